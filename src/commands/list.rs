@@ -1,0 +1,99 @@
+//! `tfimg list`: every buildable spec with its stack. A broken local spec is reported at
+//! the end and makes the exit code 1, but never hides the others.
+
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use crate::cli::ListArgs;
+use crate::error::EXIT_BAD_INPUT;
+use crate::spec::{self, SpecError};
+
+#[derive(Debug, Serialize)]
+struct ListEntry {
+    name: String,
+    tensorflow: String,
+    python: String,
+    gpu: bool,
+    cuda: Option<String>,
+    cudnn: Option<String>,
+    cuda_provider: Option<String>,
+    service: String,
+    base: String,
+    source: String,
+    image: String,
+    description: String,
+}
+
+pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let catalog = super::catalog();
+    let mut entries = Vec::new();
+    let mut problems: Vec<SpecError> = catalog.broken().cloned().collect();
+    for document in catalog.documents() {
+        if document.file.is_abstract == Some(true) {
+            continue;
+        }
+        match spec::resolve(&catalog, &document.name) {
+            Ok(resolved) => entries.push(ListEntry {
+                tensorflow: resolved.tensorflow.clone(),
+                python: resolved.python.clone(),
+                gpu: resolved.is_gpu(),
+                cuda: resolved.gpu.as_ref().map(|gpu| gpu.cuda.clone()),
+                cudnn: resolved.gpu.as_ref().map(|gpu| gpu.cudnn.clone()),
+                cuda_provider: resolved
+                    .gpu
+                    .as_ref()
+                    .map(|gpu| gpu.provider.as_str().to_string()),
+                service: resolved.service.as_str().to_string(),
+                image: resolved.image_reference(),
+                base: resolved.base,
+                source: resolved.source,
+                description: resolved.description,
+                name: resolved.name,
+            }),
+            Err(error) => problems.push(error),
+        }
+    }
+    if args.json {
+        crate::output::print_json(&entries)?;
+    } else {
+        let rows: Vec<Vec<String>> = entries
+            .iter()
+            .map(|entry| {
+                let dash = || "-".to_string();
+                vec![
+                    entry.name.clone(),
+                    entry.tensorflow.clone(),
+                    entry.python.clone(),
+                    entry.cuda.clone().unwrap_or_else(dash),
+                    entry.cudnn.clone().unwrap_or_else(dash),
+                    entry.service.clone(),
+                    entry.source.clone(),
+                    entry.description.clone(),
+                ]
+            })
+            .collect();
+        crate::output::print_table(
+            &[
+                "NAME",
+                "TENSORFLOW",
+                "PYTHON",
+                "CUDA",
+                "CUDNN",
+                "SERVICE",
+                "SOURCE",
+                "DESCRIPTION",
+            ],
+            &rows,
+        )?;
+    }
+    for problem in &problems {
+        eprintln!("error: {problem}");
+        eprintln!("hint: {}", problem.hint);
+    }
+    Ok(if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_BAD_INPUT)
+    })
+}

@@ -1,0 +1,15 @@
+//! One module per subcommand: turn its arguments into options, call the pure core, talk
+//! to the engine if needed, print. Thin by design.
+
+pub mod list;
+pub mod render;
+pub mod show;
+
+use std::path::Path;
+
+use crate::spec::Catalog;
+
+/// The specs visible from the current directory: built-ins plus `./images/*.yaml`.
+pub(crate) fn catalog() -> Catalog {
+    Catalog::load(Path::new("images"))
+}

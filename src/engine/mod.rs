@@ -1,0 +1,165 @@
+//! The Docker Engine adapter: the only module that imports bollard. It connects (from
+//! `DOCKER_HOST` or the local socket), negotiates the API version down to what the daemon
+//! speaks (Engine 20.10 speaks 1.41), and turns daemon failures into `EngineError`s that
+//! say what to do.
+
+use std::time::Duration;
+
+use bollard::Docker;
+
+/// The local socket used when `DOCKER_HOST` is unset.
+pub const DEFAULT_SOCKET: &str = "/var/run/docker.sock";
+
+/// Connecting and negotiating must not hang a command: a daemon that does not answer
+/// within this is reported as down.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Seconds bollard waits for one request (image builds stream, so this bounds silence).
+const REQUEST_TIMEOUT_SECONDS: u64 = 600;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot reach the Docker daemon at `{endpoint}`: {reason}")]
+    Unreachable { endpoint: String, reason: String },
+    #[error("permission denied on the Docker socket `{endpoint}`")]
+    PermissionDenied { endpoint: String },
+    #[error("the Docker daemon at `{endpoint}` did not answer within {seconds} s")]
+    Timeout { endpoint: String, seconds: u64 },
+    #[error("unsupported DOCKER_HOST `{endpoint}`")]
+    UnsupportedHost { endpoint: String },
+    #[error("the Docker daemon answered with an error: {message}")]
+    Daemon { message: String },
+}
+
+impl EngineError {
+    pub fn hint(&self) -> Option<&str> {
+        Some(match self {
+            EngineError::Unreachable { .. } | EngineError::Timeout { .. } => {
+                "start the daemon (`sudo systemctl start docker`, or `sudo dockerd &` where there is no systemd), or point DOCKER_HOST at a running one"
+            }
+            EngineError::PermissionDenied { .. } => {
+                "add your user to the `docker` group (`sudo usermod -aG docker $USER`, then log in again), or run with sudo"
+            }
+            EngineError::UnsupportedHost { .. } => {
+                "use `unix:///path/to/docker.sock` or `tcp://host:2375` (set DOCKER_TLS_VERIFY for TLS)"
+            }
+            EngineError::Daemon { .. } => return None,
+        })
+    }
+}
+
+/// What the daemon says about itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineVersion {
+    pub version: String,
+    pub api_version: String,
+    /// The API version this client negotiated down to.
+    pub negotiated_api: String,
+    pub os: String,
+    pub arch: String,
+}
+
+/// A connected, version-negotiated client.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    docker: Docker,
+    endpoint: String,
+}
+
+impl Engine {
+    /// Connects from `DOCKER_HOST`, else the local socket, and negotiates the API version.
+    pub async fn connect() -> Result<Engine, EngineError> {
+        let endpoint = std::env::var("DOCKER_HOST")
+            .ok()
+            .filter(|host| !host.is_empty())
+            .unwrap_or_else(|| format!("unix://{DEFAULT_SOCKET}"));
+        if let Some(path) = endpoint.strip_prefix("unix://") {
+            check_socket(path, &endpoint)?;
+        }
+        let docker = connect_to(&endpoint)?;
+        let negotiated = tokio::time::timeout(CONNECT_TIMEOUT, docker.negotiate_version())
+            .await
+            .map_err(|_| EngineError::Timeout {
+                endpoint: endpoint.clone(),
+                seconds: CONNECT_TIMEOUT.as_secs(),
+            })?
+            .map_err(|error| map_connect_error(error, &endpoint))?;
+        Ok(Engine {
+            docker: negotiated,
+            endpoint,
+        })
+    }
+
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    pub async fn version(&self) -> Result<EngineVersion, EngineError> {
+        let version = self
+            .docker
+            .version()
+            .await
+            .map_err(|error| map_connect_error(error, &self.endpoint))?;
+        let client = self.docker.client_version();
+        Ok(EngineVersion {
+            version: version.version.unwrap_or_default(),
+            api_version: version.api_version.unwrap_or_default(),
+            negotiated_api: format!("{}.{}", client.major_version, client.minor_version),
+            os: version.os.unwrap_or_default(),
+            arch: version.arch.unwrap_or_default(),
+        })
+    }
+}
+
+fn connect_to(endpoint: &str) -> Result<Docker, EngineError> {
+    let result = if let Some(path) = endpoint.strip_prefix("unix://") {
+        Docker::connect_with_unix(path, REQUEST_TIMEOUT_SECONDS, bollard::API_DEFAULT_VERSION)
+    } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
+        Docker::connect_with_http(
+            endpoint,
+            REQUEST_TIMEOUT_SECONDS,
+            bollard::API_DEFAULT_VERSION,
+        )
+    } else {
+        return Err(EngineError::UnsupportedHost {
+            endpoint: endpoint.to_string(),
+        });
+    };
+    result.map_err(|error| map_connect_error(error, endpoint))
+}
+
+/// A missing socket or a permission problem is clearer before any request is made.
+fn check_socket(path: &str, endpoint: &str) -> Result<(), EngineError> {
+    match std::os::unix::net::UnixStream::connect(path) {
+        Ok(_) => Ok(()),
+        Err(error) => Err(match error.kind() {
+            std::io::ErrorKind::PermissionDenied => EngineError::PermissionDenied {
+                endpoint: endpoint.to_string(),
+            },
+            std::io::ErrorKind::NotFound => EngineError::Unreachable {
+                endpoint: endpoint.to_string(),
+                reason: "the socket does not exist (is the daemon running?)".to_string(),
+            },
+            std::io::ErrorKind::ConnectionRefused => EngineError::Unreachable {
+                endpoint: endpoint.to_string(),
+                reason: "connection refused (the daemon is not running)".to_string(),
+            },
+            _ => EngineError::Unreachable {
+                endpoint: endpoint.to_string(),
+                reason: error.to_string(),
+            },
+        }),
+    }
+}
+
+fn map_connect_error(error: bollard::errors::Error, endpoint: &str) -> EngineError {
+    match error {
+        bollard::errors::Error::DockerResponseServerError { message, .. } => {
+            EngineError::Daemon { message }
+        }
+        other => EngineError::Unreachable {
+            endpoint: endpoint.to_string(),
+            reason: other.to_string(),
+        },
+    }
+}

@@ -1,0 +1,54 @@
+//! The exit-code contract (0 success, 1 bad input, 2 engine/daemon/host failure) and how
+//! errors are printed: `error: ...` then a `hint: ...` line with the fix.
+
+use std::process::ExitCode;
+
+use crate::engine::EngineError;
+use crate::spec::SpecError;
+
+pub const EXIT_BAD_INPUT: u8 = 1;
+pub const EXIT_ENGINE: u8 = 2;
+
+/// A problem with what the user gave (a flag, a file), with the fix.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct InputError {
+    pub message: String,
+    pub hint: String,
+}
+
+impl InputError {
+    pub fn new(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        InputError {
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+}
+
+/// Prints `error` (with its context chain) and its hint; returns the exit code its kind
+/// calls for.
+pub fn report(error: &anyhow::Error) -> ExitCode {
+    let (hint, code) = classify(error);
+    eprintln!("error: {error:#}");
+    if let Some(hint) = hint {
+        eprintln!("hint: {hint}");
+    }
+    ExitCode::from(code)
+}
+
+/// The hint and exit code of the first tfimg error in the chain.
+pub fn classify(error: &anyhow::Error) -> (Option<String>, u8) {
+    for cause in error.chain() {
+        if let Some(spec) = cause.downcast_ref::<SpecError>() {
+            return (Some(spec.hint.clone()), EXIT_BAD_INPUT);
+        }
+        if let Some(input) = cause.downcast_ref::<InputError>() {
+            return (Some(input.hint.clone()), EXIT_BAD_INPUT);
+        }
+        if let Some(engine) = cause.downcast_ref::<EngineError>() {
+            return (engine.hint().map(str::to_string), EXIT_ENGINE);
+        }
+    }
+    (None, EXIT_ENGINE)
+}

@@ -1,0 +1,45 @@
+//! tfimg: declarative TensorFlow images and launches.
+//!
+//! The pipeline reads top to bottom: `spec` (load, merge, validate) → `render`
+//! (Dockerfile and context) → `engine` (the Docker API). `commands` holds one thin module
+//! per subcommand; `cli` only the flag definitions; `error` the exit-code contract.
+
+pub mod cli;
+pub mod commands;
+pub mod engine;
+pub mod error;
+pub mod output;
+pub mod render;
+pub mod spec;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+/// Parse, run, and turn the outcome into the documented exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // Help and version are successes; every other usage problem is bad input (1).
+            let _ = error.print();
+            return if error.use_stderr() {
+                ExitCode::from(error::EXIT_BAD_INPUT)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    output::init_tracing(cli.verbose);
+    let outcome = match cli.command {
+        Command::List(args) => commands::list::run(&args),
+        Command::Show(args) => commands::show::run(&args),
+        Command::Render(args) => commands::render::run(&args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(error) => error::report(&error),
+    }
+}

@@ -1,0 +1,279 @@
+//! The Dockerfile for a resolved spec. Layers are ordered from what changes least to what
+//! changes most (system packages, TensorFlow with its CUDA wheels, the spec's own pip
+//! packages, then the small generated files), so editing one pip package reuses the
+//! TensorFlow layer. Pure and deterministic; works with the classic builder (no BuildKit).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::context::{
+    ContextFile, CONSTRAINTS, ENTRYPOINT, JUPYTER_CONFIG, PIP_PIN, PROFILE, REQUIREMENTS,
+    REQUIREMENTS_TENSORFLOW, SSHD_CONFIG,
+};
+use crate::spec::resolved::VENV;
+use crate::spec::{CudaProvider, ResolvedSpec, Service};
+
+/// In-image uid/gid of the spec's user; the entrypoint moves it to the host's at run time.
+pub const IMAGE_UID: u32 = 1000;
+
+/// Where the generated files live inside the image.
+pub const TFIMG_DIR: &str = "/opt/tfimg";
+
+pub fn dockerfile(spec: &ResolvedSpec, files: &BTreeMap<String, ContextFile>) -> String {
+    let mut out = String::new();
+    let w = &mut out;
+    header(w, spec);
+    line(w, &format!("FROM {}", spec.base));
+    line(w, "");
+    line(w, "SHELL [\"/bin/sh\", \"-eu\", \"-c\"]");
+    env_block(
+        w,
+        &[
+            ("DEBIAN_FRONTEND", "noninteractive".to_string()),
+            ("LANG", "C.UTF-8".to_string()),
+            ("PIP_DISABLE_PIP_VERSION_CHECK", "1".to_string()),
+            ("PIP_NO_CACHE_DIR", "1".to_string()),
+            ("PYTHONUNBUFFERED", "1".to_string()),
+        ],
+    );
+    line(w, "");
+
+    line(w, "# System packages.");
+    line(w, "RUN apt-get update \\");
+    line(w, " && apt-get install -y --no-install-recommends \\");
+    for package in &spec.packages.apt {
+        line(w, &format!("      {package} \\"));
+    }
+    line(w, " && rm -rf /var/lib/apt/lists/*");
+    line(w, "");
+
+    line(
+        w,
+        &format!(
+            "# Python {} in a virtual environment, with a pinned pip.",
+            spec.python
+        ),
+    );
+    line(w, &format!("RUN python3 -m venv {VENV} \\"));
+    line(w, &format!(" && {VENV}/bin/pip install {PIP_PIN}"));
+    line(w, &format!("ENV PATH={VENV}/bin:$PATH \\"));
+    line(w, &format!("    VIRTUAL_ENV={VENV}"));
+    line(w, "");
+
+    let pip = format!("pip install --constraint {TFIMG_DIR}/{CONSTRAINTS}");
+    match &spec.gpu {
+        Some(gpu) if gpu.provider == CudaProvider::Pip => line(
+            w,
+            &format!(
+                "# TensorFlow {} with CUDA {} / cuDNN {} from NVIDIA's wheels (the driver comes from the host).",
+                spec.tensorflow, gpu.cuda, gpu.cudnn
+            ),
+        ),
+        Some(gpu) => line(
+            w,
+            &format!(
+                "# TensorFlow {}; CUDA {} / cuDNN {} come from the base image.",
+                spec.tensorflow, gpu.cuda, gpu.cudnn
+            ),
+        ),
+        None => line(w, &format!("# TensorFlow {} for CPU.", spec.tensorflow)),
+    }
+    line(
+        w,
+        &format!("COPY {CONSTRAINTS} {REQUIREMENTS_TENSORFLOW} {TFIMG_DIR}/"),
+    );
+    line(
+        w,
+        &format!("RUN {pip} --requirement {TFIMG_DIR}/{REQUIREMENTS_TENSORFLOW}"),
+    );
+    line(w, "");
+
+    if files.contains_key(REQUIREMENTS) {
+        line(
+            w,
+            "# The spec's pip packages, held to the same constraints.",
+        );
+        line(w, &format!("COPY {REQUIREMENTS} {TFIMG_DIR}/"));
+        line(
+            w,
+            &format!("RUN {pip} --requirement {TFIMG_DIR}/{REQUIREMENTS}"),
+        );
+        line(w, "");
+    }
+
+    line(
+        w,
+        &format!(
+            "# The user `{}`; `tfimg run` gives it the host user's uid/gid.",
+            spec.user
+        ),
+    );
+    line(
+        w,
+        &format!(
+            "RUN useradd --create-home --uid {IMAGE_UID} --user-group --shell /bin/bash {user} \\",
+            user = spec.user
+        ),
+    );
+    let mut folders = vec![spec.workdir.clone()];
+    if spec.service == Service::Ssh {
+        folders.push("/run/sshd".to_string());
+    }
+    line(w, &format!(" && mkdir -p {} \\", folders.join(" ")));
+    line(
+        w,
+        &format!(" && chown {user}:{user} {}", spec.workdir, user = spec.user),
+    );
+    line(w, "");
+
+    let mut env: Vec<(&str, String)> = Vec::new();
+    if let Some(gpu) = &spec.gpu {
+        // `void`: no GPU unless the run asks for one, even where `nvidia` is the default
+        // runtime; --gpus sets the devices explicitly.
+        env.push(("NVIDIA_VISIBLE_DEVICES", "void".to_string()));
+        env.push(("NVIDIA_DRIVER_CAPABILITIES", "compute,utility".to_string()));
+        let major = gpu.cuda.split('.').next().unwrap_or("0");
+        // Minor-version compatibility: any driver of this CUDA major can start it;
+        // `tfimg doctor` warns below the toolkit's own driver.
+        env.push(("NVIDIA_REQUIRE_CUDA", format!("cuda>={major}.0")));
+        if !gpu.library_path.is_empty() {
+            env.push(("LD_LIBRARY_PATH", gpu.library_path.join(":")));
+        }
+    }
+    for (key, value) in &spec.env {
+        env.push((key, value.clone()));
+    }
+    if !env.is_empty() {
+        env.sort();
+        env_block(w, &env);
+        line(w, "");
+    }
+
+    line(
+        w,
+        "# Generated files: entrypoint, login profile and service configuration.",
+    );
+    line(w, &format!("COPY {ENTRYPOINT} {TFIMG_DIR}/{ENTRYPOINT}"));
+    line(w, &format!("COPY {PROFILE} /etc/profile.d/tfimg.sh"));
+    if files.contains_key(JUPYTER_CONFIG) {
+        line(
+            w,
+            &format!("COPY {JUPYTER_CONFIG} /etc/jupyter/{JUPYTER_CONFIG}"),
+        );
+    }
+    if files.contains_key(SSHD_CONFIG) {
+        line(w, &format!("COPY {SSHD_CONFIG} {TFIMG_DIR}/{SSHD_CONFIG}"));
+    }
+    line(w, "");
+
+    let mut labels = vec![
+        ("io.tfimg.spec", spec.name.clone()),
+        ("io.tfimg.tensorflow", spec.tensorflow.clone()),
+        ("io.tfimg.python", spec.python.clone()),
+        ("io.tfimg.service", spec.service.as_str().to_string()),
+        ("io.tfimg.version", env!("CARGO_PKG_VERSION").to_string()),
+    ];
+    if let Some(gpu) = &spec.gpu {
+        labels.push(("io.tfimg.cuda", gpu.cuda.clone()));
+        labels.push(("io.tfimg.cudnn", gpu.cudnn.clone()));
+    }
+    labels.sort();
+    line(w, "LABEL \\");
+    let count = labels.len();
+    for (index, (key, value)) in labels.iter().enumerate() {
+        let tail = if index + 1 < count { " \\" } else { "" };
+        line(w, &format!("    {key}={}{tail}", quote(value)));
+    }
+    line(w, &format!("USER {}", spec.user));
+    line(w, &format!("WORKDIR {}", spec.workdir));
+    if !spec.ports.is_empty() {
+        let mut ports: Vec<u16> = spec.ports.values().copied().collect();
+        ports.sort_unstable();
+        let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+        line(w, &format!("EXPOSE {}", ports.join(" ")));
+    }
+    line(
+        w,
+        &format!("ENTRYPOINT [\"/usr/bin/tini\", \"--\", \"{TFIMG_DIR}/{ENTRYPOINT}\"]"),
+    );
+    out
+}
+
+fn header(w: &mut String, spec: &ResolvedSpec) {
+    line(
+        w,
+        &format!(
+            "# Generated by tfimg from spec `{}`: edit the spec, not this file.",
+            spec.name
+        ),
+    );
+    let mut summary = format!("# TensorFlow {} · Python {}", spec.tensorflow, spec.python);
+    match &spec.gpu {
+        Some(gpu) => {
+            let _ = write!(
+                summary,
+                " · CUDA {} · cuDNN {} ({}) · driver >= {} (>= {} with minor-version compatibility)",
+                gpu.cuda,
+                gpu.cudnn,
+                match gpu.provider {
+                    CudaProvider::Pip => "NVIDIA pip wheels",
+                    CudaProvider::Image => "nvidia/cuda base",
+                },
+                gpu.driver_min,
+                gpu.driver_compat_min
+            );
+        }
+        None => summary.push_str(" · CPU only"),
+    }
+    let _ = write!(summary, " · service: {}", spec.service.as_str());
+    line(w, &summary);
+}
+
+fn env_block(w: &mut String, pairs: &[(&str, String)]) {
+    let count = pairs.len();
+    for (index, (key, value)) in pairs.iter().enumerate() {
+        let lead = if index == 0 { "ENV " } else { "    " };
+        let tail = if index + 1 < count { " \\" } else { "" };
+        line(w, &format!("{lead}{key}={}{tail}", quote(value)));
+    }
+}
+
+/// Dockerfile value quoting: plain when safe, else double quotes with `\`, `"` and `$`
+/// escaped so the builder takes the text literally.
+fn quote(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | ':' | ',' | '+' | '@')
+        });
+    if plain {
+        return value.to_string();
+    }
+    let mut quoted = String::from("\"");
+    for c in value.chars() {
+        if matches!(c, '\\' | '"' | '$') {
+            quoted.push('\\');
+        }
+        quoted.push(c);
+    }
+    quoted.push('"');
+    quoted
+}
+
+fn line(w: &mut String, text: &str) {
+    w.push_str(text);
+    w.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(quote("true"), "true");
+        assert_eq!(quote("cuda>=11.0"), "\"cuda>=11.0\"");
+        assert_eq!(quote("a b"), "\"a b\"");
+        assert_eq!(quote("$HOME \"x\" \\"), "\"\\$HOME \\\"x\\\" \\\\\"");
+        assert_eq!(quote(""), "\"\"");
+    }
+}

@@ -1,0 +1,71 @@
+#!/bin/sh
+# tfimg entrypoint, generated from spec `@NAME@`: edit the spec, not this file.
+# It runs under tini and is the only place that knows the run-time contract:
+#
+#   TFIMG_UID, TFIMG_GID       when started as root, the in-image user `@USER@` takes these
+#                              ids (files written on mounts then belong to the host user)
+#                              and root is dropped before anything else runs
+#   TFIMG_JUPYTER_TOKEN        Jupyter's token; one is generated when it is missing, so
+#                              Jupyter never runs without one
+#   TFIMG_SSH_AUTHORIZED_KEYS  public keys that may log in over SSH (keys only)
+#
+# With arguments it runs them instead of the service: `tfimg run SPEC -- CMD`.
+set -eu
+
+user=@USER@
+home=/home/@USER@
+workdir=@WORKDIR@
+service=@SERVICE@
+
+say() { printf 'tfimg: %s\n' "$*" >&2; }
+
+if [ "$(id -u)" = 0 ] && [ -n "${TFIMG_UID:-}" ]; then
+    uid=$TFIMG_UID
+    gid=${TFIMG_GID:-$TFIMG_UID}
+    case "$uid:$gid" in
+        *[!0-9:]* | :* | *:) say "TFIMG_UID and TFIMG_GID must be numbers, got '$uid:$gid'"; exit 64 ;;
+    esac
+    [ "$gid" = "$(id -g "$user")" ] || groupmod --non-unique --gid "$gid" "$user"
+    # usermod also hands the home folder's files to the new uid.
+    [ "$uid" = "$(id -u "$user")" ] || usermod --non-unique --uid "$uid" "$user"
+    chown "$uid:$gid" "$home" "$workdir"
+    export HOME="$home" USER="$user" LOGNAME="$user"
+    unset TFIMG_UID TFIMG_GID
+    exec setpriv --reuid="$uid" --regid="$gid" --init-groups -- "$0" "$@"
+fi
+
+if [ "$#" -gt 0 ]; then
+    exec "$@"
+fi
+
+case "$service" in
+    jupyter)
+        if [ -z "${TFIMG_JUPYTER_TOKEN:-}" ]; then
+            TFIMG_JUPYTER_TOKEN=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')
+            export TFIMG_JUPYTER_TOKEN
+            say "no token was given; generated one: $TFIMG_JUPYTER_TOKEN"
+        fi
+        exec jupyter lab
+        ;;
+    ssh)
+        if [ -z "${TFIMG_SSH_AUTHORIZED_KEYS:-}" ]; then
+            say "no public key in TFIMG_SSH_AUTHORIZED_KEYS; password login is disabled, so sshd is not started"
+            exit 64
+        fi
+        mkdir -p "$HOME/.ssh"
+        chmod 700 "$HOME/.ssh"
+        printf '%s\n' "$TFIMG_SSH_AUTHORIZED_KEYS" >"$HOME/.ssh/authorized_keys"
+        chmod 600 "$HOME/.ssh/authorized_keys"
+        # sshd gives sessions a bare environment: hand them the image's (venv, CUDA paths).
+        env | grep -Ev '^(TFIMG_|HOME=|USER=|LOGNAME=|SHELL=|PWD=|OLDPWD=|SHLVL=|_=|HOSTNAME=)' \
+            >"$HOME/.ssh/environment" || true
+        # A host key per container, made at start: no private key lives in an image layer.
+        host_key="$HOME/.ssh/ssh_host_ed25519_key"
+        [ -f "$host_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$host_key"
+        exec /usr/sbin/sshd -D -e -f /opt/tfimg/sshd_config -o "HostKey=$host_key"
+        ;;
+    *)
+        say "headless image: no service to start, waiting; pass a command or use \`tfimg exec\`"
+        exec sleep infinity
+        ;;
+esac

@@ -1,0 +1,83 @@
+//! The resolved spec: every default applied, every version decided, every pin chosen.
+//! It is what `tfimg show` prints and the only input of rendering, so two machines that
+//! resolve the same spec render the same bytes.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::model::{CudaProvider, Service};
+
+/// Where the Python environment lives inside every image.
+pub const VENV: &str = "/opt/venv";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResolvedSpec {
+    pub name: String,
+    pub description: String,
+    /// `built-in`, or the spec file's path.
+    pub source: String,
+    /// Names of the specs this one extends, root first.
+    pub extends: Vec<String>,
+    pub base: String,
+    pub tensorflow: String,
+    /// The pip requirement that installs TensorFlow (`tensorflow-cpu==2.9.3`).
+    pub tensorflow_requirement: String,
+    pub python: String,
+    /// CUDA/cuDNN details; absent for CPU images.
+    pub gpu: Option<GpuStack>,
+    pub service: Service,
+    pub packages: ResolvedPackages,
+    /// pip constraints applied to every install: the TensorFlow pin and the known-good
+    /// pins of this TensorFlow release.
+    pub constraints: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub ports: BTreeMap<String, u16>,
+    pub user: String,
+    pub workdir: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GpuStack {
+    pub provider: CudaProvider,
+    /// CUDA runtime and cuDNN inside the image.
+    pub cuda: String,
+    pub cudnn: String,
+    /// What the TensorFlow release was built against.
+    pub tensorflow_built_with_cuda: String,
+    pub tensorflow_built_with_cudnn: String,
+    /// Host NVIDIA driver: full support at or above `driver_min`, minor-version
+    /// compatibility at or above `driver_compat_min`.
+    pub driver_min: String,
+    pub driver_compat_min: String,
+    /// pip requirements that carry the CUDA/cuDNN libraries (empty for `image`).
+    pub cuda_requirements: Vec<String>,
+    /// Folders the loader must search for those libraries.
+    pub library_path: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResolvedPackages {
+    pub apt: Vec<String>,
+    pub pip: Vec<String>,
+}
+
+impl ResolvedSpec {
+    pub fn is_gpu(&self) -> bool {
+        self.gpu.is_some()
+    }
+
+    /// `3.9` → `/opt/venv/lib/python3.9/site-packages`.
+    pub fn site_packages(&self) -> String {
+        site_packages(&self.python)
+    }
+
+    /// The image reference tfimg tags builds with: `tfimg/<name>:<tensorflow>`.
+    pub fn image_reference(&self) -> String {
+        format!("tfimg/{}:{}", self.name, self.tensorflow)
+    }
+}
+
+pub fn site_packages(python: &str) -> String {
+    format!("{VENV}/lib/python{python}/site-packages")
+}

@@ -1,0 +1,829 @@
+//! From an `extends` chain to a `ResolvedSpec`: merge, apply defaults, check every value
+//! against the compatibility table, and point each problem at the file, line and column
+//! that set the offending value. Pure: no I/O.
+
+use std::collections::BTreeMap;
+
+use super::compat::{self, PipCuda, TensorflowRow, Version};
+use super::load::SpecDocument;
+use super::model::{CudaProvider, Service, SpecFile};
+use super::resolved::{site_packages, GpuStack, ResolvedPackages, ResolvedSpec};
+use super::source::{Location, SpecError};
+
+const DEFAULT_BASE: &str = "debian:bullseye-slim";
+const DEFAULT_USER: &str = "tf";
+const DEFAULT_WORKDIR: &str = "/tf";
+
+/// apt packages every image needs: the entrypoint runs under tini, and pip needs a venv
+/// and CA certificates.
+const REQUIRED_APT: &[&str] = &["ca-certificates", "python3", "python3-venv", "tini"];
+
+/// Container ports each service listens on unless the spec says otherwise.
+fn service_port(service: Service) -> Option<(&'static str, u16)> {
+    match service {
+        Service::Jupyter => Some(("jupyter", 8888)),
+        Service::Ssh => Some(("ssh", 22)),
+        Service::None => None,
+    }
+}
+
+/// Resolves a chain (root first, as `Catalog::chain` returns it).
+pub fn resolve(chain: &[SpecDocument]) -> Result<ResolvedSpec, SpecError> {
+    let leaf = chain.last().expect("a chain holds at least its leaf");
+    let merged = chain.iter().fold(SpecFile::default(), |merged, document| {
+        merged.merged_with(&document.file)
+    });
+    let resolver = Resolver {
+        chain,
+        merged: &merged,
+    };
+    resolver.resolve(leaf)
+}
+
+struct Resolver<'a> {
+    chain: &'a [SpecDocument],
+    merged: &'a SpecFile,
+}
+
+impl Resolver<'_> {
+    /// The place that set `path`: the nearest spec in the chain that mentions it.
+    fn locate(&self, path: &str) -> Option<Location> {
+        self.chain
+            .iter()
+            .rev()
+            .find_map(|document| document.locate(path))
+    }
+
+    fn error(&self, path: &str, message: impl Into<String>, hint: impl Into<String>) -> SpecError {
+        let location = self
+            .locate(path)
+            .or_else(|| self.chain.last().map(SpecDocument::start));
+        SpecError::new(location, message, hint)
+    }
+
+    fn resolve(&self, leaf: &SpecDocument) -> Result<ResolvedSpec, SpecError> {
+        let merged = self.merged;
+        if leaf.file.is_abstract == Some(true) {
+            return Err(SpecError::new(
+                Some(leaf.locate_key("abstract").unwrap_or_else(|| leaf.start())),
+                format!("spec `{}` is abstract: it exists to be extended", leaf.name),
+                format!(
+                    "write a spec with `extends: {}`, or use one of the specs from `tfimg list`",
+                    leaf.name
+                ),
+            ));
+        }
+
+        let (tensorflow, row) = self.tensorflow()?;
+        let gpu_wanted = merged.gpu.unwrap_or(false);
+        if !gpu_wanted {
+            for field in ["cuda", "cudnn"] {
+                let set = match field {
+                    "cuda" => merged.cuda.is_some(),
+                    _ => merged.cudnn.is_some(),
+                };
+                if set {
+                    return Err(self.error(
+                        field,
+                        format!("`{field}` is set but `gpu` is false"),
+                        "set `gpu: true` for a CUDA image, or remove `cuda`/`cudnn`",
+                    ));
+                }
+            }
+        }
+        let provider = merged.cuda_provider.unwrap_or(CudaProvider::Pip);
+        let gpu = if gpu_wanted {
+            Some(self.gpu_stack(&tensorflow, row, provider)?)
+        } else {
+            None
+        };
+
+        let base = match (&merged.base, &gpu) {
+            (Some(base), _) => base.clone(),
+            (None, Some(stack)) if stack.provider == CudaProvider::Image => {
+                self.nvidia_base(row, stack)
+            }
+            (None, _) => DEFAULT_BASE.to_string(),
+        };
+        if !valid_image_reference(&base) {
+            return Err(self.error(
+                "base",
+                format!("`{base}` is not a valid image reference"),
+                "write a reference such as `debian:bullseye-slim` or `registry.example:5000/team/base:1`",
+            ));
+        }
+        let python = self.python(&tensorflow, row, &base)?;
+        let service = merged.service.unwrap_or(Service::None);
+        let ports = self.ports(service)?;
+        let user = self.user()?;
+        let workdir = self.workdir()?;
+        let env = self.env()?;
+        let packages = self.packages(service, &tensorflow)?;
+
+        let mut constraints = vec![format!(
+            "{}=={tensorflow}",
+            tensorflow_package_name(gpu.as_ref())
+        )];
+        constraints.extend(row.pins.iter().map(|pin| pin.to_string()));
+        let tensorflow_requirement = match &gpu {
+            Some(stack)
+                if stack.provider == CudaProvider::Pip
+                    && matches!(row.pip_cuda, PipCuda::AndCudaExtra { .. }) =>
+            {
+                format!("tensorflow[and-cuda]=={tensorflow}")
+            }
+            _ => format!("{}=={tensorflow}", tensorflow_package_name(gpu.as_ref())),
+        };
+        let gpu = gpu.map(|mut stack| {
+            if stack.provider == CudaProvider::Pip {
+                let site = site_packages(&python);
+                stack.library_path = library_folders(row)
+                    .iter()
+                    .map(|folder| format!("{site}/nvidia/{folder}/lib"))
+                    .collect();
+            }
+            stack
+        });
+
+        Ok(ResolvedSpec {
+            name: leaf.name.clone(),
+            description: merged.description.clone().unwrap_or_default(),
+            source: match &leaf.origin {
+                super::load::Origin::Builtin => "built-in".to_string(),
+                _ => leaf.display_path.clone(),
+            },
+            extends: self.chain[..self.chain.len() - 1]
+                .iter()
+                .map(|document| document.name.clone())
+                .collect(),
+            base,
+            tensorflow: tensorflow.to_string(),
+            tensorflow_requirement,
+            python,
+            gpu,
+            service,
+            packages,
+            constraints,
+            env,
+            ports,
+            user,
+            workdir,
+        })
+    }
+
+    fn tensorflow(&self) -> Result<(Version, &'static TensorflowRow), SpecError> {
+        let Some(text) = &self.merged.tensorflow else {
+            return Err(self.error(
+                "tensorflow",
+                "no TensorFlow version is set",
+                format!(
+                    "add `tensorflow: \"2.9.3\"` (known releases: {}) or `extends: gpu-jupyter`",
+                    compat::known_tensorflow_minors()
+                ),
+            ));
+        };
+        let unknown = || {
+            self.error(
+                "tensorflow",
+                format!("unknown TensorFlow version `{}`", text.0),
+                format!(
+                    "tfimg knows TensorFlow {}; write a release such as \"2.9\" or \"2.9.3\"",
+                    compat::known_tensorflow_minors()
+                ),
+            )
+        };
+        let version = Version::parse(&text.0).ok_or_else(unknown)?;
+        if version.precision() > 3 {
+            return Err(unknown());
+        }
+        let row = compat::tensorflow_row(&version).ok_or_else(unknown)?;
+        let full = if version.precision() == 2 {
+            Version::parse(row.latest_patch).expect("table versions parse")
+        } else {
+            version
+        };
+        Ok((full, row))
+    }
+
+    fn gpu_stack(
+        &self,
+        tensorflow: &Version,
+        row: &TensorflowRow,
+        provider: CudaProvider,
+    ) -> Result<GpuStack, SpecError> {
+        let merged = self.merged;
+        let requested = |field: &str, text: &Option<super::model::VersionText>| {
+            text.as_ref()
+                .map(|text| {
+                    Version::parse(&text.0).ok_or_else(|| {
+                        self.error(
+                            field,
+                            format!("`{}` is not a version", text.0),
+                            format!("write `{field}: \"11.2\"` style versions"),
+                        )
+                    })
+                })
+                .transpose()
+        };
+        let cuda_requested = requested("cuda", &merged.cuda)?;
+        let cudnn_requested = requested("cudnn", &merged.cudnn)?;
+        let (offered_cuda, offered_cudnn, cuda_requirements) = match provider {
+            CudaProvider::Pip => match row.pip_cuda {
+                PipCuda::Wheels {
+                    cuda,
+                    cudnn,
+                    requirements,
+                    ..
+                } => (
+                    cuda.to_string(),
+                    cudnn.to_string(),
+                    requirements.iter().map(|r| r.to_string()).collect(),
+                ),
+                PipCuda::AndCudaExtra { .. } => (row.cuda.to_string(), row.cudnn.to_string(), Vec::new()),
+                PipCuda::Unavailable => {
+                    return Err(self.error(
+                        "tensorflow",
+                        format!(
+                            "NVIDIA's pip wheels do not carry the CUDA {} libraries TensorFlow {tensorflow} loads",
+                            row.cuda
+                        ),
+                        "set `cuda_provider: image` to build on an nvidia/cuda base image, or use TensorFlow 2.5 or later",
+                    ))
+                }
+            },
+            CudaProvider::Image => (
+                cuda_requested
+                    .as_ref()
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| row.cuda.to_string()),
+                cudnn_requested
+                    .as_ref()
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| row.cudnn.to_string()),
+                Vec::new(),
+            ),
+        };
+        let cuda = cuda_requested
+            .clone()
+            .unwrap_or_else(|| Version::parse(&offered_cuda).expect("table"));
+        let cudnn = cudnn_requested
+            .clone()
+            .unwrap_or_else(|| Version::parse(&offered_cudnn).expect("table"));
+        if !row.accepts(&cuda, &cudnn) {
+            let field = if cuda_requested.is_some()
+                && cuda.major() != Version::parse(row.cuda).expect("table").major()
+            {
+                "cuda"
+            } else if cudnn_requested.is_some() {
+                "cudnn"
+            } else {
+                "cuda"
+            };
+            let built_cudnn = Version::parse(row.cudnn).expect("table");
+            return Err(self.error(
+                field,
+                format!(
+                    "CUDA {cuda} with cuDNN {cudnn} does not fit TensorFlow {tensorflow}, which was built against CUDA {} and cuDNN {}",
+                    row.cuda, row.cudnn
+                ),
+                format!(
+                    "use CUDA {}.x with cuDNN {}.x at or above {}, or remove `cuda`/`cudnn` to take the tested pair",
+                    Version::parse(row.cuda).expect("table").major(),
+                    built_cudnn.major(),
+                    row.cudnn
+                ),
+            ));
+        }
+        if provider == CudaProvider::Pip {
+            let offered = (
+                Version::parse(&offered_cuda).expect("table"),
+                Version::parse(&offered_cudnn).expect("table"),
+            );
+            let mismatch = cuda_requested
+                .as_ref()
+                .filter(|wanted| wanted.major_minor() != offered.0.major_minor())
+                .map(|_| "cuda")
+                .or(cudnn_requested
+                    .as_ref()
+                    .filter(|wanted| wanted.major_minor() != offered.1.major_minor())
+                    .map(|_| "cudnn"));
+            if let Some(field) = mismatch {
+                return Err(self.error(
+                    field,
+                    format!(
+                        "NVIDIA's pip wheels for TensorFlow {tensorflow} carry CUDA {offered_cuda} and cuDNN {offered_cudnn}, not CUDA {cuda} with cuDNN {cudnn}"
+                    ),
+                    "remove `cuda`/`cudnn` to use the wheels, or set `cuda_provider: image` for an nvidia/cuda base with that pair",
+                ));
+            }
+        }
+        let Some(driver) = compat::cuda_row_for(&cuda) else {
+            return Err(self.error(
+                "cuda",
+                format!("tfimg has no driver table for CUDA {cuda}"),
+                format!(
+                    "use one of CUDA {}",
+                    compat::CUDA
+                        .iter()
+                        .map(|row| row.cuda)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        };
+        Ok(GpuStack {
+            provider,
+            cuda: format!("{}.{}", cuda.major(), cuda.minor().unwrap_or(0)),
+            cudnn: format!("{}.{}", cudnn.major(), cudnn.minor().unwrap_or(0)),
+            tensorflow_built_with_cuda: row.cuda.to_string(),
+            tensorflow_built_with_cudnn: row.cudnn.to_string(),
+            driver_min: driver.driver_min.to_string(),
+            driver_compat_min: driver.driver_compat_min.to_string(),
+            cuda_requirements,
+            library_path: Vec::new(),
+        })
+    }
+
+    /// The nvidia/cuda runtime image for the stack, on the newest Ubuntu whose Python
+    /// the TensorFlow release supports.
+    fn nvidia_base(&self, row: &TensorflowRow, stack: &GpuStack) -> String {
+        let cuda = Version::parse(&stack.cuda).expect("resolved");
+        let cudnn = Version::parse(&stack.cudnn).expect("resolved");
+        let cuda_row = compat::cuda_row_for(&cuda).expect("checked in gpu_stack");
+        let ubuntu = ["22.04", "20.04", "18.04"]
+            .into_iter()
+            .find(|release| {
+                compat::distribution_python(&format!("ubuntu:{release}"))
+                    .and_then(Version::parse)
+                    .is_some_and(|python| row.supports_python(&python))
+            })
+            .unwrap_or("20.04");
+        compat::nvidia_cuda_image(cuda_row, cudnn.major(), ubuntu)
+    }
+
+    fn python(
+        &self,
+        tensorflow: &Version,
+        row: &TensorflowRow,
+        base: &str,
+    ) -> Result<String, SpecError> {
+        let (low, high) = (row.python_min, row.python_max);
+        let shipped = compat::distribution_python(base);
+        match &self.merged.python {
+            Some(text) => {
+                let python = Version::parse(&text.0)
+                    .filter(|version| version.precision() <= 3 && version.major() == 3)
+                    .ok_or_else(|| {
+                        self.error(
+                            "python",
+                            format!("`{}` is not a Python 3 version", text.0),
+                            format!("write `python: \"{high}\"` or remove `python` to use the base image's"),
+                        )
+                    })?;
+                let python_minor = format!("{}.{}", python.major(), python.minor().unwrap_or(0));
+                if !row.supports_python(&python) {
+                    return Err(self.error(
+                        "python",
+                        format!(
+                            "Python {python_minor} is outside the range TensorFlow {tensorflow} supports ({low} to {high})"
+                        ),
+                        format!(
+                            "set `python` between {low} and {high}{}",
+                            releases_for_python(&python_minor)
+                                .map(|releases| format!(", or use TensorFlow {releases} for Python {python_minor}"))
+                                .unwrap_or_default()
+                        ),
+                    ));
+                }
+                if let Some(shipped) = shipped {
+                    if shipped != python_minor {
+                        return Err(self.error(
+                            "python",
+                            format!("`{base}` ships Python {shipped}, not {python_minor}"),
+                            format!(
+                                "remove `python` to use {shipped}, or set `base` to an image that ships Python {python_minor}{}",
+                                ubuntu_for_python(&python_minor)
+                                    .map(|image| format!(" (such as `{image}`)"))
+                                    .unwrap_or_default()
+                            ),
+                        ));
+                    }
+                }
+                Ok(python_minor)
+            }
+            None => {
+                let Some(shipped) = shipped else {
+                    return Err(self.error(
+                        "base",
+                        format!("tfimg does not know which Python `{base}` ships"),
+                        format!("set `python:` to the version its `python3` package installs (TensorFlow {tensorflow} supports {low} to {high})"),
+                    ));
+                };
+                let version = Version::parse(shipped).expect("table");
+                if !row.supports_python(&version) {
+                    return Err(self.error(
+                        "base",
+                        format!(
+                            "`{base}` ships Python {shipped}, outside the range TensorFlow {tensorflow} supports ({low} to {high})"
+                        ),
+                        format!(
+                            "use a base that ships Python {low} to {high} (such as `debian:bullseye-slim`){}",
+                            releases_for_python(shipped)
+                                .map(|releases| format!(", or TensorFlow {releases}"))
+                                .unwrap_or_default()
+                        ),
+                    ));
+                }
+                Ok(shipped.to_string())
+            }
+        }
+    }
+
+    fn ports(&self, service: Service) -> Result<BTreeMap<String, u16>, SpecError> {
+        let mut ports = BTreeMap::new();
+        for (name, number) in self.merged.ports.clone().unwrap_or_default() {
+            let path = format!("ports.{name}");
+            if !valid_identifier(&name, false) {
+                return Err(self.error(
+                    &path,
+                    format!("port name `{name}` is not valid"),
+                    "use lowercase letters, digits and `-`, such as `jupyter` or `tensorboard`",
+                ));
+            }
+            let Some(port) = u16::try_from(number).ok().filter(|port| *port > 0) else {
+                return Err(self.error(
+                    &path,
+                    format!("port {number} for `{name}` is out of range"),
+                    "container ports go from 1 to 65535",
+                ));
+            };
+            if let Some((other, _)) = ports.iter().find(|(_, existing)| **existing == port) {
+                return Err(self.error(
+                    &path,
+                    format!("port {port} is given to both `{other}` and `{name}`"),
+                    "give each service its own container port",
+                ));
+            }
+            ports.insert(name, port);
+        }
+        if let Some((name, port)) = service_port(service) {
+            ports.entry(name.to_string()).or_insert(port);
+        }
+        Ok(ports)
+    }
+
+    fn user(&self) -> Result<String, SpecError> {
+        let user = self
+            .merged
+            .user
+            .clone()
+            .unwrap_or_else(|| DEFAULT_USER.to_string());
+        if user == "root" {
+            return Err(self.error(
+                "user",
+                "`user: root` is not allowed: containers run as the host user",
+                "remove `user` (the default `tf` takes the host uid/gid at run time); `tfimg run --user root` opts out per run",
+            ));
+        }
+        let valid = user.len() <= 32
+            && user.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+            && user
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+        if !valid {
+            return Err(self.error(
+                "user",
+                format!("user name `{user}` is not valid"),
+                "use lowercase letters, digits, `_` and `-`, starting with a letter (at most 32)",
+            ));
+        }
+        Ok(user)
+    }
+
+    fn workdir(&self) -> Result<String, SpecError> {
+        let workdir = self
+            .merged
+            .workdir
+            .clone()
+            .unwrap_or_else(|| DEFAULT_WORKDIR.to_string());
+        let valid = workdir.starts_with('/')
+            && workdir.len() > 1
+            && workdir
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.'))
+            && !workdir.split('/').any(|part| part == "..");
+        if !valid {
+            return Err(self.error(
+                "workdir",
+                format!("workdir `{workdir}` is not valid"),
+                "use an absolute path of letters, digits, `-`, `_`, `.` and `/`, such as `/tf`",
+            ));
+        }
+        Ok(workdir.trim_end_matches('/').to_string())
+    }
+
+    fn env(&self) -> Result<BTreeMap<String, String>, SpecError> {
+        let mut env = BTreeMap::new();
+        for (key, value) in self.merged.env.clone().unwrap_or_default() {
+            let path = format!("env.{key}");
+            if !valid_identifier(&key, true) {
+                return Err(self.error(
+                    &path,
+                    format!("environment variable name `{key}` is not valid"),
+                    "use letters, digits and `_`, not starting with a digit",
+                ));
+            }
+            if key.starts_with("TFIMG_") {
+                return Err(self.error(
+                    &path,
+                    format!("`{key}` is reserved: tfimg sets `TFIMG_*` variables at run time"),
+                    "choose another name",
+                ));
+            }
+            if value.0.contains(['\n', '\r', '\0']) {
+                return Err(self.error(
+                    &path,
+                    format!("the value of `{key}` spans several lines"),
+                    "environment values baked into an image must fit on one line",
+                ));
+            }
+            env.insert(key, value.0);
+        }
+        Ok(env)
+    }
+
+    fn packages(
+        &self,
+        service: Service,
+        tensorflow: &Version,
+    ) -> Result<ResolvedPackages, SpecError> {
+        let declared = self.merged.packages.clone().unwrap_or_default();
+        let mut apt: Vec<String> = REQUIRED_APT.iter().map(|name| name.to_string()).collect();
+        if service == Service::Ssh {
+            apt.push("openssh-server".to_string());
+        }
+        for package in declared.apt {
+            if !valid_apt_package(&package) {
+                return Err(self.error(
+                    &format!("packages.apt={package}"),
+                    format!("`{package}` is not a Debian package name"),
+                    "write a package name such as `git`, optionally with `=version`",
+                ));
+            }
+            if !apt.contains(&package) {
+                apt.push(package);
+            }
+        }
+        apt.sort();
+
+        let mut pip = Vec::new();
+        for requirement in declared.pip {
+            let path = format!("packages.pip={requirement}");
+            let Some(name) = requirement_name(&requirement) else {
+                return Err(self.error(
+                    &path,
+                    format!("`{requirement}` is not a pip requirement tfimg accepts"),
+                    "write a requirement such as `pandas`, `pandas==2.0.3` or `pandas>=2,<3` (no quotes, URLs or options)",
+                ));
+            };
+            if matches!(
+                name.as_str(),
+                "tensorflow"
+                    | "tensorflow-cpu"
+                    | "tensorflow-gpu"
+                    | "tf-nightly"
+                    | "tensorflow-intel"
+            ) {
+                return Err(self.error(
+                    &path,
+                    format!(
+                        "`{requirement}` would replace the TensorFlow {tensorflow} the spec pins"
+                    ),
+                    "set the version with `tensorflow:` instead",
+                ));
+            }
+            pip.push(requirement);
+        }
+        let names: Vec<String> = pip.iter().filter_map(|r| requirement_name(r)).collect();
+        if service == Service::Jupyter && !names.iter().any(|name| name == "jupyterlab") {
+            pip.push("jupyterlab>=4,<5".to_string());
+        }
+        Ok(ResolvedPackages { apt, pip })
+    }
+}
+
+fn tensorflow_package_name(gpu: Option<&GpuStack>) -> &'static str {
+    if gpu.is_some() {
+        "tensorflow"
+    } else {
+        "tensorflow-cpu"
+    }
+}
+
+fn library_folders(row: &TensorflowRow) -> &'static [&'static str] {
+    match row.pip_cuda {
+        PipCuda::Wheels {
+            library_folders, ..
+        }
+        | PipCuda::AndCudaExtra { library_folders } => library_folders,
+        PipCuda::Unavailable => &[],
+    }
+}
+
+/// `2.12 to 2.16` — the TensorFlow releases that support a Python minor.
+fn releases_for_python(python: &str) -> Option<String> {
+    let version = Version::parse(python)?;
+    let rows: Vec<&str> = compat::TENSORFLOW
+        .iter()
+        .filter(|row| row.supports_python(&version))
+        .map(|row| row.minor)
+        .collect();
+    match rows.as_slice() {
+        [] => None,
+        [only] => Some(only.to_string()),
+        [first, .., last] => Some(format!("{first} to {last}")),
+    }
+}
+
+fn ubuntu_for_python(python: &str) -> Option<String> {
+    ["18.04", "20.04", "22.04", "24.04"]
+        .into_iter()
+        .map(|release| format!("ubuntu:{release}"))
+        .find(|image| compat::distribution_python(image) == Some(python))
+}
+
+fn valid_identifier(name: &str, environment: bool) -> bool {
+    let mut chars = name.chars();
+    let first_ok = match chars.next() {
+        Some(c) if environment => c.is_ascii_alphabetic() || c == '_',
+        Some(c) => c.is_ascii_lowercase(),
+        None => false,
+    };
+    first_ok
+        && chars.all(|c| {
+            if environment {
+                c.is_ascii_alphanumeric() || c == '_'
+            } else {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'
+            }
+        })
+}
+
+/// Debian package names (policy 5.6.1), optionally `=version`; nothing a shell would read.
+fn valid_apt_package(package: &str) -> bool {
+    let (name, version) = match package.split_once('=') {
+        Some((name, version)) => (name, Some(version)),
+        None => (package, None),
+    };
+    let name_ok = name.len() >= 2
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '-' | '.'));
+    let version_ok = version.is_none_or(|version| {
+        !version.is_empty()
+            && version
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-' | '~' | ':'))
+    });
+    name_ok && version_ok
+}
+
+/// The normalised project name of a simple requirement (`Pandas_Foo[x]>=2` →
+/// `pandas-foo`), or `None` when it has characters tfimg does not pass to a shell.
+pub fn requirement_name(requirement: &str) -> Option<String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || " ._-[],<>=!~*;:'\"()".contains(c);
+    if requirement.is_empty() || !requirement.chars().all(allowed) || requirement.contains('\'') {
+        return None;
+    }
+    let name: String = requirement
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .collect();
+    if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    Some(name.to_ascii_lowercase().replace(['_', '.'], "-"))
+}
+
+/// A loose check of the Docker reference grammar: lowercase repository path, optional
+/// registry host with port, tag and digest.
+pub fn valid_image_reference(reference: &str) -> bool {
+    if reference.is_empty() || reference.len() > 255 {
+        return false;
+    }
+    let (name, digest) = match reference.split_once('@') {
+        Some((name, digest)) => (name, Some(digest)),
+        None => (reference, None),
+    };
+    if let Some(digest) = digest {
+        let Some((algorithm, hex)) = digest.split_once(':') else {
+            return false;
+        };
+        if algorithm.is_empty() || hex.len() < 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            return false;
+        }
+    }
+    let (path, tag) = match name.rsplit_once(':') {
+        Some((path, tag)) if !tag.contains('/') => (path, Some(tag)),
+        _ => (name, None),
+    };
+    let tag_ok = tag.is_none_or(|tag| {
+        !tag.is_empty()
+            && tag.len() <= 128
+            && tag.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            && tag
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+    });
+    let mut components = path.split('/').peekable();
+    let mut first = true;
+    let mut path_ok = !path.is_empty();
+    while let Some(component) = components.next() {
+        let is_host = first
+            && components.peek().is_some()
+            && (component.contains(['.', ':']) || component == "localhost");
+        let ok = if is_host {
+            let (host, port) = match component.split_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (component, None),
+            };
+            !host.is_empty()
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
+                && port
+                    .is_none_or(|port| !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()))
+        } else {
+            !component.is_empty()
+                && component.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && component.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && component.chars().all(|c| {
+                    c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-')
+                })
+        };
+        path_ok &= ok;
+        first = false;
+    }
+    path_ok && tag_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_references() {
+        for good in [
+            "debian:bullseye-slim",
+            "nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04",
+            "localhost:5000/team/base:1",
+            "registry.example.com/a/b",
+            "ubuntu@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        ] {
+            assert!(valid_image_reference(good), "{good}");
+        }
+        for bad in [
+            "",
+            "Debian:11",
+            "debian:",
+            "a b",
+            "debian:bull$eye",
+            "-x",
+            "x:y:z/w",
+        ] {
+            assert!(!valid_image_reference(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn requirements_and_apt_names() {
+        assert_eq!(
+            requirement_name("Pandas_Foo[x]>=2").as_deref(),
+            Some("pandas-foo")
+        );
+        assert_eq!(
+            requirement_name("jupyterlab>=4,<5").as_deref(),
+            Some("jupyterlab")
+        );
+        assert_eq!(
+            requirement_name("numpy; python_version<\"3.10\"").as_deref(),
+            Some("numpy")
+        );
+        assert_eq!(requirement_name("x'; rm -rf /"), None);
+        assert_eq!(requirement_name("--index-url=x"), None);
+        assert_eq!(requirement_name("pkg @ https://x/y.whl"), None);
+        assert!(valid_apt_package("git"));
+        assert!(valid_apt_package("libstdc++6=10.2.1-6"));
+        assert!(!valid_apt_package("git; curl x"));
+        assert!(!valid_apt_package("Git"));
+    }
+
+    #[test]
+    fn python_release_hints() {
+        assert_eq!(releases_for_python("3.11").as_deref(), Some("2.12 to 2.18"));
+        assert_eq!(releases_for_python("3.12").as_deref(), Some("2.16 to 2.18"));
+        assert_eq!(releases_for_python("3.13"), None);
+        assert_eq!(ubuntu_for_python("3.10").as_deref(), Some("ubuntu:22.04"));
+    }
+}

@@ -1,0 +1,304 @@
+//! `tfimg list`, `show` and `render` as a user runs them: whole outputs and whole error
+//! messages, from a scratch folder so only the built-ins (and the test's own specs) exist.
+
+mod common;
+
+use common::{scratch, tfimg, BUILTINS};
+
+#[test]
+fn list_prints_the_six_builtins_with_their_stack() {
+    let folder = scratch(&[]);
+    let run = tfimg(folder.path(), &["list"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    insta::assert_snapshot!(run.stdout);
+}
+
+#[test]
+fn list_json_carries_the_same_entries() {
+    let folder = scratch(&[]);
+    let run = tfimg(folder.path(), &["list", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+    let names: Vec<&str> = entries
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, BUILTINS);
+    let gpu = entries.iter().find(|e| e["name"] == "gpu-jupyter").unwrap();
+    assert_eq!(gpu["tensorflow"], "2.9.3");
+    assert_eq!(gpu["python"], "3.9");
+    assert_eq!(gpu["cuda"], "11.8");
+    assert_eq!(gpu["cudnn"], "8.6");
+    assert_eq!(gpu["service"], "jupyter");
+    let cpu = entries
+        .iter()
+        .find(|e| e["name"] == "cpu-headless")
+        .unwrap();
+    assert_eq!(cpu["cuda"], serde_json::Value::Null);
+    assert_eq!(cpu["service"], "none");
+}
+
+#[test]
+fn every_builtin_renders_to_its_snapshot_and_identically_twice() {
+    let folder = scratch(&[]);
+    for name in BUILTINS {
+        let first = tfimg(folder.path(), &["render", name]);
+        assert_eq!(first.code, 0, "{name}: {}", first.stderr);
+        let second = tfimg(folder.path(), &["render", name]);
+        assert_eq!(first.stdout.as_bytes(), second.stdout.as_bytes(), "{name}");
+        insta::assert_snapshot!(format!("dockerfile_{name}"), first.stdout);
+    }
+}
+
+#[test]
+fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unprivileged() {
+    let folder = scratch(&[]);
+    let output = folder.path().join("context");
+    let run = tfimg(folder.path(), &["render", "gpu-jupyter", "-o", "context"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let read = |name: &str| std::fs::read_to_string(output.join(name)).unwrap();
+    let dockerfile = read("Dockerfile");
+    let requirements = read("requirements-tensorflow.txt");
+    let constraints = read("constraints.txt");
+    assert!(requirements.lines().any(|l| l == "tensorflow==2.9.3"));
+    for wheel in [
+        "nvidia-cuda-runtime-cu11==",
+        "nvidia-cudnn-cu11==8.",
+        "nvidia-cublas-cu11==",
+    ] {
+        assert!(
+            requirements.lines().any(|l| l.starts_with(wheel)),
+            "{wheel}"
+        );
+    }
+    assert!(constraints.lines().any(|l| l == "numpy<1.24"));
+    assert!(constraints.lines().any(|l| l == "protobuf<3.20"));
+    assert!(dockerfile.contains("--constraint /opt/tfimg/constraints.txt --requirement /opt/tfimg/requirements-tensorflow.txt"));
+    assert!(dockerfile
+        .lines()
+        .any(|l| l.starts_with("EXPOSE") && l.split(' ').any(|p| p == "8888")));
+    assert!(dockerfile.lines().any(|l| l == "USER tf"));
+    assert!(dockerfile.contains("NVIDIA_REQUIRE_CUDA=\"cuda>=11.0\""));
+    assert!(
+        dockerfile
+            .contains("LD_LIBRARY_PATH=/opt/venv/lib/python3.9/site-packages/nvidia/cudnn/lib")
+            || dockerfile.contains("/nvidia/cudnn/lib:")
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(output.join("entrypoint.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    // What -o writes is exactly what stdout shows.
+    let printed = tfimg(folder.path(), &["render", "gpu-jupyter"]);
+    assert_eq!(printed.stdout, dockerfile);
+}
+
+#[test]
+fn cpu_headless_installs_tensorflow_cpu_and_no_cuda() {
+    let folder = scratch(&[]);
+    let run = tfimg(folder.path(), &["render", "cpu-headless", "-o", "out"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requirements =
+        std::fs::read_to_string(folder.path().join("out/requirements-tensorflow.txt")).unwrap();
+    let dockerfile = std::fs::read_to_string(folder.path().join("out/Dockerfile")).unwrap();
+    assert!(requirements.lines().any(|l| l == "tensorflow-cpu==2.9.3"));
+    assert!(!requirements.contains("nvidia"));
+    assert!(!dockerfile.to_lowercase().contains("cuda"));
+    assert!(!dockerfile.contains("NVIDIA_"));
+}
+
+#[test]
+fn show_prints_the_resolved_spec() {
+    let folder = scratch(&[]);
+    let run = tfimg(folder.path(), &["show", "cpu-jupyter"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    insta::assert_snapshot!(run.stdout);
+}
+
+#[test]
+fn a_local_spec_overrides_and_extends_builtins() {
+    let folder = scratch(&[(
+        "images/gpu-jupyter.yaml",
+        "name: gpu-jupyter\nextends: builtin:gpu-jupyter\ndescription: ours\npackages:\n  pip: [scikit-learn]\n",
+    )]);
+    let run = tfimg(folder.path(), &["show", "gpu-jupyter"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("source: images/gpu-jupyter.yaml"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("- scikit-learn"));
+    assert!(run.stdout.contains("- jupyterlab>=4,<5"));
+    assert!(run.stdout.contains("description: ours"));
+}
+
+/// Runs `tfimg show` on a spec file and returns (exit code, stderr).
+fn show_error(files: &[(&str, &str)], spec: &str) -> (i32, String, String) {
+    let folder = scratch(files);
+    let run = tfimg(folder.path(), &["show", spec]);
+    (run.code, run.stdout, run.stderr)
+}
+
+#[test]
+fn unknown_field_names_file_line_column_and_hints() {
+    let (code, stdout, stderr) = show_error(
+        &[(
+            "mine.yaml",
+            "name: mine\nextends: gpu-jupyter\ngpu_ids: [0]\n",
+        )],
+        "mine.yaml",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        "error: `mine.yaml`:3:1: unknown field `gpu_ids`, expected one of `name`, `abstract`, `extends`, `description`, `base`, `tensorflow`, `python`, `gpu`, `cuda_provider`, `cuda`, `cudnn`, `service`, `packages`, `env`, `ports`, `user`, `workdir`\n\
+         hint: check the spelling; every field is described under \"Spec reference\" in README.md\n"
+    );
+}
+
+#[test]
+fn python_outside_the_tensorflow_range_is_refused() {
+    let (code, _, stderr) = show_error(
+        &[(
+            "py.yaml",
+            "name: py\nextends: cpu-headless\ntensorflow: \"2.9\"\npython: \"3.11\"\n",
+        )],
+        "py.yaml",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr,
+        "error: `py.yaml`:4:9: Python 3.11 is outside the range TensorFlow 2.9.3 supports (3.7 to 3.10)\n\
+         hint: set `python` between 3.7 and 3.10, or use TensorFlow 2.12 to 2.18 for Python 3.11\n"
+    );
+}
+
+#[test]
+fn extends_cycle_is_refused() {
+    let (code, _, stderr) = show_error(
+        &[
+            ("images/a.yaml", "name: a\nextends: b\n"),
+            (
+                "images/b.yaml",
+                "name: b\ntensorflow: \"2.9\"\nextends: a\n",
+            ),
+        ],
+        "a",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        stderr,
+        "error: `images/b.yaml`:3:10: `extends` cycle: a → b → a\n\
+         hint: remove `extends` from one of these specs so the chain ends at a spec without it\n"
+    );
+}
+
+#[test]
+fn other_spec_errors_point_at_the_value() {
+    let cases: &[(&str, &str)] = &[
+        ("unknown-tensorflow", "tensorflow: \"2.3\"\n"),
+        ("unquoted-version", "tensorflow: 2.10\n"),
+        (
+            "cuda-does-not-fit",
+            "extends: gpu-headless\ncuda: \"12.2\"\ncudnn: \"8.9\"\n",
+        ),
+        (
+            "cudnn-too-old",
+            "extends: gpu-headless\ncuda_provider: image\ncudnn: \"8.0\"\n",
+        ),
+        (
+            "pip-cannot-give-11-2",
+            "extends: gpu-headless\ncuda: \"11.2\"\n",
+        ),
+        (
+            "port-out-of-range",
+            "extends: cpu-jupyter\nports:\n  jupyter: 70000\n",
+        ),
+        ("bad-service", "extends: cpu-base\nservice: jupiter\n"),
+        ("missing-parent", "extends: gpu-jupyterr\n"),
+        ("wrong-type", "extends: cpu-headless\ngpu: [0, 1]\n"),
+        ("root-user", "extends: cpu-headless\nuser: root\n"),
+        (
+            "base-python-too-new",
+            "extends: cpu-headless\nbase: debian:bookworm-slim\n",
+        ),
+        (
+            "python-not-in-base",
+            "extends: cpu-headless\npython: \"3.10\"\n",
+        ),
+        ("abstract", "name: x\nabstract: true\ntensorflow: \"2.9\"\n"),
+        (
+            "tensorflow-in-pip",
+            "extends: cpu-headless\npackages:\n  pip: [\"tensorflow==2.15\"]\n",
+        ),
+        (
+            "shell-in-apt",
+            "extends: cpu-headless\npackages:\n  apt: [\"git; rm -rf /\"]\n",
+        ),
+        (
+            "reserved-env",
+            "extends: cpu-headless\nenv:\n  TFIMG_UID: \"0\"\n",
+        ),
+        ("empty", ""),
+        ("broken-yaml", "name: [x\n"),
+        (
+            "pip-provider-for-2-4",
+            "extends: gpu-headless\ntensorflow: \"2.4\"\n",
+        ),
+    ];
+    let mut report = String::new();
+    for (name, text) in cases {
+        let file = format!("{name}.yaml");
+        let (code, stdout, stderr) = show_error(&[(&file, text)], &file);
+        assert_eq!(code, 1, "{name}: {stdout}{stderr}");
+        assert_eq!(stdout, "", "{name}");
+        assert!(stderr.starts_with("error: "), "{name}: {stderr}");
+        assert!(stderr.contains("\nhint: "), "{name}: {stderr}");
+        report.push_str(&format!("## {name}\n{text}--\n{stderr}\n"));
+    }
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn unknown_spec_name_and_usage_errors_exit_1() {
+    let folder = scratch(&[]);
+    let run = tfimg(folder.path(), &["show", "gpu-jupyterr"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: no spec named `gpu-jupyterr`\n\
+         hint: known specs: cpu-headless, cpu-jupyter, cpu-ssh, gpu-headless, gpu-jupyter, gpu-ssh; or give the path of a spec file\n"
+    );
+    let run = tfimg(folder.path(), &["list", "--bogus"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("unexpected argument '--bogus'"),
+        "{}",
+        run.stderr
+    );
+    let run = tfimg(folder.path(), &["--help"]);
+    assert_eq!(run.code, 0);
+    for command in ["list", "show", "render"] {
+        assert!(run.stdout.contains(command));
+        let help = tfimg(folder.path(), &[command, "--help"]);
+        assert_eq!(help.code, 0, "{command}");
+        assert!(help.stdout.contains("Usage: tfimg"), "{command}");
+    }
+}
+
+#[test]
+fn list_reports_a_broken_local_spec_but_still_lists_the_rest() {
+    let folder = scratch(&[("images/broken.yaml", "name: broken\ntensorflow: \"9.9\"\n")]);
+    let run = tfimg(folder.path(), &["list"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("gpu-jupyter"));
+    assert_eq!(
+        run.stderr,
+        "error: `images/broken.yaml`:2:13: unknown TensorFlow version `9.9`\n\
+         hint: tfimg knows TensorFlow 2.4, 2.5, 2.6, 2.7, 2.8, 2.9, 2.10, 2.11, 2.12, 2.13, 2.14, 2.15, 2.16, 2.17, 2.18; write a release such as \"2.9\" or \"2.9.3\"\n"
+    );
+}
