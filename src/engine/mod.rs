@@ -73,6 +73,11 @@ impl Engine {
             .ok()
             .filter(|host| !host.is_empty())
             .unwrap_or_else(|| format!("unix://{DEFAULT_SOCKET}"));
+        Engine::connect_to(endpoint).await
+    }
+
+    /// Connects to one endpoint (`unix:///path`, `tcp://host:port`).
+    pub async fn connect_to(endpoint: String) -> Result<Engine, EngineError> {
         if let Some(path) = endpoint.strip_prefix("unix://") {
             check_socket(path, &endpoint)?;
         }

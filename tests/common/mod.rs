@@ -45,3 +45,22 @@ pub const BUILTINS: &[&str] = &[
     "gpu-jupyter",
     "gpu-ssh",
 ];
+
+/// The real engine. Unreachable fails the test (always under CI=true); a developer without
+/// Docker can opt out explicitly with TFIMG_SKIP_ENGINE_TESTS=1.
+pub async fn engine() -> Option<tfimg::engine::Engine> {
+    match tfimg::engine::Engine::connect().await {
+        Ok(engine) => Some(engine),
+        Err(error) => {
+            let ci = std::env::var("CI").is_ok_and(|value| value == "true");
+            let opted_out =
+                std::env::var("TFIMG_SKIP_ENGINE_TESTS").is_ok_and(|value| value == "1");
+            if opted_out && !ci {
+                eprintln!("skipping: Docker unreachable and TFIMG_SKIP_ENGINE_TESTS=1: {error}");
+                None
+            } else {
+                panic!("the Docker Engine must be reachable for the integration tests: {error}");
+            }
+        }
+    }
+}

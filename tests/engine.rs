@@ -1,0 +1,50 @@
+//! The suite reaches the real Docker Engine through bollard. With CI=true an unreachable
+//! daemon fails the run; elsewhere too, unless TFIMG_SKIP_ENGINE_TESTS=1 says otherwise.
+
+mod common;
+
+use tfimg::engine::{Engine, EngineError};
+
+#[tokio::test]
+async fn the_suite_reaches_the_real_engine_and_negotiates_its_api_version() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let version = engine
+        .version()
+        .await
+        .expect("the daemon reports its version");
+    assert!(!version.version.is_empty());
+    assert_eq!(version.os, "linux");
+    let number = |text: &str| -> (u32, u32) {
+        let (major, minor) = text.split_once('.').expect("API versions look like 1.41");
+        (major.parse().unwrap(), minor.parse().unwrap())
+    };
+    // Never ask a daemon for a newer API than it speaks (Engine 20.10 speaks 1.41).
+    assert!(number(&version.negotiated_api) <= number(&version.api_version));
+    assert!(number(&version.negotiated_api) >= (1, 41));
+}
+
+#[tokio::test]
+async fn a_missing_socket_is_reported_with_the_path_and_the_start_command() {
+    let error = Engine::connect_to("unix:///nonexistent/tfimg-test.sock".to_string())
+        .await
+        .expect_err("nothing listens there");
+    assert!(
+        matches!(error, EngineError::Unreachable { .. }),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "cannot reach the Docker daemon at `unix:///nonexistent/tfimg-test.sock`: the socket does not exist (is the daemon running?)"
+    );
+    assert!(error.hint().unwrap().contains("systemctl start docker"));
+}
+
+#[tokio::test]
+async fn an_unsupported_docker_host_is_named() {
+    let error = Engine::connect_to("ftp://example".to_string())
+        .await
+        .expect_err("not a Docker endpoint");
+    assert_eq!(error.to_string(), "unsupported DOCKER_HOST `ftp://example`");
+}
