@@ -6,10 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::context::{
-    ContextFile, CONSTRAINTS, ENTRYPOINT, JUPYTER_CONFIG, PIP_PIN, PROFILE, REQUIREMENTS,
-    REQUIREMENTS_TENSORFLOW, SSHD_CONFIG,
-};
+use super::context::{ContextFile, ENTRYPOINT, JUPYTER_CONFIG, PIP_PIN, PROFILE, SSHD_CONFIG};
 use crate::spec::resolved::VENV;
 use crate::spec::{CudaProvider, ResolvedSpec, Service};
 
@@ -18,6 +15,9 @@ pub const IMAGE_UID: u32 = 1000;
 
 /// Where the generated files live inside the image.
 pub const TFIMG_DIR: &str = "/opt/tfimg";
+
+/// The pip constraints file: the TensorFlow pin and its release's known-good pins.
+pub const CONSTRAINTS_PATH: &str = "/opt/tfimg/constraints.txt";
 
 pub fn dockerfile(spec: &ResolvedSpec, files: &BTreeMap<String, ContextFile>) -> String {
     let mut out = String::new();
@@ -60,7 +60,6 @@ pub fn dockerfile(spec: &ResolvedSpec, files: &BTreeMap<String, ContextFile>) ->
     line(w, &format!("    VIRTUAL_ENV={VENV}"));
     line(w, "");
 
-    let pip = format!("pip install --constraint {TFIMG_DIR}/{CONSTRAINTS}");
     match &spec.gpu {
         Some(gpu) if gpu.provider == CudaProvider::Pip => line(
             w,
@@ -80,24 +79,24 @@ pub fn dockerfile(spec: &ResolvedSpec, files: &BTreeMap<String, ContextFile>) ->
     }
     line(
         w,
-        &format!("COPY {CONSTRAINTS} {REQUIREMENTS_TENSORFLOW} {TFIMG_DIR}/"),
+        "# Its known-good pins hold every install, at build time and in the container (PIP_CONSTRAINT).",
     );
-    line(
-        w,
-        &format!("RUN {pip} --requirement {TFIMG_DIR}/{REQUIREMENTS_TENSORFLOW}"),
-    );
+    line(w, &format!("RUN mkdir -p {TFIMG_DIR} \\"));
+    line(w, " && printf '%s\\n' \\");
+    for constraint in &spec.constraints {
+        line(w, &format!("      {} \\", shell_word(constraint)));
+    }
+    line(w, &format!("      > {CONSTRAINTS_PATH} \\"));
+    let mut tensorflow = vec![spec.tensorflow_requirement.clone()];
+    if let Some(gpu) = &spec.gpu {
+        tensorflow.extend(gpu.cuda_requirements.iter().cloned());
+    }
+    pip_install(w, " && ", &tensorflow);
     line(w, "");
 
-    if files.contains_key(REQUIREMENTS) {
-        line(
-            w,
-            "# The spec's pip packages, held to the same constraints.",
-        );
-        line(w, &format!("COPY {REQUIREMENTS} {TFIMG_DIR}/"));
-        line(
-            w,
-            &format!("RUN {pip} --requirement {TFIMG_DIR}/{REQUIREMENTS}"),
-        );
+    if !spec.packages.pip.is_empty() {
+        line(w, "# The spec's pip packages, under the same pins.");
+        pip_install(w, "RUN ", &spec.packages.pip);
         line(w, "");
     }
 
@@ -140,14 +139,13 @@ pub fn dockerfile(spec: &ResolvedSpec, files: &BTreeMap<String, ContextFile>) ->
             env.push(("LD_LIBRARY_PATH", gpu.library_path.join(":")));
         }
     }
+    env.push(("PIP_CONSTRAINT", CONSTRAINTS_PATH.to_string()));
     for (key, value) in &spec.env {
         env.push((key, value.clone()));
     }
-    if !env.is_empty() {
-        env.sort();
-        env_block(w, &env);
-        line(w, "");
-    }
+    env.sort();
+    env_block(w, &env);
+    line(w, "");
 
     line(
         w,
@@ -257,6 +255,32 @@ fn quote(value: &str) -> String {
     }
     quoted.push('"');
     quoted
+}
+
+/// `RUN pip install` (or a continuation) of `requirements`, one per line.
+fn pip_install(w: &mut String, lead: &str, requirements: &[String]) {
+    line(
+        w,
+        &format!("{lead}pip install --constraint {CONSTRAINTS_PATH} \\"),
+    );
+    let count = requirements.len();
+    for (index, requirement) in requirements.iter().enumerate() {
+        let tail = if index + 1 < count { " \\" } else { "" };
+        line(w, &format!("      {}{tail}", shell_word(requirement)));
+    }
+}
+
+/// A requirement as one shell word: bare when it has nothing the shell reads, else in
+/// single quotes (validation refuses requirements containing `'`, `$`, `\\` or newlines).
+fn shell_word(word: &str) -> String {
+    if word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '=' | ',' | '[' | ']'))
+    {
+        word.to_string()
+    } else {
+        format!("'{word}'")
+    }
 }
 
 fn line(w: &mut String, text: &str) {
