@@ -25,6 +25,97 @@ pub enum Command {
     Show(ShowArgs),
     /// Print the Dockerfile a spec renders to, or write it with its context to a folder.
     Render(RenderArgs),
+    /// Build a spec's image through the Docker API, verify it, and tag it.
+    Build(BuildArgs),
+    /// Base images without a registry.
+    #[command(subcommand)]
+    Base(BaseCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaseCommand {
+    /// Build a Debian or Ubuntu base image from an apt mirror with debootstrap and import
+    /// it under REF (for machines where Docker Hub is unreachable).
+    Bootstrap(BootstrapArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BootstrapArgs {
+    /// The image reference to create: `debian:bullseye-slim`, `debian:bookworm`,
+    /// `debian:11`, `ubuntu:22.04`, ...
+    pub reference: String,
+
+    /// The apt mirror debootstrap downloads from (default: the distribution's own).
+    #[arg(long, value_name = "URL", env = "TFIMG_APT_MIRROR")]
+    pub mirror: Option<String>,
+
+    /// Replace an existing image of that name.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Settings for restricted networks, shared by `render` and `build`. Each can also come
+/// from the environment or `~/.config/tfimg/config.yaml`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct NetworkArgs {
+    /// A PEM file with extra CA certificates (a TLS-inspecting proxy's), trusted by apt,
+    /// pip and curl during the build and inside the image.
+    #[arg(long, value_name = "PATH", env = "TFIMG_CA_CERT")]
+    pub ca_cert: Option<PathBuf>,
+
+    /// pip's package index (PIP_INDEX_URL), e.g. a Nexus or devpi mirror of PyPI.
+    #[arg(long, value_name = "URL", env = "TFIMG_PIP_INDEX_URL")]
+    pub pip_index_url: Option<String>,
+
+    /// An apt mirror replacing http://deb.debian.org/debian (or Ubuntu's archive).
+    #[arg(long, value_name = "URL", env = "TFIMG_APT_MIRROR")]
+    pub apt_mirror: Option<String>,
+
+    /// A registry mirroring Docker Hub, used to pull base images (`mirror.example:5000`).
+    #[arg(long, value_name = "HOST", env = "TFIMG_REGISTRY_MIRROR")]
+    pub registry_mirror: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Progress {
+    /// A live display on a terminal, plain lines otherwise.
+    Auto,
+    /// The daemon's output line by line (for CI logs).
+    Plain,
+    /// One JSON event per line on stdout.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// A spec name (`tfimg list`) or the path of a spec file.
+    pub spec: String,
+
+    /// An extra tag for the image (`team/lab:1`), besides `tfimg/<name>:<tensorflow>`.
+    #[arg(long, short, value_name = "TAG")]
+    pub tag: Vec<String>,
+
+    /// Rebuild every layer, even when an image with the same build key exists.
+    #[arg(long)]
+    pub no_cache: bool,
+
+    /// Pull the base image first (from Docker Hub or `--registry-mirror`).
+    #[arg(long)]
+    pub pull: bool,
+
+    /// Make a missing Debian/Ubuntu base with `tfimg base bootstrap` instead of failing.
+    #[arg(long)]
+    pub bootstrap_base: bool,
+
+    /// Skip the check that TensorFlow imports and its CUDA libraries resolve.
+    #[arg(long)]
+    pub no_verify: bool,
+
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: Progress,
+
+    #[command(flatten)]
+    pub network: NetworkArgs,
 }
 
 #[derive(Debug, Args)]
@@ -48,4 +139,7 @@ pub struct RenderArgs {
     /// Write the Dockerfile and every context file into this folder instead of printing.
     #[arg(short, long, value_name = "DIR")]
     pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub network: NetworkArgs,
 }

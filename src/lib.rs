@@ -4,11 +4,16 @@
 //! (Dockerfile and context) → `engine` (the Docker API). `commands` holds one thin module
 //! per subcommand; `cli` only the flag definitions; `error` the exit-code contract.
 
+pub mod bootstrap;
+pub mod build;
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod engine;
 pub mod error;
+pub mod host;
 pub mod output;
+pub mod progress;
 pub mod render;
 pub mod spec;
 
@@ -37,6 +42,8 @@ pub fn main() -> ExitCode {
         Command::List(args) => commands::list::run(&args),
         Command::Show(args) => commands::show::run(&args),
         Command::Render(args) => commands::render::run(&args),
+        Command::Build(args) => commands::build::run(&args),
+        Command::Base(cli::BaseCommand::Bootstrap(args)) => commands::base::run(&args),
     };
     match outcome {
         Ok(code) => code,

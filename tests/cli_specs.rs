@@ -121,7 +121,8 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
             "Dockerfile",
             "entrypoint.sh",
             "jupyter_server_config.py",
-            "profile.sh"
+            "profile.sh",
+            "verify.py"
         ]
     );
     // What -o writes is exactly what stdout shows.

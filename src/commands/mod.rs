@@ -1,6 +1,8 @@
 //! One module per subcommand: turn its arguments into options, call the pure core, talk
 //! to the engine if needed, print. Thin by design.
 
+pub mod base;
+pub mod build;
 pub mod list;
 pub mod render;
 pub mod show;
@@ -12,4 +14,12 @@ use crate::spec::Catalog;
 /// The specs visible from the current directory: built-ins plus `./images/*.yaml`.
 pub(crate) fn catalog() -> Catalog {
     Catalog::load(Path::new("images"))
+}
+
+/// A runtime for the commands that talk to the engine.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
 }

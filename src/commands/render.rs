@@ -13,7 +13,8 @@ use crate::{render, spec};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     let resolved = spec::resolve(&super::catalog(), &args.spec)?;
-    let rendered = render::render(&resolved);
+    let network = crate::config::network(&args.network, &crate::config::load_config()?)?;
+    let rendered = render::render(&resolved, &network.render);
     let Some(folder) = &args.output else {
         crate::output::print_text(&rendered.dockerfile)?;
         return Ok(ExitCode::SUCCESS);

@@ -3,6 +3,10 @@
 //! speaks (Engine 20.10 speaks 1.41), and turns daemon failures into `EngineError`s that
 //! say what to do.
 
+pub mod build;
+pub mod containers;
+pub mod images;
+
 use std::time::Duration;
 
 use bollard::Docker;
@@ -29,6 +33,8 @@ pub enum EngineError {
     UnsupportedHost { endpoint: String },
     #[error("the Docker daemon answered with an error: {message}")]
     Daemon { message: String },
+    #[error("{what} failed: {message}")]
+    Failed { what: String, message: String },
 }
 
 impl EngineError {
@@ -43,7 +49,7 @@ impl EngineError {
             EngineError::UnsupportedHost { .. } => {
                 "use `unix:///path/to/docker.sock` or `tcp://host:2375` (set DOCKER_TLS_VERIFY for TLS)"
             }
-            EngineError::Daemon { .. } => return None,
+            EngineError::Daemon { .. } | EngineError::Failed { .. } => return None,
         })
     }
 }
@@ -97,6 +103,32 @@ impl Engine {
 
     pub fn endpoint(&self) -> &str {
         &self.endpoint
+    }
+
+    /// Wraps a bollard error from an operation described by `what` ("tag image").
+    pub(crate) fn fail(&self, what: &str, error: bollard::errors::Error) -> EngineError {
+        match error {
+            bollard::errors::Error::DockerResponseServerError { message, .. } => {
+                EngineError::Failed {
+                    what: what.to_string(),
+                    message,
+                }
+            }
+            bollard::errors::Error::DockerStreamError { error } => EngineError::Failed {
+                what: what.to_string(),
+                message: error,
+            },
+            bollard::errors::Error::HyperResponseError { .. }
+            | bollard::errors::Error::IOError { .. }
+            | bollard::errors::Error::RequestTimeoutError => EngineError::Unreachable {
+                endpoint: self.endpoint.clone(),
+                reason: error.to_string(),
+            },
+            other => EngineError::Failed {
+                what: what.to_string(),
+                message: other.to_string(),
+            },
+        }
     }
 
     pub async fn version(&self) -> Result<EngineVersion, EngineError> {

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::NetworkOptions;
 use crate::spec::resolved::VENV;
 use crate::spec::{ResolvedSpec, Service};
 
@@ -28,6 +29,8 @@ pub const ENTRYPOINT: &str = "entrypoint.sh";
 pub const JUPYTER_CONFIG: &str = "jupyter_server_config.py";
 pub const SSHD_CONFIG: &str = "sshd_config";
 pub const PROFILE: &str = "profile.sh";
+pub const VERIFY: &str = "verify.py";
+pub const CA_CERTIFICATES: &str = "tfimg-ca.crt";
 
 /// pip itself, pinned: the distributions' pip is too old for some wheels' metadata, and
 /// 24.0 is the newest that still runs on Python 3.7.
@@ -37,22 +40,55 @@ const ENTRYPOINT_TEMPLATE: &str = include_str!("templates/entrypoint.sh");
 const JUPYTER_TEMPLATE: &str = include_str!("templates/jupyter_server_config.py");
 const SSHD_TEMPLATE: &str = include_str!("templates/sshd_config");
 const PROFILE_TEMPLATE: &str = include_str!("templates/profile.sh");
+const VERIFY_TEMPLATE: &str = include_str!("templates/verify.py");
 
 /// Every context file for `spec`, keyed by its path in the context.
-pub fn context_files(spec: &ResolvedSpec) -> BTreeMap<String, ContextFile> {
+pub fn context_files(
+    spec: &ResolvedSpec,
+    network: &NetworkOptions,
+) -> BTreeMap<String, ContextFile> {
     let mut files = BTreeMap::new();
+    if let Some(pem) = &network.ca_certificates {
+        files.insert(
+            CA_CERTIFICATES.to_string(),
+            ContextFile {
+                contents: pem.clone(),
+                mode: 0o644,
+            },
+        );
+    }
     let mut insert = |name: &str, text: String, mode: u32| {
         files.insert(name.to_string(), ContextFile::text(text, mode));
     };
     let substitute = |template: &str| fill(template, spec);
     insert(ENTRYPOINT, substitute(ENTRYPOINT_TEMPLATE), 0o755);
     insert(PROFILE, substitute(PROFILE_TEMPLATE), 0o644);
+    insert(
+        VERIFY,
+        substitute(VERIFY_TEMPLATE).replace("@EXPECTED@", &verify_expectations(spec)),
+        0o644,
+    );
     match spec.service {
         Service::Jupyter => insert(JUPYTER_CONFIG, substitute(JUPYTER_TEMPLATE), 0o644),
         Service::Ssh => insert(SSHD_CONFIG, substitute(SSHD_TEMPLATE), 0o644),
         Service::None => {}
     }
     files
+}
+
+/// What verify.py checks, as JSON (keys sorted, so the bytes never vary).
+fn verify_expectations(spec: &ResolvedSpec) -> String {
+    let gpu = spec.gpu.as_ref();
+    let value = serde_json::json!({
+        "tensorflow": spec.tensorflow,
+        "constraints": spec.constraints,
+        "cuda_libraries": gpu.map(|gpu| gpu.cuda_libraries.clone()).unwrap_or_default(),
+        "built_cuda": gpu.map(|gpu| gpu.tensorflow_built_with_cuda.clone()).unwrap_or_default(),
+        "built_cudnn_major": gpu
+            .map(|gpu| gpu.tensorflow_built_with_cudnn.split('.').next().unwrap_or("").to_string())
+            .unwrap_or_default(),
+    });
+    serde_json::to_string(&value).expect("plain JSON values serialise")
 }
 
 fn fill(template: &str, spec: &ResolvedSpec) -> String {

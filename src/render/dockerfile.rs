@@ -6,7 +6,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::context::{ContextFile, ENTRYPOINT, JUPYTER_CONFIG, PIP_PIN, PROFILE, SSHD_CONFIG};
+use super::context::{
+    ContextFile, CA_CERTIFICATES, ENTRYPOINT, JUPYTER_CONFIG, PIP_PIN, PROFILE, SSHD_CONFIG, VERIFY,
+};
+use super::NetworkOptions;
 use crate::spec::resolved::VENV;
 use crate::spec::{CudaProvider, ResolvedSpec, Service};
 
@@ -16,10 +19,27 @@ pub const IMAGE_UID: u32 = 1000;
 /// Where the generated files live inside the image.
 pub const TFIMG_DIR: &str = "/opt/tfimg";
 
+/// Where an extra CA certificate goes: update-ca-certificates adds it to the system bundle.
+pub const CA_PATH: &str = "/usr/local/share/ca-certificates/tfimg-ca.crt";
+
+/// The system bundle apt, curl and OpenSSL read; pip and requests are pointed at it.
+pub const SYSTEM_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+/// Official archive URLs (without scheme) that `--apt-mirror` replaces.
+const APT_OFFICIAL_MIRRORS: &[&str] = &[
+    "deb.debian.org/debian",
+    "archive.ubuntu.com/ubuntu",
+    "security.ubuntu.com/ubuntu",
+];
+
 /// The pip constraints file: the TensorFlow pin and its release's known-good pins.
 pub const CONSTRAINTS_PATH: &str = "/opt/tfimg/constraints.txt";
 
-pub fn dockerfile(spec: &ResolvedSpec, files: &BTreeMap<String, ContextFile>) -> String {
+pub fn dockerfile(
+    spec: &ResolvedSpec,
+    network: &NetworkOptions,
+    files: &BTreeMap<String, ContextFile>,
+) -> String {
     let mut out = String::new();
     let w = &mut out;
     header(w, spec);
@@ -38,13 +58,69 @@ pub fn dockerfile(spec: &ResolvedSpec, files: &BTreeMap<String, ContextFile>) ->
     );
     line(w, "");
 
+    let has_ca = files.contains_key(CA_CERTIFICATES);
+    if has_ca {
+        line(
+            w,
+            "# The extra CA joins the system bundle when ca-certificates installs or updates it.",
+        );
+        line(w, &format!("COPY {CA_CERTIFICATES} {CA_PATH}"));
+        line(w, "");
+    }
     line(w, "# System packages.");
-    line(w, "RUN apt-get update \\");
-    line(w, " && apt-get install -y --no-install-recommends \\");
+    let apt_options = match &network.apt_mirror {
+        Some(mirror) if has_ca && mirror.starts_with("https://") => {
+            format!(" -o Acquire::https::CAInfo={CA_PATH}")
+        }
+        _ => String::new(),
+    };
+    match &network.apt_mirror {
+        Some(mirror) => {
+            line(
+                w,
+                "RUN for list in /etc/apt/sources.list /etc/apt/sources.list.d/*; do \\",
+            );
+            line(w, "      if [ -f \"$list\" ]; then sed -i \\");
+            for official in APT_OFFICIAL_MIRRORS {
+                line(
+                    w,
+                    &format!("        -e 's|https\\?://{official}|{mirror}|g' \\"),
+                );
+            }
+            line(w, "        \"$list\"; fi; \\");
+            line(w, "    done \\");
+            line(w, &format!(" && apt-get{apt_options} update \\"));
+        }
+        None => line(w, &format!("RUN apt-get{apt_options} update \\")),
+    }
+    line(
+        w,
+        &format!(" && apt-get{apt_options} install -y --no-install-recommends \\"),
+    );
     for package in &spec.packages.apt {
         line(w, &format!("      {package} \\"));
     }
+    if has_ca {
+        line(w, " && update-ca-certificates \\");
+    }
     line(w, " && rm -rf /var/lib/apt/lists/*");
+    let mut pip_env = Vec::new();
+    if has_ca {
+        for key in ["PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"] {
+            pip_env.push((key, SYSTEM_BUNDLE.to_string()));
+        }
+    }
+    if let Some(index) = &network.pip_index_url {
+        pip_env.push(("PIP_INDEX_URL", index.clone()));
+        if let Some(host) = index.strip_prefix("http://") {
+            let host = host.split(['/', ':']).next().unwrap_or(host);
+            pip_env.push(("PIP_TRUSTED_HOST", host.to_string()));
+        }
+    }
+    if !pip_env.is_empty() {
+        pip_env.sort();
+        env_block(w, &pip_env);
+    }
     line(w, "");
 
     line(
@@ -153,6 +229,7 @@ pub fn dockerfile(spec: &ResolvedSpec, files: &BTreeMap<String, ContextFile>) ->
     );
     line(w, &format!("COPY {ENTRYPOINT} {TFIMG_DIR}/{ENTRYPOINT}"));
     line(w, &format!("COPY {PROFILE} /etc/profile.d/tfimg.sh"));
+    line(w, &format!("COPY {VERIFY} {TFIMG_DIR}/{VERIFY}"));
     if files.contains_key(JUPYTER_CONFIG) {
         line(
             w,

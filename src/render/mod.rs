@@ -18,8 +18,22 @@ pub struct Rendered {
     pub files: BTreeMap<String, ContextFile>,
 }
 
-pub fn render(spec: &ResolvedSpec) -> Rendered {
-    let files = context::context_files(spec);
-    let dockerfile = dockerfile::dockerfile(spec, &files);
+/// Settings for restricted networks. They change what is built (the CA lands in the
+/// image, the mirrors are written into apt's sources and pip's environment), so they are
+/// rendered into the Dockerfile and covered by the build key. Proxies are not: they never
+/// enter the image (see `build`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NetworkOptions {
+    /// Extra CA certificates (PEM), trusted by apt, pip and curl at build and run time.
+    pub ca_certificates: Option<Vec<u8>>,
+    /// Replaces `http://deb.debian.org/debian` (and Ubuntu's archive) in apt's sources.
+    pub apt_mirror: Option<String>,
+    /// pip's index (PIP_INDEX_URL); must not carry credentials.
+    pub pip_index_url: Option<String>,
+}
+
+pub fn render(spec: &ResolvedSpec, network: &NetworkOptions) -> Rendered {
+    let files = context::context_files(spec, network);
+    let dockerfile = dockerfile::dockerfile(spec, network, &files);
     Rendered { dockerfile, files }
 }

@@ -543,6 +543,56 @@ pub fn distribution_python(image: &str) -> Option<&'static str> {
     }
 }
 
+/// The CUDA/cuDNN shared objects a TensorFlow release dlopens, by the CUDA and cuDNN major
+/// it was built against. The driver's `libcuda.so.1` is deliberately absent: it comes from
+/// the host.
+pub fn cuda_sonames(row: &TensorflowRow) -> &'static [&'static str] {
+    let cuda = version(row.cuda).major();
+    let cudnn = version(row.cudnn).major();
+    match (cuda, cudnn) {
+        (11, _) if row.minor == "2.4" => &[
+            "libcudart.so.11.0",
+            "libcublas.so.11",
+            "libcublasLt.so.11",
+            "libcufft.so.10",
+            "libcurand.so.10",
+            "libcusolver.so.10",
+            "libcusparse.so.11",
+            "libcudnn.so.8",
+        ],
+        (11, _) => &[
+            "libcudart.so.11.0",
+            "libcublas.so.11",
+            "libcublasLt.so.11",
+            "libcufft.so.10",
+            "libcurand.so.10",
+            "libcusolver.so.11",
+            "libcusparse.so.11",
+            "libcudnn.so.8",
+        ],
+        (12, 8) => &[
+            "libcudart.so.12",
+            "libcublas.so.12",
+            "libcublasLt.so.12",
+            "libcufft.so.11",
+            "libcurand.so.10",
+            "libcusolver.so.11",
+            "libcusparse.so.12",
+            "libcudnn.so.8",
+        ],
+        _ => &[
+            "libcudart.so.12",
+            "libcublas.so.12",
+            "libcublasLt.so.12",
+            "libcufft.so.11",
+            "libcurand.so.10",
+            "libcusolver.so.11",
+            "libcusparse.so.12",
+            "libcudnn.so.9",
+        ],
+    }
+}
+
 /// The `nvidia/cuda` runtime image for a CUDA/cuDNN pair on an Ubuntu release.
 pub fn nvidia_cuda_image(cuda: &CudaRow, cudnn_major: u32, ubuntu: &str) -> String {
     format!(

@@ -54,6 +54,8 @@ pub struct GpuStack {
     pub cuda_requirements: Vec<String>,
     /// Folders the loader must search for those libraries.
     pub library_path: Vec<String>,
+    /// The shared objects TensorFlow loads, checked after every build.
+    pub cuda_libraries: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -341,6 +341,10 @@ impl Resolver<'_> {
             driver_compat_min: driver.driver_compat_min.to_string(),
             cuda_requirements,
             library_path: Vec::new(),
+            cuda_libraries: compat::cuda_sonames(row)
+                .iter()
+                .map(|soname| soname.to_string())
+                .collect(),
         })
     }
 

@@ -1,0 +1,81 @@
+//! From a rendered spec to what the engine is asked to do: the build key (sha256 over the
+//! Dockerfile, the context and the base image id), the tags and the labels. Pure apart
+//! from hashing the context, which `context` streams.
+
+pub mod context;
+
+use std::collections::HashMap;
+
+use sha2::{Digest, Sha256};
+
+use crate::spec::ResolvedSpec;
+
+/// The label holding the build key (the other image labels: see `render::dockerfile`).
+pub const LABEL_BUILD_KEY: &str = "io.tfimg.build-key";
+
+/// Everything decided before the daemon is asked to build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildPlan {
+    /// Hex sha256.
+    pub key: String,
+    /// `tfimg/<name>:<tensorflow>`: the moving tag `tfimg run` uses.
+    pub tag: String,
+    /// `tfimg/<name>:<tensorflow>-<first 12 hex of the key>`: this exact build.
+    pub keyed_tag: String,
+    /// Extra tags the user asked for.
+    pub extra_tags: Vec<String>,
+    pub labels: HashMap<String, String>,
+}
+
+impl BuildPlan {
+    pub fn all_tags(&self) -> Vec<String> {
+        let mut tags = vec![self.tag.clone(), self.keyed_tag.clone()];
+        tags.extend(self.extra_tags.iter().cloned());
+        tags
+    }
+}
+
+/// sha256 over the Dockerfile, the context tar's digest and the base image id.
+pub fn build_key(dockerfile: &str, context_digest: &[u8; 32], base_image_id: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"tfimg build key v1\n");
+    hasher.update(dockerfile.as_bytes());
+    hasher.update(context_digest);
+    hasher.update(base_image_id.as_bytes());
+    hex(&hasher.finalize())
+}
+
+pub fn plan(spec: &ResolvedSpec, key: String, extra_tags: &[String]) -> BuildPlan {
+    let tag = spec.image_reference();
+    let keyed_tag = format!("{tag}-{}", &key[..12]);
+    // The other io.tfimg.* labels are in the Dockerfile itself; only the key, which
+    // depends on the Dockerfile, has to come through the API.
+    let labels = HashMap::from([(LABEL_BUILD_KEY.to_string(), key.clone())]);
+    BuildPlan {
+        key,
+        tag,
+        keyed_tag,
+        extra_tags: extra_tags.to_vec(),
+        labels,
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_changes_with_each_input() {
+        let digest = [1u8; 32];
+        let key = build_key("FROM x\n", &digest, "sha256:aa");
+        assert_eq!(key.len(), 64);
+        assert_eq!(key, build_key("FROM x\n", &digest, "sha256:aa"));
+        assert_ne!(key, build_key("FROM y\n", &digest, "sha256:aa"));
+        assert_ne!(key, build_key("FROM x\n", &[2u8; 32], "sha256:aa"));
+        assert_ne!(key, build_key("FROM x\n", &digest, "sha256:bb"));
+    }
+}

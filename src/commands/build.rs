@@ -1,0 +1,203 @@
+//! `tfimg build SPEC`: resolve and render the spec, make sure the base image is here,
+//! compute the build key, and either report the image up to date or build it through the
+//! API, verify it in a throw-away container, and only then tag it.
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::build::context::BuildContext;
+use crate::build::{self, BuildPlan, LABEL_BUILD_KEY};
+use crate::cli::BuildArgs;
+use crate::config;
+use crate::engine::build::{BuildFailure, BuildRequest};
+use crate::engine::containers::OneOff;
+use crate::engine::Engine;
+use crate::error::InputError;
+use crate::progress::Reporter;
+use crate::render::context::VERIFY;
+use crate::render::dockerfile::TFIMG_DIR;
+use crate::{render, spec};
+
+/// Verification imports TensorFlow once; generous for a loaded two-core machine.
+const VERIFY_DEADLINE: Duration = Duration::from_secs(600);
+
+pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
+    let resolved = spec::resolve(&super::catalog(), &args.spec)?;
+    let network = config::network(&args.network, &config::load_config()?)?;
+    for tag in &args.tag {
+        if !spec::validate::valid_image_reference(tag) {
+            return Err(InputError::new(
+                format!("`--tag {tag}` is not a valid image reference"),
+                "write it like `team/lab:1`",
+            )
+            .into());
+        }
+    }
+    let rendered = render::render(&resolved, &network.render);
+    let reporter = Reporter::new(args.progress);
+    super::runtime()?.block_on(async {
+        let engine = Engine::connect().await?;
+        let base_id = super::base::ensure_base(
+            &engine,
+            &resolved.base,
+            &network,
+            args.pull,
+            args.bootstrap_base,
+            &reporter,
+        )
+        .await?;
+        let context = BuildContext::from_rendered(&rendered);
+        let digest = context.digest()?;
+        let key = build::build_key(&rendered.dockerfile, &digest, &base_id);
+        let plan = build::plan(&resolved, key, &args.tag);
+
+        if !args.no_cache {
+            if let Some(existing) = engine.image(&plan.keyed_tag).await? {
+                if existing.labels.get(LABEL_BUILD_KEY) == Some(&plan.key) {
+                    tag_all(&engine, &existing.id, &plan).await?;
+                    reporter.status(&format!(
+                        "`{}` is up to date (build key {})",
+                        plan.tag,
+                        &plan.key[..12]
+                    ));
+                    finish(&reporter, &plan, &existing.id, true);
+                    return Ok(ExitCode::SUCCESS);
+                }
+            }
+        }
+
+        reporter.status(&format!(
+            "building `{}` from `{}` (build key {})",
+            plan.tag,
+            resolved.base,
+            &plan.key[..12]
+        ));
+        let request = BuildRequest {
+            build_args: network.proxy_build_args.clone().into_iter().collect(),
+            labels: plan.labels.clone(),
+            no_cache: args.no_cache,
+        };
+        let built = engine
+            .build(&request, context.into_stream(), |event| {
+                reporter.build_event(event)
+            })
+            .await?;
+        let image_id = match built {
+            Ok(id) => id,
+            Err(failure) => return Err(build_failed(&resolved.name, &failure).into()),
+        };
+
+        if !args.no_verify {
+            reporter.status("verifying: TensorFlow imports, computes, and keeps its pins");
+            if let Err(error) = verify(&engine, &image_id, &resolved.name, &reporter).await {
+                // Nothing was tagged: dropping the image leaves no trace of the failure.
+                let _ = engine.remove_image(&image_id, true).await;
+                return Err(error);
+            }
+        }
+        tag_all(&engine, &image_id, &plan).await?;
+        reporter.status(&format!(
+            "built `{}` in {:.0} s",
+            plan.tag,
+            reporter.elapsed().as_secs_f64()
+        ));
+        finish(&reporter, &plan, &image_id, false);
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+async fn tag_all(engine: &Engine, image_id: &str, plan: &BuildPlan) -> anyhow::Result<()> {
+    for tag in plan.all_tags() {
+        engine.tag(image_id, &tag).await?;
+    }
+    Ok(())
+}
+
+/// Data on stdout: the image reference, or the JSON result event.
+fn finish(reporter: &Reporter, plan: &BuildPlan, image_id: &str, up_to_date: bool) {
+    if reporter.is_json() {
+        reporter.result(json!({
+            "image": plan.tag,
+            "id": image_id,
+            "tags": plan.all_tags(),
+            "key": plan.key,
+            "up_to_date": up_to_date,
+        }));
+    } else {
+        reporter.clear();
+        println!("{}", plan.tag);
+    }
+}
+
+fn build_failed(name: &str, failure: &BuildFailure) -> InputError {
+    let mut message = match &failure.step {
+        Some((index, total, instruction)) => {
+            let instruction: String = instruction.chars().take(120).collect();
+            format!(
+                "building `{name}` failed at step {index}/{total} `{instruction}`: {}",
+                failure.message
+            )
+        }
+        None => format!("building `{name}` failed: {}", failure.message),
+    };
+    for line in &failure.output {
+        message.push_str("\n  | ");
+        message.push_str(line);
+    }
+    InputError::new(
+        message,
+        "the step's output is above; fix the spec (`tfimg show` prints what it resolves to) and build again",
+    )
+}
+
+async fn verify(
+    engine: &Engine,
+    image_id: &str,
+    name: &str,
+    reporter: &Reporter,
+) -> anyhow::Result<()> {
+    let one_off = OneOff {
+        image: image_id.to_string(),
+        command: vec!["python".to_string(), format!("{TFIMG_DIR}/{VERIFY}")],
+        env: Vec::new(),
+        labels: HashMap::from([("io.tfimg.verify".to_string(), name.to_string())]),
+        network_disabled: true,
+    };
+    let finished = engine.run_once(&one_off, VERIFY_DEADLINE).await?;
+    let lines: Vec<&str> = finished
+        .output
+        .lines()
+        .filter(|line| line.starts_with("ok ") || line.starts_with("FAIL "))
+        .collect();
+    for line in &lines {
+        reporter.output(line);
+    }
+    if finished.exit_code == 0 {
+        return Ok(());
+    }
+    let shown: Vec<&str> = if lines.is_empty() {
+        finished
+            .output
+            .lines()
+            .rev()
+            .take(20)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect()
+    } else {
+        lines
+    };
+    Err(InputError::new(
+        format!(
+            "verification of `{name}` failed (exit {}); the image was not tagged:\n  | {}",
+            finished.exit_code,
+            shown.join("\n  | ")
+        ),
+        "the failing checks are marked FAIL; `--no-verify` skips verification",
+    )
+    .into())
+}

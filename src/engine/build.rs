@@ -1,0 +1,192 @@
+//! Image builds through the classic builder (Engine 20.10 has no BuildKit session for
+//! API clients): the context streams in as a tar, progress streams out as events, and the
+//! result is the new image's id. The build is never tagged here: the caller tags only
+//! after verification, so a failed build or verification leaves no tag behind.
+
+use std::collections::HashMap;
+
+use bollard::query_parameters::BuildImageOptions;
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+
+use super::{Engine, EngineError};
+
+/// What a build needs besides its context.
+#[derive(Debug, Clone, Default)]
+pub struct BuildRequest {
+    /// Passed as build args. Docker's predefined proxy args (HTTP_PROXY, ...) never reach
+    /// `docker history` as long as the Dockerfile does not declare them.
+    pub build_args: HashMap<String, String>,
+    pub labels: HashMap<String, String>,
+    pub no_cache: bool,
+}
+
+/// One thing the daemon reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildEvent {
+    /// `Step 3/18 : RUN ...`
+    Step {
+        index: usize,
+        total: usize,
+        instruction: String,
+    },
+    /// A line of a step's output.
+    Output(String),
+}
+
+/// A build that the daemon refused or whose step failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildFailure {
+    /// The step that failed (`Step 7/18 : RUN ...`), when one had started.
+    pub step: Option<(usize, usize, String)>,
+    pub message: String,
+    /// The last lines the failing step printed.
+    pub output: Vec<String>,
+}
+
+/// Lines of a failing step kept for the error report.
+const FAILURE_LINES: usize = 25;
+
+impl Engine {
+    /// Builds the context; `on_event` sees every step and output line as it arrives.
+    /// `Ok(Err(failure))` is a build that ran and failed (bad input, exit 1);
+    /// `Err(..)` is the engine failing (exit 2).
+    pub async fn build(
+        &self,
+        request: &BuildRequest,
+        context: impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static,
+        mut on_event: impl FnMut(&BuildEvent),
+    ) -> Result<Result<String, BuildFailure>, EngineError> {
+        let options = BuildImageOptions {
+            dockerfile: "Dockerfile".to_string(),
+            rm: true,
+            forcerm: true,
+            nocache: request.no_cache,
+            buildargs: Some(request.build_args.clone()),
+            labels: Some(request.labels.clone()),
+            ..Default::default()
+        };
+        let body = bollard::body_try_stream(context);
+        let mut stream = self.docker.build_image(options, None, Some(body));
+        let mut step: Option<(usize, usize, String)> = None;
+        let mut output: Vec<String> = Vec::new();
+        let mut image_id: Option<String> = None;
+        let mut pending = String::new();
+        while let Some(item) = stream.next().await {
+            let info = match item {
+                Ok(info) => info,
+                Err(bollard::errors::Error::DockerStreamError { error }) => {
+                    flush_line(&mut pending, &mut output, &mut on_event);
+                    return Ok(Err(BuildFailure {
+                        step,
+                        message: error.trim().to_string(),
+                        output,
+                    }));
+                }
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code,
+                    message,
+                }) if (400..500).contains(&status_code) => {
+                    return Ok(Err(BuildFailure {
+                        step,
+                        message,
+                        output,
+                    }));
+                }
+                Err(error) => return Err(self.fail("build", error)),
+            };
+            if let Some(aux) = info.aux.and_then(|aux| aux.id) {
+                image_id = Some(aux);
+            }
+            let Some(text) = info.stream else {
+                continue;
+            };
+            pending.push_str(&text);
+            while let Some(newline) = pending.find('\n') {
+                let line: String = pending.drain(..=newline).collect();
+                let line = line.trim_end_matches(['\n', '\r']).to_string();
+                if let Some(parsed) = parse_step(&line) {
+                    output.clear();
+                    step = Some(parsed.clone());
+                    on_event(&BuildEvent::Step {
+                        index: parsed.0,
+                        total: parsed.1,
+                        instruction: parsed.2,
+                    });
+                } else if let Some(id) = line.strip_prefix("Successfully built ") {
+                    image_id.get_or_insert_with(|| id.trim().to_string());
+                } else if !is_builder_noise(&line) {
+                    push_output(&mut output, &line);
+                    on_event(&BuildEvent::Output(line));
+                }
+            }
+        }
+        flush_line(&mut pending, &mut output, &mut on_event);
+        match image_id {
+            Some(id) => Ok(Ok(id)),
+            None => Ok(Err(BuildFailure {
+                step,
+                message: "the daemon ended the build without an image".to_string(),
+                output,
+            })),
+        }
+    }
+}
+
+fn flush_line(
+    pending: &mut String,
+    output: &mut Vec<String>,
+    on_event: &mut impl FnMut(&BuildEvent),
+) {
+    let rest = std::mem::take(pending);
+    let rest = rest.trim_end();
+    if !rest.is_empty() {
+        push_output(output, rest);
+        on_event(&BuildEvent::Output(rest.to_string()));
+    }
+}
+
+fn push_output(output: &mut Vec<String>, line: &str) {
+    if output.len() == FAILURE_LINES {
+        output.remove(0);
+    }
+    output.push(line.to_string());
+}
+
+/// The classic builder's bookkeeping lines, which say nothing to a user.
+fn is_builder_noise(line: &str) -> bool {
+    let trimmed = line.trim();
+    trimmed.is_empty()
+        || trimmed.starts_with("---> ")
+        || trimmed.starts_with("Removing intermediate container")
+        || trimmed.starts_with("Successfully tagged")
+}
+
+/// `Step 3/18 : RUN apt-get update` → (3, 18, `RUN apt-get update`).
+fn parse_step(line: &str) -> Option<(usize, usize, String)> {
+    let rest = line.strip_prefix("Step ")?;
+    let (counts, instruction) = rest.split_once(" : ")?;
+    let (index, total) = counts.split_once('/')?;
+    Some((
+        index.parse().ok()?,
+        total.parse().ok()?,
+        instruction.to_string(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_lines_parse() {
+        assert_eq!(
+            parse_step("Step 3/18 : RUN apt-get update"),
+            Some((3, 18, "RUN apt-get update".to_string()))
+        );
+        assert_eq!(parse_step("Step x/1 : RUN"), None);
+        assert_eq!(parse_step(" ---> Running in 1234"), None);
+        assert!(is_builder_noise(" ---> Using cache"));
+        assert!(!is_builder_noise("E: Unable to locate package nope"));
+    }
+}

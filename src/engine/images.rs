@@ -1,0 +1,196 @@
+//! Images: look up, tag, remove, pull, and import a root filesystem tarball (what
+//! `docker import` does: image create with `fromSrc=-`; bollard's `import_image` is
+//! `docker load`, a different format).
+
+use std::collections::HashMap;
+
+use bollard::query_parameters::{
+    CreateImageOptionsBuilder, ListImagesOptionsBuilder, RemoveImageOptionsBuilder,
+    TagImageOptionsBuilder,
+};
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+
+use super::{Engine, EngineError};
+
+/// What tfimg needs to know of a local image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageFacts {
+    pub id: String,
+    pub tags: Vec<String>,
+    pub labels: HashMap<String, String>,
+}
+
+impl Engine {
+    /// The image called `reference` (a tag or an id), or `None` when it is not local.
+    pub async fn image(&self, reference: &str) -> Result<Option<ImageFacts>, EngineError> {
+        match self.docker.inspect_image(reference).await {
+            Ok(image) => Ok(Some(ImageFacts {
+                id: image.id.unwrap_or_default(),
+                tags: image.repo_tags.unwrap_or_default(),
+                labels: image
+                    .config
+                    .and_then(|config| config.labels)
+                    .unwrap_or_default(),
+            })),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(None),
+            Err(error) => Err(self.fail(&format!("inspect image `{reference}`"), error)),
+        }
+    }
+
+    /// Local images carrying `label` (`key` or `key=value`).
+    pub async fn images_with_label(&self, label: &str) -> Result<Vec<ImageFacts>, EngineError> {
+        let filters = HashMap::from([("label".to_string(), vec![label.to_string()])]);
+        let options = ListImagesOptionsBuilder::new().filters(&filters).build();
+        let images = self
+            .docker
+            .list_images(Some(options))
+            .await
+            .map_err(|error| self.fail("list images", error))?;
+        Ok(images
+            .into_iter()
+            .map(|image| ImageFacts {
+                id: image.id,
+                tags: image
+                    .repo_tags
+                    .into_iter()
+                    .filter(|tag| tag != "<none>:<none>")
+                    .collect(),
+                labels: image.labels,
+            })
+            .collect())
+    }
+
+    /// Tags `image` (id or reference) as `reference` (`repo:tag`).
+    pub async fn tag(&self, image: &str, reference: &str) -> Result<(), EngineError> {
+        let (repository, tag) = split_reference(reference);
+        let options = TagImageOptionsBuilder::new()
+            .repo(repository)
+            .tag(tag)
+            .build();
+        self.docker
+            .tag_image(image, Some(options))
+            .await
+            .map_err(|error| self.fail(&format!("tag `{reference}`"), error))
+    }
+
+    /// Removes a tag or an image. Layers still used by other images stay.
+    pub async fn remove_image(&self, reference: &str, force: bool) -> Result<(), EngineError> {
+        let options = RemoveImageOptionsBuilder::new().force(force).build();
+        match self
+            .docker
+            .remove_image(reference, Some(options), None)
+            .await
+        {
+            Ok(_)
+            | Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            Err(error) => Err(self.fail(&format!("remove image `{reference}`"), error)),
+        }
+    }
+
+    /// `docker history`: the command that created each layer, newest first.
+    pub async fn history(&self, reference: &str) -> Result<Vec<String>, EngineError> {
+        let history = self
+            .docker
+            .image_history(reference)
+            .await
+            .map_err(|error| self.fail(&format!("history of `{reference}`"), error))?;
+        Ok(history.into_iter().map(|layer| layer.created_by).collect())
+    }
+
+    /// Pulls `reference`; `progress` gets one line per status change.
+    pub async fn pull(
+        &self,
+        reference: &str,
+        mut progress: impl FnMut(&str),
+    ) -> Result<(), EngineError> {
+        let (repository, tag) = split_reference(reference);
+        let options = CreateImageOptionsBuilder::new()
+            .from_image(repository)
+            .tag(tag)
+            .build();
+        let mut stream = self.docker.create_image(Some(options), None, None);
+        let mut last = String::new();
+        while let Some(item) = stream.next().await {
+            let info = item.map_err(|error| self.fail(&format!("pull `{reference}`"), error))?;
+            if let Some(status) = info.status {
+                let line = match info.id {
+                    Some(id) => format!("{id}: {status}"),
+                    None => status,
+                };
+                if line != last {
+                    progress(&line);
+                    last = line;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Imports a root filesystem tarball as `reference`, applying Dockerfile-style
+    /// `changes` (`LABEL k=v`, `CMD ["bash"]`). Returns the new image's id.
+    pub async fn import_rootfs(
+        &self,
+        reference: &str,
+        changes: &[String],
+        tarball: impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static,
+    ) -> Result<String, EngineError> {
+        let (repository, tag) = split_reference(reference);
+        let mut options = CreateImageOptionsBuilder::new()
+            .from_src("-")
+            .repo(repository)
+            .tag(tag)
+            .build();
+        options.changes = changes.to_vec();
+        let body = bollard::body_try_stream(tarball);
+        let mut stream = self.docker.create_image(Some(options), Some(body), None);
+        while let Some(item) = stream.next().await {
+            item.map_err(|error| self.fail(&format!("import `{reference}`"), error))?;
+        }
+        self.image(reference)
+            .await?
+            .map(|image| image.id)
+            .ok_or_else(|| EngineError::Failed {
+                what: format!("import `{reference}`"),
+                message: "the daemon reported success but the image is missing".to_string(),
+            })
+    }
+}
+
+/// `registry:5000/a/b:tag` → (`registry:5000/a/b`, `tag`); no tag means `latest`.
+pub fn split_reference(reference: &str) -> (&str, &str) {
+    if reference.contains('@') {
+        // A digest reference names one image; there is no tag to split off.
+        return (reference, "");
+    }
+    match reference.rsplit_once(':') {
+        Some((repository, tag)) if !tag.contains('/') => (repository, tag),
+        _ => (reference, "latest"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_reference;
+
+    #[test]
+    fn references_split_at_the_tag_not_the_registry_port() {
+        assert_eq!(
+            split_reference("debian:bullseye-slim"),
+            ("debian", "bullseye-slim")
+        );
+        assert_eq!(
+            split_reference("localhost:5000/x"),
+            ("localhost:5000/x", "latest")
+        );
+        assert_eq!(
+            split_reference("localhost:5000/x:1"),
+            ("localhost:5000/x", "1")
+        );
+        assert_eq!(split_reference("ubuntu"), ("ubuntu", "latest"));
+    }
+}

@@ -1,0 +1,151 @@
+//! Progress of long operations (builds, bootstraps) on stderr, or as JSON events on
+//! stdout with `--progress json`: a live spinner with the current step on a terminal,
+//! the daemon's lines otherwise.
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use crate::cli::Progress;
+use crate::engine::build::BuildEvent;
+
+pub struct Reporter {
+    mode: Mode,
+    started: Instant,
+}
+
+enum Mode {
+    Live(ProgressBar),
+    Plain,
+    Json,
+}
+
+impl Reporter {
+    pub fn new(progress: Progress) -> Reporter {
+        let mode = match progress {
+            Progress::Json => Mode::Json,
+            Progress::Plain => Mode::Plain,
+            Progress::Auto if std::io::stderr().is_terminal() => {
+                let bar = ProgressBar::new_spinner();
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+                        .expect("a valid template"),
+                );
+                bar.enable_steady_tick(Duration::from_millis(120));
+                Mode::Live(bar)
+            }
+            Progress::Auto => Mode::Plain,
+        };
+        Reporter {
+            mode,
+            started: Instant::now(),
+        }
+    }
+
+    pub fn is_json(&self) -> bool {
+        matches!(self.mode, Mode::Json)
+    }
+
+    /// A line for the user (`base image debian:bullseye-slim found`).
+    pub fn status(&self, message: &str) {
+        match &self.mode {
+            Mode::Live(bar) => bar.println(message),
+            Mode::Plain => eprintln!("{message}"),
+            Mode::Json => emit(json!({"event": "status", "message": message})),
+        }
+    }
+
+    /// A line of a subprocess or the daemon (shown in plain mode, summarised live).
+    pub fn output(&self, line: &str) {
+        match &self.mode {
+            Mode::Live(bar) => bar.set_message(truncate(line, 100)),
+            Mode::Plain => eprintln!("{line}"),
+            Mode::Json => emit(json!({"event": "output", "line": line})),
+        }
+    }
+
+    pub fn build_event(&self, event: &BuildEvent) {
+        match (event, &self.mode) {
+            (
+                BuildEvent::Step {
+                    index,
+                    total,
+                    instruction,
+                },
+                Mode::Live(bar),
+            ) => {
+                bar.set_message(format!(
+                    "step {index}/{total}: {}",
+                    truncate(instruction, 90)
+                ));
+            }
+            (
+                BuildEvent::Step {
+                    index,
+                    total,
+                    instruction,
+                },
+                Mode::Plain,
+            ) => {
+                eprintln!("Step {index}/{total} : {instruction}");
+            }
+            (
+                BuildEvent::Step {
+                    index,
+                    total,
+                    instruction,
+                },
+                Mode::Json,
+            ) => emit(json!({
+                "event": "step", "index": index, "total": total, "instruction": instruction,
+            })),
+            (BuildEvent::Output(_), Mode::Live(_)) => {}
+            (BuildEvent::Output(line), _) => self.output(line),
+        }
+    }
+
+    /// The final result; in JSON mode this is the last event on stdout.
+    pub fn result(&self, value: serde_json::Value) {
+        self.clear();
+        if let Mode::Json = self.mode {
+            let mut value = value;
+            value["event"] = json!("result");
+            value["seconds"] = json!(self.started.elapsed().as_secs_f64());
+            emit(value);
+        }
+    }
+
+    pub fn clear(&self) {
+        if let Mode::Live(bar) = &self.mode {
+            bar.finish_and_clear();
+        }
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+}
+
+impl Drop for Reporter {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+fn emit(value: serde_json::Value) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{value}");
+    let _ = stdout.flush();
+}
+
+fn truncate(text: &str, width: usize) -> String {
+    let text = text.trim();
+    if text.chars().count() <= width {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(width - 1).collect();
+        format!("{cut}…")
+    }
+}
