@@ -104,7 +104,7 @@ impl Engine {
             pending.push_str(&text);
             while let Some(newline) = pending.find('\n') {
                 let line: String = pending.drain(..=newline).collect();
-                let line = line.trim_end_matches(['\n', '\r']).to_string();
+                let line = strip_ansi(line.trim_end_matches(['\n', '\r']));
                 if let Some(parsed) = parse_step(&line) {
                     output.clear();
                     step = Some(parsed.clone());
@@ -153,6 +153,28 @@ fn push_output(output: &mut Vec<String>, line: &str) {
     output.push(line.to_string());
 }
 
+/// The classic builder paints a step's stderr red (`ESC[91m`); users and logs want text.
+fn strip_ansi(line: &str) -> String {
+    let mut text = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                // Parameters and intermediates, up to the final byte (@ to ~).
+                for next in chars.by_ref() {
+                    if ('@'..='~').contains(&next) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        text.push(c);
+    }
+    text
+}
+
 /// The classic builder's bookkeeping lines, which say nothing to a user.
 fn is_builder_noise(line: &str) -> bool {
     let trimmed = line.trim();
@@ -187,6 +209,10 @@ mod tests {
         assert_eq!(parse_step("Step x/1 : RUN"), None);
         assert_eq!(parse_step(" ---> Running in 1234"), None);
         assert!(is_builder_noise(" ---> Using cache"));
+        assert_eq!(
+            strip_ansi("\u{1b}[91mE\u{1b}[0m\u{1b}[91m: \u{1b}[0m\u{1b}[91mUnable to locate package x\u{1b}[0m"),
+            "E: Unable to locate package x"
+        );
         assert!(!is_builder_noise("E: Unable to locate package nope"));
     }
 }

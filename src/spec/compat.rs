@@ -543,34 +543,28 @@ pub fn distribution_python(image: &str) -> Option<&'static str> {
     }
 }
 
-/// The CUDA/cuDNN shared objects a TensorFlow release dlopens, by the CUDA and cuDNN major
-/// it was built against. The driver's `libcuda.so.1` is deliberately absent: it comes from
-/// the host.
-pub fn cuda_sonames(row: &TensorflowRow) -> &'static [&'static str] {
+/// The CUDA/cuDNN shared objects a TensorFlow release dlopens (cuDNN's sub-libraries
+/// included, which it loads lazily), by the CUDA and cuDNN it was built against. The
+/// driver's `libcuda.so.1` is deliberately absent: it comes from the host.
+pub fn cuda_sonames(row: &TensorflowRow) -> Vec<&'static str> {
     let cuda = version(row.cuda).major();
     let cudnn = version(row.cudnn).major();
-    match (cuda, cudnn) {
-        (11, _) if row.minor == "2.4" => &[
+    let mut sonames: Vec<&'static str> = match cuda {
+        11 => vec![
             "libcudart.so.11.0",
             "libcublas.so.11",
             "libcublasLt.so.11",
             "libcufft.so.10",
             "libcurand.so.10",
-            "libcusolver.so.10",
+            // TensorFlow 2.4 was built with CUDA 11.0, whose cuSOLVER is still .so.10.
+            if row.minor == "2.4" {
+                "libcusolver.so.10"
+            } else {
+                "libcusolver.so.11"
+            },
             "libcusparse.so.11",
-            "libcudnn.so.8",
         ],
-        (11, _) => &[
-            "libcudart.so.11.0",
-            "libcublas.so.11",
-            "libcublasLt.so.11",
-            "libcufft.so.10",
-            "libcurand.so.10",
-            "libcusolver.so.11",
-            "libcusparse.so.11",
-            "libcudnn.so.8",
-        ],
-        (12, 8) => &[
+        _ => vec![
             "libcudart.so.12",
             "libcublas.so.12",
             "libcublasLt.so.12",
@@ -578,19 +572,31 @@ pub fn cuda_sonames(row: &TensorflowRow) -> &'static [&'static str] {
             "libcurand.so.10",
             "libcusolver.so.11",
             "libcusparse.so.12",
-            "libcudnn.so.8",
         ],
-        _ => &[
-            "libcudart.so.12",
-            "libcublas.so.12",
-            "libcublasLt.so.12",
-            "libcufft.so.11",
-            "libcurand.so.10",
-            "libcusolver.so.11",
-            "libcusparse.so.12",
+    };
+    if cudnn == 8 {
+        sonames.extend([
+            "libcudnn.so.8",
+            "libcudnn_ops_infer.so.8",
+            "libcudnn_ops_train.so.8",
+            "libcudnn_cnn_infer.so.8",
+            "libcudnn_cnn_train.so.8",
+            "libcudnn_adv_infer.so.8",
+            "libcudnn_adv_train.so.8",
+        ]);
+    } else {
+        sonames.extend([
             "libcudnn.so.9",
-        ],
+            "libcudnn_graph.so.9",
+            "libcudnn_ops.so.9",
+            "libcudnn_cnn.so.9",
+            "libcudnn_adv.so.9",
+            "libcudnn_engines_precompiled.so.9",
+            "libcudnn_engines_runtime_compiled.so.9",
+            "libcudnn_heuristic.so.9",
+        ]);
     }
+    sonames
 }
 
 /// The `nvidia/cuda` runtime image for a CUDA/cuDNN pair on an Ubuntu release.
@@ -701,6 +707,21 @@ mod tests {
         assert_eq!(v("11.2"), v("11.2.0"));
         for junk in ["", "2.", ".9", "2.x", "v2.9", "1.2.3.4.5", "99999999999"] {
             assert!(Version::parse(junk).is_none(), "{junk}");
+        }
+    }
+
+    #[test]
+    fn cuda_libraries_follow_the_build_and_never_include_the_driver() {
+        let row_2_9 = tensorflow_row(&v("2.9")).unwrap();
+        let sonames = cuda_sonames(row_2_9);
+        assert!(sonames.contains(&"libcudart.so.11.0"));
+        assert!(sonames.contains(&"libcusolver.so.11"));
+        assert!(sonames.contains(&"libcudnn_cnn_infer.so.8"));
+        assert!(cuda_sonames(tensorflow_row(&v("2.4")).unwrap()).contains(&"libcusolver.so.10"));
+        assert!(cuda_sonames(tensorflow_row(&v("2.16")).unwrap()).contains(&"libcudnn.so.8"));
+        assert!(cuda_sonames(tensorflow_row(&v("2.18")).unwrap()).contains(&"libcudnn.so.9"));
+        for row in TENSORFLOW {
+            assert!(!cuda_sonames(row).iter().any(|name| name.starts_with("libcuda.so")));
         }
     }
 

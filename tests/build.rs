@@ -1,0 +1,537 @@
+//! `tfimg build` and `tfimg base bootstrap` against the real Docker Engine. Every test uses
+//! its own spec name (so its own `tfimg/<name>` images) and removes them when it ends,
+//! failed or not. Specs extend the built-ins, so the heavy layers come from the cache that
+//! `scripts/test` warms.
+
+mod common;
+
+use common::{scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
+use tfimg::engine::containers::OneOff;
+
+fn spec_file(name: &str, body: &str) -> String {
+    format!("name: {name}\n{body}")
+}
+
+fn build(folder: &std::path::Path, spec: &str, extra: &[&str]) -> common::Run {
+    let mut args = vec!["build", spec, "--ca-cert", HOST_CA, "--progress", "plain"];
+    args.extend_from_slice(extra);
+    tfimg_with_env(folder, &args, &[])
+}
+
+#[tokio::test]
+async fn build_verifies_labels_tags_and_a_second_build_is_up_to_date() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let name = unique("t-build");
+    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let folder = scratch(&[(
+        "images/x.yaml",
+        &spec_file(&name, "extends: cpu-headless\n"),
+    )]);
+
+    let first = build(folder.path(), &name, &[]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(first.stdout, format!("tfimg/{name}:2.9.3\n"));
+    assert!(
+        first.stderr.contains("ok    tensorflow version: 2.9.3"),
+        "{}",
+        first.stderr
+    );
+    assert!(
+        first.stderr.contains("ok    pin numpy<1.24: numpy 1."),
+        "{}",
+        first.stderr
+    );
+
+    let image = engine
+        .image(&format!("tfimg/{name}:2.9.3"))
+        .await
+        .unwrap()
+        .expect("tagged");
+    let key = image.labels["io.tfimg.build-key"].clone();
+    assert_eq!(key.len(), 64);
+    for (label, value) in [
+        ("io.tfimg.spec", name.as_str()),
+        ("io.tfimg.tensorflow", "2.9.3"),
+        ("io.tfimg.python", "3.9"),
+        ("io.tfimg.service", "none"),
+        ("io.tfimg.version", env!("CARGO_PKG_VERSION")),
+    ] {
+        assert_eq!(
+            image.labels.get(label).map(String::as_str),
+            Some(value),
+            "{label}"
+        );
+    }
+    let keyed = format!("tfimg/{name}:2.9.3-{}", &key[..12]);
+    assert!(image.tags.contains(&keyed), "{:?}", image.tags);
+
+    let second = build(folder.path(), &name, &[]);
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert!(second.stderr.contains("is up to date"), "{}", second.stderr);
+    assert!(!second.stderr.contains("Step "), "{}", second.stderr);
+    let again = engine
+        .image(&format!("tfimg/{name}:2.9.3"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.id, image.id);
+
+    // The same answer as JSON events, the last one being the result.
+    let json = tfimg_with_env(
+        folder.path(),
+        &["build", &name, "--ca-cert", HOST_CA, "--progress", "json"],
+        &[],
+    );
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let events: Vec<serde_json::Value> = json
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON event per line"))
+        .collect();
+    let result = events.last().unwrap();
+    assert_eq!(result["event"], "result");
+    assert_eq!(result["up_to_date"], true);
+    assert_eq!(result["key"], key.as_str());
+}
+
+#[tokio::test]
+async fn changing_one_pip_package_changes_the_key_and_rebuilds() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let name = unique("t-pip");
+    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let write = |pin: &str| {
+        scratch(&[(
+            "images/x.yaml",
+            &spec_file(
+                &name,
+                &format!("extends: cpu-headless\npackages:\n  pip: [\"six=={pin}\"]\n"),
+            ),
+        )])
+    };
+    let folder = write("1.16.0");
+    let first = build(folder.path(), &name, &[]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let before = engine
+        .image(&format!("tfimg/{name}:2.9.3"))
+        .await
+        .unwrap()
+        .unwrap();
+
+    let folder = write("1.17.0");
+    let second = build(folder.path(), &name, &[]);
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert!(
+        !second.stderr.contains("is up to date"),
+        "{}",
+        second.stderr
+    );
+    let after = engine
+        .image(&format!("tfimg/{name}:2.9.3"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(
+        before.labels["io.tfimg.build-key"],
+        after.labels["io.tfimg.build-key"]
+    );
+    assert_ne!(before.id, after.id);
+
+    let finished = engine
+        .run_once(
+            &OneOff {
+                image: after.id.clone(),
+                command: vec![
+                    "python".into(),
+                    "-c".into(),
+                    "import six; print(six.__version__)".into(),
+                ],
+                network_disabled: true,
+                ..Default::default()
+            },
+            std::time::Duration::from_secs(120),
+        )
+        .await
+        .unwrap();
+    assert_eq!(finished.exit_code, 0, "{}", finished.output);
+    assert_eq!(finished.output.trim(), "1.17.0");
+}
+
+#[tokio::test]
+async fn a_failing_step_exits_1_with_its_output_and_leaves_no_tag() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let name = unique("t-fail");
+    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let folder = scratch(&[(
+        "images/x.yaml",
+        &spec_file(
+            &name,
+            "extends: cpu-headless\npackages:\n  apt: [tfimg-no-such-package]\n",
+        ),
+    )]);
+    let run = build(folder.path(), &name, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("error: building `"), "{}", run.stderr);
+    assert!(run.stderr.contains("failed at step "), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(" `RUN apt-get update "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("  | E: Unable to locate package tfimg-no-such-package"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("returned a non-zero code: 100"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("\nhint: "), "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(engine
+        .image(&format!("tfimg/{name}:2.9.3"))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(engine
+        .images_with_label(&format!("io.tfimg.spec={name}"))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn a_failed_verification_exits_1_and_leaves_no_image() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let name = unique("t-verify");
+    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    // Python cannot start with a bogus PYTHONHOME: the image builds, verification fails.
+    let folder = scratch(&[(
+        "images/x.yaml",
+        &spec_file(
+            &name,
+            "extends: cpu-headless\nenv:\n  PYTHONHOME: /nonexistent\n",
+        ),
+    )]);
+    let run = build(folder.path(), &name, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error: verification of `"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("the image was not tagged"),
+        "{}",
+        run.stderr
+    );
+    assert!(engine
+        .image(&format!("tfimg/{name}:2.9.3"))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(engine
+        .images_with_label(&format!("io.tfimg.spec={name}"))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn proxy_credentials_never_reach_the_image_or_its_history() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let name = unique("t-proxy");
+    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    // A requirement unique to this test forces a pip step to run with the proxy variables
+    // set; NO_PROXY=* lets pip go direct, so the build still succeeds here.
+    let marker: u64 = name.bytes().fold(7u64, |hash, byte| {
+        hash.wrapping_mul(31).wrapping_add(byte as u64)
+    }) % 1_000_000_007;
+    let folder = scratch(&[(
+        "images/x.yaml",
+        &spec_file(
+            &name,
+            &format!("extends: cpu-headless\npackages:\n  pip: [\"six>=1.0,!=0.0.{marker}\"]\n"),
+        ),
+    )]);
+    let secret = "s3cr3t-proxy-password";
+    let proxy = format!("http://tfimg:{secret}@proxy.invalid:3128");
+    let run = tfimg_with_env(
+        folder.path(),
+        &["build", &name, "--ca-cert", HOST_CA, "--progress", "plain"],
+        &[
+            ("HTTPS_PROXY", &proxy),
+            ("https_proxy", &proxy),
+            ("NO_PROXY", "*"),
+            ("no_proxy", "*"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let reference = format!("tfimg/{name}:2.9.3");
+    let history = engine.history(&reference).await.unwrap();
+    assert!(history.len() > 5);
+    for layer in &history {
+        assert!(
+            !layer.contains(secret),
+            "history leaks the proxy password: {layer}"
+        );
+        assert!(
+            !layer.contains("proxy.invalid"),
+            "history names the proxy: {layer}"
+        );
+    }
+    let finished = engine
+        .run_once(
+            &OneOff {
+                image: reference.clone(),
+                command: vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "env; cat /etc/apt/apt.conf.d/* 2>/dev/null; true".into(),
+                ],
+                network_disabled: true,
+                ..Default::default()
+            },
+            std::time::Duration::from_secs(60),
+        )
+        .await
+        .unwrap();
+    assert!(!finished.output.contains(secret), "{}", finished.output);
+    assert!(
+        finished.output.contains("PIP_CONSTRAINT="),
+        "{}",
+        finished.output
+    );
+}
+
+#[tokio::test]
+async fn the_ca_lands_where_apt_pip_and_curl_look() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let name = unique("t-ca");
+    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let folder = scratch(&[(
+        "images/x.yaml",
+        &spec_file(&name, "extends: cpu-headless\n"),
+    )]);
+    let run = build(folder.path(), &name, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let script = "set -e; \
+        test -s /usr/local/share/ca-certificates/tfimg-ca.crt; \
+        echo \"PIP_CERT=$PIP_CERT REQUESTS_CA_BUNDLE=$REQUESTS_CA_BUNDLE SSL_CERT_FILE=$SSL_CERT_FILE\"; \
+        python - <<'EOF'\n\
+import ssl, urllib.request\n\
+bundle = open('/etc/ssl/certs/ca-certificates.crt').read()\n\
+extra = open('/usr/local/share/ca-certificates/tfimg-ca.crt').read()\n\
+blocks = [b for b in extra.split('-----END CERTIFICATE-----') if 'BEGIN CERTIFICATE' in b]\n\
+missing = [b for b in blocks if b.split('-----BEGIN CERTIFICATE-----')[1].strip() not in bundle]\n\
+print('certificates', len(blocks), 'missing', len(missing))\n\
+urllib.request.urlopen('https://pypi.org/simple/six/', timeout=30).read(100)\n\
+print('pypi over https: trusted')\n\
+EOF";
+    let finished = engine
+        .run_once(
+            &OneOff {
+                image: format!("tfimg/{name}:2.9.3"),
+                command: vec!["sh".into(), "-c".into(), script.into()],
+                ..Default::default()
+            },
+            std::time::Duration::from_secs(120),
+        )
+        .await
+        .unwrap();
+    assert_eq!(finished.exit_code, 0, "{}", finished.output);
+    let bundle = "/etc/ssl/certs/ca-certificates.crt";
+    assert!(
+        finished.output.contains(&format!(
+            "PIP_CERT={bundle} REQUESTS_CA_BUNDLE={bundle} SSL_CERT_FILE={bundle}"
+        )),
+        "{}",
+        finished.output
+    );
+    assert!(
+        finished.output.contains(" missing 0\n"),
+        "{}",
+        finished.output
+    );
+    assert!(
+        finished.output.contains("pypi over https: trusted"),
+        "{}",
+        finished.output
+    );
+}
+
+#[test]
+fn an_unreachable_daemon_exits_2_naming_the_socket_and_the_fix() {
+    let folder = scratch(&[]);
+    let run = tfimg_with_env(
+        folder.path(),
+        &["build", "cpu-headless"],
+        &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "error: cannot reach the Docker daemon at `unix:///nonexistent/docker.sock`: the socket does not exist (is the daemon running?)\n\
+         hint: start the daemon (`sudo systemctl start docker`, or `sudo dockerd &` where there is no systemd), or point DOCKER_HOST at a running one\n"
+    );
+}
+
+#[test]
+fn network_flags_are_checked_before_anything_is_created() {
+    let folder = scratch(&[("not-a-cert.pem", "hello\n")]);
+    let run = tfimg_with_env(
+        folder.path(),
+        &["build", "cpu-headless", "--ca-cert", "not-a-cert.pem"],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("error: `not-a-cert.pem` holds no PEM certificate\nhint: "),
+        "{}",
+        run.stderr
+    );
+    let run = tfimg_with_env(
+        folder.path(),
+        &[
+            "build",
+            "cpu-headless",
+            "--pip-index-url",
+            "https://me:token@nexus.example/simple",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("carries credentials"), "{}", run.stderr);
+    let rendered = tfimg_with_env(
+        folder.path(),
+        &[
+            "render",
+            "cpu-headless",
+            "--ca-cert",
+            HOST_CA,
+            "--apt-mirror",
+            "http://mirror.example/debian",
+            "--pip-index-url",
+            "http://pypi.example/simple",
+        ],
+        &[],
+    );
+    assert_eq!(rendered.code, 0, "{}", rendered.stderr);
+    insta::assert_snapshot!(rendered.stdout);
+}
+
+#[tokio::test]
+async fn a_missing_base_names_the_command_that_makes_it_and_bootstrap_makes_it() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let repository = unique("tfimg-test-base") + "/debian";
+    let reference = format!("{repository}:bullseye-slim");
+    let _guard = DockerGuard::images(&[&repository]);
+    let folder = scratch(&[(
+        "images/x.yaml",
+        &format!(
+            "name: {}\nextends: cpu-headless\nbase: {reference}\n",
+            unique("t-base")
+        ),
+    )]);
+    let spec = std::fs::read_to_string(folder.path().join("images/x.yaml")).unwrap();
+    let name = spec
+        .lines()
+        .next()
+        .unwrap()
+        .trim_start_matches("name: ")
+        .to_string();
+    let run = tfimg_with_env(folder.path(), &["build", &name], &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "\nerror: base image `{reference}` is not on this machine and could not be pulled: "
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "hint: make it without a registry: `tfimg base bootstrap {reference}`"
+        )),
+        "{}",
+        run.stderr
+    );
+
+    let made = tfimg_with_env(folder.path(), &["base", "bootstrap", &reference], &[]);
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    assert_eq!(made.stdout, format!("{reference}\n"));
+    let image = engine.image(&reference).await.unwrap().expect("imported");
+    assert_eq!(
+        image.labels.get("io.tfimg.bootstrap").map(String::as_str),
+        Some("debian bullseye from http://deb.debian.org/debian")
+    );
+    let finished = engine
+        .run_once(
+            &OneOff {
+                image: reference.clone(),
+                command: vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "cat /etc/debian_version; ls /usr/share/man | wc -l; cat /etc/dpkg/dpkg.cfg.d/tfimg-slim | head -1".into(),
+                ],
+                network_disabled: true,
+                ..Default::default()
+            },
+            std::time::Duration::from_secs(60),
+        )
+        .await
+        .unwrap();
+    let lines: Vec<&str> = finished.output.lines().collect();
+    assert!(lines[0].starts_with("11."), "{}", finished.output);
+    assert_eq!(lines[1], "0", "a -slim base has no man pages");
+    assert_eq!(lines[2], "path-exclude /usr/share/doc/*");
+
+    let again = tfimg_with_env(folder.path(), &["base", "bootstrap", &reference], &[]);
+    assert_eq!(again.code, 0);
+    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+}
+
+#[tokio::test]
+async fn a_gpu_image_verifies_every_cuda_library_but_the_driver() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let name = unique("t-gpu");
+    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let folder = scratch(&[("images/x.yaml", &spec_file(&name, "extends: gpu-headless\n"))]);
+    let run = build(folder.path(), &name, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for line in [
+        "ok    built with CUDA: True",
+        "ok    built against CUDA 11.2: 11.2",
+        "ok    built against cuDNN 8: 8",
+        "ok    loads libcudart.so.11.0: resolved",
+        "ok    loads libcublasLt.so.11: resolved",
+        "ok    loads libcudnn.so.8: resolved",
+        "ok    loads libcudnn_cnn_infer.so.8: resolved",
+        "ok    loads libcusolver.so.11: resolved",
+    ] {
+        assert!(run.stderr.contains(line), "missing `{line}` in:\n{}", run.stderr);
+    }
+    assert!(!run.stderr.contains("libcuda.so.1"), "{}", run.stderr);
+    let image = engine.image(&format!("tfimg/{name}:2.9.3")).await.unwrap().unwrap();
+    assert_eq!(image.labels.get("io.tfimg.cuda").map(String::as_str), Some("11.8"));
+    assert_eq!(image.labels.get("io.tfimg.cudnn").map(String::as_str), Some("8.6"));
+}
