@@ -515,7 +515,10 @@ async fn a_gpu_image_verifies_every_cuda_library_but_the_driver() {
     };
     let name = unique("t-gpu");
     let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
-    let folder = scratch(&[("images/x.yaml", &spec_file(&name, "extends: gpu-headless\n"))]);
+    let folder = scratch(&[(
+        "images/x.yaml",
+        &spec_file(&name, "extends: gpu-headless\n"),
+    )]);
     let run = build(folder.path(), &name, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     for line in [
@@ -528,10 +531,76 @@ async fn a_gpu_image_verifies_every_cuda_library_but_the_driver() {
         "ok    loads libcudnn_cnn_infer.so.8: resolved",
         "ok    loads libcusolver.so.11: resolved",
     ] {
-        assert!(run.stderr.contains(line), "missing `{line}` in:\n{}", run.stderr);
+        assert!(
+            run.stderr.contains(line),
+            "missing `{line}` in:\n{}",
+            run.stderr
+        );
     }
     assert!(!run.stderr.contains("libcuda.so.1"), "{}", run.stderr);
-    let image = engine.image(&format!("tfimg/{name}:2.9.3")).await.unwrap().unwrap();
-    assert_eq!(image.labels.get("io.tfimg.cuda").map(String::as_str), Some("11.8"));
-    assert_eq!(image.labels.get("io.tfimg.cudnn").map(String::as_str), Some("8.6"));
+    let image = engine
+        .image(&format!("tfimg/{name}:2.9.3"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        image.labels.get("io.tfimg.cuda").map(String::as_str),
+        Some("11.8")
+    );
+    assert_eq!(
+        image.labels.get("io.tfimg.cudnn").map(String::as_str),
+        Some("8.6")
+    );
+}
+
+#[tokio::test]
+async fn files_of_a_spec_are_copied_minus_their_ignore_patterns() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let name = unique("t-files");
+    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let folder = scratch(&[
+        (
+            "images/x.yaml",
+            &spec_file(
+                &name,
+                "extends: cpu-headless\nfiles:\n  - src: ../code\n    ignore: [\"*.ckpt\", \"data/\"]\n  - ../README.md:/opt/readme.md\n",
+            ),
+        ),
+        ("code/train.py", "print('trained')\n"),
+        ("code/model.ckpt", "weights"),
+        ("code/data/big.bin", "data"),
+        ("README.md", "hello\n"),
+    ]);
+    let run = build(folder.path(), &name, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let finished = engine
+        .run_once(
+            &OneOff {
+                image: format!("tfimg/{name}:2.9.3"),
+                command: vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "cd /tf/code && find . -type f | sort && python train.py && cat /opt/readme.md && stat -c %u train.py".into(),
+                ],
+                network_disabled: true,
+                ..Default::default()
+            },
+            std::time::Duration::from_secs(60),
+        )
+        .await
+        .unwrap();
+    assert_eq!(finished.exit_code, 0, "{}", finished.output);
+    assert_eq!(finished.output, "./train.py\ntrained\nhello\n1000\n");
+
+    // The rendered context holds the same files, so `docker build` of it is identical.
+    let rendered = tfimg_with_env(folder.path(), &["render", &name, "-o", "out"], &[]);
+    assert_eq!(rendered.code, 0, "{}", rendered.stderr);
+    assert!(folder.path().join("out/files/0/train.py").is_file());
+    assert!(!folder.path().join("out/files/0/model.ckpt").exists());
+    assert_eq!(
+        std::fs::read_to_string(folder.path().join("out/files/1")).unwrap(),
+        "hello\n"
+    );
 }

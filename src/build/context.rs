@@ -10,7 +10,9 @@ use bytes::Bytes;
 use futures_util::Stream;
 use sha2::{Digest, Sha256};
 
+use crate::error::InputError;
 use crate::render::Rendered;
+use crate::spec::resolved::CopiedFiles;
 
 /// Every entry's mtime: 2000-01-01T00:00:00Z (not 0, which some archivers refuse).
 pub const FIXED_MTIME: u64 = 946_684_800;
@@ -42,8 +44,11 @@ pub struct BuildContext {
 }
 
 impl BuildContext {
-    /// The Dockerfile and generated files of a render.
-    pub fn from_rendered(rendered: &Rendered) -> BuildContext {
+    /// The Dockerfile and generated files of a render, plus the spec's `files:`.
+    pub fn from_rendered(
+        rendered: &Rendered,
+        copied: &[CopiedFiles],
+    ) -> Result<BuildContext, InputError> {
         let mut context = BuildContext::default();
         context.add_bytes(
             "Dockerfile",
@@ -53,7 +58,10 @@ impl BuildContext {
         for (path, file) in &rendered.files {
             context.add_bytes(path, file.mode, file.contents.clone());
         }
-        context
+        for entry in copied {
+            context.add_copied(entry)?;
+        }
+        Ok(context)
     }
 
     pub fn add_bytes(&mut self, path: &str, mode: u32, contents: Vec<u8>) {
@@ -81,6 +89,91 @@ impl BuildContext {
             Ok(index) => self.entries[index] = entry,
             Err(index) => self.entries.insert(index, entry),
         }
+    }
+
+    /// Adds a spec's `files:` entry: a file, or a folder walked in name order without
+    /// following links, minus its ignore patterns (and `.git`).
+    pub fn add_copied(&mut self, copied: &CopiedFiles) -> Result<(), InputError> {
+        let source = &copied.source;
+        let at = copied
+            .location
+            .as_ref()
+            .map(|location| format!("{location}: "))
+            .unwrap_or_default();
+        if !source.exists() {
+            return Err(InputError::new(
+                format!("{at}`files` source `{}` does not exist", source.display()),
+                "paths in `files` are relative to the spec file's folder",
+            ));
+        }
+        let mut overrides = ignore::overrides::OverrideBuilder::new(source);
+        for pattern in copied.ignore.iter().map(String::as_str).chain([".git/"]) {
+            overrides.add(&format!("!{pattern}")).map_err(|error| {
+                InputError::new(
+                    format!("{at}`files` ignore pattern `{pattern}`: {error}"),
+                    "write gitignore-style patterns such as `*.ckpt` or `data/`",
+                )
+            })?;
+        }
+        let overrides = overrides.build().map_err(|error| {
+            InputError::new(
+                format!("{at}`files` ignore patterns: {error}"),
+                "check the patterns",
+            )
+        })?;
+        let walker = ignore::WalkBuilder::new(source)
+            .standard_filters(false)
+            .follow_links(false)
+            .overrides(overrides)
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .build();
+        for item in walker {
+            let entry = item.map_err(|error| {
+                InputError::new(
+                    format!("{at}cannot read `files` source: {error}"),
+                    "check the permissions",
+                )
+            })?;
+            let Some(kind) = entry.file_type() else {
+                continue;
+            };
+            if !kind.is_file() {
+                continue;
+            }
+            let relative = entry.path().strip_prefix(source).unwrap_or(entry.path());
+            let Some(relative) = relative.to_str() else {
+                return Err(InputError::new(
+                    format!(
+                        "{at}`{}` has a name that is not UTF-8",
+                        entry.path().display()
+                    ),
+                    "rename it, or add it to `ignore`",
+                ));
+            };
+            let path = if relative.is_empty() {
+                copied.context_path.clone()
+            } else {
+                format!("{}/{relative}", copied.context_path)
+            };
+            let executable = entry
+                .metadata()
+                .map(|meta| {
+                    std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0
+                })
+                .unwrap_or(false);
+            self.add_file(&path, executable, entry.path().to_path_buf());
+        }
+        Ok(())
+    }
+
+    /// Writes the context's files into `folder` (what `tfimg render -o` produces).
+    pub fn unpack_into(&self, folder: &std::path::Path) -> io::Result<()> {
+        let mut tar = Vec::new();
+        self.write_tar(&mut tar)?;
+        let mut archive = tar::Archive::new(tar.as_slice());
+        archive.set_preserve_permissions(true);
+        archive.set_preserve_mtime(false);
+        archive.unpack(folder)
     }
 
     pub fn len(&self) -> usize {
@@ -240,6 +333,66 @@ mod tests {
             ]
         );
         assert_eq!(sample().digest().unwrap(), sample().digest().unwrap());
+    }
+
+    #[test]
+    fn copied_folders_keep_order_modes_and_drop_ignored_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let folder = tempfile::tempdir().unwrap();
+        let code = folder.path().join("code");
+        for (path, text) in [
+            ("train.py", "print(1)\n"),
+            ("run.sh", "#!/bin/sh\n"),
+            ("data/big.ckpt", "weights"),
+            ("data/labels.txt", "a\n"),
+            (".git/HEAD", "ref"),
+            ("model.ckpt", "weights"),
+        ] {
+            let path = code.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+        }
+        std::fs::set_permissions(code.join("run.sh"), std::fs::Permissions::from_mode(0o700))
+            .unwrap();
+        let copied = CopiedFiles {
+            source: code.clone(),
+            context_path: "files/0".to_string(),
+            destination: "/tf/code".to_string(),
+            ignore: vec!["*.ckpt".to_string()],
+            location: None,
+        };
+        let mut context = BuildContext::default();
+        context.add_copied(&copied).unwrap();
+        let paths: Vec<(&str, u32)> = context
+            .entries
+            .iter()
+            .map(|e| (e.path.as_str(), e.mode))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                ("files/0/data/labels.txt", 0o644),
+                ("files/0/run.sh", 0o755),
+                ("files/0/train.py", 0o644),
+            ]
+        );
+        let single = CopiedFiles {
+            source: code.join("train.py"),
+            context_path: "files/1".to_string(),
+            ..copied.clone()
+        };
+        context.add_copied(&single).unwrap();
+        assert!(context.entries.iter().any(|e| e.path == "files/1"));
+        let missing = CopiedFiles {
+            source: folder.path().join("nope"),
+            ..copied
+        };
+        let error = context.add_copied(&missing).unwrap_err();
+        assert!(
+            error.message.contains("does not exist"),
+            "{}",
+            error.message
+        );
     }
 
     #[tokio::test]

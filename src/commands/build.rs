@@ -49,7 +49,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
             &reporter,
         )
         .await?;
-        let context = BuildContext::from_rendered(&rendered);
+        let context = BuildContext::from_rendered(&rendered, &resolved.files)?;
         let digest = context.digest()?;
         let key = build::build_key(&rendered.dockerfile, &digest, &base_id);
         let plan = build::plan(&resolved, key, &args.tag);

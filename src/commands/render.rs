@@ -2,11 +2,11 @@
 //! (Dockerfile plus generated files, with their modes) written into DIR.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::process::ExitCode;
 
 use anyhow::Context;
 
+use crate::build::context::BuildContext;
 use crate::cli::RenderArgs;
 use crate::error::InputError;
 use crate::{render, spec};
@@ -26,27 +26,14 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    let context = BuildContext::from_rendered(&rendered, &resolved.files)?;
     fs::create_dir_all(folder).with_context(|| format!("cannot create `{}`", folder.display()))?;
-    let mut written = vec![(
-        "Dockerfile".to_string(),
-        rendered.dockerfile.into_bytes(),
-        0o644,
-    )];
-    written.extend(
-        rendered
-            .files
-            .into_iter()
-            .map(|(name, file)| (name, file.contents, file.mode)),
-    );
-    for (name, contents, mode) in &written {
-        let path = folder.join(name);
-        fs::write(&path, contents).with_context(|| format!("cannot write `{}`", path.display()))?;
-        fs::set_permissions(&path, fs::Permissions::from_mode(*mode))
-            .with_context(|| format!("cannot set the mode of `{}`", path.display()))?;
-    }
+    context
+        .unpack_into(folder)
+        .with_context(|| format!("cannot write the build context into `{}`", folder.display()))?;
     eprintln!(
         "wrote {} files for `{}` to {}",
-        written.len(),
+        context.len(),
         resolved.name,
         folder.display()
     );

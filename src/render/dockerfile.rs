@@ -241,6 +241,20 @@ pub fn dockerfile(
     }
     line(w, "");
 
+    if !spec.files.is_empty() {
+        line(w, "# The spec's own files, owned by its user.");
+        for copied in &spec.files {
+            line(
+                w,
+                &format!(
+                    "COPY --chown={IMAGE_UID}:{IMAGE_UID} {} {}",
+                    copied.context_path, copied.destination
+                ),
+            );
+        }
+        line(w, "");
+    }
+
     let mut labels = vec![
         ("io.tfimg.spec", spec.name.clone()),
         ("io.tfimg.tensorflow", spec.tensorflow.clone()),

@@ -721,7 +721,9 @@ mod tests {
         assert!(cuda_sonames(tensorflow_row(&v("2.16")).unwrap()).contains(&"libcudnn.so.8"));
         assert!(cuda_sonames(tensorflow_row(&v("2.18")).unwrap()).contains(&"libcudnn.so.9"));
         for row in TENSORFLOW {
-            assert!(!cuda_sonames(row).iter().any(|name| name.starts_with("libcuda.so")));
+            assert!(!cuda_sonames(row)
+                .iter()
+                .any(|name| name.starts_with("libcuda.so")));
         }
     }
 

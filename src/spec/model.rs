@@ -31,6 +31,43 @@ pub struct SpecFile {
     pub ports: Option<BTreeMap<String, i64>>,
     pub user: Option<String>,
     pub workdir: Option<String>,
+    /// Files and folders copied into the image, relative to the spec file's folder.
+    pub files: Option<Vec<FileEntry>>,
+}
+
+/// One `files:` entry: `code`, `code:/tf/src`, or the long form with ignore patterns.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum FileEntry {
+    Short(String),
+    Full(FileEntryFull),
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FileEntryFull {
+    pub src: String,
+    pub dst: Option<String>,
+    /// gitignore-style patterns of files to leave out.
+    #[serde(default)]
+    pub ignore: Vec<String>,
+}
+
+impl FileEntry {
+    /// (source, destination, ignore patterns).
+    pub fn parts(&self) -> (String, Option<String>, Vec<String>) {
+        match self {
+            FileEntry::Short(text) => match text.split_once(':') {
+                Some((source, destination)) => (
+                    source.to_string(),
+                    Some(destination.to_string()),
+                    Vec::new(),
+                ),
+                None => (text.clone(), None, Vec::new()),
+            },
+            FileEntry::Full(full) => (full.src.clone(), full.dst.clone(), full.ignore.clone()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -147,27 +184,6 @@ impl<'de> Deserialize<'de> for EnvValue {
     }
 }
 
-/// The field names of `SpecFile`, for hints.
-pub const SPEC_FIELDS: &[&str] = &[
-    "name",
-    "abstract",
-    "extends",
-    "description",
-    "base",
-    "tensorflow",
-    "python",
-    "gpu",
-    "cuda_provider",
-    "cuda",
-    "cudnn",
-    "service",
-    "packages",
-    "env",
-    "ports",
-    "user",
-    "workdir",
-];
-
 impl SpecFile {
     /// `self` extended by `child`: scalars in the child override, lists append (without
     /// repeating an entry), maps merge key by key with the child winning.
@@ -227,6 +243,9 @@ impl SpecFile {
             ports: map(&self.ports, &child.ports),
             user: scalar(&self.user, &child.user),
             workdir: scalar(&self.workdir, &child.workdir),
+            // Paths are relative to the file that names them, so they never merge: a
+            // child's `files` replace its parent's.
+            files: scalar(&self.files, &child.files),
         }
     }
 }

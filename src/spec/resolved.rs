@@ -35,6 +35,22 @@ pub struct ResolvedSpec {
     pub ports: BTreeMap<String, u16>,
     pub user: String,
     pub workdir: String,
+    /// Local files and folders copied into the image.
+    pub files: Vec<CopiedFiles>,
+}
+
+/// One `files:` entry, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CopiedFiles {
+    /// Absolute path on this machine.
+    pub source: std::path::PathBuf,
+    /// Where it sits in the build context (`files/0`): the same on every machine.
+    pub context_path: String,
+    pub destination: String,
+    pub ignore: Vec<String>,
+    /// Where the entry was written, for errors found when the files are read.
+    #[serde(skip)]
+    pub location: Option<super::source::Location>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

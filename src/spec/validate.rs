@@ -5,9 +5,11 @@
 use std::collections::BTreeMap;
 
 use super::compat::{self, PipCuda, TensorflowRow, Version};
-use super::load::SpecDocument;
+use std::path::Path;
+
+use super::load::{Origin, SpecDocument};
 use super::model::{CudaProvider, Service, SpecFile};
-use super::resolved::{site_packages, GpuStack, ResolvedPackages, ResolvedSpec};
+use super::resolved::{site_packages, CopiedFiles, GpuStack, ResolvedPackages, ResolvedSpec};
 use super::source::{Location, SpecError};
 
 const DEFAULT_BASE: &str = "debian:bullseye-slim";
@@ -119,6 +121,7 @@ impl Resolver<'_> {
         let workdir = self.workdir()?;
         let env = self.env()?;
         let packages = self.packages(service, &tensorflow)?;
+        let files = self.files(&workdir)?;
 
         let mut constraints = vec![format!(
             "{}=={tensorflow}",
@@ -149,7 +152,7 @@ impl Resolver<'_> {
             name: leaf.name.clone(),
             description: merged.description.clone().unwrap_or_default(),
             source: match &leaf.origin {
-                super::load::Origin::Builtin => "built-in".to_string(),
+                Origin::Builtin => "built-in".to_string(),
                 _ => leaf.display_path.clone(),
             },
             extends: self.chain[..self.chain.len() - 1]
@@ -168,7 +171,81 @@ impl Resolver<'_> {
             ports,
             user,
             workdir,
+            files,
         })
+    }
+
+    fn files(&self, workdir: &str) -> Result<Vec<CopiedFiles>, SpecError> {
+        let Some(entries) = &self.merged.files else {
+            return Ok(Vec::new());
+        };
+        // `files` never merge, so the nearest spec that names them owns every entry.
+        let owner = self
+            .chain
+            .iter()
+            .rev()
+            .find(|document| document.file.files.is_some())
+            .expect("merged files come from some spec");
+        let folder = match &owner.origin {
+            Origin::Local(path) | Origin::File(path) => {
+                let parent = path.parent().unwrap_or(Path::new("."));
+                std::path::absolute(parent).unwrap_or_else(|_| parent.to_path_buf())
+            }
+            Origin::Builtin => {
+                return Err(self.error(
+                    "files",
+                    "built-in specs cannot copy files",
+                    "copy files from a local spec",
+                ))
+            }
+        };
+        let location = owner.locate_key("files");
+        let mut resolved = Vec::new();
+        for (index, entry) in entries.iter().enumerate() {
+            let (source, destination, ignore) = entry.parts();
+            let bad = |message: String, hint: &str| SpecError::new(location.clone(), message, hint);
+            if source.is_empty() || Path::new(&source).is_absolute() {
+                return Err(bad(
+                    format!("`files` source `{source}` must be a path relative to the spec file"),
+                    "write it relative to the folder of the spec file, such as `../code`",
+                ));
+            }
+            let name = Path::new(&source)
+                .components()
+                .filter_map(|part| match part {
+                    std::path::Component::Normal(name) => name.to_str(),
+                    _ => None,
+                })
+                .next_back()
+                .unwrap_or("files")
+                .to_string();
+            let destination = destination.unwrap_or_else(|| format!("{workdir}/{name}"));
+            let safe = destination.starts_with('/')
+                && destination
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "/-_.".contains(c))
+                && !destination.split('/').any(|part| part == "..");
+            if !safe {
+                return Err(bad(
+                    format!("`files` destination `{destination}` must be an absolute path of letters, digits, `-`, `_`, `.`"),
+                    "write it like `/tf/code`",
+                ));
+            }
+            if let Some(pattern) = ignore.iter().find(|p| p.is_empty() || p.contains('\n')) {
+                return Err(bad(
+                    format!("`files` ignore pattern `{pattern}` is not valid"),
+                    "write gitignore-style patterns such as `*.ckpt` or `data/`",
+                ));
+            }
+            resolved.push(CopiedFiles {
+                source: folder.join(&source),
+                context_path: format!("files/{index}"),
+                destination,
+                ignore,
+                location: location.clone(),
+            });
+        }
+        Ok(resolved)
     }
 
     fn tensorflow(&self) -> Result<(Version, &'static TensorflowRow), SpecError> {
