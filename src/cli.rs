@@ -30,6 +30,167 @@ pub enum Command {
     /// Base images without a registry.
     #[command(subcommand)]
     Base(BaseCommand),
+    /// Start a container from a spec (built first when its image is missing or stale) or
+    /// an image: GPUs, mounts, ports, Jupyter token, SSH key, the host user's uid/gid.
+    Run(Box<RunArgs>),
+    /// List tfimg's containers with their URLs and GPUs.
+    Ps(PsArgs),
+    /// Print a container's output.
+    Logs(LogsArgs),
+    /// Run a command in a running container, as its user.
+    Exec(ExecArgs),
+    /// Stop containers (they can be started again with `docker start`).
+    Stop(NamesArgs),
+    /// Remove stopped containers (`-f` also running ones). Mounted folders are never touched.
+    Rm(RemoveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A spec name, a spec file, or an image reference [default: gpu-jupyter].
+    pub target: Option<String>,
+
+    /// GPUs: `all`, a count (`2`), indices (`0,1`), UUIDs (`GPU-...`), or `none`.
+    #[arg(long, value_name = "GPUS")]
+    pub gpus: Option<String>,
+
+    /// How GPUs reach the container: `devices` (Docker's nvidia driver), `cdi`, or
+    /// `runtime` (hosts that only register the nvidia runtime).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub gpu_mode: crate::plan::gpus::GpuMode,
+
+    /// Mount a host folder: `SRC[:DST][:ro]`; DST defaults to `<workdir>/<name of SRC>`, a
+    /// missing SRC folder is created.
+    #[arg(long = "mount", short = 'm', value_name = "SRC[:DST][:ro]")]
+    pub mounts: Vec<String>,
+
+    /// Publish a container port: `CONTAINER` or `HOST:CONTAINER` (on 127.0.0.1).
+    #[arg(short = 'p', long = "publish", value_name = "[HOST:]CONTAINER")]
+    pub ports: Vec<String>,
+
+    /// Bind published ports on every interface (0.0.0.0) instead of 127.0.0.1.
+    #[arg(long)]
+    pub public: bool,
+
+    /// Run in the background and print how to reach the service.
+    #[arg(short, long)]
+    pub detach: bool,
+
+    /// The container's name [default: <spec>-<6 hex>].
+    #[arg(long)]
+    pub name: Option<String>,
+
+    /// Set an environment variable (`KEY=value`).
+    #[arg(short, long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+
+    /// Memory limit (`16g`).
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+
+    /// CPU limit (`4`, `1.5`).
+    #[arg(long, value_name = "CPUS")]
+    pub cpus: Option<String>,
+
+    /// Size of /dev/shm, used by tf.data and multi-worker loaders.
+    #[arg(long, value_name = "SIZE", default_value = "2g")]
+    pub shm_size: String,
+
+    /// Restart policy: `no`, `always`, `unless-stopped`, `on-failure[:N]`.
+    #[arg(long, value_name = "POLICY")]
+    pub restart: Option<String>,
+
+    /// The public key an SSH image admits [default: ~/.ssh/id_ed25519.pub, ~/.ssh/id_rsa.pub,
+    /// else a key pair tfimg makes in its data folder].
+    #[arg(long, value_name = "PATH")]
+    pub ssh_key: Option<PathBuf>,
+
+    /// Do not wait for Jupyter or SSH to answer before printing.
+    #[arg(long)]
+    pub no_wait: bool,
+
+    /// Never build: fail when the spec's image is missing.
+    #[arg(long)]
+    pub no_build: bool,
+
+    /// Create the container but do not start it (prints its name).
+    #[arg(long)]
+    pub no_start: bool,
+
+    /// Keep a foreground container after it exits (it is removed by default).
+    #[arg(long)]
+    pub keep: bool,
+
+    /// `root` runs the container as root instead of the host user (an explicit opt-out).
+    #[arg(long, value_name = "root")]
+    pub user: Option<String>,
+
+    /// Run as this uid instead of the invoking user's (with --gid).
+    #[arg(long)]
+    pub uid: Option<u32>,
+
+    /// Run as this gid instead of the invoking user's.
+    #[arg(long)]
+    pub gid: Option<u32>,
+
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: Progress,
+
+    #[command(flatten)]
+    pub network: NetworkArgs,
+
+    /// The command to run instead of the image's service.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PsArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Only the containers of this team.
+    #[arg(long)]
+    pub team: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    pub name: String,
+
+    /// Keep printing new output until the container stops.
+    #[arg(short, long)]
+    pub follow: bool,
+
+    /// Only the last N lines.
+    #[arg(long, value_name = "N")]
+    pub tail: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    pub name: String,
+
+    /// The command.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct NamesArgs {
+    #[arg(required = true)]
+    pub names: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RemoveArgs {
+    #[arg(required = true)]
+    pub names: Vec<String>,
+
+    /// Stop running containers first.
+    #[arg(short, long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod host;
 pub mod output;
+pub mod plan;
 pub mod progress;
 pub mod render;
 pub mod spec;
@@ -44,6 +45,12 @@ pub fn main() -> ExitCode {
         Command::Render(args) => commands::render::run(&args),
         Command::Build(args) => commands::build::run(&args),
         Command::Base(cli::BaseCommand::Bootstrap(args)) => commands::base::run(&args),
+        Command::Run(args) => commands::run::run(&args),
+        Command::Ps(args) => commands::containers::ps(&args),
+        Command::Logs(args) => commands::containers::logs(&args),
+        Command::Exec(args) => commands::containers::exec(&args),
+        Command::Stop(args) => commands::containers::stop(&args),
+        Command::Rm(args) => commands::containers::remove(&args),
     };
     match outcome {
         Ok(code) => code,

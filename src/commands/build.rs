@@ -36,77 +36,138 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
             .into());
         }
     }
-    let rendered = render::render(&resolved, &network.render);
     let reporter = Reporter::new(args.progress);
+    let options = BuildOptions {
+        tags: &args.tag,
+        no_cache: args.no_cache,
+        pull: args.pull,
+        bootstrap_base: args.bootstrap_base,
+        no_verify: args.no_verify,
+        only_check: false,
+        announce_up_to_date: true,
+    };
     super::runtime()?.block_on(async {
         let engine = Engine::connect().await?;
-        let base_id = super::base::ensure_base(
-            &engine,
-            &resolved.base,
-            &network,
-            args.pull,
-            args.bootstrap_base,
-            &reporter,
-        )
-        .await?;
-        let context = BuildContext::from_rendered(&rendered, &resolved.files)?;
-        let digest = context.digest()?;
-        let key = build::build_key(&rendered.dockerfile, &digest, &base_id);
-        let plan = build::plan(&resolved, key, &args.tag);
+        let built = build_spec(&engine, &resolved, &network, &options, &reporter)
+            .await?
+            .expect("a build that is not only a check always answers");
+        finish(&reporter, &built);
+        Ok(ExitCode::SUCCESS)
+    })
+}
 
-        if !args.no_cache {
-            if let Some(existing) = engine.image(&plan.keyed_tag).await? {
-                if existing.labels.get(LABEL_BUILD_KEY) == Some(&plan.key) {
-                    tag_all(&engine, &existing.id, &plan).await?;
+pub(crate) struct BuildOptions<'a> {
+    pub tags: &'a [String],
+    pub no_cache: bool,
+    pub pull: bool,
+    pub bootstrap_base: bool,
+    pub no_verify: bool,
+    /// Report whether the current image exists, but never build (`run --no-build`).
+    pub only_check: bool,
+    /// Say so when the image is up to date (`build` does; `run` keeps quiet).
+    pub announce_up_to_date: bool,
+}
+
+pub(crate) struct Built {
+    pub plan: BuildPlan,
+    pub image_id: String,
+    pub up_to_date: bool,
+}
+
+/// The image of `resolved` for its current build key: the existing one, or a new one
+/// built, verified and tagged. `None` only with `only_check` when no current image exists.
+pub(crate) async fn build_spec(
+    engine: &Engine,
+    resolved: &spec::ResolvedSpec,
+    network: &config::Network,
+    options: &BuildOptions<'_>,
+    reporter: &Reporter,
+) -> anyhow::Result<Option<Built>> {
+    let rendered = render::render(resolved, &network.render);
+    let base_id = if options.only_check {
+        match engine.image(&resolved.base).await? {
+            Some(image) => image.id,
+            None => return Ok(None),
+        }
+    } else {
+        super::base::ensure_base(
+            engine,
+            &resolved.base,
+            network,
+            options.pull,
+            options.bootstrap_base,
+            reporter,
+        )
+        .await?
+    };
+    let context = BuildContext::from_rendered(&rendered, &resolved.files)?;
+    let digest = context.digest()?;
+    let key = build::build_key(&rendered.dockerfile, &digest, &base_id);
+    let plan = build::plan(resolved, key, options.tags);
+
+    if !options.no_cache {
+        if let Some(existing) = engine.image(&plan.keyed_tag).await? {
+            if existing.labels.get(LABEL_BUILD_KEY) == Some(&plan.key) {
+                tag_all(engine, &existing.id, &plan).await?;
+                if options.announce_up_to_date {
                     reporter.status(&format!(
                         "`{}` is up to date (build key {})",
                         plan.tag,
                         &plan.key[..12]
                     ));
-                    finish(&reporter, &plan, &existing.id, true);
-                    return Ok(ExitCode::SUCCESS);
                 }
+                return Ok(Some(Built {
+                    plan,
+                    image_id: existing.id,
+                    up_to_date: true,
+                }));
             }
         }
+    }
+    if options.only_check {
+        return Ok(None);
+    }
 
-        reporter.status(&format!(
-            "building `{}` from `{}` (build key {})",
-            plan.tag,
-            resolved.base,
-            &plan.key[..12]
-        ));
-        let request = BuildRequest {
-            build_args: network.proxy_build_args.clone().into_iter().collect(),
-            labels: plan.labels.clone(),
-            no_cache: args.no_cache,
-        };
-        let built = engine
-            .build(&request, context.into_stream(), |event| {
-                reporter.build_event(event)
-            })
-            .await?;
-        let image_id = match built {
-            Ok(id) => id,
-            Err(failure) => return Err(build_failed(&resolved.name, &failure).into()),
-        };
+    reporter.status(&format!(
+        "building `{}` from `{}` (build key {})",
+        plan.tag,
+        resolved.base,
+        &plan.key[..12]
+    ));
+    let request = BuildRequest {
+        build_args: network.proxy_build_args.clone().into_iter().collect(),
+        labels: plan.labels.clone(),
+        no_cache: options.no_cache,
+    };
+    let built = engine
+        .build(&request, context.into_stream(), |event| {
+            reporter.build_event(event)
+        })
+        .await?;
+    let image_id = match built {
+        Ok(id) => id,
+        Err(failure) => return Err(build_failed(&resolved.name, &failure).into()),
+    };
 
-        if !args.no_verify {
-            reporter.status("verifying: TensorFlow imports, computes, and keeps its pins");
-            if let Err(error) = verify(&engine, &image_id, &resolved.name, &reporter).await {
-                // Nothing was tagged: dropping the image leaves no trace of the failure.
-                let _ = engine.remove_image(&image_id, true).await;
-                return Err(error);
-            }
+    if !options.no_verify {
+        reporter.status("verifying: TensorFlow imports, computes, and keeps its pins");
+        if let Err(error) = verify(engine, &image_id, &resolved.name, reporter).await {
+            // Nothing was tagged: dropping the image leaves no trace of the failure.
+            let _ = engine.remove_image(&image_id, true).await;
+            return Err(error);
         }
-        tag_all(&engine, &image_id, &plan).await?;
-        reporter.status(&format!(
-            "built `{}` in {:.0} s",
-            plan.tag,
-            reporter.elapsed().as_secs_f64()
-        ));
-        finish(&reporter, &plan, &image_id, false);
-        Ok(ExitCode::SUCCESS)
-    })
+    }
+    tag_all(engine, &image_id, &plan).await?;
+    reporter.status(&format!(
+        "built `{}` in {:.0} s",
+        plan.tag,
+        reporter.elapsed().as_secs_f64()
+    ));
+    Ok(Some(Built {
+        plan,
+        image_id,
+        up_to_date: false,
+    }))
 }
 
 async fn tag_all(engine: &Engine, image_id: &str, plan: &BuildPlan) -> anyhow::Result<()> {
@@ -117,14 +178,15 @@ async fn tag_all(engine: &Engine, image_id: &str, plan: &BuildPlan) -> anyhow::R
 }
 
 /// Data on stdout: the image reference, or the JSON result event.
-fn finish(reporter: &Reporter, plan: &BuildPlan, image_id: &str, up_to_date: bool) {
+fn finish(reporter: &Reporter, built: &Built) {
+    let plan = &built.plan;
     if reporter.is_json() {
         reporter.result(json!({
             "image": plan.tag,
-            "id": image_id,
+            "id": built.image_id,
             "tags": plan.all_tags(),
             "key": plan.key,
-            "up_to_date": up_to_date,
+            "up_to_date": built.up_to_date,
         }));
     } else {
         reporter.clear();
@@ -147,10 +209,15 @@ fn build_failed(name: &str, failure: &BuildFailure) -> InputError {
         message.push_str("\n  | ");
         message.push_str(line);
     }
-    InputError::new(
-        message,
-        "the step's output is above; fix the spec (`tfimg show` prints what it resolves to) and build again",
-    )
+    let tls_inspected = failure.output.iter().any(|line| {
+        line.contains("CERTIFICATE_VERIFY_FAILED") || line.contains("certificate verify failed")
+    });
+    let hint = if tls_inspected {
+        "this network inspects TLS: give its CA with `--ca-cert PATH` (or `ca_cert:` in ~/.config/tfimg/config.yaml, or TFIMG_CA_CERT)"
+    } else {
+        "the step's output is above; fix the spec (`tfimg show` prints what it resolves to) and build again"
+    };
+    InputError::new(message, hint)
 }
 
 async fn verify(

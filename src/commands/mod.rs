@@ -3,8 +3,10 @@
 
 pub mod base;
 pub mod build;
+pub mod containers;
 pub mod list;
 pub mod render;
+pub mod run;
 pub mod show;
 
 use std::path::Path;

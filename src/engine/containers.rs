@@ -99,3 +99,389 @@ impl Engine {
         Ok(Finished { exit_code, output })
     }
 }
+
+/// What tfimg reads back from a container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerFacts {
+    pub id: String,
+    pub name: String,
+    pub image: String,
+    /// `created`, `running`, `exited`, ...
+    pub state: String,
+    pub status: String,
+    pub exit_code: Option<i64>,
+    pub labels: HashMap<String, String>,
+    pub device_requests: Vec<crate::plan::gpus::DeviceRequestPlan>,
+    pub runtime: Option<String>,
+    pub user: String,
+    pub env: Vec<String>,
+    /// (source, target, read-only)
+    pub mounts: Vec<(String, String, bool)>,
+    pub shm_size: Option<i64>,
+    pub cap_drop: Vec<String>,
+}
+
+/// Why a start failed, as far as tfimg acts on it.
+#[derive(Debug)]
+pub enum StartFailure {
+    /// "could not select device driver": the NVIDIA container toolkit is missing.
+    GpuDriver(String),
+    /// A host port went to someone else between planning and starting.
+    PortTaken(String),
+    Engine(EngineError),
+}
+
+impl Engine {
+    /// Creates (does not start) the planned container; returns its id.
+    pub async fn create(&self, plan: &crate::plan::LaunchPlan) -> Result<String, EngineError> {
+        let options = bollard::query_parameters::CreateContainerOptionsBuilder::new()
+            .name(&plan.name)
+            .build();
+        let body = to_create_body(plan);
+        match self.docker.create_container(Some(options), body).await {
+            Ok(created) => Ok(created.id),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 409,
+                message,
+            }) => Err(EngineError::Failed {
+                what: format!("create container `{}`", plan.name),
+                message,
+            }),
+            Err(error) => Err(self.fail(&format!("create container `{}`", plan.name), error)),
+        }
+    }
+
+    pub async fn start(&self, id: &str) -> Result<(), StartFailure> {
+        match self.docker.start_container(id, None).await {
+            Ok(()) => Ok(()),
+            Err(bollard::errors::Error::DockerResponseServerError { message, .. })
+                if message.contains("could not select device driver") =>
+            {
+                Err(StartFailure::GpuDriver(message))
+            }
+            Err(bollard::errors::Error::DockerResponseServerError { message, .. })
+                if message.contains("port is already allocated")
+                    || message.contains("address already in use") =>
+            {
+                Err(StartFailure::PortTaken(message))
+            }
+            Err(error) => Err(StartFailure::Engine(self.fail("start container", error))),
+        }
+    }
+
+    /// The container called `name` (or with that id), or `None`.
+    pub async fn container(&self, name: &str) -> Result<Option<ContainerFacts>, EngineError> {
+        let inspected = match self.docker.inspect_container(name, None).await {
+            Ok(inspected) => inspected,
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => return Ok(None),
+            Err(error) => return Err(self.fail(&format!("inspect container `{name}`"), error)),
+        };
+        let config = inspected.config.unwrap_or_default();
+        let host = inspected.host_config.unwrap_or_default();
+        let state = inspected.state.unwrap_or_default();
+        Ok(Some(ContainerFacts {
+            id: inspected.id.unwrap_or_default(),
+            name: inspected
+                .name
+                .unwrap_or_default()
+                .trim_start_matches('/')
+                .to_string(),
+            image: config.image.clone().unwrap_or_default(),
+            state: state
+                .status
+                .map(|status| status.to_string())
+                .unwrap_or_default(),
+            status: String::new(),
+            exit_code: state.exit_code,
+            labels: config.labels.unwrap_or_default(),
+            device_requests: host
+                .device_requests
+                .unwrap_or_default()
+                .into_iter()
+                .map(|request| crate::plan::gpus::DeviceRequestPlan {
+                    driver: request.driver.unwrap_or_default(),
+                    count: request.count,
+                    device_ids: request.device_ids.unwrap_or_default(),
+                    capabilities: request.capabilities.unwrap_or_default(),
+                })
+                .collect(),
+            runtime: host.runtime,
+            user: config.user.unwrap_or_default(),
+            env: config.env.unwrap_or_default(),
+            mounts: host
+                .mounts
+                .unwrap_or_default()
+                .into_iter()
+                .map(|mount| {
+                    (
+                        mount.source.unwrap_or_default(),
+                        mount.target.unwrap_or_default(),
+                        mount.read_only.unwrap_or(false),
+                    )
+                })
+                .collect(),
+            shm_size: host.shm_size,
+            cap_drop: host.cap_drop.unwrap_or_default(),
+        }))
+    }
+
+    /// Every container (running or not) carrying `label` (`key` or `key=value`).
+    pub async fn containers_with_label(
+        &self,
+        label: &str,
+    ) -> Result<Vec<ContainerFacts>, EngineError> {
+        let filters = HashMap::from([("label".to_string(), vec![label.to_string()])]);
+        let options = bollard::query_parameters::ListContainersOptionsBuilder::new()
+            .all(true)
+            .filters(&filters)
+            .build();
+        let listed = self
+            .docker
+            .list_containers(Some(options))
+            .await
+            .map_err(|error| self.fail("list containers", error))?;
+        Ok(listed
+            .into_iter()
+            .map(|summary| ContainerFacts {
+                id: summary.id.unwrap_or_default(),
+                name: summary
+                    .names
+                    .unwrap_or_default()
+                    .first()
+                    .map(|name| name.trim_start_matches('/').to_string())
+                    .unwrap_or_default(),
+                image: summary.image.unwrap_or_default(),
+                state: summary
+                    .state
+                    .map(|state| state.to_string())
+                    .unwrap_or_default(),
+                status: summary.status.unwrap_or_default(),
+                exit_code: None,
+                labels: summary.labels.unwrap_or_default(),
+                device_requests: Vec::new(),
+                runtime: None,
+                user: String::new(),
+                env: Vec::new(),
+                mounts: Vec::new(),
+                shm_size: None,
+                cap_drop: Vec::new(),
+            })
+            .collect())
+    }
+
+    /// Output so far (not following).
+    pub async fn output(&self, id: &str) -> Result<String, EngineError> {
+        let options = LogsOptionsBuilder::new().stdout(true).stderr(true).build();
+        let mut logs = self.docker.logs(id, Some(options));
+        let mut output = String::new();
+        while let Some(chunk) = logs.next().await {
+            let chunk = chunk.map_err(|error| self.fail("read container output", error))?;
+            output.push_str(&chunk.to_string());
+        }
+        Ok(output)
+    }
+
+    /// Streams output to this process's stdout/stderr until the container stops (or, with
+    /// `follow` false, until the output so far is written).
+    pub async fn stream_output(
+        &self,
+        id: &str,
+        follow: bool,
+        tail: Option<&str>,
+    ) -> Result<(), EngineError> {
+        use std::io::Write;
+        let mut options = LogsOptionsBuilder::new()
+            .stdout(true)
+            .stderr(true)
+            .follow(follow);
+        if let Some(tail) = tail {
+            options = options.tail(tail);
+        }
+        let mut logs = self.docker.logs(id, Some(options.build()));
+        while let Some(chunk) = logs.next().await {
+            match chunk.map_err(|error| self.fail("read container output", error))? {
+                bollard::container::LogOutput::StdErr { message } => {
+                    let mut stderr = std::io::stderr().lock();
+                    let _ = stderr.write_all(&message);
+                    let _ = stderr.flush();
+                }
+                other => {
+                    let mut stdout = std::io::stdout().lock();
+                    let _ = stdout.write_all(&other.into_bytes());
+                    let _ = stdout.flush();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the container to stop; its exit code.
+    pub async fn wait(&self, id: &str) -> Result<i64, EngineError> {
+        let mut wait = self.docker.wait_container(id, None);
+        match wait.next().await {
+            Some(Ok(response)) => Ok(response.status_code),
+            Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Ok(code),
+            Some(Err(error)) => Err(self.fail("wait for container", error)),
+            None => Err(EngineError::Failed {
+                what: "wait for container".to_string(),
+                message: "the daemon closed the wait without an exit code".to_string(),
+            }),
+        }
+    }
+
+    pub async fn stop(&self, id: &str, seconds: i32) -> Result<(), EngineError> {
+        let options = bollard::query_parameters::StopContainerOptionsBuilder::new()
+            .t(seconds)
+            .build();
+        match self.docker.stop_container(id, Some(options)).await {
+            Ok(())
+            | Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 304 | 404,
+                ..
+            }) => Ok(()),
+            Err(error) => Err(self.fail("stop container", error)),
+        }
+    }
+
+    pub async fn remove_container(&self, id: &str, force: bool) -> Result<(), EngineError> {
+        let options = RemoveContainerOptionsBuilder::new().force(force).build();
+        match self.docker.remove_container(id, Some(options)).await {
+            Ok(())
+            | Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            Err(error) => Err(self.fail("remove container", error)),
+        }
+    }
+
+    /// Runs `command` in a running container as `user`, streaming its output; the exit code.
+    pub async fn exec(&self, id: &str, command: &[String], user: &str) -> Result<i64, EngineError> {
+        use std::io::Write;
+        let options = bollard::exec::CreateExecOptions {
+            cmd: Some(command.to_vec()),
+            user: Some(user.to_string()),
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            ..Default::default()
+        };
+        let created = self
+            .docker
+            .create_exec(id, options)
+            .await
+            .map_err(|error| self.fail("exec", error))?;
+        let started = self
+            .docker
+            .start_exec(&created.id, None)
+            .await
+            .map_err(|error| self.fail("exec", error))?;
+        if let bollard::exec::StartExecResults::Attached { mut output, .. } = started {
+            while let Some(chunk) = output.next().await {
+                match chunk.map_err(|error| self.fail("exec output", error))? {
+                    bollard::container::LogOutput::StdErr { message } => {
+                        let _ = std::io::stderr().lock().write_all(&message);
+                    }
+                    other => {
+                        let mut stdout = std::io::stdout().lock();
+                        let _ = stdout.write_all(&other.into_bytes());
+                        let _ = stdout.flush();
+                    }
+                }
+            }
+        }
+        let inspected = self
+            .docker
+            .inspect_exec(&created.id)
+            .await
+            .map_err(|error| self.fail("exec", error))?;
+        Ok(inspected.exit_code.unwrap_or(0))
+    }
+}
+
+fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateBody {
+    use crate::plan::gpus::GpuPlan;
+    use bollard::models::{
+        DeviceRequest, HostConfig, Mount, MountType, PortBinding, RestartPolicy,
+        RestartPolicyNameEnum,
+    };
+    let mut port_bindings = HashMap::new();
+    let mut exposed = Vec::new();
+    for port in &plan.ports {
+        let key = format!("{}/tcp", port.container);
+        exposed.push(key.clone());
+        port_bindings.insert(
+            key,
+            Some(vec![PortBinding {
+                host_ip: Some(port.host_ip.clone()),
+                host_port: Some(port.host.to_string()),
+            }]),
+        );
+    }
+    let (device_requests, runtime) = match &plan.gpu {
+        GpuPlan::None => (None, None),
+        GpuPlan::Request(request) => (
+            Some(vec![DeviceRequest {
+                driver: Some(request.driver.clone()),
+                count: request.count,
+                device_ids: (!request.device_ids.is_empty()).then(|| request.device_ids.clone()),
+                capabilities: (!request.capabilities.is_empty())
+                    .then(|| request.capabilities.clone()),
+                options: None,
+            }]),
+            None,
+        ),
+        GpuPlan::Runtime { .. } => (None, Some("nvidia".to_string())),
+    };
+    let restart_policy = plan.restart.as_deref().map(|policy| {
+        let (name, retries) = match policy.split_once(':') {
+            Some((name, retries)) => (name, retries.parse().ok()),
+            None => (policy, None),
+        };
+        RestartPolicy {
+            name: Some(match name {
+                "always" => RestartPolicyNameEnum::ALWAYS,
+                "unless-stopped" => RestartPolicyNameEnum::UNLESS_STOPPED,
+                "on-failure" => RestartPolicyNameEnum::ON_FAILURE,
+                _ => RestartPolicyNameEnum::NO,
+            }),
+            maximum_retry_count: retries,
+        }
+    });
+    let host_config = HostConfig {
+        mounts: Some(
+            plan.mounts
+                .iter()
+                .map(|mount| Mount {
+                    target: Some(mount.target.clone()),
+                    source: Some(mount.source.display().to_string()),
+                    typ: Some(MountType::BIND),
+                    read_only: Some(mount.read_only),
+                    ..Default::default()
+                })
+                .collect(),
+        ),
+        port_bindings: Some(port_bindings),
+        device_requests,
+        runtime,
+        memory: plan.memory,
+        nano_cpus: plan.nano_cpus,
+        shm_size: Some(plan.shm_size),
+        restart_policy,
+        cap_add: Some(plan.cap_add.clone()),
+        cap_drop: Some(plan.cap_drop.clone()),
+        security_opt: Some(plan.security_opt.clone()),
+        init: Some(false),
+        ..Default::default()
+    };
+    ContainerCreateBody {
+        image: Some(plan.image.clone()),
+        cmd: (!plan.command.is_empty()).then(|| plan.command.clone()),
+        env: Some(plan.env.clone()),
+        labels: Some(plan.labels.clone().into_iter().collect()),
+        user: plan.user.clone(),
+        exposed_ports: Some(exposed),
+        host_config: Some(host_config),
+        ..Default::default()
+    }
+}

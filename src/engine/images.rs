@@ -19,20 +19,32 @@ pub struct ImageFacts {
     pub id: String,
     pub tags: Vec<String>,
     pub labels: HashMap<String, String>,
+    /// WORKDIR and EXPOSEd TCP ports (only filled by `image`, not by listings).
+    pub working_dir: String,
+    pub exposed_ports: Vec<u16>,
 }
 
 impl Engine {
     /// The image called `reference` (a tag or an id), or `None` when it is not local.
     pub async fn image(&self, reference: &str) -> Result<Option<ImageFacts>, EngineError> {
         match self.docker.inspect_image(reference).await {
-            Ok(image) => Ok(Some(ImageFacts {
-                id: image.id.unwrap_or_default(),
-                tags: image.repo_tags.unwrap_or_default(),
-                labels: image
-                    .config
-                    .and_then(|config| config.labels)
-                    .unwrap_or_default(),
-            })),
+            Ok(image) => {
+                let config = image.config.unwrap_or_default();
+                let mut exposed_ports: Vec<u16> = config
+                    .exposed_ports
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|port| port.strip_suffix("/tcp")?.parse().ok())
+                    .collect();
+                exposed_ports.sort_unstable();
+                Ok(Some(ImageFacts {
+                    id: image.id.unwrap_or_default(),
+                    tags: image.repo_tags.unwrap_or_default(),
+                    labels: config.labels.unwrap_or_default(),
+                    working_dir: config.working_dir.unwrap_or_default(),
+                    exposed_ports,
+                }))
+            }
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404, ..
             }) => Ok(None),
@@ -59,6 +71,8 @@ impl Engine {
                     .filter(|tag| tag != "<none>:<none>")
                     .collect(),
                 labels: image.labels,
+                working_dir: String::new(),
+                exposed_ports: Vec::new(),
             })
             .collect())
     }

@@ -35,6 +35,8 @@ pub enum EngineError {
     Daemon { message: String },
     #[error("{what} failed: {message}")]
     Failed { what: String, message: String },
+    #[error("the container asked for GPUs, but Docker has no NVIDIA device driver: {message}")]
+    GpuToolkitMissing { message: String },
 }
 
 impl EngineError {
@@ -48,6 +50,9 @@ impl EngineError {
             }
             EngineError::UnsupportedHost { .. } => {
                 "use `unix:///path/to/docker.sock` or `tcp://host:2375` (set DOCKER_TLS_VERIFY for TLS)"
+            }
+            EngineError::GpuToolkitMissing { .. } => {
+                "install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository, see https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker; `tfimg doctor` checks the result. Without GPUs: drop `--gpus`"
             }
             EngineError::Daemon { .. } | EngineError::Failed { .. } => return None,
         })
@@ -128,6 +133,19 @@ impl Engine {
                 what: what.to_string(),
                 message: other.to_string(),
             },
+        }
+    }
+
+    /// Whether GPUs can be requested as CDI devices: API 1.44 or later and CDI spec
+    /// folders reported by the daemon.
+    pub async fn cdi_supported(&self) -> bool {
+        let client = self.docker.client_version();
+        if (client.major_version, client.minor_version) < (1, 44) {
+            return false;
+        }
+        match self.docker.info().await {
+            Ok(info) => info.cdi_spec_dirs.is_some_and(|dirs| !dirs.is_empty()),
+            Err(_) => false,
         }
     }
 

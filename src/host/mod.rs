@@ -44,9 +44,256 @@ pub fn mounts_below(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn nvidia_smi_queries_parse() {
+        let text = "0, GPU-8a2b44f3-1c2d-3e4f-5a6b-7c8d9e0f1a2b, Tesla T4, 15360\n1, GPU-11111111-2222-3333-4444-555555555555, NVIDIA A100-SXM4-40GB, 40960\n";
+        let gpus = super::parse_gpu_query(text);
+        assert_eq!(gpus.len(), 2);
+        assert_eq!(gpus[1].index, 1);
+        assert_eq!(gpus[1].name, "NVIDIA A100-SXM4-40GB");
+        assert_eq!(gpus[0].memory_mib, Some(15360));
+        assert!(super::parse_gpu_query("No devices were found\n").is_empty());
+    }
+
+    #[test]
+    fn tokens_are_random_hex_and_ports_probe() {
+        let token = super::random_hex(24).unwrap();
+        assert_eq!(token.len(), 48);
+        assert_ne!(token, super::random_hex(24).unwrap());
+        let port = super::any_free_port("127.0.0.1").unwrap();
+        let held = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        assert!(!super::port_is_free("127.0.0.1", port));
+        drop(held);
+    }
+
+    #[test]
     fn ids_and_path_lookups_work_here() {
         assert!(super::current_ids().is_some());
         assert!(super::on_path("sh"));
         assert!(!super::on_path("tfimg-no-such-program"));
     }
+}
+
+/// Whether `ip:port` can be bound right now (TCP).
+pub fn port_is_free(ip: &str, port: u16) -> bool {
+    std::net::TcpListener::bind((ip, port)).is_ok()
+}
+
+/// A port the kernel hands out as free on `ip`.
+pub fn any_free_port(ip: &str) -> Option<u16> {
+    let listener = std::net::TcpListener::bind((ip, 0)).ok()?;
+    listener.local_addr().ok().map(|address| address.port())
+}
+
+/// `bytes` random bytes as lowercase hex, from the kernel's CSPRNG.
+pub fn random_hex(bytes: usize) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut buffer = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buffer)?;
+    Ok(buffer.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+/// The HTTP status of `GET path` on 127.0.0.1:`port`, or `None` when nothing answers.
+/// (Just enough HTTP for a readiness probe; no client library needed.)
+pub async fn http_status(port: u16, path: &str) -> Option<u16> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let probe = async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()?;
+        let request =
+            format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.ok()?;
+        let mut head = vec![0u8; 64];
+        let read = stream.read(&mut head).await.ok()?;
+        let line = String::from_utf8_lossy(&head[..read]).into_owned();
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(5), probe)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Whether an SSH server on 127.0.0.1:`port` sends its banner.
+pub async fn ssh_banner(port: u16) -> bool {
+    use tokio::io::AsyncReadExt;
+    let probe = async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()?;
+        let mut banner = [0u8; 8];
+        stream.read_exact(&mut banner).await.ok()?;
+        Some(banner.starts_with(b"SSH-2.0"))
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(5), probe)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+}
+
+/// Records `host_key` (`ssh-ed25519 AAAA...`) for `[127.0.0.1]:port` in `known_hosts`,
+/// replacing what an earlier container on that port left.
+pub fn pin_host_key(
+    known_hosts: &std::path::Path,
+    port: u16,
+    host_key: &str,
+) -> std::io::Result<()> {
+    // ssh writes the default port without brackets.
+    let host = if port == 22 {
+        "127.0.0.1".to_string()
+    } else {
+        format!("[127.0.0.1]:{port}")
+    };
+    if let Some(folder) = known_hosts.parent() {
+        std::fs::create_dir_all(folder)?;
+    }
+    let existing = std::fs::read_to_string(known_hosts).unwrap_or_default();
+    let mut lines: Vec<String> = existing
+        .lines()
+        .filter(|line| line.split_whitespace().next() != Some(host.as_str()))
+        .map(str::to_string)
+        .collect();
+    let key: Vec<&str> = host_key.split_whitespace().take(2).collect();
+    lines.push(format!("{host} {}", key.join(" ")));
+    std::fs::write(known_hosts, lines.join("\n") + "\n")
+}
+
+/// tfimg's data folder: `$XDG_DATA_HOME/tfimg`, else `~/.local/share/tfimg`.
+pub fn data_dir() -> std::path::PathBuf {
+    if let Some(base) = std::env::var_os("XDG_DATA_HOME").filter(|value| !value.is_empty()) {
+        return std::path::PathBuf::from(base).join("tfimg");
+    }
+    home_dir().join(".local/share/tfimg")
+}
+
+pub fn home_dir() -> std::path::PathBuf {
+    std::env::var_os("HOME")
+        .filter(|value| !value.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from("/"))
+}
+
+/// The GPUs `nvidia-smi` reports, or `None` when it is missing or fails (no driver).
+pub fn gpus() -> Option<Vec<crate::plan::gpus::HostGpu>> {
+    let output = std::process::Command::new("nvidia-smi")
+        .args([
+            "--query-gpu=index,uuid,name,memory.total",
+            "--format=csv,noheader,nounits",
+        ])
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    Some(parse_gpu_query(&String::from_utf8_lossy(&output.stdout)))
+}
+
+/// Parses `nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits`.
+pub fn parse_gpu_query(text: &str) -> Vec<crate::plan::gpus::HostGpu> {
+    text.lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+            let [index, uuid, name, memory] = fields.as_slice() else {
+                return None;
+            };
+            Some(crate::plan::gpus::HostGpu {
+                index: index.parse().ok()?,
+                uuid: uuid.to_string(),
+                name: name.to_string(),
+                memory_mib: memory.parse().ok(),
+            })
+        })
+        .collect()
+}
+
+/// The SSH key a container admits: a public key text and the private key to log in with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshKey {
+    pub public_key: String,
+    /// The private key path for `ssh -i` (None when only a public key was given).
+    pub identity: Option<std::path::PathBuf>,
+}
+
+/// `--ssh-key PATH` (a public key, or a private key whose `.pub` sits beside it), else
+/// `~/.ssh/id_ed25519.pub` or `~/.ssh/id_rsa.pub`, else an ed25519 pair tfimg generates
+/// once in its data folder.
+pub fn ssh_key(explicit: Option<&std::path::Path>) -> Result<SshKey, crate::error::InputError> {
+    use crate::error::InputError;
+    let read_public = |path: &std::path::Path| -> Result<String, InputError> {
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            InputError::new(
+                format!("cannot read SSH public key `{}`: {error}", path.display()),
+                "give `--ssh-key` a public key (`~/.ssh/id_ed25519.pub`) or a private key with its .pub beside it",
+            )
+        })?;
+        let key = text
+            .lines()
+            .find(|line| line.starts_with("ssh-") || line.starts_with("ecdsa-"))
+            .unwrap_or("");
+        if key.is_empty() || key.contains("PRIVATE KEY") {
+            return Err(InputError::new(
+                format!("`{}` is not an SSH public key", path.display()),
+                "give a key such as `~/.ssh/id_ed25519.pub` (one `ssh-ed25519 AAAA...` line)",
+            ));
+        }
+        Ok(key.trim().to_string())
+    };
+    let private_beside = |public: &std::path::Path| {
+        let private = public.with_extension("");
+        (public.extension().is_some_and(|ext| ext == "pub") && private.is_file()).then_some(private)
+    };
+    if let Some(path) = explicit {
+        let is_public = path.extension().is_some_and(|ext| ext == "pub");
+        let public = if is_public {
+            path.to_path_buf()
+        } else {
+            let mut with_pub = path.as_os_str().to_owned();
+            with_pub.push(".pub");
+            std::path::PathBuf::from(with_pub)
+        };
+        return Ok(SshKey {
+            public_key: read_public(&public)?,
+            identity: if is_public {
+                private_beside(&public)
+            } else {
+                Some(path.to_path_buf())
+            },
+        });
+    }
+    for name in ["id_ed25519.pub", "id_rsa.pub"] {
+        let public = home_dir().join(".ssh").join(name);
+        if public.is_file() {
+            return Ok(SshKey {
+                public_key: read_public(&public)?,
+                identity: private_beside(&public),
+            });
+        }
+    }
+    let folder = data_dir().join("ssh");
+    let private = folder.join("id_ed25519");
+    let public = folder.join("id_ed25519.pub");
+    if !public.is_file() {
+        std::fs::create_dir_all(&folder).map_err(|error| {
+            InputError::new(
+                format!("cannot create `{}`: {error}", folder.display()),
+                "check its permissions",
+            )
+        })?;
+        let status = std::process::Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", "tfimg", "-f"])
+            .arg(&private)
+            .stdin(std::process::Stdio::null())
+            .status();
+        if !status.is_ok_and(|status| status.success()) {
+            return Err(InputError::new(
+                "no SSH key found and ssh-keygen could not make one",
+                "install openssh-client, or give a public key with `--ssh-key PATH`",
+            ));
+        }
+    }
+    Ok(SshKey {
+        public_key: read_public(&public)?,
+        identity: Some(private),
+    })
 }

@@ -179,14 +179,14 @@ pub fn dockerfile(
     line(
         w,
         &format!(
-            "# The user `{}`; `tfimg run` gives it the host user's uid/gid.",
+            "# The user `{}`; `tfimg run` gives it the host user's uid/gid. No password (`*`, not a locked `!`, which sshd would refuse keys for).",
             spec.user
         ),
     );
     line(
         w,
         &format!(
-            "RUN useradd --create-home --uid {IMAGE_UID} --user-group --shell /bin/bash {user} \\",
+            "RUN useradd --create-home --uid {IMAGE_UID} --user-group --shell /bin/bash --password '*' {user} \\",
             user = spec.user
         ),
     );
@@ -260,6 +260,7 @@ pub fn dockerfile(
         ("io.tfimg.tensorflow", spec.tensorflow.clone()),
         ("io.tfimg.python", spec.python.clone()),
         ("io.tfimg.service", spec.service.as_str().to_string()),
+        ("io.tfimg.user", spec.user.clone()),
         ("io.tfimg.version", env!("CARGO_PKG_VERSION").to_string()),
     ];
     if let Some(gpu) = &spec.gpu {
@@ -281,10 +282,7 @@ pub fn dockerfile(
         let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
         line(w, &format!("EXPOSE {}", ports.join(" ")));
     }
-    line(
-        w,
-        &format!("ENTRYPOINT [\"/usr/bin/tini\", \"--\", \"{TFIMG_DIR}/{ENTRYPOINT}\"]"),
-    );
+    line(w, &format!("ENTRYPOINT [\"{TFIMG_DIR}/{ENTRYPOINT}\"]"));
     out
 }
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tfimg entrypoint, generated from spec `@NAME@`: edit the spec, not this file.
-# It runs under tini and is the only place that knows the run-time contract:
+# It is the image's ENTRYPOINT and the only place that knows the run-time contract:
 #
 #   TFIMG_UID, TFIMG_GID       when started as root, the in-image user `@USER@` takes these
 #                              ids (files written on mounts then belong to the host user)
@@ -19,21 +19,28 @@ service=@SERVICE@
 
 say() { printf 'tfimg: %s\n' "$*" >&2; }
 
-if [ "$(id -u)" = 0 ] && [ -n "${TFIMG_UID:-}" ]; then
-    uid=$TFIMG_UID
-    gid=${TFIMG_GID:-$TFIMG_UID}
-    case "$uid:$gid" in
-        *[!0-9:]* | :* | *:) say "TFIMG_UID and TFIMG_GID must be numbers, got '$uid:$gid'"; exit 64 ;;
-    esac
-    [ "$gid" = "$(id -g "$user")" ] || groupmod --non-unique --gid "$gid" "$user"
-    # usermod also hands the home folder's files to the new uid.
-    [ "$uid" = "$(id -u "$user")" ] || usermod --non-unique --uid "$uid" "$user"
-    chown "$uid:$gid" "$home" "$workdir"
-    export HOME="$home" USER="$user" LOGNAME="$user"
-    unset TFIMG_UID TFIMG_GID
-    exec setpriv --reuid="$uid" --regid="$gid" --init-groups -- "$0" "$@"
+# Phase 1 (PID 1, before tini): map the user, drop root, and hand PID 1 to tini, so no
+# process of the container keeps running as root.
+if [ -z "${TFIMG_INNER:-}" ]; then
+    export TFIMG_INNER=1
+    if [ "$(id -u)" = 0 ] && [ -n "${TFIMG_UID:-}" ]; then
+        uid=$TFIMG_UID
+        gid=${TFIMG_GID:-$TFIMG_UID}
+        case "$uid:$gid" in
+            *[!0-9:]* | :* | *:) say "TFIMG_UID and TFIMG_GID must be numbers, got '$uid:$gid'"; exit 64 ;;
+        esac
+        [ "$gid" = "$(id -g "$user")" ] || groupmod --non-unique --gid "$gid" "$user"
+        # usermod also hands the home folder's files to the new uid.
+        [ "$uid" = "$(id -u "$user")" ] || usermod --non-unique --uid "$uid" "$user"
+        chown "$uid:$gid" "$home" "$workdir"
+        export HOME="$home" USER="$user" LOGNAME="$user"
+        unset TFIMG_UID TFIMG_GID
+        exec setpriv --reuid="$uid" --regid="$gid" --init-groups -- /usr/bin/tini -g -- "$0" "$@"
+    fi
+    exec /usr/bin/tini -g -- "$0" "$@"
 fi
 
+# Phase 2 (under tini, as the user): the command, or the service.
 if [ "$#" -gt 0 ]; then
     exec "$@"
 fi
@@ -62,6 +69,8 @@ case "$service" in
         # A host key per container, made at start: no private key lives in an image layer.
         host_key="$HOME/.ssh/ssh_host_ed25519_key"
         [ -f "$host_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$host_key"
+        # `tfimg run` reads this line to pin the host key in its known_hosts file.
+        say "ssh host key: $(cat "$host_key.pub")"
         exec /usr/sbin/sshd -D -e -f /opt/tfimg/sshd_config -o "HostKey=$host_key"
         ;;
     *)

@@ -1,0 +1,200 @@
+//! `tfimg ps`, `logs`, `exec`, `stop`, `rm`: the containers tfimg started (those with an
+//! `io.tfimg.spec` label); other containers are refused, never touched.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use crate::cli::{ExecArgs, LogsArgs, NamesArgs, PsArgs, RemoveArgs};
+use crate::engine::containers::ContainerFacts;
+use crate::engine::Engine;
+use crate::error::{InputError, EXIT_BAD_INPUT};
+use crate::plan::{
+    LABEL_GPUS, LABEL_MEMBER, LABEL_PORTS, LABEL_SERVICE, LABEL_SPEC, LABEL_TEAM, LABEL_UID,
+    LABEL_URL_PREFIX,
+};
+
+#[derive(Debug, Serialize)]
+struct PsEntry {
+    name: String,
+    id: String,
+    spec: String,
+    service: String,
+    state: String,
+    status: String,
+    gpus: String,
+    ports: String,
+    urls: BTreeMap<String, String>,
+    team: Option<String>,
+    member: Option<String>,
+}
+
+pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
+    super::runtime()?.block_on(async {
+        let engine = Engine::connect().await?;
+        let label = match &args.team {
+            Some(team) => format!("{LABEL_TEAM}={team}"),
+            None => LABEL_SPEC.to_string(),
+        };
+        let mut containers = engine.containers_with_label(&label).await?;
+        containers.sort_by(|a, b| a.name.cmp(&b.name));
+        let entries: Vec<PsEntry> = containers.into_iter().map(entry).collect();
+        if args.json {
+            crate::output::print_json(&entries)?;
+        } else {
+            let rows: Vec<Vec<String>> = entries
+                .iter()
+                .map(|entry| {
+                    let address = ["jupyter", "ssh", "tensorboard"]
+                        .iter()
+                        .find_map(|service| entry.urls.get(*service).cloned())
+                        .unwrap_or_else(|| "-".to_string());
+                    vec![
+                        entry.name.clone(),
+                        entry.spec.clone(),
+                        entry.status.clone(),
+                        entry.gpus.clone(),
+                        address,
+                    ]
+                })
+                .collect();
+            crate::output::print_table(&["NAME", "SPEC", "STATUS", "GPUS", "URL"], &rows)?;
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+fn entry(container: ContainerFacts) -> PsEntry {
+    let label = |key: &str| container.labels.get(key).cloned();
+    let urls = container
+        .labels
+        .iter()
+        .filter_map(|(key, value)| {
+            Some((
+                key.strip_prefix(LABEL_URL_PREFIX)?.to_string(),
+                value.clone(),
+            ))
+        })
+        .collect();
+    PsEntry {
+        spec: label(LABEL_SPEC).unwrap_or_default(),
+        service: label(LABEL_SERVICE).unwrap_or_default(),
+        gpus: label(LABEL_GPUS).unwrap_or_else(|| "none".to_string()),
+        ports: label(LABEL_PORTS).unwrap_or_default(),
+        team: label(LABEL_TEAM),
+        member: label(LABEL_MEMBER),
+        urls,
+        name: container.name,
+        id: container.id.chars().take(12).collect(),
+        state: container.state,
+        status: container.status,
+    }
+}
+
+/// The tfimg container called `name`, or a bad-input error.
+async fn find(engine: &Engine, name: &str) -> anyhow::Result<ContainerFacts> {
+    match engine.container(name).await? {
+        Some(container) if container.labels.contains_key(LABEL_SPEC) => Ok(container),
+        Some(_) => Err(InputError::new(
+            format!("`{name}` was not started by tfimg"),
+            "tfimg only manages its own containers; use `docker` for this one",
+        )
+        .into()),
+        None => Err(InputError::new(
+            format!("no container named `{name}`"),
+            "`tfimg ps` lists tfimg's containers",
+        )
+        .into()),
+    }
+}
+
+pub fn logs(args: &LogsArgs) -> anyhow::Result<ExitCode> {
+    super::runtime()?.block_on(async {
+        let engine = Engine::connect().await?;
+        let container = find(&engine, &args.name).await?;
+        engine
+            .stream_output(&container.id, args.follow, args.tail.as_deref())
+            .await?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
+    super::runtime()?.block_on(async {
+        let engine = Engine::connect().await?;
+        let container = find(&engine, &args.name).await?;
+        if container.state != "running" {
+            return Err(InputError::new(
+                format!("`{}` is not running ({})", args.name, container.state),
+                format!("start it with `docker start {}`", args.name),
+            )
+            .into());
+        }
+        // As the user the container runs as, so files it writes keep their owner.
+        let user = container
+            .labels
+            .get(LABEL_UID)
+            .cloned()
+            .unwrap_or_else(|| "0:0".to_string());
+        let code = engine.exec(&container.id, &args.command, &user).await?;
+        Ok(ExitCode::from(
+            u8::try_from(code.clamp(0, 255)).unwrap_or(1),
+        ))
+    })
+}
+
+pub fn stop(args: &NamesArgs) -> anyhow::Result<ExitCode> {
+    for_each(&args.names, |engine, container| async move {
+        engine.stop(&container.id, 10).await?;
+        println!("{}", container.name);
+        Ok(())
+    })
+}
+
+pub fn remove(args: &RemoveArgs) -> anyhow::Result<ExitCode> {
+    let force = args.force;
+    for_each(&args.names, move |engine, container| async move {
+        if container.state == "running" && !force {
+            return Err(InputError::new(
+                format!("`{}` is running", container.name),
+                format!(
+                    "stop it first (`tfimg stop {}`), or use `tfimg rm -f`",
+                    container.name
+                ),
+            )
+            .into());
+        }
+        engine.remove_container(&container.id, force).await?;
+        println!("{}", container.name);
+        Ok(())
+    })
+}
+
+/// Applies `action` to every named container; a failure on one is reported and the
+/// others still run (exit 1 at the end).
+fn for_each<F, Fut>(names: &[String], action: F) -> anyhow::Result<ExitCode>
+where
+    F: Fn(Engine, ContainerFacts) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    super::runtime()?.block_on(async {
+        let engine = Engine::connect().await?;
+        let mut failed = false;
+        for name in names {
+            let outcome = match find(&engine, name).await {
+                Ok(container) => action(engine.clone(), container).await,
+                Err(error) => Err(error),
+            };
+            if let Err(error) = outcome {
+                failed = true;
+                crate::error::report(&error);
+            }
+        }
+        Ok(if failed {
+            ExitCode::from(EXIT_BAD_INPUT)
+        } else {
+            ExitCode::SUCCESS
+        })
+    })
+}

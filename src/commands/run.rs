@@ -1,0 +1,583 @@
+//! `tfimg run [SPEC|IMAGE] [options] [-- CMD...]`: everything the user typed is checked
+//! first (exit 1 before anything exists), the image is built when the spec's current one
+//! is missing, the pure planner decides the container, and the engine creates and starts
+//! it. Detached, it waits for Jupyter or SSH to answer and prints how to reach it;
+//! attached, it streams the output, passes the exit code through and removes the
+//! container (Ctrl-C stops it first).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use crate::cli::RunArgs;
+use crate::commands::build::{build_spec, BuildOptions};
+use crate::config;
+use crate::engine::containers::StartFailure;
+use crate::engine::{Engine, EngineError};
+use crate::error::InputError;
+use crate::plan::gpus::{self, GpuMode, GpuPlan, GpuSelection};
+use crate::plan::mounts::{self, MountPlan};
+use crate::plan::ports::{self, PortRequest};
+use crate::plan::{self, LaunchInput, LaunchPlan};
+use crate::progress::Reporter;
+use crate::spec::{self, Service};
+
+const DEFAULT_TARGET: &str = "gpu-jupyter";
+/// How long Jupyter or sshd may take to answer after the container starts.
+const READY_TIMEOUT: Duration = Duration::from_secs(180);
+/// Attempts when another process takes a chosen port between planning and starting.
+const PORT_ATTEMPTS: usize = 4;
+
+/// The run arguments, checked and resolved (everything but the image).
+struct RunOptions {
+    target: String,
+    gpus: GpuSelection,
+    gpus_given: bool,
+    port_requests: Vec<PortRequest>,
+    env: Vec<(String, String)>,
+    memory: Option<i64>,
+    nano_cpus: Option<i64>,
+    shm_size: i64,
+    restart: Option<String>,
+    ids: Option<(u32, u32)>,
+    name: Option<String>,
+    current_dir: PathBuf,
+}
+
+/// What runs: a spec (and the image built from it), or an image as it is.
+struct Target {
+    spec_name: String,
+    image: String,
+    service: Service,
+    image_user: String,
+    workdir: String,
+    ports: BTreeMap<String, u16>,
+    gpu_image: bool,
+}
+
+pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let options = resolve_options(args)?;
+    let network = config::network(&args.network, &config::load_config()?)?;
+    let catalog = super::catalog();
+    // A spec when the name or file is one; otherwise an image reference.
+    let resolved = if is_spec(&catalog, &options.target) {
+        Some(spec::resolve(&catalog, &options.target)?)
+    } else if spec::validate::valid_image_reference(&options.target) {
+        None
+    } else {
+        return Err(InputError::new(
+            format!("`{}` is neither a spec nor an image reference", options.target),
+            "give a spec from `tfimg list`, a spec file, or an image such as `tfimg/cpu-jupyter:2.9.3`",
+        )
+        .into());
+    };
+    let reporter = Reporter::new(args.progress);
+    super::runtime()?.block_on(async {
+        let engine = Engine::connect().await?;
+        let target = match &resolved {
+            Some(resolved) => spec_target(&engine, resolved, &network, args, &reporter).await?,
+            None => image_target(&engine, &options.target).await?,
+        };
+        reporter.clear();
+        launch(&engine, args, &options, &target).await
+    })
+}
+
+/// A spec file, a spec name, or anything without `:` or `/` (so a mistyped spec name gets
+/// the spec error); everything else is an image reference.
+fn is_spec(catalog: &spec::Catalog, target: &str) -> bool {
+    Path::new(target).is_file()
+        || target.starts_with(spec::load::BUILTIN_PREFIX)
+        || !target.contains([':', '/'])
+        || catalog.find(target).is_ok()
+}
+
+fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
+    let gpus = match &args.gpus {
+        Some(text) => GpuSelection::parse(text)?,
+        None => GpuSelection::None,
+    };
+    let port_requests = args
+        .ports
+        .iter()
+        .map(|text| PortRequest::parse(text))
+        .collect::<Result<Vec<_>, _>>()?;
+    let env = args
+        .env
+        .iter()
+        .map(|text| plan::parse_env(text))
+        .collect::<Result<Vec<_>, _>>()?;
+    let memory = args
+        .memory
+        .as_deref()
+        .map(|m| plan::parse_size(m, "--memory"))
+        .transpose()?;
+    let nano_cpus = args.cpus.as_deref().map(plan::parse_cpus).transpose()?;
+    let shm_size = plan::parse_size(&args.shm_size, "--shm-size")?;
+    if let Some(policy) = &args.restart {
+        let name = policy.split(':').next().unwrap_or("");
+        let retries_ok = policy
+            .split_once(':')
+            .is_none_or(|(name, n)| name == "on-failure" && n.parse::<u32>().is_ok());
+        if !matches!(name, "no" | "always" | "unless-stopped" | "on-failure") || !retries_ok {
+            return Err(InputError::new(
+                format!("`--restart {policy}` is not a restart policy"),
+                "use `no`, `always`, `unless-stopped` or `on-failure[:N]`",
+            ));
+        }
+        if args.keep || !args.detach {
+            return Err(InputError::new(
+                "`--restart` needs `-d`: a foreground container is removed when it exits",
+                "add `-d`",
+            ));
+        }
+    }
+    let ids = match args.user.as_deref() {
+        Some("root") => {
+            if args.uid.is_some() || args.gid.is_some() {
+                return Err(InputError::new(
+                    "`--user root` and `--uid`/`--gid` contradict each other",
+                    "keep one of them",
+                ));
+            }
+            None
+        }
+        Some(other) => {
+            return Err(InputError::new(
+                format!("`--user {other}`: only `--user root` is accepted"),
+                "containers run as your own uid/gid; use `--uid N --gid N` for another one",
+            ))
+        }
+        None => {
+            let (uid, gid) = crate::host::current_ids().unwrap_or((1000, 1000));
+            Some((
+                args.uid.unwrap_or(uid),
+                args.gid.or(args.uid).unwrap_or(gid),
+            ))
+        }
+    };
+    if let Some(name) = &args.name {
+        let valid = name.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        if !valid {
+            return Err(InputError::new(
+                format!("`--name {name}` is not a valid container name"),
+                "use letters, digits, `_`, `.` and `-`, starting with a letter or digit",
+            ));
+        }
+    }
+    if args.public && !args.ports.is_empty() && args.ports.iter().any(|p| p.contains(":0")) {
+        return Err(InputError::new(
+            "`-p` ports must not be 0",
+            "give a port from 1 to 65535",
+        ));
+    }
+    let current_dir = std::env::current_dir().map_err(|error| {
+        InputError::new(
+            format!("cannot read the current folder: {error}"),
+            "cd into an existing folder",
+        )
+    })?;
+    Ok(RunOptions {
+        target: args
+            .target
+            .clone()
+            .unwrap_or_else(|| DEFAULT_TARGET.to_string()),
+        gpus_given: args.gpus.is_some(),
+        gpus,
+        port_requests,
+        env,
+        memory,
+        nano_cpus,
+        shm_size,
+        restart: args.restart.clone(),
+        ids,
+        name: args.name.clone(),
+        current_dir,
+    })
+}
+
+async fn spec_target(
+    engine: &Engine,
+    resolved: &spec::ResolvedSpec,
+    network: &config::Network,
+    args: &RunArgs,
+    reporter: &Reporter,
+) -> anyhow::Result<Target> {
+    let build_options = BuildOptions {
+        tags: &[],
+        no_cache: false,
+        pull: false,
+        bootstrap_base: false,
+        no_verify: false,
+        only_check: args.no_build,
+        announce_up_to_date: false,
+    };
+    let image = match build_spec(engine, resolved, network, &build_options, reporter).await? {
+        Some(built) => built.plan.keyed_tag,
+        None => {
+            // --no-build: an older build of the spec is still better than nothing.
+            let reference = resolved.image_reference();
+            if engine.image(&reference).await?.is_none() {
+                return Err(InputError::new(
+                    format!("`{reference}` does not exist and `--no-build` forbids building it"),
+                    format!(
+                        "run `tfimg build {}` first, or drop `--no-build`",
+                        resolved.name
+                    ),
+                )
+                .into());
+            }
+            reporter.status(&format!(
+                "note: `{reference}` is older than the spec (`--no-build` keeps it; `tfimg build {}` updates it)",
+                resolved.name
+            ));
+            reference
+        }
+    };
+    Ok(Target {
+        spec_name: resolved.name.clone(),
+        image,
+        service: resolved.service,
+        image_user: resolved.user.clone(),
+        workdir: resolved.workdir.clone(),
+        ports: resolved.ports.clone(),
+        gpu_image: resolved.is_gpu(),
+    })
+}
+
+async fn image_target(engine: &Engine, reference: &str) -> anyhow::Result<Target> {
+    let Some(image) = engine.image(reference).await? else {
+        return Err(InputError::new(
+            format!("no spec or image named `{reference}`"),
+            "give a spec from `tfimg list`, a spec file, or a local image (`docker images`)",
+        )
+        .into());
+    };
+    let label = |key: &str| image.labels.get(key).cloned();
+    let service = match label("io.tfimg.service").as_deref() {
+        Some("jupyter") => Service::Jupyter,
+        Some("ssh") => Service::Ssh,
+        _ => Service::None,
+    };
+    let mut ports = BTreeMap::new();
+    for port in &image.exposed_ports {
+        let name = match (service, port) {
+            (Service::Jupyter, 8888) => "jupyter".to_string(),
+            (Service::Ssh, 22) => "ssh".to_string(),
+            (_, 6006) => "tensorboard".to_string(),
+            (_, port) => format!("port-{port}"),
+        };
+        ports.insert(name, *port);
+    }
+    Ok(Target {
+        spec_name: label("io.tfimg.spec").unwrap_or_else(|| reference.to_string()),
+        image: reference.to_string(),
+        service,
+        image_user: label("io.tfimg.user").unwrap_or_else(|| "tf".to_string()),
+        workdir: if image.working_dir.is_empty() {
+            "/tf".to_string()
+        } else {
+            image.working_dir.clone()
+        },
+        ports,
+        gpu_image: label("io.tfimg.cuda").is_some(),
+    })
+}
+
+async fn launch(
+    engine: &Engine,
+    args: &RunArgs,
+    options: &RunOptions,
+    target: &Target,
+) -> anyhow::Result<ExitCode> {
+    // Mounts: parsed against the image's workdir, sources made before anything is created.
+    let mounts: Vec<MountPlan> = args
+        .mounts
+        .iter()
+        .map(|text| {
+            let mount = mounts::parse(text, &options.current_dir, &target.workdir)?;
+            mounts::prepare(&mount, text)?;
+            Ok(mount)
+        })
+        .collect::<Result<_, InputError>>()?;
+
+    if let Some(host_gpus) = crate::host::gpus() {
+        gpus::check_against_host(&options.gpus, &host_gpus)?;
+    }
+    let mode = match args.gpu_mode {
+        GpuMode::Auto if engine.cdi_supported().await => GpuMode::Cdi,
+        GpuMode::Auto => GpuMode::Devices,
+        other => other,
+    };
+    let gpu_plan = options.gpus.plan(mode)?;
+    if target.gpu_image && !options.gpus_given {
+        eprintln!(
+            "note: `{}` is a GPU image started without --gpus: TensorFlow will only see the CPU (add `--gpus all`)",
+            target.spec_name
+        );
+    }
+    if args.public {
+        eprintln!("warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect");
+    }
+
+    let command_given = !args.command.is_empty();
+    let jupyter_token = (target.service == Service::Jupyter && !command_given)
+        .then(|| crate::host::random_hex(24))
+        .transpose()?;
+    let ssh = if target.service == Service::Ssh && !command_given {
+        Some(crate::host::ssh_key(args.ssh_key.as_deref())?)
+    } else {
+        None
+    };
+    let known_hosts = crate::host::data_dir().join("ssh").join("known_hosts");
+    let name = match &options.name {
+        Some(name) => name.clone(),
+        None => format!(
+            "{}-{}",
+            container_prefix(&target.spec_name),
+            crate::host::random_hex(3)?
+        ),
+    };
+
+    let mut attempt = 0;
+    let (plan, id) = loop {
+        attempt += 1;
+        let ports = ports::assign(
+            &target.ports,
+            &options.port_requests,
+            args.public,
+            &mut |ip, port| crate::host::port_is_free(ip, port),
+            &mut |ip| crate::host::any_free_port(ip),
+        )?;
+        let input = LaunchInput {
+            image: target.image.clone(),
+            spec_name: target.spec_name.clone(),
+            service: target.service,
+            image_user: target.image_user.clone(),
+            name: name.clone(),
+            command: args.command.clone(),
+            env: options.env.clone(),
+            mounts: mounts.clone(),
+            ports,
+            gpus: options.gpus.clone(),
+            gpu: gpu_plan.clone(),
+            ids: options.ids,
+            jupyter_token: jupyter_token.clone(),
+            ssh_public_key: ssh.as_ref().map(|key| key.public_key.clone()),
+            ssh_identity: ssh
+                .as_ref()
+                .and_then(|key| key.identity.as_ref())
+                .map(|path| path.display().to_string()),
+            ssh_known_hosts: ssh.as_ref().map(|_| known_hosts.display().to_string()),
+            memory: options.memory,
+            nano_cpus: options.nano_cpus,
+            shm_size: options.shm_size,
+            restart: options.restart.clone(),
+            extra_labels: BTreeMap::new(),
+        };
+        let plan = plan::launch(&input);
+        let id = match engine.create(&plan).await {
+            Ok(id) => id,
+            Err(EngineError::Failed { message, .. }) if message.contains("is already in use") => {
+                return Err(InputError::new(
+                    format!("a container named `{name}` already exists"),
+                    format!("choose another `--name`, or remove it: `tfimg rm -f {name}`"),
+                )
+                .into())
+            }
+            Err(error) => return Err(error.into()),
+        };
+        if args.no_start {
+            println!("{name}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        match engine.start(&id).await {
+            Ok(()) => break (plan, id),
+            Err(failure) => {
+                // A container that never ran is never left behind.
+                let _ = engine.remove_container(&id, true).await;
+                match failure {
+                    StartFailure::PortTaken(_)
+                        if attempt < PORT_ATTEMPTS && options.port_requests.is_empty() =>
+                    {
+                        continue
+                    }
+                    StartFailure::PortTaken(message) => {
+                        return Err(InputError::new(
+                            format!("a published port is taken: {message}"),
+                            "choose other host ports with `-p HOST:CONTAINER`",
+                        )
+                        .into())
+                    }
+                    StartFailure::GpuDriver(message) => {
+                        return Err(EngineError::GpuToolkitMissing { message }.into())
+                    }
+                    StartFailure::Engine(error) => return Err(error.into()),
+                }
+            }
+        }
+    };
+
+    if args.detach {
+        if !args.no_wait {
+            if let Err(error) =
+                wait_until_ready(engine, &id, &plan, ssh.is_some().then_some(&known_hosts)).await
+            {
+                let output = engine.output(&id).await.unwrap_or_default();
+                let _ = engine.remove_container(&id, true).await;
+                return Err(error.context(format!(
+                    "`{name}` did not come up; its output:\n{}",
+                    tail(&output, 20)
+                )));
+            }
+        }
+        print_endpoints(&plan, &name, true);
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    // Foreground: announce the service once it answers, stream, pass the exit code on.
+    if !plan.endpoints.is_empty() && !args.no_wait {
+        if let Err(error) =
+            wait_until_ready(engine, &id, &plan, ssh.is_some().then_some(&known_hosts)).await
+        {
+            let output = engine.output(&id).await.unwrap_or_default();
+            let _ = engine.remove_container(&id, true).await;
+            return Err(error.context(format!(
+                "`{name}` did not come up; its output:\n{}",
+                tail(&output, 20)
+            )));
+        }
+        print_endpoints(&plan, &name, false);
+    }
+    let interrupted = tokio::select! {
+        result = engine.stream_output(&id, true, None) => { result?; false }
+        _ = tokio::signal::ctrl_c() => true,
+    };
+    if interrupted {
+        eprintln!("tfimg: stopping `{name}`");
+        engine.stop(&id, 10).await?;
+    }
+    let code = engine.wait(&id).await?;
+    if !args.keep {
+        engine.remove_container(&id, true).await?;
+    }
+    if interrupted {
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::from(
+        u8::try_from(code.clamp(0, 255)).unwrap_or(1),
+    ))
+}
+
+/// Container names must be simple; spec paths (`./x.yaml`) become their stem.
+fn container_prefix(spec_name: &str) -> String {
+    let cleaned: String = spec_name
+        .rsplit('/')
+        .next()
+        .unwrap_or(spec_name)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    cleaned
+        .trim_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_string()
+}
+
+fn print_endpoints(plan: &LaunchPlan, name: &str, to_stdout: bool) {
+    let mut lines = vec![format!("{:<12}{name}", "container")];
+    for (service, address) in &plan.endpoints {
+        lines.push(format!("{service:<12}{address}"));
+    }
+    if let GpuPlan::None = plan.gpu {
+    } else {
+        lines.push(format!("{:<12}{}", "gpus", plan.labels[plan::LABEL_GPUS]));
+    }
+    for line in lines {
+        if to_stdout {
+            println!("{line}");
+        } else {
+            eprintln!("{line}");
+        }
+    }
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Waits until Jupyter answers with the token, or sshd has printed its host key (pinned
+/// in tfimg's known_hosts) and answers with its banner.
+async fn wait_until_ready(
+    engine: &Engine,
+    id: &str,
+    plan: &LaunchPlan,
+    known_hosts: Option<&PathBuf>,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let port = |name: &str| {
+        plan.ports
+            .iter()
+            .find(|port| port.name == name)
+            .map(|port| port.host)
+    };
+    loop {
+        if started.elapsed() > READY_TIMEOUT {
+            anyhow::bail!("no answer within {} s", READY_TIMEOUT.as_secs());
+        }
+        if let Some(facts) = engine.container(id).await? {
+            if facts.state != "running" {
+                anyhow::bail!(
+                    "the container stopped (exit {})",
+                    facts.exit_code.unwrap_or(-1)
+                );
+            }
+        }
+        let ready = match plan.labels.get(plan::LABEL_SERVICE).map(String::as_str) {
+            Some("jupyter") => match (port("jupyter"), jupyter_token(plan)) {
+                (Some(port), Some(token)) => {
+                    crate::host::http_status(port, &format!("/api/status?token={token}")).await
+                        == Some(200)
+                }
+                _ => true,
+            },
+            Some("ssh") => match (port("ssh"), known_hosts) {
+                (Some(port), Some(known_hosts)) => {
+                    let output = engine.output(id).await?;
+                    match output
+                        .lines()
+                        .find_map(|line| line.strip_prefix("tfimg: ssh host key: "))
+                    {
+                        Some(host_key) if crate::host::ssh_banner(port).await => {
+                            crate::host::pin_host_key(known_hosts, port, host_key)?;
+                            true
+                        }
+                        _ => false,
+                    }
+                }
+                _ => true,
+            },
+            _ => true,
+        };
+        if ready {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn jupyter_token(plan: &LaunchPlan) -> Option<&str> {
+    plan.env
+        .iter()
+        .find_map(|entry| entry.strip_prefix("TFIMG_JUPYTER_TOKEN="))
+}

@@ -1,0 +1,163 @@
+//! `--mount SRC[:DST][:ro]`: relative sources resolved from the current directory, DST
+//! defaulting to `<workdir>/<basename of SRC>` (so `./notebooks` lands in
+//! `/tf/notebooks`, where Jupyter opens). Parsing is pure; `prepare` creates a missing
+//! source folder.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::InputError;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountPlan {
+    pub source: PathBuf,
+    pub target: String,
+    pub read_only: bool,
+}
+
+/// Parses one `--mount` value against the current directory and the image's workdir.
+pub fn parse(text: &str, current_dir: &Path, workdir: &str) -> Result<MountPlan, InputError> {
+    let bad = |detail: String| {
+        InputError::new(
+            format!("`--mount {text}`: {detail}"),
+            "write `--mount SRC[:DST][:ro]`, such as `--mount ./notebooks` or `--mount ./data:/data:ro`",
+        )
+    };
+    let mut parts: Vec<&str> = text.split(':').collect();
+    let mut read_only = false;
+    if parts.len() > 1 {
+        match *parts.last().expect("non-empty") {
+            "ro" => {
+                read_only = true;
+                parts.pop();
+            }
+            "rw" => {
+                parts.pop();
+            }
+            _ => {}
+        }
+    }
+    let (source, target) = match parts.as_slice() {
+        [source] => (*source, None),
+        [source, target] => (*source, Some(*target)),
+        _ => return Err(bad("too many `:` parts".to_string())),
+    };
+    if source.is_empty() {
+        return Err(bad("the source is empty".to_string()));
+    }
+    let source = normalize(&current_dir.join(source));
+    let target = match target {
+        Some(target) => target.trim_end_matches('/').to_string(),
+        None => {
+            let name = source
+                .file_name()
+                .and_then(|name| name.to_str())
+                .ok_or_else(|| {
+                    bad("the source has no name to mount under the workdir; give DST".to_string())
+                })?;
+            format!("{}/{name}", workdir.trim_end_matches('/'))
+        }
+    };
+    let target_ok = target.starts_with('/')
+        && target.len() > 1
+        && !target.split('/').any(|part| part == "..")
+        && !target.contains([',', '\n']);
+    if !target_ok {
+        return Err(bad(format!(
+            "the destination `{target}` must be an absolute path inside the container"
+        )));
+    }
+    Ok(MountPlan {
+        source,
+        target,
+        read_only,
+    })
+}
+
+/// `a/./b/../c` → `a/c`, without touching the file system (sources may not exist yet).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Makes sure the source exists before anything is created: a missing folder is created
+/// (owned by the invoking user); a missing path that names a file is an error.
+pub fn prepare(mount: &MountPlan, text: &str) -> Result<(), InputError> {
+    if mount.source.exists() {
+        return Ok(());
+    }
+    let name = mount
+        .source
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or("");
+    let looks_like_file = name.contains('.') && !name.starts_with('.');
+    let parent_exists = mount.source.parent().is_some_and(Path::exists);
+    if looks_like_file || !parent_exists {
+        return Err(InputError::new(
+            format!(
+                "`--mount {text}`: `{}` does not exist",
+                mount.source.display()
+            ),
+            if looks_like_file {
+                "create the file first, or mount a folder (a missing folder is created)"
+            } else {
+                "create its parent folder first; tfimg creates only the last folder of a mount"
+            },
+        ));
+    }
+    std::fs::create_dir(&mount.source).map_err(|error| {
+        InputError::new(
+            format!(
+                "`--mount {text}`: cannot create `{}`: {error}",
+                mount.source.display()
+            ),
+            "create the folder yourself, or mount another one",
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_resolve_and_destinations_default_under_the_workdir() {
+        let cwd = Path::new("/home/ana/project");
+        let mount = parse("./notebooks", cwd, "/tf").unwrap();
+        assert_eq!(mount.source, PathBuf::from("/home/ana/project/notebooks"));
+        assert_eq!(mount.target, "/tf/notebooks");
+        assert!(!mount.read_only);
+        let mount = parse("../data:/data:ro", cwd, "/tf").unwrap();
+        assert_eq!(mount.source, PathBuf::from("/home/ana/data"));
+        assert_eq!((mount.target.as_str(), mount.read_only), ("/data", true));
+        let mount = parse("/srv/x:ro", cwd, "/tf").unwrap();
+        assert_eq!((mount.target.as_str(), mount.read_only), ("/tf/x", true));
+        for bad in ["", "a:b:c:d", "./x:relative", "./x:/a/../b"] {
+            assert!(parse(bad, cwd, "/tf").is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn missing_folders_are_created_and_missing_files_refused() {
+        let folder = tempfile::tempdir().unwrap();
+        let mount = parse("nb", folder.path(), "/tf").unwrap();
+        prepare(&mount, "nb").unwrap();
+        assert!(folder.path().join("nb").is_dir());
+        let file = parse("data.csv", folder.path(), "/tf").unwrap();
+        assert!(prepare(&file, "data.csv")
+            .unwrap_err()
+            .message
+            .contains("does not exist"));
+        let deep = parse("a/b/c", folder.path(), "/tf").unwrap();
+        assert!(prepare(&deep, "a/b/c").is_err());
+    }
+}

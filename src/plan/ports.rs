@@ -1,0 +1,194 @@
+//! Published ports: every service port of the image goes to 127.0.0.1 (0.0.0.0 with
+//! `--public`), on the same host port when it is free and on a free one otherwise;
+//! `-p [HOST:]CONTAINER` overrides or adds. Pure: whether a port is free is asked of the
+//! caller.
+
+use std::collections::BTreeMap;
+
+use crate::error::InputError;
+
+/// A `-p` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortRequest {
+    pub host: Option<u16>,
+    pub container: u16,
+}
+
+impl PortRequest {
+    pub fn parse(text: &str) -> Result<PortRequest, InputError> {
+        let bad = || {
+            InputError::new(
+                format!("`-p {text}` is not a port mapping"),
+                "write `-p CONTAINER` or `-p HOST:CONTAINER` with ports from 1 to 65535, such as `-p 8889:8888`",
+            )
+        };
+        let port = |part: &str| {
+            part.parse::<u16>()
+                .ok()
+                .filter(|port| *port > 0)
+                .ok_or_else(bad)
+        };
+        let text = text.strip_suffix("/tcp").unwrap_or(text);
+        match text.split_once(':') {
+            Some((host, container)) => Ok(PortRequest {
+                host: Some(port(host)?),
+                container: port(container)?,
+            }),
+            None => Ok(PortRequest {
+                host: None,
+                container: port(text)?,
+            }),
+        }
+    }
+}
+
+/// One published port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortPlan {
+    /// The spec's name for it (`jupyter`), or `port-<n>` for extra `-p` ports.
+    pub name: String,
+    pub container: u16,
+    pub host_ip: String,
+    pub host: u16,
+}
+
+/// Assigns host ports. `free(ip, port)` says whether a host port can be bound; `any_free`
+/// returns some free port. Errors when an explicitly requested host port is taken.
+pub fn assign(
+    service_ports: &BTreeMap<String, u16>,
+    requests: &[PortRequest],
+    public: bool,
+    free: &mut dyn FnMut(&str, u16) -> bool,
+    any_free: &mut dyn FnMut(&str) -> Option<u16>,
+) -> Result<Vec<PortPlan>, InputError> {
+    let host_ip = if public { "0.0.0.0" } else { "127.0.0.1" }.to_string();
+    let mut wanted: Vec<(String, u16, Option<u16>)> = service_ports
+        .iter()
+        .map(|(name, port)| (name.clone(), *port, None))
+        .collect();
+    for request in requests {
+        match wanted
+            .iter_mut()
+            .find(|(_, container, _)| *container == request.container)
+        {
+            Some(entry) => entry.2 = request.host.or(entry.2),
+            None => wanted.push((
+                format!("port-{}", request.container),
+                request.container,
+                request.host,
+            )),
+        }
+    }
+    let mut plans: Vec<PortPlan> = Vec::new();
+    for (name, container, requested) in wanted {
+        let taken_by_us =
+            |port: u16, plans: &[PortPlan]| plans.iter().any(|plan| plan.host == port);
+        let host = match requested {
+            Some(port) => {
+                if taken_by_us(port, &plans) || !free(&host_ip, port) {
+                    return Err(InputError::new(
+                        format!("host port {port} (for `{name}`, container port {container}) is already in use"),
+                        format!("choose another with `-p OTHER:{container}`, or leave `-p` out and tfimg picks a free one"),
+                    ));
+                }
+                port
+            }
+            None if !taken_by_us(container, &plans) && free(&host_ip, container) => container,
+            None => loop {
+                let candidate = any_free(&host_ip).ok_or_else(|| {
+                    InputError::new(
+                        "no free host port is left",
+                        "stop some containers or free ports",
+                    )
+                })?;
+                if !taken_by_us(candidate, &plans) {
+                    break candidate;
+                }
+            },
+        };
+        plans.push(PortPlan {
+            name,
+            container,
+            host_ip: host_ip.clone(),
+            host,
+        });
+    }
+    Ok(plans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ports() -> BTreeMap<String, u16> {
+        BTreeMap::from([
+            ("jupyter".to_string(), 8888),
+            ("tensorboard".to_string(), 6006),
+        ])
+    }
+
+    #[test]
+    fn same_port_when_free_else_another_and_explicit_ones_must_be_free() {
+        let mut next = 40000;
+        let mut any = |_: &str| {
+            next += 1;
+            Some(next)
+        };
+        let mut free = |_: &str, port: u16| port != 8888 && port != 9999;
+        let plans = assign(&ports(), &[], false, &mut free, &mut any).unwrap();
+        let found: Vec<(&str, u16, &str, u16)> = plans
+            .iter()
+            .map(|p| (p.name.as_str(), p.container, p.host_ip.as_str(), p.host))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("jupyter", 8888, "127.0.0.1", 40001),
+                ("tensorboard", 6006, "127.0.0.1", 6006)
+            ]
+        );
+
+        let requests = [
+            PortRequest::parse("8890:8888").unwrap(),
+            PortRequest::parse("5000").unwrap(),
+        ];
+        let plans = assign(&ports(), &requests, true, &mut free, &mut any).unwrap();
+        assert_eq!(plans[0].host, 8890);
+        assert_eq!(plans[0].host_ip, "0.0.0.0");
+        assert_eq!((plans[2].name.as_str(), plans[2].host), ("port-5000", 5000));
+
+        let error = assign(
+            &ports(),
+            &[PortRequest::parse("9999:8888").unwrap()],
+            false,
+            &mut free,
+            &mut any,
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.message,
+            "host port 9999 (for `jupyter`, container port 8888) is already in use"
+        );
+    }
+
+    #[test]
+    fn port_requests_parse() {
+        assert_eq!(
+            PortRequest::parse("8888").unwrap(),
+            PortRequest {
+                host: None,
+                container: 8888
+            }
+        );
+        assert_eq!(
+            PortRequest::parse("1:2/tcp").unwrap(),
+            PortRequest {
+                host: Some(1),
+                container: 2
+            }
+        );
+        for bad in ["", "0", "70000", "a:1", "1:2:3", "-1"] {
+            assert!(PortRequest::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
