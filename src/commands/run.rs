@@ -300,7 +300,7 @@ async fn launch(
         .iter()
         .map(|text| {
             let mount = mounts::parse(text, &options.current_dir, &target.workdir)?;
-            mounts::prepare(&mount, text)?;
+            mounts::prepare(&mount, text, options.ids)?;
             Ok(mount)
         })
         .collect::<Result<_, InputError>>()?;

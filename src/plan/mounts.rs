@@ -88,9 +88,10 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Makes sure the source exists before anything is created: a missing folder is created
-/// (owned by the invoking user); a missing path that names a file is an error.
-pub fn prepare(mount: &MountPlan, text: &str) -> Result<(), InputError> {
+/// Makes sure the source exists before anything is created: a missing folder is created,
+/// owned by the uid/gid the container runs as (`owner`), so the container can write to
+/// it; a missing path that names a file is an error.
+pub fn prepare(mount: &MountPlan, text: &str, owner: Option<(u32, u32)>) -> Result<(), InputError> {
     if mount.source.exists() {
         return Ok(());
     }
@@ -114,7 +115,7 @@ pub fn prepare(mount: &MountPlan, text: &str) -> Result<(), InputError> {
             },
         ));
     }
-    std::fs::create_dir(&mount.source).map_err(|error| {
+    let failed = |error: std::io::Error| {
         InputError::new(
             format!(
                 "`--mount {text}`: cannot create `{}`: {error}",
@@ -122,7 +123,14 @@ pub fn prepare(mount: &MountPlan, text: &str) -> Result<(), InputError> {
             ),
             "create the folder yourself, or mount another one",
         )
-    })
+    };
+    std::fs::create_dir(&mount.source).map_err(failed)?;
+    if let Some((uid, gid)) = owner {
+        if crate::host::current_ids() != Some((uid, gid)) {
+            std::os::unix::fs::chown(&mount.source, Some(uid), Some(gid)).map_err(failed)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -150,7 +158,7 @@ mod tests {
     fn missing_folders_are_created_and_missing_files_refused() {
         let folder = tempfile::tempdir().unwrap();
         let mount = parse("nb", folder.path(), "/tf").unwrap();
-        prepare(&mount, "nb").unwrap();
+        prepare(&mount, "nb", None).unwrap();
         assert!(folder.path().join("nb").is_dir());
         let file = parse("data.csv", folder.path(), "/tf").unwrap();
         assert!(prepare(&file, "data.csv")
@@ -158,6 +166,6 @@ mod tests {
             .message
             .contains("does not exist"));
         let deep = parse("a/b/c", folder.path(), "/tf").unwrap();
-        assert!(prepare(&deep, "a/b/c").is_err());
+        assert!(prepare(&deep, "a/b/c", None).is_err());
     }
 }

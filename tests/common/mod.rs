@@ -77,6 +77,7 @@ pub fn unique(prefix: &str) -> String {
 pub struct DockerGuard {
     pub repositories: Vec<String>,
     pub container_label: Option<String>,
+    pub containers: Vec<String>,
 }
 
 impl DockerGuard {
@@ -84,6 +85,15 @@ impl DockerGuard {
         DockerGuard {
             repositories: repositories.iter().map(|r| r.to_string()).collect(),
             container_label: None,
+            containers: Vec::new(),
+        }
+    }
+
+    pub fn containers(names: &[&str]) -> DockerGuard {
+        DockerGuard {
+            repositories: Vec::new(),
+            container_label: None,
+            containers: names.iter().map(|n| n.to_string()).collect(),
         }
     }
 }
@@ -98,6 +108,9 @@ fn docker(args: &[&str]) -> String {
 
 impl Drop for DockerGuard {
     fn drop(&mut self) {
+        for name in &self.containers {
+            docker(&["rm", "-f", name]);
+        }
         if let Some(label) = &self.container_label {
             for id in
                 docker(&["ps", "-aq", "--filter", &format!("label={label}")]).split_whitespace()
@@ -133,4 +146,49 @@ pub fn tfimg_with_env(current_dir: &Path, args: &[&str], env: &[(&str, &str)]) -
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
+}
+
+/// One HTTP/1.0 request to 127.0.0.1:`port`; the status code and the body.
+pub fn http(
+    method: &str,
+    port: u16,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("the port answers");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// The value after `key` on the line of `text` that starts with it (`jupyter    http://...`).
+pub fn field(text: &str, key: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let rest = line.strip_prefix(key)?;
+        rest.starts_with(' ').then(|| rest.trim().to_string())
+    })
 }

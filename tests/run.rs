@@ -1,0 +1,456 @@
+//! `tfimg run` and the container commands against the real Docker Engine. Each test names
+//! its containers uniquely and removes them when it ends, failed or not; keys and
+//! known_hosts go to a per-test data folder. The images come from the warm cache
+//! (`scripts/test` builds the built-ins first), so `--no-build` holds.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{field, http, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
+
+/// `tfimg run ...` from `folder`, with its own data folder and this machine's CA.
+fn run(folder: &Path, args: &[&str]) -> common::Run {
+    let data = folder.join(".tfimg-data");
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--ca-cert", HOST_CA]);
+    tfimg_with_env(folder, &all, &[("XDG_DATA_HOME", data.to_str().unwrap())])
+}
+
+fn tfimg(folder: &Path, args: &[&str]) -> common::Run {
+    tfimg_with_env(folder, args, &[])
+}
+
+fn port_of(url: &str) -> u16 {
+    url.split("127.0.0.1:")
+        .nth(1)
+        .unwrap()
+        .split(['/', ' '])
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn token_of(url: &str) -> String {
+    url.split("token=").nth(1).unwrap().to_string()
+}
+
+#[tokio::test]
+async fn gpu_selection_becomes_one_device_request_and_a_missing_toolkit_is_explained() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let names: Vec<String> = (0..4).map(|_| unique("t-gpus")).collect();
+    let _guard = DockerGuard::containers(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    let cases = [
+        ("0,1", None, vec!["0", "1"]),
+        ("all", Some(-1), vec![]),
+        ("2", Some(2), vec![]),
+    ];
+    for ((gpus, count, ids), name) in cases.iter().zip(&names) {
+        let created = run(
+            folder.path(),
+            &[
+                "cpu-headless",
+                "--gpus",
+                gpus,
+                "--no-start",
+                "--no-build",
+                "--name",
+                name,
+            ],
+        );
+        assert_eq!(created.code, 0, "{}", created.stderr);
+        assert_eq!(created.stdout, format!("{name}\n"));
+        let container = engine.container(name).await.unwrap().expect("created");
+        assert_eq!(container.device_requests.len(), 1, "{gpus}");
+        let request = &container.device_requests[0];
+        assert_eq!(request.driver, "nvidia");
+        assert_eq!(request.capabilities, vec![vec!["gpu".to_string()]]);
+        assert_eq!(request.device_ids, *ids, "{gpus}");
+        match count {
+            Some(count) => assert_eq!(request.count, Some(*count), "{gpus}"),
+            // Docker reports an unset count as 0: never a count together with ids.
+            None => assert!(
+                matches!(request.count, None | Some(0)),
+                "{gpus}: {:?}",
+                request.count
+            ),
+        }
+        assert_eq!(container.labels["io.tfimg.gpus"], *gpus);
+        assert_eq!(container.cap_drop, ["ALL"]);
+        assert_eq!(container.shm_size, Some(2 * 1024 * 1024 * 1024));
+        tfimg(folder.path(), &["rm", name]);
+    }
+
+    let name = &names[3];
+    let started = run(
+        folder.path(),
+        &[
+            "cpu-headless",
+            "--gpus",
+            "0,1",
+            "-d",
+            "--no-build",
+            "--name",
+            name,
+        ],
+    );
+    assert_eq!(started.code, 2, "{}", started.stderr);
+    assert!(
+        started.stderr.contains("error: the container asked for GPUs, but Docker has no NVIDIA device driver: could not select device driver"),
+        "{}",
+        started.stderr
+    );
+    assert!(
+        started
+            .stderr
+            .contains("hint: install the NVIDIA Container Toolkit"),
+        "{}",
+        started.stderr
+    );
+    assert!(
+        engine.container(name).await.unwrap().is_none(),
+        "the half-created container is removed"
+    );
+}
+
+#[tokio::test]
+async fn jupyter_answers_with_its_token_only_and_writes_notebooks_as_the_host_user() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let name = unique("t-jupyter");
+    let _guard = DockerGuard::containers(&[&name]);
+    // A non-root uid/gid proves the mapping even though these machines run as root.
+    let started = run(
+        folder.path(),
+        &[
+            "cpu-jupyter",
+            "-d",
+            "--mount",
+            "./nb",
+            "--name",
+            &name,
+            "--uid",
+            "4321",
+            "--gid",
+            "4322",
+            "--no-build",
+        ],
+    );
+    assert_eq!(started.code, 0, "{}", started.stderr);
+    let url = field(&started.stdout, "jupyter").expect("a jupyter line");
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.contains("/lab?token="),
+        "{url}"
+    );
+    let token = token_of(&url);
+    assert!(token.len() >= 32, "a token of at least 128 bits");
+    let port = port_of(&url);
+
+    let with_token = http("GET", port, &format!("/api/status?token={token}"), &[], "");
+    assert_eq!(with_token.0, 200);
+    assert_eq!(http("GET", port, "/api/status", &[], "").0, 403);
+    let authorization = format!("token {token}");
+    let written = http(
+        "PUT",
+        port,
+        "/api/contents/nb/analysis.ipynb",
+        &[
+            ("Authorization", &authorization),
+            ("Content-Type", "application/json"),
+        ],
+        r#"{"type": "notebook"}"#,
+    );
+    assert_eq!(written.0, 201, "{}", written.1);
+    let notebook = folder.path().join("nb/analysis.ipynb");
+    let metadata = std::fs::metadata(&notebook).expect("the notebook is on the host");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!((metadata.uid(), metadata.gid()), (4321, 4322));
+
+    // The published port is on loopback only, and `exec` runs as the mapped user.
+    let container = engine.container(&name).await.unwrap().unwrap();
+    assert!(
+        container.labels["io.tfimg.ports"].contains("jupyter=127.0.0.1:"),
+        "{:?}",
+        container.labels
+    );
+    let id = tfimg(folder.path(), &["exec", &name, "--", "id", "-u"]);
+    assert_eq!((id.code, id.stdout.trim()), (0, "4321"), "{}", id.stderr);
+
+    let removed = tfimg(folder.path(), &["rm", "-f", &name]);
+    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert!(engine.container(&name).await.unwrap().is_none());
+    assert!(
+        notebook.is_file(),
+        "removing the container keeps the mounted files"
+    );
+}
+
+#[tokio::test]
+async fn the_printed_ssh_line_logs_in_with_the_key_and_passwords_are_refused() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let key = folder.path().join("id_ed25519");
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .status()
+        .expect("ssh-keygen runs");
+    assert!(made.success());
+    let name = unique("t-ssh");
+    let _guard = DockerGuard::containers(&[&name]);
+    let started = run(
+        folder.path(),
+        &[
+            "cpu-ssh",
+            "-d",
+            "--name",
+            &name,
+            "--ssh-key",
+            key.to_str().unwrap(),
+            "--no-build",
+        ],
+    );
+    assert_eq!(started.code, 0, "{}", started.stderr);
+    let line = field(&started.stdout, "ssh").expect("an ssh line");
+    assert!(line.starts_with("ssh -p "), "{line}");
+    assert!(line.contains(&format!("-i {}", key.display())), "{line}");
+    assert!(line.ends_with(" tf@127.0.0.1"), "{line}");
+
+    // That exact line, plus a command, with no prompt (BatchMode) and real host-key checks.
+    let mut words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    words.extend([
+        "-o".to_string(),
+        "BatchMode=yes".to_string(),
+        "python -c \"import tensorflow as tf; print(tf.__version__)\"".to_string(),
+    ]);
+    let output = std::process::Command::new(&words[0])
+        .args(&words[1..])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "2.9.3");
+
+    let port = port_of(&line.replace("ssh -p ", "127.0.0.1:"));
+    let password = std::process::Command::new("ssh")
+        .args([
+            "-p",
+            &port.to_string(),
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "PubkeyAuthentication=no",
+        ])
+        .args([
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+        ])
+        .args([
+            "-o",
+            "PreferredAuthentications=password,keyboard-interactive",
+            "tf@127.0.0.1",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert!(!password.status.success());
+    assert!(
+        String::from_utf8_lossy(&password.stderr).contains("Permission denied (publickey)"),
+        "{}",
+        String::from_utf8_lossy(&password.stderr)
+    );
+}
+
+#[tokio::test]
+async fn a_headless_command_passes_its_exit_code_through_and_leaves_nothing() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[(
+        "code/train.py",
+        "import sys\nprint('training'); print('to stderr', file=sys.stderr)\n",
+    )]);
+    let name = unique("t-headless");
+    let _guard = DockerGuard::containers(&[&name]);
+    let ran = run(
+        folder.path(),
+        &[
+            "cpu-headless",
+            "--name",
+            &name,
+            "--mount",
+            "./code",
+            "--no-build",
+            "--",
+            "sh",
+            "-c",
+            "python code/train.py && exit 7",
+        ],
+    );
+    assert_eq!(ran.code, 7, "{}", ran.stderr);
+    assert_eq!(ran.stdout, "training\n");
+    assert!(ran.stderr.contains("to stderr"), "{}", ran.stderr);
+    assert!(
+        engine.container(&name).await.unwrap().is_none(),
+        "removed after exit"
+    );
+
+    let kept = run(
+        folder.path(),
+        &[
+            "cpu-headless",
+            "--name",
+            &name,
+            "--keep",
+            "--no-build",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(kept.code, 0, "{}", kept.stderr);
+    assert_eq!(
+        engine.container(&name).await.unwrap().unwrap().state,
+        "exited"
+    );
+}
+
+#[tokio::test]
+async fn two_jupyters_at_once_get_different_ports_and_ps_lists_both() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let names = [unique("t-twin"), unique("t-twin")];
+    let _guard = DockerGuard::containers(&[&names[0], &names[1]]);
+    let runs: Vec<common::Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = names
+            .iter()
+            .map(|name| {
+                let folder = folder.path();
+                scope.spawn(move || {
+                    run(folder, &["cpu-jupyter", "-d", "--name", name, "--no-build"])
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap())
+            .collect()
+    });
+    for started in &runs {
+        assert_eq!(started.code, 0, "{}", started.stderr);
+    }
+    let urls: Vec<String> = runs
+        .iter()
+        .map(|r| field(&r.stdout, "jupyter").unwrap())
+        .collect();
+    assert_ne!(port_of(&urls[0]), port_of(&urls[1]));
+
+    let listed = tfimg(folder.path(), &["ps", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&listed.stdout).unwrap();
+    for (name, url) in names.iter().zip(&urls) {
+        let entry = entries
+            .iter()
+            .find(|e| e["name"] == name.as_str())
+            .expect("listed");
+        assert_eq!(entry["urls"]["jupyter"], url.as_str());
+        assert_eq!(entry["spec"], "cpu-jupyter");
+        assert_eq!(entry["state"], "running");
+    }
+    let table = tfimg(folder.path(), &["ps"]);
+    assert!(table.stdout.starts_with("NAME "), "{}", table.stdout);
+    assert!(table.stdout.contains(&urls[0]));
+}
+
+#[tokio::test]
+async fn bad_input_exits_1_before_any_container_exists() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let name = unique("t-bad");
+    let _guard = DockerGuard::containers(&[&name]);
+    let held = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let taken = held.local_addr().unwrap().port();
+    let taken_mapping = format!("{taken}:8888");
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["cpu-jupyter", "-d", "--mount", "./missing.csv"],
+            format!("error: `--mount ./missing.csv`: `{}/missing.csv` does not exist\nhint: create the file first, or mount a folder (a missing folder is created)\n", folder.path().display()),
+        ),
+        (
+            vec!["cpu-jupyter", "-d", "--gpus", "zero"],
+            "error: `--gpus zero` is not valid: `zero` is neither a GPU index nor a GPU-/MIG- UUID\nhint: use `--gpus all`, a count (`--gpus 2`), indices (`--gpus 0,1`), UUIDs (`--gpus GPU-3f2a...`), or `--gpus none`\n".to_string(),
+        ),
+        (
+            vec!["cpu-jupyter", "-d", "-p", &taken_mapping],
+            format!("error: host port {taken} (for `jupyter`, container port 8888) is already in use\nhint: choose another with `-p OTHER:8888`, or leave `-p` out and tfimg picks a free one\n"),
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut args = args.clone();
+        args.extend_from_slice(&["--name", &name, "--no-build"]);
+        let outcome = run(folder.path(), &args);
+        assert_eq!(outcome.code, 1, "{args:?}: {}", outcome.stderr);
+        assert_eq!(outcome.stderr, expected, "{args:?}");
+        assert!(
+            engine.container(&name).await.unwrap().is_none(),
+            "{args:?} created a container"
+        );
+    }
+    assert!(!folder.path().join("missing.csv").exists());
+    drop(held);
+}
+
+#[tokio::test]
+async fn container_commands_refuse_containers_tfimg_did_not_start() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let name = unique("t-foreign");
+    let _guard = DockerGuard::containers(&[&name]);
+    let created = std::process::Command::new("docker")
+        .args(["create", "--name", &name, "debian:bullseye-slim", "true"])
+        .output()
+        .unwrap();
+    assert!(created.status.success());
+    for command in [
+        vec!["rm", "-f", &name],
+        vec!["logs", &name],
+        vec!["stop", &name],
+    ] {
+        let outcome = tfimg(folder.path(), &command);
+        assert_eq!(outcome.code, 1, "{command:?}");
+        assert!(
+            outcome
+                .stderr
+                .contains(&format!("error: `{name}` was not started by tfimg")),
+            "{}",
+            outcome.stderr
+        );
+    }
+    let missing = tfimg(folder.path(), &["logs", "tfimg-no-such-container"]);
+    assert_eq!(missing.code, 1);
+    assert_eq!(
+        missing.stderr,
+        "error: no container named `tfimg-no-such-container`\nhint: `tfimg ps` lists tfimg's containers\n"
+    );
+    std::thread::sleep(Duration::from_millis(10));
+}
