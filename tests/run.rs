@@ -454,3 +454,140 @@ async fn container_commands_refuse_containers_tfimg_did_not_start() {
     );
     std::thread::sleep(Duration::from_millis(10));
 }
+
+#[tokio::test]
+async fn ctrl_c_stops_and_removes_a_foreground_container() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let name = unique("t-interrupt");
+    let _guard = DockerGuard::containers(&[&name]);
+    let data = folder.path().join(".tfimg-data");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfimg"))
+        .args([
+            "run",
+            "cpu-headless",
+            "--name",
+            &name,
+            "--no-build",
+            "--ca-cert",
+            HOST_CA,
+            "--",
+            "sleep",
+            "600",
+        ])
+        .current_dir(folder.path())
+        .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+        .env("XDG_DATA_HOME", &data)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let running = engine
+            .container(&name)
+            .await
+            .unwrap()
+            .is_some_and(|c| c.state == "running");
+        if running {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the container never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let signalled = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stderr).contains(&format!("tfimg: stopping `{name}`")));
+    assert!(
+        engine.container(&name).await.unwrap().is_none(),
+        "removed after Ctrl-C"
+    );
+}
+
+#[tokio::test]
+async fn gpus_the_host_does_not_have_are_refused_and_runtime_mode_needs_the_toolkit() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    // A host whose nvidia-smi reports one GPU (the output format of the real tool).
+    let folder = scratch(&[(
+        "bin/nvidia-smi",
+        "#!/bin/sh\necho '0, GPU-8a2b44f3-1c2d-3e4f-5a6b-7c8d9e0f1a2b, Tesla T4, 15360'\n",
+    )]);
+    use std::os::unix::fs::PermissionsExt;
+    let fake = folder.path().join("bin/nvidia-smi");
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        folder.path().join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    let name = unique("t-hostgpu");
+    let _guard = DockerGuard::containers(&[&name]);
+    let refused = tfimg_with_env(
+        folder.path(),
+        &[
+            "run",
+            "cpu-headless",
+            "--gpus",
+            "device=1",
+            "-d",
+            "--name",
+            &name,
+            "--no-build",
+            "--ca-cert",
+            HOST_CA,
+        ],
+        &[("PATH", &path)],
+    );
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_eq!(
+        refused.stderr,
+        "error: GPU `1` does not exist on this host\nhint: this host has: 0 (GPU-8a2b44f3-1c2d-3e4f-5a6b-7c8d9e0f1a2b, Tesla T4)\n"
+    );
+    assert!(engine.container(&name).await.unwrap().is_none());
+
+    let runtime = run(
+        folder.path(),
+        &[
+            "cpu-headless",
+            "--gpus",
+            "0",
+            "--gpu-mode",
+            "runtime",
+            "-d",
+            "--name",
+            &name,
+            "--no-build",
+        ],
+    );
+    assert_eq!(runtime.code, 2, "{}", runtime.stderr);
+    assert!(
+        runtime.stderr.contains("Unknown runtime specified nvidia"),
+        "{}",
+        runtime.stderr
+    );
+    assert!(
+        runtime
+            .stderr
+            .contains("hint: install the NVIDIA Container Toolkit"),
+        "{}",
+        runtime.stderr
+    );
+    assert!(engine.container(&name).await.unwrap().is_none());
+}

@@ -140,6 +140,11 @@ impl Engine {
         let body = to_create_body(plan);
         match self.docker.create_container(Some(options), body).await {
             Ok(created) => Ok(created.id),
+            Err(bollard::errors::Error::DockerResponseServerError { message, .. })
+                if message.contains("Unknown runtime specified nvidia") =>
+            {
+                Err(EngineError::GpuToolkitMissing { message })
+            }
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 409,
                 message,

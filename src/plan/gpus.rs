@@ -51,7 +51,11 @@ pub enum GpuPlan {
 impl GpuSelection {
     pub fn parse(text: &str) -> Result<GpuSelection, InputError> {
         let text = text.trim();
-        let text = text.strip_prefix("device=").unwrap_or(text);
+        // Docker's `device=1` always names devices; a bare `1` is a count.
+        let (text, devices_only) = match text.strip_prefix("device=") {
+            Some(rest) => (rest, true),
+            None => (text, false),
+        };
         let bad = |detail: &str| {
             InputError::new(
                 format!("`--gpus {text}` is not valid: {detail}"),
@@ -64,7 +68,10 @@ impl GpuSelection {
             "none" => return Ok(GpuSelection::None),
             _ => {}
         }
-        if !text.contains(',') && text.bytes().all(|b| b.is_ascii_digit()) && !text.starts_with('0')
+        if !devices_only
+            && !text.contains(',')
+            && text.bytes().all(|b| b.is_ascii_digit())
+            && !text.starts_with('0')
         {
             let count: u32 = text.parse().map_err(|_| bad("the count is too large"))?;
             return Ok(GpuSelection::Count(count));
@@ -232,6 +239,10 @@ mod tests {
         assert_eq!(
             GpuSelection::parse("device=GPU-3f2a9c1e-0000-1111").unwrap(),
             GpuSelection::Devices(vec!["GPU-3f2a9c1e-0000-1111".into()])
+        );
+        assert_eq!(
+            GpuSelection::parse("device=1").unwrap(),
+            GpuSelection::Devices(vec!["1".into()])
         );
         for bad in ["", "two", "0,,1", "1,1", "gpu0", "-1", "99999999999"] {
             assert!(GpuSelection::parse(bad).is_err(), "{bad}");
