@@ -161,11 +161,19 @@ mod tests {
         prepare(&mount, "nb", None).unwrap();
         assert!(folder.path().join("nb").is_dir());
         let file = parse("data.csv", folder.path(), "/tf").unwrap();
-        assert!(prepare(&file, "data.csv")
+        assert!(prepare(&file, "data.csv", None)
             .unwrap_err()
             .message
             .contains("does not exist"));
         let deep = parse("a/b/c", folder.path(), "/tf").unwrap();
         assert!(prepare(&deep, "a/b/c", None).is_err());
+        // A folder tfimg creates belongs to the uid the container runs as.
+        let owned = parse("owned", folder.path(), "/tf").unwrap();
+        prepare(&owned, "owned", Some((4321, 4322))).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        let metadata = std::fs::metadata(folder.path().join("owned")).unwrap();
+        if crate::host::current_ids() == Some((0, 0)) {
+            assert_eq!((metadata.uid(), metadata.gid()), (4321, 4322));
+        }
     }
 }
