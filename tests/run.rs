@@ -464,7 +464,7 @@ async fn ctrl_c_stops_and_removes_a_foreground_container() {
     let name = unique("t-interrupt");
     let _guard = DockerGuard::containers(&[&name]);
     let data = folder.path().join(".tfimg-data");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tfimg"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_tfimg"))
         .args([
             "run",
             "cpu-headless",

@@ -127,7 +127,13 @@ pub fn prepare(mount: &MountPlan, text: &str, owner: Option<(u32, u32)>) -> Resu
     std::fs::create_dir(&mount.source).map_err(failed)?;
     if let Some((uid, gid)) = owner {
         if crate::host::current_ids() != Some((uid, gid)) {
-            std::os::unix::fs::chown(&mount.source, Some(uid), Some(gid)).map_err(failed)?;
+            // Only root can give a folder away; others keep it and are told.
+            if let Err(error) = std::os::unix::fs::chown(&mount.source, Some(uid), Some(gid)) {
+                eprintln!(
+                    "warning: created `{}` but could not give it to {uid}:{gid} ({error}); the container may not write to it",
+                    mount.source.display()
+                );
+            }
         }
     }
     Ok(())
