@@ -142,6 +142,11 @@ async fn changing_one_pip_package_changes_the_key_and_rebuilds() {
         after.labels["io.tfimg.build-key"]
     );
     assert_ne!(before.id, after.id);
+    // The superseded build is gone with its keyed tag.
+    let old_key = &before.labels["io.tfimg.build-key"];
+    let old_tag = format!("tfimg/{name}:2.9.3-{}", &old_key[..12]);
+    assert!(engine.image(&old_tag).await.unwrap().is_none());
+    assert!(engine.image(&before.id).await.unwrap().is_none());
 
     let finished = engine
         .run_once(

@@ -28,7 +28,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     let resolved = spec::resolve(&super::catalog(), &args.spec)?;
     let network = config::network(&args.network, &config::load_config()?)?;
     for tag in &args.tag {
-        if !spec::validate::valid_image_reference(tag) {
+        if !spec::syntax::valid_image_reference(tag) {
             return Err(InputError::new(
                 format!("`--tag {tag}` is not a valid image reference"),
                 "write it like `team/lab:1`",
@@ -158,6 +158,7 @@ pub(crate) async fn build_spec(
         }
     }
     tag_all(engine, &image_id, &plan).await?;
+    prune_superseded(engine, resolved, &plan, reporter).await;
     reporter.status(&format!(
         "built `{}` in {:.0} s",
         plan.tag,
@@ -168,6 +169,47 @@ pub(crate) async fn build_spec(
         image_id,
         up_to_date: false,
     }))
+}
+
+/// Drops the keyed tags of this spec's earlier builds once nothing else names them (no
+/// `tfimg/<name>:<tensorflow>` tag left on them), so superseded images do not pile up.
+/// Images a container still uses stay; failures here never fail the build.
+async fn prune_superseded(
+    engine: &Engine,
+    resolved: &spec::ResolvedSpec,
+    plan: &BuildPlan,
+    reporter: &Reporter,
+) {
+    let label = format!("io.tfimg.spec={}", resolved.name);
+    let Ok(images) = engine.images_with_label(&label).await else {
+        return;
+    };
+    let repository = format!("tfimg/{}:", resolved.name);
+    for image in images {
+        if image.labels.get(LABEL_BUILD_KEY) == Some(&plan.key) {
+            continue;
+        }
+        let ours: Vec<&String> = image
+            .tags
+            .iter()
+            .filter(|tag| tag.starts_with(&repository))
+            .collect();
+        let still_named = ours.iter().any(|tag| !is_keyed_tag(tag));
+        if still_named || ours.len() != image.tags.len() {
+            continue;
+        }
+        for tag in ours {
+            if engine.remove_image(tag, false).await.is_ok() {
+                reporter.output(&format!("removed superseded `{tag}`"));
+            }
+        }
+    }
+}
+
+/// `tfimg/x:2.9.3-0123456789ab`: a tag naming one build key.
+fn is_keyed_tag(tag: &str) -> bool {
+    tag.rsplit_once('-')
+        .is_some_and(|(_, key)| key.len() == 12 && key.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 async fn tag_all(engine: &Engine, image_id: &str, plan: &BuildPlan) -> anyhow::Result<()> {

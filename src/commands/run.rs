@@ -63,7 +63,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     // A spec when the name or file is one; otherwise an image reference.
     let resolved = if is_spec(&catalog, &options.target) {
         Some(spec::resolve(&catalog, &options.target)?)
-    } else if spec::validate::valid_image_reference(&options.target) {
+    } else if spec::syntax::valid_image_reference(&options.target) {
         None
     } else {
         return Err(InputError::new(

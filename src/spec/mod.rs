@@ -6,6 +6,7 @@ pub mod load;
 pub mod model;
 pub mod resolved;
 pub mod source;
+pub mod syntax;
 pub mod validate;
 
 pub use load::{Catalog, SpecDocument};

@@ -1,0 +1,170 @@
+//! The small grammars a spec's strings must follow before they reach a Dockerfile or a
+//! shell: identifiers, Debian package names, pip requirements, image references. Pure.
+
+pub(crate) fn valid_identifier(name: &str, environment: bool) -> bool {
+    let mut chars = name.chars();
+    let first_ok = match chars.next() {
+        Some(c) if environment => c.is_ascii_alphabetic() || c == '_',
+        Some(c) => c.is_ascii_lowercase(),
+        None => false,
+    };
+    first_ok
+        && chars.all(|c| {
+            if environment {
+                c.is_ascii_alphanumeric() || c == '_'
+            } else {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'
+            }
+        })
+}
+
+/// Debian package names (policy 5.6.1), optionally `=version`; nothing a shell would read.
+pub(crate) fn valid_apt_package(package: &str) -> bool {
+    let (name, version) = match package.split_once('=') {
+        Some((name, version)) => (name, Some(version)),
+        None => (package, None),
+    };
+    let name_ok = name.len() >= 2
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '-' | '.'));
+    let version_ok = version.is_none_or(|version| {
+        !version.is_empty()
+            && version
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-' | '~' | ':'))
+    });
+    name_ok && version_ok
+}
+
+/// The normalised project name of a simple requirement (`Pandas_Foo[x]>=2` →
+/// `pandas-foo`), or `None` when it has characters tfimg does not pass to a shell.
+pub fn requirement_name(requirement: &str) -> Option<String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || " ._-[],<>=!~*;:'\"()".contains(c);
+    if requirement.is_empty() || !requirement.chars().all(allowed) || requirement.contains('\'') {
+        return None;
+    }
+    let name: String = requirement
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .collect();
+    if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    Some(name.to_ascii_lowercase().replace(['_', '.'], "-"))
+}
+
+/// A loose check of the Docker reference grammar: lowercase repository path, optional
+/// registry host with port, tag and digest.
+pub fn valid_image_reference(reference: &str) -> bool {
+    if reference.is_empty() || reference.len() > 255 {
+        return false;
+    }
+    let (name, digest) = match reference.split_once('@') {
+        Some((name, digest)) => (name, Some(digest)),
+        None => (reference, None),
+    };
+    if let Some(digest) = digest {
+        let Some((algorithm, hex)) = digest.split_once(':') else {
+            return false;
+        };
+        if algorithm.is_empty() || hex.len() < 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            return false;
+        }
+    }
+    let (path, tag) = match name.rsplit_once(':') {
+        Some((path, tag)) if !tag.contains('/') => (path, Some(tag)),
+        _ => (name, None),
+    };
+    let tag_ok = tag.is_none_or(|tag| {
+        !tag.is_empty()
+            && tag.len() <= 128
+            && tag.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            && tag
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+    });
+    let mut components = path.split('/').peekable();
+    let mut first = true;
+    let mut path_ok = !path.is_empty();
+    while let Some(component) = components.next() {
+        let is_host = first
+            && components.peek().is_some()
+            && (component.contains(['.', ':']) || component == "localhost");
+        let ok = if is_host {
+            let (host, port) = match component.split_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (component, None),
+            };
+            !host.is_empty()
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
+                && port
+                    .is_none_or(|port| !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()))
+        } else {
+            !component.is_empty()
+                && component.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && component.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && component.chars().all(|c| {
+                    c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-')
+                })
+        };
+        path_ok &= ok;
+        first = false;
+    }
+    path_ok && tag_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_references() {
+        for good in [
+            "debian:bullseye-slim",
+            "nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04",
+            "localhost:5000/team/base:1",
+            "registry.example.com/a/b",
+            "ubuntu@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        ] {
+            assert!(valid_image_reference(good), "{good}");
+        }
+        for bad in [
+            "",
+            "Debian:11",
+            "debian:",
+            "a b",
+            "debian:bull$eye",
+            "-x",
+            "x:y:z/w",
+        ] {
+            assert!(!valid_image_reference(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn requirements_and_apt_names() {
+        assert_eq!(
+            requirement_name("Pandas_Foo[x]>=2").as_deref(),
+            Some("pandas-foo")
+        );
+        assert_eq!(
+            requirement_name("jupyterlab>=4,<5").as_deref(),
+            Some("jupyterlab")
+        );
+        assert_eq!(
+            requirement_name("numpy; python_version<\"3.10\"").as_deref(),
+            Some("numpy")
+        );
+        assert_eq!(requirement_name("x'; rm -rf /"), None);
+        assert_eq!(requirement_name("--index-url=x"), None);
+        assert_eq!(requirement_name("pkg @ https://x/y.whl"), None);
+        assert!(valid_apt_package("git"));
+        assert!(valid_apt_package("libstdc++6=10.2.1-6"));
+        assert!(!valid_apt_package("git; curl x"));
+        assert!(!valid_apt_package("Git"));
+    }
+}
