@@ -135,7 +135,14 @@ fn read_ca(path: &Path) -> Result<Vec<u8>, InputError> {
             "give the path of a PEM file with your network's CA certificate(s)",
         )
     })?;
-    if !String::from_utf8_lossy(&contents).contains("-----BEGIN CERTIFICATE-----") {
+    let text = String::from_utf8_lossy(&contents);
+    if text.contains("PRIVATE KEY") {
+        return Err(InputError::new(
+            format!("`{}` holds a private key; it would be copied into the image", path.display()),
+            "give a file with only the CA certificate (`openssl x509 -in FILE -out ca.pem` extracts it)",
+        ));
+    }
+    if !text.contains("-----BEGIN CERTIFICATE-----") {
         return Err(InputError::new(
             format!("`{}` holds no PEM certificate", path.display()),
             "give a PEM file (`-----BEGIN CERTIFICATE-----`); convert DER with `openssl x509 -inform der -in CA.cer -out CA.pem`",

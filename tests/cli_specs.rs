@@ -286,6 +286,15 @@ fn other_spec_errors_point_at_the_value() {
             "pip-provider-for-2-4",
             "extends: gpu-headless\ntensorflow: \"2.4\"\n",
         ),
+        ("managed-env", "extends: gpu-headless\nenv:\n  LD_LIBRARY_PATH: /opt/mylib\n"),
+        ("system-workdir", "extends: cpu-headless\nworkdir: /etc\n"),
+        ("empty-workdir", "extends: cpu-headless\nworkdir: \"//\"\n"),
+        ("python-3-7-base", "extends: cpu-headless\nbase: debian:buster-slim\n"),
+        ("port-taken-from-service", "extends: cpu-base\nservice: jupyter\nports: {tensorboard: 8888}\n"),
+        (
+            "base-digest-injection",
+            "extends: cpu-headless\nbase: \"debian@x\\nRUN touch /pwned\\n#:0123456789abcdef0123456789abcdef\"\n",
+        ),
     ];
     let mut report = String::new();
     for (name, text) in cases {

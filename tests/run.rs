@@ -591,3 +591,45 @@ async fn gpus_the_host_does_not_have_are_refused_and_runtime_mode_needs_the_tool
     );
     assert!(engine.container(&name).await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn mounted_folders_are_never_re_owned_and_a_read_only_workdir_still_starts() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    if tfimg::host::current_ids() != Some((0, 0)) {
+        eprintln!("skipping: needs root to give a test file to uid 1000");
+        return;
+    }
+    let folder = scratch(&[("shared/weights.bin", "w"), ("ro/readme.txt", "r")]);
+    let weights = folder.path().join("shared/weights.bin");
+    // Owned by the image user's original uid: exactly what a careless re-own would take.
+    std::os::unix::fs::chown(&weights, Some(1000), Some(1000)).unwrap();
+    let name = unique("t-owners");
+    let _guard = DockerGuard::containers(&[&name]);
+    let ran = run(
+        folder.path(),
+        &[
+            "cpu-headless",
+            "--name",
+            &name,
+            "--uid",
+            "4321",
+            "--gid",
+            "4321",
+            "--no-build",
+            "--mount",
+            "./shared:/home/tf/shared",
+            "--mount",
+            "./ro:/tf:ro",
+            "--",
+            "sh",
+            "-c",
+            "stat -c %u /home/tf/shared/weights.bin; stat -c %u /home/tf; cat /tf/readme.txt",
+        ],
+    );
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.stdout, "1000\n4321\nr");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&weights).unwrap().uid(), 1000);
+}

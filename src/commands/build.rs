@@ -268,14 +268,25 @@ async fn verify(
     name: &str,
     reporter: &Reporter,
 ) -> anyhow::Result<()> {
+    let marker = format!("{name}-{}", crate::host::random_hex(6)?);
     let one_off = OneOff {
         image: image_id.to_string(),
         command: vec!["python".to_string(), format!("{TFIMG_DIR}/{VERIFY}")],
         env: Vec::new(),
-        labels: HashMap::from([("io.tfimg.verify".to_string(), name.to_string())]),
+        labels: HashMap::from([("io.tfimg.verify".to_string(), marker.clone())]),
         network_disabled: true,
     };
-    let finished = engine.run_once(&one_off, VERIFY_DEADLINE).await?;
+    let finished = tokio::select! {
+        finished = engine.run_once(&one_off, VERIFY_DEADLINE) => finished?,
+        _ = super::interrupted() => {
+            // The one-off container must not outlive an interrupted build.
+            let label = format!("io.tfimg.verify={marker}");
+            for container in engine.containers_with_label(&label).await.unwrap_or_default() {
+                let _ = engine.remove_container(&container.id, true).await;
+            }
+            anyhow::bail!("interrupted while verifying `{name}`; nothing was tagged");
+        }
+    };
     let lines: Vec<&str> = finished
         .output
         .lines()

@@ -54,6 +54,8 @@ struct Target {
     workdir: String,
     ports: BTreeMap<String, u16>,
     gpu_image: bool,
+    /// Built by tfimg (its entrypoint maps the user).
+    tfimg_image: bool,
 }
 
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
@@ -126,7 +128,7 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
                 "use `no`, `always`, `unless-stopped` or `on-failure[:N]`",
             ));
         }
-        if args.keep || !args.detach {
+        if !args.detach {
             return Err(InputError::new(
                 "`--restart` needs `-d`: a foreground container is removed when it exits",
                 "add `-d`",
@@ -168,12 +170,6 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
                 "use letters, digits, `_`, `.` and `-`, starting with a letter or digit",
             ));
         }
-    }
-    if args.public && !args.ports.is_empty() && args.ports.iter().any(|p| p.contains(":0")) {
-        return Err(InputError::new(
-            "`-p` ports must not be 0",
-            "give a port from 1 to 65535",
-        ));
     }
     let current_dir = std::env::current_dir().map_err(|error| {
         InputError::new(
@@ -246,6 +242,7 @@ async fn spec_target(
         workdir: resolved.workdir.clone(),
         ports: resolved.ports.clone(),
         gpu_image: resolved.is_gpu(),
+        tfimg_image: true,
     })
 }
 
@@ -285,6 +282,7 @@ async fn image_target(engine: &Engine, reference: &str) -> anyhow::Result<Target
         },
         ports,
         gpu_image: label("io.tfimg.cuda").is_some(),
+        tfimg_image: label("io.tfimg.version").is_some(),
     })
 }
 
@@ -309,7 +307,12 @@ async fn launch(
         gpus::check_against_host(&options.gpus, &host_gpus)?;
     }
     let mode = match args.gpu_mode {
-        GpuMode::Auto if engine.cdi_supported().await => GpuMode::Cdi,
+        // CDI names devices; a count always goes to the nvidia device driver.
+        GpuMode::Auto
+            if !matches!(options.gpus, GpuSelection::Count(_)) && engine.cdi_supported().await =>
+        {
+            GpuMode::Cdi
+        }
         GpuMode::Auto => GpuMode::Devices,
         other => other,
     };
@@ -358,6 +361,7 @@ async fn launch(
             spec_name: target.spec_name.clone(),
             service: target.service,
             image_user: target.image_user.clone(),
+            tfimg_image: target.tfimg_image,
             name: name.clone(),
             command: args.command.clone(),
             env: options.env.clone(),
@@ -422,55 +426,80 @@ async fn launch(
         }
     };
 
-    if args.detach {
-        if !args.no_wait {
-            if let Err(error) =
-                wait_until_ready(engine, &id, &plan, ssh.is_some().then_some(&known_hosts)).await
-            {
-                let output = engine.output(&id).await.unwrap_or_default();
-                let _ = engine.remove_container(&id, true).await;
+    let known_hosts = ssh.is_some().then_some(&known_hosts);
+    let outcome = after_start(engine, args, &id, &name, &plan, known_hosts).await;
+    // Whatever went wrong after the start (or an interrupt), nothing is left behind.
+    let keep = match &outcome {
+        Ok(After::Detached) => true,
+        Ok(After::Exited(_)) | Ok(After::Interrupted) => args.keep,
+        Err(_) => false,
+    };
+    if !keep {
+        let _ = engine.remove_container(&id, true).await;
+    }
+    match outcome? {
+        After::Detached => Ok(ExitCode::SUCCESS),
+        After::Interrupted => Ok(ExitCode::from(130)),
+        After::Exited(code) => Ok(ExitCode::from(
+            u8::try_from(code.clamp(0, 255)).unwrap_or(1),
+        )),
+    }
+}
+
+/// How a started container's run ended for tfimg.
+enum After {
+    /// Running in the background, reachable.
+    Detached,
+    /// Ran in the foreground and exited with this code.
+    Exited(i64),
+    /// Ctrl-C (or SIGTERM/SIGHUP): stopped.
+    Interrupted,
+}
+
+async fn after_start(
+    engine: &Engine,
+    args: &RunArgs,
+    id: &str,
+    name: &str,
+    plan: &LaunchPlan,
+    known_hosts: Option<&PathBuf>,
+) -> anyhow::Result<After> {
+    let wait_for_service = !args.no_wait && (args.detach || !plan.endpoints.is_empty());
+    if wait_for_service {
+        let ready = tokio::select! {
+            result = wait_until_ready(engine, id, plan, known_hosts) => Some(result),
+            _ = super::interrupted() => None,
+        };
+        match ready {
+            None => return Ok(After::Interrupted),
+            Some(Err(error)) => {
+                let output = engine.output(id).await.unwrap_or_default();
                 return Err(error.context(format!(
                     "`{name}` did not come up; its output:\n{}",
                     tail(&output, 20)
                 )));
             }
+            Some(Ok(())) => {}
         }
-        print_endpoints(&plan, &name, true);
-        return Ok(ExitCode::SUCCESS);
     }
-
-    // Foreground: announce the service once it answers, stream, pass the exit code on.
-    if !plan.endpoints.is_empty() && !args.no_wait {
-        if let Err(error) =
-            wait_until_ready(engine, &id, &plan, ssh.is_some().then_some(&known_hosts)).await
-        {
-            let output = engine.output(&id).await.unwrap_or_default();
-            let _ = engine.remove_container(&id, true).await;
-            return Err(error.context(format!(
-                "`{name}` did not come up; its output:\n{}",
-                tail(&output, 20)
-            )));
-        }
-        print_endpoints(&plan, &name, false);
+    if args.detach {
+        print_endpoints(plan, name, true);
+        return Ok(After::Detached);
+    }
+    // Foreground: announce the service, stream, pass the exit code on.
+    if !plan.endpoints.is_empty() {
+        print_endpoints(plan, name, false);
     }
     let interrupted = tokio::select! {
-        result = engine.stream_output(&id, true, None) => { result?; false }
-        _ = tokio::signal::ctrl_c() => true,
+        result = engine.stream_output(id, true, None) => { result?; false }
+        _ = super::interrupted() => true,
     };
     if interrupted {
         eprintln!("tfimg: stopping `{name}`");
-        engine.stop(&id, 10).await?;
+        engine.stop(id, 10).await?;
+        return Ok(After::Interrupted);
     }
-    let code = engine.wait(&id).await?;
-    if !args.keep {
-        engine.remove_container(&id, true).await?;
-    }
-    if interrupted {
-        return Ok(ExitCode::from(130));
-    }
-    Ok(ExitCode::from(
-        u8::try_from(code.clamp(0, 255)).unwrap_or(1),
-    ))
+    Ok(After::Exited(engine.wait(id).await?))
 }
 
 /// Container names must be simple; spec paths (`./x.yaml`) become their stem.

@@ -296,7 +296,6 @@ impl Engine {
         follow: bool,
         tail: Option<&str>,
     ) -> Result<(), EngineError> {
-        use std::io::Write;
         let mut options = LogsOptionsBuilder::new()
             .stdout(true)
             .stderr(true)
@@ -304,19 +303,21 @@ impl Engine {
         if let Some(tail) = tail {
             options = options.tail(tail);
         }
+        let mut written = (0usize, 0usize);
         let mut logs = self.docker.logs(id, Some(options.build()));
         while let Some(chunk) = logs.next().await {
-            match chunk.map_err(|error| self.fail("read container output", error))? {
-                bollard::container::LogOutput::StdErr { message } => {
-                    let mut stderr = std::io::stderr().lock();
-                    let _ = stderr.write_all(&message);
-                    let _ = stderr.flush();
-                }
-                other => {
-                    let mut stdout = std::io::stdout().lock();
-                    let _ = stdout.write_all(&other.into_bytes());
-                    let _ = stdout.flush();
-                }
+            let chunk = chunk.map_err(|error| self.fail("read container output", error))?;
+            write_chunk(chunk, &mut written, (0, 0));
+        }
+        if follow && tail.is_none() {
+            // A follow stream can end before the daemon logged a last line without a
+            // newline; the stored log is complete, so print whatever the stream missed.
+            let options = LogsOptionsBuilder::new().stdout(true).stderr(true).build();
+            let mut logs = self.docker.logs(id, Some(options));
+            let mut seen = (0usize, 0usize);
+            while let Some(chunk) = logs.next().await {
+                let Ok(chunk) = chunk else { break };
+                write_chunk(chunk, &mut seen, written);
             }
         }
         Ok(())
@@ -401,6 +402,40 @@ impl Engine {
             .await
             .map_err(|error| self.fail("exec", error))?;
         Ok(inspected.exit_code.unwrap_or(0))
+    }
+}
+
+/// Writes the part of `chunk` beyond `skip` bytes of its stream (stdout, stderr), and
+/// counts what the stream has carried in `seen`.
+fn write_chunk(
+    chunk: bollard::container::LogOutput,
+    seen: &mut (usize, usize),
+    skip: (usize, usize),
+) {
+    use std::io::Write;
+    let (is_stderr, message) = match chunk {
+        bollard::container::LogOutput::StdErr { message } => (true, message),
+        other => (false, other.into_bytes()),
+    };
+    let (count, already) = if is_stderr {
+        (&mut seen.1, skip.1)
+    } else {
+        (&mut seen.0, skip.0)
+    };
+    let start = *count;
+    *count += message.len();
+    if *count <= already {
+        return;
+    }
+    let fresh = &message[already.saturating_sub(start)..];
+    if is_stderr {
+        let mut stderr = std::io::stderr().lock();
+        let _ = stderr.write_all(fresh);
+        let _ = stderr.flush();
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(fresh);
+        let _ = stdout.flush();
     }
 }
 

@@ -42,6 +42,9 @@ pub struct LaunchInput {
     pub service: Service,
     /// The in-image user (`tf`), for the ssh line.
     pub image_user: String,
+    /// Whether the image has tfimg's entrypoint (which maps the user and drops root).
+    /// Other images are started directly as the host uid/gid.
+    pub tfimg_image: bool,
     pub name: String,
     pub command: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -89,7 +92,8 @@ pub struct LaunchPlan {
 
 pub fn launch(input: &LaunchInput) -> LaunchPlan {
     let mut env: BTreeMap<String, String> = input.env.iter().cloned().collect();
-    if let Some((uid, gid)) = input.ids {
+    let remap = input.tfimg_image && input.ids.is_some();
+    if let (true, Some((uid, gid))) = (remap, input.ids) {
         env.insert("TFIMG_UID".to_string(), uid.to_string());
         env.insert("TFIMG_GID".to_string(), gid.to_string());
     }
@@ -132,7 +136,13 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
                     if let Some(known_hosts) = &input.ssh_known_hosts {
                         line.push_str(&format!(" -o UserKnownHostsFile={known_hosts}"));
                     }
-                    line.push_str(&format!(" {}@127.0.0.1", input.image_user));
+                    // `--user root` keeps the container (and the key) with root.
+                    let login = if input.ids.is_some() {
+                        input.image_user.as_str()
+                    } else {
+                        "root"
+                    };
+                    line.push_str(&format!(" {login}@127.0.0.1"));
                     endpoints.push(("ssh".to_string(), line));
                 }
             }
@@ -181,6 +191,8 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
     }
 
     let (cap_add, user) = match input.ids {
+        // Not tfimg's entrypoint: nothing would drop root, so start as the user directly.
+        Some((uid, gid)) if !input.tfimg_image => (Vec::new(), Some(format!("{uid}:{gid}"))),
         // The entrypoint starts as root only to take the host ids, then drops root.
         Some((uid, _)) => {
             let mut caps: Vec<String> = REMAP_CAPABILITIES
@@ -309,6 +321,7 @@ mod tests {
             spec_name: "cpu-jupyter".into(),
             service: Service::Jupyter,
             image_user: "tf".into(),
+            tfimg_image: true,
             name: "cpu-jupyter-1a2b3c".into(),
             command: Vec::new(),
             env: vec![("A".into(), "1".into())],
@@ -380,6 +393,25 @@ mod tests {
             launch(&ssh).endpoints[0].1,
             "ssh -p 8890 -i /home/a/.ssh/id_ed25519 -o UserKnownHostsFile=/home/a/.local/share/tfimg/known_hosts tf@127.0.0.1"
         );
+    }
+
+    #[test]
+    fn other_images_start_as_the_host_user_and_root_opt_out_logs_in_as_root() {
+        let mut foreign = input();
+        foreign.tfimg_image = false;
+        foreign.jupyter_token = None;
+        let plan = launch(&foreign);
+        assert_eq!(plan.user.as_deref(), Some("1234:2345"));
+        assert!(plan.cap_add.is_empty());
+        assert!(!plan.env.iter().any(|entry| entry.starts_with("TFIMG_UID=")));
+        let mut root = input();
+        root.service = Service::Ssh;
+        root.ids = None;
+        root.ports[0].name = "ssh".into();
+        let plan = launch(&root);
+        assert!(plan.endpoints[0].1.ends_with(" root@127.0.0.1"));
+        assert_eq!(plan.user.as_deref(), Some("root"));
+        assert!(plan.cap_drop.is_empty());
     }
 
     #[test]

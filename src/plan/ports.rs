@@ -79,6 +79,8 @@ pub fn assign(
             )),
         }
     }
+    // Explicit host ports first, so an automatic choice never takes one the user named.
+    wanted.sort_by_key(|(_, _, requested)| requested.is_none());
     let mut plans: Vec<PortPlan> = Vec::new();
     for (name, container, requested) in wanted {
         let taken_by_us =
@@ -169,6 +171,17 @@ mod tests {
             error.message,
             "host port 9999 (for `jupyter`, container port 8888) is already in use"
         );
+    }
+
+    #[test]
+    fn an_explicit_port_wins_over_an_automatic_one() {
+        let mut free = |_: &str, _: u16| true;
+        let mut any = |_: &str| Some(45000);
+        let requests = [PortRequest::parse("8888:6006").unwrap()];
+        let plans = assign(&ports(), &requests, false, &mut free, &mut any).unwrap();
+        let tensorboard = plans.iter().find(|p| p.name == "tensorboard").unwrap();
+        let jupyter = plans.iter().find(|p| p.name == "jupyter").unwrap();
+        assert_eq!((tensorboard.host, jupyter.host), (8888, 45000));
     }
 
     #[test]

@@ -106,4 +106,13 @@ fn fill(template: &str, spec: &ResolvedSpec) -> String {
         .replace("@VENV@", VENV)
         .replace("@JUPYTER_PORT@", &port("jupyter"))
         .replace("@SSH_PORT@", &port("ssh"))
+        .replace(
+            "@COPIED@",
+            &spec
+                .files
+                .iter()
+                .map(|copied| copied.destination.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
 }

@@ -84,7 +84,8 @@ pub fn dockerfile(
             for official in APT_OFFICIAL_MIRRORS {
                 line(
                     w,
-                    &format!("        -e 's|https\\?://{official}|{mirror}|g' \\"),
+                    // Anchored, so `debian-security` is left alone (`#`: URLs never hold one).
+                    &format!("        -e 's#https\\?://{official}\\([ /]\\|$\\)#{mirror}\\1#g' \\"),
                 );
             }
             line(w, "        \"$list\"; fi; \\");
@@ -186,7 +187,7 @@ pub fn dockerfile(
     line(
         w,
         &format!(
-            "RUN useradd --create-home --uid {IMAGE_UID} --user-group --shell /bin/bash --password '*' {user} \\",
+            "RUN useradd --create-home --non-unique --uid {IMAGE_UID} --user-group --shell /bin/bash --password '*' {user} \\",
             user = spec.user
         ),
     );

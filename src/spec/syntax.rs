@@ -58,7 +58,12 @@ pub fn requirement_name(requirement: &str) -> Option<String> {
 /// A loose check of the Docker reference grammar: lowercase repository path, optional
 /// registry host with port, tag and digest.
 pub fn valid_image_reference(reference: &str) -> bool {
-    if reference.is_empty() || reference.len() > 255 {
+    if reference.is_empty()
+        || reference.len() > 255
+        || reference
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace())
+    {
         return false;
     }
     let (name, digest) = match reference.split_once('@') {
@@ -69,7 +74,11 @@ pub fn valid_image_reference(reference: &str) -> bool {
         let Some((algorithm, hex)) = digest.split_once(':') else {
             return false;
         };
-        if algorithm.is_empty() || hex.len() < 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        let algorithm_ok = !algorithm.is_empty()
+            && algorithm.chars().all(|c| {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '.' | '_' | '-')
+            });
+        if !algorithm_ok || hex.len() < 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
             return false;
         }
     }
@@ -140,6 +149,7 @@ mod tests {
             "debian:bull$eye",
             "-x",
             "x:y:z/w",
+            "debian@x\nRUN touch /pwned\n#:0123456789abcdef0123456789abcdef",
         ] {
             assert!(!valid_image_reference(bad), "{bad}");
         }

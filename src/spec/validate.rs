@@ -111,11 +111,25 @@ impl Resolver<'_> {
         if !valid_image_reference(&base) {
             return Err(self.error(
                 "base",
-                format!("`{base}` is not a valid image reference"),
+                format!("`{}` is not a valid image reference", base.escape_debug()),
                 "write a reference such as `debian:bullseye-slim` or `registry.example:5000/team/base:1`",
             ));
         }
         let python = self.python(&tensorflow, row, &base)?;
+        if Version::parse(&python)
+            .is_some_and(|version| version < Version::parse("3.8").expect("literal"))
+        {
+            let field = if merged.python.is_some() {
+                "python"
+            } else {
+                "base"
+            };
+            return Err(self.error(
+                field,
+                format!("Python {python} is too old for tfimg's images (their verification and JupyterLab 4 need 3.8 or later)"),
+                "use a base that ships Python 3.8 or later, such as `debian:bullseye-slim` (3.9) or `ubuntu:20.04` (3.8)",
+            ));
+        }
         let service = merged.service.unwrap_or(Service::None);
         let ports = self.ports(service)?;
         let user = self.user()?;
@@ -549,7 +563,16 @@ impl Resolver<'_> {
             ports.insert(name, port);
         }
         if let Some((name, port)) = service_port(service) {
-            ports.entry(name.to_string()).or_insert(port);
+            if !ports.contains_key(name) {
+                if let Some((other, _)) = ports.iter().find(|(_, existing)| **existing == port) {
+                    return Err(self.error(
+                        &format!("ports.{other}"),
+                        format!("port {port} of `{other}` is the {name} service's own port"),
+                        format!("give `{other}` another port, or set `ports.{name}` to move the service"),
+                    ));
+                }
+                ports.insert(name.to_string(), port);
+            }
         }
         Ok(ports)
     }
@@ -588,20 +611,47 @@ impl Resolver<'_> {
             .workdir
             .clone()
             .unwrap_or_else(|| DEFAULT_WORKDIR.to_string());
+        let parts: Vec<&str> = workdir.split('/').filter(|part| !part.is_empty()).collect();
+        let normalized = format!("/{}", parts.join("/"));
+        // System folders would be handed to the user at build and at every start.
+        const SYSTEM: &[&str] = &[
+            "/bin",
+            "/boot",
+            "/dev",
+            "/etc",
+            "/home",
+            "/lib",
+            "/lib64",
+            "/opt",
+            "/opt/venv",
+            "/opt/tfimg",
+            "/proc",
+            "/root",
+            "/run",
+            "/sbin",
+            "/srv",
+            "/sys",
+            "/tmp",
+            "/usr",
+            "/var",
+        ];
         let valid = workdir.starts_with('/')
-            && workdir.len() > 1
+            && !parts.is_empty()
             && workdir
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.'))
-            && !workdir.split('/').any(|part| part == "..");
+            && !parts.iter().any(|part| *part == ".." || *part == ".")
+            && !SYSTEM.contains(&normalized.as_str())
+            && !normalized.starts_with("/usr/")
+            && !normalized.starts_with("/etc/");
         if !valid {
             return Err(self.error(
                 "workdir",
                 format!("workdir `{workdir}` is not valid"),
-                "use an absolute path of letters, digits, `-`, `_`, `.` and `/`, such as `/tf`",
+                "use an absolute path of its own, such as `/tf` or `/workspace` (not a system folder, no `.` or `..`)",
             ));
         }
-        Ok(workdir.trim_end_matches('/').to_string())
+        Ok(normalized)
     }
 
     fn env(&self) -> Result<BTreeMap<String, String>, SpecError> {
@@ -620,6 +670,24 @@ impl Resolver<'_> {
                     &path,
                     format!("`{key}` is reserved: tfimg sets `TFIMG_*` variables at run time"),
                     "choose another name",
+                ));
+            }
+            // tfimg sets these itself; a second value would silently win or lose.
+            const MANAGED: &[&str] = &[
+                "LD_LIBRARY_PATH",
+                "PATH",
+                "PIP_CONSTRAINT",
+                "VIRTUAL_ENV",
+                "PIP_CERT",
+                "PIP_INDEX_URL",
+                "REQUESTS_CA_BUNDLE",
+                "SSL_CERT_FILE",
+            ];
+            if MANAGED.contains(&key.as_str()) || key.starts_with("NVIDIA_") {
+                return Err(self.error(
+                    &path,
+                    format!("`{key}` is set by tfimg in every image"),
+                    "leave it out: library paths, the venv, pins and certificates are managed from the spec and the build options; GPU visibility is chosen with `tfimg run --gpus`",
                 ));
             }
             if value.0.contains(['\n', '\r', '\0']) {

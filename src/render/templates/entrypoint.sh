@@ -16,8 +16,21 @@ user=@USER@
 home=/home/@USER@
 workdir=@WORKDIR@
 service=@SERVICE@
+# Where the spec's `files:` were copied (owned by the user, like the home folder).
+copied="@COPIED@"
 
 say() { printf 'tfimg: %s\n' "$*" >&2; }
+
+# own PATH: give the files under PATH that belong to the image's ids to the host's ids,
+# skipping every mount point below PATH (the user's folders are never re-owned).
+own() {
+    root=$1
+    set --
+    while read -r _ mount _; do
+        case "$mount" in "$root"/*) set -- "$@" -path "$mount" -prune -o ;; esac
+    done </proc/self/mounts
+    find "$root" -xdev "$@" \( -uid "$old_uid" -o -gid "$old_gid" \) -exec chown -h "$uid:$gid" {} +
+}
 
 # Phase 1 (PID 1, before tini): map the user, drop root, and hand PID 1 to tini, so no
 # process of the container keeps running as root.
@@ -29,10 +42,21 @@ if [ -z "${TFIMG_INNER:-}" ]; then
         case "$uid:$gid" in
             *[!0-9:]* | :* | *:) say "TFIMG_UID and TFIMG_GID must be numbers, got '$uid:$gid'"; exit 64 ;;
         esac
-        [ "$gid" = "$(id -g "$user")" ] || groupmod --non-unique --gid "$gid" "$user"
-        # usermod also hands the home folder's files to the new uid.
-        [ "$uid" = "$(id -u "$user")" ] || usermod --non-unique --uid "$uid" "$user"
-        chown "$uid:$gid" "$home" "$workdir"
+        old_uid=$(id -u "$user")
+        old_gid=$(id -g "$user")
+        if [ "$uid:$gid" != "$old_uid:$old_gid" ]; then
+            # Edit the account directly: usermod would also re-own files under $home,
+            # following mounts into the host's folders.
+            sed -i "s/^$user:\([^:]*\):$old_uid:$old_gid:/$user:\1:$uid:$gid:/" /etc/passwd
+            sed -i "s/^$user:\([^:]*\):$old_gid:/$user:\1:$gid:/" /etc/group
+            # The image's own files (home, workdir, the spec's files), never what is
+            # mounted there: mount points are pruned and -xdev stops below them.
+            for path in "$home" "$workdir" $copied; do
+                [ -e "$path" ] || continue
+                mountpoint -q "$path" 2>/dev/null && continue
+                own "$path" || say "could not hand $path to $uid:$gid"
+            done
+        fi
         export HOME="$home" USER="$user" LOGNAME="$user"
         unset TFIMG_UID TFIMG_GID
         exec setpriv --reuid="$uid" --regid="$gid" --init-groups -- /usr/bin/tini -g -- "$0" "$@"
