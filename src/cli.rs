@@ -43,6 +43,21 @@ pub enum Command {
     Stop(NamesArgs),
     /// Remove stopped containers (`-f` also running ones). Mounted folders are never touched.
     Rm(RemoveArgs),
+    /// Check Docker, the NVIDIA driver and toolkit, and a spec against them, with fixes.
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The spec to check against the host [default: gpu-jupyter].
+    pub spec: Option<String>,
+
+    /// Print JSON: one object per check with its verdict and fix.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub network: NetworkArgs,
 }
 
 #[derive(Debug, Args)]

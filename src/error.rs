@@ -26,6 +26,14 @@ impl InputError {
     }
 }
 
+/// A problem with this machine (driver, toolkit) found before anything was created.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct HostError {
+    pub message: String,
+    pub hint: String,
+}
+
 /// Prints `error` (with its context chain) and its hint; returns the exit code its kind
 /// calls for.
 pub fn report(error: &anyhow::Error) -> ExitCode {
@@ -45,6 +53,9 @@ pub fn classify(error: &anyhow::Error) -> (Option<String>, u8) {
         }
         if let Some(input) = cause.downcast_ref::<InputError>() {
             return (Some(input.hint.clone()), EXIT_BAD_INPUT);
+        }
+        if let Some(host) = cause.downcast_ref::<HostError>() {
+            return (Some(host.hint.clone()), EXIT_ENGINE);
         }
         if let Some(engine) = cause.downcast_ref::<EngineError>() {
             return (engine.hint().map(str::to_string), EXIT_ENGINE);

@@ -9,6 +9,7 @@ pub mod build;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod host;
@@ -51,6 +52,7 @@ pub fn main() -> ExitCode {
         Command::Exec(args) => commands::containers::exec(&args),
         Command::Stop(args) => commands::containers::stop(&args),
         Command::Rm(args) => commands::containers::remove(&args),
+        Command::Doctor(args) => commands::doctor::run(&args),
     };
     match outcome {
         Ok(code) => code,

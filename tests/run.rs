@@ -527,7 +527,7 @@ async fn gpus_the_host_does_not_have_are_refused_and_runtime_mode_needs_the_tool
     // A host whose nvidia-smi reports one GPU (the output format of the real tool).
     let folder = scratch(&[(
         "bin/nvidia-smi",
-        "#!/bin/sh\necho '0, GPU-8a2b44f3-1c2d-3e4f-5a6b-7c8d9e0f1a2b, Tesla T4, 15360'\n",
+        "#!/bin/sh\necho '0, GPU-8a2b44f3-1c2d-3e4f-5a6b-7c8d9e0f1a2b, Tesla T4, 15360, 470.82.01'\n",
     )]);
     use std::os::unix::fs::PermissionsExt;
     let fake = folder.path().join("bin/nvidia-smi");

@@ -4,6 +4,7 @@
 pub mod base;
 pub mod build;
 pub mod containers;
+pub mod doctor;
 pub mod list;
 pub mod render;
 pub mod run;

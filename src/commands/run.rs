@@ -54,6 +54,8 @@ struct Target {
     workdir: String,
     ports: BTreeMap<String, u16>,
     gpu_image: bool,
+    /// The spec's CUDA stack (for the driver check); unknown for plain images.
+    gpu: Option<spec::resolved::GpuStack>,
     /// Built by tfimg (its entrypoint maps the user).
     tfimg_image: bool,
 }
@@ -242,6 +244,7 @@ async fn spec_target(
         workdir: resolved.workdir.clone(),
         ports: resolved.ports.clone(),
         gpu_image: resolved.is_gpu(),
+        gpu: resolved.gpu.clone(),
         tfimg_image: true,
     })
 }
@@ -282,6 +285,7 @@ async fn image_target(engine: &Engine, reference: &str) -> anyhow::Result<Target
         },
         ports,
         gpu_image: label("io.tfimg.cuda").is_some(),
+        gpu: None,
         tfimg_image: label("io.tfimg.version").is_some(),
     })
 }
@@ -303,8 +307,25 @@ async fn launch(
         })
         .collect::<Result<_, InputError>>()?;
 
-    if let Some(host_gpus) = crate::host::gpus() {
-        gpus::check_against_host(&options.gpus, &host_gpus)?;
+    if !options.gpus.is_none() {
+        // The doctor's GPU checks, so a known problem is explained before the daemon's
+        // error: an unknown device, a driver too old for the image's CUDA, no toolkit.
+        let nvidia = crate::host::nvidia_facts();
+        if nvidia.driver.is_some() {
+            gpus::check_against_host(&options.gpus, &nvidia.gpus)?;
+        }
+        let info = engine.info().await?;
+        if let Some(problem) =
+            crate::doctor::gpu_launch_problem(&nvidia, &info, target.gpu.as_ref())
+        {
+            return Err(crate::error::HostError {
+                message: format!("cannot give GPUs to the container: {}", problem.summary),
+                hint: problem
+                    .fix
+                    .unwrap_or_else(|| "run `tfimg doctor` for details".to_string()),
+            }
+            .into());
+        }
     }
     let mode = match args.gpu_mode {
         // CDI names devices; a count always goes to the nvidia device driver.

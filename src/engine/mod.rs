@@ -70,6 +70,16 @@ pub struct EngineVersion {
     pub arch: String,
 }
 
+/// What `tfimg doctor` reads from the daemon's info.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EngineInfo {
+    pub storage_driver: String,
+    pub root_dir: String,
+    pub runtimes: Vec<String>,
+    pub default_runtime: String,
+    pub cdi_spec_dirs: Vec<String>,
+}
+
 /// A connected, version-negotiated client.
 #[derive(Debug, Clone)]
 pub struct Engine {
@@ -147,6 +157,23 @@ impl Engine {
             Ok(info) => info.cdi_spec_dirs.is_some_and(|dirs| !dirs.is_empty()),
             Err(_) => false,
         }
+    }
+
+    pub async fn info(&self) -> Result<EngineInfo, EngineError> {
+        let info = self
+            .docker
+            .info()
+            .await
+            .map_err(|error| self.fail("read the daemon's info", error))?;
+        let mut runtimes: Vec<String> = info.runtimes.unwrap_or_default().into_keys().collect();
+        runtimes.sort();
+        Ok(EngineInfo {
+            storage_driver: info.driver.unwrap_or_default(),
+            root_dir: info.docker_root_dir.unwrap_or_default(),
+            runtimes,
+            default_runtime: info.default_runtime.unwrap_or_default(),
+            cdi_spec_dirs: info.cdi_spec_dirs.unwrap_or_default(),
+        })
     }
 
     pub async fn version(&self) -> Result<EngineVersion, EngineError> {

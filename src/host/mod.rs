@@ -1,5 +1,7 @@
-//! Facts about this machine, read in one place: who we run as, and (later) GPUs, drivers,
-//! the NVIDIA toolkit and free ports. Nothing here talks to Docker.
+//! Facts about this machine, read in one place: who we run as, GPUs and drivers,
+//! the NVIDIA toolkit, free ports, keys. Nothing here talks to Docker.
+
+pub mod nvidia;
 
 /// The real uid and gid of this process, from /proc (no libc call needed).
 pub fn current_ids() -> Option<(u32, u32)> {
@@ -43,17 +45,6 @@ pub fn mounts_below(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn nvidia_smi_queries_parse() {
-        let text = "0, GPU-8a2b44f3-1c2d-3e4f-5a6b-7c8d9e0f1a2b, Tesla T4, 15360\n1, GPU-11111111-2222-3333-4444-555555555555, NVIDIA A100-SXM4-40GB, 40960\n";
-        let gpus = super::parse_gpu_query(text);
-        assert_eq!(gpus.len(), 2);
-        assert_eq!(gpus[1].index, 1);
-        assert_eq!(gpus[1].name, "NVIDIA A100-SXM4-40GB");
-        assert_eq!(gpus[0].memory_mib, Some(15360));
-        assert!(super::parse_gpu_query("No devices were found\n").is_empty());
-    }
-
     #[test]
     fn tokens_are_random_hex_and_ports_probe() {
         let token = super::random_hex(24).unwrap();
@@ -159,6 +150,16 @@ pub fn pin_host_key(
     std::fs::write(known_hosts, lines.join("\n") + "\n")
 }
 
+/// Free bytes on the file system holding `path` (statvfs), or `None` when unreadable.
+pub fn free_bytes(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is a valid NUL-terminated string and `stats` a valid out-pointer.
+    let result = unsafe { libc::statvfs(path.as_ptr(), &mut stats) };
+    (result == 0).then(|| stats.f_bavail as u64 * stats.f_frsize as u64)
+}
+
 /// tfimg's data folder: `$XDG_DATA_HOME/tfimg`, else `~/.local/share/tfimg`.
 pub fn data_dir() -> std::path::PathBuf {
     if let Some(base) = std::env::var_os("XDG_DATA_HOME").filter(|value| !value.is_empty()) {
@@ -174,37 +175,44 @@ pub fn home_dir() -> std::path::PathBuf {
         .unwrap_or_else(|| std::path::PathBuf::from("/"))
 }
 
-/// The GPUs `nvidia-smi` reports, or `None` when it is missing or fails (no driver).
-pub fn gpus() -> Option<Vec<crate::plan::gpus::HostGpu>> {
-    let output = std::process::Command::new("nvidia-smi")
-        .args([
-            "--query-gpu=index,uuid,name,memory.total",
-            "--format=csv,noheader,nounits",
-        ])
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    Some(parse_gpu_query(&String::from_utf8_lossy(&output.stdout)))
+/// The NVIDIA facts of this machine (nvidia-smi, /proc, PATH).
+pub fn nvidia_facts() -> nvidia::NvidiaFacts {
+    nvidia::facts(
+        &run_program,
+        &|path| std::fs::read_to_string(path).ok(),
+        &on_path,
+    )
 }
 
-/// Parses `nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits`.
-pub fn parse_gpu_query(text: &str) -> Vec<crate::plan::gpus::HostGpu> {
-    text.lines()
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-            let [index, uuid, name, memory] = fields.as_slice() else {
+/// A program's stdout when it ran and succeeded within 10 s (nvidia-smi can hang on a
+/// wedged driver; a check must not).
+pub fn run_program(program: &str, args: &[&str]) -> Option<String> {
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let mut output = String::new();
+                use std::io::Read;
+                child.stdout.take()?.read_to_string(&mut output).ok()?;
+                return status.success().then_some(output);
+            }
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
                 return None;
-            };
-            Some(crate::plan::gpus::HostGpu {
-                index: index.parse().ok()?,
-                uuid: uuid.to_string(),
-                name: name.to_string(),
-                memory_mib: memory.parse().ok(),
-            })
-        })
-        .collect()
+            }
+        }
+    }
 }
 
 /// The SSH key a container admits: a public key text and the private key to log in with.

@@ -1,0 +1,472 @@
+//! The doctor's verdicts: facts about Docker, the NVIDIA host and a spec in, one check
+//! per concern out (pass / warn / fail, a one-line summary, the fix). Pure, so every
+//! verdict is unit-tested; `commands::doctor` gathers the facts and `commands::run` reuses
+//! the GPU checks before it starts a GPU container.
+
+use serde::Serialize;
+
+use crate::engine::EngineInfo;
+use crate::host::nvidia::NvidiaFacts;
+use crate::spec::compat::{self, DriverVerdict, Version};
+use crate::spec::resolved::GpuStack;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub check: String,
+    pub verdict: Verdict,
+    pub summary: String,
+    pub fix: Option<String>,
+}
+
+fn check(name: &str, verdict: Verdict, summary: impl Into<String>, fix: Option<String>) -> Check {
+    Check {
+        check: name.to_string(),
+        verdict,
+        summary: summary.into(),
+        fix,
+    }
+}
+
+/// The daemon as doctor saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DockerFacts {
+    pub endpoint: String,
+    pub version: String,
+    pub api_version: String,
+    pub negotiated_api: String,
+    pub info: EngineInfo,
+    /// Free bytes where images live (None: not readable from here, e.g. a remote daemon).
+    pub free_bytes: Option<u64>,
+}
+
+/// The state of a spec's image on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageState {
+    /// The image for the current build key exists.
+    Current {
+        tag: String,
+        key: String,
+    },
+    /// Only an older build exists.
+    Stale {
+        tag: String,
+    },
+    Missing {
+        tag: String,
+    },
+    /// Could not tell (no base image, so no key).
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecFacts {
+    pub name: String,
+    pub summary: String,
+    pub gpu: Option<GpuStack>,
+    pub base: String,
+    pub base_present: bool,
+    pub base_bootstrappable: bool,
+    pub image: ImageState,
+}
+
+/// Below this much free space where images live, builds of GPU images (5 GB) may fail.
+const LOW_DISK: u64 = 20 * 1024 * 1024 * 1024;
+
+pub fn docker_checks(docker: &Result<DockerFacts, (String, String)>) -> Vec<Check> {
+    let facts = match docker {
+        Ok(facts) => facts,
+        Err((message, fix)) => {
+            return vec![check(
+                "docker",
+                Verdict::Fail,
+                message.clone(),
+                Some(fix.clone()),
+            )]
+        }
+    };
+    let mut checks = vec![check(
+        "docker",
+        Verdict::Pass,
+        format!(
+            "Docker {} at {} (API {}, tfimg speaks {})",
+            facts.version, facts.endpoint, facts.api_version, facts.negotiated_api
+        ),
+        None,
+    )];
+    let free = facts
+        .free_bytes
+        .map(|bytes| format!(", {:.1} GB free", bytes as f64 / 1e9))
+        .unwrap_or_default();
+    let place = if facts.info.root_dir.is_empty() {
+        String::new()
+    } else {
+        format!(" in {}", facts.info.root_dir)
+    };
+    let summary = format!("storage driver {}{place}{free}", facts.info.storage_driver);
+    checks.push(match facts.free_bytes {
+        Some(bytes) if bytes < LOW_DISK => check(
+            "storage",
+            Verdict::Warn,
+            summary,
+            Some("free space where Docker keeps images (GPU images are about 5 GB): `docker image prune`, or move Docker's data-root".to_string()),
+        ),
+        _ => check("storage", Verdict::Pass, summary, None),
+    });
+    checks
+}
+
+pub fn nvidia_checks(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> Vec<Check> {
+    let mut checks = Vec::new();
+    match &nvidia.driver {
+        None => checks.push(check(
+            "nvidia-driver",
+            Verdict::Warn,
+            "no NVIDIA driver found (no working nvidia-smi, no /proc/driver/nvidia/version): GPU images will run on the CPU only",
+            Some("to use GPUs, install the NVIDIA driver for your GPU (Debian/Ubuntu: `sudo apt-get install nvidia-driver` or `ubuntu-drivers install`) and reboot; CPU images need nothing".to_string()),
+        )),
+        Some(driver) => {
+            let cuda = nvidia
+                .driver_cuda
+                .as_ref()
+                .map(|cuda| format!(", supports CUDA up to {cuda}"))
+                .unwrap_or_default();
+            let source = nvidia.source.clone().unwrap_or_default();
+            checks.push(check("nvidia-driver", Verdict::Pass, format!("driver {driver}{cuda} (from {source})"), None));
+            if nvidia.gpus.is_empty() {
+                checks.push(check(
+                    "gpus",
+                    Verdict::Warn,
+                    "the driver lists no GPU",
+                    Some("check `nvidia-smi`; a GPU may be in use by another driver or disabled".to_string()),
+                ));
+            } else {
+                let listed: Vec<String> = nvidia
+                    .gpus
+                    .iter()
+                    .map(|gpu| {
+                        let mut text = format!("{}: {}", gpu.index, gpu.name);
+                        if !gpu.uuid.is_empty() {
+                            text.push_str(&format!(" {}", gpu.uuid));
+                        }
+                        if let Some(memory) = gpu.memory_mib {
+                            text.push_str(&format!(" {memory} MiB"));
+                        }
+                        text
+                    })
+                    .collect();
+                checks.push(check("gpus", Verdict::Pass, listed.join("; "), None));
+            }
+        }
+    }
+
+    let runtime_registered =
+        info.is_some_and(|info| info.runtimes.iter().any(|runtime| runtime == "nvidia"));
+    let cdi = info.is_some_and(|info| !info.cdi_spec_dirs.is_empty());
+    let mut ways: Vec<String> = nvidia
+        .toolkit_programs
+        .iter()
+        .map(|program| format!("{program} on PATH"))
+        .collect();
+    if runtime_registered {
+        ways.push("`nvidia` runtime registered with Docker".to_string());
+    }
+    if cdi {
+        ways.push("CDI spec folders reported by Docker".to_string());
+    }
+    let toolkit_fix = "install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker".to_string();
+    let usable = nvidia
+        .toolkit_programs
+        .iter()
+        .any(|p| p == "nvidia-container-runtime-hook")
+        || runtime_registered
+        || cdi;
+    checks.push(match (usable, nvidia.driver.is_some()) {
+        (true, _) => check("container-toolkit", Verdict::Pass, ways.join("; "), None),
+        (false, true) => check(
+            "container-toolkit",
+            Verdict::Fail,
+            "the NVIDIA container toolkit is missing: containers cannot use the GPUs (`--gpus` fails with \"could not select device driver\")",
+            Some(toolkit_fix),
+        ),
+        (false, false) => check(
+            "container-toolkit",
+            Verdict::Warn,
+            "the NVIDIA container toolkit is not installed (only needed for GPUs)",
+            Some(toolkit_fix),
+        ),
+    });
+    if let Some(info) = info {
+        checks.push(if info.default_runtime == "nvidia" {
+            check(
+                "default-runtime",
+                Verdict::Warn,
+                "`nvidia` is Docker's default runtime: containers of images that set NVIDIA_VISIBLE_DEVICES=all see every GPU without asking",
+                Some("remove \"default-runtime\": \"nvidia\" from /etc/docker/daemon.json and restart Docker; tfimg requests GPUs explicitly with --gpus".to_string()),
+            )
+        } else {
+            check(
+                "default-runtime",
+                Verdict::Pass,
+                format!("default runtime `{}`: containers get GPUs only when asked", info.default_runtime),
+                None,
+            )
+        });
+    }
+    checks
+}
+
+/// The image's CUDA against the host driver: pass at or above the toolkit's driver, warn
+/// between the minor-version-compatibility minimum and it, fail below.
+pub fn driver_check(gpu: &GpuStack, driver: &str) -> Check {
+    let (Some(cuda), Some(version)) = (Version::parse(&gpu.cuda), Version::parse(driver)) else {
+        return check(
+            "driver-vs-cuda",
+            Verdict::Warn,
+            format!("cannot compare driver `{driver}` with CUDA {}", gpu.cuda),
+            None,
+        );
+    };
+    let Some(row) = compat::cuda_row_for(&cuda) else {
+        return check(
+            "driver-vs-cuda",
+            Verdict::Warn,
+            format!("no driver table for CUDA {}", gpu.cuda),
+            None,
+        );
+    };
+    match compat::driver_verdict(row, &version) {
+        DriverVerdict::Supported => check(
+            "driver-vs-cuda",
+            Verdict::Pass,
+            format!("driver {driver} fully supports CUDA {} (needs {} or later)", gpu.cuda, row.driver_min),
+            None,
+        ),
+        DriverVerdict::MinorVersionCompatibility => check(
+            "driver-vs-cuda",
+            Verdict::Warn,
+            format!(
+                "driver {driver} runs CUDA {} only through minor-version compatibility ({} or later; full support from {}): PTX from newer toolkits cannot be JIT-compiled",
+                gpu.cuda, row.driver_compat_min, row.driver_min
+            ),
+            Some(format!("upgrade the NVIDIA driver to {} or later for full support", row.driver_min)),
+        ),
+        DriverVerdict::TooOld => check(
+            "driver-vs-cuda",
+            Verdict::Fail,
+            format!(
+                "driver {driver} is too old for CUDA {}: it needs {} or later ({} with minor-version compatibility)",
+                gpu.cuda, row.driver_min, row.driver_compat_min
+            ),
+            Some(format!(
+                "upgrade the NVIDIA driver to {} or later (at least {}), or use a spec with an older TensorFlow and CUDA",
+                row.driver_min, row.driver_compat_min
+            )),
+        ),
+    }
+}
+
+pub fn spec_checks(
+    spec: &Result<SpecFacts, String>,
+    nvidia: &NvidiaFacts,
+    docker_up: bool,
+) -> Vec<Check> {
+    let facts = match spec {
+        Ok(facts) => facts,
+        Err(message) => {
+            return vec![check(
+                "spec",
+                Verdict::Fail,
+                message.clone(),
+                Some("fix the spec; `tfimg show SPEC` prints what it resolves to".to_string()),
+            )]
+        }
+    };
+    let mut checks = vec![check("spec", Verdict::Pass, facts.summary.clone(), None)];
+    if let (Some(gpu), Some(driver)) = (&facts.gpu, &nvidia.driver) {
+        checks.push(driver_check(gpu, driver));
+    }
+    if !docker_up {
+        return checks;
+    }
+    checks.push(if facts.base_present {
+        check(
+            "base-image",
+            Verdict::Pass,
+            format!("`{}` is on this machine", facts.base),
+            None,
+        )
+    } else {
+        check(
+            "base-image",
+            Verdict::Warn,
+            format!(
+                "`{}` is not on this machine; `tfimg build` pulls it when a registry answers",
+                facts.base
+            ),
+            Some(if facts.base_bootstrappable {
+                format!("without a registry: `tfimg base bootstrap {}`", facts.base)
+            } else {
+                format!(
+                    "load or pull `{}`, or use `--registry-mirror HOST`",
+                    facts.base
+                )
+            }),
+        )
+    });
+    checks.push(match &facts.image {
+        ImageState::Current { tag, key } => check(
+            "image",
+            Verdict::Pass,
+            format!(
+                "`{tag}` is current (build key {})",
+                &key[..key.len().min(12)]
+            ),
+            None,
+        ),
+        ImageState::Stale { tag } => check(
+            "image",
+            Verdict::Warn,
+            format!("`{tag}` is an older build of the spec"),
+            Some(format!("`tfimg build {}` brings it up to date", facts.name)),
+        ),
+        ImageState::Missing { tag } => check(
+            "image",
+            Verdict::Warn,
+            format!("`{tag}` is not built yet"),
+            Some(format!(
+                "`tfimg build {}` (or `tfimg run` builds it)",
+                facts.name
+            )),
+        ),
+        ImageState::Unknown => check(
+            "image",
+            Verdict::Warn,
+            "cannot tell whether the image is current without the base image",
+            None,
+        ),
+    });
+    checks
+}
+
+/// What `tfimg run --gpus` must not start past: a failing driver or toolkit check.
+pub fn gpu_launch_problem(
+    nvidia: &NvidiaFacts,
+    info: &EngineInfo,
+    gpu: Option<&GpuStack>,
+) -> Option<Check> {
+    let mut checks = nvidia_checks(nvidia, Some(info));
+    if let (Some(gpu), Some(driver)) = (gpu, &nvidia.driver) {
+        checks.push(driver_check(gpu, driver));
+    }
+    checks
+        .into_iter()
+        .find(|check| check.verdict == Verdict::Fail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::CudaProvider;
+
+    fn stack(cuda: &str) -> GpuStack {
+        GpuStack {
+            provider: CudaProvider::Pip,
+            cuda: cuda.to_string(),
+            cudnn: "8.6".to_string(),
+            tensorflow_built_with_cuda: "11.2".to_string(),
+            tensorflow_built_with_cudnn: "8.1".to_string(),
+            driver_min: String::new(),
+            driver_compat_min: String::new(),
+            cuda_requirements: Vec::new(),
+            library_path: Vec::new(),
+            cuda_libraries: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn driver_verdicts_for_cuda_11_2_11_8_and_12() {
+        let verdict = |cuda: &str, driver: &str| driver_check(&stack(cuda), driver).verdict;
+        assert_eq!(verdict("11.2", "418.87.01"), Verdict::Fail);
+        assert_eq!(verdict("11.2", "455.32.00"), Verdict::Warn);
+        assert_eq!(verdict("11.2", "470.82.01"), Verdict::Pass);
+        assert_eq!(verdict("11.8", "455.32.00"), Verdict::Warn);
+        assert_eq!(verdict("11.8", "535.104.05"), Verdict::Pass);
+        assert_eq!(verdict("12.3", "470.57.02"), Verdict::Fail);
+        assert_eq!(verdict("12.3", "535.104.05"), Verdict::Warn);
+        assert_eq!(verdict("12.3", "550.54.15"), Verdict::Pass);
+        let warn = driver_check(&stack("11.8"), "455.32.00");
+        assert_eq!(
+            warn.summary,
+            "driver 455.32.00 runs CUDA 11.8 only through minor-version compatibility (450.80.02 or later; full support from 520.61.05): PTX from newer toolkits cannot be JIT-compiled"
+        );
+    }
+
+    #[test]
+    fn no_driver_warns_and_a_driver_without_toolkit_fails() {
+        let none = NvidiaFacts::default();
+        let checks = nvidia_checks(
+            &none,
+            Some(&EngineInfo {
+                default_runtime: "runc".into(),
+                ..Default::default()
+            }),
+        );
+        let verdicts: Vec<(&str, Verdict)> = checks
+            .iter()
+            .map(|c| (c.check.as_str(), c.verdict))
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("nvidia-driver", Verdict::Warn),
+                ("container-toolkit", Verdict::Warn),
+                ("default-runtime", Verdict::Pass)
+            ]
+        );
+        let driver = NvidiaFacts {
+            driver: Some("470.57.02".into()),
+            ..Default::default()
+        };
+        let info = EngineInfo::default();
+        let problem = gpu_launch_problem(&driver, &info, None)
+            .expect("no toolkit is a failure with a driver");
+        assert_eq!(problem.check, "container-toolkit");
+        let trap = EngineInfo {
+            runtimes: vec!["nvidia".into(), "runc".into()],
+            default_runtime: "nvidia".into(),
+            ..Default::default()
+        };
+        let checks = nvidia_checks(&driver, Some(&trap));
+        assert_eq!(checks.last().unwrap().verdict, Verdict::Warn);
+        assert!(gpu_launch_problem(&driver, &trap, Some(&stack("11.8"))).is_none());
+        let old = NvidiaFacts {
+            driver: Some("418.87.01".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            gpu_launch_problem(&old, &trap, Some(&stack("11.8")))
+                .unwrap()
+                .check,
+            "driver-vs-cuda"
+        );
+    }
+
+    #[test]
+    fn docker_down_is_one_failing_check_with_the_fix() {
+        let checks = docker_checks(&Err((
+            "cannot reach the Docker daemon".into(),
+            "start it".into(),
+        )));
+        assert_eq!(checks.len(), 1);
+        assert_eq!(checks[0].verdict, Verdict::Fail);
+        assert_eq!(checks[0].fix.as_deref(), Some("start it"));
+    }
+}

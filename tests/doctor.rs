@@ -1,0 +1,247 @@
+//! `tfimg doctor` as a user runs it: on this machine (Docker, no GPU), on hosts faked with
+//! captured nvidia-smi outputs of real drivers (tests/fixtures/nvidia/), and with the
+//! daemon unreachable. `tfimg run` reuses the GPU checks.
+
+mod common;
+
+use std::path::Path;
+
+use common::{scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
+
+/// A folder with a fake `nvidia-smi` that prints `fixture` (whatever it is asked, as some
+/// wrappers do) and, optionally, a stand-in for the toolkit's runtime hook.
+fn fake_host(fixture: &str, toolkit: bool) -> tempfile::TempDir {
+    let output = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/nvidia")
+            .join(fixture),
+    )
+    .unwrap();
+    let folder = scratch(&[("bin/smi-output.txt", &output)]);
+    let bin = folder.path().join("bin");
+    let script = format!(
+        "#!/bin/sh\ncat '{}'\n",
+        bin.join("smi-output.txt").display()
+    );
+    let mut programs = vec![("nvidia-smi", script)];
+    if toolkit {
+        programs.push((
+            "nvidia-container-runtime-hook",
+            "#!/bin/sh\nexit 0\n".to_string(),
+        ));
+    }
+    for (name, text) in programs {
+        let path = bin.join(name);
+        std::fs::write(&path, text).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    folder
+}
+
+fn path_with(folder: &Path) -> String {
+    format!(
+        "{}:{}",
+        folder.join("bin").display(),
+        std::env::var("PATH").unwrap()
+    )
+}
+
+fn line<'a>(stdout: &'a str, check: &str) -> &'a str {
+    stdout
+        .lines()
+        .find(|line| line.split_whitespace().nth(1) == Some(check))
+        .unwrap_or_else(|| panic!("no `{check}` line in:\n{stdout}"))
+}
+
+#[tokio::test]
+async fn on_this_machine_docker_passes_and_the_missing_driver_is_a_warning() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let run = tfimg_with_env(folder.path(), &["doctor", "--ca-cert", HOST_CA], &[]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        line(&run.stdout, "docker").starts_with("PASS  docker "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line(&run.stdout, "docker").contains("API 1.41")
+            || line(&run.stdout, "docker").contains("API 1.")
+    );
+    assert!(
+        line(&run.stdout, "nvidia-driver").starts_with("WARN  nvidia-driver"),
+        "{}",
+        run.stdout
+    );
+    assert!(line(&run.stdout, "nvidia-driver").contains("no NVIDIA driver found"));
+    assert!(
+        run.stdout
+            .contains("fix: to use GPUs, install the NVIDIA driver"),
+        "{}",
+        run.stdout
+    );
+
+    let json = tfimg_with_env(
+        folder.path(),
+        &["doctor", "--json", "--ca-cert", HOST_CA],
+        &[],
+    );
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let checks: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).expect("JSON");
+    let names: Vec<&str> = checks
+        .iter()
+        .map(|c| c["check"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "docker",
+        "storage",
+        "nvidia-driver",
+        "container-toolkit",
+        "default-runtime",
+        "spec",
+        "base-image",
+        "image",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    for check in &checks {
+        assert!(
+            matches!(check["verdict"].as_str(), Some("pass" | "warn" | "fail")),
+            "{check}"
+        );
+        assert!(check["summary"].as_str().is_some_and(|s| !s.is_empty()));
+        assert!(check.get("fix").is_some());
+    }
+}
+
+#[tokio::test]
+async fn a_455_driver_warns_about_minor_version_compatibility_and_418_fails() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let host = fake_host("smi-455.32.00.txt", true);
+    let run = tfimg_with_env(
+        host.path(),
+        &["doctor", "gpu-jupyter", "--ca-cert", HOST_CA],
+        &[("PATH", &path_with(host.path()))],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        line(&run.stdout, "nvidia-driver"),
+        "PASS  nvidia-driver      driver 455.32.00, supports CUDA up to 11.1 (from nvidia-smi)"
+    );
+    assert!(line(&run.stdout, "gpus")
+        .contains("0: A100-PCIE-40GB 40536 MiB; 1: A100-PCIE-40GB 40536 MiB"));
+    assert!(line(&run.stdout, "container-toolkit").starts_with("PASS"));
+    assert_eq!(
+        line(&run.stdout, "driver-vs-cuda"),
+        "WARN  driver-vs-cuda     driver 455.32.00 runs CUDA 11.8 only through minor-version compatibility (450.80.02 or later; full support from 520.61.05): PTX from newer toolkits cannot be JIT-compiled"
+    );
+
+    let old = fake_host("smi-418.87.01.txt", true);
+    let run = tfimg_with_env(
+        old.path(),
+        &["doctor", "gpu-jupyter", "--ca-cert", HOST_CA],
+        &[("PATH", &path_with(old.path()))],
+    );
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        line(&run.stdout, "driver-vs-cuda"),
+        "FAIL  driver-vs-cuda     driver 418.87.01 is too old for CUDA 11.8: it needs 520.61.05 or later (450.80.02 with minor-version compatibility)"
+    );
+    assert!(run
+        .stdout
+        .contains("fix: upgrade the NVIDIA driver to 520.61.05 or later"));
+
+    // A driver with no toolkit: the GPUs are there but unusable from containers.
+    let bare = fake_host("smi-535.104.05.txt", false);
+    let run = tfimg_with_env(
+        bare.path(),
+        &["doctor", "--json", "--ca-cert", HOST_CA],
+        &[("PATH", &path_with(bare.path()))],
+    );
+    assert_eq!(run.code, 1);
+    let checks: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+    let toolkit = checks
+        .iter()
+        .find(|c| c["check"] == "container-toolkit")
+        .unwrap();
+    assert_eq!(toolkit["verdict"], "fail");
+    let driver = checks
+        .iter()
+        .find(|c| c["check"] == "driver-vs-cuda")
+        .unwrap();
+    assert_eq!(driver["verdict"], "pass");
+}
+
+#[tokio::test]
+async fn run_uses_the_same_checks_before_starting_a_gpu_container() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let old = fake_host("smi-418.87.01.txt", true);
+    let name = unique("t-doctor-run");
+    let _guard = DockerGuard::containers(&[&name]);
+    let run = tfimg_with_env(
+        old.path(),
+        &[
+            "run",
+            "gpu-headless",
+            "--gpus",
+            "all",
+            "-d",
+            "--name",
+            &name,
+            "--no-build",
+            "--ca-cert",
+            HOST_CA,
+        ],
+        &[("PATH", &path_with(old.path()))],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "error: cannot give GPUs to the container: driver 418.87.01 is too old for CUDA 11.8"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: upgrade the NVIDIA driver"),
+        "{}",
+        run.stderr
+    );
+    assert!(engine.container(&name).await.unwrap().is_none());
+}
+
+#[test]
+fn an_unreachable_daemon_is_a_failing_check_with_the_start_command() {
+    let folder = scratch(&[]);
+    let run = tfimg_with_env(
+        folder.path(),
+        &["doctor"],
+        &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")],
+    );
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout.lines().next().unwrap(),
+        "FAIL  docker             cannot reach the Docker daemon at `unix:///nonexistent/docker.sock`: the socket does not exist (is the daemon running?)"
+    );
+    assert!(
+        run.stdout
+            .contains("fix: start the daemon (`sudo systemctl start docker`, or `sudo dockerd &`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("PASS  spec "),
+        "the spec is still checked:\n{}",
+        run.stdout
+    );
+}
