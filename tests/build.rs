@@ -6,7 +6,6 @@
 mod common;
 
 use common::{scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
-use tfimg::engine::containers::OneOff;
 
 /// pip goes direct to these, so a build with a bogus proxy still succeeds.
 const NO_PROXY_HOSTS: &str = "pypi.org,files.pythonhosted.org,deb.debian.org";
@@ -148,22 +147,13 @@ async fn changing_one_pip_package_changes_the_key_and_rebuilds() {
     assert!(engine.image(&old_tag).await.unwrap().is_none());
     assert!(engine.image(&before.id).await.unwrap().is_none());
 
-    let finished = engine
-        .run_once(
-            &OneOff {
-                image: after.id.clone(),
-                command: vec![
-                    "python".into(),
-                    "-c".into(),
-                    "import six; print(six.__version__)".into(),
-                ],
-                network_disabled: true,
-                ..Default::default()
-            },
-            std::time::Duration::from_secs(120),
-        )
-        .await
-        .unwrap();
+    let finished = common::run_in(
+        &engine,
+        &after.id,
+        &["python", "-c", "import six; print(six.__version__)"],
+        false,
+    )
+    .await;
     assert_eq!(finished.exit_code, 0, "{}", finished.output);
     assert_eq!(finished.output.trim(), "1.17.0");
 }
@@ -300,22 +290,17 @@ async fn proxy_credentials_never_reach_the_image_or_its_history() {
             "history names the proxy: {layer}"
         );
     }
-    let finished = engine
-        .run_once(
-            &OneOff {
-                image: reference.clone(),
-                command: vec![
-                    "sh".into(),
-                    "-c".into(),
-                    "env; cat /etc/apt/apt.conf.d/* 2>/dev/null; true".into(),
-                ],
-                network_disabled: true,
-                ..Default::default()
-            },
-            std::time::Duration::from_secs(60),
-        )
-        .await
-        .unwrap();
+    let finished = common::run_in(
+        &engine,
+        &reference,
+        &[
+            "sh",
+            "-c",
+            "env; cat /etc/apt/apt.conf.d/* 2>/dev/null; true",
+        ],
+        false,
+    )
+    .await;
     assert!(!finished.output.contains(secret), "{}", finished.output);
     assert!(
         finished.output.contains("PIP_CONSTRAINT="),
@@ -350,17 +335,13 @@ print('certificates', len(blocks), 'missing', len(missing))\n\
 urllib.request.urlopen('https://pypi.org/simple/six/', timeout=30).read(100)\n\
 print('pypi over https: trusted')\n\
 EOF";
-    let finished = engine
-        .run_once(
-            &OneOff {
-                image: format!("tfimg/{name}:2.9.3"),
-                command: vec!["sh".into(), "-c".into(), script.into()],
-                ..Default::default()
-            },
-            std::time::Duration::from_secs(120),
-        )
-        .await
-        .unwrap();
+    let finished = common::run_in(
+        &engine,
+        &format!("tfimg/{name}:2.9.3"),
+        &["sh", "-c", script],
+        true,
+    )
+    .await;
     assert_eq!(finished.exit_code, 0, "{}", finished.output);
     let bundle = "/etc/ssl/certs/ca-certificates.crt";
     assert!(
@@ -490,22 +471,9 @@ async fn a_missing_base_names_the_command_that_makes_it_and_bootstrap_makes_it()
         image.labels.get("io.tfimg.bootstrap").map(String::as_str),
         Some("debian bullseye from http://deb.debian.org/debian")
     );
-    let finished = engine
-        .run_once(
-            &OneOff {
-                image: reference.clone(),
-                command: vec![
-                    "sh".into(),
-                    "-c".into(),
-                    "cat /etc/debian_version; ls /usr/share/man | wc -l; cat /etc/dpkg/dpkg.cfg.d/tfimg-slim | head -1".into(),
-                ],
-                network_disabled: true,
-                ..Default::default()
-            },
-            std::time::Duration::from_secs(60),
-        )
-        .await
-        .unwrap();
+    let finished = common::run_in(&engine, &reference, &["sh",
+                    "-c",
+                    "cat /etc/debian_version; ls /usr/share/man | wc -l; cat /etc/dpkg/dpkg.cfg.d/tfimg-slim | head -1"], false).await;
     let lines: Vec<&str> = finished.output.lines().collect();
     assert!(lines[0].starts_with("11."), "{}", finished.output);
     assert_eq!(lines[1], "0", "a -slim base has no man pages");
@@ -583,22 +551,9 @@ async fn files_of_a_spec_are_copied_minus_their_ignore_patterns() {
     ]);
     let run = build(folder.path(), &name, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let finished = engine
-        .run_once(
-            &OneOff {
-                image: format!("tfimg/{name}:2.9.3"),
-                command: vec![
-                    "sh".into(),
-                    "-c".into(),
-                    "cd /tf/code && find . -type f | sort && python train.py && cat /opt/readme.md && stat -c %u train.py".into(),
-                ],
-                network_disabled: true,
-                ..Default::default()
-            },
-            std::time::Duration::from_secs(60),
-        )
-        .await
-        .unwrap();
+    let finished = common::run_in(&engine, &format!("tfimg/{name}:2.9.3"), &["sh",
+                    "-c",
+                    "cd /tf/code && find . -type f | sort && python train.py && cat /opt/readme.md && stat -c %u train.py"], false).await;
     assert_eq!(finished.exit_code, 0, "{}", finished.output);
     assert_eq!(finished.output, "./train.py\ntrained\nhello\n1000\n");
 

@@ -89,13 +89,7 @@ impl Engine {
                 })
             }
         };
-        let options = LogsOptionsBuilder::new().stdout(true).stderr(true).build();
-        let mut logs = self.docker.logs(id, Some(options));
-        let mut output = String::new();
-        while let Some(chunk) = logs.next().await {
-            let chunk = chunk.map_err(|error| self.fail("read container output", error))?;
-            output.push_str(&chunk.to_string());
-        }
+        let output = self.output(id).await?;
         Ok(Finished { exit_code, output })
     }
 }

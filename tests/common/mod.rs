@@ -192,3 +192,23 @@ pub fn field(text: &str, key: &str) -> Option<String> {
         rest.starts_with(' ').then(|| rest.trim().to_string())
     })
 }
+
+/// Runs `command` to completion in a throw-away container of `image` (removed afterwards);
+/// `network` false cuts it off from every network.
+pub async fn run_in(
+    engine: &tfimg::engine::Engine,
+    image: &str,
+    command: &[&str],
+    network: bool,
+) -> tfimg::engine::containers::Finished {
+    let one_off = tfimg::engine::containers::OneOff {
+        image: image.to_string(),
+        command: command.iter().map(|part| part.to_string()).collect(),
+        network_disabled: !network,
+        ..Default::default()
+    };
+    engine
+        .run_once(&one_off, std::time::Duration::from_secs(180))
+        .await
+        .expect("the container runs")
+}
