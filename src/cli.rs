@@ -45,6 +45,26 @@ pub enum Command {
     Rm(RemoveArgs),
     /// Check Docker, the NVIDIA driver and toolkit, and a spec against them, with fixes.
     Doctor(DoctorArgs),
+    /// Bring up every member of a team file (new and changed ones; unchanged stay).
+    Up(TeamArgs),
+    /// Remove a team's containers (never the data on their mounts).
+    Down(TeamArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TeamArgs {
+    /// The team file.
+    pub file: PathBuf,
+
+    /// With `up`: when a member fails to start, remove the members this `up` started.
+    #[arg(long)]
+    pub rollback: bool,
+
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: Progress,
+
+    #[command(flatten)]
+    pub network: NetworkArgs,
 }
 
 #[derive(Debug, Args)]

@@ -18,6 +18,7 @@ pub mod plan;
 pub mod progress;
 pub mod render;
 pub mod spec;
+pub mod team;
 
 use std::process::ExitCode;
 
@@ -53,6 +54,8 @@ pub fn main() -> ExitCode {
         Command::Stop(args) => commands::containers::stop(&args),
         Command::Rm(args) => commands::containers::remove(&args),
         Command::Doctor(args) => commands::doctor::run(&args),
+        Command::Up(args) => commands::team::up(&args),
+        Command::Down(args) => commands::team::down(&args),
     };
     match outcome {
         Ok(code) => code,

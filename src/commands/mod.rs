@@ -9,6 +9,7 @@ pub mod list;
 pub mod render;
 pub mod run;
 pub mod show;
+pub mod team;
 
 use std::path::Path;
 

@@ -568,7 +568,7 @@ fn tail(text: &str, lines: usize) -> String {
 
 /// Waits until Jupyter answers with the token, or sshd has printed its host key (pinned
 /// in tfimg's known_hosts) and answers with its banner.
-async fn wait_until_ready(
+pub(crate) async fn wait_until_ready(
     engine: &Engine,
     id: &str,
     plan: &LaunchPlan,

@@ -215,6 +215,34 @@ pub fn run_program(program: &str, args: &[&str]) -> Option<String> {
     }
 }
 
+/// A key pair of its own for one team member (made once, kept in tfimg's data folder).
+pub fn member_ssh_key(team: &str, member: &str) -> Result<SshKey, crate::error::InputError> {
+    let folder = data_dir().join("teams").join(team).join(member);
+    let private = folder.join("id_ed25519");
+    if !private.is_file() {
+        std::fs::create_dir_all(&folder).map_err(|error| {
+            crate::error::InputError::new(
+                format!("cannot create `{}`: {error}", folder.display()),
+                "check its permissions",
+            )
+        })?;
+        let made = std::process::Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C"])
+            .arg(format!("tfimg {team}/{member}"))
+            .arg("-f")
+            .arg(&private)
+            .stdin(std::process::Stdio::null())
+            .status();
+        if !made.is_ok_and(|status| status.success()) {
+            return Err(crate::error::InputError::new(
+                "ssh-keygen could not make a key for a team member",
+                "install openssh-client",
+            ));
+        }
+    }
+    ssh_key(Some(&private))
+}
+
 /// The SSH key a container admits: a public key text and the private key to log in with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SshKey {

@@ -1,0 +1,421 @@
+//! `tfimg up TEAM.yaml` and `tfimg down TEAM.yaml`: everyone's environment from one file.
+//! `up` builds the images that are missing, then creates the members that are new or
+//! changed (each with its own token or key and free ports), starts them concurrently,
+//! removes members no longer in the file, and leaves unchanged members alone; a second
+//! `up` with no change does nothing and says so. `down` removes the team's containers and
+//! never the data on their mounts.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::process::ExitCode;
+
+use futures_util::future::join_all;
+use sha2::{Digest, Sha256};
+
+use crate::cli::TeamArgs;
+use crate::commands::build::{build_spec, BuildOptions};
+use crate::config;
+use crate::engine::containers::{ContainerFacts, StartFailure};
+use crate::engine::Engine;
+use crate::error::{InputError, EXIT_ENGINE};
+use crate::plan::gpus::GpuMode;
+use crate::plan::mounts;
+use crate::plan::ports::{self, PortRequest};
+use crate::plan::{self, LaunchInput, LaunchPlan, LABEL_MEMBER, LABEL_TEAM};
+use crate::progress::Reporter;
+use crate::spec::{self, ResolvedSpec, Service};
+use crate::team::{self, Team, TeamMember};
+
+/// Hash of a member's configuration: equal hashes mean `up` leaves the member alone.
+pub const LABEL_MEMBER_HASH: &str = "io.tfimg.member-hash";
+
+/// What `up` did to one member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Action {
+    Unchanged,
+    Created,
+    Recreated,
+}
+
+pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
+    let team = team::load(&args.file)?;
+    let catalog = super::catalog();
+    let mut specs: BTreeMap<String, ResolvedSpec> = BTreeMap::new();
+    for member in &team.members {
+        if !specs.contains_key(&member.spec) {
+            let resolved = spec::resolve(&catalog, &member.spec).map_err(|error| {
+                spec::SpecError::new(
+                    error.location.clone(),
+                    format!("member `{}`: {}", member.name, error.message),
+                    error.hint.clone(),
+                )
+            })?;
+            specs.insert(member.spec.clone(), resolved);
+        }
+    }
+    let network = config::network(&args.network, &config::load_config()?)?;
+    let ids = crate::host::current_ids().unwrap_or((1000, 1000));
+    let reporter = Reporter::new(args.progress);
+    super::runtime()?.block_on(async {
+        let engine = Engine::connect().await?;
+        let mut images: BTreeMap<String, String> = BTreeMap::new();
+        for (name, resolved) in &specs {
+            let options = BuildOptions {
+                tags: &[],
+                no_cache: false,
+                pull: false,
+                bootstrap_base: false,
+                no_verify: false,
+                only_check: false,
+                announce_up_to_date: false,
+            };
+            let built = build_spec(&engine, resolved, &network, &options, &reporter)
+                .await?
+                .expect("a real build always answers");
+            images.insert(name.clone(), built.plan.keyed_tag);
+        }
+        reporter.clear();
+
+        let existing = engine.containers_with_label(&format!("{LABEL_TEAM}={}", team.name)).await?;
+        let by_member: HashMap<String, &ContainerFacts> = existing
+            .iter()
+            .filter_map(|container| Some((container.labels.get(LABEL_MEMBER)?.clone(), container)))
+            .collect();
+
+        // Members gone from the file go first, so their ports are free again.
+        let wanted: BTreeSet<&str> = team.members.iter().map(|member| member.name.as_str()).collect();
+        let mut removed = Vec::new();
+        for container in &existing {
+            let member = container.labels.get(LABEL_MEMBER).cloned().unwrap_or_default();
+            if !wanted.contains(member.as_str()) {
+                engine.remove_container(&container.id, true).await?;
+                removed.push(member);
+            }
+        }
+
+        // Host ports the unchanged members keep: new members must not take them.
+        let mut actions: BTreeMap<String, Action> = BTreeMap::new();
+        let mut taken: BTreeSet<u16> = BTreeSet::new();
+        for member in &team.members {
+            let hash = member_hash(member, &images[&member.spec]);
+            if let Some(container) = by_member.get(&member.name) {
+                let same = container.labels.get(LABEL_MEMBER_HASH) == Some(&hash);
+                // A batch job that finished well is done, not broken: it is not rerun.
+                let finished_job = !member.command.is_empty()
+                    && container.state == "exited"
+                    && matches!(engine.container(&container.id).await, Ok(Some(facts)) if facts.exit_code == Some(0));
+                if same && (container.state == "running" || finished_job) {
+                    actions.insert(member.name.clone(), Action::Unchanged);
+                    taken.extend(ports_of(container));
+                    continue;
+                }
+                engine.remove_container(&container.id, true).await?;
+                actions.insert(member.name.clone(), Action::Recreated);
+            } else {
+                actions.insert(member.name.clone(), Action::Created);
+            }
+        }
+
+        let mut plans: Vec<(String, LaunchPlan, String)> = Vec::new();
+        for member in &team.members {
+            if actions[&member.name] == Action::Unchanged {
+                continue;
+            }
+            let resolved = &specs[&member.spec];
+            let image = &images[&member.spec];
+            let plan = member_plan(&team, member, resolved, image, ids, &mut taken)?;
+            let id = engine.create(&plan).await?;
+            plans.push((member.name.clone(), plan, id));
+        }
+
+        // Start everyone at once; a failure of one does not stop the others.
+        let started = join_all(plans.iter().map(|(member, plan, id)| {
+            let engine = &engine;
+            async move {
+                let outcome = match engine.start(id).await {
+                    Ok(()) => {
+                        if plan.endpoints.is_empty() {
+                            Ok(())
+                        } else {
+                            super::run::wait_until_ready(engine, id, plan, known_hosts_for(plan).as_ref()).await
+                        }
+                    }
+                    Err(StartFailure::GpuDriver(message)) => {
+                        Err(crate::engine::EngineError::GpuToolkitMissing { message }.into())
+                    }
+                    Err(StartFailure::PortTaken(message)) => Err(anyhow::anyhow!("a port is taken: {message}")),
+                    Err(StartFailure::Engine(error)) => Err(error.into()),
+                };
+                (member.clone(), outcome)
+            }
+        }))
+        .await;
+        let failures: Vec<(String, anyhow::Error)> = started
+            .into_iter()
+            .filter_map(|(member, outcome)| outcome.err().map(|error| (member, error)))
+            .collect();
+
+        if !failures.is_empty() {
+            for (member, error) in &failures {
+                eprintln!("error: member `{member}` did not start: {error:#}");
+            }
+            if args.rollback {
+                for (_, _, id) in &plans {
+                    let _ = engine.remove_container(id, true).await;
+                }
+                eprintln!("rolled back: removed the {} member(s) this `up` started", plans.len());
+            } else {
+                eprintln!("hint: the other members are up; fix the failing ones and run `up` again, or `up --rollback` to undo a partial start");
+            }
+            return Ok(ExitCode::from(EXIT_ENGINE));
+        }
+
+        let changed = plans.len() + removed.len();
+        if changed == 0 {
+            eprintln!("no change: the {} member(s) of `{}` are up to date", team.members.len(), team.name);
+        }
+        for member in &removed {
+            eprintln!("removed `{member}` (no longer in the team file)");
+        }
+        print_team(&engine, &team, &actions).await?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+pub fn down(args: &TeamArgs) -> anyhow::Result<ExitCode> {
+    let team = team::load(&args.file)?;
+    super::runtime()?.block_on(async {
+        let engine = Engine::connect().await?;
+        let containers = engine
+            .containers_with_label(&format!("{LABEL_TEAM}={}", team.name))
+            .await?;
+        for container in &containers {
+            engine.remove_container(&container.id, true).await?;
+            println!("{}", container.name);
+        }
+        if containers.is_empty() {
+            eprintln!("`{}` has no containers", team.name);
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// What decides whether a running member is still right: its settings and image.
+fn member_hash(member: &TeamMember, image: &str) -> String {
+    let text = format!(
+        "{}|{image}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
+        member.spec,
+        member.gpus.describe(),
+        member.mounts,
+        member.ports,
+        member.env,
+        member.command,
+        member.memory,
+        member.cpus,
+        member.shm_size,
+        member.shared
+    );
+    crate::build::hex(&Sha256::digest(text.as_bytes()))[..16].to_string()
+}
+
+fn ports_of(container: &ContainerFacts) -> Vec<u16> {
+    container
+        .labels
+        .get(plan::LABEL_PORTS)
+        .map(|ports| {
+            ports
+                .split(',')
+                .filter_map(|entry| {
+                    entry
+                        .split('=')
+                        .nth(1)?
+                        .split("->")
+                        .next()?
+                        .rsplit(':')
+                        .next()?
+                        .parse()
+                        .ok()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn known_hosts_for(plan: &LaunchPlan) -> Option<std::path::PathBuf> {
+    (plan.labels.get(plan::LABEL_SERVICE).map(String::as_str) == Some("ssh"))
+        .then(|| crate::host::data_dir().join("ssh").join("known_hosts"))
+}
+
+fn member_plan(
+    team: &Team,
+    member: &TeamMember,
+    resolved: &ResolvedSpec,
+    image: &str,
+    ids: (u32, u32),
+    taken: &mut BTreeSet<u16>,
+) -> anyhow::Result<LaunchPlan> {
+    let context = |error: InputError| {
+        InputError::new(
+            format!("member `{}`: {}", member.name, error.message),
+            error.hint,
+        )
+    };
+    let mut mount_plans = Vec::new();
+    for text in &member.mounts {
+        let text = text.replace("@WORKDIR@", &resolved.workdir);
+        let mount = mounts::parse(&text, &team.folder, &resolved.workdir).map_err(context)?;
+        if let Some(parent) = mount.source.parent() {
+            // A team's mounts root is made as needed (`./work/alice`).
+            let _ = std::fs::create_dir_all(parent);
+        }
+        mounts::prepare(&mount, &text, Some(ids)).map_err(context)?;
+        mount_plans.push(mount);
+    }
+    let requests: Vec<PortRequest> = member
+        .ports
+        .iter()
+        .map(|(service, host)| {
+            let container = resolved.ports.get(service).copied().ok_or_else(|| {
+                InputError::new(
+                    format!(
+                        "member `{}`: `{}` has no `{service}` port",
+                        member.name, resolved.name
+                    ),
+                    format!(
+                        "its ports are: {}",
+                        resolved
+                            .ports
+                            .keys()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })?;
+            Ok(PortRequest {
+                host: Some(*host),
+                container,
+            })
+        })
+        .collect::<Result<_, InputError>>()?;
+    let assigned = {
+        let held: BTreeSet<u16> = taken.clone();
+        ports::assign(
+            &resolved.ports,
+            &requests,
+            false,
+            &mut |ip, port| !held.contains(&port) && crate::host::port_is_free(ip, port),
+            &mut |ip| {
+                (0..64)
+                    .filter_map(|_| crate::host::any_free_port(ip))
+                    .find(|port| !held.contains(port))
+            },
+        )
+        .map_err(context)?
+    };
+    taken.extend(assigned.iter().map(|port| port.host));
+    let command_given = !member.command.is_empty();
+    let token = (resolved.service == Service::Jupyter && !command_given)
+        .then(|| crate::host::random_hex(24))
+        .transpose()?;
+    let ssh = (resolved.service == Service::Ssh && !command_given)
+        .then(|| crate::host::member_ssh_key(&team.name, &member.name))
+        .transpose()?;
+    let gpu = member.gpus.plan(GpuMode::Devices).map_err(context)?;
+    let hash = member_hash(member, image);
+    let input = LaunchInput {
+        image: image.to_string(),
+        spec_name: resolved.name.clone(),
+        service: resolved.service,
+        image_user: resolved.user.clone(),
+        tfimg_image: true,
+        name: format!("{}-{}", team.name, member.name),
+        command: member.command.clone(),
+        env: member.env.clone(),
+        mounts: mount_plans,
+        ports: assigned,
+        gpus: member.gpus.clone(),
+        gpu,
+        ids: Some(ids),
+        jupyter_token: token,
+        ssh_public_key: ssh.as_ref().map(|key| key.public_key.clone()),
+        ssh_identity: ssh
+            .as_ref()
+            .and_then(|key| key.identity.as_ref())
+            .map(|path| path.display().to_string()),
+        ssh_known_hosts: ssh.as_ref().map(|_| {
+            crate::host::data_dir()
+                .join("ssh")
+                .join("known_hosts")
+                .display()
+                .to_string()
+        }),
+        memory: member
+            .memory
+            .as_deref()
+            .map(|m| plan::parse_size(m, "memory"))
+            .transpose()
+            .map_err(context)?,
+        nano_cpus: member
+            .cpus
+            .as_deref()
+            .map(plan::parse_cpus)
+            .transpose()
+            .map_err(context)?,
+        shm_size: plan::parse_size(&member.shm_size, "shm_size").map_err(context)?,
+        // Services come back after a reboot; a batch job runs once.
+        restart: command_given
+            .then_some(())
+            .map_or(Some("unless-stopped".to_string()), |_| None),
+        extra_labels: BTreeMap::from([
+            (LABEL_TEAM.to_string(), team.name.clone()),
+            (LABEL_MEMBER.to_string(), member.name.clone()),
+            (LABEL_MEMBER_HASH.to_string(), hash),
+        ]),
+    };
+    Ok(plan::launch(&input))
+}
+
+async fn print_team(
+    engine: &Engine,
+    team: &Team,
+    actions: &BTreeMap<String, Action>,
+) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    for member in &team.members {
+        let name = format!("{}-{}", team.name, member.name);
+        let container = engine.container(&name).await?;
+        let labels = container
+            .as_ref()
+            .map(|c| c.labels.clone())
+            .unwrap_or_default();
+        let access = ["jupyter", "ssh"]
+            .iter()
+            .find_map(|service| {
+                labels
+                    .get(&format!("{}{service}", plan::LABEL_URL_PREFIX))
+                    .cloned()
+            })
+            .unwrap_or_else(|| match container.as_ref().map(|c| c.state.as_str()) {
+                Some("exited") => format!(
+                    "exited ({})",
+                    container.as_ref().and_then(|c| c.exit_code).unwrap_or(0)
+                ),
+                Some(state) => state.to_string(),
+                None => "-".to_string(),
+            });
+        let action = match actions.get(&member.name) {
+            Some(Action::Created) => "created",
+            Some(Action::Recreated) => "recreated",
+            _ => "unchanged",
+        };
+        rows.push(vec![
+            member.name.clone(),
+            member.spec.clone(),
+            action.to_string(),
+            member.gpus.describe(),
+            access,
+        ]);
+    }
+    crate::output::print_table(&["MEMBER", "SPEC", "UP", "GPUS", "ACCESS"], &rows)?;
+    Ok(())
+}

@@ -1,0 +1,222 @@
+//! Team files against the real Engine: `up` brings a team of four up (two notebooks, an
+//! SSH box, a batch job), a second `up` changes nothing, an edited member alone is
+//! recreated, `down` removes every container and keeps the mounted folders.
+
+mod common;
+
+use common::{http, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn team_file(team: &str, ports: &[u16; 3], alice_env: &str) -> String {
+    format!(
+        "team: {team}\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n\
+         \x20 - name: alice\n    ports: {{jupyter: {}}}\n    env: {{NOTE: \"{alice_env}\"}}\n\
+         \x20 - name: bob\n    ports: {{jupyter: {}}}\n\
+         \x20 - name: carol\n    spec: cpu-ssh\n    ports: {{ssh: {}}}\n\
+         \x20 - name: train\n    spec: cpu-headless\n    command: [\"python\", \"-c\", \"import tensorflow as tf; print('trained', tf.__version__)\"]\n",
+        ports[0], ports[1], ports[2]
+    )
+}
+
+fn column(table: &str, member: &str, index: usize) -> String {
+    table
+        .lines()
+        .find(|line| line.split_whitespace().next() == Some(member))
+        .and_then(|line| line.split_whitespace().nth(index).map(str::to_string))
+        .unwrap_or_else(|| panic!("no `{member}` row in:\n{table}"))
+}
+
+#[tokio::test]
+async fn a_team_comes_up_stays_up_changes_one_member_and_goes_down_keeping_data() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let team = unique("team").replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+    let team = format!("t{}", &team[team.len() - 12..]).to_lowercase();
+    let members = ["alice", "bob", "carol", "train"].map(|m| format!("{team}-{m}"));
+    let _guard = DockerGuard::containers(&members.iter().map(String::as_str).collect::<Vec<_>>());
+    let ports = [free_port(), free_port(), free_port()];
+    let folder = scratch(&[("team.yaml", &team_file(&team, &ports, "one"))]);
+    let data = folder.path().join(".tfimg-data");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+    let up = |args: &[&str]| {
+        let mut all = vec!["up", "team.yaml", "--ca-cert", HOST_CA];
+        all.extend_from_slice(args);
+        tfimg_with_env(folder.path(), &all, &env)
+    };
+
+    let first = up(&[]);
+    assert_eq!(first.code, 0, "{}{}", first.stdout, first.stderr);
+    for member in ["alice", "bob", "carol", "train"] {
+        assert_eq!(
+            column(&first.stdout, member, 2),
+            "created",
+            "{}",
+            first.stdout
+        );
+    }
+    for (member, port) in [("alice", ports[0]), ("bob", ports[1])] {
+        let url = column(&first.stdout, member, 4);
+        assert!(
+            url.starts_with(&format!("http://127.0.0.1:{port}/lab?token=")),
+            "{url}"
+        );
+        let token = url.split("token=").nth(1).unwrap();
+        assert_eq!(
+            http("GET", port, &format!("/api/status?token={token}"), &[], "").0,
+            200,
+            "{member}"
+        );
+        assert_eq!(http("GET", port, "/api/status", &[], "").0, 403, "{member}");
+    }
+    let alice_token = column(&first.stdout, "alice", 4);
+    let bob_token = column(&first.stdout, "bob", 4);
+    assert_ne!(
+        alice_token.split("token=").nth(1),
+        bob_token.split("token=").nth(1),
+        "each member has a token"
+    );
+
+    // carol's ssh line works as printed.
+    let line = first
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("carol "))
+        .unwrap();
+    let ssh: Vec<&str> = line[line.find("ssh -p").unwrap()..]
+        .split_whitespace()
+        .collect();
+    let output = std::process::Command::new(ssh[0])
+        .args(&ssh[1..])
+        .args([
+            "-o",
+            "BatchMode=yes",
+            "python -c 'import tensorflow as tf; print(tf.__version__)'",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "2.9.3",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    // The batch job ran once, with its output in its log.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let train = engine.container(&members[3]).await.unwrap().unwrap();
+        if train.state == "exited" {
+            assert_eq!(train.exit_code, Some(0));
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the batch job never finished"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert!(engine
+        .output(&members[3])
+        .await
+        .unwrap()
+        .contains("trained 2.9.3"));
+
+    // A file in alice's mounted folder, written through Jupyter.
+    let token = alice_token.split("token=").nth(1).unwrap().to_string();
+    let authorization = format!("token {token}");
+    let written = http(
+        "PUT",
+        ports[0],
+        "/api/contents/work/kept.txt",
+        &[
+            ("Authorization", &authorization),
+            ("Content-Type", "application/json"),
+        ],
+        r#"{"type": "file", "format": "text", "content": "kept"}"#,
+    );
+    assert_eq!(written.0, 201, "{}", written.1);
+
+    let second = up(&[]);
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert!(
+        second.stderr.contains(&format!(
+            "no change: the 4 member(s) of `{team}` are up to date"
+        )),
+        "{}",
+        second.stderr
+    );
+    for member in ["alice", "bob", "carol", "train"] {
+        assert_eq!(column(&second.stdout, member, 2), "unchanged");
+    }
+
+    std::fs::write(
+        folder.path().join("team.yaml"),
+        team_file(&team, &ports, "two"),
+    )
+    .unwrap();
+    let bob_id = engine.container(&members[1]).await.unwrap().unwrap().id;
+    let third = up(&[]);
+    assert_eq!(third.code, 0, "{}", third.stderr);
+    assert_eq!(column(&third.stdout, "alice", 2), "recreated");
+    for member in ["bob", "carol", "train"] {
+        assert_eq!(
+            column(&third.stdout, member, 2),
+            "unchanged",
+            "{}",
+            third.stdout
+        );
+    }
+    assert_eq!(
+        engine.container(&members[1]).await.unwrap().unwrap().id,
+        bob_id
+    );
+
+    let down = tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+    for name in &members {
+        assert!(
+            engine.container(name).await.unwrap().is_none(),
+            "{name} left behind"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(folder.path().join("work/alice/kept.txt")).unwrap(),
+        "kept"
+    );
+}
+
+#[test]
+fn clashing_gpus_and_ports_exit_1_naming_both_members_and_the_line() {
+    let folder = scratch(&[
+        (
+            "gpus.yaml",
+            "team: lab\ndefaults: {spec: cpu-jupyter}\nmembers:\n  - name: alice\n    gpus: [0, 1]\n  - name: bob\n    gpus: [1]\n",
+        ),
+        (
+            "ports.yaml",
+            "team: lab\ndefaults: {spec: cpu-jupyter}\nmembers:\n  - name: alice\n    ports: {jupyter: 8890}\n  - name: bob\n    ports: {jupyter: 8890}\n",
+        ),
+    ]);
+    let gpus = tfimg_with_env(folder.path(), &["up", "gpus.yaml"], &[]);
+    assert_eq!(gpus.code, 1);
+    assert_eq!(
+        gpus.stderr,
+        "error: `gpus.yaml`:7:5: GPU 1 is given to both `alice` and `bob`\n\
+         hint: give each member its own GPUs, or set `shared: true` on both to share on purpose\n"
+    );
+    let ports = tfimg_with_env(folder.path(), &["up", "ports.yaml"], &[]);
+    assert_eq!(ports.code, 1);
+    assert_eq!(
+        ports.stderr,
+        "error: `ports.yaml`:7:5: host port 8890 is given to both `alice` (jupyter) and `bob` (jupyter)\n\
+         hint: give each member its own host ports, or leave `ports` out and tfimg picks free ones\n"
+    );
+}
