@@ -49,6 +49,21 @@ pub enum Command {
     Up(TeamArgs),
     /// Remove a team's containers (never the data on their mounts).
     Down(TeamArgs),
+    /// Write a team as a Compose file (secrets in env files beside it).
+    Compose(ComposeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ComposeArgs {
+    /// The team file.
+    pub file: PathBuf,
+
+    /// Write the Compose file here (env files go beside it) instead of printing it.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub network: NetworkArgs,
 }
 
 #[derive(Debug, Args)]

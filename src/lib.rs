@@ -56,6 +56,7 @@ pub fn main() -> ExitCode {
         Command::Doctor(args) => commands::doctor::run(&args),
         Command::Up(args) => commands::team::up(&args),
         Command::Down(args) => commands::team::down(&args),
+        Command::Compose(args) => commands::team::compose(&args),
     };
     match outcome {
         Ok(code) => code,

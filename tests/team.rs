@@ -220,3 +220,122 @@ fn clashing_gpus_and_ports_exit_1_naming_both_members_and_the_line() {
          hint: give each member its own host ports, or leave `ports` out and tfimg picks free ones\n"
     );
 }
+
+/// Stops and removes a Compose project when dropped (also when the test fails).
+struct ComposeGuard {
+    file: std::path::PathBuf,
+    project: String,
+}
+
+impl Drop for ComposeGuard {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("docker-compose")
+            .arg("-f")
+            .arg(&self.file)
+            .args(["-p", &self.project, "down", "--timeout", "2"])
+            .output();
+    }
+}
+
+#[tokio::test]
+async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_urls() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let ports = [free_port(), free_port()];
+    let team = format!(
+        "c{}",
+        &unique("x").replace(|c: char| !c.is_ascii_alphanumeric(), "")[..]
+    )
+    .to_lowercase();
+    let team = team[..team.len().min(20)].to_string();
+    let file = format!(
+        "team: {team}\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n\
+         \x20 - name: alice\n    ports: {{jupyter: {}}}\n\
+         \x20 - name: bob\n    ports: {{jupyter: {}}}\n\
+         \x20 - name: gpu\n    spec: gpu-headless\n    gpus: [0, 1]\n",
+        ports[0], ports[1]
+    );
+    let folder = scratch(&[("team.yaml", &file)]);
+    let output = folder.path().join("out/team.compose.yaml");
+    let guard = ComposeGuard {
+        file: output.clone(),
+        project: team.clone(),
+    };
+    let made = tfimg_with_env(
+        folder.path(),
+        &[
+            "compose",
+            "team.yaml",
+            "-o",
+            "out/team.compose.yaml",
+            "--ca-cert",
+            HOST_CA,
+        ],
+        &[],
+    );
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let text = std::fs::read_to_string(&output).unwrap();
+    assert!(
+        !text.contains("TFIMG_JUPYTER_TOKEN"),
+        "tokens stay out of the Compose file"
+    );
+    assert!(
+        text.contains(&format!("127.0.0.1:{}:8888", ports[0])),
+        "{text}"
+    );
+
+    let config = std::process::Command::new("docker-compose")
+        .arg("-f")
+        .arg(&output)
+        .arg("config")
+        .output()
+        .unwrap();
+    assert!(
+        config.status.success(),
+        "{}",
+        String::from_utf8_lossy(&config.stderr)
+    );
+    let resolved = String::from_utf8_lossy(&config.stdout);
+    for expected in ["driver: nvidia", "device_ids:", "- '0'", "- '1'", "- gpu"] {
+        assert!(
+            resolved.contains(expected),
+            "`{expected}` missing from:\n{resolved}"
+        );
+    }
+
+    let up = std::process::Command::new("docker-compose")
+        .arg("-f")
+        .arg(&output)
+        .args(["-p", &guard.project, "up", "-d", "alice", "bob"])
+        .output()
+        .unwrap();
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    for (member, port) in [("alice", ports[0]), ("bob", ports[1])] {
+        let env = std::fs::read_to_string(folder.path().join(format!("out/{team}.{member}.env")))
+            .unwrap();
+        let token = env
+            .lines()
+            .find_map(|line| line.strip_prefix("TFIMG_JUPYTER_TOKEN="))
+            .expect("a token in the env file");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let answered =
+                tfimg::host::http_status(port, &format!("/api/status?token={token}")).await;
+            if answered == Some(200) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{member}'s Jupyter never answered"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        assert_eq!(http("GET", port, "/api/status", &[], "").0, 403);
+    }
+    drop(guard);
+}

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use futures_util::future::join_all;
 use sha2::{Digest, Sha256};
 
-use crate::cli::TeamArgs;
+use crate::cli::{ComposeArgs, Progress, TeamArgs};
 use crate::commands::build::{build_spec, BuildOptions};
 use crate::config;
 use crate::engine::containers::{ContainerFacts, StartFailure};
@@ -36,8 +36,11 @@ enum Action {
     Recreated,
 }
 
-pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
-    let team = team::load(&args.file)?;
+/// The team file and every member's resolved spec (errors name the member).
+fn team_and_specs(
+    file: &std::path::Path,
+) -> anyhow::Result<(Team, BTreeMap<String, ResolvedSpec>)> {
+    let team = team::load(file)?;
     let catalog = super::catalog();
     let mut specs: BTreeMap<String, ResolvedSpec> = BTreeMap::new();
     for member in &team.members {
@@ -52,28 +55,44 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
             specs.insert(member.spec.clone(), resolved);
         }
     }
+    Ok((team, specs))
+}
+
+/// The current image of every spec, built (and verified) when missing.
+async fn images_for(
+    engine: &Engine,
+    specs: &BTreeMap<String, ResolvedSpec>,
+    network: &config::Network,
+    reporter: &Reporter,
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut images = BTreeMap::new();
+    for (name, resolved) in specs {
+        let options = BuildOptions {
+            tags: &[],
+            no_cache: false,
+            pull: false,
+            bootstrap_base: false,
+            no_verify: false,
+            only_check: false,
+            announce_up_to_date: false,
+        };
+        let built = build_spec(engine, resolved, network, &options, reporter)
+            .await?
+            .expect("a real build always answers");
+        images.insert(name.clone(), built.plan.keyed_tag);
+    }
+    reporter.clear();
+    Ok(images)
+}
+
+pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
+    let (team, specs) = team_and_specs(&args.file)?;
     let network = config::network(&args.network, &config::load_config()?)?;
     let ids = crate::host::current_ids().unwrap_or((1000, 1000));
     let reporter = Reporter::new(args.progress);
     super::runtime()?.block_on(async {
         let engine = Engine::connect().await?;
-        let mut images: BTreeMap<String, String> = BTreeMap::new();
-        for (name, resolved) in &specs {
-            let options = BuildOptions {
-                tags: &[],
-                no_cache: false,
-                pull: false,
-                bootstrap_base: false,
-                no_verify: false,
-                only_check: false,
-                announce_up_to_date: false,
-            };
-            let built = build_spec(&engine, resolved, &network, &options, &reporter)
-                .await?
-                .expect("a real build always answers");
-            images.insert(name.clone(), built.plan.keyed_tag);
-        }
-        reporter.clear();
+        let images = images_for(&engine, &specs, &network, &reporter).await?;
 
         let existing = engine.containers_with_label(&format!("{LABEL_TEAM}={}", team.name)).await?;
         let by_member: HashMap<String, &ContainerFacts> = existing
@@ -177,6 +196,67 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
             eprintln!("removed `{member}` (no longer in the team file)");
         }
         print_team(&engine, &team, &actions).await?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `tfimg compose TEAM.yaml [-o FILE]`: the team as a Compose file, secrets in env files
+/// beside it.
+pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
+    let (team, specs) = team_and_specs(&args.file)?;
+    let network = config::network(&args.network, &config::load_config()?)?;
+    let ids = crate::host::current_ids().unwrap_or((1000, 1000));
+    let folder = match &args.output {
+        Some(path) => {
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            std::fs::create_dir_all(parent)?;
+            std::path::absolute(parent)?
+        }
+        None => std::env::current_dir()?,
+    };
+    let reporter = Reporter::new(Progress::Auto);
+    super::runtime()?.block_on(async {
+        let engine = Engine::connect().await?;
+        let images = images_for(&engine, &specs, &network, &reporter).await?;
+        let mut taken = BTreeSet::new();
+        let mut plans = Vec::new();
+        for member in &team.members {
+            let plan = member_plan(
+                &team,
+                member,
+                &specs[&member.spec],
+                &images[&member.spec],
+                ids,
+                &mut taken,
+            )?;
+            plans.push((member.name.clone(), plan));
+        }
+        let output = crate::team::compose::compose(
+            &team.name,
+            &args.file.display().to_string(),
+            &plans,
+            &folder,
+        );
+        for (name, text) in &output.env_files {
+            let path = folder.join(name);
+            std::fs::write(&path, text)?;
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+        }
+        match &args.output {
+            Some(path) => {
+                std::fs::write(path, &output.compose)?;
+                eprintln!(
+                    "wrote {} and {} env file(s) in {}",
+                    path.display(),
+                    output.env_files.len(),
+                    folder.display()
+                );
+            }
+            None => crate::output::print_text(&output.compose)?,
+        }
         Ok(ExitCode::SUCCESS)
     })
 }

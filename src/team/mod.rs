@@ -3,6 +3,8 @@
 //! module parses and validates them, with errors at file:line:column naming both members
 //! of a clash. Pure apart from reading the file.
 
+pub mod compose;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
