@@ -51,6 +51,21 @@ pub enum Command {
     Down(TeamArgs),
     /// Write a team as a Compose file (secrets in env files beside it).
     Compose(ComposeArgs),
+    /// Push an image to a registry (so a cluster can pull it) and print it by digest.
+    Push(PushArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The image to push (`tfimg/cpu-jupyter:2.9.3`).
+    pub image: String,
+
+    /// The registry host (`127.0.0.1:5000`, `registry.example.com`).
+    #[arg(long, value_name = "HOST")]
+    pub registry: String,
+
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: Progress,
 }
 
 #[derive(Debug, Args)]

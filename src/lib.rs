@@ -57,6 +57,7 @@ pub fn main() -> ExitCode {
         Command::Up(args) => commands::team::up(&args),
         Command::Down(args) => commands::team::down(&args),
         Command::Compose(args) => commands::team::compose(&args),
+        Command::Push(args) => commands::push::run(&args),
     };
     match outcome {
         Ok(code) => code,

@@ -6,6 +6,7 @@ pub mod build;
 pub mod containers;
 pub mod doctor;
 pub mod list;
+pub mod push;
 pub mod render;
 pub mod run;
 pub mod show;

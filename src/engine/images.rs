@@ -145,6 +145,38 @@ impl Engine {
         Ok(())
     }
 
+    /// Pushes `reference` (already tagged for its registry); returns the pushed digest.
+    pub async fn push(
+        &self,
+        reference: &str,
+        mut progress: impl FnMut(&str),
+    ) -> Result<String, EngineError> {
+        let (repository, tag) = split_reference(reference);
+        let options = bollard::query_parameters::PushImageOptionsBuilder::new()
+            .tag(tag)
+            .build();
+        let mut stream = self.docker.push_image(repository, Some(options), None);
+        let mut digest = None;
+        let mut last = String::new();
+        while let Some(item) = stream.next().await {
+            let info = item.map_err(|error| self.fail(&format!("push `{reference}`"), error))?;
+            if let Some(status) = info.status {
+                // The last status says `<tag>: digest: sha256:... size: N`.
+                if let Some(rest) = status.split("digest: ").nth(1) {
+                    digest = rest.split_whitespace().next().map(str::to_string);
+                }
+                if status != last {
+                    progress(&status);
+                    last = status;
+                }
+            }
+        }
+        digest.ok_or_else(|| EngineError::Failed {
+            what: format!("push `{reference}`"),
+            message: "the registry reported no digest".to_string(),
+        })
+    }
+
     /// Imports a root filesystem tarball as `reference`, applying Dockerfile-style
     /// `changes` (`LABEL k=v`, `CMD ["bash"]`). Returns the new image's id.
     pub async fn import_rootfs(
