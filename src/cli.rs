@@ -53,6 +53,42 @@ pub enum Command {
     Compose(ComposeArgs),
     /// Push an image to a registry (so a cluster can pull it) and print it by digest.
     Push(PushArgs),
+    /// Write a team as Kubernetes manifests (Deployments, Services, Secrets, claims, and
+    /// indexed Jobs with TF_CONFIG for multi-worker training).
+    K8s(K8sArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct K8sArgs {
+    /// The team file.
+    pub file: PathBuf,
+
+    /// Write `<team>.yaml` (and `<team>.tfjob.yaml`) into this folder instead of printing.
+    #[arg(short, long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+
+    /// Registry prefix for the images (`registry.example.com:5000`).
+    #[arg(long, value_name = "HOST")]
+    pub registry: Option<String>,
+
+    /// The non-root uid the pods run as (the images' own user is 1000).
+    #[arg(long, default_value_t = 1000)]
+    pub uid: u32,
+
+    /// The gid the pods run as (and own their volumes with).
+    #[arg(long, default_value_t = 1000)]
+    pub gid: u32,
+
+    /// Size requested for each folder's PersistentVolumeClaim.
+    #[arg(long, default_value = "10Gi")]
+    pub volume_size: String,
+
+    /// Also write multi-worker members as Kubeflow TFJobs.
+    #[arg(long)]
+    pub tfjob: bool,
+
+    #[command(flatten)]
+    pub network: NetworkArgs,
 }
 
 #[derive(Debug, Args)]

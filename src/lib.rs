@@ -58,6 +58,7 @@ pub fn main() -> ExitCode {
         Command::Down(args) => commands::team::down(&args),
         Command::Compose(args) => commands::team::compose(&args),
         Command::Push(args) => commands::push::run(&args),
+        Command::K8s(args) => commands::team::k8s(&args),
     };
     match outcome {
         Ok(code) => code,

@@ -339,3 +339,149 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
     }
     drop(guard);
 }
+
+#[tokio::test]
+async fn kubernetes_manifests_validate_strictly_and_every_worker_gets_its_tf_config() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[(
+        "team.yaml",
+        "team: vision-lab\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n\
+         \x20 - name: alice\n    gpus: [0]\n\
+         \x20 - name: carol\n    spec: cpu-ssh\n\
+         \x20 - name: batch\n    spec: cpu-headless\n    command: [\"python\", \"train.py\"]\n\
+         \x20 - name: dist\n    spec: gpu-headless\n    gpus: 1\n    workers: 3\n    command: [\"python\", \"train.py\"]\n",
+    )]);
+    let data = folder.path().join(".tfimg-data");
+    let made = tfimg_with_env(
+        folder.path(),
+        &[
+            "k8s",
+            "team.yaml",
+            "-o",
+            "out",
+            "--registry",
+            "registry.example.com:5000",
+            "--tfjob",
+            "--ca-cert",
+            HOST_CA,
+        ],
+        &[("XDG_DATA_HOME", data.to_str().unwrap())],
+    );
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let manifests = folder.path().join("out/vision-lab.yaml");
+    let validated = std::process::Command::new("kubernetes-validate")
+        .arg("--strict")
+        .arg(&manifests)
+        .output()
+        .expect("kubernetes-validate is installed (scripts/setup-machine)");
+    assert!(
+        validated.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&validated.stdout),
+        String::from_utf8_lossy(&validated.stderr)
+    );
+
+    let text = std::fs::read_to_string(&manifests).unwrap();
+    let documents: Vec<serde_yaml::Value> = text
+        .split("\n---\n")
+        .skip(1)
+        .map(|document| serde_yaml::from_str(document).unwrap())
+        .collect();
+    let kinds: Vec<String> = documents
+        .iter()
+        .map(|d| {
+            format!(
+                "{}/{}",
+                d["kind"].as_str().unwrap(),
+                d["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    for expected in [
+        "Secret/vision-lab-alice",
+        "Deployment/vision-lab-alice",
+        "Service/vision-lab-alice",
+        "PersistentVolumeClaim/vision-lab-alice-data-0",
+        "Secret/vision-lab-carol",
+        "Job/vision-lab-batch",
+        "Service/vision-lab-dist-workers",
+        "Job/vision-lab-dist",
+    ] {
+        assert!(
+            kinds.contains(&expected.to_string()),
+            "{expected} missing from {kinds:?}"
+        );
+    }
+    let alice = documents
+        .iter()
+        .find(|d| d["kind"] == "Deployment")
+        .unwrap();
+    let pod = &alice["spec"]["template"]["spec"];
+    assert_eq!(pod["securityContext"]["runAsUser"], 1000);
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    let container = &pod["containers"][0];
+    assert_eq!(container["resources"]["limits"]["nvidia.com/gpu"], 1);
+    assert!(container["image"]
+        .as_str()
+        .unwrap()
+        .starts_with("registry.example.com:5000/tfimg/cpu-jupyter:2.9.3-"));
+    assert!(
+        !text.contains("TFIMG_JUPYTER_TOKEN=")
+            && !serde_yaml::to_string(container)
+                .unwrap()
+                .contains("TFIMG_JUPYTER_TOKEN")
+    );
+
+    // Each worker's TF_CONFIG: run the pod's own shell with its index, print what it exports.
+    let job = documents
+        .iter()
+        .find(|d| d["kind"] == "Job" && d["metadata"]["name"] == "vision-lab-dist")
+        .unwrap();
+    assert_eq!(job["spec"]["completionMode"], "Indexed");
+    assert_eq!(job["spec"]["completions"], 3);
+    assert_eq!(
+        job["spec"]["template"]["spec"]["subdomain"],
+        "vision-lab-dist-workers"
+    );
+    let command = &job["spec"]["template"]["spec"]["containers"][0]["command"];
+    let script = command[2].as_str().unwrap();
+    for index in 0..3 {
+        let output = std::process::Command::new("sh")
+            .args([
+                "-c",
+                script,
+                "tfimg-worker",
+                "sh",
+                "-c",
+                "printf %s \"$TF_CONFIG\"",
+            ])
+            .env("JOB_COMPLETION_INDEX", index.to_string())
+            .output()
+            .unwrap();
+        let config: serde_json::Value =
+            serde_json::from_slice(&output.stdout).expect("TF_CONFIG is JSON");
+        assert_eq!(config["task"]["type"], "worker");
+        assert_eq!(config["task"]["index"], index);
+        let workers: Vec<&str> = config["cluster"]["worker"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            workers,
+            [
+                "vision-lab-dist-0.vision-lab-dist-workers:2222",
+                "vision-lab-dist-1.vision-lab-dist-workers:2222",
+                "vision-lab-dist-2.vision-lab-dist-workers:2222"
+            ]
+        );
+    }
+    let tfjob = std::fs::read_to_string(folder.path().join("out/vision-lab.tfjob.yaml")).unwrap();
+    assert!(
+        tfjob.contains("kind: TFJob") && tfjob.contains("replicas: 3"),
+        "{tfjob}"
+    );
+}

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use futures_util::future::join_all;
 use sha2::{Digest, Sha256};
 
-use crate::cli::{ComposeArgs, Progress, TeamArgs};
+use crate::cli::{ComposeArgs, K8sArgs, Progress, TeamArgs};
 use crate::commands::build::{build_spec, BuildOptions};
 use crate::config;
 use crate::engine::containers::{ContainerFacts, StartFailure};
@@ -256,6 +256,67 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
                 );
             }
             None => crate::output::print_text(&output.compose)?,
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `tfimg k8s TEAM.yaml [-o DIR]`: the team as Kubernetes manifests.
+pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
+    let (team, specs) = team_and_specs(&args.file)?;
+    let network = config::network(&args.network, &config::load_config()?)?;
+    if args.uid == 0 {
+        return Err(InputError::new(
+            "`--uid 0` would run the pods as root",
+            "use the image user's uid (1000) or another non-root uid",
+        )
+        .into());
+    }
+    let reporter = Reporter::new(Progress::Auto);
+    super::runtime()?.block_on(async {
+        let engine = Engine::connect().await?;
+        let images = images_for(&engine, &specs, &network, &reporter).await?;
+        let mut taken = BTreeSet::new();
+        let mut members = Vec::new();
+        for member in &team.members {
+            let ids = (args.uid, args.gid);
+            let plan = member_plan(&team, member, &specs[&member.spec], &images[&member.spec], ids, &mut taken)?;
+            members.push(crate::team::k8s::K8sMember {
+                name: member.name.clone(),
+                plan,
+                workers: member.workers,
+                volume_size: args.volume_size.clone(),
+            });
+        }
+        let options = crate::team::k8s::K8sOptions {
+            team: team.name.clone(),
+            registry: args.registry.clone(),
+            uid: args.uid,
+            gid: args.gid,
+            tfjob: args.tfjob,
+        };
+        let (manifests, tfjobs) = crate::team::k8s::manifests(&members, &options);
+        match &args.output {
+            Some(folder) => {
+                std::fs::create_dir_all(folder)?;
+                let main = folder.join(format!("{}.yaml", team.name));
+                std::fs::write(&main, &manifests)?;
+                eprintln!("wrote {}", main.display());
+                if let Some(tfjobs) = tfjobs {
+                    let path = folder.join(format!("{}.tfjob.yaml", team.name));
+                    std::fs::write(&path, tfjobs)?;
+                    eprintln!("wrote {} (needs Kubeflow's training operator)", path.display());
+                }
+            }
+            None => {
+                crate::output::print_text(&manifests)?;
+                if let Some(tfjobs) = tfjobs {
+                    crate::output::print_text(&tfjobs)?;
+                }
+            }
+        }
+        if args.registry.is_none() {
+            eprintln!("note: the images are referenced without a registry; push them (`tfimg push IMAGE --registry HOST`) and pass `--registry HOST`");
         }
         Ok(ExitCode::SUCCESS)
     })

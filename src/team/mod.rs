@@ -4,6 +4,7 @@
 //! of a clash. Pure apart from reading the file.
 
 pub mod compose;
+pub mod k8s;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -56,6 +57,8 @@ pub struct Member {
     pub command: Vec<String>,
     pub memory: Option<String>,
     pub cpus: Option<String>,
+    /// Multi-worker training on Kubernetes: this many workers (`tfimg up` runs one).
+    pub workers: Option<u32>,
 }
 
 /// `gpus:` as YAML allows it: `all`, `2`, `[0, 1]`, `"GPU-..."`.
@@ -109,6 +112,7 @@ pub struct TeamMember {
     pub memory: Option<String>,
     pub cpus: Option<String>,
     pub shm_size: String,
+    pub workers: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -293,6 +297,18 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
                 })?;
             env.push((key, value));
         }
+        if let Some(workers) = member.workers {
+            if workers < 2 || member.command.is_empty() {
+                return Err(bad(
+                    member_location(&member.name, "workers"),
+                    format!(
+                        "member `{}`: `workers: {workers}` needs 2 or more workers and a `command`",
+                        member.name
+                    ),
+                    "multi-worker training runs a command (`python train.py`) on 2 or more workers",
+                ));
+            }
+        }
         let mut mounts = member.mounts.clone();
         if let Some(root) = &file.defaults.mounts_root {
             mounts.push(format!(
@@ -320,6 +336,7 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
                 .shm_size
                 .clone()
                 .unwrap_or_else(|| "2g".to_string()),
+            workers: member.workers,
         });
     }
 

@@ -1,0 +1,297 @@
+//! A team as Kubernetes manifests for a cluster with the NVIDIA device plugin: per
+//! member a Secret (token or authorized key), PersistentVolumeClaims for its folders, a
+//! Deployment (a Job for batch members) running as a non-root uid/gid with every
+//! capability dropped, and a ClusterIP Service for its ports. A member with `workers: N`
+//! becomes multi-worker training: an indexed Job of N pods behind a headless Service, each
+//! with the TF_CONFIG MultiWorkerMirroredStrategy expects; optionally also as a Kubeflow
+//! TFJob. Pure: launch plans in, YAML out.
+
+use serde_json::{json, Value};
+
+use crate::plan::gpus::GpuPlan;
+use crate::plan::LaunchPlan;
+
+/// Port the training workers talk to each other on.
+pub const WORKER_PORT: u16 = 2222;
+
+/// What one member needs beyond its launch plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct K8sMember {
+    pub name: String,
+    pub plan: LaunchPlan,
+    /// `Some(n)`: multi-worker training with n workers.
+    pub workers: Option<u32>,
+    /// Size of each folder's claim.
+    pub volume_size: String,
+}
+
+pub struct K8sOptions {
+    pub team: String,
+    /// Prefix for image references (`registry.example:5000`), so the cluster can pull.
+    pub registry: Option<String>,
+    pub uid: u32,
+    pub gid: u32,
+    pub tfjob: bool,
+}
+
+/// The manifests as one multi-document YAML text, and the TFJobs (when asked) apart.
+pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option<String>) {
+    let mut documents: Vec<Value> = Vec::new();
+    let mut tfjobs: Vec<Value> = Vec::new();
+    for member in members {
+        let name = format!("{}-{}", options.team, member.name);
+        let labels = json!({
+            "app.kubernetes.io/name": name,
+            "app.kubernetes.io/part-of": options.team,
+            "app.kubernetes.io/managed-by": "tfimg",
+        });
+        let plan = &member.plan;
+        let image = match &options.registry {
+            Some(registry) => format!("{}/{}", registry.trim_end_matches('/'), plan.image),
+            None => plan.image.clone(),
+        };
+        // Secrets: the token or the authorized key, never in the Deployment itself.
+        let mut secret_data = serde_json::Map::new();
+        let mut env = Vec::new();
+        for entry in &plan.env {
+            let (key, value) = entry.split_once('=').unwrap_or((entry, ""));
+            match key {
+                "TFIMG_JUPYTER_TOKEN" | "TFIMG_SSH_AUTHORIZED_KEYS" => {
+                    secret_data.insert(key.to_string(), Value::from(value));
+                }
+                // The pod starts as the user already: no remapping at run time.
+                "TFIMG_UID" | "TFIMG_GID" => {}
+                _ => env.push(json!({"name": key, "value": value})),
+            }
+        }
+        if !secret_data.is_empty() {
+            documents.push(json!({
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": name, "labels": labels},
+                "type": "Opaque",
+                "stringData": secret_data,
+            }));
+        }
+        let mut volumes = vec![json!({
+            "name": "shm",
+            "emptyDir": {"medium": "Memory", "sizeLimit": format!("{}Mi", plan.shm_size / (1024 * 1024))},
+        })];
+        let mut mounts = vec![json!({"name": "shm", "mountPath": "/dev/shm"})];
+        for (index, mount) in plan.mounts.iter().enumerate() {
+            let claim = format!("{name}-data-{index}");
+            documents.push(json!({
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": claim, "labels": labels, "annotations": {"tfimg.io/host-source": mount.source.display().to_string()}},
+                "spec": {
+                    "accessModes": [if member.workers.is_some() { "ReadWriteMany" } else { "ReadWriteOnce" }],
+                    "resources": {"requests": {"storage": member.volume_size}},
+                },
+            }));
+            volumes.push(json!({"name": format!("data-{index}"), "persistentVolumeClaim": {"claimName": claim, "readOnly": mount.read_only}}));
+            mounts.push(json!({"name": format!("data-{index}"), "mountPath": mount.target, "readOnly": mount.read_only}));
+        }
+        let mut limits = serde_json::Map::new();
+        if let GpuPlan::Request(request) = &plan.gpu {
+            // The device plugin hands out counts; named devices become their number, `all` one.
+            let count = match request.count {
+                Some(count) if count > 0 => count,
+                Some(_) => 1,
+                None => request.device_ids.len().max(1) as i64,
+            };
+            limits.insert("nvidia.com/gpu".to_string(), Value::from(count));
+        }
+        if let Some(memory) = plan.memory {
+            limits.insert(
+                "memory".to_string(),
+                Value::from(format!("{}Mi", memory / (1024 * 1024))),
+            );
+        }
+        if let Some(nano) = plan.nano_cpus {
+            limits.insert(
+                "cpu".to_string(),
+                Value::from(format!("{}m", nano / 1_000_000)),
+            );
+        }
+        let ports: Vec<Value> = plan
+            .ports
+            .iter()
+            .map(|port| json!({"name": port_name(&port.name), "containerPort": port.container, "protocol": "TCP"}))
+            .collect();
+        let mut container = json!({
+            "name": "main",
+            "image": image,
+            "env": env,
+            "volumeMounts": mounts,
+            "securityContext": {
+                "allowPrivilegeEscalation": false,
+                "capabilities": {"drop": ["ALL"]},
+                "runAsNonRoot": true,
+            },
+        });
+        if !secret_data.is_empty() {
+            container["envFrom"] = json!([{"secretRef": {"name": name}}]);
+        }
+        if !limits.is_empty() {
+            container["resources"] = json!({"limits": limits});
+        }
+        let pod_security = json!({
+            "runAsUser": options.uid,
+            "runAsGroup": options.gid,
+            "fsGroup": options.gid,
+            "runAsNonRoot": true,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        });
+
+        if let Some(workers) = member.workers {
+            let service = format!("{name}-workers");
+            let hosts: Vec<String> = (0..workers)
+                .map(|index| format!("{name}-{index}.{service}:{WORKER_PORT}"))
+                .collect();
+            container["command"] = json!(["sh", "-c", tf_config_script(&hosts), "tfimg-worker"]);
+            container["args"] = json!(plan.command);
+            container["ports"] =
+                json!([{"name": "worker", "containerPort": WORKER_PORT, "protocol": "TCP"}]);
+            documents.push(json!({
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": service, "labels": labels},
+                "spec": {
+                    "clusterIP": "None",
+                    "selector": {"app.kubernetes.io/name": name},
+                    "ports": [{"name": "worker", "port": WORKER_PORT, "targetPort": WORKER_PORT}],
+                },
+            }));
+            documents.push(json!({
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": name, "labels": labels},
+                "spec": {
+                    "completions": workers,
+                    "parallelism": workers,
+                    "completionMode": "Indexed",
+                    "backoffLimit": 0,
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {
+                            "subdomain": service,
+                            "restartPolicy": "Never",
+                            "securityContext": pod_security,
+                            "containers": [container.clone()],
+                            "volumes": volumes.clone(),
+                        },
+                    },
+                },
+            }));
+            if options.tfjob {
+                let mut tf_container = container.clone();
+                tf_container["name"] = json!("tensorflow");
+                tf_container["command"] = json!(plan.command);
+                tf_container
+                    .as_object_mut()
+                    .expect("an object")
+                    .remove("args");
+                tfjobs.push(json!({
+                    "apiVersion": "kubeflow.org/v1",
+                    "kind": "TFJob",
+                    "metadata": {"name": name, "labels": labels},
+                    "spec": {"tfReplicaSpecs": {"Worker": {
+                        "replicas": workers,
+                        "restartPolicy": "Never",
+                        "template": {"spec": {"securityContext": pod_security, "containers": [tf_container], "volumes": volumes}},
+                    }}},
+                }));
+            }
+            continue;
+        }
+
+        if !ports.is_empty() {
+            container["ports"] = json!(ports);
+            documents.push(json!({
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": name, "labels": labels},
+                "spec": {
+                    "type": "ClusterIP",
+                    "selector": {"app.kubernetes.io/name": name},
+                    "ports": plan.ports.iter().map(|port| json!({
+                        "name": port_name(&port.name),
+                        "port": port.container,
+                        "targetPort": port.container,
+                    })).collect::<Vec<_>>(),
+                },
+            }));
+        }
+        if !plan.command.is_empty() {
+            container["args"] = json!(plan.command);
+            documents.push(json!({
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": name, "labels": labels},
+                "spec": {
+                    "backoffLimit": 0,
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {"restartPolicy": "Never", "securityContext": pod_security, "containers": [container], "volumes": volumes},
+                    },
+                },
+            }));
+        } else {
+            documents.push(json!({
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": name, "labels": labels},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+                    // One pod at a time: its volumes are ReadWriteOnce.
+                    "strategy": {"type": "Recreate"},
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {"securityContext": pod_security, "containers": [container], "volumes": volumes},
+                    },
+                },
+            }));
+        }
+    }
+    let header = format!(
+        "# Generated by tfimg from team `{}`: Kubernetes manifests for a cluster with the NVIDIA device plugin.\n",
+        options.team
+    );
+    (
+        render(&header, &documents),
+        (!tfjobs.is_empty()).then(|| render(&header, &tfjobs)),
+    )
+}
+
+/// Port names must be IANA-style: lowercase, at most 15 characters.
+fn port_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    cleaned.to_ascii_lowercase().chars().take(15).collect()
+}
+
+/// The shell that sets TF_CONFIG for the worker whose index Kubernetes gives an indexed
+/// Job's pod in JOB_COMPLETION_INDEX, then runs the training command.
+pub fn tf_config_script(hosts: &[String]) -> String {
+    let cluster = hosts
+        .iter()
+        .map(|host| format!("\"{host}\""))
+        .collect::<Vec<_>>()
+        .join(",");
+    format!(
+        "TF_CONFIG=$(printf '{{\"cluster\": {{\"worker\": [{cluster}]}}, \"task\": {{\"type\": \"worker\", \"index\": %d}}}}' \"$JOB_COMPLETION_INDEX\"); export TF_CONFIG; exec \"$@\""
+    )
+}
+
+fn render(header: &str, documents: &[Value]) -> String {
+    let mut text = header.to_string();
+    for document in documents {
+        text.push_str("---\n");
+        text.push_str(&serde_yaml::to_string(document).expect("JSON values serialise as YAML"));
+    }
+    text
+}
