@@ -13,9 +13,11 @@ lint:
     cargo fmt --check
     cargo clippy --locked --all-targets -- -D warnings
 
-# Benchmarks against the docker CLI (none yet: see issue on benchmarks).
-bench:
-    @echo "no benchmarks yet"
+# Benchmarks against the docker CLI, alternating runs; writes bench/results.md.
+bench *ARGS:
+    scripts/setup-machine
+    cargo build --release --locked
+    bench/bench.py {{ARGS}}
 
 # The main job: list, show and render the built-in images.
 demo:

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""tfimg against the tools a user would use instead, measured in one run on this machine.
+
+Each row alternates the two commands (tfimg, then the alternative, then tfimg, ...),
+after one warm-up of each, and reports the median of the runs with min and max, and the
+ratio tfimg / alternative (lower is better). Prints a table and writes bench/results.md.
+Everything a row creates carries the label io.tfimg.bench and is removed at the end.
+
+Usage: bench/bench.py [--runs N] [--only ROW,...]   (rows: 1-7; run via `just bench`)
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TFIMG = str(ROOT / "target" / "release" / "tfimg")
+CA = os.environ.get("TFIMG_BENCH_CA", "/etc/ssl/certs/ca-certificates.crt")
+LABEL = "io.tfimg.bench=1"
+
+
+def sh(*args, check=True, capture=True, env=None, cwd=None):
+    result = subprocess.run(
+        list(args), check=False, text=True, env=env, cwd=cwd,
+        stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+        stderr=subprocess.PIPE if capture else subprocess.DEVNULL,
+    )
+    if check and result.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(args)}\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def timed(action):
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_http(url, timeout=120):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except Exception:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"{url} never answered")
+
+
+def remove_containers():
+    ids = sh("docker", "ps", "-aq", "--filter", "label=" + LABEL).stdout.split()
+    ids += sh("docker", "ps", "-aq", "--filter", "name=^tfbench").stdout.split()
+    if ids:
+        sh("docker", "rm", "-f", *sorted(set(ids)), check=False)
+
+
+def measure(name, ours, theirs, runs, prepare=None, cleanup=None, unit="s", target=None):
+    """Alternates ours/theirs; `prepare(i)` before each run, `cleanup()` after each."""
+    samples = {"tfimg": [], "alternative": []}
+    for index in range(runs + 1):
+        for side, action in (("tfimg", ours), ("alternative", theirs)):
+            if prepare:
+                prepare(index, side)
+            value = action(index) if unit != "s" else timed(lambda: action(index))
+            if cleanup:
+                cleanup()
+            if index > 0:  # the first round is the warm-up
+                samples[side].append(value)
+    row = {"name": name, "unit": unit, "target": target}
+    for side, values in samples.items():
+        row[side] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
+    if unit == "MB/s":
+        row["ratio"] = row["tfimg"]["median"] / row["alternative"]["median"]  # higher is better
+    else:
+        row["ratio"] = row["tfimg"]["median"] / row["alternative"]["median"]
+    print(f"  {name}: tfimg {row['tfimg']['median']:.3f} {unit}, alternative {row['alternative']['median']:.3f} {unit}, ratio {row['ratio']:.2f}", file=sys.stderr)
+    return row
+
+
+def write_spec(folder, name, extra=""):
+    images = folder / "images"
+    images.mkdir(parents=True, exist_ok=True)
+    (images / f"{name}.yaml").write_text(f"name: {name}\nextends: cpu-headless\n{extra}")
+
+
+def row_noop_rebuild(work, runs):
+    write_spec(work, "tfbench-noop")
+    sh(TFIMG, "build", "tfbench-noop", "--ca-cert", CA, "--progress", "plain", cwd=work)
+    context = work / "noop-context"
+    sh(TFIMG, "render", "tfbench-noop", "-o", str(context), "--ca-cert", CA, cwd=work)
+    sh("docker", "build", "-q", "-t", "tfbench/noop:docker", str(context))
+    return measure(
+        "1. no-op rebuild (tfimg build vs docker build, fully cached)",
+        lambda i: sh(TFIMG, "build", "tfbench-noop", "--ca-cert", CA, cwd=work),
+        lambda i: sh("docker", "build", "-q", "-t", "tfbench/noop:docker", str(context)),
+        runs, target="<= 0.2",
+    )
+
+
+def row_pip_change(work, runs):
+    # A requirement text unique to every run forces both tools to rebuild the pip layer.
+    def spec(i, side):
+        write_spec(work, "tfbench-pip", f'packages:\n  pip: ["six>=1.0,!=0.0.{i}{1 if side == "tfimg" else 2}{int(time.time())}"]\n')
+    def ours(i):
+        sh(TFIMG, "build", "tfbench-pip", "--ca-cert", CA, "--no-verify", cwd=work)
+    def theirs(i):
+        context = work / "pip-context"
+        shutil.rmtree(context, ignore_errors=True)
+        sh(TFIMG, "render", "tfbench-pip", "-o", str(context), "--ca-cert", CA, cwd=work)
+        # Rendering is not timed for docker: only its build is.
+        start = time.perf_counter()
+        sh("docker", "build", "-q", "-t", "tfbench/pip:docker", str(context))
+        return time.perf_counter() - start
+    samples = {"tfimg": [], "alternative": []}
+    for index in range(runs + 1):
+        spec(index, "tfimg")
+        a = timed(lambda: ours(index))
+        spec(index, "alternative")
+        b = theirs(index)
+        if index > 0:
+            samples["tfimg"].append(a)
+            samples["alternative"].append(b)
+    row = {"name": "2. rebuild after one pip change (tfimg build --no-verify vs docker build)", "unit": "s", "target": "<= 1.0"}
+    for side, values in samples.items():
+        row[side] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
+    row["ratio"] = row["tfimg"]["median"] / row["alternative"]["median"]
+    print(f"  {row['name']}: ratio {row['ratio']:.2f}", file=sys.stderr)
+    return row
+
+
+def row_detached_launch(work, runs):
+    mount = work / "code"
+    mount.mkdir(exist_ok=True)
+    image = sh(TFIMG, "build", "cpu-headless", "--ca-cert", CA, cwd=work).stdout.strip()
+    port = free_port()
+    return measure(
+        "3. detached headless launch with a mount and a port (tfimg run -d vs docker run -d)",
+        lambda i: sh(TFIMG, "run", "cpu-headless", "-d", "--no-build", "--ca-cert", CA, "--name", f"tfbench-run-{i}",
+                     "--mount", "./code", "-p", f"{port}:{port}", "--", "sleep", "300", cwd=work),
+        lambda i: sh("docker", "run", "-d", "--name", f"tfbench-docker-{i}", "--label", LABEL,
+                     "-v", f"{mount}:/tf/code", "-p", f"127.0.0.1:{port}:{port}", image, "sleep", "300"),
+        runs, cleanup=remove_containers, target="<= 1.15",
+    )
+
+
+def row_jupyter(work, runs):
+    image = sh(TFIMG, "build", "cpu-jupyter", "--ca-cert", CA, cwd=work).stdout.strip()
+    def docker_jupyter(i):
+        port = free_port()
+        token = "0123456789abcdef0123456789abcdef"
+        sh("docker", "run", "-d", "--name", f"tfbench-jupyter-{i}", "--label", LABEL, "--user", "root",
+           "-e", "TFIMG_UID=1000", "-e", "TFIMG_GID=1000", "-e", f"TFIMG_JUPYTER_TOKEN={token}",
+           "-p", f"127.0.0.1:{port}:8888", image)
+        wait_http(f"http://127.0.0.1:{port}/api/status?token={token}")
+    return measure(
+        "4. time to a usable Jupyter (tfimg run -d, waits for 200, vs docker run -d + polling every 100 ms)",
+        lambda i: sh(TFIMG, "run", "cpu-jupyter", "-d", "--no-build", "--ca-cert", CA, "--name", f"tfbench-lab-{i}", cwd=work),
+        docker_jupyter,
+        runs, cleanup=remove_containers, target="<= 1.0",
+    )
+
+
+def row_ps(work, runs):
+    for index in range(50):
+        sh(TFIMG, "run", "cpu-headless", "--no-start", "--no-build", "--ca-cert", CA, "--name", f"tfbench-ps-{index}", cwd=work)
+    try:
+        return measure(
+            "7. listing 50 tfimg containers (tfimg ps vs docker ps --filter label=io.tfimg.spec)",
+            lambda i: sh(TFIMG, "ps"),
+            lambda i: sh("docker", "ps", "-a", "--filter", "label=io.tfimg.spec"),
+            runs, target="<= 1.0",
+        )
+    finally:
+        remove_containers()
+
+
+ROWS = {1: row_noop_rebuild, 2: row_pip_change, 3: row_detached_launch, 4: row_jupyter, 7: row_ps}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    wanted = [int(n) for n in args.only.split(",") if n] or sorted(ROWS)
+    work = Path(tempfile.mkdtemp(prefix="tfimg-bench-"))
+    env_note = {
+        "machine": f"{platform.node()} · {os.cpu_count()} cores · {platform.machine()}",
+        "docker": sh("docker", "version", "--format", "{{.Server.Version}} (API {{.Server.APIVersion}})").stdout.strip(),
+        "tfimg": sh(TFIMG, "--version").stdout.strip(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+    rows = []
+    try:
+        for number in wanted:
+            print(f"row {number}...", file=sys.stderr)
+            rows.append(ROWS[number](work, args.runs))
+    finally:
+        remove_containers()
+        sh("docker", "image", "rm", "-f", "tfbench/noop:docker", "tfbench/pip:docker", check=False)
+        for name in ("tfbench-noop", "tfbench-pip"):
+            for ref in sh("docker", "images", "--format", "{{.Repository}}:{{.Tag}}", f"tfimg/{name}").stdout.split():
+                sh("docker", "rmi", "-f", ref, check=False)
+        shutil.rmtree(work, ignore_errors=True)
+    lines = [
+        "# tfimg benchmarks",
+        "",
+        f"Machine: {env_note['machine']}; Docker {env_note['docker']}; {env_note['tfimg']}; {env_note['date']}.",
+        f"Median of {args.runs} alternating runs after a warm-up (min–max in brackets); ratio = tfimg / alternative.",
+        "",
+        "| row | tfimg | alternative | ratio | target | met |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        target = row["target"]
+        limit = float(target.split()[-1])
+        met = row["ratio"] <= limit if target.startswith("<=") else row["ratio"] >= limit
+        def cell(side):
+            values = row[side]
+            return f"{values['median']:.3f} {row['unit']} [{values['min']:.3f}–{values['max']:.3f}]"
+        lines.append(f"| {row['name']} | {cell('tfimg')} | {cell('alternative')} | {row['ratio']:.2f} | {target} | {'yes' if met else 'no'} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    (ROOT / "bench" / "results.md").write_text(text)
+    (ROOT / "bench" / "results.json").write_text(json.dumps({"environment": env_note, "rows": rows}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
