@@ -16,7 +16,7 @@ lint:
 # Benchmarks against the docker CLI, alternating runs; writes bench/results.md.
 bench *ARGS:
     scripts/setup-machine
-    cargo build --release --locked
+    cargo build --release --locked --bins --benches
     bench/bench.py {{ARGS}}
 
 # The main job: list, show and render the built-in images.

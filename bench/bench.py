@@ -6,7 +6,8 @@ after one warm-up of each, and reports the median of the runs with min and max, 
 ratio tfimg / alternative (lower is better). Prints a table and writes bench/results.md.
 Everything a row creates carries the label io.tfimg.bench and is removed at the end.
 
-Usage: bench/bench.py [--runs N] [--only ROW,...]   (rows: 1-7; run via `just bench`)
+Usage: bench/bench.py [--runs N] [--only ROW,...]   (rows 1-8; 6 is split into 6 = packing
+throughput and 8 = peak RSS during a 1 GiB build; run via `just bench`)
 """
 
 import argparse
@@ -192,7 +193,93 @@ def row_ps(work, runs):
         remove_containers()
 
 
-ROWS = {1: row_noop_rebuild, 2: row_pip_change, 3: row_detached_launch, 4: row_jupyter, 7: row_ps}
+def row_team(work, runs):
+    team = work / "team"
+    team.mkdir(exist_ok=True)
+    members = "".join(f"  - name: m{index}\n" for index in range(8))
+    (team / "team.yaml").write_text(
+        "team: tfbench\ndefaults:\n  spec: cpu-headless\nmembers:\n" + members.replace(
+            "\n", "\n    command: [\"sleep\", \"600\"]\n", 8)
+    )
+    sh(TFIMG, "compose", "team.yaml", "-o", "team.compose.yaml", "--ca-cert", CA, cwd=team)
+    def down():
+        sh(TFIMG, "down", "team.yaml", cwd=team, check=False)
+        sh("docker-compose", "-f", "team.compose.yaml", "-p", "tfbenchcompose", "down", "--timeout", "1", cwd=team, check=False)
+    return measure(
+        "5. a team of 8 (tfimg up vs docker-compose up -d of the exported file)",
+        lambda i: sh(TFIMG, "up", "team.yaml", "--ca-cert", CA, cwd=team),
+        lambda i: sh("docker-compose", "-f", "team.compose.yaml", "-p", "tfbenchcompose", "up", "-d", cwd=team),
+        runs, cleanup=down, target="<= 0.6",
+    )
+
+
+DATA = Path(os.environ.get("TFIMG_BENCH_DATA", "/var/tmp/tfimg-bench-data"))
+
+
+def bench_data():
+    """1 GiB of mixed files: 96 of 8 MiB and 16384 of 16 KiB (made once, kept)."""
+    marker = DATA / ".complete"
+    if marker.exists():
+        return DATA
+    shutil.rmtree(DATA, ignore_errors=True)
+    (DATA / "large").mkdir(parents=True)
+    for index in range(96):
+        (DATA / "large" / f"shard-{index:03}.bin").write_bytes(os.urandom(8 << 20))
+    for folder in range(64):
+        target = DATA / "small" / f"{folder:02}"
+        target.mkdir(parents=True)
+        for index in range(256):
+            (target / f"sample-{index:03}.txt").write_bytes(os.urandom(16 << 10))
+    marker.write_text("ok\n")
+    return DATA
+
+
+def row_context(work, runs):
+    data = bench_data()
+    total = sum(path.stat().st_size for path in data.rglob("*") if path.is_file())
+    context_bench = sorted((ROOT / "target" / "release" / "deps").glob("context-*"))
+    binary = next(str(path) for path in context_bench if os.access(path, os.X_OK) and path.suffix == "")
+    def ours(i):
+        output = sh(binary, str(data)).stdout
+        return json.loads(output)["mb_per_s"]
+    def theirs(i):
+        start = time.perf_counter()
+        # Piped, because GNU tar skips reading files when the archive is /dev/null itself.
+        sh("sh", "-c", f"tar -c -C '{data}' . | cat > /dev/null")
+        return total / 1e6 / (time.perf_counter() - start)
+    row = measure(
+        "6a. packing a 1 GiB build context (tfimg's tar stream vs tar -c), throughput",
+        ours, theirs, runs, unit="MB/s", target=">= 1.0",
+    )
+    return row
+
+
+def row_rss(work, runs):
+    data = bench_data()
+    spec_folder = work / "images"
+    spec_folder.mkdir(parents=True, exist_ok=True)
+    relative = os.path.relpath(data, spec_folder)
+    (spec_folder / "tfbench-big.yaml").write_text(
+        f"name: tfbench-big\nextends: cpu-headless\nfiles:\n  - src: {relative}\n    dst: /data\n"
+    )
+    peaks = []
+    for _ in range(max(1, min(runs, 2))):
+        process = subprocess.Popen([TFIMG, "build", "tfbench-big", "--no-verify", "--no-cache", "--ca-cert", CA, "--progress", "plain"],
+                                   cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+        if status != 0:
+            raise SystemExit("the 1 GiB build failed")
+        peaks.append(usage.ru_maxrss / 1024)
+    for ref in sh("docker", "images", "--format", "{{.Repository}}:{{.Tag}}", "tfimg/tfbench-big").stdout.split():
+        sh("docker", "rmi", "-f", ref, check=False)
+    peak = max(peaks)
+    print(f"  6b. peak RSS of tfimg building with the 1 GiB context: {peak:.1f} MiB", file=sys.stderr)
+    return {"name": "6b. tfimg's peak RSS during a build with the 1 GiB context", "unit": "MiB", "target": "<= 64",
+            "tfimg": {"median": statistics.median(peaks), "min": min(peaks), "max": max(peaks)},
+            "alternative": None, "ratio": peak}
+
+
+ROWS = {1: row_noop_rebuild, 2: row_pip_change, 3: row_detached_launch, 4: row_jupyter, 5: row_team, 6: row_context, 7: row_ps, 8: row_rss}
 
 
 def main():
@@ -216,7 +303,7 @@ def main():
     finally:
         remove_containers()
         sh("docker", "image", "rm", "-f", "tfbench/noop:docker", "tfbench/pip:docker", check=False)
-        for name in ("tfbench-noop", "tfbench-pip"):
+        for name in ("tfbench-noop", "tfbench-pip", "tfbench-big"):
             for ref in sh("docker", "images", "--format", "{{.Repository}}:{{.Tag}}", f"tfimg/{name}").stdout.split():
                 sh("docker", "rmi", "-f", ref, check=False)
         shutil.rmtree(work, ignore_errors=True)
@@ -235,8 +322,11 @@ def main():
         met = row["ratio"] <= limit if target.startswith("<=") else row["ratio"] >= limit
         def cell(side):
             values = row[side]
+            if values is None:
+                return "-"
             return f"{values['median']:.3f} {row['unit']} [{values['min']:.3f}–{values['max']:.3f}]"
-        lines.append(f"| {row['name']} | {cell('tfimg')} | {cell('alternative')} | {row['ratio']:.2f} | {target} | {'yes' if met else 'no'} |")
+        ratio = f"{row['ratio']:.1f} MiB" if row["alternative"] is None else f"{row['ratio']:.2f}"
+        lines.append(f"| {row['name']} | {cell('tfimg')} | {cell('alternative')} | {ratio} | {target} | {'yes' if met else 'no'} |")
     text = "\n".join(lines) + "\n"
     print(text)
     (ROOT / "bench" / "results.md").write_text(text)

@@ -108,7 +108,12 @@ pub(crate) async fn build_spec(
     if !options.no_cache {
         if let Some(existing) = engine.image(&plan.keyed_tag).await? {
             if existing.labels.get(LABEL_BUILD_KEY) == Some(&plan.key) {
-                tag_all(engine, &existing.id, &plan).await?;
+                // Only the tags that moved away need setting again (usually none).
+                for tag in plan.all_tags() {
+                    if !existing.tags.contains(&tag) {
+                        engine.tag(&existing.id, &tag).await?;
+                    }
+                }
                 if options.announce_up_to_date {
                     reporter.status(&format!(
                         "`{}` is up to date (build key {})",
