@@ -167,8 +167,9 @@ def row_jupyter(work, runs):
     def docker_jupyter(i):
         port = free_port()
         token = "0123456789abcdef0123456789abcdef"
+        # The same user mapping tfimg applies (the invoking user's ids).
         sh("docker", "run", "-d", "--name", f"tfbench-jupyter-{i}", "--label", LABEL, "--user", "root",
-           "-e", "TFIMG_UID=1000", "-e", "TFIMG_GID=1000", "-e", f"TFIMG_JUPYTER_TOKEN={token}",
+           "-e", f"TFIMG_UID={os.getuid()}", "-e", f"TFIMG_GID={os.getgid()}", "-e", f"TFIMG_JUPYTER_TOKEN={token}",
            "-p", f"127.0.0.1:{port}:8888", image)
         wait_http(f"http://127.0.0.1:{port}/api/status?token={token}")
     return measure(

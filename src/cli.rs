@@ -56,6 +56,9 @@ pub enum Command {
     /// Write a team as Kubernetes manifests (Deployments, Services, Secrets, claims, and
     /// indexed Jobs with TF_CONFIG for multi-worker training).
     K8s(K8sArgs),
+    /// Internal: drop superseded builds of a spec (started by `build` in the background).
+    #[command(hide = true)]
+    PruneSuperseded { name: String, key: String },
 }
 
 #[derive(Debug, Args)]

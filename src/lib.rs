@@ -59,6 +59,7 @@ pub fn main() -> ExitCode {
         Command::Compose(args) => commands::team::compose(&args),
         Command::Push(args) => commands::push::run(&args),
         Command::K8s(args) => commands::team::k8s(&args),
+        Command::PruneSuperseded { name, key } => commands::build::prune_command(&name, &key),
     };
     match outcome {
         Ok(code) => code,

@@ -4,13 +4,11 @@
 
 pub mod context;
 
-use std::collections::HashMap;
-
 use sha2::{Digest, Sha256};
 
 use crate::spec::ResolvedSpec;
 
-/// The label holding the build key (the other image labels: see `render::dockerfile`).
+/// The label holding the build key (set from a build argument; see `render::dockerfile`).
 pub const LABEL_BUILD_KEY: &str = "io.tfimg.build-key";
 
 /// Everything decided before the daemon is asked to build.
@@ -24,7 +22,6 @@ pub struct BuildPlan {
     pub keyed_tag: String,
     /// Extra tags the user asked for.
     pub extra_tags: Vec<String>,
-    pub labels: HashMap<String, String>,
 }
 
 impl BuildPlan {
@@ -48,15 +45,11 @@ pub fn build_key(dockerfile: &str, context_digest: &[u8; 32], base_image_id: &st
 pub fn plan(spec: &ResolvedSpec, key: String, extra_tags: &[String]) -> BuildPlan {
     let tag = spec.image_reference();
     let keyed_tag = format!("{tag}-{}", &key[..12]);
-    // The other io.tfimg.* labels are in the Dockerfile itself; only the key, which
-    // depends on the Dockerfile, has to come through the API.
-    let labels = HashMap::from([(LABEL_BUILD_KEY.to_string(), key.clone())]);
     BuildPlan {
         key,
         tag,
         keyed_tag,
         extra_tags: extra_tags.to_vec(),
-        labels,
     }
 }
 

@@ -18,7 +18,7 @@ use crate::engine::Engine;
 use crate::error::InputError;
 use crate::progress::Reporter;
 use crate::render::context::VERIFY;
-use crate::render::dockerfile::TFIMG_DIR;
+use crate::render::dockerfile::{BUILD_KEY_ARG, TFIMG_DIR};
 use crate::{render, spec};
 
 /// Verification imports TensorFlow once; generous for a loaded two-core machine.
@@ -140,8 +140,12 @@ pub(crate) async fn build_spec(
         &plan.key[..12]
     ));
     let request = BuildRequest {
-        build_args: network.proxy_build_args.clone().into_iter().collect(),
-        labels: plan.labels.clone(),
+        build_args: network
+            .proxy_build_args
+            .clone()
+            .into_iter()
+            .chain([(BUILD_KEY_ARG.to_string(), plan.key.clone())])
+            .collect(),
         no_cache: options.no_cache,
     };
     let built = engine
@@ -163,7 +167,11 @@ pub(crate) async fn build_spec(
         }
     }
     tag_all(engine, &image_id, &plan).await?;
-    prune_superseded(engine, resolved, &plan, reporter).await;
+    // Cleaning up earlier builds is not on the user's critical path: a detached tfimg
+    // does it (as `git gc --auto` does), and falls back to doing it here.
+    if !spawn_prune(&resolved.name, &plan.key) {
+        prune_superseded(engine, &resolved.name, &plan.key, reporter).await;
+    }
     reporter.status(&format!(
         "built `{}` in {:.0} s",
         plan.tag,
@@ -179,19 +187,14 @@ pub(crate) async fn build_spec(
 /// Drops the keyed tags of this spec's earlier builds once nothing else names them (no
 /// `tfimg/<name>:<tensorflow>` tag left on them), so superseded images do not pile up.
 /// Images a container still uses stay; failures here never fail the build.
-async fn prune_superseded(
-    engine: &Engine,
-    resolved: &spec::ResolvedSpec,
-    plan: &BuildPlan,
-    reporter: &Reporter,
-) {
-    let label = format!("io.tfimg.spec={}", resolved.name);
+async fn prune_superseded(engine: &Engine, name: &str, key: &str, reporter: &Reporter) {
+    let label = format!("io.tfimg.spec={name}");
     let Ok(images) = engine.images_with_label(&label).await else {
         return;
     };
-    let repository = format!("tfimg/{}:", resolved.name);
+    let repository = format!("tfimg/{name}:");
     for image in images {
-        if image.labels.get(LABEL_BUILD_KEY) == Some(&plan.key) {
+        if image.labels.get(LABEL_BUILD_KEY).map(String::as_str) == Some(key) {
             continue;
         }
         let ours: Vec<&String> = image
@@ -209,6 +212,30 @@ async fn prune_superseded(
             }
         }
     }
+}
+
+/// Starts `tfimg prune-superseded NAME KEY` detached; false when it cannot be started.
+fn spawn_prune(name: &str, key: &str) -> bool {
+    let Ok(program) = std::env::current_exe() else {
+        return false;
+    };
+    std::process::Command::new(program)
+        .args(["prune-superseded", name, key])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .is_ok()
+}
+
+/// The hidden `tfimg prune-superseded NAME KEY` that a build starts in the background.
+pub fn prune_command(name: &str, key: &str) -> anyhow::Result<ExitCode> {
+    super::runtime()?.block_on(async {
+        let engine = Engine::connect().await?;
+        let reporter = Reporter::new(crate::cli::Progress::Plain);
+        prune_superseded(&engine, name, key, &reporter).await;
+        Ok(ExitCode::SUCCESS)
+    })
 }
 
 /// `tfimg/x:2.9.3-0123456789ab`: a tag naming one build key.

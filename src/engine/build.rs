@@ -17,7 +17,6 @@ pub struct BuildRequest {
     /// Passed as build args. Docker's predefined proxy args (HTTP_PROXY, ...) never reach
     /// `docker history` as long as the Dockerfile does not declare them.
     pub build_args: HashMap<String, String>,
-    pub labels: HashMap<String, String>,
     pub no_cache: bool,
 }
 
@@ -63,7 +62,6 @@ impl Engine {
             forcerm: true,
             nocache: request.no_cache,
             buildargs: Some(request.build_args.clone()),
-            labels: Some(request.labels.clone()),
             ..Default::default()
         };
         let body = bollard::body_try_stream(context);

@@ -32,6 +32,9 @@ const APT_OFFICIAL_MIRRORS: &[&str] = &[
     "security.ubuntu.com/ubuntu",
 ];
 
+/// The build argument carrying the build key into the image's labels.
+pub const BUILD_KEY_ARG: &str = "TFIMG_BUILD_KEY";
+
 /// The pip constraints file: the TensorFlow pin and its release's known-good pins.
 pub const CONSTRAINTS_PATH: &str = "/opt/tfimg/constraints.txt";
 
@@ -269,7 +272,11 @@ pub fn dockerfile(
         labels.push(("io.tfimg.cudnn", gpu.cudnn.clone()));
     }
     labels.sort();
+    // The build key hashes this very file, so it comes in as a build argument; in the same
+    // LABEL instruction it costs no extra build step.
+    line(w, &format!("ARG {BUILD_KEY_ARG}"));
     line(w, "LABEL \\");
+    line(w, &format!("    io.tfimg.build-key=${BUILD_KEY_ARG} \\"));
     let count = labels.len();
     for (index, (key, value)) in labels.iter().enumerate() {
         let tail = if index + 1 < count { " \\" } else { "" };
