@@ -19,6 +19,6 @@ bench *ARGS:
     cargo build --release --locked --bins --benches
     bench/bench.py {{ARGS}}
 
-# The main job: list, show and render the built-in images.
+# The main job: bootstrap the base, build and verify the Jupyter images, run one and check its token.
 demo:
     scripts/demo

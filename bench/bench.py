@@ -307,6 +307,9 @@ def main():
         for name in ("tfbench-noop", "tfbench-pip", "tfbench-big"):
             for ref in sh("docker", "images", "--format", "{{.Repository}}:{{.Tag}}", f"tfimg/{name}").stdout.split():
                 sh("docker", "rmi", "-f", ref, check=False)
+            # docker build's superseded (dangling) images of the same Dockerfiles.
+            for image in set(sh("docker", "images", "-q", "--filter", f"label=io.tfimg.spec={name}").stdout.split()):
+                sh("docker", "rmi", "-f", image, check=False)
         shutil.rmtree(work, ignore_errors=True)
     lines = [
         "# tfimg benchmarks",
