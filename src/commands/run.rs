@@ -611,19 +611,22 @@ pub(crate) async fn wait_until_ready(
                 _ => true,
             },
             Some("ssh") => match (port("ssh"), known_hosts) {
-                (Some(port), Some(known_hosts)) => {
+                // The banner is a local connect; the log (for the host key) is read from
+                // the daemon only once sshd answers, not on every round.
+                (Some(port), Some(known_hosts)) if crate::host::ssh_banner(port).await => {
                     let output = engine.output(id).await?;
                     match output
                         .lines()
                         .find_map(|line| line.strip_prefix("tfimg: ssh host key: "))
                     {
-                        Some(host_key) if crate::host::ssh_banner(port).await => {
+                        Some(host_key) => {
                             crate::host::pin_host_key(known_hosts, port, host_key)?;
                             true
                         }
-                        _ => false,
+                        None => false,
                     }
                 }
+                (Some(_), Some(_)) => false,
                 _ => true,
             },
             _ => true,
