@@ -126,7 +126,10 @@ def row_pip_change(work, runs):
         context = work / "pip-context"
         shutil.rmtree(context, ignore_errors=True)
         sh(TFIMG, "render", "tfbench-pip", "-o", str(context), "--ca-cert", CA, cwd=work)
-        # Rendering is not timed for docker: only its build is.
+        # Rendering is not timed for docker: only its build is. tfimg's detached clean-up
+        # of its superseded build must not delete images under docker's cache lookup
+        # (the daemon then fails the build with "unable to find image").
+        wait_for_prune()
         start = time.perf_counter()
         sh("docker", "build", "-q", "-t", "tfbench/pip:docker", str(context))
         return time.perf_counter() - start
@@ -145,6 +148,11 @@ def row_pip_change(work, runs):
     row["ratio"] = row["tfimg"]["median"] / row["alternative"]["median"]
     print(f"  {row['name']}: ratio {row['ratio']:.2f}", file=sys.stderr)
     return row
+
+
+def wait_for_prune():
+    while subprocess.run(["pgrep", "-f", "tfimg prune-superseded"], capture_output=True).returncode == 0:
+        time.sleep(0.05)
 
 
 def row_detached_launch(work, runs):

@@ -257,6 +257,11 @@ pub struct PsArgs {
     /// Only the containers of this team.
     #[arg(long)]
     pub team: Option<String>,
+
+    /// Show Jupyter URLs with their tokens (hidden by default: anyone reading the screen or
+    /// a log could use them).
+    #[arg(long)]
+    pub show_tokens: bool,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,16 @@ use crate::spec::SpecError;
 
 pub const EXIT_BAD_INPUT: u8 = 1;
 pub const EXIT_ENGINE: u8 = 2;
+/// 128 + SIGINT, as shells report an interrupted command.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// The user interrupted the command (Ctrl-C, SIGTERM, SIGHUP) and tfimg cleaned up what
+/// it had started; `what` says what was stopped and what is left.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted: {what}")]
+pub struct Interrupted {
+    pub what: String,
+}
 
 /// A problem with what the user gave (a flag, a file), with the fix.
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +63,9 @@ pub fn classify(error: &anyhow::Error) -> (Option<String>, u8) {
         }
         if let Some(input) = cause.downcast_ref::<InputError>() {
             return (Some(input.hint.clone()), EXIT_BAD_INPUT);
+        }
+        if cause.downcast_ref::<Interrupted>().is_some() {
+            return (None, EXIT_INTERRUPTED);
         }
         if let Some(host) = cause.downcast_ref::<HostError>() {
             return (Some(host.hint.clone()), EXIT_ENGINE);

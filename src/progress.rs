@@ -101,7 +101,7 @@ impl Reporter {
             ) => emit(json!({
                 "event": "step", "index": index, "total": total, "instruction": instruction,
             })),
-            (BuildEvent::Output(_), Mode::Live(_)) => {}
+            (BuildEvent::Output(_), Mode::Live(_)) | (BuildEvent::Container(_), _) => {}
             (BuildEvent::Output(line), _) => self.output(line),
         }
     }

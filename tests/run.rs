@@ -82,7 +82,23 @@ async fn gpu_selection_becomes_one_device_request_and_a_missing_toolkit_is_expla
             ),
         }
         assert_eq!(container.labels["io.tfimg.gpus"], *gpus);
-        assert_eq!(container.cap_drop, ["ALL"]);
+        // Only Docker's defaults the entrypoint's first instant needs stay; none is added.
+        assert_eq!(
+            container.cap_drop,
+            [
+                "AUDIT_WRITE",
+                "FSETID",
+                "KILL",
+                "MKNOD",
+                "NET_BIND_SERVICE",
+                "NET_RAW",
+                "SETFCAP",
+                "SETPCAP",
+                "SYS_CHROOT"
+            ]
+        );
+        assert!(container.cap_add.is_empty());
+        assert!(!container.privileged);
         assert_eq!(container.shm_size, Some(2 * 1024 * 1024 * 1024));
         tfimg(folder.path(), &["rm", name]);
     }

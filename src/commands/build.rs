@@ -12,10 +12,10 @@ use crate::build::context::BuildContext;
 use crate::build::{self, BuildPlan, LABEL_BUILD_KEY};
 use crate::cli::BuildArgs;
 use crate::config;
-use crate::engine::build::{BuildFailure, BuildRequest};
+use crate::engine::build::{BuildEvent, BuildFailure, BuildRequest};
 use crate::engine::containers::OneOff;
 use crate::engine::Engine;
-use crate::error::InputError;
+use crate::error::{HostError, InputError, Interrupted};
 use crate::progress::Reporter;
 use crate::render::context::VERIFY;
 use crate::render::dockerfile::{BUILD_KEY_ARG, TFIMG_DIR};
@@ -105,6 +105,13 @@ pub(crate) async fn build_spec(
     let key = build::build_key(&rendered.dockerfile, &digest, &base_id);
     let plan = build::plan(resolved, key, options.tags);
 
+    // Held until this build is tagged: a concurrent build of the same key waits, then
+    // finds the image up to date instead of building it a second time.
+    let _lock = if options.only_check {
+        None
+    } else {
+        build_lock(&plan.key, reporter).await?
+    };
     if !options.no_cache {
         if let Some(existing) = engine.image(&plan.keyed_tag).await? {
             if existing.labels.get(LABEL_BUILD_KEY) == Some(&plan.key) {
@@ -148,14 +155,55 @@ pub(crate) async fn build_spec(
             .collect(),
         no_cache: options.no_cache,
     };
-    let built = engine
-        .build(&request, context.into_stream(), |event| {
-            reporter.build_event(event)
-        })
-        .await?;
-    let image_id = match built {
-        Ok(id) => id,
-        Err(failure) => return Err(build_failed(&resolved.name, &failure).into()),
+    let _images_lock = lock_file(
+        IMAGES_LOCK,
+        true,
+        "waiting for tfimg to finish removing superseded images",
+        reporter,
+    )
+    .await?;
+    let mut context = Some(context);
+    let image_id = loop {
+        let retried = context.is_none();
+        let stream = match context.take() {
+            Some(context) => context.into_stream(),
+            None => BuildContext::from_rendered(&rendered, &resolved.files)?.into_stream(),
+        };
+        // The container of the step running now: an interrupted build must not leave it.
+        let running = std::cell::RefCell::new(None::<String>);
+        let outcome = tokio::select! {
+            built = engine.build(&request, stream, |event| {
+                if let BuildEvent::Container(id) = event {
+                    running.replace(Some(id.clone()));
+                }
+                reporter.build_event(event)
+            }) => Some(built),
+            _ = super::interrupted() => None,
+        };
+        let Some(built) = outcome else {
+            // The request is dropped, so the daemon cancels the build; the step's container
+            // is removed before tfimg exits, whatever the daemon is still doing.
+            reporter.clear();
+            if let Some(id) = running.take() {
+                remove_build_container(engine, &id).await;
+            }
+            return Err(Interrupted {
+                what: format!("the build of `{}` was stopped and nothing was tagged", resolved.name),
+            }
+            .into());
+        };
+        match built? {
+            Ok(id) => break id,
+            // Someone else (`docker rmi`, `docker image prune`) deleted an image the
+            // daemon's cache lookup was reading: a second build does not meet it again.
+            Err(failure) if !retried && failure.message.starts_with("unable to find image") => {
+                reporter.status(&format!(
+                    "the daemon lost an image during its cache lookup ({}); building again",
+                    failure.message
+                ));
+            }
+            Err(failure) => return Err(build_failed(&resolved.name, &failure).into()),
+        }
     };
 
     if !options.no_verify {
@@ -165,6 +213,25 @@ pub(crate) async fn build_spec(
             let _ = engine.remove_image(&image_id, true).await;
             return Err(error);
         }
+    }
+    // The key names the base the build started from; a base removed or replaced since
+    // (`docker rmi`, a forced bootstrap) would make that a lie, so nothing is tagged.
+    let base_now = engine.image(&resolved.base).await?;
+    if base_now.as_ref().map(|image| image.id.as_str()) != Some(base_id.as_str()) {
+        let _ = engine.remove_image(&image_id, true).await;
+        return Err(HostError {
+            message: format!(
+                "the base image `{}` was {} while `{}` was building; nothing was tagged",
+                resolved.base,
+                if base_now.is_some() { "replaced" } else { "removed" },
+                resolved.name
+            ),
+            hint: format!(
+                "make sure `{}` stays (`tfimg base bootstrap {}` makes it) and build again",
+                resolved.base, resolved.base
+            ),
+        }
+        .into());
     }
     tag_all(engine, &image_id, &plan).await?;
     // Cleaning up earlier builds is not on the user's critical path: a detached tfimg
@@ -182,6 +249,82 @@ pub(crate) async fn build_spec(
         image_id,
         up_to_date: false,
     }))
+}
+
+/// An exclusive lock per build key in tfimg's data folder (per user). `None` when the
+/// folder cannot hold one: builds then simply run unserialised.
+async fn build_lock(key: &str, reporter: &Reporter) -> anyhow::Result<Option<std::fs::File>> {
+    let name = format!("build-{}.lock", &key[..16]);
+    let waiting = "waiting for another tfimg that builds the same image";
+    lock_file(&name, false, waiting, reporter).await
+}
+
+/// Builds hold this shared and the pruning of superseded images holds it exclusively:
+/// the daemon's cache lookup fails ("unable to find image") when an image it is looking
+/// at is deleted under it, so tfimg never deletes images while one of its builds runs.
+const IMAGES_LOCK: &str = "images.lock";
+
+async fn lock_file(
+    name: &str,
+    shared: bool,
+    waiting: &str,
+    reporter: &Reporter,
+) -> anyhow::Result<Option<std::fs::File>> {
+    let folder = crate::host::data_dir().join("locks");
+    let file = std::fs::create_dir_all(&folder).and_then(|()| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(folder.join(name))
+    });
+    let Ok(file) = file else {
+        return Ok(None);
+    };
+    let interrupted = super::interrupted();
+    tokio::pin!(interrupted);
+    let mut announced = false;
+    loop {
+        let attempt = if shared {
+            file.try_lock_shared()
+        } else {
+            file.try_lock()
+        };
+        match attempt {
+            Ok(()) => return Ok(Some(file)),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if !announced {
+                    reporter.status(waiting);
+                    announced = true;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                    _ = &mut interrupted => {
+                        return Err(Interrupted {
+                            what: format!("stopped while {waiting}"),
+                        }
+                        .into())
+                    }
+                }
+            }
+            Err(std::fs::TryLockError::Error(_)) => return Ok(None),
+        }
+    }
+}
+
+/// Waits (up to 20 s) until the container of an interrupted build step is gone, removing
+/// it when the daemon has not.
+async fn remove_build_container(engine: &Engine, id: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        match engine.container(id).await {
+            Ok(Some(_)) => {
+                let _ = engine.remove_container(id, true).await;
+            }
+            Ok(None) | Err(_) => return,
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Drops the keyed tags of this spec's earlier builds once nothing else names them (no
@@ -233,6 +376,8 @@ pub fn prune_command(name: &str, key: &str) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = Engine::connect().await?;
         let reporter = Reporter::new(crate::cli::Progress::Plain);
+        // Waits for running builds (they hold the lock shared) before deleting anything.
+        let _images_lock = lock_file(IMAGES_LOCK, false, "waiting for builds", &reporter).await?;
         prune_superseded(&engine, name, key, &reporter).await;
         Ok(ExitCode::SUCCESS)
     })
@@ -316,7 +461,10 @@ async fn verify(
             for container in engine.containers_with_label(&label).await.unwrap_or_default() {
                 let _ = engine.remove_container(&container.id, true).await;
             }
-            anyhow::bail!("interrupted while verifying `{name}`; nothing was tagged");
+            return Err(Interrupted {
+                what: format!("the verification of `{name}` was stopped and nothing was tagged"),
+            }
+            .into());
         }
     };
     let lines: Vec<&str> = finished

@@ -11,7 +11,7 @@ use crate::engine::containers::ContainerFacts;
 use crate::engine::Engine;
 use crate::error::{InputError, EXIT_BAD_INPUT};
 use crate::plan::{
-    LABEL_GPUS, LABEL_MEMBER, LABEL_PORTS, LABEL_SERVICE, LABEL_SPEC, LABEL_TEAM, LABEL_UID,
+    self, LABEL_GPUS, LABEL_MEMBER, LABEL_PORTS, LABEL_SERVICE, LABEL_SPEC, LABEL_TEAM, LABEL_UID,
     LABEL_URL_PREFIX,
 };
 
@@ -39,7 +39,22 @@ pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
         };
         let mut containers = engine.containers_with_label(&label).await?;
         containers.sort_by(|a, b| a.name.cmp(&b.name));
-        let entries: Vec<PsEntry> = containers.into_iter().map(entry).collect();
+        let mut entries: Vec<PsEntry> = containers.into_iter().map(entry).collect();
+        let mut hidden = false;
+        for entry in &mut entries {
+            let Some(url) = entry.urls.get("jupyter").cloned() else {
+                continue;
+            };
+            if !args.show_tokens {
+                hidden = true;
+                continue;
+            }
+            // Only asked for: the token lives in the container's environment, not a label.
+            let facts = engine.container(&entry.name).await?;
+            if let Some(token) = facts.as_ref().and_then(jupyter_token) {
+                entry.urls.insert("jupyter".to_string(), plan::with_token(&url, &token));
+            }
+        }
         if args.json {
             crate::output::print_json(&entries)?;
         } else {
@@ -60,9 +75,21 @@ pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
                 })
                 .collect();
             crate::output::print_table(&["NAME", "SPEC", "STATUS", "GPUS", "URL"], &rows)?;
+            if hidden {
+                eprintln!("note: Jupyter tokens are hidden; `tfimg ps --show-tokens` prints the full URLs");
+            }
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The Jupyter token a container was started with.
+pub(crate) fn jupyter_token(container: &ContainerFacts) -> Option<String> {
+    container
+        .env
+        .iter()
+        .find_map(|entry| entry.strip_prefix("TFIMG_JUPYTER_TOKEN="))
+        .map(str::to_string)
 }
 
 fn entry(container: ContainerFacts) -> PsEntry {

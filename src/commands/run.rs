@@ -26,8 +26,9 @@ use crate::spec::{self, Service};
 const DEFAULT_TARGET: &str = "gpu-jupyter";
 /// How long Jupyter or sshd may take to answer after the container starts.
 const READY_TIMEOUT: Duration = Duration::from_secs(180);
-/// Attempts when another process takes a chosen port between planning and starting.
-const PORT_ATTEMPTS: usize = 4;
+/// Attempts when another process takes a chosen port between planning and starting (20
+/// `tfimg run` at once all want 8888 first; each lost race moves to a kernel-chosen port).
+const PORT_ATTEMPTS: usize = 10;
 
 /// The run arguments, checked and resolved (everything but the image).
 struct RunOptions {
@@ -429,7 +430,13 @@ async fn launch(
                     StartFailure::PortTaken(_)
                         if attempt < PORT_ATTEMPTS && options.port_requests.is_empty() =>
                     {
-                        continue
+                        // Racers that lost together should not pick again in lockstep.
+                        let jitter = crate::host::random_hex(1)
+                            .ok()
+                            .and_then(|hex| u64::from_str_radix(&hex, 16).ok())
+                            .unwrap_or(0);
+                        tokio::time::sleep(Duration::from_millis(jitter)).await;
+                        continue;
                     }
                     StartFailure::PortTaken(message) => {
                         return Err(InputError::new(

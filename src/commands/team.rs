@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::ExitCode;
+use std::sync::{Mutex, MutexGuard};
 
 use futures_util::future::join_all;
 use sha2::{Digest, Sha256};
@@ -16,7 +17,7 @@ use crate::commands::build::{build_spec, BuildOptions};
 use crate::config;
 use crate::engine::containers::{ContainerFacts, StartFailure};
 use crate::engine::Engine;
-use crate::error::{InputError, EXIT_ENGINE};
+use crate::error::{InputError, Interrupted, EXIT_ENGINE};
 use crate::plan::gpus::GpuMode;
 use crate::plan::mounts;
 use crate::plan::ports::{self, PortRequest};
@@ -134,40 +135,68 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
             }
         }
 
-        let mut plans: Vec<(String, LaunchPlan, String)> = Vec::new();
-        for member in &team.members {
-            if actions[&member.name] == Action::Unchanged {
-                continue;
+        // What this `up` created and which of those are fully up, kept outside the work
+        // so an interrupt can leave exactly the members that are ready.
+        let created: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+        let ready: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+        let work = async {
+            let mut plans: Vec<(String, LaunchPlan, String)> = Vec::new();
+            for member in &team.members {
+                if actions[&member.name] == Action::Unchanged {
+                    continue;
+                }
+                let resolved = &specs[&member.spec];
+                let image = &images[&member.spec];
+                let plan = member_plan(&team, member, resolved, image, ids, &mut taken)?;
+                let id = engine.create(&plan).await?;
+                lock(&created).push((member.name.clone(), id.clone()));
+                plans.push((member.name.clone(), plan, id));
             }
-            let resolved = &specs[&member.spec];
-            let image = &images[&member.spec];
-            let plan = member_plan(&team, member, resolved, image, ids, &mut taken)?;
-            let id = engine.create(&plan).await?;
-            plans.push((member.name.clone(), plan, id));
-        }
-
-        // Start everyone at once; a failure of one does not stop the others.
-        let started = join_all(plans.iter().map(|(member, plan, id)| {
-            let engine = &engine;
-            async move {
-                let outcome = match engine.start(id).await {
-                    Ok(()) => {
-                        if plan.endpoints.is_empty() {
-                            Ok(())
-                        } else {
+            // Start everyone at once; a failure of one does not stop the others.
+            let started = join_all(plans.iter().map(|(member, plan, id)| {
+                let engine = &engine;
+                let ready = &ready;
+                async move {
+                    let outcome = match engine.start(id).await {
+                        Ok(()) if plan.endpoints.is_empty() => Ok(()),
+                        Ok(()) => {
                             super::run::wait_until_ready(engine, id, plan, known_hosts_for(plan).as_ref()).await
                         }
+                        Err(StartFailure::GpuDriver(message)) => {
+                            Err(crate::engine::EngineError::GpuToolkitMissing { message }.into())
+                        }
+                        Err(StartFailure::PortTaken(message)) => Err(anyhow::anyhow!("a port is taken: {message}")),
+                        Err(StartFailure::Engine(error)) => Err(error.into()),
+                    };
+                    if outcome.is_ok() {
+                        lock(ready).insert(member.clone());
                     }
-                    Err(StartFailure::GpuDriver(message)) => {
-                        Err(crate::engine::EngineError::GpuToolkitMissing { message }.into())
-                    }
-                    Err(StartFailure::PortTaken(message)) => Err(anyhow::anyhow!("a port is taken: {message}")),
-                    Err(StartFailure::Engine(error)) => Err(error.into()),
-                };
-                (member.clone(), outcome)
+                    (member.clone(), outcome)
+                }
+            }))
+            .await;
+            anyhow::Ok((plans, started))
+        };
+        let outcome = tokio::select! {
+            outcome = work => Some(outcome),
+            _ = super::interrupted() => None,
+        };
+        let Some(outcome) = outcome else {
+            let created = std::mem::take(&mut *lock(&created));
+            let ready = std::mem::take(&mut *lock(&ready));
+            return Err(interrupted_up(&engine, &created, &ready, args.rollback).await);
+        };
+        let (plans, started) = match outcome {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                // A create that failed half-way: none of this `up`'s members has started.
+                let created = std::mem::take(&mut *lock(&created));
+                for (_, id) in &created {
+                    let _ = engine.remove_container(id, true).await;
+                }
+                return Err(error);
             }
-        }))
-        .await;
+        };
         let failures: Vec<(String, anyhow::Error)> = started
             .into_iter()
             .filter_map(|(member, outcome)| outcome.err().map(|error| (member, error)))
@@ -198,6 +227,47 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         print_team(&engine, &team, &actions).await?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// After an interrupt: the members that were fully up stay (and are named), the ones
+/// created but not yet ready are removed; with `--rollback` every member this `up`
+/// created goes.
+async fn interrupted_up(
+    engine: &Engine,
+    created: &[(String, String)],
+    ready: &BTreeSet<String>,
+    rollback: bool,
+) -> anyhow::Error {
+    let mut kept = Vec::new();
+    let mut removed = Vec::new();
+    for (member, id) in created {
+        if ready.contains(member) && !rollback {
+            kept.push(member.as_str());
+        } else {
+            let _ = engine.remove_container(id, true).await;
+            removed.push(member.as_str());
+        }
+    }
+    let list = |names: &[&str]| {
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    Interrupted {
+        what: format!(
+            "`up` stopped; kept the member(s) that were fully up: {}; removed the ones it had not finished starting{}: {}",
+            list(&kept),
+            if rollback { " or had started (--rollback)" } else { "" },
+            list(&removed)
+        ),
+    }
+    .into()
 }
 
 /// `tfimg compose TEAM.yaml [-o FILE]`: the team as a Compose file, secrets in env files
@@ -532,9 +602,12 @@ async fn print_team(
         let access = ["jupyter", "ssh"]
             .iter()
             .find_map(|service| {
-                labels
-                    .get(&format!("{}{service}", plan::LABEL_URL_PREFIX))
-                    .cloned()
+                let address = labels.get(&format!("{}{service}", plan::LABEL_URL_PREFIX))?;
+                // The label has no token; the user who ran `up` gets the whole URL.
+                match container.as_ref().and_then(super::containers::jupyter_token) {
+                    Some(token) if *service == "jupyter" => Some(plan::with_token(address, &token)),
+                    _ => Some(address.clone()),
+                }
             })
             .unwrap_or_else(|| match container.as_ref().map(|c| c.state.as_str()) {
                 Some("exited") => format!(

@@ -31,6 +31,9 @@ pub enum BuildEvent {
     },
     /// A line of a step's output.
     Output(String),
+    /// The daemon started a step's container (`---> Running in 0123abcd`): the one to
+    /// remove when the build is interrupted.
+    Container(String),
 }
 
 /// A build that the daemon refused or whose step failed.
@@ -111,6 +114,8 @@ impl Engine {
                         total: parsed.1,
                         instruction: parsed.2,
                     });
+                } else if let Some(id) = line.trim().strip_prefix("---> Running in ") {
+                    on_event(&BuildEvent::Container(id.trim().to_string()));
                 } else if let Some(id) = line.strip_prefix("Successfully built ") {
                     image_id.get_or_insert_with(|| id.trim().to_string());
                 } else if !is_builder_noise(&line) {

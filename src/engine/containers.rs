@@ -113,6 +113,8 @@ pub struct ContainerFacts {
     pub mounts: Vec<(String, String, bool)>,
     pub shm_size: Option<i64>,
     pub cap_drop: Vec<String>,
+    pub cap_add: Vec<String>,
+    pub privileged: bool,
 }
 
 /// Why a start failed, as far as tfimg acts on it.
@@ -223,6 +225,8 @@ impl Engine {
                 .collect(),
             shm_size: host.shm_size,
             cap_drop: host.cap_drop.unwrap_or_default(),
+            cap_add: host.cap_add.unwrap_or_default(),
+            privileged: host.privileged.unwrap_or(false),
         }))
     }
 
@@ -266,6 +270,8 @@ impl Engine {
                 mounts: Vec::new(),
                 shm_size: None,
                 cap_drop: Vec::new(),
+                cap_add: Vec::new(),
+                privileged: false,
             })
             .collect())
     }
@@ -502,7 +508,6 @@ fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateBody {
         nano_cpus: plan.nano_cpus,
         shm_size: Some(plan.shm_size),
         restart_policy,
-        cap_add: Some(plan.cap_add.clone()),
         cap_drop: Some(plan.cap_drop.clone()),
         security_opt: Some(plan.security_opt.clone()),
         init: Some(false),

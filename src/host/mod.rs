@@ -316,12 +316,25 @@ pub fn ssh_key(explicit: Option<&std::path::Path>) -> Result<SshKey, crate::erro
                 "check its permissions",
             )
         })?;
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700));
+        // Made under a temporary name and renamed, so two `tfimg run` at once never see
+        // half a key pair; the private key is 0600 (ssh-keygen's mode, made sure of).
+        let temporary = folder.join(format!(".id_ed25519.{}", std::process::id()));
         let status = std::process::Command::new("ssh-keygen")
             .args(["-q", "-t", "ed25519", "-N", "", "-C", "tfimg", "-f"])
-            .arg(&private)
+            .arg(&temporary)
             .stdin(std::process::Stdio::null())
             .status();
-        if !status.is_ok_and(|status| status.success()) {
+        let mut temporary_public = temporary.clone().into_os_string();
+        temporary_public.push(".pub");
+        let installed = status.is_ok_and(|status| status.success())
+            && std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o600)).is_ok()
+            && std::fs::rename(&temporary, &private).is_ok()
+            && std::fs::rename(&temporary_public, &public).is_ok();
+        if !installed {
+            let _ = std::fs::remove_file(&temporary);
+            let _ = std::fs::remove_file(&temporary_public);
             return Err(InputError::new(
                 "no SSH key found and ssh-keygen could not make one",
                 "install openssh-client, or give a public key with `--ssh-key PATH`",

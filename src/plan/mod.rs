@@ -27,8 +27,26 @@ pub const LABEL_PORTS: &str = "io.tfimg.ports";
 /// `uid:gid` the container runs as (for `exec`).
 pub const LABEL_UID: &str = "io.tfimg.uid";
 
+/// Docker's default capability set (moby's `oci/caps` defaults); tfimg never adds to it.
+const DOCKER_DEFAULT_CAPABILITIES: &[&str] = &[
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "NET_RAW",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+];
+
 /// Capabilities the entrypoint needs for its first instant as root (re-owning the user,
-/// then dropping to it); everything else is dropped.
+/// then dropping to it); the rest of Docker's defaults are dropped, nothing is added.
 const REMAP_CAPABILITIES: &[&str] = &["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETGID", "SETUID"];
 
 /// Default /dev/shm: Docker's 64 MB breaks tf.data and multi-worker loaders.
@@ -84,10 +102,22 @@ pub struct LaunchPlan {
     pub shm_size: i64,
     pub restart: Option<String>,
     pub cap_drop: Vec<String>,
-    pub cap_add: Vec<String>,
     pub security_opt: Vec<String>,
     /// What to tell the user: (`jupyter`, URL) or (`ssh`, command line).
     pub endpoints: Vec<(String, String)>,
+}
+
+/// `http://127.0.0.1:8888/lab?token=abc` → `http://127.0.0.1:8888/lab`.
+pub fn without_token(url: &str) -> String {
+    match url.split_once("?token=") {
+        Some((address, _)) => address.to_string(),
+        None => url.to_string(),
+    }
+}
+
+/// `url` with Jupyter's `token` query added.
+pub fn with_token(url: &str, token: &str) -> String {
+    format!("{}?token={token}", without_token(url))
 }
 
 pub fn launch(input: &LaunchInput) -> LaunchPlan {
@@ -186,34 +216,34 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
                 .join(","),
         );
     }
+    // Labels are readable by anyone who can list containers: never the token.
     for (name, url) in &endpoints {
-        labels.insert(format!("{LABEL_URL_PREFIX}{name}"), url.clone());
+        labels.insert(format!("{LABEL_URL_PREFIX}{name}"), without_token(url));
     }
 
-    let (cap_add, user) = match input.ids {
+    // Capabilities are only ever dropped (`cap_add` stays empty).
+    let (cap_drop, user) = match input.ids {
         // Not tfimg's entrypoint: nothing would drop root, so start as the user directly.
-        Some((uid, gid)) if !input.tfimg_image => (Vec::new(), Some(format!("{uid}:{gid}"))),
+        Some((uid, gid)) if !input.tfimg_image => {
+            (vec!["ALL".to_string()], Some(format!("{uid}:{gid}")))
+        }
         // The entrypoint starts as root only to take the host ids, then drops root.
         Some((uid, _)) => {
-            let mut caps: Vec<String> = REMAP_CAPABILITIES
-                .iter()
-                .map(|cap| cap.to_string())
-                .collect();
+            let mut kept = REMAP_CAPABILITIES.to_vec();
             // A host user that is root stays uid 0 inside; sshd then runs as root and
             // needs its privilege separation (a chroot, signals to its sshd child).
             if uid == 0 && input.service == Service::Ssh && input.command.is_empty() {
-                caps.extend(["KILL".to_string(), "SYS_CHROOT".to_string()]);
-                caps.sort();
+                kept.extend(["KILL", "SYS_CHROOT"]);
             }
-            (caps, Some("root".to_string()))
+            let dropped = DOCKER_DEFAULT_CAPABILITIES
+                .iter()
+                .filter(|cap| !kept.contains(cap))
+                .map(|cap| cap.to_string())
+                .collect();
+            (dropped, Some("root".to_string()))
         }
         // `--user root`: the user's explicit choice; Docker's default capabilities.
         None => (Vec::new(), Some("root".to_string())),
-    };
-    let cap_drop = if input.ids.is_some() {
-        vec!["ALL".to_string()]
-    } else {
-        Vec::new()
     };
 
     LaunchPlan {
@@ -234,7 +264,6 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
         shm_size: input.shm_size,
         restart: input.restart.clone(),
         cap_drop,
-        cap_add,
         security_opt: vec!["no-new-privileges".to_string()],
         endpoints,
     }
@@ -360,15 +389,29 @@ mod tests {
             ]
         );
         assert_eq!(plan.user.as_deref(), Some("root"));
-        assert_eq!(plan.cap_drop, ["ALL"]);
         assert_eq!(
-            plan.cap_add,
-            ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETGID", "SETUID"]
+            plan.cap_drop,
+            [
+                "AUDIT_WRITE",
+                "FSETID",
+                "KILL",
+                "MKNOD",
+                "NET_BIND_SERVICE",
+                "NET_RAW",
+                "SETFCAP",
+                "SETPCAP",
+                "SYS_CHROOT"
+            ]
         );
         assert_eq!(plan.security_opt, ["no-new-privileges"]);
         let url = "http://127.0.0.1:8890/lab?token=t0k3n";
         assert_eq!(plan.endpoints, [("jupyter".to_string(), url.to_string())]);
-        assert_eq!(plan.labels["io.tfimg.url.jupyter"], url);
+        assert_eq!(
+            plan.labels["io.tfimg.url.jupyter"],
+            "http://127.0.0.1:8890/lab",
+            "no token in labels"
+        );
+        assert_eq!(with_token(&plan.labels["io.tfimg.url.jupyter"], "t0k3n"), url);
         assert_eq!(
             plan.labels["io.tfimg.ports"],
             "jupyter=127.0.0.1:8890->8888"
@@ -402,7 +445,7 @@ mod tests {
         foreign.jupyter_token = None;
         let plan = launch(&foreign);
         assert_eq!(plan.user.as_deref(), Some("1234:2345"));
-        assert!(plan.cap_add.is_empty());
+        assert_eq!(plan.cap_drop, ["ALL"]);
         assert!(!plan.env.iter().any(|entry| entry.starts_with("TFIMG_UID=")));
         let mut root = input();
         root.service = Service::Ssh;

@@ -127,12 +127,6 @@ pub fn compose(
                 Value::Sequence(plan.cap_drop.iter().map(|cap| cap.clone().into()).collect()),
             );
         }
-        if !plan.cap_add.is_empty() {
-            put(
-                "cap_add",
-                Value::Sequence(plan.cap_add.iter().map(|cap| cap.clone().into()).collect()),
-            );
-        }
         put(
             "security_opt",
             Value::Sequence(

@@ -98,7 +98,8 @@ impl DockerGuard {
     }
 }
 
-fn docker(args: &[&str]) -> String {
+/// The docker CLI's stdout (empty when it fails): for checks from outside tfimg.
+pub fn docker(args: &[&str]) -> String {
     Command::new("docker")
         .args(args)
         .output()
@@ -211,4 +212,110 @@ pub async fn run_in(
         .run_once(&one_off, std::time::Duration::from_secs(180))
         .await
         .expect("the container runs")
+}
+
+/// A tfimg started without waiting; its output is drained as it comes (so a chatty
+/// build never blocks on a full pipe) and stdout lines are also handed out live.
+pub struct Running {
+    pub child: std::process::Child,
+    pub stdout_lines: std::sync::mpsc::Receiver<String>,
+    readers: Vec<std::thread::JoinHandle<String>>,
+}
+
+/// Starts tfimg without waiting, for tests that signal it or act while it runs.
+pub fn spawn_tfimg(current_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Running {
+    use std::io::BufRead;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tfimg"));
+    command
+        .args(args)
+        .current_dir(current_dir)
+        .env_remove("RUST_LOG")
+        .env("NO_COLOR", "1")
+        .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().expect("the tfimg binary starts");
+    let (sender, stdout_lines) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let readers = vec![
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                text.push_str(&line);
+                text.push('\n');
+                let _ = sender.send(line);
+            }
+            text
+        }),
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                text.push_str(&line);
+                text.push('\n');
+            }
+            text
+        }),
+    ];
+    Running {
+        child,
+        stdout_lines,
+        readers,
+    }
+}
+
+impl Running {
+    /// Sends `signal` (libc::SIGINT, SIGTERM, ...) to the process.
+    pub fn signal(&self, signal: i32) {
+        let pid = i32::try_from(self.child.id()).expect("a pid");
+        // SAFETY: kill(2) on our own child's pid has no memory-safety preconditions.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "kill({pid}, {signal})");
+    }
+
+    /// Waits for the process. `limit` only catches a hang (the process is killed and the
+    /// test fails); it is never a performance expectation.
+    pub fn finish(mut self, limit: std::time::Duration) -> Run {
+        let deadline = std::time::Instant::now() + limit;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("waitpid") {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                let stderr = self.readers.pop().unwrap().join().unwrap_or_default();
+                panic!("tfimg hung for {limit:?}; its stderr:\n{stderr}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let stderr = self.readers.pop().unwrap().join().unwrap_or_default();
+        let stdout = self.readers.pop().unwrap().join().unwrap_or_default();
+        Run {
+            code: std::os::unix::process::ExitStatusExt::signal(&status)
+                .map_or(status.code().unwrap_or(-1), |signal| 128 + signal),
+            stdout,
+            stderr,
+        }
+    }
+}
+
+/// Polls `check` every 100 ms until it holds; panics with `what` after `limit` (a hang
+/// catcher, not a timing expectation).
+pub fn wait_for(what: &str, limit: std::time::Duration, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !check() {
+        assert!(std::time::Instant::now() < deadline, "gave up waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// The state of a container (`running`, `exited`, ...) or `None` when it does not exist.
+pub fn container_state(name: &str) -> Option<String> {
+    let state = docker(&["inspect", "--format", "{{.State.Status}}", name]);
+    let state = state.trim();
+    (!state.is_empty()).then(|| state.to_string())
 }

@@ -95,7 +95,12 @@ case "$service" in
         [ -f "$host_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$host_key"
         # `tfimg run` reads this line to pin the host key in its known_hosts file.
         say "ssh host key: $(cat "$host_key.pub")"
-        exec /usr/sbin/sshd -D -e -f /opt/tfimg/sshd_config -o "HostKey=$host_key"
+        # Only the container's own user may log in; root only when that user is uid 0
+        # (a root host user, or `--user root`), and then by key like everyone else.
+        root_login=no
+        [ "$(id -u)" != 0 ] || root_login=prohibit-password
+        exec /usr/sbin/sshd -D -e -f /opt/tfimg/sshd_config -o "HostKey=$host_key" \
+            -o "AllowUsers=${USER:-$(id -un)}" -o "PermitRootLogin=$root_login"
         ;;
     *)
         say "headless image: no service to start, waiting; pass a command or use \`tfimg exec\`"

@@ -1,0 +1,299 @@
+//! Interruptions and mid-command changes, on the real Engine: SIGINT/SIGTERM to a build
+//! in the middle of a step, to an attached run, and to `up`; and a base image removed
+//! while a build runs. Each leaves exactly what the user was promised and nothing else.
+
+mod common;
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use common::{container_state, docker, scratch, spawn_tfimg, unique, wait_for, DockerGuard};
+
+/// Catches a hang; never a performance expectation.
+const HANG: Duration = Duration::from_secs(180);
+
+/// The address containers reach the host at (the default bridge's gateway).
+fn bridge_gateway() -> String {
+    let gateway = docker(&[
+        "network",
+        "inspect",
+        "bridge",
+        "--format",
+        "{{(index .IPAM.Config 0).Gateway}}",
+    ]);
+    let gateway = gateway.trim().to_string();
+    assert!(!gateway.is_empty(), "the default bridge has a gateway");
+    gateway
+}
+
+/// A "package index" that accepts pip's connection and never answers: the build sits in
+/// the middle of its pip step for as long as the test wants. Returns the index URL and a
+/// receiver that gets one message per connection.
+fn silent_index() -> (String, std::sync::mpsc::Receiver<()>, TcpListener) {
+    let gateway = bridge_gateway();
+    let listener = TcpListener::bind((gateway.as_str(), 0)).expect("a port on the bridge");
+    let port = listener.local_addr().unwrap().port();
+    let (sender, connected) = std::sync::mpsc::channel();
+    let accepting = listener.try_clone().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in accepting.incoming().map_while(Result::ok) {
+            held.push(stream);
+            if sender.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    (format!("http://{gateway}:{port}/simple"), connected, listener)
+}
+
+/// The ids of running containers whose environment mentions `needle` (a build step's
+/// container inherits the Dockerfile's ENV, here the index URL).
+fn containers_with_env(needle: &str) -> Vec<String> {
+    docker(&["ps", "-q", "--no-trunc"])
+        .split_whitespace()
+        .filter(|id| docker(&["inspect", "--format", "{{.Config.Env}}", id]).contains(needle))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test]
+async fn sigint_and_sigterm_in_the_middle_of_a_build_step_leave_no_tag_and_no_build_container() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    for (signal, signal_name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let name = unique("interrupted").to_lowercase();
+        let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+        let folder = scratch(&[(
+            "spec.yaml",
+            &format!("name: {name}\nextends: cpu-headless\n"),
+        )]);
+        let (index, connected, _listener) = silent_index();
+        let build = spawn_tfimg(
+            folder.path(),
+            &[
+                "build",
+                "./spec.yaml",
+                "--pip-index-url",
+                &index,
+                "--progress",
+                "plain",
+            ],
+            &[],
+        );
+        // pip has connected: the build is inside a RUN step, its container running.
+        connected
+            .recv_timeout(HANG)
+            .expect("the build reaches its pip step");
+        let host_port = index.trim_start_matches("http://").trim_end_matches("/simple");
+        let step_containers = containers_with_env(host_port);
+        assert_eq!(
+            step_containers.len(),
+            1,
+            "{signal_name}: one build container runs the step"
+        );
+        build.signal(signal);
+        let run = build.finish(HANG);
+
+        assert_eq!(run.code, 130, "{signal_name}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!(
+                "error: interrupted: the build of `{name}` was stopped and nothing was tagged"
+            )),
+            "{signal_name}: {}",
+            run.stderr
+        );
+        assert_eq!(
+            container_state(&step_containers[0]),
+            None,
+            "{signal_name}: the step's container is gone"
+        );
+        assert_eq!(
+            docker(&["images", "-q", &format!("tfimg/{name}")]).trim(),
+            "",
+            "{signal_name}: no tag"
+        );
+        assert_eq!(
+            docker(&[
+                "images",
+                "-q",
+                "--filter",
+                &format!("label=io.tfimg.spec={name}")
+            ])
+            .trim(),
+            "",
+            "{signal_name}: no image of the spec"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_base_image_removed_during_the_build_fails_it_clearly_and_tags_nothing() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let name = unique("baseless").to_lowercase();
+    let base = format!("tfimgtest-{name}/debian:bullseye-slim");
+    let _guard = DockerGuard::images(&[&format!("tfimg/{name}"), &format!("tfimgtest-{name}/debian")]);
+    docker(&["tag", "debian:bullseye-slim", &base]);
+    let folder = scratch(&[(
+        "spec.yaml",
+        &format!("name: {name}\nextends: cpu-headless\nbase: {base}\n"),
+    )]);
+    let build = spawn_tfimg(
+        folder.path(),
+        &[
+            "build",
+            "./spec.yaml",
+            "--ca-cert",
+            common::HOST_CA,
+            "--progress",
+            "json",
+        ],
+        &[],
+    );
+    // Verification takes seconds (TensorFlow imports); the base goes away meanwhile.
+    loop {
+        let line = build
+            .stdout_lines
+            .recv_timeout(HANG)
+            .expect("the build reaches verification");
+        if line.contains("\"event\":\"status\"") && line.contains("verifying") {
+            break;
+        }
+    }
+    docker(&["rmi", &base]);
+    let run = build.finish(HANG);
+
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "error: the base image `{base}` was removed while `{name}` was building; nothing was tagged\n\
+             hint: make sure `{base}` stays (`tfimg base bootstrap {base}` makes it) and build again"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(docker(&["images", "-q", &format!("tfimg/{name}")]).trim(), "");
+}
+
+#[tokio::test]
+async fn sigterm_to_an_attached_run_stops_and_removes_its_container() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let name = unique("attached").to_lowercase();
+    let _guard = DockerGuard::containers(&[&name]);
+    let folder = scratch(&[]);
+    let run = spawn_tfimg(
+        folder.path(),
+        &[
+            "run",
+            "cpu-headless",
+            "--no-build",
+            "--name",
+            &name,
+            "--",
+            "sleep",
+            "300",
+        ],
+        &[],
+    );
+    wait_for("the container to run", HANG, || {
+        container_state(&name).as_deref() == Some("running")
+    });
+    run.signal(libc::SIGTERM);
+    let run = run.finish(HANG);
+    assert_eq!(run.code, 130, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("tfimg: stopping `{name}`")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(container_state(&name), None, "the container is removed");
+}
+
+/// A team of two: `quick` is up as soon as it starts (a command, nothing to wait for);
+/// `stuck` is a notebook whose Python hangs at start-up (a sitecustomize that sleeps), so
+/// `up` is still waiting for it when the signal comes.
+fn half_ready_team(team: &str) -> String {
+    format!(
+        "team: {team}\nmembers:\n\
+         \x20 - name: quick\n    spec: cpu-headless\n    command: [\"sleep\", \"300\"]\n\
+         \x20 - name: stuck\n    spec: cpu-jupyter\n    mounts: [\"./hang:/opt/hang\"]\n    env: {{PYTHONPATH: /opt/hang}}\n"
+    )
+}
+
+#[tokio::test]
+async fn an_interrupted_up_keeps_only_fully_started_members_and_rollback_keeps_none() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    for rollback in [false, true] {
+        let team = format!("t{}", &unique("up").replace('-', "")[2..])
+            .chars()
+            .take(20)
+            .collect::<String>()
+            .to_lowercase();
+        let quick = format!("{team}-quick");
+        let stuck = format!("{team}-stuck");
+        let _guard = DockerGuard::containers(&[&quick, &stuck]);
+        let folder = scratch(&[
+            ("team.yaml", &half_ready_team(&team)),
+            ("hang/sitecustomize.py", "import time\ntime.sleep(600)\n"),
+        ]);
+        let data = folder.path().join(".tfimg-data");
+        let mut args = vec!["up", "team.yaml", "--ca-cert", common::HOST_CA];
+        if rollback {
+            args.push("--rollback");
+        }
+        let up = spawn_tfimg(
+            folder.path(),
+            &args,
+            &[("XDG_DATA_HOME", data.to_str().unwrap())],
+        );
+        wait_for("both members to run", HANG, || {
+            container_state(&quick).as_deref() == Some("running")
+                && container_state(&stuck).as_deref() == Some("running")
+        });
+        // `quick` counts as up once its start returned; give tfimg that instant.
+        std::thread::sleep(Duration::from_millis(500));
+        up.signal(libc::SIGINT);
+        let run = up.finish(HANG);
+
+        assert_eq!(run.code, 130, "{}", run.stderr);
+        assert_eq!(container_state(&stuck), None, "the unfinished member is removed");
+        if rollback {
+            assert!(
+                run.stderr.contains(
+                    "error: interrupted: `up` stopped; kept the member(s) that were fully up: none; \
+                     removed the ones it had not finished starting or had started (--rollback): quick, stuck"
+                ),
+                "{}",
+                run.stderr
+            );
+            assert_eq!(container_state(&quick), None, "--rollback removes everyone");
+        } else {
+            assert!(
+                run.stderr.contains(
+                    "error: interrupted: `up` stopped; kept the member(s) that were fully up: quick; \
+                     removed the ones it had not finished starting: stuck"
+                ),
+                "{}",
+                run.stderr
+            );
+            assert_eq!(container_state(&quick).as_deref(), Some("running"));
+            // What is kept is a labelled member that `down` finds.
+            let labels = docker(&["inspect", "--format", "{{json .Config.Labels}}", &quick]);
+            assert!(labels.contains(&format!("\"io.tfimg.team\":\"{team}\"")), "{labels}");
+            let down = common::tfimg_with_env(
+                folder.path(),
+                &["down", "team.yaml"],
+                &[("XDG_DATA_HOME", data.to_str().unwrap())],
+            );
+            assert_eq!(down.code, 0, "{}", down.stderr);
+            assert_eq!(container_state(&quick), None);
+        }
+    }
+}
