@@ -309,6 +309,20 @@ async fn proxy_credentials_never_reach_the_image_or_its_history() {
     )
     .await;
     assert!(!finished.output.contains(secret), "{}", finished.output);
+    // Nor in the labels, nor in any byte of any layer.
+    let labels = common::docker(&[
+        "image",
+        "inspect",
+        "--format",
+        "{{json .Config}}",
+        &reference,
+    ]);
+    assert!(!labels.contains(secret), "{labels}");
+    assert_eq!(
+        common::secrets_in_layers(&reference, &[secret, "proxy.invalid"]),
+        Vec::<String>::new(),
+        "the proxy reached a layer"
+    );
     assert!(
         finished.output.contains("PIP_CONSTRAINT="),
         "{}",

@@ -188,7 +188,10 @@ pub(crate) async fn build_spec(
                 remove_build_container(engine, &id).await;
             }
             return Err(Interrupted {
-                what: format!("the build of `{}` was stopped and nothing was tagged", resolved.name),
+                what: format!(
+                    "the build of `{}` was stopped and nothing was tagged",
+                    resolved.name
+                ),
             }
             .into());
         };
@@ -202,7 +205,14 @@ pub(crate) async fn build_spec(
                     failure.message
                 ));
             }
-            Err(failure) => return Err(build_failed(&resolved.name, &failure).into()),
+            Err(failure) => {
+                if failure.message.ends_with("returned a non-zero code: 137") {
+                    // SIGKILL: the daemon shutting down kills the step (so does the OOM
+                    // killer). A daemon that is going away is the failure to report.
+                    daemon_gone_during(engine, &resolved.name).await?;
+                }
+                return Err(build_failed(&resolved.name, &failure).into());
+            }
         }
     };
 
@@ -223,7 +233,11 @@ pub(crate) async fn build_spec(
             message: format!(
                 "the base image `{}` was {} while `{}` was building; nothing was tagged",
                 resolved.base,
-                if base_now.is_some() { "replaced" } else { "removed" },
+                if base_now.is_some() {
+                    "replaced"
+                } else {
+                    "removed"
+                },
                 resolved.name
             ),
             hint: format!(
@@ -310,6 +324,19 @@ async fn lock_file(
             Err(std::fs::TryLockError::Error(_)) => return Ok(None),
         }
     }
+}
+
+/// An error when the daemon stops answering within 3 s (it is shutting down).
+async fn daemon_gone_during(engine: &Engine, name: &str) -> anyhow::Result<()> {
+    for _ in 0..12 {
+        if let Err(error) = engine.still_there().await {
+            return Err(anyhow::Error::from(error).context(format!(
+                "the Docker daemon went away while `{name}` was building; nothing was tagged"
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    Ok(())
 }
 
 /// Waits (up to 20 s) until the container of an interrupted build step is gone, removing
@@ -431,7 +458,9 @@ fn build_failed(name: &str, failure: &BuildFailure) -> InputError {
     let tls_inspected = failure.output.iter().any(|line| {
         line.contains("CERTIFICATE_VERIFY_FAILED") || line.contains("certificate verify failed")
     });
-    let hint = if tls_inspected {
+    let hint = if failure.message.ends_with("returned a non-zero code: 137") {
+        "the step was killed (SIGKILL), most often by the kernel's out-of-memory killer: give Docker more memory or build fewer images at once"
+    } else if tls_inspected {
         "this network inspects TLS: give its CA with `--ca-cert PATH` (or `ca_cert:` in ~/.config/tfimg/config.yaml, or TFIMG_CA_CERT)"
     } else {
         "the step's output is above; fix the spec (`tfimg show` prints what it resolves to) and build again"

@@ -143,6 +143,11 @@ pub fn logs(args: &LogsArgs) -> anyhow::Result<ExitCode> {
         engine
             .stream_output(&container.id, args.follow, args.tail.as_deref())
             .await?;
+        if args.follow {
+            // A follow stream also ends when the daemon goes away (a restart, a crash):
+            // that is not the container stopping, and the user must hear so.
+            engine.container(&container.id).await?;
+        }
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -501,6 +501,13 @@ async fn after_start(
         match ready {
             None => return Ok(After::Interrupted),
             Some(Err(error)) => {
+                // Losing the daemon is the whole story; there is no output to show.
+                if matches!(
+                    error.downcast_ref::<EngineError>(),
+                    Some(EngineError::Unreachable { .. } | EngineError::Timeout { .. })
+                ) {
+                    return Err(error);
+                }
                 let output = engine.output(id).await.unwrap_or_default();
                 return Err(error.context(format!(
                     "`{name}` did not come up; its output:\n{}",

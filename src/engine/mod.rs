@@ -116,6 +116,21 @@ impl Engine {
         })
     }
 
+    /// Whether the daemon still answers (a ping through a fresh connection check).
+    pub async fn still_there(&self) -> Result<(), EngineError> {
+        if let Some(path) = self.endpoint.strip_prefix("unix://") {
+            check_socket(path, &self.endpoint)?;
+        }
+        match tokio::time::timeout(CONNECT_TIMEOUT, self.docker.ping()).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(error)) => Err(self.fail("ping", error)),
+            Err(_) => Err(EngineError::Timeout {
+                endpoint: self.endpoint.clone(),
+                seconds: CONNECT_TIMEOUT.as_secs(),
+            }),
+        }
+    }
+
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
@@ -134,6 +149,7 @@ impl Engine {
                 message: error,
             },
             bollard::errors::Error::HyperResponseError { .. }
+            | bollard::errors::Error::HyperLegacyError { .. }
             | bollard::errors::Error::IOError { .. }
             | bollard::errors::Error::RequestTimeoutError => EngineError::Unreachable {
                 endpoint: self.endpoint.clone(),

@@ -107,6 +107,19 @@ pub fn dockerfile(
     if has_ca {
         line(w, " && update-ca-certificates \\");
     }
+    if spec
+        .packages
+        .apt
+        .iter()
+        .any(|package| package == "openssh-server")
+    {
+        // The package's install makes host keys: private keys in a layer anyone who pulls
+        // the image can read. Each container makes its own at start instead.
+        line(
+            w,
+            " && rm -f /etc/ssh/ssh_host_*_key /etc/ssh/ssh_host_*_key.pub \\",
+        );
+    }
     line(w, " && rm -rf /var/lib/apt/lists/*");
     let mut pip_env = Vec::new();
     if has_ca {

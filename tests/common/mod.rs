@@ -157,11 +157,22 @@ pub fn http(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
+    try_http(method, port, path, headers, body).expect("the port answers")
+}
+
+/// `http`, or `None` when the connection fails (a service still starting).
+pub fn try_http(
+    method: &str,
+    port: u16,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Option<(u16, String)> {
     use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("the port answers");
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream
         .set_read_timeout(Some(std::time::Duration::from_secs(30)))
-        .unwrap();
+        .ok()?;
     let mut request = format!(
         "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n",
         body.len()
@@ -171,9 +182,9 @@ pub fn http(
     }
     request.push_str("\r\n");
     request.push_str(body);
-    stream.write_all(request.as_bytes()).unwrap();
+    stream.write_all(request.as_bytes()).ok()?;
     let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
+    stream.read_to_string(&mut response).ok()?;
     let status = response
         .split_whitespace()
         .nth(1)
@@ -183,7 +194,7 @@ pub fn http(
         .split_once("\r\n\r\n")
         .map(|(_, body)| body.to_string())
         .unwrap_or_default();
-    (status, body)
+    Some((status, body))
 }
 
 /// The value after `key` on the line of `text` that starts with it (`jupyter    http://...`).
@@ -245,7 +256,10 @@ pub fn spawn_tfimg(current_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> R
     let readers = vec![
         std::thread::spawn(move || {
             let mut text = String::new();
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
                 text.push_str(&line);
                 text.push('\n');
                 let _ = sender.send(line);
@@ -254,7 +268,10 @@ pub fn spawn_tfimg(current_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> R
         }),
         std::thread::spawn(move || {
             let mut text = String::new();
-            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
                 text.push_str(&line);
                 text.push('\n');
             }
@@ -273,7 +290,11 @@ impl Running {
     pub fn signal(&self, signal: i32) {
         let pid = i32::try_from(self.child.id()).expect("a pid");
         // SAFETY: kill(2) on our own child's pid has no memory-safety preconditions.
-        assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "kill({pid}, {signal})");
+        assert_eq!(
+            unsafe { libc::kill(pid, signal) },
+            0,
+            "kill({pid}, {signal})"
+        );
     }
 
     /// Waits for the process. `limit` only catches a hang (the process is killed and the
@@ -308,7 +329,10 @@ impl Running {
 pub fn wait_for(what: &str, limit: std::time::Duration, mut check: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + limit;
     while !check() {
-        assert!(std::time::Instant::now() < deadline, "gave up waiting for {what}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "gave up waiting for {what}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
@@ -318,4 +342,56 @@ pub fn container_state(name: &str) -> Option<String> {
     let state = docker(&["inspect", "--format", "{{.State.Status}}", name]);
     let state = state.trim();
     (!state.is_empty()).then(|| state.to_string())
+}
+
+/// What `docker save IMAGE` holds that must not be there: every file of every layer
+/// (also files a later layer deletes) is looked at; a file that starts like a PEM private
+/// key is reported, and so is any file of up to 4 MiB containing one of `needles`.
+/// Returns `layer path: finding` lines.
+pub fn secrets_in_layers(image: &str, needles: &[&str]) -> Vec<String> {
+    use std::io::Read;
+    let mut save = Command::new("docker")
+        .args(["save", image])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("docker save starts");
+    let stdout = save.stdout.take().unwrap();
+    let mut findings = Vec::new();
+    let mut files = 0usize;
+    let mut outer = tar::Archive::new(stdout);
+    for layer in outer.entries().expect("a tar from docker save") {
+        let layer = layer.unwrap();
+        let layer_name = layer.path().unwrap().display().to_string();
+        if !layer_name.ends_with("layer.tar") {
+            continue;
+        }
+        let mut inner = tar::Archive::new(layer);
+        for file in inner.entries().unwrap() {
+            let mut file = file.unwrap();
+            if file.header().entry_type() != tar::EntryType::Regular {
+                continue;
+            }
+            files += 1;
+            let path = file.path().unwrap().display().to_string();
+            let size = file.header().size().unwrap_or(0);
+            let mut head = Vec::new();
+            let limit = if size <= 4 << 20 { size } else { 64 };
+            (&mut file).take(limit).read_to_end(&mut head).unwrap();
+            let start = String::from_utf8_lossy(&head[..head.len().min(64)]).into_owned();
+            if start.starts_with("-----BEGIN") && start.contains("PRIVATE KEY-----") {
+                findings.push(format!("{layer_name} {path}: a private key"));
+            }
+            for needle in needles {
+                if head
+                    .windows(needle.len())
+                    .any(|window| window == needle.as_bytes())
+                {
+                    findings.push(format!("{layer_name} {path}: `{needle}`"));
+                }
+            }
+        }
+    }
+    assert!(save.wait().unwrap().success(), "docker save {image}");
+    assert!(files > 1000, "only {files} files in the layers of {image}");
+    findings
 }

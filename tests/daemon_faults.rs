@@ -1,0 +1,317 @@
+//! The Docker daemon going away under tfimg: it is stopped while a build runs a step,
+//! while `run -d` waits for a notebook, while `logs -f` follows and while an attached
+//! `run` streams — each ends with exit 2 and a clear message, never a hang — and when
+//! it comes back, the containers started with `--restart` are running again, the one
+//! without is not, and `tfimg ps` still finds them all.
+//!
+//! This restarts the machine's dockerd, so it is its own test binary with one test (cargo
+//! runs test binaries one after another); a guard starts the daemon again even when the
+//! test fails.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{
+    container_state, docker, field, http, scratch, spawn_tfimg, tfimg_with_env, unique, wait_for,
+    DockerGuard,
+};
+
+const HANG: Duration = Duration::from_secs(180);
+const PID_FILE: &str = "/var/run/docker.pid";
+const LOG: &str = "/var/log/tfimg-dockerd.log";
+
+fn daemon_answers() -> bool {
+    Command::new("docker")
+        .args(["version", "--format", "{{.Server.Version}}"])
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+fn systemd_managed() -> bool {
+    Command::new("systemctl")
+        .args(["is-active", "--quiet", "docker"])
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// How the running dockerd was started, and how to start it again.
+struct Daemon {
+    command_line: Vec<String>,
+    systemd: bool,
+}
+
+impl Daemon {
+    fn current() -> Daemon {
+        let systemd = systemd_managed();
+        let pid = std::fs::read_to_string(PID_FILE).expect("dockerd's pid file");
+        let command_line = std::fs::read(format!("/proc/{}/cmdline", pid.trim()))
+            .expect("dockerd's command line")
+            .split(|byte| *byte == 0)
+            .filter(|part| !part.is_empty())
+            .map(|part| String::from_utf8_lossy(part).into_owned())
+            .collect();
+        Daemon {
+            command_line,
+            systemd,
+        }
+    }
+
+    /// Stops dockerd the way a restart does (SIGTERM: containers are stopped first).
+    fn stop(&self) {
+        if self.systemd {
+            assert!(Command::new("systemctl")
+                .args(["stop", "docker", "docker.socket"])
+                .status()
+                .unwrap()
+                .success());
+        } else {
+            let pid: i32 = std::fs::read_to_string(PID_FILE)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+            wait_for("dockerd to exit", HANG, || {
+                !Path::new(&format!("/proc/{pid}")).exists()
+            });
+        }
+        assert!(!daemon_answers());
+    }
+
+    fn start(&self) {
+        if daemon_answers() {
+            return;
+        }
+        if self.systemd {
+            let _ = Command::new("systemctl").args(["start", "docker"]).status();
+        } else {
+            use std::os::unix::process::CommandExt;
+            let log = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(LOG)
+                .unwrap();
+            Command::new(&self.command_line[0])
+                .args(&self.command_line[1..])
+                .stdin(std::process::Stdio::null())
+                .stdout(log.try_clone().unwrap())
+                .stderr(log)
+                // Its own process group: it outlives this test and its signals.
+                .process_group(0)
+                .spawn()
+                .expect("dockerd starts");
+        }
+        wait_for("dockerd to answer", HANG, daemon_answers);
+    }
+}
+
+/// Starts the daemon again whatever happened in the test.
+struct Restarter<'a>(&'a Daemon);
+
+impl Drop for Restarter<'_> {
+    fn drop(&mut self) {
+        self.0.start();
+    }
+}
+
+#[tokio::test]
+async fn a_daemon_restart_ends_commands_clearly_and_restart_policies_bring_containers_back() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let daemon = Daemon::current();
+    let [always, notebook, plain, attached, stuck] =
+        ["always", "lab", "plain", "attached", "stuck"].map(|n| unique(&format!("t-daemon-{n}")));
+    let build_name = unique("t-daemon-build").to_lowercase();
+    let mut guard = DockerGuard::containers(&[&always, &notebook, &plain, &attached, &stuck]);
+    guard.repositories.push(format!("tfimg/{build_name}"));
+    let folder = scratch(&[
+        (
+            "spec.yaml",
+            &format!("name: {build_name}\nextends: cpu-headless\n"),
+        ),
+        ("hang/sitecustomize.py", "import time\ntime.sleep(600)\n"),
+    ]);
+    let xdg = folder.path().join("xdg");
+    let env = [("XDG_DATA_HOME", xdg.to_str().unwrap())];
+    let tfimg = |args: &[&str]| tfimg_with_env(folder.path(), args, &env);
+
+    // Before: three detached containers, two of them with a restart policy.
+    let run = tfimg(&[
+        "run",
+        "cpu-headless",
+        "-d",
+        "--no-build",
+        "--restart",
+        "always",
+        "--name",
+        &always,
+        "--",
+        "sleep",
+        "3000",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = tfimg(&[
+        "run",
+        "cpu-jupyter",
+        "-d",
+        "--no-build",
+        "--restart",
+        "unless-stopped",
+        "--name",
+        &notebook,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let url = field(&run.stdout, "jupyter").unwrap();
+    let (address, token) = url.split_once("?token=").unwrap();
+    let port: u16 = address
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/lab")
+        .parse()
+        .unwrap();
+    let run = tfimg(&[
+        "run",
+        "cpu-headless",
+        "-d",
+        "--no-build",
+        "--name",
+        &plain,
+        "--",
+        "sleep",
+        "3000",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    // In flight when the daemon goes: a build inside a step (pip waits on an index that
+    // never answers), a notebook that never becomes ready, `logs -f`, an attached run.
+    let gateway = docker(&[
+        "network",
+        "inspect",
+        "bridge",
+        "--format",
+        "{{(index .IPAM.Config 0).Gateway}}",
+    ]);
+    let index = std::net::TcpListener::bind((gateway.trim(), 0)).unwrap();
+    let index_url = format!(
+        "http://{}:{}/simple",
+        gateway.trim(),
+        index.local_addr().unwrap().port()
+    );
+    let build = spawn_tfimg(
+        folder.path(),
+        &[
+            "build",
+            "./spec.yaml",
+            "--pip-index-url",
+            &index_url,
+            "--progress",
+            "plain",
+        ],
+        &env,
+    );
+    let (_held, _) = index
+        .accept()
+        .expect("pip connects: the build is inside its step");
+    let waiting = spawn_tfimg(
+        folder.path(),
+        &[
+            "run",
+            "cpu-jupyter",
+            "-d",
+            "--no-build",
+            "--name",
+            &stuck,
+            "--mount",
+            "./hang:/opt/hang",
+            "-e",
+            "PYTHONPATH=/opt/hang",
+        ],
+        &env,
+    );
+    let follow = spawn_tfimg(folder.path(), &["logs", "-f", &plain], &env);
+    let foreground = spawn_tfimg(
+        folder.path(),
+        &[
+            "run",
+            "cpu-headless",
+            "--no-build",
+            "--name",
+            &attached,
+            "--",
+            "sleep",
+            "3000",
+        ],
+        &env,
+    );
+    wait_for("the attached run", HANG, || {
+        container_state(&attached).as_deref() == Some("running")
+    });
+    wait_for("the notebook that never gets ready", HANG, || {
+        container_state(&stuck).as_deref() == Some("running")
+    });
+
+    let _restarter = Restarter(&daemon);
+    daemon.stop();
+    let unreachable = "cannot reach the Docker daemon at `unix:///var/run/docker.sock`";
+    for (what, running) in [
+        ("build", build),
+        ("run -d", waiting),
+        ("logs -f", follow),
+        ("attached run", foreground),
+    ] {
+        let run = running.finish(HANG);
+        assert_eq!(run.code, 2, "{what}: {}", run.stderr);
+        assert!(run.stderr.contains(unreachable), "{what}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("hint: start the daemon"),
+            "{what}: {}",
+            run.stderr
+        );
+    }
+    let ps = tfimg(&["ps"]);
+    assert_eq!(ps.code, 2);
+    assert!(ps.stderr.contains(unreachable), "{}", ps.stderr);
+
+    // After: the policies decide who runs.
+    daemon.start();
+    wait_for("the --restart always container", HANG, || {
+        container_state(&always).as_deref() == Some("running")
+    });
+    wait_for("the notebook", HANG, || {
+        container_state(&notebook).as_deref() == Some("running")
+    });
+    assert_eq!(
+        container_state(&plain).as_deref(),
+        Some("exited"),
+        "no policy, not restarted"
+    );
+    // The notebook answers again on its port, with its token, and only with it.
+    wait_for("Jupyter to answer again", HANG, || {
+        common::try_http("GET", port, &format!("/api/status?token={token}"), &[], "")
+            .is_some_and(|(status, _)| status == 200)
+    });
+    assert_eq!(http("GET", port, "/api/status", &[], "").0, 403);
+    let ps = tfimg(&["ps", "--json"]);
+    assert_eq!(ps.code, 0, "{}", ps.stderr);
+    let listed: Vec<serde_json::Value> = serde_json::from_str(&ps.stdout).unwrap();
+    let state = |name: &str| {
+        listed
+            .iter()
+            .find(|entry| entry["name"] == name)
+            .map(|entry| entry["state"].as_str().unwrap().to_string())
+    };
+    assert_eq!(state(&always).as_deref(), Some("running"));
+    assert_eq!(state(&notebook).as_deref(), Some("running"));
+    assert_eq!(state(&plain).as_deref(), Some("exited"));
+    // The interrupted build left no tag.
+    assert_eq!(
+        docker(&["images", "-q", &format!("tfimg/{build_name}")]).trim(),
+        ""
+    );
+    // What the interrupted `run -d` had created is labelled: `ps` and `rm` reach it.
+    assert!(state(&stuck).is_some(), "{}", ps.stdout);
+}
