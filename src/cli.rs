@@ -155,7 +155,7 @@ pub struct RunArgs {
     pub target: Option<String>,
 
     /// GPUs: `all`, a count (`2`), indices (`0,1`), UUIDs (`GPU-...`), or `none`.
-    #[arg(long, value_name = "GPUS")]
+    #[arg(long, value_name = "GPUS", allow_hyphen_values = true)]
     pub gpus: Option<String>,
 
     /// How GPUs reach the container: `devices` (Docker's nvidia driver), `cdi`, or
@@ -169,7 +169,12 @@ pub struct RunArgs {
     pub mounts: Vec<String>,
 
     /// Publish a container port: `CONTAINER` or `HOST:CONTAINER` (on 127.0.0.1).
-    #[arg(short = 'p', long = "publish", value_name = "[HOST:]CONTAINER")]
+    #[arg(
+        short = 'p',
+        long = "publish",
+        value_name = "[HOST:]CONTAINER",
+        allow_hyphen_values = true
+    )]
     pub ports: Vec<String>,
 
     /// Bind published ports on every interface (0.0.0.0) instead of 127.0.0.1.
@@ -189,15 +194,20 @@ pub struct RunArgs {
     pub env: Vec<String>,
 
     /// Memory limit (`16g`).
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub memory: Option<String>,
 
     /// CPU limit (`4`, `1.5`).
-    #[arg(long, value_name = "CPUS")]
+    #[arg(long, value_name = "CPUS", allow_hyphen_values = true)]
     pub cpus: Option<String>,
 
     /// Size of /dev/shm, used by tf.data and multi-worker loaders.
-    #[arg(long, value_name = "SIZE", default_value = "2g")]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "2g",
+        allow_hyphen_values = true
+    )]
     pub shm_size: String,
 
     /// Restart policy: `no`, `always`, `unless-stopped`, `on-failure[:N]`.
@@ -230,11 +240,11 @@ pub struct RunArgs {
     pub user: Option<String>,
 
     /// Run as this uid instead of the invoking user's (with --gid).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub uid: Option<u32>,
 
     /// Run as this gid instead of the invoking user's.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub gid: Option<u32>,
 
     #[arg(long, value_enum, default_value = "auto")]

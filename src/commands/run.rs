@@ -180,6 +180,11 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
             "cd into an existing folder",
         )
     })?;
+    // Checked here, before the daemon is asked anything; the image's own workdir (the
+    // default destination) is known only later, and never changes what is refused.
+    for text in &args.mounts {
+        mounts::parse(text, &current_dir, "/tf")?;
+    }
     Ok(RunOptions {
         target: args
             .target
@@ -297,16 +302,16 @@ async fn launch(
     options: &RunOptions,
     target: &Target,
 ) -> anyhow::Result<ExitCode> {
-    // Mounts: parsed against the image's workdir, sources made before anything is created.
+    // Mounts: parsed against the image's workdir; the missing sources are made only once
+    // every mount is known good, so a bad one never leaves a folder behind.
     let mounts: Vec<MountPlan> = args
         .mounts
         .iter()
-        .map(|text| {
-            let mount = mounts::parse(text, &options.current_dir, &target.workdir)?;
-            mounts::prepare(&mount, text, options.ids)?;
-            Ok(mount)
-        })
+        .map(|text| mounts::parse(text, &options.current_dir, &target.workdir))
         .collect::<Result<_, InputError>>()?;
+    for (mount, text) in mounts.iter().zip(&args.mounts) {
+        mounts::prepare(mount, text, options.ids)?;
+    }
 
     if !options.gpus.is_none() {
         // The doctor's GPU checks, so a known problem is explained before the daemon's
