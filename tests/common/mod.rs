@@ -120,9 +120,18 @@ impl Drop for DockerGuard {
             }
         }
         for repository in &self.repositories {
-            let listed = docker(&["images", "--format", "{{.Repository}}:{{.Tag}}", repository]);
+            // Tags, and digests for what was pulled by digest (its tag is `<none>`).
+            let listed = docker(&[
+                "images",
+                "--digests",
+                "--format",
+                "{{.Repository}}:{{.Tag}} {{.Repository}}@{{.Digest}}",
+                repository,
+            ]);
             for reference in listed.split_whitespace() {
-                docker(&["rmi", "-f", reference]);
+                if !reference.contains("<none>") {
+                    docker(&["rmi", "-f", reference]);
+                }
             }
         }
     }
