@@ -44,7 +44,11 @@ fn silent_index() -> (String, std::sync::mpsc::Receiver<()>, TcpListener) {
             }
         }
     });
-    (format!("http://{gateway}:{port}/simple"), connected, listener)
+    (
+        format!("http://{gateway}:{port}/simple"),
+        connected,
+        listener,
+    )
 }
 
 /// The ids of running containers whose environment mentions `needle` (a build step's
@@ -86,7 +90,9 @@ async fn sigint_and_sigterm_in_the_middle_of_a_build_step_leave_no_tag_and_no_bu
         connected
             .recv_timeout(HANG)
             .expect("the build reaches its pip step");
-        let host_port = index.trim_start_matches("http://").trim_end_matches("/simple");
+        let host_port = index
+            .trim_start_matches("http://")
+            .trim_end_matches("/simple");
         let step_containers = containers_with_env(host_port);
         assert_eq!(
             step_containers.len(),
@@ -135,7 +141,10 @@ async fn a_base_image_removed_during_the_build_fails_it_clearly_and_tags_nothing
     };
     let name = unique("baseless").to_lowercase();
     let base = format!("tfimgtest-{name}/debian:bullseye-slim");
-    let _guard = DockerGuard::images(&[&format!("tfimg/{name}"), &format!("tfimgtest-{name}/debian")]);
+    let _guard = DockerGuard::images(&[
+        &format!("tfimg/{name}"),
+        &format!("tfimgtest-{name}/debian"),
+    ]);
     docker(&["tag", "debian:bullseye-slim", &base]);
     let folder = scratch(&[(
         "spec.yaml",
@@ -175,7 +184,10 @@ async fn a_base_image_removed_during_the_build_fails_it_clearly_and_tags_nothing
         "{}",
         run.stderr
     );
-    assert_eq!(docker(&["images", "-q", &format!("tfimg/{name}")]).trim(), "");
+    assert_eq!(
+        docker(&["images", "-q", &format!("tfimg/{name}")]).trim(),
+        ""
+    );
 }
 
 #[tokio::test]
@@ -263,7 +275,11 @@ async fn an_interrupted_up_keeps_only_fully_started_members_and_rollback_keeps_n
         let run = up.finish(HANG);
 
         assert_eq!(run.code, 130, "{}", run.stderr);
-        assert_eq!(container_state(&stuck), None, "the unfinished member is removed");
+        assert_eq!(
+            container_state(&stuck),
+            None,
+            "the unfinished member is removed"
+        );
         if rollback {
             assert!(
                 run.stderr.contains(
@@ -286,7 +302,10 @@ async fn an_interrupted_up_keeps_only_fully_started_members_and_rollback_keeps_n
             assert_eq!(container_state(&quick).as_deref(), Some("running"));
             // What is kept is a labelled member that `down` finds.
             let labels = docker(&["inspect", "--format", "{{json .Config.Labels}}", &quick]);
-            assert!(labels.contains(&format!("\"io.tfimg.team\":\"{team}\"")), "{labels}");
+            assert!(
+                labels.contains(&format!("\"io.tfimg.team\":\"{team}\"")),
+                "{labels}"
+            );
             let down = common::tfimg_with_env(
                 folder.path(),
                 &["down", "team.yaml"],

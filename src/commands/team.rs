@@ -230,7 +230,9 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// After an interrupt: the members that were fully up stay (and are named), the ones
@@ -604,7 +606,10 @@ async fn print_team(
             .find_map(|service| {
                 let address = labels.get(&format!("{}{service}", plan::LABEL_URL_PREFIX))?;
                 // The label has no token; the user who ran `up` gets the whole URL.
-                match container.as_ref().and_then(super::containers::jupyter_token) {
+                match container
+                    .as_ref()
+                    .and_then(super::containers::jupyter_token)
+                {
                     Some(token) if *service == "jupyter" => Some(plan::with_token(address, &token)),
                     _ => Some(address.clone()),
                 }

@@ -407,11 +407,13 @@ mod tests {
         let url = "http://127.0.0.1:8890/lab?token=t0k3n";
         assert_eq!(plan.endpoints, [("jupyter".to_string(), url.to_string())]);
         assert_eq!(
-            plan.labels["io.tfimg.url.jupyter"],
-            "http://127.0.0.1:8890/lab",
+            plan.labels["io.tfimg.url.jupyter"], "http://127.0.0.1:8890/lab",
             "no token in labels"
         );
-        assert_eq!(with_token(&plan.labels["io.tfimg.url.jupyter"], "t0k3n"), url);
+        assert_eq!(
+            with_token(&plan.labels["io.tfimg.url.jupyter"], "t0k3n"),
+            url
+        );
         assert_eq!(
             plan.labels["io.tfimg.ports"],
             "jupyter=127.0.0.1:8890->8888"
