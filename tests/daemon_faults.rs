@@ -89,21 +89,19 @@ impl Daemon {
         if self.systemd {
             let _ = Command::new("systemctl").args(["start", "docker"]).status();
         } else {
-            use std::os::unix::process::CommandExt;
-            let log = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(LOG)
-                .unwrap();
-            Command::new(&self.command_line[0])
-                .args(&self.command_line[1..])
-                .stdin(std::process::Stdio::null())
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                // Its own process group: it outlives this test and its signals.
-                .process_group(0)
-                .spawn()
+            // Started by a shell that exits at once (so nothing waits on dockerd), in its
+            // own session: it outlives this test and its signals, as `nohup dockerd &` does.
+            let started = Command::new("setsid")
+                .args([
+                    "sh",
+                    "-c",
+                    &format!("exec \"$@\" >>{LOG} 2>&1 </dev/null &"),
+                    "sh",
+                ])
+                .args(&self.command_line)
+                .status()
                 .expect("dockerd starts");
+            assert!(started.success());
         }
         wait_for("dockerd to answer", HANG, daemon_answers);
     }
