@@ -22,3 +22,17 @@ bench *ARGS:
 # The main job: bootstrap the base, build and verify the Jupyter images, run one and check its token.
 demo:
     scripts/demo
+
+# Fuzz each input parser for SECONDS (nightly + cargo-fuzz), then minimize the corpora.
+fuzz SECONDS="150":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    # A crash stops here with its input in fuzz/artifacts/<target>/: keep a minimized
+    # copy in fuzz/regressions/<target>/, which `cargo test --test fuzz_inputs` replays.
+    for target in spec team gpus mounts ports; do
+        dict=()
+        if [ "$target" = spec ] || [ "$target" = team ]; then dict=(-dict={{justfile_directory()}}/fuzz/yaml.dict); fi
+        cargo +nightly fuzz run "$target" -- -max_total_time={{SECONDS}} \
+            -rss_limit_mb=2048 -timeout=10 "${dict[@]}"
+        cargo +nightly fuzz cmin "$target"
+    done

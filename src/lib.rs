@@ -12,6 +12,8 @@ pub mod config;
 pub mod doctor;
 pub mod engine;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod host;
 pub mod output;
 pub mod plan;

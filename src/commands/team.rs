@@ -48,7 +48,11 @@ fn team_and_specs(
         if !specs.contains_key(&member.spec) {
             let resolved = spec::resolve(&catalog, &member.spec).map_err(|error| {
                 spec::SpecError::new(
-                    error.location.clone(),
+                    // `no spec named ...` has no place of its own: the member's `spec:`.
+                    error
+                        .location
+                        .clone()
+                        .or_else(|| Some(member.spec_location.clone())),
                     format!("member `{}`: {}", member.name, error.message),
                     error.hint.clone(),
                 )
@@ -140,7 +144,9 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         let created: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
         let ready: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
         let work = async {
-            let mut plans: Vec<(String, LaunchPlan, String)> = Vec::new();
+            // Every plan first, then the mount folders, then the containers: a member that
+            // cannot be planned leaves neither folders nor containers behind.
+            let mut planned = Vec::new();
             for member in &team.members {
                 if actions[&member.name] == Action::Unchanged {
                     continue;
@@ -148,6 +154,11 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
                 let resolved = &specs[&member.spec];
                 let image = &images[&member.spec];
                 let plan = member_plan(&team, member, resolved, image, ids, &mut taken)?;
+                planned.push((member, plan));
+            }
+            make_mount_folders(&team, planned.iter().map(|(member, _)| *member), &specs, ids)?;
+            let mut plans: Vec<(String, LaunchPlan, String)> = Vec::new();
+            for (member, plan) in planned {
                 let id = engine.create(&plan).await?;
                 lock(&created).push((member.name.clone(), id.clone()));
                 plans.push((member.name.clone(), plan, id));
@@ -306,6 +317,7 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
             )?;
             plans.push((member.name.clone(), plan));
         }
+        make_mount_folders(&team, team.members.iter(), &specs, ids)?;
         let output = crate::team::compose::compose(
             &team.name,
             &args.file.display().to_string(),
@@ -350,8 +362,8 @@ pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
         let images = images_for(&engine, &specs, &network, &reporter).await?;
         let mut taken = BTreeSet::new();
         let mut members = Vec::new();
+        let ids = (args.uid, args.gid);
         for member in &team.members {
-            let ids = (args.uid, args.gid);
             let plan = member_plan(&team, member, &specs[&member.spec], &images[&member.spec], ids, &mut taken)?;
             members.push(crate::team::k8s::K8sMember {
                 name: member.name.clone(),
@@ -360,6 +372,7 @@ pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
                 volume_size: args.volume_size.clone(),
             });
         }
+        make_mount_folders(&team, team.members.iter(), &specs, ids)?;
         let options = crate::team::k8s::K8sOptions {
             team: team.name.clone(),
             registry: args.registry.clone(),
@@ -458,6 +471,57 @@ fn known_hosts_for(plan: &LaunchPlan) -> Option<std::path::PathBuf> {
         .then(|| crate::host::data_dir().join("ssh").join("known_hosts"))
 }
 
+/// A member's mounts (and the text each came from), with the spec's workdir in place.
+/// Pure: `make_mount_folders` creates what is missing.
+fn member_mounts(
+    team: &Team,
+    member: &TeamMember,
+    resolved: &ResolvedSpec,
+) -> Result<Vec<(mounts::MountPlan, String)>, InputError> {
+    member
+        .mounts
+        .iter()
+        .map(|text| {
+            let text = text.replace(team::WORKDIR_MARK, &resolved.workdir);
+            let mount = mounts::parse(&text, &team.folder, &resolved.workdir)
+                .map_err(|error| member_error(member, error))?;
+            Ok((mount, text))
+        })
+        .collect()
+}
+
+fn member_error(member: &TeamMember, error: InputError) -> InputError {
+    InputError::new(
+        format!("member `{}`: {}", member.name, error.message),
+        error.hint,
+    )
+}
+
+/// Makes the missing mount folders of `members`, once every one is planned and every
+/// mount is checked, so a bad member leaves no folder behind. A team's mounts root is made
+/// as needed (`./work/alice`).
+fn make_mount_folders<'a>(
+    team: &Team,
+    members: impl Iterator<Item = &'a TeamMember>,
+    specs: &BTreeMap<String, ResolvedSpec>,
+    ids: (u32, u32),
+) -> Result<(), InputError> {
+    let mut all = Vec::new();
+    for member in members {
+        for (mount, text) in member_mounts(team, member, &specs[&member.spec])? {
+            mounts::check(&mount, &text, true).map_err(|error| member_error(member, error))?;
+            all.push((member, mount, text));
+        }
+    }
+    for (member, mount, text) in &all {
+        if let Some(parent) = mount.source.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        mounts::prepare(mount, text, Some(ids)).map_err(|error| member_error(member, error))?;
+    }
+    Ok(())
+}
+
 fn member_plan(
     team: &Team,
     member: &TeamMember,
@@ -472,17 +536,10 @@ fn member_plan(
             error.hint,
         )
     };
-    let mut mount_plans = Vec::new();
-    for text in &member.mounts {
-        let text = text.replace("@WORKDIR@", &resolved.workdir);
-        let mount = mounts::parse(&text, &team.folder, &resolved.workdir).map_err(context)?;
-        if let Some(parent) = mount.source.parent() {
-            // A team's mounts root is made as needed (`./work/alice`).
-            let _ = std::fs::create_dir_all(parent);
-        }
-        mounts::prepare(&mount, &text, Some(ids)).map_err(context)?;
-        mount_plans.push(mount);
-    }
+    let mount_plans = member_mounts(team, member, resolved)?
+        .into_iter()
+        .map(|(mount, _)| mount)
+        .collect();
     let requests: Vec<PortRequest> = member
         .ports
         .iter()

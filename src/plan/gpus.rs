@@ -3,6 +3,12 @@
 //! NVIDIA_VISIBLE_DEVICES. Pure.
 
 use crate::error::InputError;
+use crate::spec::source::printable;
+
+/// The largest `--gpus` count. Indices have at most three digits, so no host offers more,
+/// and `--gpu-mode runtime` spells a count out as that many indices: an unchecked
+/// `--gpus 4294967295` asked for a 100 GB list.
+pub const MAX_GPU_COUNT: u32 = 1000;
 
 /// What `--gpus` selects.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +64,7 @@ impl GpuSelection {
         };
         let bad = |detail: &str| {
             InputError::new(
-                format!("`--gpus {text}` is not valid: {detail}"),
+                printable(&format!("`--gpus {text}` is not valid: {detail}")),
                 "use `--gpus all`, a count (`--gpus 2`), indices (`--gpus 0,1`), UUIDs (`--gpus GPU-3f2a...`), or `--gpus none`",
             )
         };
@@ -73,12 +79,19 @@ impl GpuSelection {
             && text.bytes().all(|b| b.is_ascii_digit())
             && !text.starts_with('0')
         {
-            let count: u32 = text.parse().map_err(|_| bad("the count is too large"))?;
+            let count: u32 = text
+                .parse()
+                .ok()
+                .filter(|count| *count <= MAX_GPU_COUNT)
+                .ok_or_else(|| bad(&format!("the count is above {MAX_GPU_COUNT}")))?;
             return Ok(GpuSelection::Count(count));
         }
         let mut devices = Vec::new();
         for item in text.split(',') {
             let item = item.trim();
+            if item.is_empty() {
+                return Err(bad("an item is empty (`,,`, or a `,` at an end)"));
+            }
             let is_index =
                 !item.is_empty() && item.bytes().all(|b| b.is_ascii_digit()) && item.len() <= 3;
             let is_uuid = (item.starts_with("GPU-") || item.starts_with("MIG-"))
@@ -247,6 +260,37 @@ mod tests {
         for bad in ["", "two", "0,,1", "1,1", "gpu0", "-1", "99999999999"] {
             assert!(GpuSelection::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn counts_stop_at_the_largest_index() {
+        let most = GpuSelection::parse("1000").unwrap();
+        assert_eq!(most, GpuSelection::Count(MAX_GPU_COUNT));
+        let GpuPlan::Runtime { visible_devices } = most.plan(GpuMode::Runtime).unwrap() else {
+            panic!("runtime mode gives a runtime plan");
+        };
+        assert!(visible_devices.ends_with(",998,999"));
+        // Found by `just fuzz`: the runtime plan of this count allocated ~100 GB.
+        let error = GpuSelection::parse("4294967295").unwrap_err();
+        assert_eq!(
+            error.message,
+            "`--gpus 4294967295` is not valid: the count is above 1000"
+        );
+        assert!(GpuSelection::parse("1001").is_err());
+        for empty_item in ["0,,1", "0,", ",1", " , "] {
+            assert_eq!(
+                GpuSelection::parse(empty_item).unwrap_err().message,
+                format!(
+                    "`--gpus {}` is not valid: an item is empty (`,,`, or a `,` at an end)",
+                    empty_item.trim()
+                )
+            );
+        }
+        let error = GpuSelection::parse("0,\t1x").unwrap_err();
+        assert_eq!(
+            error.message,
+            "`--gpus 0,\\t1x` is not valid: `1x` is neither a GPU index nor a GPU-/MIG- UUID"
+        );
     }
 
     #[test]

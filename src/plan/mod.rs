@@ -325,6 +325,12 @@ pub fn parse_env(text: &str) -> Result<(String, String), InputError> {
     };
     let valid = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if key.is_empty() {
+        return Err(InputError::new(
+            format!("`-e {text}`: the variable has no name"),
+            "write `-e KEY=value` with letters, digits and `_`",
+        ));
+    }
     if !valid {
         return Err(InputError::new(
             format!("`-e {text}`: `{key}` is not a valid variable name"),

@@ -6,6 +6,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::InputError;
+use crate::spec::source::printable;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountPlan {
@@ -18,7 +19,7 @@ pub struct MountPlan {
 pub fn parse(text: &str, current_dir: &Path, workdir: &str) -> Result<MountPlan, InputError> {
     let bad = |detail: String| {
         InputError::new(
-            format!("`--mount {text}`: {detail}"),
+            printable(&format!("`--mount {text}`: {detail}")),
             "write `--mount SRC[:DST][:ro]`, such as `--mount ./notebooks` or `--mount ./data:/data:ro`",
         )
     };
@@ -39,6 +40,12 @@ pub fn parse(text: &str, current_dir: &Path, workdir: &str) -> Result<MountPlan,
     let (source, target) = match parts.as_slice() {
         [source] => (*source, None),
         [source, target] => (*source, Some(*target)),
+        // A third part with a `/` is a path: a `:` too many, not a misspelt option.
+        [_, _, option] if !option.contains('/') => {
+            return Err(bad(format!(
+                "`{option}` is not a mount option (`ro` or `rw`)"
+            )))
+        }
         _ => return Err(bad("too many `:` parts".to_string())),
     };
     if source.is_empty() {
@@ -46,7 +53,26 @@ pub fn parse(text: &str, current_dir: &Path, workdir: &str) -> Result<MountPlan,
     }
     let source = normalize(&current_dir.join(source));
     let target = match target {
-        Some(target) => target.trim_end_matches('/').to_string(),
+        Some("") => return Err(bad("the destination after `:` is empty".to_string())),
+        Some(target) => {
+            let target_ok = target.starts_with('/')
+                && !target.split('/').any(|part| part == "..")
+                && !target.contains([',', '\n']);
+            if !target_ok {
+                return Err(bad(format!(
+                    "the destination `{target}` must be an absolute path inside the container"
+                )));
+            }
+            if is_system_folder(target) {
+                return Err(InputError::new(
+                    printable(&format!(
+                        "`--mount {text}`: the destination `{target}` is a system folder of the image"
+                    )),
+                    "mount under the workdir (the default) or a folder of its own, such as `--mount ./data:/data`",
+                ));
+            }
+            target.trim_end_matches('/').to_string()
+        }
         None => {
             let name = source
                 .file_name()
@@ -57,20 +83,27 @@ pub fn parse(text: &str, current_dir: &Path, workdir: &str) -> Result<MountPlan,
             format!("{}/{name}", workdir.trim_end_matches('/'))
         }
     };
-    let target_ok = target.starts_with('/')
-        && target.len() > 1
-        && !target.split('/').any(|part| part == "..")
-        && !target.contains([',', '\n']);
-    if !target_ok {
-        return Err(bad(format!(
-            "the destination `{target}` must be an absolute path inside the container"
-        )));
-    }
     Ok(MountPlan {
         source,
         target,
         read_only,
     })
+}
+
+/// Folders of the image a mount would hide or break: the root, the system's programs,
+/// libraries and configuration, the kernel's file systems (and anything under them), and
+/// tfimg's venv and scripts.
+fn is_system_folder(target: &str) -> bool {
+    let parts: Vec<&str> = target
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    matches!(
+        parts.as_slice(),
+        [] | ["proc" | "sys" | "dev", ..]
+            | ["usr" | "bin" | "sbin" | "etc" | "lib" | "lib32" | "lib64" | "libx32"]
+            | ["opt", "venv" | "tfimg"]
+    )
 }
 
 /// `a/./b/../c` → `a/c`, without touching the file system (sources may not exist yet).
@@ -95,26 +128,7 @@ pub fn prepare(mount: &MountPlan, text: &str, owner: Option<(u32, u32)>) -> Resu
     if mount.source.exists() {
         return Ok(());
     }
-    let name = mount
-        .source
-        .file_name()
-        .and_then(|name| name.to_str())
-        .unwrap_or("");
-    let looks_like_file = name.contains('.') && !name.starts_with('.');
-    let parent_exists = mount.source.parent().is_some_and(Path::exists);
-    if looks_like_file || !parent_exists {
-        return Err(InputError::new(
-            format!(
-                "`--mount {text}`: `{}` does not exist",
-                mount.source.display()
-            ),
-            if looks_like_file {
-                "create the file first, or mount a folder (a missing folder is created)"
-            } else {
-                "create its parent folder first; tfimg creates only the last folder of a mount"
-            },
-        ));
-    }
+    check(mount, text, false)?;
     let failed = |error: std::io::Error| {
         InputError::new(
             format!(
@@ -139,6 +153,35 @@ pub fn prepare(mount: &MountPlan, text: &str, owner: Option<(u32, u32)>) -> Resu
     Ok(())
 }
 
+/// The error `prepare` would give, creating nothing: a missing source that names a file,
+/// or a missing parent folder (unless `parents_made`: the caller makes them).
+pub fn check(mount: &MountPlan, text: &str, parents_made: bool) -> Result<(), InputError> {
+    if mount.source.exists() {
+        return Ok(());
+    }
+    let name = mount
+        .source
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or("");
+    let looks_like_file = name.contains('.') && !name.starts_with('.');
+    let parent_exists = parents_made || mount.source.parent().is_some_and(Path::exists);
+    if looks_like_file || !parent_exists {
+        return Err(InputError::new(
+            format!(
+                "`--mount {text}`: `{}` does not exist",
+                mount.source.display()
+            ),
+            if looks_like_file {
+                "create the file first, or mount a folder (a missing folder is created)"
+            } else {
+                "create its parent folder first; tfimg creates only the last folder of a mount"
+            },
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +201,76 @@ mod tests {
         for bad in ["", "a:b:c:d", "./x:relative", "./x:/a/../b"] {
             assert!(parse(bad, cwd, "/tf").is_err(), "{bad}");
         }
+        let message = |text: &str| parse(text, cwd, "/tf").unwrap_err().message;
+        assert_eq!(
+            message("./a:/x:bogus"),
+            "`--mount ./a:/x:bogus`: `bogus` is not a mount option (`ro` or `rw`)"
+        );
+        for extra in ["./a:/x:rw:extra", "./a:b:/x"] {
+            assert_eq!(
+                message(extra),
+                format!("`--mount {extra}`: too many `:` parts")
+            );
+        }
+        assert_eq!(
+            message("./a:"),
+            "`--mount ./a:`: the destination after `:` is empty"
+        );
+        // Found by `just fuzz`: a newline in the value broke the one-line error.
+        let error = parse("a\nb:c", cwd, "/tf").unwrap_err();
+        assert_eq!(
+            error.message,
+            "`--mount a\\nb:c`: the destination `c` must be an absolute path inside the container"
+        );
+    }
+
+    #[test]
+    fn system_folders_are_no_destinations() {
+        let cwd = Path::new("/home/ana/project");
+        let error = parse("./a:/usr", cwd, "/tf").unwrap_err();
+        assert_eq!(
+            error.message,
+            "`--mount ./a:/usr`: the destination `/usr` is a system folder of the image"
+        );
+        assert_eq!(
+            error.hint,
+            "mount under the workdir (the default) or a folder of its own, such as `--mount ./data:/data`"
+        );
+        assert_eq!(
+            parse("./a:/", cwd, "/tf").unwrap_err().message,
+            "`--mount ./a:/`: the destination `/` is a system folder of the image"
+        );
+        for system in [
+            "//",
+            "/bin",
+            "/sbin/",
+            "/lib",
+            "/lib64",
+            "/etc",
+            "/./etc",
+            "/proc",
+            "/proc/1",
+            "/sys/fs",
+            "/dev/shm",
+            "/opt/venv",
+            "/opt/tfimg/",
+            "//usr",
+        ] {
+            assert!(is_system_folder(system), "{system}");
+        }
+        for own in [
+            "/data",
+            "/tf/x",
+            "/usr/local/share/x",
+            "/etc/ssl/certs",
+            "/opt",
+            "/opt/data",
+            "/library",
+            "/home/tf",
+        ] {
+            assert!(!is_system_folder(own), "{own}");
+            assert!(parse(&format!("./a:{own}"), cwd, "/tf").is_ok(), "{own}");
+        }
     }
 
     #[test]
@@ -173,6 +286,12 @@ mod tests {
             .contains("does not exist"));
         let deep = parse("a/b/c", folder.path(), "/tf").unwrap();
         assert!(prepare(&deep, "a/b/c", None).is_err());
+        // `check` gives the same verdicts and creates nothing; a caller that makes the
+        // parents is only refused files.
+        assert!(check(&deep, "a/b/c", false).is_err());
+        assert!(check(&deep, "a/b/c", true).is_ok());
+        assert!(check(&file, "data.csv", true).is_err());
+        assert!(!folder.path().join("a").exists());
         // A folder tfimg creates belongs to the uid the container runs as.
         let owned = parse("owned", folder.path(), "/tf").unwrap();
         prepare(&owned, "owned", Some((4321, 4322))).unwrap();

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::InputError;
+use crate::spec::source::printable;
 
 /// A `-p` value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +19,7 @@ impl PortRequest {
     pub fn parse(text: &str) -> Result<PortRequest, InputError> {
         let bad = || {
             InputError::new(
-                format!("`-p {text}` is not a port mapping"),
+                printable(&format!("`-p {text}` is not a port mapping")),
                 "write `-p CONTAINER` or `-p HOST:CONTAINER` with ports from 1 to 65535, such as `-p 8889:8888`",
             )
         };
@@ -28,6 +29,17 @@ impl PortRequest {
                 .filter(|port| *port > 0)
                 .ok_or_else(bad)
         };
+        if let Some((_, protocol)) = text
+            .rsplit_once('/')
+            .filter(|(_, protocol)| !protocol.is_empty() && *protocol != "tcp")
+        {
+            return Err(InputError::new(
+                printable(&format!(
+                    "`-p {text}`: tfimg publishes TCP ports only, not `{protocol}`"
+                )),
+                "drop the protocol (`-p 8888` or `-p 8888/tcp`); the container's services listen on TCP",
+            ));
+        }
         let text = text.strip_suffix("/tcp").unwrap_or(text);
         match text.split_once(':') {
             Some((host, container)) => Ok(PortRequest {
@@ -203,5 +215,19 @@ mod tests {
         for bad in ["", "0", "70000", "a:1", "1:2:3", "-1"] {
             assert!(PortRequest::parse(bad).is_err(), "{bad}");
         }
+        let error = PortRequest::parse("8888/udp").unwrap_err();
+        assert_eq!(
+            error.message,
+            "`-p 8888/udp`: tfimg publishes TCP ports only, not `udp`"
+        );
+        assert_eq!(
+            PortRequest::parse("8889:8888/tcp").unwrap(),
+            PortRequest {
+                host: Some(8889),
+                container: 8888
+            }
+        );
+        let error = PortRequest::parse("80\u{1b}[2J").unwrap_err();
+        assert_eq!(error.message, "`-p 80\\u{1b}[2J` is not a port mapping");
     }
 }

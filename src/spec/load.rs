@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::model::{SpecFile, UNQUOTED_VERSION};
 use super::source::{Location, PositionIndex, SpecError};
+use super::yaml::{self, location, Problem, Step};
 
 /// The built-in specs, embedded at compile time.
 const BUILTINS: &[(&str, &str)] = &[
@@ -70,48 +71,49 @@ impl SpecDocument {
         fallback_name: &str,
     ) -> Result<SpecDocument, SpecError> {
         let positions = PositionIndex::build(text);
-        if text.trim().is_empty() {
-            return Err(SpecError::new(
+        let empty = || {
+            SpecError::new(
                 Some(location(display_path, (1, 1))),
                 "the spec is empty",
-                "a spec needs at least `tensorflow:` or `extends:`; run `tfimg show gpu-jupyter` to see a complete one",
-            ));
-        }
-        let file: SpecFile = serde_yaml::from_str(text).map_err(|error| {
-            let at = error.location().map(|place| (place.line(), place.column()));
-            let message = strip_position(&error.to_string());
-            if let (Some(field), Some(at)) = (message.strip_suffix(UNQUOTED_VERSION), at) {
-                let field = field.trim_end_matches(": ");
-                let typed = token_at(text, at);
-                return SpecError::new(
-                    Some(location(display_path, at)),
-                    format!("{field}: version {typed} is not quoted, so YAML reads it as a number"),
-                    format!("write `{field}: \"{typed}\"`"),
-                );
-            }
-            let hint = if message.starts_with("unknown field") {
-                "check the spelling; every field is described under \"Spec reference\" in README.md"
-            } else if message.contains("unknown variant") {
-                "use one of the values listed; see \"Spec reference\" in README.md"
-            } else {
-                "run `tfimg show gpu-jupyter` to see a valid resolved spec"
-            };
-            SpecError::new(
-                Some(location(display_path, at.unwrap_or((1, 1)))),
-                message,
-                hint,
+                yaml::SPEC.empty_hint,
             )
-        })?;
+        };
+        if text.trim().is_empty() {
+            return Err(empty());
+        }
+        // What serde_yaml must not read (deep nesting, alias bombs, several documents) is
+        // refused first, unless serde_yaml finds a problem before it in the file.
+        let scan = yaml::scan(text);
+        if let Some(problem) = &scan.problem {
+            // A bomb is blamed on the field holding it, where its value starts.
+            let at = match problem {
+                Problem::AliasBomb { path, .. } => {
+                    path.first().map_or(problem.place(), Step::value_at)
+                }
+                _ => problem.place(),
+            };
+            if *problem != Problem::TooLarge {
+                if let Some(error) = yaml::earlier_error::<SpecFile>(text, at) {
+                    return Err(serde_error(&error, text, &scan, display_path));
+                }
+            }
+            return Err(problem.error(display_path, at, &yaml::SPEC));
+        }
+        if scan.empty {
+            return Err(empty());
+        }
+        let file: SpecFile = serde_yaml::from_str(text)
+            .map_err(|error| serde_error(&error, text, &scan, display_path))?;
         let name = file
             .name
             .clone()
             .unwrap_or_else(|| fallback_name.to_string());
-        if !valid_name(&name) {
+        if let Some((message, hint)) = name_problem(&name) {
             let at = positions.value("name").unwrap_or((1, 1));
             return Err(SpecError::new(
                 Some(location(display_path, at)),
-                format!("spec name `{name}` is not valid"),
-                "use lowercase letters, digits, `-`, `_` and `.`, starting with a letter or digit (it becomes the image name)",
+                message,
+                hint,
             ));
         }
         Ok(SpecDocument {
@@ -145,12 +147,59 @@ impl SpecDocument {
     }
 }
 
-fn location(file: &str, (line, column): (usize, usize)) -> Location {
-    Location {
-        file: file.to_string(),
-        line,
-        column,
+/// A serde_yaml error of a spec, with its place and a hint that fits the message.
+fn serde_error(
+    error: &serde_yaml::Error,
+    text: &str,
+    scan: &yaml::Scan,
+    display_path: &str,
+) -> SpecError {
+    let explained = yaml::explain(error, text, scan);
+    let at = explained.at;
+    if let Some(hint) = explained.hint {
+        return SpecError::new(Some(location(display_path, at)), explained.message, hint);
     }
+    let message = explained.message;
+    if let (Some(field), true) = (
+        message.strip_suffix(UNQUOTED_VERSION),
+        error.location().is_some(),
+    ) {
+        let field = field.trim_end_matches(": ");
+        let typed = token_at(text, at);
+        return SpecError::new(
+            Some(location(display_path, at)),
+            format!("{field}: version {typed} is not quoted, so YAML reads it as a number"),
+            format!("write `{field}: \"{typed}\"`"),
+        );
+    }
+    let hint = if message.starts_with("unknown field") {
+        "check the spelling; every field is described under \"Spec reference\" in README.md"
+    } else if message.contains("unknown variant") {
+        "use one of the values listed; see \"Spec reference\" in README.md"
+    } else {
+        "run `tfimg show gpu-jupyter` to see a valid resolved spec"
+    };
+    SpecError::new(Some(location(display_path, at)), message, hint)
+}
+
+/// A spec or team file, read up to one byte past the size limit (a huge file is refused
+/// without reading it all); `yaml::decode` checks the size and the encoding.
+pub(crate) fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(yaml::MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// A file's text, or the error naming it at the first byte that is not UTF-8.
+pub(crate) fn decode(
+    bytes: Vec<u8>,
+    display: &str,
+    kind: &yaml::FileKind,
+) -> Result<String, SpecError> {
+    yaml::decode(bytes).map_err(|problem| problem.error(display, problem.place(), kind))
 }
 
 /// The plain scalar starting at a line and column (1-based), as the user typed it.
@@ -166,19 +215,68 @@ fn token_at(text: &str, (line, column): (usize, usize)) -> String {
         .unwrap_or_default()
 }
 
-/// serde_yaml appends " at line N column M"; the location is printed separately.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(index) => message[..index].to_string(),
-        None => message.to_string(),
+/// serde_yaml's message without the positions it writes into it (" at line N column M",
+/// and for libyaml's errors a second one before ", while parsing ..."): the location is
+/// printed once, up front.
+pub(crate) fn strip_positions(message: &str) -> String {
+    let mut stripped = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(index) = rest.find(" at ") {
+        stripped.push_str(&rest[..index]);
+        let after = &rest[index + " at ".len()..];
+        match position_length(after) {
+            Some(length) => rest = &after[length..],
+            None => {
+                stripped.push_str(" at ");
+                rest = after;
+            }
+        }
     }
+    stripped.push_str(rest);
+    stripped
+}
+
+/// The length of `line N column M` or `position N` at the start of `text`.
+fn position_length(text: &str) -> Option<usize> {
+    let digits = |text: &str| text.bytes().take_while(u8::is_ascii_digit).count();
+    if let Some(rest) = text.strip_prefix("position ") {
+        let count = digits(rest);
+        return (count > 0).then_some("position ".len() + count);
+    }
+    let rest = text.strip_prefix("line ")?;
+    let line = digits(rest);
+    let rest = rest[line..].strip_prefix(" column ")?;
+    let column = digits(rest);
+    (line > 0 && column > 0).then_some("line ".len() + line + " column ".len() + column)
+}
+
+/// The longest spec name: it becomes an image name, and is echoed in messages.
+const MAX_NAME_LENGTH: usize = 64;
+
+/// Why `name` cannot be a spec name (message and hint), if it cannot.
+fn name_problem(name: &str) -> Option<(String, String)> {
+    if valid_name(name) {
+        return None;
+    }
+    let length = name.chars().count();
+    if length > MAX_NAME_LENGTH {
+        let start: String = name.chars().take(MAX_NAME_LENGTH).collect();
+        return Some((
+            format!("spec name `{start}…` is too long ({length} characters, at most {MAX_NAME_LENGTH})"),
+            format!("use at most {MAX_NAME_LENGTH} lowercase letters, digits, `-`, `_` and `.`, starting with a letter or digit (it becomes the image name)"),
+        ));
+    }
+    Some((
+        format!("spec name `{name}` is not valid"),
+        "use lowercase letters, digits, `-`, `_` and `.`, starting with a letter or digit (it becomes the image name)".to_string(),
+    ))
 }
 
 /// Image names must be lowercase; keep spec names usable as-is.
 pub fn valid_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     matches!(bytes.next(), Some(b'a'..=b'z' | b'0'..=b'9'))
-        && name.len() <= 64
+        && name.len() <= MAX_NAME_LENGTH
         && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.'))
 }
 
@@ -206,7 +304,7 @@ impl Catalog {
         for path in local_spec_files(images_dir) {
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("spec");
             let display = display_path(&path);
-            let parsed = std::fs::read_to_string(&path)
+            let parsed = read_file(&path)
                 .map_err(|error| {
                     SpecError::new(
                         None,
@@ -214,6 +312,7 @@ impl Catalog {
                         "check the file's permissions",
                     )
                 })
+                .and_then(|bytes| decode(bytes, &display, &yaml::SPEC))
                 .and_then(|text| {
                     SpecDocument::parse(&text, &display, Origin::Local(path.clone()), stem)
                 });
@@ -273,13 +372,14 @@ impl Catalog {
     pub fn find(&self, wanted: &str) -> Result<SpecDocument, SpecError> {
         if looks_like_path(wanted) {
             let path = Path::new(wanted);
-            let text = std::fs::read_to_string(path).map_err(|error| {
+            let bytes = read_file(path).map_err(|error| {
                 SpecError::new(
                     None,
                     format!("cannot read spec file `{wanted}`: {error}"),
                     "give the path of a YAML spec, or a spec name from `tfimg list`",
                 )
             })?;
+            let text = decode(bytes, wanted, &yaml::SPEC)?;
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("spec");
             return SpecDocument::parse(&text, wanted, Origin::File(path.to_path_buf()), stem);
         }
@@ -311,7 +411,7 @@ impl Catalog {
             let Some(parent_name) = child.file.extends.clone() else {
                 break;
             };
-            let at = child.locate("extends");
+            let at = Some(child.locate("extends").unwrap_or_else(|| child.start()));
             let parent = self.parent(&parent_name).ok_or_else(|| {
                 SpecError::new(
                     at.clone(),
@@ -407,6 +507,151 @@ mod tests {
         let chain = catalog.chain(leaf).unwrap();
         let names: Vec<_> = chain.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["base", "gpu-base", "gpu-jupyter"]);
+    }
+
+    #[test]
+    fn extends_errors_name_the_file_even_without_positions() {
+        // Found by `just fuzz`: when yaml-rust2 could not index a file serde_yaml read,
+        // this error named no file.
+        let catalog = Catalog::load(Path::new("/nonexistent"));
+        let text = "name: x\nextends: nothing\n";
+        let mut document =
+            SpecDocument::parse(text, "x.yaml", Origin::File("x.yaml".into()), "x").unwrap();
+        document.positions = PositionIndex::default();
+        let error = catalog.chain(document).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "`x.yaml`:1:1: `extends: nothing` names no spec"
+        );
+    }
+
+    #[test]
+    fn yaml_messages_lose_their_positions() {
+        // Found by `just fuzz`: libyaml's errors carried a second position in the text.
+        assert_eq!(
+            strip_positions(
+                "could not find expected ':' at line 3 column 1, while scanning a simple key at line 2 column 1"
+            ),
+            "could not find expected ':', while scanning a simple key"
+        );
+        assert_eq!(
+            strip_positions("invalid type: string \"met at noon\" at position 12"),
+            "invalid type: string \"met at noon\""
+        );
+        let error =
+            SpecDocument::parse("name: x\nextend", "x.yaml", Origin::Builtin, "x").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "`x.yaml`:3:1: could not find expected ':', while scanning a simple key"
+        );
+    }
+
+    #[test]
+    fn broken_yaml_is_named_for_what_it_is_and_where() {
+        let error = |text: &str| {
+            let error = SpecDocument::parse(text, "x.yaml", Origin::Builtin, "x").unwrap_err();
+            (error.to_string(), error.hint)
+        };
+        for empty in ["", " \n", "# later\n", "---\n", "null\n", "~\n"] {
+            assert_eq!(
+                error(empty).0,
+                "`x.yaml`:1:1: the spec is empty",
+                "{empty:?}"
+            );
+        }
+        let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+        assert_eq!(
+            error(&format!("extends: x\nfiles:\n  - {deep}\n")).0,
+            "`x.yaml`:3:131: the YAML nests too deeply (more than 128 levels)"
+        );
+        // The first problem in the file wins: an unknown field before the deep part.
+        assert_eq!(
+            error(&"{a: ".repeat(30_000)).0,
+            "`x.yaml`:1:2: unknown field `a`, expected one of `name`, `abstract`, `extends`, `description`, `base`, `tensorflow`, `python`, `gpu`, `cuda_provider`, `cuda`, `cudnn`, `service`, `packages`, `env`, `ports`, `user`, `workdir`, `files`"
+        );
+        let mut levels = vec![String::from("&a0 [x, x, x, x, x, x, x, x, x]")];
+        for level in 1..10 {
+            levels.push(format!(
+                "&a{level} [{}]",
+                vec![format!("*a{}", level - 1); 9].join(", ")
+            ));
+        }
+        assert_eq!(
+            error(&format!(
+                "extends: x\nfiles:\n  - [{}]\n",
+                levels.join(", ")
+            )),
+            (
+                "`x.yaml`:3:3: the anchors and aliases expand to too many values".into(),
+                "write the values out instead of repeating aliases (`*name`)".into()
+            )
+        );
+        assert_eq!(
+            error("name: a\nname: b\n").0,
+            "`x.yaml`:2:1: duplicate field `name`"
+        );
+        assert_eq!(
+            error("packages:\n\tpip: [numpy]\n"),
+            (
+                "`x.yaml`:2:1: a tab indents this line; YAML indents with spaces only".into(),
+                "replace the tab with spaces".into()
+            )
+        );
+        assert_eq!(
+            error("extends: x\n---\nextends: y\n"),
+            (
+                "`x.yaml`:2:1: the file holds more than one YAML document".into(),
+                "a spec is one document: remove the `---` line and what follows it".into()
+            )
+        );
+        assert_eq!(
+            error("tensorflow: 99999999999999999999\n").0,
+            "`x.yaml`:1:13: tensorflow: version 99999999999999999999 is not quoted, so YAML reads it as a number"
+        );
+    }
+
+    #[test]
+    fn bad_names_are_shown_shortened_and_escaped() {
+        let error = |name: &str| {
+            let text = format!("name: {name}\n");
+            let error = SpecDocument::parse(&text, "x.yaml", Origin::Builtin, "x").unwrap_err();
+            (error.to_string(), error.hint)
+        };
+        assert_eq!(
+            error(&"a".repeat(100_000)),
+            (
+                format!(
+                    "`x.yaml`:1:7: spec name `{}…` is too long (100000 characters, at most 64)",
+                    "a".repeat(64)
+                ),
+                "use at most 64 lowercase letters, digits, `-`, `_` and `.`, starting with a letter or digit (it becomes the image name)".into()
+            )
+        );
+        assert_eq!(
+            error("lab\u{200b}").0,
+            "`x.yaml`:1:7: spec name `lab\\u{200b}` is not valid"
+        );
+        assert!(SpecDocument::parse(
+            &format!("name: {}\n", "a".repeat(64)),
+            "x.yaml",
+            Origin::Builtin,
+            "x"
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn spec_files_must_be_utf_8() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("x.yaml");
+        std::fs::write(&path, b"name: lab\ndescription: caf\xe9\n").unwrap();
+        let catalog = Catalog::load(Path::new("/nonexistent"));
+        let error = catalog.find(path.to_str().unwrap()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("`{}`:2:17: the file is not valid UTF-8", path.display())
+        );
+        assert_eq!(error.hint, "save the file as UTF-8");
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod resolved;
 pub mod source;
 pub mod syntax;
 pub mod validate;
+pub mod yaml;
 
 pub use load::{Catalog, SpecDocument};
 pub use model::{CudaProvider, Service};

@@ -10,7 +10,10 @@ use serde::{Deserialize, Serialize};
 
 /// One YAML spec document.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping of spec fields such as `extends` and `tensorflow`"
+)]
 pub struct SpecFile {
     pub name: Option<String>,
     /// Abstract specs only exist to be extended; they are never built.
@@ -28,7 +31,7 @@ pub struct SpecFile {
     pub service: Option<Service>,
     pub packages: Option<Packages>,
     pub env: Option<BTreeMap<String, EnvValue>>,
-    pub ports: Option<BTreeMap<String, i64>>,
+    pub ports: Option<BTreeMap<String, PortNumber>>,
     pub user: Option<String>,
     pub workdir: Option<String>,
     /// Files and folders copied into the image, relative to the spec file's folder.
@@ -36,15 +39,23 @@ pub struct SpecFile {
 }
 
 /// One `files:` entry: `code`, `code:/tf/src`, or the long form with ignore patterns.
+// `expecting` replaces serde's "data did not match any variant of untagged enum
+// FileEntry", which names a Rust type instead of what to write.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a path such as `code` or `code:/tf/src`, or a mapping with `src`, `dst` and `ignore`"
+)]
 pub enum FileEntry {
     Short(String),
     Full(FileEntryFull),
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with `src`, `dst` and `ignore`"
+)]
 pub struct FileEntryFull {
     pub src: String,
     pub dst: Option<String>,
@@ -71,7 +82,10 @@ impl FileEntry {
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with `apt` and `pip` lists"
+)]
 pub struct Packages {
     #[serde(default)]
     pub apt: Vec<String>,
@@ -81,7 +95,10 @@ pub struct Packages {
 
 /// What the container runs when started without a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
+#[serde(
+    rename_all = "lowercase",
+    expecting = "one of `jupyter`, `ssh`, `none`"
+)]
 pub enum Service {
     Jupyter,
     Ssh,
@@ -100,7 +117,7 @@ impl Service {
 
 /// Where a GPU image's CUDA/cuDNN user-space libraries come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", expecting = "one of `pip`, `image`")]
 pub enum CudaProvider {
     /// NVIDIA's CUDA/cuDNN wheels from PyPI: needs no Docker Hub.
     Pip,
@@ -146,8 +163,76 @@ impl<'de> Deserialize<'de> for VersionText {
             fn visit_u64<E: de::Error>(self, _: u64) -> Result<VersionText, E> {
                 Err(E::custom(UNQUOTED_VERSION))
             }
+            // Past `u64`: `tensorflow: 99999999999999999999`.
+            fn visit_i128<E: de::Error>(self, _: i128) -> Result<VersionText, E> {
+                Err(E::custom(UNQUOTED_VERSION))
+            }
+            fn visit_u128<E: de::Error>(self, _: u128) -> Result<VersionText, E> {
+                Err(E::custom(UNQUOTED_VERSION))
+            }
         }
         deserializer.deserialize_any(VersionVisitor)
+    }
+}
+
+/// A port as YAML reads it: any number, so `1e10` or `99999999999999999999` reach the
+/// range check and its message (ports go from 1 to 65535) instead of serde's `expected
+/// i64`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PortNumber {
+    Integer(i128),
+    Float(f64),
+}
+
+impl PortNumber {
+    /// The port, when it is a whole number from 1 to 65535.
+    pub fn port(self) -> Option<u16> {
+        match self {
+            PortNumber::Integer(number) => u16::try_from(number).ok().filter(|port| *port > 0),
+            PortNumber::Float(number) if number.fract() == 0.0 && number.abs() < 1e6 => {
+                PortNumber::Integer(number as i128).port()
+            }
+            PortNumber::Float(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for PortNumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PortNumber::Integer(number) => write!(f, "{number}"),
+            PortNumber::Float(number) => write!(f, "{number}"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PortNumber {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PortVisitor;
+        impl Visitor<'_> for PortVisitor {
+            type Value = PortNumber;
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a port number from 1 to 65535")
+            }
+            fn visit_i64<E: de::Error>(self, value: i64) -> Result<PortNumber, E> {
+                Ok(PortNumber::Integer(value.into()))
+            }
+            fn visit_u64<E: de::Error>(self, value: u64) -> Result<PortNumber, E> {
+                Ok(PortNumber::Integer(value.into()))
+            }
+            fn visit_i128<E: de::Error>(self, value: i128) -> Result<PortNumber, E> {
+                Ok(PortNumber::Integer(value))
+            }
+            fn visit_u128<E: de::Error>(self, value: u128) -> Result<PortNumber, E> {
+                Ok(PortNumber::Integer(
+                    i128::try_from(value).unwrap_or(i128::MAX),
+                ))
+            }
+            fn visit_f64<E: de::Error>(self, value: f64) -> Result<PortNumber, E> {
+                Ok(PortNumber::Float(value))
+            }
+        }
+        deserializer.deserialize_any(PortVisitor)
     }
 }
 
@@ -289,7 +374,36 @@ mod tests {
         let env = spec.env.unwrap();
         assert_eq!(env["A"].0, "true");
         assert_eq!(env["B"].0, "2");
-        let error = serde_yaml::from_str::<SpecFile>("tensorflow: 2.10\n").unwrap_err();
-        assert!(error.to_string().contains(UNQUOTED_VERSION), "{error}");
+        for unquoted in ["2.10", "2", "99999999999999999999", "-99999999999999999999"] {
+            let error =
+                serde_yaml::from_str::<SpecFile>(&format!("tensorflow: {unquoted}\n")).unwrap_err();
+            assert!(error.to_string().contains(UNQUOTED_VERSION), "{error}");
+        }
+    }
+
+    #[test]
+    fn ports_take_any_number_for_the_range_check() {
+        let ports = |text: &str| parse(&format!("ports: {{a: {text}}}\n")).ports.unwrap()["a"];
+        assert_eq!(ports("8888").port(), Some(8888));
+        assert_eq!(ports("8888.0").port(), Some(8888));
+        for out in [
+            "0",
+            "-1",
+            "65536",
+            "1e10",
+            "8888.5",
+            "99999999999999999999",
+            ".nan",
+        ] {
+            assert_eq!(ports(out).port(), None, "{out}");
+        }
+        assert_eq!(
+            ports("99999999999999999999").to_string(),
+            "99999999999999999999"
+        );
+        let error = serde_yaml::from_str::<SpecFile>("ports: {a: x}\n").unwrap_err();
+        assert!(error
+            .to_string()
+            .contains("expected a port number from 1 to 65535"));
     }
 }

@@ -3,6 +3,7 @@
 //! `ports.jupyter` or `packages.pip=numpy` to their line and column, so errors found after
 //! parsing (a Python outside TensorFlow's range) can still point at the text.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -33,6 +34,7 @@ pub struct SpecError {
 }
 
 impl SpecError {
+    /// Control characters the message or hint quotes from the file come out escaped.
     pub fn new(
         location: Option<Location>,
         message: impl Into<String>,
@@ -40,10 +42,38 @@ impl SpecError {
     ) -> Self {
         SpecError {
             location,
-            message: message.into(),
-            hint: hint.into(),
+            message: printable(&message.into()).into_owned(),
+            hint: printable(&hint.into()).into_owned(),
         }
     }
+}
+
+/// `text` with its control and invisible characters escaped (`\n`, `\u{1b}`,
+/// `\u{200b}`), for quoting what the user wrote inside a one-line message: a newline or a
+/// terminal escape in a spec, a team file or a flag must neither break the `error:` line
+/// nor reach the terminal raw, and `lab` followed by a zero-width space must not read as
+/// `lab`.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    if !text.contains(hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    Cow::Owned(escaped)
+}
+
+/// Control characters, and the format characters a terminal shows as nothing or that
+/// reorder the text around them: soft hyphen, zero-width spaces and joiners, direction
+/// marks and overrides, word joiner and invisible operators, byte order mark.
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c as u32, 0xAD | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2069 | 0xFEFF)
 }
 
 impl fmt::Display for SpecError {
@@ -55,23 +85,38 @@ impl fmt::Display for SpecError {
     }
 }
 
+/// Nesting past serde_yaml's own limit (128) is refused by it anyway; the index stops
+/// there too, so a deep document costs neither stack nor quadratic key paths.
+const MAX_DEPTH: usize = 128;
+
 /// Positions of the keys and values of one YAML document.
 #[derive(Debug, Clone, Default)]
 pub struct PositionIndex {
     keys: HashMap<String, (usize, usize)>,
     values: HashMap<String, (usize, usize)>,
+    /// Scalar values as written (`1e10`, which serde_yaml turns into a float).
+    scalars: HashMap<String, String>,
 }
 
 impl PositionIndex {
-    /// Indexes `text`; a document that does not parse gives an empty index (the serde
-    /// error for it carries its own position).
+    /// Indexes the first document of `text`; a document that does not parse, or nests
+    /// deeper than `MAX_DEPTH`, gives an empty index (the serde error for it carries its
+    /// own position).
     pub fn build(text: &str) -> PositionIndex {
+        // Events are pulled one by one: yaml-rust2's `Parser::load` recurses once per
+        // nesting level, and `- - - ... x` ten thousand deep overflowed the stack.
         let mut receiver = Receiver::default();
         let mut parser = Parser::new_from_str(text);
-        if parser.load(&mut receiver, false).is_err() {
-            return PositionIndex::default();
+        loop {
+            match parser.next_token() {
+                Ok((Event::DocumentEnd | Event::StreamEnd, _)) => return receiver.index,
+                Ok((event, mark)) => receiver.on_event(event, mark),
+                Err(_) => return PositionIndex::default(),
+            }
+            if receiver.stack.len() > MAX_DEPTH {
+                return PositionIndex::default();
+            }
         }
-        receiver.index
     }
 
     /// Line and column of the key at `path` (`ports.jupyter`).
@@ -82,6 +127,11 @@ impl PositionIndex {
     /// Line and column of the value at `path`, falling back to its key.
     pub fn value(&self, path: &str) -> Option<(usize, usize)> {
         self.values.get(path).copied().or_else(|| self.key(path))
+    }
+
+    /// The scalar value at `path` as written in the file.
+    pub fn scalar(&self, path: &str) -> Option<&str> {
+        self.scalars.get(path).map(String::as_str)
     }
 }
 
@@ -127,6 +177,9 @@ impl Receiver {
                 Some(key) => {
                     let full = join(path, &key);
                     self.index.values.insert(full.clone(), position(mark));
+                    if let Some(text) = scalar {
+                        self.index.scalars.insert(full.clone(), text.to_string());
+                    }
                     Some(full)
                 }
             },
@@ -179,6 +232,7 @@ mod tests {
         assert_eq!(index.value("name"), Some((1, 7)));
         assert_eq!(index.key("ports.jupyter"), Some((3, 3)));
         assert_eq!(index.value("ports.jupyter"), Some((3, 12)));
+        assert_eq!(index.scalar("ports.jupyter"), Some("8888"));
         assert_eq!(index.value("packages.pip=pandas"), Some((5, 16)));
         assert_eq!(index.value("packages.apt=tini"), Some((7, 7)));
         assert_eq!(index.value("missing"), None);
@@ -188,6 +242,17 @@ mod tests {
     fn broken_yaml_gives_an_empty_index() {
         let index = PositionIndex::build("a: [\n");
         assert_eq!(index.key("a"), None);
+    }
+
+    #[test]
+    fn deep_nesting_gives_an_empty_index_without_recursing() {
+        // Found by `just fuzz`: this overflowed the stack inside yaml-rust2.
+        let deep = "- ".repeat(100_000) + "x";
+        assert_eq!(PositionIndex::build(&deep).values.len(), 0);
+        let nested = (0..=MAX_DEPTH).fold(String::from("x"), |inner, _| format!("[{inner}]"));
+        assert_eq!(PositionIndex::build(&format!("a: {nested}")).key("a"), None);
+        let shallow = PositionIndex::build("a:\n  b:\n    - c\n");
+        assert_eq!(shallow.value("a.b=c"), Some((3, 7)));
     }
 
     #[test]
@@ -202,5 +267,18 @@ mod tests {
             "fix it",
         );
         assert_eq!(error.to_string(), "`images/x.yaml`:3:9: bad");
+    }
+
+    #[test]
+    fn quoted_control_characters_are_escaped() {
+        // Found by `just fuzz`: a tab or newline in an unknown key broke the error line.
+        let error = SpecError::new(None, "unknown field `a\nb\t\u{1b}[2J`", "fix `x\ry`");
+        assert_eq!(error.message, "unknown field `a\\nb\\t\\u{1b}[2J`");
+        assert_eq!(error.hint, "fix `x\\ry`");
+        assert!(matches!(printable("plain `é`"), Cow::Borrowed("plain `é`")));
+        assert_eq!(
+            printable("spec name `lab\u{200b}` and `\u{202e}cba`"),
+            "spec name `lab\\u{200b}` and `\\u{202e}cba`"
+        );
     }
 }

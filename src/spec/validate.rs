@@ -215,6 +215,13 @@ impl Resolver<'_> {
             }
         };
         let location = owner.locate_key("files");
+        // Sources stay in the project: under the spec's folder, or under the current
+        // folder (`../code` from `images/`). Like `folder`, this reads the current folder.
+        let current = std::env::current_dir().ok();
+        let roots: Vec<&Path> = [Some(folder.as_path()), current.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
         let mut resolved = Vec::new();
         for (index, entry) in entries.iter().enumerate() {
             let (source, destination, ignore) = entry.parts();
@@ -223,6 +230,16 @@ impl Resolver<'_> {
                 return Err(bad(
                     format!("`files` source `{source}` must be a path relative to the spec file"),
                     "write it relative to the folder of the spec file, such as `../code`",
+                ));
+            }
+            let full = lexical(&folder.join(&source));
+            if !inside_any(&full, &roots) {
+                return Err(bad(
+                    format!(
+                        "`files` source `{source}` is outside the project (it is `{}`)",
+                        full.display()
+                    ),
+                    "copy files from the spec's folder or the current folder, such as `../code` from `images/`",
                 ));
             }
             let name = Path::new(&source)
@@ -546,10 +563,17 @@ impl Resolver<'_> {
                     "use lowercase letters, digits and `-`, such as `jupyter` or `tensorboard`",
                 ));
             }
-            let Some(port) = u16::try_from(number).ok().filter(|port| *port > 0) else {
+            let Some(port) = number.port() else {
+                // As written: YAML reads `1e10` as the float 10000000000.
+                let written = self
+                    .chain
+                    .iter()
+                    .rev()
+                    .find_map(|document| document.positions.scalar(&path))
+                    .map_or_else(|| number.to_string(), str::to_string);
                 return Err(self.error(
                     &path,
-                    format!("port {number} for `{name}` is out of range"),
+                    format!("port {written} for `{name}` is out of range"),
                     "container ports go from 1 to 65535",
                 ));
             };
@@ -762,6 +786,27 @@ impl Resolver<'_> {
     }
 }
 
+/// `path` with `.` and `..` resolved by reading it, not the file system (a source may
+/// not exist yet when its spec is shown).
+fn lexical(path: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Whether the absolute, lexical `path` is one of `roots` or inside one.
+fn inside_any(path: &Path, roots: &[&Path]) -> bool {
+    roots.iter().any(|root| path.starts_with(lexical(root)))
+}
+
 fn tensorflow_package_name(gpu: Option<&GpuStack>) -> &'static str {
     if gpu.is_some() {
         "tensorflow"
@@ -805,6 +850,30 @@ fn ubuntu_for_python(python: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_sources_stay_in_the_project() {
+        let images = Path::new("/home/ana/project/images");
+        let project = Path::new("/home/ana/project");
+        let source = |text: &str| lexical(&images.join(text));
+        assert_eq!(source("../code"), Path::new("/home/ana/project/code"));
+        assert!(inside_any(&source("../code"), &[images, project]));
+        assert!(inside_any(&source("./data/../notebooks"), &[images]));
+        assert!(inside_any(&source("."), &[images]));
+        assert!(!inside_any(&source("../code"), &[images]));
+        let escaping = format!("{}etc", "../".repeat(10));
+        assert_eq!(source(&escaping), Path::new("/etc"));
+        assert!(!inside_any(&source(&escaping), &[images, project]));
+        // A sibling whose name starts like the project is outside it.
+        assert!(!inside_any(
+            &source("../../project-secrets"),
+            &[images, project]
+        ));
+        assert!(inside_any(
+            &source("../x"),
+            &[images, Path::new("/home/ana/project/images/../")]
+        ));
+    }
 
     #[test]
     fn python_release_hints() {

@@ -11,12 +11,21 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::error::InputError;
 use crate::plan::gpus::GpuSelection;
-use crate::spec::model::EnvValue;
+use crate::plan::mounts;
+use crate::spec::load::{decode, read_file};
+use crate::spec::model::{EnvValue, PortNumber};
 use crate::spec::source::{Location, PositionIndex, SpecError};
+use crate::spec::yaml::{self, Problem, Step};
 
+// Each `expecting` replaces serde's wording, which names the Rust type (`expected struct
+// TeamFile`) instead of what to write.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with `team`, `defaults` and `members`"
+)]
 pub struct TeamFile {
     pub team: String,
     #[serde(default)]
@@ -25,7 +34,10 @@ pub struct TeamFile {
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping of defaults such as `spec` and `mounts_root`"
+)]
 pub struct Defaults {
     pub spec: Option<String>,
     /// Each member gets `<mounts_root>/<member>` mounted at `<workdir>/work`.
@@ -36,7 +48,10 @@ pub struct Defaults {
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a member: a mapping with `name` and settings such as `spec` and `gpus`"
+)]
 pub struct Member {
     pub name: String,
     pub spec: Option<String>,
@@ -49,7 +64,7 @@ pub struct Member {
     pub mounts: Vec<String>,
     /// Fixed host ports by service name (`jupyter: 8890`).
     #[serde(default)]
-    pub ports: BTreeMap<String, i64>,
+    pub ports: BTreeMap<String, PortNumber>,
     #[serde(default)]
     pub env: BTreeMap<String, EnvValue>,
     /// A command instead of the service (for headless members).
@@ -63,7 +78,10 @@ pub struct Member {
 
 /// `gpus:` as YAML allows it: `all`, `2`, `[0, 1]`, `"GPU-..."`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected `gpus` to be `all`, `none`, a count, or a list of GPU indices and UUIDs"
+)]
 pub enum GpusValue {
     Count(u32),
     Text(String),
@@ -71,7 +89,7 @@ pub enum GpusValue {
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "expected a GPU index or UUID")]
 pub enum ListItem {
     Index(u32),
     Text(String),
@@ -103,6 +121,8 @@ impl GpusValue {
 pub struct TeamMember {
     pub name: String,
     pub spec: String,
+    /// Where the spec is named (the member's `spec:`, or the default's), for errors about it.
+    pub spec_location: Location,
     pub gpus: GpuSelection,
     pub shared: bool,
     pub mounts: Vec<String>,
@@ -123,16 +143,46 @@ pub struct Team {
     pub members: Vec<TeamMember>,
 }
 
+/// Mounts from `mounts_root` land under the workdir of the member's spec, which is known
+/// only once the spec is resolved: `commands::team` puts it in place of this mark.
+pub const WORKDIR_MARK: &str = "@WORKDIR@";
+
+/// A workdir to check mounts against before the spec is resolved: any valid workdir gives
+/// the same verdict (workdirs are never system folders).
+const PLACEHOLDER_WORKDIR: &str = "/tf";
+
+/// Member names prefix container names with the team's.
+const MAX_MEMBER_NAME: usize = 40;
+
+/// A name as echoed in a message: at most 64 characters, then `…`.
+fn shortened(name: &str) -> String {
+    match name.char_indices().nth(64) {
+        Some((cut, _)) => format!("{}…", &name[..cut]),
+        None => name.to_string(),
+    }
+}
+
+/// `cpus:` as `--cpus` checks it, in the file's words.
+fn check_cpus(text: &str) -> Result<i64, InputError> {
+    crate::plan::parse_cpus(text).map_err(|error| {
+        InputError::new(
+            error.message.replacen("`--cpus ", "`cpus: ", 1),
+            error.hint.replace("`--cpus ", "`cpus: "),
+        )
+    })
+}
+
 /// Reads and validates a team file.
 pub fn load(path: &Path) -> Result<Team, SpecError> {
     let display = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|error| {
+    let bytes = read_file(path).map_err(|error| {
         SpecError::new(
             None,
             format!("cannot read team file `{display}`: {error}"),
             "give the path of a team YAML file (see compose/team.yaml)",
         )
     })?;
+    let text = decode(bytes, &display, &yaml::TEAM)?;
     let folder = path
         .parent()
         .map(|parent| {
@@ -156,21 +206,65 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
         line: line_column.0,
         column: line_column.1,
     };
-    let file: TeamFile = serde_yaml::from_str(text).map_err(|error| {
-        let place = error
-            .location()
-            .map(|place| at((place.line(), place.column())));
-        let message = error.to_string();
-        let message = message
-            .rfind(" at line ")
-            .map(|index| message[..index].to_string())
-            .unwrap_or(message);
+    let empty = || {
         SpecError::new(
-            place,
-            message,
-            "a team file has `team`, `defaults` and `members`; see compose/team.yaml",
+            Some(at((1, 1))),
+            "the team file is empty",
+            yaml::TEAM.empty_hint,
         )
-    })?;
+    };
+    if text.trim().is_empty() {
+        return Err(empty());
+    }
+    // What serde_yaml must not read (deep nesting, alias bombs, several documents) is
+    // refused first, unless serde_yaml finds a problem before it in the file.
+    let scan = yaml::scan(text);
+    let serde_error = |error: &serde_yaml::Error| {
+        let explained = yaml::explain(error, text, &scan);
+        // An untagged value (`gpus: -1`) fails on its member: point at its field.
+        let place = explained
+            .message
+            .split_once(": expected `")
+            .and_then(|(path, rest)| {
+                let field = rest.split_once('`')?.0;
+                yaml::key_place(text, &format!("{path}.{field}"))
+            })
+            .map_or(explained.at, yaml::Place::pair);
+        SpecError::new(
+            Some(at(place)),
+            explained.message,
+            explained
+                .hint
+                .unwrap_or_else(|| yaml::TEAM.hint.to_string()),
+        )
+    };
+    if let Some(problem) = &scan.problem {
+        // A bomb is blamed on the member's field holding it, or the top-level field.
+        let place = match problem {
+            Problem::AliasBomb { path, .. } => match path.as_slice() {
+                [Step::Key {
+                    name: Some(top), ..
+                }, Step::Item { .. }, Step::Key { key_at, .. }, ..]
+                    if top == "members" =>
+                {
+                    *key_at
+                }
+                [first, ..] => first.value_at(),
+                [] => problem.place(),
+            },
+            _ => problem.place(),
+        };
+        if *problem != Problem::TooLarge {
+            if let Some(error) = yaml::earlier_error::<TeamFile>(text, place) {
+                return Err(serde_error(&error));
+            }
+        }
+        return Err(problem.error(display, place, &yaml::TEAM));
+    }
+    if scan.empty {
+        return Err(empty());
+    }
+    let file: TeamFile = serde_yaml::from_str(text).map_err(|error| serde_error(&error))?;
     // Member entries have no stable key path; find a member's `name:` line by value (the
     // last one, so a duplicate points at the second entry).
     let member_location = |name: &str, field: &str| -> Option<Location> {
@@ -199,8 +293,13 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
             .map(|(index, line)| at((index + 1, line.find(field).unwrap_or(0) + 1)))
             .or_else(|| Some(at((name_line, 1))))
     };
+    // A member written in flow style (`- {name: a}`) has no `name:` line, and a document
+    // yaml-rust2 cannot index has no positions: point at `members`, or the file's start.
     let bad = |location: Option<Location>, message: String, hint: &str| {
-        SpecError::new(location, message, hint)
+        let location = location
+            .or_else(|| positions.key("members").map(at))
+            .unwrap_or_else(|| at((1, 1)));
+        SpecError::new(Some(location), message, hint)
     };
 
     let team_ok = !file.team.is_empty()
@@ -212,7 +311,7 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
     if !team_ok {
         return Err(bad(
             positions.value("team").map(at),
-            format!("team name `{}` is not valid", file.team),
+            format!("team name `{}` is not valid", shortened(&file.team)),
             "use lowercase letters, digits and `-`, starting with a letter (it prefixes container names)",
         ));
     }
@@ -224,19 +323,47 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
         ));
     }
 
+    let defaults = &file.defaults;
+    let defaults_error = |field: &str, error: InputError| {
+        bad(
+            positions.value(&format!("defaults.{field}")).map(at),
+            error.message,
+            &error.hint,
+        )
+    };
+    if let Some(memory) = &defaults.memory {
+        crate::plan::parse_size(memory, "memory:").map_err(|e| defaults_error("memory", e))?;
+    }
+    if let Some(cpus) = &defaults.cpus {
+        check_cpus(cpus).map_err(|e| defaults_error("cpus", e))?;
+    }
+    if let Some(shm_size) = &defaults.shm_size {
+        crate::plan::parse_size(shm_size, "shm_size:")
+            .map_err(|e| defaults_error("shm_size", e))?;
+    }
+
     let mut members: Vec<TeamMember> = Vec::new();
     for member in &file.members {
         let valid_name = !member.name.is_empty()
-            && member.name.len() <= 40
+            && member.name.len() <= MAX_MEMBER_NAME
             && member.name.starts_with(|c: char| c.is_ascii_lowercase())
             && member
                 .name
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
         if !valid_name {
+            let length = member.name.chars().count();
+            let message = if length > MAX_MEMBER_NAME {
+                format!(
+                    "member name `{}` is too long ({length} characters, at most {MAX_MEMBER_NAME})",
+                    shortened(&member.name)
+                )
+            } else {
+                format!("member name `{}` is not valid", member.name)
+            };
             return Err(bad(
                 member_location(&member.name, "name"),
-                format!("member name `{}` is not valid", member.name),
+                message,
                 "use lowercase letters, digits and `-`, starting with a letter",
             ));
         }
@@ -261,6 +388,12 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
                     "add `spec:` to the member, or `defaults: {spec: cpu-jupyter}`",
                 )
             })?;
+        let spec_location = match &member.spec {
+            Some(_) => member_location(&member.name, "spec"),
+            None => positions.value("defaults.spec").map(at),
+        }
+        .or_else(|| positions.key("members").map(at))
+        .unwrap_or_else(|| at((1, 1)));
         let gpus = match &member.gpus {
             None => GpuSelection::None,
             Some(value) => GpuSelection::parse(&value.text()).map_err(|error| {
@@ -272,12 +405,12 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
             })?,
         };
         let mut ports = BTreeMap::new();
-        for (service, port) in &member.ports {
-            let Some(port) = u16::try_from(*port).ok().filter(|port| *port > 0) else {
+        for (service, number) in &member.ports {
+            let Some(port) = number.port() else {
                 return Err(bad(
                     member_location(&member.name, "ports"),
                     format!(
-                        "member `{}`: port {port} for `{service}` is out of range",
+                        "member `{}`: port {number} for `{service}` is out of range",
                         member.name
                     ),
                     "host ports go from 1 to 65535",
@@ -309,17 +442,50 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
                 ));
             }
         }
+        // Sizes, CPUs and mounts are checked here, with their place, so `up` and
+        // `compose` refuse a bad member before they ask the engine anything or make a
+        // folder.
+        let member_error = |field: &str, error: InputError| {
+            bad(
+                member_location(&member.name, field),
+                format!("member `{}`: {}", member.name, error.message),
+                &error.hint,
+            )
+        };
+        if let Some(memory) = &member.memory {
+            crate::plan::parse_size(memory, "memory:").map_err(|e| member_error("memory", e))?;
+        }
+        if let Some(cpus) = &member.cpus {
+            check_cpus(cpus).map_err(|e| member_error("cpus", e))?;
+        }
+        for mount in &member.mounts {
+            mounts::parse(mount, &folder, PLACEHOLDER_WORKDIR)
+                .map_err(|e| member_error("mounts", e))?;
+        }
         let mut mounts = member.mounts.clone();
         if let Some(root) = &file.defaults.mounts_root {
-            mounts.push(format!(
-                "{}/{}:@WORKDIR@/work",
+            let mount = format!(
+                "{}/{}:{WORKDIR_MARK}/work",
                 root.trim_end_matches('/'),
                 member.name
-            ));
+            );
+            let checked = mount.replace(WORKDIR_MARK, PLACEHOLDER_WORKDIR);
+            mounts::parse(&checked, &folder, PLACEHOLDER_WORKDIR).map_err(|error| {
+                bad(
+                    positions.value("defaults.mounts_root").map(at),
+                    format!(
+                        "`mounts_root` for member `{}`: {}",
+                        member.name, error.message
+                    ),
+                    &error.hint,
+                )
+            })?;
+            mounts.push(mount);
         }
         members.push(TeamMember {
             name: member.name.clone(),
             spec,
+            spec_location,
             gpus,
             shared: member.shared,
             mounts,
@@ -427,6 +593,150 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "`team.yaml`:5:5: member `alice` is listed twice"
+        );
+    }
+
+    #[test]
+    fn every_error_names_the_file() {
+        // Found by `just fuzz`: members in flow style had no line to point at, and a
+        // repetition-limit error no position, so these errors named no file. The bomb is
+        // now found before serde_yaml expands it, on the member's field.
+        let error =
+            parse_text("team: lab\nmembers:\n  - {name: a, spec: x}\n  - {name: a}\n").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "`team.yaml`:2:1: member `a` is listed twice"
+        );
+        let mut levels = vec![String::from("&a0 [x, x, x, x, x, x, x, x, x]")];
+        for level in 1..10 {
+            let row = vec![format!("*a{}", level - 1); 9].join(", ");
+            levels.push(format!("&a{level} [{row}]"));
+        }
+        let bomb = format!(
+            "team: lab\nmembers:\n  - name: a\n    gpus: [{}]\n",
+            levels.join(", ")
+        );
+        let error = parse_text(&bomb).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "`team.yaml`:4:5: the anchors and aliases expand to too many values"
+        );
+        let error =
+            parse_text("team: lab\nmembers:\n  - name: alice\n    port\ts: 1\n").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "`team.yaml`:4:5: members[0]: unknown field `port\\ts`, expected one of `name`, `spec`, `gpus`, `shared`, `mounts`, `ports`, `env`, `command`, `memory`, `cpus`, `workers`"
+        );
+    }
+
+    #[test]
+    fn members_are_checked_at_load_with_their_place() {
+        let team = |rest: &str| {
+            format!("team: lab\ndefaults:\n  spec: cpu-headless\nmembers:\n  - name: alice\n{rest}")
+        };
+        let error = |rest: &str| {
+            let error = parse_text(&team(rest)).unwrap_err();
+            (error.to_string(), error.hint)
+        };
+        assert_eq!(
+            error("    memory: 99999999999999999999g\n"),
+            (
+                "`team.yaml`:6:5: member `alice`: `memory: 99999999999999999999g` is out of range"
+                    .into(),
+                "sizes go from 4m to a few hundred g".into()
+            )
+        );
+        assert_eq!(
+            error("    cpus: lots\n").0,
+            "`team.yaml`:6:5: member `alice`: `cpus: lots` is not a number"
+        );
+        assert_eq!(
+            error("    mounts: [./data, \"./a:relative\"]\n").0,
+            "`team.yaml`:6:5: member `alice`: `--mount ./a:relative`: the destination `relative` must be an absolute path inside the container"
+        );
+        assert_eq!(
+            error("    mounts: [\"./a:/usr\"]\n").0,
+            "`team.yaml`:6:5: member `alice`: `--mount ./a:/usr`: the destination `/usr` is a system folder of the image"
+        );
+        assert_eq!(
+            error("    ports: {jupyter: 99999999999999999999}\n").0,
+            "`team.yaml`:6:5: member `alice`: port 99999999999999999999 for `jupyter` is out of range"
+        );
+        assert_eq!(
+            error("    gpus: -1\n").0,
+            "`team.yaml`:6:5: members[0]: expected `gpus` to be `all`, `none`, a count, or a list of GPU indices and UUIDs"
+        );
+        let defaults = "team: lab\ndefaults:\n  spec: cpu-headless\n  shm_size: huge\nmembers:\n  - name: alice\n";
+        let error = parse_text(defaults).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "`team.yaml`:4:13: `shm_size: huge` is not a size"
+        );
+        assert_eq!(
+            error.hint,
+            "write sizes like `shm_size: 512m` or `shm_size: 8g` (b, k, m, g)"
+        );
+        let root = "team: lab\ndefaults:\n  spec: cpu-headless\n  mounts_root: \"a:b\"\nmembers:\n  - name: alice\n";
+        assert_eq!(
+            parse_text(root).unwrap_err().to_string(),
+            "`team.yaml`:4:16: `mounts_root` for member `alice`: `--mount a:b/alice:/tf/work`: too many `:` parts"
+        );
+    }
+
+    #[test]
+    fn spec_names_keep_their_place_and_names_are_shortened() {
+        let team = parse_text(
+            "team: lab\ndefaults:\n  spec: cpu-headless\nmembers:\n  - name: alice\n    spec: gpu-jupyterr\n  - name: bob\n",
+        )
+        .unwrap();
+        let places: Vec<(usize, usize)> = team
+            .members
+            .iter()
+            .map(|member| (member.spec_location.line, member.spec_location.column))
+            .collect();
+        assert_eq!(places, [(6, 5), (3, 9)]);
+        let long = "a".repeat(100);
+        let error = parse_text(&format!("team: lab\nmembers:\n  - name: {long}\n")).unwrap_err();
+        assert_eq!(
+            error.message,
+            format!(
+                "member name `{}…` is too long (100 characters, at most 40)",
+                "a".repeat(64)
+            )
+        );
+    }
+
+    #[test]
+    fn broken_files_are_named_for_what_they_are() {
+        let message = |text: &str| parse_text(text).unwrap_err().to_string();
+        for empty in ["", "null\n", "# later\n", "---\n"] {
+            assert_eq!(message(empty), "`team.yaml`:1:1: the team file is empty");
+        }
+        assert_eq!(
+            message("team: lab\nteam: lab2\nmembers: [{name: a}]\n"),
+            "`team.yaml`:2:1: duplicate field `team`"
+        );
+        assert_eq!(
+            message("team: lab\nmembers: [{name: a, spec: x}]\n---\nteam: b\n"),
+            "`team.yaml`:3:1: the file holds more than one YAML document"
+        );
+        assert_eq!(
+            message("team: lab\nmembers:\n\t- name: alice\n"),
+            "`team.yaml`:3:1: a tab indents this line; YAML indents with spaces only"
+        );
+        let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+        assert_eq!(
+            message(&format!(
+                "team: lab\nmembers:\n  - name: a\n    gpus: {deep}\n"
+            )),
+            "`team.yaml`:4:136: the YAML nests too deeply (more than 128 levels)"
+        );
+        // What comes first in the file is reported first.
+        assert_eq!(
+            message(&format!(
+                "teams: lab\nmembers:\n  - name: a\n    gpus: {deep}\n"
+            )),
+            "`team.yaml`:1:1: unknown field `teams`, expected one of `team`, `defaults`, `members`"
         );
     }
 }

@@ -1,0 +1,816 @@
+//! Bad input, as a user types it, through the real binary: broken spec and team files
+//! (wrong types, unknown fields, huge values, odd Unicode, empty files, YAML bombs, deep
+//! nesting, duplicate keys, tabs, several documents, escaping paths) and bad `tfimg run`
+//! flags. Every case must exit 1 with nothing on stdout, name the place (the file's
+//! line and column, or the flag), stay readable, finish quickly, and leave nothing behind:
+//! no file in the scratch folder, no container. The exit code and whole stderr of every
+//! case are one snapshot (`tests/snapshots/bad_inputs__bad_inputs_exit_1_...snap`).
+//! Where the product is known to fall short, the snapshot records the output a user
+//! should get, so those cases fail until the product is fixed; one run lists them all.
+//!
+//! Team files are given to `tfimg compose` with `DOCKER_HOST` pointing at no daemon, so a
+//! team file that is wrongly accepted ends at the engine instead of building images.
+//! `run` cases use `cpu-headless` with `--no-start --no-build` and a unique `--name`
+//! against the real engine.
+//!
+//! In the snapshot, what a terminal would not show is made visible: a unit of up to 8
+//! characters repeated 16 times or more is written `⟨'a' × 100000⟩` or `⟨'{a: ' × 10000⟩`,
+//! a tab `⟨tab⟩`, invisible or control characters `⟨U+200B⟩`, bytes that are not UTF-8
+//! `⟨byte 0xE9⟩`; files and containers a case left behind are listed under `created:`.
+//! Temporary folders read `[DIR]` and the unique container name `[NAME]`. The `note:`
+//! `run --no-build` prints when the warm image is older than the spec depends on the
+//! machine's cache and is left out.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
+
+/// A bad input must be refused within this (debug build, busy 2-core machine).
+const TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// The snapshot every case's exit code and whole stderr are recorded in.
+const SNAPSHOT: &str = "bad_inputs_exit_1_with_a_clear_message_and_create_nothing";
+
+/// Where team and spec commands look for a daemon: nowhere.
+const NO_DAEMON: (&str, &str) = ("DOCKER_HOST", "unix:///nonexistent/tfimg-bad-inputs.sock");
+
+struct Case {
+    name: &'static str,
+    input: Input,
+    /// What the message must name: `` `./file.yaml`:line:column ``, a file, or a flag.
+    names: String,
+}
+
+enum Input {
+    /// `file` (when given) written into a scratch folder, then `tfimg <args>` there.
+    File {
+        args: Vec<String>,
+        file: Option<(String, Vec<u8>)>,
+    },
+    /// `tfimg run cpu-headless --no-start --no-build --name <unique> <flags>`, against
+    /// the real engine unless `no_daemon`.
+    Run { flags: Vec<String>, no_daemon: bool },
+}
+
+/// `tfimg show ./<name>.yaml` on a spec with `text`; the error is at `at` (`line:column`).
+fn spec(name: &'static str, at: &str, text: &str) -> Case {
+    spec_bytes(name, at, text.as_bytes().to_vec())
+}
+
+fn spec_bytes(name: &'static str, at: &str, bytes: Vec<u8>) -> Case {
+    let path = format!("./{name}.yaml");
+    Case {
+        name,
+        names: format!("`{path}`:{at}"),
+        input: Input::File {
+            args: vec!["show".into(), path.clone()],
+            file: Some((path, bytes)),
+        },
+    }
+}
+
+/// `tfimg compose ./<name>.yaml` on a team file.
+fn team(name: &'static str, at: &str, text: &str) -> Case {
+    let path = format!("./{name}.yaml");
+    Case {
+        name,
+        names: format!("`{path}`:{at}"),
+        input: Input::File {
+            args: vec!["compose".into(), path.clone()],
+            file: Some((path, text.as_bytes().to_vec())),
+        },
+    }
+}
+
+/// A team file whose members start with `alice` on line 5, `spec: cpu-headless` by default.
+fn members(rest: &str) -> String {
+    format!("team: lab\ndefaults:\n  spec: cpu-headless\nmembers:\n{rest}")
+}
+
+/// `tfimg run ... <flags>`; the message must contain `names` (the flag as it echoes it).
+fn run(name: &'static str, names: &str, flags: &[&str]) -> Case {
+    Case {
+        name,
+        names: names.to_string(),
+        input: Input::Run {
+            flags: flags.iter().map(|flag| flag.to_string()).collect(),
+            no_daemon: false,
+        },
+    }
+}
+
+/// Nine levels of nine aliases: 9^10 values once expanded.
+fn billion_laughs() -> String {
+    let mut levels = vec![format!("&a0 [{}]", ["x"; 9].join(", "))];
+    for level in 1..10 {
+        let previous = format!("*a{}", level - 1);
+        levels.push(format!("&a{level} [{}]", [previous.as_str(); 9].join(", ")));
+    }
+    format!("[{}]", levels.join(", "))
+}
+
+fn nested_sequences(depth: usize) -> String {
+    "[".repeat(depth) + &"]".repeat(depth)
+}
+
+fn cases() -> Vec<Case> {
+    let long_name = "a".repeat(100_000);
+    let laughs = billion_laughs();
+    vec![
+        // Wrong types.
+        spec(
+            "ports-string",
+            "2:8",
+            "extends: cpu-jupyter\nports: \"8888\"\n",
+        ),
+        spec("env-list", "2:6", "extends: cpu-headless\nenv: [A, B]\n"),
+        spec(
+            "name-negative-number",
+            "1:7",
+            "name: -1\nextends: cpu-headless\n",
+        ),
+        spec("gpu-number", "2:6", "extends: cpu-headless\ngpu: 1\n"),
+        spec(
+            "pip-map",
+            "3:8",
+            "extends: cpu-headless\npackages:\n  pip: {numpy: 1}\n",
+        ),
+        spec(
+            "top-level-sequence",
+            "1:1",
+            "- extends: cpu-headless\n- tensorflow: \"2.9\"\n",
+        ),
+        // Unknown fields.
+        spec(
+            "unknown-top-field",
+            "2:1",
+            "extends: cpu-headless\ncolour: blue\n",
+        ),
+        spec(
+            "unknown-packages-field",
+            "3:3",
+            "extends: cpu-headless\npackages:\n  conda: [numpy]\n",
+        ),
+        spec(
+            "unknown-files-field",
+            "3:3",
+            "extends: cpu-headless\nfiles:\n  - {src: code, dest: /x}\n",
+        ),
+        // Huge values.
+        spec(
+            "tensorflow-huge-number",
+            "2:13",
+            "extends: cpu-headless\ntensorflow: 99999999999999999999\n",
+        ),
+        spec(
+            "tensorflow-huge-quoted",
+            "2:13",
+            "extends: cpu-headless\ntensorflow: \"99999999999999999999\"\n",
+        ),
+        spec(
+            "port-1e10",
+            "3:12",
+            "extends: cpu-jupyter\nports:\n  jupyter: 1e10\n",
+        ),
+        spec(
+            "name-100000-characters",
+            "1:7",
+            &format!("name: {long_name}\nextends: cpu-headless\n"),
+        ),
+        // Unicode.
+        spec("name-emoji", "1:7", "name: lab-😀\nextends: cpu-headless\n"),
+        spec(
+            "env-key-right-to-left",
+            "3:9",
+            "extends: cpu-headless\nenv:\n  \u{5e9}\u{5dc}\u{5d5}\u{5dd}: \"1\"\n",
+        ),
+        spec(
+            "name-zero-width-space",
+            "1:7",
+            "name: lab\u{200b}\nextends: cpu-headless\n",
+        ),
+        spec_bytes(
+            "not-utf-8",
+            "3:17",
+            b"name: lab\nextends: cpu-headless\ndescription: caf\xe9\n".to_vec(),
+        ),
+        // Empty files.
+        spec("zero-bytes", "1:1", ""),
+        spec("only-whitespace", "1:1", "   \n\t\n  \n"),
+        spec("only-a-comment", "1:1", "# nothing here yet\n"),
+        spec("only-a-document-marker", "1:1", "---\n"),
+        spec("null", "1:1", "null\n"),
+        // Bombs and deep nesting: a clear error, quickly.
+        spec(
+            "billion-laughs",
+            "3:3",
+            &format!("extends: cpu-headless\nfiles:\n  - {laughs}\n"),
+        ),
+        spec(
+            "billion-laughs-as-unknown-fields",
+            "1:1",
+            &format!("a: {laughs}\nextends: cpu-headless\n"),
+        ),
+        spec("sequences-10000-deep", "1:1", &nested_sequences(10_000)),
+        spec(
+            "sequences-10000-deep-in-files",
+            "3:131",
+            &format!(
+                "extends: cpu-headless\nfiles:\n  - {}\n",
+                nested_sequences(10_000)
+            ),
+        ),
+        spec(
+            "maps-2000-deep",
+            "1:1",
+            &(0..2_000)
+                .map(|level| format!("{}a:\n", " ".repeat(level)))
+                .collect::<String>(),
+        ),
+        spec("flow-maps-10000-deep", "1:2", &"{a: ".repeat(10_000)),
+        // Unclosed flow mappings cost the YAML parser quadratic time: 30 000 levels (120 kB)
+        // must still be refused within the time limit.
+        spec("flow-maps-30000-deep", "1:2", &"{a: ".repeat(30_000)),
+        // Duplicate keys, tabs, several documents.
+        spec(
+            "duplicate-key",
+            "2:1",
+            "name: a\nname: b\nextends: cpu-headless\n",
+        ),
+        spec(
+            "tab-indentation",
+            "3:1",
+            "extends: cpu-headless\npackages:\n\tpip: [numpy]\n",
+        ),
+        spec(
+            "two-documents",
+            "2:1",
+            "extends: cpu-headless\n---\nextends: cpu-jupyter\n",
+        ),
+        // Paths.
+        spec(
+            "files-source-escapes-to-etc",
+            "2:1",
+            "extends: cpu-headless\nfiles: [\"../../../../../../../../../../etc\"]\n",
+        ),
+        spec(
+            "files-source-absolute",
+            "2:1",
+            "extends: cpu-headless\nfiles: [\"/etc\"]\n",
+        ),
+        spec(
+            "files-destination-relative",
+            "2:1",
+            "extends: cpu-headless\nfiles: [\"code:relative\"]\n",
+        ),
+        spec(
+            "files-destination-with-dot-dot",
+            "2:1",
+            "extends: cpu-headless\nfiles: [{src: code, dst: /tf/../etc}]\n",
+        ),
+        Case {
+            name: "files-source-missing-render-o",
+            names: "`./missing-source.yaml`:2:1".into(),
+            input: Input::File {
+                args: ["render", "./missing-source.yaml", "-o", "out"]
+                    .map(String::from)
+                    .to_vec(),
+                file: Some((
+                    "./missing-source.yaml".into(),
+                    b"extends: cpu-headless\nfiles: [\"nope\"]\n".to_vec(),
+                )),
+            },
+        },
+        Case {
+            name: "spec-path-with-spaces-missing",
+            names: "`./my specs/lab.yaml`".into(),
+            input: Input::File {
+                args: vec!["show".into(), "./my specs/lab.yaml".into()],
+                file: None,
+            },
+        },
+        Case {
+            name: "spec-path-with-spaces",
+            names: "`./my specs/lab.yaml`:2:10".into(),
+            input: Input::File {
+                args: vec!["show".into(), "./my specs/lab.yaml".into()],
+                file: Some((
+                    "./my specs/lab.yaml".into(),
+                    b"extends: cpu-base\nservice: jupiter\n".to_vec(),
+                )),
+            },
+        },
+        // Team files.
+        team(
+            "member-without-name",
+            "5:5",
+            &members("  - spec: cpu-headless\n"),
+        ),
+        team(
+            "duplicate-member-names",
+            "7:5",
+            &members("  - name: alice\n  - name: bob\n  - name: alice\n"),
+        ),
+        team(
+            "member-with-unknown-spec",
+            "6:5",
+            &members("  - name: alice\n    spec: gpu-jupyterr\n"),
+        ),
+        team(
+            "ports-clash",
+            "8:5",
+            &members(concat!(
+                "  - name: alice\n    ports: {jupyter: 8890}\n",
+                "  - name: bob\n    ports:\n      tensorboard: 8890\n",
+            )),
+        ),
+        team(
+            "gpus-clash",
+            "8:5",
+            &members("  - name: alice\n    gpus: [0]\n  - name: bob\n    gpus: \"0\"\n"),
+        ),
+        team(
+            "negative-gpus",
+            "6:5",
+            &members("  - name: alice\n    gpus: -1\n"),
+        ),
+        team(
+            "zero-workers",
+            "6:5",
+            &members("  - name: alice\n    workers: 0\n    command: [python, train.py]\n"),
+        ),
+        team(
+            "team-name-uppercase",
+            "1:7",
+            "team: VisionLab\nmembers:\n  - name: alice\n    spec: cpu-headless\n",
+        ),
+        team(
+            "team-name-unicode",
+            "1:7",
+            "team: équipe\nmembers:\n  - name: alice\n    spec: cpu-headless\n",
+        ),
+        team(
+            "unknown-member-field",
+            "6:5",
+            &members("  - name: alice\n    gpu_ids: [0]\n"),
+        ),
+        team(
+            "unknown-team-field",
+            "2:1",
+            "team: lab\nmember:\n  - name: alice\n",
+        ),
+        team("member-name-number", "5:5", &members("  - name: 42\n")),
+        team("member-name-emoji", "5:5", &members("  - name: alice😀\n")),
+        team(
+            "member-ports-string",
+            "6:12",
+            &members("  - name: alice\n    ports: \"8888\"\n"),
+        ),
+        team(
+            "member-env-list",
+            "6:10",
+            &members("  - name: alice\n    env: [A=1]\n"),
+        ),
+        team(
+            "member-port-huge",
+            "6:5",
+            &members("  - name: alice\n    ports: {jupyter: 99999999999999999999}\n"),
+        ),
+        team(
+            "member-memory-huge",
+            "6:5",
+            &members("  - name: alice\n    memory: 99999999999999999999g\n"),
+        ),
+        team(
+            "member-mount-relative-destination",
+            "6:5",
+            &members("  - name: alice\n    mounts: [\"./a:relative\"]\n"),
+        ),
+        team("team-null", "1:1", "null\n"),
+        team(
+            "team-billion-laughs",
+            "6:5",
+            &members(&format!("  - name: alice\n    gpus: {laughs}\n")),
+        ),
+        team(
+            "team-sequences-10000-deep",
+            "6:136",
+            &members(&format!(
+                "  - name: alice\n    gpus: {}\n",
+                nested_sequences(10_000)
+            )),
+        ),
+        team(
+            "team-duplicate-key",
+            "2:1",
+            "team: lab\nteam: lab2\nmembers: [{name: a, spec: cpu-headless}]\n",
+        ),
+        team(
+            "team-tab-indentation",
+            "3:1",
+            "team: lab\nmembers:\n\t- name: alice\n",
+        ),
+        team(
+            "team-two-documents",
+            "3:1",
+            "team: lab\nmembers: [{name: a, spec: cpu-headless}]\n---\nteam: b\n",
+        ),
+        Case {
+            name: "team-path-with-spaces-missing",
+            names: "`./our team.yaml`".into(),
+            input: Input::File {
+                args: vec!["compose".into(), "./our team.yaml".into()],
+                file: None,
+            },
+        },
+        // `run` flags.
+        run("gpus-minus-1", "`--gpus", &["--gpus", "-1"]),
+        run("gpus-minus-2", "`--gpus", &["--gpus", "-2"]),
+        run("gpus-fraction", "`--gpus", &["--gpus", "1.5"]),
+        run("gpus-index-twice", "`--gpus", &["--gpus", "0,0"]),
+        run("gpus-empty-item", "`--gpus", &["--gpus", "0,,1"]),
+        run("gpus-all-and-index", "`--gpus", &["--gpus", "all,0"]),
+        run("gpus-empty", "`--gpus", &["--gpus", ""]),
+        run("gpus-uuid-prefix-only", "`--gpus", &["--gpus", "GPU-"]),
+        run(
+            "gpus-10000-digits",
+            "`--gpus",
+            &["--gpus", &"7".repeat(10_000)],
+        ),
+        run("port-0", "`-p", &["-p", "0"]),
+        run("port-70000", "`-p", &["-p", "70000"]),
+        run("port-minus-1", "`-p", &["-p", "-1"]),
+        run("port-container-0", "`-p", &["-p", "8888:0"]),
+        run("port-letters", "`-p", &["-p", "abc"]),
+        run("port-with-address", "`-p", &["-p", "127.0.0.1:99999:80"]),
+        run("port-udp", "`-p", &["-p", "8888/udp"]),
+        run("mount-empty", "`--mount", &["--mount", ""]),
+        run("mount-no-source", "`--mount", &["--mount", ":/x"]),
+        run(
+            "mount-relative-destination",
+            "`--mount",
+            &["--mount", "./a:relative"],
+        ),
+        run(
+            "mount-extra-part",
+            "`--mount",
+            &["--mount", "./a:/x:rw:extra"],
+        ),
+        run(
+            "mount-unknown-option",
+            "`--mount",
+            &["--mount", "./a:/x:bogus"],
+        ),
+        run(
+            "mount-destination-with-dot-dot",
+            "`--mount",
+            &["--mount", "./a:/x/../etc"],
+        ),
+        run("mount-onto-usr", "`--mount", &["--mount", "./a:/usr"]),
+        run("mount-onto-root", "`--mount", &["--mount", "./a:/"]),
+        run(
+            "mount-second-one-bad",
+            "`--mount",
+            &["--mount", "./made", "--mount", "./b:relative"],
+        ),
+        Case {
+            name: "mount-checked-before-the-engine",
+            names: "`--mount".into(),
+            input: Input::Run {
+                flags: vec!["--mount".into(), ":/x".into()],
+                no_daemon: true,
+            },
+        },
+        run("memory-negative", "`--memory", &["--memory", "-1g"]),
+        run(
+            "memory-huge",
+            "`--memory",
+            &["--memory", "99999999999999999999g"],
+        ),
+        run("cpus-0", "`--cpus", &["--cpus", "0"]),
+        run("cpus-negative", "`--cpus", &["--cpus", "-3"]),
+        run("shm-size-words", "`--shm-size", &["--shm-size", "huge"]),
+        run(
+            "restart-unknown",
+            "`--restart",
+            &["-d", "--restart", "sometimes"],
+        ),
+        run("env-no-name", "`-e", &["--env", "=x"]),
+        run("env-name-with-space", "`-e", &["--env", "A B=1"]),
+        run("name-with-space", "`--name", &["--name", "bad name"]),
+        run("uid-negative", "'--uid <UID>'", &["--uid", "-5"]),
+        run("uid-huge", "'--uid <UID>'", &["--uid", "99999999999"]),
+    ]
+}
+
+/// What a terminal would not show, made visible (see the module comment).
+fn visible(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    let mut index = 0;
+    while index < chars.len() {
+        if let Some((unit, times)) = repetition(&chars[index..]) {
+            let shown = match unit {
+                ['\t'] => "tab".to_string(),
+                [c] if invisible(*c) => format!("U+{:04X}", *c as u32),
+                unit => format!("'{}'", unit.iter().collect::<String>()),
+            };
+            out += &format!("⟨{shown} × {times}⟩");
+            index += unit.len() * times;
+            continue;
+        }
+        match chars[index] {
+            '\t' => out += "⟨tab⟩",
+            c if invisible(c) => out += &format!("⟨U+{:04X}⟩", c as u32),
+            c => out.push(c),
+        }
+        index += 1;
+    }
+    out
+}
+
+/// The shortest unit of 1 to 8 characters (no newline) that `chars` starts with 16 or
+/// more times in a row, and how many times.
+fn repetition(chars: &[char]) -> Option<(&[char], usize)> {
+    (1..=8.min(chars.len())).find_map(|length| {
+        let unit = &chars[..length];
+        if unit.contains(&'\n') {
+            return None;
+        }
+        let times = chars
+            .chunks_exact(length)
+            .take_while(|chunk| *chunk == unit)
+            .count();
+        (times >= 16).then_some((unit, times))
+    })
+}
+
+/// Control characters (but the newline) and the format characters that render as
+/// nothing or reorder text: zero-width spaces and joiners, bidi controls, BOM.
+fn invisible(c: char) -> bool {
+    (c.is_control() && c != '\n')
+        || matches!(c as u32, 0xAD | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2069 | 0xFEFF)
+}
+
+fn visible_bytes(bytes: &[u8]) -> String {
+    bytes
+        .utf8_chunks()
+        .map(|chunk| {
+            let bad: String = chunk
+                .invalid()
+                .iter()
+                .map(|byte| format!("⟨byte 0x{byte:02X}⟩"))
+                .collect();
+            visible(chunk.valid()) + &bad
+        })
+        .collect()
+}
+
+/// `text` indented as a YAML block, at most `limit` lines.
+fn block(text: &str, limit: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: String = lines
+        .iter()
+        .take(limit)
+        .map(|line| {
+            // Trailing spaces are made visible: editors strip them from snapshot files.
+            let kept = line.trim_end_matches(' ');
+            match line.len() - kept.len() {
+                0 if line.is_empty() => "\n".to_string(),
+                0 => format!("    {line}\n"),
+                spaces => format!("    {kept}⟨' ' × {spaces}⟩\n"),
+            }
+        })
+        .collect();
+    if lines.len() > limit {
+        out += &format!("    ⟨… {} more lines⟩\n", lines.len() - limit);
+    }
+    if lines.is_empty() {
+        out = "    ⟨nothing⟩\n".into();
+    }
+    out
+}
+
+/// The command line as a shell would take it back.
+fn command_line(args: &[String]) -> String {
+    args.iter()
+        .map(|arg| match arg.is_empty() || arg.contains(' ') {
+            true => format!("'{arg}'"),
+            false => arg.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Every path under `folder`, relative to it.
+fn listing(folder: &Path) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut pending = vec![folder.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        for entry in std::fs::read_dir(&current).into_iter().flatten().flatten() {
+            let path = entry.path();
+            found.insert(path.strip_prefix(folder).unwrap().display().to_string());
+            if path.is_dir() && !path.is_symlink() {
+                pending.push(path);
+            }
+        }
+    }
+    found
+}
+
+fn containers_named(name: &str) -> String {
+    let output = Command::new("docker")
+        .args(["ps", "-aq", "--filter", &format!("name=^/{name}$")])
+        .output()
+        .expect("the docker CLI runs");
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// The stale-image note of `run --no-build` depends on the machine's cache, not the input.
+fn without_cache_note(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|line| !(line.starts_with("note: `") && line.contains("is older than the spec")))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+/// The committed snapshot's entry of each case, so a run names every case whose output
+/// changed (insta shows the diff).
+fn committed_entries() -> BTreeMap<String, String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("bad_inputs__{SNAPSHOT}.snap"));
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let body = text.split_once("\n---\n").map_or("", |(_, body)| body);
+    format!("\n{body}")
+        .split("\n- case: ")
+        .skip(1)
+        .map(|entry| {
+            let name = entry.lines().next().unwrap_or_default().to_string();
+            (name, format!("- case: {}", entry.trim_end()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn bad_inputs_exit_1_with_a_clear_message_and_create_nothing() {
+    let engine = common::engine().await.is_some();
+    let cases = cases();
+    let data = tempfile::tempdir().unwrap();
+    let data_home = data.path().to_str().unwrap();
+    let names: Vec<String> = cases.iter().map(|_| unique("t-bad")).collect();
+    let _guard = DockerGuard::containers(&names.iter().map(String::as_str).collect::<Vec<_>>());
+
+    let committed = committed_entries();
+    let mut report = String::new();
+    let mut failures: Vec<String> = Vec::new();
+    let mut tried = 0;
+    for (case, container) in cases.iter().zip(&names) {
+        if matches!(
+            case.input,
+            Input::Run {
+                no_daemon: false,
+                ..
+            }
+        ) && !engine
+        {
+            continue;
+        }
+        tried += 1;
+        let folder = scratch(&[]);
+        let mut env = vec![("XDG_DATA_HOME", data_home)];
+        let (args, shown_input, container_checked) = match &case.input {
+            Input::File { args, file } => {
+                let mut shown = format!("  argv: tfimg {}\n", command_line(args));
+                if let Some((path, bytes)) = file {
+                    let path = folder.path().join(path);
+                    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                    std::fs::write(&path, bytes).unwrap();
+                    shown += &format!("  file: |\n{}", block(&visible_bytes(bytes), 12));
+                }
+                env.push(NO_DAEMON);
+                (args.clone(), shown, None)
+            }
+            Input::Run { flags, no_daemon } => {
+                let mut args: Vec<String> = ["run", "cpu-headless", "--no-start", "--no-build"]
+                    .map(String::from)
+                    .to_vec();
+                // `--name` in the flags is the case itself; otherwise a unique one.
+                let checked = match flags.iter().position(|flag| flag == "--name") {
+                    Some(index) => flags[index + 1].clone(),
+                    None => {
+                        args.extend(["--name".to_string(), container.clone()]);
+                        container.clone()
+                    }
+                };
+                args.extend(["--ca-cert".to_string(), HOST_CA.to_string()]);
+                args.extend(flags.iter().cloned());
+                if *no_daemon {
+                    env.push(NO_DAEMON);
+                }
+                let shown = visible(&command_line(&args)).replace(container.as_str(), "[NAME]");
+                let daemon = if *no_daemon {
+                    format!("  env: {}={}\n", NO_DAEMON.0, NO_DAEMON.1)
+                } else {
+                    String::new()
+                };
+                (
+                    args,
+                    format!("  argv: tfimg {shown}\n{daemon}"),
+                    Some(checked),
+                )
+            }
+        };
+        let before = listing(folder.path());
+        let started = Instant::now();
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let outcome = tfimg_with_env(folder.path(), &argv, &env);
+        let elapsed = started.elapsed();
+
+        let folder_text = folder.path().display().to_string();
+        let redact = |text: &str| {
+            text.replace(&folder_text, "[DIR]")
+                .replace(data_home, "[DIR]")
+                .replace(container.as_str(), "[NAME]")
+        };
+        let stdout = redact(&outcome.stdout);
+        let stderr = redact(&without_cache_note(&outcome.stderr));
+        let mut problems = Vec::new();
+        if outcome.code != 1 {
+            problems.push(format!("exit code {} instead of 1", outcome.code));
+        }
+        if !stdout.is_empty() {
+            problems.push(format!("{} bytes on stdout", stdout.len()));
+        }
+        if !stderr.starts_with("error: ") {
+            problems.push("stderr does not start with `error: `".to_string());
+        }
+        if !stderr.contains(&case.names) {
+            problems.push(format!("the message does not name {}", case.names));
+        }
+        if stderr.chars().any(invisible) {
+            problems.push("the message holds invisible characters".to_string());
+        }
+        if elapsed > TIME_LIMIT {
+            problems.push(format!("took {elapsed:.1?}"));
+        }
+        let mut created: Vec<String> = listing(folder.path())
+            .difference(&before)
+            .map(|path| format!("./{path}"))
+            .collect();
+        if let Some(name) = &container_checked {
+            if !containers_named(name).is_empty() {
+                created.push(format!("container `{}`", redact(name)));
+            }
+        }
+        if !created.is_empty() {
+            problems.push(format!("created {}", created.join(", ")));
+        }
+        let mut entry = format!(
+            "- case: {}\n{shown_input}  exit: {}\n",
+            case.name, outcome.code
+        );
+        if !stdout.is_empty() {
+            entry += &format!("  stdout: |\n{}", block(&visible(&stdout), 12));
+        }
+        entry += &format!("  stderr: |\n{}", block(&visible(&stderr), 40));
+        if !created.is_empty() {
+            entry += &format!("  created: {}\n", created.join(", "));
+        }
+        if committed.get(case.name).map(|text| text.as_str()) != Some(entry.trim_end()) {
+            problems.push("its exit code or stderr differs from the snapshot".to_string());
+        }
+        report += &entry;
+
+        if !problems.is_empty() {
+            let first_line = visible(stderr.lines().next().unwrap_or(""));
+            failures.push(format!(
+                "{}: {}\n    {first_line}",
+                case.name,
+                problems.join("; ")
+            ));
+        }
+    }
+    eprintln!("{tried} bad inputs tried");
+
+    if tried == cases.len() {
+        let snapshot = std::panic::catch_unwind(|| insta::assert_snapshot!(SNAPSHOT, report));
+        if snapshot.is_err() && failures.is_empty() {
+            failures.push("the snapshot differs (diff above)".to_string());
+        }
+    } else {
+        eprintln!("the Docker Engine is unreachable: `run` cases skipped, snapshot not compared");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {tried} bad inputs diverge:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
