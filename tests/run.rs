@@ -377,7 +377,7 @@ async fn two_jupyters_at_once_get_different_ports_and_ps_lists_both() {
         .collect();
     assert_ne!(port_of(&urls[0]), port_of(&urls[1]));
 
-    let listed = tfimg(folder.path(), &["ps", "--json"]);
+    let listed = tfimg(folder.path(), &["ps", "--json", "--show-tokens"]);
     assert_eq!(listed.code, 0, "{}", listed.stderr);
     let entries: Vec<serde_json::Value> = serde_json::from_str(&listed.stdout).unwrap();
     for (name, url) in names.iter().zip(&urls) {
@@ -391,7 +391,14 @@ async fn two_jupyters_at_once_get_different_ports_and_ps_lists_both() {
     }
     let table = tfimg(folder.path(), &["ps"]);
     assert!(table.stdout.starts_with("NAME "), "{}", table.stdout);
-    assert!(table.stdout.contains(&urls[0]));
+    // The table hides the token (`--show-tokens` above shows it).
+    let (address, token) = urls[0].split_once("?token=").unwrap();
+    assert!(
+        table.stdout.contains(&format!("{address}\n")),
+        "{}",
+        table.stdout
+    );
+    assert!(!table.stdout.contains(token), "{}", table.stdout);
 }
 
 #[tokio::test]
