@@ -33,6 +33,7 @@ fn daemon_answers() -> bool {
 fn systemd_managed() -> bool {
     Command::new("systemctl")
         .args(["is-active", "--quiet", "docker"])
+        .stderr(std::process::Stdio::null())
         .status()
         .is_ok_and(|status| status.success())
 }
