@@ -166,12 +166,7 @@ async fn a_daemon_restart_ends_commands_clearly_and_restart_policies_bring_conta
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let url = field(&run.stdout, "jupyter").unwrap();
-    let (address, token) = url.split_once("?token=").unwrap();
-    let port: u16 = address
-        .trim_start_matches("http://127.0.0.1:")
-        .trim_end_matches("/lab")
-        .parse()
-        .unwrap();
+    let common::JupyterUrl { port, token, .. } = common::jupyter_url(&url);
     let run = tfimg(&[
         "run",
         "cpu-headless",
@@ -187,19 +182,7 @@ async fn a_daemon_restart_ends_commands_clearly_and_restart_policies_bring_conta
 
     // In flight when the daemon goes: a build inside a step (pip waits on an index that
     // never answers), a notebook that never becomes ready, `logs -f`, an attached run.
-    let gateway = docker(&[
-        "network",
-        "inspect",
-        "bridge",
-        "--format",
-        "{{(index .IPAM.Config 0).Gateway}}",
-    ]);
-    let index = std::net::TcpListener::bind((gateway.trim(), 0)).unwrap();
-    let index_url = format!(
-        "http://{}:{}/simple",
-        gateway.trim(),
-        index.local_addr().unwrap().port()
-    );
+    let (index_url, connected, _index) = common::silent_index();
     let build = spawn_tfimg(
         folder.path(),
         &[
@@ -212,8 +195,8 @@ async fn a_daemon_restart_ends_commands_clearly_and_restart_policies_bring_conta
         ],
         &env,
     );
-    let (_held, _) = index
-        .accept()
+    connected
+        .recv_timeout(HANG)
         .expect("pip connects: the build is inside its step");
     let waiting = spawn_tfimg(
         folder.path(),

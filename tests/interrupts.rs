@@ -4,52 +4,14 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::time::Duration;
 
-use common::{container_state, docker, scratch, spawn_tfimg, unique, wait_for, DockerGuard};
+use common::{
+    container_state, docker, scratch, silent_index, spawn_tfimg, unique, wait_for, DockerGuard,
+};
 
 /// Catches a hang; never a performance expectation.
 const HANG: Duration = Duration::from_secs(180);
-
-/// The address containers reach the host at (the default bridge's gateway).
-fn bridge_gateway() -> String {
-    let gateway = docker(&[
-        "network",
-        "inspect",
-        "bridge",
-        "--format",
-        "{{(index .IPAM.Config 0).Gateway}}",
-    ]);
-    let gateway = gateway.trim().to_string();
-    assert!(!gateway.is_empty(), "the default bridge has a gateway");
-    gateway
-}
-
-/// A "package index" that accepts pip's connection and never answers: the build sits in
-/// the middle of its pip step for as long as the test wants. Returns the index URL and a
-/// receiver that gets one message per connection.
-fn silent_index() -> (String, std::sync::mpsc::Receiver<()>, TcpListener) {
-    let gateway = bridge_gateway();
-    let listener = TcpListener::bind((gateway.as_str(), 0)).expect("a port on the bridge");
-    let port = listener.local_addr().unwrap().port();
-    let (sender, connected) = std::sync::mpsc::channel();
-    let accepting = listener.try_clone().unwrap();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for stream in accepting.incoming().map_while(Result::ok) {
-            held.push(stream);
-            if sender.send(()).is_err() {
-                break;
-            }
-        }
-    });
-    (
-        format!("http://{gateway}:{port}/simple"),
-        connected,
-        listener,
-    )
-}
 
 /// The ids of running containers whose environment mentions `needle` (a build step's
 /// container inherits the Dockerfile's ENV, here the index URL).

@@ -45,14 +45,9 @@ async fn twenty_notebooks_started_at_once_all_answer_on_their_own_ports_with_the
     for (name, run) in names.iter().zip(&runs) {
         assert_eq!(run.code, 0, "{name}: {}", run.stderr);
         let url = field(&run.stdout, "jupyter").expect("a jupyter line");
-        let (address, token) = url.split_once("?token=").unwrap();
-        let port: u16 = address
-            .trim_start_matches("http://127.0.0.1:")
-            .trim_end_matches("/lab")
-            .parse()
-            .unwrap();
+        let common::JupyterUrl { port, token, .. } = common::jupyter_url(&url);
         ports.insert(port);
-        tokens.insert(token.to_string());
+        tokens.insert(token.clone());
         assert_eq!(
             http("GET", port, &format!("/api/status?token={token}"), &[], "").0,
             200,

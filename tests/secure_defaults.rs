@@ -40,12 +40,12 @@ async fn jupyter_is_token_only_loopback_only_unprivileged_and_the_token_stays_ou
     ]);
     assert_eq!(started.code, 0, "{}", started.stderr);
     let url = field(&started.stdout, "jupyter").expect("a jupyter line");
-    let (address, token) = url.split_once("?token=").expect("the URL has the token");
-    let port: u16 = address
-        .trim_start_matches("http://127.0.0.1:")
-        .trim_end_matches("/lab")
-        .parse()
-        .unwrap();
+    let common::JupyterUrl {
+        address,
+        port,
+        token,
+    } = common::jupyter_url(&url);
+    let (address, token) = (address.as_str(), token.as_str());
 
     // The token is required, and only the right one works.
     assert_eq!(http("GET", port, "/api/status", &[], "").0, 403);

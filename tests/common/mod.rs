@@ -244,7 +244,6 @@ pub struct Running {
 
 /// Starts tfimg without waiting, for tests that signal it or act while it runs.
 pub fn spawn_tfimg(current_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Running {
-    use std::io::BufRead;
     let mut command = Command::new(env!("CARGO_BIN_EXE_tfimg"));
     command
         .args(args)
@@ -263,35 +262,28 @@ pub fn spawn_tfimg(current_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> R
     let stdout = child.stdout.take().unwrap();
     let stderr = child.stderr.take().unwrap();
     let readers = vec![
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                text.push_str(&line);
-                text.push('\n');
-                let _ = sender.send(line);
-            }
-            text
-        }),
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                text.push_str(&line);
-                text.push('\n');
-            }
-            text
-        }),
+        std::thread::spawn(move || drain(stdout, Some(sender))),
+        std::thread::spawn(move || drain(stderr, None)),
     ];
     Running {
         child,
         stdout_lines,
         readers,
     }
+}
+
+/// Every line of `pipe` as one text, each line also sent to `lines` when given.
+fn drain(pipe: impl std::io::Read, lines: Option<std::sync::mpsc::Sender<String>>) -> String {
+    use std::io::BufRead;
+    let mut text = String::new();
+    for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+        text.push_str(&line);
+        text.push('\n');
+        if let Some(lines) = &lines {
+            let _ = lines.send(line);
+        }
+    }
+    text
 }
 
 impl Running {
@@ -403,4 +395,66 @@ pub fn secrets_in_layers(image: &str, needles: &[&str]) -> Vec<String> {
     assert!(save.wait().unwrap().success(), "docker save {image}");
     assert!(files > 1000, "only {files} files in the layers of {image}");
     findings
+}
+
+/// The address containers reach the host at (the default bridge's gateway).
+pub fn bridge_gateway() -> String {
+    let gateway = docker(&[
+        "network",
+        "inspect",
+        "bridge",
+        "--format",
+        "{{(index .IPAM.Config 0).Gateway}}",
+    ]);
+    let gateway = gateway.trim().to_string();
+    assert!(!gateway.is_empty(), "the default bridge has a gateway");
+    gateway
+}
+
+/// A "package index" that accepts pip's connection and never answers: the build sits in
+/// the middle of its pip step for as long as the test wants. Returns the index URL and a
+/// receiver that gets one message per connection.
+pub fn silent_index() -> (String, std::sync::mpsc::Receiver<()>, std::net::TcpListener) {
+    let gateway = bridge_gateway();
+    let listener =
+        std::net::TcpListener::bind((gateway.as_str(), 0)).expect("a port on the bridge");
+    let port = listener.local_addr().unwrap().port();
+    let (sender, connected) = std::sync::mpsc::channel();
+    let accepting = listener.try_clone().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in accepting.incoming().map_while(Result::ok) {
+            held.push(stream);
+            if sender.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    (
+        format!("http://{gateway}:{port}/simple"),
+        connected,
+        listener,
+    )
+}
+
+/// A Jupyter URL as `run` prints it (`http://127.0.0.1:PORT/lab?token=T`), in parts.
+pub struct JupyterUrl {
+    /// The URL without its token, as labels and `ps` show it.
+    pub address: String,
+    pub port: u16,
+    pub token: String,
+}
+
+pub fn jupyter_url(url: &str) -> JupyterUrl {
+    let (address, token) = url.split_once("?token=").expect("the URL has its token");
+    let port = address
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/lab")
+        .parse()
+        .expect("a loopback port");
+    JupyterUrl {
+        address: address.to_string(),
+        port,
+        token: token.to_string(),
+    }
 }
