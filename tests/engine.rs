@@ -48,3 +48,41 @@ async fn an_unsupported_docker_host_is_named() {
         .expect_err("not a Docker endpoint");
     assert_eq!(error.to_string(), "unsupported DOCKER_HOST `ftp://example`");
 }
+
+/// The first daemon on a new machine reported its bridge's subnet without a gateway;
+/// the tests' host address must still be found (issue 12, item 15).
+#[test]
+fn the_bridge_gateway_is_found_when_the_daemon_reports_only_a_subnet() {
+    let fresh = serde_json::json!({"Driver": "default", "Options": null,
+        "Config": [{"Subnet": "172.17.0.0/16"}]});
+    assert_eq!(
+        common::gateway_from(&fresh, None).as_deref(),
+        Some("172.17.0.1")
+    );
+    let interface = "172.18.0.1".parse().ok();
+    assert_eq!(
+        common::gateway_from(&fresh, interface).as_deref(),
+        Some("172.18.0.1")
+    );
+    let reported =
+        serde_json::json!({"Config": [{"Subnet": "10.9.0.0/24", "Gateway": "10.9.0.254"}]});
+    assert_eq!(
+        common::gateway_from(&reported, interface).as_deref(),
+        Some("10.9.0.254")
+    );
+    assert_eq!(
+        common::gateway_from(&serde_json::json!({"Config": []}), None),
+        None
+    );
+}
+
+#[tokio::test]
+async fn the_bridge_gateway_of_this_daemon_is_an_address_of_this_machine() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    let gateway = common::bridge_gateway();
+    // Containers reach the host there: the machine can listen on it.
+    std::net::TcpListener::bind((gateway.as_str(), 0))
+        .unwrap_or_else(|error| panic!("cannot listen on the bridge gateway {gateway}: {error}"));
+}

@@ -397,18 +397,83 @@ pub fn secrets_in_layers(image: &str, needles: &[&str]) -> Vec<String> {
     findings
 }
 
-/// The address containers reach the host at (the default bridge's gateway).
+/// The address containers reach the host at: the default bridge's gateway. A fresh
+/// daemon may report only the subnet (`{"Config":[{"Subnet":"172.17.0.0/16"}]}`, seen on
+/// the first daemon of a new machine), so this falls back to the bridge interface's own
+/// address, then to the subnet's first host (where Docker puts the gateway).
 pub fn bridge_gateway() -> String {
-    let gateway = docker(&[
-        "network",
-        "inspect",
-        "bridge",
-        "--format",
-        "{{(index .IPAM.Config 0).Gateway}}",
-    ]);
-    let gateway = gateway.trim().to_string();
-    assert!(!gateway.is_empty(), "the default bridge has a gateway");
-    gateway
+    let inspect = docker(&["network", "inspect", "bridge", "--format", "{{json .}}"]);
+    let network: serde_json::Value =
+        serde_json::from_str(inspect.trim()).expect("`docker network inspect bridge` is JSON");
+    let interface = network["Options"]["com.docker.network.bridge.name"]
+        .as_str()
+        .unwrap_or("docker0");
+    gateway_from(&network["IPAM"], interface_ipv4(interface)).unwrap_or_else(|| {
+        panic!(
+            "no address for the default bridge: IPAM {}, no address on `{interface}`",
+            network["IPAM"]
+        )
+    })
+}
+
+/// The gateway from a network's IPAM section, else `interface_address`, else the first
+/// host of the IPv4 subnet.
+pub fn gateway_from(
+    ipam: &serde_json::Value,
+    interface_address: Option<std::net::Ipv4Addr>,
+) -> Option<String> {
+    let configs = ipam["Config"].as_array().cloned().unwrap_or_default();
+    let ipv4 = |text: &str| text.parse::<std::net::Ipv4Addr>().ok();
+    if let Some(gateway) = configs
+        .iter()
+        .filter_map(|config| config["Gateway"].as_str())
+        .find_map(ipv4)
+    {
+        return Some(gateway.to_string());
+    }
+    if let Some(address) = interface_address {
+        return Some(address.to_string());
+    }
+    configs
+        .iter()
+        .filter_map(|config| config["Subnet"].as_str())
+        .find_map(|subnet| {
+            let (network, bits) = subnet.split_once('/')?;
+            let network = u32::from(ipv4(network)?);
+            let bits: u32 = bits.parse().ok().filter(|bits| *bits < 31)?;
+            let mask = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
+            Some(std::net::Ipv4Addr::from((network & mask) + 1).to_string())
+        })
+}
+
+/// The IPv4 address of a network interface of this machine (getifaddrs).
+pub fn interface_ipv4(name: &str) -> Option<std::net::Ipv4Addr> {
+    let mut addresses: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills a list that freeifaddrs releases; we only read it between.
+    if unsafe { libc::getifaddrs(&mut addresses) } != 0 {
+        return None;
+    }
+    let mut found = None;
+    let mut cursor = addresses;
+    while !cursor.is_null() {
+        // SAFETY: cursor walks the list getifaddrs returned, which stays valid until freed.
+        let entry = unsafe { &*cursor };
+        let entry_name = unsafe { std::ffi::CStr::from_ptr(entry.ifa_name) };
+        if entry_name.to_bytes() == name.as_bytes() && !entry.ifa_addr.is_null() {
+            // SAFETY: ifa_addr is non-null; sa_family tells its real type.
+            if i32::from(unsafe { (*entry.ifa_addr).sa_family }) == libc::AF_INET {
+                let address = unsafe { &*(entry.ifa_addr as *const libc::sockaddr_in) };
+                found = Some(std::net::Ipv4Addr::from(u32::from_be(
+                    address.sin_addr.s_addr,
+                )));
+                break;
+            }
+        }
+        cursor = entry.ifa_next;
+    }
+    // SAFETY: the list came from getifaddrs and is freed once.
+    unsafe { libc::freeifaddrs(addresses) };
+    found
 }
 
 /// A "package index" that accepts pip's connection and never answers: the build sits in
