@@ -75,11 +75,11 @@ pub struct K8sArgs {
     pub registry: Option<String>,
 
     /// The non-root uid the pods run as (the images' own user is 1000).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = container_id)]
     pub uid: u32,
 
     /// The gid the pods run as (and own their volumes with).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = container_id)]
     pub gid: u32,
 
     /// Size requested for each folder's PersistentVolumeClaim.
@@ -240,11 +240,11 @@ pub struct RunArgs {
     pub user: Option<String>,
 
     /// Run as this uid instead of the invoking user's (with --gid).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = container_id)]
     pub uid: Option<u32>,
 
     /// Run as this gid instead of the invoking user's.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = container_id)]
     pub gid: Option<u32>,
 
     #[arg(long, value_enum, default_value = "auto")]
@@ -422,4 +422,23 @@ pub struct RenderArgs {
 
     #[command(flatten)]
     pub network: NetworkArgs,
+}
+
+/// The largest uid or gid a container may run as. Above it ids are negative to the kernel's
+/// signed interfaces, and 4294967295 is `(uid_t)-1`, which setuid and setpriv read as "leave
+/// unchanged": the process would keep root with every capability.
+pub const MAX_CONTAINER_ID: u32 = i32::MAX as u32;
+
+/// `--uid`/`--gid`: a number from 0 to [`MAX_CONTAINER_ID`].
+fn container_id(text: &str) -> Result<u32, String> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(format!("`{}` is not a number", text.escape_debug()));
+    }
+    match text.parse::<u32>() {
+        Ok(id) if id <= MAX_CONTAINER_ID => Ok(id),
+        _ => Err(format!(
+            "{text} is not in 0..={MAX_CONTAINER_ID} (larger ids are not valid in a container; 4294967295 would leave it running as root)"
+        )),
+    }
 }

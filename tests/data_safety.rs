@@ -283,3 +283,168 @@ async fn no_removal_path_deletes_or_re_owns_anything_on_the_host_side_of_a_mount
         outside_before
     );
 }
+
+/// The entrypoint hands the image's home, workdir and `files:` to the mapped user. When
+/// one of them lies *inside* a mount (a workdir `/mnt/tf` under `-v ./proj:/mnt`, the home
+/// under `-v X:/home`, a `files:` destination under `--mount ./data:/data`), it is the
+/// host's and is left alone whole; tfimg refuses such mounts where it can, and the image
+/// itself stays safe when started by other tools (issue 12, item 1). A uid of 4294967295,
+/// "unchanged" to setpriv, is refused by the image itself (item 2).
+#[tokio::test]
+async fn nothing_inside_a_mount_is_re_owned_even_when_the_mount_holds_the_workdir_or_home() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let spec_name = unique("tdeep");
+    let image = format!("tfimg/{spec_name}:2.9.3");
+    let names: Vec<String> = (0..4).map(|i| unique(&format!("t-deep-{i}"))).collect();
+    let mut all: Vec<&str> = names.iter().map(String::as_str).collect();
+    let repository = format!("tfimg/{spec_name}");
+    all.push(&repository);
+    let _images = DockerGuard::images(&[&repository]);
+    let _containers = DockerGuard::containers(&all[..4]);
+    let folder = scratch(&[
+        (
+            "images/deep.yaml",
+            &format!("name: {spec_name}\nextends: cpu-headless\nworkdir: /mnt/tf\nfiles:\n  - ../code:/data/code\n"),
+        ),
+        ("code/train.py", "print('image copy')\n"),
+    ]);
+    let outside = folder.path().join("outside.txt");
+    std::fs::write(&outside, "not mounted\n").unwrap();
+    // Host folders whose insides look like the image's (owned by 1000, the image user's
+    // ids, which the entrypoint re-owns in the image's own folders).
+    let proj = folder.path().join("proj");
+    let homes = folder.path().join("homes");
+    let data = folder.path().join("data");
+    populate(&proj.join("tf"), &outside);
+    populate(&homes.join("tf"), &outside);
+    populate(&data.join("code"), &outside);
+    if unsafe { libc::geteuid() } == 0 {
+        for root in [homes.join("tf"), data.join("code")] {
+            std::os::unix::fs::chown(&root, Some(1000), Some(1000)).unwrap();
+        }
+    }
+    let xdg = folder.path().join("xdg");
+    let env = [("XDG_DATA_HOME", xdg.to_str().unwrap())];
+    let tfimg = |args: &[&str]| tfimg_with_env(folder.path(), args, &env);
+    let build = tfimg(&["build", "./images/deep.yaml", "--ca-cert", common::HOST_CA]);
+    assert_eq!(build.code, 0, "{}", build.stderr);
+    let trees = || (tree(&proj), tree(&homes), tree(&data));
+    let before = trees();
+
+    // tfimg refuses a mount that would hold the workdir, before anything exists.
+    let refused = tfimg(&[
+        "run",
+        "./images/deep.yaml",
+        "--no-build",
+        "--name",
+        &names[0],
+        "--mount",
+        "./proj:/mnt",
+        "--",
+        "true",
+    ]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused.stderr.ends_with("error: `--mount ./proj:/mnt`: the destination `/mnt` would hide the image's workdir `/mnt/tf`\nhint: mount at `/mnt/tf` itself or beside it, such as `--mount ./proj:/data`\n"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(container_state(&names[0]), None);
+
+    // A `files:` destination inside a mount: left to the host.
+    let run = tfimg(&[
+        "run",
+        "./images/deep.yaml",
+        "--no-build",
+        "--name",
+        &names[1],
+        "--mount",
+        "./data:/data",
+        "--uid",
+        "4321",
+        "--gid",
+        "4322",
+        "--",
+        "sh",
+        "-c",
+        "id -u; ls /data/code",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("4321\n"), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("tfimg: /data/code is on a mount: left as it is"),
+        "{}",
+        run.stderr
+    );
+
+    // Started by another tool as tfimg starts it (as root, to map the user): the image's
+    // entrypoint alone keeps the host's files as they are.
+    let started = std::process::Command::new("docker")
+        .args([
+            "run",
+            "--name",
+            &names[2],
+            "--user",
+            "root",
+            "-e",
+            "TFIMG_UID=4321",
+            "-e",
+            "TFIMG_GID=4322",
+            "-v",
+            &format!("{}:/mnt", proj.display()),
+            "-v",
+            &format!("{}:/home", homes.display()),
+            &image,
+            "sh",
+            "-c",
+            "id -u; touch /mnt/tf/written-by-container",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&started.stderr);
+    assert!(started.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&started.stdout), "4321\n");
+    for path in ["/home/tf", "/mnt/tf"] {
+        assert!(
+            stderr.contains(&format!("tfimg: {path} is on a mount: left as it is")),
+            "{stderr}"
+        );
+    }
+    let after = trees();
+    assert_only_added(
+        &before.0,
+        &after.0,
+        &["tf/written-by-container"],
+        "workdir inside a mount",
+    );
+    assert_only_added(&before.1, &after.1, &[], "home inside a mount");
+    assert_only_added(&before.2, &after.2, &[], "files: inside a mount");
+
+    // (uid_t)-1 means "unchanged" to setpriv: the image refuses it instead of staying root.
+    let root_asked = std::process::Command::new("docker")
+        .args([
+            "run",
+            "--name",
+            &names[3],
+            "--user",
+            "root",
+            "-e",
+            "TFIMG_UID=4294967295",
+            "-e",
+            "TFIMG_GID=4322",
+            &image,
+            "id",
+            "-u",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(root_asked.status.code(), Some(64));
+    assert_eq!(String::from_utf8_lossy(&root_asked.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&root_asked.stderr),
+        "tfimg: TFIMG_UID and TFIMG_GID must be numbers from 0 to 2147483647, got '4294967295:4322'\n"
+    );
+}

@@ -425,6 +425,11 @@ async fn bad_input_exits_1_before_any_container_exists() {
             vec!["cpu-jupyter", "-d", "-p", &taken_mapping],
             format!("error: host port {taken} (for `jupyter`, container port 8888) is already in use\nhint: choose another with `-p OTHER:8888`, or leave `-p` out and tfimg picks a free one\n"),
         ),
+        // The mount folder would be made; the held port is found first (issue 12, item 13).
+        (
+            vec!["cpu-jupyter", "-d", "--mount", "./newdir", "-p", &taken_mapping],
+            format!("error: host port {taken} (for `jupyter`, container port 8888) is already in use\nhint: choose another with `-p OTHER:8888`, or leave `-p` out and tfimg picks a free one\n"),
+        ),
     ];
     for (args, expected) in cases {
         let mut args = args.clone();
@@ -438,6 +443,48 @@ async fn bad_input_exits_1_before_any_container_exists() {
         );
     }
     assert!(!folder.path().join("missing.csv").exists());
+    assert!(
+        !folder.path().join("newdir").exists(),
+        "a failed run left its mount folder"
+    );
+    // A name that is taken: the container is never created, so its new folder goes too.
+    let created = std::process::Command::new("docker")
+        .args([
+            "create",
+            "--name",
+            &name,
+            "--label",
+            "io.tfimg.test=1",
+            "debian:bullseye-slim",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert!(created.status.success());
+    let outcome = run(
+        folder.path(),
+        &[
+            "cpu-headless",
+            "-d",
+            "--no-build",
+            "--name",
+            &name,
+            "--mount",
+            "./newdir",
+        ],
+    );
+    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .starts_with(&format!("error: a container named `{name}` already exists")),
+        "{}",
+        outcome.stderr
+    );
+    assert!(
+        !folder.path().join("newdir").exists(),
+        "a failed create left its mount folder"
+    );
     drop(held);
 }
 

@@ -309,9 +309,18 @@ async fn launch(
         .iter()
         .map(|text| mounts::parse(text, &options.current_dir, &target.workdir))
         .collect::<Result<_, InputError>>()?;
+    let home = if target.tfimg_image {
+        spec::resolved::home_folder(&target.image_user)
+    } else {
+        String::new()
+    };
     for (mount, text) in mounts.iter().zip(&args.mounts) {
-        mounts::prepare(mount, text, options.ids)?;
+        mounts::check_not_above(mount, text, &home, &target.workdir)?;
+        mounts::check(mount, text, false)?;
     }
+    // Missing mount folders are made once every check has passed (below, with the ports
+    // chosen), and taken away again if the container then fails to come into being.
+    let mut made_folders: Option<MadeFolders> = None;
 
     if !options.gpus.is_none() {
         // The doctor's GPU checks, so a known problem is explained before the daemon's
@@ -383,6 +392,15 @@ async fn launch(
             &mut |ip, port| crate::host::port_is_free(ip, port),
             &mut |ip| crate::host::any_free_port(ip),
         )?;
+        if made_folders.is_none() {
+            let mut made = MadeFolders::default();
+            for (mount, text) in mounts.iter().zip(&args.mounts) {
+                if mounts::prepare(mount, text, options.ids)? {
+                    made.0.push(mount.source.clone());
+                }
+            }
+            made_folders = Some(made);
+        }
         let input = LaunchInput {
             image: target.image.clone(),
             spec_name: target.spec_name.clone(),
@@ -423,11 +441,19 @@ async fn launch(
             Err(error) => return Err(error.into()),
         };
         if args.no_start {
+            if let Some(made) = made_folders.take() {
+                made.keep();
+            }
             println!("{name}");
             return Ok(ExitCode::SUCCESS);
         }
         match engine.start(&id).await {
-            Ok(()) => break (plan, id),
+            Ok(()) => {
+                if let Some(made) = made_folders.take() {
+                    made.keep();
+                }
+                break (plan, id);
+            }
             Err(failure) => {
                 // A container that never ran is never left behind.
                 let _ = engine.remove_container(&id, true).await;
@@ -476,6 +502,25 @@ async fn launch(
         After::Exited(code) => Ok(ExitCode::from(
             u8::try_from(code.clamp(0, 255)).unwrap_or(1),
         )),
+    }
+}
+
+/// Mount folders this run made. Dropped without `keep` (a failed create or start), the
+/// ones still empty are removed: a run that never started leaves nothing behind.
+#[derive(Default)]
+struct MadeFolders(Vec<PathBuf>);
+
+impl MadeFolders {
+    fn keep(mut self) {
+        self.0.clear();
+    }
+}
+
+impl Drop for MadeFolders {
+    fn drop(&mut self) {
+        for folder in &self.0 {
+            let _ = std::fs::remove_dir(folder);
+        }
     }
 }
 

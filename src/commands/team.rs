@@ -484,6 +484,10 @@ fn member_mounts(
         .map(|text| {
             let text = text.replace(team::WORKDIR_MARK, &resolved.workdir);
             let mount = mounts::parse(&text, &team.folder, &resolved.workdir)
+                .and_then(|mount| {
+                    mounts::check_not_above(&mount, &text, &resolved.home(), &resolved.workdir)?;
+                    Ok(mount)
+                })
                 .map_err(|error| member_error(member, error))?;
             Ok((mount, text))
         })

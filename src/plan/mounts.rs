@@ -90,6 +90,37 @@ pub fn parse(text: &str, current_dir: &Path, workdir: &str) -> Result<MountPlan,
     })
 }
 
+/// Refuses a mount whose destination holds the image's home folder or workdir (`/home`
+/// over `/home/tf`, `/mnt` over a workdir `/mnt/tf`): it would hide them, Docker would
+/// create the missing workdir inside the host's folder as root, and the entrypoint could
+/// not tell the image's files from the host's. Mounting at the folder itself is fine.
+pub fn check_not_above(
+    mount: &MountPlan,
+    text: &str,
+    home: &str,
+    workdir: &str,
+) -> Result<(), InputError> {
+    let target = mount.target.trim_end_matches('/');
+    for (what, path) in [("home folder", home), ("workdir", workdir)] {
+        let path = path.trim_end_matches('/');
+        let above = path
+            .strip_prefix(target)
+            .is_some_and(|rest| rest.starts_with('/'));
+        if above {
+            return Err(InputError::new(
+                printable(&format!(
+                    "`--mount {text}`: the destination `{target}` would hide the image's {what} `{path}`"
+                )),
+                format!(
+                    "mount at `{path}` itself or beside it, such as `--mount {}:/data`",
+                    printable(text.split(':').next().unwrap_or(text))
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Folders of the image a mount would hide or break: the root, the system's programs,
 /// libraries and configuration, the kernel's file systems (and anything under them), and
 /// tfimg's venv and scripts.
@@ -123,10 +154,14 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// Makes sure the source exists before anything is created: a missing folder is created,
 /// owned by the uid/gid the container runs as (`owner`), so the container can write to
-/// it; a missing path that names a file is an error.
-pub fn prepare(mount: &MountPlan, text: &str, owner: Option<(u32, u32)>) -> Result<(), InputError> {
+/// it; a missing path that names a file is an error. True when it made the folder.
+pub fn prepare(
+    mount: &MountPlan,
+    text: &str,
+    owner: Option<(u32, u32)>,
+) -> Result<bool, InputError> {
     if mount.source.exists() {
-        return Ok(());
+        return Ok(false);
     }
     check(mount, text, false)?;
     let failed = |error: std::io::Error| {
@@ -150,7 +185,7 @@ pub fn prepare(mount: &MountPlan, text: &str, owner: Option<(u32, u32)>) -> Resu
             }
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The error `prepare` would give, creating nothing: a missing source that names a file,
@@ -270,6 +305,39 @@ mod tests {
         ] {
             assert!(!is_system_folder(own), "{own}");
             assert!(parse(&format!("./a:{own}"), cwd, "/tf").is_ok(), "{own}");
+        }
+    }
+
+    #[test]
+    fn mounts_above_the_home_or_the_workdir_are_refused() {
+        let cwd = Path::new("/home/ana/project");
+        let check = |text: &str, workdir: &str| {
+            let mount = parse(text, cwd, workdir).unwrap();
+            check_not_above(&mount, text, "/home/tf", workdir)
+        };
+        let error = check("./proj:/mnt", "/mnt/tf").unwrap_err();
+        assert_eq!(
+            error.message,
+            "`--mount ./proj:/mnt`: the destination `/mnt` would hide the image's workdir `/mnt/tf`"
+        );
+        assert_eq!(
+            error.hint,
+            "mount at `/mnt/tf` itself or beside it, such as `--mount ./proj:/data`"
+        );
+        assert_eq!(
+            check("./x:/home/", "/tf").unwrap_err().message,
+            "`--mount ./x:/home/`: the destination `/home` would hide the image's home folder `/home/tf`"
+        );
+        assert!(check("./x:/data/deep/w", "/data/deep/w/x").is_err());
+        for fine in [
+            "./x:/mnt/tf",
+            "./x:/home/tf",
+            "./x:/home/tf/data",
+            "./x:/mnt/t",
+            "./x",
+            "./x:/tf",
+        ] {
+            assert!(check(fine, "/mnt/tf").is_ok(), "{fine}");
         }
     }
 

@@ -51,6 +51,10 @@ pub struct CopiedFiles {
     /// Where the entry was written, for errors found when the files are read.
     #[serde(skip)]
     pub location: Option<super::source::Location>,
+    /// The project's folders (the spec's folder and the current folder, absolute): every
+    /// file copied, links resolved, must lie inside one of them.
+    #[serde(skip)]
+    pub roots: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -90,10 +94,20 @@ impl ResolvedSpec {
         site_packages(&self.python)
     }
 
+    /// The user's home folder in the image (`useradd --create-home`).
+    pub fn home(&self) -> String {
+        home_folder(&self.user)
+    }
+
     /// The image reference tfimg tags builds with: `tfimg/<name>:<tensorflow>`.
     pub fn image_reference(&self) -> String {
         format!("tfimg/{}:{}", self.name, self.tensorflow)
     }
+}
+
+/// `/home/<user>`, where `useradd --create-home` puts an image user's home.
+pub fn home_folder(user: &str) -> String {
+    format!("/home/{user}")
 }
 
 pub fn site_packages(python: &str) -> String {

@@ -21,15 +21,50 @@ copied="@COPIED@"
 
 say() { printf 'tfimg: %s\n' "$*" >&2; }
 
+# Mount points of this container, as /proc/self/mountinfo writes them (a space is
+# `\040`). Fails when it cannot be read: then nothing may be re-owned.
+mount_points() {
+    [ -r /proc/self/mountinfo ] || return 1
+    while read -r _ _ _ _ point _; do
+        printf '%s\n' "$point"
+    done </proc/self/mountinfo
+}
+
+# Whether PATH is a mount point or lies under one (other than the container's root): then
+# it is the host's (or a volume's) and never re-owned. The paths asked about are the home,
+# the workdir and the spec's `files:` destinations, which tfimg allows only letters,
+# digits, `/-_.`, so they compare as mountinfo writes them.
+on_a_mount() {
+    while read -r point; do
+        case "$point" in '' | /) continue ;; esac
+        case "$1" in "$point" | "$point"/*) return 0 ;; esac
+    done <<EOF_MOUNTS
+$points
+EOF_MOUNTS
+    return 1
+}
+
 # own PATH: give the files under PATH that belong to the image's ids to the host's ids,
-# skipping every mount point below PATH (the user's folders are never re-owned).
+# never crossing into a mount below PATH: mount points are pruned (their escapes decoded
+# and glob characters quoted for find) and -xdev stops at any other file system.
 own() {
     root=$1
     set --
-    while read -r _ mount _; do
-        case "$mount" in "$root"/*) set -- "$@" -path "$mount" -prune -o ;; esac
-    done </proc/self/mounts
+    while read -r point; do
+        case "$point" in "$root"/*) ;; *) continue ;; esac
+        point=$(printf '%b' "$(printf '%s' "$point" | sed 's/\\\([0-7]\)/\\0\1/g')" | sed 's/[][*?\\]/\\&/g')
+        set -- "$@" -path "$point" -prune -o
+    done <<EOF_MOUNTS
+$points
+EOF_MOUNTS
     find "$root" -xdev "$@" \( -uid "$old_uid" -o -gid "$old_gid" \) -exec chown -h "$uid:$gid" {} +
+}
+
+# A uid or gid a container may take: 0 to 2147483647. 4294967295 is (uid_t)-1, "leave
+# unchanged" to setpriv: the process would stay root with every capability.
+valid_id() {
+    case "$1" in '' | *[!0-9]*) return 1 ;; esac
+    [ "${#1}" -le 10 ] && [ "$1" -le 2147483647 ]
 }
 
 # Phase 1 (PID 1, before tini): map the user, drop root, and hand PID 1 to tini, so no
@@ -39,9 +74,10 @@ if [ -z "${TFIMG_INNER:-}" ]; then
     if [ "$(id -u)" = 0 ] && [ -n "${TFIMG_UID:-}" ]; then
         uid=$TFIMG_UID
         gid=${TFIMG_GID:-$TFIMG_UID}
-        case "$uid:$gid" in
-            *[!0-9:]* | :* | *:) say "TFIMG_UID and TFIMG_GID must be numbers, got '$uid:$gid'"; exit 64 ;;
-        esac
+        if ! valid_id "$uid" || ! valid_id "$gid"; then
+            say "TFIMG_UID and TFIMG_GID must be numbers from 0 to 2147483647, got '$uid:$gid'"
+            exit 64
+        fi
         old_uid=$(id -u "$user")
         old_gid=$(id -g "$user")
         if [ "$uid:$gid" != "$old_uid:$old_gid" ]; then
@@ -50,12 +86,20 @@ if [ -z "${TFIMG_INNER:-}" ]; then
             sed -i "s/^$user:\([^:]*\):$old_uid:$old_gid:/$user:\1:$uid:$gid:/" /etc/passwd
             sed -i "s/^$user:\([^:]*\):$old_gid:/$user:\1:$gid:/" /etc/group
             # The image's own files (home, workdir, the spec's files), never what is
-            # mounted there: mount points are pruned and -xdev stops below them.
-            for path in "$home" "$workdir" $copied; do
-                [ -e "$path" ] || continue
-                mountpoint -q "$path" 2>/dev/null && continue
-                own "$path" || say "could not hand $path to $uid:$gid"
-            done
+            # mounted: a path on or under a mount is skipped whole, mounts below a path
+            # are pruned, and without a readable mount table nothing is touched.
+            if points=$(mount_points); then
+                for path in "$home" "$workdir" $copied; do
+                    [ -e "$path" ] || continue
+                    if on_a_mount "$path"; then
+                        say "$path is on a mount: left as it is"
+                        continue
+                    fi
+                    own "$path" || say "could not hand $path to $uid:$gid"
+                done
+            else
+                say "cannot read /proc/self/mountinfo: no file is handed to $uid:$gid"
+            fi
         fi
         export HOME="$home" USER="$user" LOGNAME="$user"
         unset TFIMG_UID TFIMG_GID
