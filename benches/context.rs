@@ -27,6 +27,7 @@ fn main() {
         destination: "/data".to_string(),
         ignore: Vec::new(),
         location: None,
+        roots: vec![std::path::PathBuf::from(&folder)],
     };
     let start = Instant::now();
     let mut context = BuildContext::default();

@@ -4,6 +4,8 @@
 use std::io::Write;
 
 use tabwriter::TabWriter;
+
+use crate::spec::source::printable;
 use tracing_subscriber::EnvFilter;
 
 pub fn init_tracing(verbose: u8) {
@@ -38,11 +40,22 @@ fn quiet_on_broken_pipe(result: std::io::Result<()>) -> std::io::Result<()> {
 /// Writes rows as aligned columns (two spaces apart) to stdout.
 pub fn print_table(header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
     let mut writer = TabWriter::new(std::io::stdout().lock()).padding(2);
-    writeln!(writer, "{}", header.join("\t"))?;
-    for row in rows {
-        writeln!(writer, "{}", row.join("\t"))?;
-    }
+    writer.write_all(table(header, rows).as_bytes())?;
     quiet_on_broken_pipe(writer.flush())
+}
+
+/// The table's lines, cells separated by tabs. Every cell has its control and invisible
+/// characters escaped: a newline in a local spec's description would forge a row, a tab
+/// a column, an escape sequence would drive the terminal.
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut text = header.join("\t");
+    text.push('\n');
+    for row in rows {
+        let cells: Vec<_> = row.iter().map(|cell| printable(cell)).collect();
+        text.push_str(&cells.join("\t"));
+        text.push('\n');
+    }
+    text
 }
 
 /// Pretty JSON on stdout, newline-terminated.
@@ -50,4 +63,19 @@ pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     let mut text = serde_json::to_string_pretty(value)?;
     text.push('\n');
     Ok(print_text(&text)?)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cells_cannot_forge_rows_columns_or_terminal_escapes() {
+        let rows = vec![vec![
+            "lab".to_string(),
+            "two\nlines\tand\u{1b}[2Jclear\u{202e}rtl".to_string(),
+        ]];
+        assert_eq!(
+            super::table(&["NAME", "DESCRIPTION"], &rows),
+            "NAME\tDESCRIPTION\nlab\ttwo\\nlines\\tand\\u{1b}[2Jclear\\u{202e}rtl\n"
+        );
+    }
 }

@@ -136,6 +136,31 @@ fn cases() -> Vec<Case> {
         ),
         spec("gpu-number", "2:6", "extends: cpu-headless\ngpu: 1\n"),
         spec(
+            "workdir-in-the-venv-bin",
+            "2:10",
+            "extends: cpu-headless\nworkdir: /opt/venv/bin\n",
+        ),
+        spec(
+            "workdir-in-lib",
+            "2:10",
+            "extends: cpu-headless\nworkdir: /lib/x86_64-linux-gnu\n",
+        ),
+        spec(
+            "workdir-in-proc",
+            "2:10",
+            "extends: cpu-headless\nworkdir: /proc/self\n",
+        ),
+        spec(
+            "workdir-in-dev-shm",
+            "2:10",
+            "extends: cpu-headless\nworkdir: /dev/shm\n",
+        ),
+        spec(
+            "workdir-in-the-ssh-folder",
+            "2:10",
+            "extends: cpu-headless\nworkdir: /home/tf/.ssh\n",
+        ),
+        spec(
             "pip-map",
             "3:8",
             "extends: cpu-headless\npackages:\n  pip: {numpy: 1}\n",
@@ -472,6 +497,11 @@ fn cases() -> Vec<Case> {
             &["--mount", "./a:/x/../etc"],
         ),
         run("mount-onto-usr", "`--mount", &["--mount", "./a:/usr"]),
+        run(
+            "mount-above-the-home",
+            "`--mount",
+            &["--mount", "./a:/home"],
+        ),
         run("mount-onto-root", "`--mount", &["--mount", "./a:/"]),
         run(
             "mount-second-one-bad",
@@ -494,6 +524,12 @@ fn cases() -> Vec<Case> {
         ),
         run("cpus-0", "`--cpus", &["--cpus", "0"]),
         run("cpus-negative", "`--cpus", &["--cpus", "-3"]),
+        run("cpus-rounding-to-no-limit", "`--cpus", &["--cpus", "1e-10"]),
+        run(
+            "cpus-below-the-smallest-share",
+            "`--cpus",
+            &["--cpus", "0.009"],
+        ),
         run("shm-size-words", "`--shm-size", &["--shm-size", "huge"]),
         run(
             "restart-unknown",
@@ -505,6 +541,21 @@ fn cases() -> Vec<Case> {
         run("name-with-space", "`--name", &["--name", "bad name"]),
         run("uid-negative", "'--uid <UID>'", &["--uid", "-5"]),
         run("uid-huge", "'--uid <UID>'", &["--uid", "99999999999"]),
+        run(
+            "uid-unchanged-means-root",
+            "'--uid <UID>'",
+            &["--uid", "4294967295"],
+        ),
+        run(
+            "uid-above-signed-range",
+            "'--uid <UID>'",
+            &["--uid", "2147483648"],
+        ),
+        run(
+            "gid-unchanged-means-root",
+            "'--gid <GID>'",
+            &["--gid", "4294967295"],
+        ),
     ]
 }
 

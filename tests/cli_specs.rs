@@ -348,3 +348,156 @@ fn list_reports_a_broken_local_spec_but_still_lists_the_rest() {
          hint: tfimg knows TensorFlow 2.4, 2.5, 2.6, 2.7, 2.8, 2.9, 2.10, 2.11, 2.12, 2.13, 2.14, 2.15, 2.16, 2.17, 2.18; write a release such as \"2.9\" or \"2.9.3\"\n"
     );
 }
+
+/// Everything under a folder, as relative paths, for "what did the command write".
+fn files_under(root: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                found.push(path.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// `files:` never copies what lies outside the project: not through `..` from a spec named
+/// as a bare file name (its folder once compared as `""`, which every path starts with),
+/// and not through links (issue 12, items 3 and 4).
+#[test]
+fn files_never_copy_what_lies_outside_the_project() {
+    let spec = "name: lab\nextends: cpu-headless\nfiles:\n  - ../outside/id_rsa:/tf/x\n";
+    let folder = scratch(&[
+        ("top/proj/lab.yaml", spec),
+        ("top/outside/id_rsa", "SECRET KEY\n"),
+    ]);
+    let project = folder.path().join("top/proj");
+    for name in ["lab.yaml", "./lab.yaml"] {
+        let outcome = tfimg(&project, &["render", name, "-o", "ctx"]);
+        assert_eq!(outcome.code, 1, "{name}: {}", outcome.stderr);
+        let outside = folder.path().join("top/outside/id_rsa");
+        assert_eq!(
+            outcome.stderr,
+            format!(
+                "error: `{name}`:3:1: `files` source `../outside/id_rsa` is outside the project (it is `{}`)\nhint: copy files from the spec's folder or the current folder, such as `../code` from `images/`\n",
+                outside.display()
+            ),
+            "{name}"
+        );
+        assert!(!project.join("ctx").exists(), "{name} wrote a context");
+    }
+
+    // Links: one inside the project is copied as its file; one out of it is refused.
+    let spec = "name: lab\nextends: cpu-headless\nfiles:\n  - code:/tf/code\n";
+    std::fs::write(project.join("lab.yaml"), spec).unwrap();
+    std::fs::create_dir_all(project.join("code")).unwrap();
+    std::fs::create_dir_all(project.join("shared")).unwrap();
+    std::fs::write(project.join("code/train.py"), "print(1)\n").unwrap();
+    std::fs::write(project.join("shared/lib.py"), "x = 1\n").unwrap();
+    std::os::unix::fs::symlink("../shared/lib.py", project.join("code/lib.py")).unwrap();
+    let outcome = tfimg(&project, &["render", "lab.yaml", "-o", "ctx"]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let copied: Vec<String> = files_under(&project.join("ctx"))
+        .into_iter()
+        .filter(|path| path.starts_with("files/"))
+        .collect();
+    assert_eq!(copied, ["files/0/lib.py", "files/0/train.py"]);
+    assert_eq!(
+        std::fs::read_to_string(project.join("ctx/files/0/lib.py")).unwrap(),
+        "x = 1\n"
+    );
+    std::fs::remove_dir_all(project.join("ctx")).unwrap();
+
+    std::os::unix::fs::symlink("../../outside/id_rsa", project.join("code/key")).unwrap();
+    let real = folder
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("top/outside/id_rsa");
+    let outcome = tfimg(&project, &["render", "lab.yaml", "-o", "ctx"]);
+    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert_eq!(
+        outcome.stderr,
+        format!(
+            "error: `lab.yaml`:3:1: `files`: `key` in `{}` leads outside the project, to `{}`\nhint: copy the file into the project, or leave the link out with the entry's `ignore`\n",
+            project.join("code").display(),
+            real.display()
+        )
+    );
+    assert!(!project.join("ctx").exists());
+
+    // The source itself a link out of the project.
+    std::fs::remove_file(project.join("code/key")).unwrap();
+    std::fs::remove_dir_all(project.join("code")).unwrap();
+    std::os::unix::fs::symlink("../outside", project.join("code")).unwrap();
+    let outcome = tfimg(&project, &["render", "lab.yaml", "-o", "ctx"]);
+    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert!(
+        outcome.stderr.contains("leads outside the project"),
+        "{}",
+        outcome.stderr
+    );
+    assert!(!project.join("ctx").exists());
+}
+
+/// A local spec that inherits a description and changes the TensorFlow version lists its
+/// own version, and no description can forge rows or reach the terminal raw (issue 12,
+/// items 12 and 18).
+#[test]
+fn list_descriptions_follow_the_spec_and_cannot_forge_rows() {
+    let folder = scratch(&[
+        (
+            "images/newer.yaml",
+            "name: newer\nextends: cpu-jupyter\ntensorflow: \"2.15\"\n",
+        ),
+        (
+            "images/cpu-twin.yaml",
+            "name: cpu-twin\nextends: gpu-headless\ngpu: false\n",
+        ),
+        (
+            "images/forged.yaml",
+            "name: forged\nextends: cpu-headless\ndescription: \"mine\\nevil  2.9.3  3.9  -  -  none  built-in  trusted\\e[2J\\t{stack}\"\n",
+        ),
+    ]);
+    let outcome = tfimg(folder.path(), &["list"]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let line = |name: &str| -> String {
+        outcome
+            .stdout
+            .lines()
+            .find(|line| line.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no `{name}` row in\n{}", outcome.stdout))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(
+        line("newer"),
+        "newer 2.15.1 3.9 - - jupyter images/newer.yaml TensorFlow 2.15 (CPU) with JupyterLab"
+    );
+    assert_eq!(
+        line("cpu-twin"),
+        "cpu-twin 2.9.3 3.9 - - none images/cpu-twin.yaml TensorFlow 2.9 (CPU) for batch jobs"
+    );
+    assert_eq!(
+        line("forged"),
+        "forged 2.9.3 3.9 - - none images/forged.yaml mine\\nevil 2.9.3 3.9 - - none built-in trusted\\u{1b}[2J\\tTensorFlow 2.9 (CPU)"
+    );
+    // One header and one row per spec: 6 built-ins and 3 local ones.
+    assert_eq!(
+        outcome.stdout.lines().count(),
+        1 + 6 + 3,
+        "{}",
+        outcome.stdout
+    );
+    assert!(!outcome.stdout.contains('\u{1b}'));
+}

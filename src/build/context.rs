@@ -4,7 +4,7 @@
 //! a blocking thread, so memory stays bounded whatever the context's size.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use futures_util::Stream;
@@ -121,19 +121,35 @@ impl BuildContext {
                 "check the patterns",
             )
         })?;
+        // Links are followed, but every one must land inside the project (a link to
+        // `~/.ssh/id_rsa` would otherwise put a secret in the image).
+        let project = ProjectRoots::new(&copied.roots);
+        project.check(source, source, &at)?;
         let walker = ignore::WalkBuilder::new(source)
             .standard_filters(false)
-            .follow_links(false)
+            .follow_links(true)
             .overrides(overrides)
             .sort_by_file_name(|a, b| a.cmp(b))
             .build();
         for item in walker {
-            let entry = item.map_err(|error| {
-                InputError::new(
-                    format!("{at}cannot read `files` source: {error}"),
-                    "check the permissions",
-                )
-            })?;
+            let entry = match item {
+                Ok(entry) => entry,
+                Err(error) => {
+                    // A link that leads nowhere (or in a circle) gets its own message.
+                    if let Some(path) = error_path(&error) {
+                        if path.is_symlink() {
+                            project.check(path, source, &at)?;
+                        }
+                    }
+                    return Err(InputError::new(
+                        format!("{at}cannot read `files` source: {error}"),
+                        "check the permissions, and that no link leads to a folder above it",
+                    ));
+                }
+            };
+            if entry.path_is_symlink() {
+                project.check(entry.path(), source, &at)?;
+            }
             let Some(kind) = entry.file_type() else {
                 continue;
             };
@@ -238,6 +254,61 @@ impl BuildContext {
         futures_util::stream::unfold(receiver, |mut receiver| async move {
             receiver.recv().await.map(|item| (item, receiver))
         })
+    }
+}
+
+/// The file a walk error is about.
+fn error_path(error: &ignore::Error) -> Option<&Path> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::Loop { child, .. } => Some(child),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        _ => None,
+    }
+}
+
+/// The project's folders, links resolved, that copied files must stay inside.
+struct ProjectRoots(Vec<PathBuf>);
+
+impl ProjectRoots {
+    fn new(roots: &[PathBuf]) -> ProjectRoots {
+        ProjectRoots(
+            roots
+                .iter()
+                .filter_map(|root| root.canonicalize().ok())
+                .collect(),
+        )
+    }
+
+    /// Refuses `path` (the `files:` source or a link under it) when, links resolved, it
+    /// leaves the project or leads nowhere.
+    fn check(&self, path: &Path, source: &Path, at: &str) -> Result<(), InputError> {
+        let shown = match path.strip_prefix(source) {
+            Ok(relative) if !relative.as_os_str().is_empty() => {
+                format!("`{}` in `{}`", relative.display(), source.display())
+            }
+            _ => format!("`{}`", path.display()),
+        };
+        let hint =
+            "copy the file into the project, or leave the link out with the entry's `ignore`";
+        let real = path.canonicalize().map_err(|error| {
+            InputError::new(
+                format!("{at}`files`: the link {shown} leads nowhere ({error})"),
+                hint,
+            )
+        })?;
+        if self.0.iter().any(|root| real.starts_with(root)) {
+            return Ok(());
+        }
+        Err(InputError::new(
+            format!(
+                "{at}`files`: {shown} leads outside the project, to `{}`",
+                real.display()
+            ),
+            hint,
+        ))
     }
 }
 
@@ -360,6 +431,7 @@ mod tests {
             destination: "/tf/code".to_string(),
             ignore: vec!["*.ckpt".to_string()],
             location: None,
+            roots: vec![folder.path().to_path_buf()],
         };
         let mut context = BuildContext::default();
         context.add_copied(&copied).unwrap();
@@ -390,6 +462,89 @@ mod tests {
         let error = context.add_copied(&missing).unwrap_err();
         assert!(
             error.message.contains("does not exist"),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
+    fn links_are_followed_inside_the_project_and_refused_when_they_leave_it() {
+        let folder = tempfile::tempdir().unwrap();
+        let project = folder.path().join("project");
+        let outside = folder.path().join("outside");
+        std::fs::create_dir_all(project.join("code")).unwrap();
+        std::fs::create_dir_all(project.join("shared")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(project.join("code/train.py"), "print(1)\n").unwrap();
+        std::fs::write(project.join("shared/lib.py"), "x = 1\n").unwrap();
+        std::fs::write(outside.join("id_rsa"), "SECRET").unwrap();
+        std::os::unix::fs::symlink("../shared/lib.py", project.join("code/lib.py")).unwrap();
+        let copied = |source: &str, ignore: &[&str]| CopiedFiles {
+            source: project.join(source),
+            context_path: "files/0".to_string(),
+            destination: "/tf/code".to_string(),
+            ignore: ignore.iter().map(|p| p.to_string()).collect(),
+            location: None,
+            roots: vec![project.clone()],
+        };
+        let paths = |context: &BuildContext| -> Vec<String> {
+            context.entries.iter().map(|e| e.path.clone()).collect()
+        };
+        // A link that stays in the project is copied as the file it names.
+        let mut context = BuildContext::default();
+        context.add_copied(&copied("code", &[])).unwrap();
+        assert_eq!(paths(&context), ["files/0/lib.py", "files/0/train.py"]);
+
+        // A link (in a folder, or as the source itself) out of the project is refused.
+        std::os::unix::fs::symlink(outside.join("id_rsa"), project.join("code/key")).unwrap();
+        std::os::unix::fs::symlink(&outside, project.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(outside.join("id_rsa"), project.join("key")).unwrap();
+        let real = outside.canonicalize().unwrap();
+        for (source, shown) in [
+            (
+                "code",
+                format!("`key` in `{}`", project.join("code").display()),
+            ),
+            (
+                "elsewhere",
+                format!("`{}`", project.join("elsewhere").display()),
+            ),
+            ("key", format!("`{}`", project.join("key").display())),
+        ] {
+            let error = BuildContext::default()
+                .add_copied(&copied(source, &[]))
+                .unwrap_err();
+            let target = if source == "elsewhere" {
+                real.clone()
+            } else {
+                real.join("id_rsa")
+            };
+            assert_eq!(
+                error.message,
+                format!(
+                    "`files`: {shown} leads outside the project, to `{}`",
+                    target.display()
+                )
+            );
+            assert_eq!(
+                error.hint,
+                "copy the file into the project, or leave the link out with the entry's `ignore`"
+            );
+        }
+        // Leaving the link out with `ignore` copies the rest.
+        let mut context = BuildContext::default();
+        context.add_copied(&copied("code", &["key"])).unwrap();
+        assert_eq!(paths(&context), ["files/0/lib.py", "files/0/train.py"]);
+        // A link that leads nowhere is named.
+        std::os::unix::fs::symlink("missing.py", project.join("code/gone.py")).unwrap();
+        let error = BuildContext::default()
+            .add_copied(&copied("code", &["key"]))
+            .unwrap_err();
+        assert!(
+            error.message.starts_with(&format!(
+                "`files`: the link `gone.py` in `{}` leads nowhere",
+                project.join("code").display()
+            )),
             "{}",
             error.message
         );

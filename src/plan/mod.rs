@@ -301,6 +301,9 @@ pub fn parse_size(text: &str, flag: &str) -> Result<i64, InputError> {
 }
 
 /// `1.5` → 1.5e9 nano-CPUs.
+/// The smallest `--cpus` (Docker's own lower bound).
+pub const MIN_CPUS: f64 = 0.01;
+
 pub fn parse_cpus(text: &str) -> Result<i64, InputError> {
     let value: f64 = text.trim().parse().map_err(|_| {
         InputError::new(
@@ -314,7 +317,15 @@ pub fn parse_cpus(text: &str) -> Result<i64, InputError> {
             "use a number above 0, such as 2",
         ));
     }
-    Ok((value * 1e9) as i64)
+    // The kernel's smallest quota is 1 ms per 100 ms period; below it the value would
+    // round to NanoCpus 0, which Docker reads as no limit at all.
+    if value < MIN_CPUS {
+        return Err(InputError::new(
+            format!("`--cpus {text}` is below {MIN_CPUS}, the smallest share a container can get"),
+            "use 0.01 or more, such as 0.5",
+        ));
+    }
+    Ok((value * 1e9).round() as i64)
 }
 
 /// `KEY=value` (a bare `KEY` takes tfimg's own environment value, as docker does).

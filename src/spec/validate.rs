@@ -165,7 +165,12 @@ impl Resolver<'_> {
 
         Ok(ResolvedSpec {
             name: leaf.name.clone(),
-            description: merged.description.clone().unwrap_or_default(),
+            description: describe(
+                merged.description.as_deref().unwrap_or_default(),
+                &tensorflow,
+                &python,
+                gpu.as_ref(),
+            ),
             source: match &leaf.origin {
                 Origin::Builtin => "built-in".to_string(),
                 _ => leaf.display_path.clone(),
@@ -203,8 +208,19 @@ impl Resolver<'_> {
             .expect("merged files come from some spec");
         let folder = match &owner.origin {
             Origin::Local(path) | Origin::File(path) => {
-                let parent = path.parent().unwrap_or(Path::new("."));
-                std::path::absolute(parent).unwrap_or_else(|_| parent.to_path_buf())
+                // `lab.yaml` has the parent `""`: the current folder, made absolute, so
+                // the comparison below never sees a relative (match-everything) root.
+                let parent = path
+                    .parent()
+                    .filter(|parent| !parent.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                lexical(&std::path::absolute(parent).map_err(|error| {
+                    self.error(
+                        "files",
+                        format!("cannot resolve the folder of the spec file: {error}"),
+                        "run tfimg from an existing folder",
+                    )
+                })?)
             }
             Origin::Builtin => {
                 return Err(self.error(
@@ -217,7 +233,9 @@ impl Resolver<'_> {
         let location = owner.locate_key("files");
         // Sources stay in the project: under the spec's folder, or under the current
         // folder (`../code` from `images/`). Like `folder`, this reads the current folder.
-        let current = std::env::current_dir().ok();
+        let current = std::env::current_dir()
+            .ok()
+            .map(|current| lexical(&current));
         let roots: Vec<&Path> = [Some(folder.as_path()), current.as_deref()]
             .into_iter()
             .flatten()
@@ -275,6 +293,7 @@ impl Resolver<'_> {
                 destination,
                 ignore,
                 location: location.clone(),
+                roots: roots.iter().map(|root| root.to_path_buf()).collect(),
             });
         }
         Ok(resolved)
@@ -637,42 +656,27 @@ impl Resolver<'_> {
             .unwrap_or_else(|| DEFAULT_WORKDIR.to_string());
         let parts: Vec<&str> = workdir.split('/').filter(|part| !part.is_empty()).collect();
         let normalized = format!("/{}", parts.join("/"));
-        // System folders would be handed to the user at build and at every start.
-        const SYSTEM: &[&str] = &[
-            "/bin",
-            "/boot",
-            "/dev",
-            "/etc",
-            "/home",
-            "/lib",
-            "/lib64",
-            "/opt",
-            "/opt/venv",
-            "/opt/tfimg",
-            "/proc",
-            "/root",
-            "/run",
-            "/sbin",
-            "/srv",
-            "/sys",
-            "/tmp",
-            "/usr",
-            "/var",
-        ];
-        let valid = workdir.starts_with('/')
+        let syntax_ok = workdir.starts_with('/')
             && !parts.is_empty()
             && workdir
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.'))
-            && !parts.iter().any(|part| *part == ".." || *part == ".")
-            && !SYSTEM.contains(&normalized.as_str())
-            && !normalized.starts_with("/usr/")
-            && !normalized.starts_with("/etc/");
-        if !valid {
+            && !parts.iter().any(|part| *part == ".." || *part == ".");
+        if !syntax_ok {
             return Err(self.error(
                 "workdir",
                 format!("workdir `{workdir}` is not valid"),
                 "use an absolute path of its own, such as `/tf` or `/workspace` (not a system folder, no `.` or `..`)",
+            ));
+        }
+        // The workdir is handed to the user at build and at every start: under a system
+        // folder that would be a user-writable folder among the system's programs (first
+        // on PATH for `/opt/venv/bin`), read by the entrypoint's root phase.
+        if let Some(system) = system_folder(&parts) {
+            return Err(self.error(
+                "workdir",
+                format!("workdir `{workdir}` is {system}"),
+                "use a folder of its own, such as `/tf` or `/workspace` (the user gets to own it)",
             ));
         }
         Ok(normalized)
@@ -802,9 +806,59 @@ fn lexical(path: &Path) -> std::path::PathBuf {
     out
 }
 
-/// Whether the absolute, lexical `path` is one of `roots` or inside one.
+/// A description with its placeholders filled from the resolved stack, so a spec that
+/// inherits a description and changes the TensorFlow version (or turns the GPU off) never
+/// lists the parent's versions: `{stack}` (`TensorFlow 2.9 (CPU)` or `TensorFlow 2.9 +
+/// CUDA 11.8 + cuDNN 8.6`), `{tensorflow}` (`2.9.3`), `{tensorflow_minor}` (`2.9`) and
+/// `{python}`. Other braces are left as written.
+fn describe(template: &str, tensorflow: &Version, python: &str, gpu: Option<&GpuStack>) -> String {
+    let (major, minor) = tensorflow.major_minor();
+    let minor = format!("{major}.{minor}");
+    let stack = match gpu {
+        Some(gpu) => format!(
+            "TensorFlow {minor} + CUDA {} + cuDNN {}",
+            gpu.cuda, gpu.cudnn
+        ),
+        None => format!("TensorFlow {minor} (CPU)"),
+    };
+    template
+        .replace("{stack}", &stack)
+        .replace("{tensorflow_minor}", &minor)
+        .replace("{tensorflow}", &tensorflow.to_string())
+        .replace("{python}", python)
+}
+
+/// What makes a workdir/// What makes a workdir (its parts, `/opt/venv/bin` → `["opt", "venv", "bin"]`) a system
+/// folder, if anything: a top-level folder of the system itself, anything under the
+/// system's programs, libraries, state and kernel file systems, tfimg's venv and scripts,
+/// or a hidden folder (`/home/tf/.ssh`).
+fn system_folder(parts: &[&str]) -> Option<&'static str> {
+    const TOP_ONLY: &[&str] = &["home", "media", "mnt", "opt", "srv", "tmp"];
+    const WHOLE: &[&str] = &[
+        "bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "root", "run",
+        "sbin", "sys", "usr", "var",
+    ];
+    match parts {
+        [] => Some("the root folder"),
+        [top] if TOP_ONLY.contains(top) => Some("a system folder"),
+        [top, ..] if WHOLE.contains(top) => Some("a system folder or inside one"),
+        ["opt", "venv" | "tfimg", ..] => {
+            Some("tfimg's Python environment or scripts, or inside them")
+        }
+        _ if parts.iter().any(|part| part.starts_with('.')) => {
+            Some("a hidden folder or inside one")
+        }
+        _ => None,
+    }
+}
+
+/// Whether the absolute, lexical `path` is one of `roots` or inside one./// Whether the absolute, lexical `path` is one of `roots` or inside one. A relative root
+/// is no root: every relative path would "start with" an empty one.
 fn inside_any(path: &Path, roots: &[&Path]) -> bool {
-    roots.iter().any(|root| path.starts_with(lexical(root)))
+    path.is_absolute()
+        && roots
+            .iter()
+            .any(|root| root.is_absolute() && path.starts_with(lexical(root)))
 }
 
 fn tensorflow_package_name(gpu: Option<&GpuStack>) -> &'static str {
@@ -873,6 +927,52 @@ mod tests {
             &source("../x"),
             &[images, Path::new("/home/ana/project/images/../")]
         ));
+        // A spec named as a bare file name once had the folder `""`, which every path
+        // "starts with".
+        assert!(!inside_any(Path::new("/outside/id_rsa"), &[Path::new("")]));
+        assert!(!inside_any(
+            Path::new("../../outside/id_rsa"),
+            &[Path::new("")]
+        ));
+    }
+
+    #[test]
+    fn workdirs_under_system_folders_are_refused() {
+        let verdict = |path: &str| {
+            let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+            system_folder(&parts)
+        };
+        for system in [
+            "/opt/venv/bin",
+            "/opt/tfimg",
+            "/lib/x86_64-linux-gnu",
+            "/proc/self",
+            "/dev/shm",
+            "/home/tf/.ssh",
+            "/usr/local/bin",
+            "/etc",
+            "/var/lib/x",
+            "/run/user",
+            "/root/work",
+            "/home",
+            "/opt",
+            "/tmp",
+        ] {
+            assert!(verdict(system).is_some(), "{system}");
+        }
+        for own in [
+            "/tf",
+            "/workspace",
+            "/home/tf",
+            "/home/tf/work",
+            "/opt/project",
+            "/mnt/tf",
+            "/srv/lab",
+            "/tmp/work",
+            "/data/x",
+        ] {
+            assert_eq!(verdict(own), None, "{own}");
+        }
     }
 
     #[test]
