@@ -291,7 +291,8 @@ fn render(header: &str, documents: &[Value]) -> String {
     let mut text = header.to_string();
     for document in documents {
         text.push_str("---\n");
-        text.push_str(&serde_yaml::to_string(document).expect("JSON values serialise as YAML"));
+        let value = serde_yaml::to_value(document).expect("JSON values convert to YAML values");
+        text.push_str(&super::emit::to_yaml(&value));
     }
     text
 }

@@ -4,6 +4,7 @@
 //! of a clash. Pure apart from reading the file.
 
 pub mod compose;
+pub mod emit;
 pub mod k8s;
 
 use std::collections::BTreeMap;
