@@ -485,3 +485,210 @@ async fn kubernetes_manifests_validate_strictly_and_every_worker_gets_its_tf_con
         "{tfjob}"
     );
 }
+
+/// The documents of a multi-document manifest file.
+fn documents_of(text: &str) -> Vec<serde_yaml::Value> {
+    text.split("\n---\n")
+        .skip(1)
+        .map(|document| serde_yaml::from_str(document).unwrap())
+        .collect()
+}
+
+fn document<'a>(
+    documents: &'a [serde_yaml::Value],
+    kind: &str,
+    name: &str,
+) -> &'a serde_yaml::Value {
+    documents
+        .iter()
+        .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind}/{name}"))
+}
+
+/// What Kubernetes gives a pod that Docker does not: the kernel's own floor for
+/// unprivileged ports (Docker lowers it to 0 in every container; containerd and CRI-O
+/// leave it at 1024), so the pod's command is tried against it.
+const KUBERNETES_PORT_FLOOR: &str = "net.ipv4.ip_unprivileged_port_start=1024";
+
+#[tokio::test]
+async fn an_ssh_member_exported_to_kubernetes_serves_ssh_as_its_uid_with_no_capability() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let team = format!(
+        "k{}",
+        unique("x").replace(|c: char| !c.is_ascii_alphanumeric(), "")
+    )
+    .to_lowercase();
+    let team = team[..team.len().min(20)].to_string();
+    let folder = scratch(&[(
+        "team.yaml",
+        &format!("team: {team}\nmembers:\n  - name: carol\n    spec: cpu-ssh\n"),
+    )]);
+    let data = folder.path().join(".tfimg-data");
+    let made = tfimg_with_env(
+        folder.path(),
+        &["k8s", "team.yaml", "-o", "out", "--ca-cert", HOST_CA],
+        &[("XDG_DATA_HOME", data.to_str().unwrap())],
+    );
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let text = std::fs::read_to_string(folder.path().join(format!("out/{team}.yaml"))).unwrap();
+    let documents = documents_of(&text);
+    let name = format!("{team}-carol");
+
+    // The Service answers on 22 and sends it to the pod's own port.
+    let service = document(&documents, "Service", &name);
+    let ssh_port = service["spec"]["ports"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|port| port["name"] == "ssh")
+        .expect("an ssh port");
+    assert_eq!(ssh_port["port"], 22);
+    let target = ssh_port["targetPort"].as_u64().unwrap();
+    assert!(target >= 1024, "sshd must listen on an unprivileged port");
+
+    let pod = &document(&documents, "Deployment", &name)["spec"]["template"]["spec"];
+    assert_eq!(pod["automountServiceAccountToken"], false);
+    let container = &pod["containers"][0];
+    assert_eq!(
+        container["ports"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|port| port["name"] == "ssh")
+            .unwrap()["containerPort"],
+        target
+    );
+    assert_eq!(
+        container["securityContext"]["capabilities"]["drop"][0],
+        "ALL"
+    );
+    assert_eq!(
+        container["securityContext"]["allowPrivilegeEscalation"],
+        false
+    );
+    let uid = pod["securityContext"]["runAsUser"].as_u64().unwrap();
+    let gid = pod["securityContext"]["runAsGroup"].as_u64().unwrap();
+    assert_ne!(uid, 0);
+
+    // The pod as Kubernetes would start it: its image, entrypoint, command, environment
+    // and Secret, as its uid:gid, no capability, no privilege escalation.
+    let container_name = unique("t-k8s-ssh");
+    let _guard = DockerGuard::containers(&[&container_name]);
+    let user = format!("{uid}:{gid}");
+    let mut run: Vec<String> = [
+        "run",
+        "-d",
+        "--name",
+        &container_name,
+        "--user",
+        &user,
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--sysctl",
+        KUBERNETES_PORT_FLOOR,
+        "-p",
+        &format!("127.0.0.1::{target}"),
+    ]
+    .map(String::from)
+    .to_vec();
+    for variable in container["env"].as_sequence().unwrap() {
+        let (key, value) = (
+            variable["name"].as_str().unwrap(),
+            variable["value"].as_str().unwrap(),
+        );
+        run.extend(["-e".to_string(), format!("{key}={value}")]);
+    }
+    let secret = document(&documents, "Secret", &name);
+    assert_eq!(container["envFrom"][0]["secretRef"]["name"], name.as_str());
+    for (key, value) in secret["stringData"].as_mapping().unwrap() {
+        let (key, value) = (key.as_str().unwrap(), value.as_str().unwrap());
+        run.extend(["-e".to_string(), format!("{key}={value}")]);
+    }
+    if let Some(command) = container["command"].as_sequence() {
+        run.extend([
+            "--entrypoint".to_string(),
+            command[0].as_str().unwrap().into(),
+        ]);
+        assert_eq!(
+            command.len(),
+            1,
+            "an entrypoint with arguments: {command:?}"
+        );
+    }
+    run.push(container["image"].as_str().unwrap().to_string());
+    for argument in container["args"].as_sequence().into_iter().flatten() {
+        run.push(argument.as_str().unwrap().to_string());
+    }
+    let started = std::process::Command::new("docker")
+        .args(&run)
+        .output()
+        .unwrap();
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let published = common::docker(&["port", &container_name, &target.to_string()]);
+    let host_port = published
+        .lines()
+        .next()
+        .and_then(|line| line.rsplit(':').next())
+        .unwrap_or_else(|| panic!("port {target} is not published: {published}"))
+        .trim()
+        .to_string();
+
+    let key = data.join(format!("tfimg/teams/{team}/carol/id_ed25519"));
+    let login = || {
+        std::process::Command::new("ssh")
+            .args(["-p", &host_port, "-i"])
+            .arg(&key)
+            .args([
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "StrictHostKeyChecking=no",
+                "-o",
+                "UserKnownHostsFile=/dev/null",
+                "-o",
+                "ConnectTimeout=5",
+                "tf@127.0.0.1",
+                "id -u; grep CapEff /proc/1/status",
+            ])
+            .output()
+            .unwrap()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let output = loop {
+        let output = login();
+        if output.status.success() {
+            break output;
+        }
+        let logs = std::process::Command::new("docker")
+            .args(["logs", &container_name])
+            .output()
+            .unwrap();
+        assert!(
+            std::time::Instant::now() < deadline
+                && common::container_state(&container_name).as_deref() == Some("running"),
+            "no ssh login: {}\ncontainer log:\n{}{}",
+            String::from_utf8_lossy(&output.stderr),
+            String::from_utf8_lossy(&logs.stdout),
+            String::from_utf8_lossy(&logs.stderr)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some(uid.to_string().as_str()), "{stdout}");
+    assert_eq!(
+        lines
+            .next()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>()),
+        Some(vec!["CapEff:", "0000000000000000"]),
+        "{stdout}"
+    );
+}
