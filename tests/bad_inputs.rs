@@ -389,6 +389,38 @@ fn cases() -> Vec<Case> {
             "2:1",
             "team: lab\nmember:\n  - name: alice\n",
         ),
+        team(
+            "team-name-90-characters",
+            "1:7",
+            &format!(
+                "team: {}\nmembers:\n  - name: alice\n    spec: cpu-headless\n",
+                "a".repeat(90)
+            ),
+        ),
+        team(
+            "team-name-ends-with-dash",
+            "1:7",
+            "team: lab-\nmembers:\n  - name: alice\n    spec: cpu-headless\n",
+        ),
+        team(
+            "member-name-ends-with-dash",
+            "5:5",
+            &members("  - name: alice-\n"),
+        ),
+        team(
+            "team-and-member-names-too-long-for-kubernetes",
+            "5:5",
+            &format!(
+                "team: {}\ndefaults:\n  spec: cpu-headless\nmembers:\n  - name: {}\n",
+                "t".repeat(40),
+                "m".repeat(20)
+            ),
+        ),
+        team(
+            "workers-over-100000",
+            "6:5",
+            &members("  - name: alice\n    workers: 100001\n    command: [python, train.py]\n"),
+        ),
         team("member-name-number", "5:5", &members("  - name: 42\n")),
         team("member-name-emoji", "5:5", &members("  - name: alice😀\n")),
         team(

@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::os::unix::fs::PermissionsExt;
+
 use common::{http, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
 
 fn free_port() -> u16 {
@@ -221,6 +223,14 @@ fn clashing_gpus_and_ports_exit_1_naming_both_members_and_the_line() {
     );
 }
 
+/// A time limit that only catches a hang.
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// A scalar of docker-compose's YAML output without its quotes.
+fn unquoted(text: &str) -> &str {
+    text.trim_matches(|c| c == '\'' || c == '"')
+}
+
 /// Stops and removes a Compose project when dropped (also when the test fails).
 struct ComposeGuard {
     file: std::path::PathBuf,
@@ -251,17 +261,29 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
     let team = team[..team.len().min(20)].to_string();
     let file = format!(
         "team: {team}\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n\
-         \x20 - name: alice\n    ports: {{jupyter: {}}}\n\
+         \x20 - name: alice\n    ports: {{jupyter: {}}}\n{}\
          \x20 - name: bob\n    ports: {{jupyter: {}}}\n\
-         \x20 - name: gpu\n    spec: gpu-headless\n    gpus: [0, 1]\n",
-        ports[0], ports[1]
+         \x20 - name: gpu\n    spec: gpu-headless\n    gpus: [0, 1]\n\
+         \x20 - name: echo\n    spec: cpu-headless\n    mounts: [\"./data$x:/data\"]\n\
+         \x20   command: [\"sh\", \"-c\", \"echo home=$HOME; cat /data/marker\"]\n",
+        ports[0],
+        alice_env(),
+        ports[1]
     );
-    let folder = scratch(&[("team.yaml", &file)]);
+    let folder = scratch(&[("team.yaml", &file), ("data$x/marker", "mounted\n")]);
     let output = folder.path().join("out/team.compose.yaml");
     let guard = ComposeGuard {
         file: output.clone(),
         project: team.clone(),
     };
+    // An env file that was there, world-readable and with a second name: the new token
+    // never goes into it.
+    let env_file = folder.path().join(format!("out/{team}.alice.env"));
+    std::fs::create_dir_all(env_file.parent().unwrap()).unwrap();
+    std::fs::write(&env_file, "# an older export\n").unwrap();
+    std::fs::set_permissions(&env_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let kept = folder.path().join("out/kept.env");
+    std::fs::hard_link(&env_file, &kept).unwrap();
     let made = tfimg_with_env(
         folder.path(),
         &[
@@ -275,6 +297,15 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
         &[],
     );
     assert_eq!(made.code, 0, "{}", made.stderr);
+    for member in ["alice", "bob"] {
+        let path = folder.path().join(format!("out/{team}.{member}.env"));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{}", path.display());
+    }
+    assert_eq!(
+        std::fs::read_to_string(&kept).unwrap(),
+        "# an older export\n"
+    );
     let text = std::fs::read_to_string(&output).unwrap();
     assert!(
         !text.contains("TFIMG_JUPYTER_TOKEN"),
@@ -285,18 +316,39 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
         "{text}"
     );
 
-    let config = std::process::Command::new("docker-compose")
-        .arg("-f")
-        .arg(&output)
-        .arg("config")
-        .output()
-        .unwrap();
+    // `$x` would be the host's variable if Compose were left to interpolate it.
+    let compose = |args: &[&str]| {
+        std::process::Command::new("docker-compose")
+            .arg("-f")
+            .arg(&output)
+            .args(["-p", &guard.project])
+            .args(args)
+            .env("x", "WRONG")
+            .output()
+            .unwrap()
+    };
+    let config = compose(&["config"]);
     assert!(
         config.status.success(),
         "{}",
         String::from_utf8_lossy(&config.stderr)
     );
     let resolved = String::from_utf8_lossy(&config.stdout);
+    // docker-compose (YAML 1.1) read every value as the string it is.
+    for (key, value) in ALICE_ENV_VALUES {
+        let found = resolved.lines().any(|line| {
+            line.trim()
+                .split_once(": ")
+                .is_some_and(|(k, v)| unquoted(k) == *key && unquoted(v) == *value)
+        });
+        assert!(found, "`{key}: {value}` missing from:\n{resolved}");
+    }
+    let data = format!("{}/data$x:/data", folder.path().display());
+    assert!(
+        resolved.contains(&data),
+        "`{data}` missing from:\n{resolved}"
+    );
+    assert!(!resolved.contains("WRONG"), "{resolved}");
     for expected in ["driver: nvidia", "device_ids:", "- '0'", "- '1'", "- gpu"] {
         assert!(
             resolved.contains(expected),
@@ -304,17 +356,21 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
         );
     }
 
-    let up = std::process::Command::new("docker-compose")
-        .arg("-f")
-        .arg(&output)
-        .args(["-p", &guard.project, "up", "-d", "alice", "bob"])
-        .output()
-        .unwrap();
+    let up = compose(&["up", "-d", "alice", "bob", "echo"]);
     assert!(
         up.status.success(),
         "{}",
         String::from_utf8_lossy(&up.stderr)
     );
+    // The command's `$HOME` is the container's, and the folder with `$` in its name is
+    // the one mounted.
+    let echo = String::from_utf8_lossy(&compose(&["ps", "-q", "echo"]).stdout)
+        .trim()
+        .to_string();
+    common::wait_for("the echo member to finish", LIMIT, || {
+        common::container_state(&echo).as_deref() == Some("exited")
+    });
+    assert_eq!(common::docker(&["logs", &echo]), "home=/home/tf\nmounted\n");
     for (member, port) in [("alice", ports[0]), ("bob", ports[1])] {
         let env = std::fs::read_to_string(folder.path().join(format!("out/{team}.{member}.env")))
             .unwrap();
@@ -340,20 +396,53 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
     drop(guard);
 }
 
+/// Environment values (and names) that YAML 1.1 reads as booleans, null, numbers or dates.
+const ALICE_ENV_VALUES: &[(&str, &str)] = &[
+    ("NOTE", "on"),
+    ("YES", "no"),
+    ("Y", "y"),
+    ("NOTHING", "~"),
+    ("HEX", "0x1F"),
+    ("BIG", "1_000"),
+    ("LUNCH", "12:30"),
+    ("DAY", "2001-12-14"),
+    ("E", "1e3"),
+    ("OCTAL", "012"),
+    ("INFINITE", ".inf"),
+];
+
+/// ALICE_ENV_VALUES as the `env:` of a member in a team file.
+fn alice_env() -> String {
+    let mut text = "    env:\n".to_string();
+    for (key, value) in ALICE_ENV_VALUES {
+        text.push_str(&format!("      {key}: \"{value}\"\n"));
+    }
+    text
+}
+
 #[tokio::test]
 async fn kubernetes_manifests_validate_strictly_and_every_worker_gets_its_tf_config() {
     let Some(_engine) = common::engine().await else {
         return;
     };
-    let folder = scratch(&[(
-        "team.yaml",
+    let team_file = format!(
         "team: vision-lab\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n\
-         \x20 - name: alice\n    gpus: [0]\n\
+         \x20 - name: alice\n    gpus: [0]\n{}\
          \x20 - name: carol\n    spec: cpu-ssh\n\
          \x20 - name: batch\n    spec: cpu-headless\n    command: [\"python\", \"train.py\"]\n\
          \x20 - name: dist\n    spec: gpu-headless\n    gpus: 1\n    workers: 3\n    command: [\"python\", \"train.py\"]\n",
-    )]);
+        alice_env()
+    );
+    let folder = scratch(&[("team.yaml", &team_file)]);
     let data = folder.path().join(".tfimg-data");
+    // A manifest file that was there, world-readable and with a second name: the new
+    // Secrets never go into it.
+    let manifests = folder.path().join("out/vision-lab.yaml");
+    std::fs::create_dir_all(manifests.parent().unwrap()).unwrap();
+    std::fs::write(&manifests, "# an older export\n").unwrap();
+    std::fs::set_permissions(&manifests, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let kept = folder.path().join("out/kept.yaml");
+    std::fs::hard_link(&manifests, &kept).unwrap();
     let made = tfimg_with_env(
         folder.path(),
         &[
@@ -370,7 +459,16 @@ async fn kubernetes_manifests_validate_strictly_and_every_worker_gets_its_tf_con
         &[("XDG_DATA_HOME", data.to_str().unwrap())],
     );
     assert_eq!(made.code, 0, "{}", made.stderr);
-    let manifests = folder.path().join("out/vision-lab.yaml");
+    let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode();
+    assert_eq!(
+        mode(&manifests) & 0o777,
+        0o600,
+        "the file holding the Secrets"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&kept).unwrap(),
+        "# an older export\n"
+    );
     let validated = std::process::Command::new("kubernetes-validate")
         .arg("--strict")
         .arg(&manifests)
@@ -384,11 +482,7 @@ async fn kubernetes_manifests_validate_strictly_and_every_worker_gets_its_tf_con
     );
 
     let text = std::fs::read_to_string(&manifests).unwrap();
-    let documents: Vec<serde_yaml::Value> = text
-        .split("\n---\n")
-        .skip(1)
-        .map(|document| serde_yaml::from_str(document).unwrap())
-        .collect();
+    let documents = documents_of(&text);
     let kinds: Vec<String> = documents
         .iter()
         .map(|d| {
@@ -422,6 +516,32 @@ async fn kubernetes_manifests_validate_strictly_and_every_worker_gets_its_tf_con
     assert_eq!(pod["securityContext"]["runAsUser"], 1000);
     assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
     let container = &pod["containers"][0];
+    // The values YAML 1.1 would turn into booleans, numbers and dates stay strings
+    // (kubernetes-validate, which reads YAML 1.1, accepted them above).
+    for (key, value) in ALICE_ENV_VALUES {
+        let variable = container["env"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|variable| variable["name"] == *key)
+            .unwrap_or_else(|| panic!("no {key} in {container:?}"));
+        assert_eq!(variable["value"], *value);
+    }
+    // No pod gets a service account token.
+    let mut pods = 0;
+    for document in documents.iter().chain(&documents_of(&format!(
+        "\n---\n{}",
+        std::fs::read_to_string(folder.path().join("out/vision-lab.tfjob.yaml")).unwrap()
+    ))) {
+        let pod = match document["kind"].as_str() {
+            Some("Deployment" | "Job") => &document["spec"]["template"]["spec"],
+            Some("TFJob") => &document["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"],
+            _ => continue,
+        };
+        assert_eq!(pod["automountServiceAccountToken"], false, "{document:?}");
+        pods += 1;
+    }
+    assert_eq!(pods, 5);
     assert_eq!(container["resources"]["limits"]["nvidia.com/gpu"], 1);
     assert!(container["image"]
         .as_str()
@@ -483,5 +603,212 @@ async fn kubernetes_manifests_validate_strictly_and_every_worker_gets_its_tf_con
     assert!(
         tfjob.contains("kind: TFJob") && tfjob.contains("replicas: 3"),
         "{tfjob}"
+    );
+}
+
+/// The documents of a multi-document manifest file.
+fn documents_of(text: &str) -> Vec<serde_yaml::Value> {
+    text.split("\n---\n")
+        .skip(1)
+        .map(|document| serde_yaml::from_str(document).unwrap())
+        .collect()
+}
+
+fn document<'a>(
+    documents: &'a [serde_yaml::Value],
+    kind: &str,
+    name: &str,
+) -> &'a serde_yaml::Value {
+    documents
+        .iter()
+        .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind}/{name}"))
+}
+
+/// What Kubernetes gives a pod that Docker does not: the kernel's own floor for
+/// unprivileged ports (Docker lowers it to 0 in every container; containerd and CRI-O
+/// leave it at 1024), so the pod's command is tried against it.
+const KUBERNETES_PORT_FLOOR: &str = "net.ipv4.ip_unprivileged_port_start=1024";
+
+#[tokio::test]
+async fn an_ssh_member_exported_to_kubernetes_serves_ssh_as_its_uid_with_no_capability() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let team = format!(
+        "k{}",
+        unique("x").replace(|c: char| !c.is_ascii_alphanumeric(), "")
+    )
+    .to_lowercase();
+    let team = team[..team.len().min(20)].to_string();
+    let folder = scratch(&[(
+        "team.yaml",
+        &format!("team: {team}\nmembers:\n  - name: carol\n    spec: cpu-ssh\n"),
+    )]);
+    let data = folder.path().join(".tfimg-data");
+    let made = tfimg_with_env(
+        folder.path(),
+        &["k8s", "team.yaml", "-o", "out", "--ca-cert", HOST_CA],
+        &[("XDG_DATA_HOME", data.to_str().unwrap())],
+    );
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let text = std::fs::read_to_string(folder.path().join(format!("out/{team}.yaml"))).unwrap();
+    let documents = documents_of(&text);
+    let name = format!("{team}-carol");
+
+    // The Service answers on 22 and sends it to the pod's own port.
+    let service = document(&documents, "Service", &name);
+    let ssh_port = service["spec"]["ports"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|port| port["name"] == "ssh")
+        .expect("an ssh port");
+    assert_eq!(ssh_port["port"], 22);
+    let target = ssh_port["targetPort"].as_u64().unwrap();
+    assert!(target >= 1024, "sshd must listen on an unprivileged port");
+
+    let pod = &document(&documents, "Deployment", &name)["spec"]["template"]["spec"];
+    assert_eq!(pod["automountServiceAccountToken"], false);
+    let container = &pod["containers"][0];
+    assert_eq!(
+        container["ports"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|port| port["name"] == "ssh")
+            .unwrap()["containerPort"],
+        target
+    );
+    assert_eq!(
+        container["securityContext"]["capabilities"]["drop"][0],
+        "ALL"
+    );
+    assert_eq!(
+        container["securityContext"]["allowPrivilegeEscalation"],
+        false
+    );
+    let uid = pod["securityContext"]["runAsUser"].as_u64().unwrap();
+    let gid = pod["securityContext"]["runAsGroup"].as_u64().unwrap();
+    assert_ne!(uid, 0);
+
+    // The pod as Kubernetes would start it: its image, entrypoint, command, environment
+    // and Secret, as its uid:gid, no capability, no privilege escalation.
+    let container_name = unique("t-k8s-ssh");
+    let _guard = DockerGuard::containers(&[&container_name]);
+    let user = format!("{uid}:{gid}");
+    let mut run: Vec<String> = [
+        "run",
+        "-d",
+        "--name",
+        &container_name,
+        "--user",
+        &user,
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--sysctl",
+        KUBERNETES_PORT_FLOOR,
+        "-p",
+        &format!("127.0.0.1::{target}"),
+    ]
+    .map(String::from)
+    .to_vec();
+    for variable in container["env"].as_sequence().unwrap() {
+        let (key, value) = (
+            variable["name"].as_str().unwrap(),
+            variable["value"].as_str().unwrap(),
+        );
+        run.extend(["-e".to_string(), format!("{key}={value}")]);
+    }
+    let secret = document(&documents, "Secret", &name);
+    assert_eq!(container["envFrom"][0]["secretRef"]["name"], name.as_str());
+    for (key, value) in secret["stringData"].as_mapping().unwrap() {
+        let (key, value) = (key.as_str().unwrap(), value.as_str().unwrap());
+        run.extend(["-e".to_string(), format!("{key}={value}")]);
+    }
+    if let Some(command) = container["command"].as_sequence() {
+        run.extend([
+            "--entrypoint".to_string(),
+            command[0].as_str().unwrap().into(),
+        ]);
+        assert_eq!(
+            command.len(),
+            1,
+            "an entrypoint with arguments: {command:?}"
+        );
+    }
+    run.push(container["image"].as_str().unwrap().to_string());
+    for argument in container["args"].as_sequence().into_iter().flatten() {
+        run.push(argument.as_str().unwrap().to_string());
+    }
+    let started = std::process::Command::new("docker")
+        .args(&run)
+        .output()
+        .unwrap();
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let published = common::docker(&["port", &container_name, &target.to_string()]);
+    let host_port = published
+        .lines()
+        .next()
+        .and_then(|line| line.rsplit(':').next())
+        .unwrap_or_else(|| panic!("port {target} is not published: {published}"))
+        .trim()
+        .to_string();
+
+    let key = data.join(format!("tfimg/teams/{team}/carol/id_ed25519"));
+    let login = || {
+        std::process::Command::new("ssh")
+            .args(["-p", &host_port, "-i"])
+            .arg(&key)
+            .args([
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "StrictHostKeyChecking=no",
+                "-o",
+                "UserKnownHostsFile=/dev/null",
+                "-o",
+                "ConnectTimeout=5",
+                "tf@127.0.0.1",
+                "id -u; grep CapEff /proc/1/status",
+            ])
+            .output()
+            .unwrap()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let output = loop {
+        let output = login();
+        if output.status.success() {
+            break output;
+        }
+        let logs = std::process::Command::new("docker")
+            .args(["logs", &container_name])
+            .output()
+            .unwrap();
+        assert!(
+            std::time::Instant::now() < deadline
+                && common::container_state(&container_name).as_deref() == Some("running"),
+            "no ssh login: {}\ncontainer log:\n{}{}",
+            String::from_utf8_lossy(&output.stderr),
+            String::from_utf8_lossy(&logs.stdout),
+            String::from_utf8_lossy(&logs.stderr)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some(uid.to_string().as_str()), "{stdout}");
+    assert_eq!(
+        lines
+            .next()
+            .map(|line| line.split_whitespace().collect::<Vec<_>>()),
+        Some(vec!["CapEff:", "0000000000000000"]),
+        "{stdout}"
     );
 }

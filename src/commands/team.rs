@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::ExitCode;
 use std::sync::{Mutex, MutexGuard};
 
+use anyhow::Context;
 use futures_util::future::join_all;
 use sha2::{Digest, Sha256};
 
@@ -326,8 +327,8 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
         );
         for (name, text) in &output.env_files {
             let path = folder.join(name);
-            std::fs::write(&path, text)?;
-            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+            crate::host::write_private(&path, text.as_bytes())
+                .with_context(|| format!("cannot write `{}`", path.display()))?;
         }
         match &args.output {
             Some(path) => {
@@ -384,8 +385,10 @@ pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
         match &args.output {
             Some(folder) => {
                 std::fs::create_dir_all(folder)?;
+                // The Secrets are in it: the owner's eyes only.
                 let main = folder.join(format!("{}.yaml", team.name));
-                std::fs::write(&main, &manifests)?;
+                crate::host::write_private(&main, manifests.as_bytes())
+                    .with_context(|| format!("cannot write `{}`", main.display()))?;
                 eprintln!("wrote {}", main.display());
                 if let Some(tfjobs) = tfjobs {
                     let path = folder.join(format!("{}.tfjob.yaml", team.name));

@@ -57,6 +57,36 @@ mod tests {
     }
 
     #[test]
+    fn private_files_are_0600_and_never_reuse_a_wider_file() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("lab.alice.env");
+        let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().mode() & 0o7777;
+        super::write_private(&path, b"TOKEN=one\n").unwrap();
+        assert_eq!(mode(&path), 0o600);
+        // A file that was there, world-readable, with a second name (what another user
+        // could have kept open): the secret never goes into it.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let other_name = folder.path().join("kept");
+        std::fs::hard_link(&path, &other_name).unwrap();
+        super::write_private(&path, b"TOKEN=two\n").unwrap();
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(std::fs::read(&path).unwrap(), b"TOKEN=two\n");
+        assert_eq!(std::fs::read(&other_name).unwrap(), b"TOKEN=one\n");
+        assert_ne!(
+            std::fs::metadata(&path).unwrap().ino(),
+            std::fs::metadata(&other_name).unwrap().ino()
+        );
+        // Nothing else is left in the folder; a folder that is missing is an error.
+        let names: Vec<_> = std::fs::read_dir(folder.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(super::write_private(&folder.path().join("missing/x"), b"").is_err());
+    }
+
+    #[test]
     fn ids_and_path_lookups_work_here() {
         assert!(super::current_ids().is_some());
         assert!(super::on_path("sh"));
@@ -213,6 +243,35 @@ pub fn run_program(program: &str, args: &[&str]) -> Option<String> {
             }
         }
     }
+}
+
+/// Writes a file that holds secrets (tokens, keys): readable by its owner only from the
+/// moment it exists. The bytes go to a new file opened with mode 0600 beside `path`, which
+/// then replaces `path` by a rename, so a `path` that was there with a wider mode never
+/// holds the new secret and no reader ever sees half a file.
+pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => std::path::Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temporary = folder.join(format!(".{name}.{}.{}", std::process::id(), random_hex(6)?));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temporary)
+        .and_then(|mut file| {
+            file.write_all(bytes)?;
+            file.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
 }
 
 /// A key pair of its own for one team member (made once, kept in tfimg's data folder).

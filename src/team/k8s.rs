@@ -14,6 +14,14 @@ use crate::plan::LaunchPlan;
 /// Port the training workers talk to each other on.
 pub const WORKER_PORT: u16 = 2222;
 
+/// Port sshd listens on inside an SSH member's pod: a non-root process with every
+/// capability dropped cannot bind 22 there (Docker lowers `ip_unprivileged_port_start`,
+/// Kubernetes does not). The member's Service still answers on the spec's port (22).
+pub const POD_SSH_PORT: u16 = 2022;
+
+/// The entrypoint variable naming sshd's port.
+const SSH_PORT_VARIABLE: &str = "TFIMG_SSH_PORT";
+
 /// What one member needs beyond its launch plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct K8sMember {
@@ -35,6 +43,8 @@ pub struct K8sOptions {
 }
 
 /// The manifests as one multi-document YAML text, and the TFJobs (when asked) apart.
+/// No pod gets a service account token (`automountServiceAccountToken: false`): none
+/// talks to the Kubernetes API, and a Jupyter or SSH user could read it.
 pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option<String>) {
     let mut documents: Vec<Value> = Vec::new();
     let mut tfjobs: Vec<Value> = Vec::new();
@@ -46,6 +56,17 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
             "app.kubernetes.io/managed-by": "tfimg",
         });
         let plan = &member.plan;
+        // sshd runs as the service (no command): it moves to a port it may bind.
+        let ssh = plan.command.is_empty()
+            && plan
+                .labels
+                .get(crate::plan::LABEL_SERVICE)
+                .map(String::as_str)
+                == Some("ssh");
+        let target_port = |port: &crate::plan::ports::PortPlan| match port.name.as_str() {
+            "ssh" if ssh => POD_SSH_PORT,
+            _ => port.container,
+        };
         let image = match &options.registry {
             Some(registry) => format!("{}/{}", registry.trim_end_matches('/'), plan.image),
             None => plan.image.clone(),
@@ -63,6 +84,9 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
                 "TFIMG_UID" | "TFIMG_GID" => {}
                 _ => env.push(json!({"name": key, "value": value})),
             }
+        }
+        if ssh {
+            env.push(json!({"name": SSH_PORT_VARIABLE, "value": POD_SSH_PORT.to_string()}));
         }
         if !secret_data.is_empty() {
             documents.push(json!({
@@ -117,7 +141,7 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
         let ports: Vec<Value> = plan
             .ports
             .iter()
-            .map(|port| json!({"name": port_name(&port.name), "containerPort": port.container, "protocol": "TCP"}))
+            .map(|port| json!({"name": port_name(&port.name), "containerPort": target_port(port), "protocol": "TCP"}))
             .collect();
         let mut container = json!({
             "name": "main",
@@ -177,6 +201,7 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
                         "spec": {
                             "subdomain": service,
                             "restartPolicy": "Never",
+                            "automountServiceAccountToken": false,
                             "securityContext": pod_security,
                             "containers": [container.clone()],
                             "volumes": volumes.clone(),
@@ -199,7 +224,7 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
                     "spec": {"tfReplicaSpecs": {"Worker": {
                         "replicas": workers,
                         "restartPolicy": "Never",
-                        "template": {"spec": {"securityContext": pod_security, "containers": [tf_container], "volumes": volumes}},
+                        "template": {"spec": {"automountServiceAccountToken": false, "securityContext": pod_security, "containers": [tf_container], "volumes": volumes}},
                     }}},
                 }));
             }
@@ -218,7 +243,7 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
                     "ports": plan.ports.iter().map(|port| json!({
                         "name": port_name(&port.name),
                         "port": port.container,
-                        "targetPort": port.container,
+                        "targetPort": target_port(port),
                     })).collect::<Vec<_>>(),
                 },
             }));
@@ -233,7 +258,7 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
                     "backoffLimit": 0,
                     "template": {
                         "metadata": {"labels": labels},
-                        "spec": {"restartPolicy": "Never", "securityContext": pod_security, "containers": [container], "volumes": volumes},
+                        "spec": {"restartPolicy": "Never", "automountServiceAccountToken": false, "securityContext": pod_security, "containers": [container], "volumes": volumes},
                     },
                 },
             }));
@@ -249,7 +274,7 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
                     "strategy": {"type": "Recreate"},
                     "template": {
                         "metadata": {"labels": labels},
-                        "spec": {"securityContext": pod_security, "containers": [container], "volumes": volumes},
+                        "spec": {"automountServiceAccountToken": false, "securityContext": pod_security, "containers": [container], "volumes": volumes},
                     },
                 },
             }));
@@ -291,7 +316,157 @@ fn render(header: &str, documents: &[Value]) -> String {
     let mut text = header.to_string();
     for document in documents {
         text.push_str("---\n");
-        text.push_str(&serde_yaml::to_string(document).expect("JSON values serialise as YAML"));
+        let value = serde_yaml::to_value(document).expect("JSON values convert to YAML values");
+        text.push_str(&super::emit::to_yaml(&value));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::plan::gpus::GpuSelection;
+    use crate::plan::ports::PortPlan;
+    use crate::plan::{launch, LaunchInput, DEFAULT_SHM};
+    use crate::spec::Service;
+
+    fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) -> K8sMember {
+        let port = |name: &str, container: u16| PortPlan {
+            name: name.into(),
+            container,
+            host_ip: "127.0.0.1".into(),
+            host: container,
+        };
+        let plan = launch(&LaunchInput {
+            image: "tfimg/cpu-ssh:2.9.3-0123456789ab".into(),
+            spec_name: "cpu-ssh".into(),
+            service,
+            image_user: "tf".into(),
+            tfimg_image: true,
+            name: format!("lab-{name}"),
+            command: command.iter().map(|part| part.to_string()).collect(),
+            env: vec![("NOTE".into(), "on".into()), ("YES".into(), "1_000".into())],
+            mounts: Vec::new(),
+            ports: match service {
+                Service::Ssh => vec![port("ssh", 22), port("tensorboard", 6006)],
+                Service::Jupyter => vec![port("jupyter", 8888)],
+                Service::None => Vec::new(),
+            },
+            gpus: GpuSelection::None,
+            gpu: GpuPlan::None,
+            ids: Some((1000, 1000)),
+            jupyter_token: (service == Service::Jupyter).then(|| "t0k3n".into()),
+            ssh_public_key: (service == Service::Ssh && command.is_empty())
+                .then(|| "ssh-ed25519 AAAA x".into()),
+            ssh_identity: None,
+            ssh_known_hosts: None,
+            memory: None,
+            nano_cpus: None,
+            shm_size: DEFAULT_SHM,
+            restart: None,
+            extra_labels: BTreeMap::new(),
+        });
+        K8sMember {
+            name: name.into(),
+            plan,
+            workers,
+            volume_size: "10Gi".into(),
+        }
+    }
+
+    fn exported(members: &[K8sMember]) -> Vec<serde_yaml::Value> {
+        let options = K8sOptions {
+            team: "lab".into(),
+            registry: None,
+            uid: 1000,
+            gid: 1000,
+            tfjob: true,
+        };
+        let (main, tfjobs) = manifests(members, &options);
+        let mut all = main;
+        all.push_str(&tfjobs.unwrap_or_default());
+        all.split("---\n")
+            .skip(1)
+            .map(|document| serde_yaml::from_str(document).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn no_pod_mounts_a_service_account_token() {
+        let documents = exported(&[
+            member("alice", Service::Jupyter, &[], None),
+            member("carol", Service::Ssh, &[], None),
+            member("batch", Service::None, &["python", "train.py"], None),
+            member("dist", Service::None, &["python", "train.py"], Some(2)),
+        ]);
+        let mut pods = 0;
+        for document in &documents {
+            let template = match document["kind"].as_str().unwrap() {
+                "Deployment" | "Job" => &document["spec"]["template"]["spec"],
+                "TFJob" => &document["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"],
+                _ => continue,
+            };
+            assert_eq!(
+                template["automountServiceAccountToken"], false,
+                "{document:?}"
+            );
+            pods += 1;
+        }
+        assert_eq!(
+            pods, 5,
+            "a Deployment, two Jobs, an indexed Job and a TFJob"
+        );
+    }
+
+    #[test]
+    fn sshd_listens_on_an_unprivileged_port_that_the_service_maps_to_22() {
+        let documents = exported(&[member("carol", Service::Ssh, &[], None)]);
+        let find = |kind: &str| {
+            documents
+                .iter()
+                .find(|document| document["kind"] == kind)
+                .unwrap()
+        };
+        let ports = &find("Service")["spec"]["ports"];
+        assert_eq!(ports[0]["name"], "ssh");
+        assert_eq!(ports[0]["port"], 22);
+        assert_eq!(ports[0]["targetPort"], POD_SSH_PORT);
+        // Other ports keep their number.
+        assert_eq!(ports[1]["port"], 6006);
+        assert_eq!(ports[1]["targetPort"], 6006);
+        let container = &find("Deployment")["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(container["ports"][0]["containerPort"], POD_SSH_PORT);
+        let env = container["env"].as_sequence().unwrap();
+        assert!(
+            env.contains(&serde_yaml::from_str("{name: TFIMG_SSH_PORT, value: '2022'}").unwrap())
+        );
+        assert_ne!(POD_SSH_PORT, WORKER_PORT);
+        // A command replaces sshd: nothing moves.
+        let batch = exported(&[member("job", Service::Ssh, &["python", "x.py"], None)]);
+        assert!(!serde_yaml::to_string(&batch)
+            .unwrap()
+            .contains("TFIMG_SSH_PORT"));
+    }
+
+    #[test]
+    fn yaml_1_1_words_are_quoted_in_the_manifests() {
+        let options = K8sOptions {
+            team: "lab".into(),
+            registry: None,
+            uid: 1000,
+            gid: 1000,
+            tfjob: false,
+        };
+        let (text, _) = manifests(&[member("alice", Service::Jupyter, &[], None)], &options);
+        for line in [
+            "- name: NOTE\n",
+            "  value: \"on\"\n",
+            "- name: \"YES\"\n",
+            "  value: \"1_000\"\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+    }
 }

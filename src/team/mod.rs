@@ -4,6 +4,7 @@
 //! of a clash. Pure apart from reading the file.
 
 pub mod compose;
+pub mod emit;
 pub mod k8s;
 
 use std::collections::BTreeMap;
@@ -153,6 +154,21 @@ const PLACEHOLDER_WORKDIR: &str = "/tf";
 
 /// Member names prefix container names with the team's.
 const MAX_MEMBER_NAME: usize = 40;
+
+/// `tfimg k8s` names a member's objects `<team>-<member>` and its workers' headless
+/// Service `<team>-<member>-workers`; Services are DNS-1035 labels (at most 63
+/// characters, ending in a letter or digit), so `<team>-<member>` has at most 55.
+const MAX_FULL_NAME: usize = 63 - "-workers".len();
+
+/// A team name leaves room for `-` and a one-letter member.
+const MAX_TEAM_NAME: usize = MAX_FULL_NAME - 2;
+
+/// Kubernetes runs at most this many pods in one indexed Job; worker `<name>-<index>`
+/// host names then stay within 63 characters too.
+const MAX_WORKERS: u32 = 100_000;
+
+const NAME_END_HINT: &str =
+    "end the name with a letter or digit: Kubernetes names cannot end with `-`";
 
 /// A name as echoed in a message: at most 64 characters, then `…`.
 fn shortened(name: &str) -> String {
@@ -315,6 +331,24 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
             "use lowercase letters, digits and `-`, starting with a letter (it prefixes container names)",
         ));
     }
+    if file.team.ends_with('-') {
+        return Err(bad(
+            positions.value("team").map(at),
+            format!("team name `{}` ends with `-`", shortened(&file.team)),
+            NAME_END_HINT,
+        ));
+    }
+    if file.team.len() > MAX_TEAM_NAME {
+        return Err(bad(
+            positions.value("team").map(at),
+            format!(
+                "team name `{}` is too long ({} characters, at most {MAX_TEAM_NAME})",
+                shortened(&file.team),
+                file.team.len()
+            ),
+            "members' Kubernetes names are `<team>-<member>-workers`, at most 63 characters: use a shorter team name",
+        ));
+    }
     if file.members.is_empty() {
         return Err(bad(
             positions.key("members").map(at),
@@ -365,6 +399,26 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
                 member_location(&member.name, "name"),
                 message,
                 "use lowercase letters, digits and `-`, starting with a letter",
+            ));
+        }
+        if member.name.ends_with('-') {
+            return Err(bad(
+                member_location(&member.name, "name"),
+                format!("member name `{}` ends with `-`", member.name),
+                NAME_END_HINT,
+            ));
+        }
+        let full_name = format!("{}-{}", file.team, member.name);
+        if full_name.len() > MAX_FULL_NAME {
+            return Err(bad(
+                member_location(&member.name, "name"),
+                format!(
+                    "member name `{}` is too long for team `{}`: `{full_name}` has {} characters, at most {MAX_FULL_NAME}",
+                    member.name,
+                    file.team,
+                    full_name.len()
+                ),
+                "Kubernetes names are `<team>-<member>` and `<team>-<member>-workers`, at most 63 characters: shorten the team or member name",
             ));
         }
         if let Some(first) = members.iter().find(|seen| seen.name == member.name) {
@@ -431,6 +485,16 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
             env.push((key, value));
         }
         if let Some(workers) = member.workers {
+            if workers > MAX_WORKERS {
+                return Err(bad(
+                    member_location(&member.name, "workers"),
+                    format!(
+                        "member `{}`: `workers: {workers}` is more than Kubernetes runs in one indexed Job ({MAX_WORKERS})",
+                        member.name
+                    ),
+                    "split the training into several members, or use fewer workers",
+                ));
+            }
             if workers < 2 || member.command.is_empty() {
                 return Err(bad(
                     member_location(&member.name, "workers"),
@@ -703,6 +767,55 @@ mod tests {
                 "member name `{}…` is too long (100 characters, at most 40)",
                 "a".repeat(64)
             )
+        );
+    }
+
+    #[test]
+    fn names_fit_kubernetes_with_the_longest_suffix_tfimg_adds() {
+        let message = |text: &str| parse_text(text).unwrap_err().to_string();
+        let team = "t".repeat(90);
+        assert_eq!(
+            message(&format!("team: {team}\nmembers:\n  - name: a\n")),
+            format!(
+                "`team.yaml`:1:7: team name `{}…` is too long (90 characters, at most 53)",
+                "t".repeat(64)
+            )
+        );
+        assert_eq!(
+            message("team: lab-\nmembers:\n  - name: a\n"),
+            "`team.yaml`:1:7: team name `lab-` ends with `-`"
+        );
+        assert_eq!(
+            message("team: lab\ndefaults: {spec: x}\nmembers:\n  - name: alice\n  - name: bob-\n"),
+            "`team.yaml`:5:5: member name `bob-` ends with `-`"
+        );
+        // `<team>-<member>-workers` is the longest name: 55 + 8 = 63 fits, 64 does not.
+        let team = "t".repeat(30);
+        let fits = format!(
+            "team: {team}\ndefaults: {{spec: x}}\nmembers:\n  - name: {}\n",
+            "m".repeat(24)
+        );
+        assert_eq!(parse_text(&fits).unwrap().members[0].name.len(), 24);
+        let error = parse_text(&format!(
+            "team: {team}\nmembers:\n  - name: {}\n",
+            "m".repeat(25)
+        ))
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "`team.yaml`:3:5: member name `{m}` is too long for team `{team}`: `{team}-{m}` has 56 characters, at most 55",
+                m = "m".repeat(25)
+            )
+        );
+        assert!(
+            error.hint.contains("at most 63 characters"),
+            "{}",
+            error.hint
+        );
+        assert_eq!(
+            message("team: lab\ndefaults: {spec: x}\nmembers:\n  - name: a\n    workers: 100001\n    command: [python]\n"),
+            "`team.yaml`:5:5: member `a`: `workers: 100001` is more than Kubernetes runs in one indexed Job (100000)"
         );
     }
 

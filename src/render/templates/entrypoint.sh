@@ -8,6 +8,8 @@
 #   TFIMG_JUPYTER_TOKEN        Jupyter's token; one is generated when it is missing, so
 #                              Jupyter never runs without one
 #   TFIMG_SSH_AUTHORIZED_KEYS  public keys that may log in over SSH (keys only)
+#   TFIMG_SSH_PORT             the port sshd listens on instead of the spec's (`tfimg k8s`
+#                              sets it: a pod without capabilities cannot bind 22)
 #
 # With arguments it runs them instead of the service: `tfimg run SPEC -- CMD`.
 set -eu
@@ -143,7 +145,15 @@ case "$service" in
         # (a root host user, or `--user root`), and then by key like everyone else.
         root_login=no
         [ "$(id -u)" != 0 ] || root_login=prohibit-password
-        exec /usr/sbin/sshd -D -e -f /opt/tfimg/sshd_config -o "HostKey=$host_key" \
+        # TFIMG_SSH_PORT moves sshd off the spec's port: on Kubernetes a user without
+        # capabilities cannot bind a port below 1024 (`tfimg k8s` sets it).
+        set -- -f /opt/tfimg/sshd_config
+        case "${TFIMG_SSH_PORT:-}" in
+            '') ;;
+            *[!0-9]*) say "TFIMG_SSH_PORT must be a port number, got '$TFIMG_SSH_PORT'"; exit 64 ;;
+            *) set -- "$@" -p "$TFIMG_SSH_PORT" ;;
+        esac
+        exec /usr/sbin/sshd -D -e "$@" -o "HostKey=$host_key" \
             -o "AllowUsers=${USER:-$(id -un)}" -o "PermitRootLogin=$root_login"
         ;;
     *)
