@@ -12,11 +12,24 @@ use common::{field, http, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA}
 
 /// `tfimg run ...` from `folder`, with its own data folder and this machine's CA.
 fn run(folder: &Path, args: &[&str]) -> common::Run {
+    run_with_env(folder, args, &[])
+}
+
+/// `run` with more environment. The CA goes before a `--` (after it, it would be part of
+/// the container's command, and the spec's build key would not be the warm cache's).
+fn run_with_env(folder: &Path, args: &[&str], env: &[(&str, &str)]) -> common::Run {
     let data = folder.join(".tfimg-data");
+    let split = args
+        .iter()
+        .position(|arg| *arg == "--")
+        .unwrap_or(args.len());
     let mut all = vec!["run"];
-    all.extend_from_slice(args);
+    all.extend_from_slice(&args[..split]);
     all.extend_from_slice(&["--ca-cert", HOST_CA]);
-    tfimg_with_env(folder, &all, &[("XDG_DATA_HOME", data.to_str().unwrap())])
+    all.extend_from_slice(&args[split..]);
+    let mut env = env.to_vec();
+    env.push(("XDG_DATA_HOME", data.to_str().unwrap()));
+    tfimg_with_env(folder, &all, &env)
 }
 
 fn tfimg(folder: &Path, args: &[&str]) -> common::Run {
@@ -655,4 +668,161 @@ async fn mounted_folders_are_never_re_owned_and_a_read_only_workdir_still_starts
     assert_eq!(ran.stdout, "1000\n4321\nr");
     use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&weights).unwrap().uid(), 1000);
+}
+
+#[tokio::test]
+async fn tensorboard_answers_at_the_printed_url_serves_the_workdir_as_the_user_and_comes_back() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    // The built-in Jupyter image under a name of the test's own (built on the warm cache:
+    // only the generated files differ), so no built-in tag moves.
+    let spec = unique("t-tensorboard");
+    let folder = scratch(&[("lab.yaml", &format!("name: {spec}\nextends: cpu-jupyter\n"))]);
+    let name = unique("t-tensorboard");
+    let mut guard = DockerGuard::images(&[&format!("tfimg/{spec}")]);
+    guard.containers = vec![name.clone()];
+    let started = run(
+        folder.path(),
+        &[
+            "./lab.yaml",
+            "-d",
+            "--name",
+            &name,
+            "--uid",
+            "4321",
+            "--gid",
+            "4322",
+        ],
+    );
+    assert_eq!(started.code, 0, "{}", started.stderr);
+    let url = field(&started.stdout, "tensorboard").expect("a tensorboard line");
+    let port = port_of(&url);
+    assert_eq!(url, format!("http://127.0.0.1:{port}/"));
+    let answered = || {
+        common::try_http("GET", port, "/", &[], "").is_some_and(|(status, body)| {
+            status == 200 && body.contains("<title>TensorBoard</title>")
+        })
+    };
+    // `run -d` waits for Jupyter only; TensorBoard (niced) may need a few seconds more,
+    // and then the note says so.
+    if !answered() {
+        assert!(
+            started.stderr.contains(&format!(
+                "note: TensorBoard is still starting and answers in a few seconds (its output: `tfimg logs {name}`)"
+            )),
+            "{}",
+            started.stderr
+        );
+    }
+    common::wait_for(
+        "TensorBoard at the printed URL",
+        Duration::from_secs(120),
+        answered,
+    );
+
+    // It serves the workdir: a run a summary writer leaves there shows up in its API.
+    let wrote = tfimg(
+        folder.path(),
+        &[
+            "exec",
+            &name,
+            "--",
+            "python",
+            "-c",
+            "import tensorflow as tf\n\
+             with tf.summary.create_file_writer('logs/demo').as_default():\n    \
+                 tf.summary.scalar('loss', 0.5, step=1)\n",
+        ],
+    );
+    assert_eq!(wrote.code, 0, "{}", wrote.stderr);
+    common::wait_for("the run in /data/runs", Duration::from_secs(60), || {
+        common::try_http("GET", port, "/data/runs", &[], "")
+            .is_some_and(|(_, body)| body.contains("\"logs/demo\""))
+    });
+
+    // It runs as the host user (with everything else), and its output is in the logs.
+    let processes = common::docker(&["top", &name, "-o", "pid,uid,gid,args"]);
+    let tensorboard: Vec<&str> = processes
+        .lines()
+        .filter(|line| line.contains("bin/tensorboard --logdir /tf"))
+        .collect();
+    assert_eq!(tensorboard.len(), 1, "{processes}");
+    for row in processes.lines().skip(1) {
+        let columns: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(&columns[1..3], ["4321", "4322"], "{processes}");
+    }
+    let logs = tfimg(folder.path(), &["logs", &name]);
+    let output = format!("{}{}", logs.stdout, logs.stderr);
+    assert!(
+        output.contains("TensorBoard 2.9.1 at http://0.0.0.0:6006/"),
+        "{output}"
+    );
+
+    // Run by image reference, the image's label says TensorBoard runs: the URL is
+    // printed. An image that does not say so (built before tfimg ran TensorBoard, or any
+    // other image) still publishes 6006, but no URL that would not answer.
+    let image = format!("tfimg/{spec}:2.9.3");
+    let unlabelled = format!("tfimg/{spec}:unlabelled");
+    let built = std::process::Command::new("docker")
+        .args(["build", "-q", "-t", &unlabelled, "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(format!("FROM {image}\nLABEL io.tfimg.tensorboard=\n").as_bytes())?;
+            child.wait()
+        })
+        .unwrap();
+    assert!(built.success());
+    for (reference, printed) in [(&image, true), (&unlabelled, false)] {
+        let other = unique("t-tensorboard");
+        guard.containers.push(other.clone());
+        let started = run(
+            folder.path(),
+            &[reference, "-d", "--no-wait", "--name", &other],
+        );
+        assert_eq!(started.code, 0, "{}", started.stderr);
+        assert_eq!(
+            field(&started.stdout, "tensorboard").is_some(),
+            printed,
+            "{reference}: {}",
+            started.stdout
+        );
+        let ports = common::docker(&["port", &other]);
+        assert!(ports.contains("6006/tcp -> 127.0.0.1:"), "{ports}");
+        tfimg(folder.path(), &["rm", "-f", &other]);
+    }
+
+    // Killed, it comes back on the same URL, and the log says so.
+    let killed = tfimg(
+        folder.path(),
+        &[
+            "exec",
+            &name,
+            "--",
+            "sh",
+            "-c",
+            // Every process whose command is TensorBoard's, but this shell (whose own
+            // command line names it too).
+            "for p in /proc/[0-9]*; do \
+               [ \"${p#/proc/}\" != $$ ] || continue; \
+               case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" in \
+                 *bin/tensorboard\\ --logdir*) kill ${p#/proc/} ;; \
+               esac; \
+             done",
+        ],
+    );
+    assert_eq!(killed.code, 0, "{}", killed.stderr);
+    common::wait_for("the restart in the log", Duration::from_secs(30), || {
+        let logs = tfimg(folder.path(), &["logs", &name]);
+        format!("{}{}", logs.stdout, logs.stderr).contains("tfimg: tensorboard exited (status ")
+    });
+    common::wait_for("TensorBoard again", Duration::from_secs(120), answered);
+    drop(guard);
 }

@@ -21,6 +21,8 @@ use crate::plan::mounts::{self, MountPlan};
 use crate::plan::ports::{self, PortRequest};
 use crate::plan::{self, LaunchInput, LaunchPlan};
 use crate::progress::Reporter;
+use crate::render::dockerfile::LABEL_TENSORBOARD;
+use crate::spec::resolved::TENSORBOARD_PORT;
 use crate::spec::{self, Service};
 
 const DEFAULT_TARGET: &str = "gpu-jupyter";
@@ -274,7 +276,11 @@ async fn image_target(engine: &Engine, reference: &str) -> anyhow::Result<Target
         let name = match (service, port) {
             (Service::Jupyter, 8888) => "jupyter".to_string(),
             (Service::Ssh, 22) => "ssh".to_string(),
-            (_, 6006) => "tensorboard".to_string(),
+            // Only where the image's entrypoint runs TensorBoard (tfimg images built with
+            // a `tensorboard` port say which port in a label): a URL must answer.
+            (_, port) if label(LABEL_TENSORBOARD) == Some(port.to_string()) => {
+                TENSORBOARD_PORT.to_string()
+            }
             (_, port) => format!("port-{port}"),
         };
         ports.insert(name, *port);
@@ -351,7 +357,12 @@ async fn launch(
         );
     }
     if args.public {
-        eprintln!("warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect");
+        let mut warning = "warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect".to_string();
+        if target.ports.contains_key(TENSORBOARD_PORT) {
+            // plan::ports keeps it there: TensorBoard has no login.
+            warning.push_str("; TensorBoard, which has no login, stays on 127.0.0.1 (reach it from elsewhere through `ssh -L`)");
+        }
+        eprintln!("{warning}");
     }
 
     let command_given = !args.command.is_empty();
@@ -522,13 +533,21 @@ async fn after_start(
             Some(Ok(())) => {}
         }
     }
+    let tensorboard_starting = wait_for_service && tensorboard_starting(plan).await;
+    let starting_note = || {
+        if tensorboard_starting {
+            eprintln!("note: TensorBoard is still starting and answers in a few seconds (its output: `tfimg logs {name}`)");
+        }
+    };
     if args.detach {
         print_endpoints(plan, name, true);
+        starting_note();
         return Ok(After::Detached);
     }
     // Foreground: announce the service, stream, pass the exit code on.
     if !plan.endpoints.is_empty() {
         print_endpoints(plan, name, false);
+        starting_note();
     }
     let interrupted = tokio::select! {
         result = engine.stream_output(id, true, None) => { result?; false }
@@ -540,6 +559,20 @@ async fn after_start(
         return Ok(After::Interrupted);
     }
     Ok(After::Exited(engine.wait(id).await?))
+}
+
+/// Whether the plan's TensorBoard does not answer yet. It starts beside the service,
+/// niced, and usually answers a few seconds after it: rather than hold the service's URL
+/// back (one probe, no waiting), `run` then says it is still starting.
+async fn tensorboard_starting(plan: &LaunchPlan) -> bool {
+    let printed = plan
+        .endpoints
+        .iter()
+        .any(|(service, _)| service == TENSORBOARD_PORT);
+    match plan.ports.iter().find(|port| port.name == TENSORBOARD_PORT) {
+        Some(port) if printed => crate::host::http_status(port.host, "/").await != Some(200),
+        _ => false,
+    }
 }
 
 /// Container names must be simple; spec paths (`./x.yaml`) become their stem.
