@@ -35,8 +35,8 @@ const PORT_ATTEMPTS: usize = 10;
 /// The run arguments, checked and resolved (everything but the image).
 struct RunOptions {
     target: String,
-    gpus: GpuSelection,
-    gpus_given: bool,
+    /// `--gpus` as given; without it a GPU image's GPUs are decided on the host's facts.
+    gpus: Option<GpuSelection>,
     port_requests: Vec<PortRequest>,
     env: Vec<(String, String)>,
     memory: Option<i64>,
@@ -101,10 +101,7 @@ fn is_spec(catalog: &spec::Catalog, target: &str) -> bool {
 }
 
 fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
-    let gpus = match &args.gpus {
-        Some(text) => GpuSelection::parse(text)?,
-        None => GpuSelection::None,
-    };
+    let gpus = args.gpus.as_deref().map(GpuSelection::parse).transpose()?;
     let port_requests = args
         .ports
         .iter()
@@ -192,7 +189,6 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
             .target
             .clone()
             .unwrap_or_else(|| DEFAULT_TARGET.to_string()),
-        gpus_given: args.gpus.is_some(),
         gpus,
         port_requests,
         env,
@@ -319,43 +315,20 @@ async fn launch(
         mounts::prepare(mount, text, options.ids)?;
     }
 
-    if !options.gpus.is_none() {
-        // The doctor's GPU checks, so a known problem is explained before the daemon's
-        // error: an unknown device, a driver too old for the image's CUDA, no toolkit.
-        let nvidia = crate::host::nvidia_facts();
-        if nvidia.driver.is_some() {
-            gpus::check_against_host(&options.gpus, &nvidia.gpus)?;
-        }
-        let info = engine.info().await?;
-        if let Some(problem) =
-            crate::doctor::gpu_launch_problem(&nvidia, &info, target.gpu.as_ref())
-        {
-            return Err(crate::error::HostError {
-                message: format!("cannot give GPUs to the container: {}", problem.summary),
-                hint: problem
-                    .fix
-                    .unwrap_or_else(|| "run `tfimg doctor` for details".to_string()),
-            }
-            .into());
-        }
-    }
+    let mut gpus = choose_gpus(engine, options, target).await?;
+    let gpus_by_default = options.gpus.is_none() && !gpus.is_none();
     let mode = match args.gpu_mode {
+        _ if gpus.is_none() => GpuMode::Devices,
         // CDI names devices; a count always goes to the nvidia device driver.
         GpuMode::Auto
-            if !matches!(options.gpus, GpuSelection::Count(_)) && engine.cdi_supported().await =>
+            if !matches!(gpus, GpuSelection::Count(_)) && engine.cdi_supported().await =>
         {
             GpuMode::Cdi
         }
         GpuMode::Auto => GpuMode::Devices,
         other => other,
     };
-    let gpu_plan = options.gpus.plan(mode)?;
-    if target.gpu_image && !options.gpus_given {
-        eprintln!(
-            "note: `{}` is a GPU image started without --gpus: TensorFlow will only see the CPU (add `--gpus all`)",
-            target.spec_name
-        );
-    }
+    let mut gpu_plan = gpus.plan(mode)?;
     if args.public {
         let mut warning = "warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect".to_string();
         if target.ports.contains_key(TENSORBOARD_PORT) {
@@ -405,7 +378,7 @@ async fn launch(
             env: options.env.clone(),
             mounts: mounts.clone(),
             ports,
-            gpus: options.gpus.clone(),
+            gpus: gpus.clone(),
             gpu: gpu_plan.clone(),
             ids: options.ids,
             jupyter_token: jupyter_token.clone(),
@@ -461,6 +434,14 @@ async fn launch(
                         )
                         .into())
                     }
+                    // The host looked ready, yet the daemon has no NVIDIA device driver
+                    // (installed but Docker not restarted): the default gives way.
+                    StartFailure::GpuDriver(message) if gpus_by_default => {
+                        eprintln!("{}", gpus::daemon_refused_note(&target.spec_name, &message));
+                        gpus = GpuSelection::None;
+                        gpu_plan = GpuPlan::None;
+                        continue;
+                    }
                     StartFailure::GpuDriver(message) => {
                         return Err(EngineError::GpuToolkitMissing { message }.into())
                     }
@@ -488,6 +469,53 @@ async fn launch(
             u8::try_from(code.clamp(0, 255)).unwrap_or(1),
         )),
     }
+}
+
+/// The run's GPUs: `--gpus` as given, after the doctor's GPU checks (so a known problem
+/// is explained before the daemon's error: an unknown device, a driver too old for the
+/// image's CUDA, no toolkit); without it, `plan::gpus::choose` on the host's facts, and
+/// its note.
+async fn choose_gpus(
+    engine: &Engine,
+    options: &RunOptions,
+    target: &Target,
+) -> anyhow::Result<GpuSelection> {
+    let requested = options.gpus.as_ref();
+    if let Some(requested) = requested.filter(|requested| !requested.is_none()) {
+        let nvidia = crate::host::nvidia_facts();
+        if nvidia.driver.is_some() {
+            gpus::check_against_host(requested, &nvidia.gpus)?;
+        }
+        let info = engine.info().await?;
+        if let Some(problem) =
+            crate::doctor::gpu_launch_problem(&nvidia, &info, target.gpu.as_ref())
+        {
+            return Err(crate::error::HostError {
+                message: format!("cannot give GPUs to the container: {}", problem.summary),
+                hint: problem
+                    .fix
+                    .unwrap_or_else(|| "run `tfimg doctor` for details".to_string()),
+            }
+            .into());
+        }
+    }
+    let host = if gpus::needs_host_facts(requested, target.gpu_image) {
+        let info = engine.info().await?;
+        let nvidia = crate::host::nvidia_facts();
+        Some(crate::doctor::gpu_host(&nvidia, &info, target.gpu.as_ref()))
+    } else {
+        None
+    };
+    let choice = gpus::choose(
+        requested,
+        target.gpu_image,
+        &target.spec_name,
+        host.as_ref(),
+    );
+    if let Some(note) = &choice.note {
+        eprintln!("{note}");
+    }
+    Ok(choice.selection)
 }
 
 /// How a started container's run ended for tfimg.
