@@ -154,7 +154,9 @@ pub struct RunArgs {
     /// A spec name, a spec file, or an image reference [default: gpu-jupyter].
     pub target: Option<String>,
 
-    /// GPUs: `all`, a count (`2`), indices (`0,1`), UUIDs (`GPU-...`), or `none`.
+    /// GPUs: `all`, a count (`2`), indices (`0,1`), UUIDs (`GPU-...`), or `none`
+    /// [default: `all` for GPU images where the host's driver and the NVIDIA container
+    /// toolkit can give them, else `none` with a note].
     #[arg(long, value_name = "GPUS", allow_hyphen_values = true)]
     pub gpus: Option<String>,
 

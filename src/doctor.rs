@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::engine::EngineInfo;
 use crate::host::nvidia::NvidiaFacts;
+use crate::plan::gpus::GpuHost;
 use crate::spec::compat::{self, DriverVerdict, Version};
 use crate::spec::resolved::GpuStack;
 
@@ -182,12 +183,7 @@ pub fn nvidia_checks(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> Vec<Che
         ways.push("CDI spec folders reported by Docker".to_string());
     }
     let toolkit_fix = "install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker".to_string();
-    let usable = nvidia
-        .toolkit_programs
-        .iter()
-        .any(|p| p == "nvidia-container-runtime-hook")
-        || runtime_registered
-        || cdi;
+    let usable = toolkit_usable(nvidia, info);
     checks.push(match (usable, nvidia.driver.is_some()) {
         (true, _) => check("container-toolkit", Verdict::Pass, ways.join("; "), None),
         (false, true) => check(
@@ -356,6 +352,37 @@ pub fn spec_checks(
     checks
 }
 
+/// Whether Docker can hand GPUs to containers: the toolkit's hook on PATH (dockerd
+/// registers its `nvidia` device driver from it), the `nvidia` runtime registered with the
+/// daemon, or CDI spec folders the daemon reports.
+pub fn toolkit_usable(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> bool {
+    nvidia
+        .toolkit_programs
+        .iter()
+        .any(|program| program == "nvidia-container-runtime-hook")
+        || info.is_some_and(|info| {
+            info.runtimes.iter().any(|runtime| runtime == "nvidia")
+                || !info.cdi_spec_dirs.is_empty()
+        })
+}
+
+/// The host facts `tfimg run` decides a GPU image's default GPUs on
+/// (`plan::gpus::choose`): the same driver and toolkit checks as `--gpus`.
+pub fn gpu_host(nvidia: &NvidiaFacts, info: &EngineInfo, gpu: Option<&GpuStack>) -> GpuHost {
+    let driver_problem = match (gpu, &nvidia.driver) {
+        (Some(gpu), Some(driver)) => {
+            Some(driver_check(gpu, driver)).filter(|check| check.verdict == Verdict::Fail)
+        }
+        _ => None,
+    };
+    GpuHost {
+        driver: nvidia.driver.clone(),
+        gpus: nvidia.gpus.len(),
+        toolkit: toolkit_usable(nvidia, Some(info)),
+        driver_problem: driver_problem.map(|check| check.summary),
+    }
+}
+
 /// What `tfimg run --gpus` must not start past: a failing driver or toolkit check.
 pub fn gpu_launch_problem(
     nvidia: &NvidiaFacts,
@@ -456,6 +483,64 @@ mod tests {
                 .unwrap()
                 .check,
             "driver-vs-cuda"
+        );
+    }
+
+    #[test]
+    fn the_default_gpus_are_decided_on_the_same_driver_and_toolkit_checks() {
+        let gpu = |index| crate::plan::gpus::HostGpu {
+            index,
+            uuid: format!("GPU-{index}"),
+            name: "Tesla T4".into(),
+            memory_mib: None,
+        };
+        let driver = NvidiaFacts {
+            driver: Some("535.104.05".into()),
+            gpus: vec![gpu(0), gpu(1)],
+            source: Some("nvidia-smi".into()),
+            ..Default::default()
+        };
+        let plain = EngineInfo::default();
+        let host = gpu_host(&driver, &plain, Some(&stack("11.8")));
+        assert_eq!(
+            (host.gpus, host.toolkit, host.driver_problem),
+            (2, false, None)
+        );
+        // Each way Docker can hand GPUs over counts: the hook, the runtime, CDI.
+        let hook = NvidiaFacts {
+            toolkit_programs: vec!["nvidia-container-runtime-hook".into()],
+            ..driver.clone()
+        };
+        assert!(gpu_host(&hook, &plain, None).toolkit);
+        let ctk_only = NvidiaFacts {
+            toolkit_programs: vec!["nvidia-ctk".into()],
+            ..driver.clone()
+        };
+        assert!(!gpu_host(&ctk_only, &plain, None).toolkit);
+        let runtime = EngineInfo {
+            runtimes: vec!["nvidia".into(), "runc".into()],
+            ..Default::default()
+        };
+        assert!(gpu_host(&driver, &runtime, None).toolkit);
+        let cdi = EngineInfo {
+            cdi_spec_dirs: vec!["/etc/cdi".into()],
+            ..Default::default()
+        };
+        assert!(gpu_host(&driver, &cdi, None).toolkit);
+        let old = NvidiaFacts {
+            driver: Some("418.87.01".into()),
+            ..driver.clone()
+        };
+        let problem = gpu_host(&old, &runtime, Some(&stack("11.8"))).driver_problem;
+        assert!(
+            problem
+                .as_deref()
+                .is_some_and(|text| text.contains("418.87.01")),
+            "{problem:?}"
+        );
+        assert_eq!(
+            gpu_host(&NvidiaFacts::default(), &plain, Some(&stack("11.8"))),
+            GpuHost::default()
         );
     }
 

@@ -172,6 +172,55 @@ fn a_local_spec_overrides_and_extends_builtins() {
     assert!(run.stdout.contains("description: ours"));
 }
 
+#[test]
+fn tensorboard_serves_the_workdir_or_the_spec_s_logdir_and_only_with_its_port() {
+    let folder = scratch(&[(
+        "runs.yaml",
+        "name: runs\nextends: cpu-ssh\ntensorboard_logdir: /tf//logs/\n",
+    )]);
+    let shown = |spec: &str| {
+        let run = tfimg(folder.path(), &["show", spec]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.stdout
+            .lines()
+            .find_map(|line| line.strip_prefix("tensorboard_logdir: "))
+            .map(str::to_string)
+    };
+    assert_eq!(shown("cpu-jupyter").as_deref(), Some("/tf"));
+    assert_eq!(shown("runs.yaml").as_deref(), Some("/tf/logs"));
+    assert_eq!(shown("cpu-headless"), None, "no port, no TensorBoard");
+
+    // The entrypoint runs it (restarted when it dies) only where the port is published;
+    // every other entrypoint is byte for byte what it was.
+    let entrypoint = |spec: &str| {
+        let out = folder.path().join(format!("ctx-{spec}"));
+        let run = tfimg(
+            folder.path(),
+            &["render", spec, "-o", out.to_str().unwrap()],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        std::fs::read_to_string(out.join("entrypoint.sh")).unwrap()
+    };
+    let ssh = entrypoint("runs.yaml");
+    assert!(
+        ssh.contains(
+            "CUDA_VISIBLE_DEVICES=-1 nice -n 10 tensorboard --logdir \"/tf/logs\" \\\n            --host 0.0.0.0 --port 6006 </dev/null || status=$?"
+        ),
+        "{ssh}"
+    );
+    assert!(
+        ssh.contains("\ntensorboard_loop &\n\ncase \"$service\" in"),
+        "{ssh}"
+    );
+    assert!(entrypoint("cpu-jupyter").contains("--logdir \"/tf\""));
+    let headless = entrypoint("cpu-headless");
+    assert!(!headless.contains("ensorboard"), "{headless}");
+    assert!(
+        !ssh.contains("@TENSORBOARD"),
+        "every placeholder is filled: {ssh}"
+    );
+}
+
 /// Runs `tfimg show` on a spec file and returns (exit code, stderr).
 fn show_error(files: &[(&str, &str)], spec: &str) -> (i32, String, String) {
     let folder = scratch(files);
@@ -192,7 +241,7 @@ fn unknown_field_names_file_line_column_and_hints() {
     assert_eq!(stdout, "");
     assert_eq!(
         stderr,
-        "error: `mine.yaml`:3:1: unknown field `gpu_ids`, expected one of `name`, `abstract`, `extends`, `description`, `base`, `tensorflow`, `python`, `gpu`, `cuda_provider`, `cuda`, `cudnn`, `service`, `packages`, `env`, `ports`, `user`, `workdir`, `files`\n\
+        "error: `mine.yaml`:3:1: unknown field `gpu_ids`, expected one of `name`, `abstract`, `extends`, `description`, `base`, `tensorflow`, `python`, `gpu`, `cuda_provider`, `cuda`, `cudnn`, `service`, `packages`, `env`, `ports`, `user`, `workdir`, `tensorboard_logdir`, `files`\n\
          hint: check the spelling; every field is described under \"Spec reference\" in README.md\n"
     );
 }
@@ -291,6 +340,18 @@ fn other_spec_errors_point_at_the_value() {
         ("empty-workdir", "extends: cpu-headless\nworkdir: \"//\"\n"),
         ("python-3-7-base", "extends: cpu-headless\nbase: debian:buster-slim\n"),
         ("port-taken-from-service", "extends: cpu-base\nservice: jupyter\nports: {tensorboard: 8888}\n"),
+        (
+            "tensorboard-logdir-relative",
+            "extends: cpu-jupyter\ntensorboard_logdir: logs\n",
+        ),
+        (
+            "tensorboard-logdir-escapes",
+            "extends: cpu-jupyter\ntensorboard_logdir: /tf/../etc\n",
+        ),
+        (
+            "tensorboard-logdir-without-port",
+            "extends: cpu-headless\ntensorboard_logdir: /tf/logs\n",
+        ),
         (
             "base-digest-injection",
             "extends: cpu-headless\nbase: \"debian@x\\nRUN touch /pwned\\n#:0123456789abcdef0123456789abcdef\"\n",

@@ -12,11 +12,24 @@ use common::{field, http, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA}
 
 /// `tfimg run ...` from `folder`, with its own data folder and this machine's CA.
 fn run(folder: &Path, args: &[&str]) -> common::Run {
+    run_with_env(folder, args, &[])
+}
+
+/// `run` with more environment. The CA goes before a `--` (after it, it would be part of
+/// the container's command, and the spec's build key would not be the warm cache's).
+fn run_with_env(folder: &Path, args: &[&str], env: &[(&str, &str)]) -> common::Run {
     let data = folder.join(".tfimg-data");
+    let split = args
+        .iter()
+        .position(|arg| *arg == "--")
+        .unwrap_or(args.len());
     let mut all = vec!["run"];
-    all.extend_from_slice(args);
+    all.extend_from_slice(&args[..split]);
     all.extend_from_slice(&["--ca-cert", HOST_CA]);
-    tfimg_with_env(folder, &all, &[("XDG_DATA_HOME", data.to_str().unwrap())])
+    all.extend_from_slice(&args[split..]);
+    let mut env = env.to_vec();
+    env.push(("XDG_DATA_HOME", data.to_str().unwrap()));
+    tfimg_with_env(folder, &all, &env)
 }
 
 fn tfimg(folder: &Path, args: &[&str]) -> common::Run {
@@ -702,4 +715,327 @@ async fn mounted_folders_are_never_re_owned_and_a_read_only_workdir_still_starts
     assert_eq!(ran.stdout, "1000\n4321\nr");
     use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&weights).unwrap().uid(), 1000);
+}
+
+/// A folder whose `bin/` stands in for an NVIDIA host on PATH: an `nvidia-smi` that
+/// answers like the real tool with one Tesla T4 and, with `toolkit`, the container
+/// toolkit's hook (dockerd here never registered it, so its daemon still has no `nvidia`
+/// device driver).
+fn stand_in_nvidia_host(toolkit: bool) -> (tempfile::TempDir, String) {
+    let mut programs = vec![(
+        "bin/nvidia-smi",
+        "#!/bin/sh\necho '0, GPU-8a2b44f3-1c2d-3e4f-5a6b-7c8d9e0f1a2b, Tesla T4, 15360, 535.104.05'\n",
+    )];
+    if toolkit {
+        programs.push(("bin/nvidia-container-runtime-hook", "#!/bin/sh\nexit 0\n"));
+    }
+    let folder = scratch(&programs);
+    use std::os::unix::fs::PermissionsExt;
+    for (program, _) in &programs {
+        let path = folder.path().join(program);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        folder.path().join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
+    (folder, path)
+}
+
+/// The notes a run printed (`note: ...` lines of stderr), but the one `--no-build` adds
+/// while another worktree's build on this shared daemon has moved a built-in's tag.
+fn notes(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|line| line.starts_with("note: ") && !line.contains("is older than the spec"))
+        .collect()
+}
+
+#[tokio::test]
+async fn gpu_images_take_the_gpus_by_default_only_where_docker_can_hand_them_over() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let names: Vec<String> = (0..4).map(|_| unique("t-gpudefault")).collect();
+    let _guard = DockerGuard::containers(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    let no_gpu_note = "note: `gpu-headless` runs on the CPU: no NVIDIA driver answers on this host (no working `nvidia-smi`); where a GPU, its driver and the NVIDIA Container Toolkit are installed, GPU images get all GPUs (`tfimg doctor` checks the host; `--gpus none` skips this note)";
+
+    // This machine has no GPU: a GPU image without `--gpus` runs on the CPU and says why.
+    let ran = run(folder.path(), &["gpu-headless", "--no-build", "--", "true"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(notes(&ran.stderr), [no_gpu_note], "{}", ran.stderr);
+    let created = run(
+        folder.path(),
+        &[
+            "gpu-headless",
+            "--no-build",
+            "--no-start",
+            "--name",
+            &names[0],
+        ],
+    );
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    assert_eq!(notes(&created.stderr), [no_gpu_note]);
+    let container = engine.container(&names[0]).await.unwrap().expect("created");
+    assert!(
+        container.device_requests.is_empty(),
+        "{:?}",
+        container.device_requests
+    );
+    assert_eq!(container.labels["io.tfimg.gpus"], "none");
+
+    // `--gpus none` opts out silently; CPU images never hear about GPUs.
+    for args in [
+        ["gpu-headless", "--gpus", "none", "--no-build", "--", "true"].as_slice(),
+        ["cpu-headless", "--no-build", "--", "true"].as_slice(),
+    ] {
+        let ran = run(folder.path(), args);
+        assert_eq!(ran.code, 0, "{args:?}: {}", ran.stderr);
+        assert!(notes(&ran.stderr).is_empty(), "{args:?}: {}", ran.stderr);
+    }
+
+    // A host whose nvidia-smi lists a GPU, but Docker cannot hand it over: the CPU, and
+    // the note names the missing toolkit.
+    let (_host, path) = stand_in_nvidia_host(false);
+    let env = [("PATH", path.as_str())];
+    let with_env = |args: &[&str]| run_with_env(folder.path(), args, &env);
+    let created = with_env(&[
+        "gpu-headless",
+        "--no-build",
+        "--no-start",
+        "--name",
+        &names[1],
+    ]);
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    assert_eq!(
+        notes(&created.stderr),
+        ["note: `gpu-headless` runs on the CPU: this host has 1 GPU but Docker cannot hand GPUs to containers (the NVIDIA Container Toolkit is missing); install it and restart Docker to get them (`tfimg doctor` checks the host; `--gpus none` skips this note)"],
+        "{}",
+        created.stderr
+    );
+    let container = engine.container(&names[1]).await.unwrap().expect("created");
+    assert!(container.device_requests.is_empty());
+
+    // With the toolkit's hook as well, the default is every GPU: one DeviceRequest for
+    // the nvidia driver, Count -1, as `docker run --gpus all` makes.
+    let (_host, path) = stand_in_nvidia_host(true);
+    let env = [("PATH", path.as_str())];
+    let with_env = |args: &[&str]| run_with_env(folder.path(), args, &env);
+    let created = with_env(&[
+        "gpu-headless",
+        "--no-build",
+        "--no-start",
+        "--name",
+        &names[2],
+    ]);
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    assert_eq!(
+        notes(&created.stderr),
+        ["note: `gpu-headless` gets all 1 GPU of this host (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)"]
+    );
+    let container = engine.container(&names[2]).await.unwrap().expect("created");
+    assert_eq!(container.device_requests.len(), 1);
+    let request = &container.device_requests[0];
+    assert_eq!(
+        (request.driver.as_str(), request.count),
+        ("nvidia", Some(-1))
+    );
+    assert_eq!(request.capabilities, vec![vec!["gpu".to_string()]]);
+    assert_eq!(container.labels["io.tfimg.gpus"], "all");
+    // This daemon never registered the hook ("could not select device driver"): the
+    // default gives way and the run goes on on the CPU, where `--gpus all` fails.
+    let ran = with_env(&[
+        "gpu-headless",
+        "--no-build",
+        "--name",
+        &names[3],
+        "--",
+        "true",
+    ]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let ran_notes = notes(&ran.stderr);
+    assert_eq!(ran_notes.len(), 2, "{}", ran.stderr);
+    assert!(
+        ran_notes[1].starts_with("note: `gpu-headless` runs on the CPU: Docker could not hand it the GPUs (")
+            && ran_notes[1].contains("could not select device driver")
+            && ran_notes[1].ends_with("); install the NVIDIA Container Toolkit and restart Docker to get them (`tfimg doctor` checks the host; `--gpus none` skips this note)"),
+        "{}",
+        ran.stderr
+    );
+    assert!(engine.container(&names[3]).await.unwrap().is_none());
+    let refused = with_env(&[
+        "gpu-headless",
+        "--gpus",
+        "all",
+        "--no-build",
+        "--name",
+        &names[3],
+        "--",
+        "true",
+    ]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("could not select device driver"),
+        "{}",
+        refused.stderr
+    );
+}
+
+#[tokio::test]
+async fn tensorboard_answers_at_the_printed_url_serves_the_workdir_as_the_user_and_comes_back() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    // The built-in Jupyter image under a name of the test's own (built on the warm cache:
+    // only the generated files differ), so no built-in tag moves.
+    let spec = unique("t-tensorboard");
+    let folder = scratch(&[("lab.yaml", &format!("name: {spec}\nextends: cpu-jupyter\n"))]);
+    let name = unique("t-tensorboard");
+    let mut guard = DockerGuard::images(&[&format!("tfimg/{spec}")]);
+    guard.containers = vec![name.clone()];
+    let started = run(
+        folder.path(),
+        &[
+            "./lab.yaml",
+            "-d",
+            "--name",
+            &name,
+            "--uid",
+            "4321",
+            "--gid",
+            "4322",
+        ],
+    );
+    assert_eq!(started.code, 0, "{}", started.stderr);
+    let url = field(&started.stdout, "tensorboard").expect("a tensorboard line");
+    let port = port_of(&url);
+    assert_eq!(url, format!("http://127.0.0.1:{port}/"));
+    let answered = || {
+        common::try_http("GET", port, "/", &[], "").is_some_and(|(status, body)| {
+            status == 200 && body.contains("<title>TensorBoard</title>")
+        })
+    };
+    // `run -d` waits for Jupyter only; TensorBoard (niced) may need a few seconds more,
+    // and then the note says so.
+    if !answered() {
+        assert!(
+            started.stderr.contains(&format!(
+                "note: TensorBoard is still starting and answers in a few seconds (its output: `tfimg logs {name}`)"
+            )),
+            "{}",
+            started.stderr
+        );
+    }
+    common::wait_for(
+        "TensorBoard at the printed URL",
+        Duration::from_secs(120),
+        answered,
+    );
+
+    // It serves the workdir: a run a summary writer leaves there shows up in its API.
+    let wrote = tfimg(
+        folder.path(),
+        &[
+            "exec",
+            &name,
+            "--",
+            "python",
+            "-c",
+            "import tensorflow as tf\n\
+             with tf.summary.create_file_writer('logs/demo').as_default():\n    \
+                 tf.summary.scalar('loss', 0.5, step=1)\n",
+        ],
+    );
+    assert_eq!(wrote.code, 0, "{}", wrote.stderr);
+    common::wait_for("the run in /data/runs", Duration::from_secs(60), || {
+        common::try_http("GET", port, "/data/runs", &[], "")
+            .is_some_and(|(_, body)| body.contains("\"logs/demo\""))
+    });
+
+    // It runs as the host user (with everything else), and its output is in the logs.
+    let processes = common::docker(&["top", &name, "-o", "pid,uid,gid,args"]);
+    let tensorboard: Vec<&str> = processes
+        .lines()
+        .filter(|line| line.contains("bin/tensorboard --logdir /tf"))
+        .collect();
+    assert_eq!(tensorboard.len(), 1, "{processes}");
+    for row in processes.lines().skip(1) {
+        let columns: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(&columns[1..3], ["4321", "4322"], "{processes}");
+    }
+    let logs = tfimg(folder.path(), &["logs", &name]);
+    let output = format!("{}{}", logs.stdout, logs.stderr);
+    assert!(
+        output.contains("TensorBoard 2.9.1 at http://0.0.0.0:6006/"),
+        "{output}"
+    );
+
+    // Run by image reference, the image's label says TensorBoard runs: the URL is
+    // printed. An image that does not say so (built before tfimg ran TensorBoard, or any
+    // other image) still publishes 6006, but no URL that would not answer.
+    let image = format!("tfimg/{spec}:2.9.3");
+    let unlabelled = format!("tfimg/{spec}:unlabelled");
+    let built = std::process::Command::new("docker")
+        .args(["build", "-q", "-t", &unlabelled, "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(format!("FROM {image}\nLABEL io.tfimg.tensorboard=\n").as_bytes())?;
+            child.wait()
+        })
+        .unwrap();
+    assert!(built.success());
+    for (reference, printed) in [(&image, true), (&unlabelled, false)] {
+        let other = unique("t-tensorboard");
+        guard.containers.push(other.clone());
+        let started = run(
+            folder.path(),
+            &[reference, "-d", "--no-wait", "--name", &other],
+        );
+        assert_eq!(started.code, 0, "{}", started.stderr);
+        assert_eq!(
+            field(&started.stdout, "tensorboard").is_some(),
+            printed,
+            "{reference}: {}",
+            started.stdout
+        );
+        let ports = common::docker(&["port", &other]);
+        assert!(ports.contains("6006/tcp -> 127.0.0.1:"), "{ports}");
+        tfimg(folder.path(), &["rm", "-f", &other]);
+    }
+
+    // Killed, it comes back on the same URL, and the log says so.
+    let killed = tfimg(
+        folder.path(),
+        &[
+            "exec",
+            &name,
+            "--",
+            "sh",
+            "-c",
+            // Every process whose command is TensorBoard's, but this shell (whose own
+            // command line names it too).
+            "for p in /proc/[0-9]*; do \
+               [ \"${p#/proc/}\" != $$ ] || continue; \
+               case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" in \
+                 *bin/tensorboard\\ --logdir*) kill ${p#/proc/} ;; \
+               esac; \
+             done",
+        ],
+    );
+    assert_eq!(killed.code, 0, "{}", killed.stderr);
+    common::wait_for("the restart in the log", Duration::from_secs(30), || {
+        let logs = tfimg(folder.path(), &["logs", &name]);
+        format!("{}{}", logs.stdout, logs.stderr).contains("tfimg: tensorboard exited (status ")
+    });
+    common::wait_for("TensorBoard again", Duration::from_secs(120), answered);
+    drop(guard);
 }

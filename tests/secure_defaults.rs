@@ -132,17 +132,26 @@ async fn jupyter_is_token_only_loopback_only_unprivileged_and_the_token_stays_ou
         &public,
     ]);
     assert_eq!(created.code, 0, "{}", created.stderr);
-    assert!(created
-        .stderr
-        .contains("warning: --public publishes the ports on every interface"));
-    let bindings = docker(&[
-        "inspect",
-        "--format",
-        "{{json .HostConfig.PortBindings}}",
-        &public,
-    ]);
-    assert!(bindings.contains("\"HostIp\":\"0.0.0.0\""), "{bindings}");
-    assert!(!bindings.contains("127.0.0.1"), "{bindings}");
+    assert!(created.stderr.contains(
+        "warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect; TensorBoard, which has no login, stays on 127.0.0.1 (reach it from elsewhere through `ssh -L`)\n"
+    ), "{}", created.stderr);
+    // Jupyter (behind its token) on every interface; TensorBoard, which has no login,
+    // never: `--public` does not open it to the network.
+    let binding = |port: &str| {
+        docker(&[
+            "inspect",
+            "--format",
+            &format!("{{{{json (index .HostConfig.PortBindings \"{port}/tcp\")}}}}"),
+            &public,
+        ])
+    };
+    let jupyter = binding("8888");
+    assert!(jupyter.contains("\"HostIp\":\"0.0.0.0\""), "{jupyter}");
+    let tensorboard = binding("6006");
+    assert!(
+        tensorboard.contains("\"HostIp\":\"127.0.0.1\"") && !tensorboard.contains("0.0.0.0"),
+        "{tensorboard}"
+    );
     drop(engine);
 }
 

@@ -21,6 +21,8 @@ use crate::plan::mounts::{self, MountPlan};
 use crate::plan::ports::{self, PortRequest};
 use crate::plan::{self, LaunchInput, LaunchPlan};
 use crate::progress::Reporter;
+use crate::render::dockerfile::LABEL_TENSORBOARD;
+use crate::spec::resolved::TENSORBOARD_PORT;
 use crate::spec::{self, Service};
 
 const DEFAULT_TARGET: &str = "gpu-jupyter";
@@ -33,8 +35,8 @@ const PORT_ATTEMPTS: usize = 10;
 /// The run arguments, checked and resolved (everything but the image).
 struct RunOptions {
     target: String,
-    gpus: GpuSelection,
-    gpus_given: bool,
+    /// `--gpus` as given; without it a GPU image's GPUs are decided on the host's facts.
+    gpus: Option<GpuSelection>,
     port_requests: Vec<PortRequest>,
     env: Vec<(String, String)>,
     memory: Option<i64>,
@@ -99,10 +101,7 @@ fn is_spec(catalog: &spec::Catalog, target: &str) -> bool {
 }
 
 fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
-    let gpus = match &args.gpus {
-        Some(text) => GpuSelection::parse(text)?,
-        None => GpuSelection::None,
-    };
+    let gpus = args.gpus.as_deref().map(GpuSelection::parse).transpose()?;
     let port_requests = args
         .ports
         .iter()
@@ -190,7 +189,6 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
             .target
             .clone()
             .unwrap_or_else(|| DEFAULT_TARGET.to_string()),
-        gpus_given: args.gpus.is_some(),
         gpus,
         port_requests,
         env,
@@ -274,7 +272,11 @@ async fn image_target(engine: &Engine, reference: &str) -> anyhow::Result<Target
         let name = match (service, port) {
             (Service::Jupyter, 8888) => "jupyter".to_string(),
             (Service::Ssh, 22) => "ssh".to_string(),
-            (_, 6006) => "tensorboard".to_string(),
+            // Only where the image's entrypoint runs TensorBoard (tfimg images built with
+            // a `tensorboard` port say which port in a label): a URL must answer.
+            (_, port) if label(LABEL_TENSORBOARD) == Some(port.to_string()) => {
+                TENSORBOARD_PORT.to_string()
+            }
             (_, port) => format!("port-{port}"),
         };
         ports.insert(name, *port);
@@ -322,45 +324,27 @@ async fn launch(
     // chosen), and taken away again if the container then fails to come into being.
     let mut made_folders: Option<MadeFolders> = None;
 
-    if !options.gpus.is_none() {
-        // The doctor's GPU checks, so a known problem is explained before the daemon's
-        // error: an unknown device, a driver too old for the image's CUDA, no toolkit.
-        let nvidia = crate::host::nvidia_facts();
-        if nvidia.driver.is_some() {
-            gpus::check_against_host(&options.gpus, &nvidia.gpus)?;
-        }
-        let info = engine.info().await?;
-        if let Some(problem) =
-            crate::doctor::gpu_launch_problem(&nvidia, &info, target.gpu.as_ref())
-        {
-            return Err(crate::error::HostError {
-                message: format!("cannot give GPUs to the container: {}", problem.summary),
-                hint: problem
-                    .fix
-                    .unwrap_or_else(|| "run `tfimg doctor` for details".to_string()),
-            }
-            .into());
-        }
-    }
+    let mut gpus = choose_gpus(engine, options, target).await?;
+    let gpus_by_default = options.gpus.is_none() && !gpus.is_none();
     let mode = match args.gpu_mode {
+        _ if gpus.is_none() => GpuMode::Devices,
         // CDI names devices; a count always goes to the nvidia device driver.
         GpuMode::Auto
-            if !matches!(options.gpus, GpuSelection::Count(_)) && engine.cdi_supported().await =>
+            if !matches!(gpus, GpuSelection::Count(_)) && engine.cdi_supported().await =>
         {
             GpuMode::Cdi
         }
         GpuMode::Auto => GpuMode::Devices,
         other => other,
     };
-    let gpu_plan = options.gpus.plan(mode)?;
-    if target.gpu_image && !options.gpus_given {
-        eprintln!(
-            "note: `{}` is a GPU image started without --gpus: TensorFlow will only see the CPU (add `--gpus all`)",
-            target.spec_name
-        );
-    }
+    let mut gpu_plan = gpus.plan(mode)?;
     if args.public {
-        eprintln!("warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect");
+        let mut warning = "warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect".to_string();
+        if target.ports.contains_key(TENSORBOARD_PORT) {
+            // plan::ports keeps it there: TensorBoard has no login.
+            warning.push_str("; TensorBoard, which has no login, stays on 127.0.0.1 (reach it from elsewhere through `ssh -L`)");
+        }
+        eprintln!("{warning}");
     }
 
     let command_given = !args.command.is_empty();
@@ -412,7 +396,7 @@ async fn launch(
             env: options.env.clone(),
             mounts: mounts.clone(),
             ports,
-            gpus: options.gpus.clone(),
+            gpus: gpus.clone(),
             gpu: gpu_plan.clone(),
             ids: options.ids,
             jupyter_token: jupyter_token.clone(),
@@ -476,6 +460,14 @@ async fn launch(
                         )
                         .into())
                     }
+                    // The host looked ready, yet the daemon has no NVIDIA device driver
+                    // (installed but Docker not restarted): the default gives way.
+                    StartFailure::GpuDriver(message) if gpus_by_default => {
+                        eprintln!("{}", gpus::daemon_refused_note(&target.spec_name, &message));
+                        gpus = GpuSelection::None;
+                        gpu_plan = GpuPlan::None;
+                        continue;
+                    }
                     StartFailure::GpuDriver(message) => {
                         return Err(EngineError::GpuToolkitMissing { message }.into())
                     }
@@ -524,6 +516,53 @@ impl Drop for MadeFolders {
     }
 }
 
+/// The run's GPUs: `--gpus` as given, after the doctor's GPU checks (so a known problem
+/// is explained before the daemon's error: an unknown device, a driver too old for the
+/// image's CUDA, no toolkit); without it, `plan::gpus::choose` on the host's facts, and
+/// its note.
+async fn choose_gpus(
+    engine: &Engine,
+    options: &RunOptions,
+    target: &Target,
+) -> anyhow::Result<GpuSelection> {
+    let requested = options.gpus.as_ref();
+    if let Some(requested) = requested.filter(|requested| !requested.is_none()) {
+        let nvidia = crate::host::nvidia_facts();
+        if nvidia.driver.is_some() {
+            gpus::check_against_host(requested, &nvidia.gpus)?;
+        }
+        let info = engine.info().await?;
+        if let Some(problem) =
+            crate::doctor::gpu_launch_problem(&nvidia, &info, target.gpu.as_ref())
+        {
+            return Err(crate::error::HostError {
+                message: format!("cannot give GPUs to the container: {}", problem.summary),
+                hint: problem
+                    .fix
+                    .unwrap_or_else(|| "run `tfimg doctor` for details".to_string()),
+            }
+            .into());
+        }
+    }
+    let host = if gpus::needs_host_facts(requested, target.gpu_image) {
+        let info = engine.info().await?;
+        let nvidia = crate::host::nvidia_facts();
+        Some(crate::doctor::gpu_host(&nvidia, &info, target.gpu.as_ref()))
+    } else {
+        None
+    };
+    let choice = gpus::choose(
+        requested,
+        target.gpu_image,
+        &target.spec_name,
+        host.as_ref(),
+    );
+    if let Some(note) = &choice.note {
+        eprintln!("{note}");
+    }
+    Ok(choice.selection)
+}
+
 /// How a started container's run ended for tfimg.
 enum After {
     /// Running in the background, reachable.
@@ -567,13 +606,21 @@ async fn after_start(
             Some(Ok(())) => {}
         }
     }
+    let tensorboard_starting = wait_for_service && tensorboard_starting(plan).await;
+    let starting_note = || {
+        if tensorboard_starting {
+            eprintln!("note: TensorBoard is still starting and answers in a few seconds (its output: `tfimg logs {name}`)");
+        }
+    };
     if args.detach {
         print_endpoints(plan, name, true);
+        starting_note();
         return Ok(After::Detached);
     }
     // Foreground: announce the service, stream, pass the exit code on.
     if !plan.endpoints.is_empty() {
         print_endpoints(plan, name, false);
+        starting_note();
     }
     let interrupted = tokio::select! {
         result = engine.stream_output(id, true, None) => { result?; false }
@@ -585,6 +632,20 @@ async fn after_start(
         return Ok(After::Interrupted);
     }
     Ok(After::Exited(engine.wait(id).await?))
+}
+
+/// Whether the plan's TensorBoard does not answer yet. It starts beside the service,
+/// niced, and usually answers a few seconds after it: rather than hold the service's URL
+/// back (one probe, no waiting), `run` then says it is still starting.
+async fn tensorboard_starting(plan: &LaunchPlan) -> bool {
+    let printed = plan
+        .endpoints
+        .iter()
+        .any(|(service, _)| service == TENSORBOARD_PORT);
+    match plan.ports.iter().find(|port| port.name == TENSORBOARD_PORT) {
+        Some(port) if printed => crate::host::http_status(port.host, "/").await != Some(200),
+        _ => false,
+    }
 }
 
 /// Container names must be simple; spec paths (`./x.yaml`) become their stem.

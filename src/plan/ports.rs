@@ -1,11 +1,12 @@
 //! Published ports: every service port of the image goes to 127.0.0.1 (0.0.0.0 with
-//! `--public`), on the same host port when it is free and on a free one otherwise;
-//! `-p [HOST:]CONTAINER` overrides or adds. Pure: whether a port is free is asked of the
-//! caller.
+//! `--public`, except TensorBoard's, which has no login), on the same host port when it
+//! is free and on a free one otherwise; `-p [HOST:]CONTAINER` overrides or adds. Pure:
+//! whether a port is free is asked of the caller.
 
 use std::collections::BTreeMap;
 
 use crate::error::InputError;
+use crate::spec::resolved::TENSORBOARD_PORT;
 use crate::spec::source::printable;
 
 /// A `-p` value.
@@ -73,7 +74,15 @@ pub fn assign(
     free: &mut dyn FnMut(&str, u16) -> bool,
     any_free: &mut dyn FnMut(&str) -> Option<u16>,
 ) -> Result<Vec<PortPlan>, InputError> {
-    let host_ip = if public { "0.0.0.0" } else { "127.0.0.1" }.to_string();
+    // TensorBoard answers anyone who reaches it: `--public` never opens it to the network
+    // (an SSH tunnel does, for whoever may log in).
+    let host_ip = |name: &str| {
+        if public && name != TENSORBOARD_PORT {
+            "0.0.0.0"
+        } else {
+            "127.0.0.1"
+        }
+    };
     let mut wanted: Vec<(String, u16, Option<u16>)> = service_ports
         .iter()
         .map(|(name, port)| (name.clone(), *port, None))
@@ -95,6 +104,7 @@ pub fn assign(
     wanted.sort_by_key(|(_, _, requested)| requested.is_none());
     let mut plans: Vec<PortPlan> = Vec::new();
     for (name, container, requested) in wanted {
+        let host_ip = host_ip(&name).to_string();
         let taken_by_us =
             |port: u16, plans: &[PortPlan]| plans.iter().any(|plan| plan.host == port);
         let host = match requested {
@@ -123,7 +133,7 @@ pub fn assign(
         plans.push(PortPlan {
             name,
             container,
-            host_ip: host_ip.clone(),
+            host_ip,
             host,
         });
     }
@@ -169,6 +179,19 @@ mod tests {
         let plans = assign(&ports(), &requests, true, &mut free, &mut any).unwrap();
         assert_eq!(plans[0].host, 8890);
         assert_eq!(plans[0].host_ip, "0.0.0.0");
+        // `--public` opens Jupyter and the extra port, never TensorBoard (no login).
+        let ips: Vec<(&str, &str)> = plans
+            .iter()
+            .map(|p| (p.name.as_str(), p.host_ip.as_str()))
+            .collect();
+        assert_eq!(
+            ips,
+            [
+                ("jupyter", "0.0.0.0"),
+                ("tensorboard", "127.0.0.1"),
+                ("port-5000", "0.0.0.0")
+            ]
+        );
         assert_eq!((plans[2].name.as_str(), plans[2].host), ("port-5000", 5000));
 
         let error = assign(

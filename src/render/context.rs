@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::NetworkOptions;
-use crate::spec::resolved::VENV;
+use crate::spec::resolved::{TENSORBOARD_PORT, VENV};
 use crate::spec::{ResolvedSpec, Service};
 
 /// One file of the build context.
@@ -41,6 +41,9 @@ const JUPYTER_TEMPLATE: &str = include_str!("templates/jupyter_server_config.py"
 const SSHD_TEMPLATE: &str = include_str!("templates/sshd_config");
 const PROFILE_TEMPLATE: &str = include_str!("templates/profile.sh");
 const VERIFY_TEMPLATE: &str = include_str!("templates/verify.py");
+/// The entrypoint's TensorBoard stanza, for specs with a `tensorboard` port only (the
+/// entrypoint of every other spec stays as it was).
+const TENSORBOARD_TEMPLATE: &str = include_str!("templates/tensorboard.sh");
 
 /// Every context file for `spec`, keyed by its path in the context.
 pub fn context_files(
@@ -98,7 +101,17 @@ fn fill(template: &str, spec: &ResolvedSpec) -> String {
             .map(|port| port.to_string())
             .unwrap_or_default()
     };
+    let tensorboard = match &spec.tensorboard_logdir {
+        Some(_) => TENSORBOARD_TEMPLATE,
+        None => "",
+    };
     template
+        .replace("@TENSORBOARD@\n", tensorboard)
+        .replace("@TENSORBOARD_PORT@", &port(TENSORBOARD_PORT))
+        .replace(
+            "@TENSORBOARD_LOGDIR@",
+            spec.tensorboard_logdir.as_deref().unwrap_or_default(),
+        )
         .replace("@NAME@", &spec.name)
         .replace("@USER@", &spec.user)
         .replace("@WORKDIR@", &spec.workdir)

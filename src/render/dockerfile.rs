@@ -10,7 +10,7 @@ use super::context::{
     ContextFile, CA_CERTIFICATES, ENTRYPOINT, JUPYTER_CONFIG, PIP_PIN, PROFILE, SSHD_CONFIG, VERIFY,
 };
 use super::NetworkOptions;
-use crate::spec::resolved::VENV;
+use crate::spec::resolved::{TENSORBOARD_PORT, VENV};
 use crate::spec::{CudaProvider, ResolvedSpec, Service};
 
 /// In-image uid/gid of the spec's user; the entrypoint moves it to the host's at run time.
@@ -34,6 +34,11 @@ const APT_OFFICIAL_MIRRORS: &[&str] = &[
 
 /// The build argument carrying the build key into the image's labels.
 pub const BUILD_KEY_ARG: &str = "TFIMG_BUILD_KEY";
+
+/// The image label naming the container port its entrypoint runs TensorBoard on (specs
+/// with a `tensorboard` port), so `tfimg run IMAGE` prints a TensorBoard URL only where
+/// one answers.
+pub const LABEL_TENSORBOARD: &str = "io.tfimg.tensorboard";
 
 /// The pip constraints file: the TensorFlow pin and its release's known-good pins.
 pub const CONSTRAINTS_PATH: &str = "/opt/tfimg/constraints.txt";
@@ -283,6 +288,9 @@ pub fn dockerfile(
     if let Some(gpu) = &spec.gpu {
         labels.push(("io.tfimg.cuda", gpu.cuda.clone()));
         labels.push(("io.tfimg.cudnn", gpu.cudnn.clone()));
+    }
+    if let (Some(_), Some(port)) = (&spec.tensorboard_logdir, spec.ports.get(TENSORBOARD_PORT)) {
+        labels.push((LABEL_TENSORBOARD, port.to_string()));
     }
     labels.sort();
     // The build key hashes this very file, so it comes in as a build argument; in the same

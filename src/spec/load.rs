@@ -567,7 +567,7 @@ mod tests {
         // The first problem in the file wins: an unknown field before the deep part.
         assert_eq!(
             error(&"{a: ".repeat(30_000)).0,
-            "`x.yaml`:1:2: unknown field `a`, expected one of `name`, `abstract`, `extends`, `description`, `base`, `tensorflow`, `python`, `gpu`, `cuda_provider`, `cuda`, `cudnn`, `service`, `packages`, `env`, `ports`, `user`, `workdir`, `files`"
+            "`x.yaml`:1:2: unknown field `a`, expected one of `name`, `abstract`, `extends`, `description`, `base`, `tensorflow`, `python`, `gpu`, `cuda_provider`, `cuda`, `cudnn`, `service`, `packages`, `env`, `ports`, `user`, `workdir`, `tensorboard_logdir`, `files`"
         );
         let mut levels = vec![String::from("&a0 [x, x, x, x, x, x, x, x, x]")];
         for level in 1..10 {

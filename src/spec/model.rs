@@ -34,6 +34,9 @@ pub struct SpecFile {
     pub ports: Option<BTreeMap<String, PortNumber>>,
     pub user: Option<String>,
     pub workdir: Option<String>,
+    /// What the managed TensorBoard reads (specs with a `tensorboard` port); default the
+    /// workdir.
+    pub tensorboard_logdir: Option<String>,
     /// Files and folders copied into the image, relative to the spec file's folder.
     pub files: Option<Vec<FileEntry>>,
 }
@@ -328,6 +331,7 @@ impl SpecFile {
             ports: map(&self.ports, &child.ports),
             user: scalar(&self.user, &child.user),
             workdir: scalar(&self.workdir, &child.workdir),
+            tensorboard_logdir: scalar(&self.tensorboard_logdir, &child.tensorboard_logdir),
             // Paths are relative to the file that names them, so they never merge: a
             // child's `files` replace its parent's.
             files: scalar(&self.files, &child.files),

@@ -11,6 +11,10 @@ use super::model::{CudaProvider, Service};
 /// Where the Python environment lives inside every image.
 pub const VENV: &str = "/opt/venv";
 
+/// The port name that runs TensorBoard beside the service (the entrypoint starts it) and
+/// that `tfimg run` keeps on 127.0.0.1 even with `--public` (TensorBoard has no login).
+pub const TENSORBOARD_PORT: &str = "tensorboard";
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ResolvedSpec {
     pub name: String,
@@ -35,6 +39,10 @@ pub struct ResolvedSpec {
     pub ports: BTreeMap<String, u16>,
     pub user: String,
     pub workdir: String,
+    /// The folder the managed TensorBoard serves: set exactly when the spec has a
+    /// `tensorboard` port (`tensorboard_logdir:`, else the workdir).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tensorboard_logdir: Option<String>,
     /// Local files and folders copied into the image.
     pub files: Vec<CopiedFiles>,
 }

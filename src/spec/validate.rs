@@ -9,7 +9,9 @@ use std::path::Path;
 
 use super::load::{Origin, SpecDocument};
 use super::model::{CudaProvider, Service, SpecFile};
-use super::resolved::{site_packages, CopiedFiles, GpuStack, ResolvedPackages, ResolvedSpec};
+use super::resolved::{
+    site_packages, CopiedFiles, GpuStack, ResolvedPackages, ResolvedSpec, TENSORBOARD_PORT,
+};
 use super::source::{Location, SpecError};
 use super::syntax::{requirement_name, valid_apt_package, valid_identifier, valid_image_reference};
 
@@ -137,6 +139,7 @@ impl Resolver<'_> {
         let env = self.env()?;
         let packages = self.packages(service, &tensorflow)?;
         let files = self.files(&workdir)?;
+        let tensorboard_logdir = self.tensorboard_logdir(&ports, &workdir)?;
 
         let mut constraints = vec![format!(
             "{}=={tensorflow}",
@@ -191,6 +194,7 @@ impl Resolver<'_> {
             ports,
             user,
             workdir,
+            tensorboard_logdir,
             files,
         })
     }
@@ -787,6 +791,46 @@ impl Resolver<'_> {
             pip.push("jupyterlab>=4,<5".to_string());
         }
         Ok(ResolvedPackages { apt, pip })
+    }
+
+    /// The folder the managed TensorBoard serves: `tensorboard_logdir:`, else the workdir,
+    /// for specs with a `tensorboard` port; none without one (nothing would serve it).
+    fn tensorboard_logdir(
+        &self,
+        ports: &BTreeMap<String, u16>,
+        workdir: &str,
+    ) -> Result<Option<String>, SpecError> {
+        let Some(logdir) = &self.merged.tensorboard_logdir else {
+            return Ok(ports
+                .contains_key(TENSORBOARD_PORT)
+                .then(|| workdir.to_string()));
+        };
+        let parts: Vec<&str> = logdir.split('/').filter(|part| !part.is_empty()).collect();
+        // The entrypoint passes it to TensorBoard as one shell word: the same characters
+        // as a workdir.
+        let valid = logdir.starts_with('/')
+            && logdir
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.'))
+            && !parts.iter().any(|part| *part == ".." || *part == ".");
+        if !valid {
+            return Err(self.error(
+                "tensorboard_logdir",
+                format!(
+                    "tensorboard_logdir `{}` is not valid",
+                    super::source::printable(logdir)
+                ),
+                format!("use an absolute path of letters, digits, `-`, `_`, `.` and `/`, without `.` or `..` parts, such as `{workdir}/logs`"),
+            ));
+        }
+        if !ports.contains_key(TENSORBOARD_PORT) {
+            return Err(self.error(
+                "tensorboard_logdir",
+                "`tensorboard_logdir` is set but the spec has no `tensorboard` port, so no TensorBoard runs",
+                "add `ports: {tensorboard: 6006}` to run TensorBoard, or remove `tensorboard_logdir`",
+            ));
+        }
+        Ok(Some(format!("/{}", parts.join("/"))))
     }
 }
 

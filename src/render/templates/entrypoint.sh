@@ -115,6 +115,7 @@ if [ "$#" -gt 0 ]; then
     exec "$@"
 fi
 
+@TENSORBOARD@
 case "$service" in
     jupyter)
         if [ -z "${TFIMG_JUPYTER_TOKEN:-}" ]; then
