@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::plan::gpus::GpuPlan;
 use crate::plan::LaunchPlan;
+use crate::spec::resolved::TENSORBOARD_PORT;
 
 /// Port the training workers talk to each other on.
 pub const WORKER_PORT: u16 = 2222;
@@ -231,8 +232,17 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
             continue;
         }
 
+        // TensorBoard has no login: its port stays in the pod (`kubectl port-forward`
+        // reaches it) but out of the Service, which anything in the cluster could reach.
+        let served: Vec<&crate::plan::ports::PortPlan> = plan
+            .ports
+            .iter()
+            .filter(|port| port.name != TENSORBOARD_PORT)
+            .collect();
         if !ports.is_empty() {
             container["ports"] = json!(ports);
+        }
+        if !served.is_empty() {
             documents.push(json!({
                 "apiVersion": "v1",
                 "kind": "Service",
@@ -240,7 +250,7 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
                 "spec": {
                     "type": "ClusterIP",
                     "selector": {"app.kubernetes.io/name": name},
-                    "ports": plan.ports.iter().map(|port| json!({
+                    "ports": served.iter().map(|port| json!({
                         "name": port_name(&port.name),
                         "port": port.container,
                         "targetPort": target_port(port),
@@ -433,11 +443,11 @@ mod tests {
         assert_eq!(ports[0]["name"], "ssh");
         assert_eq!(ports[0]["port"], 22);
         assert_eq!(ports[0]["targetPort"], POD_SSH_PORT);
-        // Other ports keep their number.
-        assert_eq!(ports[1]["port"], 6006);
-        assert_eq!(ports[1]["targetPort"], 6006);
+        // TensorBoard (no login) is in the pod for `kubectl port-forward`, not the Service.
+        assert_eq!(ports.as_sequence().unwrap().len(), 1);
         let container = &find("Deployment")["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(container["ports"][0]["containerPort"], POD_SSH_PORT);
+        assert_eq!(container["ports"][1]["containerPort"], 6006);
         let env = container["env"].as_sequence().unwrap();
         assert!(
             env.contains(&serde_yaml::from_str("{name: TFIMG_SSH_PORT, value: '2022'}").unwrap())
