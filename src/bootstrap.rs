@@ -10,8 +10,8 @@ use futures_util::Stream;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use crate::engine::Engine;
-use crate::error::InputError;
-use crate::progress::Reporter;
+use crate::input::InputError;
+use crate::output::progress::Reporter;
 
 /// Label on bootstrapped images, with the suite and mirror they came from.
 pub const LABEL_BOOTSTRAP: &str = "io.tfimg.bootstrap";

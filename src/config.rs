@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::cli::NetworkArgs;
-use crate::error::InputError;
+use crate::input::InputError;
 use crate::render::NetworkOptions;
 
 /// `config.yaml`.

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use crate::engine::EngineError;
-use crate::spec::SpecError;
+use crate::input::{InputError, SpecError};
 
 pub const EXIT_BAD_INPUT: u8 = 1;
 pub const EXIT_ENGINE: u8 = 2;
@@ -17,23 +17,6 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 #[error("interrupted: {what}")]
 pub struct Interrupted {
     pub what: String,
-}
-
-/// A problem with what the user gave (a flag, a file), with the fix.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct InputError {
-    pub message: String,
-    pub hint: String,
-}
-
-impl InputError {
-    pub fn new(message: impl Into<String>, hint: impl Into<String>) -> Self {
-        InputError {
-            message: message.into(),
-            hint: hint.into(),
-        }
-    }
 }
 
 /// A problem with this machine (driver, toolkit) found before anything was created.

@@ -19,7 +19,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::error::{self, InputError, EXIT_BAD_INPUT};
+use crate::error::{self, EXIT_BAD_INPUT};
+use crate::input::InputError;
 use crate::plan::gpus::{GpuMode, GpuSelection};
 use crate::plan::{mounts, ports};
 use crate::render::{self, NetworkOptions};

@@ -15,9 +15,10 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host;
+pub mod input;
 pub mod output;
 pub mod plan;
-pub mod progress;
+
 pub mod render;
 pub mod spec;
 pub mod team;

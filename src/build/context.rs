@@ -10,7 +10,7 @@ use bytes::Bytes;
 use futures_util::Stream;
 use sha2::{Digest, Sha256};
 
-use crate::error::InputError;
+use crate::input::InputError;
 use crate::render::Rendered;
 use crate::spec::resolved::CopiedFiles;
 

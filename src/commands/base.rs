@@ -9,8 +9,8 @@ use crate::bootstrap::{self, BootstrapTarget};
 use crate::cli::{BootstrapArgs, Progress};
 use crate::config::{self, Network};
 use crate::engine::Engine;
-use crate::error::InputError;
-use crate::progress::Reporter;
+use crate::input::InputError;
+use crate::output::progress::Reporter;
 
 /// A pull that has not finished in this time is treated as "no registry here".
 const PULL_TIMEOUT: Duration = Duration::from_secs(300);

@@ -9,7 +9,8 @@ use serde::Serialize;
 use crate::cli::{ExecArgs, LogsArgs, NamesArgs, PsArgs, RemoveArgs};
 use crate::engine::containers::ContainerFacts;
 use crate::engine::Engine;
-use crate::error::{InputError, EXIT_BAD_INPUT};
+use crate::error::EXIT_BAD_INPUT;
+use crate::input::InputError;
 use crate::plan::{
     self, LABEL_GPUS, LABEL_MEMBER, LABEL_PORTS, LABEL_SERVICE, LABEL_SPEC, LABEL_TEAM, LABEL_UID,
     LABEL_URL_PREFIX,

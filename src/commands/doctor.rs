@@ -11,7 +11,7 @@ use crate::config;
 use crate::doctor::{self, Check, DockerFacts, ImageState, SpecFacts, Verdict};
 use crate::engine::Engine;
 use crate::error::EXIT_BAD_INPUT;
-use crate::progress::Reporter;
+use crate::output::progress::Reporter;
 use crate::spec;
 
 /// No single question to the daemon may hold the doctor up longer than this.

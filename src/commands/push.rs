@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use crate::cli::PushArgs;
 use crate::engine::Engine;
-use crate::error::InputError;
-use crate::progress::Reporter;
+use crate::input::InputError;
+use crate::output::progress::Reporter;
 
 pub fn run(args: &PushArgs) -> anyhow::Result<ExitCode> {
     let registry = args.registry.trim_end_matches('/');

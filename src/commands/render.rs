@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use crate::build::context::BuildContext;
 use crate::cli::RenderArgs;
-use crate::error::InputError;
+use crate::input::InputError;
 use crate::{render, spec};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {

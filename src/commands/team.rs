@@ -18,12 +18,13 @@ use crate::commands::build::{build_spec, BuildOptions};
 use crate::config;
 use crate::engine::containers::{ContainerFacts, StartFailure};
 use crate::engine::Engine;
-use crate::error::{InputError, Interrupted, EXIT_ENGINE};
+use crate::error::{Interrupted, EXIT_ENGINE};
+use crate::input::InputError;
+use crate::output::progress::Reporter;
 use crate::plan::gpus::GpuMode;
 use crate::plan::mounts;
 use crate::plan::ports::{self, PortRequest};
 use crate::plan::{self, LaunchInput, LaunchPlan, LABEL_MEMBER, LABEL_TEAM};
-use crate::progress::Reporter;
 use crate::spec::{self, ResolvedSpec, Service};
 use crate::team::{self, Team, TeamMember};
 

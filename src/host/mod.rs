@@ -275,12 +275,12 @@ pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()
 }
 
 /// A key pair of its own for one team member (made once, kept in tfimg's data folder).
-pub fn member_ssh_key(team: &str, member: &str) -> Result<SshKey, crate::error::InputError> {
+pub fn member_ssh_key(team: &str, member: &str) -> Result<SshKey, crate::input::InputError> {
     let folder = data_dir().join("teams").join(team).join(member);
     let private = folder.join("id_ed25519");
     if !private.is_file() {
         std::fs::create_dir_all(&folder).map_err(|error| {
-            crate::error::InputError::new(
+            crate::input::InputError::new(
                 format!("cannot create `{}`: {error}", folder.display()),
                 "check its permissions",
             )
@@ -293,7 +293,7 @@ pub fn member_ssh_key(team: &str, member: &str) -> Result<SshKey, crate::error::
             .stdin(std::process::Stdio::null())
             .status();
         if !made.is_ok_and(|status| status.success()) {
-            return Err(crate::error::InputError::new(
+            return Err(crate::input::InputError::new(
                 "ssh-keygen could not make a key for a team member",
                 "install openssh-client",
             ));
@@ -313,8 +313,8 @@ pub struct SshKey {
 /// `--ssh-key PATH` (a public key, or a private key whose `.pub` sits beside it), else
 /// `~/.ssh/id_ed25519.pub` or `~/.ssh/id_rsa.pub`, else an ed25519 pair tfimg generates
 /// once in its data folder.
-pub fn ssh_key(explicit: Option<&std::path::Path>) -> Result<SshKey, crate::error::InputError> {
-    use crate::error::InputError;
+pub fn ssh_key(explicit: Option<&std::path::Path>) -> Result<SshKey, crate::input::InputError> {
+    use crate::input::InputError;
     let read_public = |path: &std::path::Path| -> Result<String, InputError> {
         let text = std::fs::read_to_string(path).map_err(|error| {
             InputError::new(

@@ -2,8 +2,8 @@
 //! DeviceRequest (driver `nvidia` or `cdi`) or the `nvidia` runtime with
 //! NVIDIA_VISIBLE_DEVICES. Pure.
 
-use crate::error::InputError;
-use crate::spec::source::printable;
+use crate::input::source::printable;
+use crate::input::InputError;
 
 /// The largest `--gpus` count. Indices have at most three digits, so no host offers more,
 /// and `--gpu-mode runtime` spells a count out as that many indices: an unchecked

@@ -8,7 +8,7 @@ pub mod ports;
 
 use std::collections::BTreeMap;
 
-use crate::error::InputError;
+use crate::input::InputError;
 use crate::spec::Service;
 use gpus::{GpuPlan, GpuSelection};
 use mounts::MountPlan;

@@ -5,8 +5,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::InputError;
-use crate::spec::source::printable;
+use crate::input::source::printable;
+use crate::input::InputError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountPlan {

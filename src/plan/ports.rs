@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::InputError;
+use crate::input::source::printable;
+use crate::input::InputError;
 use crate::spec::resolved::TENSORBOARD_PORT;
-use crate::spec::source::printable;
 
 /// A `-p` value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

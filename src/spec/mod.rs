@@ -5,15 +5,13 @@ pub mod compat;
 pub mod load;
 pub mod model;
 pub mod resolved;
-pub mod source;
 pub mod syntax;
 pub mod validate;
-pub mod yaml;
 
+pub use crate::input::{Location, SpecError};
 pub use load::{Catalog, SpecDocument};
 pub use model::{CudaProvider, Service};
 pub use resolved::ResolvedSpec;
-pub use source::{Location, SpecError};
 
 /// Finds `wanted` (a name or a path) in `catalog` and resolves it.
 pub fn resolve(catalog: &Catalog, wanted: &str) -> Result<ResolvedSpec, SpecError> {

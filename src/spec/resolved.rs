@@ -58,7 +58,7 @@ pub struct CopiedFiles {
     pub ignore: Vec<String>,
     /// Where the entry was written, for errors found when the files are read.
     #[serde(skip)]
-    pub location: Option<super::source::Location>,
+    pub location: Option<crate::input::Location>,
     /// The project's folders (the spec's folder and the current folder, absolute): every
     /// file copied, links resolved, must lie inside one of them.
     #[serde(skip)]

@@ -12,8 +12,8 @@ use super::model::{CudaProvider, Service, SpecFile};
 use super::resolved::{
     site_packages, CopiedFiles, GpuStack, ResolvedPackages, ResolvedSpec, TENSORBOARD_PORT,
 };
-use super::source::{Location, SpecError};
 use super::syntax::{requirement_name, valid_apt_package, valid_identifier, valid_image_reference};
+use crate::input::{Location, SpecError};
 
 const DEFAULT_BASE: &str = "debian:bullseye-slim";
 const DEFAULT_USER: &str = "tf";
@@ -818,7 +818,7 @@ impl Resolver<'_> {
                 "tensorboard_logdir",
                 format!(
                     "tensorboard_logdir `{}` is not valid",
-                    super::source::printable(logdir)
+                    crate::input::printable(logdir)
                 ),
                 format!("use an absolute path of letters, digits, `-`, `_`, `.` and `/`, without `.` or `..` parts, such as `{workdir}/logs`"),
             ));

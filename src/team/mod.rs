@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::error::InputError;
+use crate::input::source::{Location, PositionIndex, SpecError};
+use crate::input::yaml::{self, Problem, Step};
+use crate::input::InputError;
 use crate::plan::gpus::GpuSelection;
 use crate::plan::mounts;
 use crate::spec::load::{decode, read_file};
 use crate::spec::model::{EnvValue, PortNumber};
-use crate::spec::source::{Location, PositionIndex, SpecError};
-use crate::spec::yaml::{self, Problem, Step};
 
 // Each `expecting` replaces serde's wording, which names the Rust type (`expected struct
 // TeamFile`) instead of what to write.

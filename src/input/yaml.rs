@@ -13,7 +13,6 @@ mod scan;
 use serde::de::DeserializeOwned;
 use yaml_rust2::scanner::Marker;
 
-use super::load::strip_positions;
 use super::source::{Location, SpecError};
 
 pub use scan::{key_place, scan, Scan};
@@ -284,9 +283,59 @@ pub fn tab_indent(text: &str, line: usize) -> Option<usize> {
         .map(|index| index + 1)
 }
 
+/// serde_yaml's message without the positions it writes into it (" at line N column M",
+/// and for libyaml's errors a second one before ", while parsing ..."): the location is
+/// printed once, up front.
+pub(crate) fn strip_positions(message: &str) -> String {
+    let mut stripped = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(index) = rest.find(" at ") {
+        stripped.push_str(&rest[..index]);
+        let after = &rest[index + " at ".len()..];
+        match position_length(after) {
+            Some(length) => rest = &after[length..],
+            None => {
+                stripped.push_str(" at ");
+                rest = after;
+            }
+        }
+    }
+    stripped.push_str(rest);
+    stripped
+}
+
+/// The length of `line N column M` or `position N` at the start of `text`.
+fn position_length(text: &str) -> Option<usize> {
+    let digits = |text: &str| text.bytes().take_while(u8::is_ascii_digit).count();
+    if let Some(rest) = text.strip_prefix("position ") {
+        let count = digits(rest);
+        return (count > 0).then_some("position ".len() + count);
+    }
+    let rest = text.strip_prefix("line ")?;
+    let line = digits(rest);
+    let rest = rest[line..].strip_prefix(" column ")?;
+    let column = digits(rest);
+    (line > 0 && column > 0).then_some("line ".len() + line + " column ".len() + column)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_lose_their_positions() {
+        // Found by `just fuzz`: libyaml's errors carried a second position in the text.
+        assert_eq!(
+            strip_positions(
+                "could not find expected ':' at line 3 column 1, while scanning a simple key at line 2 column 1"
+            ),
+            "could not find expected ':', while scanning a simple key"
+        );
+        assert_eq!(
+            strip_positions("invalid type: string \"met at noon\" at position 12"),
+            "invalid type: string \"met at noon\""
+        );
+    }
 
     #[test]
     fn bytes_are_decoded_with_the_place_of_the_first_bad_one() {

@@ -5,8 +5,10 @@ use std::io::Write;
 
 use tabwriter::TabWriter;
 
-use crate::spec::source::printable;
+use crate::input::source::printable;
 use tracing_subscriber::EnvFilter;
+
+pub mod progress;
 
 pub fn init_tracing(verbose: u8) {
     let default = match verbose {
