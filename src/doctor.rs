@@ -414,6 +414,8 @@ mod tests {
             driver_compat_min: String::new(),
             cuda_requirements: Vec::new(),
             library_path: Vec::new(),
+            cuda_data_dir: None,
+            cupti_library: None,
             cuda_libraries: Vec::new(),
         }
     }

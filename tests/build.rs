@@ -45,6 +45,14 @@ async fn build_verifies_labels_tags_and_a_second_build_is_up_to_date() {
         "{}",
         first.stderr
     );
+    // Every image proves XLA works: a jit_compile=True function, computed on the CPU.
+    assert!(
+        first.stderr.contains(
+            "ok    jit_compile=True function computed on the CPU: 1540.0 (expected 1540.0), compiled by XLA"
+        ),
+        "{}",
+        first.stderr
+    );
 
     let image = engine
         .image(&format!("tfimg/{name}:2.9.3"))
@@ -506,18 +514,24 @@ async fn a_missing_base_names_the_command_that_makes_it_and_bootstrap_makes_it()
 }
 
 #[tokio::test]
-async fn a_gpu_image_verifies_every_cuda_library_but_the_driver() {
+async fn a_gpu_image_verifies_every_cuda_library_but_the_driver_and_xla_s_tools() {
     let Some(engine) = common::engine().await else {
         return;
     };
     let name = unique("t-gpu");
-    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let container = unique("t-gpu-xla");
+    let _guard = DockerGuard {
+        repositories: vec![format!("tfimg/{name}")],
+        container_label: None,
+        containers: vec![container.clone()],
+    };
     let folder = scratch(&[(
         "images/x.yaml",
         &spec_file(&name, "extends: gpu-headless\n"),
     )]);
     let run = build(folder.path(), &name, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    let nvcc = "/opt/venv/lib/python3.9/site-packages/nvidia/cuda_nvcc";
     for line in [
         "ok    built with CUDA: True",
         "ok    built against CUDA 11.2: 11.2",
@@ -527,6 +541,17 @@ async fn a_gpu_image_verifies_every_cuda_library_but_the_driver() {
         "ok    loads libcudnn.so.8: resolved",
         "ok    loads libcudnn_cnn_infer.so.8: resolved",
         "ok    loads libcusolver.so.11: resolved",
+        "ok    loads libcupti.so: resolved",
+        // XLA's tools, from the nvcc wheel of the runtime's CUDA 11.8.
+        &format!("ok    XLA_FLAGS names the CUDA data folder: --xla_gpu_cuda_data_dir={nvcc}"),
+        &format!("ok    libdevice for XLA: {nvcc}/nvvm/libdevice/libdevice.10.bc"),
+        &format!("ok    ptxas --version reports CUDA 11.8: {nvcc}/bin/ptxas: release 11.8, V11.8.89"),
+        "ok    jit_compile=True function computed on the CPU: 1540.0 (expected 1540.0), compiled by XLA",
+        // Every CUDA wheel holds its exact pin; cuDNN alone would take any cuBLAS.
+        "ok    pin nvidia-cublas-cu11==11.11.3.6: nvidia-cublas-cu11 11.11.3.6",
+        "ok    pin nvidia-cuda-nvcc-cu11==11.8.89: nvidia-cuda-nvcc-cu11 11.8.89",
+        "ok    pin nvidia-cuda-cupti-cu11==11.8.87: nvidia-cuda-cupti-cu11 11.8.87",
+        "ok    pin nvidia-cudnn-cu11==8.6.0.163: nvidia-cudnn-cu11 8.6.0.163",
     ] {
         assert!(
             run.stderr.contains(line),
@@ -547,6 +572,38 @@ async fn a_gpu_image_verifies_every_cuda_library_but_the_driver() {
     assert_eq!(
         image.labels.get("io.tfimg.cudnn").map(String::as_str),
         Some("8.6")
+    );
+
+    // What a user's session sees, as another uid in a login shell (what SSH and Jupyter
+    // terminals start): ptxas on PATH assembles a kernel, XLA_FLAGS is set, and an
+    // XLA-compiled function runs under those flags on a machine without a GPU.
+    let session = r#"set -e
+command -v ptxas
+echo "XLA_FLAGS=$XLA_FLAGS"
+cd "$(mktemp -d)"
+printf '.version 7.0\n.target sm_70\n.address_size 64\n.visible .entry noop()\n{\n\tret;\n}\n' >noop.ptx
+ptxas -arch=sm_70 noop.ptx -o noop.cubin
+echo "cubin $(head -c 4 noop.cubin | tail -c 3)"
+python -c 'import tensorflow as tf
+f = tf.function(lambda x: tf.reduce_sum(x * x), jit_compile=True)
+print("xla", float(f(tf.range(10.0))))' 2>/dev/null"#;
+    let reference = format!("tfimg/{name}:2.9.3");
+    let user = tfimg_with_env(
+        folder.path(),
+        &[
+            "run", &reference, "--name", &container, "--uid", "4321", "--gid", "4322", "--",
+            "bash", "-lc", session,
+        ],
+        &[],
+    );
+    assert_eq!(user.code, 0, "{}", user.stderr);
+    assert_eq!(
+        user.stdout,
+        format!(
+            "{nvcc}/bin/ptxas\nXLA_FLAGS=--xla_gpu_cuda_data_dir={nvcc}\ncubin ELF\nxla 285.0\n"
+        ),
+        "{}",
+        user.stderr
     );
 }
 

@@ -58,7 +58,8 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
     let output = folder.path().join("context");
     let dockerfile = std::fs::read_to_string(output.join("Dockerfile")).unwrap();
     let lines: Vec<&str> = dockerfile.lines().map(str::trim).collect();
-    // The constraints file pins TensorFlow and its known-good numpy/protobuf...
+    // The constraints file pins TensorFlow, its known-good numpy/protobuf, and every
+    // nvidia-* wheel pip installs for it, exactly (cuDNN itself asks for any cuBLAS)...
     let constraints = &lines[lines
         .iter()
         .position(|l| l.starts_with("&& printf"))
@@ -67,34 +68,48 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
         .iter()
         .position(|l| l.starts_with("> /opt/tfimg/constraints.txt"))
         .unwrap();
-    assert_eq!(
-        &constraints[1..constraints_end],
-        [
-            "tensorflow==2.9.3 \\",
-            "'numpy<1.24' \\",
-            "'protobuf<3.20' \\"
-        ]
-    );
-    // ...and the install under it brings TensorFlow with the CUDA 11 / cuDNN 8 wheels.
+    let cuda_pins = [
+        "nvidia-cublas-cu11==11.11.3.6 \\",
+        "nvidia-cuda-cupti-cu11==11.8.87 \\",
+        "nvidia-cuda-nvcc-cu11==11.8.89 \\",
+        "nvidia-cuda-nvrtc-cu11==11.8.89 \\",
+        "nvidia-cuda-runtime-cu11==11.8.89 \\",
+        "nvidia-cudnn-cu11==8.6.0.163 \\",
+        "nvidia-cufft-cu11==10.9.0.58 \\",
+        "nvidia-curand-cu11==10.3.0.86 \\",
+        "nvidia-cusolver-cu11==11.4.1.48 \\",
+        "nvidia-cusparse-cu11==11.7.5.86 \\",
+    ];
+    let mut pinned = vec![
+        "tensorflow==2.9.3 \\",
+        "'numpy<1.24' \\",
+        "'protobuf<3.20' \\",
+    ];
+    pinned.extend(cuda_pins);
+    assert_eq!(&constraints[1..constraints_end], pinned);
+    // ...and the install under it brings TensorFlow with the CUDA 11 / cuDNN 8 wheels,
+    // CUPTI for the profiler and nvcc's ptxas and libdevice for XLA, in the same layer.
     let install = &constraints[constraints_end + 1..];
     assert_eq!(
         install[0],
         "&& pip install --constraint /opt/tfimg/constraints.txt \\"
     );
     assert_eq!(install[1], "tensorflow==2.9.3 \\");
-    for wheel in [
-        "nvidia-cuda-runtime-cu11==11.",
-        "nvidia-cudnn-cu11==8.",
-        "nvidia-cublas-cu11==11.",
-    ] {
-        assert!(
-            install
-                .iter()
-                .take_while(|l| !l.is_empty())
-                .any(|l| l.starts_with(wheel)),
-            "{wheel}"
-        );
-    }
+    assert_eq!(install[2..12], cuda_pins);
+    assert_eq!(
+        install[12],
+        "&& ln -s libcupti.so.11.8 /opt/venv/lib/python3.9/site-packages/nvidia/cuda_cupti/lib/libcupti.so"
+    );
+    // XLA finds libdevice through XLA_FLAGS, and ptxas in the same folder and on PATH.
+    let nvcc = "/opt/venv/lib/python3.9/site-packages/nvidia/cuda_nvcc";
+    assert!(
+        lines.contains(&format!("XLA_FLAGS=\"--xla_gpu_cuda_data_dir={nvcc}\"").as_str()),
+        "{dockerfile}"
+    );
+    assert!(
+        lines.contains(&format!("PATH={nvcc}/bin:$PATH \\").as_str()),
+        "{dockerfile}"
+    );
     assert!(lines
         .iter()
         .any(|l| l.starts_with("EXPOSE") && l.split(' ').any(|p| p == "8888")));
@@ -124,6 +139,12 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
             "profile.sh",
             "verify.py"
         ]
+    );
+    // Login shells (SSH, Jupyter terminals) reset PATH: the profile puts ptxas back too.
+    let profile = std::fs::read_to_string(output.join("profile.sh")).unwrap();
+    assert!(
+        profile.contains(&format!("for folder in /opt/venv/bin {nvcc}/bin; do")),
+        "{profile}"
     );
     // What -o writes is exactly what stdout shows.
     let printed = tfimg(folder.path(), &["render", "gpu-jupyter"]);

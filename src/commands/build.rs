@@ -218,7 +218,9 @@ pub(crate) async fn build_spec(
     };
 
     if !options.no_verify {
-        reporter.status("verifying: TensorFlow imports, computes, and keeps its pins");
+        reporter.status(
+            "verifying: TensorFlow imports, computes (also XLA-compiled), and keeps its pins",
+        );
         if let Err(error) = verify(engine, &image_id, &resolved.name, reporter).await {
             // Nothing was tagged: dropping the image leaves no trace of the failure.
             let _ = engine.remove_image(&image_id, true).await;

@@ -90,6 +90,8 @@ fn verify_expectations(spec: &ResolvedSpec) -> String {
         "built_cudnn_major": gpu
             .map(|gpu| gpu.tensorflow_built_with_cudnn.split('.').next().unwrap_or("").to_string())
             .unwrap_or_default(),
+        "cuda_data_dir": gpu.and_then(|gpu| gpu.cuda_data_dir.clone()).unwrap_or_default(),
+        "cuda_release": gpu.map(|gpu| gpu.cuda.clone()).unwrap_or_default(),
     });
     serde_json::to_string(&value).expect("plain JSON values serialise")
 }
@@ -116,6 +118,7 @@ fn fill(template: &str, spec: &ResolvedSpec) -> String {
         .replace("@USER@", &spec.user)
         .replace("@WORKDIR@", &spec.workdir)
         .replace("@SERVICE@", spec.service.as_str())
+        .replace("@LOGIN_PATH@", &login_path(spec))
         .replace("@VENV@", VENV)
         .replace("@JUPYTER_PORT@", &port("jupyter"))
         .replace("@SSH_PORT@", &port("ssh"))
@@ -128,4 +131,14 @@ fn fill(template: &str, spec: &ResolvedSpec) -> String {
                 .collect::<Vec<_>>()
                 .join(" "),
         )
+}
+
+/// The folders login shells put back in front of PATH, each prepended in turn: the venv,
+/// then (GPU images from the wheels) ptxas's folder, which so ends up first as in the image.
+fn login_path(spec: &ResolvedSpec) -> String {
+    let mut folders = vec![format!("{VENV}/bin")];
+    if let Some(data_dir) = spec.gpu.as_ref().and_then(|gpu| gpu.cuda_data_dir.as_ref()) {
+        folders.push(format!("{data_dir}/bin"));
+    }
+    folders.join(" ")
 }

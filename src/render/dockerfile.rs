@@ -10,6 +10,7 @@ use super::context::{
     ContextFile, CA_CERTIFICATES, ENTRYPOINT, JUPYTER_CONFIG, PIP_PIN, PROFILE, SSHD_CONFIG, VERIFY,
 };
 use super::NetworkOptions;
+use crate::spec::compat::CUPTI_FALLBACK;
 use crate::spec::resolved::{TENSORBOARD_PORT, VENV};
 use crate::spec::{CudaProvider, ResolvedSpec, Service};
 
@@ -31,6 +32,10 @@ const APT_OFFICIAL_MIRRORS: &[&str] = &[
     "archive.ubuntu.com/ubuntu",
     "security.ubuntu.com/ubuntu",
 ];
+
+/// XLA's flags variable, and the flag naming the folder of ptxas and libdevice.
+const XLA_FLAGS: &str = "XLA_FLAGS";
+const XLA_DATA_DIR_FLAG: &str = "--xla_gpu_cuda_data_dir";
 
 /// The build argument carrying the build key into the image's labels.
 pub const BUILD_KEY_ARG: &str = "TFIMG_BUILD_KEY";
@@ -162,7 +167,7 @@ pub fn dockerfile(
         Some(gpu) if gpu.provider == CudaProvider::Pip => line(
             w,
             &format!(
-                "# TensorFlow {} with CUDA {} / cuDNN {} from NVIDIA's wheels (the driver comes from the host).",
+                "# TensorFlow {} with CUDA {} / cuDNN {} from NVIDIA's wheels, CUPTI and nvcc's ptxas and libdevice for XLA (the driver comes from the host).",
                 spec.tensorflow, gpu.cuda, gpu.cudnn
             ),
         ),
@@ -189,12 +194,22 @@ pub fn dockerfile(
     if let Some(gpu) = &spec.gpu {
         tensorflow.extend(gpu.cuda_requirements.iter().cloned());
     }
-    pip_install(w, " && ", &tensorflow);
+    let cupti = spec
+        .gpu
+        .as_ref()
+        .and_then(|gpu| gpu.cupti_library.as_deref());
+    pip_install(w, " && ", &tensorflow, cupti.is_some());
+    if let Some(library) = cupti.and_then(|library| library.rsplit_once('/')) {
+        // The unversioned name TensorFlow falls back to when the CUPTI of the CUDA it was
+        // built with (libcupti.so.11.2 for 2.9) is missing, as in a CUDA toolkit.
+        let (folder, soname) = library;
+        line(w, &format!(" && ln -s {soname} {folder}/{CUPTI_FALLBACK}"));
+    }
     line(w, "");
 
     if !spec.packages.pip.is_empty() {
         line(w, "# The spec's pip packages, under the same pins.");
-        pip_install(w, "RUN ", &spec.packages.pip);
+        pip_install(w, "RUN ", &spec.packages.pip, false);
         line(w, "");
     }
 
@@ -223,6 +238,8 @@ pub fn dockerfile(
     );
     line(w, "");
 
+    // PATH is pushed as the Dockerfile must read it (it extends the `$PATH` before it);
+    // every other value is quoted below.
     let mut env: Vec<(&str, String)> = Vec::new();
     if let Some(gpu) = &spec.gpu {
         // `void`: no GPU unless the run asks for one, even where `nvidia` is the default
@@ -236,13 +253,33 @@ pub fn dockerfile(
         if !gpu.library_path.is_empty() {
             env.push(("LD_LIBRARY_PATH", gpu.library_path.join(":")));
         }
+        if let Some(data_dir) = &gpu.cuda_data_dir {
+            // XLA finds libdevice under the data folder, ptxas there or on PATH; shells
+            // and Jupyter find ptxas on PATH (profile.sh keeps it for login shells).
+            env.push((
+                "PATH",
+                format!("{}:$PATH", quote(&format!("{data_dir}/bin"))),
+            ));
+        }
     }
     env.push(("PIP_CONSTRAINT", CONSTRAINTS_PATH.to_string()));
     for (key, value) in &spec.env {
-        env.push((key, value.clone()));
+        if key != XLA_FLAGS {
+            env.push((key, value.clone()));
+        }
     }
+    if let Some(flags) = xla_flags(spec) {
+        env.push((XLA_FLAGS, flags));
+    }
+    let mut env: Vec<(&str, String)> = env
+        .into_iter()
+        .map(|(key, value)| match key {
+            "PATH" => (key, value),
+            _ => (key, quote(&value)),
+        })
+        .collect();
     env.sort();
-    env_block(w, &env);
+    env_block_quoted(w, &env);
     line(w, "");
 
     line(
@@ -345,12 +382,37 @@ fn header(w: &mut String, spec: &ResolvedSpec) {
     line(w, &summary);
 }
 
+/// XLA's flags: the CUDA data folder of a pip GPU stack, then the spec's own `XLA_FLAGS`
+/// (which win when they name a data folder themselves).
+fn xla_flags(spec: &ResolvedSpec) -> Option<String> {
+    let own = spec
+        .env
+        .get(XLA_FLAGS)
+        .filter(|flags| !flags.trim().is_empty());
+    let data_dir = spec.gpu.as_ref().and_then(|gpu| gpu.cuda_data_dir.as_ref());
+    match (data_dir, own) {
+        (Some(_), Some(own)) if own.contains(&format!("{XLA_DATA_DIR_FLAG}=")) => Some(own.clone()),
+        (Some(data_dir), Some(own)) => Some(format!("{XLA_DATA_DIR_FLAG}={data_dir} {own}")),
+        (Some(data_dir), None) => Some(format!("{XLA_DATA_DIR_FLAG}={data_dir}")),
+        (None, own) => own.cloned(),
+    }
+}
+
 fn env_block(w: &mut String, pairs: &[(&str, String)]) {
+    let quoted: Vec<(&str, String)> = pairs
+        .iter()
+        .map(|(key, value)| (*key, quote(value)))
+        .collect();
+    env_block_quoted(w, &quoted);
+}
+
+/// One ENV instruction; the values are already as the Dockerfile must read them.
+fn env_block_quoted(w: &mut String, pairs: &[(&str, String)]) {
     let count = pairs.len();
     for (index, (key, value)) in pairs.iter().enumerate() {
         let lead = if index == 0 { "ENV " } else { "    " };
         let tail = if index + 1 < count { " \\" } else { "" };
-        line(w, &format!("{lead}{key}={}{tail}", quote(value)));
+        line(w, &format!("{lead}{key}={value}{tail}"));
     }
 }
 
@@ -375,15 +437,16 @@ fn quote(value: &str) -> String {
     quoted
 }
 
-/// `RUN pip install` (or a continuation) of `requirements`, one per line.
-fn pip_install(w: &mut String, lead: &str, requirements: &[String]) {
+/// `RUN pip install` (or a continuation) of `requirements`, one per line; `more`: another
+/// command of the same RUN follows.
+fn pip_install(w: &mut String, lead: &str, requirements: &[String], more: bool) {
     line(
         w,
         &format!("{lead}pip install --constraint {CONSTRAINTS_PATH} \\"),
     );
     let count = requirements.len();
     for (index, requirement) in requirements.iter().enumerate() {
-        let tail = if index + 1 < count { " \\" } else { "" };
+        let tail = if index + 1 < count || more { " \\" } else { "" };
         line(w, &format!("      {}{tail}", shell_word(requirement)));
     }
 }
@@ -409,6 +472,116 @@ fn line(w: &mut String, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::quote;
+    use crate::render::{render, NetworkOptions};
+    use crate::spec::{self, compat, Catalog};
+
+    /// `body` as a local spec file, resolved and rendered.
+    fn rendered(body: &str) -> (spec::ResolvedSpec, crate::render::Rendered) {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("x.yaml");
+        std::fs::write(&path, format!("name: x\n{body}")).unwrap();
+        let catalog = Catalog::load(std::path::Path::new("/nonexistent"));
+        let resolved = spec::resolve(&catalog, path.to_str().unwrap()).unwrap();
+        let rendered = render(&resolved, &NetworkOptions::default());
+        (resolved, rendered)
+    }
+
+    #[test]
+    fn every_pip_gpu_release_pins_each_nvidia_wheel_and_sets_up_xla() {
+        for row in compat::TENSORFLOW {
+            if row.pip_cuda == compat::PipCuda::Unavailable {
+                continue;
+            }
+            let (resolved, rendered) = rendered(&format!(
+                "extends: gpu-headless\ntensorflow: \"{}\"\n",
+                row.minor
+            ));
+            let gpu = resolved.gpu.as_ref().unwrap();
+            let nvidia: Vec<&String> = resolved
+                .constraints
+                .iter()
+                .filter(|line| line.starts_with("nvidia-"))
+                .collect();
+            for pin in &nvidia {
+                let (name, version) = pin.split_once("==").expect("exact pin");
+                assert!(
+                    name.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                    "{pin}"
+                );
+                assert!(compat::Version::parse(version).is_some(), "{pin}");
+            }
+            let major = gpu.cuda.split('.').next().unwrap();
+            for wheel in ["cublas", "cuda-cupti", "cuda-nvcc", "cuda-runtime", "cudnn"] {
+                assert!(
+                    nvidia
+                        .iter()
+                        .any(|pin| pin.starts_with(&format!("nvidia-{wheel}-cu{major}=="))),
+                    "{}: no {wheel} pin in {nvidia:?}",
+                    row.minor
+                );
+            }
+            // ptxas and libdevice come from the nvcc of the runtime's own CUDA release.
+            let nvcc = format!("nvidia-cuda-nvcc-cu{major}=={}.", gpu.cuda);
+            assert!(nvidia.iter().any(|pin| pin.starts_with(&nvcc)), "{nvcc}");
+            let site = resolved.site_packages();
+            let data_dir = format!("{site}/nvidia/cuda_nvcc");
+            assert_eq!(gpu.cuda_data_dir.as_deref(), Some(data_dir.as_str()));
+            let dockerfile = &rendered.dockerfile;
+            for expected in [
+                format!("    XLA_FLAGS=\"--xla_gpu_cuda_data_dir={data_dir}\"\n"),
+                format!("    PATH={data_dir}/bin:$PATH \\\n"),
+                format!(" && ln -s libcupti.so.{major}"),
+            ] {
+                assert!(dockerfile.contains(&expected), "{expected}\n{dockerfile}");
+            }
+            let verify = String::from_utf8(rendered.files["verify.py"].contents.clone()).unwrap();
+            assert!(
+                verify.contains(&format!("\"cuda_data_dir\":\"{data_dir}\"")),
+                "{verify}"
+            );
+        }
+    }
+
+    #[test]
+    fn cpu_images_and_nvidia_cuda_bases_get_no_xla_flags() {
+        let (_, cpu) = rendered("extends: cpu-headless\n");
+        assert!(!cpu.dockerfile.contains("XLA_FLAGS"));
+        assert!(!cpu.dockerfile.contains("cuda_nvcc"));
+        let (_, image) =
+            rendered("extends: gpu-headless\ncuda_provider: image\nbase: ubuntu:20.04\n");
+        assert!(!image.dockerfile.contains("XLA_FLAGS"));
+        // A spec's own XLA_FLAGS stay as written where tfimg has nothing to add.
+        let (_, own) = rendered("extends: cpu-headless\nenv:\n  XLA_FLAGS: --xla_dump_to=/tmp/x\n");
+        assert!(own
+            .dockerfile
+            .contains("    XLA_FLAGS=\"--xla_dump_to=/tmp/x\""));
+    }
+
+    #[test]
+    fn a_spec_s_own_xla_flags_follow_the_data_folder_or_replace_it() {
+        let nvcc = "/opt/venv/lib/python3.9/site-packages/nvidia/cuda_nvcc";
+        let (_, added) =
+            rendered("extends: gpu-headless\nenv:\n  XLA_FLAGS: --xla_gpu_autotune_level=0\n");
+        assert!(
+            added.dockerfile.contains(&format!(
+                "    XLA_FLAGS=\"--xla_gpu_cuda_data_dir={nvcc} --xla_gpu_autotune_level=0\""
+            )),
+            "{}",
+            added.dockerfile
+        );
+        assert_eq!(added.dockerfile.matches("XLA_FLAGS=").count(), 1);
+        let (_, replaced) = rendered(
+            "extends: gpu-headless\nenv:\n  XLA_FLAGS: --xla_gpu_cuda_data_dir=/usr/local/cuda\n",
+        );
+        assert!(
+            replaced
+                .dockerfile
+                .contains("    XLA_FLAGS=\"--xla_gpu_cuda_data_dir=/usr/local/cuda\""),
+            "{}",
+            replaced.dockerfile
+        );
+    }
 
     #[test]
     fn quoting() {

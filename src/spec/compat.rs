@@ -105,7 +105,8 @@ impl Ord for Version {
 /// How a GPU image gets CUDA/cuDNN user-space libraries from pip for one TensorFlow row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PipCuda {
-    /// NVIDIA's per-library wheels, pinned by tfimg: the runtime they carry, and the list.
+    /// NVIDIA's per-library wheels, pinned by tfimg: the runtime they carry, and the list
+    /// (the nvcc wheel included: XLA needs its `ptxas` and `libdevice`).
     Wheels {
         cuda: &'static str,
         cudnn: &'static str,
@@ -113,12 +114,39 @@ pub enum PipCuda {
         library_folders: &'static [&'static str],
         requirements: &'static [&'static str],
     },
-    /// TensorFlow's own `tensorflow[and-cuda]` extra, which pins the wheels itself.
+    /// TensorFlow's own `tensorflow[and-cuda]` extra, which pins the wheels itself (nvcc
+    /// and CUPTI included).
     AndCudaExtra {
         library_folders: &'static [&'static str],
+        /// The exact versions the extra pins, repeated in the constraints file so a later
+        /// `pip install` cannot move them.
+        pins: &'static [&'static str],
     },
     /// No wheel set carries the sonames this TensorFlow release loads.
     Unavailable,
+}
+
+impl PipCuda {
+    /// Every nvidia-* wheel pip installs for this row, each pinned exactly (`==`): they go
+    /// into the constraints file, so no later install can move a CUDA library.
+    pub fn pins(&self) -> &'static [&'static str] {
+        match self {
+            PipCuda::Wheels { requirements, .. } => requirements,
+            PipCuda::AndCudaExtra { pins, .. } => pins,
+            PipCuda::Unavailable => &[],
+        }
+    }
+
+    /// The versioned CUPTI the wheels carry (`libcupti.so.11.8`, `libcupti.so.12`).
+    /// TensorFlow asks for `libcupti.so.<the CUDA it was built with>` and then for plain
+    /// `libcupti.so`, which the image links to this one.
+    pub fn cupti_soname(&self) -> Option<String> {
+        match self {
+            PipCuda::Wheels { cuda, .. } => Some(format!("libcupti.so.{cuda}")),
+            PipCuda::AndCudaExtra { .. } => Some("libcupti.so.12".to_string()),
+            PipCuda::Unavailable => None,
+        }
+    }
 }
 
 /// One TensorFlow minor release.
@@ -150,8 +178,19 @@ pub struct CudaRow {
     pub driver_compat_min: &'static str,
 }
 
+/// The folder under `site-packages/nvidia/` of the nvcc wheel: `bin/ptxas` and
+/// `nvvm/libdevice/libdevice.10.bc`, what XLA needs to compile GPU kernels (its
+/// `--xla_gpu_cuda_data_dir`). The same in the CUDA 11 and 12 wheels.
+pub const NVCC_FOLDER: &str = "cuda_nvcc";
+
+/// The CUPTI name TensorFlow loads when the one of the CUDA it was built with is missing
+/// (the wheels carry `libcupti.so.11.8`; TensorFlow 2.9, built with 11.2, first asks for
+/// `libcupti.so.11.2`).
+pub const CUPTI_FALLBACK: &str = "libcupti.so";
+
 const CU11_LIBRARIES: &[&str] = &[
     "cublas",
+    "cuda_cupti",
     "cuda_nvrtc",
     "cuda_runtime",
     "cudnn",
@@ -178,13 +217,17 @@ const CU12_LIBRARIES: &[&str] = &[
 
 /// CUDA 11.8 runtime wheels with cuDNN 8.6: the sonames TensorFlow 2.5–2.13 load
 /// (libcudart.so.11.0, libcublas(Lt).so.11, libcufft.so.10, libcurand.so.10,
-/// libcusolver.so.11, libcusparse.so.11, libcudnn.so.8).
+/// libcusolver.so.11, libcusparse.so.11, libcudnn.so.8), plus CUPTI for the profiler and
+/// nvcc's ptxas and libdevice for XLA. Every wheel pip installs for them is listed, each
+/// exactly: cuDNN and cuSOLVER require `nvidia-cublas-cu11` without a version.
 const CU11_CUDNN86: PipCuda = PipCuda::Wheels {
     cuda: "11.8",
     cudnn: "8.6",
     library_folders: CU11_LIBRARIES,
     requirements: &[
         "nvidia-cublas-cu11==11.11.3.6",
+        "nvidia-cuda-cupti-cu11==11.8.87",
+        "nvidia-cuda-nvcc-cu11==11.8.89",
         "nvidia-cuda-nvrtc-cu11==11.8.89",
         "nvidia-cuda-runtime-cu11==11.8.89",
         "nvidia-cudnn-cu11==8.6.0.163",
@@ -202,6 +245,8 @@ const CU11_CUDNN87: PipCuda = PipCuda::Wheels {
     library_folders: CU11_LIBRARIES,
     requirements: &[
         "nvidia-cublas-cu11==11.11.3.6",
+        "nvidia-cuda-cupti-cu11==11.8.87",
+        "nvidia-cuda-nvcc-cu11==11.8.89",
         "nvidia-cuda-nvrtc-cu11==11.8.89",
         "nvidia-cuda-runtime-cu11==11.8.89",
         "nvidia-cudnn-cu11==8.7.0.84",
@@ -212,8 +257,63 @@ const CU11_CUDNN87: PipCuda = PipCuda::Wheels {
     ],
 };
 
-const AND_CUDA: PipCuda = PipCuda::AndCudaExtra {
+/// What `tensorflow[and-cuda]==2.15.1` pins (from its wheel's metadata; every patch of a
+/// row pins the same nvidia-* versions, and pip's resolution of the extra installs exactly
+/// these, nothing more).
+const AND_CUDA_215: PipCuda = PipCuda::AndCudaExtra {
     library_folders: CU12_LIBRARIES,
+    pins: &[
+        "nvidia-cublas-cu12==12.2.5.6",
+        "nvidia-cuda-cupti-cu12==12.2.142",
+        "nvidia-cuda-nvcc-cu12==12.2.140",
+        "nvidia-cuda-nvrtc-cu12==12.2.140",
+        "nvidia-cuda-runtime-cu12==12.2.140",
+        "nvidia-cudnn-cu12==8.9.4.25",
+        "nvidia-cufft-cu12==11.0.8.103",
+        "nvidia-curand-cu12==10.3.3.141",
+        "nvidia-cusolver-cu12==11.5.2.141",
+        "nvidia-cusparse-cu12==12.1.2.141",
+        "nvidia-nccl-cu12==2.16.5",
+        "nvidia-nvjitlink-cu12==12.2.140",
+    ],
+};
+
+/// What `tensorflow[and-cuda]` 2.16.x and 2.17.x pin (the same set).
+const AND_CUDA_216: PipCuda = PipCuda::AndCudaExtra {
+    library_folders: CU12_LIBRARIES,
+    pins: &[
+        "nvidia-cublas-cu12==12.3.4.1",
+        "nvidia-cuda-cupti-cu12==12.3.101",
+        "nvidia-cuda-nvcc-cu12==12.3.107",
+        "nvidia-cuda-nvrtc-cu12==12.3.107",
+        "nvidia-cuda-runtime-cu12==12.3.101",
+        "nvidia-cudnn-cu12==8.9.7.29",
+        "nvidia-cufft-cu12==11.0.12.1",
+        "nvidia-curand-cu12==10.3.4.107",
+        "nvidia-cusolver-cu12==11.5.4.101",
+        "nvidia-cusparse-cu12==12.2.0.103",
+        "nvidia-nccl-cu12==2.19.3",
+        "nvidia-nvjitlink-cu12==12.3.101",
+    ],
+};
+
+/// What `tensorflow[and-cuda]` 2.18.x pins.
+const AND_CUDA_218: PipCuda = PipCuda::AndCudaExtra {
+    library_folders: CU12_LIBRARIES,
+    pins: &[
+        "nvidia-cublas-cu12==12.5.3.2",
+        "nvidia-cuda-cupti-cu12==12.5.82",
+        "nvidia-cuda-nvcc-cu12==12.5.82",
+        "nvidia-cuda-nvrtc-cu12==12.5.82",
+        "nvidia-cuda-runtime-cu12==12.5.82",
+        "nvidia-cudnn-cu12==9.3.0.75",
+        "nvidia-cufft-cu12==11.2.3.61",
+        "nvidia-curand-cu12==10.3.6.82",
+        "nvidia-cusolver-cu12==11.6.3.83",
+        "nvidia-cusparse-cu12==12.5.1.3",
+        "nvidia-nccl-cu12==2.21.5",
+        "nvidia-nvjitlink-cu12==12.5.82",
+    ],
 };
 
 /// numpy 2 breaks every release before 2.18 at import; protobuf 4 breaks 2.4–2.11.
@@ -356,7 +456,7 @@ pub const TENSORFLOW: &[TensorflowRow] = &[
         "12.2",
         "8.9",
         PINS_NUMPY_2,
-        AND_CUDA,
+        AND_CUDA_215,
     ),
     row(
         "2.16",
@@ -365,7 +465,7 @@ pub const TENSORFLOW: &[TensorflowRow] = &[
         "12.3",
         "8.9",
         PINS_NUMPY_2,
-        AND_CUDA,
+        AND_CUDA_216,
     ),
     row(
         "2.17",
@@ -374,7 +474,7 @@ pub const TENSORFLOW: &[TensorflowRow] = &[
         "12.3",
         "8.9",
         PINS_NUMPY_2,
-        AND_CUDA,
+        AND_CUDA_216,
     ),
     row(
         "2.18",
@@ -383,7 +483,7 @@ pub const TENSORFLOW: &[TensorflowRow] = &[
         "12.5",
         "9.3",
         PINS_NUMPY_21,
-        AND_CUDA,
+        AND_CUDA_218,
     ),
 ];
 

@@ -82,6 +82,12 @@ pub struct GpuStack {
     pub cuda_requirements: Vec<String>,
     /// Folders the loader must search for those libraries.
     pub library_path: Vec<String>,
+    /// The nvcc wheel's folder, holding `bin/ptxas` and `nvvm/libdevice/libdevice.10.bc`:
+    /// XLA's `--xla_gpu_cuda_data_dir` (absent for `image`, whose runtime has neither).
+    pub cuda_data_dir: Option<String>,
+    /// The CUPTI library of the wheels (for the profiler), which the image also links as
+    /// plain `libcupti.so`, the name TensorFlow falls back to.
+    pub cupti_library: Option<String>,
     /// The shared objects TensorFlow loads, checked after every build.
     pub cuda_libraries: Vec<String>,
 }

@@ -146,6 +146,13 @@ impl Resolver<'_> {
             tensorflow_package_name(gpu.as_ref())
         )];
         constraints.extend(row.pins.iter().map(|pin| pin.to_string()));
+        let pip_cuda = gpu
+            .as_ref()
+            .is_some_and(|stack| stack.provider == CudaProvider::Pip);
+        if pip_cuda {
+            // The CUDA stack is pinned like TensorFlow: a later install cannot move it.
+            constraints.extend(row.pip_cuda.pins().iter().map(|pin| pin.to_string()));
+        }
         let tensorflow_requirement = match &gpu {
             Some(stack)
                 if stack.provider == CudaProvider::Pip
@@ -162,6 +169,13 @@ impl Resolver<'_> {
                     .iter()
                     .map(|folder| format!("{site}/nvidia/{folder}/lib"))
                     .collect();
+                stack.cuda_data_dir = Some(format!("{site}/nvidia/{}", compat::NVCC_FOLDER));
+                if let Some(soname) = row.pip_cuda.cupti_soname() {
+                    stack.cupti_library = Some(format!("{site}/nvidia/cuda_cupti/lib/{soname}"));
+                    stack
+                        .cuda_libraries
+                        .push(compat::CUPTI_FALLBACK.to_string());
+                }
             }
             stack
         });
@@ -473,6 +487,8 @@ impl Resolver<'_> {
             driver_compat_min: driver.driver_compat_min.to_string(),
             cuda_requirements,
             library_path: Vec::new(),
+            cuda_data_dir: None,
+            cupti_library: None,
             cuda_libraries: compat::cuda_sonames(row)
                 .iter()
                 .map(|soname| soname.to_string())
@@ -918,7 +934,9 @@ fn library_folders(row: &TensorflowRow) -> &'static [&'static str] {
         PipCuda::Wheels {
             library_folders, ..
         }
-        | PipCuda::AndCudaExtra { library_folders } => library_folders,
+        | PipCuda::AndCudaExtra {
+            library_folders, ..
+        } => library_folders,
         PipCuda::Unavailable => &[],
     }
 }

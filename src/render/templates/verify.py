@@ -2,14 +2,21 @@
 
 `tfimg build` runs it in a throw-away container without network after every build (and
 `docker run IMAGE python /opt/tfimg/verify.py` runs it by hand). It checks that
-TensorFlow imports at the pinned version and computes, that the pinned packages hold, and
-on GPU images that every CUDA/cuDNN library TensorFlow loads resolves inside the image;
-only the driver's libcuda.so.1 may be missing, since the host provides it at run time.
-The last line printed is a JSON report; the exit code is 0 when every check passed.
+TensorFlow imports at the pinned version and computes, also through an XLA-compiled
+(`jit_compile=True`) function on the CPU, that the pinned packages hold, and on GPU images
+that every CUDA/cuDNN library TensorFlow loads resolves inside the image (only the
+driver's libcuda.so.1 may be missing: the host provides it at run time) and that XLA's
+tools are in place: libdevice in the folder XLA_FLAGS names, and a ptxas on PATH that runs.
+No GPU is needed. The last line printed is a JSON report; the exit code is 0 when every
+check passed.
 """
 import ctypes
 import importlib.metadata
 import json
+import os
+import re
+import shutil
+import subprocess
 import sys
 
 EXPECTED = json.loads(r"""@EXPECTED@""")
@@ -41,6 +48,65 @@ try:
         )
 except Exception as error:  # the report must still be printed
     check("tensorflow imports", False, repr(error))
+
+try:
+    import tensorflow as tf
+
+    try:
+        compiled = tf.function(jit_compile=True)
+    except TypeError:  # TensorFlow 2.4 names it experimental_compile
+        compiled = tf.function(experimental_compile=True)
+
+    def dense_relu_sum(x, w):
+        return tf.reduce_sum(tf.nn.relu(x @ w - 8.0))
+
+    step = compiled(dense_relu_sum)
+    with tf.device("/CPU:0"):
+        x = tf.reshape(tf.range(64, dtype=tf.float32) / 8.0, [8, 8])
+        w = tf.ones([8, 8])
+        got = float(step(x, w))
+        hlo = ""
+        if hasattr(step, "experimental_get_compiler_ir"):
+            hlo = step.experimental_get_compiler_ir(x, w)(stage="optimized_hlo")
+    # Every entry of row i of x @ w is the sum of row i of x: (64 i + 28) / 8 = 8 i + 3.5.
+    want = sum(8 * max(8 * i + 3.5 - 8.0, 0.0) for i in range(8))
+    check(
+        "jit_compile=True function computed on the CPU",
+        got == want and (not hasattr(step, "experimental_get_compiler_ir") or "HloModule" in hlo),
+        "{} (expected {}), compiled by XLA".format(got, want),
+    )
+except Exception as error:
+    check("jit_compile=True function computed on the CPU", False, repr(error).splitlines()[0])
+
+if EXPECTED["cuda_data_dir"]:
+    data_dir = EXPECTED["cuda_data_dir"]
+    flags = os.environ.get("XLA_FLAGS", "")
+    check(
+        "XLA_FLAGS names the CUDA data folder",
+        "--xla_gpu_cuda_data_dir=" + data_dir in flags.split(),
+        flags,
+    )
+    libdevice = os.path.join(data_dir, "nvvm", "libdevice", "libdevice.10.bc")
+    check("libdevice for XLA", os.path.isfile(libdevice), libdevice)
+    ptxas = shutil.which("ptxas")
+    try:
+        output = subprocess.run(
+            [ptxas or "ptxas", "--version"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            universal_newlines=True,
+            timeout=60,
+        ).stdout
+        release = re.search(r"release (\d+\.\d+), V[\d.]+", output)
+        check(
+            "ptxas --version reports CUDA " + EXPECTED["cuda_release"],
+            ptxas == os.path.join(data_dir, "bin", "ptxas")
+            and release is not None
+            and release.group(1) == EXPECTED["cuda_release"],
+            "{}: {}".format(ptxas, release.group(0) if release else output.strip()[-200:]),
+        )
+    except Exception as error:
+        check("ptxas --version reports CUDA " + EXPECTED["cuda_release"], False, repr(error))
 
 try:
     from pip._vendor.packaging.requirements import Requirement
