@@ -11,10 +11,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use crate::engine::Engine;
 use crate::input::InputError;
+use crate::labels;
 use crate::output::progress::Reporter;
-
-/// Label on bootstrapped images, with the suite and mirror they came from.
-pub const LABEL_BOOTSTRAP: &str = "io.tfimg.bootstrap";
 
 /// What to debootstrap for an image reference.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,8 +138,10 @@ pub async fn bootstrap(
         ));
         let changes = vec![
             format!(
-                "LABEL {LABEL_BOOTSTRAP}=\"{} {} from {mirror}\"",
-                target.distribution, target.suite
+                "LABEL {}=\"{} {} from {mirror}\"",
+                labels::BOOTSTRAP,
+                target.distribution,
+                target.suite
             ),
             "CMD [\"bash\"]".to_string(),
         ];

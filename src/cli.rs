@@ -328,7 +328,7 @@ pub struct BootstrapArgs {
     pub reference: String,
 
     /// The apt mirror debootstrap downloads from (default: the distribution's own).
-    #[arg(long, value_name = "URL", env = "TFIMG_APT_MIRROR")]
+    #[arg(long, value_name = "URL", env = crate::labels::APT_MIRROR_VARIABLE)]
     pub mirror: Option<String>,
 
     /// Replace an existing image of that name.
@@ -342,19 +342,19 @@ pub struct BootstrapArgs {
 pub struct NetworkArgs {
     /// A PEM file with extra CA certificates (a TLS-inspecting proxy's), trusted by apt,
     /// pip and curl during the build and inside the image.
-    #[arg(long, value_name = "PATH", env = "TFIMG_CA_CERT")]
+    #[arg(long, value_name = "PATH", env = crate::labels::CA_CERT_VARIABLE)]
     pub ca_cert: Option<PathBuf>,
 
     /// pip's package index (PIP_INDEX_URL), e.g. a Nexus or devpi mirror of PyPI.
-    #[arg(long, value_name = "URL", env = "TFIMG_PIP_INDEX_URL")]
+    #[arg(long, value_name = "URL", env = crate::labels::PIP_INDEX_URL_VARIABLE)]
     pub pip_index_url: Option<String>,
 
     /// An apt mirror replacing http://deb.debian.org/debian (or Ubuntu's archive).
-    #[arg(long, value_name = "URL", env = "TFIMG_APT_MIRROR")]
+    #[arg(long, value_name = "URL", env = crate::labels::APT_MIRROR_VARIABLE)]
     pub apt_mirror: Option<String>,
 
     /// A registry mirroring Docker Hub, used to pull base images (`mirror.example:5000`).
-    #[arg(long, value_name = "HOST", env = "TFIMG_REGISTRY_MIRROR")]
+    #[arg(long, value_name = "HOST", env = crate::labels::REGISTRY_MIRROR_VARIABLE)]
     pub registry_mirror: Option<String>,
 }
 

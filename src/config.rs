@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use crate::cli::NetworkArgs;
 use crate::input::InputError;
+use crate::labels;
 use crate::render::NetworkOptions;
 
 /// `config.yaml`.
@@ -47,7 +48,7 @@ pub struct Network {
 
 /// Where the config file is looked for.
 pub fn config_path() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("TFIMG_CONFIG").filter(|p| !p.is_empty()) {
+    if let Some(path) = std::env::var_os(labels::CONFIG_VARIABLE).filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(path));
     }
     let base = std::env::var_os("XDG_CONFIG_HOME")
@@ -68,7 +69,10 @@ pub fn load_config() -> Result<Config, InputError> {
         Err(error) => {
             return Err(InputError::new(
                 format!("cannot read the config file `{}`: {error}", path.display()),
-                "fix its permissions, or point TFIMG_CONFIG at another file",
+                format!(
+                    "fix its permissions, or point {} at another file",
+                    labels::CONFIG_VARIABLE
+                ),
             ))
         }
     };

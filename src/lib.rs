@@ -12,10 +12,12 @@ pub mod config;
 pub mod doctor;
 pub mod engine;
 pub mod error;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod host;
 pub mod input;
+pub mod labels;
+/// The fuzzing properties, shared by `fuzz/` and tests/fuzz_inputs.rs.
+#[doc(hidden)]
+pub use input::fuzzing;
 pub mod output;
 pub mod plan;
 

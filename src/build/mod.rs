@@ -8,9 +8,6 @@ use sha2::{Digest, Sha256};
 
 use crate::spec::ResolvedSpec;
 
-/// The label holding the build key (set from a build argument; see `render::dockerfile`).
-pub const LABEL_BUILD_KEY: &str = "io.tfimg.build-key";
-
 /// Everything decided before the daemon is asked to build.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildPlan {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::build::context::BuildContext;
-use crate::build::{self, BuildPlan, LABEL_BUILD_KEY};
+use crate::build::{self, BuildPlan};
 use crate::cli::BuildArgs;
 use crate::config;
 use crate::engine::build::{BuildEvent, BuildFailure, BuildRequest};
@@ -17,9 +17,10 @@ use crate::engine::containers::OneOff;
 use crate::engine::Engine;
 use crate::error::{HostError, Interrupted};
 use crate::input::InputError;
+use crate::labels;
 use crate::output::progress::Reporter;
 use crate::render::context::VERIFY;
-use crate::render::dockerfile::{BUILD_KEY_ARG, TFIMG_DIR};
+use crate::render::dockerfile::TFIMG_DIR;
 use crate::{render, spec};
 
 /// Verification imports TensorFlow once; generous for a loaded two-core machine.
@@ -115,7 +116,7 @@ pub(crate) async fn build_spec(
     };
     if !options.no_cache {
         if let Some(existing) = engine.image(&plan.keyed_tag).await? {
-            if existing.labels.get(LABEL_BUILD_KEY) == Some(&plan.key) {
+            if existing.labels.get(labels::BUILD_KEY) == Some(&plan.key) {
                 // Only the tags that moved away need setting again (usually none).
                 for tag in plan.all_tags() {
                     if !existing.tags.contains(&tag) {
@@ -152,7 +153,7 @@ pub(crate) async fn build_spec(
             .proxy_build_args
             .clone()
             .into_iter()
-            .chain([(BUILD_KEY_ARG.to_string(), plan.key.clone())])
+            .chain([(labels::BUILD_KEY_ARG.to_string(), plan.key.clone())])
             .collect(),
         no_cache: options.no_cache,
     };
@@ -361,13 +362,13 @@ async fn remove_build_container(engine: &Engine, id: &str) {
 /// `tfimg/<name>:<tensorflow>` tag left on them), so superseded images do not pile up.
 /// Images a container still uses stay; failures here never fail the build.
 async fn prune_superseded(engine: &Engine, name: &str, key: &str, reporter: &Reporter) {
-    let label = format!("io.tfimg.spec={name}");
+    let label = labels::spec_filter(name);
     let Ok(images) = engine.images_with_label(&label).await else {
         return;
     };
     let repository = format!("tfimg/{name}:");
     for image in images {
-        if image.labels.get(LABEL_BUILD_KEY).map(String::as_str) == Some(key) {
+        if image.labels.get(labels::BUILD_KEY).map(String::as_str) == Some(key) {
             continue;
         }
         let ours: Vec<&String> = image
@@ -462,11 +463,11 @@ fn build_failed(name: &str, failure: &BuildFailure) -> InputError {
         line.contains("CERTIFICATE_VERIFY_FAILED") || line.contains("certificate verify failed")
     });
     let hint = if failure.message.ends_with("returned a non-zero code: 137") {
-        "the step was killed (SIGKILL), most often by the kernel's out-of-memory killer: give Docker more memory or build fewer images at once"
+        "the step was killed (SIGKILL), most often by the kernel's out-of-memory killer: give Docker more memory or build fewer images at once".to_string()
     } else if tls_inspected {
-        "this network inspects TLS: give its CA with `--ca-cert PATH` (or `ca_cert:` in ~/.config/tfimg/config.yaml, or TFIMG_CA_CERT)"
+        format!("this network inspects TLS: give its CA with `--ca-cert PATH` (or `ca_cert:` in ~/.config/tfimg/config.yaml, or {})", labels::CA_CERT_VARIABLE)
     } else {
-        "the step's output is above; fix the spec (`tfimg show` prints what it resolves to) and build again"
+        "the step's output is above; fix the spec (`tfimg show` prints what it resolves to) and build again".to_string()
     };
     InputError::new(message, hint)
 }
@@ -482,14 +483,14 @@ async fn verify(
         image: image_id.to_string(),
         command: vec!["python".to_string(), format!("{TFIMG_DIR}/{VERIFY}")],
         env: Vec::new(),
-        labels: HashMap::from([("io.tfimg.verify".to_string(), marker.clone())]),
+        labels: HashMap::from([(labels::VERIFY.to_string(), marker.clone())]),
         network_disabled: true,
     };
     let finished = tokio::select! {
         finished = engine.run_once(&one_off, VERIFY_DEADLINE) => finished?,
         _ = super::interrupted() => {
             // The one-off container must not outlive an interrupted build.
-            let label = format!("io.tfimg.verify={marker}");
+            let label = labels::verify_filter(&marker);
             for container in engine.containers_with_label(&label).await.unwrap_or_default() {
                 let _ = engine.remove_container(&container.id, true).await;
             }

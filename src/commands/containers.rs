@@ -11,10 +11,8 @@ use crate::engine::containers::ContainerFacts;
 use crate::engine::Engine;
 use crate::error::EXIT_BAD_INPUT;
 use crate::input::InputError;
-use crate::plan::{
-    self, LABEL_GPUS, LABEL_MEMBER, LABEL_PORTS, LABEL_SERVICE, LABEL_SPEC, LABEL_TEAM, LABEL_UID,
-    LABEL_URL_PREFIX,
-};
+use crate::labels;
+use crate::plan;
 
 #[derive(Debug, Serialize)]
 struct PsEntry {
@@ -35,8 +33,8 @@ pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = Engine::connect().await?;
         let label = match &args.team {
-            Some(team) => format!("{LABEL_TEAM}={team}"),
-            None => LABEL_SPEC.to_string(),
+            Some(team) => labels::team_filter(team),
+            None => labels::SPEC.to_string(),
         };
         let mut containers = engine.containers_with_label(&label).await?;
         containers.sort_by(|a, b| a.name.cmp(&b.name));
@@ -86,11 +84,7 @@ pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
 
 /// The Jupyter token a container was started with.
 pub(crate) fn jupyter_token(container: &ContainerFacts) -> Option<String> {
-    container
-        .env
-        .iter()
-        .find_map(|entry| entry.strip_prefix("TFIMG_JUPYTER_TOKEN="))
-        .map(str::to_string)
+    labels::jupyter_token(&container.env)
 }
 
 fn entry(container: ContainerFacts) -> PsEntry {
@@ -100,18 +94,18 @@ fn entry(container: ContainerFacts) -> PsEntry {
         .iter()
         .filter_map(|(key, value)| {
             Some((
-                key.strip_prefix(LABEL_URL_PREFIX)?.to_string(),
+                key.strip_prefix(labels::URL_PREFIX)?.to_string(),
                 value.clone(),
             ))
         })
         .collect();
     PsEntry {
-        spec: label(LABEL_SPEC).unwrap_or_default(),
-        service: label(LABEL_SERVICE).unwrap_or_default(),
-        gpus: label(LABEL_GPUS).unwrap_or_else(|| "none".to_string()),
-        ports: label(LABEL_PORTS).unwrap_or_default(),
-        team: label(LABEL_TEAM),
-        member: label(LABEL_MEMBER),
+        spec: label(labels::SPEC).unwrap_or_default(),
+        service: label(labels::SERVICE).unwrap_or_default(),
+        gpus: label(labels::GPUS).unwrap_or_else(|| "none".to_string()),
+        ports: label(labels::PORTS).unwrap_or_default(),
+        team: label(labels::TEAM),
+        member: label(labels::MEMBER),
         urls,
         name: container.name,
         id: container.id.chars().take(12).collect(),
@@ -123,7 +117,7 @@ fn entry(container: ContainerFacts) -> PsEntry {
 /// The tfimg container called `name`, or a bad-input error.
 async fn find(engine: &Engine, name: &str) -> anyhow::Result<ContainerFacts> {
     match engine.container(name).await? {
-        Some(container) if container.labels.contains_key(LABEL_SPEC) => Ok(container),
+        Some(container) if container.labels.contains_key(labels::SPEC) => Ok(container),
         Some(_) => Err(InputError::new(
             format!("`{name}` was not started by tfimg"),
             "tfimg only manages its own containers; use `docker` for this one",
@@ -167,7 +161,7 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
         // As the user the container runs as, so files it writes keep their owner.
         let user = container
             .labels
-            .get(LABEL_UID)
+            .get(labels::UID)
             .cloned()
             .unwrap_or_else(|| "0:0".to_string());
         let code = engine.exec(&container.id, &args.command, &user).await?;

@@ -16,12 +16,12 @@ use crate::config;
 use crate::engine::containers::StartFailure;
 use crate::engine::{Engine, EngineError};
 use crate::input::InputError;
+use crate::labels;
 use crate::output::progress::Reporter;
 use crate::plan::gpus::{self, GpuMode, GpuPlan, GpuSelection};
 use crate::plan::mounts::{self, MountPlan};
 use crate::plan::ports::{self, PortRequest};
 use crate::plan::{self, LaunchInput, LaunchPlan};
-use crate::render::dockerfile::LABEL_TENSORBOARD;
 use crate::spec::resolved::TENSORBOARD_PORT;
 use crate::spec::{self, Service};
 
@@ -261,8 +261,8 @@ async fn image_target(engine: &Engine, reference: &str) -> anyhow::Result<Target
         )
         .into());
     };
-    let label = |key: &str| image.labels.get(key).cloned();
-    let service = match label("io.tfimg.service").as_deref() {
+    let facts = labels::ImageLabels::decode(&image.labels);
+    let service = match facts.service.as_deref() {
         Some("jupyter") => Service::Jupyter,
         Some("ssh") => Service::Ssh,
         _ => Service::None,
@@ -274,27 +274,25 @@ async fn image_target(engine: &Engine, reference: &str) -> anyhow::Result<Target
             (Service::Ssh, 22) => "ssh".to_string(),
             // Only where the image's entrypoint runs TensorBoard (tfimg images built with
             // a `tensorboard` port say which port in a label): a URL must answer.
-            (_, port) if label(LABEL_TENSORBOARD) == Some(port.to_string()) => {
-                TENSORBOARD_PORT.to_string()
-            }
+            (_, port) if facts.tensorboard == Some(*port) => TENSORBOARD_PORT.to_string(),
             (_, port) => format!("port-{port}"),
         };
         ports.insert(name, *port);
     }
     Ok(Target {
-        spec_name: label("io.tfimg.spec").unwrap_or_else(|| reference.to_string()),
+        spec_name: facts.spec.unwrap_or_else(|| reference.to_string()),
         image: reference.to_string(),
         service,
-        image_user: label("io.tfimg.user").unwrap_or_else(|| "tf".to_string()),
+        image_user: facts.user.unwrap_or_else(|| "tf".to_string()),
         workdir: if image.working_dir.is_empty() {
             "/tf".to_string()
         } else {
             image.working_dir.clone()
         },
         ports,
-        gpu_image: label("io.tfimg.cuda").is_some(),
+        gpu_image: facts.gpu,
         gpu: None,
-        tfimg_image: label("io.tfimg.version").is_some(),
+        tfimg_image: facts.tfimg,
     })
 }
 
@@ -675,7 +673,7 @@ fn print_endpoints(plan: &LaunchPlan, name: &str, to_stdout: bool) {
     }
     if let GpuPlan::None = plan.gpu {
     } else {
-        lines.push(format!("{:<12}{}", "gpus", plan.labels[plan::LABEL_GPUS]));
+        lines.push(format!("{:<12}{}", "gpus", plan.labels[labels::GPUS]));
     }
     for line in lines {
         if to_stdout {
@@ -727,7 +725,7 @@ pub(crate) async fn wait_until_ready(
                 );
             }
         }
-        let ready = match plan.labels.get(plan::LABEL_SERVICE).map(String::as_str) {
+        let ready = match plan.labels.get(labels::SERVICE).map(String::as_str) {
             Some("jupyter") => match (port("jupyter"), jupyter_token(plan)) {
                 (Some(port), Some(token)) => {
                     crate::host::http_status(port, &format!("/api/status?token={token}")).await
@@ -763,8 +761,6 @@ pub(crate) async fn wait_until_ready(
     }
 }
 
-fn jupyter_token(plan: &LaunchPlan) -> Option<&str> {
-    plan.env
-        .iter()
-        .find_map(|entry| entry.strip_prefix("TFIMG_JUPYTER_TOKEN="))
+fn jupyter_token(plan: &LaunchPlan) -> Option<String> {
+    labels::jupyter_token(&plan.env)
 }

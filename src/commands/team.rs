@@ -20,16 +20,14 @@ use crate::engine::containers::{ContainerFacts, StartFailure};
 use crate::engine::Engine;
 use crate::error::{Interrupted, EXIT_ENGINE};
 use crate::input::InputError;
+use crate::labels;
 use crate::output::progress::Reporter;
 use crate::plan::gpus::GpuMode;
 use crate::plan::mounts;
 use crate::plan::ports::{self, PortRequest};
-use crate::plan::{self, LaunchInput, LaunchPlan, LABEL_MEMBER, LABEL_TEAM};
+use crate::plan::{self, LaunchInput, LaunchPlan};
 use crate::spec::{self, ResolvedSpec, Service};
 use crate::team::{self, Team, TeamMember};
-
-/// Hash of a member's configuration: equal hashes mean `up` leaves the member alone.
-pub const LABEL_MEMBER_HASH: &str = "io.tfimg.member-hash";
 
 /// What `up` did to one member.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,17 +99,17 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         let engine = Engine::connect().await?;
         let images = images_for(&engine, &specs, &network, &reporter).await?;
 
-        let existing = engine.containers_with_label(&format!("{LABEL_TEAM}={}", team.name)).await?;
+        let existing = engine.containers_with_label(&labels::team_filter(&team.name)).await?;
         let by_member: HashMap<String, &ContainerFacts> = existing
             .iter()
-            .filter_map(|container| Some((container.labels.get(LABEL_MEMBER)?.clone(), container)))
+            .filter_map(|container| Some((container.labels.get(labels::MEMBER)?.clone(), container)))
             .collect();
 
         // Members gone from the file go first, so their ports are free again.
         let wanted: BTreeSet<&str> = team.members.iter().map(|member| member.name.as_str()).collect();
         let mut removed = Vec::new();
         for container in &existing {
-            let member = container.labels.get(LABEL_MEMBER).cloned().unwrap_or_default();
+            let member = container.labels.get(labels::MEMBER).cloned().unwrap_or_default();
             if !wanted.contains(member.as_str()) {
                 engine.remove_container(&container.id, true).await?;
                 removed.push(member);
@@ -124,7 +122,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         for member in &team.members {
             let hash = member_hash(member, &images[&member.spec]);
             if let Some(container) = by_member.get(&member.name) {
-                let same = container.labels.get(LABEL_MEMBER_HASH) == Some(&hash);
+                let same = container.labels.get(labels::MEMBER_HASH) == Some(&hash);
                 // A batch job that finished well is done, not broken: it is not rerun.
                 let finished_job = !member.command.is_empty()
                     && container.state == "exited"
@@ -416,7 +414,7 @@ pub fn down(args: &TeamArgs) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = Engine::connect().await?;
         let containers = engine
-            .containers_with_label(&format!("{LABEL_TEAM}={}", team.name))
+            .containers_with_label(&labels::team_filter(&team.name))
             .await?;
         for container in &containers {
             engine.remove_container(&container.id, true).await?;
@@ -450,28 +448,18 @@ fn member_hash(member: &TeamMember, image: &str) -> String {
 fn ports_of(container: &ContainerFacts) -> Vec<u16> {
     container
         .labels
-        .get(plan::LABEL_PORTS)
+        .get(labels::PORTS)
         .map(|ports| {
-            ports
-                .split(',')
-                .filter_map(|entry| {
-                    entry
-                        .split('=')
-                        .nth(1)?
-                        .split("->")
-                        .next()?
-                        .rsplit(':')
-                        .next()?
-                        .parse()
-                        .ok()
-                })
+            labels::decode_ports(ports)
+                .into_iter()
+                .map(|port| port.host)
                 .collect()
         })
         .unwrap_or_default()
 }
 
 fn known_hosts_for(plan: &LaunchPlan) -> Option<std::path::PathBuf> {
-    (plan.labels.get(plan::LABEL_SERVICE).map(String::as_str) == Some("ssh"))
+    (plan.labels.get(labels::SERVICE).map(String::as_str) == Some("ssh"))
         .then(|| crate::host::data_dir().join("ssh").join("known_hosts"))
 }
 
@@ -645,9 +633,9 @@ fn member_plan(
             .then_some(())
             .map_or(Some("unless-stopped".to_string()), |_| None),
         extra_labels: BTreeMap::from([
-            (LABEL_TEAM.to_string(), team.name.clone()),
-            (LABEL_MEMBER.to_string(), member.name.clone()),
-            (LABEL_MEMBER_HASH.to_string(), hash),
+            (labels::TEAM.to_string(), team.name.clone()),
+            (labels::MEMBER.to_string(), member.name.clone()),
+            (labels::MEMBER_HASH.to_string(), hash),
         ]),
     };
     Ok(plan::launch(&input))
@@ -669,7 +657,7 @@ async fn print_team(
         let access = ["jupyter", "ssh"]
             .iter()
             .find_map(|service| {
-                let address = labels.get(&format!("{}{service}", plan::LABEL_URL_PREFIX))?;
+                let address = labels.get(&crate::labels::url_label(service))?;
                 // The label has no token; the user who ran `up` gets the whole URL.
                 match container
                     .as_ref()

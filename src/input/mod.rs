@@ -3,6 +3,8 @@
 //! flag, each with a hint, and the escaping that keeps what the user wrote printable. Pure.
 
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod source;
 pub mod yaml;
 

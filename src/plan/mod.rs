@@ -9,23 +9,11 @@ pub mod ports;
 use std::collections::BTreeMap;
 
 use crate::input::InputError;
+use crate::labels;
 use crate::spec::Service;
 use gpus::{GpuPlan, GpuSelection};
 use mounts::MountPlan;
 use ports::PortPlan;
-
-/// Container labels (contract: see DESIGN.md).
-pub const LABEL_SPEC: &str = "io.tfimg.spec";
-pub const LABEL_SERVICE: &str = "io.tfimg.service";
-pub const LABEL_GPUS: &str = "io.tfimg.gpus";
-pub const LABEL_TEAM: &str = "io.tfimg.team";
-pub const LABEL_MEMBER: &str = "io.tfimg.member";
-/// `io.tfimg.url.jupyter`, `io.tfimg.url.ssh`, ...: what `ps` shows.
-pub const LABEL_URL_PREFIX: &str = "io.tfimg.url.";
-/// `jupyter=127.0.0.1:8888->8888,...`
-pub const LABEL_PORTS: &str = "io.tfimg.ports";
-/// `uid:gid` the container runs as (for `exec`).
-pub const LABEL_UID: &str = "io.tfimg.uid";
 
 /// Docker's default capability set (moby's `oci/caps` defaults); tfimg never adds to it.
 const DOCKER_DEFAULT_CAPABILITIES: &[&str] = &[
@@ -124,14 +112,13 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
     let mut env: BTreeMap<String, String> = input.env.iter().cloned().collect();
     let remap = input.tfimg_image && input.ids.is_some();
     if let (true, Some((uid, gid))) = (remap, input.ids) {
-        env.insert("TFIMG_UID".to_string(), uid.to_string());
-        env.insert("TFIMG_GID".to_string(), gid.to_string());
+        env.extend(labels::id_variables(uid, gid));
     }
     if let Some(token) = &input.jupyter_token {
-        env.insert("TFIMG_JUPYTER_TOKEN".to_string(), token.clone());
+        env.insert(labels::JUPYTER_TOKEN_VARIABLE.to_string(), token.clone());
     }
     if let Some(key) = &input.ssh_public_key {
-        env.insert("TFIMG_SSH_AUTHORIZED_KEYS".to_string(), key.clone());
+        env.insert(labels::SSH_KEYS_VARIABLE.to_string(), key.clone());
     }
     if let GpuPlan::Runtime { visible_devices } = &input.gpu {
         env.insert(
@@ -187,14 +174,14 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
     }
 
     let mut labels = input.extra_labels.clone();
-    labels.insert(LABEL_SPEC.to_string(), input.spec_name.clone());
+    labels.insert(labels::SPEC.to_string(), input.spec_name.clone());
     labels.insert(
-        LABEL_SERVICE.to_string(),
+        labels::SERVICE.to_string(),
         input.service.as_str().to_string(),
     );
-    labels.insert(LABEL_GPUS.to_string(), input.gpus.describe());
+    labels.insert(labels::GPUS.to_string(), input.gpus.describe());
     labels.insert(
-        LABEL_UID.to_string(),
+        labels::UID.to_string(),
         match input.ids {
             Some((uid, gid)) => format!("{uid}:{gid}"),
             None => "0:0".to_string(),
@@ -202,23 +189,24 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
     );
     if !input.ports.is_empty() {
         labels.insert(
-            LABEL_PORTS.to_string(),
-            input
-                .ports
-                .iter()
-                .map(|plan| {
-                    format!(
-                        "{}={}:{}->{}",
-                        plan.name, plan.host_ip, plan.host, plan.container
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(","),
+            labels::PORTS.to_string(),
+            labels::encode_ports(
+                &input
+                    .ports
+                    .iter()
+                    .map(|plan| labels::PublishedPort {
+                        name: plan.name.clone(),
+                        host_ip: plan.host_ip.clone(),
+                        host: plan.host,
+                        container: plan.container,
+                    })
+                    .collect::<Vec<_>>(),
+            ),
         );
     }
     // Labels are readable by anyone who can list containers: never the token.
     for (name, url) in &endpoints {
-        labels.insert(format!("{LABEL_URL_PREFIX}{name}"), without_token(url));
+        labels.insert(crate::labels::url_label(name), without_token(url));
     }
 
     // Capabilities are only ever dropped (`cap_add` stays empty).
@@ -348,7 +336,7 @@ pub fn parse_env(text: &str) -> Result<(String, String), InputError> {
             "write `-e KEY=value` with letters, digits and `_`",
         ));
     }
-    if key.starts_with("TFIMG_") {
+    if key.starts_with(labels::VARIABLE_PREFIX) {
         return Err(InputError::new(
             format!("`-e {text}`: `TFIMG_*` variables are set by tfimg"),
             "use `--uid`/`--gid`, `--ssh-key` or the printed token instead",
@@ -399,10 +387,10 @@ mod tests {
         assert_eq!(
             plan.env,
             [
-                "A=1",
-                "TFIMG_GID=2345",
-                "TFIMG_JUPYTER_TOKEN=t0k3n",
-                "TFIMG_UID=1234"
+                "A=1".to_string(),
+                format!("{}=2345", labels::GID_VARIABLE),
+                format!("{}=t0k3n", labels::JUPYTER_TOKEN_VARIABLE),
+                format!("{}=1234", labels::UID_VARIABLE),
             ]
         );
         assert_eq!(plan.user.as_deref(), Some("root"));
@@ -424,19 +412,17 @@ mod tests {
         let url = "http://127.0.0.1:8890/lab?token=t0k3n";
         assert_eq!(plan.endpoints, [("jupyter".to_string(), url.to_string())]);
         assert_eq!(
-            plan.labels["io.tfimg.url.jupyter"], "http://127.0.0.1:8890/lab",
+            plan.labels[&labels::url_label("jupyter")],
+            "http://127.0.0.1:8890/lab",
             "no token in labels"
         );
         assert_eq!(
-            with_token(&plan.labels["io.tfimg.url.jupyter"], "t0k3n"),
+            with_token(&plan.labels[&labels::url_label("jupyter")], "t0k3n"),
             url
         );
-        assert_eq!(
-            plan.labels["io.tfimg.ports"],
-            "jupyter=127.0.0.1:8890->8888"
-        );
-        assert_eq!(plan.labels["io.tfimg.gpus"], "none");
-        assert_eq!(plan.labels["io.tfimg.uid"], "1234:2345");
+        assert_eq!(plan.labels[labels::PORTS], "jupyter=127.0.0.1:8890->8888");
+        assert_eq!(plan.labels[labels::GPUS], "none");
+        assert_eq!(plan.labels[labels::UID], "1234:2345");
         assert_eq!(plan.shm_size, 2147483648);
     }
 
@@ -465,7 +451,10 @@ mod tests {
         let plan = launch(&foreign);
         assert_eq!(plan.user.as_deref(), Some("1234:2345"));
         assert_eq!(plan.cap_drop, ["ALL"]);
-        assert!(!plan.env.iter().any(|entry| entry.starts_with("TFIMG_UID=")));
+        assert!(!plan
+            .env
+            .iter()
+            .any(|entry| entry.starts_with(&format!("{}=", labels::UID_VARIABLE))));
         let mut root = input();
         root.service = Service::Ssh;
         root.ids = None;
@@ -490,6 +479,6 @@ mod tests {
         assert!(parse_cpus("0").is_err());
         assert_eq!(parse_env("A=b=c").unwrap(), ("A".into(), "b=c".into()));
         assert!(parse_env("1A=b").is_err());
-        assert!(parse_env("TFIMG_UID=0").is_err());
+        assert!(parse_env(&format!("{}=0", labels::UID_VARIABLE)).is_err());
     }
 }

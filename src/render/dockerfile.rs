@@ -10,6 +10,7 @@ use super::context::{
     ContextFile, CA_CERTIFICATES, ENTRYPOINT, JUPYTER_CONFIG, PIP_PIN, PROFILE, SSHD_CONFIG, VERIFY,
 };
 use super::NetworkOptions;
+use crate::labels;
 use crate::spec::compat::CUPTI_FALLBACK;
 use crate::spec::resolved::{TENSORBOARD_PORT, VENV};
 use crate::spec::{CudaProvider, ResolvedSpec, Service};
@@ -36,14 +37,6 @@ const APT_OFFICIAL_MIRRORS: &[&str] = &[
 /// XLA's flags variable, and the flag naming the folder of ptxas and libdevice.
 const XLA_FLAGS: &str = "XLA_FLAGS";
 const XLA_DATA_DIR_FLAG: &str = "--xla_gpu_cuda_data_dir";
-
-/// The build argument carrying the build key into the image's labels.
-pub const BUILD_KEY_ARG: &str = "TFIMG_BUILD_KEY";
-
-/// The image label naming the container port its entrypoint runs TensorBoard on (specs
-/// with a `tensorboard` port), so `tfimg run IMAGE` prints a TensorBoard URL only where
-/// one answers.
-pub const LABEL_TENSORBOARD: &str = "io.tfimg.tensorboard";
 
 /// The pip constraints file: the TensorFlow pin and its release's known-good pins.
 pub const CONSTRAINTS_PATH: &str = "/opt/tfimg/constraints.txt";
@@ -314,27 +307,29 @@ pub fn dockerfile(
         line(w, "");
     }
 
-    let mut labels = vec![
-        ("io.tfimg.spec", spec.name.clone()),
-        ("io.tfimg.tensorflow", spec.tensorflow.clone()),
-        ("io.tfimg.python", spec.python.clone()),
-        ("io.tfimg.service", spec.service.as_str().to_string()),
-        ("io.tfimg.user", spec.user.clone()),
-        ("io.tfimg.version", env!("CARGO_PKG_VERSION").to_string()),
-    ];
-    if let Some(gpu) = &spec.gpu {
-        labels.push(("io.tfimg.cuda", gpu.cuda.clone()));
-        labels.push(("io.tfimg.cudnn", gpu.cudnn.clone()));
-    }
-    if let (Some(_), Some(port)) = (&spec.tensorboard_logdir, spec.ports.get(TENSORBOARD_PORT)) {
-        labels.push((LABEL_TENSORBOARD, port.to_string()));
-    }
-    labels.sort();
+    let tensorboard = spec
+        .tensorboard_logdir
+        .as_ref()
+        .and_then(|_| spec.ports.get(TENSORBOARD_PORT).copied());
+    let labels = labels::image_labels(
+        &spec.name,
+        &spec.tensorflow,
+        &spec.python,
+        spec.service.as_str(),
+        &spec.user,
+        spec.gpu
+            .as_ref()
+            .map(|gpu| (gpu.cuda.as_str(), gpu.cudnn.as_str())),
+        tensorboard,
+    );
     // The build key hashes this very file, so it comes in as a build argument; in the same
     // LABEL instruction it costs no extra build step.
-    line(w, &format!("ARG {BUILD_KEY_ARG}"));
+    line(w, &format!("ARG {}", labels::BUILD_KEY_ARG));
     line(w, "LABEL \\");
-    line(w, &format!("    io.tfimg.build-key=${BUILD_KEY_ARG} \\"));
+    line(
+        w,
+        &format!("    {}=${} \\", labels::BUILD_KEY, labels::BUILD_KEY_ARG),
+    );
     let count = labels.len();
     for (index, (key, value)) in labels.iter().enumerate() {
         let tail = if index + 1 < count { " \\" } else { "" };

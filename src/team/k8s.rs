@@ -8,6 +8,7 @@
 
 use serde_json::{json, Value};
 
+use crate::labels;
 use crate::plan::gpus::GpuPlan;
 use crate::plan::LaunchPlan;
 use crate::spec::resolved::TENSORBOARD_PORT;
@@ -19,9 +20,6 @@ pub const WORKER_PORT: u16 = 2222;
 /// capability dropped cannot bind 22 there (Docker lowers `ip_unprivileged_port_start`,
 /// Kubernetes does not). The member's Service still answers on the spec's port (22).
 pub const POD_SSH_PORT: u16 = 2022;
-
-/// The entrypoint variable naming sshd's port.
-const SSH_PORT_VARIABLE: &str = "TFIMG_SSH_PORT";
 
 /// What one member needs beyond its launch plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,11 +57,7 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
         let plan = &member.plan;
         // sshd runs as the service (no command): it moves to a port it may bind.
         let ssh = plan.command.is_empty()
-            && plan
-                .labels
-                .get(crate::plan::LABEL_SERVICE)
-                .map(String::as_str)
-                == Some("ssh");
+            && plan.labels.get(labels::SERVICE).map(String::as_str) == Some("ssh");
         let target_port = |port: &crate::plan::ports::PortPlan| match port.name.as_str() {
             "ssh" if ssh => POD_SSH_PORT,
             _ => port.container,
@@ -78,16 +72,16 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
         for entry in &plan.env {
             let (key, value) = entry.split_once('=').unwrap_or((entry, ""));
             match key {
-                "TFIMG_JUPYTER_TOKEN" | "TFIMG_SSH_AUTHORIZED_KEYS" => {
+                key if labels::is_secret_variable(key) => {
                     secret_data.insert(key.to_string(), Value::from(value));
                 }
                 // The pod starts as the user already: no remapping at run time.
-                "TFIMG_UID" | "TFIMG_GID" => {}
+                key if key == labels::UID_VARIABLE || key == labels::GID_VARIABLE => {}
                 _ => env.push(json!({"name": key, "value": value})),
             }
         }
         if ssh {
-            env.push(json!({"name": SSH_PORT_VARIABLE, "value": POD_SSH_PORT.to_string()}));
+            env.push(json!({"name": labels::SSH_PORT_VARIABLE, "value": POD_SSH_PORT.to_string()}));
         }
         if !secret_data.is_empty() {
             documents.push(json!({
@@ -449,15 +443,19 @@ mod tests {
         assert_eq!(container["ports"][0]["containerPort"], POD_SSH_PORT);
         assert_eq!(container["ports"][1]["containerPort"], 6006);
         let env = container["env"].as_sequence().unwrap();
-        assert!(
-            env.contains(&serde_yaml::from_str("{name: TFIMG_SSH_PORT, value: '2022'}").unwrap())
-        );
+        assert!(env.contains(
+            &serde_yaml::from_str(&format!(
+                "{{name: {}, value: '2022'}}",
+                labels::SSH_PORT_VARIABLE
+            ))
+            .unwrap()
+        ));
         assert_ne!(POD_SSH_PORT, WORKER_PORT);
         // A command replaces sshd: nothing moves.
         let batch = exported(&[member("job", Service::Ssh, &["python", "x.py"], None)]);
         assert!(!serde_yaml::to_string(&batch)
             .unwrap()
-            .contains("TFIMG_SSH_PORT"));
+            .contains(labels::SSH_PORT_VARIABLE));
     }
 
     #[test]

@@ -1,0 +1,262 @@
+//! The contract users script against, written once: every `io.tfimg.*` label tfimg puts
+//! on images and containers, every `TFIMG_*` variable it sets or reads, and how the
+//! labels that carry more than one value are encoded and decoded. Nothing else in `src/`
+//! spells a label key or a `TFIMG_*` name. Pure.
+
+use std::collections::{BTreeMap, HashMap};
+
+// Image labels (set by the rendered Dockerfile).
+
+/// The spec an image (or a container) was made from.
+pub const SPEC: &str = "io.tfimg.spec";
+/// sha256 of the Dockerfile, the build context and the base image's id.
+pub const BUILD_KEY: &str = "io.tfimg.build-key";
+pub const TENSORFLOW: &str = "io.tfimg.tensorflow";
+pub const PYTHON: &str = "io.tfimg.python";
+/// Only on GPU images.
+pub const CUDA: &str = "io.tfimg.cuda";
+pub const CUDNN: &str = "io.tfimg.cudnn";
+/// `jupyter`, `ssh` or `none` (images and containers).
+pub const SERVICE: &str = "io.tfimg.service";
+/// The in-image user.
+pub const USER: &str = "io.tfimg.user";
+/// The tfimg that built the image: its presence means tfimg's entrypoint is inside.
+pub const VERSION: &str = "io.tfimg.version";
+/// The container port the managed TensorBoard listens on.
+pub const TENSORBOARD: &str = "io.tfimg.tensorboard";
+/// On base images `tfimg base bootstrap` made: the mirror and suite.
+pub const BOOTSTRAP: &str = "io.tfimg.bootstrap";
+
+// Container labels (set by the launch plan).
+
+/// What `--gpus` asked for (`none`, `all`, `0,1`).
+pub const GPUS: &str = "io.tfimg.gpus";
+pub const TEAM: &str = "io.tfimg.team";
+pub const MEMBER: &str = "io.tfimg.member";
+/// Hash of a member's settings and image: equal hashes mean `up` leaves it alone.
+pub const MEMBER_HASH: &str = "io.tfimg.member-hash";
+/// `io.tfimg.url.jupyter`, `io.tfimg.url.ssh`, ...: what `ps` shows (never a token).
+pub const URL_PREFIX: &str = "io.tfimg.url.";
+/// `jupyter=127.0.0.1:8888->8888,...`: the published ports.
+pub const PORTS: &str = "io.tfimg.ports";
+/// `uid:gid` the container runs as (for `exec`).
+pub const UID: &str = "io.tfimg.uid";
+/// On the one-off container that verifies a build.
+pub const VERIFY: &str = "io.tfimg.verify";
+
+// The entrypoint's run-time contract (variables tfimg sets in containers).
+
+/// The reserved prefix: specs and `-e` may not set these.
+pub const VARIABLE_PREFIX: &str = "TFIMG_";
+/// The host uid and gid the image's user takes.
+pub const UID_VARIABLE: &str = "TFIMG_UID";
+pub const GID_VARIABLE: &str = "TFIMG_GID";
+/// Jupyter's token.
+pub const JUPYTER_TOKEN_VARIABLE: &str = "TFIMG_JUPYTER_TOKEN";
+/// The public keys that may log in over SSH.
+pub const SSH_KEYS_VARIABLE: &str = "TFIMG_SSH_AUTHORIZED_KEYS";
+/// The port sshd listens on instead of the spec's (Kubernetes pods).
+pub const SSH_PORT_VARIABLE: &str = "TFIMG_SSH_PORT";
+/// The build argument that carries the build key into the image's labels.
+pub const BUILD_KEY_ARG: &str = "TFIMG_BUILD_KEY";
+
+// tfimg's own settings from the environment.
+
+/// The config file (else `~/.config/tfimg/config.yaml`).
+pub const CONFIG_VARIABLE: &str = "TFIMG_CONFIG";
+pub const CA_CERT_VARIABLE: &str = "TFIMG_CA_CERT";
+pub const PIP_INDEX_URL_VARIABLE: &str = "TFIMG_PIP_INDEX_URL";
+pub const APT_MIRROR_VARIABLE: &str = "TFIMG_APT_MIRROR";
+pub const REGISTRY_MIRROR_VARIABLE: &str = "TFIMG_REGISTRY_MIRROR";
+
+/// `io.tfimg.spec=NAME`: the filter for a spec's images or containers.
+pub fn spec_filter(spec: &str) -> String {
+    format!("{SPEC}={spec}")
+}
+
+/// `io.tfimg.team=NAME`: the filter for a team's containers.
+pub fn team_filter(team: &str) -> String {
+    format!("{TEAM}={team}")
+}
+
+/// `io.tfimg.verify=MARKER`: the filter for one verification container.
+pub fn verify_filter(marker: &str) -> String {
+    format!("{VERIFY}={marker}")
+}
+
+/// The label holding an endpoint's address: `io.tfimg.url.jupyter`.
+pub fn url_label(endpoint: &str) -> String {
+    format!("{URL_PREFIX}{endpoint}")
+}
+
+/// One published port as the ports label carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublishedPort {
+    pub name: String,
+    pub host_ip: String,
+    pub host: u16,
+    pub container: u16,
+}
+
+/// `jupyter=127.0.0.1:8888->8888,tensorboard=127.0.0.1:6006->6006`.
+pub fn encode_ports(ports: &[PublishedPort]) -> String {
+    ports
+        .iter()
+        .map(|port| {
+            format!(
+                "{}={}:{}->{}",
+                port.name, port.host_ip, port.host, port.container
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The ports label read back; entries that do not parse are left out.
+pub fn decode_ports(text: &str) -> Vec<PublishedPort> {
+    text.split(',')
+        .filter_map(|entry| {
+            let (name, rest) = entry.split_once('=')?;
+            let (address, container) = rest.split_once("->")?;
+            let (host_ip, host) = address.rsplit_once(':')?;
+            Some(PublishedPort {
+                name: name.to_string(),
+                host_ip: host_ip.to_string(),
+                host: host.parse().ok()?,
+                container: container.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// `KEY=value` entries for the entrypoint's ids.
+pub fn id_variables(uid: u32, gid: u32) -> [(String, String); 2] {
+    [
+        (UID_VARIABLE.to_string(), uid.to_string()),
+        (GID_VARIABLE.to_string(), gid.to_string()),
+    ]
+}
+
+/// The Jupyter token in a container's `KEY=value` environment.
+pub fn jupyter_token(env: &[String]) -> Option<String> {
+    let prefix = format!("{JUPYTER_TOKEN_VARIABLE}=");
+    env.iter()
+        .find_map(|entry| entry.strip_prefix(prefix.as_str()))
+        .map(str::to_string)
+}
+
+/// Whether an environment variable holds a secret that belongs in a Secret or an env
+/// file, never in a manifest or a Compose file.
+pub fn is_secret_variable(key: &str) -> bool {
+    key == JUPYTER_TOKEN_VARIABLE || key == SSH_KEYS_VARIABLE
+}
+
+/// What an image's labels say about it, for `tfimg run IMAGE`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ImageLabels {
+    pub spec: Option<String>,
+    pub service: Option<String>,
+    pub user: Option<String>,
+    /// A GPU image (it carries a CUDA version).
+    pub gpu: bool,
+    /// Built by tfimg: its entrypoint maps the user and drops root.
+    pub tfimg: bool,
+    /// The container port of the managed TensorBoard.
+    pub tensorboard: Option<u16>,
+}
+
+impl ImageLabels {
+    pub fn decode(labels: &HashMap<String, String>) -> ImageLabels {
+        ImageLabels {
+            spec: labels.get(SPEC).cloned(),
+            service: labels.get(SERVICE).cloned(),
+            user: labels.get(USER).cloned(),
+            gpu: labels.contains_key(CUDA),
+            tfimg: labels.contains_key(VERSION),
+            tensorboard: labels.get(TENSORBOARD).and_then(|port| port.parse().ok()),
+        }
+    }
+}
+
+/// The image labels the Dockerfile's `LABEL` sets (the build key apart: it comes in
+/// through a build argument).
+pub fn image_labels(
+    spec: &str,
+    tensorflow: &str,
+    python: &str,
+    service: &str,
+    user: &str,
+    cuda: Option<(&str, &str)>,
+    tensorboard: Option<u16>,
+) -> BTreeMap<&'static str, String> {
+    let mut labels = BTreeMap::from([
+        (SPEC, spec.to_string()),
+        (TENSORFLOW, tensorflow.to_string()),
+        (PYTHON, python.to_string()),
+        (SERVICE, service.to_string()),
+        (USER, user.to_string()),
+        (VERSION, env!("CARGO_PKG_VERSION").to_string()),
+    ]);
+    if let Some((cuda, cudnn)) = cuda {
+        labels.insert(CUDA, cuda.to_string());
+        labels.insert(CUDNN, cudnn.to_string());
+    }
+    if let Some(port) = tensorboard {
+        labels.insert(TENSORBOARD, port.to_string());
+    }
+    labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_round_trip_and_bad_entries_are_skipped() {
+        let ports = vec![
+            PublishedPort {
+                name: "jupyter".into(),
+                host_ip: "127.0.0.1".into(),
+                host: 8890,
+                container: 8888,
+            },
+            PublishedPort {
+                name: "tensorboard".into(),
+                host_ip: "0.0.0.0".into(),
+                host: 6006,
+                container: 6006,
+            },
+        ];
+        let text = encode_ports(&ports);
+        assert_eq!(
+            text,
+            "jupyter=127.0.0.1:8890->8888,tensorboard=0.0.0.0:6006->6006"
+        );
+        assert_eq!(decode_ports(&text), ports);
+        assert_eq!(decode_ports("x=1.2.3.4:99999->1,y,z=a:x->2"), Vec::new());
+    }
+
+    #[test]
+    fn tokens_and_image_facts_are_read_back() {
+        let env = vec!["A=1".to_string(), format!("{JUPYTER_TOKEN_VARIABLE}=abc")];
+        assert_eq!(jupyter_token(&env).as_deref(), Some("abc"));
+        assert_eq!(jupyter_token(&env[..1]), None);
+        let labels: HashMap<String, String> = image_labels(
+            "lab",
+            "2.9.3",
+            "3.9",
+            "jupyter",
+            "tf",
+            Some(("11.8", "8.6")),
+            Some(6006),
+        )
+        .into_iter()
+        .map(|(key, value)| (key.to_string(), value))
+        .collect();
+        let decoded = ImageLabels::decode(&labels);
+        assert_eq!(decoded.spec.as_deref(), Some("lab"));
+        assert!(decoded.gpu && decoded.tfimg);
+        assert_eq!(decoded.tensorboard, Some(6006));
+        assert_eq!(ImageLabels::decode(&HashMap::new()), ImageLabels::default());
+    }
+}
