@@ -105,7 +105,7 @@ path-exclude /usr/share/locale/*
 /// Runs debootstrap into a temporary folder, imports the result as `target.reference`, and
 /// removes the folder whatever happens. Returns the image id.
 pub async fn bootstrap(
-    engine: &Engine,
+    engine: &impl Engine,
     target: &BootstrapTarget,
     mirror: &str,
     reporter: &Reporter,

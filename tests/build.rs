@@ -5,6 +5,8 @@
 
 mod common;
 
+use tfimg::engine::prelude::*;
+
 use common::{scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
 
 /// pip goes direct to these, so a build with a bogus proxy still succeeds.

@@ -4,6 +4,8 @@
 
 mod common;
 
+use tfimg::engine::prelude::*;
+
 use std::path::Path;
 
 use common::{scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};

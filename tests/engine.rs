@@ -3,7 +3,8 @@
 
 mod common;
 
-use tfimg::engine::{Engine, EngineError};
+use tfimg::engine::prelude::*;
+use tfimg::engine::{Docker, EngineError};
 
 #[tokio::test]
 async fn the_suite_reaches_the_real_engine_and_negotiates_its_api_version() {
@@ -27,7 +28,7 @@ async fn the_suite_reaches_the_real_engine_and_negotiates_its_api_version() {
 
 #[tokio::test]
 async fn a_missing_socket_is_reported_with_the_path_and_the_start_command() {
-    let error = Engine::connect_to("unix:///nonexistent/tfimg-test.sock".to_string())
+    let error = Docker::connect_to("unix:///nonexistent/tfimg-test.sock".to_string())
         .await
         .expect_err("nothing listens there");
     assert!(
@@ -43,7 +44,7 @@ async fn a_missing_socket_is_reported_with_the_path_and_the_start_command() {
 
 #[tokio::test]
 async fn an_unsupported_docker_host_is_named() {
-    let error = Engine::connect_to("ftp://example".to_string())
+    let error = Docker::connect_to("ftp://example".to_string())
         .await
         .expect_err("not a Docker endpoint");
     assert_eq!(error.to_string(), "unsupported DOCKER_HOST `ftp://example`");

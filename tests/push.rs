@@ -3,6 +3,8 @@
 
 mod common;
 
+use tfimg::engine::prelude::*;
+
 use common::{scratch, tfimg_with_env, DockerGuard};
 
 struct Registry(std::process::Child);

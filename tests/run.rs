@@ -5,6 +5,8 @@
 
 mod common;
 
+use tfimg::engine::prelude::*;
+
 use std::path::Path;
 use std::time::Duration;
 

@@ -4,6 +4,8 @@
 
 mod common;
 
+use tfimg::engine::prelude::*;
+
 use std::os::unix::fs::PermissionsExt;
 
 use common::{http, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};

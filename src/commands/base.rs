@@ -8,7 +8,8 @@ use std::time::Duration;
 use crate::bootstrap::{self, BootstrapTarget};
 use crate::cli::{BootstrapArgs, Progress};
 use crate::config::{self, Network};
-use crate::engine::Engine;
+use crate::engine::prelude::*;
+use crate::engine::{Docker, Engine};
 use crate::input::InputError;
 use crate::output::progress::Reporter;
 
@@ -24,7 +25,7 @@ pub fn run(args: &BootstrapArgs) -> anyhow::Result<ExitCode> {
         .or(config.apt_mirror)
         .unwrap_or_else(|| target.default_mirror.to_string());
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         if let Some(existing) = engine.image(&target.reference).await? {
             if !args.force {
                 eprintln!(
@@ -52,7 +53,7 @@ pub fn run(args: &BootstrapArgs) -> anyhow::Result<ExitCode> {
 
 /// The base image's id, acquiring the image first when it is missing (or `pull` asks).
 pub(crate) async fn ensure_base(
-    engine: &Engine,
+    engine: &impl Engine,
     reference: &str,
     network: &Network,
     pull: bool,

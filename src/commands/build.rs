@@ -12,9 +12,9 @@ use crate::build::context::BuildContext;
 use crate::build::{self, BuildPlan};
 use crate::cli::BuildArgs;
 use crate::config;
-use crate::engine::build::{BuildEvent, BuildFailure, BuildRequest};
-use crate::engine::containers::OneOff;
-use crate::engine::Engine;
+use crate::engine::OneOff;
+use crate::engine::{BuildEvent, BuildFailure, BuildRequest};
+use crate::engine::{Docker, Engine};
 use crate::error::{HostError, Interrupted};
 use crate::input::InputError;
 use crate::labels;
@@ -49,7 +49,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         announce_up_to_date: true,
     };
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         let built = build_spec(&engine, &resolved, &network, &options, &reporter)
             .await?
             .expect("a build that is not only a check always answers");
@@ -79,7 +79,7 @@ pub(crate) struct Built {
 /// The image of `resolved` for its current build key: the existing one, or a new one
 /// built, verified and tagged. `None` only with `only_check` when no current image exists.
 pub(crate) async fn build_spec(
-    engine: &Engine,
+    engine: &impl Engine,
     resolved: &spec::ResolvedSpec,
     network: &config::Network,
     options: &BuildOptions<'_>,
@@ -331,7 +331,7 @@ async fn lock_file(
 }
 
 /// An error when the daemon stops answering within 3 s (it is shutting down).
-async fn daemon_gone_during(engine: &Engine, name: &str) -> anyhow::Result<()> {
+async fn daemon_gone_during(engine: &impl Engine, name: &str) -> anyhow::Result<()> {
     for _ in 0..12 {
         if let Err(error) = engine.still_there().await {
             return Err(anyhow::Error::from(error).context(format!(
@@ -345,7 +345,7 @@ async fn daemon_gone_during(engine: &Engine, name: &str) -> anyhow::Result<()> {
 
 /// Waits (up to 20 s) until the container of an interrupted build step is gone, removing
 /// it when the daemon has not.
-async fn remove_build_container(engine: &Engine, id: &str) {
+async fn remove_build_container(engine: &impl Engine, id: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while std::time::Instant::now() < deadline {
         match engine.container(id).await {
@@ -361,7 +361,7 @@ async fn remove_build_container(engine: &Engine, id: &str) {
 /// Drops the keyed tags of this spec's earlier builds once nothing else names them (no
 /// `tfimg/<name>:<tensorflow>` tag left on them), so superseded images do not pile up.
 /// Images a container still uses stay; failures here never fail the build.
-async fn prune_superseded(engine: &Engine, name: &str, key: &str, reporter: &Reporter) {
+async fn prune_superseded(engine: &impl Engine, name: &str, key: &str, reporter: &Reporter) {
     let label = labels::spec_filter(name);
     let Ok(images) = engine.images_with_label(&label).await else {
         return;
@@ -405,7 +405,7 @@ fn spawn_prune(name: &str, key: &str) -> bool {
 /// The hidden `tfimg prune-superseded NAME KEY` that a build starts in the background.
 pub fn prune_command(name: &str, key: &str) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         let reporter = Reporter::new(crate::cli::Progress::Plain);
         // Waits for running builds (they hold the lock shared) before deleting anything.
         let _images_lock = lock_file(IMAGES_LOCK, false, "waiting for builds", &reporter).await?;
@@ -420,7 +420,7 @@ fn is_keyed_tag(tag: &str) -> bool {
         .is_some_and(|(_, key)| key.len() == 12 && key.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
-async fn tag_all(engine: &Engine, image_id: &str, plan: &BuildPlan) -> anyhow::Result<()> {
+async fn tag_all(engine: &impl Engine, image_id: &str, plan: &BuildPlan) -> anyhow::Result<()> {
     for tag in plan.all_tags() {
         engine.tag(image_id, &tag).await?;
     }
@@ -473,7 +473,7 @@ fn build_failed(name: &str, failure: &BuildFailure) -> InputError {
 }
 
 async fn verify(
-    engine: &Engine,
+    engine: &impl Engine,
     image_id: &str,
     name: &str,
     reporter: &Reporter,

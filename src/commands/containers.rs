@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use crate::cli::{ExecArgs, LogsArgs, NamesArgs, PsArgs, RemoveArgs};
-use crate::engine::containers::ContainerFacts;
-use crate::engine::Engine;
+use crate::engine::prelude::*;
+use crate::engine::ContainerFacts;
+use crate::engine::{Docker, Engine};
 use crate::error::EXIT_BAD_INPUT;
 use crate::input::InputError;
 use crate::labels;
@@ -31,7 +32,7 @@ struct PsEntry {
 
 pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         let label = match &args.team {
             Some(team) => labels::team_filter(team),
             None => labels::SPEC.to_string(),
@@ -115,7 +116,7 @@ fn entry(container: ContainerFacts) -> PsEntry {
 }
 
 /// The tfimg container called `name`, or a bad-input error.
-async fn find(engine: &Engine, name: &str) -> anyhow::Result<ContainerFacts> {
+async fn find(engine: &impl Engine, name: &str) -> anyhow::Result<ContainerFacts> {
     match engine.container(name).await? {
         Some(container) if container.labels.contains_key(labels::SPEC) => Ok(container),
         Some(_) => Err(InputError::new(
@@ -133,10 +134,15 @@ async fn find(engine: &Engine, name: &str) -> anyhow::Result<ContainerFacts> {
 
 pub fn logs(args: &LogsArgs) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         let container = find(&engine, &args.name).await?;
         engine
-            .stream_output(&container.id, args.follow, args.tail.as_deref())
+            .stream_output(
+                &container.id,
+                args.follow,
+                args.tail.as_deref(),
+                crate::output::pass_through,
+            )
             .await?;
         if args.follow {
             // A follow stream also ends when the daemon goes away (a restart, a crash):
@@ -149,7 +155,7 @@ pub fn logs(args: &LogsArgs) -> anyhow::Result<ExitCode> {
 
 pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         let container = find(&engine, &args.name).await?;
         if container.state != "running" {
             return Err(InputError::new(
@@ -164,7 +170,14 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
             .get(labels::UID)
             .cloned()
             .unwrap_or_else(|| "0:0".to_string());
-        let code = engine.exec(&container.id, &args.command, &user).await?;
+        let code = engine
+            .exec(
+                &container.id,
+                &args.command,
+                &user,
+                crate::output::pass_through,
+            )
+            .await?;
         Ok(ExitCode::from(
             u8::try_from(code.clamp(0, 255)).unwrap_or(1),
         ))
@@ -202,11 +215,11 @@ pub fn remove(args: &RemoveArgs) -> anyhow::Result<ExitCode> {
 /// others still run (exit 1 at the end).
 fn for_each<F, Fut>(names: &[String], action: F) -> anyhow::Result<ExitCode>
 where
-    F: Fn(Engine, ContainerFacts) -> Fut,
+    F: Fn(Docker, ContainerFacts) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<()>>,
 {
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         let mut failed = false;
         for name in names {
             let outcome = match find(&engine, name).await {

@@ -9,7 +9,7 @@ use crate::cli::{DoctorArgs, Progress};
 use crate::commands::build::{build_spec, BuildOptions};
 use crate::config;
 use crate::doctor::{self, Check, DockerFacts, ImageState, SpecFacts, Verdict};
-use crate::engine::Engine;
+use crate::engine::{Docker, Engine};
 use crate::error::EXIT_BAD_INPUT;
 use crate::output::progress::Reporter;
 use crate::spec;
@@ -26,7 +26,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let network = config::network(&args.network, &config::load_config()?)?;
     let nvidia = crate::host::nvidia_facts();
     let checks = super::runtime()?.block_on(async {
-        let connected = Engine::connect().await;
+        let connected = Docker::connect().await;
         let (docker, engine) = match connected {
             Ok(engine) => match docker_facts(&engine).await {
                 Ok(facts) => (Ok(facts), Some(engine)),
@@ -69,7 +69,7 @@ fn start_hint(error: &crate::engine::EngineError) -> String {
         .to_string()
 }
 
-async fn docker_facts(engine: &Engine) -> Result<DockerFacts, crate::engine::EngineError> {
+async fn docker_facts(engine: &impl Engine) -> Result<DockerFacts, crate::engine::EngineError> {
     let bounded = |what: &str| crate::engine::EngineError::Timeout {
         endpoint: format!("{} ({what})", engine.endpoint()),
         seconds: ANSWER_TIMEOUT.as_secs(),
@@ -96,7 +96,7 @@ async fn docker_facts(engine: &Engine) -> Result<DockerFacts, crate::engine::Eng
 }
 
 async fn spec_facts(
-    engine: Option<&Engine>,
+    engine: Option<&impl Engine>,
     resolved: &spec::ResolvedSpec,
     network: &config::Network,
 ) -> SpecFacts {

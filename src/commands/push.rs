@@ -5,7 +5,8 @@
 use std::process::ExitCode;
 
 use crate::cli::PushArgs;
-use crate::engine::Engine;
+use crate::engine::prelude::*;
+use crate::engine::Docker;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
 
@@ -33,7 +34,7 @@ pub fn run(args: &PushArgs) -> anyhow::Result<ExitCode> {
     }
     let reporter = Reporter::new(args.progress);
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         let Some(image) = engine.image(&args.image).await? else {
             return Err(InputError::new(
                 format!("no image named `{}` on this machine", args.image),
@@ -45,9 +46,7 @@ pub fn run(args: &PushArgs) -> anyhow::Result<ExitCode> {
         reporter.status(&format!("pushing `{target}`"));
         let digest = engine.push(&target, |line| reporter.output(line)).await?;
         reporter.clear();
-        let repository = crate::engine::images::split_reference(&target)
-            .0
-            .to_string();
+        let repository = crate::spec::syntax::split_reference(&target).0.to_string();
         println!("{repository}@{digest}");
         Ok(ExitCode::SUCCESS)
     })

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use crate::cli::RunArgs;
 use crate::commands::build::{build_spec, BuildOptions};
 use crate::config;
-use crate::engine::containers::StartFailure;
-use crate::engine::{Engine, EngineError};
+use crate::engine::StartFailure;
+use crate::engine::{Docker, Engine, EngineError};
 use crate::input::InputError;
 use crate::labels;
 use crate::output::progress::Reporter;
@@ -81,7 +81,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let reporter = Reporter::new(args.progress);
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         let target = match &resolved {
             Some(resolved) => spec_target(&engine, resolved, &network, args, &reporter).await?,
             None => image_target(&engine, &options.target).await?,
@@ -203,7 +203,7 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
 }
 
 async fn spec_target(
-    engine: &Engine,
+    engine: &impl Engine,
     resolved: &spec::ResolvedSpec,
     network: &config::Network,
     args: &RunArgs,
@@ -253,7 +253,7 @@ async fn spec_target(
     })
 }
 
-async fn image_target(engine: &Engine, reference: &str) -> anyhow::Result<Target> {
+async fn image_target(engine: &impl Engine, reference: &str) -> anyhow::Result<Target> {
     let Some(image) = engine.image(reference).await? else {
         return Err(InputError::new(
             format!("no spec or image named `{reference}`"),
@@ -297,7 +297,7 @@ async fn image_target(engine: &Engine, reference: &str) -> anyhow::Result<Target
 }
 
 async fn launch(
-    engine: &Engine,
+    engine: &impl Engine,
     args: &RunArgs,
     options: &RunOptions,
     target: &Target,
@@ -519,7 +519,7 @@ impl Drop for MadeFolders {
 /// image's CUDA, no toolkit); without it, `plan::gpus::choose` on the host's facts, and
 /// its note.
 async fn choose_gpus(
-    engine: &Engine,
+    engine: &impl Engine,
     options: &RunOptions,
     target: &Target,
 ) -> anyhow::Result<GpuSelection> {
@@ -572,7 +572,7 @@ enum After {
 }
 
 async fn after_start(
-    engine: &Engine,
+    engine: &impl Engine,
     args: &RunArgs,
     id: &str,
     name: &str,
@@ -621,7 +621,7 @@ async fn after_start(
         starting_note();
     }
     let interrupted = tokio::select! {
-        result = engine.stream_output(id, true, None) => { result?; false }
+        result = engine.stream_output(id, true, None, crate::output::pass_through) => { result?; false }
         _ = super::interrupted() => true,
     };
     if interrupted {
@@ -692,7 +692,7 @@ fn tail(text: &str, lines: usize) -> String {
 /// Waits until Jupyter answers with the token, or sshd has printed its host key (pinned
 /// in tfimg's known_hosts) and answers with its banner.
 pub(crate) async fn wait_until_ready(
-    engine: &Engine,
+    engine: &impl Engine,
     id: &str,
     plan: &LaunchPlan,
     known_hosts: Option<&PathBuf>,

@@ -16,8 +16,9 @@ use sha2::{Digest, Sha256};
 use crate::cli::{ComposeArgs, K8sArgs, Progress, TeamArgs};
 use crate::commands::build::{build_spec, BuildOptions};
 use crate::config;
-use crate::engine::containers::{ContainerFacts, StartFailure};
-use crate::engine::Engine;
+use crate::engine::prelude::*;
+use crate::engine::{ContainerFacts, StartFailure};
+use crate::engine::{Docker, Engine};
 use crate::error::{Interrupted, EXIT_ENGINE};
 use crate::input::InputError;
 use crate::labels;
@@ -65,7 +66,7 @@ fn team_and_specs(
 
 /// The current image of every spec, built (and verified) when missing.
 async fn images_for(
-    engine: &Engine,
+    engine: &impl Engine,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &config::Network,
     reporter: &Reporter,
@@ -96,7 +97,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
     let ids = crate::host::current_ids().unwrap_or((1000, 1000));
     let reporter = Reporter::new(args.progress);
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         let images = images_for(&engine, &specs, &network, &reporter).await?;
 
         let existing = engine.containers_with_label(&labels::team_filter(&team.name)).await?;
@@ -250,7 +251,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// created but not yet ready are removed; with `--rollback` every member this `up`
 /// created goes.
 async fn interrupted_up(
-    engine: &Engine,
+    engine: &impl Engine,
     created: &[(String, String)],
     ready: &BTreeSet<String>,
     rollback: bool,
@@ -302,7 +303,7 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
     };
     let reporter = Reporter::new(Progress::Auto);
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         let images = images_for(&engine, &specs, &network, &reporter).await?;
         let mut taken = BTreeSet::new();
         let mut plans = Vec::new();
@@ -358,7 +359,7 @@ pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
     }
     let reporter = Reporter::new(Progress::Auto);
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         let images = images_for(&engine, &specs, &network, &reporter).await?;
         let mut taken = BTreeSet::new();
         let mut members = Vec::new();
@@ -412,7 +413,7 @@ pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
 pub fn down(args: &TeamArgs) -> anyhow::Result<ExitCode> {
     let team = team::load(&args.file)?;
     super::runtime()?.block_on(async {
-        let engine = Engine::connect().await?;
+        let engine = Docker::connect().await?;
         let containers = engine
             .containers_with_label(&labels::team_filter(&team.name))
             .await?;
@@ -642,7 +643,7 @@ fn member_plan(
 }
 
 async fn print_team(
-    engine: &Engine,
+    engine: &impl Engine,
     team: &Team,
     actions: &BTreeMap<String, Action>,
 ) -> anyhow::Result<()> {

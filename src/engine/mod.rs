@@ -1,263 +1,130 @@
-//! The Docker Engine adapter: the only module that imports bollard. It connects (from
-//! `DOCKER_HOST` or the local socket), negotiates the API version down to what the daemon
-//! speaks (Engine 20.10 speaks 1.41), and turns daemon failures into `EngineError`s that
-//! say what to do.
+//! The container engine seam: what tfimg's use cases need from Docker, as four traits
+//! (`Daemon`, `Images`, `Containers`, `Builds`; an `Engine` is all four), the facts and
+//! requests that cross the seam (`facts`), and what goes wrong (`EngineError`).
+//! `docker` is the real engine and the only module that imports bollard; `fake` is a
+//! recording stand-in for the use cases' unit tests.
+//!
+//! The traits use `async fn`: their futures are awaited on tfimg's own runtime (never
+//! spawned onto other threads), so they need no `Send` bound.
+#![allow(async_fn_in_trait)]
 
-pub mod build;
-pub mod containers;
-pub mod images;
+pub mod docker;
+mod error;
+pub mod facts;
+#[cfg(test)]
+pub mod fake;
 
 use std::time::Duration;
 
-use bollard::Docker;
+use bytes::Bytes;
+use futures_util::Stream;
 
-/// The local socket used when `DOCKER_HOST` is unset.
-pub const DEFAULT_SOCKET: &str = "/var/run/docker.sock";
+pub use docker::Docker;
+pub use error::EngineError;
+pub use facts::{
+    BuildEvent, BuildFailure, BuildRequest, ContainerFacts, EngineInfo, EngineVersion, Finished,
+    ImageFacts, OneOff, OutputChunk, StartFailure,
+};
 
-/// Connecting and negotiating must not hang a command: a daemon that does not answer
-/// within this is reported as down.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+use crate::plan::LaunchPlan;
 
-/// Seconds bollard waits for one request (image builds stream, so this bounds silence).
-const REQUEST_TIMEOUT_SECONDS: u64 = 600;
+/// A build context or a root filesystem, streamed as tar chunks.
+pub trait TarStream: Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {}
+impl<T: Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static> TarStream for T {}
 
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error("cannot reach the Docker daemon at `{endpoint}`: {reason}")]
-    Unreachable { endpoint: String, reason: String },
-    #[error("permission denied on the Docker socket `{endpoint}`")]
-    PermissionDenied { endpoint: String },
-    #[error("the Docker daemon at `{endpoint}` did not answer within {seconds} s")]
-    Timeout { endpoint: String, seconds: u64 },
-    #[error("unsupported DOCKER_HOST `{endpoint}`")]
-    UnsupportedHost { endpoint: String },
-    #[error("the Docker daemon answered with an error: {message}")]
-    Daemon { message: String },
-    #[error("{what} failed: {message}")]
-    Failed { what: String, message: String },
-    #[error("the container asked for GPUs, but Docker has no NVIDIA device driver: {message}")]
-    GpuToolkitMissing { message: String },
+/// The daemon itself.
+pub trait Daemon {
+    /// Where it is reached (`unix:///var/run/docker.sock`), for messages.
+    fn endpoint(&self) -> &str;
+    async fn version(&self) -> Result<EngineVersion, EngineError>;
+    async fn info(&self) -> Result<EngineInfo, EngineError>;
+    /// Whether GPUs can be requested as CDI devices.
+    async fn cdi_supported(&self) -> bool;
+    /// Whether it still answers (a daemon going away is the failure to report).
+    async fn still_there(&self) -> Result<(), EngineError>;
 }
 
-impl EngineError {
-    pub fn hint(&self) -> Option<&str> {
-        Some(match self {
-            EngineError::Unreachable { .. } | EngineError::Timeout { .. } => {
-                "start the daemon (`sudo systemctl start docker`, or `sudo dockerd &` where there is no systemd), or point DOCKER_HOST at a running one"
-            }
-            EngineError::PermissionDenied { .. } => {
-                "add your user to the `docker` group (`sudo usermod -aG docker $USER`, then log in again), or run with sudo"
-            }
-            EngineError::UnsupportedHost { .. } => {
-                "use `unix:///path/to/docker.sock` or `tcp://host:2375` (set DOCKER_TLS_VERIFY for TLS)"
-            }
-            EngineError::GpuToolkitMissing { .. } => {
-                "install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository, see https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker; `tfimg doctor` checks the result. Without GPUs: drop `--gpus`"
-            }
-            EngineError::Daemon { .. } | EngineError::Failed { .. } => return None,
-        })
-    }
+pub trait Images {
+    /// The image called `reference` (a tag or an id), or `None` when it is not local.
+    async fn image(&self, reference: &str) -> Result<Option<ImageFacts>, EngineError>;
+    /// Local images carrying `label` (`key` or `key=value`).
+    async fn images_with_label(&self, label: &str) -> Result<Vec<ImageFacts>, EngineError>;
+    async fn tag(&self, image: &str, reference: &str) -> Result<(), EngineError>;
+    /// Removes a tag (or, by id, the image); a missing one is not an error.
+    async fn remove_image(&self, reference: &str, force: bool) -> Result<(), EngineError>;
+    /// The `created_by` line of every layer.
+    async fn history(&self, reference: &str) -> Result<Vec<String>, EngineError>;
+    async fn pull(&self, reference: &str, progress: impl FnMut(&str)) -> Result<(), EngineError>;
+    /// Pushes a tag; the digest the registry gave it.
+    async fn push(
+        &self,
+        reference: &str,
+        progress: impl FnMut(&str),
+    ) -> Result<String, EngineError>;
+    /// Imports a root filesystem tarball as `reference` (what `docker import` does).
+    async fn import_rootfs(
+        &self,
+        reference: &str,
+        changes: &[String],
+        tarball: impl TarStream,
+    ) -> Result<String, EngineError>;
 }
 
-/// What the daemon says about itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EngineVersion {
-    pub version: String,
-    pub api_version: String,
-    /// The API version this client negotiated down to.
-    pub negotiated_api: String,
-    pub os: String,
-    pub arch: String,
+pub trait Containers {
+    /// Creates (does not start) the planned container; its id.
+    async fn create(&self, plan: &LaunchPlan) -> Result<String, EngineError>;
+    async fn start(&self, id: &str) -> Result<(), StartFailure>;
+    /// The container called `name` (or with that id), or `None`.
+    async fn container(&self, name: &str) -> Result<Option<ContainerFacts>, EngineError>;
+    /// Every container (running or not) carrying `label` (`key` or `key=value`).
+    async fn containers_with_label(&self, label: &str) -> Result<Vec<ContainerFacts>, EngineError>;
+    /// Output so far (not following).
+    async fn output(&self, id: &str) -> Result<String, EngineError>;
+    /// Hands output to `sink` until the container stops (or, with `follow` false, until
+    /// the output so far is handed over).
+    async fn stream_output(
+        &self,
+        id: &str,
+        follow: bool,
+        tail: Option<&str>,
+        sink: impl FnMut(OutputChunk),
+    ) -> Result<(), EngineError>;
+    /// Waits for the container to stop; its exit code.
+    async fn wait(&self, id: &str) -> Result<i64, EngineError>;
+    async fn stop(&self, id: &str, seconds: i32) -> Result<(), EngineError>;
+    /// Removes it; one that is already gone is not an error.
+    async fn remove_container(&self, id: &str, force: bool) -> Result<(), EngineError>;
+    /// Runs `command` in a running container as `user`, output to `sink`; the exit code.
+    async fn exec(
+        &self,
+        id: &str,
+        command: &[String],
+        user: &str,
+        sink: impl FnMut(OutputChunk),
+    ) -> Result<i64, EngineError>;
+    /// Runs a one-off container to completion (killed after `deadline`) and always removes
+    /// it.
+    async fn run_once(&self, spec: &OneOff, deadline: Duration) -> Result<Finished, EngineError>;
 }
 
-/// What `tfimg doctor` reads from the daemon's info.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EngineInfo {
-    pub storage_driver: String,
-    pub root_dir: String,
-    pub runtimes: Vec<String>,
-    pub default_runtime: String,
-    pub cdi_spec_dirs: Vec<String>,
+pub trait Builds {
+    /// Builds the context; `on_event` sees every step and output line as it arrives.
+    /// `Ok(Err(failure))` is a build that ran and failed (bad input, exit 1); `Err(..)` is
+    /// the engine failing (exit 2). Nothing is tagged.
+    async fn build(
+        &self,
+        request: &BuildRequest,
+        context: impl TarStream,
+        on_event: impl FnMut(&BuildEvent),
+    ) -> Result<Result<String, BuildFailure>, EngineError>;
 }
 
-/// A connected, version-negotiated client.
-#[derive(Debug, Clone)]
-pub struct Engine {
-    docker: Docker,
-    endpoint: String,
+/// The traits, for calling an engine's methods: `use crate::engine::prelude::*`.
+pub mod prelude {
+    pub use super::{Builds, Containers, Daemon, Engine, Images};
 }
 
-impl Engine {
-    /// Connects from `DOCKER_HOST`, else the local socket, and negotiates the API version.
-    pub async fn connect() -> Result<Engine, EngineError> {
-        let endpoint = std::env::var("DOCKER_HOST")
-            .ok()
-            .filter(|host| !host.is_empty())
-            .unwrap_or_else(|| format!("unix://{DEFAULT_SOCKET}"));
-        Engine::connect_to(endpoint).await
-    }
+/// Everything tfimg asks of a container engine.
+pub trait Engine: Daemon + Images + Containers + Builds {}
 
-    /// Connects to one endpoint (`unix:///path`, `tcp://host:port`).
-    pub async fn connect_to(endpoint: String) -> Result<Engine, EngineError> {
-        if let Some(path) = endpoint.strip_prefix("unix://") {
-            check_socket(path, &endpoint)?;
-        }
-        let docker = connect_to(&endpoint)?;
-        let negotiated = tokio::time::timeout(CONNECT_TIMEOUT, docker.negotiate_version())
-            .await
-            .map_err(|_| EngineError::Timeout {
-                endpoint: endpoint.clone(),
-                seconds: CONNECT_TIMEOUT.as_secs(),
-            })?
-            .map_err(|error| map_connect_error(error, &endpoint))?;
-        Ok(Engine {
-            docker: negotiated,
-            endpoint,
-        })
-    }
-
-    /// Whether the daemon still answers (a ping through a fresh connection check).
-    pub async fn still_there(&self) -> Result<(), EngineError> {
-        if let Some(path) = self.endpoint.strip_prefix("unix://") {
-            check_socket(path, &self.endpoint)?;
-        }
-        match tokio::time::timeout(CONNECT_TIMEOUT, self.docker.ping()).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(error)) => Err(self.fail("ping", error)),
-            Err(_) => Err(EngineError::Timeout {
-                endpoint: self.endpoint.clone(),
-                seconds: CONNECT_TIMEOUT.as_secs(),
-            }),
-        }
-    }
-
-    pub fn endpoint(&self) -> &str {
-        &self.endpoint
-    }
-
-    /// Wraps a bollard error from an operation described by `what` ("tag image").
-    pub(crate) fn fail(&self, what: &str, error: bollard::errors::Error) -> EngineError {
-        match error {
-            bollard::errors::Error::DockerResponseServerError { message, .. } => {
-                EngineError::Failed {
-                    what: what.to_string(),
-                    message,
-                }
-            }
-            bollard::errors::Error::DockerStreamError { error } => EngineError::Failed {
-                what: what.to_string(),
-                message: error,
-            },
-            bollard::errors::Error::HyperResponseError { .. }
-            | bollard::errors::Error::HyperLegacyError { .. }
-            | bollard::errors::Error::IOError { .. }
-            | bollard::errors::Error::RequestTimeoutError => EngineError::Unreachable {
-                endpoint: self.endpoint.clone(),
-                reason: error.to_string(),
-            },
-            other => EngineError::Failed {
-                what: what.to_string(),
-                message: other.to_string(),
-            },
-        }
-    }
-
-    /// Whether GPUs can be requested as CDI devices: API 1.44 or later and CDI spec
-    /// folders reported by the daemon.
-    pub async fn cdi_supported(&self) -> bool {
-        let client = self.docker.client_version();
-        if (client.major_version, client.minor_version) < (1, 44) {
-            return false;
-        }
-        match self.docker.info().await {
-            Ok(info) => info.cdi_spec_dirs.is_some_and(|dirs| !dirs.is_empty()),
-            Err(_) => false,
-        }
-    }
-
-    pub async fn info(&self) -> Result<EngineInfo, EngineError> {
-        let info = self
-            .docker
-            .info()
-            .await
-            .map_err(|error| self.fail("read the daemon's info", error))?;
-        let mut runtimes: Vec<String> = info.runtimes.unwrap_or_default().into_keys().collect();
-        runtimes.sort();
-        Ok(EngineInfo {
-            storage_driver: info.driver.unwrap_or_default(),
-            root_dir: info.docker_root_dir.unwrap_or_default(),
-            runtimes,
-            default_runtime: info.default_runtime.unwrap_or_default(),
-            cdi_spec_dirs: info.cdi_spec_dirs.unwrap_or_default(),
-        })
-    }
-
-    pub async fn version(&self) -> Result<EngineVersion, EngineError> {
-        let version = self
-            .docker
-            .version()
-            .await
-            .map_err(|error| map_connect_error(error, &self.endpoint))?;
-        let client = self.docker.client_version();
-        Ok(EngineVersion {
-            version: version.version.unwrap_or_default(),
-            api_version: version.api_version.unwrap_or_default(),
-            negotiated_api: format!("{}.{}", client.major_version, client.minor_version),
-            os: version.os.unwrap_or_default(),
-            arch: version.arch.unwrap_or_default(),
-        })
-    }
-}
-
-fn connect_to(endpoint: &str) -> Result<Docker, EngineError> {
-    let result = if let Some(path) = endpoint.strip_prefix("unix://") {
-        Docker::connect_with_unix(path, REQUEST_TIMEOUT_SECONDS, bollard::API_DEFAULT_VERSION)
-    } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
-        Docker::connect_with_http(
-            endpoint,
-            REQUEST_TIMEOUT_SECONDS,
-            bollard::API_DEFAULT_VERSION,
-        )
-    } else {
-        return Err(EngineError::UnsupportedHost {
-            endpoint: endpoint.to_string(),
-        });
-    };
-    result.map_err(|error| map_connect_error(error, endpoint))
-}
-
-/// A missing socket or a permission problem is clearer before any request is made.
-fn check_socket(path: &str, endpoint: &str) -> Result<(), EngineError> {
-    match std::os::unix::net::UnixStream::connect(path) {
-        Ok(_) => Ok(()),
-        Err(error) => Err(match error.kind() {
-            std::io::ErrorKind::PermissionDenied => EngineError::PermissionDenied {
-                endpoint: endpoint.to_string(),
-            },
-            std::io::ErrorKind::NotFound => EngineError::Unreachable {
-                endpoint: endpoint.to_string(),
-                reason: "the socket does not exist (is the daemon running?)".to_string(),
-            },
-            std::io::ErrorKind::ConnectionRefused => EngineError::Unreachable {
-                endpoint: endpoint.to_string(),
-                reason: "connection refused (the daemon is not running)".to_string(),
-            },
-            _ => EngineError::Unreachable {
-                endpoint: endpoint.to_string(),
-                reason: error.to_string(),
-            },
-        }),
-    }
-}
-
-fn map_connect_error(error: bollard::errors::Error, endpoint: &str) -> EngineError {
-    match error {
-        bollard::errors::Error::DockerResponseServerError { message, .. } => {
-            EngineError::Daemon { message }
-        }
-        other => EngineError::Unreachable {
-            endpoint: endpoint.to_string(),
-            reason: other.to_string(),
-        },
-    }
-}
+impl<T: Daemon + Images + Containers + Builds> Engine for T {}

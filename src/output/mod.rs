@@ -39,6 +39,22 @@ fn quiet_on_broken_pipe(result: std::io::Result<()>) -> std::io::Result<()> {
     }
 }
 
+/// A container's output, passed through to this process's stdout or stderr as it comes.
+pub fn pass_through(chunk: crate::engine::OutputChunk) {
+    let result = match chunk {
+        crate::engine::OutputChunk::Stdout(bytes) => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(&bytes).and_then(|()| stdout.flush())
+        }
+        crate::engine::OutputChunk::Stderr(bytes) => {
+            let mut stderr = std::io::stderr().lock();
+            stderr.write_all(&bytes).and_then(|()| stderr.flush())
+        }
+    };
+    // A closed pipe (`tfimg logs x | head`) ends nothing here: the stream just goes on.
+    let _ = result;
+}
+
 /// Writes rows as aligned columns (two spaces apart) to stdout.
 pub fn print_table(header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
     let mut writer = TabWriter::new(std::io::stdout().lock()).padding(2);

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use crate::cli::Progress;
-use crate::engine::build::BuildEvent;
+use crate::engine::BuildEvent;
 
 pub struct Reporter {
     mode: Mode,

@@ -126,6 +126,18 @@ pub fn valid_image_reference(reference: &str) -> bool {
     path_ok && tag_ok
 }
 
+/// `registry:5000/a/b:tag` → (`registry:5000/a/b`, `tag`); no tag means `latest`.
+pub fn split_reference(reference: &str) -> (&str, &str) {
+    if reference.contains('@') {
+        // A digest reference names one image; there is no tag to split off.
+        return (reference, "");
+    }
+    match reference.rsplit_once(':') {
+        Some((repository, tag)) if !tag.contains('/') => (repository, tag),
+        _ => (reference, "latest"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,5 +188,22 @@ mod tests {
         assert!(valid_apt_package("libstdc++6=10.2.1-6"));
         assert!(!valid_apt_package("git; curl x"));
         assert!(!valid_apt_package("Git"));
+    }
+
+    #[test]
+    fn references_split_at_the_tag_not_the_registry_port() {
+        assert_eq!(
+            split_reference("debian:bullseye-slim"),
+            ("debian", "bullseye-slim")
+        );
+        assert_eq!(
+            split_reference("localhost:5000/x"),
+            ("localhost:5000/x", "latest")
+        );
+        assert_eq!(
+            split_reference("localhost:5000/x:1"),
+            ("localhost:5000/x", "1")
+        );
+        assert_eq!(split_reference("ubuntu"), ("ubuntu", "latest"));
     }
 }

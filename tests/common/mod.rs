@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use tfimg::engine::prelude::*;
+
 pub struct Run {
     pub code: i32,
     pub stdout: String,
@@ -37,8 +39,8 @@ pub const BUILTINS: &[&str] = &[
 
 /// The real engine. Unreachable fails the test (always under CI=true); a developer without
 /// Docker can opt out explicitly with TFIMG_SKIP_ENGINE_TESTS=1.
-pub async fn engine() -> Option<tfimg::engine::Engine> {
-    match tfimg::engine::Engine::connect().await {
+pub async fn engine() -> Option<tfimg::engine::Docker> {
+    match tfimg::engine::Docker::connect().await {
         Ok(engine) => Some(engine),
         Err(error) => {
             let ci = std::env::var("CI").is_ok_and(|value| value == "true");
@@ -217,12 +219,12 @@ pub fn field(text: &str, key: &str) -> Option<String> {
 /// Runs `command` to completion in a throw-away container of `image` (removed afterwards);
 /// `network` false cuts it off from every network.
 pub async fn run_in(
-    engine: &tfimg::engine::Engine,
+    engine: &tfimg::engine::Docker,
     image: &str,
     command: &[&str],
     network: bool,
-) -> tfimg::engine::containers::Finished {
-    let one_off = tfimg::engine::containers::OneOff {
+) -> tfimg::engine::Finished {
+    let one_off = tfimg::engine::OneOff {
         image: image.to_string(),
         command: command.iter().map(|part| part.to_string()).collect(),
         network_disabled: !network,

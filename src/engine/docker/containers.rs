@@ -1,5 +1,6 @@
-//! Containers: for now the short-lived kind tfimg runs itself (build verification): create,
-//! start, wait with a deadline, collect the output, and always remove.
+//! Containers: the planned ones tfimg launches (create, start, inspect, list, logs, exec,
+//! stop, remove) and the one-off kind it runs itself (build verification: start, wait with
+//! a deadline, collect the output, always remove).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -8,70 +9,19 @@ use bollard::models::ContainerCreateBody;
 use bollard::query_parameters::{LogsOptionsBuilder, RemoveContainerOptionsBuilder};
 use futures_util::StreamExt;
 
-use super::{Engine, EngineError};
+use super::Docker;
+use crate::engine::{
+    ContainerFacts, Containers, EngineError, Finished, OneOff, OutputChunk, StartFailure,
+};
+use crate::plan::LaunchPlan;
 
-/// A finished one-off container.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finished {
-    pub exit_code: i64,
-    /// stdout and stderr, interleaved as the daemon stored them.
-    pub output: String,
-}
-
-/// What a one-off container runs.
-#[derive(Debug, Clone, Default)]
-pub struct OneOff {
-    pub image: String,
-    pub command: Vec<String>,
-    pub env: Vec<String>,
-    pub labels: HashMap<String, String>,
-    /// No network at all: verification must not depend on (or reach) anything outside.
-    pub network_disabled: bool,
-}
-
-impl Engine {
-    /// Runs `spec` to completion (or `deadline`, after which it is killed) and removes it,
-    /// whatever happened.
-    pub async fn run_once(
-        &self,
-        spec: &OneOff,
-        deadline: Duration,
-    ) -> Result<Finished, EngineError> {
-        let body = ContainerCreateBody {
-            image: Some(spec.image.clone()),
-            cmd: Some(spec.command.clone()),
-            env: Some(spec.env.clone()),
-            labels: Some(spec.labels.clone()),
-            network_disabled: Some(spec.network_disabled),
-            ..Default::default()
-        };
-        let created = self
-            .docker
-            .create_container(None, body)
-            .await
-            .map_err(|error| self.fail("create container", error))?;
-        let id = created.id;
-        let outcome = self.start_and_wait(&id, deadline).await;
-        let removal = self
-            .docker
-            .remove_container(
-                &id,
-                Some(RemoveContainerOptionsBuilder::new().force(true).build()),
-            )
-            .await;
-        let finished = outcome?;
-        if let Err(error) = removal {
-            tracing::warn!("could not remove container {id}: {error}");
-        }
-        Ok(finished)
-    }
-
+impl Docker {
     async fn start_and_wait(&self, id: &str, deadline: Duration) -> Result<Finished, EngineError> {
-        self.docker
+        self.client
             .start_container(id, None)
             .await
             .map_err(|error| self.fail("start container", error))?;
-        let mut wait = self.docker.wait_container(id, None);
+        let mut wait = self.client.wait_container(id, None);
         let exit_code = match tokio::time::timeout(deadline, wait.next()).await {
             Err(_) => {
                 return Err(EngineError::Failed {
@@ -94,47 +44,14 @@ impl Engine {
     }
 }
 
-/// What tfimg reads back from a container.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContainerFacts {
-    pub id: String,
-    pub name: String,
-    pub image: String,
-    /// `created`, `running`, `exited`, ...
-    pub state: String,
-    pub status: String,
-    pub exit_code: Option<i64>,
-    pub labels: HashMap<String, String>,
-    pub device_requests: Vec<crate::plan::gpus::DeviceRequestPlan>,
-    pub runtime: Option<String>,
-    pub user: String,
-    pub env: Vec<String>,
-    /// (source, target, read-only)
-    pub mounts: Vec<(String, String, bool)>,
-    pub shm_size: Option<i64>,
-    pub cap_drop: Vec<String>,
-    pub cap_add: Vec<String>,
-    pub privileged: bool,
-}
-
-/// Why a start failed, as far as tfimg acts on it.
-#[derive(Debug)]
-pub enum StartFailure {
-    /// "could not select device driver": the NVIDIA container toolkit is missing.
-    GpuDriver(String),
-    /// A host port went to someone else between planning and starting.
-    PortTaken(String),
-    Engine(EngineError),
-}
-
-impl Engine {
+impl Containers for Docker {
     /// Creates (does not start) the planned container; returns its id.
-    pub async fn create(&self, plan: &crate::plan::LaunchPlan) -> Result<String, EngineError> {
+    async fn create(&self, plan: &LaunchPlan) -> Result<String, EngineError> {
         let options = bollard::query_parameters::CreateContainerOptionsBuilder::new()
             .name(&plan.name)
             .build();
         let body = to_create_body(plan);
-        match self.docker.create_container(Some(options), body).await {
+        match self.client.create_container(Some(options), body).await {
             Ok(created) => Ok(created.id),
             Err(bollard::errors::Error::DockerResponseServerError { message, .. })
                 if message.contains("Unknown runtime specified nvidia") =>
@@ -152,8 +69,8 @@ impl Engine {
         }
     }
 
-    pub async fn start(&self, id: &str) -> Result<(), StartFailure> {
-        match self.docker.start_container(id, None).await {
+    async fn start(&self, id: &str) -> Result<(), StartFailure> {
+        match self.client.start_container(id, None).await {
             Ok(()) => Ok(()),
             Err(bollard::errors::Error::DockerResponseServerError { message, .. })
                 if message.contains("could not select device driver") =>
@@ -171,8 +88,8 @@ impl Engine {
     }
 
     /// The container called `name` (or with that id), or `None`.
-    pub async fn container(&self, name: &str) -> Result<Option<ContainerFacts>, EngineError> {
-        let inspected = match self.docker.inspect_container(name, None).await {
+    async fn container(&self, name: &str) -> Result<Option<ContainerFacts>, EngineError> {
+        let inspected = match self.client.inspect_container(name, None).await {
             Ok(inspected) => inspected,
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404, ..
@@ -231,17 +148,14 @@ impl Engine {
     }
 
     /// Every container (running or not) carrying `label` (`key` or `key=value`).
-    pub async fn containers_with_label(
-        &self,
-        label: &str,
-    ) -> Result<Vec<ContainerFacts>, EngineError> {
+    async fn containers_with_label(&self, label: &str) -> Result<Vec<ContainerFacts>, EngineError> {
         let filters = HashMap::from([("label".to_string(), vec![label.to_string()])]);
         let options = bollard::query_parameters::ListContainersOptionsBuilder::new()
             .all(true)
             .filters(&filters)
             .build();
         let listed = self
-            .docker
+            .client
             .list_containers(Some(options))
             .await
             .map_err(|error| self.fail("list containers", error))?;
@@ -277,9 +191,9 @@ impl Engine {
     }
 
     /// Output so far (not following).
-    pub async fn output(&self, id: &str) -> Result<String, EngineError> {
+    async fn output(&self, id: &str) -> Result<String, EngineError> {
         let options = LogsOptionsBuilder::new().stdout(true).stderr(true).build();
-        let mut logs = self.docker.logs(id, Some(options));
+        let mut logs = self.client.logs(id, Some(options));
         let mut output = String::new();
         while let Some(chunk) = logs.next().await {
             let chunk = chunk.map_err(|error| self.fail("read container output", error))?;
@@ -290,11 +204,12 @@ impl Engine {
 
     /// Streams output to this process's stdout/stderr until the container stops (or, with
     /// `follow` false, until the output so far is written).
-    pub async fn stream_output(
+    async fn stream_output(
         &self,
         id: &str,
         follow: bool,
         tail: Option<&str>,
+        mut sink: impl FnMut(OutputChunk),
     ) -> Result<(), EngineError> {
         let mut options = LogsOptionsBuilder::new()
             .stdout(true)
@@ -304,28 +219,28 @@ impl Engine {
             options = options.tail(tail);
         }
         let mut written = (0usize, 0usize);
-        let mut logs = self.docker.logs(id, Some(options.build()));
+        let mut logs = self.client.logs(id, Some(options.build()));
         while let Some(chunk) = logs.next().await {
             let chunk = chunk.map_err(|error| self.fail("read container output", error))?;
-            write_chunk(chunk, &mut written, (0, 0));
+            hand_over(chunk, &mut written, (0, 0), &mut sink);
         }
         if follow && tail.is_none() {
             // A follow stream can end before the daemon logged a last line without a
             // newline; the stored log is complete, so print whatever the stream missed.
             let options = LogsOptionsBuilder::new().stdout(true).stderr(true).build();
-            let mut logs = self.docker.logs(id, Some(options));
+            let mut logs = self.client.logs(id, Some(options));
             let mut seen = (0usize, 0usize);
             while let Some(chunk) = logs.next().await {
                 let Ok(chunk) = chunk else { break };
-                write_chunk(chunk, &mut seen, written);
+                hand_over(chunk, &mut seen, written, &mut sink);
             }
         }
         Ok(())
     }
 
     /// Waits for the container to stop; its exit code.
-    pub async fn wait(&self, id: &str) -> Result<i64, EngineError> {
-        let mut wait = self.docker.wait_container(id, None);
+    async fn wait(&self, id: &str) -> Result<i64, EngineError> {
+        let mut wait = self.client.wait_container(id, None);
         match wait.next().await {
             Some(Ok(response)) => Ok(response.status_code),
             Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Ok(code),
@@ -337,11 +252,11 @@ impl Engine {
         }
     }
 
-    pub async fn stop(&self, id: &str, seconds: i32) -> Result<(), EngineError> {
+    async fn stop(&self, id: &str, seconds: i32) -> Result<(), EngineError> {
         let options = bollard::query_parameters::StopContainerOptionsBuilder::new()
             .t(seconds)
             .build();
-        match self.docker.stop_container(id, Some(options)).await {
+        match self.client.stop_container(id, Some(options)).await {
             Ok(())
             | Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 304 | 404,
@@ -351,9 +266,9 @@ impl Engine {
         }
     }
 
-    pub async fn remove_container(&self, id: &str, force: bool) -> Result<(), EngineError> {
+    async fn remove_container(&self, id: &str, force: bool) -> Result<(), EngineError> {
         let options = RemoveContainerOptionsBuilder::new().force(force).build();
-        match self.docker.remove_container(id, Some(options)).await {
+        match self.client.remove_container(id, Some(options)).await {
             Ok(())
             | Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404, ..
@@ -363,8 +278,13 @@ impl Engine {
     }
 
     /// Runs `command` in a running container as `user`, streaming its output; the exit code.
-    pub async fn exec(&self, id: &str, command: &[String], user: &str) -> Result<i64, EngineError> {
-        use std::io::Write;
+    async fn exec(
+        &self,
+        id: &str,
+        command: &[String],
+        user: &str,
+        mut sink: impl FnMut(OutputChunk),
+    ) -> Result<i64, EngineError> {
         let options = bollard::exec::CreateExecOptions {
             cmd: Some(command.to_vec()),
             user: Some(user.to_string()),
@@ -373,46 +293,76 @@ impl Engine {
             ..Default::default()
         };
         let created = self
-            .docker
+            .client
             .create_exec(id, options)
             .await
             .map_err(|error| self.fail("exec", error))?;
         let started = self
-            .docker
+            .client
             .start_exec(&created.id, None)
             .await
             .map_err(|error| self.fail("exec", error))?;
         if let bollard::exec::StartExecResults::Attached { mut output, .. } = started {
             while let Some(chunk) = output.next().await {
-                match chunk.map_err(|error| self.fail("exec output", error))? {
-                    bollard::container::LogOutput::StdErr { message } => {
-                        let _ = std::io::stderr().lock().write_all(&message);
-                    }
-                    other => {
-                        let mut stdout = std::io::stdout().lock();
-                        let _ = stdout.write_all(&other.into_bytes());
-                        let _ = stdout.flush();
-                    }
-                }
+                sink(
+                    match chunk.map_err(|error| self.fail("exec output", error))? {
+                        bollard::container::LogOutput::StdErr { message } => {
+                            OutputChunk::Stderr(message.to_vec())
+                        }
+                        other => OutputChunk::Stdout(other.into_bytes().to_vec()),
+                    },
+                );
             }
         }
         let inspected = self
-            .docker
+            .client
             .inspect_exec(&created.id)
             .await
             .map_err(|error| self.fail("exec", error))?;
         Ok(inspected.exit_code.unwrap_or(0))
     }
+
+    /// Runs `spec` to completion (or `deadline`, after which it is killed) and removes it,
+    /// whatever happened.
+    async fn run_once(&self, spec: &OneOff, deadline: Duration) -> Result<Finished, EngineError> {
+        let body = ContainerCreateBody {
+            image: Some(spec.image.clone()),
+            cmd: Some(spec.command.clone()),
+            env: Some(spec.env.clone()),
+            labels: Some(spec.labels.clone()),
+            network_disabled: Some(spec.network_disabled),
+            ..Default::default()
+        };
+        let created = self
+            .client
+            .create_container(None, body)
+            .await
+            .map_err(|error| self.fail("create container", error))?;
+        let id = created.id;
+        let outcome = self.start_and_wait(&id, deadline).await;
+        let removal = self
+            .client
+            .remove_container(
+                &id,
+                Some(RemoveContainerOptionsBuilder::new().force(true).build()),
+            )
+            .await;
+        let finished = outcome?;
+        if let Err(error) = removal {
+            tracing::warn!("could not remove container {id}: {error}");
+        }
+        Ok(finished)
+    }
 }
 
-/// Writes the part of `chunk` beyond `skip` bytes of its stream (stdout, stderr), and
-/// counts what the stream has carried in `seen`.
-fn write_chunk(
+/// Hands `sink` the part of `chunk` beyond `skip` bytes of its stream (stdout, stderr),
+/// and counts what the stream has carried in `seen`.
+fn hand_over(
     chunk: bollard::container::LogOutput,
     seen: &mut (usize, usize),
     skip: (usize, usize),
+    sink: &mut impl FnMut(OutputChunk),
 ) {
-    use std::io::Write;
     let (is_stderr, message) = match chunk {
         bollard::container::LogOutput::StdErr { message } => (true, message),
         other => (false, other.into_bytes()),
@@ -427,16 +377,12 @@ fn write_chunk(
     if *count <= already {
         return;
     }
-    let fresh = &message[already.saturating_sub(start)..];
-    if is_stderr {
-        let mut stderr = std::io::stderr().lock();
-        let _ = stderr.write_all(fresh);
-        let _ = stderr.flush();
+    let fresh = message[already.saturating_sub(start)..].to_vec();
+    sink(if is_stderr {
+        OutputChunk::Stderr(fresh)
     } else {
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(fresh);
-        let _ = stdout.flush();
-    }
+        OutputChunk::Stdout(fresh)
+    });
 }
 
 fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateBody {

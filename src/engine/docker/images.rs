@@ -8,26 +8,16 @@ use bollard::query_parameters::{
     CreateImageOptionsBuilder, ListImagesOptionsBuilder, RemoveImageOptionsBuilder,
     TagImageOptionsBuilder,
 };
-use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use futures_util::StreamExt;
 
-use super::{Engine, EngineError};
+use super::Docker;
+use crate::engine::{EngineError, ImageFacts, Images, TarStream};
+use crate::spec::syntax::split_reference;
 
-/// What tfimg needs to know of a local image.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImageFacts {
-    pub id: String,
-    pub tags: Vec<String>,
-    pub labels: HashMap<String, String>,
-    /// WORKDIR and EXPOSEd TCP ports (only filled by `image`, not by listings).
-    pub working_dir: String,
-    pub exposed_ports: Vec<u16>,
-}
-
-impl Engine {
+impl Images for Docker {
     /// The image called `reference` (a tag or an id), or `None` when it is not local.
-    pub async fn image(&self, reference: &str) -> Result<Option<ImageFacts>, EngineError> {
-        match self.docker.inspect_image(reference).await {
+    async fn image(&self, reference: &str) -> Result<Option<ImageFacts>, EngineError> {
+        match self.client.inspect_image(reference).await {
             Ok(image) => {
                 let config = image.config.unwrap_or_default();
                 let mut exposed_ports: Vec<u16> = config
@@ -53,11 +43,11 @@ impl Engine {
     }
 
     /// Local images carrying `label` (`key` or `key=value`).
-    pub async fn images_with_label(&self, label: &str) -> Result<Vec<ImageFacts>, EngineError> {
+    async fn images_with_label(&self, label: &str) -> Result<Vec<ImageFacts>, EngineError> {
         let filters = HashMap::from([("label".to_string(), vec![label.to_string()])]);
         let options = ListImagesOptionsBuilder::new().filters(&filters).build();
         let images = self
-            .docker
+            .client
             .list_images(Some(options))
             .await
             .map_err(|error| self.fail("list images", error))?;
@@ -78,23 +68,23 @@ impl Engine {
     }
 
     /// Tags `image` (id or reference) as `reference` (`repo:tag`).
-    pub async fn tag(&self, image: &str, reference: &str) -> Result<(), EngineError> {
+    async fn tag(&self, image: &str, reference: &str) -> Result<(), EngineError> {
         let (repository, tag) = split_reference(reference);
         let options = TagImageOptionsBuilder::new()
             .repo(repository)
             .tag(tag)
             .build();
-        self.docker
+        self.client
             .tag_image(image, Some(options))
             .await
             .map_err(|error| self.fail(&format!("tag `{reference}`"), error))
     }
 
     /// Removes a tag or an image. Layers still used by other images stay.
-    pub async fn remove_image(&self, reference: &str, force: bool) -> Result<(), EngineError> {
+    async fn remove_image(&self, reference: &str, force: bool) -> Result<(), EngineError> {
         let options = RemoveImageOptionsBuilder::new().force(force).build();
         match self
-            .docker
+            .client
             .remove_image(reference, Some(options), None)
             .await
         {
@@ -107,9 +97,9 @@ impl Engine {
     }
 
     /// `docker history`: the command that created each layer, newest first.
-    pub async fn history(&self, reference: &str) -> Result<Vec<String>, EngineError> {
+    async fn history(&self, reference: &str) -> Result<Vec<String>, EngineError> {
         let history = self
-            .docker
+            .client
             .image_history(reference)
             .await
             .map_err(|error| self.fail(&format!("history of `{reference}`"), error))?;
@@ -117,7 +107,7 @@ impl Engine {
     }
 
     /// Pulls `reference`; `progress` gets one line per status change.
-    pub async fn pull(
+    async fn pull(
         &self,
         reference: &str,
         mut progress: impl FnMut(&str),
@@ -127,7 +117,7 @@ impl Engine {
             .from_image(repository)
             .tag(tag)
             .build();
-        let mut stream = self.docker.create_image(Some(options), None, None);
+        let mut stream = self.client.create_image(Some(options), None, None);
         let mut last = String::new();
         while let Some(item) = stream.next().await {
             let info = item.map_err(|error| self.fail(&format!("pull `{reference}`"), error))?;
@@ -146,7 +136,7 @@ impl Engine {
     }
 
     /// Pushes `reference` (already tagged for its registry); returns the pushed digest.
-    pub async fn push(
+    async fn push(
         &self,
         reference: &str,
         mut progress: impl FnMut(&str),
@@ -155,7 +145,7 @@ impl Engine {
         let options = bollard::query_parameters::PushImageOptionsBuilder::new()
             .tag(tag)
             .build();
-        let mut stream = self.docker.push_image(repository, Some(options), None);
+        let mut stream = self.client.push_image(repository, Some(options), None);
         let mut digest = None;
         let mut last = String::new();
         while let Some(item) = stream.next().await {
@@ -179,11 +169,11 @@ impl Engine {
 
     /// Imports a root filesystem tarball as `reference`, applying Dockerfile-style
     /// `changes` (`LABEL k=v`, `CMD ["bash"]`). Returns the new image's id.
-    pub async fn import_rootfs(
+    async fn import_rootfs(
         &self,
         reference: &str,
         changes: &[String],
-        tarball: impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static,
+        tarball: impl TarStream,
     ) -> Result<String, EngineError> {
         let (repository, tag) = split_reference(reference);
         let mut options = CreateImageOptionsBuilder::new()
@@ -193,7 +183,7 @@ impl Engine {
             .build();
         options.changes = changes.to_vec();
         let body = bollard::body_try_stream(tarball);
-        let mut stream = self.docker.create_image(Some(options), Some(body), None);
+        let mut stream = self.client.create_image(Some(options), Some(body), None);
         while let Some(item) = stream.next().await {
             item.map_err(|error| self.fail(&format!("import `{reference}`"), error))?;
         }
@@ -204,39 +194,5 @@ impl Engine {
                 what: format!("import `{reference}`"),
                 message: "the daemon reported success but the image is missing".to_string(),
             })
-    }
-}
-
-/// `registry:5000/a/b:tag` → (`registry:5000/a/b`, `tag`); no tag means `latest`.
-pub fn split_reference(reference: &str) -> (&str, &str) {
-    if reference.contains('@') {
-        // A digest reference names one image; there is no tag to split off.
-        return (reference, "");
-    }
-    match reference.rsplit_once(':') {
-        Some((repository, tag)) if !tag.contains('/') => (repository, tag),
-        _ => (reference, "latest"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_reference;
-
-    #[test]
-    fn references_split_at_the_tag_not_the_registry_port() {
-        assert_eq!(
-            split_reference("debian:bullseye-slim"),
-            ("debian", "bullseye-slim")
-        );
-        assert_eq!(
-            split_reference("localhost:5000/x"),
-            ("localhost:5000/x", "latest")
-        );
-        assert_eq!(
-            split_reference("localhost:5000/x:1"),
-            ("localhost:5000/x", "1")
-        );
-        assert_eq!(split_reference("ubuntu"), ("ubuntu", "latest"));
     }
 }

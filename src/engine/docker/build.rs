@@ -3,60 +3,23 @@
 //! result is the new image's id. The build is never tagged here: the caller tags only
 //! after verification, so a failed build or verification leaves no tag behind.
 
-use std::collections::HashMap;
-
 use bollard::query_parameters::BuildImageOptions;
-use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use futures_util::StreamExt;
 
-use super::{Engine, EngineError};
-
-/// What a build needs besides its context.
-#[derive(Debug, Clone, Default)]
-pub struct BuildRequest {
-    /// Passed as build args. Docker's predefined proxy args (HTTP_PROXY, ...) never reach
-    /// `docker history` as long as the Dockerfile does not declare them.
-    pub build_args: HashMap<String, String>,
-    pub no_cache: bool,
-}
-
-/// One thing the daemon reported.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BuildEvent {
-    /// `Step 3/18 : RUN ...`
-    Step {
-        index: usize,
-        total: usize,
-        instruction: String,
-    },
-    /// A line of a step's output.
-    Output(String),
-    /// The daemon started a step's container (`---> Running in 0123abcd`): the one to
-    /// remove when the build is interrupted.
-    Container(String),
-}
-
-/// A build that the daemon refused or whose step failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BuildFailure {
-    /// The step that failed (`Step 7/18 : RUN ...`), when one had started.
-    pub step: Option<(usize, usize, String)>,
-    pub message: String,
-    /// The last lines the failing step printed.
-    pub output: Vec<String>,
-}
+use super::Docker;
+use crate::engine::{BuildEvent, BuildFailure, BuildRequest, Builds, EngineError, TarStream};
 
 /// Lines of a failing step kept for the error report.
 const FAILURE_LINES: usize = 25;
 
-impl Engine {
+impl Builds for Docker {
     /// Builds the context; `on_event` sees every step and output line as it arrives.
     /// `Ok(Err(failure))` is a build that ran and failed (bad input, exit 1);
     /// `Err(..)` is the engine failing (exit 2).
-    pub async fn build(
+    async fn build(
         &self,
         request: &BuildRequest,
-        context: impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static,
+        context: impl TarStream,
         mut on_event: impl FnMut(&BuildEvent),
     ) -> Result<Result<String, BuildFailure>, EngineError> {
         let options = BuildImageOptions {
@@ -68,7 +31,7 @@ impl Engine {
             ..Default::default()
         };
         let body = bollard::body_try_stream(context);
-        let mut stream = self.docker.build_image(options, None, Some(body));
+        let mut stream = self.client.build_image(options, None, Some(body));
         let mut step: Option<(usize, usize, String)> = None;
         let mut output: Vec<String> = Vec::new();
         let mut image_id: Option<String> = None;

@@ -1,0 +1,210 @@
+//! The real engine: Docker through bollard (the only module that imports it). It
+//! connects (from `DOCKER_HOST` or the local socket), negotiates the API version down to
+//! what the daemon speaks (Engine 20.10 speaks 1.41), and turns daemon failures into
+//! `EngineError`s that say what to do.
+
+mod build;
+mod containers;
+mod images;
+
+use std::time::Duration;
+
+use super::{Daemon, EngineError, EngineInfo, EngineVersion};
+
+/// The local socket used when `DOCKER_HOST` is unset.
+pub const DEFAULT_SOCKET: &str = "/var/run/docker.sock";
+
+/// Connecting and negotiating must not hang a command: a daemon that does not answer
+/// within this is reported as down.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Seconds bollard waits for one request (image builds stream, so this bounds silence).
+const REQUEST_TIMEOUT_SECONDS: u64 = 600;
+
+/// A connected, version-negotiated client.
+#[derive(Debug, Clone)]
+pub struct Docker {
+    client: bollard::Docker,
+    endpoint: String,
+}
+
+impl Docker {
+    /// Connects from `DOCKER_HOST`, else the local socket, and negotiates the API version.
+    pub async fn connect() -> Result<Docker, EngineError> {
+        let endpoint = std::env::var("DOCKER_HOST")
+            .ok()
+            .filter(|host| !host.is_empty())
+            .unwrap_or_else(|| format!("unix://{DEFAULT_SOCKET}"));
+        Docker::connect_to(endpoint).await
+    }
+
+    /// Connects to one endpoint (`unix:///path`, `tcp://host:port`).
+    pub async fn connect_to(endpoint: String) -> Result<Docker, EngineError> {
+        if let Some(path) = endpoint.strip_prefix("unix://") {
+            check_socket(path, &endpoint)?;
+        }
+        let docker = connect_to(&endpoint)?;
+        let negotiated = tokio::time::timeout(CONNECT_TIMEOUT, docker.negotiate_version())
+            .await
+            .map_err(|_| EngineError::Timeout {
+                endpoint: endpoint.clone(),
+                seconds: CONNECT_TIMEOUT.as_secs(),
+            })?
+            .map_err(|error| map_connect_error(error, &endpoint))?;
+        Ok(Docker {
+            client: negotiated,
+            endpoint,
+        })
+    }
+
+    /// Wraps a bollard error from an operation described by `what` ("tag image").
+    pub(crate) fn fail(&self, what: &str, error: bollard::errors::Error) -> EngineError {
+        match error {
+            bollard::errors::Error::DockerResponseServerError { message, .. } => {
+                EngineError::Failed {
+                    what: what.to_string(),
+                    message,
+                }
+            }
+            bollard::errors::Error::DockerStreamError { error } => EngineError::Failed {
+                what: what.to_string(),
+                message: error,
+            },
+            bollard::errors::Error::HyperResponseError { .. }
+            | bollard::errors::Error::HyperLegacyError { .. }
+            | bollard::errors::Error::IOError { .. }
+            | bollard::errors::Error::RequestTimeoutError => EngineError::Unreachable {
+                endpoint: self.endpoint.clone(),
+                reason: error.to_string(),
+            },
+            other => EngineError::Failed {
+                what: what.to_string(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+impl Daemon for Docker {
+    /// Whether the daemon still answers (a ping through a fresh connection check).
+    async fn still_there(&self) -> Result<(), EngineError> {
+        if let Some(path) = self.endpoint.strip_prefix("unix://") {
+            check_socket(path, &self.endpoint)?;
+        }
+        match tokio::time::timeout(CONNECT_TIMEOUT, self.client.ping()).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(error)) => Err(self.fail("ping", error)),
+            Err(_) => Err(EngineError::Timeout {
+                endpoint: self.endpoint.clone(),
+                seconds: CONNECT_TIMEOUT.as_secs(),
+            }),
+        }
+    }
+
+    fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Whether GPUs can be requested as CDI devices: API 1.44 or later and CDI spec
+    /// folders reported by the daemon.
+    async fn cdi_supported(&self) -> bool {
+        let client = self.client.client_version();
+        if (client.major_version, client.minor_version) < (1, 44) {
+            return false;
+        }
+        match self.client.info().await {
+            Ok(info) => info.cdi_spec_dirs.is_some_and(|dirs| !dirs.is_empty()),
+            Err(_) => false,
+        }
+    }
+
+    async fn info(&self) -> Result<EngineInfo, EngineError> {
+        let info = self
+            .client
+            .info()
+            .await
+            .map_err(|error| self.fail("read the daemon's info", error))?;
+        let mut runtimes: Vec<String> = info.runtimes.unwrap_or_default().into_keys().collect();
+        runtimes.sort();
+        Ok(EngineInfo {
+            storage_driver: info.driver.unwrap_or_default(),
+            root_dir: info.docker_root_dir.unwrap_or_default(),
+            runtimes,
+            default_runtime: info.default_runtime.unwrap_or_default(),
+            cdi_spec_dirs: info.cdi_spec_dirs.unwrap_or_default(),
+        })
+    }
+
+    async fn version(&self) -> Result<EngineVersion, EngineError> {
+        let version = self
+            .client
+            .version()
+            .await
+            .map_err(|error| map_connect_error(error, &self.endpoint))?;
+        let client = self.client.client_version();
+        Ok(EngineVersion {
+            version: version.version.unwrap_or_default(),
+            api_version: version.api_version.unwrap_or_default(),
+            negotiated_api: format!("{}.{}", client.major_version, client.minor_version),
+            os: version.os.unwrap_or_default(),
+            arch: version.arch.unwrap_or_default(),
+        })
+    }
+}
+
+fn connect_to(endpoint: &str) -> Result<bollard::Docker, EngineError> {
+    let result = if let Some(path) = endpoint.strip_prefix("unix://") {
+        bollard::Docker::connect_with_unix(
+            path,
+            REQUEST_TIMEOUT_SECONDS,
+            bollard::API_DEFAULT_VERSION,
+        )
+    } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
+        bollard::Docker::connect_with_http(
+            endpoint,
+            REQUEST_TIMEOUT_SECONDS,
+            bollard::API_DEFAULT_VERSION,
+        )
+    } else {
+        return Err(EngineError::UnsupportedHost {
+            endpoint: endpoint.to_string(),
+        });
+    };
+    result.map_err(|error| map_connect_error(error, endpoint))
+}
+
+/// A missing socket or a permission problem is clearer before any request is made.
+fn check_socket(path: &str, endpoint: &str) -> Result<(), EngineError> {
+    match std::os::unix::net::UnixStream::connect(path) {
+        Ok(_) => Ok(()),
+        Err(error) => Err(match error.kind() {
+            std::io::ErrorKind::PermissionDenied => EngineError::PermissionDenied {
+                endpoint: endpoint.to_string(),
+            },
+            std::io::ErrorKind::NotFound => EngineError::Unreachable {
+                endpoint: endpoint.to_string(),
+                reason: "the socket does not exist (is the daemon running?)".to_string(),
+            },
+            std::io::ErrorKind::ConnectionRefused => EngineError::Unreachable {
+                endpoint: endpoint.to_string(),
+                reason: "connection refused (the daemon is not running)".to_string(),
+            },
+            _ => EngineError::Unreachable {
+                endpoint: endpoint.to_string(),
+                reason: error.to_string(),
+            },
+        }),
+    }
+}
+
+fn map_connect_error(error: bollard::errors::Error, endpoint: &str) -> EngineError {
+    match error {
+        bollard::errors::Error::DockerResponseServerError { message, .. } => {
+            EngineError::Daemon { message }
+        }
+        other => EngineError::Unreachable {
+            endpoint: endpoint.to_string(),
+            reason: other.to_string(),
+        },
+    }
+}

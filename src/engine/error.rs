@@ -1,0 +1,39 @@
+//! What goes wrong talking to the engine, each with the fix to print.
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot reach the Docker daemon at `{endpoint}`: {reason}")]
+    Unreachable { endpoint: String, reason: String },
+    #[error("permission denied on the Docker socket `{endpoint}`")]
+    PermissionDenied { endpoint: String },
+    #[error("the Docker daemon at `{endpoint}` did not answer within {seconds} s")]
+    Timeout { endpoint: String, seconds: u64 },
+    #[error("unsupported DOCKER_HOST `{endpoint}`")]
+    UnsupportedHost { endpoint: String },
+    #[error("the Docker daemon answered with an error: {message}")]
+    Daemon { message: String },
+    #[error("{what} failed: {message}")]
+    Failed { what: String, message: String },
+    #[error("the container asked for GPUs, but Docker has no NVIDIA device driver: {message}")]
+    GpuToolkitMissing { message: String },
+}
+
+impl EngineError {
+    pub fn hint(&self) -> Option<&str> {
+        Some(match self {
+            EngineError::Unreachable { .. } | EngineError::Timeout { .. } => {
+                "start the daemon (`sudo systemctl start docker`, or `sudo dockerd &` where there is no systemd), or point DOCKER_HOST at a running one"
+            }
+            EngineError::PermissionDenied { .. } => {
+                "add your user to the `docker` group (`sudo usermod -aG docker $USER`, then log in again), or run with sudo"
+            }
+            EngineError::UnsupportedHost { .. } => {
+                "use `unix:///path/to/docker.sock` or `tcp://host:2375` (set DOCKER_TLS_VERIFY for TLS)"
+            }
+            EngineError::GpuToolkitMissing { .. } => {
+                "install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository, see https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker; `tfimg doctor` checks the result. Without GPUs: drop `--gpus`"
+            }
+            EngineError::Daemon { .. } | EngineError::Failed { .. } => return None,
+        })
+    }
+}

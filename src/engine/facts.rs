@@ -1,0 +1,133 @@
+//! The facts and requests that cross the engine seam: what tfimg reads back from
+//! images, containers and the daemon, and what it asks a build or a one-off container to
+//! do. Plain data.
+
+use std::collections::HashMap;
+
+use super::EngineError;
+
+/// What the daemon says about itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineVersion {
+    pub version: String,
+    pub api_version: String,
+    /// The API version this client negotiated down to.
+    pub negotiated_api: String,
+    pub os: String,
+    pub arch: String,
+}
+
+/// What `tfimg doctor` reads from the daemon's info.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EngineInfo {
+    pub storage_driver: String,
+    pub root_dir: String,
+    pub runtimes: Vec<String>,
+    pub default_runtime: String,
+    pub cdi_spec_dirs: Vec<String>,
+}
+
+/// What tfimg needs to know of a local image.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImageFacts {
+    pub id: String,
+    pub tags: Vec<String>,
+    pub labels: HashMap<String, String>,
+    /// WORKDIR and EXPOSEd TCP ports (only filled by `image`, not by listings).
+    pub working_dir: String,
+    pub exposed_ports: Vec<u16>,
+}
+
+/// What tfimg reads back from a container.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContainerFacts {
+    pub id: String,
+    pub name: String,
+    pub image: String,
+    /// `created`, `running`, `exited`, ...
+    pub state: String,
+    pub status: String,
+    pub exit_code: Option<i64>,
+    pub labels: HashMap<String, String>,
+    pub device_requests: Vec<crate::plan::gpus::DeviceRequestPlan>,
+    pub runtime: Option<String>,
+    pub user: String,
+    pub env: Vec<String>,
+    /// (source, target, read-only)
+    pub mounts: Vec<(String, String, bool)>,
+    pub shm_size: Option<i64>,
+    pub cap_drop: Vec<String>,
+    pub cap_add: Vec<String>,
+    pub privileged: bool,
+}
+
+/// Why a start failed, as far as tfimg acts on it.
+#[derive(Debug)]
+pub enum StartFailure {
+    /// "could not select device driver": the NVIDIA container toolkit is missing.
+    GpuDriver(String),
+    /// A host port went to someone else between planning and starting.
+    PortTaken(String),
+    Engine(EngineError),
+}
+
+/// A finished one-off container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    pub exit_code: i64,
+    /// stdout and stderr, interleaved as the daemon stored them.
+    pub output: String,
+}
+
+/// What a one-off container runs.
+#[derive(Debug, Clone, Default)]
+pub struct OneOff {
+    pub image: String,
+    pub command: Vec<String>,
+    pub env: Vec<String>,
+    pub labels: HashMap<String, String>,
+    /// No network at all: verification must not depend on (or reach) anything outside.
+    pub network_disabled: bool,
+}
+
+/// What a build needs besides its context.
+#[derive(Debug, Clone, Default)]
+pub struct BuildRequest {
+    /// Passed as build args. Docker's predefined proxy args (HTTP_PROXY, ...) never reach
+    /// `docker history` as long as the Dockerfile does not declare them.
+    pub build_args: HashMap<String, String>,
+    pub no_cache: bool,
+}
+
+/// One thing the daemon reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildEvent {
+    /// `Step 3/18 : RUN ...`
+    Step {
+        index: usize,
+        total: usize,
+        instruction: String,
+    },
+    /// A line of a step's output.
+    Output(String),
+    /// The daemon started a step's container (`---> Running in 0123abcd`): the one to
+    /// remove when the build is interrupted.
+    Container(String),
+}
+
+/// A build that the daemon refused or whose step failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildFailure {
+    /// The step that failed (`Step 7/18 : RUN ...`), when one had started.
+    pub step: Option<(usize, usize, String)>,
+    pub message: String,
+    /// The last lines the failing step printed.
+    pub output: Vec<String>,
+}
+
+/// A piece of a container's output, and which stream it came on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputChunk {
+    Stdout(Vec<u8>),
+    Stderr(Vec<u8>),
+}

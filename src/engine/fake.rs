@@ -1,0 +1,447 @@
+//! A recording stand-in for the engine, for the use cases' unit tests: images and
+//! containers live in memory, every call that changes something is written to `calls`
+//! (`create lab`, `start c1`, `remove-container c1`, `tag i1 tfimg/x:1`, ...), and the
+//! test scripts what the daemon would answer: a start that fails, a build that fails, a
+//! verification that exits 1. Never used outside `#[cfg(test)]`.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+
+use super::{
+    BuildEvent, BuildFailure, BuildRequest, Builds, ContainerFacts, Containers, Daemon,
+    EngineError, EngineInfo, EngineVersion, Finished, ImageFacts, Images, OneOff, OutputChunk,
+    StartFailure, TarStream,
+};
+use crate::labels;
+use crate::plan::LaunchPlan;
+
+#[derive(Debug, Default)]
+pub struct FakeEngine {
+    pub state: RefCell<FakeState>,
+}
+
+#[derive(Debug, Default)]
+pub struct FakeState {
+    /// What was done, in order.
+    pub calls: Vec<String>,
+    /// Images by id.
+    pub images: BTreeMap<String, ImageFacts>,
+    /// Containers by id.
+    pub containers: BTreeMap<String, ContainerFacts>,
+    /// What each created container was planned as, by id.
+    pub plans: BTreeMap<String, LaunchPlan>,
+    /// The next starts fail with these, in order; then starts succeed.
+    pub start_failures: VecDeque<StartFailure>,
+    /// The next build fails with this.
+    pub build_failure: Option<BuildFailure>,
+    /// Exit code and output of the next one-off containers (verification).
+    pub run_once: Option<Finished>,
+    pub info: EngineInfo,
+    pub cdi: bool,
+    next_id: u32,
+}
+
+impl FakeEngine {
+    pub fn new() -> FakeEngine {
+        FakeEngine::default()
+    }
+
+    /// Adds a local image with these tags and labels; its id.
+    pub fn add_image(&self, tags: &[&str], image_labels: &[(&str, &str)]) -> String {
+        let mut state = self.state.borrow_mut();
+        let id = state.new_id("sha256:image");
+        let facts = ImageFacts {
+            id: id.clone(),
+            tags: tags.iter().map(|tag| tag.to_string()).collect(),
+            labels: image_labels
+                .iter()
+                .map(|(key, value)| (key.to_string(), value.to_string()))
+                .collect(),
+            ..ImageFacts::default()
+        };
+        state.images.insert(id.clone(), facts);
+        id
+    }
+
+    /// Adds a container as if an earlier tfimg had made it; its id.
+    pub fn add_container(&self, name: &str, state_name: &str, labels: &[(&str, String)]) -> String {
+        let mut state = self.state.borrow_mut();
+        let id = state.new_id("container");
+        state.containers.insert(
+            id.clone(),
+            ContainerFacts {
+                id: id.clone(),
+                name: name.to_string(),
+                state: state_name.to_string(),
+                labels: labels
+                    .iter()
+                    .map(|(key, value)| (key.to_string(), value.clone()))
+                    .collect(),
+                ..ContainerFacts::default()
+            },
+        );
+        id
+    }
+
+    pub fn calls(&self) -> Vec<String> {
+        self.state.borrow().calls.clone()
+    }
+
+    /// The calls that start with `prefix` (`"create"`, `"start"`).
+    pub fn calls_to(&self, prefix: &str) -> Vec<String> {
+        self.calls()
+            .into_iter()
+            .filter(|call| call.split(' ').next() == Some(prefix))
+            .collect()
+    }
+
+    /// The names of the containers that exist now.
+    pub fn container_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .state
+            .borrow()
+            .containers
+            .values()
+            .map(|container| container.name.clone())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The plan a container was created from.
+    pub fn plan_of(&self, name: &str) -> Option<LaunchPlan> {
+        let state = self.state.borrow();
+        let id = state
+            .containers
+            .values()
+            .find(|container| container.name == name)?
+            .id
+            .clone();
+        state.plans.get(&id).cloned()
+    }
+
+    /// Every tag of every image.
+    pub fn tags(&self) -> Vec<String> {
+        let mut tags: Vec<String> = self
+            .state
+            .borrow()
+            .images
+            .values()
+            .flat_map(|image| image.tags.clone())
+            .collect();
+        tags.sort();
+        tags
+    }
+}
+
+impl FakeState {
+    fn new_id(&mut self, kind: &str) -> String {
+        self.next_id += 1;
+        format!("{kind}{}", self.next_id)
+    }
+
+    fn record(&mut self, call: String) {
+        self.calls.push(call);
+    }
+
+    fn image_id(&self, reference: &str) -> Option<String> {
+        if self.images.contains_key(reference) {
+            return Some(reference.to_string());
+        }
+        self.images
+            .values()
+            .find(|image| image.tags.iter().any(|tag| tag == reference))
+            .map(|image| image.id.clone())
+    }
+
+    fn container_id(&self, name: &str) -> Option<String> {
+        if self.containers.contains_key(name) {
+            return Some(name.to_string());
+        }
+        self.containers
+            .values()
+            .find(|container| container.name == name)
+            .map(|container| container.id.clone())
+    }
+}
+
+/// Whether `labels` carry `filter` (`key` or `key=value`).
+fn matches(labels: &HashMap<String, String>, filter: &str) -> bool {
+    match filter.split_once('=') {
+        Some((key, value)) => labels.get(key).map(String::as_str) == Some(value),
+        None => labels.contains_key(filter),
+    }
+}
+
+fn missing(what: &str) -> EngineError {
+    EngineError::Failed {
+        what: what.to_string(),
+        message: "no such object".to_string(),
+    }
+}
+
+impl Daemon for FakeEngine {
+    fn endpoint(&self) -> &str {
+        "fake://engine"
+    }
+
+    async fn version(&self) -> Result<EngineVersion, EngineError> {
+        Ok(EngineVersion {
+            version: "fake".to_string(),
+            api_version: "1.41".to_string(),
+            negotiated_api: "1.41".to_string(),
+            os: "linux".to_string(),
+            arch: "amd64".to_string(),
+        })
+    }
+
+    async fn info(&self) -> Result<EngineInfo, EngineError> {
+        let mut state = self.state.borrow_mut();
+        state.record("info".to_string());
+        Ok(state.info.clone())
+    }
+
+    async fn cdi_supported(&self) -> bool {
+        self.state.borrow().cdi
+    }
+
+    async fn still_there(&self) -> Result<(), EngineError> {
+        Ok(())
+    }
+}
+
+impl Images for FakeEngine {
+    async fn image(&self, reference: &str) -> Result<Option<ImageFacts>, EngineError> {
+        let mut state = self.state.borrow_mut();
+        state.record(format!("inspect-image {reference}"));
+        Ok(state
+            .image_id(reference)
+            .map(|id| state.images[&id].clone()))
+    }
+
+    async fn images_with_label(&self, label: &str) -> Result<Vec<ImageFacts>, EngineError> {
+        let state = self.state.borrow();
+        Ok(state
+            .images
+            .values()
+            .filter(|image| matches(&image.labels, label))
+            .cloned()
+            .collect())
+    }
+
+    async fn tag(&self, image: &str, reference: &str) -> Result<(), EngineError> {
+        let mut state = self.state.borrow_mut();
+        state.record(format!("tag {image} {reference}"));
+        let id = state.image_id(image).ok_or_else(|| missing("tag"))?;
+        for other in state.images.values_mut() {
+            other.tags.retain(|tag| tag != reference);
+        }
+        let facts = state.images.get_mut(&id).expect("found above");
+        facts.tags.push(reference.to_string());
+        Ok(())
+    }
+
+    async fn remove_image(&self, reference: &str, _force: bool) -> Result<(), EngineError> {
+        let mut state = self.state.borrow_mut();
+        state.record(format!("remove-image {reference}"));
+        if state.images.remove(reference).is_none() {
+            let Some(id) = state.image_id(reference) else {
+                return Ok(());
+            };
+            let facts = state.images.get_mut(&id).expect("found above");
+            facts.tags.retain(|tag| tag != reference);
+            if facts.tags.is_empty() {
+                state.images.remove(&id);
+            }
+        }
+        Ok(())
+    }
+
+    async fn history(&self, _reference: &str) -> Result<Vec<String>, EngineError> {
+        Ok(Vec::new())
+    }
+
+    async fn pull(&self, reference: &str, _progress: impl FnMut(&str)) -> Result<(), EngineError> {
+        self.state.borrow_mut().record(format!("pull {reference}"));
+        Err(missing("pull"))
+    }
+
+    async fn push(
+        &self,
+        reference: &str,
+        _progress: impl FnMut(&str),
+    ) -> Result<String, EngineError> {
+        self.state.borrow_mut().record(format!("push {reference}"));
+        Err(missing("push"))
+    }
+
+    async fn import_rootfs(
+        &self,
+        reference: &str,
+        _changes: &[String],
+        tarball: impl TarStream,
+    ) -> Result<String, EngineError> {
+        let _ = tarball.collect::<Vec<_>>().await;
+        self.state
+            .borrow_mut()
+            .record(format!("import {reference}"));
+        Ok(self.add_image(&[reference], &[]))
+    }
+}
+
+impl Containers for FakeEngine {
+    async fn create(&self, plan: &LaunchPlan) -> Result<String, EngineError> {
+        let mut state = self.state.borrow_mut();
+        state.record(format!("create {}", plan.name));
+        if state.container_id(&plan.name).is_some() {
+            return Err(EngineError::Failed {
+                what: format!("create container `{}`", plan.name),
+                message: format!(
+                    "Conflict. The container name \"/{}\" is already in use",
+                    plan.name
+                ),
+            });
+        }
+        let id = state.new_id("container");
+        let facts = ContainerFacts {
+            id: id.clone(),
+            name: plan.name.clone(),
+            image: plan.image.clone(),
+            state: "created".to_string(),
+            labels: plan.labels.clone().into_iter().collect(),
+            user: plan.user.clone().unwrap_or_default(),
+            env: plan.env.clone(),
+            ..ContainerFacts::default()
+        };
+        state.containers.insert(id.clone(), facts);
+        state.plans.insert(id.clone(), plan.clone());
+        Ok(id)
+    }
+
+    async fn start(&self, id: &str) -> Result<(), StartFailure> {
+        let mut state = self.state.borrow_mut();
+        state.record(format!("start {id}"));
+        if let Some(failure) = state.start_failures.pop_front() {
+            return Err(failure);
+        }
+        match state.containers.get_mut(id) {
+            Some(container) => {
+                container.state = "running".to_string();
+                Ok(())
+            }
+            None => Err(StartFailure::Engine(missing("start"))),
+        }
+    }
+
+    async fn container(&self, name: &str) -> Result<Option<ContainerFacts>, EngineError> {
+        let state = self.state.borrow();
+        Ok(state
+            .container_id(name)
+            .map(|id| state.containers[&id].clone()))
+    }
+
+    async fn containers_with_label(&self, label: &str) -> Result<Vec<ContainerFacts>, EngineError> {
+        let state = self.state.borrow();
+        Ok(state
+            .containers
+            .values()
+            .filter(|container| matches(&container.labels, label))
+            .cloned()
+            .collect())
+    }
+
+    async fn output(&self, _id: &str) -> Result<String, EngineError> {
+        Ok(String::new())
+    }
+
+    async fn stream_output(
+        &self,
+        _id: &str,
+        _follow: bool,
+        _tail: Option<&str>,
+        _sink: impl FnMut(OutputChunk),
+    ) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    async fn wait(&self, id: &str) -> Result<i64, EngineError> {
+        let state = self.state.borrow();
+        let id = state.container_id(id).ok_or_else(|| missing("wait"))?;
+        Ok(state.containers[&id].exit_code.unwrap_or(0))
+    }
+
+    async fn stop(&self, id: &str, _seconds: i32) -> Result<(), EngineError> {
+        let mut state = self.state.borrow_mut();
+        state.record(format!("stop {id}"));
+        if let Some(container) = state.containers.get_mut(id) {
+            container.state = "exited".to_string();
+        }
+        Ok(())
+    }
+
+    async fn remove_container(&self, id: &str, _force: bool) -> Result<(), EngineError> {
+        let mut state = self.state.borrow_mut();
+        state.record(format!("remove-container {id}"));
+        if let Some(id) = state.container_id(id) {
+            state.containers.remove(&id);
+            state.plans.remove(&id);
+        }
+        Ok(())
+    }
+
+    async fn exec(
+        &self,
+        id: &str,
+        command: &[String],
+        _user: &str,
+        _sink: impl FnMut(OutputChunk),
+    ) -> Result<i64, EngineError> {
+        self.state
+            .borrow_mut()
+            .record(format!("exec {id} {}", command.join(" ")));
+        Ok(0)
+    }
+
+    async fn run_once(&self, spec: &OneOff, _deadline: Duration) -> Result<Finished, EngineError> {
+        let mut state = self.state.borrow_mut();
+        state.record(format!("run-once {}", spec.image));
+        Ok(state.run_once.clone().unwrap_or(Finished {
+            exit_code: 0,
+            output: "ok    tensorflow version: fake\n".to_string(),
+        }))
+    }
+}
+
+impl Builds for FakeEngine {
+    async fn build(
+        &self,
+        request: &BuildRequest,
+        context: impl TarStream,
+        mut on_event: impl FnMut(&BuildEvent),
+    ) -> Result<Result<String, BuildFailure>, EngineError> {
+        let _ = context.collect::<Vec<_>>().await;
+        on_event(&BuildEvent::Step {
+            index: 1,
+            total: 1,
+            instruction: "FROM fake".to_string(),
+        });
+        let failure = {
+            let mut state = self.state.borrow_mut();
+            state.record("build".to_string());
+            state.build_failure.take()
+        };
+        if let Some(failure) = failure {
+            return Ok(Err(failure));
+        }
+        // The real daemon writes the build argument into the image's labels.
+        let key = request
+            .build_args
+            .get(labels::BUILD_KEY_ARG)
+            .cloned()
+            .unwrap_or_default();
+        Ok(Ok(self.add_image(&[], &[(labels::BUILD_KEY, key.as_str())])))
+    }
+}
