@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use futures_util::StreamExt;
-use tfimg::build::context::BuildContext;
+use tfimg::host::archive::BuildContext;
 use tfimg::spec::resolved::CopiedFiles;
 
 fn main() {

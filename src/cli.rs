@@ -90,6 +90,10 @@ pub struct K8sArgs {
     #[arg(long)]
     pub tfjob: bool,
 
+    /// Build the members' images that are missing first (needs the Docker daemon).
+    #[arg(long)]
+    pub build: bool,
+
     #[command(flatten)]
     pub network: NetworkArgs,
 }
@@ -115,6 +119,10 @@ pub struct ComposeArgs {
     /// Write the Compose file here (env files go beside it) instead of printing it.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Build the members' images that are missing first (needs the Docker daemon).
+    #[arg(long)]
+    pub build: bool,
 
     #[command(flatten)]
     pub network: NetworkArgs,

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::app::build::Network;
 use crate::cli::NetworkArgs;
 use crate::input::InputError;
 use crate::labels;
@@ -32,18 +33,6 @@ pub struct Proxy {
     pub http: Option<String>,
     pub https: Option<String>,
     pub no: Option<String>,
-}
-
-/// Everything network-related a build uses.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Network {
-    /// Rendered into the image (and its build key).
-    pub render: NetworkOptions,
-    /// Docker Hub references are pulled through this registry host instead.
-    pub registry_mirror: Option<String>,
-    /// Proxy variables passed to the build as Docker's predefined build args: they reach
-    /// RUN steps but never the image or its history.
-    pub proxy_build_args: BTreeMap<String, String>,
 }
 
 /// Where the config file is looked for.
@@ -231,30 +220,6 @@ pub fn proxy_build_args(
     args
 }
 
-/// Rewrites a Docker Hub reference to go through `mirror` (`debian:11` →
-/// `mirror:5000/library/debian:11`); references to other registries stay as they are.
-pub fn through_registry_mirror(reference: &str, mirror: &str) -> String {
-    let first = reference.split('/').next().unwrap_or(reference);
-    let has_registry = reference.contains('/')
-        && (first.contains('.') || first.contains(':') || first == "localhost");
-    if has_registry {
-        let rest = &reference[first.len() + 1..];
-        return if first == "docker.io"
-            || first == "registry-1.docker.io"
-            || first == "index.docker.io"
-        {
-            through_registry_mirror(rest, mirror)
-        } else {
-            reference.to_string()
-        };
-    }
-    if reference.contains('/') {
-        format!("{mirror}/{reference}")
-    } else {
-        format!("{mirror}/library/{reference}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,29 +255,5 @@ mod tests {
         assert_eq!(args["HTTPS_PROXY"], "http://user:pw@env:3128");
         assert_eq!(args["no_proxy"], "*");
         assert!(!args.contains_key("ALL_PROXY"));
-    }
-
-    #[test]
-    fn registry_mirror_rewrites_only_docker_hub() {
-        assert_eq!(
-            through_registry_mirror("debian:11", "m:5000"),
-            "m:5000/library/debian:11"
-        );
-        assert_eq!(
-            through_registry_mirror("nvidia/cuda:11.2.2-runtime", "m:5000"),
-            "m:5000/nvidia/cuda:11.2.2-runtime"
-        );
-        assert_eq!(
-            through_registry_mirror("docker.io/library/debian", "m"),
-            "m/library/debian"
-        );
-        assert_eq!(
-            through_registry_mirror("ghcr.io/a/b:1", "m"),
-            "ghcr.io/a/b:1"
-        );
-        assert_eq!(
-            through_registry_mirror("localhost:5000/x", "m"),
-            "localhost:5000/x"
-        );
     }
 }

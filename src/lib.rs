@@ -4,8 +4,7 @@
 //! (Dockerfile and context) → `engine` (the Docker API). `commands` holds one thin module
 //! per subcommand; `cli` only the flag definitions; `error` the exit-code contract.
 
-pub mod bootstrap;
-pub mod build;
+pub mod app;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -61,9 +60,9 @@ pub fn main() -> ExitCode {
         Command::Doctor(args) => commands::doctor::run(&args),
         Command::Up(args) => commands::team::up(&args),
         Command::Down(args) => commands::team::down(&args),
-        Command::Compose(args) => commands::team::compose(&args),
+        Command::Compose(args) => commands::export::compose(&args),
         Command::Push(args) => commands::push::run(&args),
-        Command::K8s(args) => commands::team::k8s(&args),
+        Command::K8s(args) => commands::export::k8s(&args),
         Command::PruneSuperseded { name, key } => commands::build::prune_command(&name, &key),
     };
     match outcome {

@@ -46,7 +46,7 @@ async fn a_pushed_image_can_be_pulled_back_by_digest() {
         .expect("docker-registry is installed (scripts/setup-machine)");
     let _registry = Registry(child);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while tfimg::host::http_status(port, "/v2/").await != Some(200) {
+    while tfimg::host::Host::http_status(&tfimg::host::Machine, port, "/v2/").await != Some(200) {
         assert!(
             std::time::Instant::now() < deadline,
             "the registry never answered"

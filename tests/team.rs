@@ -290,6 +290,7 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
         folder.path(),
         &[
             "compose",
+            "--build",
             "team.yaml",
             "-o",
             "out/team.compose.yaml",
@@ -382,8 +383,12 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
             .expect("a token in the env file");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
         loop {
-            let answered =
-                tfimg::host::http_status(port, &format!("/api/status?token={token}")).await;
+            let answered = tfimg::host::Host::http_status(
+                &tfimg::host::Machine,
+                port,
+                &format!("/api/status?token={token}"),
+            )
+            .await;
             if answered == Some(200) {
                 break;
             }
@@ -449,6 +454,7 @@ async fn kubernetes_manifests_validate_strictly_and_every_worker_gets_its_tf_con
         folder.path(),
         &[
             "k8s",
+            "--build",
             "team.yaml",
             "-o",
             "out",
@@ -650,7 +656,7 @@ async fn an_ssh_member_exported_to_kubernetes_serves_ssh_as_its_uid_with_no_capa
     let data = folder.path().join(".tfimg-data");
     let made = tfimg_with_env(
         folder.path(),
-        &["k8s", "team.yaml", "-o", "out", "--ca-cert", HOST_CA],
+        &["k8s", "--build", "team.yaml", "-o", "out", "--ca-cert", HOST_CA],
         &[("XDG_DATA_HOME", data.to_str().unwrap())],
     );
     assert_eq!(made.code, 0, "{}", made.stderr);

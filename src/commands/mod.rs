@@ -5,6 +5,7 @@ pub mod base;
 pub mod build;
 pub mod containers;
 pub mod doctor;
+pub mod export;
 pub mod list;
 pub mod push;
 pub mod render;
@@ -27,23 +28,4 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .worker_threads(2)
         .enable_all()
         .build()?)
-}
-
-/// Resolves when the user interrupts (Ctrl-C) or the session ends (SIGTERM, SIGHUP), so a
-/// command can clean up what it started before exiting.
-pub(crate) async fn interrupted() {
-    use tokio::signal::unix::{signal, SignalKind};
-    async fn on(kind: SignalKind) {
-        match signal(kind) {
-            Ok(mut stream) => {
-                stream.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    }
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = on(SignalKind::terminate()) => {}
-        _ = on(SignalKind::hangup()) => {}
-    }
 }

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::build::context::BuildContext;
 use crate::cli::RenderArgs;
+use crate::host::archive::BuildContext;
 use crate::input::InputError;
 use crate::{render, spec};
 

@@ -2,7 +2,9 @@
 //! container configuration) out. Pure: no Docker, no file system, so every decision
 //! (GPUs, mounts, ports, user, environment, labels) is unit-tested.
 
+pub mod base;
 pub mod gpus;
+pub mod image;
 pub mod mounts;
 pub mod ports;
 
@@ -68,7 +70,7 @@ pub struct LaunchInput {
     pub memory: Option<i64>,
     pub nano_cpus: Option<i64>,
     pub shm_size: i64,
-    pub restart: Option<String>,
+    pub restart: Option<RestartPolicy>,
     pub extra_labels: BTreeMap<String, String>,
 }
 
@@ -88,7 +90,7 @@ pub struct LaunchPlan {
     pub memory: Option<i64>,
     pub nano_cpus: Option<i64>,
     pub shm_size: i64,
-    pub restart: Option<String>,
+    pub restart: Option<RestartPolicy>,
     pub cap_drop: Vec<String>,
     pub security_opt: Vec<String>,
     /// What to tell the user: (`jupyter`, URL) or (`ssh`, command line).
@@ -250,10 +252,57 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
         memory: input.memory,
         nano_cpus: input.nano_cpus,
         shm_size: input.shm_size,
-        restart: input.restart.clone(),
+        restart: input.restart,
         cap_drop,
         security_opt: vec!["no-new-privileges".to_string()],
         endpoints,
+    }
+}
+
+/// What Docker does when a container stops (`--restart`, and services of teams).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestartPolicy {
+    No,
+    Always,
+    UnlessStopped,
+    /// At most this many retries, when given.
+    OnFailure(Option<u32>),
+}
+
+impl RestartPolicy {
+    /// `no`, `always`, `unless-stopped`, `on-failure[:N]`.
+    pub fn parse(text: &str) -> Result<RestartPolicy, InputError> {
+        let policy = match text.split_once(':') {
+            None => match text {
+                "no" => Some(RestartPolicy::No),
+                "always" => Some(RestartPolicy::Always),
+                "unless-stopped" => Some(RestartPolicy::UnlessStopped),
+                "on-failure" => Some(RestartPolicy::OnFailure(None)),
+                _ => None,
+            },
+            Some(("on-failure", retries)) => retries
+                .parse::<u32>()
+                .ok()
+                .map(|retries| RestartPolicy::OnFailure(Some(retries))),
+            Some(_) => None,
+        };
+        policy.ok_or_else(|| {
+            InputError::new(
+                format!("`--restart {text}` is not a restart policy"),
+                "use `no`, `always`, `unless-stopped` or `on-failure[:N]`",
+            )
+        })
+    }
+
+    /// As Docker and Compose write it.
+    pub fn as_text(&self) -> String {
+        match self {
+            RestartPolicy::No => "no".to_string(),
+            RestartPolicy::Always => "always".to_string(),
+            RestartPolicy::UnlessStopped => "unless-stopped".to_string(),
+            RestartPolicy::OnFailure(None) => "on-failure".to_string(),
+            RestartPolicy::OnFailure(Some(retries)) => format!("on-failure:{retries}"),
+        }
     }
 }
 

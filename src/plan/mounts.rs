@@ -1,7 +1,7 @@
 //! `--mount SRC[:DST][:ro]`: relative sources resolved from the current directory, DST
 //! defaulting to `<workdir>/<basename of SRC>` (so `./notebooks` lands in
-//! `/tf/notebooks`, where Jupyter opens). Parsing is pure; `prepare` creates a missing
-//! source folder.
+//! `/tf/notebooks`, where Jupyter opens); which destinations and missing sources are
+//! refused. Pure: the launcher makes the missing folders.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -152,69 +152,34 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Makes sure the source exists before anything is created: a missing folder is created,
-/// owned by the uid/gid the container runs as (`owner`), so the container can write to
-/// it; a missing path that names a file is an error. True when it made the folder.
-pub fn prepare(
+/// What is wrong with a mount whose source does not exist, if anything: a missing path
+/// that names a file (only folders are created), or a missing parent folder (tfimg
+/// creates only the last folder of a mount, unless the caller makes parents).
+pub fn missing_source_problem(
     mount: &MountPlan,
     text: &str,
-    owner: Option<(u32, u32)>,
-) -> Result<bool, InputError> {
-    if mount.source.exists() {
-        return Ok(false);
-    }
-    check(mount, text, false)?;
-    let failed = |error: std::io::Error| {
-        InputError::new(
-            format!(
-                "`--mount {text}`: cannot create `{}`: {error}",
-                mount.source.display()
-            ),
-            "create the folder yourself, or mount another one",
-        )
-    };
-    std::fs::create_dir(&mount.source).map_err(failed)?;
-    if let Some((uid, gid)) = owner {
-        if crate::host::current_ids() != Some((uid, gid)) {
-            // Only root can give a folder away; others keep it and are told.
-            if let Err(error) = std::os::unix::fs::chown(&mount.source, Some(uid), Some(gid)) {
-                eprintln!(
-                    "warning: created `{}` but could not give it to {uid}:{gid} ({error}); the container may not write to it",
-                    mount.source.display()
-                );
-            }
-        }
-    }
-    Ok(true)
-}
-
-/// The error `prepare` would give, creating nothing: a missing source that names a file,
-/// or a missing parent folder (unless `parents_made`: the caller makes them).
-pub fn check(mount: &MountPlan, text: &str, parents_made: bool) -> Result<(), InputError> {
-    if mount.source.exists() {
-        return Ok(());
-    }
+    parent_exists: bool,
+) -> Option<InputError> {
     let name = mount
         .source
         .file_name()
         .and_then(|name| name.to_str())
         .unwrap_or("");
     let looks_like_file = name.contains('.') && !name.starts_with('.');
-    let parent_exists = parents_made || mount.source.parent().is_some_and(Path::exists);
-    if looks_like_file || !parent_exists {
-        return Err(InputError::new(
-            format!(
-                "`--mount {text}`: `{}` does not exist",
-                mount.source.display()
-            ),
-            if looks_like_file {
-                "create the file first, or mount a folder (a missing folder is created)"
-            } else {
-                "create its parent folder first; tfimg creates only the last folder of a mount"
-            },
-        ));
+    if !looks_like_file && parent_exists {
+        return None;
     }
-    Ok(())
+    Some(InputError::new(
+        format!(
+            "`--mount {text}`: `{}` does not exist",
+            mount.source.display()
+        ),
+        if looks_like_file {
+            "create the file first, or mount a folder (a missing folder is created)"
+        } else {
+            "create its parent folder first; tfimg creates only the last folder of a mount"
+        },
+    ))
 }
 
 #[cfg(test)]
@@ -342,31 +307,22 @@ mod tests {
     }
 
     #[test]
-    fn missing_folders_are_created_and_missing_files_refused() {
-        let folder = tempfile::tempdir().unwrap();
-        let mount = parse("nb", folder.path(), "/tf").unwrap();
-        prepare(&mount, "nb", None).unwrap();
-        assert!(folder.path().join("nb").is_dir());
-        let file = parse("data.csv", folder.path(), "/tf").unwrap();
-        assert!(prepare(&file, "data.csv", None)
-            .unwrap_err()
-            .message
-            .contains("does not exist"));
-        let deep = parse("a/b/c", folder.path(), "/tf").unwrap();
-        assert!(prepare(&deep, "a/b/c", None).is_err());
-        // `check` gives the same verdicts and creates nothing; a caller that makes the
-        // parents is only refused files.
-        assert!(check(&deep, "a/b/c", false).is_err());
-        assert!(check(&deep, "a/b/c", true).is_ok());
-        assert!(check(&file, "data.csv", true).is_err());
-        assert!(!folder.path().join("a").exists());
-        // A folder tfimg creates belongs to the uid the container runs as.
-        let owned = parse("owned", folder.path(), "/tf").unwrap();
-        prepare(&owned, "owned", Some((4321, 4322))).unwrap();
-        use std::os::unix::fs::MetadataExt;
-        let metadata = std::fs::metadata(folder.path().join("owned")).unwrap();
-        if crate::host::current_ids() == Some((0, 0)) {
-            assert_eq!((metadata.uid(), metadata.gid()), (4321, 4322));
-        }
+    fn missing_files_and_missing_parents_are_refused_missing_folders_are_not() {
+        let cwd = Path::new("/home/ana/project");
+        let problem = |text: &str, parent_exists: bool| {
+            let mount = parse(text, cwd, "/tf").unwrap();
+            missing_source_problem(&mount, text, parent_exists).map(|error| error.message)
+        };
+        assert_eq!(problem("nb", true), None);
+        assert_eq!(
+            problem("data.csv", true).as_deref(),
+            Some("`--mount data.csv`: `/home/ana/project/data.csv` does not exist")
+        );
+        assert_eq!(
+            problem("a/b/c", false).as_deref(),
+            Some("`--mount a/b/c`: `/home/ana/project/a/b/c` does not exist")
+        );
+        // Hidden folders are folders, not files.
+        assert_eq!(problem(".cache", true), None);
     }
 }

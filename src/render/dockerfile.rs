@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::context::{
+use super::files::{
     ContextFile, CA_CERTIFICATES, ENTRYPOINT, JUPYTER_CONFIG, PIP_PIN, PROFILE, SSHD_CONFIG, VERIFY,
 };
 use super::NetworkOptions;

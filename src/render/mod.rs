@@ -2,12 +2,12 @@
 //! Pure and deterministic: the same spec gives byte-identical output everywhere. No I/O;
 //! `tfimg render -o` and the build stage write or stream what this returns.
 
-pub mod context;
 pub mod dockerfile;
+pub mod files;
 
 use std::collections::BTreeMap;
 
-pub use context::ContextFile;
+pub use files::ContextFile;
 
 use crate::spec::ResolvedSpec;
 
@@ -33,7 +33,7 @@ pub struct NetworkOptions {
 }
 
 pub fn render(spec: &ResolvedSpec, network: &NetworkOptions) -> Rendered {
-    let files = context::context_files(spec, network);
+    let files = files::context_files(spec, network);
     let dockerfile = dockerfile::dockerfile(spec, network, &files);
     Rendered { dockerfile, files }
 }

@@ -138,6 +138,30 @@ pub fn split_reference(reference: &str) -> (&str, &str) {
     }
 }
 
+/// Rewrites a Docker Hub reference to go through `mirror` (`debian:11` →
+/// `mirror:5000/library/debian:11`); references to other registries stay as they are.
+pub fn through_registry_mirror(reference: &str, mirror: &str) -> String {
+    let first = reference.split('/').next().unwrap_or(reference);
+    let has_registry = reference.contains('/')
+        && (first.contains('.') || first.contains(':') || first == "localhost");
+    if has_registry {
+        let rest = &reference[first.len() + 1..];
+        return if first == "docker.io"
+            || first == "registry-1.docker.io"
+            || first == "index.docker.io"
+        {
+            through_registry_mirror(rest, mirror)
+        } else {
+            reference.to_string()
+        };
+    }
+    if reference.contains('/') {
+        format!("{mirror}/{reference}")
+    } else {
+        format!("{mirror}/library/{reference}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +229,29 @@ mod tests {
             ("localhost:5000/x", "1")
         );
         assert_eq!(split_reference("ubuntu"), ("ubuntu", "latest"));
+    }
+
+    #[test]
+    fn registry_mirror_rewrites_only_docker_hub() {
+        assert_eq!(
+            through_registry_mirror("debian:11", "m:5000"),
+            "m:5000/library/debian:11"
+        );
+        assert_eq!(
+            through_registry_mirror("nvidia/cuda:11.2.2-runtime", "m:5000"),
+            "m:5000/nvidia/cuda:11.2.2-runtime"
+        );
+        assert_eq!(
+            through_registry_mirror("docker.io/library/debian", "m"),
+            "m/library/debian"
+        );
+        assert_eq!(
+            through_registry_mirror("ghcr.io/a/b:1", "m"),
+            "ghcr.io/a/b:1"
+        );
+        assert_eq!(
+            through_registry_mirror("localhost:5000/x", "m"),
+            "localhost:5000/x"
+        );
     }
 }

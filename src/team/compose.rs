@@ -133,7 +133,7 @@ pub fn compose(
             ),
         );
         if let Some(restart) = &plan.restart {
-            put("restart", restart.clone().into());
+            put("restart", restart.as_text().into());
         }
         let mut labels = Mapping::new();
         for (key, value) in &plan.labels {

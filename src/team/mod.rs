@@ -130,9 +130,11 @@ pub struct TeamMember {
     pub ports: BTreeMap<String, u16>,
     pub env: Vec<(String, String)>,
     pub command: Vec<String>,
-    pub memory: Option<String>,
-    pub cpus: Option<String>,
-    pub shm_size: String,
+    /// Bytes.
+    pub memory: Option<i64>,
+    pub nano_cpus: Option<i64>,
+    /// Bytes.
+    pub shm_size: i64,
     pub workers: Option<u32>,
 }
 
@@ -365,16 +367,23 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
             &error.hint,
         )
     };
-    if let Some(memory) = &defaults.memory {
-        crate::plan::parse_size(memory, "memory:").map_err(|e| defaults_error("memory", e))?;
-    }
-    if let Some(cpus) = &defaults.cpus {
-        check_cpus(cpus).map_err(|e| defaults_error("cpus", e))?;
-    }
-    if let Some(shm_size) = &defaults.shm_size {
-        crate::plan::parse_size(shm_size, "shm_size:")
-            .map_err(|e| defaults_error("shm_size", e))?;
-    }
+    let default_memory = defaults
+        .memory
+        .as_deref()
+        .map(|memory| crate::plan::parse_size(memory, "memory:"))
+        .transpose()
+        .map_err(|e| defaults_error("memory", e))?;
+    let default_cpus = defaults
+        .cpus
+        .as_deref()
+        .map(check_cpus)
+        .transpose()
+        .map_err(|e| defaults_error("cpus", e))?;
+    let shm_size = match &defaults.shm_size {
+        Some(shm_size) => crate::plan::parse_size(shm_size, "shm_size:")
+            .map_err(|e| defaults_error("shm_size", e))?,
+        None => crate::plan::DEFAULT_SHM,
+    };
 
     let mut members: Vec<TeamMember> = Vec::new();
     for member in &file.members {
@@ -516,12 +525,20 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
                 &error.hint,
             )
         };
-        if let Some(memory) = &member.memory {
-            crate::plan::parse_size(memory, "memory:").map_err(|e| member_error("memory", e))?;
-        }
-        if let Some(cpus) = &member.cpus {
-            check_cpus(cpus).map_err(|e| member_error("cpus", e))?;
-        }
+        let memory = member
+            .memory
+            .as_deref()
+            .map(|memory| crate::plan::parse_size(memory, "memory:"))
+            .transpose()
+            .map_err(|e| member_error("memory", e))?
+            .or(default_memory);
+        let nano_cpus = member
+            .cpus
+            .as_deref()
+            .map(check_cpus)
+            .transpose()
+            .map_err(|e| member_error("cpus", e))?
+            .or(default_cpus);
         for mount in &member.mounts {
             mounts::parse(mount, &folder, PLACEHOLDER_WORKDIR)
                 .map_err(|e| member_error("mounts", e))?;
@@ -556,16 +573,9 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
             ports,
             env,
             command: member.command.clone(),
-            memory: member
-                .memory
-                .clone()
-                .or_else(|| file.defaults.memory.clone()),
-            cpus: member.cpus.clone().or_else(|| file.defaults.cpus.clone()),
-            shm_size: file
-                .defaults
-                .shm_size
-                .clone()
-                .unwrap_or_else(|| "2g".to_string()),
+            memory,
+            nano_cpus,
+            shm_size,
             workers: member.workers,
         });
     }
@@ -630,7 +640,7 @@ mod tests {
         );
         assert_eq!(team.members[0].mounts, ["./work/alice:@WORKDIR@/work"]);
         assert_eq!(team.members[1].gpus, GpuSelection::All);
-        assert_eq!(team.members[1].memory.as_deref(), Some("8g"));
+        assert_eq!(team.members[1].memory, Some(8 * 1024 * 1024 * 1024));
     }
 
     #[test]

@@ -419,19 +419,17 @@ fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateBody {
         ),
         GpuPlan::Runtime { .. } => (None, Some("nvidia".to_string())),
     };
-    let restart_policy = plan.restart.as_deref().map(|policy| {
-        let (name, retries) = match policy.split_once(':') {
-            Some((name, retries)) => (name, retries.parse().ok()),
-            None => (policy, None),
+    let restart_policy = plan.restart.map(|policy| {
+        use crate::plan::RestartPolicy as Policy;
+        let (name, retries) = match policy {
+            Policy::No => (RestartPolicyNameEnum::NO, None),
+            Policy::Always => (RestartPolicyNameEnum::ALWAYS, None),
+            Policy::UnlessStopped => (RestartPolicyNameEnum::UNLESS_STOPPED, None),
+            Policy::OnFailure(retries) => (RestartPolicyNameEnum::ON_FAILURE, retries),
         };
         RestartPolicy {
-            name: Some(match name {
-                "always" => RestartPolicyNameEnum::ALWAYS,
-                "unless-stopped" => RestartPolicyNameEnum::UNLESS_STOPPED,
-                "on-failure" => RestartPolicyNameEnum::ON_FAILURE,
-                _ => RestartPolicyNameEnum::NO,
-            }),
-            maximum_retry_count: retries,
+            name: Some(name),
+            maximum_retry_count: retries.map(i64::from),
         }
     });
     let host_config = HostConfig {

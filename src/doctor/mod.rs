@@ -1,7 +1,9 @@
 //! The doctor's verdicts: facts about Docker, the NVIDIA host and a spec in, one check
 //! per concern out (pass / warn / fail, a one-line summary, the fix). Pure, so every
-//! verdict is unit-tested; `commands::doctor` gathers the facts and `commands::run` reuses
-//! the GPU checks before it starts a GPU container.
+//! verdict is unit-tested; `gather` collects the facts, and the launcher reuses the GPU
+//! checks before it starts a GPU container.
+
+pub mod gather;
 
 use serde::Serialize;
 

@@ -1,8 +1,5 @@
-//! From a rendered spec to what the engine is asked to do: the build key (sha256 over the
-//! Dockerfile, the context and the base image id), the tags and the labels. Pure apart
-//! from hashing the context, which `context` streams.
-
-pub mod context;
+//! The image a build makes: its build key (sha256 over the Dockerfile, the context's
+//! digest and the base image id) and its tags. Pure.
 
 use sha2::{Digest, Sha256};
 
@@ -10,7 +7,7 @@ use crate::spec::ResolvedSpec;
 
 /// Everything decided before the daemon is asked to build.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BuildPlan {
+pub struct ImagePlan {
     /// Hex sha256.
     pub key: String,
     /// `tfimg/<name>:<tensorflow>`: the moving tag `tfimg run` uses.
@@ -21,7 +18,7 @@ pub struct BuildPlan {
     pub extra_tags: Vec<String>,
 }
 
-impl BuildPlan {
+impl ImagePlan {
     pub fn all_tags(&self) -> Vec<String> {
         let mut tags = vec![self.tag.clone(), self.keyed_tag.clone()];
         tags.extend(self.extra_tags.iter().cloned());
@@ -39,10 +36,10 @@ pub fn build_key(dockerfile: &str, context_digest: &[u8; 32], base_image_id: &st
     hex(&hasher.finalize())
 }
 
-pub fn plan(spec: &ResolvedSpec, key: String, extra_tags: &[String]) -> BuildPlan {
+pub fn plan(spec: &ResolvedSpec, key: String, extra_tags: &[String]) -> ImagePlan {
     let tag = spec.image_reference();
     let keyed_tag = format!("{tag}-{}", &key[..12]);
-    BuildPlan {
+    ImagePlan {
         key,
         tag,
         keyed_tag,

@@ -1,0 +1,486 @@
+//! Building a spec's image: render it, make sure the base image is here, compute the
+//! build key, and either find the image up to date or build it through the engine, verify
+//! it in a throw-away container, check the base did not move, and only then tag it.
+//! Builds of one key are serialised by a lock file; earlier builds of the spec are pruned
+//! in the background (never while a build runs).
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use crate::engine::{BuildEvent, BuildFailure, BuildRequest, Engine, OneOff};
+use crate::error::{HostError, Interrupted};
+use crate::host::archive::BuildContext;
+use crate::host::{Host, LockAttempt};
+use crate::input::InputError;
+use crate::labels;
+use crate::output::progress::Reporter;
+use crate::plan::image::{self, ImagePlan};
+use crate::render::dockerfile::TFIMG_DIR;
+use crate::render::files::VERIFY;
+use crate::render::{self, NetworkOptions, Rendered};
+use crate::spec::ResolvedSpec;
+
+/// Verification imports TensorFlow once; generous for a loaded two-core machine.
+const VERIFY_DEADLINE: Duration = Duration::from_secs(600);
+
+/// Builds hold this shared and the pruning of superseded images holds it exclusively:
+/// the daemon's cache lookup fails ("unable to find image") when an image it is looking
+/// at is deleted under it, so tfimg never deletes images while one of its builds runs.
+pub const IMAGES_LOCK: &str = "images.lock";
+
+/// Everything network-related a build uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Network {
+    /// Rendered into the image (and its build key).
+    pub render: NetworkOptions,
+    /// Docker Hub references are pulled through this registry host instead.
+    pub registry_mirror: Option<String>,
+    /// Proxy variables passed to the build as Docker's predefined build args: they reach
+    /// RUN steps but never the image or its history.
+    pub proxy_build_args: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions<'a> {
+    pub tags: &'a [String],
+    pub no_cache: bool,
+    pub pull: bool,
+    pub bootstrap_base: bool,
+    pub no_verify: bool,
+    /// Report whether the current image exists, but never build (`run --no-build`).
+    pub only_check: bool,
+    /// Say so when the image is up to date (`build` does; `run` keeps quiet).
+    pub announce_up_to_date: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Built {
+    pub plan: ImagePlan,
+    pub image_id: String,
+    pub up_to_date: bool,
+}
+
+/// The image of `resolved` for its current build key: the existing one, or a new one
+/// built, verified and tagged. `None` only with `only_check` when no current image exists.
+pub async fn build_spec(
+    engine: &impl Engine,
+    host: &impl Host,
+    resolved: &ResolvedSpec,
+    network: &Network,
+    options: &BuildOptions<'_>,
+    reporter: &Reporter,
+) -> anyhow::Result<Option<Built>> {
+    let rendered = render::render(resolved, &network.render);
+    let base_id = if options.only_check {
+        match engine.image(&resolved.base).await? {
+            Some(image) => image.id,
+            None => return Ok(None),
+        }
+    } else {
+        super::base::ensure_base(
+            engine,
+            &resolved.base,
+            network,
+            options.pull,
+            options.bootstrap_base,
+            reporter,
+        )
+        .await?
+    };
+    let context = BuildContext::from_rendered(&rendered, &resolved.files)?;
+    let key = image::build_key(&rendered.dockerfile, &context.digest()?, &base_id);
+    let plan = image::plan(resolved, key, options.tags);
+
+    // Held until this build is tagged: a concurrent build of the same key waits, then
+    // finds the image up to date instead of building it a second time.
+    let _lock = if options.only_check {
+        None
+    } else {
+        let name = format!("build-{}.lock", &plan.key[..16]);
+        let waiting = "waiting for another tfimg that builds the same image";
+        lock(host, &name, false, waiting, reporter).await?
+    };
+    if !options.no_cache {
+        if let Some(built) = up_to_date(engine, &plan, options, reporter).await? {
+            return Ok(Some(built));
+        }
+    }
+    if options.only_check {
+        return Ok(None);
+    }
+    reporter.status(&format!(
+        "building `{}` from `{}` (build key {})",
+        plan.tag,
+        resolved.base,
+        &plan.key[..12]
+    ));
+    let waiting = "waiting for tfimg to finish removing superseded images";
+    let _images_lock = lock(host, IMAGES_LOCK, true, waiting, reporter).await?;
+    let request = BuildRequest {
+        build_args: network
+            .proxy_build_args
+            .clone()
+            .into_iter()
+            .chain([(labels::BUILD_KEY_ARG.to_string(), plan.key.clone())])
+            .collect(),
+        no_cache: options.no_cache,
+    };
+    let image_id = run_build(
+        engine, host, resolved, &rendered, context, &request, reporter,
+    )
+    .await?;
+    if !options.no_verify {
+        reporter.status(
+            "verifying: TensorFlow imports, computes (also XLA-compiled), and keeps its pins",
+        );
+        if let Err(error) = verify(engine, host, &image_id, &resolved.name, reporter).await {
+            // Nothing was tagged: dropping the image leaves no trace of the failure.
+            let _ = engine.remove_image(&image_id, true).await;
+            return Err(error);
+        }
+    }
+    check_base(engine, resolved, &base_id, &image_id).await?;
+    for tag in plan.all_tags() {
+        engine.tag(&image_id, &tag).await?;
+    }
+    // Cleaning up earlier builds is not on the user's critical path: a detached tfimg
+    // does it (as `git gc --auto` does), and falls back to doing it here.
+    if !host.spawn_prune(&resolved.name, &plan.key) {
+        prune_superseded(engine, &resolved.name, &plan.key, reporter).await;
+    }
+    reporter.status(&format!(
+        "built `{}` in {:.0} s",
+        plan.tag,
+        reporter.elapsed().as_secs_f64()
+    ));
+    Ok(Some(Built {
+        plan,
+        image_id,
+        up_to_date: false,
+    }))
+}
+
+/// The image already built for `plan`'s key, its moved tags set again (usually none).
+async fn up_to_date(
+    engine: &impl Engine,
+    plan: &ImagePlan,
+    options: &BuildOptions<'_>,
+    reporter: &Reporter,
+) -> anyhow::Result<Option<Built>> {
+    let Some(existing) = engine.image(&plan.keyed_tag).await? else {
+        return Ok(None);
+    };
+    if existing.labels.get(labels::BUILD_KEY) != Some(&plan.key) {
+        return Ok(None);
+    }
+    for tag in plan.all_tags() {
+        if !existing.tags.contains(&tag) {
+            engine.tag(&existing.id, &tag).await?;
+        }
+    }
+    if options.announce_up_to_date {
+        reporter.status(&format!(
+            "`{}` is up to date (build key {})",
+            plan.tag,
+            &plan.key[..12]
+        ));
+    }
+    Ok(Some(Built {
+        plan: plan.clone(),
+        image_id: existing.id,
+        up_to_date: true,
+    }))
+}
+
+/// Streams the context to the engine's build; the new image's id. An interrupt removes
+/// the running step's container; a cache lookup that lost an image is retried once.
+async fn run_build(
+    engine: &impl Engine,
+    host: &impl Host,
+    resolved: &ResolvedSpec,
+    rendered: &Rendered,
+    context: BuildContext,
+    request: &BuildRequest,
+    reporter: &Reporter,
+) -> anyhow::Result<String> {
+    let mut context = Some(context);
+    loop {
+        let retried = context.is_none();
+        let stream = match context.take() {
+            Some(context) => context.into_stream(),
+            None => BuildContext::from_rendered(rendered, &resolved.files)?.into_stream(),
+        };
+        // The container of the step running now: an interrupted build must not leave it.
+        let running = std::cell::RefCell::new(None::<String>);
+        let outcome = tokio::select! {
+            built = engine.build(request, stream, |event| {
+                if let BuildEvent::Container(id) = event {
+                    running.replace(Some(id.clone()));
+                }
+                reporter.build_event(event)
+            }) => Some(built),
+            _ = host.interrupted() => None,
+        };
+        let Some(built) = outcome else {
+            // The request is dropped, so the daemon cancels the build; the step's container
+            // is removed before tfimg exits, whatever the daemon is still doing.
+            reporter.clear();
+            if let Some(id) = running.take() {
+                remove_build_container(engine, host, &id).await;
+            }
+            return Err(Interrupted {
+                what: format!(
+                    "the build of `{}` was stopped and nothing was tagged",
+                    resolved.name
+                ),
+            }
+            .into());
+        };
+        match built? {
+            Ok(id) => return Ok(id),
+            // Someone else (`docker rmi`, `docker image prune`) deleted an image the
+            // daemon's cache lookup was reading: a second build does not meet it again.
+            Err(failure) if !retried && failure.message.starts_with("unable to find image") => {
+                reporter.status(&format!(
+                    "the daemon lost an image during its cache lookup ({}); building again",
+                    failure.message
+                ));
+            }
+            Err(failure) => {
+                if failure.message.ends_with("returned a non-zero code: 137") {
+                    // SIGKILL: the daemon shutting down kills the step (so does the OOM
+                    // killer). A daemon that is going away is the failure to report.
+                    daemon_gone_during(engine, host, &resolved.name).await?;
+                }
+                return Err(build_failed(&resolved.name, &failure).into());
+            }
+        }
+    }
+}
+
+/// The key names the base the build started from; a base removed or replaced since
+/// (`docker rmi`, a forced bootstrap) would make that a lie, so nothing is tagged.
+async fn check_base(
+    engine: &impl Engine,
+    resolved: &ResolvedSpec,
+    base_id: &str,
+    image_id: &str,
+) -> anyhow::Result<()> {
+    let base_now = engine.image(&resolved.base).await?;
+    if base_now.as_ref().map(|image| image.id.as_str()) == Some(base_id) {
+        return Ok(());
+    }
+    let _ = engine.remove_image(image_id, true).await;
+    Err(HostError {
+        message: format!(
+            "the base image `{}` was {} while `{}` was building; nothing was tagged",
+            resolved.base,
+            if base_now.is_some() {
+                "replaced"
+            } else {
+                "removed"
+            },
+            resolved.name
+        ),
+        hint: format!(
+            "make sure `{}` stays (`tfimg base bootstrap {}` makes it) and build again",
+            resolved.base, resolved.base
+        ),
+    }
+    .into())
+}
+
+/// Takes the lock file `name`, waiting (and saying so once) while another tfimg holds
+/// it; `None` when locks are impossible here (the work then runs unserialised).
+pub async fn lock(
+    host: &impl Host,
+    name: &str,
+    shared: bool,
+    waiting: &str,
+    reporter: &Reporter,
+) -> anyhow::Result<Option<Box<dyn std::any::Any + Send>>> {
+    let interrupted = host.interrupted();
+    tokio::pin!(interrupted);
+    let mut announced = false;
+    loop {
+        match host.try_lock(name, shared) {
+            LockAttempt::Held(lock) => return Ok(Some(lock)),
+            LockAttempt::Unavailable => return Ok(None),
+            LockAttempt::Busy => {
+                if !announced {
+                    reporter.status(waiting);
+                    announced = true;
+                }
+                tokio::select! {
+                    _ = host.sleep(Duration::from_millis(100)) => {}
+                    _ = &mut interrupted => {
+                        return Err(Interrupted {
+                            what: format!("stopped while {waiting}"),
+                        }
+                        .into())
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An error when the daemon stops answering within 3 s (it is shutting down).
+async fn daemon_gone_during(
+    engine: &impl Engine,
+    host: &impl Host,
+    name: &str,
+) -> anyhow::Result<()> {
+    for _ in 0..12 {
+        if let Err(error) = engine.still_there().await {
+            return Err(anyhow::Error::from(error).context(format!(
+                "the Docker daemon went away while `{name}` was building; nothing was tagged"
+            )));
+        }
+        host.sleep(Duration::from_millis(250)).await;
+    }
+    Ok(())
+}
+
+/// Waits (up to 20 s) until the container of an interrupted build step is gone, removing
+/// it when the daemon has not.
+async fn remove_build_container(engine: &impl Engine, host: &impl Host, id: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        match engine.container(id).await {
+            Ok(Some(_)) => {
+                let _ = engine.remove_container(id, true).await;
+            }
+            Ok(None) | Err(_) => return,
+        }
+        host.sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Drops the keyed tags of this spec's earlier builds once nothing else names them (no
+/// `tfimg/<name>:<tensorflow>` tag left on them), so superseded images do not pile up.
+/// Images a container still uses stay; failures here never fail the build.
+pub async fn prune_superseded(engine: &impl Engine, name: &str, key: &str, reporter: &Reporter) {
+    let label = labels::spec_filter(name);
+    let Ok(images) = engine.images_with_label(&label).await else {
+        return;
+    };
+    let repository = format!("tfimg/{name}:");
+    for image in images {
+        if image.labels.get(labels::BUILD_KEY).map(String::as_str) == Some(key) {
+            continue;
+        }
+        let ours: Vec<&String> = image
+            .tags
+            .iter()
+            .filter(|tag| tag.starts_with(&repository))
+            .collect();
+        let still_named = ours.iter().any(|tag| !is_keyed_tag(tag));
+        if still_named || ours.len() != image.tags.len() {
+            continue;
+        }
+        for tag in ours {
+            if engine.remove_image(tag, false).await.is_ok() {
+                reporter.output(&format!("removed superseded `{tag}`"));
+            }
+        }
+    }
+}
+
+/// `tfimg/x:2.9.3-0123456789ab`: a tag naming one build key.
+fn is_keyed_tag(tag: &str) -> bool {
+    tag.rsplit_once('-')
+        .is_some_and(|(_, key)| key.len() == 12 && key.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+fn build_failed(name: &str, failure: &BuildFailure) -> InputError {
+    let mut message = match &failure.step {
+        Some((index, total, instruction)) => {
+            let instruction: String = instruction.chars().take(120).collect();
+            format!(
+                "building `{name}` failed at step {index}/{total} `{instruction}`: {}",
+                failure.message
+            )
+        }
+        None => format!("building `{name}` failed: {}", failure.message),
+    };
+    for line in &failure.output {
+        message.push_str("\n  | ");
+        message.push_str(line);
+    }
+    let tls_inspected = failure.output.iter().any(|line| {
+        line.contains("CERTIFICATE_VERIFY_FAILED") || line.contains("certificate verify failed")
+    });
+    let hint = if failure.message.ends_with("returned a non-zero code: 137") {
+        "the step was killed (SIGKILL), most often by the kernel's out-of-memory killer: give Docker more memory or build fewer images at once".to_string()
+    } else if tls_inspected {
+        format!("this network inspects TLS: give its CA with `--ca-cert PATH` (or `ca_cert:` in ~/.config/tfimg/config.yaml, or {})", labels::CA_CERT_VARIABLE)
+    } else {
+        "the step's output is above; fix the spec (`tfimg show` prints what it resolves to) and build again".to_string()
+    };
+    InputError::new(message, hint)
+}
+
+async fn verify(
+    engine: &impl Engine,
+    host: &impl Host,
+    image_id: &str,
+    name: &str,
+    reporter: &Reporter,
+) -> anyhow::Result<()> {
+    let marker = format!("{name}-{}", host.random_hex(6)?);
+    let one_off = OneOff {
+        image: image_id.to_string(),
+        command: vec!["python".to_string(), format!("{TFIMG_DIR}/{VERIFY}")],
+        env: Vec::new(),
+        labels: HashMap::from([(labels::VERIFY.to_string(), marker.clone())]),
+        network_disabled: true,
+    };
+    let finished = tokio::select! {
+        finished = engine.run_once(&one_off, VERIFY_DEADLINE) => finished?,
+        _ = host.interrupted() => {
+            // The one-off container must not outlive an interrupted build.
+            let label = labels::verify_filter(&marker);
+            for container in engine.containers_with_label(&label).await.unwrap_or_default() {
+                let _ = engine.remove_container(&container.id, true).await;
+            }
+            return Err(Interrupted {
+                what: format!("the verification of `{name}` was stopped and nothing was tagged"),
+            }
+            .into());
+        }
+    };
+    let lines: Vec<&str> = finished
+        .output
+        .lines()
+        .filter(|line| line.starts_with("ok ") || line.starts_with("FAIL "))
+        .collect();
+    for line in &lines {
+        reporter.output(line);
+    }
+    if finished.exit_code == 0 {
+        return Ok(());
+    }
+    let shown: Vec<&str> = if lines.is_empty() {
+        finished
+            .output
+            .lines()
+            .rev()
+            .take(20)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect()
+    } else {
+        lines
+    };
+    Err(InputError::new(
+        format!(
+            "verification of `{name}` failed (exit {}); the image was not tagged:\n  | {}",
+            finished.exit_code,
+            shown.join("\n  | ")
+        ),
+        "the failing checks are marked FAIL; `--no-verify` skips verification",
+    )
+    .into())
+}

@@ -1,0 +1,17 @@
+//! The use cases, between the commands and the outside world: each reads like the story
+//! it implements and reaches Docker and this machine only through the `Engine` and `Host`
+//! traits, so each is unit-tested against the fakes (and integration-tested for real).
+//!
+//! - `build`: a spec's image, up to date or built, verified and tagged.
+//! - `base`: the base image a build starts from; `tfimg base bootstrap`.
+//! - `launch`: THE launcher, one container from a request (run, a team member, ...).
+//! - `ready`: waiting until a started container's service answers.
+//! - `run`: `tfimg run`'s target and what happens after the start.
+//! - `team`: a team brought to what its file says (`up`), and its exports' plans.
+
+pub mod base;
+pub mod build;
+pub mod launch;
+pub mod ready;
+pub mod run;
+pub mod team;

@@ -1,0 +1,113 @@
+//! Readiness: a started container's service answers. Jupyter answers `/api/status` with
+//! its token; sshd has printed its host key (pinned in tfimg's known_hosts) and sends its
+//! banner. TensorBoard gets one probe, never a wait.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::engine::Engine;
+use crate::host::Host;
+use crate::labels;
+use crate::plan::LaunchPlan;
+use crate::spec::resolved::TENSORBOARD_PORT;
+
+/// How long Jupyter or sshd may take to answer after the container starts.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The line the entrypoint prints with the container's SSH host key.
+const HOST_KEY_LINE: &str = "tfimg: ssh host key: ";
+
+/// Waits until the plan's service answers (or fails when the container stops or
+/// `READY_TIMEOUT` passes).
+pub async fn wait_until_ready(
+    engine: &impl Engine,
+    host: &impl Host,
+    id: &str,
+    plan: &LaunchPlan,
+    known_hosts: Option<&Path>,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let mut polls: u32 = 0;
+    loop {
+        if started.elapsed() > READY_TIMEOUT {
+            anyhow::bail!("no answer within {} s", READY_TIMEOUT.as_secs());
+        }
+        polls += 1;
+        // The probe itself is cheap; asking the daemon whether the container died is not,
+        // so that happens every tenth round (about twice a second).
+        if polls % 10 == 1 {
+            if let Some(facts) = engine.container(id).await? {
+                if facts.state != "running" {
+                    anyhow::bail!(
+                        "the container stopped (exit {})",
+                        facts.exit_code.unwrap_or(-1)
+                    );
+                }
+            }
+        }
+        if answers(engine, host, id, plan, known_hosts).await? {
+            return Ok(());
+        }
+        host.sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// One round of the service's probe.
+async fn answers(
+    engine: &impl Engine,
+    host: &impl Host,
+    id: &str,
+    plan: &LaunchPlan,
+    known_hosts: Option<&Path>,
+) -> anyhow::Result<bool> {
+    let port = |name: &str| {
+        plan.ports
+            .iter()
+            .find(|port| port.name == name)
+            .map(|port| port.host)
+    };
+    Ok(match plan.labels.get(labels::SERVICE).map(String::as_str) {
+        Some("jupyter") => match (port("jupyter"), labels::jupyter_token(&plan.env)) {
+            (Some(port), Some(token)) => {
+                host.http_status(port, &format!("/api/status?token={token}"))
+                    .await
+                    == Some(200)
+            }
+            _ => true,
+        },
+        Some("ssh") => match (port("ssh"), known_hosts) {
+            // The banner is a local connect; the log (for the host key) is read from the
+            // daemon only once sshd answers, not on every round.
+            (Some(port), Some(known_hosts)) if host.ssh_banner(port).await => {
+                let output = engine.output(id).await?;
+                match output
+                    .lines()
+                    .find_map(|line| line.strip_prefix(HOST_KEY_LINE))
+                {
+                    Some(host_key) => {
+                        host.pin_host_key(known_hosts, port, host_key)?;
+                        true
+                    }
+                    None => false,
+                }
+            }
+            (Some(_), Some(_)) => false,
+            _ => true,
+        },
+        _ => true,
+    })
+}
+
+/// Whether the plan's TensorBoard does not answer yet. It starts beside the service,
+/// niced, and usually answers a few seconds after it: rather than hold the service's URL
+/// back (one probe, no waiting), `run` then says it is still starting.
+pub async fn tensorboard_starting(host: &impl Host, plan: &LaunchPlan) -> bool {
+    let printed = plan
+        .endpoints
+        .iter()
+        .any(|(service, _)| service == TENSORBOARD_PORT);
+    match plan.ports.iter().find(|port| port.name == TENSORBOARD_PORT) {
+        Some(port) if printed => host.http_status(port.host, "/").await != Some(200),
+        _ => false,
+    }
+}

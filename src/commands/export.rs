@@ -1,0 +1,181 @@
+//! `tfimg compose TEAM.yaml [-o FILE]` and `tfimg k8s TEAM.yaml [-o DIR]`: the team as a
+//! Compose file (secrets in env files beside it) or as Kubernetes manifests. Both render
+//! from the team file alone: no daemon is needed. Each member's image is the build of its
+//! spec's current build key where the local daemon has one, else the spec's moving tag;
+//! `--build` builds the missing images first.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::app::build::{build_spec, BuildOptions, Network};
+use crate::app::team::export_plans;
+use crate::cli::{ComposeArgs, K8sArgs, Progress};
+use crate::config;
+use crate::engine::Docker;
+use crate::host::{Host, Machine};
+use crate::input::InputError;
+use crate::output::progress::Reporter;
+use crate::spec::ResolvedSpec;
+
+pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
+    let (team, specs) = super::team::team_and_specs(&args.file)?;
+    let network = config::network(&args.network, &config::load_config()?)?;
+    let host = Machine;
+    let ids = host.ids().unwrap_or((1000, 1000));
+    let folder = match &args.output {
+        Some(path) => {
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            std::fs::create_dir_all(parent)?;
+            std::path::absolute(parent)?
+        }
+        None => std::env::current_dir()?,
+    };
+    let images = member_images(&specs, &network, args.build)?;
+    let (plans, notes) = export_plans(&host, &team, &specs, &images, ids)?;
+    for note in notes {
+        eprintln!("{note}");
+    }
+    let output = crate::team::compose::compose(
+        &team.name,
+        &args.file.display().to_string(),
+        &plans,
+        &folder,
+    );
+    for (name, text) in &output.env_files {
+        let path = folder.join(name);
+        crate::host::write_private(&path, text.as_bytes())
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+    }
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, &output.compose)?;
+            eprintln!(
+                "wrote {} and {} env file(s) in {}",
+                path.display(),
+                output.env_files.len(),
+                folder.display()
+            );
+        }
+        None => crate::output::print_text(&output.compose)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
+    let (team, specs) = super::team::team_and_specs(&args.file)?;
+    let network = config::network(&args.network, &config::load_config()?)?;
+    if args.uid == 0 {
+        return Err(InputError::new(
+            "`--uid 0` would run the pods as root",
+            "use the image user's uid (1000) or another non-root uid",
+        )
+        .into());
+    }
+    let images = member_images(&specs, &network, args.build)?;
+    let (plans, notes) = export_plans(&Machine, &team, &specs, &images, (args.uid, args.gid))?;
+    for note in notes {
+        eprintln!("{note}");
+    }
+    let members: Vec<crate::team::k8s::K8sMember> = team
+        .members
+        .iter()
+        .zip(plans)
+        .map(|(member, (name, plan))| crate::team::k8s::K8sMember {
+            name,
+            plan,
+            workers: member.workers,
+            volume_size: args.volume_size.clone(),
+        })
+        .collect();
+    let options = crate::team::k8s::K8sOptions {
+        team: team.name.clone(),
+        registry: args.registry.clone(),
+        uid: args.uid,
+        gid: args.gid,
+        tfjob: args.tfjob,
+    };
+    let (manifests, tfjobs) = crate::team::k8s::manifests(&members, &options);
+    match &args.output {
+        Some(folder) => {
+            std::fs::create_dir_all(folder)?;
+            // The Secrets are in it: the owner's eyes only.
+            let main = folder.join(format!("{}.yaml", team.name));
+            crate::host::write_private(&main, manifests.as_bytes())
+                .with_context(|| format!("cannot write `{}`", main.display()))?;
+            eprintln!("wrote {}", main.display());
+            if let Some(tfjobs) = tfjobs {
+                let path = folder.join(format!("{}.tfjob.yaml", team.name));
+                std::fs::write(&path, tfjobs)?;
+                eprintln!(
+                    "wrote {} (needs Kubeflow's training operator)",
+                    path.display()
+                );
+            }
+        }
+        None => {
+            crate::output::print_text(&manifests)?;
+            if let Some(tfjobs) = tfjobs {
+                crate::output::print_text(&tfjobs)?;
+            }
+        }
+    }
+    if args.registry.is_none() {
+        eprintln!("note: the images are referenced without a registry; push them (`tfimg push IMAGE --registry HOST`) and pass `--registry HOST`");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Each spec's image: with `build`, its current build (made when missing, the daemon
+/// required); otherwise the current build where the local daemon has one, else the spec's
+/// moving tag `tfimg/<name>:<tensorflow>` (said once).
+fn member_images(
+    specs: &BTreeMap<String, ResolvedSpec>,
+    network: &Network,
+    build: bool,
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let reporter = Reporter::new(Progress::Auto);
+    let mut images: BTreeMap<String, String> = specs
+        .iter()
+        .map(|(name, resolved)| (name.clone(), resolved.image_reference()))
+        .collect();
+    let found = super::runtime()?.block_on(async {
+        let engine = match Docker::connect().await {
+            Ok(engine) => engine,
+            Err(error) if !build => {
+                tracing::info!("no daemon for the exports' image names: {error}");
+                return anyhow::Ok(false);
+            }
+            Err(error) => return Err(error.into()),
+        };
+        if build {
+            let built = super::team::images_for(&engine, &Machine, specs, network, &reporter);
+            images = built.await?;
+            return Ok(true);
+        }
+        let mut all = true;
+        for (name, resolved) in specs {
+            let options = BuildOptions {
+                only_check: true,
+                ..BuildOptions::default()
+            };
+            match build_spec(&engine, &Machine, resolved, network, &options, &reporter).await {
+                Ok(Some(built)) => {
+                    images.insert(name.clone(), built.plan.keyed_tag);
+                }
+                _ => all = false,
+            }
+        }
+        Ok(all)
+    })?;
+    reporter.clear();
+    if !found {
+        eprintln!("note: some images are not built for their specs' current versions; they are referenced by their moving tags (`tfimg/<spec>:<tensorflow>`); `--build` builds them first");
+    }
+    Ok(images)
+}

@@ -1,0 +1,113 @@
+//! The facts the checks judge, gathered with bounded waits: what the daemon says about
+//! itself, and where the spec's base and image stand on it.
+
+use std::time::Duration;
+
+use super::{DockerFacts, ImageState, SpecFacts};
+use crate::app::build::{build_spec, BuildOptions, Network};
+use crate::cli::Progress;
+use crate::engine::{Engine, EngineError};
+use crate::host::Host;
+use crate::output::progress::Reporter;
+use crate::plan::base::BootstrapTarget;
+use crate::spec;
+
+/// No single question to the daemon may hold the doctor up longer than this.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub fn start_hint(error: &EngineError) -> String {
+    error
+        .hint()
+        .unwrap_or("check that the Docker daemon is healthy (`docker info`)")
+        .to_string()
+}
+
+pub async fn docker_facts(engine: &impl Engine) -> Result<DockerFacts, EngineError> {
+    let bounded = |what: &str| EngineError::Timeout {
+        endpoint: format!("{} ({what})", engine.endpoint()),
+        seconds: ANSWER_TIMEOUT.as_secs(),
+    };
+    let version = tokio::time::timeout(ANSWER_TIMEOUT, engine.version())
+        .await
+        .map_err(|_| bounded("version"))??;
+    let info = tokio::time::timeout(ANSWER_TIMEOUT, engine.info())
+        .await
+        .map_err(|_| bounded("info"))??;
+    let free_bytes = if engine.endpoint().starts_with("unix://") && !info.root_dir.is_empty() {
+        crate::host::free_bytes(std::path::Path::new(&info.root_dir))
+    } else {
+        None
+    };
+    Ok(DockerFacts {
+        endpoint: engine.endpoint().to_string(),
+        version: version.version,
+        api_version: version.api_version,
+        negotiated_api: version.negotiated_api,
+        info,
+        free_bytes,
+    })
+}
+
+pub async fn spec_facts(
+    engine: Option<&impl Engine>,
+    host: &impl Host,
+    resolved: &spec::ResolvedSpec,
+    network: &Network,
+) -> SpecFacts {
+    let summary = match &resolved.gpu {
+        Some(gpu) => format!(
+            "{}: TensorFlow {}, Python {}, CUDA {} / cuDNN {} from {} (TensorFlow built with CUDA {} / cuDNN {}), service {}",
+            resolved.name,
+            resolved.tensorflow,
+            resolved.python,
+            gpu.cuda,
+            gpu.cudnn,
+            match gpu.provider {
+                spec::CudaProvider::Pip => "NVIDIA's pip wheels",
+                spec::CudaProvider::Image => "the nvidia/cuda base",
+            },
+            gpu.tensorflow_built_with_cuda,
+            gpu.tensorflow_built_with_cudnn,
+            resolved.service.as_str()
+        ),
+        None => format!(
+            "{}: TensorFlow {} (CPU), Python {}, service {}",
+            resolved.name,
+            resolved.tensorflow,
+            resolved.python,
+            resolved.service.as_str()
+        ),
+    };
+    let mut facts = SpecFacts {
+        name: resolved.name.clone(),
+        summary,
+        gpu: resolved.gpu.clone(),
+        base: resolved.base.clone(),
+        base_present: false,
+        base_bootstrappable: BootstrapTarget::parse(&resolved.base).is_ok(),
+        image: ImageState::Unknown,
+    };
+    let Some(engine) = engine else {
+        return facts;
+    };
+    facts.base_present = matches!(engine.image(&resolved.base).await, Ok(Some(_)));
+    let tag = resolved.image_reference();
+    let options = BuildOptions {
+        no_verify: true,
+        only_check: true,
+        ..BuildOptions::default()
+    };
+    let reporter = Reporter::new(Progress::Plain);
+    let current = build_spec(engine, host, resolved, network, &options, &reporter).await;
+    let any_build = matches!(engine.image(&tag).await, Ok(Some(_)));
+    facts.image = match current {
+        Ok(Some(built)) => ImageState::Current {
+            tag: built.plan.tag,
+            key: built.plan.key,
+        },
+        _ if any_build => ImageState::Stale { tag },
+        _ if facts.base_present => ImageState::Missing { tag },
+        _ => ImageState::Missing { tag },
+    };
+    facts
+}

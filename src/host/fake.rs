@@ -1,0 +1,140 @@
+//! A machine in memory, for the use cases' unit tests: the GPUs, ports and folders a test
+//! says it has; folders made and removed are recorded, random values count up, probes
+//! answer as told, sleeping takes no time, and the user never interrupts.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{Host, LockAttempt, NvidiaFacts, SshKey};
+use crate::input::InputError;
+
+#[derive(Debug, Default)]
+pub struct FakeHost {
+    pub nvidia: NvidiaFacts,
+    /// Host ports some other program holds.
+    pub held_ports: RefCell<BTreeSet<u16>>,
+    /// Paths that exist.
+    pub paths: RefCell<BTreeSet<PathBuf>>,
+    /// Folders tfimg made, and removed, in order.
+    pub made: RefCell<Vec<PathBuf>>,
+    pub removed: RefCell<Vec<PathBuf>>,
+    /// What the HTTP probe answers (`None`: nothing listens).
+    pub http: Option<u16>,
+    pub prunes: RefCell<Vec<(String, String)>>,
+    counter: RefCell<u32>,
+}
+
+impl FakeHost {
+    pub fn new() -> FakeHost {
+        FakeHost {
+            http: Some(200),
+            ..FakeHost::default()
+        }
+    }
+
+    fn next(&self) -> u32 {
+        let mut counter = self.counter.borrow_mut();
+        *counter += 1;
+        *counter
+    }
+}
+
+impl Host for FakeHost {
+    fn ids(&self) -> Option<(u32, u32)> {
+        Some((4321, 4322))
+    }
+
+    fn nvidia(&self) -> NvidiaFacts {
+        self.nvidia.clone()
+    }
+
+    fn port_is_free(&self, _ip: &str, port: u16) -> bool {
+        !self.held_ports.borrow().contains(&port)
+    }
+
+    fn any_free_port(&self, _ip: &str) -> Option<u16> {
+        // Kernel-chosen ports count up from 40000, never a held one.
+        loop {
+            let port = 40000 + self.next() as u16;
+            if !self.held_ports.borrow().contains(&port) {
+                return Some(port);
+            }
+        }
+    }
+
+    fn random_hex(&self, bytes: usize) -> std::io::Result<String> {
+        Ok(format!("{:0width$x}", self.next(), width = bytes * 2))
+    }
+
+    fn data_dir(&self) -> PathBuf {
+        PathBuf::from("/fake/data/tfimg")
+    }
+
+    fn ssh_key(&self, _explicit: Option<&Path>) -> Result<SshKey, InputError> {
+        Ok(SshKey {
+            public_key: "ssh-ed25519 AAAAfake user".to_string(),
+            identity: Some(PathBuf::from("/fake/home/.ssh/id_ed25519")),
+        })
+    }
+
+    fn member_ssh_key(&self, team: &str, member: &str) -> Result<SshKey, InputError> {
+        Ok(SshKey {
+            public_key: format!("ssh-ed25519 AAAAfake {team}/{member}"),
+            identity: Some(self.data_dir().join("teams").join(team).join(member)),
+        })
+    }
+
+    fn pin_host_key(&self, _known_hosts: &Path, _port: u16, _key: &str) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.paths
+            .borrow()
+            .iter()
+            .any(|known| known == path || known.starts_with(path))
+    }
+
+    fn make_folder(
+        &self,
+        path: &Path,
+        _parents: bool,
+        _owner: Option<(u32, u32)>,
+    ) -> std::io::Result<Option<String>> {
+        self.paths.borrow_mut().insert(path.to_path_buf());
+        self.made.borrow_mut().push(path.to_path_buf());
+        Ok(None)
+    }
+
+    fn remove_empty_folder(&self, path: &Path) {
+        self.paths.borrow_mut().remove(path);
+        self.removed.borrow_mut().push(path.to_path_buf());
+    }
+
+    fn try_lock(&self, _name: &str, _shared: bool) -> LockAttempt {
+        LockAttempt::Held(Box::new(()))
+    }
+
+    fn spawn_prune(&self, name: &str, key: &str) -> bool {
+        self.prunes
+            .borrow_mut()
+            .push((name.to_string(), key.to_string()));
+        true
+    }
+
+    async fn http_status(&self, _port: u16, _path: &str) -> Option<u16> {
+        self.http
+    }
+
+    async fn ssh_banner(&self, _port: u16) -> bool {
+        true
+    }
+
+    async fn sleep(&self, _duration: Duration) {}
+
+    async fn interrupted(&self) {
+        std::future::pending::<()>().await
+    }
+}

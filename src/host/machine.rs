@@ -1,0 +1,285 @@
+//! This machine, read and written directly: who we run as, free ports, random bytes,
+//! tfimg's data folder, programs on PATH, mounts, free space, private files, mount
+//! folders, locks, signals.
+
+/// The real uid and gid of this process, from /proc (no libc call needed).
+pub fn current_ids() -> Option<(u32, u32)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| -> Option<u32> {
+        let line = status.lines().find(|line| line.starts_with(name))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    Some((field("Uid:")?, field("Gid:")?))
+}
+
+/// Whether an executable is on PATH.
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|folder| {
+            let candidate = folder.join(program);
+            candidate.is_file()
+                && std::fs::metadata(&candidate)
+                    .map(|meta| {
+                        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0
+                    })
+                    .unwrap_or(false)
+        })
+    })
+}
+
+/// Mount points at or below `folder`, deepest first (from /proc/self/mounts).
+pub fn mounts_below(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(mounts) = std::fs::read_to_string("/proc/self/mounts") else {
+        return Vec::new();
+    };
+    let mut found: Vec<std::path::PathBuf> = mounts
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(1))
+        .map(|target| std::path::PathBuf::from(target.replace("\\040", " ")))
+        .filter(|target| target.starts_with(folder))
+        .collect();
+    found.sort_by_key(|path| std::cmp::Reverse(path.components().count()));
+    found
+}
+
+/// Whether `ip:port` can be bound right now (TCP).
+pub fn port_is_free(ip: &str, port: u16) -> bool {
+    std::net::TcpListener::bind((ip, port)).is_ok()
+}
+
+/// A port the kernel hands out as free on `ip`.
+pub fn any_free_port(ip: &str) -> Option<u16> {
+    let listener = std::net::TcpListener::bind((ip, 0)).ok()?;
+    listener.local_addr().ok().map(|address| address.port())
+}
+
+/// `bytes` random bytes as lowercase hex, from the kernel's CSPRNG.
+pub fn random_hex(bytes: usize) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut buffer = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buffer)?;
+    Ok(buffer.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+/// Free bytes on the file system holding `path` (statvfs), or `None` when unreadable.
+pub fn free_bytes(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is a valid NUL-terminated string and `stats` a valid out-pointer.
+    let result = unsafe { libc::statvfs(path.as_ptr(), &mut stats) };
+    (result == 0).then(|| stats.f_bavail as u64 * stats.f_frsize as u64)
+}
+
+/// tfimg's data folder: `$XDG_DATA_HOME/tfimg`, else `~/.local/share/tfimg`.
+pub fn data_dir() -> std::path::PathBuf {
+    if let Some(base) = std::env::var_os("XDG_DATA_HOME").filter(|value| !value.is_empty()) {
+        return std::path::PathBuf::from(base).join("tfimg");
+    }
+    home_dir().join(".local/share/tfimg")
+}
+
+pub fn home_dir() -> std::path::PathBuf {
+    std::env::var_os("HOME")
+        .filter(|value| !value.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from("/"))
+}
+
+/// A program's stdout when it ran and succeeded within 10 s (nvidia-smi can hang on a
+/// wedged driver; a check must not).
+pub fn run_program(program: &str, args: &[&str]) -> Option<String> {
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let mut output = String::new();
+                use std::io::Read;
+                child.stdout.take()?.read_to_string(&mut output).ok()?;
+                return status.success().then_some(output);
+            }
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+/// Writes a file that holds secrets (tokens, keys): readable by its owner only from the
+/// moment it exists. The bytes go to a new file opened with mode 0600 beside `path`, which
+/// then replaces `path` by a rename, so a `path` that was there with a wider mode never
+/// holds the new secret and no reader ever sees half a file.
+pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => std::path::Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temporary = folder.join(format!(".{name}.{}.{}", std::process::id(), random_hex(6)?));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temporary)
+        .and_then(|mut file| {
+            file.write_all(bytes)?;
+            file.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// Makes the mount folder `path` (and its parents, with `parents`), owned by `owner`
+/// when that is not us: only root can give a folder away; others keep it and are told.
+pub fn make_folder(
+    path: &std::path::Path,
+    parents: bool,
+    owner: Option<(u32, u32)>,
+) -> std::io::Result<Option<String>> {
+    if parents {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+    }
+    std::fs::create_dir(path)?;
+    let Some((uid, gid)) = owner else {
+        return Ok(None);
+    };
+    if current_ids() == Some((uid, gid)) {
+        return Ok(None);
+    }
+    Ok(std::os::unix::fs::chown(path, Some(uid), Some(gid))
+        .err()
+        .map(|error| {
+            format!(
+                "warning: created `{}` but could not give it to {uid}:{gid} ({error}); the container may not write to it",
+                path.display()
+            )
+        }))
+}
+
+/// The lock file `name` in tfimg's data folder, taken without waiting.
+pub fn try_lock(name: &str, shared: bool) -> super::LockAttempt {
+    let folder = data_dir().join("locks");
+    let file = std::fs::create_dir_all(&folder).and_then(|()| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(folder.join(name))
+    });
+    let Ok(file) = file else {
+        return super::LockAttempt::Unavailable;
+    };
+    let attempt = if shared {
+        file.try_lock_shared()
+    } else {
+        file.try_lock()
+    };
+    match attempt {
+        Ok(()) => super::LockAttempt::Held(Box::new(file)),
+        Err(std::fs::TryLockError::WouldBlock) => super::LockAttempt::Busy,
+        Err(std::fs::TryLockError::Error(_)) => super::LockAttempt::Unavailable,
+    }
+}
+
+/// Starts `tfimg prune-superseded NAME KEY` detached; false when it cannot be started.
+pub fn spawn_prune(name: &str, key: &str) -> bool {
+    let Ok(program) = std::env::current_exe() else {
+        return false;
+    };
+    std::process::Command::new(program)
+        .args(["prune-superseded", name, key])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .is_ok()
+}
+
+/// Resolves when the user interrupts (Ctrl-C) or the session ends (SIGTERM, SIGHUP), so a
+/// command can clean up what it started before exiting.
+pub async fn interrupted() {
+    use tokio::signal::unix::{signal, SignalKind};
+    async fn on(kind: SignalKind) {
+        match signal(kind) {
+            Ok(mut stream) => {
+                stream.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    }
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = on(SignalKind::terminate()) => {}
+        _ = on(SignalKind::hangup()) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tokens_are_random_hex_and_ports_probe() {
+        let token = super::random_hex(24).unwrap();
+        assert_eq!(token.len(), 48);
+        assert_ne!(token, super::random_hex(24).unwrap());
+        let port = super::any_free_port("127.0.0.1").unwrap();
+        let held = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        assert!(!super::port_is_free("127.0.0.1", port));
+        drop(held);
+    }
+
+    #[test]
+    fn private_files_are_0600_and_never_reuse_a_wider_file() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("lab.alice.env");
+        let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().mode() & 0o7777;
+        super::write_private(&path, b"TOKEN=one\n").unwrap();
+        assert_eq!(mode(&path), 0o600);
+        // A file that was there, world-readable, with a second name (what another user
+        // could have kept open): the secret never goes into it.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let other_name = folder.path().join("kept");
+        std::fs::hard_link(&path, &other_name).unwrap();
+        super::write_private(&path, b"TOKEN=two\n").unwrap();
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(std::fs::read(&path).unwrap(), b"TOKEN=two\n");
+        assert_eq!(std::fs::read(&other_name).unwrap(), b"TOKEN=one\n");
+        assert_ne!(
+            std::fs::metadata(&path).unwrap().ino(),
+            std::fs::metadata(&other_name).unwrap().ino()
+        );
+        // Nothing else is left in the folder; a folder that is missing is an error.
+        let names: Vec<_> = std::fs::read_dir(folder.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(super::write_private(&folder.path().join("missing/x"), b"").is_err());
+    }
+
+    #[test]
+    fn ids_and_path_lookups_work_here() {
+        assert!(super::current_ids().is_some());
+        assert!(super::on_path("sh"));
+        assert!(!super::on_path("tfimg-no-such-program"));
+    }
+}

@@ -1,0 +1,42 @@
+//! Readiness probes on 127.0.0.1: an HTTP status, an SSH banner. Just enough of each
+//! protocol to know a service answers; no client library needed.
+
+/// The HTTP status of `GET path` on 127.0.0.1:`port`, or `None` when nothing answers.
+/// (Just enough HTTP for a readiness probe; no client library needed.)
+pub async fn http_status(port: u16, path: &str) -> Option<u16> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let probe = async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()?;
+        let request =
+            format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.ok()?;
+        let mut head = vec![0u8; 64];
+        let read = stream.read(&mut head).await.ok()?;
+        let line = String::from_utf8_lossy(&head[..read]).into_owned();
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(5), probe)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Whether an SSH server on 127.0.0.1:`port` sends its banner.
+pub async fn ssh_banner(port: u16) -> bool {
+    use tokio::io::AsyncReadExt;
+    let probe = async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()?;
+        let mut banner = [0u8; 8];
+        stream.read_exact(&mut banner).await.ok()?;
+        Some(banner.starts_with(b"SSH-2.0"))
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(5), probe)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+}
