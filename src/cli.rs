@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Reproducible TensorFlow images and containers, GPU and CPU, from declarative specs.
 #[derive(Debug, Parser)]
@@ -171,7 +171,7 @@ pub struct RunArgs {
     /// How GPUs reach the container: `devices` (Docker's nvidia driver), `cdi`, or
     /// `runtime` (hosts that only register the nvidia runtime).
     #[arg(long, value_enum, default_value = "auto")]
-    pub gpu_mode: crate::plan::gpus::GpuMode,
+    pub gpu_mode: GpuModeArg,
 
     /// Mount a host folder: `SRC[:DST][:ro]`; DST defaults to `<workdir>/<name of SRC>`, a
     /// missing SRC folder is created.
@@ -450,5 +450,30 @@ fn container_id(text: &str) -> Result<u32, String> {
         _ => Err(format!(
             "{text} is not in 0..={MAX_CONTAINER_ID} (larger ids are not valid in a container; 4294967295 would leave it running as root)"
         )),
+    }
+}
+
+/// `--gpu-mode`, as clap reads it (the core's `GpuMode` knows nothing of clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GpuModeArg {
+    /// CDI where the daemon supports it, else the `nvidia` device driver.
+    Auto,
+    /// A DeviceRequest for Docker's `nvidia` driver (the NVIDIA container toolkit's hook).
+    Devices,
+    /// A DeviceRequest for CDI devices (`nvidia.com/gpu=0`), Docker API 1.44 and later.
+    Cdi,
+    /// The `nvidia` runtime plus NVIDIA_VISIBLE_DEVICES, for hosts that only register it.
+    Runtime,
+}
+
+impl From<GpuModeArg> for crate::plan::gpus::GpuMode {
+    fn from(mode: GpuModeArg) -> Self {
+        use crate::plan::gpus::GpuMode;
+        match mode {
+            GpuModeArg::Auto => GpuMode::Auto,
+            GpuModeArg::Devices => GpuMode::Devices,
+            GpuModeArg::Cdi => GpuMode::Cdi,
+            GpuModeArg::Runtime => GpuMode::Runtime,
+        }
     }
 }

@@ -656,7 +656,15 @@ async fn an_ssh_member_exported_to_kubernetes_serves_ssh_as_its_uid_with_no_capa
     let data = folder.path().join(".tfimg-data");
     let made = tfimg_with_env(
         folder.path(),
-        &["k8s", "--build", "team.yaml", "-o", "out", "--ca-cert", HOST_CA],
+        &[
+            "k8s",
+            "--build",
+            "team.yaml",
+            "-o",
+            "out",
+            "--ca-cert",
+            HOST_CA,
+        ],
         &[("XDG_DATA_HOME", data.to_str().unwrap())],
     );
     assert_eq!(made.code, 0, "{}", made.stderr);

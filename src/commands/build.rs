@@ -15,7 +15,7 @@ use crate::output::progress::Reporter;
 use crate::spec;
 
 pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
-    let resolved = spec::resolve(&super::catalog(), &args.spec)?;
+    let resolved = crate::app::catalog::resolve(&super::catalog(), &args.spec)?;
     let network = config::network(&args.network, &config::load_config()?)?;
     for tag in &args.tag {
         if !spec::syntax::valid_image_reference(tag) {

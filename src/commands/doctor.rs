@@ -11,14 +11,13 @@ use crate::doctor::{self, Check, Verdict};
 use crate::engine::Docker;
 use crate::error::EXIT_BAD_INPUT;
 use crate::host::{Host, Machine};
-use crate::spec;
 
 pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let name = args
         .spec
         .clone()
         .unwrap_or_else(|| "gpu-jupyter".to_string());
-    let resolved = spec::resolve(&super::catalog(), &name);
+    let resolved = crate::app::catalog::resolve(&super::catalog(), &name);
     let network = config::network(&args.network, &config::load_config()?)?;
     let nvidia = Machine.nvidia();
     let checks = super::runtime()?.block_on(async {

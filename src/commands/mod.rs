@@ -13,13 +13,11 @@ pub mod run;
 pub mod show;
 pub mod team;
 
-use std::path::Path;
-
 use crate::spec::Catalog;
 
 /// The specs visible from the current directory: built-ins plus `./images/*.yaml`.
 pub(crate) fn catalog() -> Catalog {
-    Catalog::load(Path::new("images"))
+    crate::app::catalog::load()
 }
 
 /// A runtime for the commands that talk to the engine.

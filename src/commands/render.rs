@@ -9,10 +9,10 @@ use anyhow::Context;
 use crate::cli::RenderArgs;
 use crate::host::archive::BuildContext;
 use crate::input::InputError;
-use crate::{render, spec};
+use crate::render;
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
-    let resolved = spec::resolve(&super::catalog(), &args.spec)?;
+    let resolved = crate::app::catalog::resolve(&super::catalog(), &args.spec)?;
     let network = crate::config::network(&args.network, &crate::config::load_config()?)?;
     let rendered = render::render(&resolved, &network.render);
     let Some(folder) = &args.output else {

@@ -6,7 +6,7 @@
 //! container (Ctrl-C stops it first).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::app::launch::{self, LaunchRequest, SshSource};
@@ -49,8 +49,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let network = config::network(&args.network, &config::load_config()?)?;
     let catalog = super::catalog();
     // A spec when the name or file is one; otherwise an image reference.
-    let resolved = if is_spec(&catalog, &options.target) {
-        Some(spec::resolve(&catalog, &options.target)?)
+    let resolved = if crate::app::catalog::is_spec(&catalog, &options.target) {
+        Some(crate::app::catalog::resolve(&catalog, &options.target)?)
     } else if spec::syntax::valid_image_reference(&options.target) {
         None
     } else {
@@ -90,7 +90,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             port_requests: options.port_requests.clone(),
             public: args.public,
             gpus: options.gpus.clone(),
-            gpu_mode: args.gpu_mode,
+            gpu_mode: args.gpu_mode.into(),
             ids: options.ids,
             ssh: SshSource::User(args.ssh_key.clone()),
             memory: options.memory,
@@ -163,15 +163,6 @@ fn tell(moment: Moment, plan: &LaunchPlan, name: &str, detached: bool) {
     }
 }
 
-/// A spec file, a spec name, or anything without `:` or `/` (so a mistyped spec name gets
-/// the spec error); everything else is an image reference.
-fn is_spec(catalog: &spec::Catalog, target: &str) -> bool {
-    Path::new(target).is_file()
-        || target.starts_with(spec::load::BUILTIN_PREFIX)
-        || !target.contains([':', '/'])
-        || catalog.find(target).is_ok()
-}
-
 fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
     let gpus = args.gpus.as_deref().map(GpuSelection::parse).transpose()?;
     let port_requests = args
@@ -182,7 +173,7 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
     let env = args
         .env
         .iter()
-        .map(|text| plan::parse_env(text))
+        .map(|text| plan::parse_env(text, |key| std::env::var(key).ok()))
         .collect::<Result<Vec<_>, _>>()?;
     let memory = args
         .memory

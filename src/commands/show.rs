@@ -3,10 +3,9 @@
 use std::process::ExitCode;
 
 use crate::cli::ShowArgs;
-use crate::spec;
 
 pub fn run(args: &ShowArgs) -> anyhow::Result<ExitCode> {
-    let resolved = spec::resolve(&super::catalog(), &args.spec)?;
+    let resolved = crate::app::catalog::resolve(&super::catalog(), &args.spec)?;
     crate::output::print_text(&serde_yaml::to_string(&resolved)?)?;
     Ok(ExitCode::SUCCESS)
 }

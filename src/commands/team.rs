@@ -20,28 +20,29 @@ use crate::labels;
 use crate::output::progress::Reporter;
 use crate::plan;
 use crate::spec::{self, ResolvedSpec};
-use crate::team::{self, Team};
+use crate::team::Team;
 
 /// The team file and every member's resolved spec (errors name the member).
 pub(crate) fn team_and_specs(
     file: &std::path::Path,
 ) -> anyhow::Result<(Team, BTreeMap<String, ResolvedSpec>)> {
-    let team = team::load(file)?;
+    let team = crate::app::catalog::load_team(file)?;
     let catalog = super::catalog();
     let mut specs: BTreeMap<String, ResolvedSpec> = BTreeMap::new();
     for member in &team.members {
         if !specs.contains_key(&member.spec) {
-            let resolved = spec::resolve(&catalog, &member.spec).map_err(|error| {
-                spec::SpecError::new(
-                    // `no spec named ...` has no place of its own: the member's `spec:`.
-                    error
-                        .location
-                        .clone()
-                        .or_else(|| Some(member.spec_location.clone())),
-                    format!("member `{}`: {}", member.name, error.message),
-                    error.hint.clone(),
-                )
-            })?;
+            let resolved =
+                crate::app::catalog::resolve(&catalog, &member.spec).map_err(|error| {
+                    spec::SpecError::new(
+                        // `no spec named ...` has no place of its own: the member's `spec:`.
+                        error
+                            .location
+                            .clone()
+                            .or_else(|| Some(member.spec_location.clone())),
+                        format!("member `{}`: {}", member.name, error.message),
+                        error.hint.clone(),
+                    )
+                })?;
             specs.insert(member.spec.clone(), resolved);
         }
     }
@@ -115,7 +116,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn down(args: &TeamArgs) -> anyhow::Result<ExitCode> {
-    let team = team::load(&args.file)?;
+    let team = crate::app::catalog::load_team(&args.file)?;
     super::runtime()?.block_on(async {
         let engine = Docker::connect().await?;
         let containers = engine

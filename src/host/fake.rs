@@ -15,6 +15,8 @@ pub struct FakeHost {
     pub nvidia: NvidiaFacts,
     /// Host ports some other program holds.
     pub held_ports: RefCell<BTreeSet<u16>>,
+    /// Ports another program takes right after tfimg found them free (a race lost).
+    pub raced_ports: RefCell<BTreeSet<u16>>,
     /// Paths that exist.
     pub paths: RefCell<BTreeSet<PathBuf>>,
     /// Folders tfimg made, and removed, in order.
@@ -51,7 +53,13 @@ impl Host for FakeHost {
     }
 
     fn port_is_free(&self, _ip: &str, port: u16) -> bool {
-        !self.held_ports.borrow().contains(&port)
+        if self.held_ports.borrow().contains(&port) {
+            return false;
+        }
+        if self.raced_ports.borrow_mut().remove(&port) {
+            self.held_ports.borrow_mut().insert(port);
+        }
+        true
     }
 
     fn any_free_port(&self, _ip: &str) -> Option<u16> {

@@ -13,7 +13,7 @@
 //!   built-in the spec extends;
 //! - it exits 1 through `error::classify`, with a non-empty one-line hint.
 //!
-//! Pure: nothing here touches the filesystem beyond `Catalog::load` finding no
+//! Pure: nothing here touches the filesystem; the catalog holds the built-ins only, no
 //! `images/` folder. Not part of tfimg's interface.
 
 use std::path::{Path, PathBuf};
@@ -47,7 +47,7 @@ pub fn spec(data: &[u8]) {
         Ok(chain) => chain,
         Err(error) => return check_spec_error("spec", &text, &error, true),
     };
-    match validate::resolve(&chain) {
+    match validate::resolve(&chain, builtins().current_dir()) {
         Ok(resolved) => {
             render::render(&resolved, &NetworkOptions::default());
         }
@@ -98,10 +98,10 @@ pub fn ports(data: &[u8]) {
     }
 }
 
-/// The built-ins only: `Catalog::load` reads nothing when the folder does not exist.
+/// The built-ins only, seen from a folder that does not exist.
 fn builtins() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| Catalog::load(Path::new("/nonexistent/tfimg-fuzz-images")))
+    CATALOG.get_or_init(|| Catalog::builtin(PathBuf::from("/nonexistent/tfimg-fuzz")))
 }
 
 fn check_spec_error(target: &str, input: &str, error: &SpecError, builtins_allowed: bool) {

@@ -21,7 +21,7 @@ pub enum GpuSelection {
 }
 
 /// How the selection reaches the container.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GpuMode {
     /// CDI where the daemon supports it, else the `nvidia` device driver.
     Auto,

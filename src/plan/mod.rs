@@ -365,11 +365,15 @@ pub fn parse_cpus(text: &str) -> Result<i64, InputError> {
     Ok((value * 1e9).round() as i64)
 }
 
-/// `KEY=value` (a bare `KEY` takes tfimg's own environment value, as docker does).
-pub fn parse_env(text: &str) -> Result<(String, String), InputError> {
+/// `KEY=value`; a bare `KEY` takes the value `inherited` finds (tfimg's own environment
+/// value, as docker does).
+pub fn parse_env(
+    text: &str,
+    inherited: impl Fn(&str) -> Option<String>,
+) -> Result<(String, String), InputError> {
     let (key, value) = match text.split_once('=') {
         Some((key, value)) => (key.to_string(), value.to_string()),
-        None => (text.to_string(), std::env::var(text).unwrap_or_default()),
+        None => (text.to_string(), inherited(text).unwrap_or_default()),
     };
     let valid = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -526,8 +530,18 @@ mod tests {
         assert!(parse_size("1k", "--memory").is_err());
         assert_eq!(parse_cpus("1.5").unwrap(), 1_500_000_000);
         assert!(parse_cpus("0").is_err());
-        assert_eq!(parse_env("A=b=c").unwrap(), ("A".into(), "b=c".into()));
-        assert!(parse_env("1A=b").is_err());
-        assert!(parse_env(&format!("{}=0", labels::UID_VARIABLE)).is_err());
+        let none = |_: &str| None;
+        assert_eq!(
+            parse_env("A=b=c", none).unwrap(),
+            ("A".into(), "b=c".into())
+        );
+        assert_eq!(
+            parse_env("HOME", |key| (key == "HOME")
+                .then(|| "/home/ana".to_string()))
+            .unwrap(),
+            ("HOME".into(), "/home/ana".into())
+        );
+        assert!(parse_env("1A=b", none).is_err());
+        assert!(parse_env(&format!("{}=0", labels::UID_VARIABLE), none).is_err());
     }
 }

@@ -470,13 +470,12 @@ mod tests {
     use crate::render::{render, NetworkOptions};
     use crate::spec::{self, compat, Catalog};
 
-    /// `body` as a local spec file, resolved and rendered.
+    /// `body` as a spec file, resolved and rendered.
     fn rendered(body: &str) -> (spec::ResolvedSpec, crate::render::Rendered) {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("x.yaml");
-        std::fs::write(&path, format!("name: x\n{body}")).unwrap();
-        let catalog = Catalog::load(std::path::Path::new("/nonexistent"));
-        let resolved = spec::resolve(&catalog, path.to_str().unwrap()).unwrap();
+        let text = format!("name: x\n{body}").into_bytes();
+        let catalog = Catalog::builtin(std::path::PathBuf::from("/project"));
+        let document = spec::load::file_document("./x.yaml", Ok(text)).unwrap();
+        let resolved = spec::resolve_document(&catalog, document).unwrap();
         let rendered = render(&resolved, &NetworkOptions::default());
         (resolved, rendered)
     }

@@ -1,6 +1,7 @@
-//! Finding and parsing specs: the built-ins embedded in the binary, `./images/*.yaml`
-//! overriding them by name, or a spec file given by path; and walking `extends` chains
-//! with cycle detection. Reads files, nothing else: validation lives in `validate`.
+//! The catalog of specs: the built-ins embedded in the binary, local specs
+//! (`./images/*.yaml`) overriding them by name, and a spec file named by path; parsing
+//! each, and walking `extends` chains with cycle detection. Pure: `app::catalog` reads
+//! the files and hands their bytes in; validation lives in `validate`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -182,17 +183,6 @@ fn serde_error(
     SpecError::new(Some(location(display_path, at)), message, hint)
 }
 
-/// A spec or team file, read up to one byte past the size limit (a huge file is refused
-/// without reading it all); `yaml::decode` checks the size and the encoding.
-pub(crate) fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(yaml::MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
-
 /// A file's text, or the error naming it at the first byte that is not UTF-8.
 pub(crate) fn decode(
     bytes: Vec<u8>,
@@ -248,6 +238,8 @@ pub fn valid_name(name: &str) -> bool {
 /// Every spec tfimg can see from the current directory.
 #[derive(Debug, Default)]
 pub struct Catalog {
+    /// The folder tfimg runs in: `files:` may copy from under it.
+    current_dir: PathBuf,
     builtins: BTreeMap<String, SpecDocument>,
     /// Built-ins overridden by local specs of the same name.
     effective: BTreeMap<String, SpecDocument>,
@@ -256,9 +248,12 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// The built-ins plus `images_dir/*.yaml` (and `*.yml`) when that folder exists.
-    pub fn load(images_dir: &Path) -> Catalog {
-        let mut catalog = Catalog::default();
+    /// The built-ins, seen from `current_dir`.
+    pub fn builtin(current_dir: PathBuf) -> Catalog {
+        let mut catalog = Catalog {
+            current_dir,
+            ..Catalog::default()
+        };
         for (name, text) in BUILTINS {
             let display = format!("{BUILTIN_PREFIX}{name}.yaml");
             let document = SpecDocument::parse(text, &display, Origin::Builtin, name)
@@ -266,52 +261,59 @@ impl Catalog {
             catalog.builtins.insert(name.to_string(), document.clone());
             catalog.effective.insert(name.to_string(), document);
         }
-        for path in local_spec_files(images_dir) {
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("spec");
-            let display = display_path(&path);
-            let parsed = read_file(&path)
-                .map_err(|error| {
-                    SpecError::new(
-                        None,
-                        format!("cannot read `{display}`: {error}"),
-                        "check the file's permissions",
-                    )
-                })
-                .and_then(|bytes| decode(bytes, &display, &yaml::SPEC))
-                .and_then(|text| {
-                    SpecDocument::parse(&text, &display, Origin::Local(path.clone()), stem)
-                });
-            match parsed {
-                Ok(document) => {
-                    if let Some(previous) = catalog.effective.get(&document.name) {
-                        // Inside tfimg's own checkout `images/` holds the built-ins
-                        // themselves: an identical file is not an override.
-                        if previous.origin == Origin::Builtin && previous.file == document.file {
-                            continue;
-                        }
-                        if previous.origin != Origin::Builtin {
-                            catalog.broken.insert(
-                                document.name.clone(),
-                                SpecError::new(
-                                    Some(document.start()),
-                                    format!(
-                                        "spec `{}` is defined twice, also in `{}`",
-                                        document.name, previous.display_path
-                                    ),
-                                    "rename one of them (`name:` or the file name)",
-                                ),
-                            );
-                            continue;
-                        }
-                    }
-                    catalog.effective.insert(document.name.clone(), document);
-                }
-                Err(error) => {
-                    catalog.broken.insert(stem.to_string(), error);
-                }
+        catalog
+    }
+
+    /// The folder tfimg runs in.
+    pub fn current_dir(&self) -> &Path {
+        &self.current_dir
+    }
+
+    /// A local spec file (`images/x.yaml`, shown as `display`) with what reading it gave:
+    /// it overrides the built-in of its name; one that does not load is kept as broken.
+    pub fn add_local(&mut self, path: PathBuf, display: &str, read: Result<Vec<u8>, String>) {
+        let stem = path
+            .file_stem()
+            .and_then(|stem| stem.to_str())
+            .unwrap_or("spec")
+            .to_string();
+        let parsed = read
+            .map_err(|error| {
+                SpecError::new(
+                    None,
+                    format!("cannot read `{display}`: {error}"),
+                    "check the file's permissions",
+                )
+            })
+            .and_then(|bytes| decode(bytes, display, &yaml::SPEC))
+            .and_then(|text| SpecDocument::parse(&text, display, Origin::Local(path), &stem));
+        let document = match parsed {
+            Ok(document) => document,
+            Err(error) => {
+                self.broken.insert(stem, error);
+                return;
+            }
+        };
+        if let Some(previous) = self.effective.get(&document.name) {
+            // Inside tfimg's own checkout `images/` holds the built-ins themselves: an
+            // identical file is not an override.
+            if previous.origin == Origin::Builtin && previous.file == document.file {
+                return;
+            }
+            if previous.origin != Origin::Builtin {
+                let error = SpecError::new(
+                    Some(document.start()),
+                    format!(
+                        "spec `{}` is defined twice, also in `{}`",
+                        document.name, previous.display_path
+                    ),
+                    "rename one of them (`name:` or the file name)",
+                );
+                self.broken.insert(document.name.clone(), error);
+                return;
             }
         }
-        catalog
+        self.effective.insert(document.name.clone(), document);
     }
 
     /// Specs by name, local ones overriding built-ins.
@@ -333,21 +335,8 @@ impl Catalog {
             .collect()
     }
 
-    /// A spec by name or by path (anything with a `/` or a `.yaml`/`.yml` ending).
+    /// A spec by name (a path goes through `file_document`).
     pub fn find(&self, wanted: &str) -> Result<SpecDocument, SpecError> {
-        if looks_like_path(wanted) {
-            let path = Path::new(wanted);
-            let bytes = read_file(path).map_err(|error| {
-                SpecError::new(
-                    None,
-                    format!("cannot read spec file `{wanted}`: {error}"),
-                    "give the path of a YAML spec, or a spec name from `tfimg list`",
-                )
-            })?;
-            let text = decode(bytes, wanted, &yaml::SPEC)?;
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("spec");
-            return SpecDocument::parse(&text, wanted, Origin::File(path.to_path_buf()), stem);
-        }
         if let Some(error) = self.broken.get(wanted) {
             return Err(error.clone());
         }
@@ -419,35 +408,28 @@ impl Catalog {
     }
 }
 
-fn looks_like_path(wanted: &str) -> bool {
+/// Whether `wanted` names a spec file rather than a spec (a `/`, or a `.yaml`/`.yml`
+/// ending).
+pub fn looks_like_path(wanted: &str) -> bool {
     wanted.contains('/') || wanted.ends_with(".yaml") || wanted.ends_with(".yml")
 }
 
-fn display_path(path: &Path) -> String {
-    let current = std::env::current_dir().ok();
-    let shown = current
-        .as_deref()
-        .and_then(|current| path.strip_prefix(current).ok())
-        .unwrap_or(path);
-    shown.display().to_string()
-}
-
-fn local_spec_files(images_dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(images_dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| {
-            path.is_file()
-                && matches!(
-                    path.extension().and_then(|e| e.to_str()),
-                    Some("yaml" | "yml")
-                )
-        })
-        .collect();
-    files.sort();
-    files
+/// A spec file named by path, with what reading it gave.
+pub fn file_document(
+    wanted: &str,
+    read: Result<Vec<u8>, String>,
+) -> Result<SpecDocument, SpecError> {
+    let bytes = read.map_err(|error| {
+        SpecError::new(
+            None,
+            format!("cannot read spec file `{wanted}`: {error}"),
+            "give the path of a YAML spec, or a spec name from `tfimg list`",
+        )
+    })?;
+    let text = decode(bytes, wanted, &yaml::SPEC)?;
+    let path = Path::new(wanted);
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("spec");
+    SpecDocument::parse(&text, wanted, Origin::File(path.to_path_buf()), stem)
 }
 
 #[cfg(test)]
@@ -456,7 +438,7 @@ mod tests {
 
     #[test]
     fn builtins_parse_and_chain() {
-        let catalog = Catalog::load(Path::new("/nonexistent"));
+        let catalog = Catalog::builtin(PathBuf::from("/"));
         assert_eq!(
             catalog.names(),
             [
@@ -478,7 +460,7 @@ mod tests {
     fn extends_errors_name_the_file_even_without_positions() {
         // Found by `just fuzz`: when yaml-rust2 could not index a file serde_yaml read,
         // this error named no file.
-        let catalog = Catalog::load(Path::new("/nonexistent"));
+        let catalog = Catalog::builtin(PathBuf::from("/"));
         let text = "name: x\nextends: nothing\n";
         let mut document =
             SpecDocument::parse(text, "x.yaml", Origin::File("x.yaml".into()), "x").unwrap();
@@ -596,16 +578,18 @@ mod tests {
 
     #[test]
     fn spec_files_must_be_utf_8() {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("x.yaml");
-        std::fs::write(&path, b"name: lab\ndescription: caf\xe9\n").unwrap();
-        let catalog = Catalog::load(Path::new("/nonexistent"));
-        let error = catalog.find(path.to_str().unwrap()).unwrap_err();
+        let bytes = b"name: lab\ndescription: caf\xe9\n".to_vec();
+        let error = file_document("./x.yaml", Ok(bytes)).unwrap_err();
         assert_eq!(
             error.to_string(),
-            format!("`{}`:2:17: the file is not valid UTF-8", path.display())
+            "`./x.yaml`:2:17: the file is not valid UTF-8"
         );
         assert_eq!(error.hint, "save the file as UTF-8");
+        let unreadable = file_document("./y.yaml", Err("No such file".into())).unwrap_err();
+        assert_eq!(
+            unreadable.to_string(),
+            "cannot read spec file `./y.yaml`: No such file"
+        );
     }
 
     #[test]

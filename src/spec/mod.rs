@@ -13,9 +13,14 @@ pub use load::{Catalog, SpecDocument};
 pub use model::{CudaProvider, Service};
 pub use resolved::ResolvedSpec;
 
-/// Finds `wanted` (a name or a path) in `catalog` and resolves it.
+/// Finds the spec named `wanted` in `catalog` and resolves it.
 pub fn resolve(catalog: &Catalog, wanted: &str) -> Result<ResolvedSpec, SpecError> {
-    let leaf = catalog.find(wanted)?;
+    resolve_document(catalog, catalog.find(wanted)?)
+}
+
+/// Resolves a spec document (a spec file named by path, or one of the catalog's) against
+/// `catalog`: its `extends` chain merged and validated.
+pub fn resolve_document(catalog: &Catalog, leaf: SpecDocument) -> Result<ResolvedSpec, SpecError> {
     let chain = catalog.chain(leaf)?;
-    validate::resolve(&chain)
+    validate::resolve(&chain, catalog.current_dir())
 }

@@ -33,7 +33,7 @@ fn service_port(service: Service) -> Option<(&'static str, u16)> {
 }
 
 /// Resolves a chain (root first, as `Catalog::chain` returns it).
-pub fn resolve(chain: &[SpecDocument]) -> Result<ResolvedSpec, SpecError> {
+pub fn resolve(chain: &[SpecDocument], current_dir: &Path) -> Result<ResolvedSpec, SpecError> {
     let leaf = chain.last().expect("a chain holds at least its leaf");
     let merged = chain.iter().fold(SpecFile::default(), |merged, document| {
         merged.merged_with(&document.file)
@@ -41,6 +41,7 @@ pub fn resolve(chain: &[SpecDocument]) -> Result<ResolvedSpec, SpecError> {
     let resolver = Resolver {
         chain,
         merged: &merged,
+        current_dir,
     };
     resolver.resolve(leaf)
 }
@@ -48,6 +49,8 @@ pub fn resolve(chain: &[SpecDocument]) -> Result<ResolvedSpec, SpecError> {
 struct Resolver<'a> {
     chain: &'a [SpecDocument],
     merged: &'a SpecFile,
+    /// The folder tfimg runs in (absolute): relative spec paths start there.
+    current_dir: &'a Path,
 }
 
 impl Resolver<'_> {
@@ -228,17 +231,8 @@ impl Resolver<'_> {
             Origin::Local(path) | Origin::File(path) => {
                 // `lab.yaml` has the parent `""`: the current folder, made absolute, so
                 // the comparison below never sees a relative (match-everything) root.
-                let parent = path
-                    .parent()
-                    .filter(|parent| !parent.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                lexical(&std::path::absolute(parent).map_err(|error| {
-                    self.error(
-                        "files",
-                        format!("cannot resolve the folder of the spec file: {error}"),
-                        "run tfimg from an existing folder",
-                    )
-                })?)
+                let parent = path.parent().unwrap_or(Path::new(""));
+                lexical(&self.current_dir.join(parent))
             }
             Origin::Builtin => {
                 return Err(self.error(
@@ -250,14 +244,9 @@ impl Resolver<'_> {
         };
         let location = owner.locate_key("files");
         // Sources stay in the project: under the spec's folder, or under the current
-        // folder (`../code` from `images/`). Like `folder`, this reads the current folder.
-        let current = std::env::current_dir()
-            .ok()
-            .map(|current| lexical(&current));
-        let roots: Vec<&Path> = [Some(folder.as_path()), current.as_deref()]
-            .into_iter()
-            .flatten()
-            .collect();
+        // folder (`../code` from `images/`).
+        let current = lexical(self.current_dir);
+        let roots: Vec<&Path> = vec![folder.as_path(), current.as_path()];
         let mut resolved = Vec::new();
         for (index, entry) in entries.iter().enumerate() {
             let (source, destination, ignore) = entry.parts();

@@ -8,7 +8,7 @@ pub mod emit;
 pub mod k8s;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 
@@ -17,7 +17,7 @@ use crate::input::yaml::{self, Problem, Step};
 use crate::input::InputError;
 use crate::plan::gpus::GpuSelection;
 use crate::plan::mounts;
-use crate::spec::load::{decode, read_file};
+use crate::spec::load::decode;
 use crate::spec::model::{EnvValue, PortNumber};
 
 // Each `expecting` replaces serde's wording, which names the Rust type (`expected struct
@@ -190,31 +190,22 @@ fn check_cpus(text: &str) -> Result<i64, InputError> {
     })
 }
 
-/// Reads and validates a team file.
-pub fn load(path: &Path) -> Result<Team, SpecError> {
-    let display = path.display().to_string();
-    let bytes = read_file(path).map_err(|error| {
+/// A team file (shown as `display`) with what reading it gave; relative mounts start at
+/// `folder`.
+pub fn parse_file(
+    display: &str,
+    read: Result<Vec<u8>, String>,
+    folder: PathBuf,
+) -> Result<Team, SpecError> {
+    let bytes = read.map_err(|error| {
         SpecError::new(
             None,
             format!("cannot read team file `{display}`: {error}"),
             "give the path of a team YAML file (see compose/team.yaml)",
         )
     })?;
-    let text = decode(bytes, &display, &yaml::TEAM)?;
-    let folder = path
-        .parent()
-        .map(|parent| {
-            std::path::absolute(if parent.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                parent
-            })
-        })
-        .transpose()
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| PathBuf::from("."));
-    parse(&text, &display, folder)
+    let text = decode(bytes, display, &yaml::TEAM)?;
+    parse(&text, display, folder)
 }
 
 pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecError> {
@@ -483,8 +474,8 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
         }
         let mut env = Vec::new();
         for (key, value) in &member.env {
-            let (key, value) =
-                crate::plan::parse_env(&format!("{key}={}", value.0)).map_err(|error| {
+            let (key, value) = crate::plan::parse_env(&format!("{key}={}", value.0), |_| None)
+                .map_err(|error| {
                     bad(
                         member_location(&member.name, "env"),
                         format!("member `{}`: {}", member.name, error.message),

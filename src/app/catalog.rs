@@ -1,0 +1,83 @@
+//! The specs and team files on this machine: the built-ins plus `./images/*.yaml` (read
+//! here, parsed by `spec`), a spec file named by path, a team file. The reading is here;
+//! everything about the text is in the pure `spec` and `team` modules.
+
+use std::path::{Path, PathBuf};
+
+use crate::input::yaml::MAX_FILE_BYTES;
+use crate::input::SpecError;
+use crate::spec::load::{file_document, looks_like_path, BUILTIN_PREFIX};
+use crate::spec::{self, Catalog, ResolvedSpec};
+use crate::team::{self, Team};
+
+/// The specs visible from the current folder: built-ins plus `images/*.yaml` there.
+pub fn load() -> Catalog {
+    let current_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let mut catalog = Catalog::builtin(current_dir.clone());
+    for path in local_spec_files(Path::new("images")) {
+        let absolute = current_dir.join(&path);
+        let read = read_file(&path).map_err(|error| error.to_string());
+        catalog.add_local(absolute, &path.display().to_string(), read);
+    }
+    catalog
+}
+
+/// `wanted` resolved: a spec file when it names one, else a spec of `catalog`.
+pub fn resolve(catalog: &Catalog, wanted: &str) -> Result<ResolvedSpec, SpecError> {
+    if !looks_like_path(wanted) {
+        return spec::resolve(catalog, wanted);
+    }
+    let read = read_file(Path::new(wanted)).map_err(|error| error.to_string());
+    spec::resolve_document(catalog, file_document(wanted, read)?)
+}
+
+/// Whether `target` is a spec (a spec file, a spec name, or anything without `:` or `/`,
+/// so a mistyped spec name gets the spec error) rather than an image reference.
+pub fn is_spec(catalog: &Catalog, target: &str) -> bool {
+    Path::new(target).is_file()
+        || target.starts_with(BUILTIN_PREFIX)
+        || !target.contains([':', '/'])
+        || catalog.find(target).is_ok()
+}
+
+/// A team file, parsed; relative mounts start at its folder.
+pub fn load_team(path: &Path) -> Result<Team, SpecError> {
+    let display = path.display().to_string();
+    let read = read_file(path).map_err(|error| error.to_string());
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => std::path::absolute(parent),
+        _ => std::path::absolute("."),
+    }
+    .unwrap_or_else(|_| PathBuf::from("."));
+    team::parse_file(&display, read, folder)
+}
+
+/// A spec or team file, read up to one byte past the size limit (a huge file is refused
+/// without reading it all); `yaml::decode` checks the size and the encoding.
+fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// `images/*.yaml` and `*.yml`, in name order.
+fn local_spec_files(images_dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(images_dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.is_file()
+                && matches!(
+                    path.extension().and_then(|e| e.to_str()),
+                    Some("yaml" | "yml")
+                )
+        })
+        .collect();
+    files.sort();
+    files
+}
