@@ -4,25 +4,26 @@
 //! (Dockerfile and context) → `engine` (the Docker API). `commands` holds one thin module
 //! per subcommand; `cli` only the flag definitions; `error` the exit-code contract.
 
-pub mod app;
-pub mod cli;
-pub mod commands;
-pub mod config;
-pub mod doctor;
+// The integration tests use the binary; the engine, the host and the specs' types (and
+// the fuzzing properties) are the small public API they and the benches also call.
 pub mod engine;
-pub mod error;
 pub mod host;
-pub mod input;
-pub mod labels;
+pub mod spec;
+
+pub(crate) mod app;
+pub(crate) mod cli;
+pub(crate) mod commands;
+pub(crate) mod doctor;
+pub(crate) mod input;
+pub(crate) mod labels;
+pub(crate) mod output;
+pub(crate) mod plan;
+pub(crate) mod render;
+pub(crate) mod team;
+
 /// The fuzzing properties, shared by `fuzz/` and tests/fuzz_inputs.rs.
 #[doc(hidden)]
 pub use input::fuzzing;
-pub mod output;
-pub mod plan;
-
-pub mod render;
-pub mod spec;
-pub mod team;
 
 use std::process::ExitCode;
 
@@ -38,7 +39,7 @@ pub fn main() -> ExitCode {
             // Help and version are successes; every other usage problem is bad input (1).
             let _ = error.print();
             return if error.use_stderr() {
-                ExitCode::from(error::EXIT_BAD_INPUT)
+                ExitCode::from(output::exit::EXIT_BAD_INPUT)
             } else {
                 ExitCode::SUCCESS
             };
@@ -67,6 +68,6 @@ pub fn main() -> ExitCode {
     };
     match outcome {
         Ok(code) => code,
-        Err(error) => error::report(&error),
+        Err(error) => output::exit::report(&error),
     }
 }

@@ -7,9 +7,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
+use crate::app::Interrupted;
 use crate::engine::{BuildEvent, BuildFailure, BuildRequest, Engine, OneOff};
-use crate::error::{HostError, Interrupted};
 use crate::host::archive::BuildContext;
+use crate::host::HostError;
 use crate::host::{Host, LockAttempt};
 use crate::input::InputError;
 use crate::labels;

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::engine::{Engine, EngineError, StartFailure};
-use crate::error::HostError;
+use crate::host::HostError;
 use crate::host::{Host, SshKey};
 use crate::input::InputError;
 use crate::plan::gpus::{self, GpuMode, GpuPlan, GpuSelection};
@@ -339,27 +339,6 @@ pub async fn start(
     }
 }
 
-/// Checks and creates in one go: `prepare`, then `start`.
-pub async fn launch(
-    engine: &impl Engine,
-    host: &impl Host,
-    request: LaunchRequest,
-    no_start: bool,
-) -> anyhow::Result<(Vec<String>, Launched)> {
-    let prepared = prepare(engine, host, request).await?;
-    let notes = prepared.notes.clone();
-    let launched = start(
-        engine,
-        host,
-        prepared,
-        &RefCell::new(BTreeSet::new()),
-        no_start,
-        |_| {},
-    )
-    .await?;
-    Ok((notes, launched))
-}
-
 /// The plan a request becomes without asking a daemon (the exports): its mounts checked,
 /// GPUs as the request gives them (device requests), ports chosen on this machine around
 /// `reserved`, a fresh token or the member's key. Creates nothing.
@@ -580,6 +559,27 @@ mod tests {
             restart: None,
             extra_labels: BTreeMap::new(),
         }
+    }
+
+    /// Checks and creates in one go: `prepare`, then `start`.
+    async fn launch(
+        engine: &impl Engine,
+        host: &impl Host,
+        request: LaunchRequest,
+        no_start: bool,
+    ) -> anyhow::Result<(Vec<String>, Launched)> {
+        let prepared = prepare(engine, host, request).await?;
+        let notes = prepared.notes.clone();
+        let launched = start(
+            engine,
+            host,
+            prepared,
+            &RefCell::new(BTreeSet::new()),
+            no_start,
+            |_| {},
+        )
+        .await?;
+        Ok((notes, launched))
     }
 
     fn run<T>(future: impl std::future::Future<Output = T>) -> T {

@@ -17,3 +17,11 @@ pub mod launch;
 pub mod ready;
 pub mod run;
 pub mod team;
+
+/// The user interrupted the command (Ctrl-C, SIGTERM, SIGHUP) and tfimg cleaned up what
+/// it had started; `what` says what was stopped and what is left.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted: {what}")]
+pub struct Interrupted {
+    pub what: String,
+}

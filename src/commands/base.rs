@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use crate::app::base::{bootstrap, short_id};
 use crate::cli::{BootstrapArgs, Progress};
-use crate::config;
+use crate::commands::config;
 use crate::engine::prelude::*;
 use crate::engine::Docker;
 use crate::output::progress::Reporter;

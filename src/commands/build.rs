@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::app::build::{build_spec, prune_superseded, BuildOptions, Built, IMAGES_LOCK};
 use crate::cli::BuildArgs;
-use crate::config;
+use crate::commands::config;
 use crate::engine::Docker;
 use crate::host::Machine;
 use crate::input::InputError;

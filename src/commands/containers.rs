@@ -10,9 +10,9 @@ use crate::cli::{ExecArgs, LogsArgs, NamesArgs, PsArgs, RemoveArgs};
 use crate::engine::prelude::*;
 use crate::engine::ContainerFacts;
 use crate::engine::{Docker, Engine};
-use crate::error::EXIT_BAD_INPUT;
 use crate::input::InputError;
 use crate::labels;
+use crate::output::exit::EXIT_BAD_INPUT;
 use crate::plan;
 
 #[derive(Debug, Serialize)]
@@ -228,7 +228,7 @@ where
             };
             if let Err(error) = outcome {
                 failed = true;
-                crate::error::report(&error);
+                crate::output::exit::report(&error);
             }
         }
         Ok(if failed {

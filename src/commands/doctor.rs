@@ -5,12 +5,12 @@
 use std::process::ExitCode;
 
 use crate::cli::DoctorArgs;
-use crate::config;
+use crate::commands::config;
 use crate::doctor::gather::{docker_facts, spec_facts, start_hint};
 use crate::doctor::{self, Check, Verdict};
 use crate::engine::Docker;
-use crate::error::EXIT_BAD_INPUT;
 use crate::host::{Host, Machine};
+use crate::output::exit::EXIT_BAD_INPUT;
 
 pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let name = args

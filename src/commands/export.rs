@@ -13,7 +13,7 @@ use anyhow::Context;
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::team::export_plans;
 use crate::cli::{ComposeArgs, K8sArgs, Progress};
-use crate::config;
+use crate::commands::config;
 use crate::engine::Docker;
 use crate::host::{Host, Machine};
 use crate::input::InputError;

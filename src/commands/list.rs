@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use crate::cli::ListArgs;
-use crate::error::EXIT_BAD_INPUT;
+use crate::output::exit::EXIT_BAD_INPUT;
 use crate::spec::{self, SpecError};
 
 #[derive(Debug, Serialize)]

@@ -3,6 +3,7 @@
 
 pub mod base;
 pub mod build;
+pub mod config;
 pub mod containers;
 pub mod doctor;
 pub mod export;

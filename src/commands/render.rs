@@ -13,7 +13,8 @@ use crate::render;
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     let resolved = crate::app::catalog::resolve(&super::catalog(), &args.spec)?;
-    let network = crate::config::network(&args.network, &crate::config::load_config()?)?;
+    let network =
+        crate::commands::config::network(&args.network, &crate::commands::config::load_config()?)?;
     let rendered = render::render(&resolved, &network.render);
     let Some(folder) = &args.output else {
         crate::output::print_text(&rendered.dockerfile)?;

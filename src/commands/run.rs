@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use crate::app::launch::{self, LaunchRequest, SshSource};
 use crate::app::run::{attend, image_target, spec_target, After, Moment};
 use crate::cli::RunArgs;
-use crate::config;
+use crate::commands::config;
 use crate::engine::prelude::*;
 use crate::engine::Docker;
 use crate::host::Machine;

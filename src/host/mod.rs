@@ -24,6 +24,14 @@ pub use machine::{
 pub use nvidia::NvidiaFacts;
 pub use ssh::SshKey;
 
+/// A problem with this machine (driver, toolkit) found before anything was created.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct HostError {
+    pub message: String,
+    pub hint: String,
+}
+
 /// A lock file taken (held until dropped), busy, or impossible here (no data folder):
 /// then the work simply runs unserialised.
 pub enum LockAttempt {

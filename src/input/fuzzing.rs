@@ -11,7 +11,7 @@
 //!   lowercase (an acronym or a product name may lead);
 //! - spec and team errors name a file: the one being read, or for spec resolution a
 //!   built-in the spec extends;
-//! - it exits 1 through `error::classify`, with a non-empty one-line hint.
+//! - it exits 1 through `output::exit::classify`, with a non-empty one-line hint.
 //!
 //! Pure: nothing here touches the filesystem; the catalog holds the built-ins only, no
 //! `images/` folder. Not part of tfimg's interface.
@@ -19,8 +19,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::error::{self, EXIT_BAD_INPUT};
 use crate::input::InputError;
+use crate::output::exit::{self, EXIT_BAD_INPUT};
 use crate::plan::gpus::{GpuMode, GpuSelection};
 use crate::plan::{mounts, ports};
 use crate::render::{self, NetworkOptions};
@@ -136,7 +136,7 @@ fn check_spec_error(target: &str, input: &str, error: &SpecError, builtins_allow
         &error.message,
         &error.hint,
     );
-    let (hint, code) = error::classify(&anyhow::Error::from(error.clone()));
+    let (hint, code) = exit::classify(&anyhow::Error::from(error.clone()));
     check_classified(target, input, &error.to_string(), hint, code);
 }
 
@@ -150,7 +150,7 @@ fn check_input_error(target: &str, input: &str, error: &InputError) {
     );
     let shown = error.to_string();
     let copy = InputError::new(error.message.clone(), error.hint.clone());
-    let (hint, code) = error::classify(&anyhow::Error::from(copy));
+    let (hint, code) = exit::classify(&anyhow::Error::from(copy));
     check_classified(target, input, &shown, hint, code);
 }
 

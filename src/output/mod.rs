@@ -8,6 +8,7 @@ use tabwriter::TabWriter;
 use crate::input::source::printable;
 use tracing_subscriber::EnvFilter;
 
+pub mod exit;
 pub mod progress;
 
 pub fn init_tracing(verbose: u8) {

@@ -3,29 +3,15 @@
 
 use std::process::ExitCode;
 
+use crate::app::Interrupted;
 use crate::engine::EngineError;
+use crate::host::HostError;
 use crate::input::{InputError, SpecError};
 
 pub const EXIT_BAD_INPUT: u8 = 1;
 pub const EXIT_ENGINE: u8 = 2;
 /// 128 + SIGINT, as shells report an interrupted command.
 pub const EXIT_INTERRUPTED: u8 = 130;
-
-/// The user interrupted the command (Ctrl-C, SIGTERM, SIGHUP) and tfimg cleaned up what
-/// it had started; `what` says what was stopped and what is left.
-#[derive(Debug, thiserror::Error)]
-#[error("interrupted: {what}")]
-pub struct Interrupted {
-    pub what: String,
-}
-
-/// A problem with this machine (driver, toolkit) found before anything was created.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct HostError {
-    pub message: String,
-    pub hint: String,
-}
 
 /// Prints `error` (with its context chain) and its hint; returns the exit code its kind
 /// calls for.
