@@ -10,8 +10,8 @@ use std::time::Duration;
 use crate::app::Interrupted;
 use crate::engine::{BuildEvent, BuildFailure, BuildRequest, Engine, OneOff};
 use crate::host::archive::BuildContext;
+use crate::host::Host;
 use crate::host::HostError;
-use crate::host::{Host, LockAttempt};
 use crate::input::InputError;
 use crate::labels;
 use crate::output::progress::Reporter;
@@ -21,13 +21,11 @@ use crate::render::files::VERIFY;
 use crate::render::{self, NetworkOptions, Rendered};
 use crate::spec::ResolvedSpec;
 
+pub use lock::{lock, IMAGES_LOCK};
+pub use prune::prune_superseded;
+
 /// Verification imports TensorFlow once; generous for a loaded two-core machine.
 const VERIFY_DEADLINE: Duration = Duration::from_secs(600);
-
-/// Builds hold this shared and the pruning of superseded images holds it exclusively:
-/// the daemon's cache lookup fails ("unable to find image") when an image it is looking
-/// at is deleted under it, so tfimg never deletes images while one of its builds runs.
-pub const IMAGES_LOCK: &str = "images.lock";
 
 /// Everything network-related a build uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -72,21 +70,8 @@ pub async fn build_spec(
     reporter: &Reporter,
 ) -> anyhow::Result<Option<Built>> {
     let rendered = render::render(resolved, &network.render);
-    let base_id = if options.only_check {
-        match engine.image(&resolved.base).await? {
-            Some(image) => image.id,
-            None => return Ok(None),
-        }
-    } else {
-        super::base::ensure_base(
-            engine,
-            &resolved.base,
-            network,
-            options.pull,
-            options.bootstrap_base,
-            reporter,
-        )
-        .await?
+    let Some(base_id) = base_image(engine, resolved, network, options, reporter).await? else {
+        return Ok(None);
     };
     let context = BuildContext::from_rendered(&rendered, &resolved.files)?;
     let key = image::build_key(&rendered.dockerfile, &context.digest()?, &base_id);
@@ -141,11 +126,52 @@ pub async fn build_spec(
         }
     }
     check_base(engine, resolved, &base_id, &image_id).await?;
-    for tag in plan.all_tags() {
-        engine.tag(&image_id, &tag).await?;
+    tag(engine, host, resolved, &plan, &image_id, reporter).await?;
+    Ok(Some(Built {
+        plan,
+        image_id,
+        up_to_date: false,
+    }))
+}
+
+/// The base image's id: made present (pulled, bootstrapped when asked), or, when the
+/// build is only a check, `None` if it is missing.
+async fn base_image(
+    engine: &impl Engine,
+    resolved: &ResolvedSpec,
+    network: &Network,
+    options: &BuildOptions<'_>,
+    reporter: &Reporter,
+) -> anyhow::Result<Option<String>> {
+    if options.only_check {
+        return Ok(engine.image(&resolved.base).await?.map(|image| image.id));
     }
-    // Cleaning up earlier builds is not on the user's critical path: a detached tfimg
-    // does it (as `git gc --auto` does), and falls back to doing it here.
+    let id = super::base::ensure_base(
+        engine,
+        &resolved.base,
+        network,
+        options.pull,
+        options.bootstrap_base,
+        reporter,
+    )
+    .await?;
+    Ok(Some(id))
+}
+
+/// Tags the verified image, then has earlier builds cleaned up: not on the user's
+/// critical path, so a detached tfimg does it (as `git gc --auto` does), else it is done
+/// here.
+async fn tag(
+    engine: &impl Engine,
+    host: &impl Host,
+    resolved: &ResolvedSpec,
+    plan: &ImagePlan,
+    image_id: &str,
+    reporter: &Reporter,
+) -> anyhow::Result<()> {
+    for tag in plan.all_tags() {
+        engine.tag(image_id, &tag).await?;
+    }
     if !host.spawn_prune(&resolved.name, &plan.key) {
         prune_superseded(engine, &resolved.name, &plan.key, reporter).await;
     }
@@ -154,11 +180,7 @@ pub async fn build_spec(
         plan.tag,
         reporter.elapsed().as_secs_f64()
     ));
-    Ok(Some(Built {
-        plan,
-        image_id,
-        up_to_date: false,
-    }))
+    Ok(())
 }
 
 /// The image already built for `plan`'s key, its moved tags set again (usually none).
@@ -291,41 +313,6 @@ async fn check_base(
     .into())
 }
 
-/// Takes the lock file `name`, waiting (and saying so once) while another tfimg holds
-/// it; `None` when locks are impossible here (the work then runs unserialised).
-pub async fn lock(
-    host: &impl Host,
-    name: &str,
-    shared: bool,
-    waiting: &str,
-    reporter: &Reporter,
-) -> anyhow::Result<Option<Box<dyn std::any::Any + Send>>> {
-    let interrupted = host.interrupted();
-    tokio::pin!(interrupted);
-    let mut announced = false;
-    loop {
-        match host.try_lock(name, shared) {
-            LockAttempt::Held(lock) => return Ok(Some(lock)),
-            LockAttempt::Unavailable => return Ok(None),
-            LockAttempt::Busy => {
-                if !announced {
-                    reporter.status(waiting);
-                    announced = true;
-                }
-                tokio::select! {
-                    _ = host.sleep(Duration::from_millis(100)) => {}
-                    _ = &mut interrupted => {
-                        return Err(Interrupted {
-                            what: format!("stopped while {waiting}"),
-                        }
-                        .into())
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// An error when the daemon stops answering within 3 s (it is shutting down).
 async fn daemon_gone_during(
     engine: &impl Engine,
@@ -356,42 +343,6 @@ async fn remove_build_container(engine: &impl Engine, host: &impl Host, id: &str
         }
         host.sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// Drops the keyed tags of this spec's earlier builds once nothing else names them (no
-/// `tfimg/<name>:<tensorflow>` tag left on them), so superseded images do not pile up.
-/// Images a container still uses stay; failures here never fail the build.
-pub async fn prune_superseded(engine: &impl Engine, name: &str, key: &str, reporter: &Reporter) {
-    let label = labels::spec_filter(name);
-    let Ok(images) = engine.images_with_label(&label).await else {
-        return;
-    };
-    let repository = format!("tfimg/{name}:");
-    for image in images {
-        if image.labels.get(labels::BUILD_KEY).map(String::as_str) == Some(key) {
-            continue;
-        }
-        let ours: Vec<&String> = image
-            .tags
-            .iter()
-            .filter(|tag| tag.starts_with(&repository))
-            .collect();
-        let still_named = ours.iter().any(|tag| !is_keyed_tag(tag));
-        if still_named || ours.len() != image.tags.len() {
-            continue;
-        }
-        for tag in ours {
-            if engine.remove_image(tag, false).await.is_ok() {
-                reporter.output(&format!("removed superseded `{tag}`"));
-            }
-        }
-    }
-}
-
-/// `tfimg/x:2.9.3-0123456789ab`: a tag naming one build key.
-fn is_keyed_tag(tag: &str) -> bool {
-    tag.rsplit_once('-')
-        .is_some_and(|(_, key)| key.len() == 12 && key.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 fn build_failed(name: &str, failure: &BuildFailure) -> InputError {
@@ -486,119 +437,7 @@ async fn verify(
     .into())
 }
 
+mod lock;
+mod prune;
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cli::Progress;
-    use crate::engine::fake::FakeEngine;
-    use crate::engine::Finished;
-    use crate::host::fake::FakeHost;
-    use crate::spec::Catalog;
-
-    fn setup() -> (FakeEngine, FakeHost, ResolvedSpec) {
-        let engine = FakeEngine::new();
-        engine.add_image(&["debian:bullseye-slim"], &[]);
-        let catalog = Catalog::builtin(std::path::PathBuf::from("/project"));
-        let resolved = crate::spec::resolve(&catalog, "cpu-headless").unwrap();
-        (engine, FakeHost::new(), resolved)
-    }
-
-    fn build(
-        engine: &FakeEngine,
-        host: &FakeHost,
-        resolved: &ResolvedSpec,
-        options: &BuildOptions<'_>,
-    ) -> anyhow::Result<Option<Built>> {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(build_spec(
-                engine,
-                host,
-                resolved,
-                &Network::default(),
-                options,
-                &Reporter::new(Progress::Plain),
-            ))
-    }
-
-    #[test]
-    fn a_new_spec_is_built_verified_tagged_then_up_to_date() {
-        let (engine, host, resolved) = setup();
-        let built = build(&engine, &host, &resolved, &BuildOptions::default())
-            .unwrap()
-            .unwrap();
-        assert!(!built.up_to_date);
-        assert_eq!(built.plan.tag, "tfimg/cpu-headless:2.9.3");
-        assert_eq!(engine.calls_to("build").len(), 1);
-        assert_eq!(
-            engine.calls_to("run-once"),
-            [format!("run-once {}", built.image_id)]
-        );
-        assert_eq!(engine.tags().len(), 3, "{:?}", engine.tags());
-        assert!(engine.tags().contains(&built.plan.keyed_tag));
-        // Earlier builds are pruned in the background.
-        assert_eq!(
-            *host.prunes.borrow(),
-            [("cpu-headless".to_string(), built.plan.key.clone())]
-        );
-
-        let again = build(&engine, &host, &resolved, &BuildOptions::default())
-            .unwrap()
-            .unwrap();
-        assert!(again.up_to_date);
-        assert_eq!(again.image_id, built.image_id);
-        assert_eq!(engine.calls_to("build").len(), 1, "no second build");
-    }
-
-    #[test]
-    fn a_failed_verification_tags_nothing_and_removes_the_image() {
-        let (engine, host, resolved) = setup();
-        engine.state.borrow_mut().run_once = Some(Finished {
-            exit_code: 1,
-            output: "ok    tensorflow version: 2.9.3\nFAIL  pin numpy<1.24: numpy 2.0.0\n".into(),
-        });
-        let error = build(&engine, &host, &resolved, &BuildOptions::default()).unwrap_err();
-        assert!(
-            error.to_string().starts_with(
-                "verification of `cpu-headless` failed (exit 1); the image was not tagged"
-            ),
-            "{error}"
-        );
-        assert_eq!(engine.tags(), ["debian:bullseye-slim"]);
-        assert!(engine.calls_to("tag").is_empty());
-        assert_eq!(engine.calls_to("remove-image").len(), 1);
-        assert!(host.prunes.borrow().is_empty());
-    }
-
-    #[test]
-    fn only_a_check_builds_nothing() {
-        let (engine, host, resolved) = setup();
-        let options = BuildOptions {
-            only_check: true,
-            ..BuildOptions::default()
-        };
-        assert!(build(&engine, &host, &resolved, &options)
-            .unwrap()
-            .is_none());
-        assert!(engine.calls_to("build").is_empty());
-    }
-
-    #[test]
-    fn a_failed_step_is_bad_input_with_its_output() {
-        let (engine, host, resolved) = setup();
-        engine.state.borrow_mut().build_failure = Some(BuildFailure {
-            step: Some((4, 18, "RUN pip install nope".into())),
-            message: "The command returned a non-zero code: 1".into(),
-            output: vec!["ERROR: No matching distribution found for nope".into()],
-        });
-        let error = build(&engine, &host, &resolved, &BuildOptions::default()).unwrap_err();
-        let input = error.downcast_ref::<InputError>().expect("bad input");
-        assert_eq!(
-            input.message,
-            "building `cpu-headless` failed at step 4/18 `RUN pip install nope`: The command returned a non-zero code: 1\n  | ERROR: No matching distribution found for nope"
-        );
-        assert!(engine.calls_to("tag").is_empty());
-    }
-}
+mod tests;

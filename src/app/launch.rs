@@ -16,11 +16,14 @@ use crate::host::HostError;
 use crate::host::{Host, SshKey};
 use crate::input::InputError;
 use crate::plan::gpus::{self, GpuMode, GpuPlan, GpuSelection};
-use crate::plan::mounts::{self, MountPlan};
+use crate::plan::mounts::MountPlan;
 use crate::plan::ports::{self, PortRequest};
 use crate::plan::{self, LaunchInput, LaunchPlan};
 use crate::spec::resolved::{home_folder, GpuStack};
 use crate::spec::Service;
+use folders::{check_mounts, make_mount_folders, MadeFolders};
+
+pub use folders::make_folders;
 
 /// Attempts when another process takes a chosen port between planning and starting (20
 /// `tfimg run` at once all want 8888 first; each lost race moves to a kernel-chosen port).
@@ -146,15 +149,6 @@ pub async fn prepare(
     })
 }
 
-/// Every mount: not above the image's home or workdir, its source there or makeable.
-fn check_mounts(host: &impl Host, request: &LaunchRequest, home: &str) -> Result<(), InputError> {
-    for (mount, text) in &request.mounts {
-        mounts::check_not_above(mount, text, home, &request.target.workdir)?;
-        check_mount_source(host, mount, text, request.make_mount_parents)?;
-    }
-    Ok(())
-}
-
 /// The token of a Jupyter service and the key of an SSH service (none when a command
 /// replaces the service).
 fn credentials(
@@ -172,25 +166,6 @@ fn credentials(
         (SshSource::Member { team, member }, true) => Some(host.member_ssh_key(team, member)?),
     };
     Ok((jupyter_token, ssh))
-}
-
-/// The error a missing source would give, creating nothing: a missing path that names a
-/// file, or a missing parent folder (unless the launch makes parents).
-fn check_mount_source(
-    host: &impl Host,
-    mount: &MountPlan,
-    text: &str,
-    parents_made: bool,
-) -> Result<(), InputError> {
-    if host.exists(&mount.source) {
-        return Ok(());
-    }
-    let parent_exists = parents_made
-        || mount
-            .source
-            .parent()
-            .is_some_and(|parent| host.exists(parent));
-    mounts::missing_source_problem(mount, text, parent_exists).map_or(Ok(()), Err)
 }
 
 /// The launch's GPUs: the request's, after the doctor's GPU checks (so a known problem is
@@ -267,20 +242,7 @@ pub async fn start(
             folders = Some(make_mount_folders(host, request, &mut notes)?);
         }
         let plan = plan::launch(&launch_input(&prepared, ports, &gpus, &gpu_plan));
-        let id = match engine.create(&plan).await {
-            Ok(id) => id,
-            Err(EngineError::Failed { message, .. }) if message.contains("is already in use") => {
-                return Err(InputError::new(
-                    format!("a container named `{}` already exists", request.name),
-                    format!(
-                        "choose another `--name`, or remove it: `tfimg rm -f {}`",
-                        request.name
-                    ),
-                )
-                .into())
-            }
-            Err(error) => return Err(error.into()),
-        };
+        let id = create(engine, &plan).await?;
         on_created(&id);
         let failure = if no_start {
             None
@@ -302,10 +264,8 @@ pub async fn start(
         // A container that never ran is never left behind.
         let _ = engine.remove_container(&id, true).await;
         release(reserved, &plan);
-        match failure {
-            StartFailure::PortTaken(_)
-                if attempt < PORT_ATTEMPTS && request.port_requests.is_empty() =>
-            {
+        match next_attempt(failure, attempt, &prepared, &gpus)? {
+            Retry::ElsewhereSoon => {
                 // Racers that lost together should not pick again in lockstep.
                 let jitter = host
                     .random_hex(1)
@@ -314,28 +274,70 @@ pub async fn start(
                     .unwrap_or(0);
                 host.sleep(Duration::from_millis(jitter)).await;
             }
-            StartFailure::PortTaken(message) => {
-                return Err(InputError::new(
-                    format!("a published port is taken: {message}"),
-                    "choose other host ports with `-p HOST:CONTAINER`",
-                )
-                .into())
-            }
-            // The host looked ready, yet the daemon has no NVIDIA device driver (installed
-            // but Docker not restarted): the default gives way.
-            StartFailure::GpuDriver(message) if prepared.gpus_by_default && !gpus.is_none() => {
-                notes.push(gpus::daemon_refused_note(
-                    &request.target.spec_name,
-                    &message,
-                ));
+            Retry::WithoutGpus(note) => {
+                notes.push(note);
                 gpus = GpuSelection::None;
                 gpu_plan = GpuPlan::None;
             }
-            StartFailure::GpuDriver(message) => {
-                return Err(EngineError::GpuToolkitMissing { message }.into())
-            }
-            StartFailure::Engine(error) => return Err(error.into()),
         }
+    }
+}
+
+/// Creates the planned container; a name in use is the user's to change.
+async fn create(engine: &impl Engine, plan: &LaunchPlan) -> anyhow::Result<String> {
+    match engine.create(plan).await {
+        Ok(id) => Ok(id),
+        Err(EngineError::Failed { message, .. }) if message.contains("is already in use") => {
+            Err(InputError::new(
+                format!("a container named `{}` already exists", plan.name),
+                format!(
+                    "choose another `--name`, or remove it: `tfimg rm -f {}`",
+                    plan.name
+                ),
+            )
+            .into())
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// How to try again after a failed start.
+enum Retry {
+    /// Another process took a chosen host port: choose again after a short, random wait.
+    ElsewhereSoon,
+    /// The daemon refused the GPUs the default asked for: go on without them, saying so.
+    WithoutGpus(String),
+}
+
+/// Whether (and how) a failed start is tried again, or the error that ends the launch.
+fn next_attempt(
+    failure: StartFailure,
+    attempt: usize,
+    prepared: &Prepared,
+    gpus: &GpuSelection,
+) -> anyhow::Result<Retry> {
+    let request = &prepared.request;
+    match failure {
+        StartFailure::PortTaken(_)
+            if attempt < PORT_ATTEMPTS && request.port_requests.is_empty() =>
+        {
+            Ok(Retry::ElsewhereSoon)
+        }
+        StartFailure::PortTaken(message) => Err(InputError::new(
+            format!("a published port is taken: {message}"),
+            "choose other host ports with `-p HOST:CONTAINER`",
+        )
+        .into()),
+        // The host looked ready, yet the daemon has no NVIDIA device driver (installed but
+        // Docker not restarted): the default gives way.
+        StartFailure::GpuDriver(message) if prepared.gpus_by_default && !gpus.is_none() => {
+            Ok(Retry::WithoutGpus(gpus::daemon_refused_note(
+                &request.target.spec_name,
+                &message,
+            )))
+        }
+        StartFailure::GpuDriver(message) => Err(EngineError::GpuToolkitMissing { message }.into()),
+        StartFailure::Engine(error) => Err(error.into()),
     }
 }
 
@@ -366,14 +368,6 @@ pub fn plan_without_engine(
     Ok(plan::launch(&launch_input(
         &prepared, ports, &gpus, &gpu_plan,
     )))
-}
-
-/// Makes a request's missing mount folders for good (an export's, which Compose would
-/// otherwise make as root); what to tell the user.
-pub fn make_folders(host: &impl Host, request: &LaunchRequest) -> anyhow::Result<Vec<String>> {
-    let mut notes = Vec::new();
-    make_mount_folders(host, request, &mut notes)?.keep();
-    Ok(notes)
 }
 
 /// Host ports for the request's service ports and `-p` requests, avoiding `reserved`;
@@ -453,58 +447,6 @@ fn launch_input(
     }
 }
 
-/// Makes the request's missing mount folders (owned by the user the container runs as).
-fn make_mount_folders<'a, H: Host>(
-    host: &'a H,
-    request: &LaunchRequest,
-    notes: &mut Vec<String>,
-) -> anyhow::Result<MadeFolders<'a, H>> {
-    let mut made = MadeFolders {
-        host,
-        folders: Vec::new(),
-    };
-    for (mount, text) in &request.mounts {
-        if host.exists(&mount.source) {
-            continue;
-        }
-        let warning = host
-            .make_folder(&mount.source, request.make_mount_parents, request.ids)
-            .map_err(|error| {
-                InputError::new(
-                    format!(
-                        "`--mount {text}`: cannot create `{}`: {error}",
-                        mount.source.display()
-                    ),
-                    "create the folder yourself, or mount another one",
-                )
-            })?;
-        notes.extend(warning);
-        made.folders.push(mount.source.clone());
-    }
-    Ok(made)
-}
-
-/// Mount folders a launch made. Dropped without `keep` (a failed create or start), the
-/// ones still empty are removed: a launch that never started leaves nothing behind.
-struct MadeFolders<'a, H: Host> {
-    host: &'a H,
-    folders: Vec<PathBuf>,
-}
-
-impl<H: Host> MadeFolders<'_, H> {
-    fn keep(mut self) {
-        self.folders.clear();
-    }
-}
-
-impl<H: Host> Drop for MadeFolders<'_, H> {
-    fn drop(&mut self) {
-        for folder in &self.folders {
-            self.host.remove_empty_folder(folder);
-        }
-    }
-}
-
 /// The container name `tfimg run` picks: the spec's name (a spec path's stem) and a
 /// random suffix.
 pub fn container_name(host: &impl Host, spec_name: &str) -> std::io::Result<String> {
@@ -525,211 +467,6 @@ pub fn container_name(host: &impl Host, spec_name: &str) -> std::io::Result<Stri
     Ok(format!("{prefix}-{}", host.random_hex(3)?))
 }
 
+mod folders;
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::fake::FakeEngine;
-    use crate::host::fake::FakeHost;
-    use crate::plan::gpus::HostGpu;
-    use crate::spec::Catalog;
-
-    fn target(spec: &str) -> Target {
-        let catalog = Catalog::builtin(PathBuf::from("/project"));
-        let resolved = crate::spec::resolve(&catalog, spec).unwrap();
-        crate::app::run::target_of_spec(&resolved, format!("tfimg/{spec}:2.9.3-0123456789ab"))
-    }
-
-    fn request(spec: &str) -> LaunchRequest {
-        LaunchRequest {
-            target: target(spec),
-            name: "lab".to_string(),
-            command: Vec::new(),
-            env: Vec::new(),
-            mounts: Vec::new(),
-            make_mount_parents: false,
-            port_requests: Vec::new(),
-            public: false,
-            gpus: None,
-            gpu_mode: GpuMode::Auto,
-            ids: Some((4321, 4322)),
-            ssh: SshSource::User(None),
-            memory: None,
-            nano_cpus: None,
-            shm_size: plan::DEFAULT_SHM,
-            restart: None,
-            extra_labels: BTreeMap::new(),
-        }
-    }
-
-    /// Checks and creates in one go: `prepare`, then `start`.
-    async fn launch(
-        engine: &impl Engine,
-        host: &impl Host,
-        request: LaunchRequest,
-        no_start: bool,
-    ) -> anyhow::Result<(Vec<String>, Launched)> {
-        let prepared = prepare(engine, host, request).await?;
-        let notes = prepared.notes.clone();
-        let launched = start(
-            engine,
-            host,
-            prepared,
-            &RefCell::new(BTreeSet::new()),
-            no_start,
-            |_| {},
-        )
-        .await?;
-        Ok((notes, launched))
-    }
-
-    fn run<T>(future: impl std::future::Future<Output = T>) -> T {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(future)
-    }
-
-    /// A host with one GPU, a driver new enough for CUDA 11.8 and the toolkit's hook.
-    fn gpu_host() -> FakeHost {
-        let mut host = FakeHost::new();
-        host.nvidia.driver = Some("535.104.05".to_string());
-        host.nvidia.gpus = vec![HostGpu {
-            index: 0,
-            uuid: "GPU-0f0e".to_string(),
-            name: "Tesla T4".to_string(),
-            memory_mib: Some(15360),
-        }];
-        host.nvidia.toolkit_programs = vec!["nvidia-container-runtime-hook".to_string()];
-        host
-    }
-
-    #[test]
-    fn a_notebook_is_created_started_and_reachable_on_its_ports() {
-        let (engine, host) = (FakeEngine::new(), FakeHost::new());
-        let (notes, launched) = run(launch(&engine, &host, request("cpu-jupyter"), false)).unwrap();
-        assert!(notes.is_empty());
-        assert_eq!(
-            engine.calls(),
-            ["create lab".to_string(), format!("start {}", launched.id)]
-        );
-        assert_eq!(engine.container_names(), ["lab"]);
-        let jupyter = &launched.plan.endpoints[0];
-        assert_eq!(jupyter.0, "jupyter");
-        assert!(jupyter.1.starts_with("http://127.0.0.1:8888/lab?token="));
-    }
-
-    #[test]
-    fn gpus_the_daemon_refuses_leave_no_container_and_no_folder() {
-        let (engine, host) = (FakeEngine::new(), gpu_host());
-        engine
-            .state
-            .borrow_mut()
-            .start_failures
-            .push_back(StartFailure::GpuDriver(
-                "could not select device driver \"nvidia\" with capabilities: [[gpu]]".into(),
-            ));
-        let mut request = request("gpu-headless");
-        request.gpus = Some(GpuSelection::All);
-        let source = PathBuf::from("/project/data");
-        request.mounts = vec![(
-            mounts::parse("./data", &PathBuf::from("/project"), "/tf").unwrap(),
-            "./data".to_string(),
-        )];
-        host.paths.borrow_mut().insert(PathBuf::from("/project"));
-        let error = run(launch(&engine, &host, request, false)).unwrap_err();
-        assert!(
-            matches!(
-                error.downcast_ref::<EngineError>(),
-                Some(EngineError::GpuToolkitMissing { .. })
-            ),
-            "{error:#}"
-        );
-        // It was created with every GPU, then removed; its new folder went with it.
-        assert_eq!(engine.calls_to("create").len(), 1);
-        assert_eq!(engine.calls_to("remove-container").len(), 1);
-        assert!(engine.container_names().is_empty());
-        assert_eq!(*host.made.borrow(), std::slice::from_ref(&source));
-        assert_eq!(*host.removed.borrow(), [source]);
-    }
-
-    #[test]
-    fn gpus_a_host_cannot_give_are_refused_before_anything_exists() {
-        // A driver and a GPU, but no container toolkit.
-        let mut host = gpu_host();
-        host.nvidia.toolkit_programs.clear();
-        let engine = FakeEngine::new();
-        let mut request = request("gpu-headless");
-        request.gpus = Some(GpuSelection::All);
-        let error = run(launch(&engine, &host, request, false)).unwrap_err();
-        assert!(error.downcast_ref::<HostError>().is_some(), "{error:#}");
-        assert!(
-            error.to_string().starts_with(
-                "cannot give GPUs to the container: the NVIDIA container toolkit is missing"
-            ),
-            "{error}"
-        );
-        assert!(engine.calls_to("create").is_empty());
-    }
-
-    #[test]
-    fn a_port_lost_to_another_program_is_chosen_again() {
-        let (engine, host) = (FakeEngine::new(), FakeHost::new());
-        // Between tfimg's check and the daemon's bind, someone takes 8888.
-        host.raced_ports.borrow_mut().insert(8888);
-        engine
-            .state
-            .borrow_mut()
-            .start_failures
-            .push_back(StartFailure::PortTaken(
-                "Bind for 127.0.0.1:8888 failed: port is already allocated".into(),
-            ));
-        let (_, launched) = run(launch(&engine, &host, request("cpu-jupyter"), false)).unwrap();
-        assert_eq!(engine.calls_to("create").len(), 2);
-        assert_eq!(engine.calls_to("remove-container").len(), 1);
-        assert_eq!(engine.container_names(), ["lab"]);
-        let jupyter = launched
-            .plan
-            .ports
-            .iter()
-            .find(|port| port.name == "jupyter")
-            .unwrap();
-        assert_ne!(jupyter.host, 8888, "the retry moved to a free port");
-    }
-
-    #[test]
-    fn a_port_the_user_named_is_not_retried() {
-        let (engine, host) = (FakeEngine::new(), FakeHost::new());
-        engine
-            .state
-            .borrow_mut()
-            .start_failures
-            .push_back(StartFailure::PortTaken("port is already allocated".into()));
-        let mut request = request("cpu-jupyter");
-        request.port_requests = vec![PortRequest::parse("8890:8888").unwrap()];
-        let error = run(launch(&engine, &host, request, false)).unwrap_err();
-        assert!(
-            error.to_string().starts_with("a published port is taken"),
-            "{error}"
-        );
-        assert!(engine.container_names().is_empty());
-    }
-
-    #[test]
-    fn a_gpu_image_takes_every_gpu_by_default_and_gives_way_when_the_daemon_refuses() {
-        let (engine, host) = (FakeEngine::new(), gpu_host());
-        engine
-            .state
-            .borrow_mut()
-            .start_failures
-            .push_back(StartFailure::GpuDriver(
-                "could not select device driver".into(),
-            ));
-        let (notes, launched) =
-            run(launch(&engine, &host, request("gpu-headless"), false)).unwrap();
-        assert_eq!(notes.len(), 1, "{notes:?}");
-        assert_eq!(launched.plan.gpu, GpuPlan::None);
-        assert_eq!(launched.notes.len(), 1, "{:?}", launched.notes);
-        assert_eq!(engine.calls_to("create").len(), 2);
-    }
-}
+mod tests;

@@ -5,22 +5,22 @@
 //! attached, it streams the output, passes the exit code through and removes the
 //! container (Ctrl-C stops it first).
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 
-use crate::app::launch::{self, LaunchRequest, SshSource};
+use crate::app::launch::{self, LaunchRequest, Launched, SshSource, Target};
 use crate::app::run::{attend, image_target, spec_target, After, Moment};
 use crate::cli::RunArgs;
 use crate::commands::config;
 use crate::engine::prelude::*;
 use crate::engine::Docker;
-use crate::host::Machine;
+use crate::host::{Host, Machine};
 use crate::input::InputError;
 use crate::labels;
 use crate::output::progress::Reporter;
 use crate::plan::gpus::{GpuPlan, GpuSelection};
-use crate::plan::mounts;
+use crate::plan::mounts::{self, MountRequest};
 use crate::plan::ports::PortRequest;
 use crate::plan::{self, LaunchPlan};
 use crate::spec;
@@ -33,6 +33,7 @@ struct RunOptions {
     target: String,
     /// `--gpus` as given; without it a GPU image's GPUs are decided on the host's facts.
     gpus: Option<GpuSelection>,
+    mounts: Vec<MountRequest>,
     port_requests: Vec<PortRequest>,
     env: Vec<(String, String)>,
     memory: Option<i64>,
@@ -41,7 +42,6 @@ struct RunOptions {
     restart: Option<plan::RestartPolicy>,
     ids: Option<(u32, u32)>,
     name: Option<String>,
-    current_dir: PathBuf,
 }
 
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
@@ -71,47 +71,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             None => image_target(&engine, &options.target).await?,
         };
         reporter.clear();
-        let name = match &options.name {
-            Some(name) => name.clone(),
-            None => launch::container_name(&host, &target.spec_name)?,
-        };
-        let mounts = args
-            .mounts
-            .iter()
-            .map(|text| Ok((mounts::parse(text, &options.current_dir, &target.workdir)?, text.clone())))
-            .collect::<Result<Vec<_>, InputError>>()?;
-        let request = LaunchRequest {
-            target,
-            name,
-            command: args.command.clone(),
-            env: options.env.clone(),
-            mounts,
-            make_mount_parents: false,
-            port_requests: options.port_requests.clone(),
-            public: args.public,
-            gpus: options.gpus.clone(),
-            gpu_mode: args.gpu_mode.into(),
-            ids: options.ids,
-            ssh: SshSource::User(args.ssh_key.clone()),
-            memory: options.memory,
-            nano_cpus: options.nano_cpus,
-            shm_size: options.shm_size,
-            restart: options.restart,
-            extra_labels: BTreeMap::new(),
-        };
+        let request = launch_request(&host, args, &options, target)?;
         let prepared = launch::prepare(&engine, &host, request).await?;
-        for note in &prepared.notes {
-            eprintln!("{note}");
-        }
-        if args.public {
-            let mut warning = "warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect".to_string();
-            if prepared.request.target.ports.contains_key(TENSORBOARD_PORT) {
-                // plan::ports keeps it there: TensorBoard has no login.
-                warning.push_str("; TensorBoard, which has no login, stays on 127.0.0.1 (reach it from elsewhere through `ssh -L`)");
-            }
-            eprintln!("{warning}");
-        }
-        let reserved = std::cell::RefCell::new(std::collections::BTreeSet::new());
+        warn(args, &prepared);
+        let reserved = RefCell::new(BTreeSet::new());
         let launched =
             launch::start(&engine, &host, prepared, &reserved, args.no_start, |_| {}).await?;
         for note in &launched.notes {
@@ -121,30 +84,93 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             println!("{}", launched.name);
             return Ok(ExitCode::SUCCESS);
         }
-        let outcome = attend(
-            &engine,
-            &host,
-            &launched,
-            args.detach,
-            args.no_wait,
-            |moment| tell(moment, &launched.plan, &launched.name, args.detach),
-            crate::output::pass_through,
-        )
-        .await;
-        // Whatever went wrong after the start (or an interrupt), nothing is left behind.
-        let keep = match &outcome {
-            Ok(After::Detached) => true,
-            Ok(After::Exited(_)) | Ok(After::Interrupted) => args.keep,
-            Err(_) => false,
-        };
-        if !keep {
-            let _ = engine.remove_container(&launched.id, true).await;
+        follow(&engine, &host, args, &launched).await
+    })
+}
+
+/// The launch the options ask for, on the resolved target.
+fn launch_request(
+    host: &Machine,
+    args: &RunArgs,
+    options: &RunOptions,
+    target: Target,
+) -> anyhow::Result<LaunchRequest> {
+    let name = match &options.name {
+        Some(name) => name.clone(),
+        None => launch::container_name(host, &target.spec_name)?,
+    };
+    let mounts = options
+        .mounts
+        .iter()
+        .map(|mount| (mount.at(&target.workdir), mount.text.clone()))
+        .collect();
+    Ok(LaunchRequest {
+        target,
+        name,
+        command: args.command.clone(),
+        env: options.env.clone(),
+        mounts,
+        make_mount_parents: false,
+        port_requests: options.port_requests.clone(),
+        public: args.public,
+        gpus: options.gpus.clone(),
+        gpu_mode: args.gpu_mode.into(),
+        ids: options.ids,
+        ssh: SshSource::User(args.ssh_key.clone()),
+        memory: options.memory,
+        nano_cpus: options.nano_cpus,
+        shm_size: options.shm_size,
+        restart: options.restart,
+        extra_labels: BTreeMap::new(),
+    })
+}
+
+/// What the user should know before the container starts: the GPU choice, and what
+/// `--public` opens.
+fn warn(args: &RunArgs, prepared: &launch::Prepared) {
+    for note in &prepared.notes {
+        eprintln!("{note}");
+    }
+    if args.public {
+        let mut warning = "warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect".to_string();
+        if prepared.request.target.ports.contains_key(TENSORBOARD_PORT) {
+            // plan::ports keeps it there: TensorBoard has no login.
+            warning.push_str("; TensorBoard, which has no login, stays on 127.0.0.1 (reach it from elsewhere through `ssh -L`)");
         }
-        Ok(match outcome? {
-            After::Detached => ExitCode::SUCCESS,
-            After::Interrupted => ExitCode::from(130),
-            After::Exited(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
-        })
+        eprintln!("{warning}");
+    }
+}
+
+/// Waits for the service, then leaves it running (detached) or streams it until it ends;
+/// whatever went wrong after the start (or an interrupt), nothing is left behind.
+async fn follow(
+    engine: &Docker,
+    host: &Machine,
+    args: &RunArgs,
+    launched: &Launched,
+) -> anyhow::Result<ExitCode> {
+    let outcome = attend(
+        engine,
+        host,
+        launched,
+        args.detach,
+        args.no_wait,
+        |moment| tell(moment, &launched.plan, &launched.name, args.detach),
+        crate::output::pass_through,
+    )
+    .await;
+    let keep = match &outcome {
+        Ok(After::Detached) => true,
+        Ok(After::Exited(_)) | Ok(After::Interrupted) => args.keep,
+        Err(_) => false,
+    };
+    if !keep {
+        let _ = engine.remove_container(&launched.id, true).await;
+    }
+    Ok(match outcome? {
+        After::Detached => ExitCode::SUCCESS,
+        After::Interrupted => ExitCode::from(130),
+        After::Exited(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
     })
 }
 
@@ -163,18 +189,20 @@ fn tell(moment: Moment, plan: &LaunchPlan, name: &str, detached: bool) {
     }
 }
 
+/// Every flag checked, before the daemon is asked anything (in the order of the flags'
+/// help, so the first bad one is the one reported).
 fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
     let gpus = args.gpus.as_deref().map(GpuSelection::parse).transpose()?;
     let port_requests = args
         .ports
         .iter()
         .map(|text| PortRequest::parse(text))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<_, _>>()?;
     let env = args
         .env
         .iter()
         .map(|text| plan::parse_env(text, |key| std::env::var(key).ok()))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<_, _>>()?;
     let memory = args
         .memory
         .as_deref()
@@ -193,41 +221,9 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
             "add `-d`",
         ));
     }
-    let ids = match args.user.as_deref() {
-        Some("root") => {
-            if args.uid.is_some() || args.gid.is_some() {
-                return Err(InputError::new(
-                    "`--user root` and `--uid`/`--gid` contradict each other",
-                    "keep one of them",
-                ));
-            }
-            None
-        }
-        Some(other) => {
-            return Err(InputError::new(
-                format!("`--user {other}`: only `--user root` is accepted"),
-                "containers run as your own uid/gid; use `--uid N --gid N` for another one",
-            ))
-        }
-        None => {
-            let (uid, gid) = crate::host::current_ids().unwrap_or((1000, 1000));
-            Some((
-                args.uid.unwrap_or(uid),
-                args.gid.or(args.uid).unwrap_or(gid),
-            ))
-        }
-    };
+    let ids = ids(args)?;
     if let Some(name) = &args.name {
-        let valid = name.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-        if !valid {
-            return Err(InputError::new(
-                format!("`--name {name}` is not a valid container name"),
-                "use letters, digits, `_`, `.` and `-`, starting with a letter or digit",
-            ));
-        }
+        check_name(name)?;
     }
     let current_dir = std::env::current_dir().map_err(|error| {
         InputError::new(
@@ -235,17 +231,18 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
             "cd into an existing folder",
         )
     })?;
-    // Checked here, before the daemon is asked anything; the image's own workdir (the
-    // default destination) is known only later, and never changes what is refused.
-    for text in &args.mounts {
-        mounts::parse(text, &current_dir, "/tf")?;
-    }
+    let mounts = args
+        .mounts
+        .iter()
+        .map(|text| mounts::parse_request(text, &current_dir))
+        .collect::<Result<_, _>>()?;
     Ok(RunOptions {
         target: args
             .target
             .clone()
             .unwrap_or_else(|| DEFAULT_TARGET.to_string()),
         gpus,
+        mounts,
         port_requests,
         env,
         memory,
@@ -254,8 +251,44 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
         restart,
         ids,
         name: args.name.clone(),
-        current_dir,
     })
+}
+
+/// The uid/gid the container runs as: the user's own, `--uid`/`--gid`, or none (root)
+/// with `--user root`.
+fn ids(args: &RunArgs) -> Result<Option<(u32, u32)>, InputError> {
+    match args.user.as_deref() {
+        Some("root") if args.uid.is_some() || args.gid.is_some() => Err(InputError::new(
+            "`--user root` and `--uid`/`--gid` contradict each other",
+            "keep one of them",
+        )),
+        Some("root") => Ok(None),
+        Some(other) => Err(InputError::new(
+            format!("`--user {other}`: only `--user root` is accepted"),
+            "containers run as your own uid/gid; use `--uid N --gid N` for another one",
+        )),
+        None => {
+            let (uid, gid) = Machine.ids().unwrap_or((1000, 1000));
+            Ok(Some((
+                args.uid.unwrap_or(uid),
+                args.gid.or(args.uid).unwrap_or(gid),
+            )))
+        }
+    }
+}
+
+fn check_name(name: &str) -> Result<(), InputError> {
+    let valid = name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if valid {
+        return Ok(());
+    }
+    Err(InputError::new(
+        format!("`--name {name}` is not a valid container name"),
+        "use letters, digits, `_`, `.` and `-`, starting with a letter or digit",
+    ))
 }
 
 fn print_endpoints(plan: &LaunchPlan, name: &str, to_stdout: bool) {

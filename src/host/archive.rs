@@ -106,21 +106,7 @@ impl BuildContext {
                 "paths in `files` are relative to the spec file's folder",
             ));
         }
-        let mut overrides = ignore::overrides::OverrideBuilder::new(source);
-        for pattern in copied.ignore.iter().map(String::as_str).chain([".git/"]) {
-            overrides.add(&format!("!{pattern}")).map_err(|error| {
-                InputError::new(
-                    format!("{at}`files` ignore pattern `{pattern}`: {error}"),
-                    "write gitignore-style patterns such as `*.ckpt` or `data/`",
-                )
-            })?;
-        }
-        let overrides = overrides.build().map_err(|error| {
-            InputError::new(
-                format!("{at}`files` ignore patterns: {error}"),
-                "check the patterns",
-            )
-        })?;
+        let overrides = ignore_patterns(copied, &at)?;
         // Links are followed, but every one must land inside the project (a link to
         // `~/.ssh/id_rsa` would otherwise put a secret in the image).
         let project = ProjectRoots::new(&copied.roots);
@@ -156,21 +142,7 @@ impl BuildContext {
             if !kind.is_file() {
                 continue;
             }
-            let relative = entry.path().strip_prefix(source).unwrap_or(entry.path());
-            let Some(relative) = relative.to_str() else {
-                return Err(InputError::new(
-                    format!(
-                        "{at}`{}` has a name that is not UTF-8",
-                        entry.path().display()
-                    ),
-                    "rename it, or add it to `ignore`",
-                ));
-            };
-            let path = if relative.is_empty() {
-                copied.context_path.clone()
-            } else {
-                format!("{}/{relative}", copied.context_path)
-            };
+            let path = context_path(copied, entry.path(), &at)?;
             let executable = entry
                 .metadata()
                 .map(|meta| {
@@ -255,6 +227,45 @@ impl BuildContext {
             receiver.recv().await.map(|item| (item, receiver))
         })
     }
+}
+
+/// The entry's ignore patterns (and `.git`) as the walker's overrides.
+fn ignore_patterns(
+    copied: &CopiedFiles,
+    at: &str,
+) -> Result<ignore::overrides::Override, InputError> {
+    let mut overrides = ignore::overrides::OverrideBuilder::new(&copied.source);
+    for pattern in copied.ignore.iter().map(String::as_str).chain([".git/"]) {
+        overrides.add(&format!("!{pattern}")).map_err(|error| {
+            InputError::new(
+                format!("{at}`files` ignore pattern `{pattern}`: {error}"),
+                "write gitignore-style patterns such as `*.ckpt` or `data/`",
+            )
+        })?;
+    }
+    overrides.build().map_err(|error| {
+        InputError::new(
+            format!("{at}`files` ignore patterns: {error}"),
+            "check the patterns",
+        )
+    })
+}
+
+/// Where a copied file sits in the context: `files/0` for a file entry, `files/0/a/b.py`
+/// for one in a folder entry.
+fn context_path(copied: &CopiedFiles, path: &Path, at: &str) -> Result<String, InputError> {
+    let relative = path.strip_prefix(&copied.source).unwrap_or(path);
+    let Some(relative) = relative.to_str() else {
+        return Err(InputError::new(
+            format!("{at}`{}` has a name that is not UTF-8", path.display()),
+            "rename it, or add it to `ignore`",
+        ));
+    };
+    Ok(if relative.is_empty() {
+        copied.context_path.clone()
+    } else {
+        format!("{}/{relative}", copied.context_path)
+    })
 }
 
 /// The file a walk error is about.
@@ -362,208 +373,4 @@ impl Write for ChunkWriter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample() -> BuildContext {
-        let mut context = BuildContext::default();
-        context.add_bytes("b.txt", 0o644, b"second".to_vec());
-        context.add_bytes("Dockerfile", 0o644, b"FROM scratch\n".to_vec());
-        context.add_bytes("a/run.sh", 0o755, b"#!/bin/sh\n".to_vec());
-        context
-    }
-
-    #[test]
-    fn tar_is_sorted_fixed_and_identical_every_time() {
-        let mut first = Vec::new();
-        sample().write_tar(&mut first).unwrap();
-        let mut second = Vec::new();
-        sample().write_tar(&mut second).unwrap();
-        assert_eq!(first, second);
-        let mut archive = tar::Archive::new(first.as_slice());
-        let entries: Vec<(String, u32, u64, u64)> = archive
-            .entries()
-            .unwrap()
-            .map(|entry| {
-                let entry = entry.unwrap();
-                let header = entry.header();
-                (
-                    entry.path().unwrap().display().to_string(),
-                    header.mode().unwrap(),
-                    header.mtime().unwrap(),
-                    header.uid().unwrap(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            entries,
-            [
-                ("Dockerfile".to_string(), 0o644, FIXED_MTIME, 0),
-                ("a/run.sh".to_string(), 0o755, FIXED_MTIME, 0),
-                ("b.txt".to_string(), 0o644, FIXED_MTIME, 0),
-            ]
-        );
-        assert_eq!(sample().digest().unwrap(), sample().digest().unwrap());
-    }
-
-    #[test]
-    fn copied_folders_keep_order_modes_and_drop_ignored_files() {
-        use std::os::unix::fs::PermissionsExt;
-        let folder = tempfile::tempdir().unwrap();
-        let code = folder.path().join("code");
-        for (path, text) in [
-            ("train.py", "print(1)\n"),
-            ("run.sh", "#!/bin/sh\n"),
-            ("data/big.ckpt", "weights"),
-            ("data/labels.txt", "a\n"),
-            (".git/HEAD", "ref"),
-            ("model.ckpt", "weights"),
-        ] {
-            let path = code.join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, text).unwrap();
-        }
-        std::fs::set_permissions(code.join("run.sh"), std::fs::Permissions::from_mode(0o700))
-            .unwrap();
-        let copied = CopiedFiles {
-            source: code.clone(),
-            context_path: "files/0".to_string(),
-            destination: "/tf/code".to_string(),
-            ignore: vec!["*.ckpt".to_string()],
-            location: None,
-            roots: vec![folder.path().to_path_buf()],
-        };
-        let mut context = BuildContext::default();
-        context.add_copied(&copied).unwrap();
-        let paths: Vec<(&str, u32)> = context
-            .entries
-            .iter()
-            .map(|e| (e.path.as_str(), e.mode))
-            .collect();
-        assert_eq!(
-            paths,
-            [
-                ("files/0/data/labels.txt", 0o644),
-                ("files/0/run.sh", 0o755),
-                ("files/0/train.py", 0o644),
-            ]
-        );
-        let single = CopiedFiles {
-            source: code.join("train.py"),
-            context_path: "files/1".to_string(),
-            ..copied.clone()
-        };
-        context.add_copied(&single).unwrap();
-        assert!(context.entries.iter().any(|e| e.path == "files/1"));
-        let missing = CopiedFiles {
-            source: folder.path().join("nope"),
-            ..copied
-        };
-        let error = context.add_copied(&missing).unwrap_err();
-        assert!(
-            error.message.contains("does not exist"),
-            "{}",
-            error.message
-        );
-    }
-
-    #[test]
-    fn links_are_followed_inside_the_project_and_refused_when_they_leave_it() {
-        let folder = tempfile::tempdir().unwrap();
-        let project = folder.path().join("project");
-        let outside = folder.path().join("outside");
-        std::fs::create_dir_all(project.join("code")).unwrap();
-        std::fs::create_dir_all(project.join("shared")).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
-        std::fs::write(project.join("code/train.py"), "print(1)\n").unwrap();
-        std::fs::write(project.join("shared/lib.py"), "x = 1\n").unwrap();
-        std::fs::write(outside.join("id_rsa"), "SECRET").unwrap();
-        std::os::unix::fs::symlink("../shared/lib.py", project.join("code/lib.py")).unwrap();
-        let copied = |source: &str, ignore: &[&str]| CopiedFiles {
-            source: project.join(source),
-            context_path: "files/0".to_string(),
-            destination: "/tf/code".to_string(),
-            ignore: ignore.iter().map(|p| p.to_string()).collect(),
-            location: None,
-            roots: vec![project.clone()],
-        };
-        let paths = |context: &BuildContext| -> Vec<String> {
-            context.entries.iter().map(|e| e.path.clone()).collect()
-        };
-        // A link that stays in the project is copied as the file it names.
-        let mut context = BuildContext::default();
-        context.add_copied(&copied("code", &[])).unwrap();
-        assert_eq!(paths(&context), ["files/0/lib.py", "files/0/train.py"]);
-
-        // A link (in a folder, or as the source itself) out of the project is refused.
-        std::os::unix::fs::symlink(outside.join("id_rsa"), project.join("code/key")).unwrap();
-        std::os::unix::fs::symlink(&outside, project.join("elsewhere")).unwrap();
-        std::os::unix::fs::symlink(outside.join("id_rsa"), project.join("key")).unwrap();
-        let real = outside.canonicalize().unwrap();
-        for (source, shown) in [
-            (
-                "code",
-                format!("`key` in `{}`", project.join("code").display()),
-            ),
-            (
-                "elsewhere",
-                format!("`{}`", project.join("elsewhere").display()),
-            ),
-            ("key", format!("`{}`", project.join("key").display())),
-        ] {
-            let error = BuildContext::default()
-                .add_copied(&copied(source, &[]))
-                .unwrap_err();
-            let target = if source == "elsewhere" {
-                real.clone()
-            } else {
-                real.join("id_rsa")
-            };
-            assert_eq!(
-                error.message,
-                format!(
-                    "`files`: {shown} leads outside the project, to `{}`",
-                    target.display()
-                )
-            );
-            assert_eq!(
-                error.hint,
-                "copy the file into the project, or leave the link out with the entry's `ignore`"
-            );
-        }
-        // Leaving the link out with `ignore` copies the rest.
-        let mut context = BuildContext::default();
-        context.add_copied(&copied("code", &["key"])).unwrap();
-        assert_eq!(paths(&context), ["files/0/lib.py", "files/0/train.py"]);
-        // A link that leads nowhere is named.
-        std::os::unix::fs::symlink("missing.py", project.join("code/gone.py")).unwrap();
-        let error = BuildContext::default()
-            .add_copied(&copied("code", &["key"]))
-            .unwrap_err();
-        assert!(
-            error.message.starts_with(&format!(
-                "`files`: the link `gone.py` in `{}` leads nowhere",
-                project.join("code").display()
-            )),
-            "{}",
-            error.message
-        );
-    }
-
-    #[tokio::test]
-    async fn the_stream_carries_the_same_bytes_in_bounded_chunks() {
-        use futures_util::StreamExt;
-        let mut context = sample();
-        context.add_bytes("big.bin", 0o644, vec![7u8; 3 * CHUNK + 17]);
-        let mut expected = Vec::new();
-        context.write_tar(&mut expected).unwrap();
-        let mut streamed = Vec::new();
-        let mut stream = Box::pin(context.into_stream());
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.unwrap();
-            assert!(chunk.len() <= CHUNK);
-            streamed.extend_from_slice(&chunk);
-        }
-        assert_eq!(streamed, expected);
-    }
-}
+mod tests;

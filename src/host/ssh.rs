@@ -1,7 +1,10 @@
 //! SSH keys for containers (the user's own, one tfimg makes, one per team member) and
 //! tfimg's own known_hosts, where each container's host key is pinned.
 
+use std::path::{Path, PathBuf};
+
 use super::machine::{data_dir, home_dir};
+use crate::input::InputError;
 
 /// Records `host_key` (`ssh-ed25519 AAAA...`) for `[127.0.0.1]:port` in `known_hosts`,
 /// replacing what an earlier container on that port left.
@@ -31,12 +34,12 @@ pub fn pin_host_key(
 }
 
 /// A key pair of its own for one team member (made once, kept in tfimg's data folder).
-pub fn member_ssh_key(team: &str, member: &str) -> Result<SshKey, crate::input::InputError> {
+pub fn member_ssh_key(team: &str, member: &str) -> Result<SshKey, InputError> {
     let folder = data_dir().join("teams").join(team).join(member);
     let private = folder.join("id_ed25519");
     if !private.is_file() {
         std::fs::create_dir_all(&folder).map_err(|error| {
-            crate::input::InputError::new(
+            InputError::new(
                 format!("cannot create `{}`: {error}", folder.display()),
                 "check its permissions",
             )
@@ -49,7 +52,7 @@ pub fn member_ssh_key(team: &str, member: &str) -> Result<SshKey, crate::input::
             .stdin(std::process::Stdio::null())
             .status();
         if !made.is_ok_and(|status| status.success()) {
-            return Err(crate::input::InputError::new(
+            return Err(InputError::new(
                 "ssh-keygen could not make a key for a team member",
                 "install openssh-client",
             ));
@@ -69,31 +72,7 @@ pub struct SshKey {
 /// `--ssh-key PATH` (a public key, or a private key whose `.pub` sits beside it), else
 /// `~/.ssh/id_ed25519.pub` or `~/.ssh/id_rsa.pub`, else an ed25519 pair tfimg generates
 /// once in its data folder.
-pub fn ssh_key(explicit: Option<&std::path::Path>) -> Result<SshKey, crate::input::InputError> {
-    use crate::input::InputError;
-    let read_public = |path: &std::path::Path| -> Result<String, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|error| {
-            InputError::new(
-                format!("cannot read SSH public key `{}`: {error}", path.display()),
-                "give `--ssh-key` a public key (`~/.ssh/id_ed25519.pub`) or a private key with its .pub beside it",
-            )
-        })?;
-        let key = text
-            .lines()
-            .find(|line| line.starts_with("ssh-") || line.starts_with("ecdsa-"))
-            .unwrap_or("");
-        if key.is_empty() || key.contains("PRIVATE KEY") {
-            return Err(InputError::new(
-                format!("`{}` is not an SSH public key", path.display()),
-                "give a key such as `~/.ssh/id_ed25519.pub` (one `ssh-ed25519 AAAA...` line)",
-            ));
-        }
-        Ok(key.trim().to_string())
-    };
-    let private_beside = |public: &std::path::Path| {
-        let private = public.with_extension("");
-        (public.extension().is_some_and(|ext| ext == "pub") && private.is_file()).then_some(private)
-    };
+pub fn ssh_key(explicit: Option<&Path>) -> Result<SshKey, InputError> {
     if let Some(path) = explicit {
         let is_public = path.extension().is_some_and(|ext| ext == "pub");
         let public = if is_public {
@@ -101,7 +80,7 @@ pub fn ssh_key(explicit: Option<&std::path::Path>) -> Result<SshKey, crate::inpu
         } else {
             let mut with_pub = path.as_os_str().to_owned();
             with_pub.push(".pub");
-            std::path::PathBuf::from(with_pub)
+            PathBuf::from(with_pub)
         };
         return Ok(SshKey {
             public_key: read_public(&public)?,
@@ -122,42 +101,73 @@ pub fn ssh_key(explicit: Option<&std::path::Path>) -> Result<SshKey, crate::inpu
         }
     }
     let folder = data_dir().join("ssh");
-    let private = folder.join("id_ed25519");
-    let public = folder.join("id_ed25519.pub");
+    let (private, public) = (folder.join("id_ed25519"), folder.join("id_ed25519.pub"));
     if !public.is_file() {
-        std::fs::create_dir_all(&folder).map_err(|error| {
-            InputError::new(
-                format!("cannot create `{}`: {error}", folder.display()),
-                "check its permissions",
-            )
-        })?;
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700));
-        // Made under a temporary name and renamed, so two `tfimg run` at once never see
-        // half a key pair; the private key is 0600 (ssh-keygen's mode, made sure of).
-        let temporary = folder.join(format!(".id_ed25519.{}", std::process::id()));
-        let status = std::process::Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-C", "tfimg", "-f"])
-            .arg(&temporary)
-            .stdin(std::process::Stdio::null())
-            .status();
-        let mut temporary_public = temporary.clone().into_os_string();
-        temporary_public.push(".pub");
-        let installed = status.is_ok_and(|status| status.success())
-            && std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o600)).is_ok()
-            && std::fs::rename(&temporary, &private).is_ok()
-            && std::fs::rename(&temporary_public, &public).is_ok();
-        if !installed {
-            let _ = std::fs::remove_file(&temporary);
-            let _ = std::fs::remove_file(&temporary_public);
-            return Err(InputError::new(
-                "no SSH key found and ssh-keygen could not make one",
-                "install openssh-client, or give a public key with `--ssh-key PATH`",
-            ));
-        }
+        make_key_pair(&folder, &private, &public)?;
     }
     Ok(SshKey {
         public_key: read_public(&public)?,
         identity: Some(private),
     })
+}
+
+/// The one key line of a public key file.
+fn read_public(path: &Path) -> Result<String, InputError> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        InputError::new(
+            format!("cannot read SSH public key `{}`: {error}", path.display()),
+            "give `--ssh-key` a public key (`~/.ssh/id_ed25519.pub`) or a private key with its .pub beside it",
+        )
+    })?;
+    let key = text
+        .lines()
+        .find(|line| line.starts_with("ssh-") || line.starts_with("ecdsa-"))
+        .unwrap_or("");
+    if key.is_empty() || key.contains("PRIVATE KEY") {
+        return Err(InputError::new(
+            format!("`{}` is not an SSH public key", path.display()),
+            "give a key such as `~/.ssh/id_ed25519.pub` (one `ssh-ed25519 AAAA...` line)",
+        ));
+    }
+    Ok(key.trim().to_string())
+}
+
+/// `id_x` beside `id_x.pub`, when it is there.
+fn private_beside(public: &Path) -> Option<PathBuf> {
+    let private = public.with_extension("");
+    (public.extension().is_some_and(|ext| ext == "pub") && private.is_file()).then_some(private)
+}
+
+/// tfimg's own ed25519 pair, in a 0700 folder with the private key 0600. Made under a
+/// temporary name and renamed, so two `tfimg run` at once never see half a key pair.
+fn make_key_pair(folder: &Path, private: &Path, public: &Path) -> Result<(), InputError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(folder).map_err(|error| {
+        InputError::new(
+            format!("cannot create `{}`: {error}", folder.display()),
+            "check its permissions",
+        )
+    })?;
+    let _ = std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700));
+    let temporary = folder.join(format!(".id_ed25519.{}", std::process::id()));
+    let status = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "tfimg", "-f"])
+        .arg(&temporary)
+        .stdin(std::process::Stdio::null())
+        .status();
+    let mut temporary_public = temporary.clone().into_os_string();
+    temporary_public.push(".pub");
+    let installed = status.is_ok_and(|status| status.success())
+        && std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o600)).is_ok()
+        && std::fs::rename(&temporary, private).is_ok()
+        && std::fs::rename(&temporary_public, public).is_ok();
+    if installed {
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(&temporary);
+    let _ = std::fs::remove_file(&temporary_public);
+    Err(InputError::new(
+        "no SSH key found and ssh-keygen could not make one",
+        "install openssh-client, or give a public key with `--ssh-key PATH`",
+    ))
 }

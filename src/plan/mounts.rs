@@ -15,8 +15,44 @@ pub struct MountPlan {
     pub read_only: bool,
 }
 
+/// A `--mount` as typed, checked, its source resolved; the destination may wait for the
+/// image's workdir (`./notebooks` → `<workdir>/notebooks`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountRequest {
+    /// What the user wrote, for messages.
+    pub text: String,
+    pub source: PathBuf,
+    /// `None`: under the workdir, by the source's name.
+    pub target: Option<String>,
+    pub read_only: bool,
+}
+
+impl MountRequest {
+    /// The mount once the image's workdir is known.
+    pub fn at(&self, workdir: &str) -> MountPlan {
+        let target = self.target.clone().unwrap_or_else(|| {
+            let name = self
+                .source
+                .file_name()
+                .and_then(|name| name.to_str())
+                .unwrap_or_default();
+            format!("{}/{name}", workdir.trim_end_matches('/'))
+        });
+        MountPlan {
+            source: self.source.clone(),
+            target,
+            read_only: self.read_only,
+        }
+    }
+}
+
 /// Parses one `--mount` value against the current directory and the image's workdir.
 pub fn parse(text: &str, current_dir: &Path, workdir: &str) -> Result<MountPlan, InputError> {
+    Ok(parse_request(text, current_dir)?.at(workdir))
+}
+
+/// Parses one `--mount` value against the current directory; the workdir comes later.
+pub fn parse_request(text: &str, current_dir: &Path) -> Result<MountRequest, InputError> {
     let bad = |detail: String| {
         InputError::new(
             printable(&format!("`--mount {text}`: {detail}")),
@@ -71,19 +107,19 @@ pub fn parse(text: &str, current_dir: &Path, workdir: &str) -> Result<MountPlan,
                     "mount under the workdir (the default) or a folder of its own, such as `--mount ./data:/data`",
                 ));
             }
-            target.trim_end_matches('/').to_string()
+            Some(target.trim_end_matches('/').to_string())
         }
         None => {
-            let name = source
-                .file_name()
-                .and_then(|name| name.to_str())
-                .ok_or_else(|| {
-                    bad("the source has no name to mount under the workdir; give DST".to_string())
-                })?;
-            format!("{}/{name}", workdir.trim_end_matches('/'))
+            if source.file_name().and_then(|name| name.to_str()).is_none() {
+                return Err(bad(
+                    "the source has no name to mount under the workdir; give DST".to_string(),
+                ));
+            }
+            None
         }
     };
-    Ok(MountPlan {
+    Ok(MountRequest {
+        text: text.to_string(),
         source,
         target,
         read_only,

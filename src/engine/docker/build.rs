@@ -32,69 +32,83 @@ impl Builds for Docker {
         };
         let body = bollard::body_try_stream(context);
         let mut stream = self.client.build_image(options, None, Some(body));
-        let mut step: Option<(usize, usize, String)> = None;
-        let mut output: Vec<String> = Vec::new();
-        let mut image_id: Option<String> = None;
-        let mut pending = String::new();
+        let mut progress = Progress::default();
         while let Some(item) = stream.next().await {
             let info = match item {
                 Ok(info) => info,
                 Err(bollard::errors::Error::DockerStreamError { error }) => {
-                    flush_line(&mut pending, &mut output, &mut on_event);
-                    return Ok(Err(BuildFailure {
-                        step,
-                        message: error.trim().to_string(),
-                        output,
-                    }));
+                    flush_line(&mut progress.pending, &mut progress.output, &mut on_event);
+                    return Ok(Err(progress.failure(error.trim())));
                 }
                 Err(bollard::errors::Error::DockerResponseServerError {
                     status_code,
                     message,
                 }) if (400..500).contains(&status_code) => {
-                    return Ok(Err(BuildFailure {
-                        step,
-                        message,
-                        output,
-                    }));
+                    return Ok(Err(progress.failure(&message)));
                 }
                 Err(error) => return Err(self.fail("build", error)),
             };
             if let Some(aux) = info.aux.and_then(|aux| aux.id) {
-                image_id = Some(aux);
+                progress.image_id = Some(aux);
             }
-            let Some(text) = info.stream else {
-                continue;
-            };
-            pending.push_str(&text);
-            while let Some(newline) = pending.find('\n') {
-                let line: String = pending.drain(..=newline).collect();
-                let line = strip_ansi(line.trim_end_matches(['\n', '\r']));
-                if let Some(parsed) = parse_step(&line) {
-                    output.clear();
-                    step = Some(parsed.clone());
-                    on_event(&BuildEvent::Step {
-                        index: parsed.0,
-                        total: parsed.1,
-                        instruction: parsed.2,
-                    });
-                } else if let Some(id) = line.trim().strip_prefix("---> Running in ") {
-                    on_event(&BuildEvent::Container(id.trim().to_string()));
-                } else if let Some(id) = line.strip_prefix("Successfully built ") {
-                    image_id.get_or_insert_with(|| id.trim().to_string());
-                } else if !is_builder_noise(&line) {
-                    push_output(&mut output, &line);
-                    on_event(&BuildEvent::Output(line));
-                }
+            if let Some(text) = info.stream {
+                progress.read(&text, &mut on_event);
             }
         }
-        flush_line(&mut pending, &mut output, &mut on_event);
-        match image_id {
+        flush_line(&mut progress.pending, &mut progress.output, &mut on_event);
+        match progress.image_id.clone() {
             Some(id) => Ok(Ok(id)),
-            None => Ok(Err(BuildFailure {
-                step,
-                message: "the daemon ended the build without an image".to_string(),
-                output,
-            })),
+            None => Ok(Err(
+                progress.failure("the daemon ended the build without an image")
+            )),
+        }
+    }
+}
+
+/// What a build has said so far.
+#[derive(Default)]
+struct Progress {
+    /// The step running now (`Step 7/18 : RUN ...`).
+    step: Option<(usize, usize, String)>,
+    /// The current step's last lines of output.
+    output: Vec<String>,
+    image_id: Option<String>,
+    /// The part of the stream after its last newline.
+    pending: String,
+}
+
+impl Progress {
+    /// Takes in a piece of the build's text stream, line by line.
+    fn read(&mut self, text: &str, on_event: &mut impl FnMut(&BuildEvent)) {
+        self.pending.push_str(text);
+        while let Some(newline) = self.pending.find('\n') {
+            let line: String = self.pending.drain(..=newline).collect();
+            let line = strip_ansi(line.trim_end_matches(['\n', '\r']));
+            if let Some(parsed) = parse_step(&line) {
+                self.output.clear();
+                self.step = Some(parsed.clone());
+                on_event(&BuildEvent::Step {
+                    index: parsed.0,
+                    total: parsed.1,
+                    instruction: parsed.2,
+                });
+            } else if let Some(id) = line.trim().strip_prefix("---> Running in ") {
+                on_event(&BuildEvent::Container(id.trim().to_string()));
+            } else if let Some(id) = line.strip_prefix("Successfully built ") {
+                self.image_id.get_or_insert_with(|| id.trim().to_string());
+            } else if !is_builder_noise(&line) {
+                push_output(&mut self.output, &line);
+                on_event(&BuildEvent::Output(line));
+            }
+        }
+    }
+
+    /// The build failed with `message` at the step (and output) seen last.
+    fn failure(&self, message: &str) -> BuildFailure {
+        BuildFailure {
+            step: self.step.clone(),
+            message: message.to_string(),
+            output: self.output.clone(),
         }
     }
 }

@@ -385,12 +385,45 @@ fn hand_over(
     });
 }
 
-fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateBody {
+/// The GPU plan as Docker's DeviceRequests, or the `nvidia` runtime.
+fn gpu_fields(
+    gpu: &crate::plan::gpus::GpuPlan,
+) -> (Option<Vec<bollard::models::DeviceRequest>>, Option<String>) {
     use crate::plan::gpus::GpuPlan;
-    use bollard::models::{
-        DeviceRequest, HostConfig, Mount, MountType, PortBinding, RestartPolicy,
-        RestartPolicyNameEnum,
+    match gpu {
+        GpuPlan::None => (None, None),
+        GpuPlan::Request(request) => (
+            Some(vec![bollard::models::DeviceRequest {
+                driver: Some(request.driver.clone()),
+                count: request.count,
+                device_ids: (!request.device_ids.is_empty()).then(|| request.device_ids.clone()),
+                capabilities: (!request.capabilities.is_empty())
+                    .then(|| request.capabilities.clone()),
+                options: None,
+            }]),
+            None,
+        ),
+        GpuPlan::Runtime { .. } => (None, Some("nvidia".to_string())),
+    }
+}
+
+fn restart_policy(policy: crate::plan::RestartPolicy) -> bollard::models::RestartPolicy {
+    use crate::plan::RestartPolicy as Policy;
+    use bollard::models::RestartPolicyNameEnum;
+    let (name, retries) = match policy {
+        Policy::No => (RestartPolicyNameEnum::NO, None),
+        Policy::Always => (RestartPolicyNameEnum::ALWAYS, None),
+        Policy::UnlessStopped => (RestartPolicyNameEnum::UNLESS_STOPPED, None),
+        Policy::OnFailure(retries) => (RestartPolicyNameEnum::ON_FAILURE, retries),
     };
+    bollard::models::RestartPolicy {
+        name: Some(name),
+        maximum_retry_count: retries.map(i64::from),
+    }
+}
+
+fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateBody {
+    use bollard::models::{HostConfig, Mount, MountType, PortBinding};
     let mut port_bindings = HashMap::new();
     let mut exposed = Vec::new();
     for port in &plan.ports {
@@ -404,34 +437,8 @@ fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateBody {
             }]),
         );
     }
-    let (device_requests, runtime) = match &plan.gpu {
-        GpuPlan::None => (None, None),
-        GpuPlan::Request(request) => (
-            Some(vec![DeviceRequest {
-                driver: Some(request.driver.clone()),
-                count: request.count,
-                device_ids: (!request.device_ids.is_empty()).then(|| request.device_ids.clone()),
-                capabilities: (!request.capabilities.is_empty())
-                    .then(|| request.capabilities.clone()),
-                options: None,
-            }]),
-            None,
-        ),
-        GpuPlan::Runtime { .. } => (None, Some("nvidia".to_string())),
-    };
-    let restart_policy = plan.restart.map(|policy| {
-        use crate::plan::RestartPolicy as Policy;
-        let (name, retries) = match policy {
-            Policy::No => (RestartPolicyNameEnum::NO, None),
-            Policy::Always => (RestartPolicyNameEnum::ALWAYS, None),
-            Policy::UnlessStopped => (RestartPolicyNameEnum::UNLESS_STOPPED, None),
-            Policy::OnFailure(retries) => (RestartPolicyNameEnum::ON_FAILURE, retries),
-        };
-        RestartPolicy {
-            name: Some(name),
-            maximum_retry_count: retries.map(i64::from),
-        }
-    });
+    let (device_requests, runtime) = gpu_fields(&plan.gpu);
+    let restart_policy = plan.restart.map(restart_policy);
     let host_config = HostConfig {
         mounts: Some(
             plan.mounts

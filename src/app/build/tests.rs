@@ -1,0 +1,114 @@
+//! Unit tests of `build`.
+use super::*;
+use crate::cli::Progress;
+use crate::engine::fake::FakeEngine;
+use crate::engine::Finished;
+use crate::host::fake::FakeHost;
+use crate::spec::Catalog;
+
+fn setup() -> (FakeEngine, FakeHost, ResolvedSpec) {
+    let engine = FakeEngine::new();
+    engine.add_image(&["debian:bullseye-slim"], &[]);
+    let catalog = Catalog::builtin(std::path::PathBuf::from("/project"));
+    let resolved = crate::spec::resolve(&catalog, "cpu-headless").unwrap();
+    (engine, FakeHost::new(), resolved)
+}
+
+fn build(
+    engine: &FakeEngine,
+    host: &FakeHost,
+    resolved: &ResolvedSpec,
+    options: &BuildOptions<'_>,
+) -> anyhow::Result<Option<Built>> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(build_spec(
+            engine,
+            host,
+            resolved,
+            &Network::default(),
+            options,
+            &Reporter::new(Progress::Plain),
+        ))
+}
+
+#[test]
+fn a_new_spec_is_built_verified_tagged_then_up_to_date() {
+    let (engine, host, resolved) = setup();
+    let built = build(&engine, &host, &resolved, &BuildOptions::default())
+        .unwrap()
+        .unwrap();
+    assert!(!built.up_to_date);
+    assert_eq!(built.plan.tag, "tfimg/cpu-headless:2.9.3");
+    assert_eq!(engine.calls_to("build").len(), 1);
+    assert_eq!(
+        engine.calls_to("run-once"),
+        [format!("run-once {}", built.image_id)]
+    );
+    assert_eq!(engine.tags().len(), 3, "{:?}", engine.tags());
+    assert!(engine.tags().contains(&built.plan.keyed_tag));
+    // Earlier builds are pruned in the background.
+    assert_eq!(
+        *host.prunes.borrow(),
+        [("cpu-headless".to_string(), built.plan.key.clone())]
+    );
+
+    let again = build(&engine, &host, &resolved, &BuildOptions::default())
+        .unwrap()
+        .unwrap();
+    assert!(again.up_to_date);
+    assert_eq!(again.image_id, built.image_id);
+    assert_eq!(engine.calls_to("build").len(), 1, "no second build");
+}
+
+#[test]
+fn a_failed_verification_tags_nothing_and_removes_the_image() {
+    let (engine, host, resolved) = setup();
+    engine.state.borrow_mut().run_once = Some(Finished {
+        exit_code: 1,
+        output: "ok    tensorflow version: 2.9.3\nFAIL  pin numpy<1.24: numpy 2.0.0\n".into(),
+    });
+    let error = build(&engine, &host, &resolved, &BuildOptions::default()).unwrap_err();
+    assert!(
+        error.to_string().starts_with(
+            "verification of `cpu-headless` failed (exit 1); the image was not tagged"
+        ),
+        "{error}"
+    );
+    assert_eq!(engine.tags(), ["debian:bullseye-slim"]);
+    assert!(engine.calls_to("tag").is_empty());
+    assert_eq!(engine.calls_to("remove-image").len(), 1);
+    assert!(host.prunes.borrow().is_empty());
+}
+
+#[test]
+fn only_a_check_builds_nothing() {
+    let (engine, host, resolved) = setup();
+    let options = BuildOptions {
+        only_check: true,
+        ..BuildOptions::default()
+    };
+    assert!(build(&engine, &host, &resolved, &options)
+        .unwrap()
+        .is_none());
+    assert!(engine.calls_to("build").is_empty());
+}
+
+#[test]
+fn a_failed_step_is_bad_input_with_its_output() {
+    let (engine, host, resolved) = setup();
+    engine.state.borrow_mut().build_failure = Some(BuildFailure {
+        step: Some((4, 18, "RUN pip install nope".into())),
+        message: "The command returned a non-zero code: 1".into(),
+        output: vec!["ERROR: No matching distribution found for nope".into()],
+    });
+    let error = build(&engine, &host, &resolved, &BuildOptions::default()).unwrap_err();
+    let input = error.downcast_ref::<InputError>().expect("bad input");
+    assert_eq!(
+        input.message,
+        "building `cpu-headless` failed at step 4/18 `RUN pip install nope`: The command returned a non-zero code: 1\n  | ERROR: No matching distribution found for nope"
+    );
+    assert!(engine.calls_to("tag").is_empty());
+}

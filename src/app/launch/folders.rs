@@ -1,0 +1,103 @@
+//! The launch's mount folders: every mount checked before anything exists (not above the
+//! image's home or workdir, its source there or makeable), the missing folders made once
+//! everything else is known good, and taken away again when the container never comes
+//! into being.
+
+use std::path::PathBuf;
+
+use super::LaunchRequest;
+use crate::host::Host;
+use crate::input::InputError;
+use crate::plan::mounts::{self, MountPlan};
+
+/// Every mount: not above the image's home or workdir, its source there or makeable.
+pub(super) fn check_mounts(
+    host: &impl Host,
+    request: &LaunchRequest,
+    home: &str,
+) -> Result<(), InputError> {
+    for (mount, text) in &request.mounts {
+        mounts::check_not_above(mount, text, home, &request.target.workdir)?;
+        check_mount_source(host, mount, text, request.make_mount_parents)?;
+    }
+    Ok(())
+}
+
+/// The error a missing source would give, creating nothing: a missing path that names a
+/// file, or a missing parent folder (unless the launch makes parents).
+fn check_mount_source(
+    host: &impl Host,
+    mount: &MountPlan,
+    text: &str,
+    parents_made: bool,
+) -> Result<(), InputError> {
+    if host.exists(&mount.source) {
+        return Ok(());
+    }
+    let parent_exists = parents_made
+        || mount
+            .source
+            .parent()
+            .is_some_and(|parent| host.exists(parent));
+    mounts::missing_source_problem(mount, text, parent_exists).map_or(Ok(()), Err)
+}
+
+/// Makes a request's missing mount folders for good (an export's, which Compose would
+/// otherwise make as root); what to tell the user.
+pub fn make_folders(host: &impl Host, request: &LaunchRequest) -> anyhow::Result<Vec<String>> {
+    let mut notes = Vec::new();
+    make_mount_folders(host, request, &mut notes)?.keep();
+    Ok(notes)
+}
+
+/// Makes the request's missing mount folders (owned by the user the container runs as).
+pub(super) fn make_mount_folders<'a, H: Host>(
+    host: &'a H,
+    request: &LaunchRequest,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<MadeFolders<'a, H>> {
+    let mut made = MadeFolders {
+        host,
+        folders: Vec::new(),
+    };
+    for (mount, text) in &request.mounts {
+        if host.exists(&mount.source) {
+            continue;
+        }
+        let warning = host
+            .make_folder(&mount.source, request.make_mount_parents, request.ids)
+            .map_err(|error| {
+                InputError::new(
+                    format!(
+                        "`--mount {text}`: cannot create `{}`: {error}",
+                        mount.source.display()
+                    ),
+                    "create the folder yourself, or mount another one",
+                )
+            })?;
+        notes.extend(warning);
+        made.folders.push(mount.source.clone());
+    }
+    Ok(made)
+}
+
+/// Mount folders a launch made. Dropped without `keep` (a failed create or start), the
+/// ones still empty are removed: a launch that never started leaves nothing behind.
+pub(super) struct MadeFolders<'a, H: Host> {
+    host: &'a H,
+    folders: Vec<PathBuf>,
+}
+
+impl<H: Host> MadeFolders<'_, H> {
+    pub(super) fn keep(mut self) {
+        self.folders.clear();
+    }
+}
+
+impl<H: Host> Drop for MadeFolders<'_, H> {
+    fn drop(&mut self) {
+        for folder in &self.folders {
+            self.host.remove_empty_folder(folder);
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Unit tests of `launch`.
+use super::*;
+use crate::engine::fake::FakeEngine;
+use crate::host::fake::FakeHost;
+use crate::plan::gpus::HostGpu;
+use crate::spec::Catalog;
+
+fn target(spec: &str) -> Target {
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let resolved = crate::spec::resolve(&catalog, spec).unwrap();
+    crate::app::run::target_of_spec(&resolved, format!("tfimg/{spec}:2.9.3-0123456789ab"))
+}
+
+fn request(spec: &str) -> LaunchRequest {
+    LaunchRequest {
+        target: target(spec),
+        name: "lab".to_string(),
+        command: Vec::new(),
+        env: Vec::new(),
+        mounts: Vec::new(),
+        make_mount_parents: false,
+        port_requests: Vec::new(),
+        public: false,
+        gpus: None,
+        gpu_mode: GpuMode::Auto,
+        ids: Some((4321, 4322)),
+        ssh: SshSource::User(None),
+        memory: None,
+        nano_cpus: None,
+        shm_size: plan::DEFAULT_SHM,
+        restart: None,
+        extra_labels: BTreeMap::new(),
+    }
+}
+
+/// Checks and creates in one go: `prepare`, then `start`.
+async fn launch(
+    engine: &impl Engine,
+    host: &impl Host,
+    request: LaunchRequest,
+    no_start: bool,
+) -> anyhow::Result<(Vec<String>, Launched)> {
+    let prepared = prepare(engine, host, request).await?;
+    let notes = prepared.notes.clone();
+    let launched = start(
+        engine,
+        host,
+        prepared,
+        &RefCell::new(BTreeSet::new()),
+        no_start,
+        |_| {},
+    )
+    .await?;
+    Ok((notes, launched))
+}
+
+fn run<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+/// A host with one GPU, a driver new enough for CUDA 11.8 and the toolkit's hook.
+fn gpu_host() -> FakeHost {
+    let mut host = FakeHost::new();
+    host.nvidia.driver = Some("535.104.05".to_string());
+    host.nvidia.gpus = vec![HostGpu {
+        index: 0,
+        uuid: "GPU-0f0e".to_string(),
+        name: "Tesla T4".to_string(),
+        memory_mib: Some(15360),
+    }];
+    host.nvidia.toolkit_programs = vec!["nvidia-container-runtime-hook".to_string()];
+    host
+}
+
+#[test]
+fn a_notebook_is_created_started_and_reachable_on_its_ports() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    let (notes, launched) = run(launch(&engine, &host, request("cpu-jupyter"), false)).unwrap();
+    assert!(notes.is_empty());
+    assert_eq!(
+        engine.calls(),
+        ["create lab".to_string(), format!("start {}", launched.id)]
+    );
+    assert_eq!(engine.container_names(), ["lab"]);
+    let jupyter = &launched.plan.endpoints[0];
+    assert_eq!(jupyter.0, "jupyter");
+    assert!(jupyter.1.starts_with("http://127.0.0.1:8888/lab?token="));
+}
+
+#[test]
+fn gpus_the_daemon_refuses_leave_no_container_and_no_folder() {
+    let (engine, host) = (FakeEngine::new(), gpu_host());
+    engine
+        .state
+        .borrow_mut()
+        .start_failures
+        .push_back(StartFailure::GpuDriver(
+            "could not select device driver \"nvidia\" with capabilities: [[gpu]]".into(),
+        ));
+    let mut request = request("gpu-headless");
+    request.gpus = Some(GpuSelection::All);
+    let source = PathBuf::from("/project/data");
+    request.mounts = vec![(
+        crate::plan::mounts::parse("./data", &PathBuf::from("/project"), "/tf").unwrap(),
+        "./data".to_string(),
+    )];
+    host.paths.borrow_mut().insert(PathBuf::from("/project"));
+    let error = run(launch(&engine, &host, request, false)).unwrap_err();
+    assert!(
+        matches!(
+            error.downcast_ref::<EngineError>(),
+            Some(EngineError::GpuToolkitMissing { .. })
+        ),
+        "{error:#}"
+    );
+    // It was created with every GPU, then removed; its new folder went with it.
+    assert_eq!(engine.calls_to("create").len(), 1);
+    assert_eq!(engine.calls_to("remove-container").len(), 1);
+    assert!(engine.container_names().is_empty());
+    assert_eq!(*host.made.borrow(), std::slice::from_ref(&source));
+    assert_eq!(*host.removed.borrow(), [source]);
+}
+
+#[test]
+fn gpus_a_host_cannot_give_are_refused_before_anything_exists() {
+    // A driver and a GPU, but no container toolkit.
+    let mut host = gpu_host();
+    host.nvidia.toolkit_programs.clear();
+    let engine = FakeEngine::new();
+    let mut request = request("gpu-headless");
+    request.gpus = Some(GpuSelection::All);
+    let error = run(launch(&engine, &host, request, false)).unwrap_err();
+    assert!(error.downcast_ref::<HostError>().is_some(), "{error:#}");
+    assert!(
+        error.to_string().starts_with(
+            "cannot give GPUs to the container: the NVIDIA container toolkit is missing"
+        ),
+        "{error}"
+    );
+    assert!(engine.calls_to("create").is_empty());
+}
+
+#[test]
+fn a_port_lost_to_another_program_is_chosen_again() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    // Between tfimg's check and the daemon's bind, someone takes 8888.
+    host.raced_ports.borrow_mut().insert(8888);
+    engine
+        .state
+        .borrow_mut()
+        .start_failures
+        .push_back(StartFailure::PortTaken(
+            "Bind for 127.0.0.1:8888 failed: port is already allocated".into(),
+        ));
+    let (_, launched) = run(launch(&engine, &host, request("cpu-jupyter"), false)).unwrap();
+    assert_eq!(engine.calls_to("create").len(), 2);
+    assert_eq!(engine.calls_to("remove-container").len(), 1);
+    assert_eq!(engine.container_names(), ["lab"]);
+    let jupyter = launched
+        .plan
+        .ports
+        .iter()
+        .find(|port| port.name == "jupyter")
+        .unwrap();
+    assert_ne!(jupyter.host, 8888, "the retry moved to a free port");
+}
+
+#[test]
+fn a_port_the_user_named_is_not_retried() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    engine
+        .state
+        .borrow_mut()
+        .start_failures
+        .push_back(StartFailure::PortTaken("port is already allocated".into()));
+    let mut request = request("cpu-jupyter");
+    request.port_requests = vec![PortRequest::parse("8890:8888").unwrap()];
+    let error = run(launch(&engine, &host, request, false)).unwrap_err();
+    assert!(
+        error.to_string().starts_with("a published port is taken"),
+        "{error}"
+    );
+    assert!(engine.container_names().is_empty());
+}
+
+#[test]
+fn a_gpu_image_takes_every_gpu_by_default_and_gives_way_when_the_daemon_refuses() {
+    let (engine, host) = (FakeEngine::new(), gpu_host());
+    engine
+        .state
+        .borrow_mut()
+        .start_failures
+        .push_back(StartFailure::GpuDriver(
+            "could not select device driver".into(),
+        ));
+    let (notes, launched) = run(launch(&engine, &host, request("gpu-headless"), false)).unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(launched.plan.gpu, GpuPlan::None);
+    assert_eq!(launched.notes.len(), 1, "{:?}", launched.notes);
+    assert_eq!(engine.calls_to("create").len(), 2);
+}

@@ -1,0 +1,153 @@
+//! Unit tests of `team`.
+use super::*;
+use crate::engine::fake::FakeEngine;
+use crate::host::fake::FakeHost;
+use crate::spec::Catalog;
+use std::path::PathBuf;
+
+const TEAM: &str = "team: lab\ndefaults:\n  spec: cpu-headless\nmembers:\n";
+
+fn team(members: &str) -> Team {
+    team::parse(
+        &format!("{TEAM}{members}"),
+        "team.yaml",
+        PathBuf::from("/project"),
+    )
+    .unwrap()
+}
+
+fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let resolved = crate::spec::resolve(&catalog, "cpu-headless").unwrap();
+    let specs = BTreeMap::from([("cpu-headless".to_string(), resolved)]);
+    let images = BTreeMap::from([(
+        "cpu-headless".to_string(),
+        "tfimg/cpu-headless:2.9.3-0123456789ab".to_string(),
+    )]);
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(up(engine, host, team, &specs, &images, (4321, 4322), false))
+        .unwrap()
+}
+
+fn actions(report: &UpReport) -> Vec<(&str, Action)> {
+    report
+        .actions
+        .iter()
+        .map(|(member, action)| (member.as_str(), *action))
+        .collect()
+}
+
+#[test]
+fn up_creates_keeps_recreates_and_removes_members_as_the_file_says() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    let alice = "  - name: alice\n    command: [\"sleep\", \"300\"]\n";
+    let bob = |value: &str| {
+        format!("  - name: bob\n    command: [\"sleep\", \"300\"]\n    env: {{MODE: {value}}}\n")
+    };
+    let first = up_once(&engine, &host, &team(&format!("{alice}{}", bob("a"))));
+    assert_eq!(
+        actions(&first),
+        [("alice", Action::Created), ("bob", Action::Created)]
+    );
+    assert_eq!(engine.container_names(), ["lab-alice", "lab-bob"]);
+    let bob_plan = engine.plan_of("lab-bob").unwrap();
+    assert!(bob_plan.env.contains(&"MODE=a".to_string()));
+    assert_eq!(bob_plan.labels[labels::TEAM], "lab");
+
+    // The same file again: nothing is created.
+    let creates = engine.calls_to("create").len();
+    let same = up_once(&engine, &host, &team(&format!("{alice}{}", bob("a"))));
+    assert_eq!(
+        actions(&same),
+        [("alice", Action::Unchanged), ("bob", Action::Unchanged)]
+    );
+    assert!(same.started.is_empty() && same.removed.is_empty());
+    assert_eq!(engine.calls_to("create").len(), creates);
+
+    // bob changes: only bob is made again.
+    let changed = up_once(&engine, &host, &team(&format!("{alice}{}", bob("b"))));
+    assert_eq!(
+        actions(&changed),
+        [("alice", Action::Unchanged), ("bob", Action::Recreated)]
+    );
+    assert_eq!(engine.calls_to("create").len(), creates + 1);
+    assert!(engine
+        .plan_of("lab-bob")
+        .unwrap()
+        .env
+        .contains(&"MODE=b".to_string()));
+
+    // alice leaves the file: her container goes, bob stays.
+    let removed = up_once(&engine, &host, &team(&bob("b")));
+    assert_eq!(removed.removed, ["alice"]);
+    assert_eq!(actions(&removed), [("bob", Action::Unchanged)]);
+    assert_eq!(engine.container_names(), ["lab-bob"]);
+}
+
+#[test]
+fn members_take_different_ports_and_a_member_that_cannot_start_is_reported() {
+    let file = "  - name: alice\n    spec: cpu-jupyter\n  - name: bob\n    spec: cpu-jupyter\n";
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let jupyter = crate::spec::resolve(&catalog, "cpu-jupyter").unwrap();
+    let specs = BTreeMap::from([("cpu-jupyter".to_string(), jupyter)]);
+    let images = BTreeMap::from([("cpu-jupyter".to_string(), "tfimg/cpu-jupyter:x".to_string())]);
+    let bring_up = |engine: &FakeEngine| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(up(
+                engine,
+                &FakeHost::new(),
+                &team(file),
+                &specs,
+                &images,
+                (4321, 4322),
+                false,
+            ))
+            .unwrap()
+    };
+    let engine = FakeEngine::new();
+    let report = bring_up(&engine);
+    assert_eq!(report.started.len(), 2);
+    let port = |member: &str| {
+        let plan = engine.plan_of(member).unwrap();
+        assert_eq!(plan.restart, Some(plan::RestartPolicy::UnlessStopped));
+        plan.ports
+            .iter()
+            .find(|port| port.name == "jupyter")
+            .unwrap()
+            .host
+    };
+    assert_ne!(port("lab-alice"), port("lab-bob"), "both wanted 8888");
+
+    let engine = FakeEngine::new();
+    engine
+        .state
+        .borrow_mut()
+        .start_failures
+        .push_back(crate::engine::StartFailure::Engine(EngineFailure::gone()));
+    let report = bring_up(&engine);
+    assert_eq!(report.failures.len(), 1);
+    assert_eq!(report.started.len(), 1);
+    assert_eq!(
+        engine.container_names().len(),
+        1,
+        "the failed member is removed"
+    );
+}
+
+/// An engine failure to script.
+struct EngineFailure;
+
+impl EngineFailure {
+    fn gone() -> crate::engine::EngineError {
+        crate::engine::EngineError::Failed {
+            what: "start container".into(),
+            message: "no such container".into(),
+        }
+    }
+}
