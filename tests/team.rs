@@ -828,3 +828,119 @@ async fn an_ssh_member_exported_to_kubernetes_serves_ssh_as_its_uid_with_no_capa
         "{stdout}"
     );
 }
+
+/// Two teams brought up at the same moment all want Jupyter's 8888 and TensorBoard's 6006:
+/// `up` goes through the same launcher as `run`, so a port lost to the other team is
+/// chosen again, and both teams come up with four different ports, each answering.
+#[tokio::test]
+async fn two_teams_racing_for_the_same_free_ports_both_come_up() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let names: Vec<String> = (0..2)
+        .map(|i| {
+            let unique = unique("race").replace(|c: char| !c.is_ascii_alphanumeric(), "");
+            format!("r{i}{}", &unique[unique.len() - 10..]).to_lowercase()
+        })
+        .collect();
+    let members: Vec<String> = names
+        .iter()
+        .flat_map(|team| [format!("{team}-alice"), format!("{team}-bob")])
+        .collect();
+    let _guard = DockerGuard::containers(&members.iter().map(String::as_str).collect::<Vec<_>>());
+    let file = |team: &str| {
+        format!("team: {team}\ndefaults:\n  spec: cpu-jupyter\nmembers:\n  - name: alice\n  - name: bob\n")
+    };
+    let folder = scratch(&[("a.yaml", &file(&names[0])), ("b.yaml", &file(&names[1]))]);
+    let data = folder.path().join(".tfimg-data");
+    let ups: Vec<std::process::Child> = ["a.yaml", "b.yaml"]
+        .iter()
+        .map(|team| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_tfimg"))
+                .args(["up", team, "--ca-cert", HOST_CA, "--progress", "plain"])
+                .current_dir(folder.path())
+                .env("XDG_DATA_HOME", &data)
+                .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for up in ups {
+        let output = up.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let mut jupyter_ports = std::collections::BTreeSet::new();
+    for member in &members {
+        let container = engine.container(member).await.unwrap().expect(member);
+        assert_eq!(container.state, "running", "{member}");
+        let url = container.labels["io.tfimg.url.jupyter"].clone();
+        let port: u16 = url
+            .trim_start_matches("http://127.0.0.1:")
+            .trim_end_matches("/lab")
+            .parse()
+            .unwrap_or_else(|_| panic!("{member}: {url}"));
+        jupyter_ports.insert(port);
+        let token = container
+            .env
+            .iter()
+            .find_map(|entry| entry.strip_prefix("TFIMG_JUPYTER_TOKEN="))
+            .unwrap()
+            .to_string();
+        let (status, _) = http("GET", port, &format!("/api/status?token={token}"), &[], "");
+        assert_eq!(status, 200, "{member} on {port}");
+    }
+    assert_eq!(jupyter_ports.len(), 4, "{jupyter_ports:?}");
+    for team in ["a.yaml", "b.yaml"] {
+        let down = tfimg_with_env(folder.path(), &["down", team], &[]);
+        assert_eq!(down.code, 0, "{}", down.stderr);
+    }
+}
+
+/// The exports render from the team file alone: with no daemon to ask, `compose` and
+/// `k8s` still write their files, naming each image by its moving tag.
+#[test]
+fn compose_and_k8s_need_no_daemon() {
+    let file = "team: nodaemon\ndefaults:\n  spec: cpu-jupyter\nmembers:\n  - name: alice\n  - name: train\n    spec: cpu-headless\n    command: [\"python\", \"train.py\"]\n";
+    let folder = scratch(&[("team.yaml", file)]);
+    let no_daemon = [("DOCKER_HOST", "unix:///nonexistent/tfimg-no-daemon.sock")];
+    let compose = tfimg_with_env(
+        folder.path(),
+        &["compose", "team.yaml", "-o", "out/team.compose.yaml"],
+        &no_daemon,
+    );
+    assert_eq!(compose.code, 0, "{}", compose.stderr);
+    let text = std::fs::read_to_string(folder.path().join("out/team.compose.yaml")).unwrap();
+    assert!(text.contains("image: tfimg/cpu-jupyter:2.9.3\n"), "{text}");
+    assert!(text.contains("image: tfimg/cpu-headless:2.9.3\n"), "{text}");
+    assert!(
+        compose.stderr.contains("referenced by their moving tags"),
+        "{}",
+        compose.stderr
+    );
+    let k8s = tfimg_with_env(
+        folder.path(),
+        &["k8s", "team.yaml", "-o", "manifests"],
+        &no_daemon,
+    );
+    assert_eq!(k8s.code, 0, "{}", k8s.stderr);
+    let manifests = std::fs::read_to_string(folder.path().join("manifests/nodaemon.yaml")).unwrap();
+    assert!(
+        manifests.contains("image: tfimg/cpu-jupyter:2.9.3\n"),
+        "{manifests}"
+    );
+    // `--build` needs the daemon, and says so.
+    let build = tfimg_with_env(folder.path(), &["k8s", "team.yaml", "--build"], &no_daemon);
+    assert_eq!(build.code, 2, "{}", build.stderr);
+    assert!(
+        build.stderr.contains("cannot reach the Docker daemon"),
+        "{}",
+        build.stderr
+    );
+}
