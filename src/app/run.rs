@@ -153,7 +153,13 @@ pub async fn attend(
 ) -> anyhow::Result<After> {
     let plan = &launched.plan;
     let id = launched.id.as_str();
-    let wait_for_service = !no_wait && (detach || !plan.endpoints.is_empty());
+    // Jupyter and sshd are waited for; a headless container has nothing to answer, so a
+    // detached one is left to run as `docker run -d` leaves it (no extra round trip).
+    let serves = plan
+        .endpoints
+        .iter()
+        .any(|(endpoint, _)| endpoint == "jupyter" || endpoint == "ssh");
+    let wait_for_service = !no_wait && serves;
     if wait_for_service {
         let ready = tokio::select! {
             result = ready::wait_until_ready(engine, host, id, plan, launched.known_hosts.as_deref()) => Some(result),
