@@ -41,82 +41,104 @@ impl Resolver<'_> {
         Ok((full, row))
     }
 
+    /// The Python the image runs: the spec's `python`, else the one the base image ships.
     pub(super) fn python(
         &self,
         tensorflow: &Version,
         row: &TensorflowRow,
         base: &str,
     ) -> Result<String, SpecError> {
+        match &self.merged.python {
+            Some(text) => self.requested_python(&text.0, tensorflow, row, base),
+            None => self.shipped_python(tensorflow, row, base),
+        }
+    }
+
+    /// The spec's `python`, as a minor: in the release's range, and the one the base
+    /// ships when tfimg knows it.
+    fn requested_python(
+        &self,
+        text: &str,
+        tensorflow: &Version,
+        row: &TensorflowRow,
+        base: &str,
+    ) -> Result<String, SpecError> {
         let (low, high) = (row.python_min, row.python_max);
         let shipped = compat::distribution_python(base);
-        match &self.merged.python {
-            Some(text) => {
-                let python = Version::parse(&text.0)
-                    .filter(|version| version.precision() <= 3 && version.major() == 3)
-                    .ok_or_else(|| {
-                        self.error(
-                            "python",
-                            format!("`{}` is not a Python 3 version", text.0),
-                            format!("write `python: \"{high}\"` or remove `python` to use the base image's"),
-                        )
-                    })?;
-                let python_minor = format!("{}.{}", python.major(), python.minor().unwrap_or(0));
-                if !row.supports_python(&python) {
-                    return Err(self.error(
-                        "python",
-                        format!(
-                            "Python {python_minor} is outside the range TensorFlow {tensorflow} supports ({low} to {high})"
-                        ),
-                        format!(
-                            "set `python` between {low} and {high}{}",
-                            releases_for_python(&python_minor)
-                                .map(|releases| format!(", or use TensorFlow {releases} for Python {python_minor}"))
-                                .unwrap_or_default()
-                        ),
-                    ));
-                }
-                if let Some(shipped) = shipped {
-                    if shipped != python_minor {
-                        return Err(self.error(
-                            "python",
-                            format!("`{base}` ships Python {shipped}, not {python_minor}"),
-                            format!(
-                                "remove `python` to use {shipped}, or set `base` to an image that ships Python {python_minor}{}",
-                                ubuntu_for_python(&python_minor)
-                                    .map(|image| format!(" (such as `{image}`)"))
-                                    .unwrap_or_default()
-                            ),
-                        ));
-                    }
-                }
-                Ok(python_minor)
-            }
-            None => {
-                let Some(shipped) = shipped else {
-                    return Err(self.error(
-                        "base",
-                        format!("tfimg does not know which Python `{base}` ships"),
-                        format!("set `python:` to the version its `python3` package installs (TensorFlow {tensorflow} supports {low} to {high})"),
-                    ));
-                };
-                let version = Version::parse(shipped).expect("table");
-                if !row.supports_python(&version) {
-                    return Err(self.error(
-                        "base",
-                        format!(
-                            "`{base}` ships Python {shipped}, outside the range TensorFlow {tensorflow} supports ({low} to {high})"
-                        ),
-                        format!(
-                            "use a base that ships Python {low} to {high} (such as `debian:bullseye-slim`){}",
-                            releases_for_python(shipped)
-                                .map(|releases| format!(", or TensorFlow {releases}"))
-                                .unwrap_or_default()
-                        ),
-                    ));
-                }
-                Ok(shipped.to_string())
+        let python = Version::parse(text)
+            .filter(|version| version.precision() <= 3 && version.major() == 3)
+            .ok_or_else(|| {
+                self.error(
+                    "python",
+                    format!("`{text}` is not a Python 3 version"),
+                    format!(
+                        "write `python: \"{high}\"` or remove `python` to use the base image's"
+                    ),
+                )
+            })?;
+        let python_minor = format!("{}.{}", python.major(), python.minor().unwrap_or(0));
+        if !row.supports_python(&python) {
+            return Err(self.error(
+                "python",
+                format!(
+                    "Python {python_minor} is outside the range TensorFlow {tensorflow} supports ({low} to {high})"
+                ),
+                format!(
+                    "set `python` between {low} and {high}{}",
+                    releases_for_python(&python_minor)
+                        .map(|releases| format!(", or use TensorFlow {releases} for Python {python_minor}"))
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+        if let Some(shipped) = shipped {
+            if shipped != python_minor {
+                return Err(self.error(
+                    "python",
+                    format!("`{base}` ships Python {shipped}, not {python_minor}"),
+                    format!(
+                        "remove `python` to use {shipped}, or set `base` to an image that ships Python {python_minor}{}",
+                        ubuntu_for_python(&python_minor)
+                            .map(|image| format!(" (such as `{image}`)"))
+                            .unwrap_or_default()
+                    ),
+                ));
             }
         }
+        Ok(python_minor)
+    }
+
+    /// The Python the base image ships, which tfimg must know, in the release's range.
+    fn shipped_python(
+        &self,
+        tensorflow: &Version,
+        row: &TensorflowRow,
+        base: &str,
+    ) -> Result<String, SpecError> {
+        let (low, high) = (row.python_min, row.python_max);
+        let Some(shipped) = compat::distribution_python(base) else {
+            return Err(self.error(
+                "base",
+                format!("tfimg does not know which Python `{base}` ships"),
+                format!("set `python:` to the version its `python3` package installs (TensorFlow {tensorflow} supports {low} to {high})"),
+            ));
+        };
+        let version = Version::parse(shipped).expect("table");
+        if !row.supports_python(&version) {
+            return Err(self.error(
+                "base",
+                format!(
+                    "`{base}` ships Python {shipped}, outside the range TensorFlow {tensorflow} supports ({low} to {high})"
+                ),
+                format!(
+                    "use a base that ships Python {low} to {high} (such as `debian:bullseye-slim`){}",
+                    releases_for_python(shipped)
+                        .map(|releases| format!(", or TensorFlow {releases}"))
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+        Ok(shipped.to_string())
     }
 
     /// tfimg's images need Python 3.8: their verification and JupyterLab 4 do.
