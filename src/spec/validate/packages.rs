@@ -1,0 +1,117 @@
+//! What pip and apt install: the spec's packages on top of those every image needs, the
+//! TensorFlow requirement, and the constraints that pin TensorFlow, its known-good
+//! companions and its CUDA wheels so no later install can move them.
+
+use super::Resolver;
+use crate::input::SpecError;
+use crate::spec::compat::{PipCuda, TensorflowRow, Version};
+use crate::spec::model::{CudaProvider, Service};
+use crate::spec::resolved::{GpuStack, ResolvedPackages};
+use crate::spec::syntax::{requirement_name, valid_apt_package};
+
+/// apt packages every image needs: the entrypoint runs under tini, and pip needs a venv
+/// and CA certificates.
+const REQUIRED_APT: &[&str] = &["ca-certificates", "python3", "python3-venv", "tini"];
+
+impl Resolver<'_> {
+    pub(super) fn packages(
+        &self,
+        service: Service,
+        tensorflow: &Version,
+    ) -> Result<ResolvedPackages, SpecError> {
+        let declared = self.merged.packages.clone().unwrap_or_default();
+        let mut apt: Vec<String> = REQUIRED_APT.iter().map(|name| name.to_string()).collect();
+        if service == Service::Ssh {
+            apt.push("openssh-server".to_string());
+        }
+        for package in declared.apt {
+            if !valid_apt_package(&package) {
+                return Err(self.error(
+                    &format!("packages.apt={package}"),
+                    format!("`{package}` is not a Debian package name"),
+                    "write a package name such as `git`, optionally with `=version`",
+                ));
+            }
+            if !apt.contains(&package) {
+                apt.push(package);
+            }
+        }
+        apt.sort();
+
+        let mut pip = Vec::new();
+        for requirement in declared.pip {
+            let path = format!("packages.pip={requirement}");
+            let Some(name) = requirement_name(&requirement) else {
+                return Err(self.error(
+                    &path,
+                    format!("`{requirement}` is not a pip requirement tfimg accepts"),
+                    "write a requirement such as `pandas`, `pandas==2.0.3` or `pandas>=2,<3` (no quotes, URLs or options)",
+                ));
+            };
+            if matches!(
+                name.as_str(),
+                "tensorflow"
+                    | "tensorflow-cpu"
+                    | "tensorflow-gpu"
+                    | "tf-nightly"
+                    | "tensorflow-intel"
+            ) {
+                return Err(self.error(
+                    &path,
+                    format!(
+                        "`{requirement}` would replace the TensorFlow {tensorflow} the spec pins"
+                    ),
+                    "set the version with `tensorflow:` instead",
+                ));
+            }
+            pip.push(requirement);
+        }
+        let names: Vec<String> = pip.iter().filter_map(|r| requirement_name(r)).collect();
+        if service == Service::Jupyter && !names.iter().any(|name| name == "jupyterlab") {
+            pip.push("jupyterlab>=4,<5".to_string());
+        }
+        Ok(ResolvedPackages { apt, pip })
+    }
+}
+
+/// The constraints file: TensorFlow, the release's pins, and the CUDA wheels from pip.
+pub(super) fn constraints(
+    tensorflow: &Version,
+    row: &TensorflowRow,
+    gpu: Option<&GpuStack>,
+) -> Vec<String> {
+    let mut constraints = vec![format!("{}=={tensorflow}", tensorflow_package_name(gpu))];
+    constraints.extend(row.pins.iter().map(|pin| pin.to_string()));
+    let pip_cuda = gpu.is_some_and(|stack| stack.provider == CudaProvider::Pip);
+    if pip_cuda {
+        // The CUDA stack is pinned like TensorFlow: a later install cannot move it.
+        constraints.extend(row.pip_cuda.pins().iter().map(|pin| pin.to_string()));
+    }
+    constraints
+}
+
+/// The requirement that installs TensorFlow: with its `and-cuda` extra where that brings
+/// the CUDA wheels.
+pub(super) fn tensorflow_requirement(
+    tensorflow: &Version,
+    row: &TensorflowRow,
+    gpu: Option<&GpuStack>,
+) -> String {
+    match gpu {
+        Some(stack)
+            if stack.provider == CudaProvider::Pip
+                && matches!(row.pip_cuda, PipCuda::AndCudaExtra { .. }) =>
+        {
+            format!("tensorflow[and-cuda]=={tensorflow}")
+        }
+        _ => format!("{}=={tensorflow}", tensorflow_package_name(gpu)),
+    }
+}
+
+fn tensorflow_package_name(gpu: Option<&GpuStack>) -> &'static str {
+    if gpu.is_some() {
+        "tensorflow"
+    } else {
+        "tensorflow-cpu"
+    }
+}

@@ -1,0 +1,105 @@
+//! A team file as written: the YAML model serde reads, before defaults are applied and
+//! values checked.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::spec::model::{EnvValue, PortNumber};
+
+// Each `expecting` replaces serde's wording, which names the Rust type (`expected struct
+// TeamFile`) instead of what to write.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with `team`, `defaults` and `members`"
+)]
+pub struct TeamFile {
+    pub team: String,
+    #[serde(default)]
+    pub defaults: Defaults,
+    pub members: Vec<Member>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping of defaults such as `spec` and `mounts_root`"
+)]
+pub struct Defaults {
+    pub spec: Option<String>,
+    /// Each member gets `<mounts_root>/<member>` mounted at `<workdir>/work`.
+    pub mounts_root: Option<String>,
+    pub memory: Option<String>,
+    pub cpus: Option<String>,
+    pub shm_size: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a member: a mapping with `name` and settings such as `spec` and `gpus`"
+)]
+pub struct Member {
+    pub name: String,
+    pub spec: Option<String>,
+    /// `all`, a count, a list of indices/UUIDs, or `none`.
+    pub gpus: Option<GpusValue>,
+    /// Allow other members on the same GPUs.
+    #[serde(default)]
+    pub shared: bool,
+    #[serde(default)]
+    pub mounts: Vec<String>,
+    /// Fixed host ports by service name (`jupyter: 8890`).
+    #[serde(default)]
+    pub ports: BTreeMap<String, PortNumber>,
+    #[serde(default)]
+    pub env: BTreeMap<String, EnvValue>,
+    /// A command instead of the service (for headless members).
+    #[serde(default)]
+    pub command: Vec<String>,
+    pub memory: Option<String>,
+    pub cpus: Option<String>,
+    /// Multi-worker training on Kubernetes: this many workers (`tfimg up` runs one).
+    pub workers: Option<u32>,
+}
+
+/// `gpus:` as YAML allows it: `all`, `2`, `[0, 1]`, `"GPU-..."`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(
+    untagged,
+    expecting = "expected `gpus` to be `all`, `none`, a count, or a list of GPU indices and UUIDs"
+)]
+pub enum GpusValue {
+    Count(u32),
+    Text(String),
+    List(Vec<ListItem>),
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged, expecting = "expected a GPU index or UUID")]
+pub enum ListItem {
+    Index(u32),
+    Text(String),
+}
+
+impl GpusValue {
+    pub(super) fn text(&self) -> String {
+        match self {
+            GpusValue::Count(count) => count.to_string(),
+            GpusValue::Text(text) => text.clone(),
+            // A list always names devices, even `[1]`.
+            GpusValue::List(items) => {
+                "device=".to_string()
+                    + &items
+                        .iter()
+                        .map(|item| match item {
+                            ListItem::Index(index) => index.to_string(),
+                            ListItem::Text(text) => text.clone(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(",")
+            }
+        }
+    }
+}
