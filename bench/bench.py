@@ -178,7 +178,7 @@ def row_detached_launch(work, runs):
                      "--mount", "./code", "-p", f"{port}:{port}", "--", "sleep", "300", cwd=work),
         lambda i: sh("docker", "run", "-d", "--name", f"tfbench-docker-{i}", "--label", LABEL, *same_container_as_tfimg(),
                      "-v", f"{mount}:/tf/code", "-p", f"127.0.0.1:{port}:{port}", image, "sleep", "300"),
-        runs, cleanup=remove_containers, target="<= 1.15",
+        runs, cleanup=remove_containers, target="<= 1.0",
     )
 
 
