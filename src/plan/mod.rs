@@ -6,16 +6,18 @@ pub mod base;
 pub mod gpus;
 pub mod image;
 pub mod mounts;
+mod parse;
 pub mod ports;
 
 use std::collections::BTreeMap;
 
-use crate::input::InputError;
 use crate::labels;
 use crate::spec::Service;
 use gpus::{GpuPlan, GpuSelection};
 use mounts::MountPlan;
 use ports::PortPlan;
+
+pub use parse::{parse_cpus, parse_env, parse_size, RestartPolicy};
 
 /// Docker's default capability set (moby's `oci/caps` defaults); tfimg never adds to it.
 const DOCKER_DEFAULT_CAPABILITIES: &[&str] = &[
@@ -110,7 +112,36 @@ pub fn with_token(url: &str, token: &str) -> String {
     format!("{}?token={token}", without_token(url))
 }
 
+/// The container for `input`: its environment, what to tell the user, its labels, and
+/// the user and capabilities it starts with.
 pub fn launch(input: &LaunchInput) -> LaunchPlan {
+    let env = environment(input);
+    let endpoints = endpoints(input);
+    let labels = launch_labels(input, &endpoints);
+    let (cap_drop, user) = user_and_capabilities(input);
+    LaunchPlan {
+        name: input.name.clone(),
+        image: input.image.clone(),
+        command: input.command.clone(),
+        env,
+        labels,
+        user,
+        mounts: input.mounts.clone(),
+        ports: input.ports.clone(),
+        gpu: input.gpu.clone(),
+        memory: input.memory,
+        nano_cpus: input.nano_cpus,
+        shm_size: input.shm_size,
+        restart: input.restart,
+        cap_drop,
+        security_opt: vec!["no-new-privileges".to_string()],
+        endpoints,
+    }
+}
+
+/// The container's `KEY=value` environment, sorted: the user's variables, the ids the
+/// entrypoint maps the user to, the token or key of the service, the NVIDIA runtime's.
+fn environment(input: &LaunchInput) -> Vec<String> {
     let mut env: BTreeMap<String, String> = input.env.iter().cloned().collect();
     let remap = input.tfimg_image && input.ids.is_some();
     if let (true, Some((uid, gid))) = (remap, input.ids) {
@@ -132,49 +163,66 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
             "compute,utility".to_string(),
         );
     }
+    env.into_iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect()
+}
 
+/// What to tell the user: the Jupyter URL (with its token) or the ssh line, and
+/// TensorBoard's URL. A command replaces the service, so it has nothing to connect to.
+fn endpoints(input: &LaunchInput) -> Vec<(String, String)> {
     let mut endpoints = Vec::new();
-    // A command replaces the service, so it has nothing to connect to.
-    if input.command.is_empty() {
-        let port = |name: &str| input.ports.iter().find(|plan| plan.name == name);
-        match input.service {
-            Service::Jupyter => {
-                if let (Some(plan), Some(token)) = (port("jupyter"), &input.jupyter_token) {
-                    endpoints.push((
-                        "jupyter".to_string(),
-                        format!("http://127.0.0.1:{}/lab?token={token}", plan.host),
-                    ));
-                }
-            }
-            Service::Ssh => {
-                if let Some(plan) = port("ssh") {
-                    let mut line = format!("ssh -p {}", plan.host);
-                    if let Some(identity) = &input.ssh_identity {
-                        line.push_str(&format!(" -i {identity}"));
-                    }
-                    if let Some(known_hosts) = &input.ssh_known_hosts {
-                        line.push_str(&format!(" -o UserKnownHostsFile={known_hosts}"));
-                    }
-                    // `--user root` keeps the container (and the key) with root.
-                    let login = if input.ids.is_some() {
-                        input.image_user.as_str()
-                    } else {
-                        "root"
-                    };
-                    line.push_str(&format!(" {login}@127.0.0.1"));
-                    endpoints.push(("ssh".to_string(), line));
-                }
-            }
-            Service::None => {}
-        }
-        if let Some(plan) = port("tensorboard") {
-            endpoints.push((
-                "tensorboard".to_string(),
-                format!("http://127.0.0.1:{}/", plan.host),
-            ));
-        }
+    if !input.command.is_empty() {
+        return endpoints;
     }
+    let port = |name: &str| input.ports.iter().find(|plan| plan.name == name);
+    match input.service {
+        Service::Jupyter => {
+            if let (Some(plan), Some(token)) = (port("jupyter"), &input.jupyter_token) {
+                endpoints.push((
+                    "jupyter".to_string(),
+                    format!("http://127.0.0.1:{}/lab?token={token}", plan.host),
+                ));
+            }
+        }
+        Service::Ssh => {
+            if let Some(plan) = port("ssh") {
+                endpoints.push(("ssh".to_string(), ssh_line(input, plan)));
+            }
+        }
+        Service::None => {}
+    }
+    if let Some(plan) = port("tensorboard") {
+        endpoints.push((
+            "tensorboard".to_string(),
+            format!("http://127.0.0.1:{}/", plan.host),
+        ));
+    }
+    endpoints
+}
 
+/// The ssh command line that logs in through the published `port`.
+fn ssh_line(input: &LaunchInput, port: &PortPlan) -> String {
+    let mut line = format!("ssh -p {}", port.host);
+    if let Some(identity) = &input.ssh_identity {
+        line.push_str(&format!(" -i {identity}"));
+    }
+    if let Some(known_hosts) = &input.ssh_known_hosts {
+        line.push_str(&format!(" -o UserKnownHostsFile={known_hosts}"));
+    }
+    // `--user root` keeps the container (and the key) with root.
+    let login = if input.ids.is_some() {
+        input.image_user.as_str()
+    } else {
+        "root"
+    };
+    line.push_str(&format!(" {login}@127.0.0.1"));
+    line
+}
+
+/// The container's labels: the caller's, then the spec, service, GPUs, ids, ports and
+/// the endpoints' URLs.
+fn launch_labels(input: &LaunchInput, endpoints: &[(String, String)]) -> BTreeMap<String, String> {
     let mut labels = input.extra_labels.clone();
     labels.insert(labels::SPEC.to_string(), input.spec_name.clone());
     labels.insert(
@@ -207,12 +255,16 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
         );
     }
     // Labels are readable by anyone who can list containers: never the token.
-    for (name, url) in &endpoints {
+    for (name, url) in endpoints {
         labels.insert(crate::labels::url_label(name), without_token(url));
     }
+    labels
+}
 
-    // Capabilities are only ever dropped (`cap_add` stays empty).
-    let (cap_drop, user) = match input.ids {
+/// The capabilities to drop and the user to start as. Capabilities are only ever
+/// dropped (`cap_add` stays empty).
+fn user_and_capabilities(input: &LaunchInput) -> (Vec<String>, Option<String>) {
+    match input.ids {
         // Not tfimg's entrypoint: nothing would drop root, so start as the user directly.
         Some((uid, gid)) if !input.tfimg_image => {
             (vec!["ALL".to_string()], Some(format!("{uid}:{gid}")))
@@ -234,168 +286,7 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
         }
         // `--user root`: the user's explicit choice; Docker's default capabilities.
         None => (Vec::new(), Some("root".to_string())),
-    };
-
-    LaunchPlan {
-        name: input.name.clone(),
-        image: input.image.clone(),
-        command: input.command.clone(),
-        env: env
-            .into_iter()
-            .map(|(key, value)| format!("{key}={value}"))
-            .collect(),
-        labels,
-        user,
-        mounts: input.mounts.clone(),
-        ports: input.ports.clone(),
-        gpu: input.gpu.clone(),
-        memory: input.memory,
-        nano_cpus: input.nano_cpus,
-        shm_size: input.shm_size,
-        restart: input.restart,
-        cap_drop,
-        security_opt: vec!["no-new-privileges".to_string()],
-        endpoints,
     }
-}
-
-/// What Docker does when a container stops (`--restart`, and services of teams).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RestartPolicy {
-    No,
-    Always,
-    UnlessStopped,
-    /// At most this many retries, when given.
-    OnFailure(Option<u32>),
-}
-
-impl RestartPolicy {
-    /// `no`, `always`, `unless-stopped`, `on-failure[:N]`.
-    pub fn parse(text: &str) -> Result<RestartPolicy, InputError> {
-        let policy = match text.split_once(':') {
-            None => match text {
-                "no" => Some(RestartPolicy::No),
-                "always" => Some(RestartPolicy::Always),
-                "unless-stopped" => Some(RestartPolicy::UnlessStopped),
-                "on-failure" => Some(RestartPolicy::OnFailure(None)),
-                _ => None,
-            },
-            Some(("on-failure", retries)) => retries
-                .parse::<u32>()
-                .ok()
-                .map(|retries| RestartPolicy::OnFailure(Some(retries))),
-            Some(_) => None,
-        };
-        policy.ok_or_else(|| {
-            InputError::new(
-                format!("`--restart {text}` is not a restart policy"),
-                "use `no`, `always`, `unless-stopped` or `on-failure[:N]`",
-            )
-        })
-    }
-
-    /// As Docker and Compose write it.
-    pub fn as_text(&self) -> String {
-        match self {
-            RestartPolicy::No => "no".to_string(),
-            RestartPolicy::Always => "always".to_string(),
-            RestartPolicy::UnlessStopped => "unless-stopped".to_string(),
-            RestartPolicy::OnFailure(None) => "on-failure".to_string(),
-            RestartPolicy::OnFailure(Some(retries)) => format!("on-failure:{retries}"),
-        }
-    }
-}
-
-/// `512m`, `8g`, `1.5g`, `1048576` → bytes.
-pub fn parse_size(text: &str, flag: &str) -> Result<i64, InputError> {
-    let bad = || {
-        InputError::new(
-            format!("`{flag} {text}` is not a size"),
-            format!("write sizes like `{flag} 512m` or `{flag} 8g` (b, k, m, g)"),
-        )
-    };
-    let lower = text.trim().to_ascii_lowercase();
-    let lower = lower
-        .strip_suffix('b')
-        .filter(|rest| !rest.is_empty() && rest.ends_with(['k', 'm', 'g']))
-        .unwrap_or(&lower);
-    let (number, unit) = match lower.chars().last() {
-        Some('k') => (&lower[..lower.len() - 1], 1024f64),
-        Some('m') => (&lower[..lower.len() - 1], 1024f64 * 1024.0),
-        Some('g') => (&lower[..lower.len() - 1], 1024f64 * 1024.0 * 1024.0),
-        Some('b') => (&lower[..lower.len() - 1], 1f64),
-        _ => (lower, 1f64),
-    };
-    let value: f64 = number.parse().map_err(|_| bad())?;
-    let bytes = value * unit;
-    if !(4.0 * 1024.0 * 1024.0..1e15).contains(&bytes) {
-        return Err(InputError::new(
-            format!("`{flag} {text}` is out of range"),
-            "sizes go from 4m to a few hundred g",
-        ));
-    }
-    Ok(bytes as i64)
-}
-
-/// `1.5` → 1.5e9 nano-CPUs.
-/// The smallest `--cpus` (Docker's own lower bound).
-pub const MIN_CPUS: f64 = 0.01;
-
-pub fn parse_cpus(text: &str) -> Result<i64, InputError> {
-    let value: f64 = text.trim().parse().map_err(|_| {
-        InputError::new(
-            format!("`--cpus {text}` is not a number"),
-            "write `--cpus 2` or `--cpus 1.5`",
-        )
-    })?;
-    if !(value.is_finite() && value > 0.0 && value <= 1024.0) {
-        return Err(InputError::new(
-            format!("`--cpus {text}` is out of range"),
-            "use a number above 0, such as 2",
-        ));
-    }
-    // The kernel's smallest quota is 1 ms per 100 ms period; below it the value would
-    // round to NanoCpus 0, which Docker reads as no limit at all.
-    if value < MIN_CPUS {
-        return Err(InputError::new(
-            format!("`--cpus {text}` is below {MIN_CPUS}, the smallest share a container can get"),
-            "use 0.01 or more, such as 0.5",
-        ));
-    }
-    Ok((value * 1e9).round() as i64)
-}
-
-/// `KEY=value`; a bare `KEY` takes the value `inherited` finds (tfimg's own environment
-/// value, as docker does).
-pub fn parse_env(
-    text: &str,
-    inherited: impl Fn(&str) -> Option<String>,
-) -> Result<(String, String), InputError> {
-    let (key, value) = match text.split_once('=') {
-        Some((key, value)) => (key.to_string(), value.to_string()),
-        None => (text.to_string(), inherited(text).unwrap_or_default()),
-    };
-    let valid = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if key.is_empty() {
-        return Err(InputError::new(
-            format!("`-e {text}`: the variable has no name"),
-            "write `-e KEY=value` with letters, digits and `_`",
-        ));
-    }
-    if !valid {
-        return Err(InputError::new(
-            format!("`-e {text}`: `{key}` is not a valid variable name"),
-            "write `-e KEY=value` with letters, digits and `_`",
-        ));
-    }
-    if key.starts_with(labels::VARIABLE_PREFIX) {
-        return Err(InputError::new(
-            format!("`-e {text}`: `TFIMG_*` variables are set by tfimg"),
-            "use `--uid`/`--gid`, `--ssh-key` or the printed token instead",
-        ));
-    }
-    Ok((key, value))
 }
 
 #[cfg(test)]
@@ -516,32 +407,5 @@ mod tests {
         assert!(plan.endpoints[0].1.ends_with(" root@127.0.0.1"));
         assert_eq!(plan.user.as_deref(), Some("root"));
         assert!(plan.cap_drop.is_empty());
-    }
-
-    #[test]
-    fn sizes_cpus_and_env() {
-        assert_eq!(
-            parse_size("2g", "--shm-size").unwrap(),
-            2 * 1024 * 1024 * 1024
-        );
-        assert_eq!(parse_size("512m", "--memory").unwrap(), 512 * 1024 * 1024);
-        assert_eq!(parse_size("1.5GB", "--memory").unwrap(), 1610612736);
-        assert!(parse_size("lots", "--memory").is_err());
-        assert!(parse_size("1k", "--memory").is_err());
-        assert_eq!(parse_cpus("1.5").unwrap(), 1_500_000_000);
-        assert!(parse_cpus("0").is_err());
-        let none = |_: &str| None;
-        assert_eq!(
-            parse_env("A=b=c", none).unwrap(),
-            ("A".into(), "b=c".into())
-        );
-        assert_eq!(
-            parse_env("HOME", |key| (key == "HOME")
-                .then(|| "/home/ana".to_string()))
-            .unwrap(),
-            ("HOME".into(), "/home/ana".into())
-        );
-        assert!(parse_env("1A=b", none).is_err());
-        assert!(parse_env(&format!("{}=0", labels::UID_VARIABLE), none).is_err());
     }
 }

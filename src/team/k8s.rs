@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::labels;
 use crate::plan::gpus::GpuPlan;
+use crate::plan::ports::PortPlan;
 use crate::plan::LaunchPlan;
 use crate::spec::resolved::TENSORBOARD_PORT;
 
@@ -48,240 +49,16 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
     let mut documents: Vec<Value> = Vec::new();
     let mut tfjobs: Vec<Value> = Vec::new();
     for member in members {
-        let name = format!("{}-{}", options.team, member.name);
-        let labels = json!({
-            "app.kubernetes.io/name": name,
-            "app.kubernetes.io/part-of": options.team,
-            "app.kubernetes.io/managed-by": "tfimg",
-        });
-        let plan = &member.plan;
-        // sshd runs as the service (no command): it moves to a port it may bind.
-        let ssh = plan.command.is_empty()
-            && plan.labels.get(labels::SERVICE).map(String::as_str) == Some("ssh");
-        let target_port = |port: &crate::plan::ports::PortPlan| match port.name.as_str() {
-            "ssh" if ssh => POD_SSH_PORT,
-            _ => port.container,
-        };
-        let image = match &options.registry {
-            Some(registry) => format!("{}/{}", registry.trim_end_matches('/'), plan.image),
-            None => plan.image.clone(),
-        };
-        // Secrets: the token or the authorized key, never in the Deployment itself.
-        let mut secret_data = serde_json::Map::new();
-        let mut env = Vec::new();
-        for entry in &plan.env {
-            let (key, value) = entry.split_once('=').unwrap_or((entry, ""));
-            match key {
-                key if labels::is_secret_variable(key) => {
-                    secret_data.insert(key.to_string(), Value::from(value));
+        let mut pod = pod(member, options);
+        documents.append(&mut pod.prerequisites);
+        match member.workers {
+            Some(workers) => {
+                documents.extend(training(&mut pod, &member.plan, workers));
+                if options.tfjob {
+                    tfjobs.push(tfjob(&pod, &member.plan, workers));
                 }
-                // The pod starts as the user already: no remapping at run time.
-                key if key == labels::UID_VARIABLE || key == labels::GID_VARIABLE => {}
-                _ => env.push(json!({"name": key, "value": value})),
             }
-        }
-        if ssh {
-            env.push(json!({"name": labels::SSH_PORT_VARIABLE, "value": POD_SSH_PORT.to_string()}));
-        }
-        if !secret_data.is_empty() {
-            documents.push(json!({
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "metadata": {"name": name, "labels": labels},
-                "type": "Opaque",
-                "stringData": secret_data,
-            }));
-        }
-        let mut volumes = vec![json!({
-            "name": "shm",
-            "emptyDir": {"medium": "Memory", "sizeLimit": format!("{}Mi", plan.shm_size / (1024 * 1024))},
-        })];
-        let mut mounts = vec![json!({"name": "shm", "mountPath": "/dev/shm"})];
-        for (index, mount) in plan.mounts.iter().enumerate() {
-            let claim = format!("{name}-data-{index}");
-            documents.push(json!({
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": {"name": claim, "labels": labels, "annotations": {"tfimg.io/host-source": mount.source.display().to_string()}},
-                "spec": {
-                    "accessModes": [if member.workers.is_some() { "ReadWriteMany" } else { "ReadWriteOnce" }],
-                    "resources": {"requests": {"storage": member.volume_size}},
-                },
-            }));
-            volumes.push(json!({"name": format!("data-{index}"), "persistentVolumeClaim": {"claimName": claim, "readOnly": mount.read_only}}));
-            mounts.push(json!({"name": format!("data-{index}"), "mountPath": mount.target, "readOnly": mount.read_only}));
-        }
-        let mut limits = serde_json::Map::new();
-        if let GpuPlan::Request(request) = &plan.gpu {
-            // The device plugin hands out counts; named devices become their number, `all` one.
-            let count = match request.count {
-                Some(count) if count > 0 => count,
-                Some(_) => 1,
-                None => request.device_ids.len().max(1) as i64,
-            };
-            limits.insert("nvidia.com/gpu".to_string(), Value::from(count));
-        }
-        if let Some(memory) = plan.memory {
-            limits.insert(
-                "memory".to_string(),
-                Value::from(format!("{}Mi", memory / (1024 * 1024))),
-            );
-        }
-        if let Some(nano) = plan.nano_cpus {
-            limits.insert(
-                "cpu".to_string(),
-                Value::from(format!("{}m", nano / 1_000_000)),
-            );
-        }
-        let ports: Vec<Value> = plan
-            .ports
-            .iter()
-            .map(|port| json!({"name": port_name(&port.name), "containerPort": target_port(port), "protocol": "TCP"}))
-            .collect();
-        let mut container = json!({
-            "name": "main",
-            "image": image,
-            "env": env,
-            "volumeMounts": mounts,
-            "securityContext": {
-                "allowPrivilegeEscalation": false,
-                "capabilities": {"drop": ["ALL"]},
-                "runAsNonRoot": true,
-            },
-        });
-        if !secret_data.is_empty() {
-            container["envFrom"] = json!([{"secretRef": {"name": name}}]);
-        }
-        if !limits.is_empty() {
-            container["resources"] = json!({"limits": limits});
-        }
-        let pod_security = json!({
-            "runAsUser": options.uid,
-            "runAsGroup": options.gid,
-            "fsGroup": options.gid,
-            "runAsNonRoot": true,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        });
-
-        if let Some(workers) = member.workers {
-            let service = format!("{name}-workers");
-            let hosts: Vec<String> = (0..workers)
-                .map(|index| format!("{name}-{index}.{service}:{WORKER_PORT}"))
-                .collect();
-            container["command"] = json!(["sh", "-c", tf_config_script(&hosts), "tfimg-worker"]);
-            container["args"] = json!(plan.command);
-            container["ports"] =
-                json!([{"name": "worker", "containerPort": WORKER_PORT, "protocol": "TCP"}]);
-            documents.push(json!({
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": {"name": service, "labels": labels},
-                "spec": {
-                    "clusterIP": "None",
-                    "selector": {"app.kubernetes.io/name": name},
-                    "ports": [{"name": "worker", "port": WORKER_PORT, "targetPort": WORKER_PORT}],
-                },
-            }));
-            documents.push(json!({
-                "apiVersion": "batch/v1",
-                "kind": "Job",
-                "metadata": {"name": name, "labels": labels},
-                "spec": {
-                    "completions": workers,
-                    "parallelism": workers,
-                    "completionMode": "Indexed",
-                    "backoffLimit": 0,
-                    "template": {
-                        "metadata": {"labels": labels},
-                        "spec": {
-                            "subdomain": service,
-                            "restartPolicy": "Never",
-                            "automountServiceAccountToken": false,
-                            "securityContext": pod_security,
-                            "containers": [container.clone()],
-                            "volumes": volumes.clone(),
-                        },
-                    },
-                },
-            }));
-            if options.tfjob {
-                let mut tf_container = container.clone();
-                tf_container["name"] = json!("tensorflow");
-                tf_container["command"] = json!(plan.command);
-                tf_container
-                    .as_object_mut()
-                    .expect("an object")
-                    .remove("args");
-                tfjobs.push(json!({
-                    "apiVersion": "kubeflow.org/v1",
-                    "kind": "TFJob",
-                    "metadata": {"name": name, "labels": labels},
-                    "spec": {"tfReplicaSpecs": {"Worker": {
-                        "replicas": workers,
-                        "restartPolicy": "Never",
-                        "template": {"spec": {"automountServiceAccountToken": false, "securityContext": pod_security, "containers": [tf_container], "volumes": volumes}},
-                    }}},
-                }));
-            }
-            continue;
-        }
-
-        // TensorBoard has no login: its port stays in the pod (`kubectl port-forward`
-        // reaches it) but out of the Service, which anything in the cluster could reach.
-        let served: Vec<&crate::plan::ports::PortPlan> = plan
-            .ports
-            .iter()
-            .filter(|port| port.name != TENSORBOARD_PORT)
-            .collect();
-        if !ports.is_empty() {
-            container["ports"] = json!(ports);
-        }
-        if !served.is_empty() {
-            documents.push(json!({
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": {"name": name, "labels": labels},
-                "spec": {
-                    "type": "ClusterIP",
-                    "selector": {"app.kubernetes.io/name": name},
-                    "ports": served.iter().map(|port| json!({
-                        "name": port_name(&port.name),
-                        "port": port.container,
-                        "targetPort": target_port(port),
-                    })).collect::<Vec<_>>(),
-                },
-            }));
-        }
-        if !plan.command.is_empty() {
-            container["args"] = json!(plan.command);
-            documents.push(json!({
-                "apiVersion": "batch/v1",
-                "kind": "Job",
-                "metadata": {"name": name, "labels": labels},
-                "spec": {
-                    "backoffLimit": 0,
-                    "template": {
-                        "metadata": {"labels": labels},
-                        "spec": {"restartPolicy": "Never", "automountServiceAccountToken": false, "securityContext": pod_security, "containers": [container], "volumes": volumes},
-                    },
-                },
-            }));
-        } else {
-            documents.push(json!({
-                "apiVersion": "apps/v1",
-                "kind": "Deployment",
-                "metadata": {"name": name, "labels": labels},
-                "spec": {
-                    "replicas": 1,
-                    "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
-                    // One pod at a time: its volumes are ReadWriteOnce.
-                    "strategy": {"type": "Recreate"},
-                    "template": {
-                        "metadata": {"labels": labels},
-                        "spec": {"automountServiceAccountToken": false, "securityContext": pod_security, "containers": [container], "volumes": volumes},
-                    },
-                },
-            }));
+            None => documents.extend(single_pod(pod, &member.plan)),
         }
     }
     let header = format!(
@@ -292,6 +69,335 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
         render(&header, &documents),
         (!tfjobs.is_empty()).then(|| render(&header, &tfjobs)),
     )
+}
+
+/// One member's pod, before a controller (Deployment, Job, indexed Job) runs it.
+struct Pod {
+    /// `<team>-<member>`: the name of every object of the member.
+    name: String,
+    labels: Value,
+    /// The Secret and the PersistentVolumeClaims the pod refers to, to apply first.
+    prerequisites: Vec<Value>,
+    /// The `main` container, without ports, command or arguments yet.
+    container: Value,
+    volumes: Vec<Value>,
+    /// The pod's securityContext.
+    security: Value,
+    /// sshd runs as the service and listens on POD_SSH_PORT.
+    ssh: bool,
+}
+
+/// The pod of `member`: its Secret and claims, container, volumes and security context.
+fn pod(member: &K8sMember, options: &K8sOptions) -> Pod {
+    let name = format!("{}-{}", options.team, member.name);
+    let labels = json!({
+        "app.kubernetes.io/name": name,
+        "app.kubernetes.io/part-of": options.team,
+        "app.kubernetes.io/managed-by": "tfimg",
+    });
+    let plan = &member.plan;
+    // sshd runs as the service (no command): it moves to a port it may bind.
+    let ssh = plan.command.is_empty()
+        && plan.labels.get(labels::SERVICE).map(String::as_str) == Some("ssh");
+    let image = match &options.registry {
+        Some(registry) => format!("{}/{}", registry.trim_end_matches('/'), plan.image),
+        None => plan.image.clone(),
+    };
+    let mut prerequisites = Vec::new();
+    let (env, secret_data) = environment(plan, ssh);
+    let has_secret = !secret_data.is_empty();
+    if has_secret {
+        prerequisites.push(json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name, "labels": labels},
+            "type": "Opaque",
+            "stringData": secret_data,
+        }));
+    }
+    let (volumes, mounts) = storage(member, &name, &labels, &mut prerequisites);
+    let mut container = json!({
+        "name": "main",
+        "image": image,
+        "env": env,
+        "volumeMounts": mounts,
+        "securityContext": {
+            "allowPrivilegeEscalation": false,
+            "capabilities": {"drop": ["ALL"]},
+            "runAsNonRoot": true,
+        },
+    });
+    if has_secret {
+        container["envFrom"] = json!([{"secretRef": {"name": name}}]);
+    }
+    let limits = limits(plan);
+    if !limits.is_empty() {
+        container["resources"] = json!({"limits": limits});
+    }
+    let security = json!({
+        "runAsUser": options.uid,
+        "runAsGroup": options.gid,
+        "fsGroup": options.gid,
+        "runAsNonRoot": true,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    });
+    Pod {
+        name,
+        labels,
+        prerequisites,
+        container,
+        volumes,
+        security,
+        ssh,
+    }
+}
+
+/// The plan's environment split into the container's `env` and the Secret's data: the
+/// token or the authorized key, never in the Deployment itself.
+fn environment(plan: &LaunchPlan, ssh: bool) -> (Vec<Value>, serde_json::Map<String, Value>) {
+    let mut secret_data = serde_json::Map::new();
+    let mut env = Vec::new();
+    for entry in &plan.env {
+        let (key, value) = entry.split_once('=').unwrap_or((entry, ""));
+        match key {
+            key if labels::is_secret_variable(key) => {
+                secret_data.insert(key.to_string(), Value::from(value));
+            }
+            // The pod starts as the user already: no remapping at run time.
+            key if key == labels::UID_VARIABLE || key == labels::GID_VARIABLE => {}
+            _ => env.push(json!({"name": key, "value": value})),
+        }
+    }
+    if ssh {
+        env.push(json!({"name": labels::SSH_PORT_VARIABLE, "value": POD_SSH_PORT.to_string()}));
+    }
+    (env, secret_data)
+}
+
+/// The pod's volumes and the container's mounts: /dev/shm in memory, and a claim (pushed
+/// to `claims`) per folder of the plan, shared by the workers of a training member.
+fn storage(
+    member: &K8sMember,
+    name: &str,
+    labels: &Value,
+    claims: &mut Vec<Value>,
+) -> (Vec<Value>, Vec<Value>) {
+    let plan = &member.plan;
+    let mut volumes = vec![json!({
+        "name": "shm",
+        "emptyDir": {"medium": "Memory", "sizeLimit": format!("{}Mi", plan.shm_size / (1024 * 1024))},
+    })];
+    let mut mounts = vec![json!({"name": "shm", "mountPath": "/dev/shm"})];
+    for (index, mount) in plan.mounts.iter().enumerate() {
+        let claim = format!("{name}-data-{index}");
+        claims.push(json!({
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim, "labels": labels, "annotations": {"tfimg.io/host-source": mount.source.display().to_string()}},
+            "spec": {
+                "accessModes": [if member.workers.is_some() { "ReadWriteMany" } else { "ReadWriteOnce" }],
+                "resources": {"requests": {"storage": member.volume_size}},
+            },
+        }));
+        volumes.push(json!({"name": format!("data-{index}"), "persistentVolumeClaim": {"claimName": claim, "readOnly": mount.read_only}}));
+        mounts.push(json!({"name": format!("data-{index}"), "mountPath": mount.target, "readOnly": mount.read_only}));
+    }
+    (volumes, mounts)
+}
+
+/// The container's limits: GPUs, memory and CPU.
+fn limits(plan: &LaunchPlan) -> serde_json::Map<String, Value> {
+    let mut limits = serde_json::Map::new();
+    if let GpuPlan::Request(request) = &plan.gpu {
+        // The device plugin hands out counts; named devices become their number, `all` one.
+        let count = match request.count {
+            Some(count) if count > 0 => count,
+            Some(_) => 1,
+            None => request.device_ids.len().max(1) as i64,
+        };
+        limits.insert("nvidia.com/gpu".to_string(), Value::from(count));
+    }
+    if let Some(memory) = plan.memory {
+        limits.insert(
+            "memory".to_string(),
+            Value::from(format!("{}Mi", memory / (1024 * 1024))),
+        );
+    }
+    if let Some(nano) = plan.nano_cpus {
+        limits.insert(
+            "cpu".to_string(),
+            Value::from(format!("{}m", nano / 1_000_000)),
+        );
+    }
+    limits
+}
+
+/// Multi-worker training: a headless Service naming each worker and an indexed Job of
+/// `workers` pods, each setting its TF_CONFIG before running the command.
+fn training(pod: &mut Pod, plan: &LaunchPlan, workers: u32) -> [Value; 2] {
+    let service = format!("{}-workers", pod.name);
+    let hosts: Vec<String> = (0..workers)
+        .map(|index| format!("{}-{index}.{service}:{WORKER_PORT}", pod.name))
+        .collect();
+    let container = &mut pod.container;
+    container["command"] = json!(["sh", "-c", tf_config_script(&hosts), "tfimg-worker"]);
+    container["args"] = json!(plan.command);
+    container["ports"] =
+        json!([{"name": "worker", "containerPort": WORKER_PORT, "protocol": "TCP"}]);
+    let Pod {
+        name,
+        labels,
+        container,
+        volumes,
+        security,
+        ..
+    } = &*pod;
+    [
+        json!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": service, "labels": labels},
+            "spec": {
+                "clusterIP": "None",
+                "selector": {"app.kubernetes.io/name": name},
+                "ports": [{"name": "worker", "port": WORKER_PORT, "targetPort": WORKER_PORT}],
+            },
+        }),
+        json!({
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {
+                "completions": workers,
+                "parallelism": workers,
+                "completionMode": "Indexed",
+                "backoffLimit": 0,
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "subdomain": service,
+                        "restartPolicy": "Never",
+                        "automountServiceAccountToken": false,
+                        "securityContext": security,
+                        "containers": [container],
+                        "volumes": volumes,
+                    },
+                },
+            },
+        }),
+    ]
+}
+
+/// The same training as a Kubeflow TFJob, whose operator sets TF_CONFIG itself.
+fn tfjob(pod: &Pod, plan: &LaunchPlan, workers: u32) -> Value {
+    let mut container = pod.container.clone();
+    container["name"] = json!("tensorflow");
+    container["command"] = json!(plan.command);
+    container.as_object_mut().expect("an object").remove("args");
+    json!({
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": pod.name, "labels": pod.labels},
+        "spec": {"tfReplicaSpecs": {"Worker": {
+            "replicas": workers,
+            "restartPolicy": "Never",
+            "template": {"spec": {"automountServiceAccountToken": false, "securityContext": pod.security, "containers": [container], "volumes": pod.volumes}},
+        }}},
+    })
+}
+
+/// A member of one pod: a ClusterIP Service for its ports (when it serves any), and a Job
+/// when it runs a command, else a Deployment.
+fn single_pod(mut pod: Pod, plan: &LaunchPlan) -> Vec<Value> {
+    let mut documents = Vec::new();
+    let ssh = pod.ssh;
+    let ports: Vec<Value> = plan
+        .ports
+        .iter()
+        .map(|port| json!({"name": port_name(&port.name), "containerPort": target_port(port, ssh), "protocol": "TCP"}))
+        .collect();
+    if !ports.is_empty() {
+        pod.container["ports"] = json!(ports);
+    }
+    if let Some(service) = service(&pod, plan) {
+        documents.push(service);
+    }
+    let Pod {
+        name,
+        labels,
+        mut container,
+        volumes,
+        security,
+        ..
+    } = pod;
+    if !plan.command.is_empty() {
+        container["args"] = json!(plan.command);
+        documents.push(json!({
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {
+                "backoffLimit": 0,
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"restartPolicy": "Never", "automountServiceAccountToken": false, "securityContext": security, "containers": [container], "volumes": volumes},
+                },
+            },
+        }));
+    } else {
+        documents.push(json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+                // One pod at a time: its volumes are ReadWriteOnce.
+                "strategy": {"type": "Recreate"},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"automountServiceAccountToken": false, "securityContext": security, "containers": [container], "volumes": volumes},
+                },
+            },
+        }));
+    }
+    documents
+}
+
+/// The ClusterIP Service of a single pod's ports, if it serves any. TensorBoard has no
+/// login: its port stays in the pod (`kubectl port-forward` reaches it) but out of the
+/// Service, which anything in the cluster could reach.
+fn service(pod: &Pod, plan: &LaunchPlan) -> Option<Value> {
+    let served: Vec<&PortPlan> = plan
+        .ports
+        .iter()
+        .filter(|port| port.name != TENSORBOARD_PORT)
+        .collect();
+    if served.is_empty() {
+        return None;
+    }
+    Some(json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": pod.name, "labels": pod.labels},
+        "spec": {
+            "type": "ClusterIP",
+            "selector": {"app.kubernetes.io/name": pod.name},
+            "ports": served.iter().map(|port| json!({
+                "name": port_name(&port.name),
+                "port": port.container,
+                "targetPort": target_port(port, pod.ssh),
+            })).collect::<Vec<_>>(),
+        },
+    }))
+}
+
+/// The port the container listens on: sshd's moves to POD_SSH_PORT.
+fn target_port(port: &PortPlan, ssh: bool) -> u16 {
+    match port.name.as_str() {
+        "ssh" if ssh => POD_SSH_PORT,
+        _ => port.container,
+    }
 }
 
 /// Port names must be IANA-style: lowercase, at most 15 characters.
@@ -327,154 +433,4 @@ fn render(header: &str, documents: &[Value]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use super::*;
-    use crate::plan::gpus::GpuSelection;
-    use crate::plan::ports::PortPlan;
-    use crate::plan::{launch, LaunchInput, DEFAULT_SHM};
-    use crate::spec::Service;
-
-    fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) -> K8sMember {
-        let port = |name: &str, container: u16| PortPlan {
-            name: name.into(),
-            container,
-            host_ip: "127.0.0.1".into(),
-            host: container,
-        };
-        let plan = launch(&LaunchInput {
-            image: "tfimg/cpu-ssh:2.9.3-0123456789ab".into(),
-            spec_name: "cpu-ssh".into(),
-            service,
-            image_user: "tf".into(),
-            tfimg_image: true,
-            name: format!("lab-{name}"),
-            command: command.iter().map(|part| part.to_string()).collect(),
-            env: vec![("NOTE".into(), "on".into()), ("YES".into(), "1_000".into())],
-            mounts: Vec::new(),
-            ports: match service {
-                Service::Ssh => vec![port("ssh", 22), port("tensorboard", 6006)],
-                Service::Jupyter => vec![port("jupyter", 8888)],
-                Service::None => Vec::new(),
-            },
-            gpus: GpuSelection::None,
-            gpu: GpuPlan::None,
-            ids: Some((1000, 1000)),
-            jupyter_token: (service == Service::Jupyter).then(|| "t0k3n".into()),
-            ssh_public_key: (service == Service::Ssh && command.is_empty())
-                .then(|| "ssh-ed25519 AAAA x".into()),
-            ssh_identity: None,
-            ssh_known_hosts: None,
-            memory: None,
-            nano_cpus: None,
-            shm_size: DEFAULT_SHM,
-            restart: None,
-            extra_labels: BTreeMap::new(),
-        });
-        K8sMember {
-            name: name.into(),
-            plan,
-            workers,
-            volume_size: "10Gi".into(),
-        }
-    }
-
-    fn exported(members: &[K8sMember]) -> Vec<serde_yaml::Value> {
-        let options = K8sOptions {
-            team: "lab".into(),
-            registry: None,
-            uid: 1000,
-            gid: 1000,
-            tfjob: true,
-        };
-        let (main, tfjobs) = manifests(members, &options);
-        let mut all = main;
-        all.push_str(&tfjobs.unwrap_or_default());
-        all.split("---\n")
-            .skip(1)
-            .map(|document| serde_yaml::from_str(document).unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn no_pod_mounts_a_service_account_token() {
-        let documents = exported(&[
-            member("alice", Service::Jupyter, &[], None),
-            member("carol", Service::Ssh, &[], None),
-            member("batch", Service::None, &["python", "train.py"], None),
-            member("dist", Service::None, &["python", "train.py"], Some(2)),
-        ]);
-        let mut pods = 0;
-        for document in &documents {
-            let template = match document["kind"].as_str().unwrap() {
-                "Deployment" | "Job" => &document["spec"]["template"]["spec"],
-                "TFJob" => &document["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"],
-                _ => continue,
-            };
-            assert_eq!(
-                template["automountServiceAccountToken"], false,
-                "{document:?}"
-            );
-            pods += 1;
-        }
-        assert_eq!(
-            pods, 5,
-            "a Deployment, two Jobs, an indexed Job and a TFJob"
-        );
-    }
-
-    #[test]
-    fn sshd_listens_on_an_unprivileged_port_that_the_service_maps_to_22() {
-        let documents = exported(&[member("carol", Service::Ssh, &[], None)]);
-        let find = |kind: &str| {
-            documents
-                .iter()
-                .find(|document| document["kind"] == kind)
-                .unwrap()
-        };
-        let ports = &find("Service")["spec"]["ports"];
-        assert_eq!(ports[0]["name"], "ssh");
-        assert_eq!(ports[0]["port"], 22);
-        assert_eq!(ports[0]["targetPort"], POD_SSH_PORT);
-        // TensorBoard (no login) is in the pod for `kubectl port-forward`, not the Service.
-        assert_eq!(ports.as_sequence().unwrap().len(), 1);
-        let container = &find("Deployment")["spec"]["template"]["spec"]["containers"][0];
-        assert_eq!(container["ports"][0]["containerPort"], POD_SSH_PORT);
-        assert_eq!(container["ports"][1]["containerPort"], 6006);
-        let env = container["env"].as_sequence().unwrap();
-        assert!(env.contains(
-            &serde_yaml::from_str(&format!(
-                "{{name: {}, value: '2022'}}",
-                labels::SSH_PORT_VARIABLE
-            ))
-            .unwrap()
-        ));
-        assert_ne!(POD_SSH_PORT, WORKER_PORT);
-        // A command replaces sshd: nothing moves.
-        let batch = exported(&[member("job", Service::Ssh, &["python", "x.py"], None)]);
-        assert!(!serde_yaml::to_string(&batch)
-            .unwrap()
-            .contains(labels::SSH_PORT_VARIABLE));
-    }
-
-    #[test]
-    fn yaml_1_1_words_are_quoted_in_the_manifests() {
-        let options = K8sOptions {
-            team: "lab".into(),
-            registry: None,
-            uid: 1000,
-            gid: 1000,
-            tfjob: false,
-        };
-        let (text, _) = manifests(&[member("alice", Service::Jupyter, &[], None)], &options);
-        for line in [
-            "- name: NOTE\n",
-            "  value: \"on\"\n",
-            "- name: \"YES\"\n",
-            "  value: \"1_000\"\n",
-        ] {
-            assert!(text.contains(line), "{line} in {text}");
-        }
-    }
-}
+mod tests;

@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use yaml_rust2::parser::{Event, Parser};
-use yaml_rust2::scanner::TScalarStyle;
+use yaml_rust2::scanner::{ScanError, TScalarStyle};
 
 use super::{Place, Problem, Step, MAX_ALIAS_VALUES, MAX_DEPTH, MAX_FILE_BYTES};
 
@@ -104,6 +104,16 @@ enum Node<'a> {
     },
 }
 
+/// What one parser event means for the pass.
+enum Next<'a> {
+    /// A node starts: a key, a value or an item.
+    Node(Node<'a>),
+    /// Nothing to do for it (a collection's end is counted already).
+    Skip,
+    /// The stream ended.
+    End,
+}
+
 impl Scanner {
     fn run(mut self, text: &str, find: Option<&str>) -> Scan {
         if text.len() > MAX_FILE_BYTES {
@@ -119,59 +129,19 @@ impl Scanner {
             let (event, mark) = match parser.next_token() {
                 Ok(next) => next,
                 Err(error) => {
-                    // yaml-rust2 reads up to 1024 characters ahead for a possible key and
-                    // stops at 255 open brackets, before it has told of the 129th.
-                    if error.info() == "recursion limit exceeded" {
-                        let (from, opened) = match self.stack.is_empty() {
-                            true => (Place::START, false),
-                            false => last,
-                        };
-                        let at = deeper_bracket(text, from, opened, self.stack.len())
-                            .unwrap_or_else(|| Place::of(error.marker()));
-                        self.scan.problem = Some(Problem::TooDeep { at });
-                    }
+                    self.scan.problem = self.refused(&error, text, last);
                     return self.scan;
                 }
             };
             let place = Place::of(&mark);
-            let node = match &event {
-                Event::StreamEnd => break,
-                Event::DocumentStart => {
-                    self.documents += 1;
-                    if self.documents > 1 {
-                        self.scan.problem = Some(Problem::SeveralDocuments { at: place });
-                        return self.scan;
-                    }
-                    continue;
+            let node = match self.event(&event, place) {
+                Ok(Next::Node(node)) => node,
+                Ok(Next::Skip) => continue,
+                Ok(Next::End) => break,
+                Err(problem) => {
+                    self.scan.problem = Some(problem);
+                    return self.scan;
                 }
-                Event::Scalar(text, style, anchor, tag) => Node::Scalar {
-                    text,
-                    null: *style == TScalarStyle::Plain
-                        && tag.is_none()
-                        && matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL"),
-                    anchor: *anchor,
-                },
-                Event::Alias(anchor) => Node::Alias(*anchor),
-                Event::SequenceStart(anchor, _) => Node::Start {
-                    mapping: false,
-                    anchor: *anchor,
-                },
-                Event::MappingStart(anchor, _) => Node::Start {
-                    mapping: true,
-                    anchor: *anchor,
-                },
-                Event::SequenceEnd | Event::MappingEnd => {
-                    self.events += 1;
-                    if let Some(frame) = self.stack.pop() {
-                        if frame.anchor != 0 {
-                            self.anchors
-                                .insert(frame.anchor, (frame.values, frame.jumps));
-                        }
-                        self.finished(frame.values, frame.jumps);
-                    }
-                    continue;
-                }
-                _ => continue,
             };
             self.events += 1;
             last = (place, matches!(node, Node::Start { .. }));
@@ -187,27 +157,107 @@ impl Scanner {
         self.scan
     }
 
+    /// The problem behind a parser error, if it is one of ours: yaml-rust2 reads up to
+    /// 1024 characters ahead for a possible key and stops at 255 open brackets, before it
+    /// has told of the 129th. Other errors are serde_yaml's to report.
+    fn refused(&self, error: &ScanError, text: &str, last: (Place, bool)) -> Option<Problem> {
+        if error.info() != "recursion limit exceeded" {
+            return None;
+        }
+        let (from, opened) = match self.stack.is_empty() {
+            true => (Place::START, false),
+            false => last,
+        };
+        let at = deeper_bracket(text, from, opened, self.stack.len())
+            .unwrap_or_else(|| Place::of(error.marker()));
+        Some(Problem::TooDeep { at })
+    }
+
+    /// What `event` at `place` means: a node, the end of a collection (counted here), a
+    /// second document (a problem) or the end of the stream.
+    fn event<'a>(&mut self, event: &'a Event, place: Place) -> Result<Next<'a>, Problem> {
+        let node = match event {
+            Event::StreamEnd => return Ok(Next::End),
+            Event::DocumentStart => {
+                self.documents += 1;
+                if self.documents > 1 {
+                    return Err(Problem::SeveralDocuments { at: place });
+                }
+                return Ok(Next::Skip);
+            }
+            Event::Scalar(text, style, anchor, tag) => Node::Scalar {
+                text,
+                null: *style == TScalarStyle::Plain
+                    && tag.is_none()
+                    && matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL"),
+                anchor: *anchor,
+            },
+            Event::Alias(anchor) => Node::Alias(*anchor),
+            Event::SequenceStart(anchor, _) => Node::Start {
+                mapping: false,
+                anchor: *anchor,
+            },
+            Event::MappingStart(anchor, _) => Node::Start {
+                mapping: true,
+                anchor: *anchor,
+            },
+            Event::SequenceEnd | Event::MappingEnd => {
+                self.events += 1;
+                if let Some(frame) = self.stack.pop() {
+                    if frame.anchor != 0 {
+                        self.anchors
+                            .insert(frame.anchor, (frame.values, frame.jumps));
+                    }
+                    self.finished(frame.values, frame.jumps);
+                }
+                return Ok(Next::Skip);
+            }
+            _ => return Ok(Next::Skip),
+        };
+        Ok(Next::Node(node))
+    }
+
     /// A node starts at `place`: a key or a value of the open mapping, or an item.
     fn node(
         &mut self,
         node: Node,
-        mut place: Place,
+        place: Place,
         parser: &mut Parser<std::str::Chars>,
         find: Option<&str>,
     ) -> Option<Problem> {
         if let Node::Start { mapping: true, .. } = node {
             if self.stack.len() >= MAX_DEPTH {
-                // yaml-rust2 places a block mapping after its first key: take the key's place.
-                if let Ok((_, mark)) = parser.next_token() {
-                    let key = Place::of(&mark);
-                    if key.index < place.index {
-                        place = key;
-                    }
-                }
-                return Some(Problem::TooDeep { at: place });
+                return Some(Problem::TooDeep {
+                    at: block_mapping_place(place, parser),
+                });
             }
         }
-        let is_key = match self.stack.last_mut() {
+        if self.takes_place(&node, place) {
+            self.key(&node, place, find);
+        }
+        match node {
+            Node::Scalar { anchor, .. } => {
+                if anchor != 0 {
+                    self.anchors.insert(anchor, (1, 0));
+                }
+                self.finished(1, 0);
+                None
+            }
+            Node::Alias(anchor) => self.alias(anchor, place),
+            Node::Start { mapping, anchor } => {
+                if self.stack.len() >= MAX_DEPTH {
+                    return Some(Problem::TooDeep { at: place });
+                }
+                self.stack.push(Frame::new(mapping, anchor, place));
+                None
+            }
+        }
+    }
+
+    /// Records where `node` sits in the open collection (the root: whether it is null);
+    /// true when it is a mapping's key.
+    fn takes_place(&mut self, node: &Node, place: Place) -> bool {
+        match self.stack.last_mut() {
             None => {
                 self.root_is_null = matches!(
                     node,
@@ -229,69 +279,59 @@ impl Scanner {
                 frame.items += 1;
                 false
             }
-        };
-        if is_key {
-            self.first_key_starts_block_mapping(place);
-            let duplicate = {
-                let frame = self.stack.last_mut().expect("a key has a mapping");
-                frame.items += 1;
-                frame.key_at = place;
-                frame.key = match &node {
-                    Node::Scalar { text, .. } => Some(text.to_string()),
-                    _ => None,
-                };
-                match &frame.key {
-                    Some(key) if !frame.seen.insert(key.clone()) => Some(key.clone()),
-                    _ => None,
-                }
+        }
+    }
+
+    /// `node` is a key at `place`: remembered in its mapping, noted when it repeats one,
+    /// and the answer when its path is the one `find` asked for.
+    fn key(&mut self, node: &Node, place: Place, find: Option<&str>) {
+        self.first_key_starts_block_mapping(place);
+        let duplicate = {
+            let frame = self.stack.last_mut().expect("a key has a mapping");
+            frame.items += 1;
+            frame.key_at = place;
+            frame.key = match node {
+                Node::Scalar { text, .. } => Some(text.to_string()),
+                _ => None,
             };
-            if let Some(key) = duplicate {
-                if self.scan.duplicates.len() < 64 {
-                    let path = self.path(self.stack.len() - 1);
-                    self.scan.duplicates.push((path, key, place));
-                }
+            match &frame.key {
+                Some(key) if !frame.seen.insert(key.clone()) => Some(key.clone()),
+                _ => None,
             }
-            if let Some(wanted) = find {
-                let depth = self.stack.len() - 1;
-                if let Some(key) = &self.stack[depth].key {
-                    if join(&self.path(depth), key) == wanted {
-                        self.scan.found = Some(place);
-                    }
+        };
+        if let Some(key) = duplicate {
+            if self.scan.duplicates.len() < 64 {
+                let path = self.path(self.stack.len() - 1);
+                self.scan.duplicates.push((path, key, place));
+            }
+        }
+        if let Some(wanted) = find {
+            let depth = self.stack.len() - 1;
+            if let Some(key) = &self.stack[depth].key {
+                if join(&self.path(depth), key) == wanted {
+                    self.scan.found = Some(place);
                 }
             }
         }
-        match node {
-            Node::Scalar { anchor, .. } => {
-                if anchor != 0 {
-                    self.anchors.insert(anchor, (1, 0));
-                }
-                self.finished(1, 0);
-                None
-            }
-            Node::Alias(anchor) => {
-                let (values, jumps) = self.anchors.get(&anchor).copied().unwrap_or((1, 0));
-                let jumps = jumps.saturating_add(1);
-                self.alias_values = self.alias_values.saturating_add(values);
-                self.jumps = self.jumps.saturating_add(jumps);
-                if self.alias_values > MAX_ALIAS_VALUES
-                    || self.jumps > self.events.saturating_mul(SERDE_JUMPS_PER_EVENT)
-                {
-                    return Some(Problem::AliasBomb {
-                        at: place,
-                        path: self.steps(),
-                    });
-                }
-                self.finished(values, jumps);
-                None
-            }
-            Node::Start { mapping, anchor } => {
-                if self.stack.len() >= MAX_DEPTH {
-                    return Some(Problem::TooDeep { at: place });
-                }
-                self.stack.push(Frame::new(mapping, anchor, place));
-                None
-            }
+    }
+
+    /// An alias at `place`: counted as the values it stands for and the jumps serde_yaml
+    /// makes to expand it, never expanded here; too many is an alias bomb.
+    fn alias(&mut self, anchor: usize, place: Place) -> Option<Problem> {
+        let (values, jumps) = self.anchors.get(&anchor).copied().unwrap_or((1, 0));
+        let jumps = jumps.saturating_add(1);
+        self.alias_values = self.alias_values.saturating_add(values);
+        self.jumps = self.jumps.saturating_add(jumps);
+        if self.alias_values > MAX_ALIAS_VALUES
+            || self.jumps > self.events.saturating_mul(SERDE_JUMPS_PER_EVENT)
+        {
+            return Some(Problem::AliasBomb {
+                at: place,
+                path: self.steps(),
+            });
         }
+        self.finished(values, jumps);
+        None
     }
 
     /// yaml-rust2 places a block mapping after its first key: the key at `place` moves
@@ -356,6 +396,18 @@ impl Scanner {
     }
 }
 
+/// Where a block mapping that yaml-rust2 placed at `place` starts: it places one after its
+/// first key, so the key's place when the key comes first.
+fn block_mapping_place(place: Place, parser: &mut Parser<std::str::Chars>) -> Place {
+    if let Ok((_, mark)) = parser.next_token() {
+        let key = Place::of(&mark);
+        if key.index < place.index {
+            return key;
+        }
+    }
+    place
+}
+
 /// The bracket that opens level `MAX_DEPTH + 1`, reading the flow text from `from` (the
 /// last node yaml-rust2 told of, at `depth` open collections, `opened` when it is one of
 /// them); quoted scalars and comments are skipped.
@@ -414,112 +466,4 @@ fn join(path: &str, key: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Nine levels of nine aliases, as `[...]`.
-    fn laughs() -> String {
-        let mut levels = vec![String::from("&a0 [x, x, x, x, x, x, x, x, x]")];
-        for level in 1..10 {
-            let row = vec![format!("*a{}", level - 1); 9].join(", ");
-            levels.push(format!("&a{level} [{row}]"));
-        }
-        format!("[{}]", levels.join(", "))
-    }
-
-    fn at(problem: &Option<Problem>) -> Option<(usize, usize)> {
-        problem.as_ref().map(|problem| problem.place().pair())
-    }
-
-    #[test]
-    fn plain_files_pass() {
-        let scan = scan("name: x\nfiles:\n  - [a]\nenv: {A: &v 1, B: *v}\n");
-        assert_eq!(scan, Scan::default());
-    }
-
-    #[test]
-    fn nesting_past_the_limit_is_placed_on_the_collection_that_opens_it() {
-        let deep = |depth: usize| "[".repeat(depth) + &"]".repeat(depth);
-        let text = format!("extends: x\nfiles:\n  - {}\n", deep(10_000));
-        assert_eq!(at(&scan(&text).problem), Some((3, 131)));
-        // The mapping, the `files` list and 126 brackets are 128 levels: allowed.
-        let text = format!("extends: x\nfiles:\n  - {}\n", deep(126));
-        assert_eq!(scan(&text).problem, None);
-        let maps: String = (0..200)
-            .map(|level| format!("{}a:\n", " ".repeat(level)))
-            .collect();
-        assert_eq!(at(&scan(&maps).problem), Some((129, 129)));
-        assert_eq!(at(&scan(&"{a: ".repeat(30_000)).problem), Some((1, 513)));
-        assert_eq!(
-            at(&scan(&("- ".repeat(100_000) + "x")).problem),
-            Some((1, 257))
-        );
-    }
-
-    #[test]
-    fn alias_bombs_stop_at_the_alias_with_the_path_to_it() {
-        let text = format!("extends: x\nfiles:\n  - {}\n", laughs());
-        let Some(Problem::AliasBomb { path, .. }) = scan(&text).problem else {
-            panic!("a bomb");
-        };
-        assert_eq!(path[0].value_at().pair(), (3, 3));
-        assert!(
-            matches!(&path[0], Step::Key { name: Some(name), key_at, .. }
-            if name == "files" && key_at.pair() == (2, 1))
-        );
-        assert!(matches!(path[1], Step::Item { index: 0, .. }));
-        // A few aliases are fine.
-        let few = "a: &x [1, 2, 3]\nb: [*x, *x, *x]\nc: *x\n";
-        assert_eq!(scan(few).problem, None);
-    }
-
-    #[test]
-    fn documents_and_empty_files() {
-        let two = scan("team: lab\nmembers: []\n---\nteam: b\n");
-        assert_eq!(
-            two.problem,
-            Some(Problem::SeveralDocuments {
-                at: Place {
-                    line: 3,
-                    column: 1,
-                    index: 22
-                }
-            })
-        );
-        for empty in [
-            "",
-            "# nothing\n",
-            "---\n",
-            "null\n",
-            "~\n",
-            "--- null\n...\n",
-        ] {
-            assert!(scan(empty).empty, "{empty:?}");
-        }
-        for full in ["a: 1\n", "\"null\"\n", "[]\n", "&a null\n"] {
-            assert!(!scan(full).empty, "{full:?}");
-        }
-    }
-
-    #[test]
-    fn duplicates_and_keys_are_found_by_serde_paths() {
-        let text = "name: a\nname: b\nmembers:\n  - name: x\n  - {name: y, gpus: 1, gpus: 2}\n";
-        let scan = scan(text);
-        assert_eq!(
-            scan.duplicates
-                .iter()
-                .map(|(path, key, place)| (path.as_str(), key.as_str(), place.pair()))
-                .collect::<Vec<_>>(),
-            [("", "name", (2, 1)), ("members[1]", "gpus", (5, 24))]
-        );
-        assert_eq!(
-            key_place(text, "members[1].gpus").map(Place::pair),
-            Some((5, 15))
-        );
-        assert_eq!(
-            key_place(text, "members[0].name").map(Place::pair),
-            Some((4, 5))
-        );
-        assert_eq!(key_place(text, "members[2].name"), None);
-    }
-}
+mod tests;

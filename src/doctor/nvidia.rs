@@ -1,0 +1,372 @@
+//! The NVIDIA host's verdicts: driver, GPUs, container toolkit, default runtime, and the
+//! driver against an image's CUDA; also the facts `tfimg run` decides GPUs on and the
+//! failure it must not start a GPU container past.
+
+use super::{check, Check, Verdict};
+use crate::engine::EngineInfo;
+use crate::host::nvidia::NvidiaFacts;
+use crate::plan::gpus::GpuHost;
+use crate::spec::compat::{self, DriverVerdict, Version};
+use crate::spec::resolved::GpuStack;
+
+/// The driver, the GPUs it lists, the container toolkit and Docker's default runtime.
+pub fn nvidia_checks(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> Vec<Check> {
+    let mut checks = match &nvidia.driver {
+        None => vec![check(
+            "nvidia-driver",
+            Verdict::Warn,
+            "no NVIDIA driver found (no working nvidia-smi, no /proc/driver/nvidia/version): GPU images will run on the CPU only",
+            Some("to use GPUs, install the NVIDIA driver for your GPU (Debian/Ubuntu: `sudo apt-get install nvidia-driver` or `ubuntu-drivers install`) and reboot; CPU images need nothing".to_string()),
+        )],
+        Some(driver) => {
+            let cuda = nvidia
+                .driver_cuda
+                .as_ref()
+                .map(|cuda| format!(", supports CUDA up to {cuda}"))
+                .unwrap_or_default();
+            let source = nvidia.source.clone().unwrap_or_default();
+            vec![
+                check("nvidia-driver", Verdict::Pass, format!("driver {driver}{cuda} (from {source})"), None),
+                gpus_check(nvidia),
+            ]
+        }
+    };
+    checks.push(toolkit_check(nvidia, info));
+    if let Some(info) = info {
+        checks.push(default_runtime_check(info));
+    }
+    checks
+}
+
+/// The GPUs the driver lists, with their UUIDs and memory.
+fn gpus_check(nvidia: &NvidiaFacts) -> Check {
+    if nvidia.gpus.is_empty() {
+        return check(
+            "gpus",
+            Verdict::Warn,
+            "the driver lists no GPU",
+            Some(
+                "check `nvidia-smi`; a GPU may be in use by another driver or disabled".to_string(),
+            ),
+        );
+    }
+    let listed: Vec<String> = nvidia
+        .gpus
+        .iter()
+        .map(|gpu| {
+            let mut text = format!("{}: {}", gpu.index, gpu.name);
+            if !gpu.uuid.is_empty() {
+                text.push_str(&format!(" {}", gpu.uuid));
+            }
+            if let Some(memory) = gpu.memory_mib {
+                text.push_str(&format!(" {memory} MiB"));
+            }
+            text
+        })
+        .collect();
+    check("gpus", Verdict::Pass, listed.join("; "), None)
+}
+
+/// Whether Docker can hand GPUs over, and each way it can: a failure where a driver is
+/// installed, a warning where none is (the toolkit is only needed for GPUs).
+fn toolkit_check(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> Check {
+    let runtime_registered =
+        info.is_some_and(|info| info.runtimes.iter().any(|runtime| runtime == "nvidia"));
+    let cdi = info.is_some_and(|info| !info.cdi_spec_dirs.is_empty());
+    let mut ways: Vec<String> = nvidia
+        .toolkit_programs
+        .iter()
+        .map(|program| format!("{program} on PATH"))
+        .collect();
+    if runtime_registered {
+        ways.push("`nvidia` runtime registered with Docker".to_string());
+    }
+    if cdi {
+        ways.push("CDI spec folders reported by Docker".to_string());
+    }
+    let toolkit_fix = "install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker".to_string();
+    let usable = toolkit_usable(nvidia, info);
+    match (usable, nvidia.driver.is_some()) {
+        (true, _) => check("container-toolkit", Verdict::Pass, ways.join("; "), None),
+        (false, true) => check(
+            "container-toolkit",
+            Verdict::Fail,
+            "the NVIDIA container toolkit is missing: containers cannot use the GPUs (`--gpus` fails with \"could not select device driver\")",
+            Some(toolkit_fix),
+        ),
+        (false, false) => check(
+            "container-toolkit",
+            Verdict::Warn,
+            "the NVIDIA container toolkit is not installed (only needed for GPUs)",
+            Some(toolkit_fix),
+        ),
+    }
+}
+
+/// `nvidia` as Docker's default runtime hands every GPU to images that ask for all in
+/// their environment, without `--gpus`.
+fn default_runtime_check(info: &EngineInfo) -> Check {
+    if info.default_runtime == "nvidia" {
+        check(
+            "default-runtime",
+            Verdict::Warn,
+            "`nvidia` is Docker's default runtime: containers of images that set NVIDIA_VISIBLE_DEVICES=all see every GPU without asking",
+            Some("remove \"default-runtime\": \"nvidia\" from /etc/docker/daemon.json and restart Docker; tfimg requests GPUs explicitly with --gpus".to_string()),
+        )
+    } else {
+        check(
+            "default-runtime",
+            Verdict::Pass,
+            format!(
+                "default runtime `{}`: containers get GPUs only when asked",
+                info.default_runtime
+            ),
+            None,
+        )
+    }
+}
+
+/// The image's CUDA against the host driver: pass at or above the toolkit's driver, warn
+/// between the minor-version-compatibility minimum and it, fail below.
+pub fn driver_check(gpu: &GpuStack, driver: &str) -> Check {
+    let (Some(cuda), Some(version)) = (Version::parse(&gpu.cuda), Version::parse(driver)) else {
+        return check(
+            "driver-vs-cuda",
+            Verdict::Warn,
+            format!("cannot compare driver `{driver}` with CUDA {}", gpu.cuda),
+            None,
+        );
+    };
+    let Some(row) = compat::cuda_row_for(&cuda) else {
+        return check(
+            "driver-vs-cuda",
+            Verdict::Warn,
+            format!("no driver table for CUDA {}", gpu.cuda),
+            None,
+        );
+    };
+    match compat::driver_verdict(row, &version) {
+        DriverVerdict::Supported => check(
+            "driver-vs-cuda",
+            Verdict::Pass,
+            format!("driver {driver} fully supports CUDA {} (needs {} or later)", gpu.cuda, row.driver_min),
+            None,
+        ),
+        DriverVerdict::MinorVersionCompatibility => check(
+            "driver-vs-cuda",
+            Verdict::Warn,
+            format!(
+                "driver {driver} runs CUDA {} only through minor-version compatibility ({} or later; full support from {}): PTX from newer toolkits cannot be JIT-compiled",
+                gpu.cuda, row.driver_compat_min, row.driver_min
+            ),
+            Some(format!("upgrade the NVIDIA driver to {} or later for full support", row.driver_min)),
+        ),
+        DriverVerdict::TooOld => check(
+            "driver-vs-cuda",
+            Verdict::Fail,
+            format!(
+                "driver {driver} is too old for CUDA {}: it needs {} or later ({} with minor-version compatibility)",
+                gpu.cuda, row.driver_min, row.driver_compat_min
+            ),
+            Some(format!(
+                "upgrade the NVIDIA driver to {} or later (at least {}), or use a spec with an older TensorFlow and CUDA",
+                row.driver_min, row.driver_compat_min
+            )),
+        ),
+    }
+}
+
+/// Whether Docker can hand GPUs to containers: the toolkit's hook on PATH (dockerd
+/// registers its `nvidia` device driver from it), the `nvidia` runtime registered with the
+/// daemon, or CDI spec folders the daemon reports.
+pub fn toolkit_usable(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> bool {
+    nvidia
+        .toolkit_programs
+        .iter()
+        .any(|program| program == "nvidia-container-runtime-hook")
+        || info.is_some_and(|info| {
+            info.runtimes.iter().any(|runtime| runtime == "nvidia")
+                || !info.cdi_spec_dirs.is_empty()
+        })
+}
+
+/// The host facts `tfimg run` decides a GPU image's default GPUs on
+/// (`plan::gpus::choose`): the same driver and toolkit checks as `--gpus`.
+pub fn gpu_host(nvidia: &NvidiaFacts, info: &EngineInfo, gpu: Option<&GpuStack>) -> GpuHost {
+    let driver_problem = match (gpu, &nvidia.driver) {
+        (Some(gpu), Some(driver)) => {
+            Some(driver_check(gpu, driver)).filter(|check| check.verdict == Verdict::Fail)
+        }
+        _ => None,
+    };
+    GpuHost {
+        driver: nvidia.driver.clone(),
+        gpus: nvidia.gpus.len(),
+        toolkit: toolkit_usable(nvidia, Some(info)),
+        driver_problem: driver_problem.map(|check| check.summary),
+    }
+}
+
+/// What `tfimg run --gpus` must not start past: a failing driver or toolkit check.
+pub fn gpu_launch_problem(
+    nvidia: &NvidiaFacts,
+    info: &EngineInfo,
+    gpu: Option<&GpuStack>,
+) -> Option<Check> {
+    let mut checks = nvidia_checks(nvidia, Some(info));
+    if let (Some(gpu), Some(driver)) = (gpu, &nvidia.driver) {
+        checks.push(driver_check(gpu, driver));
+    }
+    checks
+        .into_iter()
+        .find(|check| check.verdict == Verdict::Fail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::CudaProvider;
+
+    fn stack(cuda: &str) -> GpuStack {
+        GpuStack {
+            provider: CudaProvider::Pip,
+            cuda: cuda.to_string(),
+            cudnn: "8.6".to_string(),
+            tensorflow_built_with_cuda: "11.2".to_string(),
+            tensorflow_built_with_cudnn: "8.1".to_string(),
+            driver_min: String::new(),
+            driver_compat_min: String::new(),
+            cuda_requirements: Vec::new(),
+            library_path: Vec::new(),
+            cuda_data_dir: None,
+            cupti_library: None,
+            cuda_libraries: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn driver_verdicts_for_cuda_11_2_11_8_and_12() {
+        let verdict = |cuda: &str, driver: &str| driver_check(&stack(cuda), driver).verdict;
+        assert_eq!(verdict("11.2", "418.87.01"), Verdict::Fail);
+        assert_eq!(verdict("11.2", "455.32.00"), Verdict::Warn);
+        assert_eq!(verdict("11.2", "470.82.01"), Verdict::Pass);
+        assert_eq!(verdict("11.8", "455.32.00"), Verdict::Warn);
+        assert_eq!(verdict("11.8", "535.104.05"), Verdict::Pass);
+        assert_eq!(verdict("12.3", "470.57.02"), Verdict::Fail);
+        assert_eq!(verdict("12.3", "535.104.05"), Verdict::Warn);
+        assert_eq!(verdict("12.3", "550.54.15"), Verdict::Pass);
+        let warn = driver_check(&stack("11.8"), "455.32.00");
+        assert_eq!(
+            warn.summary,
+            "driver 455.32.00 runs CUDA 11.8 only through minor-version compatibility (450.80.02 or later; full support from 520.61.05): PTX from newer toolkits cannot be JIT-compiled"
+        );
+    }
+
+    #[test]
+    fn no_driver_warns_and_a_driver_without_toolkit_fails() {
+        let none = NvidiaFacts::default();
+        let checks = nvidia_checks(
+            &none,
+            Some(&EngineInfo {
+                default_runtime: "runc".into(),
+                ..Default::default()
+            }),
+        );
+        let verdicts: Vec<(&str, Verdict)> = checks
+            .iter()
+            .map(|c| (c.check.as_str(), c.verdict))
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("nvidia-driver", Verdict::Warn),
+                ("container-toolkit", Verdict::Warn),
+                ("default-runtime", Verdict::Pass)
+            ]
+        );
+        let driver = NvidiaFacts {
+            driver: Some("470.57.02".into()),
+            ..Default::default()
+        };
+        let info = EngineInfo::default();
+        let problem = gpu_launch_problem(&driver, &info, None)
+            .expect("no toolkit is a failure with a driver");
+        assert_eq!(problem.check, "container-toolkit");
+        let trap = EngineInfo {
+            runtimes: vec!["nvidia".into(), "runc".into()],
+            default_runtime: "nvidia".into(),
+            ..Default::default()
+        };
+        let checks = nvidia_checks(&driver, Some(&trap));
+        assert_eq!(checks.last().unwrap().verdict, Verdict::Warn);
+        assert!(gpu_launch_problem(&driver, &trap, Some(&stack("11.8"))).is_none());
+        let old = NvidiaFacts {
+            driver: Some("418.87.01".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            gpu_launch_problem(&old, &trap, Some(&stack("11.8")))
+                .unwrap()
+                .check,
+            "driver-vs-cuda"
+        );
+    }
+
+    #[test]
+    fn the_default_gpus_are_decided_on_the_same_driver_and_toolkit_checks() {
+        let gpu = |index| crate::plan::gpus::HostGpu {
+            index,
+            uuid: format!("GPU-{index}"),
+            name: "Tesla T4".into(),
+            memory_mib: None,
+        };
+        let driver = NvidiaFacts {
+            driver: Some("535.104.05".into()),
+            gpus: vec![gpu(0), gpu(1)],
+            source: Some("nvidia-smi".into()),
+            ..Default::default()
+        };
+        let plain = EngineInfo::default();
+        let host = gpu_host(&driver, &plain, Some(&stack("11.8")));
+        assert_eq!(
+            (host.gpus, host.toolkit, host.driver_problem),
+            (2, false, None)
+        );
+        // Each way Docker can hand GPUs over counts: the hook, the runtime, CDI.
+        let hook = NvidiaFacts {
+            toolkit_programs: vec!["nvidia-container-runtime-hook".into()],
+            ..driver.clone()
+        };
+        assert!(gpu_host(&hook, &plain, None).toolkit);
+        let ctk_only = NvidiaFacts {
+            toolkit_programs: vec!["nvidia-ctk".into()],
+            ..driver.clone()
+        };
+        assert!(!gpu_host(&ctk_only, &plain, None).toolkit);
+        let runtime = EngineInfo {
+            runtimes: vec!["nvidia".into(), "runc".into()],
+            ..Default::default()
+        };
+        assert!(gpu_host(&driver, &runtime, None).toolkit);
+        let cdi = EngineInfo {
+            cdi_spec_dirs: vec!["/etc/cdi".into()],
+            ..Default::default()
+        };
+        assert!(gpu_host(&driver, &cdi, None).toolkit);
+        let old = NvidiaFacts {
+            driver: Some("418.87.01".into()),
+            ..driver.clone()
+        };
+        let problem = gpu_host(&old, &runtime, Some(&stack("11.8"))).driver_problem;
+        assert!(
+            problem
+                .as_deref()
+                .is_some_and(|text| text.contains("418.87.01")),
+            "{problem:?}"
+        );
+        assert_eq!(
+            gpu_host(&NvidiaFacts::default(), &plain, Some(&stack("11.8"))),
+            GpuHost::default()
+        );
+    }
+}

@@ -1,0 +1,132 @@
+//! A spec's verdicts: whether it resolves, its CUDA against the host driver, and where
+//! its base image and its own image stand on this machine.
+
+use super::nvidia::driver_check;
+use super::{check, Check, Verdict};
+use crate::host::nvidia::NvidiaFacts;
+use crate::spec::resolved::GpuStack;
+
+/// The state of a spec's image on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageState {
+    /// The image for the current build key exists.
+    Current {
+        tag: String,
+        key: String,
+    },
+    /// Only an older build exists.
+    Stale {
+        tag: String,
+    },
+    Missing {
+        tag: String,
+    },
+    /// Could not tell (no base image, so no key).
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecFacts {
+    pub name: String,
+    pub summary: String,
+    pub gpu: Option<GpuStack>,
+    pub base: String,
+    pub base_present: bool,
+    pub base_bootstrappable: bool,
+    pub image: ImageState,
+}
+
+/// The spec itself, its CUDA against the host driver, and (when Docker answers) its base
+/// image and its own image on this machine.
+pub fn spec_checks(
+    spec: &Result<SpecFacts, String>,
+    nvidia: &NvidiaFacts,
+    docker_up: bool,
+) -> Vec<Check> {
+    let facts = match spec {
+        Ok(facts) => facts,
+        Err(message) => {
+            return vec![check(
+                "spec",
+                Verdict::Fail,
+                message.clone(),
+                Some("fix the spec; `tfimg show SPEC` prints what it resolves to".to_string()),
+            )]
+        }
+    };
+    let mut checks = vec![check("spec", Verdict::Pass, facts.summary.clone(), None)];
+    if let (Some(gpu), Some(driver)) = (&facts.gpu, &nvidia.driver) {
+        checks.push(driver_check(gpu, driver));
+    }
+    if !docker_up {
+        return checks;
+    }
+    checks.push(base_image_check(facts));
+    checks.push(image_check(facts));
+    checks
+}
+
+/// Whether the base image is here, and how to get it without a registry.
+fn base_image_check(facts: &SpecFacts) -> Check {
+    if facts.base_present {
+        check(
+            "base-image",
+            Verdict::Pass,
+            format!("`{}` is on this machine", facts.base),
+            None,
+        )
+    } else {
+        check(
+            "base-image",
+            Verdict::Warn,
+            format!(
+                "`{}` is not on this machine; `tfimg build` pulls it when a registry answers",
+                facts.base
+            ),
+            Some(if facts.base_bootstrappable {
+                format!("without a registry: `tfimg base bootstrap {}`", facts.base)
+            } else {
+                format!(
+                    "load or pull `{}`, or use `--registry-mirror HOST`",
+                    facts.base
+                )
+            }),
+        )
+    }
+}
+
+/// Whether the spec's image is built for its current build key.
+fn image_check(facts: &SpecFacts) -> Check {
+    match &facts.image {
+        ImageState::Current { tag, key } => check(
+            "image",
+            Verdict::Pass,
+            format!(
+                "`{tag}` is current (build key {})",
+                &key[..key.len().min(12)]
+            ),
+            None,
+        ),
+        ImageState::Stale { tag } => check(
+            "image",
+            Verdict::Warn,
+            format!("`{tag}` is an older build of the spec"),
+            Some(format!("`tfimg build {}` brings it up to date", facts.name)),
+        ),
+        ImageState::Missing { tag } => check(
+            "image",
+            Verdict::Warn,
+            format!("`{tag}` is not built yet"),
+            Some(format!(
+                "`tfimg build {}` (or `tfimg run` builds it)",
+                facts.name
+            )),
+        ),
+        ImageState::Unknown => check(
+            "image",
+            Verdict::Warn,
+            "cannot tell whether the image is current without the base image",
+            None,
+        ),
+    }
+}

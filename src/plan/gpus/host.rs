@@ -1,0 +1,238 @@
+//! The GPUs a run gets when `--gpus` is not given (the host's facts decide), and the check
+//! of an explicit selection against the GPUs the host reports. Pure: the caller gathers
+//! the facts.
+
+use super::GpuSelection;
+use crate::input::source::printable;
+use crate::input::InputError;
+
+/// What the host offers GPU containers: the facts the default `--gpus` is decided on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GpuHost {
+    /// The NVIDIA driver's version, when one answered (nvidia-smi or /proc).
+    pub driver: Option<String>,
+    /// GPUs nvidia-smi lists.
+    pub gpus: usize,
+    /// Whether Docker can hand GPUs to containers: the NVIDIA container toolkit's hook,
+    /// the `nvidia` runtime registered with the daemon, or CDI spec folders.
+    pub toolkit: bool,
+    /// Why the driver cannot run the image's CUDA (too old), when it cannot.
+    pub driver_problem: Option<String>,
+}
+
+/// The GPUs a run gets, and what to tell the user about it (one line for stderr).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuChoice {
+    pub selection: GpuSelection,
+    pub note: Option<String>,
+}
+
+/// The GPUs of a run: what `--gpus` says when given (`none` opts out, silently); for a
+/// GPU image without `--gpus`, all GPUs when the host has them and Docker can hand them
+/// over (as `docker run --gpus all` in every guide), else the CPU with a note saying why
+/// and how to get them; never any for other images. `host` is read only for that
+/// default (the caller gathers it only then: see [`needs_host_facts`]).
+pub fn choose(
+    requested: Option<&GpuSelection>,
+    gpu_image: bool,
+    image: &str,
+    host: Option<&GpuHost>,
+) -> GpuChoice {
+    let chosen = |selection: GpuSelection, note: Option<String>| GpuChoice { selection, note };
+    if let Some(requested) = requested {
+        return chosen(requested.clone(), None);
+    }
+    let Some(host) = host.filter(|_| gpu_image) else {
+        return chosen(GpuSelection::None, None);
+    };
+    let on_the_cpu = |why: String, fix: &str| {
+        chosen(
+            GpuSelection::None,
+            Some(format!(
+                "note: `{image}` runs on the CPU: {why}; {fix} (`tfimg doctor` checks the host; `--gpus none` skips this note)"
+            )),
+        )
+    };
+    match &host.driver {
+        None => on_the_cpu(
+            "no NVIDIA driver answers on this host (no working `nvidia-smi`)".to_string(),
+            "where a GPU, its driver and the NVIDIA Container Toolkit are installed, GPU images get all GPUs",
+        ),
+        Some(driver) if host.gpus == 0 => on_the_cpu(
+            format!("the NVIDIA driver {driver} lists no GPU (`nvidia-smi`)"),
+            "check `nvidia-smi`, or pick GPUs with `--gpus`",
+        ),
+        Some(_) if !host.toolkit => on_the_cpu(
+            format!(
+                "this host has {} but Docker cannot hand GPUs to containers (the NVIDIA Container Toolkit is missing)",
+                gpu_count(host.gpus)
+            ),
+            "install it and restart Docker to get them",
+        ),
+        Some(_) => match &host.driver_problem {
+            Some(problem) => on_the_cpu(
+                problem.clone(),
+                "upgrade the driver to use the GPUs",
+            ),
+            None => chosen(
+                GpuSelection::All,
+                Some(format!(
+                    "note: `{image}` gets all {} of this host (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)",
+                    gpu_count(host.gpus)
+                )),
+            ),
+        },
+    }
+}
+
+/// The note when the daemon refused the GPUs [`choose`] picked by default (its `nvidia`
+/// device driver is missing: the toolkit was installed but Docker not restarted, or its
+/// hook is on tfimg's PATH only); the run goes on on the CPU.
+pub fn daemon_refused_note(image: &str, daemon_message: &str) -> String {
+    format!(
+        "note: `{image}` runs on the CPU: Docker could not hand it the GPUs ({}); install the NVIDIA Container Toolkit and restart Docker to get them (`tfimg doctor` checks the host; `--gpus none` skips this note)",
+        printable(daemon_message.trim())
+    )
+}
+
+/// Whether [`choose`] reads the host: only for a GPU image started without `--gpus`
+/// (asking nvidia-smi and the daemon costs time nothing else needs).
+pub fn needs_host_facts(requested: Option<&GpuSelection>, gpu_image: bool) -> bool {
+    requested.is_none() && gpu_image
+}
+
+fn gpu_count(gpus: usize) -> String {
+    if gpus == 1 {
+        "1 GPU".to_string()
+    } else {
+        format!("{gpus} GPUs")
+    }
+}
+
+/// A GPU the host reports (nvidia-smi).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostGpu {
+    pub index: u32,
+    pub uuid: String,
+    pub name: String,
+    pub memory_mib: Option<u64>,
+}
+
+/// Refuses indices, UUIDs or counts the host does not have (when its GPUs are known).
+pub fn check_against_host(selection: &GpuSelection, host: &[HostGpu]) -> Result<(), InputError> {
+    let known = || {
+        host.iter()
+            .map(|gpu| format!("{} ({}, {})", gpu.index, gpu.uuid, gpu.name))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    match selection {
+        GpuSelection::Count(count) if *count as usize > host.len() => Err(InputError::new(
+            format!(
+                "`--gpus {count}` asks for more GPUs than this host has ({})",
+                host.len()
+            ),
+            format!("this host has: {}", known()),
+        )),
+        GpuSelection::Devices(devices) => {
+            for device in devices {
+                let found = host.iter().any(|gpu| {
+                    gpu.index.to_string() == *device
+                        || gpu.uuid == *device
+                        || device.starts_with("MIG-")
+                });
+                if !found {
+                    return Err(InputError::new(
+                        format!("GPU `{device}` does not exist on this host"),
+                        if host.is_empty() {
+                            "nvidia-smi lists no GPU here; run `tfimg doctor`".to_string()
+                        } else {
+                            format!("this host has: {}", known())
+                        },
+                    ));
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_images_default_to_every_gpu_only_where_docker_can_hand_them_over() {
+        let working = GpuHost {
+            driver: Some("535.104.05".into()),
+            gpus: 2,
+            toolkit: true,
+            driver_problem: None,
+        };
+        let choice = choose(None, true, "gpu-jupyter", Some(&working));
+        assert_eq!(choice.selection, GpuSelection::All);
+        assert_eq!(
+            choice.note.as_deref(),
+            Some("note: `gpu-jupyter` gets all 2 GPUs of this host (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)")
+        );
+
+        let cpu = |host: GpuHost| {
+            let choice = choose(None, true, "gpu-jupyter", Some(&host));
+            assert_eq!(choice.selection, GpuSelection::None, "{host:?}");
+            choice.note.expect("a note says why")
+        };
+        assert_eq!(
+            cpu(GpuHost::default()),
+            "note: `gpu-jupyter` runs on the CPU: no NVIDIA driver answers on this host (no working `nvidia-smi`); where a GPU, its driver and the NVIDIA Container Toolkit are installed, GPU images get all GPUs (`tfimg doctor` checks the host; `--gpus none` skips this note)"
+        );
+        // A driver but no toolkit: `--gpus all` would fail with "could not select device
+        // driver"; the default runs on the CPU and says what is missing.
+        assert_eq!(
+            cpu(GpuHost {
+                toolkit: false,
+                gpus: 1,
+                ..working.clone()
+            }),
+            "note: `gpu-jupyter` runs on the CPU: this host has 1 GPU but Docker cannot hand GPUs to containers (the NVIDIA Container Toolkit is missing); install it and restart Docker to get them (`tfimg doctor` checks the host; `--gpus none` skips this note)"
+        );
+        assert!(cpu(GpuHost {
+            gpus: 0,
+            ..working.clone()
+        })
+        .contains("the NVIDIA driver 535.104.05 lists no GPU"));
+        let old = cpu(GpuHost {
+            driver_problem: Some("driver 418.87.01 is too old for CUDA 11.8".into()),
+            ..working.clone()
+        });
+        assert!(old.contains(
+            "runs on the CPU: driver 418.87.01 is too old for CUDA 11.8; upgrade the driver"
+        ));
+
+        // `--gpus` always wins, `none` silently; other images never get GPUs by default.
+        for requested in [GpuSelection::None, GpuSelection::Count(1)] {
+            let choice = choose(Some(&requested), true, "gpu-jupyter", Some(&working));
+            assert_eq!((choice.selection, choice.note), (requested, None));
+        }
+        let plain = choose(None, false, "cpu-jupyter", Some(&working));
+        assert_eq!((plain.selection, plain.note), (GpuSelection::None, None));
+        assert!(needs_host_facts(None, true));
+        assert!(!needs_host_facts(None, false));
+        assert!(!needs_host_facts(Some(&GpuSelection::None), true));
+    }
+
+    #[test]
+    fn unknown_host_gpus_are_refused() {
+        let host = vec![HostGpu {
+            index: 0,
+            uuid: "GPU-aaaa".into(),
+            name: "Tesla T4".into(),
+            memory_mib: Some(15360),
+        }];
+        assert!(check_against_host(&GpuSelection::parse("0").unwrap(), &host).is_ok());
+        assert!(check_against_host(&GpuSelection::parse("GPU-aaaa").unwrap(), &host).is_ok());
+        let error = check_against_host(&GpuSelection::parse("0,1").unwrap(), &host).unwrap_err();
+        assert_eq!(error.message, "GPU `1` does not exist on this host");
+        assert!(check_against_host(&GpuSelection::Count(2), &host).is_err());
+    }
+}

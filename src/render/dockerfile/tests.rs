@@ -1,0 +1,118 @@
+use super::quote;
+use crate::render::{render, NetworkOptions};
+use crate::spec::{self, compat, Catalog};
+
+/// `body` as a spec file, resolved and rendered.
+fn rendered(body: &str) -> (spec::ResolvedSpec, crate::render::Rendered) {
+    let text = format!("name: x\n{body}").into_bytes();
+    let catalog = Catalog::builtin(std::path::PathBuf::from("/project"));
+    let document = spec::load::file_document("./x.yaml", Ok(text)).unwrap();
+    let resolved = spec::resolve_document(&catalog, document).unwrap();
+    let rendered = render(&resolved, &NetworkOptions::default());
+    (resolved, rendered)
+}
+
+#[test]
+fn every_pip_gpu_release_pins_each_nvidia_wheel_and_sets_up_xla() {
+    for row in compat::TENSORFLOW {
+        if row.pip_cuda == compat::PipCuda::Unavailable {
+            continue;
+        }
+        let (resolved, rendered) = rendered(&format!(
+            "extends: gpu-headless\ntensorflow: \"{}\"\n",
+            row.minor
+        ));
+        let gpu = resolved.gpu.as_ref().unwrap();
+        let nvidia: Vec<&String> = resolved
+            .constraints
+            .iter()
+            .filter(|line| line.starts_with("nvidia-"))
+            .collect();
+        for pin in &nvidia {
+            let (name, version) = pin.split_once("==").expect("exact pin");
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{pin}"
+            );
+            assert!(compat::Version::parse(version).is_some(), "{pin}");
+        }
+        let major = gpu.cuda.split('.').next().unwrap();
+        for wheel in ["cublas", "cuda-cupti", "cuda-nvcc", "cuda-runtime", "cudnn"] {
+            assert!(
+                nvidia
+                    .iter()
+                    .any(|pin| pin.starts_with(&format!("nvidia-{wheel}-cu{major}=="))),
+                "{}: no {wheel} pin in {nvidia:?}",
+                row.minor
+            );
+        }
+        // ptxas and libdevice come from the nvcc of the runtime's own CUDA release.
+        let nvcc = format!("nvidia-cuda-nvcc-cu{major}=={}.", gpu.cuda);
+        assert!(nvidia.iter().any(|pin| pin.starts_with(&nvcc)), "{nvcc}");
+        let site = resolved.site_packages();
+        let data_dir = format!("{site}/nvidia/cuda_nvcc");
+        assert_eq!(gpu.cuda_data_dir.as_deref(), Some(data_dir.as_str()));
+        let dockerfile = &rendered.dockerfile;
+        for expected in [
+            format!("    XLA_FLAGS=\"--xla_gpu_cuda_data_dir={data_dir}\"\n"),
+            format!("    PATH={data_dir}/bin:$PATH \\\n"),
+            format!(" && ln -s libcupti.so.{major}"),
+        ] {
+            assert!(dockerfile.contains(&expected), "{expected}\n{dockerfile}");
+        }
+        let verify = String::from_utf8(rendered.files["verify.py"].contents.clone()).unwrap();
+        assert!(
+            verify.contains(&format!("\"cuda_data_dir\":\"{data_dir}\"")),
+            "{verify}"
+        );
+    }
+}
+
+#[test]
+fn cpu_images_and_nvidia_cuda_bases_get_no_xla_flags() {
+    let (_, cpu) = rendered("extends: cpu-headless\n");
+    assert!(!cpu.dockerfile.contains("XLA_FLAGS"));
+    assert!(!cpu.dockerfile.contains("cuda_nvcc"));
+    let (_, image) = rendered("extends: gpu-headless\ncuda_provider: image\nbase: ubuntu:20.04\n");
+    assert!(!image.dockerfile.contains("XLA_FLAGS"));
+    // A spec's own XLA_FLAGS stay as written where tfimg has nothing to add.
+    let (_, own) = rendered("extends: cpu-headless\nenv:\n  XLA_FLAGS: --xla_dump_to=/tmp/x\n");
+    assert!(own
+        .dockerfile
+        .contains("    XLA_FLAGS=\"--xla_dump_to=/tmp/x\""));
+}
+
+#[test]
+fn a_spec_s_own_xla_flags_follow_the_data_folder_or_replace_it() {
+    let nvcc = "/opt/venv/lib/python3.9/site-packages/nvidia/cuda_nvcc";
+    let (_, added) =
+        rendered("extends: gpu-headless\nenv:\n  XLA_FLAGS: --xla_gpu_autotune_level=0\n");
+    assert!(
+        added.dockerfile.contains(&format!(
+            "    XLA_FLAGS=\"--xla_gpu_cuda_data_dir={nvcc} --xla_gpu_autotune_level=0\""
+        )),
+        "{}",
+        added.dockerfile
+    );
+    assert_eq!(added.dockerfile.matches("XLA_FLAGS=").count(), 1);
+    let (_, replaced) = rendered(
+        "extends: gpu-headless\nenv:\n  XLA_FLAGS: --xla_gpu_cuda_data_dir=/usr/local/cuda\n",
+    );
+    assert!(
+        replaced
+            .dockerfile
+            .contains("    XLA_FLAGS=\"--xla_gpu_cuda_data_dir=/usr/local/cuda\""),
+        "{}",
+        replaced.dockerfile
+    );
+}
+
+#[test]
+fn quoting() {
+    assert_eq!(quote("true"), "true");
+    assert_eq!(quote("cuda>=11.0"), "\"cuda>=11.0\"");
+    assert_eq!(quote("a b"), "\"a b\"");
+    assert_eq!(quote("$HOME \"x\" \\"), "\"\\$HOME \\\"x\\\" \\\\\"");
+    assert_eq!(quote(""), "\"\"");
+}

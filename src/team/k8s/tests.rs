@@ -1,0 +1,149 @@
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::plan::gpus::GpuSelection;
+use crate::plan::ports::PortPlan;
+use crate::plan::{launch, LaunchInput, DEFAULT_SHM};
+use crate::spec::Service;
+
+fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) -> K8sMember {
+    let port = |name: &str, container: u16| PortPlan {
+        name: name.into(),
+        container,
+        host_ip: "127.0.0.1".into(),
+        host: container,
+    };
+    let plan = launch(&LaunchInput {
+        image: "tfimg/cpu-ssh:2.9.3-0123456789ab".into(),
+        spec_name: "cpu-ssh".into(),
+        service,
+        image_user: "tf".into(),
+        tfimg_image: true,
+        name: format!("lab-{name}"),
+        command: command.iter().map(|part| part.to_string()).collect(),
+        env: vec![("NOTE".into(), "on".into()), ("YES".into(), "1_000".into())],
+        mounts: Vec::new(),
+        ports: match service {
+            Service::Ssh => vec![port("ssh", 22), port("tensorboard", 6006)],
+            Service::Jupyter => vec![port("jupyter", 8888)],
+            Service::None => Vec::new(),
+        },
+        gpus: GpuSelection::None,
+        gpu: GpuPlan::None,
+        ids: Some((1000, 1000)),
+        jupyter_token: (service == Service::Jupyter).then(|| "t0k3n".into()),
+        ssh_public_key: (service == Service::Ssh && command.is_empty())
+            .then(|| "ssh-ed25519 AAAA x".into()),
+        ssh_identity: None,
+        ssh_known_hosts: None,
+        memory: None,
+        nano_cpus: None,
+        shm_size: DEFAULT_SHM,
+        restart: None,
+        extra_labels: BTreeMap::new(),
+    });
+    K8sMember {
+        name: name.into(),
+        plan,
+        workers,
+        volume_size: "10Gi".into(),
+    }
+}
+
+fn exported(members: &[K8sMember]) -> Vec<serde_yaml::Value> {
+    let options = K8sOptions {
+        team: "lab".into(),
+        registry: None,
+        uid: 1000,
+        gid: 1000,
+        tfjob: true,
+    };
+    let (main, tfjobs) = manifests(members, &options);
+    let mut all = main;
+    all.push_str(&tfjobs.unwrap_or_default());
+    all.split("---\n")
+        .skip(1)
+        .map(|document| serde_yaml::from_str(document).unwrap())
+        .collect()
+}
+
+#[test]
+fn no_pod_mounts_a_service_account_token() {
+    let documents = exported(&[
+        member("alice", Service::Jupyter, &[], None),
+        member("carol", Service::Ssh, &[], None),
+        member("batch", Service::None, &["python", "train.py"], None),
+        member("dist", Service::None, &["python", "train.py"], Some(2)),
+    ]);
+    let mut pods = 0;
+    for document in &documents {
+        let template = match document["kind"].as_str().unwrap() {
+            "Deployment" | "Job" => &document["spec"]["template"]["spec"],
+            "TFJob" => &document["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"],
+            _ => continue,
+        };
+        assert_eq!(
+            template["automountServiceAccountToken"], false,
+            "{document:?}"
+        );
+        pods += 1;
+    }
+    assert_eq!(
+        pods, 5,
+        "a Deployment, two Jobs, an indexed Job and a TFJob"
+    );
+}
+
+#[test]
+fn sshd_listens_on_an_unprivileged_port_that_the_service_maps_to_22() {
+    let documents = exported(&[member("carol", Service::Ssh, &[], None)]);
+    let find = |kind: &str| {
+        documents
+            .iter()
+            .find(|document| document["kind"] == kind)
+            .unwrap()
+    };
+    let ports = &find("Service")["spec"]["ports"];
+    assert_eq!(ports[0]["name"], "ssh");
+    assert_eq!(ports[0]["port"], 22);
+    assert_eq!(ports[0]["targetPort"], POD_SSH_PORT);
+    // TensorBoard (no login) is in the pod for `kubectl port-forward`, not the Service.
+    assert_eq!(ports.as_sequence().unwrap().len(), 1);
+    let container = &find("Deployment")["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["ports"][0]["containerPort"], POD_SSH_PORT);
+    assert_eq!(container["ports"][1]["containerPort"], 6006);
+    let env = container["env"].as_sequence().unwrap();
+    assert!(env.contains(
+        &serde_yaml::from_str(&format!(
+            "{{name: {}, value: '2022'}}",
+            labels::SSH_PORT_VARIABLE
+        ))
+        .unwrap()
+    ));
+    assert_ne!(POD_SSH_PORT, WORKER_PORT);
+    // A command replaces sshd: nothing moves.
+    let batch = exported(&[member("job", Service::Ssh, &["python", "x.py"], None)]);
+    assert!(!serde_yaml::to_string(&batch)
+        .unwrap()
+        .contains(labels::SSH_PORT_VARIABLE));
+}
+
+#[test]
+fn yaml_1_1_words_are_quoted_in_the_manifests() {
+    let options = K8sOptions {
+        team: "lab".into(),
+        registry: None,
+        uid: 1000,
+        gid: 1000,
+        tfjob: false,
+    };
+    let (text, _) = manifests(&[member("alice", Service::Jupyter, &[], None)], &options);
+    for line in [
+        "- name: NOTE\n",
+        "  value: \"on\"\n",
+        "- name: \"YES\"\n",
+        "  value: \"1_000\"\n",
+    ] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
+}
