@@ -145,7 +145,7 @@ impl Resolver<'_> {
                     "use letters, digits and `_`, not starting with a digit",
                 ));
             }
-            if key.starts_with("TFIMG_") {
+            if key.starts_with(crate::labels::VARIABLE_PREFIX) {
                 return Err(self.error(
                     &path,
                     format!("`{key}` is reserved: tfimg sets `TFIMG_*` variables at run time"),
