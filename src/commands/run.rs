@@ -208,7 +208,11 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
         .as_deref()
         .map(|m| plan::parse_size(m, "--memory"))
         .transpose()?;
-    let nano_cpus = args.cpus.as_deref().map(plan::parse_cpus).transpose()?;
+    let nano_cpus = args
+        .cpus
+        .as_deref()
+        .map(|cpus| plan::parse_cpus(cpus, "--cpus"))
+        .transpose()?;
     let shm_size = plan::parse_size(&args.shm_size, "--shm-size")?;
     let restart = args
         .restart

@@ -87,16 +87,18 @@ pub fn parse_size(text: &str, flag: &str) -> Result<i64, InputError> {
 pub const MIN_CPUS: f64 = 0.01;
 
 /// `1.5` → 1.5e9 nano-CPUs.
-pub fn parse_cpus(text: &str) -> Result<i64, InputError> {
+/// `flag` names the value in messages: `--cpus` on the command line, `cpus:` in a team
+/// file.
+pub fn parse_cpus(text: &str, flag: &str) -> Result<i64, InputError> {
     let value: f64 = text.trim().parse().map_err(|_| {
         InputError::new(
-            format!("`--cpus {text}` is not a number"),
-            "write `--cpus 2` or `--cpus 1.5`",
+            format!("`{flag} {text}` is not a number"),
+            format!("write `{flag} 2` or `{flag} 1.5`"),
         )
     })?;
     if !(value.is_finite() && value > 0.0 && value <= 1024.0) {
         return Err(InputError::new(
-            format!("`--cpus {text}` is out of range"),
+            format!("`{flag} {text}` is out of range"),
             "use a number above 0, such as 2",
         ));
     }
@@ -104,7 +106,7 @@ pub fn parse_cpus(text: &str) -> Result<i64, InputError> {
     // round to NanoCpus 0, which Docker reads as no limit at all.
     if value < MIN_CPUS {
         return Err(InputError::new(
-            format!("`--cpus {text}` is below {MIN_CPUS}, the smallest share a container can get"),
+            format!("`{flag} {text}` is below {MIN_CPUS}, the smallest share a container can get"),
             "use 0.01 or more, such as 0.5",
         ));
     }
@@ -158,8 +160,12 @@ mod tests {
         assert_eq!(parse_size("1.5GB", "--memory").unwrap(), 1610612736);
         assert!(parse_size("lots", "--memory").is_err());
         assert!(parse_size("1k", "--memory").is_err());
-        assert_eq!(parse_cpus("1.5").unwrap(), 1_500_000_000);
-        assert!(parse_cpus("0").is_err());
+        assert_eq!(parse_cpus("1.5", "--cpus").unwrap(), 1_500_000_000);
+        assert!(parse_cpus("0", "--cpus").is_err());
+        assert_eq!(
+            parse_cpus("lots", "cpus:").unwrap_err().hint,
+            "write `cpus: 2` or `cpus: 1.5`"
+        );
         let none = |_: &str| None;
         assert_eq!(
             parse_env("A=b=c", none).unwrap(),

@@ -47,12 +47,7 @@ fn shortened(name: &str) -> String {
 
 /// `cpus:` as `--cpus` checks it, in the file's words.
 fn check_cpus(text: &str) -> Result<i64, InputError> {
-    crate::plan::parse_cpus(text).map_err(|error| {
-        InputError::new(
-            error.message.replacen("`--cpus ", "`cpus: ", 1),
-            error.hint.replace("`--cpus ", "`cpus: "),
-        )
-    })
+    crate::plan::parse_cpus(text, "cpus:")
 }
 
 /// The team's name, and that it has members.
