@@ -6,6 +6,7 @@
 mod build;
 mod containers;
 mod images;
+mod ping;
 
 use std::time::Duration;
 
@@ -43,7 +44,25 @@ impl Docker {
         if let Some(path) = endpoint.strip_prefix("unix://") {
             check_socket(path, &endpoint)?;
         }
-        let docker = connect_to(&endpoint)?;
+        // The docker CLI's question first (`HEAD /_ping` answers with the API version in a
+        // header); `/version`, which makes the daemon ask containerd and runc for theirs,
+        // only when the ping does not say.
+        if let Some(version) = ping::api_version(&endpoint, CONNECT_TIMEOUT).await {
+            // Never a newer API than the daemon speaks, nor than bollard knows.
+            let known = bollard::API_DEFAULT_VERSION;
+            let version = if (version.major_version, version.minor_version)
+                < (known.major_version, known.minor_version)
+            {
+                version
+            } else {
+                *known
+            };
+            return Ok(Docker {
+                client: connect_to(&endpoint, &version)?,
+                endpoint,
+            });
+        }
+        let docker = connect_to(&endpoint, bollard::API_DEFAULT_VERSION)?;
         let negotiated = tokio::time::timeout(CONNECT_TIMEOUT, docker.negotiate_version())
             .await
             .map_err(|_| EngineError::Timeout {
@@ -152,19 +171,14 @@ impl Daemon for Docker {
     }
 }
 
-fn connect_to(endpoint: &str) -> Result<bollard::Docker, EngineError> {
+fn connect_to(
+    endpoint: &str,
+    version: &bollard::ClientVersion,
+) -> Result<bollard::Docker, EngineError> {
     let result = if let Some(path) = endpoint.strip_prefix("unix://") {
-        bollard::Docker::connect_with_unix(
-            path,
-            REQUEST_TIMEOUT_SECONDS,
-            bollard::API_DEFAULT_VERSION,
-        )
+        bollard::Docker::connect_with_unix(path, REQUEST_TIMEOUT_SECONDS, version)
     } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
-        bollard::Docker::connect_with_http(
-            endpoint,
-            REQUEST_TIMEOUT_SECONDS,
-            bollard::API_DEFAULT_VERSION,
-        )
+        bollard::Docker::connect_with_http(endpoint, REQUEST_TIMEOUT_SECONDS, version)
     } else {
         return Err(EngineError::UnsupportedHost {
             endpoint: endpoint.to_string(),
