@@ -5,6 +5,7 @@
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod paths;
 pub mod source;
 pub mod yaml;
 

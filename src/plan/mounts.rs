@@ -3,8 +3,9 @@
 //! `/tf/notebooks`, where Jupyter opens); which destinations and missing sources are
 //! refused. Pure: the launcher makes the missing folders.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+use crate::input::paths::lexical;
 use crate::input::source::printable;
 use crate::input::InputError;
 
@@ -87,7 +88,7 @@ pub fn parse_request(text: &str, current_dir: &Path) -> Result<MountRequest, Inp
     if source.is_empty() {
         return Err(bad("the source is empty".to_string()));
     }
-    let source = normalize(&current_dir.join(source));
+    let source = lexical(&current_dir.join(source));
     let target = match target {
         Some("") => return Err(bad("the destination after `:` is empty".to_string())),
         Some(target) => {
@@ -171,21 +172,6 @@ fn is_system_folder(target: &str) -> bool {
             | ["usr" | "bin" | "sbin" | "etc" | "lib" | "lib32" | "lib64" | "libx32"]
             | ["opt", "venv" | "tfimg"]
     )
-}
-
-/// `a/./b/../c` → `a/c`, without touching the file system (sources may not exist yet).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// What is wrong with a mount whose source does not exist, if anything: a missing path

@@ -5,6 +5,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::Resolver;
+use crate::input::paths::lexical;
 use crate::input::{Location, SpecError};
 use crate::spec::load::{Origin, SpecDocument};
 use crate::spec::model::FileEntry;
@@ -147,22 +148,6 @@ fn valid_destination(destination: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "/-_.".contains(c))
         && !destination.split('/').any(|part| part == "..")
-}
-
-/// `path` with `.` and `..` resolved by reading it, not the file system (a source may
-/// not exist yet when its spec is shown).
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Whether the absolute, lexical `path` is one of `roots` or inside one. A relative root

@@ -1,0 +1,32 @@
+//! Paths as the user wrote them, resolved by reading them: `a/./b/../c` → `a/c`, without
+//! touching the file system (a mount source or a `files:` source may not exist yet).
+
+use std::path::{Component, Path, PathBuf};
+
+/// `path` with `.` and `..` resolved lexically.
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lexical;
+    use std::path::Path;
+
+    #[test]
+    fn dots_resolve_without_the_file_system() {
+        assert_eq!(lexical(Path::new("/a/./b/../c")), Path::new("/a/c"));
+        assert_eq!(lexical(Path::new("/../../etc")), Path::new("/etc"));
+        assert_eq!(lexical(Path::new("x/../../y")), Path::new("y"));
+    }
+}
