@@ -25,6 +25,8 @@ pub struct FakeHost {
     /// What the HTTP probe answers (`None`: nothing listens).
     pub http: Option<u16>,
     pub prunes: RefCell<Vec<(String, String)>>,
+    /// Files written through the host, by path.
+    pub files: RefCell<std::collections::BTreeMap<PathBuf, Vec<u8>>>,
     counter: RefCell<u32>,
 }
 
@@ -144,5 +146,34 @@ impl Host for FakeHost {
 
     async fn interrupted(&self) {
         std::future::pending::<()>().await
+    }
+
+    fn now(&self) -> std::time::SystemTime {
+        // A clock that moves one second per question.
+        std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + u64::from(self.next()))
+    }
+
+    fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        self.files
+            .borrow()
+            .get(path)
+            .cloned()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
+    }
+
+    fn write_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        self.files
+            .borrow_mut()
+            .insert(path.to_path_buf(), bytes.to_vec());
+        Ok(())
+    }
+
+    fn append_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        self.files
+            .borrow_mut()
+            .entry(path.to_path_buf())
+            .or_default()
+            .extend_from_slice(bytes);
+        Ok(())
     }
 }

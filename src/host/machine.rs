@@ -233,6 +233,36 @@ pub async fn interrupted() {
     }
 }
 
+/// Writes `path` whole: a new file beside it, renamed over it; its folders are made.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let folder = path.parent().unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(folder)?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temporary = folder.join(format!(".{name}.{}.{}", std::process::id(), random_hex(6)?));
+    let written = std::fs::File::create(&temporary)
+        .and_then(|mut file| file.write_all(bytes))
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// Appends `bytes` to `path` (made, with its folders, when missing) and syncs it.
+pub fn append(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    file.write_all(bytes)?;
+    file.sync_data()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -85,6 +85,16 @@ pub trait Host {
     async fn sleep(&self, duration: Duration);
     /// Resolves when the user interrupts (Ctrl-C) or the session ends (SIGTERM, SIGHUP).
     async fn interrupted(&self);
+    /// The wall clock (times in journals and status files).
+    fn now(&self) -> std::time::SystemTime;
+    /// A file's bytes.
+    fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>>;
+    /// Writes a whole file: a new file renamed over the old one, so a reader never sees
+    /// half of it; the folders above it are made.
+    fn write_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()>;
+    /// Appends to a file (made with its folders when missing), flushed to the disk: what a
+    /// journal needs to survive a killed terminal.
+    fn append_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()>;
 }
 
 /// This machine.
@@ -171,5 +181,21 @@ impl Host for Machine {
 
     async fn interrupted(&self) {
         machine::interrupted().await;
+    }
+
+    fn now(&self) -> std::time::SystemTime {
+        std::time::SystemTime::now()
+    }
+
+    fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+
+    fn write_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        machine::write_atomically(path, bytes)
+    }
+
+    fn append_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        machine::append(path, bytes)
     }
 }
