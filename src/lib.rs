@@ -9,6 +9,7 @@
 pub mod engine;
 pub mod host;
 pub mod spec;
+pub mod sweep;
 
 pub(crate) mod app;
 pub(crate) mod cli;
@@ -19,6 +20,7 @@ pub(crate) mod labels;
 pub(crate) mod output;
 pub(crate) mod plan;
 pub(crate) mod render;
+
 pub(crate) mod team;
 
 /// The fuzzing properties, shared by `fuzz/` and tests/fuzz_inputs.rs.
