@@ -141,7 +141,7 @@ mod tests {
         assert_eq!(at(places.value("params.lr")), Some((3, 7)));
         assert_eq!(at(places.value("params.lr[1]")), Some((3, 14)));
         assert_eq!(at(places.value("params.aug[1]")), Some((6, 7)));
-        assert_eq!(at(places.value("trials[0].lr")), Some((8, 9)));
+        assert_eq!(at(places.value("trials[0].lr")), Some((8, 10)));
         assert_eq!(at(places.key("trials[1].wd")), Some((10, 5)));
         // A block mapping starts at its first key.
         assert_eq!(at(places.value("trials[1]")), Some((9, 5)));
