@@ -66,6 +66,7 @@ pub fn main() -> ExitCode {
         Command::Compose(args) => commands::export::compose(&args),
         Command::Push(args) => commands::push::run(&args),
         Command::K8s(args) => commands::export::k8s(&args),
+        Command::Sweep(args) => commands::sweep::run(&args),
         Command::PruneSuperseded { name, key } => commands::build::prune_command(&name, &key),
     };
     match outcome {

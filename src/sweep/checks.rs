@@ -255,8 +255,14 @@ fn close(a: &str, b: &str) -> bool {
 fn mount_texts(texts: &[String], folder: &Path, places: &Places) -> Result<(), SpecError> {
     for (index, text) in texts.iter().enumerate() {
         let path = format!("mounts[{index}]");
-        let mount = mounts::parse(text, folder, PLACEHOLDER_WORKDIR)
-            .map_err(|error| places.bad(&path, error.message, error.hint))?;
+        // In the file's words: `./a:b`, not `--mount ./a:b`.
+        let mount = mounts::parse(text, folder, PLACEHOLDER_WORKDIR).map_err(|error| {
+            places.bad(
+                &path,
+                error.message.replacen("`--mount ", "`", 1),
+                "write mounts as `SRC[:DST][:ro]`, such as `./code:/tf/code:ro` (SRC relative to the sweep file's folder)",
+            )
+        })?;
         let trial_dir = Path::new(TRIAL_DIR);
         let target = Path::new(&mount.target);
         if target.starts_with(trial_dir) || trial_dir.starts_with(target) {

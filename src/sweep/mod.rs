@@ -193,6 +193,25 @@ impl Sweep {
         self.output.join(journal::JOURNAL_FILE)
     }
 
+    /// A warning when the image and the pool do not fit: a CUDA image (`gpu_image`) whose
+    /// trials get no GPU, or GPUs for an image without CUDA. Placed on `spec:`/`image:`.
+    pub fn image_warning(&self, gpu_image: bool) -> Option<Warning> {
+        let (location, name) = match &self.source {
+            ImageSource::Spec { name, location } => (location, name),
+            ImageSource::Image { reference, location } => (location, reference),
+        };
+        let message = match (&self.pool.gpus, gpu_image) {
+            (GpuPool::Cpu, true) => format!(
+                "`{name}` is a GPU image but the sweep has no `gpus`: its trials run on the CPU"
+            ),
+            (GpuPool::All | GpuPool::Devices(_), false) => format!(
+                "`{name}` has no CUDA: its trials get GPUs they cannot use (a `gpu-*` spec can)"
+            ),
+            _ => return None,
+        };
+        Some(Warning { location: location.clone(), message })
+    }
+
     /// `io.tfimg.sweep=<name>`: the filter for this sweep's trial containers.
     pub fn container_filter(&self) -> String {
         crate::labels::sweep_filter(&self.name)

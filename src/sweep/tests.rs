@@ -208,7 +208,7 @@ fn params_the_command_never_uses_are_a_warning_at_the_param() {
 #[test]
 fn mounts_env_limits_and_objective_are_checked_at_their_place() {
     let cases = [
-        ("mounts: [\"./a:relative\"]\n", "`sweep.yaml`:4:10: `--mount ./a:relative`: the destination `relative` must be an absolute path inside the container"),
+        ("mounts: [\"./a:relative\"]\n", "`sweep.yaml`:4:10: `./a:relative`: the destination `relative` must be an absolute path inside the container"),
         ("mounts: [./a, \"./b:/tfimg/trial/x\"]\n", "`sweep.yaml`:4:15: `./b:/tfimg/trial/x`: `/tfimg/trial/x` is where each trial's own folder is mounted"),
         ("env: {TFIMG_UID: 0}\n", "`sweep.yaml`:4:7: `TFIMG_UID`: `TFIMG_*` variables are set by tfimg"),
         ("env: {\"A B\": 0}\n", "`sweep.yaml`:4:7: `A B` is not a valid variable name"),
@@ -347,4 +347,20 @@ fn the_fingerprint_names_what_decides_the_trials() {
         ]
     );
     assert_eq!(sweep.container_filter(), "io.tfimg.sweep=lab");
+}
+
+#[test]
+fn images_that_do_not_fit_the_pool_are_a_warning_at_the_image() {
+    let cpu = parse_text(&head("params: {lr: [1]}\n")).unwrap();
+    assert_eq!(cpu.image_warning(false), None);
+    assert_eq!(
+        cpu.image_warning(true).unwrap().to_string(),
+        "`sweep.yaml`:2:7: `cpu-headless` is a GPU image but the sweep has no `gpus`: its trials run on the CPU"
+    );
+    let gpus = parse_text(&head("params: {lr: [1]}\ngpus: [0]\n")).unwrap();
+    assert_eq!(gpus.image_warning(true), None);
+    assert_eq!(
+        gpus.image_warning(false).unwrap().message,
+        "`cpu-headless` has no CUDA: its trials get GPUs they cannot use (a `gpu-*` spec can)"
+    );
 }
