@@ -29,9 +29,9 @@ fuzz SECONDS="150":
     set -euo pipefail
     # A crash stops here with its input in fuzz/artifacts/<target>/: keep a minimized
     # copy in fuzz/regressions/<target>/, which `cargo test --test fuzz_inputs` replays.
-    for target in spec team gpus mounts ports; do
+    for target in spec team sweep gpus mounts ports; do
         dict=()
-        if [ "$target" = spec ] || [ "$target" = team ]; then dict=(-dict={{justfile_directory()}}/fuzz/yaml.dict); fi
+        if [ "$target" = spec ] || [ "$target" = team ] || [ "$target" = sweep ]; then dict=(-dict={{justfile_directory()}}/fuzz/yaml.dict); fi
         cargo +nightly fuzz run "$target" -- -max_total_time={{SECONDS}} \
             -rss_limit_mb=2048 -timeout=10 "${dict[@]}"
         cargo +nightly fuzz cmin "$target"

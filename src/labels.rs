@@ -43,6 +43,12 @@ pub const PORTS: &str = "io.tfimg.ports";
 pub const UID: &str = "io.tfimg.uid";
 /// On the one-off container that verifies a build.
 pub const VERIFY: &str = "io.tfimg.verify";
+/// A sweep's trial containers: the sweep's name.
+pub const SWEEP: &str = "io.tfimg.sweep";
+/// A trial container's trial id (`t001`).
+pub const TRIAL: &str = "io.tfimg.trial";
+/// A trial container's attempt (`1`, `2` after a retry).
+pub const ATTEMPT: &str = "io.tfimg.attempt";
 
 // The entrypoint's run-time contract (variables tfimg sets in containers).
 
@@ -59,6 +65,13 @@ pub const SSH_KEYS_VARIABLE: &str = "TFIMG_SSH_AUTHORIZED_KEYS";
 pub const SSH_PORT_VARIABLE: &str = "TFIMG_SSH_PORT";
 /// The build argument that carries the build key into the image's labels.
 pub const BUILD_KEY_ARG: &str = "TFIMG_BUILD_KEY";
+/// A trial's sweep name and trial id.
+pub const SWEEP_VARIABLE: &str = "TFIMG_SWEEP";
+pub const TRIAL_VARIABLE: &str = "TFIMG_TRIAL";
+/// Where a trial's own folder is mounted (params.json, metrics.jsonl, logs).
+pub const TRIAL_DIR_VARIABLE: &str = "TFIMG_TRIAL_DIR";
+/// `TFIMG_PARAM_<NAME>`: each param of a trial, the name upper-cased.
+pub const PARAM_VARIABLE_PREFIX: &str = "TFIMG_PARAM_";
 
 // tfimg's own settings from the environment.
 
@@ -77,6 +90,16 @@ pub fn spec_filter(spec: &str) -> String {
 /// `io.tfimg.team=NAME`: the filter for a team's containers.
 pub fn team_filter(team: &str) -> String {
     format!("{TEAM}={team}")
+}
+
+/// `io.tfimg.sweep=NAME`: the filter for a sweep's trial containers.
+pub fn sweep_filter(sweep: &str) -> String {
+    format!("{SWEEP}={sweep}")
+}
+
+/// `TFIMG_PARAM_LR` for the param `lr`.
+pub fn param_variable(param: &str) -> String {
+    format!("{PARAM_VARIABLE_PREFIX}{}", param.to_ascii_uppercase())
 }
 
 /// `io.tfimg.verify=MARKER`: the filter for one verification container.

@@ -9,6 +9,7 @@
 pub mod engine;
 pub mod host;
 pub mod spec;
+pub mod sweep;
 
 pub(crate) mod app;
 pub(crate) mod cli;
@@ -19,6 +20,7 @@ pub(crate) mod labels;
 pub(crate) mod output;
 pub(crate) mod plan;
 pub(crate) mod render;
+
 pub(crate) mod team;
 
 /// The fuzzing properties, shared by `fuzz/` and tests/fuzz_inputs.rs.
@@ -64,6 +66,7 @@ pub fn main() -> ExitCode {
         Command::Compose(args) => commands::export::compose(&args),
         Command::Push(args) => commands::push::run(&args),
         Command::K8s(args) => commands::export::k8s(&args),
+        Command::Sweep(args) => commands::sweep::run(&args),
         Command::PruneSuperseded { name, key } => commands::build::prune_command(&name, &key),
     };
     match outcome {

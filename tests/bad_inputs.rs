@@ -10,6 +10,7 @@
 //!
 //! Team files are given to `tfimg compose` with `DOCKER_HOST` pointing at no daemon, so a
 //! team file that is wrongly accepted ends at the engine instead of building images.
+//! Sweep files are given to `tfimg sweep FILE --dry-run` the same way.
 //! `run` cases use `cpu-headless` with `--no-start --no-build` and a unique `--name`
 //! against the real engine.
 //!
@@ -85,6 +86,24 @@ fn team(name: &'static str, at: &str, text: &str) -> Case {
             file: Some((path, text.as_bytes().to_vec())),
         },
     }
+}
+
+/// `tfimg sweep ./<name>.yaml --dry-run` on a sweep file.
+fn sweep(name: &'static str, at: &str, text: &str) -> Case {
+    let path = format!("./{name}.yaml");
+    Case {
+        name,
+        names: format!("`{path}`:{at}"),
+        input: Input::File {
+            args: vec!["sweep".into(), path.clone(), "--dry-run".into()],
+            file: Some((path, text.as_bytes().to_vec())),
+        },
+    }
+}
+
+/// A sweep file whose command uses `{lr}`, with `rest` from line 4 on.
+fn sweep_with(rest: &str) -> String {
+    format!("sweep: lab\nspec: cpu-headless\ncommand: [python, train.py, --lr, \"{{lr}}\"]\n{rest}")
 }
 
 /// A team file whose members start with `alice` on line 5, `spec: cpu-headless` by default.
@@ -482,6 +501,145 @@ fn cases() -> Vec<Case> {
             names: "`./our team.yaml`".into(),
             input: Input::File {
                 args: vec!["compose".into(), "./our team.yaml".into()],
+                file: None,
+            },
+        },
+        // Sweep files.
+        sweep(
+            "sweep-unknown-param-in-command",
+            "3:49",
+            "sweep: lab\nspec: cpu-headless\ncommand: [python, train.py, --lr, \"{lr}\", --wd, \"{wd}\"]\nparams: {lr: [0.1, 0.01]}\n",
+        ),
+        sweep(
+            "sweep-misspelt-param-in-command",
+            "3:35",
+            "sweep: lab\nspec: cpu-headless\ncommand: [python, train.py, --lr, \"{lr_rate}\"]\nparams: {lr_rte: [0.1]}\n",
+        ),
+        sweep("sweep-empty-grid", "4:1", &sweep_with("params: {}\n")),
+        sweep("sweep-empty-axis", "5:7", &sweep_with("params:\n  lr: []\n")),
+        sweep("sweep-axis-not-a-list", "5:7", &sweep_with("params:\n  lr: 0.1\n")),
+        sweep(
+            "sweep-param-value-a-list",
+            "5:13",
+            &sweep_with("params:\n  lr: [0.1, [0.2, 0.3]]\n"),
+        ),
+        sweep(
+            "sweep-same-value-twice",
+            "5:15",
+            &sweep_with("params:\n  lr: [0.001, 1e-3]\n"),
+        ),
+        sweep(
+            "sweep-params-and-random",
+            "5:1",
+            &sweep_with("params: {lr: [0.1]}\nrandom: {count: 4, lr: {uniform: [0, 1]}}\n"),
+        ),
+        sweep("sweep-defines-no-trials", "1:1", &sweep_with("")),
+        sweep(
+            "sweep-gpus-per-trial-larger-than-the-pool",
+            "6:17",
+            &sweep_with("params: {lr: [0.1]}\ngpus: [0, 1]\ngpus_per_trial: 3\n"),
+        ),
+        sweep(
+            "sweep-gpus-a-bare-number",
+            "5:7",
+            &sweep_with("params: {lr: [0.1]}\ngpus: 2\n"),
+        ),
+        sweep(
+            "sweep-shared-gpus-with-two-per-trial",
+            "7:17",
+            &sweep_with("params: {lr: [0.1]}\ngpus: [0, 1]\ngpus_per_trial: 2\ntrials_per_gpu: 2\n"),
+        ),
+        sweep(
+            "sweep-gpus-per-trial-without-gpus",
+            "5:17",
+            &sweep_with("params: {lr: [0.1]}\ngpus_per_trial: 2\n"),
+        ),
+        sweep(
+            "sweep-random-without-count",
+            "4:1",
+            &sweep_with("random:\n  seed: 7\n  lr: {loguniform: [1e-5, 1e-2]}\n"),
+        ),
+        sweep(
+            "sweep-loguniform-from-zero",
+            "4:37",
+            &sweep_with("random: {count: 4, lr: {loguniform: [0, 1]}}\n"),
+        ),
+        sweep(
+            "sweep-unknown-distribution",
+            "4:25",
+            &sweep_with("random: {count: 4, lr: {gaussian: [0, 1]}}\n"),
+        ),
+        sweep(
+            "sweep-duplicate-trials",
+            "7:5",
+            &sweep_with("trials:\n  - {lr: 0.1}\n  - {lr: 0.01}\n  - {lr: 0.1}\n"),
+        ),
+        sweep(
+            "sweep-trial-missing-a-param",
+            "6:5",
+            &sweep_with("trials:\n  - {lr: 0.1, wd: 0}\n  - {lr: 0.2}\n"),
+        ),
+        sweep(
+            "sweep-unknown-field",
+            "5:1",
+            &sweep_with("params: {lr: [0.1]}\ngpu_ids: [0]\n"),
+        ),
+        sweep(
+            "sweep-spec-and-image",
+            "4:1",
+            &sweep_with("image: tfimg/cpu-headless:2.9.3\nparams: {lr: [0.1]}\n"),
+        ),
+        sweep(
+            "sweep-unknown-spec",
+            "2:7",
+            "sweep: lab\nspec: cpu-headlesss\ncommand: [python, \"{lr}\"]\nparams: {lr: [0.1]}\n",
+        ),
+        sweep(
+            "sweep-name-uppercase",
+            "1:8",
+            "sweep: LR-Grid\nspec: cpu-headless\ncommand: [python, \"{lr}\"]\nparams: {lr: [0.1]}\n",
+        ),
+        sweep(
+            "sweep-brace-never-closed",
+            "3:19",
+            "sweep: lab\nspec: cpu-headless\ncommand: [python, \"{lr\"]\nparams: {lr: [0.1]}\n",
+        ),
+        sweep(
+            "sweep-mount-relative-destination",
+            "5:10",
+            &sweep_with("params: {lr: [0.1]}\nmounts: [\"./code:code\"]\n"),
+        ),
+        sweep(
+            "sweep-mount-over-the-trial-folder",
+            "5:10",
+            &sweep_with("params: {lr: [0.1]}\nmounts: [\"./out:/tfimg/trial\"]\n"),
+        ),
+        sweep(
+            "sweep-env-sets-a-tfimg-variable",
+            "5:7",
+            &sweep_with("params: {lr: [0.1]}\nenv: {TFIMG_TRIAL: x}\n"),
+        ),
+        sweep(
+            "sweep-max-failed-0",
+            "5:13",
+            &sweep_with("params: {lr: [0.1]}\nmax_failed: 0\n"),
+        ),
+        sweep(
+            "sweep-objective-without-mode",
+            "5:12",
+            &sweep_with("params: {lr: [0.1]}\nobjective: {metric: val_accuracy}\n"),
+        ),
+        sweep(
+            "sweep-billion-laughs",
+            "4:9",
+            &sweep_with(&format!("params: {{lr: {laughs}}}\n")),
+        ),
+        sweep("sweep-empty-file", "1:1", ""),
+        Case {
+            name: "sweep-file-missing",
+            names: "`./nothing.yaml`".into(),
+            input: Input::File {
+                args: vec!["sweep".into(), "./nothing.yaml".into(), "--dry-run".into()],
                 file: None,
             },
         },

@@ -1,6 +1,7 @@
-//! The specs and team files on this machine: the built-ins plus `./images/*.yaml` (read
-//! here, parsed by `spec`), a spec file named by path, a team file. The reading is here;
-//! everything about the text is in the pure `spec` and `team` modules.
+//! The specs, team files and sweep files on this machine: the built-ins plus
+//! `./images/*.yaml` (read here, parsed by `spec`), a spec file named by path, a team
+//! file, a sweep file. The reading is here; everything about the text is in the pure
+//! `spec`, `team` and `sweep` modules.
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +9,7 @@ use crate::input::yaml::MAX_FILE_BYTES;
 use crate::input::SpecError;
 use crate::spec::load::{file_document, looks_like_path, BUILTIN_PREFIX};
 use crate::spec::{self, Catalog, ResolvedSpec};
+use crate::sweep::{self, Sweep};
 use crate::team::{self, Team};
 
 /// The specs visible from the current folder: built-ins plus `images/*.yaml` there.
@@ -44,15 +46,25 @@ pub fn is_spec(catalog: &Catalog, target: &str) -> bool {
 pub fn load_team(path: &Path) -> Result<Team, SpecError> {
     let display = path.display().to_string();
     let read = read_file(path).map_err(|error| error.to_string());
-    let folder = match path.parent() {
+    team::parse_file(&display, read, folder_of(path))
+}
+
+/// A sweep file, parsed; relative mounts and its output folder start at its folder.
+pub fn load_sweep(path: &Path) -> Result<Sweep, SpecError> {
+    let read = read_file(path).map_err(|error| error.to_string());
+    sweep::parse_file(&path.display().to_string(), read, &folder_of(path))
+}
+
+/// The absolute folder of a file named by `path`.
+fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => std::path::absolute(parent),
         _ => std::path::absolute("."),
     }
-    .unwrap_or_else(|_| PathBuf::from("."));
-    team::parse_file(&display, read, folder)
+    .unwrap_or_else(|_| PathBuf::from("."))
 }
 
-/// A spec or team file, read up to one byte past the size limit (a huge file is refused
+/// A spec, team or sweep file, read up to one byte past the size limit (a huge file is refused
 /// without reading it all); `yaml::decode` checks the size and the encoding.
 fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;

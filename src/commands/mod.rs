@@ -12,6 +12,7 @@ pub mod push;
 pub mod render;
 pub mod run;
 pub mod show;
+pub mod sweep;
 pub mod team;
 
 use crate::spec::Catalog;

@@ -9,8 +9,8 @@
 //!   up front (no second ` at line N column M` inside), says what to write rather than
 //!   a Rust type (`expected struct SpecFile`), has no trailing period, and starts
 //!   lowercase (an acronym or a product name may lead);
-//! - spec and team errors name a file: the one being read, or for spec resolution a
-//!   built-in the spec extends;
+//! - spec, team and sweep errors name a file: the one being read, or for spec
+//!   resolution a built-in the spec extends;
 //! - it exits 1 through `output::exit::classify`, with a non-empty one-line hint.
 //!
 //! Pure: nothing here touches the filesystem; the catalog holds the built-ins only, no
@@ -30,6 +30,7 @@ use crate::spec::{validate, SpecError};
 /// How the fuzzed spec and team files are named in errors.
 pub const SPEC_DISPLAY: &str = "images/fuzzed.yaml";
 pub const TEAM_DISPLAY: &str = "compose/fuzzed-team.yaml";
+pub const SWEEP_DISPLAY: &str = "examples/fuzzed-sweep.yaml";
 
 /// Words that may start an error message although they are capitalised.
 const PROPER_NOUNS: &[&str] = &["Python", "TensorFlow", "Docker", "Debian", "Ubuntu"];
@@ -61,6 +62,28 @@ pub fn team(data: &[u8]) {
     if let Err(error) = crate::team::parse(&text, TEAM_DISPLAY, PathBuf::from("/lab")) {
         check_spec_error("team", &text, &error, false);
     }
+}
+
+/// A sweep file; when it parses, its trials (as many as the search says, each id once),
+/// its slots on a host with two GPUs, and its fingerprint.
+pub fn sweep(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let sweep = match crate::sweep::parse(&text, SWEEP_DISPLAY, Path::new("/lab")) {
+        Ok(sweep) => sweep,
+        Err(error) => return check_spec_error("sweep", &text, &error, false),
+    };
+    let trials = sweep.trials();
+    if trials.len() != sweep.search.count() {
+        violation("sweep", &text, "", "the trials do not number what the search says");
+    }
+    let ids: std::collections::BTreeSet<&str> = trials.iter().map(|t| t.id.as_str()).collect();
+    if ids.len() != trials.len() {
+        violation("sweep", &text, "", "two trials have one id");
+    }
+    if let Err(error) = crate::sweep::schedule::slots(&sweep.pool, &["0".into(), "1".into()]) {
+        check_spec_error("sweep", &text, &error, false);
+    }
+    sweep.fingerprint();
 }
 
 /// A `--gpus` value, then its plan in every `--gpu-mode`.
@@ -106,10 +129,10 @@ fn builtins() -> &'static Catalog {
 
 fn check_spec_error(target: &str, input: &str, error: &SpecError, builtins_allowed: bool) {
     let fail = |property: &str| violation(target, input, &error.to_string(), property);
-    let display = if target == "team" {
-        TEAM_DISPLAY
-    } else {
-        SPEC_DISPLAY
+    let display = match target {
+        "team" => TEAM_DISPLAY,
+        "sweep" => SWEEP_DISPLAY,
+        _ => SPEC_DISPLAY,
     };
     let Some(location) = &error.location else {
         return fail("the error names no file");
@@ -156,7 +179,7 @@ fn check_input_error(target: &str, input: &str, error: &InputError) {
 
 fn check_message(target: &str, input: &str, shown: &str, message: &str, hint: &str) {
     // Only YAML files get serde_yaml's positions; a flag may well quote "at line 1 column 2".
-    let from_yaml = matches!(target, "spec" | "team");
+    let from_yaml = matches!(target, "spec" | "team" | "sweep");
     let fail = |property: &str| violation(target, input, shown, property);
     if message.trim().is_empty() {
         return fail("the message is empty");

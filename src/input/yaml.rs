@@ -8,6 +8,7 @@
 //! reported. `explain` turns serde_yaml's own errors into readable ones (tabs, duplicate
 //! keys placed on the duplicate). Pure: no I/O.
 
+mod places;
 mod scan;
 
 use serde::de::DeserializeOwned;
@@ -15,6 +16,7 @@ use yaml_rust2::scanner::Marker;
 
 use super::source::{Location, SpecError};
 
+pub use places::Places;
 pub use scan::{key_place, scan, Scan};
 
 /// Specs and team files are a few kilobytes; anything past this is the wrong file.
@@ -48,6 +50,12 @@ pub const TEAM: FileKind = FileKind {
     noun: "team file",
     empty_hint: "a team file has `team`, `defaults` and `members`; see compose/team.yaml",
     hint: "a team file has `team`, `defaults` and `members`; see compose/team.yaml",
+};
+
+pub const SWEEP: FileKind = FileKind {
+    noun: "sweep file",
+    empty_hint: "a sweep file has `sweep`, `spec` (or `image`), `command` and `params`; see examples/sweep/sweep.yaml",
+    hint: "a sweep file has `sweep`, `spec` (or `image`), `command` and `params`; see examples/sweep/sweep.yaml",
 };
 
 /// A place in the text: line and column from 1, and the character index.

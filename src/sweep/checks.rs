@@ -1,0 +1,544 @@
+//! The checks of a sweep file as written, each error at its place with a hint: the name,
+//! the image, the command's placeholders against the params, mounts and environment,
+//! the GPU pool and how it is shared, limits, retries, the objective and the output.
+//! Everything is refused here, before the caller builds, creates or writes anything.
+
+use std::path::Path;
+
+use serde_yaml::Value;
+
+use crate::input::paths::lexical;
+use crate::input::source::SpecError;
+use crate::input::InputError;
+use crate::labels;
+use crate::plan::gpus::{GpuSelection, MAX_GPU_COUNT};
+use crate::plan::{self, mounts};
+
+use super::model::{ModeFile, SweepFile};
+use super::read::Places;
+use super::search::{self, shortened, Search};
+use super::template::CommandTemplate;
+use super::{GpuPool, ImageSource, Mode, Objective, Pool, Sweep, TrialLimits, Warning, TRIAL_DIR};
+
+/// Sweep names prefix trial container names (`<sweep>-t001`) and Kubernetes objects.
+pub const MAX_SWEEP_NAME: usize = 40;
+
+/// More than this is a loop, not a retry.
+const MAX_RETRIES: u32 = 100;
+
+/// A GPU shared by more trials than this is a typo.
+const MAX_TRIALS_PER_GPU: u32 = 64;
+
+/// More trials at once than this is a typo (and more containers than one host runs).
+const MAX_PARALLEL: u32 = 1000;
+
+/// A workdir to check mounts against before the spec is resolved: any valid workdir gives
+/// the same verdict (workdirs are never system folders).
+const PLACEHOLDER_WORKDIR: &str = "/tf";
+
+pub(super) fn sweep(file: &SweepFile, places: &Places, folder: &Path) -> Result<Sweep, SpecError> {
+    name(&file.sweep, places)?;
+    let source = source(file, places)?;
+    let search = search::read(
+        file.params.as_ref(),
+        file.random.as_ref(),
+        file.trials.as_ref(),
+        places,
+    )?;
+    let mut warnings = Vec::new();
+    let command = command(&file.command, &search, places, &mut warnings)?;
+    mount_texts(&file.mounts, folder, places)?;
+    let env = env(&file.env, places)?;
+    let pool = pool(file, places, &mut warnings)?;
+    let limits = limits(file, places)?;
+    let retries = file.retries.unwrap_or(0);
+    if retries > MAX_RETRIES {
+        return Err(places.bad(
+            "retries",
+            format!("`retries: {retries}` is more than {MAX_RETRIES}"),
+            "a trial that failed a few times will fail again: use a few retries, such as `retries: 1`",
+        ));
+    }
+    if file.max_failed == Some(0) {
+        return Err(places.bad(
+            "max_failed",
+            "`max_failed: 0` would stop the sweep before any trial fails".into(),
+            "`max_failed: 1` stops at the first trial that fails for good; leave it out to run every trial",
+        ));
+    }
+    random_repeats(&search, places, &mut warnings);
+    Ok(Sweep {
+        name: file.sweep.clone(),
+        folder: folder.to_path_buf(),
+        source,
+        command,
+        mounts: file.mounts.clone(),
+        env,
+        search,
+        pool,
+        limits,
+        retries,
+        max_failed: file.max_failed,
+        objective: objective(file, places)?,
+        output: output(file, places, folder)?,
+        warnings,
+    })
+}
+
+fn name(name: &str, places: &Places) -> Result<(), SpecError> {
+    let hint = "use lowercase letters, digits and `-`, starting with a letter and ending with a letter or digit (it names the trials' containers)";
+    let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !valid {
+        return Err(places.bad(
+            "sweep",
+            format!("sweep name `{}` is not valid", shortened(name)),
+            hint,
+        ));
+    }
+    if name.ends_with('-') {
+        return Err(places.bad("sweep", format!("sweep name `{name}` ends with `-`"), hint));
+    }
+    if name.len() > MAX_SWEEP_NAME {
+        return Err(places.bad(
+            "sweep",
+            format!("sweep name `{}` is too long ({} characters, at most {MAX_SWEEP_NAME})", shortened(name), name.len()),
+            "trial containers are `<sweep>-t001` and Kubernetes names at most 63 characters: use a shorter name",
+        ));
+    }
+    Ok(())
+}
+
+fn source(file: &SweepFile, places: &Places) -> Result<ImageSource, SpecError> {
+    match (&file.spec, &file.image) {
+        (Some(_), Some(_)) => Err(places.bad_key(
+            "image",
+            "the sweep names both a `spec` and an `image`".into(),
+            "keep `spec:` (built once, as `tfimg build` does) or `image:` (used as it is)",
+        )),
+        (None, None) => Err(places.bad_key(
+            "sweep",
+            "the sweep names no image to run".into(),
+            "add `spec: cpu-headless` (a spec name or file) or `image: REFERENCE`",
+        )),
+        (Some(spec), None) => {
+            if spec.trim().is_empty() {
+                return Err(places.bad(
+                    "spec",
+                    "`spec` is empty".into(),
+                    "name a spec from `tfimg list`, or a spec file",
+                ));
+            }
+            Ok(ImageSource::Spec {
+                name: spec.clone(),
+                location: places.value("spec"),
+            })
+        }
+        (None, Some(image)) => {
+            if image.is_empty() || image.contains(|c: char| c.is_whitespace() || c.is_control()) {
+                return Err(places.bad(
+                    "image",
+                    format!("image reference `{}` is not valid", shortened(image)),
+                    "write an image reference such as `tfimg/cpu-headless:2.9.3`",
+                ));
+            }
+            Ok(ImageSource::Image {
+                reference: image.clone(),
+                location: places.value("image"),
+            })
+        }
+    }
+}
+
+/// The command: not empty, every `{name}` a param; params it never names are a warning
+/// (they reach the trial anyway, as `TFIMG_PARAM_<NAME>` and in `params.json`).
+fn command(
+    written: &[String],
+    search: &Search,
+    places: &Places,
+    warnings: &mut Vec<Warning>,
+) -> Result<CommandTemplate, SpecError> {
+    if written.is_empty() {
+        return Err(places.bad(
+            "command",
+            "`command` is empty".into(),
+            "write the trial's command with `{name}` for params: `command: [python, train.py, --lr, \"{lr}\"]`",
+        ));
+    }
+    let template = CommandTemplate::parse(written).map_err(|error| {
+        places.bad(
+            &format!("command[{}]", error.index),
+            error.message,
+            error.hint,
+        )
+    })?;
+    let names = search.names();
+    for (index, used) in template.placeholders() {
+        if !names.iter().any(|name| name == used) {
+            let hint = match names
+                .iter()
+                .find(|name| name.eq_ignore_ascii_case(used) || close(name, used))
+            {
+                Some(near) => format!(
+                    "did you mean `{{{near}}}`? The params are {}",
+                    quoted(&names)
+                ),
+                None => format!(
+                    "the params are {}; write `{{{{` and `}}}}` for literal braces",
+                    quoted(&names)
+                ),
+            };
+            return Err(places.bad(
+                &format!("command[{index}]"),
+                format!("`{{{used}}}` in the command is not a param"),
+                hint,
+            ));
+        }
+    }
+    let section = match search {
+        Search::Grid(_) => "params",
+        Search::Random { .. } => "random",
+        Search::List(_) => "trials",
+    };
+    for name in names.iter().filter(|name| !template.uses(name)) {
+        let key = match search {
+            Search::List(_) => format!("trials[0].{name}"),
+            _ => format!("{section}.{name}"),
+        };
+        warnings.push(Warning {
+            location: places.key(&key),
+            message: format!(
+                "the command never uses `{{{name}}}`: the trial gets it only as `{}` and in params.json",
+                labels::param_variable(name)
+            ),
+        });
+    }
+    Ok(template)
+}
+
+/// `a`, `b` and `c` quoted for a hint.
+fn quoted(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    quoted.join(", ")
+}
+
+/// Whether `a` and `b` differ by one edit (a typo).
+fn close(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    match long.len() - short.len() {
+        0 => {
+            short
+                .iter()
+                .zip(long.iter())
+                .filter(|(x, y)| x != y)
+                .count()
+                == 1
+        }
+        1 => (0..long.len()).any(|skip| {
+            long.iter()
+                .enumerate()
+                .filter(|(index, _)| *index != skip)
+                .map(|(_, c)| c)
+                .eq(short.iter())
+        }),
+        _ => false,
+    }
+}
+
+fn mount_texts(texts: &[String], folder: &Path, places: &Places) -> Result<(), SpecError> {
+    for (index, text) in texts.iter().enumerate() {
+        let path = format!("mounts[{index}]");
+        // In the file's words: `./a:b`, not `--mount ./a:b`.
+        let mount = mounts::parse(text, folder, PLACEHOLDER_WORKDIR).map_err(|error| {
+            places.bad(
+                &path,
+                error.message.replacen("`--mount ", "`", 1),
+                "write mounts as `SRC[:DST][:ro]`, such as `./code:/tf/code:ro` (SRC relative to the sweep file's folder)",
+            )
+        })?;
+        let trial_dir = Path::new(TRIAL_DIR);
+        let target = Path::new(&mount.target);
+        if target.starts_with(trial_dir) || trial_dir.starts_with(target) {
+            return Err(places.bad(
+                &path,
+                format!("`{text}`: `{}` is where each trial's own folder is mounted", mount.target),
+                format!("mount somewhere else; the trial's folder is `{TRIAL_DIR}` (`$TFIMG_TRIAL_DIR`)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn env(mapping: &serde_yaml::Mapping, places: &Places) -> Result<Vec<(String, String)>, SpecError> {
+    let mut env = Vec::new();
+    for (key, value) in mapping {
+        let name = search::key_text(key);
+        let path = format!("env.{name}");
+        let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(places.bad_key(
+                &path,
+                format!("`{}` is not a valid variable name", shortened(&name)),
+                "use letters, digits and `_`, starting with a letter",
+            ));
+        }
+        if name.starts_with(labels::VARIABLE_PREFIX) {
+            return Err(places.bad_key(
+                &path,
+                format!("`{name}`: `TFIMG_*` variables are set by tfimg"),
+                format!(
+                    "each trial gets its params as `{}<NAME>` already; use another name",
+                    labels::PARAM_VARIABLE_PREFIX
+                ),
+            ));
+        }
+        let text = match value {
+            Value::String(text) => text.clone(),
+            Value::Number(number) => number.to_string(),
+            Value::Bool(flag) => flag.to_string(),
+            _ => {
+                return Err(places.bad(
+                    &path,
+                    format!("`{path}` must be a string, number or boolean"),
+                    "write `env: {NAME: value}`",
+                ))
+            }
+        };
+        env.push((name, text));
+    }
+    Ok(env)
+}
+
+fn pool(file: &SweepFile, places: &Places, warnings: &mut Vec<Warning>) -> Result<Pool, SpecError> {
+    let gpus = gpu_pool(file.gpus.as_ref(), places)?;
+    let location = if file.gpus.is_some() {
+        places.value("gpus")
+    } else {
+        places.key("sweep")
+    };
+    let on_cpu = |field: &str| {
+        places.bad(
+            field,
+            format!("`{field}` is set but the sweep has no `gpus`"),
+            "add `gpus: [0, 1]` (or `all`) to run trials on GPUs; on the CPU, `max_parallel` sets how many run at once",
+        )
+    };
+    if gpus == GpuPool::Cpu {
+        for (field, set) in [
+            ("gpus_per_trial", file.gpus_per_trial.is_some()),
+            ("trials_per_gpu", file.trials_per_gpu.is_some()),
+        ] {
+            if set {
+                return Err(on_cpu(field));
+            }
+        }
+    }
+    let gpus_per_trial = file.gpus_per_trial.unwrap_or(1);
+    let trials_per_gpu = file.trials_per_gpu.unwrap_or(1);
+    if gpus_per_trial == 0 || gpus_per_trial > MAX_GPU_COUNT {
+        return Err(places.bad(
+            "gpus_per_trial",
+            format!("`gpus_per_trial: {gpus_per_trial}` is out of range"),
+            "give each trial 1 GPU or more; leave `gpus` out to run on the CPU",
+        ));
+    }
+    if let GpuPool::Devices(devices) = &gpus {
+        if gpus_per_trial as usize > devices.len() {
+            return Err(places.bad(
+                "gpus_per_trial",
+                format!(
+                    "`gpus_per_trial: {gpus_per_trial}` is more than the {} GPU(s) of the pool",
+                    devices.len()
+                ),
+                "list more GPUs in `gpus`, or give each trial fewer",
+            ));
+        }
+        let idle = devices.len() % gpus_per_trial as usize;
+        if idle > 0 {
+            warnings.push(Warning {
+                location: places.value("gpus_per_trial"),
+                message: format!(
+                    "{idle} GPU(s) of the pool stay idle: {} GPUs, {gpus_per_trial} per trial",
+                    devices.len()
+                ),
+            });
+        }
+    }
+    if trials_per_gpu == 0 || trials_per_gpu > MAX_TRIALS_PER_GPU {
+        return Err(places.bad(
+            "trials_per_gpu",
+            format!(
+                "`trials_per_gpu: {trials_per_gpu}` is out of range (1 to {MAX_TRIALS_PER_GPU})"
+            ),
+            "1 gives each trial its GPUs alone; 2 or more share a GPU between that many trials",
+        ));
+    }
+    if trials_per_gpu > 1 && gpus_per_trial > 1 {
+        return Err(places.bad(
+            "trials_per_gpu",
+            format!("`trials_per_gpu: {trials_per_gpu}` with `gpus_per_trial: {gpus_per_trial}`"),
+            "GPUs are shared only between trials of one GPU each: set `gpus_per_trial: 1`, or `trials_per_gpu: 1`",
+        ));
+    }
+    if let Some(parallel) = file.max_parallel {
+        if parallel == 0 || parallel > MAX_PARALLEL {
+            return Err(places.bad(
+                "max_parallel",
+                format!("`max_parallel: {parallel}` is out of range (1 to {MAX_PARALLEL})"),
+                "say how many trials run at once, such as `max_parallel: 4`",
+            ));
+        }
+    }
+    Ok(Pool {
+        gpus,
+        gpus_per_trial,
+        trials_per_gpu,
+        max_parallel: file.max_parallel,
+        location,
+    })
+}
+
+fn gpu_pool(value: Option<&Value>, places: &Places) -> Result<GpuPool, SpecError> {
+    let hint = "list the GPUs trials may use (`gpus: [0, 1, 2]`, UUIDs too), write `all`, or leave `gpus` out on a CPU host";
+    let bad = |message: String| places.bad("gpus", message, hint);
+    let text = match value {
+        None => return Ok(GpuPool::Cpu),
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Number(number)) => {
+            return Err(places.bad(
+                "gpus",
+                format!("`gpus: {number}` could mean {number} GPU(s) or GPU {number}"),
+                format!("write the pool as a list: `gpus: [{number}]` for GPU {number}, `gpus: [0, 1]` for two GPUs"),
+            ))
+        }
+        Some(Value::Sequence(items)) => {
+            if items.is_empty() {
+                return Err(bad("`gpus` is an empty list".into()));
+            }
+            let mut listed = Vec::new();
+            for (index, item) in items.iter().enumerate() {
+                match item {
+                    Value::Number(number) if number.is_u64() => listed.push(number.to_string()),
+                    Value::String(text) => listed.push(text.clone()),
+                    _ => return Err(places.bad(&format!("gpus[{index}]"), "a GPU must be an index or a UUID".into(), hint)),
+                }
+            }
+            format!("device={}", listed.join(","))
+        }
+        Some(_) => return Err(bad("`gpus` must be `all`, `none` or a list of GPU indices and UUIDs".into())),
+    };
+    let selection = GpuSelection::parse(&text).map_err(|error: InputError| {
+        let message = error.message.replace("`--gpus ", "`gpus: ");
+        bad(message)
+    })?;
+    match selection {
+        GpuSelection::None => Ok(GpuPool::Cpu),
+        GpuSelection::All => Ok(GpuPool::All),
+        GpuSelection::Devices(devices) => Ok(GpuPool::Devices(devices)),
+        GpuSelection::Count(count) => Err(places.bad(
+            "gpus",
+            format!("`gpus: {count}` could mean {count} GPU(s) or GPU {count}"),
+            format!("write the pool as a list: `gpus: [{count}]` for GPU {count}, `gpus: [0, 1]` for two GPUs"),
+        )),
+    }
+}
+
+fn limits(file: &SweepFile, places: &Places) -> Result<TrialLimits, SpecError> {
+    let value_error = |field: &str| {
+        let field = field.to_string();
+        move |error: InputError| places.bad(&field, error.message, error.hint)
+    };
+    let nano_cpus = file
+        .cpus_per_trial
+        .as_ref()
+        .map(|cpus| plan::parse_cpus(&cpus.0, "cpus_per_trial:"))
+        .transpose()
+        .map_err(value_error("cpus_per_trial"))?;
+    let memory = file
+        .memory
+        .as_ref()
+        .map(|memory| plan::parse_size(&memory.0, "memory:"))
+        .transpose()
+        .map_err(value_error("memory"))?;
+    let shm_size = match &file.shm_size {
+        Some(size) => plan::parse_size(&size.0, "shm_size:").map_err(value_error("shm_size"))?,
+        None => plan::DEFAULT_SHM,
+    };
+    Ok(TrialLimits {
+        nano_cpus,
+        memory,
+        shm_size,
+    })
+}
+
+fn objective(file: &SweepFile, places: &Places) -> Result<Option<Objective>, SpecError> {
+    let Some(objective) = &file.objective else {
+        return Ok(None);
+    };
+    if !super::metrics::valid_metric_name(&objective.metric) {
+        return Err(places.bad(
+            "objective.metric",
+            format!("metric name `{}` is not valid", shortened(&objective.metric)),
+            "name a metric the trials report, such as `val_accuracy` (letters, digits, `_`, `.`, `/`, `-`)",
+        ));
+    }
+    let mode = match objective.mode {
+        ModeFile::Max => Mode::Max,
+        ModeFile::Min => Mode::Min,
+    };
+    Ok(Some(Objective {
+        metric: objective.metric.clone(),
+        mode,
+    }))
+}
+
+fn output(
+    file: &SweepFile,
+    places: &Places,
+    folder: &Path,
+) -> Result<std::path::PathBuf, SpecError> {
+    let output = file.output.as_deref().unwrap_or("runs");
+    if output.trim().is_empty() || output.contains(|c: char| c.is_control()) {
+        return Err(places.bad(
+            "output",
+            format!("`output: {}` is not a folder", shortened(output)),
+            "name the folder the trials' results go to, such as `output: runs`",
+        ));
+    }
+    Ok(lexical(&folder.join(output).join(&file.sweep)))
+}
+
+/// A warning when a random search over finite choices draws more trials than there are
+/// combinations: some trials repeat.
+fn random_repeats(search: &Search, places: &Places, warnings: &mut Vec<Warning>) {
+    let Search::Random { count, params, .. } = search else {
+        return;
+    };
+    let sizes: Option<Vec<u128>> = params
+        .iter()
+        .map(|(_, distribution)| distribution.size())
+        .collect();
+    let Some(combinations) = sizes.map(|sizes| {
+        sizes
+            .iter()
+            .fold(1u128, |product, size| product.saturating_mul(*size))
+    }) else {
+        return;
+    };
+    if (*count as u128) > combinations {
+        warnings.push(Warning {
+            location: places.value("random.count"),
+            message: format!(
+                "`random` draws {count} trials from {combinations} combinations: some trials repeat (`params:` runs each combination once)"
+            ),
+        });
+    }
+}

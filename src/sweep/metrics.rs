@@ -1,0 +1,248 @@
+//! What a trial reports: `metrics.jsonl` in its folder (one JSON object per line, numeric
+//! fields, optional `epoch` and `step`), or, when the trial wrote no such file, lines of
+//! `name=value` pairs on its stdout. Lines that say nothing readable are skipped, never
+//! an error: a trial's output is not the user's input. Then a trial's summary: each
+//! metric's curve, the objective's best and last value, how many epochs or points. Pure.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::Objective;
+
+/// One report of a trial: the values of one line.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Point {
+    pub epoch: Option<f64>,
+    pub step: Option<f64>,
+    /// Every other finite number of the line, by name.
+    pub values: BTreeMap<String, f64>,
+}
+
+/// Whether `name` can name a metric: letters, digits, `_`, `.`, `/`, `-` (Keras's
+/// `val_accuracy`, TensorBoard's `train/loss`), not starting with a digit or punctuation.
+pub fn valid_metric_name(name: &str) -> bool {
+    name.len() <= 128
+        && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
+}
+
+/// The points of a `metrics.jsonl`. Python's `json.dumps` writes NaN and infinities as
+/// bare `NaN`/`Infinity`, which JSON lacks: they are read as missing values, so a loss
+/// that diverged does not hide the line's other metrics.
+pub fn parse_jsonl(text: &str) -> Vec<Point> {
+    text.lines()
+        .filter_map(|line| jsonl_point(line.trim()))
+        .collect()
+}
+
+fn jsonl_point(line: &str) -> Option<Point> {
+    if !line.starts_with('{') {
+        return None;
+    }
+    let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line)
+        .or_else(|_| serde_json::from_str(&without_non_finite(line)))
+        .ok()?;
+    let mut point = Point::default();
+    for (name, value) in object {
+        let Some(number) = value.as_f64().filter(|number| number.is_finite()) else {
+            continue;
+        };
+        point.add(&name, number);
+    }
+    (!point.is_empty()).then_some(point)
+}
+
+/// `line` with the bare words `NaN`, `Infinity` and `-Infinity` outside strings made `null`.
+fn without_non_finite(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut rest = line;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        if c == '"' {
+            in_string = true;
+        }
+        if let Some(word) = ["-Infinity", "Infinity", "NaN"]
+            .iter()
+            .find(|word| rest.starts_with(**word))
+        {
+            out.push_str("null");
+            rest = &rest[word.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// The points of a trial's stdout: every line made only of `name=value` pairs (split by
+/// spaces or commas) whose values are all numbers, such as `epoch=3 val_accuracy=0.91`.
+pub fn parse_stdout(text: &str) -> Vec<Point> {
+    text.lines().filter_map(stdout_point).collect()
+}
+
+fn stdout_point(line: &str) -> Option<Point> {
+    let mut point = Point::default();
+    for pair in line.split([' ', '\t', ',']).filter(|pair| !pair.is_empty()) {
+        let (name, value) = pair.split_once('=')?;
+        if !valid_metric_name(name) {
+            return None;
+        }
+        let number: f64 = value
+            .parse()
+            .ok()
+            .filter(|number: &f64| number.is_finite())?;
+        point.add(name, number);
+    }
+    (!point.is_empty()).then_some(point)
+}
+
+impl Point {
+    fn add(&mut self, name: &str, number: f64) {
+        match name {
+            "epoch" => self.epoch = Some(number),
+            "step" => self.step = Some(number),
+            _ if valid_metric_name(name) => {
+                self.values.insert(name.to_string(), number);
+            }
+            _ => {}
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.epoch.is_none() && self.step.is_none() && self.values.is_empty()
+    }
+}
+
+/// A trial's metrics, summed up.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct MetricsSummary {
+    /// Lines read.
+    pub points: usize,
+    /// Distinct `epoch` values, when the trial reports epochs.
+    pub epochs: Option<usize>,
+    /// Each metric's curve: (x, value), x the epoch, else the step, else the point's
+    /// number from 1, in report order.
+    pub curves: BTreeMap<String, Vec<(f64, f64)>>,
+}
+
+impl MetricsSummary {
+    pub fn of(points: &[Point]) -> MetricsSummary {
+        let mut curves: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        let mut epochs: Vec<f64> = Vec::new();
+        for (index, point) in points.iter().enumerate() {
+            let x = point.epoch.or(point.step).unwrap_or((index + 1) as f64);
+            if let Some(epoch) = point.epoch {
+                if !epochs.contains(&epoch) {
+                    epochs.push(epoch);
+                }
+            }
+            for (name, value) in &point.values {
+                curves.entry(name.clone()).or_default().push((x, *value));
+            }
+        }
+        MetricsSummary {
+            points: points.len(),
+            epochs: (!epochs.is_empty()).then_some(epochs.len()),
+            curves,
+        }
+    }
+
+    /// The best value of the objective's metric (the highest for `max`).
+    pub fn best(&self, objective: &Objective) -> Option<f64> {
+        self.curves
+            .get(&objective.metric)?
+            .iter()
+            .map(|(_, value)| *value)
+            .reduce(|best, value| {
+                if objective.mode.better(value, best) {
+                    value
+                } else {
+                    best
+                }
+            })
+    }
+
+    /// The last reported value of `metric`.
+    pub fn last(&self, metric: &str) -> Option<f64> {
+        self.curves.get(metric)?.last().map(|(_, value)| *value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::Mode;
+
+    #[test]
+    fn jsonl_lines_keep_their_numbers_and_bad_lines_are_skipped() {
+        let text = concat!(
+            "{\"epoch\": 1, \"loss\": 0.9, \"val_accuracy\": 0.5, \"note\": \"warm-up\"}\n",
+            "not json\n",
+            "{\"epoch\": 2, \"loss\": NaN, \"val_accuracy\": 0.7, \"text\": \"NaN inside\"}\n",
+            "[1, 2]\n",
+            "{\"epoch\": 3, \"loss\": 0.4, \"val_accuracy\": 0.65, \"ok\": true}\n",
+            "{\"epoch\": 4, \"loss\": 0.3",
+        );
+        let points = parse_jsonl(text);
+        assert_eq!(points.len(), 3);
+        assert_eq!(points[1].values.get("loss"), None);
+        assert_eq!(points[1].values.get("val_accuracy"), Some(&0.7));
+        let summary = MetricsSummary::of(&points);
+        assert_eq!(summary.epochs, Some(3));
+        let max = Objective {
+            metric: "val_accuracy".into(),
+            mode: Mode::Max,
+        };
+        let min = Objective {
+            metric: "loss".into(),
+            mode: Mode::Min,
+        };
+        assert_eq!(summary.best(&max), Some(0.7));
+        assert_eq!(summary.best(&min), Some(0.4));
+        assert_eq!(summary.last("val_accuracy"), Some(0.65));
+        assert_eq!(summary.curves["loss"], [(1.0, 0.9), (3.0, 0.4)]);
+        let missing = Objective {
+            metric: "accuracy".into(),
+            mode: Mode::Max,
+        };
+        assert_eq!(summary.best(&missing), None);
+    }
+
+    #[test]
+    fn stdout_lines_of_numeric_pairs_only() {
+        let text = "Epoch 1/3\nepoch=1 loss=0.8, val_accuracy=0.6\nlr=0.001 starting\nval_accuracy=0.72\nx=abc\nstep=10 loss=inf\n";
+        let points = parse_stdout(text);
+        assert_eq!(points.len(), 2);
+        assert_eq!(points[0].epoch, Some(1.0));
+        let summary = MetricsSummary::of(&points);
+        // The second point has no epoch or step: its x is its number.
+        assert_eq!(summary.curves["val_accuracy"], [(1.0, 0.6), (2.0, 0.72)]);
+        assert_eq!(summary.epochs, Some(1));
+    }
+
+    #[test]
+    fn metric_names() {
+        for name in ["val_accuracy", "train/loss", "top-5.acc", "_x"] {
+            assert!(valid_metric_name(name), "{name}");
+        }
+        for name in ["", "1x", "a b", "a=b", "-x"] {
+            assert!(!valid_metric_name(name), "{name}");
+        }
+    }
+}

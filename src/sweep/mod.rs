@@ -1,0 +1,254 @@
+//! Sweeps: many training runs of one command over a space of params, queued onto the GPUs
+//! (or CPU slots) of one server, resumable, compared. This is the pure core: the caller
+//! reads files, asks the clock and the host, launches containers, and passes text, times
+//! and facts in. Nothing here touches the file system, the environment, a clock, a
+//! process or the terminal.
+//!
+//! The story, file by file:
+//! - `parse` reads a sweep file (`read`, `model`) and checks it (`checks`, `search`,
+//!   `template`), every error at its file:line:column with a hint; `Sweep` is the result.
+//! - `trials` expands a sweep into its ordered trials (`t001`, ...): params, the rendered
+//!   command and the environment of each.
+//! - `schedule` turns the GPU pool into slots and hands trials to free slots, first in
+//!   first out, with retries and `max_failed`.
+//! - `journal` is the append-only record of a sweep's run (JSON lines) and its replay
+//!   into what each trial did, plus what changed in a sweep file since it started.
+//! - `metrics` reads what trials report; `results` makes the table sorted by the objective
+//!   (text, JSON, CSV).
+
+pub mod journal;
+pub mod metrics;
+pub mod results;
+pub mod schedule;
+pub mod search;
+pub mod template;
+pub mod trials;
+pub mod value;
+
+mod checks;
+mod model;
+mod read;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::input::source::{Location, SpecError};
+use crate::input::yaml;
+
+pub use search::{Distribution, Search};
+pub use template::CommandTemplate;
+pub use trials::Trial;
+pub use value::{Param, ParamValue};
+
+/// Where a trial's own folder is mounted inside its container (`TFIMG_TRIAL_DIR`).
+pub const TRIAL_DIR: &str = "/tfimg/trial";
+
+/// A sweep file, checked: what to run, over which params, on which slots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sweep {
+    /// `sweep:`: a name fit for containers and Kubernetes objects.
+    pub name: String,
+    /// The sweep file's folder: relative mounts and `output` start there.
+    pub folder: PathBuf,
+    pub source: ImageSource,
+    pub command: CommandTemplate,
+    /// `mounts:` as written (checked); `plan::mounts::parse_request(text, &folder)` reads them.
+    pub mounts: Vec<String>,
+    /// `env:`, in file order.
+    pub env: Vec<(String, String)>,
+    pub search: Search,
+    pub pool: Pool,
+    pub limits: TrialLimits,
+    /// Failed attempts a trial may retry (0: none).
+    pub retries: u32,
+    /// Stop starting trials once this many have failed for good.
+    pub max_failed: Option<u32>,
+    pub objective: Option<Objective>,
+    /// `<folder>/<output>/<name>`: the journal and one folder per trial.
+    pub output: PathBuf,
+    /// Things that work but are likely mistakes, each at its place.
+    pub warnings: Vec<Warning>,
+}
+
+/// What the trials run: a spec (built once) or an image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageSource {
+    /// A spec name or file, resolved by the caller; `location` is where `spec:` is.
+    Spec { name: String, location: Location },
+    Image {
+        reference: String,
+        location: Location,
+    },
+}
+
+impl ImageSource {
+    /// `spec gpu-headless`, `image tfimg/cpu-headless:2.9.3`.
+    pub fn describe(&self) -> String {
+        match self {
+            ImageSource::Spec { name, .. } => format!("spec {name}"),
+            ImageSource::Image { reference, .. } => format!("image {reference}"),
+        }
+    }
+}
+
+/// The GPUs trials may use and how they are shared out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pool {
+    pub gpus: GpuPool,
+    /// GPUs each trial gets (by DeviceIDs).
+    pub gpus_per_trial: u32,
+    /// Trials that share one GPU (1: none share).
+    pub trials_per_gpu: u32,
+    /// At most this many trials at once (the whole pool on CPU-only sweeps).
+    pub max_parallel: Option<u32>,
+    /// Where `gpus:` is (else the `sweep:` key), for errors found once the host is known.
+    pub location: Location,
+}
+
+/// `gpus:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GpuPool {
+    /// No `gpus:` (or `none`): trials run on the CPU, `max_parallel` at a time.
+    Cpu,
+    /// Every GPU of the host, known once the host is asked.
+    All,
+    /// Indices or UUIDs, as written.
+    Devices(Vec<String>),
+}
+
+/// Per-trial container limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrialLimits {
+    pub nano_cpus: Option<i64>,
+    /// Bytes.
+    pub memory: Option<i64>,
+    /// Bytes.
+    pub shm_size: i64,
+}
+
+/// The metric that ranks trials.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Objective {
+    pub metric: String,
+    pub mode: Mode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Max,
+    Min,
+}
+
+impl Mode {
+    /// Whether `a` is better than `b`.
+    pub fn better(self, a: f64, b: f64) -> bool {
+        match self {
+            Mode::Max => a > b,
+            Mode::Min => a < b,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Max => "max",
+            Mode::Min => "min",
+        }
+    }
+}
+
+/// Something that works but is likely a mistake: printed as `warning: <place>: <message>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub location: Location,
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
+}
+
+impl Sweep {
+    /// The param names, in the order trials list them.
+    pub fn param_names(&self) -> Vec<String> {
+        self.search.names()
+    }
+
+    /// The trials, in order (see `trials::expand`).
+    pub fn trials(&self) -> Vec<Trial> {
+        trials::expand(self)
+    }
+
+    /// A trial's folder on the host: `<output>/<trial id>`.
+    pub fn trial_dir(&self, trial: &str) -> PathBuf {
+        self.output.join(trial)
+    }
+
+    /// The journal's path: `<output>/journal.jsonl`.
+    pub fn journal_path(&self) -> PathBuf {
+        self.output.join(journal::JOURNAL_FILE)
+    }
+
+    /// A warning when the image and the pool do not fit: a CUDA image (`gpu_image`) whose
+    /// trials get no GPU, or GPUs for an image without CUDA. Placed on `spec:`/`image:`.
+    pub fn image_warning(&self, gpu_image: bool) -> Option<Warning> {
+        let (location, name) = match &self.source {
+            ImageSource::Spec { name, location } => (location, name),
+            ImageSource::Image { reference, location } => (location, reference),
+        };
+        let message = match (&self.pool.gpus, gpu_image) {
+            (GpuPool::Cpu, true) => format!(
+                "`{name}` is a GPU image but the sweep has no `gpus`: its trials run on the CPU"
+            ),
+            (GpuPool::All | GpuPool::Devices(_), false) => format!(
+                "`{name}` has no CUDA: its trials get GPUs they cannot use (a `gpu-*` spec can)"
+            ),
+            _ => return None,
+        };
+        Some(Warning { location: location.clone(), message })
+    }
+
+    /// `io.tfimg.sweep=<name>`: the filter for this sweep's trial containers.
+    pub fn container_filter(&self) -> String {
+        crate::labels::sweep_filter(&self.name)
+    }
+
+    /// What decides the trials, for the journal (see `journal::Fingerprint`).
+    pub fn fingerprint(&self) -> journal::Fingerprint {
+        journal::Fingerprint::of(self)
+    }
+}
+
+/// A sweep file (shown as `display`) with what reading it gave; relative paths start at
+/// `folder` (absolute).
+pub fn parse_file(
+    display: &str,
+    read: Result<Vec<u8>, String>,
+    folder: &Path,
+) -> Result<Sweep, SpecError> {
+    let bytes = read.map_err(|error| {
+        SpecError::new(
+            None,
+            format!("cannot read sweep file `{display}`: {error}"),
+            "give the path of a sweep YAML file (see examples/sweep/sweep.yaml)",
+        )
+    })?;
+    let text = yaml::decode(bytes)
+        .map_err(|problem| problem.error(display, problem.place(), &yaml::SWEEP))?;
+    parse(&text, display, folder)
+}
+
+/// A sweep from the text of its file (shown as `display`); relative paths start at
+/// `folder` (absolute).
+pub fn parse(text: &str, display: &str, folder: &Path) -> Result<Sweep, SpecError> {
+    let places = read::Places::new(text, display);
+    let file = read::sweep_file(&places)?;
+    checks::sweep(&file, &places, folder)
+}
+
+#[cfg(test)]
+mod tests;

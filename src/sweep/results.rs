@@ -1,0 +1,286 @@
+//! A sweep's results: one row per trial (params, the objective's best value, epochs, time,
+//! GPUs, status), sorted by the objective, best first, trials without the metric last;
+//! as table rows (for `output::print_table`), JSON and CSV (the csv crate quotes what
+//! needs quoting: a param value with a comma or a quote). Pure: the caller replays the
+//! journal, reads each trial's metrics and passes the time.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::journal::{Replay, TrialStatus};
+use super::metrics::MetricsSummary;
+use super::trials::{command_line, Trial};
+use super::{Objective, Param};
+
+/// Where a trial stands, as the table says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowStatus {
+    Done { attempt: u32 },
+    Failed,
+    Running,
+    Queued,
+    Stopped,
+}
+
+impl fmt::Display for RowStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RowStatus::Done { attempt: 1 } => f.write_str("done"),
+            RowStatus::Done { attempt } => write!(f, "done (attempt {attempt})"),
+            RowStatus::Failed => f.write_str("failed"),
+            RowStatus::Running => f.write_str("running"),
+            RowStatus::Queued => f.write_str("queued"),
+            RowStatus::Stopped => f.write_str("stopped"),
+        }
+    }
+}
+
+/// One trial's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultRow {
+    pub trial: String,
+    pub params: Vec<Param>,
+    /// The objective's best value.
+    pub best: Option<f64>,
+    /// The objective's last value.
+    pub last: Option<f64>,
+    pub epochs: Option<usize>,
+    pub points: usize,
+    /// Of the attempt shown (the one that succeeded, else the last one).
+    pub duration_ms: Option<u64>,
+    pub gpus: Vec<String>,
+    pub status: RowStatus,
+    pub command: Vec<String>,
+}
+
+/// Every trial's row, sorted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Results {
+    pub objective: Option<Objective>,
+    pub param_names: Vec<String>,
+    pub rows: Vec<ResultRow>,
+}
+
+/// The results of `trials` from the journal's `replay` and each trial's metrics (by trial
+/// id); `now_ms` gives running trials their time so far.
+pub fn results(
+    trials: &[Trial],
+    replay: &Replay,
+    metrics: &BTreeMap<String, MetricsSummary>,
+    objective: Option<&Objective>,
+    now_ms: Option<u64>,
+) -> Results {
+    let mut rows: Vec<ResultRow> = trials
+        .iter()
+        .map(|trial| {
+            let history = replay.trial(&trial.id);
+            let status = match history.status() {
+                TrialStatus::NeverStarted => RowStatus::Queued,
+                TrialStatus::Running => RowStatus::Running,
+                TrialStatus::Done { attempt } => RowStatus::Done { attempt },
+                TrialStatus::Failed => RowStatus::Failed,
+                TrialStatus::Stopped => RowStatus::Stopped,
+            };
+            let shown = history.done().or(history.last());
+            let duration_ms = shown.and_then(|attempt| {
+                attempt
+                    .duration_ms()
+                    .or_else(|| now_ms.map(|now| now.saturating_sub(attempt.started_ms)))
+            });
+            let summary = metrics.get(&trial.id).cloned().unwrap_or_default();
+            ResultRow {
+                trial: trial.id.clone(),
+                params: trial.params.clone(),
+                best: objective.and_then(|objective| summary.best(objective)),
+                last: objective.and_then(|objective| summary.last(&objective.metric)),
+                epochs: summary.epochs,
+                points: summary.points,
+                duration_ms,
+                gpus: shown
+                    .map(|attempt| attempt.gpus.clone())
+                    .unwrap_or_default(),
+                status,
+                command: trial.command.clone(),
+            }
+        })
+        .collect();
+    if let Some(objective) = objective {
+        // Stable: equal values and trials without the metric keep trial order.
+        rows.sort_by(|a, b| match (a.best, b.best) {
+            (Some(x), Some(y)) if objective.mode.better(x, y) => std::cmp::Ordering::Less,
+            (Some(x), Some(y)) if objective.mode.better(y, x) => std::cmp::Ordering::Greater,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            _ => std::cmp::Ordering::Equal,
+        });
+    }
+    Results {
+        objective: objective.cloned(),
+        param_names: trials
+            .first()
+            .map(|trial| trial.params.iter().map(|(name, _)| name.clone()).collect())
+            .unwrap_or_default(),
+        rows,
+    }
+}
+
+/// `0.9312`, `1.234e-5`: four decimals where that reads well, else an exponent.
+pub fn number_text(value: f64) -> String {
+    if value == 0.0 || (1e-3..1e6).contains(&value.abs()) {
+        let text = format!("{value:.4}");
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        text.to_string()
+    } else {
+        format!("{value:.3e}")
+    }
+}
+
+/// `12s`, `1m05s`, `2h03m`.
+pub fn duration_text(ms: u64) -> String {
+    let seconds = ms / 1000;
+    match seconds {
+        0..=59 => format!("{seconds}s"),
+        60..=3599 => format!("{}m{:02}s", seconds / 60, seconds % 60),
+        _ => format!("{}h{:02}m", seconds / 3600, seconds % 3600 / 60),
+    }
+}
+
+impl Results {
+    /// The best trial: the first row, when it has the objective's metric.
+    pub fn best(&self) -> Option<&ResultRow> {
+        self.rows.first().filter(|row| row.best.is_some())
+    }
+
+    /// `best: t014 val_accuracy=0.9312 (lr=0.001 wd=1e-5): python train.py --lr 0.001 ...`
+    pub fn best_line(&self) -> Option<String> {
+        let (row, objective) = (self.best()?, self.objective.as_ref()?);
+        let params: Vec<String> = row
+            .params
+            .iter()
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect();
+        Some(format!(
+            "best: {} {}={} ({}): {}",
+            row.trial,
+            objective.metric,
+            number_text(row.best?),
+            params.join(" "),
+            command_line(&row.command)
+        ))
+    }
+
+    /// The table's header: `TRIAL`, each param, the objective's metric, `EPOCHS`, `TIME`,
+    /// `GPUS`, `STATUS`.
+    pub fn header(&self) -> Vec<String> {
+        let mut header = vec!["TRIAL".to_string()];
+        header.extend(
+            self.param_names
+                .iter()
+                .map(|name| name.to_ascii_uppercase()),
+        );
+        if let Some(objective) = &self.objective {
+            header.push(objective.metric.to_ascii_uppercase());
+        }
+        header.extend(["EPOCHS", "TIME", "GPUS", "STATUS"].map(String::from));
+        header
+    }
+
+    /// The table's rows, cells in `header` order.
+    pub fn table_rows(&self) -> Vec<Vec<String>> {
+        self.rows
+            .iter()
+            .map(|row| {
+                let mut cells = vec![row.trial.clone()];
+                cells.extend(row.params.iter().map(|(_, value)| value.text()));
+                if self.objective.is_some() {
+                    cells.push(row.best.map_or("-".to_string(), number_text));
+                }
+                let epochs = row.epochs.unwrap_or(row.points);
+                cells.push(if epochs == 0 {
+                    "-".into()
+                } else {
+                    epochs.to_string()
+                });
+                cells.push(row.duration_ms.map_or("-".to_string(), duration_text));
+                cells.push(if row.gpus.is_empty() {
+                    "-".into()
+                } else {
+                    row.gpus.join(",")
+                });
+                cells.push(row.status.to_string());
+                cells
+            })
+            .collect()
+    }
+
+    /// The results as JSON: the objective, the best trial's id, and every row with its
+    /// params as an object (numbers as numbers).
+    pub fn to_json(&self) -> serde_json::Value {
+        let rows: Vec<serde_json::Value> = self
+            .rows
+            .iter()
+            .map(|row| {
+                let params: serde_json::Map<String, serde_json::Value> = row
+                    .params
+                    .iter()
+                    .map(|(name, value)| (name.clone(), value.to_json()))
+                    .collect();
+                let attempt = match row.status {
+                    RowStatus::Done { attempt } => Some(attempt),
+                    _ => None,
+                };
+                serde_json::json!({
+                    "trial": row.trial,
+                    "params": params,
+                    "best": row.best,
+                    "last": row.last,
+                    "epochs": row.epochs,
+                    "points": row.points,
+                    "seconds": row.duration_ms.map(|ms| ms as f64 / 1000.0),
+                    "gpus": row.gpus,
+                    "status": row.status.to_string(),
+                    "attempt": attempt,
+                    "command": row.command,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "objective": self.objective,
+            "best": self.best().map(|row| row.trial.clone()),
+            "trials": rows,
+        })
+    }
+
+    /// The results as CSV: a header line, then one line per row, in table order.
+    pub fn to_csv(&self) -> String {
+        let mut header = vec!["trial".to_string()];
+        header.extend(self.param_names.iter().cloned());
+        if let Some(objective) = &self.objective {
+            header.push(objective.metric.clone());
+        }
+        header.extend(["epochs", "seconds", "gpus", "status"].map(String::from));
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        // Writing to memory cannot fail.
+        let _ = writer.write_record(&header);
+        for row in &self.rows {
+            let mut record = vec![row.trial.clone()];
+            record.extend(row.params.iter().map(|(_, value)| value.text()));
+            if self.objective.is_some() {
+                record.push(row.best.map(|best| best.to_string()).unwrap_or_default());
+            }
+            record.push(row.epochs.unwrap_or(row.points).to_string());
+            record.push(
+                row.duration_ms
+                    .map(|ms| (ms as f64 / 1000.0).to_string())
+                    .unwrap_or_default(),
+            );
+            record.push(row.gpus.join(","));
+            record.push(row.status.to_string());
+            let _ = writer.write_record(&record);
+        }
+        String::from_utf8(writer.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,184 @@
+use std::path::Path;
+
+use super::*;
+use crate::sweep::journal::{replay, Event};
+use crate::sweep::metrics::{parse_jsonl, MetricsSummary};
+use crate::sweep::parse;
+
+/// Five trials of a 5-value grid: t001 done with 0.7, t002 done on its second attempt
+/// with 0.9, t003 failed (no metric), t004 running with 0.8 so far, t005 never started.
+fn fixture(
+    objective: &str,
+) -> (
+    Vec<Trial>,
+    Replay,
+    BTreeMap<String, MetricsSummary>,
+    Option<Objective>,
+) {
+    let text = format!(
+        "sweep: lab\nspec: x\ncommand: [python, train.py, --aug, \"{{aug}}\"]\nparams: {{aug: [\"a,b\", \"q\\\"q\", low, mid, high]}}\n{objective}"
+    );
+    let sweep = parse(&text, "sweep.yaml", Path::new("/lab")).unwrap();
+    let start = |trial: &str, attempt: u32, gpus: &[&str], time_ms: u64| Event::TrialStarted {
+        trial: trial.into(),
+        attempt,
+        container: format!("lab-{trial}"),
+        container_id: "id".into(),
+        gpus: gpus.iter().map(|gpu| gpu.to_string()).collect(),
+        image: "sha256:1".into(),
+        time_ms,
+    };
+    let end = |trial: &str, attempt: u32, exit_code: i64, time_ms: u64| Event::TrialFinished {
+        trial: trial.into(),
+        attempt,
+        exit_code: Some(exit_code),
+        stopped: false,
+        time_ms,
+    };
+    let events = vec![
+        start("t001", 1, &["0"], 0),
+        end("t001", 1, 0, 65_000),
+        start("t002", 1, &["1"], 0),
+        end("t002", 1, 137, 1_000),
+        start("t002", 2, &["1"], 2_000),
+        end("t002", 2, 0, 14_000),
+        start("t003", 1, &["0"], 65_000),
+        end("t003", 1, 1, 66_000),
+        start("t004", 1, &["0", "1"], 66_000),
+    ];
+    let metrics = BTreeMap::from([
+        (
+            "t001".to_string(),
+            MetricsSummary::of(&parse_jsonl(
+                "{\"epoch\": 0, \"val_accuracy\": 0.7}\n{\"epoch\": 1, \"val_accuracy\": 0.6}\n",
+            )),
+        ),
+        (
+            "t002".to_string(),
+            MetricsSummary::of(&parse_jsonl("{\"epoch\": 0, \"val_accuracy\": 0.9}\n")),
+        ),
+        (
+            "t004".to_string(),
+            MetricsSummary::of(&parse_jsonl("{\"val_accuracy\": 0.8}\n")),
+        ),
+    ]);
+    let objective = sweep.objective.clone();
+    (sweep.trials(), replay(&events), metrics, objective)
+}
+
+#[test]
+fn rows_are_sorted_by_the_objective_best_first_trials_without_it_last() {
+    let (trials, replay, metrics, objective) =
+        fixture("objective: {metric: val_accuracy, mode: max}\n");
+    let results = results(
+        &trials,
+        &replay,
+        &metrics,
+        objective.as_ref(),
+        Some(3_666_000),
+    );
+    assert_eq!(
+        results.header(),
+        [
+            "TRIAL",
+            "AUG",
+            "VAL_ACCURACY",
+            "EPOCHS",
+            "TIME",
+            "GPUS",
+            "STATUS"
+        ]
+    );
+    assert_eq!(
+        results.table_rows(),
+        [
+            ["t002", "q\"q", "0.9", "1", "12s", "1", "done (attempt 2)"],
+            ["t004", "mid", "0.8", "1", "1h00m", "0,1", "running"],
+            ["t001", "a,b", "0.7", "2", "1m05s", "0", "done"],
+            ["t003", "low", "-", "-", "1s", "0", "failed"],
+            ["t005", "high", "-", "-", "-", "-", "queued"],
+        ]
+    );
+    assert_eq!(results.best().unwrap().trial, "t002");
+    assert_eq!(
+        results.best_line().unwrap(),
+        "best: t002 val_accuracy=0.9 (aug=q\"q): python train.py --aug 'q\"q'"
+    );
+
+    let (trials, replay, metrics, _) = fixture("");
+    let min = Objective {
+        metric: "val_accuracy".into(),
+        mode: crate::sweep::Mode::Min,
+    };
+    let order: Vec<String> = results_order(&super::results(
+        &trials,
+        &replay,
+        &metrics,
+        Some(&min),
+        None,
+    ));
+    assert_eq!(order, ["t001", "t004", "t002", "t003", "t005"]);
+    let plain = super::results(&trials, &replay, &metrics, None, None);
+    assert_eq!(
+        results_order(&plain),
+        ["t001", "t002", "t003", "t004", "t005"]
+    );
+    assert_eq!(
+        plain.header(),
+        ["TRIAL", "AUG", "EPOCHS", "TIME", "GPUS", "STATUS"]
+    );
+    assert_eq!(plain.best_line(), None);
+}
+
+fn results_order(results: &Results) -> Vec<String> {
+    results.rows.iter().map(|row| row.trial.clone()).collect()
+}
+
+#[test]
+fn json_and_csv_carry_the_same_rows() {
+    let (trials, replay, metrics, objective) =
+        fixture("objective: {metric: val_accuracy, mode: max}\n");
+    let results = results(&trials, &replay, &metrics, objective.as_ref(), None);
+    let json = results.to_json();
+    assert_eq!(json["best"], "t002");
+    assert_eq!(
+        json["objective"],
+        serde_json::json!({"metric": "val_accuracy", "mode": "max"})
+    );
+    assert_eq!(
+        json["trials"][0],
+        serde_json::json!({
+            "trial": "t002", "params": {"aug": "q\"q"}, "best": 0.9, "last": 0.9, "epochs": 1,
+            "points": 1, "seconds": 12.0, "gpus": ["1"], "status": "done (attempt 2)", "attempt": 2,
+            "command": ["python", "train.py", "--aug", "q\"q"],
+        })
+    );
+    assert_eq!(
+        json["trials"][1]["seconds"],
+        serde_json::Value::Null,
+        "running, no time given"
+    );
+    assert_eq!(
+        results.to_csv(),
+        concat!(
+            "trial,aug,val_accuracy,epochs,seconds,gpus,status\n",
+            "t002,\"q\"\"q\",0.9,1,12,1,done (attempt 2)\n",
+            "t004,mid,0.8,1,,\"0,1\",running\n",
+            "t001,\"a,b\",0.7,2,65,0,done\n",
+            "t003,low,,0,1,0,failed\n",
+            "t005,high,,0,,,queued\n",
+        )
+    );
+}
+
+#[test]
+fn numbers_and_durations_read_well() {
+    assert_eq!(number_text(0.93124), "0.9312");
+    assert_eq!(number_text(0.0), "0");
+    assert_eq!(number_text(12.5), "12.5");
+    assert_eq!(number_text(1.234e-5), "1.234e-5");
+    assert_eq!(number_text(-3.0), "-3");
+    assert_eq!(duration_text(999), "0s");
+    assert_eq!(duration_text(3_599_000), "59m59s");
+    assert_eq!(duration_text(7_380_000), "2h03m");
+}

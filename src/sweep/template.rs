@@ -1,0 +1,206 @@
+//! The command template: a list of arguments in which `{name}` stands for a param's
+//! canonical text, `{{` and `}}` for literal braces. Each argument stays one argument
+//! (no shell splits it), so a value with spaces is passed whole. Pure.
+
+use super::value::Param;
+
+/// One argument, in pieces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    Text(String),
+    Param(String),
+}
+
+/// The parsed `command:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandTemplate {
+    /// The arguments as written (for the fingerprint and messages).
+    pub written: Vec<String>,
+    pub arguments: Vec<Vec<Piece>>,
+}
+
+/// Why an argument does not parse, and the fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateError {
+    /// The argument's index in `command:`.
+    pub index: usize,
+    pub message: String,
+    pub hint: &'static str,
+}
+
+const BRACE_HINT: &str = "write `{name}` for a param's value, `{{` and `}}` for literal braces";
+
+/// Whether `name` can name a param: letters, digits and `_`, not starting with a digit.
+pub fn valid_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl CommandTemplate {
+    pub fn parse(written: &[String]) -> Result<CommandTemplate, TemplateError> {
+        let arguments = written
+            .iter()
+            .enumerate()
+            .map(|(index, text)| {
+                parse_argument(text).map_err(|(message, hint)| TemplateError {
+                    index,
+                    message,
+                    hint,
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(CommandTemplate {
+            written: written.to_vec(),
+            arguments,
+        })
+    }
+
+    /// Each `{name}` with the index of the argument it is in, in order.
+    pub fn placeholders(&self) -> Vec<(usize, &str)> {
+        let mut found = Vec::new();
+        for (index, pieces) in self.arguments.iter().enumerate() {
+            for piece in pieces {
+                if let Piece::Param(name) = piece {
+                    found.push((index, name.as_str()));
+                }
+            }
+        }
+        found
+    }
+
+    /// Whether `{name}` appears anywhere.
+    pub fn uses(&self, name: &str) -> bool {
+        self.placeholders().iter().any(|(_, used)| *used == name)
+    }
+
+    /// The arguments with every `{name}` replaced by the param's canonical text (a name
+    /// `params` lacks stays as written: the sweep's checks make that impossible).
+    pub fn render(&self, params: &[Param]) -> Vec<String> {
+        self.arguments
+            .iter()
+            .map(|pieces| {
+                pieces
+                    .iter()
+                    .map(|piece| match piece {
+                        Piece::Text(text) => text.clone(),
+                        Piece::Param(name) => params
+                            .iter()
+                            .find(|(param, _)| param == name)
+                            .map_or_else(|| format!("{{{name}}}"), |(_, value)| value.text()),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+fn parse_argument(text: &str) -> Result<Vec<Piece>, (String, &'static str)> {
+    let mut pieces = Vec::new();
+    let mut literal = String::new();
+    let mut rest = text;
+    while let Some(index) = rest.find(['{', '}']) {
+        literal.push_str(&rest[..index]);
+        let after = &rest[index + 1..];
+        if rest[index..].starts_with("{{") {
+            literal.push('{');
+            rest = &after[1..];
+            continue;
+        }
+        if rest[index..].starts_with("}}") {
+            literal.push('}');
+            rest = &after[1..];
+            continue;
+        }
+        if rest[index..].starts_with('}') {
+            return Err((format!("`}}` in `{text}` closes no `{{name}}`"), BRACE_HINT));
+        }
+        let Some(end) = after.find('}') else {
+            return Err((format!("`{{` in `{text}` is never closed"), BRACE_HINT));
+        };
+        let name = &after[..end];
+        if !valid_name(name) {
+            return Err((
+                format!("`{{{name}}}` in `{text}` is not a param name"),
+                "param names have letters, digits and `_`; write `{{` and `}}` for literal braces",
+            ));
+        }
+        if !literal.is_empty() {
+            pieces.push(Piece::Text(std::mem::take(&mut literal)));
+        }
+        pieces.push(Piece::Param(name.to_string()));
+        rest = &after[end + 1..];
+    }
+    literal.push_str(rest);
+    if !literal.is_empty() || pieces.is_empty() {
+        pieces.push(Piece::Text(literal));
+    }
+    Ok(pieces)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::value::ParamValue;
+
+    fn template(arguments: &[&str]) -> Result<CommandTemplate, TemplateError> {
+        let written: Vec<String> = arguments.iter().map(|a| a.to_string()).collect();
+        CommandTemplate::parse(&written)
+    }
+
+    #[test]
+    fn placeholders_render_with_canonical_texts_and_braces_escape() {
+        let command = template(&[
+            "python",
+            "train.py",
+            "--lr={lr}",
+            "{aug}",
+            "{{\"a\": {lr}}}",
+            "",
+        ])
+        .unwrap();
+        let params = vec![
+            ("lr".to_string(), ParamValue::Float(1e-3)),
+            ("aug".to_string(), ParamValue::Text("high and low".into())),
+        ];
+        assert_eq!(
+            command.render(&params),
+            [
+                "python",
+                "train.py",
+                "--lr=0.001",
+                "high and low",
+                "{\"a\": 0.001}",
+                ""
+            ]
+        );
+        assert_eq!(command.placeholders(), [(2, "lr"), (3, "aug"), (4, "lr")]);
+        assert!(command.uses("aug") && !command.uses("wd"));
+    }
+
+    #[test]
+    fn broken_braces_name_the_argument() {
+        let error = |arguments: &[&str]| {
+            let error = template(arguments).unwrap_err();
+            (error.index, error.message)
+        };
+        assert_eq!(
+            error(&["a", "{lr"]),
+            (1, "`{` in `{lr` is never closed".into())
+        );
+        assert_eq!(
+            error(&["lr}"]),
+            (0, "`}` in `lr}` closes no `{name}`".into())
+        );
+        assert_eq!(
+            error(&["{}"]),
+            (0, "`{}` in `{}` is not a param name".into())
+        );
+        assert_eq!(
+            error(&["{learning rate}"]),
+            (
+                0,
+                "`{learning rate}` in `{learning rate}` is not a param name".into()
+            )
+        );
+    }
+}
