@@ -44,6 +44,17 @@ const XLA_DATA_DIR_FLAG: &str = "--xla_gpu_cuda_data_dir";
 /// The pip constraints file: the TensorFlow pin and its release's known-good pins.
 pub const CONSTRAINTS_PATH: &str = "/opt/tfimg/constraints.txt";
 
+/// GPU images: where CUDA keeps the kernels it JIT-compiles from PTX (`CUDA_CACHE_PATH`).
+/// The folder is mode 1777 in the image, so the named volume the launcher mounts there
+/// starts out with that mode (Docker copies an image folder's contents, owner and mode
+/// into an empty volume) and whatever uid the container runs as can write it.
+pub const CUDA_CACHE_FOLDER: &str = "/var/cache/tfimg/cuda";
+
+/// `CUDA_CACHE_MAXSIZE`, in bytes: 4 GiB, the most CUDA accepts (its default, 256 MiB or
+/// 1 GiB by driver, is smaller than TensorFlow's kernels compiled for one GPU; whatever
+/// does not fit is compiled again at every start).
+pub const CUDA_CACHE_MAX_BYTES: u64 = 4 << 30;
+
 /// The Dockerfile of `spec`, written section by section in the layer order above.
 pub fn dockerfile(
     spec: &ResolvedSpec,
@@ -315,6 +326,10 @@ fn user(w: &mut String, spec: &ResolvedSpec) {
         folders.push("/run/sshd".to_string());
     }
     line(w, &format!(" && mkdir -p {} \\", folders.join(" ")));
+    if spec.is_gpu() {
+        // Any uid may write the compute cache (sticky, like /tmp); its volume copies this.
+        line(w, &format!(" && mkdir -p -m 1777 {CUDA_CACHE_FOLDER} \\"));
+    }
     line(
         w,
         &format!(" && chown {user}:{user} {}", spec.workdir, user = spec.user),
@@ -363,6 +378,10 @@ fn gpu_environment(gpu: &GpuStack) -> Vec<(&'static str, String)> {
     // Minor-version compatibility: any driver of this CUDA major can start it;
     // `tfimg doctor` warns below the toolkit's own driver.
     env.push(("NVIDIA_REQUIRE_CUDA", format!("cuda>={major}.0")));
+    // A GPU newer than the SASS in TensorFlow's wheels runs its PTX, compiled at every
+    // process start unless this cache (a volume `tfimg run` mounts) already holds it.
+    env.push(("CUDA_CACHE_PATH", CUDA_CACHE_FOLDER.to_string()));
+    env.push(("CUDA_CACHE_MAXSIZE", CUDA_CACHE_MAX_BYTES.to_string()));
     if !gpu.library_path.is_empty() {
         env.push(("LD_LIBRARY_PATH", gpu.library_path.join(":")));
     }
@@ -435,7 +454,7 @@ fn label(w: &mut String, spec: &ResolvedSpec) {
         .tensorboard_logdir
         .as_ref()
         .and_then(|_| spec.ports.get(TENSORBOARD_PORT).copied());
-    let labels = labels::image_labels(
+    let mut labels = labels::image_labels(
         &spec.name,
         &spec.tensorflow,
         &spec.python,
@@ -446,6 +465,9 @@ fn label(w: &mut String, spec: &ResolvedSpec) {
             .map(|gpu| (gpu.cuda.as_str(), gpu.cudnn.as_str())),
         tensorboard,
     );
+    if spec.is_gpu() {
+        labels.insert(labels::CUDA_CACHE, CUDA_CACHE_FOLDER.to_string());
+    }
     // The build key hashes this very file, so it comes in as a build argument; in the same
     // LABEL instruction it costs no extra build step.
     line(w, &format!("ARG {}", labels::BUILD_KEY_ARG));
