@@ -239,3 +239,79 @@ fn a_team_member_s_gpus_start_on_the_stand_in_with_exactly_its_ids() {
         .trim()
         .is_empty());
 }
+
+#[test]
+fn on_the_machine_s_own_daemon_a_created_gpu_container_has_the_cache_the_user_can_write() {
+    // This daemon has no `nvidia` driver: the container is created, never started. The
+    // image is the built-in GPU image under a name of the test's own (built on the warm
+    // cache: only tfimg's last layers), so no built-in tag moves.
+    if common::docker(&["version", "--format", "{{.Server.Version}}"]).is_empty() {
+        panic!("the machine's Docker daemon must answer");
+    }
+    let spec = unique("t-cache-main");
+    let folder = scratch(&[(
+        "images/lab.yaml",
+        &format!("name: {spec}\nextends: gpu-headless\n"),
+    )]);
+    let uid = unique_uid().to_string();
+    let volume = format!("tfimg-cuda-cache-{uid}");
+    let name = unique("t-cache-main");
+    let mut guard = DockerGuard::images(&[&format!("tfimg/{spec}")]);
+    guard.containers = vec![name.clone()];
+    guard.volumes = vec![volume.clone()];
+    let path = common::gpu::standin_path();
+    let data = folder.path().join(".tfimg-data");
+    let created = tfimg_with_env(
+        folder.path(),
+        &[
+            "run",
+            &spec,
+            "--gpus",
+            "0",
+            "--uid",
+            &uid,
+            "--gid",
+            &uid,
+            "--no-start",
+            "--name",
+            &name,
+            "--ca-cert",
+            HOST_CA,
+        ],
+        &[("PATH", &path), ("XDG_DATA_HOME", data.to_str().unwrap())],
+    );
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    let inspected: serde_json::Value =
+        serde_json::from_str(&common::docker(&["inspect", &name])).unwrap();
+    let container = &inspected[0];
+    assert_eq!(container["State"]["Status"], "created");
+    assert_eq!(
+        container["HostConfig"]["DeviceRequests"][0]["DeviceIDs"],
+        serde_json::json!(["0"])
+    );
+    let mounts = container["Mounts"].as_array().unwrap();
+    let cache = mounts
+        .iter()
+        .find(|mount| mount["Type"] == "volume")
+        .unwrap_or_else(|| panic!("no cache volume in {mounts:?}"));
+    assert_eq!(cache["Name"], volume.as_str());
+    assert_eq!(cache["Destination"], "/var/cache/tfimg/cuda");
+    let config = container["Config"]["Env"].as_array().unwrap();
+    assert!(config.contains(&serde_json::json!("CUDA_CACHE_PATH=/var/cache/tfimg/cuda")));
+    assert!(config.contains(&serde_json::json!("CUDA_CACHE_MAXSIZE=4294967296")));
+    // The volume takes the image folder's mode: the mapped uid writes into it.
+    let written = common::docker(&[
+        "run",
+        "--rm",
+        "--user",
+        &format!("{uid}:{uid}"),
+        "--entrypoint",
+        "sh",
+        "-v",
+        &format!("{volume}:/var/cache/tfimg/cuda"),
+        &format!("tfimg/{spec}:2.9.3"),
+        "-c",
+        "touch /var/cache/tfimg/cuda/kernel && stat -c '%u %a' /var/cache/tfimg/cuda /var/cache/tfimg/cuda/kernel",
+    ]);
+    assert_eq!(written, format!("0 1777\n{uid} 644\n"));
+}
