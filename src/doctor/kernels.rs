@@ -27,35 +27,8 @@ pub fn kernels_check(tensorflow: &str, gpus: &[HostGpu], cache_volume: &str) -> 
     }
     let row = compat::tensorflow_row(&Version::parse(tensorflow)?)?;
     let kernels = row.kernels();
-    // GPUs grouped by what they are: `0, 1 (NVIDIA H100 80GB HBM3, 9.0)`.
-    let mut groups: BTreeMap<(Fit, String, Option<ComputeCapability>), Vec<u32>> = BTreeMap::new();
-    for gpu in gpus {
-        let capability = gpu
-            .compute_capability
-            .or_else(|| compat::capability_by_name(&gpu.name));
-        let fit = match capability.map(|capability| kernels.fit(capability)) {
-            Some(KernelFit::Sass(_)) => Fit::Sass,
-            Some(KernelFit::Ptx(_)) => Fit::Ptx,
-            Some(KernelFit::Unsupported) => Fit::Unsupported,
-            None => Fit::Unknown,
-        };
-        groups
-            .entry((fit, gpu.name.clone(), capability))
-            .or_default()
-            .push(gpu.index);
-    }
-    let described = |wanted: Fit| -> Vec<String> {
-        groups
-            .iter()
-            .filter(|((fit, _, _), _)| *fit == wanted)
-            .map(|((_, name, capability), indices)| {
-                let indices: Vec<String> = indices.iter().map(u32::to_string).collect();
-                let capability = capability.map_or("unknown".to_string(), |c| c.to_string());
-                let noun = if indices.len() == 1 { "GPU" } else { "GPUs" };
-                format!("{noun} {} ({name}, {capability})", indices.join(", "))
-            })
-            .collect()
-    };
+    let groups = group(gpus, &kernels);
+    let described = |wanted: Fit| described(&groups, wanted);
     let line = format!(
         "TensorFlow {}'s wheels carry machine code (SASS) for compute capability {} and PTX for {}",
         row.minor,
@@ -102,6 +75,43 @@ pub fn kernels_check(tensorflow: &str, gpus: &[HostGpu], cache_volume: &str) -> 
         format!("{line}: machine code for {}", sass.join("; ")),
         None,
     ))
+}
+
+/// GPUs grouped by what they are and how they fare: (fit, name, capability) → indices.
+type Groups = BTreeMap<(Fit, String, Option<ComputeCapability>), Vec<u32>>;
+
+fn group(gpus: &[HostGpu], kernels: &compat::Kernels) -> Groups {
+    let mut groups = Groups::new();
+    for gpu in gpus {
+        let capability = gpu
+            .compute_capability
+            .or_else(|| compat::capability_by_name(&gpu.name));
+        let fit = match capability.map(|capability| kernels.fit(capability)) {
+            Some(KernelFit::Sass(_)) => Fit::Sass,
+            Some(KernelFit::Ptx(_)) => Fit::Ptx,
+            Some(KernelFit::Unsupported) => Fit::Unsupported,
+            None => Fit::Unknown,
+        };
+        groups
+            .entry((fit, gpu.name.clone(), capability))
+            .or_default()
+            .push(gpu.index);
+    }
+    groups
+}
+
+/// `GPUs 0, 1 (NVIDIA H100 80GB HBM3, 9.0)` for each group that fares as `wanted`.
+fn described(groups: &Groups, wanted: Fit) -> Vec<String> {
+    groups
+        .iter()
+        .filter(|((fit, _, _), _)| *fit == wanted)
+        .map(|((_, name, capability), indices)| {
+            let indices: Vec<String> = indices.iter().map(u32::to_string).collect();
+            let capability = capability.map_or("unknown".to_string(), |c| c.to_string());
+            let noun = if indices.len() == 1 { "GPU" } else { "GPUs" };
+            format!("{noun} {} ({name}, {capability})", indices.join(", "))
+        })
+        .collect()
 }
 
 /// The warning for GPUs that only run the PTX: what the first start costs, and that the

@@ -12,10 +12,14 @@ use super::files::{
 use super::NetworkOptions;
 use crate::labels;
 use crate::spec::compat::CUPTI_FALLBACK;
-use crate::spec::resolved::{GpuStack, TENSORBOARD_PORT, VENV};
+use crate::spec::resolved::{TENSORBOARD_PORT, VENV};
 use crate::spec::{CudaProvider, ResolvedSpec, Service};
+use gpu::{gpu_environment, xla_flags, XLA_FLAGS};
 use syntax::{env_block, env_block_quoted, line, quote, shell_word};
 
+pub use gpu::{CUDA_CACHE_FOLDER, CUDA_CACHE_MAX_BYTES};
+
+mod gpu;
 mod syntax;
 
 /// In-image uid/gid of the spec's user; the entrypoint moves it to the host's at run time.
@@ -37,23 +41,8 @@ const APT_OFFICIAL_MIRRORS: &[&str] = &[
     "security.ubuntu.com/ubuntu",
 ];
 
-/// XLA's flags variable, and the flag naming the folder of ptxas and libdevice.
-const XLA_FLAGS: &str = "XLA_FLAGS";
-const XLA_DATA_DIR_FLAG: &str = "--xla_gpu_cuda_data_dir";
-
 /// The pip constraints file: the TensorFlow pin and its release's known-good pins.
 pub const CONSTRAINTS_PATH: &str = "/opt/tfimg/constraints.txt";
-
-/// GPU images: where CUDA keeps the kernels it JIT-compiles from PTX (`CUDA_CACHE_PATH`).
-/// The folder is mode 1777 in the image, so the named volume the launcher mounts there
-/// starts out with that mode (Docker copies an image folder's contents, owner and mode
-/// into an empty volume) and whatever uid the container runs as can write it.
-pub const CUDA_CACHE_FOLDER: &str = "/var/cache/tfimg/cuda";
-
-/// `CUDA_CACHE_MAXSIZE`, in bytes: 4 GiB, the most CUDA accepts (its default, 256 MiB or
-/// 1 GiB by driver, is smaller than TensorFlow's kernels compiled for one GPU; whatever
-/// does not fit is compiled again at every start).
-pub const CUDA_CACHE_MAX_BYTES: u64 = 4 << 30;
 
 /// The Dockerfile of `spec`, written section by section in the layer order above.
 pub fn dockerfile(
@@ -364,52 +353,6 @@ fn environment(spec: &ResolvedSpec) -> Vec<(&str, String)> {
         .collect();
     env.sort();
     env
-}
-
-/// What the NVIDIA runtime and XLA need from a GPU image; PATH already as the Dockerfile
-/// must read it, every other value unquoted.
-fn gpu_environment(gpu: &GpuStack) -> Vec<(&'static str, String)> {
-    let mut env = Vec::new();
-    // `void`: no GPU unless the run asks for one, even where `nvidia` is the default
-    // runtime; --gpus sets the devices explicitly.
-    env.push(("NVIDIA_VISIBLE_DEVICES", "void".to_string()));
-    env.push(("NVIDIA_DRIVER_CAPABILITIES", "compute,utility".to_string()));
-    let major = gpu.cuda.split('.').next().unwrap_or("0");
-    // Minor-version compatibility: any driver of this CUDA major can start it;
-    // `tfimg doctor` warns below the toolkit's own driver.
-    env.push(("NVIDIA_REQUIRE_CUDA", format!("cuda>={major}.0")));
-    // A GPU newer than the SASS in TensorFlow's wheels runs its PTX, compiled at every
-    // process start unless this cache (a volume `tfimg run` mounts) already holds it.
-    env.push(("CUDA_CACHE_PATH", CUDA_CACHE_FOLDER.to_string()));
-    env.push(("CUDA_CACHE_MAXSIZE", CUDA_CACHE_MAX_BYTES.to_string()));
-    if !gpu.library_path.is_empty() {
-        env.push(("LD_LIBRARY_PATH", gpu.library_path.join(":")));
-    }
-    if let Some(data_dir) = &gpu.cuda_data_dir {
-        // XLA finds libdevice under the data folder, ptxas there or on PATH; shells
-        // and Jupyter find ptxas on PATH (profile.sh keeps it for login shells).
-        env.push((
-            "PATH",
-            format!("{}:$PATH", quote(&format!("{data_dir}/bin"))),
-        ));
-    }
-    env
-}
-
-/// XLA's flags: the CUDA data folder of a pip GPU stack, then the spec's own `XLA_FLAGS`
-/// (which win when they name a data folder themselves).
-fn xla_flags(spec: &ResolvedSpec) -> Option<String> {
-    let own = spec
-        .env
-        .get(XLA_FLAGS)
-        .filter(|flags| !flags.trim().is_empty());
-    let data_dir = spec.gpu.as_ref().and_then(|gpu| gpu.cuda_data_dir.as_ref());
-    match (data_dir, own) {
-        (Some(_), Some(own)) if own.contains(&format!("{XLA_DATA_DIR_FLAG}=")) => Some(own.clone()),
-        (Some(data_dir), Some(own)) => Some(format!("{XLA_DATA_DIR_FLAG}={data_dir} {own}")),
-        (Some(data_dir), None) => Some(format!("{XLA_DATA_DIR_FLAG}={data_dir}")),
-        (None, own) => own.cloned(),
-    }
 }
 
 /// tfimg's own generated files: small and last, so changing them rebuilds little.
