@@ -26,6 +26,9 @@ pub const VERSION: &str = "io.tfimg.version";
 pub const TENSORBOARD: &str = "io.tfimg.tensorboard";
 /// On base images `tfimg base bootstrap` made: the mirror and suite.
 pub const BOOTSTRAP: &str = "io.tfimg.bootstrap";
+/// On GPU images: the folder (their CUDA_CACHE_PATH, mode 1777) where a container's CUDA
+/// compute cache volume belongs. On those volumes: the uid whose cache it is.
+pub const CUDA_CACHE: &str = "io.tfimg.cuda-cache";
 
 // Container labels (set by the launch plan).
 
@@ -81,6 +84,12 @@ pub const CA_CERT_VARIABLE: &str = "TFIMG_CA_CERT";
 pub const PIP_INDEX_URL_VARIABLE: &str = "TFIMG_PIP_INDEX_URL";
 pub const APT_MIRROR_VARIABLE: &str = "TFIMG_APT_MIRROR";
 pub const REGISTRY_MIRROR_VARIABLE: &str = "TFIMG_REGISTRY_MIRROR";
+
+/// The named volume holding one host user's CUDA compute cache, shared by every GPU
+/// container tfimg starts for that user: `tfimg-cuda-cache-<uid>`.
+pub fn cuda_cache_volume(uid: u32) -> String {
+    format!("tfimg-cuda-cache-{uid}")
+}
 
 /// `io.tfimg.spec=NAME`: the filter for a spec's images or containers.
 pub fn spec_filter(spec: &str) -> String {
@@ -186,6 +195,8 @@ pub struct ImageLabels {
     pub tfimg: bool,
     /// The container port of the managed TensorBoard.
     pub tensorboard: Option<u16>,
+    /// Where the image wants its CUDA compute cache mounted (GPU images).
+    pub cuda_cache: Option<String>,
 }
 
 impl ImageLabels {
@@ -197,6 +208,7 @@ impl ImageLabels {
             gpu: labels.contains_key(CUDA),
             tfimg: labels.contains_key(VERSION),
             tensorboard: labels.get(TENSORBOARD).and_then(|port| port.parse().ok()),
+            cuda_cache: labels.get(CUDA_CACHE).cloned(),
         }
     }
 }

@@ -522,11 +522,8 @@ async fn a_gpu_image_verifies_every_cuda_library_but_the_driver_and_xla_s_tools(
     };
     let name = unique("t-gpu");
     let container = unique("t-gpu-xla");
-    let _guard = DockerGuard {
-        repositories: vec![format!("tfimg/{name}")],
-        container_label: None,
-        containers: vec![container.clone()],
-    };
+    let mut guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    guard.containers = vec![container.clone()];
     let folder = scratch(&[(
         "images/x.yaml",
         &spec_file(&name, "extends: gpu-headless\n"),

@@ -115,10 +115,16 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
         .any(|l| l.starts_with("EXPOSE") && l.split(' ').any(|p| p == "8888")));
     assert!(lines.contains(&"USER tf"));
     assert!(lines.contains(&"NVIDIA_REQUIRE_CUDA=\"cuda>=11.0\" \\"));
-    assert!(lines
-        .iter()
-        .any(|l| l.starts_with("ENV LD_LIBRARY_PATH=")
-            && l.contains("/site-packages/nvidia/cudnn/lib")));
+    assert!(lines.iter().any(
+        |l| l.trim_start_matches("ENV ").starts_with("LD_LIBRARY_PATH=")
+            && l.contains("/site-packages/nvidia/cudnn/lib")
+    ));
+    // The CUDA compute cache: where CUDA looks, as large as CUDA allows, writable by any
+    // uid (the volume `tfimg run` mounts there copies the folder's mode), and labelled.
+    assert!(lines.contains(&"ENV CUDA_CACHE_MAXSIZE=4294967296 \\"));
+    assert!(lines.contains(&"CUDA_CACHE_PATH=/var/cache/tfimg/cuda \\"));
+    assert!(lines.contains(&"&& mkdir -p -m 1777 /var/cache/tfimg/cuda \\"));
+    assert!(lines.contains(&"io.tfimg.cuda-cache=/var/cache/tfimg/cuda \\"));
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(output.join("entrypoint.sh"))
         .unwrap()

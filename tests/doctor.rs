@@ -247,3 +247,53 @@ fn an_unreachable_daemon_is_a_failing_check_with_the_start_command() {
         run.stdout
     );
 }
+
+#[tokio::test]
+async fn an_h100_under_tensorflow_2_9_warns_that_the_first_start_compiles_ptx_and_names_the_cache()
+{
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    // The stand-in nvidia-smi: four H100s (compute capability 9.0), driver 580.
+    let folder = scratch(&[]);
+    let path = common::gpu::standin_path();
+    let run = tfimg_with_env(
+        folder.path(),
+        &["doctor", "gpu-jupyter", "--ca-cert", HOST_CA],
+        &[("PATH", &path)],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        line(&run.stdout, "nvidia-driver"),
+        "PASS  nvidia-driver      driver 580.65.06, supports CUDA up to 13.0 (from nvidia-smi)"
+    );
+    let uid = tfimg::host::current_ids().map_or(0, |(uid, _)| uid);
+    assert_eq!(
+        line(&run.stdout, "gpu-kernels"),
+        format!("WARN  gpu-kernels        TensorFlow 2.9's wheels carry machine code (SASS) for compute capability 3.5 to 7.5 and PTX for 8.0: GPUs 0, 1, 2, 3 (NVIDIA H100 80GB HBM3, 9.0) are newer, so the first start of each process JIT-compiles TensorFlow's GPU kernels from PTX, which takes minutes; tfimg's CUDA cache (volume `tfimg-cuda-cache-{uid}` at `/var/cache/tfimg/cuda`, mounted into every GPU container it starts) keeps that to once per user and driver")
+    );
+
+    // A 470 driver cannot report compute_cap: the V100's name says 7.0, which 2.9 has SASS for.
+    let old = tfimg_with_env(
+        folder.path(),
+        &["doctor", "gpu-jupyter", "--json", "--ca-cert", HOST_CA],
+        &[
+            ("PATH", &path),
+            ("TFIMG_STANDIN_DRIVER", "470.57.02"),
+            ("TFIMG_STANDIN_CUDA", "11.4"),
+            ("TFIMG_STANDIN_COMPUTE_CAP", ""),
+            ("TFIMG_STANDIN_GPU_NAME", "Tesla V100-SXM2-16GB"),
+            ("TFIMG_STANDIN_GPUS", "2"),
+        ],
+    );
+    let checks: Vec<serde_json::Value> = serde_json::from_str(&old.stdout).unwrap();
+    let kernels = checks
+        .iter()
+        .find(|check| check["check"] == "gpu-kernels")
+        .unwrap();
+    assert_eq!(kernels["verdict"], "pass", "{kernels}");
+    assert!(kernels["summary"]
+        .as_str()
+        .unwrap()
+        .ends_with(": machine code for GPUs 0, 1 (Tesla V100-SXM2-16GB, 7.0)"));
+}

@@ -76,6 +76,7 @@ pub async fn build_spec(
     let context = BuildContext::from_rendered(&rendered, &resolved.files)?;
     let key = image::build_key(&rendered.dockerfile, &context.digest()?, &base_id);
     let plan = image::plan(resolved, key, options.tags);
+    tracing::debug!("`{}` has build key {}", plan.tag, plan.key);
 
     // Held until this build is tagged: a concurrent build of the same key waits, then
     // finds the image up to date instead of building it a second time.

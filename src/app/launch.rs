@@ -43,6 +43,9 @@ pub struct Target {
     pub gpu: Option<GpuStack>,
     /// Built by tfimg (its entrypoint maps the user).
     pub tfimg_image: bool,
+    /// The image's CUDA compute cache folder (`io.tfimg.cuda-cache`): a GPU container gets
+    /// its user's cache volume there.
+    pub cuda_cache: Option<String>,
 }
 
 /// Where the key a container's sshd admits comes from.
@@ -410,6 +413,19 @@ fn launch_input(
 ) -> LaunchInput {
     let request = &prepared.request;
     let target = &request.target;
+    let mounts: Vec<MountPlan> = request
+        .mounts
+        .iter()
+        .map(|(mount, _)| mount.clone())
+        .collect();
+    // Every GPU container the launcher starts (run, up, sweep) keeps its compiled kernels.
+    let volumes = plan::cache::cuda_cache(
+        target.cuda_cache.as_deref(),
+        !matches!(gpu_plan, GpuPlan::None),
+        request.ids.map_or(0, |(uid, _)| uid),
+        &request.env,
+        &mounts,
+    );
     LaunchInput {
         image: target.image.clone(),
         spec_name: target.spec_name.clone(),
@@ -419,11 +435,8 @@ fn launch_input(
         name: request.name.clone(),
         command: request.command.clone(),
         env: request.env.clone(),
-        mounts: request
-            .mounts
-            .iter()
-            .map(|(mount, _)| mount.clone())
-            .collect(),
+        mounts,
+        volumes: volumes.into_iter().collect(),
         ports,
         gpus: gpus.clone(),
         gpu: gpu_plan.clone(),

@@ -34,7 +34,7 @@ pub async fn spec_target(
         Some(built) => built.plan.keyed_tag,
         None => {
             let reference = resolved.image_reference();
-            if engine.image(&reference).await?.is_none() {
+            let Some(older) = engine.image(&reference).await? else {
                 return Err(InputError::new(
                     format!("`{reference}` does not exist and `--no-build` forbids building it"),
                     format!(
@@ -43,12 +43,15 @@ pub async fn spec_target(
                     ),
                 )
                 .into());
-            }
+            };
             reporter.status(&format!(
                 "note: `{reference}` is older than the spec (`--no-build` keeps it; `tfimg build {}` updates it)",
                 resolved.name
             ));
-            reference
+            // An older build has the cache folder only if its own labels say so.
+            let mut target = target_of_spec(resolved, reference);
+            target.cuda_cache = ImageLabels::decode(&older.labels).cuda_cache;
+            return Ok(target);
         }
     };
     Ok(target_of_spec(resolved, image))
@@ -66,6 +69,10 @@ pub fn target_of_spec(resolved: &ResolvedSpec, image: String) -> Target {
         gpu_image: resolved.is_gpu(),
         gpu: resolved.gpu.clone(),
         tfimg_image: true,
+        // What this tfimg renders into every GPU image (the image is the current build).
+        cuda_cache: resolved
+            .is_gpu()
+            .then(|| crate::render::dockerfile::CUDA_CACHE_FOLDER.to_string()),
     }
 }
 
@@ -115,6 +122,7 @@ pub fn target_of_image(reference: &str, image: &ImageFacts) -> Target {
         gpu_image: facts.gpu,
         gpu: None,
         tfimg_image: facts.tfimg,
+        cuda_cache: facts.cuda_cache,
     }
 }
 

@@ -81,6 +81,8 @@ pub async fn spec_facts(
     let mut facts = SpecFacts {
         name: resolved.name.clone(),
         summary,
+        tensorflow: resolved.tensorflow.clone(),
+        cuda_cache_volume: crate::labels::cuda_cache_volume(host.ids().map_or(0, |(uid, _)| uid)),
         gpu: resolved.gpu.clone(),
         base: resolved.base.clone(),
         base_present: false,

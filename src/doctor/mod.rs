@@ -6,6 +6,7 @@
 
 mod docker;
 pub mod gather;
+mod kernels;
 mod nvidia;
 mod spec;
 

@@ -319,6 +319,7 @@ mod tests {
             uuid: format!("GPU-{index}"),
             name: "Tesla T4".into(),
             memory_mib: None,
+            compute_capability: None,
         };
         let driver = NvidiaFacts {
             driver: Some("535.104.05".into()),

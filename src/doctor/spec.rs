@@ -1,6 +1,8 @@
-//! A spec's verdicts: whether it resolves, its CUDA against the host driver, and where
-//! its base image and its own image stand on this machine.
+//! A spec's verdicts: whether it resolves, its CUDA against the host driver, its
+//! TensorFlow line's GPU code against the host's GPUs, and where its base image and its
+//! own image stand on this machine.
 
+use super::kernels::kernels_check;
 use super::nvidia::driver_check;
 use super::{check, Check, Verdict};
 use crate::host::nvidia::NvidiaFacts;
@@ -29,6 +31,10 @@ pub enum ImageState {
 pub struct SpecFacts {
     pub name: String,
     pub summary: String,
+    /// The TensorFlow release (`2.9.3`): its line's GPU code is judged against the GPUs.
+    pub tensorflow: String,
+    /// The CUDA compute cache volume of the user running the doctor.
+    pub cuda_cache_volume: String,
     pub gpu: Option<GpuStack>,
     pub base: String,
     pub base_present: bool,
@@ -57,6 +63,11 @@ pub fn spec_checks(
     let mut checks = vec![check("spec", Verdict::Pass, facts.summary.clone(), None)];
     if let (Some(gpu), Some(driver)) = (&facts.gpu, &nvidia.driver) {
         checks.push(driver_check(gpu, driver));
+        checks.extend(kernels_check(
+            &facts.tensorflow,
+            &nvidia.gpus,
+            &facts.cuda_cache_volume,
+        ));
     }
     if !docker_up {
         return checks;

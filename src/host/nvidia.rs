@@ -1,10 +1,12 @@
-//! The NVIDIA side of the host: driver version and GPUs from `nvidia-smi` (its CSV query
-//! or, when only the human table is available, that table), else the kernel module's
+//! The NVIDIA side of the host: driver version and GPUs (with their compute capability
+//! where the driver reports it) from `nvidia-smi` (its CSV query or, when only the human
+//! table is available, that table), else the kernel module's
 //! `/proc/driver/nvidia/version`; and whether the container toolkit's pieces are on PATH.
 //! Parsing is pure and tested against outputs captured on real machines
 //! (tests/fixtures/nvidia/).
 
 use crate::plan::gpus::HostGpu;
+use crate::spec::compat::ComputeCapability;
 
 /// What the host says about its NVIDIA driver.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,13 +41,11 @@ pub fn facts(
         .collect(),
         ..NvidiaFacts::default()
     };
-    let query = run(
-        "nvidia-smi",
-        &[
-            "--query-gpu=index,uuid,name,memory.total,driver_version",
-            "--format=csv,noheader,nounits",
-        ],
-    );
+    // `compute_cap` first; drivers of the 470 branch and older refuse the whole query
+    // for that field (`Field "compute_cap" is not a valid field to query.`, exit 2).
+    let query = [QUERY_WITH_CAPABILITY, QUERY]
+        .iter()
+        .find_map(|query| run("nvidia-smi", &[query, "--format=csv,noheader,nounits"]));
     if let Some(output) = query {
         if output.contains("NVIDIA-SMI") {
             // Some wrappers (and old drivers) print the table whatever they are asked.
@@ -76,14 +76,23 @@ pub fn facts(
     facts
 }
 
-/// `nvidia-smi --query-gpu=index,uuid,name,memory.total,driver_version
+/// What tfimg asks nvidia-smi, with the compute capability where the driver knows it.
+const QUERY_WITH_CAPABILITY: &str =
+    "--query-gpu=index,uuid,name,memory.total,driver_version,compute_cap";
+const QUERY: &str = "--query-gpu=index,uuid,name,memory.total,driver_version";
+
+/// `nvidia-smi --query-gpu=index,uuid,name,memory.total,driver_version[,compute_cap]
 /// --format=csv,noheader,nounits` → (GPU, driver version) per line.
 pub fn parse_query(text: &str) -> Vec<(HostGpu, String)> {
     text.lines()
         .filter_map(|line| {
             let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-            let [index, uuid, name, memory, driver] = fields.as_slice() else {
-                return None;
+            let (index, uuid, name, memory, driver, capability) = match fields.as_slice() {
+                [index, uuid, name, memory, driver] => (index, uuid, name, memory, driver, None),
+                [index, uuid, name, memory, driver, capability] => {
+                    (index, uuid, name, memory, driver, Some(capability))
+                }
+                _ => return None,
             };
             Some((
                 HostGpu {
@@ -91,6 +100,7 @@ pub fn parse_query(text: &str) -> Vec<(HostGpu, String)> {
                     uuid: uuid.to_string(),
                     name: name.to_string(),
                     memory_mib: memory.parse().ok(),
+                    compute_capability: capability.and_then(|text| ComputeCapability::parse(text)),
                 },
                 driver.to_string(),
             ))
@@ -151,6 +161,7 @@ pub fn parse_table(text: &str) -> SmiTable {
             uuid: String::new(),
             name: words[1..words.len() - 1].join(" "),
             memory_mib,
+            compute_capability: None,
         });
     }
     table
@@ -266,5 +277,46 @@ mod tests {
 
         let nothing = facts(&|_, _| None, &none, &|_| false);
         assert_eq!(nothing, NvidiaFacts::default());
+    }
+
+    #[test]
+    fn compute_capabilities_come_from_the_query_and_old_drivers_get_the_query_without_them() {
+        let cc = |text| ComputeCapability::parse(text);
+        let rows = parse_query(
+            "0, GPU-5a1d, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n\
+             1, GPU-5a1e, NVIDIA H100 80GB HBM3, 81559, 580.65.06, [N/A]\n\
+             2, GPU-5a1f, Tesla T4, 15360, 470.82.01\n\
+             garbage, line\n",
+        );
+        let capabilities: Vec<_> = rows.iter().map(|(gpu, _)| gpu.compute_capability).collect();
+        assert_eq!(capabilities, [cc("9.0"), None, None]);
+        assert_eq!(rows[0].0.memory_mib, Some(81559));
+
+        // A 470 driver refuses `compute_cap` (exit 2, nothing on stdout): asked again
+        // without it, the GPUs are still found.
+        let asked = std::cell::RefCell::new(Vec::new());
+        let run = |_: &str, args: &[&str]| {
+            asked.borrow_mut().push(args.join(" "));
+            let query = args.first().copied().unwrap_or_default();
+            if query.contains("compute_cap") {
+                None
+            } else if query.starts_with("--query-gpu=") {
+                Some("0, GPU-8a2b, Tesla V100-PCIE-32GB, 32510, 470.57.02\n".to_string())
+            } else {
+                Some(fixture("smi-470.57.02.txt"))
+            }
+        };
+        let found = facts(&run, &|_| None, &|_| false);
+        assert_eq!(found.driver.as_deref(), Some("470.57.02"));
+        assert_eq!(found.driver_cuda.as_deref(), Some("11.4"));
+        assert_eq!(found.gpus[0].compute_capability, None);
+        assert_eq!(
+            asked.borrow().as_slice(),
+            [
+                "--query-gpu=index,uuid,name,memory.total,driver_version,compute_cap --format=csv,noheader,nounits",
+                "--query-gpu=index,uuid,name,memory.total,driver_version --format=csv,noheader,nounits",
+                "",
+            ]
+        );
     }
 }

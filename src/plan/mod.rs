@@ -3,6 +3,7 @@
 //! (GPUs, mounts, ports, user, environment, labels) is unit-tested.
 
 pub mod base;
+pub mod cache;
 pub mod gpus;
 pub mod image;
 pub mod mounts;
@@ -13,6 +14,7 @@ use std::collections::BTreeMap;
 
 use crate::labels;
 use crate::spec::Service;
+use cache::VolumePlan;
 use gpus::{GpuPlan, GpuSelection};
 use mounts::MountPlan;
 use ports::PortPlan;
@@ -59,6 +61,8 @@ pub struct LaunchInput {
     pub command: Vec<String>,
     pub env: Vec<(String, String)>,
     pub mounts: Vec<MountPlan>,
+    /// Named volumes (the CUDA compute cache of a GPU container).
+    pub volumes: Vec<VolumePlan>,
     pub ports: Vec<PortPlan>,
     pub gpus: GpuSelection,
     pub gpu: GpuPlan,
@@ -87,6 +91,7 @@ pub struct LaunchPlan {
     pub labels: BTreeMap<String, String>,
     pub user: Option<String>,
     pub mounts: Vec<MountPlan>,
+    pub volumes: Vec<VolumePlan>,
     pub ports: Vec<PortPlan>,
     pub gpu: GpuPlan,
     pub memory: Option<i64>,
@@ -127,6 +132,7 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
         labels,
         user,
         mounts: input.mounts.clone(),
+        volumes: input.volumes.clone(),
         ports: input.ports.clone(),
         gpu: input.gpu.clone(),
         memory: input.memory,
@@ -304,6 +310,7 @@ mod tests {
             command: Vec::new(),
             env: vec![("A".into(), "1".into())],
             mounts: Vec::new(),
+            volumes: Vec::new(),
             ports: vec![PortPlan {
                 name: "jupyter".into(),
                 container: 8888,

@@ -12,10 +12,14 @@ use super::files::{
 use super::NetworkOptions;
 use crate::labels;
 use crate::spec::compat::CUPTI_FALLBACK;
-use crate::spec::resolved::{GpuStack, TENSORBOARD_PORT, VENV};
+use crate::spec::resolved::{TENSORBOARD_PORT, VENV};
 use crate::spec::{CudaProvider, ResolvedSpec, Service};
+use gpu::{gpu_environment, xla_flags, XLA_FLAGS};
 use syntax::{env_block, env_block_quoted, line, quote, shell_word};
 
+pub use gpu::{CUDA_CACHE_FOLDER, CUDA_CACHE_MAX_BYTES};
+
+mod gpu;
 mod syntax;
 
 /// In-image uid/gid of the spec's user; the entrypoint moves it to the host's at run time.
@@ -36,10 +40,6 @@ const APT_OFFICIAL_MIRRORS: &[&str] = &[
     "archive.ubuntu.com/ubuntu",
     "security.ubuntu.com/ubuntu",
 ];
-
-/// XLA's flags variable, and the flag naming the folder of ptxas and libdevice.
-const XLA_FLAGS: &str = "XLA_FLAGS";
-const XLA_DATA_DIR_FLAG: &str = "--xla_gpu_cuda_data_dir";
 
 /// The pip constraints file: the TensorFlow pin and its release's known-good pins.
 pub const CONSTRAINTS_PATH: &str = "/opt/tfimg/constraints.txt";
@@ -315,6 +315,10 @@ fn user(w: &mut String, spec: &ResolvedSpec) {
         folders.push("/run/sshd".to_string());
     }
     line(w, &format!(" && mkdir -p {} \\", folders.join(" ")));
+    if spec.is_gpu() {
+        // Any uid may write the compute cache (sticky, like /tmp); its volume copies this.
+        line(w, &format!(" && mkdir -p -m 1777 {CUDA_CACHE_FOLDER} \\"));
+    }
     line(
         w,
         &format!(" && chown {user}:{user} {}", spec.workdir, user = spec.user),
@@ -349,48 +353,6 @@ fn environment(spec: &ResolvedSpec) -> Vec<(&str, String)> {
         .collect();
     env.sort();
     env
-}
-
-/// What the NVIDIA runtime and XLA need from a GPU image; PATH already as the Dockerfile
-/// must read it, every other value unquoted.
-fn gpu_environment(gpu: &GpuStack) -> Vec<(&'static str, String)> {
-    let mut env = Vec::new();
-    // `void`: no GPU unless the run asks for one, even where `nvidia` is the default
-    // runtime; --gpus sets the devices explicitly.
-    env.push(("NVIDIA_VISIBLE_DEVICES", "void".to_string()));
-    env.push(("NVIDIA_DRIVER_CAPABILITIES", "compute,utility".to_string()));
-    let major = gpu.cuda.split('.').next().unwrap_or("0");
-    // Minor-version compatibility: any driver of this CUDA major can start it;
-    // `tfimg doctor` warns below the toolkit's own driver.
-    env.push(("NVIDIA_REQUIRE_CUDA", format!("cuda>={major}.0")));
-    if !gpu.library_path.is_empty() {
-        env.push(("LD_LIBRARY_PATH", gpu.library_path.join(":")));
-    }
-    if let Some(data_dir) = &gpu.cuda_data_dir {
-        // XLA finds libdevice under the data folder, ptxas there or on PATH; shells
-        // and Jupyter find ptxas on PATH (profile.sh keeps it for login shells).
-        env.push((
-            "PATH",
-            format!("{}:$PATH", quote(&format!("{data_dir}/bin"))),
-        ));
-    }
-    env
-}
-
-/// XLA's flags: the CUDA data folder of a pip GPU stack, then the spec's own `XLA_FLAGS`
-/// (which win when they name a data folder themselves).
-fn xla_flags(spec: &ResolvedSpec) -> Option<String> {
-    let own = spec
-        .env
-        .get(XLA_FLAGS)
-        .filter(|flags| !flags.trim().is_empty());
-    let data_dir = spec.gpu.as_ref().and_then(|gpu| gpu.cuda_data_dir.as_ref());
-    match (data_dir, own) {
-        (Some(_), Some(own)) if own.contains(&format!("{XLA_DATA_DIR_FLAG}=")) => Some(own.clone()),
-        (Some(data_dir), Some(own)) => Some(format!("{XLA_DATA_DIR_FLAG}={data_dir} {own}")),
-        (Some(data_dir), None) => Some(format!("{XLA_DATA_DIR_FLAG}={data_dir}")),
-        (None, own) => own.cloned(),
-    }
 }
 
 /// tfimg's own generated files: small and last, so changing them rebuilds little.
@@ -435,7 +397,7 @@ fn label(w: &mut String, spec: &ResolvedSpec) {
         .tensorboard_logdir
         .as_ref()
         .and_then(|_| spec.ports.get(TENSORBOARD_PORT).copied());
-    let labels = labels::image_labels(
+    let mut labels = labels::image_labels(
         &spec.name,
         &spec.tensorflow,
         &spec.python,
@@ -446,6 +408,9 @@ fn label(w: &mut String, spec: &ResolvedSpec) {
             .map(|gpu| (gpu.cuda.as_str(), gpu.cudnn.as_str())),
         tensorboard,
     );
+    if spec.is_gpu() {
+        labels.insert(labels::CUDA_CACHE, CUDA_CACHE_FOLDER.to_string());
+    }
     // The build key hashes this very file, so it comes in as a build argument; in the same
     // LABEL instruction it costs no extra build step.
     line(w, &format!("ARG {}", labels::BUILD_KEY_ARG));

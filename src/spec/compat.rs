@@ -9,9 +9,11 @@
 //! The table itself is in `table`, the version type in `version`; this file holds the
 //! row types and the lookups.
 
+mod kernels;
 mod table;
 mod version;
 
+pub use kernels::{capability_by_name, ComputeCapability, KernelFit, Kernels};
 pub use table::{CUDA, TENSORFLOW};
 pub use version::Version;
 
@@ -116,6 +118,18 @@ impl TensorflowRow {
         ))
         .expect("two numbers always parse");
         low <= wanted && wanted <= high
+    }
+
+    /// The GPU code in this line's wheels. It followed the CUDA toolchain of each release:
+    /// the CUDA 11 builds (2.4 to 2.14) carry SASS for 3.5 to 7.5 and PTX for 8.0, the
+    /// CUDA 12.2/12.3 builds (2.15 to 2.17) SASS for 5.0 to 8.0 and PTX for 9.0, the CUDA
+    /// 12.5 build (2.18) SASS for 6.0 to 8.9 and PTX for 9.0 (sources in `kernels`).
+    pub fn kernels(&self) -> Kernels {
+        match self.cuda {
+            "12.5" => kernels::KERNELS_CUDA_12_5,
+            cuda if cuda.starts_with("12.") => kernels::KERNELS_CUDA_12,
+            _ => kernels::KERNELS_CUDA_11,
+        }
     }
 
     /// TensorFlow loads any CUDA runtime of the major it was built with, and any cuDNN of

@@ -265,6 +265,7 @@ mod tests {
                 target: "/tf/$dollar".into(),
                 read_only: true,
             }],
+            volumes: Vec::new(),
             ports: Vec::new(),
             gpus: GpuSelection::None,
             gpu: GpuPlan::None,

@@ -2,6 +2,8 @@
 //! folder and capture what a user would see.
 #![allow(dead_code)]
 
+pub mod gpu;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -75,34 +77,50 @@ pub fn unique(prefix: &str) -> String {
 }
 
 /// Removes, when dropped (also when the test fails), every image of the given
-/// repositories and every container carrying the given label.
+/// repositories, every container carrying the given label or name and the named volumes,
+/// on the machine's daemon or (`on`) another one such as the stand-in NVIDIA host.
+#[derive(Default)]
 pub struct DockerGuard {
     pub repositories: Vec<String>,
     pub container_label: Option<String>,
     pub containers: Vec<String>,
+    pub volumes: Vec<String>,
+    /// `DOCKER_HOST` of the daemon; `None`: the machine's own.
+    pub host: Option<String>,
 }
 
 impl DockerGuard {
     pub fn images(repositories: &[&str]) -> DockerGuard {
-        DockerGuard {
-            repositories: repositories.iter().map(|r| r.to_string()).collect(),
-            container_label: None,
-            containers: Vec::new(),
-        }
+        let mut guard = DockerGuard::default();
+        guard.repositories = repositories.iter().map(|r| r.to_string()).collect();
+        guard
     }
 
     pub fn containers(names: &[&str]) -> DockerGuard {
-        DockerGuard {
-            repositories: Vec::new(),
-            container_label: None,
-            containers: names.iter().map(|n| n.to_string()).collect(),
-        }
+        let mut guard = DockerGuard::default();
+        guard.containers = names.iter().map(|n| n.to_string()).collect();
+        guard
+    }
+
+    /// The same guard for the daemon at `host`.
+    pub fn on(mut self, host: &str) -> DockerGuard {
+        self.host = Some(host.to_string());
+        self
     }
 }
 
 /// The docker CLI's stdout (empty when it fails): for checks from outside tfimg.
 pub fn docker(args: &[&str]) -> String {
-    Command::new("docker")
+    docker_at(None, args)
+}
+
+/// `docker` against the daemon at `host` (`None`: the machine's own).
+pub fn docker_at(host: Option<&str>, args: &[&str]) -> String {
+    let mut command = Command::new("docker");
+    if let Some(host) = host {
+        command.args(["-H", host]);
+    }
+    command
         .args(args)
         .output()
         .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
@@ -111,6 +129,7 @@ pub fn docker(args: &[&str]) -> String {
 
 impl Drop for DockerGuard {
     fn drop(&mut self) {
+        let docker = |args: &[&str]| docker_at(self.host.as_deref(), args);
         for name in &self.containers {
             docker(&["rm", "-f", name]);
         }
@@ -120,6 +139,9 @@ impl Drop for DockerGuard {
             {
                 docker(&["rm", "-f", id]);
             }
+        }
+        for volume in &self.volumes {
+            docker(&["volume", "rm", "-f", volume]);
         }
         for repository in &self.repositories {
             // Tags, and digests for what was pulled by digest (its tag is `<none>`).

@@ -71,6 +71,7 @@ fn gpu_host() -> FakeHost {
         uuid: "GPU-0f0e".to_string(),
         name: "Tesla T4".to_string(),
         memory_mib: Some(15360),
+        compute_capability: None,
     }];
     host.nvidia.toolkit_programs = vec!["nvidia-container-runtime-hook".to_string()];
     host
@@ -202,4 +203,64 @@ fn a_gpu_image_takes_every_gpu_by_default_and_gives_way_when_the_daemon_refuses(
     assert_eq!(launched.plan.gpu, GpuPlan::None);
     assert_eq!(launched.notes.len(), 1, "{:?}", launched.notes);
     assert_eq!(engine.calls_to("create").len(), 2);
+}
+
+#[test]
+fn every_gpu_container_gets_its_user_s_cuda_cache_and_no_other_container_does() {
+    let (engine, host) = (FakeEngine::new(), gpu_host());
+    let cache = |launched: &Launched| -> Vec<(String, String)> {
+        launched
+            .plan
+            .volumes
+            .iter()
+            .map(|volume| (volume.name.clone(), volume.target.clone()))
+            .collect()
+    };
+    let expected = vec![(
+        "tfimg-cuda-cache-4321".to_string(),
+        "/var/cache/tfimg/cuda".to_string(),
+    )];
+    // The default (every GPU) and an explicit `--gpus 0` both mount it.
+    let (_, launched) = run(launch(&engine, &host, request("gpu-headless"), true)).unwrap();
+    assert_eq!(cache(&launched), expected);
+    assert_eq!(
+        launched.plan.volumes[0].labels["io.tfimg.cuda-cache"],
+        "4321"
+    );
+    let mut pinned = request("gpu-headless");
+    pinned.name = "pinned".to_string();
+    pinned.gpus = Some(GpuSelection::parse("0").unwrap());
+    let (_, launched) = run(launch(&engine, &host, pinned, true)).unwrap();
+    assert_eq!(cache(&launched), expected);
+    // On the CPU (`--gpus none`), a CPU image, or a GPU default the daemon refused: none.
+    let mut cpu = request("gpu-headless");
+    cpu.name = "cpu".to_string();
+    cpu.gpus = Some(GpuSelection::None);
+    let (_, launched) = run(launch(&engine, &host, cpu, true)).unwrap();
+    assert!(launched.plan.volumes.is_empty());
+    let mut cpu_image = request("cpu-headless");
+    cpu_image.name = "cpu-image".to_string();
+    cpu_image.gpus = Some(GpuSelection::All);
+    let (_, launched) = run(launch(&engine, &host, cpu_image, true)).unwrap();
+    assert!(
+        launched.plan.volumes.is_empty(),
+        "no cache folder in a CPU image"
+    );
+    engine
+        .state
+        .borrow_mut()
+        .start_failures
+        .push_back(StartFailure::GpuDriver(
+            "could not select device driver".into(),
+        ));
+    let mut refused = request("gpu-headless");
+    refused.name = "refused".to_string();
+    let (_, launched) = run(launch(&engine, &host, refused, false)).unwrap();
+    assert!(launched.plan.volumes.is_empty());
+    // `--user root` runs as uid 0, whose cache is its own.
+    let mut root = request("gpu-headless");
+    root.name = "root".to_string();
+    root.ids = None;
+    let (_, launched) = run(launch(&engine, &host, root, true)).unwrap();
+    assert_eq!(launched.plan.volumes[0].name, "tfimg-cuda-cache-0");
 }

@@ -423,7 +423,7 @@ fn restart_policy(policy: crate::plan::RestartPolicy) -> bollard::models::Restar
 }
 
 fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateBody {
-    use bollard::models::{HostConfig, Mount, MountType, PortBinding};
+    use bollard::models::{HostConfig, Mount, MountType, MountVolumeOptions, PortBinding};
     let mut port_bindings = HashMap::new();
     let mut exposed = Vec::new();
     for port in &plan.ports {
@@ -439,19 +439,28 @@ fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateBody {
     }
     let (device_requests, runtime) = gpu_fields(&plan.gpu);
     let restart_policy = plan.restart.map(restart_policy);
+    let binds = plan.mounts.iter().map(|mount| Mount {
+        target: Some(mount.target.clone()),
+        source: Some(mount.source.display().to_string()),
+        typ: Some(MountType::BIND),
+        read_only: Some(mount.read_only),
+        ..Default::default()
+    });
+    // Named volumes: Docker creates a missing one with these labels and, while it is
+    // empty, copies the image's folder into it (contents, owner and mode).
+    let volumes = plan.volumes.iter().map(|volume| Mount {
+        target: Some(volume.target.clone()),
+        source: Some(volume.name.clone()),
+        typ: Some(MountType::VOLUME),
+        read_only: Some(false),
+        volume_options: Some(MountVolumeOptions {
+            labels: Some(volume.labels.clone().into_iter().collect()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
     let host_config = HostConfig {
-        mounts: Some(
-            plan.mounts
-                .iter()
-                .map(|mount| Mount {
-                    target: Some(mount.target.clone()),
-                    source: Some(mount.source.display().to_string()),
-                    typ: Some(MountType::BIND),
-                    read_only: Some(mount.read_only),
-                    ..Default::default()
-                })
-                .collect(),
-        ),
+        mounts: Some(binds.chain(volumes).collect()),
         port_bindings: Some(port_bindings),
         device_requests,
         runtime,

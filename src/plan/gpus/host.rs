@@ -116,6 +116,8 @@ pub struct HostGpu {
     pub uuid: String,
     pub name: String,
     pub memory_mib: Option<u64>,
+    /// nvidia-smi's `compute_cap` (drivers of the 470 branch and older cannot report it).
+    pub compute_capability: Option<crate::spec::compat::ComputeCapability>,
 }
 
 /// Refuses indices, UUIDs or counts the host does not have (when its GPUs are known).
@@ -228,6 +230,7 @@ mod tests {
             uuid: "GPU-aaaa".into(),
             name: "Tesla T4".into(),
             memory_mib: Some(15360),
+            compute_capability: None,
         }];
         assert!(check_against_host(&GpuSelection::parse("0").unwrap(), &host).is_ok());
         assert!(check_against_host(&GpuSelection::parse("GPU-aaaa").unwrap(), &host).is_ok());

@@ -135,3 +135,37 @@ fn distribution_pythons() {
     assert_eq!(distribution_python("python:3.9"), None);
     assert_eq!(distribution_python("debian"), None);
 }
+
+#[test]
+fn every_line_knows_its_kernels_and_2_9_runs_only_ptx_on_a100_and_h100() {
+    let kernels = |minor: &str| tensorflow_row(&v(minor)).unwrap().kernels();
+    let fit = |minor: &str, gpu: &str| kernels(minor).fit(ComputeCapability::parse(gpu).unwrap());
+    for minor in ["2.4", "2.9", "2.14"] {
+        assert_eq!(kernels(minor).ptx, "8.0", "{minor}");
+        assert_eq!(kernels(minor).sass.last(), Some(&"7.5"), "{minor}");
+    }
+    for minor in ["2.15", "2.16", "2.17", "2.18"] {
+        assert_eq!(kernels(minor).ptx, "9.0", "{minor}");
+    }
+    assert_eq!(kernels("2.18").sass.last(), Some(&"8.9"));
+    assert!(matches!(fit("2.9", "8.0"), KernelFit::Ptx(_)));
+    assert!(matches!(fit("2.9", "9.0"), KernelFit::Ptx(_)));
+    assert!(matches!(fit("2.9", "7.5"), KernelFit::Sass(_)));
+    assert!(matches!(fit("2.15", "8.0"), KernelFit::Sass(_)));
+    assert!(matches!(fit("2.18", "9.0"), KernelFit::Ptx(_)));
+    // Every line's SASS is ascending and below its PTX.
+    for row in TENSORFLOW {
+        let kernels = row.kernels();
+        let sass: Vec<_> = kernels
+            .sass
+            .iter()
+            .map(|text| ComputeCapability::parse(text).unwrap())
+            .collect();
+        assert!(
+            sass.windows(2).all(|pair| pair[0] < pair[1]),
+            "{}",
+            row.minor
+        );
+        assert!(*sass.last().unwrap() < ComputeCapability::parse(kernels.ptx).unwrap());
+    }
+}

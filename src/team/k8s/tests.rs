@@ -23,6 +23,7 @@ fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) 
         command: command.iter().map(|part| part.to_string()).collect(),
         env: vec![("NOTE".into(), "on".into()), ("YES".into(), "1_000".into())],
         mounts: Vec::new(),
+        volumes: Vec::new(),
         ports: match service {
             Service::Ssh => vec![port("ssh", 22), port("tensorboard", 6006)],
             Service::Jupyter => vec![port("jupyter", 8888)],

@@ -1,0 +1,119 @@
+//! The CUDA compute cache of a GPU container: a named volume per host user, mounted where
+//! the image's `CUDA_CACHE_PATH` points, so the kernels the driver JIT-compiles from PTX
+//! (minutes on a GPU newer than TensorFlow's machine code) are compiled once per user, not
+//! once per container. One volume per uid keeps users apart: CUDA writes its index and
+//! entries with the writer's umask, so a cache shared by two users would be half unwritable
+//! for each. Pure: the launcher mounts what this decides.
+
+use std::collections::BTreeMap;
+
+use super::mounts::MountPlan;
+use crate::labels;
+
+/// A named volume to mount (created by Docker, with these labels, the first time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumePlan {
+    pub name: String,
+    pub target: String,
+    pub labels: BTreeMap<String, String>,
+}
+
+/// The cache volume for a container: only when it gets GPUs, its image has a cache folder
+/// (`io.tfimg.cuda-cache`, which tfimg's GPU images carry) and the user did not choose
+/// otherwise (their own `CUDA_CACHE_PATH` or `CUDA_CACHE_DISABLE=1`, or a mount of theirs
+/// on, over or under the folder).
+pub fn cuda_cache(
+    image_folder: Option<&str>,
+    gets_gpus: bool,
+    uid: u32,
+    env: &[(String, String)],
+    mounts: &[MountPlan],
+) -> Option<VolumePlan> {
+    let folder = image_folder.filter(|_| gets_gpus)?;
+    let own_choice = env.iter().any(|(key, value)| {
+        key == "CUDA_CACHE_PATH" || (key == "CUDA_CACHE_DISABLE" && value.trim() == "1")
+    });
+    let overlaps = |target: &str| {
+        let inside = |outer: &str, inner: &str| {
+            inner == outer || inner.starts_with(&format!("{}/", outer.trim_end_matches('/')))
+        };
+        inside(target, folder) || inside(folder, target)
+    };
+    if own_choice || mounts.iter().any(|mount| overlaps(&mount.target)) {
+        return None;
+    }
+    Some(VolumePlan {
+        name: labels::cuda_cache_volume(uid),
+        target: folder.to_string(),
+        labels: BTreeMap::from([(labels::CUDA_CACHE.to_string(), uid.to_string())]),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FOLDER: &str = "/var/cache/tfimg/cuda";
+
+    fn mount(target: &str) -> MountPlan {
+        MountPlan {
+            source: "/home/a/data".into(),
+            target: target.to_string(),
+            read_only: false,
+        }
+    }
+
+    #[test]
+    fn a_gpu_container_of_a_gpu_image_gets_its_user_s_cache_volume() {
+        let volume = cuda_cache(Some(FOLDER), true, 4321, &[], &[mount("/tf/data")]).unwrap();
+        assert_eq!(volume.name, "tfimg-cuda-cache-4321");
+        assert_eq!(volume.target, FOLDER);
+        assert_eq!(volume.labels["io.tfimg.cuda-cache"], "4321");
+        assert_eq!(
+            cuda_cache(Some(FOLDER), true, 0, &[], &[]).unwrap().name,
+            "tfimg-cuda-cache-0"
+        );
+    }
+
+    #[test]
+    fn no_cache_without_gpus_a_cache_folder_or_against_the_user_s_choice() {
+        assert_eq!(cuda_cache(Some(FOLDER), false, 1, &[], &[]), None);
+        assert_eq!(cuda_cache(None, true, 1, &[], &[]), None);
+        let env = |key: &str, value: &str| vec![(key.to_string(), value.to_string())];
+        assert_eq!(
+            cuda_cache(
+                Some(FOLDER),
+                true,
+                1,
+                &env("CUDA_CACHE_PATH", "/data/c"),
+                &[]
+            ),
+            None
+        );
+        assert_eq!(
+            cuda_cache(Some(FOLDER), true, 1, &env("CUDA_CACHE_DISABLE", "1"), &[]),
+            None
+        );
+        assert!(cuda_cache(Some(FOLDER), true, 1, &env("CUDA_CACHE_DISABLE", "0"), &[]).is_some());
+        for target in [
+            FOLDER,
+            "/var/cache",
+            "/var/cache/tfimg/cuda/sub",
+            "/var/cache/tfimg/",
+        ] {
+            assert_eq!(
+                cuda_cache(Some(FOLDER), true, 1, &[], &[mount(target)]),
+                None,
+                "{target}"
+            );
+        }
+        assert!(cuda_cache(
+            Some(FOLDER),
+            true,
+            1,
+            &[],
+            &[mount("/var/cache/tfimg/cudax")]
+        )
+        .is_some());
+    }
+}

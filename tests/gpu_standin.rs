@@ -1,0 +1,317 @@
+//! GPUs without a GPU: `tfimg run --gpus` and a team member's `gpus:` against the stand-in
+//! NVIDIA host (`scripts/gpu-standin`, tests/common/gpu.rs), a second dockerd that has
+//! Docker's `nvidia` device driver because a stand-in toolkit hook is on its PATH. The
+//! containers really start; each sees exactly the GPU ids it was given; no GPU work
+//! happens. The machine's own daemon keeps having no toolkit (tests/run.rs proves that
+//! path). Everything a test creates is removed from the daemon it was made on.
+
+mod common;
+
+use std::time::Duration;
+
+use common::gpu::{gpu_engine, gpu_engine_with, GpuEngine, HOOK_LOG, STANDIN_IMAGES};
+use common::{scratch, tfimg_with_env, unique, wait_for, DockerGuard, HOST_CA};
+
+/// `tfimg ARGS` against the stand-in, with its nvidia-smi and hook on PATH and a data
+/// folder of the test's own.
+fn tfimg(gpu: &GpuEngine, folder: &std::path::Path, args: &[&str]) -> common::Run {
+    let data = folder.join(".tfimg-data");
+    let mut env = gpu.env();
+    env.push(("XDG_DATA_HOME", data.to_str().unwrap()));
+    tfimg_with_env(folder, args, &env)
+}
+
+/// A uid no other test uses, for a CUDA cache volume of the test's own.
+fn unique_uid() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    40_000 + (std::process::id() * 8 + COUNTER.fetch_add(1, Ordering::Relaxed)) % 20_000
+}
+
+/// The container's GPU request and whether the stand-in hook ran for it.
+fn inspect(gpu: &GpuEngine, name: &str) -> serde_json::Value {
+    let text = gpu.docker(&["inspect", name]);
+    let parsed: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("inspect {name}: {text}"));
+    parsed[0].clone()
+}
+
+#[test]
+fn gpus_start_on_the_stand_in_and_each_container_sees_exactly_its_ids() {
+    let Some(gpu) = gpu_engine() else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let uuid = "GPU-5a1d0c3e-7b2f-4e91-a6d8-000000000002";
+    // `--gpus`, what the container sees, the label `ps` shows.
+    let cases = [
+        ("0,1", "0,1", "0,1"),
+        ("all", "all", "all"),
+        ("2", "0,1", "2"),
+        ("device=3", "3", "3"),
+        (uuid, uuid, uuid),
+    ];
+    let names: Vec<String> = cases.iter().map(|_| unique("t-standin-gpus")).collect();
+    let _guard = DockerGuard::containers(&names.iter().map(String::as_str).collect::<Vec<_>>())
+        .on(&gpu.host);
+    for ((gpus, expected, label), name) in cases.iter().zip(&names) {
+        let ran = tfimg(
+            &gpu,
+            folder.path(),
+            &[
+                "run",
+                "cpu-headless",
+                "--gpus",
+                gpus,
+                "--no-build",
+                "--keep",
+                "--name",
+                name,
+                "--ca-cert",
+                HOST_CA,
+                "--",
+                "sh",
+                "-c",
+                "echo $NVIDIA_VISIBLE_DEVICES",
+            ],
+        );
+        assert_eq!(ran.code, 0, "--gpus {gpus}: {}", ran.stderr);
+        assert_eq!(ran.stdout, format!("{expected}\n"), "--gpus {gpus}");
+        let container = inspect(&gpu, name);
+        let request = &container["HostConfig"]["DeviceRequests"][0];
+        assert_eq!(request["Driver"], "nvidia", "--gpus {gpus}: {request}");
+        assert_eq!(container["Config"]["Labels"]["io.tfimg.gpus"], *label);
+        // The daemon ran the toolkit's prestart hook for this very container.
+        let id = container["Id"].as_str().unwrap();
+        let hooks = std::fs::read_to_string(HOOK_LOG).unwrap_or_default();
+        assert!(
+            hooks
+                .lines()
+                .any(|line| line.contains(&format!("\"id\":\"{id}\""))),
+            "no prestart hook for {name} in {HOOK_LOG}"
+        );
+        // A CPU image has no CUDA cache folder: no cache volume.
+        let mounts = container["Mounts"].as_array().cloned().unwrap_or_default();
+        assert!(
+            mounts.iter().all(|mount| mount["Type"] != "volume"),
+            "{mounts:?}"
+        );
+    }
+}
+
+#[test]
+fn a_gpu_image_on_the_stand_in_mounts_its_user_s_cuda_cache_which_the_user_writes_and_keeps() {
+    let mut images = STANDIN_IMAGES.to_vec();
+    images.push("tfimg/gpu-headless:2.9.3");
+    let Some(gpu) = gpu_engine_with(&images) else {
+        return;
+    };
+    let labels = gpu.docker(&[
+        "image",
+        "inspect",
+        "--format",
+        "{{index .Config.Labels \"io.tfimg.cuda-cache\"}}",
+        "tfimg/gpu-headless:2.9.3",
+    ]);
+    assert_eq!(
+        labels.trim(),
+        "/var/cache/tfimg/cuda",
+        "the stand-in's gpu-headless predates the CUDA cache: build it (`tfimg build gpu-headless`, as scripts/test does) so the stand-in gets the current one"
+    );
+    let folder = scratch(&[]);
+    let uid = unique_uid().to_string();
+    let volume = format!("tfimg-cuda-cache-{uid}");
+    let names = [unique("t-standin-cache"), unique("t-standin-cache")];
+    let mut guard = DockerGuard::containers(&[&names[0], &names[1]]).on(&gpu.host);
+    guard.volumes = vec![volume.clone()];
+    let run_as_user = |name: &str, script: &str| {
+        tfimg(
+            &gpu,
+            folder.path(),
+            &[
+                "run",
+                "gpu-headless",
+                "--gpus",
+                "device=1",
+                "--uid",
+                &uid,
+                "--gid",
+                &uid,
+                "--no-build",
+                "--keep",
+                "--name",
+                name,
+                "--ca-cert",
+                HOST_CA,
+                "--",
+                "sh",
+                "-c",
+                script,
+            ],
+        )
+    };
+    // The image says NVIDIA_VISIBLE_DEVICES=void; the daemon's request wins.
+    let first = run_as_user(
+        &names[0],
+        "echo $NVIDIA_VISIBLE_DEVICES; echo $CUDA_CACHE_PATH $CUDA_CACHE_MAXSIZE; id -u; \
+         echo kernels > $CUDA_CACHE_PATH/compiled && stat -c '%u %a' $CUDA_CACHE_PATH $CUDA_CACHE_PATH/compiled",
+    );
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(
+        first.stdout,
+        format!("1\n/var/cache/tfimg/cuda 4294967296\n{uid}\n0 1777\n{uid} 644\n"),
+        "{}",
+        first.stderr
+    );
+    let container = inspect(&gpu, &names[0]);
+    let cache = container["Mounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|mount| mount["Type"] == "volume")
+        .cloned()
+        .unwrap_or_else(|| panic!("no volume in {}", container["Mounts"]));
+    assert_eq!(cache["Name"], volume.as_str());
+    assert_eq!(cache["Destination"], "/var/cache/tfimg/cuda");
+    assert_eq!(cache["RW"], true);
+    let volume_label = gpu.docker(&[
+        "volume",
+        "inspect",
+        "--format",
+        "{{index .Labels \"io.tfimg.cuda-cache\"}}",
+        &volume,
+    ]);
+    assert_eq!(volume_label.trim(), uid);
+    // The next container of the same user finds what the first one compiled.
+    let second = run_as_user(&names[1], "cat $CUDA_CACHE_PATH/compiled");
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(second.stdout, "kernels\n");
+}
+
+#[test]
+fn a_team_member_s_gpus_start_on_the_stand_in_with_exactly_its_ids() {
+    let Some(gpu) = gpu_engine() else {
+        return;
+    };
+    let team = unique("t-standin-team");
+    let file = format!(
+        "team: {team}\nmembers:\n  - name: trainer\n    spec: cpu-headless\n    gpus: [1]\n    command: [\"sh\", \"-c\", \"echo visible=$NVIDIA_VISIBLE_DEVICES\"]\n  - name: pair\n    spec: cpu-headless\n    gpus: [2, 3]\n    command: [\"sh\", \"-c\", \"echo visible=$NVIDIA_VISIBLE_DEVICES\"]\n"
+    );
+    let folder = scratch(&[("team.yaml", &file)]);
+    let mut guard = DockerGuard::default().on(&gpu.host);
+    guard.container_label = Some(format!("io.tfimg.team={team}"));
+    let up = tfimg(
+        &gpu,
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", HOST_CA],
+    );
+    assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
+    for (member, expected) in [("trainer", "visible=1"), ("pair", "visible=2,3")] {
+        let name = format!("{team}-{member}");
+        wait_for(
+            &format!("{name} to finish"),
+            Duration::from_secs(60),
+            || {
+                gpu.docker(&["inspect", "--format", "{{.State.Status}}", &name])
+                    .trim()
+                    == "exited"
+            },
+        );
+        assert_eq!(gpu.docker(&["logs", &name]).trim(), expected, "{member}");
+        let container = inspect(&gpu, &name);
+        assert_eq!(
+            container["HostConfig"]["DeviceRequests"][0]["DeviceIDs"],
+            serde_json::json!(expected
+                .trim_start_matches("visible=")
+                .split(',')
+                .collect::<Vec<_>>())
+        );
+    }
+    let down = tfimg(&gpu, folder.path(), &["down", "team.yaml"]);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert!(gpu
+        .docker(&[
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=io.tfimg.team={team}")
+        ])
+        .trim()
+        .is_empty());
+}
+
+#[test]
+fn on_the_machine_s_own_daemon_a_created_gpu_container_has_the_cache_the_user_can_write() {
+    // This daemon has no `nvidia` driver: the container is created, never started. The
+    // image is the built-in GPU image under a name of the test's own (built on the warm
+    // cache: only tfimg's last layers), so no built-in tag moves.
+    if common::docker(&["version", "--format", "{{.Server.Version}}"]).is_empty() {
+        panic!("the machine's Docker daemon must answer");
+    }
+    let spec = unique("t-cache-main");
+    let folder = scratch(&[(
+        "images/lab.yaml",
+        &format!("name: {spec}\nextends: gpu-headless\n"),
+    )]);
+    let uid = unique_uid().to_string();
+    let volume = format!("tfimg-cuda-cache-{uid}");
+    let name = unique("t-cache-main");
+    let mut guard = DockerGuard::images(&[&format!("tfimg/{spec}")]);
+    guard.containers = vec![name.clone()];
+    guard.volumes = vec![volume.clone()];
+    let path = common::gpu::standin_path();
+    let data = folder.path().join(".tfimg-data");
+    let created = tfimg_with_env(
+        folder.path(),
+        &[
+            "run",
+            &spec,
+            "--gpus",
+            "0",
+            "--uid",
+            &uid,
+            "--gid",
+            &uid,
+            "--no-start",
+            "--name",
+            &name,
+            "--ca-cert",
+            HOST_CA,
+        ],
+        &[("PATH", &path), ("XDG_DATA_HOME", data.to_str().unwrap())],
+    );
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    let inspected: serde_json::Value =
+        serde_json::from_str(&common::docker(&["inspect", &name])).unwrap();
+    let container = &inspected[0];
+    assert_eq!(container["State"]["Status"], "created");
+    assert_eq!(
+        container["HostConfig"]["DeviceRequests"][0]["DeviceIDs"],
+        serde_json::json!(["0"])
+    );
+    let mounts = container["Mounts"].as_array().unwrap();
+    let cache = mounts
+        .iter()
+        .find(|mount| mount["Type"] == "volume")
+        .unwrap_or_else(|| panic!("no cache volume in {mounts:?}"));
+    assert_eq!(cache["Name"], volume.as_str());
+    assert_eq!(cache["Destination"], "/var/cache/tfimg/cuda");
+    let config = container["Config"]["Env"].as_array().unwrap();
+    assert!(config.contains(&serde_json::json!("CUDA_CACHE_PATH=/var/cache/tfimg/cuda")));
+    assert!(config.contains(&serde_json::json!("CUDA_CACHE_MAXSIZE=4294967296")));
+    // The volume takes the image folder's mode: the mapped uid writes into it.
+    let written = common::docker(&[
+        "run",
+        "--rm",
+        "--user",
+        &format!("{uid}:{uid}"),
+        "--entrypoint",
+        "sh",
+        "-v",
+        &format!("{volume}:/var/cache/tfimg/cuda"),
+        &format!("tfimg/{spec}:2.9.3"),
+        "-c",
+        "touch /var/cache/tfimg/cuda/kernel && stat -c '%u %a' /var/cache/tfimg/cuda /var/cache/tfimg/cuda/kernel",
+    ]);
+    assert_eq!(written, format!("0 1777\n{uid} 644\n"));
+}
