@@ -8,6 +8,7 @@
 //! - `launch`: THE launcher, one container from a request (run, a team member, ...).
 //! - `ready`: waiting until a started container's service answers.
 //! - `run`: `tfimg run`'s target and what happens after the start.
+//! - `sweep`: many trials queued onto GPU slots, journaled, resumed; a sweep's folder read back.
 //! - `team`: a team brought to what its file says (`up`), and its exports' plans.
 
 pub mod base;
@@ -16,6 +17,7 @@ pub mod catalog;
 pub mod launch;
 pub mod ready;
 pub mod run;
+pub mod sweep;
 pub mod team;
 
 /// The user interrupted the command (Ctrl-C, SIGTERM, SIGHUP) and tfimg cleaned up what

@@ -45,6 +45,10 @@ pub use value::{Param, ParamValue};
 /// Where a trial's own folder is mounted inside its container (`TFIMG_TRIAL_DIR`).
 pub const TRIAL_DIR: &str = "/tfimg/trial";
 
+/// The sweep file as it was when its sweep last ran, in the sweep's folder: what `tfimg
+/// sweep status|results|report DIR` read the trials from.
+pub const FILE_COPY: &str = "sweep.yaml";
+
 /// A sweep file, checked: what to run, over which params, on which slots.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sweep {

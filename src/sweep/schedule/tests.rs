@@ -99,6 +99,7 @@ fn all_gpus_need_a_host_that_has_them() {
         uuid: "GPU-aa".into(),
         name: "H100".into(),
         memory_mib: None,
+        compute_capability: None,
     }];
     let listed = pool(devices(&["0", "GPU-aa"]), 1, 1, None);
     assert!(check_pool_against_host(&listed, &host).is_ok());

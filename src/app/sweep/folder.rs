@@ -1,0 +1,130 @@
+//! A sweep's folder read back: the copy of its sweep file (the trials), its journal
+//! (what each trial did) and each trial's metrics (`metrics.jsonl`, else `name=value`
+//! lines of its `stdout.log`). What `tfimg sweep status|results|stop|report` and the
+//! end of every sweep show.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::host::Host;
+use crate::input::InputError;
+use crate::sweep::journal::{self, Replay};
+use crate::sweep::metrics::{self, MetricsSummary, Point};
+use crate::sweep::results::{self, Results};
+use crate::sweep::trials::{METRICS_FILE, STDOUT_FILE};
+use crate::sweep::{self, Sweep, Trial, FILE_COPY};
+
+/// Everything a sweep's folder says.
+#[derive(Debug, Clone)]
+pub struct SweepFolder {
+    pub dir: PathBuf,
+    pub sweep: Sweep,
+    pub trials: Vec<Trial>,
+    pub replay: Replay,
+    /// Each trial's metric points, by trial id (trials that reported nothing are absent).
+    pub points: BTreeMap<String, Vec<Point>>,
+}
+
+impl SweepFolder {
+    /// Each trial's metrics summed up, by trial id.
+    pub fn summaries(&self) -> BTreeMap<String, MetricsSummary> {
+        self.points
+            .iter()
+            .map(|(trial, points)| (trial.clone(), MetricsSummary::of(points)))
+            .collect()
+    }
+
+    /// The results table, sorted by the objective; running trials' time up to `now_ms`.
+    pub fn results(&self, now_ms: Option<u64>) -> Results {
+        results::results(
+            &self.trials,
+            &self.replay,
+            &self.summaries(),
+            self.sweep.objective.as_ref(),
+            now_ms,
+        )
+    }
+}
+
+/// The folder of sweep `target`: a folder holding a sweep (`runs/lr-grid`), else the
+/// sweep of that name under `./runs`.
+pub fn locate(host: &impl Host, target: &str) -> Result<PathBuf, InputError> {
+    let given = Path::new(target);
+    let by_name = Path::new("runs").join(target);
+    for dir in [given, by_name.as_path()] {
+        if host.exists(&dir.join(journal::JOURNAL_FILE)) || host.exists(&dir.join(FILE_COPY)) {
+            return Ok(dir.to_path_buf());
+        }
+    }
+    Err(InputError::new(
+        format!("no sweep at `{target}`: neither it nor `runs/{target}` holds a sweep's journal"),
+        "give a sweep's folder (`runs/<sweep>`, where `tfimg sweep FILE` put it) or its name from the folder you ran it in",
+    ))
+}
+
+/// Reads the sweep folder `dir`.
+pub fn read(host: &impl Host, dir: &Path) -> anyhow::Result<SweepFolder> {
+    let copy = dir.join(FILE_COPY);
+    let display = copy.display().to_string();
+    let bytes = host.read_file(&copy).map_err(|error| error.to_string());
+    // Relative paths in the copy would start at the sweep file's own folder; nothing read
+    // here uses them.
+    let sweep = sweep::parse_file(&display, bytes, dir)?;
+    let trials = sweep.trials();
+    let replay = read_journal(host, dir)?;
+    let points = trials
+        .iter()
+        .filter_map(|trial| {
+            let points = trial_points(host, &dir.join(&trial.id));
+            (!points.is_empty()).then(|| (trial.id.clone(), points))
+        })
+        .collect();
+    Ok(SweepFolder {
+        dir: dir.to_path_buf(),
+        sweep,
+        trials,
+        replay,
+        points,
+    })
+}
+
+/// The journal of the sweep in `dir`, replayed (empty when it has none yet).
+pub fn read_journal(host: &impl Host, dir: &Path) -> anyhow::Result<Replay> {
+    let path = dir.join(journal::JOURNAL_FILE);
+    let text = match host.read_file(&path) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(error) => {
+            return Err(InputError::new(
+                format!("cannot read the sweep journal `{}`: {error}", path.display()),
+                "check the folder's permissions",
+            )
+            .into())
+        }
+    };
+    let parsed = journal::parse(&text).map_err(|error| journal_error(&path, &error))?;
+    Ok(journal::replay(&parsed.events))
+}
+
+/// A journal line that is not an event: the file was edited or is not a journal.
+pub fn journal_error(path: &Path, error: &journal::JournalError) -> InputError {
+    InputError::new(
+        format!("`{}`:{}: {}", path.display(), error.line, error.message),
+        "the journal is tfimg's own record: put back what was edited, or remove the sweep's folder to start over",
+    )
+}
+
+/// A trial's points: its `metrics.jsonl`, else the `name=value` lines of its stdout.
+pub fn trial_points(host: &impl Host, trial_dir: &Path) -> Vec<Point> {
+    let read = |name: &str| {
+        host.read_file(&trial_dir.join(name))
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_default()
+    };
+    let points = metrics::parse_jsonl(&read(METRICS_FILE));
+    if points.is_empty() {
+        metrics::parse_stdout(&read(STDOUT_FILE))
+    } else {
+        points
+    }
+}
