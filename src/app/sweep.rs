@@ -1,5 +1,325 @@
-//! `tfimg sweep`: many trials of one command, queued onto the GPU slots (or CPU slots) of
-//! this host through THE launcher, journaled so a sweep survives anything, and read back
-//! for its status, results and report (`folder`).
+//! `tfimg sweep FILE`: many trials of one command, queued first in first out onto the
+//! slots of a GPU pool (or CPU slots), each trial a container started by THE launcher
+//! from one image, its GPUs given by device id. Every start and end goes to the sweep's
+//! journal first, so running the sweep again after Ctrl-C, a killed terminal, a daemon
+//! restart or a reboot reattaches to trials still running, keeps finished ones and reruns
+//! the rest. Ctrl-C (and `tfimg sweep stop`) stops and removes every trial container and
+//! keeps every result. `folder` reads a sweep's folder back for status, results and the
+//! report.
+//!
+//! The story of one run: take the sweep's lock; read its journal (refusing a changed
+//! file); keep a copy of the file; learn what became of trials that ran while tfimg was
+//! away; then start trials while slots are free, and on each end write its status, keep
+//! its logs, remove its container and let the scheduler decide (done, retry, failed).
 
 pub mod folder;
+
+mod attempt;
+mod resume;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures_util::stream::FuturesUnordered;
+use futures_util::{Future, StreamExt};
+
+use crate::app::launch::Target;
+use crate::app::Interrupted;
+use crate::engine::{Engine, EngineError};
+use crate::host::Host;
+use crate::sweep::journal::{Event, StopReason};
+use crate::sweep::schedule::{Exit, Halt, Outcome, Scheduler, Slot};
+use crate::sweep::{Sweep, Trial, FILE_COPY};
+
+
+/// How long a trial gets to stop after SIGTERM before it is killed.
+pub const STOP_SECONDS: i32 = 5;
+
+/// How often the live view is brought up to date.
+const TICK: Duration = Duration::from_secs(1);
+
+/// The file that asks a running sweep to stop (`tfimg sweep stop`), in its folder.
+pub const STOP_REQUEST: &str = "stop-requested";
+
+/// One run of a sweep: what the command checked and built.
+#[derive(Debug, Clone)]
+pub struct SweepRun {
+    pub sweep: Sweep,
+    /// The sweep file as the user named it (for hints).
+    pub file: String,
+    /// The sweep file's bytes, kept in the sweep's folder (`FILE_COPY`).
+    pub file_bytes: Vec<u8>,
+    /// The image every trial runs (built once).
+    pub target: Target,
+    pub slots: Vec<Slot>,
+    /// Host uid/gid the trials run as.
+    pub ids: Option<(u32, u32)>,
+    /// `--resume`: only go on with a sweep its journal records.
+    pub resume_only: bool,
+}
+
+/// What happened, for the live view, the plain lines and `--json`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// The journal had this much already.
+    Resumed {
+        done: usize,
+        failed: usize,
+        reattached: usize,
+    },
+    Started {
+        trial: String,
+        attempt: u32,
+        gpus: Vec<String>,
+        container: String,
+    },
+    Ended {
+        trial: String,
+        attempt: u32,
+        outcome: Outcome,
+        exit_code: Option<i64>,
+        seconds: f64,
+        /// The objective's best value so far (or the last metric reported).
+        metric: Option<(String, f64)>,
+        /// It ended while no tfimg watched it (learned on resume).
+        away: bool,
+    },
+    /// Where the whole sweep stands (on every tick).
+    Progress(Counts),
+    /// Something the user should know (a container of this sweep removed, a kill while away).
+    Said(String),
+}
+
+/// Trials by where they stand, and the time left as far as the finished ones tell.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Counts {
+    pub total: usize,
+    pub queued: usize,
+    pub running: usize,
+    pub done: usize,
+    pub failed: usize,
+    pub eta_seconds: Option<u64>,
+    /// Each running trial's last objective value, when it reported one.
+    pub running_metrics: Vec<(String, Option<f64>)>,
+}
+
+/// How a run of the sweep ended (Ctrl-C is the `Interrupted` error instead).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    pub reason: StopReason,
+    pub counts: Counts,
+}
+
+/// A trial container this run watches.
+#[derive(Debug, Clone)]
+struct Watched {
+    attempt: u32,
+    container: String,
+    container_id: String,
+    gpus: Vec<String>,
+    started_ms: u64,
+    /// tfimg stopped it: its end is not the trial's failure.
+    stopping: bool,
+}
+
+/// The end of a watched attempt: the trial's index and its exit code (or why none).
+type Ending = (usize, Result<i64, EngineError>);
+type Watching<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Ending> + 'a>>>;
+
+/// One run's state between the engine, the host, the scheduler and the journal.
+struct Runner<'a, E: Engine, H: Host> {
+    engine: &'a E,
+    host: &'a H,
+    run: &'a SweepRun,
+    trials: Vec<Trial>,
+    scheduler: Scheduler,
+    watched: BTreeMap<usize, Watched>,
+    /// The image's id, for status files.
+    image_id: String,
+    /// How long each finished attempt took, for the ETA.
+    durations_ms: Vec<u64>,
+    notify: &'a dyn Fn(Note),
+}
+
+/// Runs (or goes on with) the sweep until every trial ended, it was stopped, or
+/// `max_failed` trials failed; Ctrl-C stops and removes its containers and returns
+/// `Interrupted`.
+pub async fn run<E: Engine, H: Host>(
+    engine: &E,
+    host: &H,
+    run: &SweepRun,
+    notify: &dyn Fn(Note),
+) -> anyhow::Result<Finished> {
+    let sweep = &run.sweep;
+    let _lock = resume::lock(host, sweep)?;
+    let replay = resume::open_journal(host, sweep, run.resume_only)?;
+    host.write_file(&sweep.output.join(FILE_COPY), &run.file_bytes)
+        .map_err(|error| resume::folder_error(sweep, &error))?;
+    host.remove_file(&sweep.output.join(STOP_REQUEST))?;
+    let image_id = match engine.image(&run.target.image).await? {
+        Some(image) => image.id,
+        None => run.target.image.clone(),
+    };
+    let trials = sweep.trials();
+    let mut runner = Runner {
+        engine,
+        host,
+        run,
+        scheduler: Scheduler::new(&run.slots, trials.len(), sweep.retries, sweep.max_failed),
+        trials,
+        watched: BTreeMap::new(),
+        image_id,
+        durations_ms: Vec::new(),
+        notify,
+    };
+    runner.journal(&Event::SweepStarted {
+        sweep: sweep.name.clone(),
+        trials: runner.trials.len(),
+        fingerprint: sweep.fingerprint(),
+        time_ms: runner.now_ms(),
+    })?;
+    let mut watching: Watching<'_> = FuturesUnordered::new();
+    runner.restore(&replay, &mut watching).await?;
+    let reason = runner.drive(&mut watching).await?;
+    runner.journal(&Event::SweepStopped {
+        reason,
+        time_ms: runner.now_ms(),
+    })?;
+    let counts = runner.counts();
+    if reason == StopReason::Interrupted {
+        return Err(Interrupted {
+            what: format!(
+                "sweep `{}` was stopped and its trial containers removed; {} of {} trials are done, and `tfimg sweep {}` goes on with the rest",
+                sweep.name,
+                counts.done,
+                counts.total,
+                run.file
+            ),
+        }
+        .into());
+    }
+    Ok(Finished { reason, counts })
+}
+
+impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
+    /// Starts trials while slots are free and handles each end, until nothing runs and
+    /// nothing more will start; why it ended.
+    async fn drive(&mut self, watching: &mut Watching<'a>) -> anyhow::Result<StopReason> {
+        let interrupted = self.host.interrupted();
+        tokio::pin!(interrupted);
+        let mut reason = None;
+        let mut failure: Option<anyhow::Error> = None;
+        loop {
+            while let Some(start) = self.scheduler.next_start() {
+                match self.start(start).await {
+                    Ok(watch) => watching.push(watch),
+                    Err(error) => {
+                        // Nothing more starts; what runs is stopped, then the error ends it.
+                        self.scheduler.stop();
+                        self.stop_all().await;
+                        failure.get_or_insert(error);
+                    }
+                }
+            }
+            if self.scheduler.is_finished() && watching.is_empty() {
+                break;
+            }
+            tokio::select! {
+                biased;
+                Some((trial, ended)) = watching.next() => {
+                    if let Err(error) = self.ended(trial, ended).await {
+                        self.scheduler.stop();
+                        self.stop_all().await;
+                        failure.get_or_insert(error);
+                    }
+                    if self.scheduler.halted() == Some(Halt::MaxFailed) && reason.is_none() {
+                        reason = Some(StopReason::MaxFailed);
+                        self.stop_all().await;
+                    }
+                }
+                () = &mut interrupted, if reason.is_none() => {
+                    reason = Some(StopReason::Interrupted);
+                    self.scheduler.stop();
+                    self.stop_all().await;
+                }
+                () = self.host.sleep(TICK) => {
+                    if reason.is_none() && self.stop_requested() {
+                        reason = Some(StopReason::Stopped);
+                        self.scheduler.stop();
+                        self.stop_all().await;
+                    }
+                    (self.notify)(Note::Progress(self.counts()));
+                }
+            }
+        }
+        if let Some(error) = failure {
+            return Err(error);
+        }
+        Ok(reason.unwrap_or(StopReason::Finished))
+    }
+
+    /// Asks every watched trial to stop (its end then comes as usual, marked stopped).
+    async fn stop_all(&mut self) {
+        let stopping: Vec<String> = self
+            .watched
+            .values_mut()
+            .filter(|watched| !watched.stopping)
+            .map(|watched| {
+                watched.stopping = true;
+                watched.container_id.clone()
+            })
+            .collect();
+        let stops = stopping
+            .iter()
+            .map(|id| self.engine.stop(id, STOP_SECONDS));
+        let _ = futures_util::future::join_all(stops).await;
+    }
+
+    /// Whether `tfimg sweep stop` asked this run to stop.
+    fn stop_requested(&self) -> bool {
+        self.host
+            .exists(&self.run.sweep.output.join(STOP_REQUEST))
+    }
+
+    /// A watched attempt ended: decides what its end means and records it.
+    async fn ended(&mut self, trial: usize, ended: Result<i64, EngineError>) -> anyhow::Result<()> {
+        let Some(watched) = self.watched.get(&trial) else {
+            return Ok(());
+        };
+        let (exit, code) = match ended {
+            Ok(code) if watched.stopping => (Exit::Stopped, Some(code)),
+            Ok(code) => (Exit::Code(code), Some(code)),
+            Err(error @ (EngineError::Unreachable { .. } | EngineError::Timeout { .. })) => {
+                return Err(error.into())
+            }
+            // The container went away under it (removed by hand).
+            Err(_) => (Exit::Unknown, None),
+        };
+        self.finish(trial, exit, code, false).await
+    }
+
+    /// Where every trial stands now.
+    fn counts(&self) -> Counts {
+        attempt::counts(self)
+    }
+
+    fn now_ms(&self) -> u64 {
+        attempt::now_ms(self.host)
+    }
+
+    /// Appends `event` to the journal, flushed to the disk.
+    fn journal(&self, event: &Event) -> anyhow::Result<()> {
+        let path = self.run.sweep.journal_path();
+        self.host
+            .append_file(&path, event.line().as_bytes(), true)
+            .map_err(|error| resume::folder_error(&self.run.sweep, &error).into())
+    }
+
+    fn trial_dir(&self, trial: usize) -> PathBuf {
+        self.run.sweep.trial_dir(&self.trials[trial].id)
+    }
+}

@@ -33,6 +33,8 @@ pub struct FakeState {
     pub containers: BTreeMap<String, ContainerFacts>,
     /// What each created container was planned as, by id.
     pub plans: BTreeMap<String, LaunchPlan>,
+    /// Every plan created, in order (kept when its container is removed).
+    pub created: Vec<LaunchPlan>,
     /// The next starts fail with these, in order; then starts succeed.
     pub start_failures: VecDeque<StartFailure>,
     /// The next build fails with this.
@@ -41,6 +43,12 @@ pub struct FakeState {
     pub run_once: Option<Finished>,
     pub info: EngineInfo,
     pub cdi: bool,
+    /// Exit codes of the next waits on a container, by its name (else its `exit_code`,
+    /// else 0).
+    pub exits: BTreeMap<String, VecDeque<i64>>,
+    /// Containers (by name) whose wait does not return while they run: it returns 143
+    /// once they are stopped.
+    pub held: std::collections::BTreeSet<String>,
     next_id: u32,
 }
 
@@ -318,6 +326,7 @@ impl Containers for FakeEngine {
         };
         state.containers.insert(id.clone(), facts);
         state.plans.insert(id.clone(), plan.clone());
+        state.created.push(plan.clone());
         Ok(id)
     }
 
@@ -368,9 +377,26 @@ impl Containers for FakeEngine {
     }
 
     async fn wait(&self, id: &str) -> Result<i64, EngineError> {
-        let state = self.state.borrow();
-        let id = state.container_id(id).ok_or_else(|| missing("wait"))?;
-        Ok(state.containers[&id].exit_code.unwrap_or(0))
+        loop {
+            {
+                let mut state = self.state.borrow_mut();
+                let id = state.container_id(id).ok_or_else(|| missing("wait"))?;
+                let container = &state.containers[&id];
+                let name = container.name.clone();
+                if container.state == "exited" && state.held.contains(&name) {
+                    return Ok(143);
+                }
+                if !state.held.contains(&name) {
+                    let scripted = state.exits.get_mut(&name).and_then(VecDeque::pop_front);
+                    let container = state.containers.get_mut(&id).expect("found above");
+                    let code = scripted.or(container.exit_code).unwrap_or(0);
+                    container.state = "exited".to_string();
+                    container.exit_code = Some(code);
+                    return Ok(code);
+                }
+            }
+            tokio::task::yield_now().await;
+        }
     }
 
     async fn stop(&self, id: &str, _seconds: i32) -> Result<(), EngineError> {

@@ -27,6 +27,10 @@ pub struct FakeHost {
     pub prunes: RefCell<Vec<(String, String)>>,
     /// Files written through the host, by path.
     pub files: RefCell<std::collections::BTreeMap<PathBuf, Vec<u8>>>,
+    /// Set to make `interrupted` resolve (the user's Ctrl-C).
+    pub interrupt: std::cell::Cell<bool>,
+    /// Arguments of each `spawn_detached`.
+    pub spawned: RefCell<Vec<Vec<String>>>,
     counter: RefCell<u32>,
 }
 
@@ -142,10 +146,15 @@ impl Host for FakeHost {
         true
     }
 
-    async fn sleep(&self, _duration: Duration) {}
+    /// No time passes, but the task yields, as any sleep does.
+    async fn sleep(&self, _duration: Duration) {
+        tokio::task::yield_now().await;
+    }
 
     async fn interrupted(&self) {
-        std::future::pending::<()>().await
+        while !self.interrupt.get() {
+            tokio::task::yield_now().await;
+        }
     }
 
     fn now(&self) -> std::time::SystemTime {
@@ -168,12 +177,36 @@ impl Host for FakeHost {
         Ok(())
     }
 
-    fn append_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    fn append_file(&self, path: &Path, bytes: &[u8], _durable: bool) -> std::io::Result<()> {
         self.files
             .borrow_mut()
             .entry(path.to_path_buf())
             .or_default()
             .extend_from_slice(bytes);
         Ok(())
+    }
+
+    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        self.files.borrow_mut().remove(path);
+        Ok(())
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        let mut files = self.files.borrow_mut();
+        let moved: Vec<PathBuf> = files.keys().filter(|path| path.starts_with(from)).cloned().collect();
+        if moved.is_empty() {
+            return Err(std::io::Error::from(std::io::ErrorKind::NotFound));
+        }
+        for path in moved {
+            let bytes = files.remove(&path).expect("listed above");
+            let rest = path.strip_prefix(from).expect("listed above");
+            files.insert(to.join(rest), bytes);
+        }
+        Ok(())
+    }
+
+    fn spawn_detached(&self, args: &[String], _log: &Path) -> std::io::Result<u32> {
+        self.spawned.borrow_mut().push(args.to_vec());
+        Ok(4242)
     }
 }

@@ -250,7 +250,7 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
 }
 
 /// Appends `bytes` to `path` (made, with its folders, when missing) and syncs it.
-pub fn append(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn append(path: &std::path::Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     use std::io::Write;
     if let Some(folder) = path.parent() {
         std::fs::create_dir_all(folder)?;
@@ -260,7 +260,40 @@ pub fn append(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
         .append(true)
         .open(path)?;
     file.write_all(bytes)?;
-    file.sync_data()
+    if durable {
+        file.sync_data()?;
+    }
+    Ok(())
+}
+
+/// Starts this program again with `args` in a session of its own (a closed terminal
+/// does not hang it up), stdin from /dev/null, stdout and stderr appended to `log`.
+pub fn spawn_detached(args: &[String], log: &std::path::Path) -> std::io::Result<u32> {
+    use std::os::unix::process::CommandExt;
+    let program = std::env::current_exe()?;
+    if let Some(folder) = log.parent() {
+        std::fs::create_dir_all(folder)?;
+    }
+    let output = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)?;
+    let mut command = std::process::Command::new(program);
+    command
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(output.try_clone()?)
+        .stderr(output);
+    // SAFETY: setsid is async-signal-safe and touches no memory of this process.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(command.spawn()?.id())
 }
 
 #[cfg(test)]

@@ -92,9 +92,16 @@ pub trait Host {
     /// Writes a whole file: a new file renamed over the old one, so a reader never sees
     /// half of it; the folders above it are made.
     fn write_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()>;
-    /// Appends to a file (made with its folders when missing), flushed to the disk: what a
-    /// journal needs to survive a killed terminal.
-    fn append_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()>;
+    /// Appends to a file (made with its folders when missing); `durable`: flushed to the
+    /// disk before it returns (what a journal needs to survive a killed terminal).
+    fn append_file(&self, path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()>;
+    /// Removes a file; one that is already gone is not an error.
+    fn remove_file(&self, path: &Path) -> std::io::Result<()>;
+    /// Renames a file or folder (on one file system).
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()>;
+    /// Starts this tfimg again with `args`, detached from the terminal and its session,
+    /// its output appended to `log`; its process id.
+    fn spawn_detached(&self, args: &[String], log: &Path) -> std::io::Result<u32>;
 }
 
 /// This machine.
@@ -195,7 +202,22 @@ impl Host for Machine {
         machine::write_atomically(path, bytes)
     }
 
-    fn append_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-        machine::append(path, bytes)
+    fn append_file(&self, path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
+        machine::append(path, bytes, durable)
+    }
+
+    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        match std::fs::remove_file(path) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        std::fs::rename(from, to)
+    }
+
+    fn spawn_detached(&self, args: &[String], log: &Path) -> std::io::Result<u32> {
+        machine::spawn_detached(args, log)
     }
 }

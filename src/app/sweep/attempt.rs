@@ -1,0 +1,330 @@
+//! One attempt of a trial: its folder made ready (an earlier attempt's set aside, its
+//! params written), its launch request (the slot's GPUs by device id, its folder at
+//! `TFIMG_TRIAL_DIR`, the sweep's labels), the container started by the launcher and
+//! watched (its output into `stdout.log` and `stderr.log` as it comes, then its exit
+//! code), and its end recorded: journal, `status.json`, container removed.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::{folder, Counts, Ending, Note, Runner, SweepRun, Watched};
+use crate::app::launch::{self, LaunchRequest, SshSource};
+use crate::engine::{Engine, OutputChunk};
+use crate::host::Host;
+use crate::input::InputError;
+use crate::plan::gpus::{GpuMode, GpuSelection};
+use crate::plan::mounts::{self, MountPlan};
+use crate::sweep::journal::{Attempt, AttemptEnd, Event};
+use crate::sweep::metrics::MetricsSummary;
+use crate::sweep::schedule::{Exit, Outcome, Progress, Slot, Start};
+use crate::sweep::trials::{self, PARAMS_FILE, STATUS_FILE, STDERR_FILE, STDOUT_FILE};
+use crate::sweep::{Trial, TRIAL_DIR};
+
+/// Output is written to the trial's logs at least this often (milliseconds) ...
+const LOG_FLUSH_MS: u64 = 1000;
+/// ... or once this much is waiting.
+const LOG_FLUSH_BYTES: usize = 64 * 1024;
+
+impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
+    /// Starts an attempt the scheduler chose; the future that ends with it.
+    pub(super) async fn start(
+        &mut self,
+        start: Start,
+    ) -> anyhow::Result<std::pin::Pin<Box<dyn std::future::Future<Output = Ending> + 'a>>> {
+        let trial = &self.trials[start.trial];
+        let slot = self.scheduler.slot(start.slot).clone();
+        let dir = self.trial_dir(start.trial);
+        set_aside(self.host, &dir, start.attempt)?;
+        self.host
+            .write_file(&dir.join(PARAMS_FILE), trial.params_json().as_bytes())?;
+        let request = request(self.run, trial, &slot, start.attempt, &dir)?;
+        let prepared = launch::prepare(self.engine, self.host, request).await?;
+        let reserved = RefCell::new(BTreeSet::new());
+        let launched =
+            launch::start(self.engine, self.host, prepared, &reserved, false, |_| {}).await?;
+        let watched = Watched {
+            attempt: start.attempt,
+            container: launched.name.clone(),
+            container_id: launched.id.clone(),
+            gpus: slot.gpus.clone(),
+            started_ms: self.now_ms(),
+            stopping: false,
+        };
+        self.journal(&Event::TrialStarted {
+            trial: trial.id.clone(),
+            attempt: start.attempt,
+            container: watched.container.clone(),
+            container_id: watched.container_id.clone(),
+            gpus: watched.gpus.clone(),
+            image: self.image_id.clone(),
+            time_ms: watched.started_ms,
+        })?;
+        (self.notify)(Note::Started {
+            trial: trial.id.clone(),
+            attempt: start.attempt,
+            gpus: watched.gpus.clone(),
+            container: watched.container.clone(),
+        });
+        self.watched.insert(start.trial, watched);
+        self.write_status(start.trial, None)?;
+        Ok(self.watch(start.trial, launched.id))
+    }
+
+    /// The future that follows a started (or reattached) container: its output into the
+    /// trial's logs from the beginning, then its exit code.
+    pub(super) fn watch(
+        &self,
+        trial: usize,
+        id: String,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Ending> + 'a>> {
+        let engine = self.engine;
+        let host = self.host;
+        let dir = self.trial_dir(trial);
+        Box::pin(async move {
+            let logs = Logs::new(host, dir);
+            let stream = engine.stream_output(&id, true, None, |chunk| logs.add(chunk));
+            let (_, code) = futures_util::future::join(stream, engine.wait(&id)).await;
+            logs.flush();
+            (trial, code)
+        })
+    }
+
+    /// An attempt ended with `exit` (`code` when one is known): the scheduler decides, the
+    /// journal and `status.json` record it, its container goes. `away`: it ended while
+    /// no tfimg watched it.
+    pub(super) async fn finish(
+        &mut self,
+        trial: usize,
+        exit: Exit,
+        code: Option<i64>,
+        away: bool,
+    ) -> anyhow::Result<()> {
+        let Some(watched) = self.watched.get(&trial).cloned() else {
+            return Ok(());
+        };
+        let outcome = self.scheduler.finished(trial, exit);
+        let finished_ms = self.now_ms();
+        let stopped = exit == Exit::Stopped;
+        self.journal(&Event::TrialFinished {
+            trial: self.trials[trial].id.clone(),
+            attempt: watched.attempt,
+            exit_code: code,
+            stopped,
+            time_ms: finished_ms,
+        })?;
+        self.write_status(
+            trial,
+            Some(AttemptEnd {
+                exit_code: code,
+                stopped,
+                finished_ms,
+            }),
+        )?;
+        self.watched.remove(&trial);
+        let _ = self
+            .engine
+            .remove_container(&watched.container_id, true)
+            .await;
+        let duration_ms = finished_ms.saturating_sub(watched.started_ms);
+        if outcome == Outcome::Done {
+            self.durations_ms.push(duration_ms);
+        }
+        (self.notify)(Note::Ended {
+            trial: self.trials[trial].id.clone(),
+            attempt: watched.attempt,
+            outcome,
+            exit_code: code,
+            seconds: duration_ms as f64 / 1000.0,
+            metric: self.metric(trial),
+            away,
+        });
+        Ok(())
+    }
+
+    /// `status.json` of a watched attempt (`end` once it ended).
+    fn write_status(&self, trial: usize, end: Option<AttemptEnd>) -> anyhow::Result<()> {
+        let watched = &self.watched[&trial];
+        let attempt = Attempt {
+            number: watched.attempt,
+            container: watched.container.clone(),
+            container_id: watched.container_id.clone(),
+            gpus: watched.gpus.clone(),
+            image: self.image_id.clone(),
+            started_ms: watched.started_ms,
+            end,
+        };
+        let id = &self.trials[trial].id;
+        self.host.write_file(
+            &self.trial_dir(trial).join(STATUS_FILE),
+            attempt.status_json(id).as_bytes(),
+        )?;
+        Ok(())
+    }
+
+    /// The objective's best value so far in the trial's metrics.
+    fn metric(&self, trial: usize) -> Option<(String, f64)> {
+        let objective = self.run.sweep.objective.as_ref()?;
+        let points = folder::trial_points(self.host, &self.trial_dir(trial));
+        let best = MetricsSummary::of(&points).best(objective)?;
+        Some((objective.metric.clone(), best))
+    }
+}
+
+/// Where every trial stands, with the time left as the finished attempts tell it.
+pub(super) fn counts<E: Engine, H: Host>(runner: &Runner<'_, E, H>) -> Counts {
+    let mut counts = Counts {
+        total: runner.trials.len(),
+        ..Counts::default()
+    };
+    for trial in 0..runner.trials.len() {
+        match runner.scheduler.progress(trial) {
+            Progress::Queued | Progress::Stopped { .. } => counts.queued += 1,
+            Progress::Running { .. } => {
+                counts.running += 1;
+                let id = runner.trials[trial].id.clone();
+                counts
+                    .running_metrics
+                    .push((id, runner.metric(trial).map(|(_, value)| value)));
+            }
+            Progress::Done { .. } => counts.done += 1,
+            Progress::Failed { .. } => counts.failed += 1,
+        }
+    }
+    if !runner.durations_ms.is_empty() && !runner.run.slots.is_empty() {
+        let mean = runner.durations_ms.iter().sum::<u64>() / runner.durations_ms.len() as u64;
+        let waiting = counts.queued as u64 + counts.running as u64;
+        let slots = runner.run.slots.len() as u64;
+        counts.eta_seconds = Some(mean * waiting.div_ceil(slots) / 1000);
+    }
+    counts
+}
+
+/// A trial's launch: the sweep's image, mounts, env and limits, its own folder at
+/// `TFIMG_TRIAL_DIR`, its slot's GPUs by device id (never a count), its labels.
+pub(super) fn request(
+    run: &SweepRun,
+    trial: &Trial,
+    slot: &Slot,
+    attempt: u32,
+    dir: &Path,
+) -> Result<LaunchRequest, InputError> {
+    let sweep = &run.sweep;
+    let workdir = &run.target.workdir;
+    let mut mounts = sweep
+        .mounts
+        .iter()
+        .map(|text| Ok((mounts::parse(text, &sweep.folder, workdir)?, text.clone())))
+        .collect::<Result<Vec<_>, InputError>>()?;
+    mounts.push((
+        MountPlan {
+            source: dir.to_path_buf(),
+            target: TRIAL_DIR.to_string(),
+            read_only: false,
+        },
+        format!("{}:{TRIAL_DIR}", dir.display()),
+    ));
+    let gpus = match slot.gpus.is_empty() {
+        true => GpuSelection::None,
+        false => GpuSelection::Devices(slot.gpus.clone()),
+    };
+    Ok(LaunchRequest {
+        target: run.target.clone(),
+        name: trials::container_name(&sweep.name, &trial.id),
+        command: trial.command.clone(),
+        env: trial.env.clone(),
+        mounts,
+        make_mount_parents: true,
+        port_requests: Vec::new(),
+        public: false,
+        gpus: Some(gpus),
+        gpu_mode: GpuMode::Devices,
+        ids: run.ids,
+        ssh: SshSource::User(None),
+        memory: sweep.limits.memory,
+        nano_cpus: sweep.limits.nano_cpus,
+        shm_size: sweep.limits.shm_size,
+        restart: None,
+        extra_labels: trials::container_labels(&sweep.name, &trial.id, attempt)
+            .into_iter()
+            .collect::<BTreeMap<_, _>>(),
+    })
+}
+
+/// An earlier attempt's folder is kept beside the trial's as `<trial>.before-attempt-N`,
+/// so each attempt starts with an empty folder and nothing of the last one is lost.
+fn set_aside(host: &impl Host, dir: &Path, attempt: u32) -> anyhow::Result<()> {
+    if !host.exists(dir) {
+        return Ok(());
+    }
+    let name = dir
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let aside = dir.with_file_name(format!("{name}.before-attempt-{attempt}"));
+    host.rename(dir, &aside).map_err(|error| {
+        InputError::new(
+            format!(
+                "cannot set the earlier attempt's folder `{}` aside: {error}",
+                dir.display()
+            ),
+            "check the sweep folder's permissions",
+        )
+    })?;
+    Ok(())
+}
+
+/// A trial's output on its way into `stdout.log` and `stderr.log`: kept a moment and
+/// appended in pieces, so a chatty trial costs few writes and `tail -f` still follows.
+pub(super) struct Logs<'h, H: Host> {
+    host: &'h H,
+    dir: PathBuf,
+    waiting: RefCell<(Vec<u8>, Vec<u8>, u64)>,
+}
+
+impl<'h, H: Host> Logs<'h, H> {
+    /// Starts both logs afresh (the daemon hands the whole output over again).
+    pub(super) fn new(host: &'h H, dir: PathBuf) -> Logs<'h, H> {
+        for file in [STDOUT_FILE, STDERR_FILE] {
+            let _ = host.write_file(&dir.join(file), b"");
+        }
+        Logs {
+            host,
+            dir,
+            waiting: RefCell::new((Vec::new(), Vec::new(), now_ms(host))),
+        }
+    }
+
+    pub(super) fn add(&self, chunk: OutputChunk) {
+        let due = {
+            let mut waiting = self.waiting.borrow_mut();
+            match chunk {
+                OutputChunk::Stdout(bytes) => waiting.0.extend_from_slice(&bytes),
+                OutputChunk::Stderr(bytes) => waiting.1.extend_from_slice(&bytes),
+            }
+            waiting.0.len() + waiting.1.len() >= LOG_FLUSH_BYTES
+                || now_ms(self.host).saturating_sub(waiting.2) >= LOG_FLUSH_MS
+        };
+        if due {
+            self.flush();
+        }
+    }
+
+    pub(super) fn flush(&self) {
+        let mut waiting = self.waiting.borrow_mut();
+        let (stdout, stderr, _) = &mut *waiting;
+        for (file, bytes) in [(STDOUT_FILE, stdout), (STDERR_FILE, stderr)] {
+            if !bytes.is_empty() {
+                let _ = self.host.append_file(&self.dir.join(file), bytes, false);
+                bytes.clear();
+            }
+        }
+        waiting.2 = now_ms(self.host);
+    }
+}
+
+pub(super) fn now_ms(host: &impl Host) -> u64 {
+    host.now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis() as u64)
+}
