@@ -211,7 +211,10 @@ fn bombs_and_deep_nesting_are_rejected_cleanly() {
             }
         }
     }
-    eprintln!("{} hand-made bombs tried on spec, team and sweep", cases.len());
+    eprintln!(
+        "{} hand-made bombs tried on spec, team and sweep",
+        cases.len()
+    );
     findings.assert_none();
 }
 

@@ -16,6 +16,11 @@ pub mod folder;
 
 mod attempt;
 mod resume;
+mod stop;
+
+pub use attempt::now_ms;
+pub use resume::lock_name;
+pub use stop::{stop, Stopped};
 #[cfg(test)]
 mod tests;
 
@@ -34,7 +39,6 @@ use crate::host::Host;
 use crate::sweep::journal::{Event, StopReason};
 use crate::sweep::schedule::{Exit, Halt, Outcome, Scheduler, Slot};
 use crate::sweep::{Sweep, Trial, FILE_COPY};
-
 
 /// How long a trial gets to stop after SIGTERM before it is killed.
 pub const STOP_SECONDS: i32 = 5;
@@ -273,16 +277,13 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 watched.container_id.clone()
             })
             .collect();
-        let stops = stopping
-            .iter()
-            .map(|id| self.engine.stop(id, STOP_SECONDS));
+        let stops = stopping.iter().map(|id| self.engine.stop(id, STOP_SECONDS));
         let _ = futures_util::future::join_all(stops).await;
     }
 
     /// Whether `tfimg sweep stop` asked this run to stop.
     fn stop_requested(&self) -> bool {
-        self.host
-            .exists(&self.run.sweep.output.join(STOP_REQUEST))
+        self.host.exists(&self.run.sweep.output.join(STOP_REQUEST))
     }
 
     /// A watched attempt ended: decides what its end means and records it.

@@ -1,26 +1,39 @@
-//! `tfimg sweep FILE [--dry-run]` and `tfimg sweep status|results|stop|report SWEEP`.
+//! `tfimg sweep FILE [--dry-run] [-d]` and `tfimg sweep status|results|stop|report SWEEP`.
 //! The sweep file is read and checked (every error at its file:line:column, exit 1), its
 //! spec resolved and its slots planned against this host's GPUs before anything else;
-//! `--dry-run` then prints the trials and the slot plan and creates nothing. Running the
-//! trials, `--k8s` and the subcommands are not built yet: they exit 2 saying so.
+//! `--dry-run` then prints the trials and the slot plan and creates nothing. Otherwise the
+//! image is built once and `app::sweep` runs the trials (in the background with `-d`);
+//! every sweep ends with its results table and its best trial.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::cli::{SweepArgs, SweepCommand, SweepRunArgs};
+use crate::app;
+use crate::app::run::{image_target, spec_target};
+use crate::app::sweep::{Note, Stopped, SweepRun};
+use crate::cli::{Progress, SweepArgs, SweepCommand, SweepRunArgs, SweepTarget};
+use crate::commands::config;
+use crate::engine::Docker;
 use crate::host::{Host, Machine};
 use crate::input::paths::lexical;
+use crate::input::InputError;
 use crate::output;
+use crate::output::progress::Reporter;
 use crate::spec::load::looks_like_path;
 use crate::spec::{ResolvedSpec, SpecError};
 use crate::sweep::schedule::{self, Slot};
-use crate::sweep::{GpuPool, ImageSource, Sweep, Trial};
+use crate::sweep::{GpuPool, ImageSource, Sweep};
+
+mod show;
+
+/// The detached run's output, in the sweep's folder.
+const LOG_FILE: &str = "sweep.log";
 
 pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
-        Some(SweepCommand::Status(_)) => not_built("status"),
-        Some(SweepCommand::Results(_)) => not_built("results"),
-        Some(SweepCommand::Stop(_)) => not_built("stop"),
+        Some(SweepCommand::Status(status)) => show::status(status),
+        Some(SweepCommand::Results(results)) => show::results(results),
+        Some(SweepCommand::Stop(target)) => stop(target),
         Some(SweepCommand::Report(_)) => not_built("report"),
         None => file(&args.run),
     }
@@ -47,14 +60,15 @@ pub(crate) fn plan(file: &Path) -> anyhow::Result<Planned> {
                 true => lexical(&sweep.folder.join(name)).display().to_string(),
                 false => name.clone(),
             };
-            let resolved = crate::app::catalog::resolve(&super::catalog(), &wanted).map_err(|error| {
-                // `no spec named ...` has no place of its own: the sweep's `spec:`.
-                SpecError::new(
-                    error.location.clone().or_else(|| Some(location.clone())),
-                    error.message.clone(),
-                    error.hint.clone(),
-                )
-            })?;
+            let resolved =
+                crate::app::catalog::resolve(&super::catalog(), &wanted).map_err(|error| {
+                    // `no spec named ...` has no place of its own: the sweep's `spec:`.
+                    SpecError::new(
+                        error.location.clone().or_else(|| Some(location.clone())),
+                        error.message.clone(),
+                        error.hint.clone(),
+                    )
+                })?;
             Some(resolved)
         }
         ImageSource::Image { .. } => None,
@@ -70,7 +84,10 @@ pub(crate) fn plan(file: &Path) -> anyhow::Result<Planned> {
 }
 
 fn file(args: &SweepRunArgs) -> anyhow::Result<ExitCode> {
-    let file = args.file.as_deref().expect("clap requires FILE without a subcommand");
+    let file = args
+        .file
+        .as_deref()
+        .expect("clap requires FILE without a subcommand");
     let planned = plan(file)?;
     let image_warning = planned
         .spec
@@ -83,13 +100,13 @@ fn file(args: &SweepRunArgs) -> anyhow::Result<ExitCode> {
         return not_built("FILE --k8s");
     }
     if !args.dry_run {
-        return not_built("FILE");
+        return run_file(args, file, planned);
     }
     let trials = planned.sweep.trials();
     if args.json {
-        output::print_json(&dry_run_json(&planned, &trials))?;
+        output::print_json(&show::dry_run_json(&planned, &trials))?;
     } else {
-        print_dry_run(&planned.sweep, &trials, &planned.slots)?;
+        show::print_dry_run(&planned.sweep, &trials, &planned.slots)?;
     }
     let sweep = &planned.sweep;
     let on = match &sweep.pool.gpus {
@@ -108,56 +125,107 @@ fn file(args: &SweepRunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The trials (id, each param, the command) and the slots (slot → GPU ids).
-fn print_dry_run(sweep: &Sweep, trials: &[Trial], slots: &[Slot]) -> anyhow::Result<()> {
-    let mut header = vec!["TRIAL".to_string()];
-    header.extend(sweep.param_names().iter().map(|name| name.to_ascii_uppercase()));
-    header.push("COMMAND".to_string());
-    let rows: Vec<Vec<String>> = trials
-        .iter()
-        .map(|trial| {
-            let mut row = vec![trial.id.clone()];
-            row.extend(trial.params.iter().map(|(_, value)| value.text()));
-            row.push(trial.command_line());
-            row
-        })
-        .collect();
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    output::print_table(&header, &rows)?;
-    output::print_text("\n")?;
-    let rows: Vec<Vec<String>> = slots
-        .iter()
-        .map(|slot| vec![(slot.index + 1).to_string(), slot.describe()])
-        .collect();
-    output::print_table(&["SLOT", "GPUS"], &rows)?;
-    Ok(())
+/// Builds the image once, then runs the sweep here (or, with `-d`, in the background).
+fn run_file(args: &SweepRunArgs, file: &Path, planned: Planned) -> anyhow::Result<ExitCode> {
+    let network = config::network(&args.network, &config::load_config()?)?;
+    let host = Machine;
+    let file_bytes = host.read_file(file).map_err(|error| {
+        InputError::new(
+            format!("cannot read sweep file `{}`: {error}", file.display()),
+            "give the path of a sweep YAML file",
+        )
+    })?;
+    let progress = if args.json {
+        Progress::Json
+    } else {
+        Progress::Auto
+    };
+    super::runtime()?.block_on(async {
+        let engine = Docker::connect().await?;
+        let target = {
+            let reporter = Reporter::new(progress);
+            match (&planned.spec, &planned.sweep.source) {
+                (Some(spec), _) => {
+                    spec_target(&engine, &host, spec, &network, false, &reporter).await?
+                }
+                (None, ImageSource::Image { reference, .. }) => {
+                    image_target(&engine, reference).await?
+                }
+                (None, ImageSource::Spec { name, .. }) => {
+                    anyhow::bail!("the spec `{name}` was not resolved")
+                }
+            }
+        };
+        if args.detach {
+            return detach(&host, &planned.sweep);
+        }
+        let run = SweepRun {
+            file: file.display().to_string(),
+            file_bytes,
+            target,
+            slots: planned.slots,
+            ids: host.ids(),
+            resume_only: args.resume,
+            sweep: planned.sweep,
+        };
+        let reporter = Reporter::new(progress);
+        let notify = |note: Note| show::note(&reporter, &run.sweep, &note);
+        let finished = app::sweep::run(&engine, &host, &run, &notify).await?;
+        reporter.clear();
+        show::finished(&host, &reporter, &run, &finished)
+    })
 }
 
-fn dry_run_json(planned: &Planned, trials: &[Trial]) -> serde_json::Value {
-    let sweep = &planned.sweep;
-    let trials: Vec<serde_json::Value> = trials
-        .iter()
-        .map(|trial| {
-            let params: serde_json::Map<String, serde_json::Value> = trial
-                .params
-                .iter()
-                .map(|(name, value)| (name.clone(), value.to_json()))
-                .collect();
-            serde_json::json!({"trial": trial.id, "params": params, "command": trial.command})
-        })
+/// Starts this same command again in the background (its output in the sweep's folder)
+/// once the image is there; the lock refuses a second run before anything starts.
+fn detach(host: &Machine, sweep: &Sweep) -> anyhow::Result<ExitCode> {
+    if let crate::host::LockAttempt::Busy =
+        host.try_lock(&app::sweep::lock_name(&sweep.output), false)
+    {
+        return Err(InputError::new(
+            format!("sweep `{}` is already running", sweep.name),
+            format!(
+                "follow it with `tfimg sweep status {}`",
+                sweep.output.display()
+            ),
+        )
+        .into());
+    }
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| arg != "-d" && arg != "--detach")
         .collect();
-    let slots: Vec<serde_json::Value> = planned
-        .slots
-        .iter()
-        .map(|slot| serde_json::json!({"slot": slot.index + 1, "gpus": slot.gpus}))
-        .collect();
-    serde_json::json!({
-        "sweep": sweep.name,
-        "image": sweep.source.describe(),
-        "search": sweep.search.describe(),
-        "output": sweep.output,
-        "objective": sweep.objective,
-        "trials": trials,
-        "slots": slots,
+    let log = sweep.output.join(LOG_FILE);
+    let pid = host.spawn_detached(&args, &log)?;
+    eprintln!(
+        "sweep `{}` runs in the background (pid {pid}); its output goes to `{}`",
+        sweep.name,
+        log.display()
+    );
+    eprintln!(
+        "follow it: `tfimg sweep status {0}`; stop it: `tfimg sweep stop {0}`",
+        sweep.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tfimg sweep stop SWEEP`.
+fn stop(target: &SweepTarget) -> anyhow::Result<ExitCode> {
+    let host = Machine;
+    let dir = app::sweep::folder::locate(&host, &target.sweep)?;
+    super::runtime()?.block_on(async {
+        let engine = Docker::connect().await?;
+        match app::sweep::stop(&engine, &host, &dir).await? {
+            Stopped::ByItsRun => eprintln!(
+                "stopped the sweep in `{}`: its trial containers are removed, its results kept",
+                dir.display()
+            ),
+            Stopped::Here { containers } => eprintln!(
+                "no tfimg was running the sweep in `{}`; removed {} trial container(s), results kept",
+                dir.display(),
+                containers.len()
+            ),
+        }
+        Ok(ExitCode::SUCCESS)
     })
 }

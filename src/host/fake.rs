@@ -193,7 +193,11 @@ impl Host for FakeHost {
 
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
         let mut files = self.files.borrow_mut();
-        let moved: Vec<PathBuf> = files.keys().filter(|path| path.starts_with(from)).cloned().collect();
+        let moved: Vec<PathBuf> = files
+            .keys()
+            .filter(|path| path.starts_with(from))
+            .cloned()
+            .collect();
         if moved.is_empty() {
             return Err(std::io::Error::from(std::io::ErrorKind::NotFound));
         }

@@ -74,7 +74,12 @@ pub fn sweep(data: &[u8]) {
     };
     let trials = sweep.trials();
     if trials.len() != sweep.search.count() {
-        violation("sweep", &text, "", "the trials do not number what the search says");
+        violation(
+            "sweep",
+            &text,
+            "",
+            "the trials do not number what the search says",
+        );
     }
     let ids: std::collections::BTreeSet<&str> = trials.iter().map(|t| t.id.as_str()).collect();
     if ids.len() != trials.len() {

@@ -106,6 +106,22 @@ impl Reporter {
         }
     }
 
+    /// An event of its own in JSON mode (`{"event": kind, ...value}`); nothing otherwise.
+    pub fn event(&self, kind: &str, value: serde_json::Value) {
+        if let Mode::Json = self.mode {
+            let mut value = value;
+            value["event"] = json!(kind);
+            emit(value);
+        }
+    }
+
+    /// A summary line that replaces the last one on a terminal; nothing otherwise.
+    pub fn live(&self, message: &str) {
+        if let Mode::Live(bar) = &self.mode {
+            bar.set_message(truncate(message, 150));
+        }
+    }
+
     /// The final result; in JSON mode this is the last event on stdout.
     pub fn result(&self, value: serde_json::Value) {
         self.clear();

@@ -202,7 +202,10 @@ impl Sweep {
     pub fn image_warning(&self, gpu_image: bool) -> Option<Warning> {
         let (location, name) = match &self.source {
             ImageSource::Spec { name, location } => (location, name),
-            ImageSource::Image { reference, location } => (location, reference),
+            ImageSource::Image {
+                reference,
+                location,
+            } => (location, reference),
         };
         let message = match (&self.pool.gpus, gpu_image) {
             (GpuPool::Cpu, true) => format!(
@@ -213,7 +216,10 @@ impl Sweep {
             ),
             _ => return None,
         };
-        Some(Warning { location: location.clone(), message })
+        Some(Warning {
+            location: location.clone(),
+            message,
+        })
     }
 
     /// `io.tfimg.sweep=<name>`: the filter for this sweep's trial containers.

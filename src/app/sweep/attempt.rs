@@ -251,6 +251,15 @@ pub(super) fn request(
     })
 }
 
+/// The whole output of a container that ended unwatched, into the trial's folder `dir`.
+pub(super) async fn keep_logs(engine: &impl Engine, host: &impl Host, dir: &Path, id: &str) {
+    let logs = Logs::new(host, dir.to_path_buf());
+    let _ = engine
+        .stream_output(id, false, None, |chunk| logs.add(chunk))
+        .await;
+    logs.flush();
+}
+
 /// An earlier attempt's folder is kept beside the trial's as `<trial>.before-attempt-N`,
 /// so each attempt starts with an empty folder and nothing of the last one is lost.
 fn set_aside(host: &impl Host, dir: &Path, attempt: u32) -> anyhow::Result<()> {
@@ -323,7 +332,8 @@ impl<'h, H: Host> Logs<'h, H> {
     }
 }
 
-pub(super) fn now_ms(host: &impl Host) -> u64 {
+/// The host's clock in milliseconds since the Unix epoch (journal times).
+pub fn now_ms(host: &impl Host) -> u64 {
     host.now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| since.as_millis() as u64)

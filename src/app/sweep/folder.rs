@@ -96,7 +96,10 @@ pub fn read_journal(host: &impl Host, dir: &Path) -> anyhow::Result<Replay> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(error) => {
             return Err(InputError::new(
-                format!("cannot read the sweep journal `{}`: {error}", path.display()),
+                format!(
+                    "cannot read the sweep journal `{}`: {error}",
+                    path.display()
+                ),
                 "check the folder's permissions",
             )
             .into())

@@ -10,7 +10,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::{folder, Note, Runner, Watched, Watching};
-use crate::engine::{ContainerFacts, Engine};
+use crate::engine::Engine;
 use crate::host::{Host, LockAttempt};
 use crate::input::InputError;
 use crate::sweep::journal::{self, Repair, Replay, TrialHistory};
@@ -20,7 +20,11 @@ use crate::sweep::Sweep;
 /// The name of the lock that keeps one run per sweep folder (in tfimg's data folder).
 pub fn lock_name(output: &Path) -> String {
     let digest = Sha256::digest(output.to_string_lossy().as_bytes());
-    let hex: String = digest.iter().take(8).map(|byte| format!("{byte:02x}")).collect();
+    let hex: String = digest
+        .iter()
+        .take(8)
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
     format!("sweep-{hex}")
 }
 
@@ -168,7 +172,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             watching.push(self.watch(trial, facts.id));
             return Ok(true);
         }
-        self.keep_logs(trial, &facts).await;
+        super::attempt::keep_logs(self.engine, self.host, &self.trial_dir(trial), &facts.id).await;
         let code = facts.exit_code.unwrap_or(-1);
         let exit = match code {
             0 => Exit::Code(0),
@@ -184,16 +188,6 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         };
         self.finish(trial, exit, Some(code), true).await?;
         Ok(false)
-    }
-
-    /// The logs of a container that ended unwatched, whole, into the trial's folder.
-    async fn keep_logs(&self, trial: usize, facts: &ContainerFacts) {
-        let logs = super::attempt::Logs::new(self.host, self.trial_dir(trial));
-        let _ = self
-            .engine
-            .stream_output(&facts.id, false, None, |chunk| logs.add(chunk))
-            .await;
-        logs.flush();
     }
 
     /// A running trial whose GPUs no slot of the pool has any more (the pool changed):

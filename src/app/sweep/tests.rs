@@ -51,7 +51,12 @@ fn engine() -> FakeEngine {
 
 fn sweep_run(text: &str, host: &FakeHost) -> SweepRun {
     let sweep = crate::sweep::parse(text, "sweep.yaml", Path::new("/lab")).unwrap();
-    let indices: Vec<String> = host.nvidia.gpus.iter().map(|gpu| gpu.index.to_string()).collect();
+    let indices: Vec<String> = host
+        .nvidia
+        .gpus
+        .iter()
+        .map(|gpu| gpu.index.to_string())
+        .collect();
     let slots = schedule::slots(&sweep.pool, &indices).unwrap();
     let image = crate::engine::ImageFacts {
         id: "sha256:abc".into(),
@@ -71,10 +76,16 @@ fn sweep_run(text: &str, host: &FakeHost) -> SweepRun {
 }
 
 /// Runs the sweep, collecting what it notes.
-fn go(engine: &FakeEngine, host: &FakeHost, run: &SweepRun) -> (anyhow::Result<Finished>, Vec<Note>) {
+fn go(
+    engine: &FakeEngine,
+    host: &FakeHost,
+    run: &SweepRun,
+) -> (anyhow::Result<Finished>, Vec<Note>) {
     let notes = RefCell::new(Vec::new());
     let notify = |note: Note| notes.borrow_mut().push(note);
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let finished = runtime.block_on(super::run(engine, host, run, &notify));
     (finished, notes.into_inner())
 }
@@ -82,7 +93,9 @@ fn go(engine: &FakeEngine, host: &FakeHost, run: &SweepRun) -> (anyhow::Result<F
 /// The journal's events.
 fn events(host: &FakeHost) -> Vec<journal::Event> {
     let bytes = host.files.borrow()[Path::new("/lab/runs/lab/journal.jsonl")].clone();
-    journal::parse(&String::from_utf8(bytes).unwrap()).unwrap().events
+    journal::parse(&String::from_utf8(bytes).unwrap())
+        .unwrap()
+        .events
 }
 
 /// The most containers that ran at once (from the engine's starts and removals).
@@ -121,26 +134,48 @@ fn trials_fill_the_gpu_slots_first_in_first_out_each_on_its_own_gpu() {
     assert!(most_at_once(&engine) <= 3, "{:?}", engine.calls());
     let created = engine.state.borrow().created.clone();
     let names: Vec<&str> = created.iter().map(|plan| plan.name.as_str()).collect();
-    assert_eq!(names, ["lab-t1", "lab-t2", "lab-t3", "lab-t4", "lab-t5", "lab-t6", "lab-t7"].map(|n| n.replace("t", "t00")).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        names,
+        ["lab-t1", "lab-t2", "lab-t3", "lab-t4", "lab-t5", "lab-t6", "lab-t7"]
+            .map(|n| n.replace("t", "t00"))
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+    );
     // The first three on GPUs 0, 1 and 2; each later one on the GPU its slot freed.
     let gpus: Vec<Vec<String>> = created.iter().map(device_ids).collect();
-    assert_eq!(gpus[..3], [vec!["0".to_string()], vec!["1".into()], vec!["2".into()]]);
+    assert_eq!(
+        gpus[..3],
+        [vec!["0".to_string()], vec!["1".into()], vec!["2".into()]]
+    );
     assert!(gpus.iter().all(|ids| ids.len() == 1));
     for plan in &created {
         assert_eq!(plan.labels["io.tfimg.sweep"], "lab");
-        assert!(plan.env.contains(&"TFIMG_TRIAL_DIR=/tfimg/trial".to_string()));
-        assert!(plan.mounts.iter().any(|mount| mount.target == "/tfimg/trial"
-            && mount.source.starts_with("/lab/runs/lab")
-            && !mount.read_only));
+        assert!(plan
+            .env
+            .contains(&"TFIMG_TRIAL_DIR=/tfimg/trial".to_string()));
+        assert!(plan
+            .mounts
+            .iter()
+            .any(|mount| mount.target == "/tfimg/trial"
+                && mount.source.starts_with("/lab/runs/lab")
+                && !mount.read_only));
     }
-    let started = notes.iter().filter(|note| matches!(note, Note::Started { .. })).count();
+    let started = notes
+        .iter()
+        .filter(|note| matches!(note, Note::Started { .. }))
+        .count();
     assert_eq!(started, 7);
     // Every container is gone, every trial has its params and status.
     assert!(engine.container_names().is_empty());
     let files = host.files.borrow();
-    let status = String::from_utf8(files[Path::new("/lab/runs/lab/t007/status.json")].clone()).unwrap();
+    let status =
+        String::from_utf8(files[Path::new("/lab/runs/lab/t007/status.json")].clone()).unwrap();
     assert!(status.contains("\"exit_code\": 0"), "{status}");
-    assert_eq!(files[Path::new("/lab/runs/lab/t003/params.json")], b"{\"n\": 3}\n");
+    assert_eq!(
+        files[Path::new("/lab/runs/lab/t003/params.json")],
+        b"{\"n\": 3}\n"
+    );
     assert!(files.contains_key(Path::new("/lab/runs/lab/sweep.yaml")));
 }
 
@@ -148,12 +183,19 @@ fn trials_fill_the_gpu_slots_first_in_first_out_each_on_its_own_gpu() {
 fn a_trial_that_fails_once_is_retried_and_ends_done_on_attempt_2() {
     let host = gpu_host(2);
     let engine = engine();
-    engine.state.borrow_mut().exits.insert("lab-t002".into(), [1, 0].into());
+    engine
+        .state
+        .borrow_mut()
+        .exits
+        .insert("lab-t002".into(), [1, 0].into());
     let run = sweep_run(&sweep_text(3, "gpus: all\nretries: 1\n"), &host);
     let (finished, _) = go(&engine, &host, &run);
     assert_eq!(finished.unwrap().counts.done, 3);
     let replay = journal::replay(&events(&host));
-    assert_eq!(replay.trial("t002").status(), journal::TrialStatus::Done { attempt: 2 });
+    assert_eq!(
+        replay.trial("t002").status(),
+        journal::TrialStatus::Done { attempt: 2 }
+    );
     assert_eq!(replay.trial("t002").attempts.len(), 2);
     assert_eq!(replay.trial("t001").attempts.len(), 1);
 }
@@ -163,7 +205,11 @@ fn max_failed_stops_the_sweep_early() {
     let host = gpu_host(1);
     let engine = engine();
     for trial in ["lab-t001", "lab-t002", "lab-t003"] {
-        engine.state.borrow_mut().exits.insert(trial.into(), [3].into());
+        engine
+            .state
+            .borrow_mut()
+            .exits
+            .insert(trial.into(), [3].into());
     }
     let run = sweep_run(&sweep_text(6, "gpus: [0]\nmax_failed: 2\n"), &host);
     let (finished, _) = go(&engine, &host, &run);
@@ -181,7 +227,9 @@ fn ctrl_c_stops_and_removes_every_trial_and_keeps_what_finished() {
     // t001 ends by itself; t002 and t003 run until stopped.
     engine.state.borrow_mut().held = ["lab-t002", "lab-t003"].map(String::from).into();
     let run = sweep_run(&sweep_text(5, "gpus: [0, 1]\nmax_parallel: 2\n"), &host);
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let notify = |_: Note| {};
     let (finished, ()) = runtime.block_on(async {
         let press = async {
@@ -194,13 +242,22 @@ fn ctrl_c_stops_and_removes_every_trial_and_keeps_what_finished() {
     });
     let error = finished.unwrap_err();
     assert!(error.downcast_ref::<Interrupted>().is_some(), "{error:#}");
-    assert!(error.to_string().contains("1 of 5 trials are done"), "{error}");
+    assert!(
+        error.to_string().contains("1 of 5 trials are done"),
+        "{error}"
+    );
     assert!(engine.container_names().is_empty());
     let replay = journal::replay(&events(&host));
-    assert_eq!(replay.trial("t001").status(), journal::TrialStatus::Done { attempt: 1 });
+    assert_eq!(
+        replay.trial("t001").status(),
+        journal::TrialStatus::Done { attempt: 1 }
+    );
     assert_eq!(replay.trial("t002").status(), journal::TrialStatus::Stopped);
     assert_eq!(replay.last_stop, Some(StopReason::Interrupted));
-    assert_eq!(replay.trial("t004").status(), journal::TrialStatus::NeverStarted);
+    assert_eq!(
+        replay.trial("t004").status(),
+        journal::TrialStatus::NeverStarted
+    );
 }
 
 #[test]
@@ -212,8 +269,20 @@ fn running_again_keeps_finished_trials_and_learns_what_ended_while_away() {
     // t003 ran on GPU 1 and was killed by a daemon restart.
     let t002 = engine.add_container("lab-t002", "exited", &[("io.tfimg.sweep", "lab".into())]);
     let t003 = engine.add_container("lab-t003", "exited", &[("io.tfimg.sweep", "lab".into())]);
-    engine.state.borrow_mut().containers.get_mut(&t002).unwrap().exit_code = Some(0);
-    engine.state.borrow_mut().containers.get_mut(&t003).unwrap().exit_code = Some(137);
+    engine
+        .state
+        .borrow_mut()
+        .containers
+        .get_mut(&t002)
+        .unwrap()
+        .exit_code = Some(0);
+    engine
+        .state
+        .borrow_mut()
+        .containers
+        .get_mut(&t003)
+        .unwrap()
+        .exit_code = Some(137);
     let stray = engine.add_container("lab-t004", "created", &[("io.tfimg.sweep", "lab".into())]);
     let fingerprint = run.sweep.fingerprint();
     let started = |trial: &str, id: &str, gpu: &str, time_ms| journal::Event::TrialStarted {
@@ -226,26 +295,58 @@ fn running_again_keeps_finished_trials_and_learns_what_ended_while_away() {
         time_ms,
     };
     let lines = [
-        journal::Event::SweepStarted { sweep: "lab".into(), trials: 5, fingerprint, time_ms: 1 },
+        journal::Event::SweepStarted {
+            sweep: "lab".into(),
+            trials: 5,
+            fingerprint,
+            time_ms: 1,
+        },
         started("t001", "c-old", "0", 2),
-        journal::Event::TrialFinished { trial: "t001".into(), attempt: 1, exit_code: Some(0), stopped: false, time_ms: 3 },
+        journal::Event::TrialFinished {
+            trial: "t001".into(),
+            attempt: 1,
+            exit_code: Some(0),
+            stopped: false,
+            time_ms: 3,
+        },
         started("t002", &t002, "0", 4),
         started("t003", &t003, "1", 5),
     ];
     let text: String = lines.iter().map(journal::Event::line).collect();
     // Killed mid-write: a torn last line.
     let text = format!("{text}{{\"event\":\"trial_sta");
-    host.write_file(&run.sweep.journal_path(), text.as_bytes()).unwrap();
+    host.write_file(&run.sweep.journal_path(), text.as_bytes())
+        .unwrap();
     let (finished, notes) = go(&engine, &host, &run);
     let finished = finished.unwrap();
     assert_eq!((finished.counts.done, finished.counts.failed), (5, 0));
-    let created: Vec<String> = engine.state.borrow().created.iter().map(|plan| plan.name.clone()).collect();
-    assert_eq!(created, ["lab-t003", "lab-t004", "lab-t005"], "t001 and t002 never ran again");
-    assert!(notes.contains(&Note::Resumed { done: 1, failed: 0, reattached: 0 }));
+    let created: Vec<String> = engine
+        .state
+        .borrow()
+        .created
+        .iter()
+        .map(|plan| plan.name.clone())
+        .collect();
+    assert_eq!(
+        created,
+        ["lab-t003", "lab-t004", "lab-t005"],
+        "t001 and t002 never ran again"
+    );
+    assert!(notes.contains(&Note::Resumed {
+        done: 1,
+        failed: 0,
+        reattached: 0
+    }));
     assert!(notes.iter().any(|note| matches!(note, Note::Said(said) if said.contains("t003: killed while no tfimg watched it (exit 137)"))));
-    assert!(!engine.calls().iter().any(|call| call == &format!("start {stray}")));
+    assert!(!engine
+        .calls()
+        .iter()
+        .any(|call| call == &format!("start {stray}")));
     let replay = journal::replay(&events(&host));
-    assert_eq!(replay.trial("t003").status(), journal::TrialStatus::Done { attempt: 2 });
+    assert_eq!(
+        replay.trial("t003").status(),
+        journal::TrialStatus::Done { attempt: 2 }
+    );
     assert_eq!(replay.runs, 2);
 }
 
@@ -257,7 +358,21 @@ fn a_changed_sweep_file_is_refused_with_what_changed() {
     go(&engine, &host, &run).0.unwrap();
     let changed = sweep_run(&sweep_text(3, "gpus: [0]\n"), &host);
     let error = go(&engine, &host, &changed).0.unwrap_err();
-    assert!(error.to_string().contains("the sweep file changed since the sweep"), "{error}");
-    assert!(error.to_string().contains("`params.n`: [1, 2] (axis 1) → [1, 2, 3] (axis 1)"), "{error}");
-    assert_eq!(engine.calls_to("create").len(), 2, "nothing more was created");
+    assert!(
+        error
+            .to_string()
+            .contains("the sweep file changed since the sweep"),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("`params.n`: [1, 2] (axis 1) → [1, 2, 3] (axis 1)"),
+        "{error}"
+    );
+    assert_eq!(
+        engine.calls_to("create").len(),
+        2,
+        "nothing more was created"
+    );
 }
