@@ -297,8 +297,13 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             Err(error @ (EngineError::Unreachable { .. } | EngineError::Timeout { .. })) => {
                 return Err(error.into())
             }
-            // The container went away under it (removed by hand).
-            Err(_) => (Exit::Unknown, None),
+            // A stream cut by a daemon going away: the sweep waits for it to come back
+            // (`tfimg sweep FILE` again) instead of failing the trial.
+            Err(error) => match self.engine.still_there().await {
+                Err(gone) => return Err(anyhow::Error::from(gone).context(error.to_string())),
+                // The container went away under it (removed by hand).
+                Ok(()) => (Exit::Unknown, None),
+            },
         };
         self.finish(trial, exit, code, false).await
     }

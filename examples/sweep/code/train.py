@@ -60,6 +60,9 @@ def main():
     parser.add_argument("--epochs", type=int, default=4)
     args = parser.parse_args()
     out = os.environ.get("TFIMG_TRIAL_DIR", ".")
+    # Which GPUs tfimg gave this trial (the NVIDIA runtime sets the variable).
+    print(f"NVIDIA_VISIBLE_DEVICES={os.environ.get('NVIDIA_VISIBLE_DEVICES', 'none')} "
+          f"GPUs seen by TensorFlow: {len(tf.config.list_physical_devices('GPU'))}", flush=True)
     tf.random.set_seed(0)
     (x, y), (vx, vy) = data()
     # Augmentation: noise on the training inputs, more for "high".
