@@ -82,7 +82,14 @@ fn assert_self_contained(html: &str) {
 
 #[test]
 fn user_text_is_escaped_everywhere() {
-    let (results, metrics) = small();
+    let (mut results, mut metrics) = small();
+    // A metric name that is markup (a sweep file's objective is free text).
+    let metric = "acc<u>\"&";
+    results.objective.as_mut().unwrap().metric = metric.into();
+    for summary in metrics.values_mut() {
+        let curve = summary.curves.remove("val_accuracy").unwrap();
+        summary.curves.insert(metric.into(), curve);
+    }
     let html = render("lab<i>", &results, &metrics, "2026-11-22 17:03 UTC");
     assert_self_contained(&html);
     assert!(
@@ -90,7 +97,10 @@ fn user_text_is_escaped_everywhere() {
         "{html}"
     );
     assert!(html.contains("sweep lab&lt;i&gt;: report"));
-    assert!(!html.contains("<i>"));
+    assert!(!html.contains("<i>") && !html.contains("<u>"));
+    assert!(html.contains("<h2>Best acc&lt;u&gt;&quot;&amp; per trial</h2>"));
+    assert!(html.contains("aria-label=\"acc&lt;u&gt;&quot;&amp; by epoch\""));
+    assert!(html.contains("<th class=\"num\">acc&lt;u&gt;&quot;&amp;</th>"));
     // The failed trial's command is in its row's title attribute, quotes escaped.
     assert!(html.contains(
         "title=\"python train.py --aug '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&amp;'\""
