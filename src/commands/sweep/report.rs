@@ -17,10 +17,7 @@ pub(super) fn run(args: &SweepReportArgs) -> anyhow::Result<ExitCode> {
     let host = Machine;
     let dir = folder::locate(&host, &args.target.sweep)?;
     let sweep = folder::read(&host, &dir)?;
-    let now_ms = host
-        .now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_millis() as u64);
+    let now_ms = crate::app::sweep::now_ms(&host);
     let html = report::render(
         &sweep.sweep.name,
         &sweep.results(Some(now_ms)),
