@@ -10,7 +10,8 @@
 //!
 //! Team files are given to `tfimg compose` with `DOCKER_HOST` pointing at no daemon, so a
 //! team file that is wrongly accepted ends at the engine instead of building images.
-//! Sweep files are given to `tfimg sweep FILE --dry-run` the same way.
+//! Sweep files are given to `tfimg sweep FILE --dry-run` the same way, sweep names to
+//! `tfimg sweep report`.
 //! `run` cases use `cpu-headless` with `--no-start --no-build` and a unique `--name`
 //! against the real engine.
 //!
@@ -640,6 +641,14 @@ fn cases() -> Vec<Case> {
             names: "`./nothing.yaml`".into(),
             input: Input::File {
                 args: vec!["sweep".into(), "./nothing.yaml".into(), "--dry-run".into()],
+                file: None,
+            },
+        },
+        Case {
+            name: "sweep-report-of-no-sweep",
+            names: "`nothing`".into(),
+            input: Input::File {
+                args: vec!["sweep".into(), "report".into(), "nothing".into()],
                 file: None,
             },
         },

@@ -24,6 +24,7 @@ use crate::spec::{ResolvedSpec, SpecError};
 use crate::sweep::schedule::{self, Slot};
 use crate::sweep::{GpuPool, ImageSource, Sweep};
 
+mod report;
 mod show;
 
 /// The detached run's output, in the sweep's folder.
@@ -34,7 +35,7 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         Some(SweepCommand::Status(status)) => show::status(status),
         Some(SweepCommand::Results(results)) => show::results(results),
         Some(SweepCommand::Stop(target)) => stop(target),
-        Some(SweepCommand::Report(_)) => not_built("report"),
+        Some(SweepCommand::Report(args)) => report::run(args),
         None => file(&args.run),
     }
 }

@@ -15,9 +15,11 @@
 //!   into what each trial did, plus what changed in a sweep file since it started.
 //! - `metrics` reads what trials report; `results` makes the table sorted by the objective
 //!   (text, JSON, CSV).
+//! - `report` draws the results and the metrics' curves as one self-contained HTML page.
 
 pub mod journal;
 pub mod metrics;
+pub mod report;
 pub mod results;
 pub mod schedule;
 pub mod search;

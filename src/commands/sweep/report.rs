@@ -1,0 +1,39 @@
+//! `tfimg sweep report SWEEP [-o FILE]`: the sweep's folder read back (its file's copy,
+//! journal and each trial's metrics) and drawn as one self-contained HTML page, written
+//! whole (`<sweep dir>/report.html` unless `-o`).
+
+use std::process::ExitCode;
+
+use crate::app::sweep::folder;
+use crate::cli::SweepReportArgs;
+use crate::host::{Host, Machine};
+use crate::input::InputError;
+use crate::sweep::report;
+
+/// The report's file name in the sweep's folder.
+const REPORT_FILE: &str = "report.html";
+
+pub(super) fn run(args: &SweepReportArgs) -> anyhow::Result<ExitCode> {
+    let host = Machine;
+    let dir = folder::locate(&host, &args.target.sweep)?;
+    let sweep = folder::read(&host, &dir)?;
+    let now_ms = crate::app::sweep::now_ms(&host);
+    let html = report::render(
+        &sweep.sweep.name,
+        &sweep.results(Some(now_ms)),
+        &sweep.summaries(),
+        &report::utc_text(now_ms),
+    );
+    let path = args
+        .output
+        .clone()
+        .unwrap_or_else(|| sweep.dir.join(REPORT_FILE));
+    host.write_file(&path, html.as_bytes()).map_err(|error| {
+        InputError::new(
+            format!("cannot write the report `{}`: {error}", path.display()),
+            "give `-o` a file in a folder you can write",
+        )
+    })?;
+    eprintln!("report written to `{}`", path.display());
+    Ok(ExitCode::SUCCESS)
+}

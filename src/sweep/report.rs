@@ -1,0 +1,474 @@
+//! The sweep report: one self-contained HTML page (inline CSS and SVG, no script, no
+//! address of any kind to load) that shows a sweep at a glance: what it optimises and
+//! how far it got, the best trial with its params and command line, a chart of the
+//! objective's best value per trial, each trial's curve of the objective's metric (and of
+//! `loss`/`val_loss`) over epochs, and the results table. The page is written with
+//! maud's `html!`, which escapes every spliced value (param values, commands, trial
+//! ids, metric names) by construction: only the constant style sheet goes in unescaped.
+//! Pure: the caller reads the sweep's folder and passes the results, each trial's
+//! metrics and the time of writing as text.
+
+mod chart;
+mod scale;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+use super::metrics::MetricsSummary;
+use super::results::{number_text, ResultRow, Results, RowStatus};
+use super::trials::command_line;
+use super::Mode;
+
+/// The best trial's colour in every chart.
+pub const BEST_COLOR: &str = "#e4572e";
+/// The other trials' dots in the objective chart.
+pub const POINT_COLOR: &str = "#2e86ab";
+/// A trial without the objective's value (queued, running, stopped).
+const MISSING_COLOR: &str = "#8a949e";
+/// The curves of the trials ranked right after the best.
+const PALETTE: [&str; 7] = [
+    "#2e86ab", "#3bb273", "#7768ae", "#f3a712", "#1b998b", "#c2649a", "#5d6d7e",
+];
+/// The curves of every trial past the palette.
+const OTHER_COLOR: &str = "#a3acb5";
+/// Charted metrics when the sweep has no objective.
+const MAX_CHARTS: usize = 4;
+
+/// How a trial is drawn in every curve chart: the best in its own colour, the next ones
+/// in the palette's, the rest in grey, so one trial keeps its colour from chart to chart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    Best,
+    Palette(usize),
+    Other,
+}
+
+impl Look {
+    fn color(self) -> &'static str {
+        match self {
+            Look::Best => BEST_COLOR,
+            Look::Palette(index) => PALETTE[index % PALETTE.len()],
+            Look::Other => OTHER_COLOR,
+        }
+    }
+
+    fn width(self) -> &'static str {
+        match self {
+            Look::Best => "3.5",
+            Look::Palette(_) => "2",
+            Look::Other => "1.25",
+        }
+    }
+
+    fn opacity(self) -> &'static str {
+        match self {
+            Look::Other => "0.6",
+            _ => "0.9",
+        }
+    }
+
+    /// Drawing order: grey lines below, the best on top.
+    fn layer(self) -> (u8, std::cmp::Reverse<usize>) {
+        match self {
+            Look::Other => (0, std::cmp::Reverse(0)),
+            Look::Palette(index) => (1, std::cmp::Reverse(index)),
+            Look::Best => (2, std::cmp::Reverse(0)),
+        }
+    }
+}
+
+/// The report of sweep `sweep` as one HTML document. `metrics` holds each trial's summary
+/// by trial id; `generated` says when the report was written (`utc_text`).
+pub fn render(
+    sweep: &str,
+    results: &Results,
+    metrics: &BTreeMap<String, MetricsSummary>,
+    generated: &str,
+) -> String {
+    let looks = looks(results, metrics);
+    let charted = charted_metrics(results, metrics);
+    // Beside the objective's chart, its metric's curves; below the table, the others.
+    // Many trials make the objective's chart as wide as the page: then every chart comes
+    // before the (long) table.
+    let first_row = match wide(results) {
+        true => charted.len(),
+        false => charted.len().min(1),
+    };
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { "sweep " (sweep) ": report" }
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                main {
+                    (header(sweep, results, generated))
+                    div.charts {
+                        (objective_section(results))
+                        @for metric in &charted[..first_row] {
+                            (curve_section(metric, results, metrics, &looks))
+                        }
+                        @if metrics.is_empty() {
+                            section.curves.empty {
+                                h2 { "Curves" }
+                                p.note { "No trial has reported metrics yet (`metrics.jsonl` in its folder, or `name=value` lines on its output)." }
+                            }
+                        }
+                    }
+                    (table(results))
+                    @if charted.len() > first_row {
+                        div.charts {
+                            @for metric in &charted[first_row..] {
+                                (curve_section(metric, results, metrics, &looks))
+                            }
+                        }
+                    }
+                    footer { "Written by tfimg on " (generated) "." }
+                }
+            }
+        }
+    };
+    page.into_string()
+}
+
+/// The sweep's name, objective, counts and best trial.
+fn header(sweep: &str, results: &Results, generated: &str) -> Markup {
+    let count = |wanted: fn(&RowStatus) -> bool| {
+        results
+            .rows
+            .iter()
+            .filter(|row| wanted(&row.status))
+            .count()
+    };
+    let counts = [
+        ("done", count(|s| matches!(s, RowStatus::Done { .. }))),
+        ("failed", count(|s| matches!(s, RowStatus::Failed))),
+        ("running", count(|s| matches!(s, RowStatus::Running))),
+        ("queued", count(|s| matches!(s, RowStatus::Queued))),
+        ("stopped", count(|s| matches!(s, RowStatus::Stopped))),
+    ];
+    html! {
+        header {
+            h1 { "Sweep " span.name { (sweep) } }
+            p.meta {
+                @match &results.objective {
+                    Some(objective) => {
+                        "objective: " strong.metric { (objective.metric) }
+                        " (" (objective.mode.as_str()) ", " (direction(objective.mode)) ")"
+                    }
+                    None => "no objective: trials are listed in order, not ranked",
+                }
+                " · " (results.rows.len()) " trials · written " (generated)
+            }
+            ul.counts {
+                @for (name, number) in counts {
+                    @if number > 0 || name != "stopped" {
+                        li class=(format!("count {name}")) { strong { (number) } " " (name) }
+                    }
+                }
+            }
+            (best_trial(results))
+        }
+    }
+}
+
+fn direction(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Max => "higher is better",
+        Mode::Min => "lower is better",
+    }
+}
+
+fn best_trial(results: &Results) -> Markup {
+    let (Some(objective), Some(row)) = (&results.objective, results.best()) else {
+        return html! {
+            @if let Some(objective) = &results.objective {
+                p.note.no-best { "No trial has reported " code { (objective.metric) } " yet." }
+            }
+        };
+    };
+    html! {
+        section.best-trial {
+            h2 {
+                "Best trial " span.trial { (row.trial) } ": " (objective.metric) " "
+                span.value { (row.best.map_or("-".to_string(), number_text)) }
+            }
+            @if !row.params.is_empty() {
+                dl.params {
+                    @for (name, value) in &row.params {
+                        div { dt { (name) } dd { (value.text()) } }
+                    }
+                }
+            }
+            pre.command { code { (command_line(&row.command)) } }
+        }
+    }
+}
+
+fn objective_section(results: &Results) -> Markup {
+    let Some(objective) = &results.objective else {
+        return html! {};
+    };
+    let missing = results.rows.iter().filter(|row| row.best.is_none()).count();
+    let wide = wide(results);
+    let width = if wide { chart::WIDE } else { chart::WIDTH };
+    html! {
+        section.objective.wide[wide] {
+            h2 { "Best " (objective.metric) " per trial" }
+            @if results.best().is_some() {
+                (chart::objective(results, objective, width))
+                ul.legend {
+                    li { span.swatch.dot style=(format!("background:{BEST_COLOR}")) {} "best trial" }
+                    li { span.swatch.dot style=(format!("background:{POINT_COLOR}")) {} "other trials" }
+                    @if missing > 0 {
+                        li { span.cross { "×" } (missing) " without " (objective.metric) " (failed in red, queued, running or stopped in grey)" }
+                    }
+                }
+            } @else {
+                p.note { "No trial has reported " code { (objective.metric) } " yet." }
+            }
+        }
+    }
+}
+
+/// Whether the objective's chart takes the page's width: past 36 trials.
+fn wide(results: &Results) -> bool {
+    results.objective.is_some() && results.rows.len() > 36
+}
+
+/// The objective's metric (when a trial reports it), then `loss` and `val_loss`; without
+/// an objective, the first metrics by name.
+fn charted_metrics(results: &Results, metrics: &BTreeMap<String, MetricsSummary>) -> Vec<String> {
+    let present: BTreeSet<&str> = metrics
+        .values()
+        .flat_map(|summary| summary.curves.keys().map(String::as_str))
+        .collect();
+    let mut chosen: Vec<String> = Vec::new();
+    let objective = results.objective.as_ref().map(|o| o.metric.as_str());
+    let wanted = objective.into_iter().chain(["loss", "val_loss"]);
+    for name in wanted.chain(present.iter().copied().filter(|_| objective.is_none())) {
+        if present.contains(name) && !chosen.iter().any(|c| c == name) && chosen.len() < MAX_CHARTS
+        {
+            chosen.push(name.to_string());
+        }
+    }
+    chosen
+}
+
+/// The colour of each trial that reported metrics, in table order.
+fn looks<'a>(
+    results: &'a Results,
+    metrics: &BTreeMap<String, MetricsSummary>,
+) -> BTreeMap<&'a str, Look> {
+    let best = results.best().map(|row| row.trial.as_str());
+    let mut next = 0;
+    results
+        .rows
+        .iter()
+        .filter(|row| metrics.contains_key(&row.trial))
+        .map(|row| {
+            let look = if best == Some(row.trial.as_str()) {
+                Look::Best
+            } else if next < PALETTE.len() {
+                next += 1;
+                Look::Palette(next - 1)
+            } else {
+                Look::Other
+            };
+            (row.trial.as_str(), look)
+        })
+        .collect()
+}
+
+/// `t003 · lr=0.001 wd=1e-4`.
+fn trial_label(row: &ResultRow) -> String {
+    let params: Vec<String> = row
+        .params
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    match params.is_empty() {
+        true => row.trial.clone(),
+        false => format!("{} · {}", row.trial, params.join(" ")),
+    }
+}
+
+fn curve_section(
+    metric: &str,
+    results: &Results,
+    metrics: &BTreeMap<String, MetricsSummary>,
+    looks: &BTreeMap<&str, Look>,
+) -> Markup {
+    let lines: Vec<(chart::Line, &ResultRow)> = results
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let points = metrics.get(&row.trial)?.curves.get(metric)?;
+            let look = *looks.get(row.trial.as_str())?;
+            let line = chart::Line {
+                trial: &row.trial,
+                look,
+                points,
+                label: trial_label(row),
+            };
+            Some((line, row))
+        })
+        .collect();
+    let by_epoch = results
+        .rows
+        .iter()
+        .any(|row| metrics.get(&row.trial).is_some_and(|s| s.epochs.is_some()));
+    let x_title = if by_epoch { "epoch" } else { "step" };
+    let greys = lines
+        .iter()
+        .filter(|(line, _)| line.look == Look::Other)
+        .count();
+    let drawn: Vec<chart::Line> = lines.iter().map(|(line, _)| line.clone()).collect();
+    html! {
+        section.curves data-metric=(metric) {
+            h2 { (metric) " by " (x_title) }
+            (chart::curves(metric, &drawn, x_title))
+            ul.legend {
+                @for (line, row) in lines.iter().filter(|(line, _)| line.look != Look::Other) {
+                    li class=[(line.look == Look::Best).then_some("best")] {
+                        span.swatch style=(format!("background:{}", line.look.color())) {}
+                        (trial_label(row))
+                        @if line.look == Look::Best { " (best)" }
+                    }
+                }
+                @if greys > 0 {
+                    li { span.swatch style=(format!("background:{OTHER_COLOR}")) {} (greys) " more trials" }
+                }
+            }
+        }
+    }
+}
+
+/// The results table, in the order of `tfimg sweep results`.
+fn table(results: &Results) -> Markup {
+    let metric = results.objective.as_ref().map(|o| o.metric.as_str());
+    let params = results.param_names.len();
+    // Columns right-aligned: the objective's value, epochs, time.
+    let numeric =
+        |column: usize| column > params && column <= params + 2 + metric.is_some() as usize;
+    let best = results.best().map(|row| row.trial.as_str());
+    html! {
+        section.results {
+            h2 { "Results" }
+            @if results.rows.is_empty() {
+                p.note { "The sweep has no trials." }
+            } @else {
+                table {
+                    thead { tr {
+                        th { "trial" }
+                        @for name in &results.param_names { th.param { (name) } }
+                        @if let Some(metric) = metric { th.num { (metric) } }
+                        th.num { "epochs" } th.num { "time" } th { "GPUs" } th { "status" }
+                    } }
+                    tbody {
+                        @for (row, cells) in results.rows.iter().zip(results.table_rows()) {
+                            tr class=[(best == Some(row.trial.as_str())).then_some("best")] data-trial=(row.trial) title=(command_line(&row.command)) {
+                                @for (column, cell) in cells.iter().enumerate() {
+                                    @if column + 1 == cells.len() {
+                                        td.status { span class=(format!("chip {}", status_class(row.status))) { (cell) } }
+                                    } @else {
+                                        td class=[numeric(column).then_some("num")] { (cell) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn status_class(status: RowStatus) -> &'static str {
+    match status {
+        RowStatus::Done { .. } => "done",
+        RowStatus::Failed => "failed",
+        RowStatus::Running => "running",
+        RowStatus::Queued => "queued",
+        RowStatus::Stopped => "stopped",
+    }
+}
+
+/// `2026-11-22 17:03 UTC` for milliseconds since the Unix epoch (the proleptic Gregorian
+/// calendar, days from civil dates by Howard Hinnant's method).
+pub fn utc_text(unix_ms: u64) -> String {
+    let seconds = unix_ms / 1000;
+    let days = (seconds / 86_400) as i64 + 719_468;
+    let era = days.div_euclid(146_097);
+    let day_of_era = days.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        seconds % 86_400 / 3600,
+        seconds % 3600 / 60
+    )
+}
+
+/// The page's whole style: system fonts only (nothing to fetch).
+const CSS: &str = r#"
+:root { color-scheme: light; --ink: #1f2933; --muted: #5f6b76; --line: #dde3e9; --best: #e4572e; }
+* { box-sizing: border-box; }
+body { margin: 0; background: #f6f8fa; color: var(--ink);
+  font: 15px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", "Liberation Sans", sans-serif; }
+main { max-width: 1240px; margin: 0 auto; padding: 28px 24px 40px; }
+header h1 { margin: 0 0 4px; font-size: 26px; }
+header .name { font-family: ui-monospace, "DejaVu Sans Mono", "Liberation Mono", monospace; }
+.meta { margin: 0 0 14px; color: var(--muted); }
+.counts { display: flex; flex-wrap: wrap; gap: 8px; list-style: none; padding: 0; margin: 0 0 18px; }
+.count { padding: 4px 12px; border-radius: 999px; background: #fff; border: 1px solid var(--line); }
+.count.done strong { color: #2d8a4e; } .count.failed strong { color: #c0392b; }
+.count.running strong { color: #2e86ab; } .count.queued strong, .count.stopped strong { color: var(--muted); }
+section { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 16px 20px; margin: 0 0 18px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 0 18px; }
+.charts section.wide { grid-column: 1 / -1; }
+h2 { margin: 0 0 10px; font-size: 18px; }
+.best-trial { border-left: 6px solid var(--best); }
+.best-trial .value { color: var(--best); }
+.params { display: flex; flex-wrap: wrap; gap: 6px 18px; margin: 0 0 10px; }
+.params div { display: flex; gap: 6px; } .params dt { color: var(--muted); } .params dd { margin: 0; font-weight: 600; }
+pre.command { margin: 0; padding: 10px 12px; background: #1f2933; color: #f5f7fa; border-radius: 6px;
+  white-space: pre-wrap; word-break: break-all; font: 13px/1.4 ui-monospace, "DejaVu Sans Mono", monospace; }
+svg.chart { display: block; width: 100%; max-width: 720px; height: auto; margin: 0 auto; }
+.wide svg.chart { max-width: 1200px; }
+svg text { font-size: 12px; fill: #4a5560; }
+svg .axis-title { font-size: 13px; fill: var(--ink); }
+.legend { display: flex; flex-wrap: wrap; gap: 4px 16px; list-style: none; padding: 0; margin: 8px 0 0;
+  font-size: 13px; color: var(--muted); }
+.legend li.best { color: var(--ink); font-weight: 600; }
+.swatch { display: inline-block; width: 18px; height: 4px; border-radius: 2px; margin-right: 6px; vertical-align: middle; }
+.swatch.dot { width: 10px; height: 10px; border-radius: 50%; }
+.cross { color: #c0392b; font-weight: 700; margin-right: 6px; }
+.note { color: var(--muted); margin: 0; }
+table { width: 100%; border-collapse: collapse; font-size: 14px; }
+th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }
+td { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 13px; }
+th { color: var(--muted); font-weight: 600; } th.num, td.num { text-align: right; }
+tbody tr:nth-child(even) { background: #fafbfc; }
+tr.best { background: #fff4ef !important; } tr.best td:first-child { box-shadow: inset 4px 0 var(--best); }
+.chip { padding: 1px 8px; border-radius: 999px; font-family: system-ui, sans-serif; font-size: 12px; }
+.chip.done { background: #e3f4e8; color: #216e3c; } .chip.failed { background: #fbe4e1; color: #a8322a; }
+.chip.running { background: #e1f0f7; color: #22698a; } .chip.queued, .chip.stopped { background: #eef1f4; color: #4a5560; }
+footer { color: var(--muted); font-size: 13px; text-align: center; }
+"#;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,306 @@
+use super::*;
+use crate::sweep::metrics::parse_jsonl;
+use crate::sweep::{Objective, ParamValue};
+
+fn objective() -> Option<Objective> {
+    Some(Objective {
+        metric: "val_accuracy".into(),
+        mode: Mode::Max,
+    })
+}
+
+fn row(trial: &str, aug: &str, best: Option<f64>, status: RowStatus) -> ResultRow {
+    ResultRow {
+        trial: trial.into(),
+        params: vec![
+            ("lr".into(), ParamValue::Float(0.001)),
+            ("aug".into(), ParamValue::Text(aug.into())),
+        ],
+        best,
+        last: best,
+        epochs: best.map(|_| 3),
+        points: 3 * usize::from(best.is_some()),
+        duration_ms: Some(65_000),
+        gpus: vec!["0".into()],
+        status,
+        command: vec![
+            "python".into(),
+            "train.py".into(),
+            "--aug".into(),
+            aug.into(),
+        ],
+    }
+}
+
+/// `val_accuracy` and `loss` over three epochs, ending at `best`.
+fn curve(best: f64) -> MetricsSummary {
+    let text: String = (1..=3)
+        .map(|epoch| {
+            let accuracy = best - 0.1 * f64::from(3 - epoch);
+            format!(
+                "{{\"epoch\": {epoch}, \"val_accuracy\": {accuracy}, \"loss\": {}}}\n",
+                1.0 - accuracy
+            )
+        })
+        .collect();
+    MetricsSummary::of(&parse_jsonl(&text))
+}
+
+/// Three trials: t002 best, t001 second, t003 failed with a param that is markup.
+fn small() -> (Results, BTreeMap<String, MetricsSummary>) {
+    let results = Results {
+        objective: objective(),
+        param_names: vec!["lr".into(), "aug".into()],
+        rows: vec![
+            row("t002", "high", Some(0.9), RowStatus::Done { attempt: 2 }),
+            row("t001", "low", Some(0.75), RowStatus::Done { attempt: 1 }),
+            row(
+                "t003",
+                "<script>alert(1)</script>\"&",
+                None,
+                RowStatus::Failed,
+            ),
+        ],
+    };
+    let metrics = BTreeMap::from([
+        ("t001".to_string(), curve(0.75)),
+        ("t002".to_string(), curve(0.9)),
+    ]);
+    (results, metrics)
+}
+
+/// What every report must be: no script, nothing to fetch, no number that is not one.
+fn assert_self_contained(html: &str) {
+    let forbidden = [
+        "<script", "http://", "https://", "url(", "@import", " src=", " href=", "NaN", "=\"inf",
+        "=\"-inf", "inf,", ",inf", ",-inf",
+    ];
+    for forbidden in forbidden {
+        assert!(!html.contains(forbidden), "`{forbidden}` in the report");
+    }
+}
+
+#[test]
+fn user_text_is_escaped_everywhere() {
+    let (mut results, mut metrics) = small();
+    // A metric name that is markup (a sweep file's objective is free text).
+    let metric = "acc<u>\"&";
+    results.objective.as_mut().unwrap().metric = metric.into();
+    for summary in metrics.values_mut() {
+        let curve = summary.curves.remove("val_accuracy").unwrap();
+        summary.curves.insert(metric.into(), curve);
+    }
+    let html = render("lab<i>", &results, &metrics, "2026-11-22 17:03 UTC");
+    assert_self_contained(&html);
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&amp;"),
+        "{html}"
+    );
+    assert!(html.contains("sweep lab&lt;i&gt;: report"));
+    assert!(!html.contains("<i>") && !html.contains("<u>"));
+    assert!(html.contains("<h2>Best acc&lt;u&gt;&quot;&amp; per trial</h2>"));
+    assert!(html.contains("aria-label=\"acc&lt;u&gt;&quot;&amp; by epoch\""));
+    assert!(html.contains("<th class=\"num\">acc&lt;u&gt;&quot;&amp;</th>"));
+    // The failed trial's command is in its row's title attribute, quotes escaped.
+    assert!(html.contains(
+        "title=\"python train.py --aug '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&amp;'\""
+    ));
+}
+
+#[test]
+fn a_small_report_has_every_part() {
+    let (results, metrics) = small();
+    let html = render("lab", &results, &metrics, "2026-11-22 17:03 UTC");
+    assert_self_contained(&html);
+    for part in [
+        "<strong>2</strong> done",
+        "<strong>1</strong> failed",
+        "<strong>0</strong> queued",
+        "Best trial <span class=\"trial\">t002</span>: val_accuracy <span class=\"value\">0.9</span>",
+        "<pre class=\"command\"><code>python train.py --aug high</code></pre>",
+        "svg class=\"chart objective-chart\"",
+        "<h2>val_accuracy by epoch</h2>",
+        "<h2>loss by epoch</h2>",
+        "done (attempt 2)",
+    ] {
+        assert!(html.contains(part), "no `{part}` in {html}");
+    }
+    assert!(
+        !html.contains("count stopped"),
+        "no stopped trial, no stopped count"
+    );
+    // Rows in table order, the best marked.
+    let t002 = html.find("<tr class=\"best\" data-trial=\"t002\"").unwrap();
+    let t001 = html.find("<tr data-trial=\"t001\"").unwrap();
+    let t003 = html.find("<tr data-trial=\"t003\"").unwrap();
+    assert!(t002 < t001 && t001 < t003);
+    // Two curves per curve chart, the best in its colour; the failed trial is a cross.
+    assert_eq!(
+        html.matches("<g class=\"curve best\" data-trial=\"t002\">")
+            .count(),
+        2
+    );
+    assert_eq!(
+        html.matches("<g class=\"curve\" data-trial=\"t001\">")
+            .count(),
+        2
+    );
+    assert!(html.contains(&format!("stroke=\"{BEST_COLOR}\"")));
+    assert!(html.contains("<g class=\"missing\" data-trial=\"t003\" data-status=\"failed\""));
+    assert!(
+        CSS.contains(BEST_COLOR),
+        "the style sheet's --best is BEST_COLOR"
+    );
+}
+
+#[test]
+fn the_small_report_as_html() {
+    let (results, metrics) = small();
+    let html = render("lab", &results, &metrics, "2026-11-22 17:03 UTC");
+    // One tag a line, so a change shows as a readable diff.
+    insta::assert_snapshot!(html.replace("><", ">\n<"));
+}
+
+#[test]
+fn no_metrics_no_objective_no_trials() {
+    let (mut results, _) = small();
+    for row in &mut results.rows {
+        row.best = None;
+        row.status = RowStatus::Queued;
+    }
+    let none = BTreeMap::new();
+    let html = render("lab", &results, &none, "now");
+    assert_self_contained(&html);
+    assert!(html.contains("No trial has reported <code>val_accuracy</code> yet."));
+    assert!(html.contains("No trial has reported metrics yet"));
+    assert!(!html.contains("<svg"));
+    assert_eq!(html.matches("<tr data-trial=").count(), 3);
+
+    let (mut results, metrics) = small();
+    // What `results::results` gives without an objective: no best value.
+    results.objective = None;
+    for row in &mut results.rows {
+        row.best = None;
+    }
+    let html = render("lab", &results, &metrics, "now");
+    assert_self_contained(&html);
+    assert!(html.contains("no objective: trials are listed in order"));
+    assert!(!html.contains("objective-chart"));
+    // Without an objective every metric is charted, none highlighted as best.
+    assert!(
+        html.contains("<h2>val_accuracy by epoch</h2>") && html.contains("<h2>loss by epoch</h2>")
+    );
+    assert!(!html.contains("curve best"));
+
+    results.rows.clear();
+    let html = render("lab", &results, &BTreeMap::new(), "now");
+    assert_self_contained(&html);
+    assert!(html.contains("The sweep has no trials."));
+}
+
+#[test]
+fn one_trial_and_equal_values_still_draw() {
+    let results = Results {
+        objective: objective(),
+        param_names: vec!["lr".into(), "aug".into()],
+        rows: vec![row(
+            "t001",
+            "low",
+            Some(0.5),
+            RowStatus::Done { attempt: 1 },
+        )],
+    };
+    // One point only, at epoch 1.
+    let metrics = BTreeMap::from([(
+        "t001".to_string(),
+        MetricsSummary::of(&parse_jsonl("{\"epoch\": 1, \"val_accuracy\": 0.5}\n")),
+    )]);
+    let html = render("lab", &results, &metrics, "now");
+    assert_self_contained(&html);
+    // A lone point is a marker, not an invisible one-point line.
+    assert!(html.contains(
+        "<g class=\"curve best\" data-trial=\"t001\"><title>t001 · lr=0.001 aug=low</title><circle"
+    ));
+
+    let mut results = results;
+    results.rows = (1..=4)
+        .map(|index| {
+            row(
+                &format!("t00{index}"),
+                "same",
+                Some(0.5),
+                RowStatus::Done { attempt: 1 },
+            )
+        })
+        .collect();
+    let metrics = results
+        .rows
+        .iter()
+        .map(|row| (row.trial.clone(), curve(0.5)))
+        .collect();
+    let html = render("lab", &results, &metrics, "now");
+    assert_self_contained(&html);
+    assert_eq!(html.matches("class=\"point").count(), 4);
+}
+
+#[test]
+fn hundreds_of_trials_stay_readable_and_small() {
+    let rows: Vec<ResultRow> = (0..600)
+        .map(|index| {
+            let status = match index % 10 {
+                9 => RowStatus::Failed,
+                8 => RowStatus::Queued,
+                _ => RowStatus::Done { attempt: 1 },
+            };
+            let best = matches!(status, RowStatus::Done { .. }).then(|| 0.99 - index as f64 * 1e-3);
+            row(&format!("t{:04}", index + 1), "x", best, status)
+        })
+        .collect();
+    let metrics: BTreeMap<String, MetricsSummary> = rows
+        .iter()
+        .filter_map(|row| {
+            let best = row.best?;
+            // 2,000 steps each, no epochs.
+            let text: String = (0..2000)
+                .map(|step| {
+                    format!(
+                        "{{\"step\": {step}, \"val_accuracy\": {}}}\n",
+                        best * step as f64 / 2000.0
+                    )
+                })
+                .collect();
+            Some((row.trial.clone(), MetricsSummary::of(&parse_jsonl(&text))))
+        })
+        .collect();
+    let results = Results {
+        objective: objective(),
+        param_names: vec!["lr".into(), "aug".into()],
+        rows,
+    };
+    let html = render("big", &results, &metrics, "now");
+    assert_self_contained(&html);
+    assert!(html.len() < 8_000_000, "{} bytes", html.len());
+    // The chart spans the page; trial labels are thinned to one per 18 units of 1,200.
+    assert!(html.contains("<section class=\"objective wide\">"));
+    let labels = html.matches("trial-label").count();
+    assert!((30..=67).contains(&labels), "{labels} trial labels");
+    assert_eq!(html.matches("<g class=\"point").count(), 480);
+    assert_eq!(html.matches("<g class=\"missing\"").count(), 120);
+    assert_eq!(html.matches("<g class=\"curve").count(), 480);
+    assert!(html.contains("<h2>val_accuracy by step</h2>"));
+    // The legend names the best and the palette's trials, then counts the rest.
+    assert!(
+        html.contains("472 more trials"),
+        "{}",
+        &html[html.len() - 3000..]
+    );
+    assert_eq!(html.matches("<tr").count(), 601);
+}
+
+#[test]
+fn utc_texts() {
+    assert_eq!(utc_text(0), "1970-01-01 00:00 UTC");
+    assert_eq!(utc_text(951_782_400_000), "2000-02-29 00:00 UTC");
+    assert_eq!(utc_text(1_795_398_245_000), "2026-11-23 01:44 UTC");
+    assert_eq!(utc_text(4_102_444_799_000), "2099-12-31 23:59 UTC");
+}

@@ -1,0 +1,354 @@
+//! `tfimg sweep report`, as a person would meet it: a sweep's folder (the copy of its
+//! file, its journal, each trial's folder with `metrics.jsonl`) made by hand the way
+//! `tfimg sweep` leaves it, the real binary writing the report, and a real headless
+//! Chromium (Debian's `chromium`) opening it: a screenshot that shows the charts in their
+//! colours, and the DOM with the table in the objective's order, one curve per trial that
+//! reported metrics, a param that is markup shown as text and nothing loaded from the
+//! network. The screenshot and the page stay in `target/test-artifacts/`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{scratch, tfimg};
+use tfimg::sweep::report::{BEST_COLOR, POINT_COLOR};
+
+const SWEEP_FILE: &str = r#"sweep: report-test
+image: tfimg/cpu-headless:2.9.3
+command: [python, train.py, --lr, "{lr}", --aug, "{aug}"]
+params:
+  lr: [0.001, 0.0001]
+  aug: [low, "<b>&\"", high]
+max_parallel: 2
+retries: 1
+objective: {metric: val_accuracy, mode: max}
+"#;
+
+/// The trials (in trial order) that finished, with their final `val_accuracy`:
+/// t002 (lr 0.001, the markup param) is the best; t004 needed a second attempt.
+const DONE: [(&str, f64); 4] = [
+    ("t001", 0.81),
+    ("t002", 0.93),
+    ("t004", 0.74),
+    ("t005", 0.88),
+];
+
+/// The table's order: by best `val_accuracy`, then the failed t003 and the queued t006.
+const TABLE_ORDER: [&str; 6] = ["t002", "t005", "t001", "t004", "t003", "t006"];
+
+const SCREEN: (u32, u32) = (1280, 1800);
+
+/// `runs/report-test/` under `root`, as `tfimg sweep` would have left it after
+/// a run that was stopped with t006 still queued.
+fn sweep_folder(root: &Path) -> PathBuf {
+    let dir = root.join("runs/report-test");
+    let write = |path: &str, text: &str| {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("sweep.yaml", SWEEP_FILE);
+    let start_ms: u64 = 1_795_000_000_000;
+    let mut journal = format!(
+        "{{\"event\":\"sweep_started\",\"sweep\":\"report-test\",\"trials\":6,\"fingerprint\":{{}},\"time_ms\":{start_ms}}}\n"
+    );
+    let mut attempt = |trial: &str, number: u32, gpu: &str, from_s: u64, to_s: u64, exit: i64| {
+        journal += &format!(
+            "{{\"event\":\"trial_started\",\"trial\":\"{trial}\",\"attempt\":{number},\"container\":\"report-test-{trial}\",\"container_id\":\"c{trial}{number}\",\"gpus\":[\"{gpu}\"],\"image\":\"sha256:abc\",\"time_ms\":{}}}\n",
+            start_ms + from_s * 1000
+        );
+        journal += &format!(
+            "{{\"event\":\"trial_finished\",\"trial\":\"{trial}\",\"attempt\":{number},\"exit_code\":{exit},\"time_ms\":{}}}\n",
+            start_ms + to_s * 1000
+        );
+    };
+    attempt("t001", 1, "0", 0, 95, 0);
+    attempt("t002", 1, "1", 0, 102, 0);
+    attempt("t003", 1, "0", 95, 97, 1);
+    attempt("t004", 1, "1", 102, 110, 137);
+    attempt("t004", 2, "0", 110, 200, 0);
+    attempt("t005", 1, "1", 200, 290, 0);
+    journal += &format!(
+        "{{\"event\":\"sweep_stopped\",\"reason\":\"interrupted\",\"time_ms\":{}}}\n",
+        start_ms + 300_000
+    );
+    write("journal.jsonl", &journal);
+    for (trial, best) in DONE {
+        let lines: String = (1..=6)
+            .map(|epoch| {
+                let f = f64::from(epoch) / 6.0;
+                let accuracy = best * (0.55 + 0.45 * f);
+                let loss = 1.6 * (1.0 - accuracy) + 0.05;
+                format!(
+                    "{{\"epoch\": {epoch}, \"loss\": {loss:.4}, \"accuracy\": {:.4}, \"val_loss\": {:.4}, \"val_accuracy\": {accuracy:.4}}}\n",
+                    accuracy + 0.02,
+                    loss + 0.1
+                )
+            })
+            .collect();
+        write(&format!("{trial}/metrics.jsonl"), &lines);
+        write(&format!("{trial}/stdout.log"), "Epoch 1/6\n");
+    }
+    write(
+        "t003/stderr.log",
+        "Traceback (most recent call last):\nValueError: bad aug\n",
+    );
+    dir
+}
+
+/// The values of attribute `name` on the elements whose opening tag starts with `open`
+/// (`<tr `), in document order.
+fn attribute_values(html: &str, open: &str, name: &str) -> Vec<String> {
+    html.split(open)
+        .skip(1)
+        .filter_map(|rest| {
+            let tag = &rest[..rest.find('>')?];
+            let start = tag.find(&format!("{name}=\""))? + name.len() + 2;
+            let end = tag[start..].find('"')? + start;
+            Some(tag[start..end].to_string())
+        })
+        .collect()
+}
+
+/// The part of `html` from the element carrying `marker` to the end of its section.
+fn section<'a>(html: &'a str, marker: &str) -> &'a str {
+    let start = html
+        .find(marker)
+        .unwrap_or_else(|| panic!("no `{marker}` in the page"));
+    let end = html[start..]
+        .find("</section>")
+        .map_or(html.len(), |end| start + end);
+    &html[start..end]
+}
+
+/// `target/test-artifacts/`, made when missing.
+fn artifacts() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("test-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Whether Debian's `chromium` is here. Under CI=true it must be (scripts/setup-machine
+/// installs it); elsewhere a missing browser skips the browser part, saying so.
+fn chromium_available() -> bool {
+    let found = Command::new("chromium")
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !found {
+        let ci = std::env::var("CI").is_ok_and(|value| value == "true");
+        assert!(
+            !ci,
+            "headless Chromium (`chromium`) is missing; scripts/setup-machine installs it"
+        );
+        eprintln!("skipping the browser checks: no `chromium` on PATH (scripts/setup-machine installs it)");
+    }
+    found
+}
+
+/// Runs headless Chromium on `page` with `extra` flags, at most a minute; its stdout. Its
+/// profile, cache and crash reports go to a folder removed after (`HOME` and the XDG
+/// folders point there), not to the user's own.
+fn chromium(page: &Path, extra: &[String]) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let (width, height) = SCREEN;
+    let output = Command::new("timeout")
+        .arg("60")
+        .arg("chromium")
+        .env("HOME", profile.path())
+        .env("XDG_CONFIG_HOME", profile.path().join("config"))
+        .env("XDG_CACHE_HOME", profile.path().join("cache"))
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+            "--no-first-run",
+            &format!("--user-data-dir={}", profile.path().display()),
+            &format!("--window-size={width},{height}"),
+        ])
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        output.status.success(),
+        "chromium failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The screenshot's size and RGB pixels.
+fn decode_png(path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
+    let file = std::io::BufReader::new(std::fs::File::open(path).expect("a screenshot"));
+    let mut decoder = png::Decoder::new(file);
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info().expect("a PNG file");
+    let mut buffer = vec![0; reader.output_buffer_size().expect("a sane size")];
+    let info = reader.next_frame(&mut buffer).expect("a PNG frame");
+    let channels = match info.color_type {
+        png::ColorType::Rgb => 3,
+        png::ColorType::Rgba => 4,
+        png::ColorType::Grayscale => 1,
+        png::ColorType::GrayscaleAlpha => 2,
+        png::ColorType::Indexed => unreachable!("EXPAND turns a palette into RGB"),
+    };
+    let pixels = buffer[..info.buffer_size()]
+        .chunks_exact(channels)
+        .map(|pixel| match channels {
+            1 | 2 => [pixel[0]; 3],
+            _ => [pixel[0], pixel[1], pixel[2]],
+        })
+        .collect();
+    (info.width, info.height, pixels)
+}
+
+/// `#e4572e` as RGB.
+fn rgb(hex: &str) -> [u8; 3] {
+    let channel = |at: usize| u8::from_str_radix(&hex[at..at + 2], 16).unwrap();
+    [channel(1), channel(3), channel(5)]
+}
+
+fn near(pixel: [u8; 3], colour: [u8; 3]) -> bool {
+    pixel
+        .iter()
+        .zip(colour)
+        .all(|(a, b)| (i16::from(*a) - i16::from(b)).abs() <= 10)
+}
+
+#[test]
+fn the_report_shows_the_sweep_in_a_real_browser() {
+    let root = scratch(&[]);
+    let dir = sweep_folder(root.path());
+    let page = root.path().join("out/report.html");
+    let run = tfimg(
+        root.path(),
+        &[
+            "sweep",
+            "report",
+            dir.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        format!("report written to `{}`\n", page.display())
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    std::fs::copy(&page, artifacts().join("sweep-report.html")).unwrap();
+    // Escaped as written: the markup param is text in the table, the legend and the best
+    // trial's command line.
+    assert!(html.contains("<td>&lt;b&gt;&amp;&quot;</td>"), "{html}");
+    assert!(html.contains("<code>python train.py --lr 0.001 --aug '&lt;b&gt;&amp;&quot;'</code>"));
+
+    if !chromium_available() {
+        return;
+    }
+    let screenshot = root.path().join("report.png");
+    chromium(&page, &[format!("--screenshot={}", screenshot.display())]);
+    std::fs::copy(&screenshot, artifacts().join("sweep-report.png")).unwrap();
+    let (width, height, pixels) = decode_png(&screenshot);
+    assert_eq!((width, height), SCREEN);
+    let background = pixels[0];
+    let drawn = pixels.iter().filter(|pixel| **pixel != background).count();
+    assert!(
+        drawn > pixels.len() / 20,
+        "the page looks blank: {drawn} pixels differ from the background"
+    );
+    // The best trial's dot and curves (about 2,000 pixels here), and the other trials'
+    // dots and the second trial's curves (about 600).
+    for (name, colour, least) in [("best", BEST_COLOR, 1000), ("point", POINT_COLOR, 300)] {
+        let count = pixels
+            .iter()
+            .filter(|pixel| near(**pixel, rgb(colour)))
+            .count();
+        assert!(
+            count > least,
+            "only {count} pixels of the {name} colour {colour} on screen"
+        );
+    }
+
+    let dom = chromium(&page, &["--dump-dom".to_string()]);
+    std::fs::write(artifacts().join("sweep-report.dom.html"), &dom).unwrap();
+    // The table: one row per trial, sorted by the objective, the best first and marked.
+    assert_eq!(attribute_values(&dom, "<tr ", "data-trial"), TABLE_ORDER);
+    assert!(dom.contains("<tr class=\"best\" data-trial=\"t002\""));
+    let table = section(&dom, "<section class=\"results\">");
+    for status in ["done (attempt 2)", ">failed<", ">queued<"] {
+        assert!(table.contains(status), "no `{status}` in the table");
+    }
+    // The markup param is text: no `<b>` element, the characters in a cell.
+    assert!(!dom.contains("<b>"), "the param became markup");
+    assert!(table.contains("<td>&lt;b&gt;&amp;\"</td>"));
+    // The objective chart: a dot per done trial in table order, a cross per other.
+    let objective = section(&dom, "<section class=\"objective\">");
+    assert_eq!(
+        attribute_values(objective, "<g class=\"point", "data-trial"),
+        ["t002", "t005", "t001", "t004"]
+    );
+    assert_eq!(
+        attribute_values(objective, "<g class=\"missing", "data-trial"),
+        ["t003", "t006"]
+    );
+    // One curve per trial that reported metrics in each curve chart, the best marked.
+    for metric in ["val_accuracy", "loss", "val_loss"] {
+        let chart = section(&dom, &format!("data-metric=\"{metric}\""));
+        let mut curves = attribute_values(chart, "<g class=\"curve", "data-trial");
+        curves.sort();
+        assert_eq!(curves, ["t001", "t002", "t004", "t005"], "{metric}");
+        assert!(chart.contains("<g class=\"curve best\" data-trial=\"t002\""));
+        assert!(
+            chart.contains("t002 · lr=0.001 aug=&lt;b&gt;&amp;\" (best)"),
+            "{metric} legend"
+        );
+    }
+    // Nothing to fetch: no script, no stylesheet link, no image, no address at all.
+    for forbidden in [
+        "<script", "<link", "<img", "<iframe", "src=", "href=", "http://", "https://", "url(",
+    ] {
+        assert!(!dom.contains(forbidden), "`{forbidden}` in the page");
+    }
+}
+
+#[test]
+fn a_sweep_named_from_its_parent_folder_gets_report_html_in_its_folder() {
+    let root = scratch(&[]);
+    let dir = sweep_folder(root.path());
+    let run = tfimg(root.path(), &["sweep", "report", "report-test"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "report written to `runs/report-test/report.html`\n"
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    // Written whole: no temporary file is left beside it.
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "journal.jsonl",
+            "report.html",
+            "sweep.yaml",
+            "t001",
+            "t002",
+            "t003",
+            "t004",
+            "t005"
+        ]
+    );
+}
