@@ -60,6 +60,8 @@ pub struct Sweep {
     pub command: CommandTemplate,
     /// `mounts:` as written (checked); `plan::mounts::parse_request(text, &folder)` reads them.
     pub mounts: Vec<String>,
+    /// Where each of `mounts` is in the file, for errors found later (`--k8s`).
+    pub mount_locations: Vec<Location>,
     /// `env:`, in file order.
     pub env: Vec<(String, String)>,
     pub search: Search,
