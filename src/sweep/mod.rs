@@ -13,10 +13,13 @@
 //!   first out, with retries and `max_failed`.
 //! - `journal` is the append-only record of a sweep's run (JSON lines) and its replay
 //!   into what each trial did, plus what changed in a sweep file since it started.
+//! - `k8s` writes the sweep as a Kubernetes Indexed Job, a ConfigMap of its trials and a
+//!   claim for their folders (`tfimg sweep FILE --k8s`).
 //! - `metrics` reads what trials report; `results` makes the table sorted by the objective
 //!   (text, JSON, CSV).
 
 pub mod journal;
+pub mod k8s;
 pub mod metrics;
 pub mod results;
 pub mod schedule;
