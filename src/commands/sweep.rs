@@ -1,8 +1,9 @@
 //! `tfimg sweep FILE [--dry-run]` and `tfimg sweep status|results|stop|report SWEEP`.
 //! The sweep file is read and checked (every error at its file:line:column, exit 1), its
 //! spec resolved and its slots planned against this host's GPUs before anything else;
-//! `--dry-run` then prints the trials and the slot plan and creates nothing. Running the
-//! trials, `--k8s` and the subcommands are not built yet: they exit 2 saying so.
+//! `--dry-run` then prints the trials and the slot plan and creates nothing; `--k8s`
+//! writes the sweep for a cluster instead (`k8s`). Running the trials and the
+//! subcommands are not built yet: they exit 2 saying so.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -15,6 +16,8 @@ use crate::spec::load::looks_like_path;
 use crate::spec::{ResolvedSpec, SpecError};
 use crate::sweep::schedule::{self, Slot};
 use crate::sweep::{GpuPool, ImageSource, Sweep, Trial};
+
+mod k8s;
 
 pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
@@ -40,25 +43,7 @@ pub(crate) struct Planned {
 /// Reads and checks `file`, resolves its spec (a relative spec file starts at the sweep
 /// file's folder) and plans its slots against this host's GPUs.
 pub(crate) fn plan(file: &Path) -> anyhow::Result<Planned> {
-    let sweep = crate::app::catalog::load_sweep(file)?;
-    let spec = match &sweep.source {
-        ImageSource::Spec { name, location } => {
-            let wanted = match looks_like_path(name) && Path::new(name).is_relative() {
-                true => lexical(&sweep.folder.join(name)).display().to_string(),
-                false => name.clone(),
-            };
-            let resolved = crate::app::catalog::resolve(&super::catalog(), &wanted).map_err(|error| {
-                // `no spec named ...` has no place of its own: the sweep's `spec:`.
-                SpecError::new(
-                    error.location.clone().or_else(|| Some(location.clone())),
-                    error.message.clone(),
-                    error.hint.clone(),
-                )
-            })?;
-            Some(resolved)
-        }
-        ImageSource::Image { .. } => None,
-    };
+    let (sweep, spec) = load(file)?;
     let host_gpus = match sweep.pool.gpus {
         GpuPool::Cpu => Vec::new(),
         _ => Machine.nvidia().gpus,
@@ -69,19 +54,50 @@ pub(crate) fn plan(file: &Path) -> anyhow::Result<Planned> {
     Ok(Planned { sweep, spec, slots })
 }
 
-fn file(args: &SweepRunArgs) -> anyhow::Result<ExitCode> {
-    let file = args.file.as_deref().expect("clap requires FILE without a subcommand");
-    let planned = plan(file)?;
-    let image_warning = planned
-        .spec
-        .as_ref()
-        .and_then(|spec| planned.sweep.image_warning(spec.gpu.is_some()));
-    for warning in planned.sweep.warnings.iter().chain(&image_warning) {
+/// Reads and checks `file` and resolves its spec (a relative spec file starts at the
+/// sweep file's folder), asking nothing of this host.
+pub(crate) fn load(file: &Path) -> anyhow::Result<(Sweep, Option<ResolvedSpec>)> {
+    let sweep = crate::app::catalog::load_sweep(file)?;
+    let spec = match &sweep.source {
+        ImageSource::Spec { name, location } => {
+            let wanted = match looks_like_path(name) && Path::new(name).is_relative() {
+                true => lexical(&sweep.folder.join(name)).display().to_string(),
+                false => name.clone(),
+            };
+            let resolved =
+                crate::app::catalog::resolve(&super::catalog(), &wanted).map_err(|error| {
+                    // `no spec named ...` has no place of its own: the sweep's `spec:`.
+                    SpecError::new(
+                        error.location.clone().or_else(|| Some(location.clone())),
+                        error.message.clone(),
+                        error.hint.clone(),
+                    )
+                })?;
+            Some(resolved)
+        }
+        ImageSource::Image { .. } => None,
+    };
+    Ok((sweep, spec))
+}
+
+/// The sweep file's warnings, and the image's against the pool.
+fn print_warnings(sweep: &Sweep, spec: Option<&ResolvedSpec>) {
+    let image_warning = spec.and_then(|spec| sweep.image_warning(spec.gpu.is_some()));
+    for warning in sweep.warnings.iter().chain(&image_warning) {
         eprintln!("warning: {warning}");
     }
+}
+
+fn file(args: &SweepRunArgs) -> anyhow::Result<ExitCode> {
+    let file = args
+        .file
+        .as_deref()
+        .expect("clap requires FILE without a subcommand");
     if args.k8s {
-        return not_built("FILE --k8s");
+        return k8s::export(args, file);
     }
+    let planned = plan(file)?;
+    print_warnings(&planned.sweep, planned.spec.as_ref());
     if !args.dry_run {
         return not_built("FILE");
     }
@@ -111,7 +127,12 @@ fn file(args: &SweepRunArgs) -> anyhow::Result<ExitCode> {
 /// The trials (id, each param, the command) and the slots (slot → GPU ids).
 fn print_dry_run(sweep: &Sweep, trials: &[Trial], slots: &[Slot]) -> anyhow::Result<()> {
     let mut header = vec!["TRIAL".to_string()];
-    header.extend(sweep.param_names().iter().map(|name| name.to_ascii_uppercase()));
+    header.extend(
+        sweep
+            .param_names()
+            .iter()
+            .map(|name| name.to_ascii_uppercase()),
+    );
     header.push("COMMAND".to_string());
     let rows: Vec<Vec<String>> = trials
         .iter()
