@@ -26,7 +26,6 @@ pub(super) fn export(args: &SweepRunArgs, file: &Path) -> anyhow::Result<ExitCod
         .into());
     }
     let (sweep, spec) = super::load(file)?;
-    super::print_warnings(&sweep, spec.as_ref());
     let image = match (&spec, &sweep.source) {
         (Some(spec), _) => spec.image_reference(),
         (None, ImageSource::Image { reference, .. }) => reference.clone(),
@@ -40,6 +39,7 @@ pub(super) fn export(args: &SweepRunArgs, file: &Path) -> anyhow::Result<ExitCod
         volume_size: args.volume_size.clone(),
     };
     let export = k8s::export(&sweep, &trials, &options)?;
+    super::print_warnings(&sweep, spec.as_ref());
     for note in &export.notes {
         eprintln!("note: {note}");
     }
