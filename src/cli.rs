@@ -106,7 +106,7 @@ pub struct SweepRunArgs {
 
     /// Write the sweep as a Kubernetes Indexed Job (one completion per trial) into `-o DIR`
     /// instead of running it here.
-    #[arg(long, requires = "output")]
+    #[arg(long, requires = "output", conflicts_with_all = ["detach", "resume", "json"])]
     pub k8s: bool,
 
     /// With `--k8s`: the folder the manifests go to.
@@ -116,6 +116,10 @@ pub struct SweepRunArgs {
     /// With `--k8s`: registry prefix for the image (`registry.example.com:5000`).
     #[arg(long, value_name = "HOST", requires = "k8s")]
     pub registry: Option<String>,
+
+    /// With `--k8s`: the size of the claim holding every trial's folder.
+    #[arg(long, value_name = "SIZE", default_value = crate::sweep::k8s::DEFAULT_VOLUME_SIZE, requires = "k8s")]
+    pub volume_size: String,
 
     #[command(flatten)]
     pub network: NetworkArgs,

@@ -102,6 +102,29 @@ fn sweep(name: &'static str, at: &str, text: &str) -> Case {
     }
 }
 
+/// `tfimg sweep ./<name>.yaml --k8s [-o out] <flags>` on a sweep file; the message must
+/// name `names` (`line:column` in the file, or a flag).
+fn sweep_k8s(name: &'static str, names: &str, text: &str, flags: &[&str]) -> Case {
+    let path = format!("./{name}.yaml");
+    let mut args: Vec<String> = ["sweep", &path, "--k8s"].map(String::from).to_vec();
+    if !flags.contains(&"-o") {
+        args.extend(["-o".to_string(), "out".to_string()]);
+    }
+    args.extend(flags.iter().map(|flag| flag.to_string()));
+    let names = match names.starts_with('`') || names.starts_with('\'') {
+        true => names.to_string(),
+        false => format!("`{path}`:{names}"),
+    };
+    Case {
+        name,
+        names,
+        input: Input::File {
+            args,
+            file: Some((path, text.as_bytes().to_vec())),
+        },
+    }
+}
+
 /// A sweep file whose command uses `{lr}`, with `rest` from line 4 on.
 fn sweep_with(rest: &str) -> String {
     format!("sweep: lab\nspec: cpu-headless\ncommand: [python, train.py, --lr, \"{{lr}}\"]\n{rest}")
@@ -636,6 +659,67 @@ fn cases() -> Vec<Case> {
             &sweep_with(&format!("params: {{lr: {laughs}}}\n")),
         ),
         sweep("sweep-empty-file", "1:1", ""),
+        sweep(
+            "sweep-nul-in-a-command-argument",
+            "3:27",
+            "sweep: lab\nspec: cpu-headless\ncommand: [python, \"{lr}\", \"a\\0b\"]\nparams: {lr: [0.1]}\n",
+        ),
+        sweep(
+            "sweep-nul-in-an-env-value",
+            "5:10",
+            &sweep_with("params: {lr: [0.1]}\nenv: {A: \"x\\0y\"}\n"),
+        ),
+        // `--k8s`: what a cluster cannot have, and the export's flags.
+        sweep_k8s(
+            "sweep-k8s-gpus-all",
+            "5:7",
+            &sweep_with("params: {lr: [0.1]}\ngpus: all\n"),
+            &[],
+        ),
+        sweep_k8s(
+            "sweep-k8s-writable-mount",
+            "7:5",
+            &sweep_with("params: {lr: [0.1]}\nmounts:\n  - ./code:/tf/code:ro\n  - ./out:/tf/out\n"),
+            &[],
+        ),
+        sweep_k8s(
+            "sweep-k8s-configmap-over-1-mib",
+            "`./sweep-k8s-configmap-over-1-mib.yaml`",
+            &sweep_with("random: {count: 10000, seed: 1, lr: {loguniform: [1e-5, 1e-2]}}\n"),
+            &[],
+        ),
+        sweep_k8s(
+            "sweep-k8s-registry-not-a-host",
+            "`--registry",
+            &sweep_with("params: {lr: [0.1]}\n"),
+            &["--registry", "registry example"],
+        ),
+        sweep_k8s(
+            "sweep-k8s-volume-size-not-a-size",
+            "`--volume-size",
+            &sweep_with("params: {lr: [0.1]}\n"),
+            &["--volume-size", "10GB"],
+        ),
+        sweep_k8s(
+            "sweep-k8s-output-is-a-file",
+            "`-o ./sweep-k8s-output-is-a-file.yaml`",
+            &sweep_with("params: {lr: [0.1]}\n"),
+            &["-o", "./sweep-k8s-output-is-a-file.yaml"],
+        ),
+        sweep_k8s(
+            "sweep-k8s-and-detach",
+            "'--detach'",
+            &sweep_with("params: {lr: [0.1]}\n"),
+            &["--detach"],
+        ),
+        Case {
+            name: "sweep-k8s-without-output",
+            names: "--output <DIR>".into(),
+            input: Input::File {
+                args: ["sweep", "./lab.yaml", "--k8s"].map(String::from).to_vec(),
+                file: Some(("./lab.yaml".into(), sweep_with("params: {lr: [0.1]}\n").into_bytes())),
+            },
+        },
         Case {
             name: "sweep-file-missing",
             names: "`./nothing.yaml`".into(),

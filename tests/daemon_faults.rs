@@ -10,10 +10,6 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-use std::time::Duration;
-
 use common::{
     container_state, docker, field, http, scratch, spawn_tfimg, tfimg_with_env, unique, wait_for,
     DockerGuard,

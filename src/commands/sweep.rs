@@ -1,9 +1,10 @@
 //! `tfimg sweep FILE [--dry-run] [-d]` and `tfimg sweep status|results|stop|report SWEEP`.
 //! The sweep file is read and checked (every error at its file:line:column, exit 1), its
 //! spec resolved and its slots planned against this host's GPUs before anything else;
-//! `--dry-run` then prints the trials and the slot plan and creates nothing. Otherwise the
-//! image is built once and `app::sweep` runs the trials (in the background with `-d`);
-//! every sweep ends with its results table and its best trial.
+//! `--dry-run` then prints the trials and the slot plan and creates nothing; `--k8s`
+//! writes the sweep for a cluster instead (`k8s`). Otherwise the image is built once
+//! and `app::sweep` runs the trials (in the background with `-d`); every sweep ends
+//! with its results table and its best trial.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -30,6 +31,8 @@ mod show;
 /// The detached run's output, in the sweep's folder.
 const LOG_FILE: &str = "sweep.log";
 
+mod k8s;
+
 pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
         Some(SweepCommand::Status(status)) => show::status(status),
@@ -38,10 +41,6 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         Some(SweepCommand::Report(args)) => report::run(args),
         None => file(&args.run),
     }
-}
-
-fn not_built(what: &str) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`tfimg sweep {what}` is not built yet")
 }
 
 /// A sweep file checked and planned: the sweep, its spec (when it names one) and its slots.
@@ -54,6 +53,20 @@ pub(crate) struct Planned {
 /// Reads and checks `file`, resolves its spec (a relative spec file starts at the sweep
 /// file's folder) and plans its slots against this host's GPUs.
 pub(crate) fn plan(file: &Path) -> anyhow::Result<Planned> {
+    let (sweep, spec) = load(file)?;
+    let host_gpus = match sweep.pool.gpus {
+        GpuPool::Cpu => Vec::new(),
+        _ => Machine.nvidia().gpus,
+    };
+    schedule::check_pool_against_host(&sweep.pool, &host_gpus)?;
+    let indices: Vec<String> = host_gpus.iter().map(|gpu| gpu.index.to_string()).collect();
+    let slots = schedule::slots(&sweep.pool, &indices)?;
+    Ok(Planned { sweep, spec, slots })
+}
+
+/// Reads and checks `file` and resolves its spec (a relative spec file starts at the
+/// sweep file's folder), asking nothing of this host.
+pub(crate) fn load(file: &Path) -> anyhow::Result<(Sweep, Option<ResolvedSpec>)> {
     let sweep = crate::app::catalog::load_sweep(file)?;
     let spec = match &sweep.source {
         ImageSource::Spec { name, location } => {
@@ -74,14 +87,15 @@ pub(crate) fn plan(file: &Path) -> anyhow::Result<Planned> {
         }
         ImageSource::Image { .. } => None,
     };
-    let host_gpus = match sweep.pool.gpus {
-        GpuPool::Cpu => Vec::new(),
-        _ => Machine.nvidia().gpus,
-    };
-    schedule::check_pool_against_host(&sweep.pool, &host_gpus)?;
-    let indices: Vec<String> = host_gpus.iter().map(|gpu| gpu.index.to_string()).collect();
-    let slots = schedule::slots(&sweep.pool, &indices)?;
-    Ok(Planned { sweep, spec, slots })
+    Ok((sweep, spec))
+}
+
+/// The sweep file's warnings, and the image's against the pool.
+fn print_warnings(sweep: &Sweep, spec: Option<&ResolvedSpec>) {
+    let image_warning = spec.and_then(|spec| sweep.image_warning(spec.gpu.is_some()));
+    for warning in sweep.warnings.iter().chain(&image_warning) {
+        eprintln!("warning: {warning}");
+    }
 }
 
 fn file(args: &SweepRunArgs) -> anyhow::Result<ExitCode> {
@@ -89,17 +103,11 @@ fn file(args: &SweepRunArgs) -> anyhow::Result<ExitCode> {
         .file
         .as_deref()
         .expect("clap requires FILE without a subcommand");
-    let planned = plan(file)?;
-    let image_warning = planned
-        .spec
-        .as_ref()
-        .and_then(|spec| planned.sweep.image_warning(spec.gpu.is_some()));
-    for warning in planned.sweep.warnings.iter().chain(&image_warning) {
-        eprintln!("warning: {warning}");
-    }
     if args.k8s {
-        return not_built("FILE --k8s");
+        return k8s::export(args, file);
     }
+    let planned = plan(file)?;
+    print_warnings(&planned.sweep, planned.spec.as_ref());
     if !args.dry_run {
         return run_file(args, file, planned);
     }

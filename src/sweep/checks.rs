@@ -73,6 +73,9 @@ pub(super) fn sweep(file: &SweepFile, places: &Places, folder: &Path) -> Result<
         source,
         command,
         mounts: file.mounts.clone(),
+        mount_locations: (0..file.mounts.len())
+            .map(|index| places.value(&format!("mounts[{index}]")))
+            .collect(),
         env,
         search,
         pool,
@@ -301,6 +304,13 @@ fn env(mapping: &serde_yaml::Mapping, places: &Places) -> Result<Vec<(String, St
             ));
         }
         let text = match value {
+            Value::String(text) if text.contains('\0') => {
+                return Err(places.bad(
+                    &path,
+                    format!("`{path}` holds a NUL character, which no variable can carry"),
+                    "remove the `\\0`: the trial would get the value only up to it",
+                ))
+            }
             Value::String(text) => text.clone(),
             Value::Number(number) => number.to_string(),
             Value::Bool(flag) => flag.to_string(),

@@ -13,11 +13,14 @@
 //!   first out, with retries and `max_failed`.
 //! - `journal` is the append-only record of a sweep's run (JSON lines) and its replay
 //!   into what each trial did, plus what changed in a sweep file since it started.
+//! - `k8s` writes the sweep as a Kubernetes Indexed Job, a ConfigMap of its trials and a
+//!   claim for their folders (`tfimg sweep FILE --k8s`).
 //! - `metrics` reads what trials report; `results` makes the table sorted by the objective
 //!   (text, JSON, CSV).
 //! - `report` draws the results and the metrics' curves as one self-contained HTML page.
 
 pub mod journal;
+pub mod k8s;
 pub mod metrics;
 pub mod report;
 pub mod results;
@@ -62,6 +65,8 @@ pub struct Sweep {
     pub command: CommandTemplate,
     /// `mounts:` as written (checked); `plan::mounts::parse_request(text, &folder)` reads them.
     pub mounts: Vec<String>,
+    /// Where each of `mounts` is in the file, for errors found later (`--k8s`).
+    pub mount_locations: Vec<Location>,
     /// `env:`, in file order.
     pub env: Vec<(String, String)>,
     pub search: Search,

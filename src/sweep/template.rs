@@ -95,6 +95,12 @@ impl CommandTemplate {
 }
 
 fn parse_argument(text: &str) -> Result<Vec<Piece>, (String, &'static str)> {
+    if text.contains('\0') {
+        return Err((
+            format!("`{text}` holds a NUL character, which no program argument can carry"),
+            "remove the `\\0`: the program would get the argument only up to it",
+        ));
+    }
     let mut pieces = Vec::new();
     let mut literal = String::new();
     let mut rest = text;
@@ -190,6 +196,13 @@ mod tests {
         assert_eq!(
             error(&["lr}"]),
             (0, "`}` in `lr}` closes no `{name}`".into())
+        );
+        assert_eq!(
+            error(&["python", "a\0b"]),
+            (
+                1,
+                "`a\0b` holds a NUL character, which no program argument can carry".into()
+            )
         );
         assert_eq!(
             error(&["{}"]),

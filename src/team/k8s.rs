@@ -121,11 +121,7 @@ fn pod(member: &K8sMember, options: &K8sOptions) -> Pod {
         "image": image,
         "env": env,
         "volumeMounts": mounts,
-        "securityContext": {
-            "allowPrivilegeEscalation": false,
-            "capabilities": {"drop": ["ALL"]},
-            "runAsNonRoot": true,
-        },
+        "securityContext": container_security(),
     });
     if has_secret {
         container["envFrom"] = json!([{"secretRef": {"name": name}}]);
@@ -134,13 +130,7 @@ fn pod(member: &K8sMember, options: &K8sOptions) -> Pod {
     if !limits.is_empty() {
         container["resources"] = json!({"limits": limits});
     }
-    let security = json!({
-        "runAsUser": options.uid,
-        "runAsGroup": options.gid,
-        "fsGroup": options.gid,
-        "runAsNonRoot": true,
-        "seccompProfile": {"type": "RuntimeDefault"},
-    });
+    let security = pod_security(options.uid, options.gid);
     Pod {
         name,
         labels,
@@ -183,11 +173,9 @@ fn storage(
     claims: &mut Vec<Value>,
 ) -> (Vec<Value>, Vec<Value>) {
     let plan = &member.plan;
-    let mut volumes = vec![json!({
-        "name": "shm",
-        "emptyDir": {"medium": "Memory", "sizeLimit": format!("{}Mi", plan.shm_size / (1024 * 1024))},
-    })];
-    let mut mounts = vec![json!({"name": "shm", "mountPath": "/dev/shm"})];
+    let (shm, shm_mount) = shm(plan.shm_size);
+    let mut volumes = vec![shm];
+    let mut mounts = vec![shm_mount];
     for (index, mount) in plan.mounts.iter().enumerate() {
         let claim = format!("{name}-data-{index}");
         claims.push(json!({
@@ -422,7 +410,40 @@ pub fn tf_config_script(hosts: &[String]) -> String {
     )
 }
 
-fn render(header: &str, documents: &[Value]) -> String {
+/// The pod's securityContext: a non-root uid and gid (which also own its volumes), the
+/// runtime's default seccomp profile. Shared by every pod tfimg exports.
+pub(crate) fn pod_security(uid: u32, gid: u32) -> Value {
+    json!({
+        "runAsUser": uid,
+        "runAsGroup": gid,
+        "fsGroup": gid,
+        "runAsNonRoot": true,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    })
+}
+
+/// A container's securityContext: no privilege escalation, every capability dropped.
+pub(crate) fn container_security() -> Value {
+    json!({
+        "allowPrivilegeEscalation": false,
+        "capabilities": {"drop": ["ALL"]},
+        "runAsNonRoot": true,
+    })
+}
+
+/// /dev/shm of `bytes` in memory: the volume and the container's mount of it.
+pub(crate) fn shm(bytes: i64) -> (Value, Value) {
+    (
+        json!({
+            "name": "shm",
+            "emptyDir": {"medium": "Memory", "sizeLimit": format!("{}Mi", bytes / (1024 * 1024))},
+        }),
+        json!({"name": "shm", "mountPath": "/dev/shm"}),
+    )
+}
+
+/// The documents after `header`, each opened by `---` and written by the one emitter.
+pub(crate) fn render(header: &str, documents: &[Value]) -> String {
     let mut text = header.to_string();
     for document in documents {
         text.push_str("---\n");

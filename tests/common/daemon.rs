@@ -105,4 +105,3 @@ impl Drop for Restarter<'_> {
         self.0.start();
     }
 }
-
