@@ -6,7 +6,7 @@ after one warm-up of each, and reports the median of the runs with min and max, 
 ratio tfimg / alternative (lower is better). Prints a table and writes bench/results.md.
 Everything a row creates carries the label io.tfimg.bench and is removed at the end.
 
-Usage: bench/bench.py [--runs N] [--only ROW,...]   (rows 1-8; 6 is split into 6 = packing
+Usage: bench/bench.py [--runs N] [--only ROW,...]   (rows 1-9; 6 is split into 6 = packing
 throughput and 8 = peak RSS during a 1 GiB build; run via `just bench`)
 """
 
@@ -301,7 +301,36 @@ def row_rss(work, runs):
             "alternative": None, "ratio": peak}
 
 
-ROWS = {1: row_noop_rebuild, 2: row_pip_change, 3: row_detached_launch, 4: row_jupyter, 5: row_team, 6: row_context, 7: row_ps, 8: row_rss}
+def row_sweep(work, runs):
+    """27 one-second trials, 3 at a time: tfimg sweep vs xargs -P 3 of docker run --rm."""
+    folder = work / "sweep"
+    folder.mkdir(exist_ok=True)
+    (folder / "sweep.yaml").write_text(
+        "sweep: tfbench-sweep\nimage: tfimg/cpu-headless:2.9.3\n"
+        "command: [sh, -c, \"sleep 1; echo acc={n}\"]\n"
+        "params: {n: [" + ", ".join(str(n) for n in range(1, 28)) + "]}\n"
+        "max_parallel: 3\nobjective: {metric: acc, mode: max}\n"
+    )
+    # What a user writes instead: a folder and a log per trial, three in flight.
+    loop = (
+        "seq 27 | xargs -P 3 -I N sh -c 'mkdir -p out/N && "
+        "docker run --rm --label " + LABEL + " -u \"$(id -u):$(id -g)\" -v \"$PWD/out/N:/tfimg/trial\" "
+        "tfimg/cpu-headless:2.9.3 sh -c \"sleep 1; echo acc=N\" > out/N/stdout.log 2> out/N/stderr.log'"
+    )
+
+    def fresh(index, side):
+        shutil.rmtree(folder / "runs", ignore_errors=True)
+        shutil.rmtree(folder / "out", ignore_errors=True)
+
+    return measure(
+        "9. a sweep of 27 one-second trials, 3 at once (tfimg sweep vs xargs -P 3 of docker run --rm)",
+        lambda i: sh(TFIMG, "sweep", "sweep.yaml", cwd=folder),
+        lambda i: sh("sh", "-c", loop, cwd=folder),
+        runs, prepare=fresh, target="<= 1.0",
+    )
+
+
+ROWS = {1: row_noop_rebuild, 2: row_pip_change, 3: row_detached_launch, 4: row_jupyter, 5: row_team, 6: row_context, 7: row_ps, 8: row_rss, 9: row_sweep}
 
 
 def main():

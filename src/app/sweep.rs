@@ -229,7 +229,9 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                     }
                 }
             }
-            if self.scheduler.is_finished() && watching.is_empty() {
+            // After an error, attempts the daemon never reported stay open in the journal
+            // (the next run learns how they ended).
+            if watching.is_empty() && (self.scheduler.is_finished() || failure.is_some()) {
                 break;
             }
             tokio::select! {
@@ -293,6 +295,13 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         };
         let (exit, code) = match ended {
             Ok(code) if watched.stopping => (Exit::Stopped, Some(code)),
+            // Killed by a signal: by the daemon on its way down (a restart), which is not
+            // the trial's failure; the sweep ends and the next run reruns it.
+            Ok(code) if code >= 128 => {
+                self.host.sleep(Duration::from_secs(2)).await;
+                self.engine.still_there().await?;
+                (Exit::Code(code), Some(code))
+            }
             Ok(code) => (Exit::Code(code), Some(code)),
             Err(error @ (EngineError::Unreachable { .. } | EngineError::Timeout { .. })) => {
                 return Err(error.into())

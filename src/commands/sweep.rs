@@ -218,20 +218,36 @@ fn detach(host: &Machine, sweep: &Sweep) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The folder of the sweep the user named (its name under `./runs`, or its folder).
+pub(super) fn sweep_dir(host: &Machine, target: &str) -> anyhow::Result<std::path::PathBuf> {
+    let current = std::env::current_dir()?;
+    Ok(app::sweep::folder::locate(host, &current, target)?)
+}
+
+/// `path` as the user would write it from here: relative when it is under the current
+/// folder.
+pub(super) fn shown(path: &Path) -> String {
+    let current = std::env::current_dir().unwrap_or_default();
+    path.strip_prefix(&current)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
 /// `tfimg sweep stop SWEEP`.
 fn stop(target: &SweepTarget) -> anyhow::Result<ExitCode> {
     let host = Machine;
-    let dir = app::sweep::folder::locate(&host, &target.sweep)?;
+    let dir = sweep_dir(&host, &target.sweep)?;
     super::runtime()?.block_on(async {
         let engine = Docker::connect().await?;
         match app::sweep::stop(&engine, &host, &dir).await? {
             Stopped::ByItsRun => eprintln!(
                 "stopped the sweep in `{}`: its trial containers are removed, its results kept",
-                dir.display()
+                shown(&dir)
             ),
             Stopped::Here { containers } => eprintln!(
                 "no tfimg was running the sweep in `{}`; removed {} trial container(s), results kept",
-                dir.display(),
+                shown(&dir),
                 containers.len()
             ),
         }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::host::Host;
+use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::sweep::journal::{self, Replay};
 use crate::sweep::metrics::{self, MetricsSummary, Point};
@@ -46,14 +47,14 @@ impl SweepFolder {
     }
 }
 
-/// The folder of sweep `target`: a folder holding a sweep (`runs/lr-grid`), else the
-/// sweep of that name under `./runs`.
-pub fn locate(host: &impl Host, target: &str) -> Result<PathBuf, InputError> {
-    let given = Path::new(target);
-    let by_name = Path::new("runs").join(target);
-    for dir in [given, by_name.as_path()] {
+/// The folder of sweep `target` (relative to `current`, an absolute folder): a folder
+/// holding a sweep (`runs/lr-grid`), else the sweep of that name under `./runs`.
+pub fn locate(host: &impl Host, current: &Path, target: &str) -> Result<PathBuf, InputError> {
+    let given = lexical(&current.join(target));
+    let by_name = lexical(&current.join("runs").join(target));
+    for dir in [given, by_name] {
         if host.exists(&dir.join(journal::JOURNAL_FILE)) || host.exists(&dir.join(FILE_COPY)) {
-            return Ok(dir.to_path_buf());
+            return Ok(dir);
         }
     }
     Err(InputError::new(
@@ -69,7 +70,9 @@ pub fn read(host: &impl Host, dir: &Path) -> anyhow::Result<SweepFolder> {
     let bytes = host.read_file(&copy).map_err(|error| error.to_string());
     // Relative paths in the copy would start at the sweep file's own folder; nothing read
     // here uses them.
-    let sweep = sweep::parse_file(&display, bytes, dir)?;
+    let mut sweep = sweep::parse_file(&display, bytes, dir)?;
+    // The folder it was found in, whatever the copy says about where it was written.
+    sweep.output = dir.to_path_buf();
     let trials = sweep.trials();
     let replay = read_journal(host, dir)?;
     let points = trials

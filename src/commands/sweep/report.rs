@@ -15,7 +15,7 @@ const REPORT_FILE: &str = "report.html";
 
 pub(super) fn run(args: &SweepReportArgs) -> anyhow::Result<ExitCode> {
     let host = Machine;
-    let dir = folder::locate(&host, &args.target.sweep)?;
+    let dir = super::sweep_dir(&host, &args.target.sweep)?;
     let sweep = folder::read(&host, &dir)?;
     let now_ms = crate::app::sweep::now_ms(&host);
     let html = report::render(
@@ -34,6 +34,11 @@ pub(super) fn run(args: &SweepReportArgs) -> anyhow::Result<ExitCode> {
             "give `-o` a file in a folder you can write",
         )
     })?;
-    eprintln!("report written to `{}`", path.display());
+    // `-o` as the user gave it; the default as it reads from here.
+    let written = match &args.output {
+        Some(output) => output.display().to_string(),
+        None => super::shown(&path),
+    };
+    eprintln!("report written to `{written}`");
     Ok(ExitCode::SUCCESS)
 }

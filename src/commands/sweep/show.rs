@@ -218,7 +218,7 @@ fn print_results(results: &Results) -> anyhow::Result<()> {
 /// `tfimg sweep results SWEEP [--json|--csv]`.
 pub(super) fn results(args: &SweepResultsArgs) -> anyhow::Result<ExitCode> {
     let host = Machine;
-    let dir = folder::locate(&host, &args.target.sweep)?;
+    let dir = super::sweep_dir(&host, &args.target.sweep)?;
     let found = folder::read(&host, &dir)?;
     let results = found.results(Some(crate::app::sweep::now_ms(&host)));
     if args.json {
@@ -234,7 +234,7 @@ pub(super) fn results(args: &SweepResultsArgs) -> anyhow::Result<ExitCode> {
 /// `tfimg sweep status SWEEP [--json]`: whether a tfimg runs it, and each trial.
 pub(super) fn status(args: &SweepStatusArgs) -> anyhow::Result<ExitCode> {
     let host = Machine;
-    let dir = folder::locate(&host, &args.target.sweep)?;
+    let dir = super::sweep_dir(&host, &args.target.sweep)?;
     let found = folder::read(&host, &dir)?;
     let running = matches!(
         host.try_lock(&crate::app::sweep::lock_name(&found.sweep.output), false),
@@ -272,7 +272,7 @@ pub(super) fn status(args: &SweepStatusArgs) -> anyhow::Result<ExitCode> {
     output::print_text(&format!(
         "\nsweep `{}` in `{}`: {}; {}\n",
         found.sweep.name,
-        found.dir.display(),
+        super::shown(&found.dir),
         tally.join(", "),
         state
     ))?;

@@ -1,0 +1,415 @@
+//! `tfimg sweep` on the real Engine: the 27-trial example grid trained for real on three
+//! GPUs of the stand-in NVIDIA host (at most three at once, each on its own GPU, queued
+//! trials starting as GPUs free, every trial's metrics, the results sorted by the
+//! objective, the report in headless Chromium); Ctrl-C half-way, then running again;
+//! a trial that fails once and passes on retry; `-d`, `status` and `stop`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use common::gpu::gpu_engine_with;
+use common::{
+    docker, docker_at, spawn_tfimg, tfimg, tfimg_with_env, unique, wait_for, DockerGuard,
+};
+
+const HANG: Duration = Duration::from_secs(900);
+
+/// The journal's events as JSON values.
+fn journal(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("journal.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a journal line"))
+        .collect()
+}
+
+/// How many attempts of each trial started, by trial id.
+fn starts(dir: &Path) -> BTreeMap<String, usize> {
+    let mut starts = BTreeMap::new();
+    for event in journal(dir) {
+        if event["event"] == "trial_started" {
+            *starts
+                .entry(event["trial"].as_str().unwrap().to_string())
+                .or_default() += 1;
+        }
+    }
+    starts
+}
+
+fn status(dir: &Path, trial: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join(trial).join("status.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The example folder copied, its sweep file (`file`) renamed to `name`.
+fn example(file: &str, name: &str) -> tempfile::TempDir {
+    let folder = tempfile::tempdir().unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sweep");
+    std::fs::create_dir_all(folder.path().join("code")).unwrap();
+    std::fs::copy(
+        examples.join("code/train.py"),
+        folder.path().join("code/train.py"),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(examples.join(file)).unwrap();
+    let text = text
+        .lines()
+        .map(|line| match line.starts_with("sweep:") {
+            true => format!("sweep: {name}"),
+            false => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(folder.path().join("sweep.yaml"), text).unwrap();
+    folder
+}
+
+/// The results table's rows as (trial, the objective's value).
+fn table(stdout: &str, column: &str) -> Vec<(String, f64)> {
+    let mut lines = stdout.lines();
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    let at = header.iter().position(|name| *name == column).unwrap();
+    lines
+        .take_while(|line| !line.trim().is_empty())
+        .map(|line| {
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            (cells[0].to_string(), cells[at].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn the_example_grid_trains_on_three_stand_in_gpus_one_trial_per_gpu() {
+    let Some(gpu) = gpu_engine_with(&[
+        "debian:bullseye-slim",
+        "tfimg/cpu-headless:2.9.3",
+        "tfimg/gpu-headless:2.9.3",
+    ]) else {
+        return;
+    };
+    let name = unique("t-grid").to_lowercase();
+    let _guard = label_guard(&name).on(&gpu.host);
+    let folder = example("sweep-gpu.yaml", &name);
+    // The same CA as the image was built with (scripts/test), so the build key matches.
+    let run = tfimg_with_env(
+        folder.path(),
+        &["sweep", "sweep.yaml", "--ca-cert", common::HOST_CA],
+        &gpu.env(),
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let dir = folder.path().join("runs").join(&name);
+    // Every trial trained and reported its four epochs.
+    let mut spans = Vec::new();
+    for number in 1..=27 {
+        let trial = format!("t{number:03}");
+        let metrics = std::fs::read_to_string(dir.join(&trial).join("metrics.jsonl")).unwrap();
+        assert_eq!(metrics.lines().count(), 4, "{trial}: {metrics}");
+        assert!(metrics.contains("\"val_accuracy\""), "{trial}");
+        let status = status(&dir, &trial);
+        assert_eq!(status["exit_code"], 0, "{trial}");
+        let gpus: Vec<String> = serde_json::from_value(status["gpus"].clone()).unwrap();
+        assert_eq!(gpus.len(), 1, "{trial}: one GPU by id");
+        // What the container saw: exactly its slot's GPU.
+        let stdout = std::fs::read_to_string(dir.join(&trial).join("stdout.log")).unwrap();
+        assert!(
+            stdout.contains(&format!("NVIDIA_VISIBLE_DEVICES={} ", gpus[0])),
+            "{trial} on {gpus:?}: {stdout}"
+        );
+        spans.push((
+            trial,
+            gpus[0].clone(),
+            status["started_ms"].as_u64().unwrap(),
+            status["finished_ms"].as_u64().unwrap(),
+        ));
+    }
+    // At most three at once, never two on one GPU, and every GPU used.
+    for (trial, gpu_id, start, _) in &spans {
+        let overlapping: Vec<&(String, String, u64, u64)> = spans
+            .iter()
+            .filter(|(_, _, other_start, other_end)| other_start <= start && start < other_end)
+            .collect();
+        assert!(overlapping.len() <= 3, "{trial}: {overlapping:?}");
+        let same_gpu = overlapping
+            .iter()
+            .filter(|(_, g, _, _)| g == gpu_id)
+            .count();
+        assert_eq!(same_gpu, 1, "{trial} shared GPU {gpu_id}: {overlapping:?}");
+    }
+    let used: std::collections::BTreeSet<&String> = spans.iter().map(|(_, g, _, _)| g).collect();
+    assert_eq!(used.len(), 3);
+    // Queued trials started as GPUs freed: the fourth only after one of the first three.
+    let first_end = spans[..3].iter().map(|span| span.3).min().unwrap();
+    assert!(spans[3].2 >= first_end, "{spans:?}");
+    // The prestart hook ran for each trial, with the GPU it was given.
+    let hooks = std::fs::read_to_string(common::gpu::HOOK_LOG).unwrap_or_default();
+    for event in journal(&dir) {
+        if event["event"] == "trial_started" {
+            let id = event["container_id"].as_str().unwrap();
+            assert!(
+                hooks.contains(&format!("\"id\":\"{id}\"")),
+                "no prestart hook for {}",
+                event["trial"]
+            );
+        }
+    }
+    // The results, best first.
+    let rows = table(&run.stdout, "VAL_ACCURACY");
+    assert_eq!(rows.len(), 27);
+    assert!(
+        rows.windows(2).all(|pair| pair[0].1 >= pair[1].1),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("best: {} val_accuracy=", rows[0].0)),
+        "{}",
+        run.stdout
+    );
+    assert!(docker_at(
+        Some(&gpu.host),
+        &[
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=io.tfimg.sweep={name}")
+        ]
+    )
+    .trim()
+    .is_empty());
+    sweep_report::renders_in_chromium(folder.path(), &dir);
+}
+
+/// The report of a real sweep, in headless Chromium.
+mod sweep_report {
+    use std::path::Path;
+
+    pub fn renders_in_chromium(folder: &Path, dir: &Path) {
+        let out = folder.join("report.html");
+        let run = super::tfimg(
+            folder,
+            &[
+                "sweep",
+                "report",
+                dir.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let html = std::fs::read_to_string(&out).unwrap();
+        assert!(html.contains("<svg"), "the report has charts");
+        let Some(chromium) = chromium() else {
+            return;
+        };
+        let profile = tempfile::tempdir().unwrap();
+        let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sweep-grid-report.png");
+        let _ = std::fs::remove_file(&shot);
+        let status = std::process::Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg("--window-size=1280,1800")
+            .arg(format!("file://{}", out.display()))
+            .env("HOME", profile.path())
+            .output()
+            .expect("chromium runs");
+        assert!(
+            status.status.success(),
+            "{}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+        let size = std::fs::metadata(&shot).map(|meta| meta.len()).unwrap_or(0);
+        assert!(
+            size > 20_000,
+            "a screenshot of the page ({size} bytes at {})",
+            shot.display()
+        );
+        let dom = std::process::Command::new(chromium)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("file://{}", out.display()))
+            .env("HOME", profile.path())
+            .output()
+            .expect("chromium runs");
+        let dom = String::from_utf8_lossy(&dom.stdout);
+        assert_eq!(dom.matches("<tr").count() - 1, 27, "one row per trial");
+        assert!(dom.matches("<polyline").count() >= 27, "a curve per trial");
+    }
+
+    fn chromium() -> Option<&'static str> {
+        let found = ["chromium", "chromium-browser"]
+            .into_iter()
+            .find(|program| {
+                std::process::Command::new(program)
+                    .arg("--version")
+                    .output()
+                    .is_ok_and(|output| output.status.success())
+            });
+        if found.is_none() {
+            assert!(
+                std::env::var("CI").map_or(true, |ci| ci != "true"),
+                "chromium is missing (scripts/setup-machine installs it)"
+            );
+            eprintln!("skipping the browser check: no chromium");
+        }
+        found
+    }
+}
+
+/// A sweep of `count` trials on the machine's daemon, each printing `acc=<n>` per second
+/// for `seconds` seconds; `rest` is added to the file.
+fn cpu_sweep(name: &str, count: usize, seconds: u32, rest: &str) -> tempfile::TempDir {
+    let values: Vec<String> = (1..=count).map(|n| n.to_string()).collect();
+    let text = format!(
+        "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\ncommand: [sh, -c, \"for e in $(seq {seconds}); do echo epoch=$e acc={{n}}; sleep 1; done\"]\nparams:\n  n: [{}]\nmax_parallel: 2\nobjective: {{metric: acc, mode: max}}\n{rest}",
+        values.join(", ")
+    );
+    common::scratch(&[("sweep.yaml", &text)])
+}
+
+/// Removes every container of sweep `name`, also when the test fails.
+fn label_guard(name: &str) -> DockerGuard {
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.sweep={name}"));
+    guard
+}
+
+fn sweep_containers(name: &str) -> String {
+    docker(&[
+        "ps",
+        "-aq",
+        "--filter",
+        &format!("label=io.tfimg.sweep={name}"),
+    ])
+}
+
+#[test]
+fn ctrl_c_half_way_leaves_no_container_and_running_again_finishes_only_the_rest() {
+    let name = unique("t-ctrlc").to_lowercase();
+    let _guard = label_guard(&name);
+    let folder = cpu_sweep(&name, 6, 4, "");
+    let dir = folder.path().join("runs").join(&name);
+    let running = spawn_tfimg(folder.path(), &["sweep", "sweep.yaml"], &[]);
+    wait_for("two trials done and two running", HANG, || {
+        let events = journal(&dir);
+        let done = events
+            .iter()
+            .filter(|e| e["event"] == "trial_finished")
+            .count();
+        done >= 2 && starts(&dir).len() >= 4
+    });
+    running.signal(libc::SIGINT);
+    let run = running.finish(HANG);
+    assert_eq!(run.code, 130, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("its trial containers removed"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(sweep_containers(&name).trim(), "", "no container is left");
+    let done_before: Vec<String> = (1..=6)
+        .map(|n| format!("t{n:03}"))
+        .filter(|trial| dir.join(trial).join("status.json").exists())
+        .filter(|trial| status(&dir, trial)["exit_code"] == 0)
+        .collect();
+    assert!(done_before.len() >= 2, "{done_before:?}");
+    let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let starts = starts(&dir);
+    for trial in &done_before {
+        assert_eq!(starts[trial], 1, "{trial} ran again: {starts:?}");
+    }
+    assert_eq!(starts.len(), 6);
+    assert!(run.stderr.contains("going on with sweep"), "{}", run.stderr);
+    assert_eq!(table(&run.stdout, "ACC").len(), 6);
+    assert_eq!(sweep_containers(&name).trim(), "");
+}
+
+#[test]
+fn a_trial_that_fails_once_passes_on_retry_and_ends_done_attempt_2() {
+    let name = unique("t-retry").to_lowercase();
+    let _guard = label_guard(&name);
+    // Trial 2 fails the first time (it leaves a mark in a mounted folder), then passes.
+    let text = format!(
+        "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\ncommand: [sh, -c, \"if [ {{n}} = 2 ] && [ ! -e /state/failed ]; then touch /state/failed; echo broken >&2; exit 3; fi; echo acc={{n}}\"]\nmounts: [\"./state:/state\"]\nparams: {{n: [1, 2, 3]}}\nretries: 1\nobjective: {{metric: acc, mode: max}}\n"
+    );
+    let folder = common::scratch(&[("sweep.yaml", &text)]);
+    let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let row = run
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("t002"))
+        .unwrap();
+    assert!(row.ends_with("done (attempt 2)"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("t002 failed (exit 3)"),
+        "{}",
+        run.stderr
+    );
+    let dir = folder.path().join("runs").join(&name);
+    // The failed attempt's folder is kept beside the trial's.
+    let aside = std::fs::read_to_string(dir.join("t002.before-attempt-2/stderr.log")).unwrap();
+    assert_eq!(aside, "broken\n");
+    assert_eq!(status(&dir, "t002")["attempt"], 2);
+    let results = tfimg(folder.path(), &["sweep", "results", &name, "--json"]);
+    assert_eq!(results.code, 0, "{}", results.stderr);
+    assert!(
+        results.stdout.contains("\"done (attempt 2)\""),
+        "{}",
+        results.stdout
+    );
+}
+
+#[test]
+fn a_detached_sweep_is_followed_with_status_and_stopped_with_stop() {
+    let name = unique("t-detach").to_lowercase();
+    let _guard = label_guard(&name);
+    let folder = cpu_sweep(&name, 6, 30, "");
+    let run = tfimg(folder.path(), &["sweep", "sweep.yaml", "-d"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("runs in the background"),
+        "{}",
+        run.stderr
+    );
+    let dir = folder.path().join("runs").join(&name);
+    wait_for("two trials running", HANG, || {
+        sweep_containers(&name).lines().count() == 2
+    });
+    let status = tfimg(folder.path(), &["sweep", "status", &name]);
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    assert!(
+        status.stdout.contains(" running; running\n"),
+        "{}",
+        status.stdout
+    );
+    // A second run of the same sweep is refused while the first runs.
+    let second = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(second.code, 1, "{}", second.stderr);
+    assert!(
+        second.stderr.contains("is already running"),
+        "{}",
+        second.stderr
+    );
+    let stop = tfimg(folder.path(), &["sweep", "stop", &name]);
+    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    assert_eq!(sweep_containers(&name).trim(), "");
+    let status = tfimg(
+        folder.path(),
+        &["sweep", "status", dir.to_str().unwrap(), "--json"],
+    );
+    let status: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(status["running"], false);
+    let log = std::fs::read_to_string(dir.join("sweep.log")).unwrap();
+    assert!(log.contains("t001 stopped"), "{log}");
+}
