@@ -11,9 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::gpu::gpu_engine_with;
-use common::{
-    docker, docker_at, spawn_tfimg, tfimg, tfimg_with_env, unique, wait_for, DockerGuard,
-};
+use common::{docker, docker_at, spawn_tfimg, tfimg, unique, wait_for, DockerGuard};
 
 const HANG: Duration = Duration::from_secs(900);
 
@@ -94,11 +92,46 @@ fn the_example_grid_trains_on_three_stand_in_gpus_one_trial_per_gpu() {
     let _guard = label_guard(&name).on(&gpu.host);
     let folder = example("sweep-gpu.yaml", &name);
     // The same CA as the image was built with (scripts/test), so the build key matches.
-    let run = tfimg_with_env(
+    let running = spawn_tfimg(
         folder.path(),
         &["sweep", "sweep.yaml", "--ca-cert", common::HOST_CA],
         &gpu.env(),
     );
+    // A running trial as the daemon has it: one GPU by id, the user's CUDA cache mounted.
+    let label = format!("label=io.tfimg.sweep={name}");
+    wait_for("a running trial to inspect", HANG, || {
+        let ids = docker_at(Some(&gpu.host), &["ps", "-q", "--filter", &label]);
+        let Some(id) = ids.lines().next() else {
+            return false;
+        };
+        let text = docker_at(Some(&gpu.host), &["inspect", id]);
+        let Ok(inspected) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return false; // it ended in between
+        };
+        let container = &inspected[0];
+        let request = &container["HostConfig"]["DeviceRequests"][0];
+        assert_eq!(request["Driver"], "nvidia", "{request}");
+        assert_eq!(
+            request["DeviceIDs"].as_array().map(Vec::len),
+            Some(1),
+            "{request}"
+        );
+        assert!(
+            request["Count"].as_i64().unwrap_or(0) == 0,
+            "never a count: {request}"
+        );
+        let mounts = container["Mounts"].as_array().cloned().unwrap_or_default();
+        assert!(
+            mounts.iter().any(|mount| mount["Type"] == "volume"
+                && mount["Destination"] == "/var/cache/tfimg/cuda"
+                && mount["Name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("tfimg-cuda-cache-"))),
+            "{mounts:?}"
+        );
+        true
+    });
+    let run = running.finish(HANG);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let dir = folder.path().join("runs").join(&name);
     // Every trial trained and reported its four epochs.

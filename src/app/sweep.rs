@@ -92,7 +92,7 @@ pub enum Note {
         /// It ended while no tfimg watched it (learned on resume).
         away: bool,
     },
-    /// Where the whole sweep stands (on every tick).
+    /// Where the whole sweep stands (each second, when it changed).
     Progress(Counts),
     /// Something the user should know (a container of this sweep removed, a kill while away).
     Said(String),
@@ -146,6 +146,8 @@ struct Runner<'a, E: Engine, H: Host> {
     image_id: String,
     /// How long each finished attempt took, for the ETA.
     durations_ms: Vec<u64>,
+    /// The last progress told (it is told again only when it changed).
+    last_progress: Option<Counts>,
     notify: &'a dyn Fn(Note),
 }
 
@@ -178,6 +180,7 @@ pub async fn run<E: Engine, H: Host>(
         watched: BTreeMap::new(),
         image_id,
         durations_ms: Vec::new(),
+        last_progress: None,
         notify,
     };
     runner.journal(&Event::SweepStarted {
@@ -258,7 +261,11 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                         self.scheduler.stop();
                         self.stop_all().await;
                     }
-                    (self.notify)(Note::Progress(self.counts()));
+                    let counts = self.counts();
+                    if self.last_progress.as_ref() != Some(&counts) {
+                        (self.notify)(Note::Progress(counts.clone()));
+                        self.last_progress = Some(counts);
+                    }
                 }
             }
         }
