@@ -352,9 +352,31 @@ fn ctrl_c_half_way_leaves_no_container_and_running_again_finishes_only_the_rest(
     let done_before: Vec<String> = (1..=6)
         .map(|n| format!("t{n:03}"))
         .filter(|trial| dir.join(trial).join("status.json").exists())
-        .filter(|trial| status(&dir, trial)["exit_code"] == 0)
+        .filter(|trial| {
+            let status = status(&dir, trial);
+            status["exit_code"] == 0 && status["stopped"] == false
+        })
         .collect();
     assert!(done_before.len() >= 2, "{done_before:?}");
+    // A changed sweep file is refused with what changed; put back, the sweep goes on.
+    let file = folder.path().join("sweep.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("n: [1, 2, 3, 4, 5, 6]", "n: [1, 2, 3, 4, 5, 7]"),
+    )
+    .unwrap();
+    let refused = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("the sweep file changed since the sweep")
+            && refused.stderr.contains("`params.n`"),
+        "{}",
+        refused.stderr
+    );
+    std::fs::write(&file, text).unwrap();
     let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let starts = starts(&dir);
@@ -445,4 +467,47 @@ fn a_detached_sweep_is_followed_with_status_and_stopped_with_stop() {
     assert_eq!(status["running"], false);
     let log = std::fs::read_to_string(dir.join("sweep.log")).unwrap();
     assert!(log.contains("t001 stopped"), "{log}");
+}
+
+#[test]
+fn stop_cleans_up_after_a_sweep_whose_tfimg_was_killed() {
+    let name = unique("t-killed").to_lowercase();
+    let _guard = label_guard(&name);
+    let folder = cpu_sweep(&name, 4, 30, "");
+    let dir = folder.path().join("runs").join(&name);
+    let running = spawn_tfimg(folder.path(), &["sweep", "sweep.yaml"], &[]);
+    wait_for("two trials running", HANG, || starts(&dir).len() == 2);
+    running.signal(libc::SIGKILL);
+    let run = running.finish(HANG);
+    assert_eq!(run.code, 128 + libc::SIGKILL);
+    // Its trials run on without it.
+    assert_eq!(sweep_containers(&name).lines().count(), 2);
+    let status = tfimg(folder.path(), &["sweep", "status", &name]);
+    assert!(
+        status.stdout.contains("2 running; not running"),
+        "{}",
+        status.stdout
+    );
+    let stop = tfimg(folder.path(), &["sweep", "stop", &name]);
+    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    assert!(
+        stop.stderr.contains("no tfimg was running the sweep"),
+        "{}",
+        stop.stderr
+    );
+    assert!(
+        stop.stderr.contains("removed 2 trial container(s)"),
+        "{}",
+        stop.stderr
+    );
+    assert_eq!(sweep_containers(&name).trim(), "");
+    let stopped: Vec<serde_json::Value> = journal(&dir)
+        .into_iter()
+        .filter(|event| event["event"] == "trial_finished")
+        .collect();
+    assert_eq!(stopped.len(), 2, "{stopped:?}");
+    assert!(stopped.iter().all(|event| event["stopped"] == true));
+    // Their logs so far are kept.
+    let log = std::fs::read_to_string(dir.join("t001/stdout.log")).unwrap();
+    assert!(log.starts_with("epoch=1 acc=1\n"), "{log}");
 }
