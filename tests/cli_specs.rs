@@ -157,6 +157,53 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
     assert_eq!(printed.stdout, dockerfile);
 }
 
+/// The Dockerfile of `spec` up to and including its TensorFlow layer (comments aside).
+fn up_to_tensorflow(spec: &str) -> Vec<String> {
+    let folder = scratch(&[]);
+    let run = tfimg(folder.path(), &["render", spec]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<String> = run.stdout.lines().map(str::to_string).collect();
+    let variant = lines
+        .iter()
+        .position(|line| {
+            line.starts_with("# The variant's")
+                || line.starts_with("# The spec's pip")
+                || line.starts_with("# The user")
+        })
+        .expect("a layer above TensorFlow");
+    lines[..variant]
+        .iter()
+        .filter(|line| !line.starts_with('#'))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_variants_of_one_tensorflow_share_every_layer_up_to_tensorflow_and_carry_their_tools() {
+    for family in [
+        ["cpu-headless", "cpu-jupyter", "cpu-ssh"],
+        ["gpu-headless", "gpu-jupyter", "gpu-ssh"],
+    ] {
+        let shared = up_to_tensorflow(family[0]);
+        assert!(shared.iter().any(|line| line.contains("tensorflow")));
+        for spec in &family[1..] {
+            assert_eq!(up_to_tensorflow(spec), shared, "{spec} vs {}", family[0]);
+        }
+    }
+    // What a person at an SSH shell expects, and git in Jupyter, above TensorFlow.
+    let folder = scratch(&[]);
+    let ssh = tfimg(folder.path(), &["render", "gpu-ssh"]).stdout;
+    let variant = &ssh[ssh.find("# The variant's system packages").unwrap()..];
+    for tool in [
+        "tmux", "screen", "git", "nano", "vim-tiny", "less", "curl", "htop",
+    ] {
+        assert!(variant.contains(&format!("      {tool} \\")), "{tool}");
+    }
+    let jupyter = tfimg(folder.path(), &["render", "cpu-jupyter"]).stdout;
+    let variant = &jupyter[jupyter.find("# The variant's system packages").unwrap()..];
+    assert!(variant.contains("      git \\"));
+}
+
 #[test]
 fn cpu_headless_installs_tensorflow_cpu_and_no_cuda() {
     let folder = scratch(&[]);

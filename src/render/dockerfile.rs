@@ -1,7 +1,9 @@
-//! The Dockerfile for a resolved spec. Layers are ordered from what changes least to what
-//! changes most (system packages, TensorFlow with its CUDA wheels, the spec's own pip
-//! packages, then the small generated files), so editing one pip package reuses the
-//! TensorFlow layer. Pure and deterministic; works with the classic builder (no BuildKit).
+//! The Dockerfile for a resolved spec. Layers are ordered from what variants share to what
+//! is theirs alone, and from what changes least to what changes most: the system Python
+//! every variant has, TensorFlow with its CUDA wheels, the variant's system packages, the
+//! spec's own pip packages, then the small generated files. So the Jupyter, SSH and
+//! headless variants of one TensorFlow share its heavy layer, and editing one pip package
+//! reuses it. Pure and deterministic; works with the classic builder (no BuildKit).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -13,6 +15,7 @@ use super::NetworkOptions;
 use crate::labels;
 use crate::spec::compat::CUPTI_FALLBACK;
 use crate::spec::resolved::{TENSORBOARD_PORT, VENV};
+use crate::spec::validate::REQUIRED_APT;
 use crate::spec::{CudaProvider, ResolvedSpec, Service};
 use gpu::{gpu_environment, xla_flags, XLA_FLAGS};
 use syntax::{env_block, env_block_quoted, line, quote, shell_word};
@@ -61,6 +64,9 @@ pub fn dockerfile(
     system_packages(w, spec, network, has_ca);
     python(w, spec);
     tensorflow(w, spec);
+    if spec.packages.apt.iter().any(|package| !is_system(package)) {
+        variant_packages(w, spec, network, has_ca);
+    }
     if !spec.packages.pip.is_empty() {
         pip_packages(w, spec);
     }
@@ -137,14 +143,29 @@ fn extra_ca(w: &mut String) {
 
 /// The apt packages in one RUN (sources rewritten to the mirror first, lists removed
 /// after), then the environment that points pip at the CA and the index.
-fn system_packages(w: &mut String, spec: &ResolvedSpec, network: &NetworkOptions, has_ca: bool) {
-    line(w, "# System packages.");
-    let apt_options = match &network.apt_mirror {
+/// Whether `package` is one every image of a base has (the first, shared layer).
+fn is_system(package: &str) -> bool {
+    REQUIRED_APT.contains(&package)
+}
+
+/// apt's options: the extra CA for an https mirror.
+fn apt_options(network: &NetworkOptions, has_ca: bool) -> String {
+    match &network.apt_mirror {
         Some(mirror) if has_ca && mirror.starts_with("https://") => {
             format!(" -o Acquire::https::CAInfo={CA_PATH}")
         }
         _ => String::new(),
-    };
+    }
+}
+
+/// The system Python and what every image needs: the same for every variant of a base,
+/// so the TensorFlow layer above it is shared by all of them.
+fn system_packages(w: &mut String, spec: &ResolvedSpec, network: &NetworkOptions, has_ca: bool) {
+    line(
+        w,
+        "# System packages every variant shares (Python, CA certificates, tini).",
+    );
+    let apt_options = apt_options(network, has_ca);
     match &network.apt_mirror {
         Some(mirror) => {
             apt_mirror(w, mirror);
@@ -152,22 +173,31 @@ fn system_packages(w: &mut String, spec: &ResolvedSpec, network: &NetworkOptions
         }
         None => line(w, &format!("RUN apt-get{apt_options} update \\")),
     }
-    line(
-        w,
-        &format!(" && apt-get{apt_options} install -y --no-install-recommends \\"),
-    );
-    for package in &spec.packages.apt {
-        line(w, &format!("      {package} \\"));
-    }
+    let packages: Vec<&String> = spec.packages.apt.iter().filter(|p| is_system(p)).collect();
+    apt_install(w, &apt_options, &packages);
     if has_ca {
         line(w, " && update-ca-certificates \\");
     }
-    if spec
-        .packages
-        .apt
-        .iter()
-        .any(|package| package == "openssh-server")
-    {
+    line(w, " && rm -rf /var/lib/apt/lists/*");
+    let pip_env = pip_network_env(network, has_ca);
+    if !pip_env.is_empty() {
+        env_block(w, &pip_env);
+    }
+    line(w, "");
+}
+
+/// The variant's own system packages (sshd and a shell's tools, git, the spec's apt
+/// packages), above the shared TensorFlow layer.
+fn variant_packages(w: &mut String, spec: &ResolvedSpec, network: &NetworkOptions, has_ca: bool) {
+    line(
+        w,
+        "# The variant's system packages, above the shared TensorFlow layer.",
+    );
+    let apt_options = apt_options(network, has_ca);
+    line(w, &format!("RUN apt-get{apt_options} update \\"));
+    let packages: Vec<&String> = spec.packages.apt.iter().filter(|p| !is_system(p)).collect();
+    apt_install(w, &apt_options, &packages);
+    if packages.iter().any(|package| *package == "openssh-server") {
         // The package's install makes host keys: private keys in a layer anyone who pulls
         // the image can read. Each container makes its own at start instead.
         line(
@@ -176,11 +206,17 @@ fn system_packages(w: &mut String, spec: &ResolvedSpec, network: &NetworkOptions
         );
     }
     line(w, " && rm -rf /var/lib/apt/lists/*");
-    let pip_env = pip_network_env(network, has_ca);
-    if !pip_env.is_empty() {
-        env_block(w, &pip_env);
-    }
     line(w, "");
+}
+
+fn apt_install(w: &mut String, apt_options: &str, packages: &[&String]) {
+    line(
+        w,
+        &format!(" && apt-get{apt_options} install -y --no-install-recommends \\"),
+    );
+    for package in packages {
+        line(w, &format!("      {package} \\"));
+    }
 }
 
 /// The start of the apt RUN: every official archive in apt's sources replaced by `mirror`.

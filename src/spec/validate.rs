@@ -11,6 +11,7 @@ mod container;
 mod files;
 mod gpu;
 mod packages;
+pub use packages::REQUIRED_APT;
 mod versions;
 
 use std::path::Path;

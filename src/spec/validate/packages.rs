@@ -10,8 +10,26 @@ use crate::spec::resolved::{GpuStack, ResolvedPackages};
 use crate::spec::syntax::{requirement_name, valid_apt_package};
 
 /// apt packages every image needs: the entrypoint runs under tini, and pip needs a venv
-/// and CA certificates.
-const REQUIRED_APT: &[&str] = &["ca-certificates", "python3", "python3-venv", "tini"];
+/// and CA certificates. They are the first layer, shared by every variant of a base.
+pub const REQUIRED_APT: &[&str] = &["ca-certificates", "python3", "python3-venv", "tini"];
+
+/// What a person at a shell expects on an SSH image: a multiplexer to keep long jobs alive
+/// after logging out (tmux, screen), git, an editor, a pager, curl and a process viewer.
+pub const SSH_TOOLS: &[&str] = &[
+    "curl",
+    "git",
+    "htop",
+    "less",
+    "nano",
+    "openssh-server",
+    "procps",
+    "screen",
+    "tmux",
+    "vim-tiny",
+];
+
+/// Jupyter images get git (JupyterLab's terminal, cloning notebooks).
+pub const JUPYTER_TOOLS: &[&str] = &["git"];
 
 impl Resolver<'_> {
     pub(super) fn packages(
@@ -20,10 +38,16 @@ impl Resolver<'_> {
         tensorflow: &Version,
     ) -> Result<ResolvedPackages, SpecError> {
         let declared = self.merged.packages.clone().unwrap_or_default();
-        let mut apt: Vec<String> = REQUIRED_APT.iter().map(|name| name.to_string()).collect();
-        if service == Service::Ssh {
-            apt.push("openssh-server".to_string());
-        }
+        let tools = match service {
+            Service::Ssh => SSH_TOOLS,
+            Service::Jupyter => JUPYTER_TOOLS,
+            Service::None => &[],
+        };
+        let mut apt: Vec<String> = REQUIRED_APT
+            .iter()
+            .chain(tools)
+            .map(|name| name.to_string())
+            .collect();
         for package in declared.apt {
             if !valid_apt_package(&package) {
                 return Err(self.error(
