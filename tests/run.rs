@@ -1041,3 +1041,49 @@ async fn tensorboard_answers_at_the_printed_url_serves_the_workdir_as_the_user_a
     common::wait_for("TensorBoard again", Duration::from_secs(120), answered);
     drop(guard);
 }
+
+#[tokio::test]
+async fn the_ssh_image_has_a_shell_s_tools_and_the_jupyter_image_has_git() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let [ssh, jupyter] = ["ssh", "jupyter"].map(|kind| unique(&format!("t-tools-{kind}")));
+    let _guard = DockerGuard::containers(&[&ssh, &jupyter]);
+    // As the host user, in a login shell, as someone who logged in would look for them.
+    let tools = "tmux screen git nano vi less curl htop ps";
+    let found = run(
+        folder.path(),
+        &[
+            "cpu-ssh",
+            "--no-build",
+            "--name",
+            &ssh,
+            "--uid",
+            "4321",
+            "--gid",
+            "4321",
+            "--",
+            "bash",
+            "-lc",
+            &format!("for t in {tools}; do command -v $t || echo missing $t; done; tmux -V"),
+        ],
+    );
+    assert_eq!(found.code, 0, "{}", found.stderr);
+    assert!(!found.stdout.contains("missing"), "{}", found.stdout);
+    assert!(found.stdout.contains("tmux 3."), "{}", found.stdout);
+    let git = run(
+        folder.path(),
+        &[
+            "cpu-jupyter",
+            "--no-build",
+            "--name",
+            &jupyter,
+            "--",
+            "git",
+            "--version",
+        ],
+    );
+    assert_eq!(git.code, 0, "{}", git.stderr);
+    assert!(git.stdout.starts_with("git version 2."), "{}", git.stdout);
+}
