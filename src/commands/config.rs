@@ -179,11 +179,7 @@ fn check_registry(host: &str) -> Result<String, InputError> {
         .trim_start_matches("https://")
         .trim_start_matches("http://")
         .trim_end_matches('/');
-    let valid = !host.is_empty()
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'));
-    if !valid {
+    if !crate::spec::syntax::valid_registry_host(host) {
         return Err(InputError::new(
             format!("`--registry-mirror` must be a registry host such as `mirror.example:5000`, got `{host}`"),
             "give the host (and port) of a registry that mirrors Docker Hub",

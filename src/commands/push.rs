@@ -12,11 +12,7 @@ use crate::output::progress::Reporter;
 
 pub fn run(args: &PushArgs) -> anyhow::Result<ExitCode> {
     let registry = args.registry.trim_end_matches('/');
-    let valid_registry = !registry.is_empty()
-        && registry
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'));
-    if !valid_registry {
+    if !crate::spec::syntax::valid_registry_host(registry) {
         return Err(InputError::new(
             format!("`--registry {}` is not a registry host", args.registry),
             "give a host and port such as `127.0.0.1:5000` or `registry.example.com`",

@@ -57,6 +57,15 @@ pub fn requirement_name(requirement: &str) -> Option<String> {
 
 /// A loose check of the Docker reference grammar: lowercase repository path, optional
 /// registry host with port, tag and digest.
+/// A registry host (and port) as `--registry` and `--registry-mirror` take it, trailing
+/// `/` already cut: `127.0.0.1:5000`, `registry.example.com`.
+pub fn valid_registry_host(host: &str) -> bool {
+    !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'))
+}
+
 pub fn valid_image_reference(reference: &str) -> bool {
     if reference.is_empty()
         || reference.len() > 255

@@ -82,12 +82,7 @@ pub struct K8sExport {
 /// `--registry` and `--volume-size`, refused before anything is read or written.
 pub fn check_flags(registry: Option<&str>, volume_size: &str) -> Result<(), InputError> {
     if let Some(registry) = registry {
-        let host = registry.trim_end_matches('/');
-        let valid = !host.is_empty()
-            && host
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'));
-        if !valid {
+        if !crate::spec::syntax::valid_registry_host(registry.trim_end_matches('/')) {
             return Err(InputError::new(
                 format!("`--registry {registry}` is not a registry host"),
                 "give a host and port such as `127.0.0.1:5000` or `registry.example.com`",

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use yaml_rust2::parser::{Event, Parser};
 
+use super::scan::join;
 use super::Place;
 
 /// The places of one document's keys and values.
@@ -114,14 +115,6 @@ impl Places {
                 None => return Place::START,
             }
         }
-    }
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
     }
 }
 

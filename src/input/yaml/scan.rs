@@ -457,7 +457,8 @@ fn deeper_bracket(text: &str, from: Place, opened: bool, mut depth: usize) -> Op
     None
 }
 
-fn join(path: &str, key: &str) -> String {
+/// `path.key`, or `key` at the top.
+pub(super) fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
     } else {
