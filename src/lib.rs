@@ -12,6 +12,7 @@ pub mod spec;
 pub mod sweep;
 
 pub(crate) mod app;
+pub(crate) mod bundle;
 pub(crate) mod cli;
 pub(crate) mod commands;
 pub(crate) mod doctor;
