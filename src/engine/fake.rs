@@ -18,6 +18,8 @@ use super::{
 use crate::labels;
 use crate::plan::LaunchPlan;
 
+mod tarball;
+
 #[derive(Debug, Default)]
 pub struct FakeEngine {
     pub state: RefCell<FakeState>,
@@ -49,6 +51,8 @@ pub struct FakeState {
     /// Containers (by name) whose wait does not return while they run: it returns 143
     /// once they are stopped.
     pub held: std::collections::BTreeSet<String>,
+    /// The next `load_images` fails with this after reading its tarball.
+    pub load_failure: Option<String>,
     next_id: u32,
 }
 
@@ -60,7 +64,9 @@ impl FakeEngine {
     /// Adds a local image with these tags and labels; its id.
     pub fn add_image(&self, tags: &[&str], image_labels: &[(&str, &str)]) -> String {
         let mut state = self.state.borrow_mut();
-        let id = state.new_id("sha256:image");
+        // Shaped as Docker's ids are (a bundle's manifest checks them).
+        state.next_id += 1;
+        let id = format!("sha256:{:064x}", state.next_id);
         let facts = ImageFacts {
             id: id.clone(),
             tags: tags.iter().map(|tag| tag.to_string()).collect(),
@@ -146,16 +152,16 @@ impl FakeEngine {
 }
 
 impl FakeState {
-    fn new_id(&mut self, kind: &str) -> String {
+    pub(super) fn new_id(&mut self, kind: &str) -> String {
         self.next_id += 1;
         format!("{kind}{}", self.next_id)
     }
 
-    fn record(&mut self, call: String) {
+    pub(super) fn record(&mut self, call: String) {
         self.calls.push(call);
     }
 
-    fn image_id(&self, reference: &str) -> Option<String> {
+    pub(super) fn image_id(&self, reference: &str) -> Option<String> {
         if self.images.contains_key(reference) {
             return Some(reference.to_string());
         }
@@ -184,7 +190,7 @@ fn matches(labels: &HashMap<String, String>, filter: &str) -> bool {
     }
 }
 
-fn missing(what: &str) -> EngineError {
+pub(super) fn missing(what: &str) -> EngineError {
     EngineError::Failed {
         what: what.to_string(),
         message: "no such object".to_string(),
@@ -284,6 +290,26 @@ impl Images for FakeEngine {
     ) -> Result<String, EngineError> {
         self.state.borrow_mut().record(format!("push {reference}"));
         Err(missing("push"))
+    }
+
+    /// A stand-in tarball (see `tarball`), in several chunks.
+    async fn export_images(
+        &self,
+        references: &[String],
+        mut sink: impl FnMut(bytes::Bytes) -> std::ops::ControlFlow<()>,
+    ) -> Result<(), EngineError> {
+        let chunks = tarball::export(&mut self.state.borrow_mut(), references)?;
+        let _ = chunks.into_iter().try_for_each(&mut sink);
+        Ok(())
+    }
+
+    async fn load_images(
+        &self,
+        tarball: impl TarStream,
+        progress: impl FnMut(&str),
+    ) -> Result<(), EngineError> {
+        let bytes = tarball::read_all(tarball).await?;
+        tarball::load(&mut self.state.borrow_mut(), &bytes, progress)
     }
 
     async fn import_rootfs(

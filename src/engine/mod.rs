@@ -61,6 +61,21 @@ pub trait Images {
         reference: &str,
         progress: impl FnMut(&str),
     ) -> Result<String, EngineError>;
+    /// Docker's image tarball of `references` (what `docker save` writes; layers the
+    /// images share are in it once), handed to `sink` chunk by chunk as the daemon sends
+    /// it. The sink returns `ControlFlow::Break` to stop early (its own failure).
+    async fn export_images(
+        &self,
+        references: &[String],
+        sink: impl FnMut(Bytes) -> std::ops::ControlFlow<()>,
+    ) -> Result<(), EngineError>;
+    /// Loads an image tarball (what `docker load` does); `progress` gets the daemon's
+    /// lines (`Loaded image: ...`).
+    async fn load_images(
+        &self,
+        tarball: impl TarStream,
+        progress: impl FnMut(&str),
+    ) -> Result<(), EngineError>;
     /// Imports a root filesystem tarball as `reference` (what `docker import` does).
     async fn import_rootfs(
         &self,

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{Host, LockAttempt, NvidiaFacts, SshKey};
+use super::{FileStream, Host, InputFile, LockAttempt, NvidiaFacts, OutputFile, SshKey};
 use crate::input::InputError;
 
 #[derive(Debug, Default)]
@@ -209,8 +209,84 @@ impl Host for FakeHost {
         Ok(())
     }
 
+    fn is_folder(&self, path: &Path) -> bool {
+        self.paths.borrow().contains(path)
+    }
+
+    fn create_file(&self, path: &Path) -> std::io::Result<Box<dyn OutputFile + '_>> {
+        self.files
+            .borrow_mut()
+            .insert(path.to_path_buf(), Vec::new());
+        Ok(Box::new(FakeFile {
+            host: self,
+            path: path.to_path_buf(),
+            cursor: std::io::Cursor::new(Vec::new()),
+        }))
+    }
+
+    fn open_file(&self, path: &Path) -> std::io::Result<(Box<dyn InputFile + '_>, u64)> {
+        let bytes = self.read_file(path)?;
+        let length = bytes.len() as u64;
+        Ok((Box::new(std::io::Cursor::new(bytes)), length))
+    }
+
+    fn file_stream(&self, path: &Path, offset: u64, length: u64) -> std::io::Result<FileStream> {
+        let bytes = self.read_file(path)?;
+        let start = (offset as usize).min(bytes.len());
+        let end = (offset.saturating_add(length) as usize).min(bytes.len());
+        let chunks: Vec<std::io::Result<bytes::Bytes>> = bytes[start..end]
+            .chunks(777)
+            .map(|chunk| Ok(bytes::Bytes::copy_from_slice(chunk)))
+            .collect();
+        Ok(Box::pin(futures_util::stream::iter(chunks)))
+    }
+
     fn spawn_detached(&self, args: &[String], _log: &Path) -> std::io::Result<u32> {
         self.spawned.borrow_mut().push(args.to_vec());
         Ok(4242)
+    }
+}
+
+/// A file being written through the fake host: its bytes land in `files` at every sync
+/// and when it is dropped.
+struct FakeFile<'a> {
+    host: &'a FakeHost,
+    path: PathBuf,
+    cursor: std::io::Cursor<Vec<u8>>,
+}
+
+impl std::io::Write for FakeFile<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.cursor.write(bytes)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for FakeFile<'_> {
+    fn seek(&mut self, position: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.cursor.seek(position)
+    }
+}
+
+impl OutputFile for FakeFile<'_> {
+    fn sync(&mut self) -> std::io::Result<()> {
+        let bytes = self.cursor.get_ref().clone();
+        self.host
+            .files
+            .borrow_mut()
+            .insert(self.path.clone(), bytes);
+        Ok(())
+    }
+}
+
+impl Drop for FakeFile<'_> {
+    fn drop(&mut self) {
+        // A file removed while it was open stays removed.
+        if let Some(stored) = self.host.files.borrow_mut().get_mut(&self.path) {
+            *stored = self.cursor.get_ref().clone();
+        }
     }
 }

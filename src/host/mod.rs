@@ -8,6 +8,7 @@ pub mod archive;
 pub mod debootstrap;
 #[cfg(test)]
 pub mod fake;
+mod files;
 pub mod machine;
 pub mod nvidia;
 mod probe;
@@ -31,6 +32,22 @@ pub struct HostError {
     pub message: String,
     pub hint: String,
 }
+
+/// A file written in place: appended to, and patched where it was already written (a
+/// bundle's manifest is written last, at its start).
+pub trait OutputFile: std::io::Write + std::io::Seek {
+    /// Everything written so far reaches the disk.
+    fn sync(&mut self) -> std::io::Result<()>;
+}
+
+/// A file read in place.
+pub trait InputFile: std::io::Read + std::io::Seek {}
+impl<T: std::io::Read + std::io::Seek> InputFile for T {}
+
+/// Bytes of a file in chunks, as the engine takes a request body.
+pub type FileStream = std::pin::Pin<
+    Box<dyn futures_util::Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static>,
+>;
 
 /// A lock file taken (held until dropped), busy, or impossible here (no data folder):
 /// then the work simply runs unserialised.
@@ -99,6 +116,15 @@ pub trait Host {
     fn remove_file(&self, path: &Path) -> std::io::Result<()>;
     /// Renames a file or folder (on one file system).
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()>;
+    /// Whether `path` is a folder.
+    fn is_folder(&self, path: &Path) -> bool;
+    /// Creates a file (replacing one that is there) to write in place.
+    fn create_file(&self, path: &Path) -> std::io::Result<Box<dyn OutputFile + '_>>;
+    /// A file to read, and its length.
+    fn open_file(&self, path: &Path) -> std::io::Result<(Box<dyn InputFile + '_>, u64)>;
+    /// `length` bytes of a file from `offset`, in chunks (a file that turns out shorter
+    /// ends the stream early).
+    fn file_stream(&self, path: &Path, offset: u64, length: u64) -> std::io::Result<FileStream>;
     /// Starts this tfimg again with `args`, detached from the terminal and its session,
     /// its output appended to `log`; its process id.
     fn spawn_detached(&self, args: &[String], log: &Path) -> std::io::Result<u32>;
@@ -215,6 +241,27 @@ impl Host for Machine {
 
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
         std::fs::rename(from, to)
+    }
+
+    fn is_folder(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+
+    fn create_file(&self, path: &Path) -> std::io::Result<Box<dyn OutputFile + '_>> {
+        Ok(Box::new(files::create(path)?))
+    }
+
+    fn open_file(&self, path: &Path) -> std::io::Result<(Box<dyn InputFile + '_>, u64)> {
+        let file = std::fs::File::open(path)?;
+        let length = file.metadata()?.len();
+        Ok((
+            Box::new(std::io::BufReader::with_capacity(1 << 20, file)),
+            length,
+        ))
+    }
+
+    fn file_stream(&self, path: &Path, offset: u64, length: u64) -> std::io::Result<FileStream> {
+        files::stream(path, offset, length)
     }
 
     fn spawn_detached(&self, args: &[String], log: &Path) -> std::io::Result<u32> {

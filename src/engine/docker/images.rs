@@ -1,13 +1,15 @@
-//! Images: look up, tag, remove, pull, and import a root filesystem tarball (what
-//! `docker import` does: image create with `fromSrc=-`; bollard's `import_image` is
-//! `docker load`, a different format).
+//! Images: look up, tag, remove, pull, export and load image tarballs (`docker save`,
+//! `docker load`: bollard's `export_images` and `import_image`), and import a root
+//! filesystem tarball (what `docker import` does: image create with `fromSrc=-`, a
+//! different format).
 
 use std::collections::HashMap;
 
 use bollard::query_parameters::{
-    CreateImageOptionsBuilder, ListImagesOptionsBuilder, RemoveImageOptionsBuilder,
-    TagImageOptionsBuilder,
+    CreateImageOptionsBuilder, ImportImageOptionsBuilder, ListImagesOptionsBuilder,
+    RemoveImageOptionsBuilder, TagImageOptionsBuilder,
 };
+use bytes::Bytes;
 use futures_util::StreamExt;
 
 use super::Docker;
@@ -165,6 +167,43 @@ impl Images for Docker {
             what: format!("push `{reference}`"),
             message: "the registry reported no digest".to_string(),
         })
+    }
+
+    /// `GET /images/get?names=...`, streamed to `sink` as it arrives.
+    async fn export_images(
+        &self,
+        references: &[String],
+        mut sink: impl FnMut(Bytes) -> std::ops::ControlFlow<()>,
+    ) -> Result<(), EngineError> {
+        let names: Vec<&str> = references.iter().map(String::as_str).collect();
+        let what = format!("export `{}`", references.join("`, `"));
+        let mut stream = std::pin::pin!(self.client.export_images(&names));
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|error| self.fail(&what, error))?;
+            if sink(chunk).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// `POST /images/load` with the tarball streamed as the request body.
+    async fn load_images(
+        &self,
+        tarball: impl TarStream,
+        mut progress: impl FnMut(&str),
+    ) -> Result<(), EngineError> {
+        let options = ImportImageOptionsBuilder::new().quiet(false).build();
+        let body = bollard::body_try_stream(tarball);
+        let mut stream = self.client.import_image(options, body, None);
+        while let Some(item) = stream.next().await {
+            let info = item.map_err(|error| self.fail("load the images", error))?;
+            let text = info.stream.or(info.status).unwrap_or_default();
+            for line in text.lines().map(str::trim).filter(|line| !line.is_empty()) {
+                progress(line);
+            }
+        }
+        Ok(())
     }
 
     /// Imports a root filesystem tarball as `reference`, applying Dockerfile-style
