@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod bundle;
 mod sweep;
+pub use bundle::*;
 pub use sweep::*;
 
 /// Reproducible TensorFlow images and containers, GPU and CPU, from declarative specs.
@@ -56,6 +58,12 @@ pub enum Command {
     Compose(ComposeArgs),
     /// Push an image to a registry (so a cluster can pull it) and print it by digest.
     Push(PushArgs),
+    /// Write specs' images (and the spec files and locks) and images into one bundle, to
+    /// carry to a machine without a registry.
+    Save(SaveArgs),
+    /// Load a bundle from `tfimg save`: every part checked against its sha256 first, then
+    /// the images into Docker and the specs into `./images`.
+    Load(LoadArgs),
     /// Write a team as Kubernetes manifests (Deployments, Services, Secrets, claims, and
     /// indexed Jobs with TF_CONFIG for multi-worker training).
     K8s(K8sArgs),

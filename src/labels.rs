@@ -5,6 +5,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+/// What every tfimg label key starts with.
+pub const PREFIX: &str = "io.tfimg.";
+
 // Image labels (set by the rendered Dockerfile).
 
 /// The spec an image (or a container) was made from.

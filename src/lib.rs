@@ -66,6 +66,8 @@ pub fn main() -> ExitCode {
         Command::Down(args) => commands::team::down(&args),
         Command::Compose(args) => commands::export::compose(&args),
         Command::Push(args) => commands::push::run(&args),
+        Command::Save(args) => commands::bundle::save(&args),
+        Command::Load(args) => commands::bundle::load(&args),
         Command::K8s(args) => commands::export::k8s(&args),
         Command::Sweep(args) => commands::sweep::run(&args),
         Command::PruneSuperseded { name, key } => commands::build::prune_command(&name, &key),

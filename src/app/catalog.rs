@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::input::yaml::MAX_FILE_BYTES;
 use crate::input::SpecError;
-use crate::spec::load::{file_document, looks_like_path, BUILTIN_PREFIX};
+use crate::spec::load::{file_document, looks_like_path, SpecDocument, BUILTIN_PREFIX};
 use crate::spec::{self, Catalog, ResolvedSpec};
 use crate::sweep::{self, Sweep};
 use crate::team::{self, Team};
@@ -31,6 +31,18 @@ pub fn resolve(catalog: &Catalog, wanted: &str) -> Result<ResolvedSpec, SpecErro
     }
     let read = read_file(Path::new(wanted)).map_err(|error| error.to_string());
     spec::resolve_document(catalog, file_document(wanted, read)?)
+}
+
+/// The `extends` chain of `wanted` (root first, `wanted` last), each spec with where it
+/// comes from.
+pub fn chain(catalog: &Catalog, wanted: &str) -> Result<Vec<SpecDocument>, SpecError> {
+    let leaf = if looks_like_path(wanted) {
+        let read = read_file(Path::new(wanted)).map_err(|error| error.to_string());
+        file_document(wanted, read)?
+    } else {
+        catalog.find(wanted)?
+    };
+    catalog.chain(leaf)
 }
 
 /// Whether `target` is a spec (a spec file, a spec name, or anything without `:` or `/`,

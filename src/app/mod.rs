@@ -3,6 +3,7 @@
 //! traits, so each is unit-tested against the fakes (and integration-tested for real).
 //!
 //! - `build`: a spec's image, up to date or built, verified and tagged.
+//! - `bundle`: `tfimg save` and `tfimg load`, images and specs carried to offline machines.
 //! - `base`: the base image a build starts from; `tfimg base bootstrap`.
 //! - `catalog`: the specs and team files on this machine, read and handed to `spec`.
 //! - `launch`: THE launcher, one container from a request (run, a team member, ...).
@@ -13,6 +14,7 @@
 
 pub mod base;
 pub mod build;
+pub mod bundle;
 pub mod catalog;
 pub mod launch;
 pub mod ready;

@@ -62,21 +62,4 @@ impl BundleError {
             }
         }
     }
-
-    /// The part the problem is in, where there is one.
-    pub fn part(&self) -> Option<&str> {
-        match self {
-            BundleError::Altered { part, .. }
-            | BundleError::Header { part, .. }
-            | BundleError::Size { part, .. }
-            | BundleError::Padding { part }
-            | BundleError::Missing { part } => Some(part),
-            BundleError::Unexpected { found, .. } | BundleError::OutOfOrder { found, .. } => {
-                Some(found)
-            }
-            BundleError::NotRegular { path, .. } | BundleError::Path { path, .. } => Some(path),
-            BundleError::ManifestAltered | BundleError::Manifest { .. } => Some(MANIFEST_PATH),
-            _ => None,
-        }
-    }
 }

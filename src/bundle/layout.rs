@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::BundleError;
 use super::manifest::{Manifest, Part};
-use super::{CHECKSUM_PATH, MANIFEST_PATH};
+use super::MANIFEST_PATH;
 use crate::plan::image::hex;
 
 /// A tar block.
@@ -113,8 +113,3 @@ pub fn lock_part_path(name: &str) -> String {
 /// The part holding every image: one Docker image tarball, so layers the images share
 /// are stored once.
 pub const IMAGES_PART: &str = "images.tar";
-
-/// `manifest.sha256`'s header, for the writer.
-pub fn checksum_header(mtime: u64) -> Result<[u8; 512], BundleError> {
-    header(CHECKSUM_PATH, CHECKSUM_BYTES, mtime)
-}

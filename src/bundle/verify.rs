@@ -88,11 +88,6 @@ impl Verifier {
         }
     }
 
-    /// The manifest, once it has been read and found valid.
-    pub fn manifest(&self) -> Option<&Manifest> {
-        self.manifest.as_ref()
-    }
-
     /// The next bytes of the file.
     pub fn feed(&mut self, mut bytes: &[u8]) -> Result<(), BundleError> {
         while !bytes.is_empty() {

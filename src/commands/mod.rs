@@ -3,6 +3,7 @@
 
 pub mod base;
 pub mod build;
+pub mod bundle;
 pub mod config;
 pub mod containers;
 pub mod doctor;

@@ -17,7 +17,6 @@ use super::{
 };
 use crate::labels;
 use crate::plan::LaunchPlan;
-
 mod tarball;
 
 #[derive(Debug, Default)]
@@ -51,8 +50,10 @@ pub struct FakeState {
     /// Containers (by name) whose wait does not return while they run: it returns 143
     /// once they are stopped.
     pub held: std::collections::BTreeSet<String>,
-    /// The next `load_images` fails with this after reading its tarball.
+    /// The next `load_images` fails with this after reading its tarball, the next
+    /// `export_images` half-way through.
     pub load_failure: Option<String>,
+    pub export_failure: Option<String>,
     next_id: u32,
 }
 
@@ -298,9 +299,9 @@ impl Images for FakeEngine {
         references: &[String],
         mut sink: impl FnMut(bytes::Bytes) -> std::ops::ControlFlow<()>,
     ) -> Result<(), EngineError> {
-        let chunks = tarball::export(&mut self.state.borrow_mut(), references)?;
+        let (chunks, failure) = tarball::export(&mut self.state.borrow_mut(), references)?;
         let _ = chunks.into_iter().try_for_each(&mut sink);
-        Ok(())
+        failure.map_or(Ok(()), Err)
     }
 
     async fn load_images(

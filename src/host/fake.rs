@@ -204,7 +204,11 @@ impl Host for FakeHost {
         for path in moved {
             let bytes = files.remove(&path).expect("listed above");
             let rest = path.strip_prefix(from).expect("listed above");
-            files.insert(to.join(rest), bytes);
+            let moved = match rest.as_os_str().is_empty() {
+                true => to.to_path_buf(),
+                false => to.join(rest),
+            };
+            files.insert(moved, bytes);
         }
         Ok(())
     }

@@ -1,5 +1,5 @@
 //! The fake engine's image tarballs: `export` writes one line per image
-//! (`image <id> <tag,tag,reference> <key=value;...>`) and some filler, `load` reads those
+//! (`image <id> <reference> <key=value;...>`) and some filler, `load` reads those
 //! lines back into images (moving tags, as `docker load` does), so a save and a load
 //! round-trip through the fakes.
 
@@ -22,33 +22,38 @@ pub async fn read_all(tarball: impl TarStream) -> Result<Vec<u8>, EngineError> {
     Ok(bytes)
 }
 
+/// The chunks to hand over, and the failure after them (`export_failure`: half of them).
 pub fn export(
     state: &mut FakeState,
     references: &[String],
-) -> Result<Vec<bytes::Bytes>, EngineError> {
+) -> Result<(Vec<bytes::Bytes>, Option<EngineError>), EngineError> {
     state.record(format!("export {}", references.join(" ")));
     let mut text = String::new();
     for reference in references {
         let id = state.image_id(reference).ok_or_else(|| missing("export"))?;
-        let image = &state.images[&id];
-        let mut labels: Vec<String> = image
+        let mut labels: Vec<String> = state.images[&id]
             .labels
             .iter()
             .map(|(key, value)| format!("{key}={value}"))
             .collect();
         labels.sort();
-        text += &format!(
-            "image {id} {},{reference} {}\n",
-            image.tags.join(","),
-            labels.join(";")
-        );
+        // As `docker save`: the tarball names the image by the reference asked for only.
+        text += &format!("image {id} {reference} {}\n", labels.join(";"));
     }
     text += &"filler of a layer\n".repeat(300);
-    Ok(text
+    let mut chunks: Vec<bytes::Bytes> = text
         .as_bytes()
         .chunks(1000)
         .map(bytes::Bytes::copy_from_slice)
-        .collect())
+        .collect();
+    let failure = state.export_failure.take().map(|message| {
+        chunks.truncate(chunks.len() / 2);
+        EngineError::Failed {
+            what: "export".to_string(),
+            message,
+        }
+    });
+    Ok((chunks, failure))
 }
 
 pub fn load(

@@ -1,0 +1,30 @@
+//! Offline bundles, the use cases: `save` gathers the targets' images (a spec's current
+//! image, or an image as it is), their spec files and locks, refuses anything missing
+//! before a byte is written, then streams one bundle into a temporary file beside the
+//! output and renames it into place; `load` checks the whole bundle and the files it
+//! would write before anything is imported, then streams the images into the daemon,
+//! checks each arrived with its tags, and writes the specs. The layout and every check
+//! are in the pure `bundle`; Docker is reached through the `Engine` traits and files
+//! through the `Host`.
+
+pub mod load;
+pub mod save;
+
+pub use load::{check, load, LoadOptions};
+pub use save::{save, spec_target, SaveOptions, SaveTarget};
+
+/// A size for people: `1.3 GB`, `512 kB`, `80 B`.
+pub fn human_size(bytes: u64) -> String {
+    match bytes {
+        0..1_000 => format!("{bytes} B"),
+        1_000..1_000_000 => format!("{:.0} kB", bytes as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.0} MB", bytes as f64 / 1e6),
+        _ => format!("{:.1} GB", bytes as f64 / 1e9),
+    }
+}
+
+/// How long one `--progress` update waits for the next.
+const PROGRESS_EVERY_BYTES: u64 = 64 << 20;
+
+#[cfg(test)]
+mod tests;

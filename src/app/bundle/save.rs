@@ -1,0 +1,500 @@
+//! `tfimg save`: the targets' images and specs, every one found before anything is
+//! written, streamed into `.<output>.<random>.partial` beside the output (never held in
+//! memory: the image tarball goes from the daemon to the disk chunk by chunk, hashed on
+//! the way), synced, and renamed over the output. A failure or an interrupt removes the
+//! temporary file, so there is never half a bundle.
+
+use std::collections::BTreeMap;
+use std::io::{Seek, SeekFrom, Write};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::{human_size, PROGRESS_EVERY_BYTES};
+use crate::app::build::{build_spec, BuildOptions, Network};
+use crate::app::Interrupted;
+use crate::bundle::layout::{self, IMAGES_PART};
+use crate::bundle::{BundledImage, BundledSpec, Manifest, Part, SpecSource, MANIFEST_PATH};
+use crate::engine::{Engine, ImageFacts};
+use crate::host::{Host, HostError, OutputFile};
+use crate::input::InputError;
+use crate::labels;
+use crate::output::progress::Reporter;
+use crate::plan::image::hex;
+use crate::spec::load::{Origin, SpecDocument};
+use crate::spec::ResolvedSpec;
+
+/// What `tfimg save` was asked to carry, one per argument.
+pub enum SaveTarget {
+    /// A spec: its current image and its files.
+    Spec(Box<SpecTarget>),
+    /// An image reference (or id), as it is.
+    Image(String),
+}
+
+pub struct SpecTarget {
+    pub resolved: ResolvedSpec,
+    /// The spec files to carry, the spec's own last (none for a built-in).
+    pub files: Vec<SpecFile>,
+}
+
+pub struct SpecFile {
+    pub name: String,
+    pub path: PathBuf,
+    pub source: SpecSource,
+}
+
+pub struct SaveOptions<'a> {
+    pub output: &'a Path,
+    /// The options the specs were built with (they are part of the build key).
+    pub network: &'a Network,
+    pub tfimg_version: &'a str,
+}
+
+#[derive(Debug)]
+pub struct Saved {
+    pub manifest: Manifest,
+    /// The bundle's size.
+    pub bytes: u64,
+}
+
+/// A spec and the files of its `extends` chain that a bundle carries: the spec's own file
+/// and the local specs it extends (built-ins are in every tfimg).
+pub fn spec_target(resolved: ResolvedSpec, chain: &[SpecDocument]) -> SpecTarget {
+    let last = chain.len().saturating_sub(1);
+    let files = chain
+        .iter()
+        .enumerate()
+        .filter_map(|(index, document)| match &document.origin {
+            Origin::Builtin => None,
+            Origin::Local(path) | Origin::File(path) => Some(SpecFile {
+                name: document.name.clone(),
+                path: path.clone(),
+                source: if index == last {
+                    SpecSource::File
+                } else {
+                    SpecSource::Parent
+                },
+            }),
+        })
+        .collect();
+    SpecTarget { resolved, files }
+}
+
+/// A small part, in memory.
+struct SmallPart {
+    path: String,
+    bytes: Vec<u8>,
+}
+
+/// An image to carry: the tags it gets on the other side, and the one reference the
+/// daemon exports it by (a tag that surely names it, or its id).
+struct GatheredImage {
+    facts: ImageFacts,
+    tags: Vec<String>,
+    export_as: String,
+}
+
+/// Everything found before writing: the images (by id, in the targets' order), the
+/// specs and their parts.
+#[derive(Default)]
+struct Gathered {
+    images: Vec<GatheredImage>,
+    specs: Vec<BundledSpec>,
+    parts: Vec<SmallPart>,
+}
+
+pub async fn save(
+    engine: &impl Engine,
+    host: &impl Host,
+    targets: &[SaveTarget],
+    options: &SaveOptions<'_>,
+    reporter: &Reporter,
+) -> anyhow::Result<Saved> {
+    check_output(host, options.output)?;
+    let mut gathered = Gathered::default();
+    for target in targets {
+        match target {
+            SaveTarget::Image(reference) => {
+                let image = find_image(engine, reference).await?;
+                // Only the tag that was asked for, as `docker save` does: the image's
+                // other tags may be moving ones that mean something else elsewhere.
+                let tags: Vec<String> = [reference.clone(), format!("{reference}:latest")]
+                    .into_iter()
+                    .filter(|tag| image.tags.contains(tag))
+                    .take(1)
+                    .collect();
+                let export_as = tags.first().cloned().unwrap_or_else(|| image.id.clone());
+                gathered.add_image(image, tags, export_as);
+            }
+            SaveTarget::Spec(target) => {
+                gather_spec(
+                    engine,
+                    host,
+                    target,
+                    options.network,
+                    &mut gathered,
+                    reporter,
+                )
+                .await?
+            }
+        }
+    }
+    let created = host
+        .now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    let manifest = gathered.manifest(options.tfimg_version, created);
+    let name = options
+        .output
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy();
+    let temporary = options
+        .output
+        .with_file_name(format!(".{name}.{}.partial", host.random_hex(4)?));
+    let written = tokio::select! {
+        written = write(engine, host, &temporary, &gathered, manifest, reporter) => written,
+        _ = host.interrupted() => Err(Interrupted {
+            what: format!("`tfimg save` was stopped; no bundle was written to `{}`", options.output.display()),
+        }.into()),
+    };
+    let saved = written.and_then(|saved| {
+        host.rename(&temporary, options.output)
+            .map_err(|error| write_failed(options.output, &error))?;
+        Ok(saved)
+    });
+    if saved.is_err() {
+        let _ = host.remove_file(&temporary);
+    }
+    saved
+}
+
+/// The output's folder must exist, and the output must not be a folder.
+fn check_output(host: &impl Host, output: &Path) -> Result<(), InputError> {
+    let shown = output.display();
+    if host.is_folder(output) || output.file_name().is_none() {
+        return Err(InputError::new(
+            format!("`-o {shown}` is a folder"),
+            "give the bundle's file name, such as `-o lab.tar`",
+        ));
+    }
+    let folder = match output.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    if !host.is_folder(folder) {
+        return Err(InputError::new(
+            format!(
+                "`-o {shown}`: the folder `{}` does not exist",
+                folder.display()
+            ),
+            "make the folder first, or write the bundle elsewhere",
+        ));
+    }
+    Ok(())
+}
+
+async fn find_image(engine: &impl Engine, reference: &str) -> anyhow::Result<ImageFacts> {
+    engine.image(reference).await?.ok_or_else(|| {
+        InputError::new(
+            format!("no spec or image named `{reference}`"),
+            "give a spec from `tfimg list`, a spec file, or a local image (`docker images`)",
+        )
+        .into()
+    })
+}
+
+/// A spec's current image (refused when it has none: `save` never builds), its files and
+/// their locks.
+async fn gather_spec(
+    engine: &impl Engine,
+    host: &impl Host,
+    target: &SpecTarget,
+    network: &Network,
+    gathered: &mut Gathered,
+    reporter: &Reporter,
+) -> anyhow::Result<()> {
+    let resolved = &target.resolved;
+    let check = BuildOptions {
+        only_check: true,
+        ..BuildOptions::default()
+    };
+    let Some(built) = build_spec(engine, host, resolved, network, &check, reporter).await? else {
+        let shown = match target.files.last() {
+            Some(file) => file.path.display().to_string(),
+            None => resolved.name.clone(),
+        };
+        return Err(InputError::new(
+            format!("`{}` has no image for its current build key", resolved.name),
+            format!("build it first (`tfimg build {shown}`, with the same `--ca-cert` and mirror options): `tfimg save` carries built images only"),
+        )
+        .into());
+    };
+    let image = find_image(engine, &built.plan.keyed_tag).await?;
+    let image_id = image.id.clone();
+    // The moving tag may name a newer build here; `load` sets it on this one there.
+    let tags = vec![built.plan.tag.clone(), built.plan.keyed_tag.clone()];
+    gathered.add_image(image, tags, built.plan.keyed_tag.clone());
+    if target.files.is_empty() {
+        let path = layout::spec_part_path(&resolved.name, true);
+        let bytes = serde_yaml::to_string(resolved)?.into_bytes();
+        gathered.add_spec(
+            &resolved.name,
+            SpecSource::BuiltIn,
+            Some(&image_id),
+            path,
+            bytes,
+            None,
+        )?;
+    }
+    for file in &target.files {
+        let read = |path: &Path| host.read_file(path);
+        let bytes = read(&file.path).map_err(|error| unreadable(&file.path, &error))?;
+        let lock_path = file.path.with_extension("lock");
+        let lock = match read(&lock_path) {
+            Ok(bytes) => Some((layout::lock_part_path(&file.name), bytes)),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+            Err(error) => return Err(unreadable(&lock_path, &error).into()),
+        };
+        let image = (file.source == SpecSource::File).then_some(image_id.as_str());
+        let path = layout::spec_part_path(&file.name, false);
+        gathered.add_spec(&file.name, file.source, image, path, bytes, lock)?;
+    }
+    Ok(())
+}
+
+fn unreadable(path: &Path, error: &std::io::Error) -> InputError {
+    InputError::new(
+        format!("cannot read `{}`: {error}", path.display()),
+        "check the file's permissions",
+    )
+}
+
+impl Gathered {
+    fn add_image(&mut self, facts: ImageFacts, tags: Vec<String>, export_as: String) {
+        match self
+            .images
+            .iter_mut()
+            .find(|known| known.facts.id == facts.id)
+        {
+            Some(known) => {
+                for tag in tags {
+                    if !known.tags.contains(&tag) {
+                        known.tags.push(tag);
+                    }
+                }
+            }
+            None => self.images.push(GatheredImage {
+                facts,
+                tags,
+                export_as,
+            }),
+        }
+    }
+
+    /// A spec's part (and lock); the same spec twice is carried once, two different
+    /// specs of one name are refused.
+    fn add_spec(
+        &mut self,
+        name: &str,
+        source: SpecSource,
+        image: Option<&str>,
+        path: String,
+        bytes: Vec<u8>,
+        lock: Option<(String, Vec<u8>)>,
+    ) -> Result<(), InputError> {
+        if let Some(known) = self.specs.iter_mut().find(|spec| spec.name == name) {
+            let same = self
+                .parts
+                .iter()
+                .any(|part| part.path == known.part && part.bytes == bytes);
+            if !same {
+                return Err(InputError::new(
+                    format!("two different specs named `{name}` were given"),
+                    "save them into separate bundles, or rename one (`name:` in the file)",
+                ));
+            }
+            // A spec saved itself outranks the same spec carried as a parent.
+            if source == SpecSource::File {
+                known.source = source;
+                known.image = image.map(str::to_string);
+            }
+            return Ok(());
+        }
+        self.specs.push(BundledSpec {
+            name: name.to_string(),
+            source,
+            part: path.clone(),
+            lock: lock.as_ref().map(|(path, _)| path.clone()),
+            image: image.map(str::to_string),
+        });
+        self.parts.push(SmallPart { path, bytes });
+        if let Some((path, bytes)) = lock {
+            self.parts.push(SmallPart { path, bytes });
+        }
+        Ok(())
+    }
+
+    /// The manifest with the image part pending (its size and digest come from the export).
+    fn manifest(&self, tfimg_version: &str, created: u64) -> Manifest {
+        let mut manifest = Manifest::new(tfimg_version, created);
+        for part in &self.parts {
+            manifest.parts.push(Part {
+                path: part.path.clone(),
+                size: part.bytes.len() as u64,
+                sha256: layout::sha256_hex(&part.bytes),
+            });
+        }
+        manifest.parts.push(Part {
+            path: IMAGES_PART.to_string(),
+            size: 0,
+            sha256: String::new(),
+        });
+        manifest.images = self
+            .images
+            .iter()
+            .map(|image| {
+                let mut tags = image.tags.clone();
+                tags.sort();
+                BundledImage {
+                    id: image.facts.id.clone(),
+                    tags,
+                    labels: image
+                        .facts
+                        .labels
+                        .iter()
+                        .filter(|(key, _)| key.starts_with(labels::PREFIX))
+                        .map(|(key, value)| (key.clone(), value.clone()))
+                        .collect::<BTreeMap<_, _>>(),
+                    part: IMAGES_PART.to_string(),
+                }
+            })
+            .collect();
+        manifest.specs = self.specs.clone();
+        manifest
+    }
+
+    /// What the daemon exports: one reference per image.
+    fn references(&self) -> Vec<String> {
+        self.images
+            .iter()
+            .map(|image| image.export_as.clone())
+            .collect()
+    }
+}
+
+/// Writes the bundle into `temporary`: a slot for the manifest, the small parts, the
+/// image tarball as the daemon streams it, the checksum and the end; then the image
+/// part's header and the manifest in their places.
+async fn write(
+    engine: &impl Engine,
+    host: &impl Host,
+    temporary: &Path,
+    gathered: &Gathered,
+    mut manifest: Manifest,
+    reporter: &Reporter,
+) -> anyhow::Result<Saved> {
+    let failed = |error: std::io::Error| write_failed(temporary, &error);
+    let created = manifest.created_unix;
+    let slot = layout::manifest_slot(&manifest);
+    let mut file = host.create_file(temporary).map_err(failed)?;
+    file.write_all(&vec![0; layout::entry_length(slot) as usize])
+        .map_err(failed)?;
+    for part in &gathered.parts {
+        write_entry(&mut *file, &part.path, &part.bytes, created).map_err(failed)?;
+    }
+    let header_at = file.stream_position().map_err(failed)?;
+    file.write_all(&[0; 512]).map_err(failed)?;
+    let references = gathered.references();
+    reporter.status(&format!(
+        "exporting `{}` from the daemon",
+        references.join("`, `")
+    ));
+    let (size, sha256) = export(engine, &mut *file, &references, reporter)
+        .await?
+        .map_err(failed)?;
+    let end_at = header_at + layout::entry_length(size);
+    let image_part = manifest.parts.last_mut().expect("the image part is last");
+    image_part.size = size;
+    image_part.sha256 = sha256;
+    manifest.validate()?;
+    let manifest_bytes =
+        layout::padded_manifest(&manifest, slot).expect("the slot was sized for the manifest");
+    let header = layout::header(IMAGES_PART, size, created)?;
+    let finish = |file: &mut dyn OutputFile| -> std::io::Result<u64> {
+        file.write_all(&vec![0; layout::padding(size) as usize])?;
+        file.seek(SeekFrom::Start(header_at))?;
+        file.write_all(&header)?;
+        file.seek(SeekFrom::Start(end_at))?;
+        let checksum = layout::checksum_text(&manifest_bytes);
+        write_entry(
+            file,
+            crate::bundle::CHECKSUM_PATH,
+            checksum.as_bytes(),
+            created,
+        )?;
+        file.write_all(&layout::END)?;
+        let length = file.stream_position()?;
+        file.seek(SeekFrom::Start(0))?;
+        write_entry(file, MANIFEST_PATH, &manifest_bytes, created)?;
+        file.sync()?;
+        Ok(length)
+    };
+    let bytes = finish(&mut *file).map_err(failed)?;
+    Ok(Saved { manifest, bytes })
+}
+
+/// Streams the daemon's image tarball into `file`; its size and sha256, or the write's
+/// failure (the engine's own failure is the outer error).
+async fn export(
+    engine: &impl Engine,
+    file: &mut dyn OutputFile,
+    references: &[String],
+    reporter: &Reporter,
+) -> anyhow::Result<std::io::Result<(u64, String)>> {
+    let mut hasher = Sha256::new();
+    let mut size = 0u64;
+    let mut failure = None;
+    engine
+        .export_images(references, |chunk| {
+            hasher.update(&chunk);
+            size += chunk.len() as u64;
+            if size / PROGRESS_EVERY_BYTES != (size - chunk.len() as u64) / PROGRESS_EVERY_BYTES {
+                reporter.live(&format!("exported {}", human_size(size)));
+            }
+            match file.write_all(&chunk) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(error) => {
+                    failure = Some(error);
+                    ControlFlow::Break(())
+                }
+            }
+        })
+        .await?;
+    Ok(match failure {
+        Some(error) => Err(error),
+        None => Ok((size, hex(&hasher.finalize()))),
+    })
+}
+
+fn write_entry(
+    file: &mut dyn OutputFile,
+    path: &str,
+    bytes: &[u8],
+    mtime: u64,
+) -> std::io::Result<()> {
+    let header = layout::header(path, bytes.len() as u64, mtime).map_err(std::io::Error::other)?;
+    file.write_all(&header)?;
+    file.write_all(bytes)?;
+    file.write_all(&vec![0; layout::padding(bytes.len() as u64) as usize])
+}
+
+fn write_failed(path: &Path, error: &std::io::Error) -> anyhow::Error {
+    HostError {
+        message: format!("cannot write the bundle `{}`: {error}", path.display()),
+        hint: "check the free space and permissions of its folder (the bundle is about as large as the images); nothing was left behind".to_string(),
+    }
+    .into()
+}
