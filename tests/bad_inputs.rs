@@ -1,7 +1,8 @@
 //! Bad input, as a user types it, through the real binary: broken spec and team files
 //! (wrong types, unknown fields, huge values, odd Unicode, empty files, YAML bombs, deep
-//! nesting, duplicate keys, tabs, several documents, escaping paths) and bad `tfimg run`
-//! flags. Every case must exit 1 with nothing on stdout, name the place (the file's
+//! nesting, duplicate keys, tabs, several documents, escaping paths), bad `tfimg run`
+//! flags, and `tfimg save`/`tfimg load` misused (no target or output, an output that is a
+//! folder, bundles that are empty, text, a plain tar, or hold an escaping path or a link). Every case must exit 1 with nothing on stdout, name the place (the file's
 //! line and column, or the flag), stay readable, finish quickly, and leave nothing behind:
 //! no file in the scratch folder, no container. The exit code and whole stderr of every
 //! case are one snapshot (`tests/snapshots/bad_inputs__bad_inputs_exit_1_...snap`).
@@ -145,6 +146,67 @@ fn run(name: &'static str, names: &str, flags: &[&str]) -> Case {
             no_daemon: false,
         },
     }
+}
+
+/// `tfimg <args>` in a folder holding `./b.tar` with `bundle` (when given); the message
+/// must name `names`.
+fn file_case(name: &'static str, names: &str, args: &[&str], bundle: Option<Vec<u8>>) -> Case {
+    Case {
+        name,
+        names: names.to_string(),
+        input: Input::File {
+            args: args.iter().map(|arg| arg.to_string()).collect(),
+            file: bundle.map(|bytes| ("./b.tar".to_string(), bytes)),
+        },
+    }
+}
+
+/// A tar of `entries` (path, kind, bytes) as ustar headers written by hand (the tar crate
+/// refuses to write `..`), mtime 0, ended by two zero blocks.
+fn hand_tar(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (path, kind, bytes) in entries {
+        let mut header = tar::Header::new_ustar();
+        header.as_mut_bytes()[..path.len()].copy_from_slice(path.as_bytes());
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_entry_type(*kind);
+        if *kind == tar::EntryType::Symlink {
+            header.set_link_name("/etc/passwd").unwrap();
+        }
+        header.set_cksum();
+        builder.append(&header, *bytes).unwrap();
+    }
+    builder.into_inner().unwrap()
+}
+
+/// A bundle made by hand, laid out as `tfimg save` lays it out: a manifest listing one
+/// spec in `part` (holding `bytes`), the entry for it of `kind`, the manifest's checksum.
+fn hand_bundle(part: &str, kind: tar::EntryType, bytes: &[u8]) -> Vec<u8> {
+    use sha2::Digest;
+    let hex = |bytes: &[u8]| -> String {
+        sha2::Sha256::digest(bytes)
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
+    };
+    let manifest = serde_json::to_vec_pretty(&serde_json::json!({
+        "kind": "tfimg-bundle", "format": 1, "tfimg": "0.1.0", "created_unix": 0,
+        "parts": [{"path": part, "size": bytes.len(), "sha256": hex(bytes)}],
+        "images": [],
+        "specs": [{"name": "x", "source": "file", "part": part, "lock": null, "image": null}],
+    }))
+    .unwrap();
+    let checksum = format!("{}  manifest.json\n", hex(&manifest));
+    hand_tar(&[
+        ("manifest.json", tar::EntryType::Regular, &manifest),
+        (part, kind, bytes),
+        (
+            "manifest.sha256",
+            tar::EntryType::Regular,
+            checksum.as_bytes(),
+        ),
+    ])
 }
 
 /// Nine levels of nine aliases: 9^10 values once expanded.
@@ -736,6 +798,55 @@ fn cases() -> Vec<Case> {
                 file: None,
             },
         },
+        // `save` and `load`.
+        file_case("save-without-output", "--output <FILE>", &["save", "cpu-headless"], None),
+        file_case("save-without-target", "<SPEC|IMAGE>", &["save", "-o", "b.tar"], None),
+        file_case("save-output-is-a-folder", "`-o .`", &["save", "cpu-headless", "-o", "."], None),
+        file_case(
+            "save-output-in-a-missing-folder",
+            "`-o ./no/such/b.tar`",
+            &["save", "cpu-headless", "-o", "./no/such/b.tar"],
+            None,
+        ),
+        file_case(
+            "save-spec-file-missing",
+            "`./nothing.yaml`",
+            &["save", "./nothing.yaml", "-o", "b.tar"],
+            None,
+        ),
+        file_case("load-without-bundle", "<BUNDLE>", &["load"], None),
+        file_case("load-bundle-missing", "`./nothing.tar`", &["load", "./nothing.tar"], None),
+        file_case("load-empty-file", "`./b.tar`", &["load", "./b.tar"], Some(Vec::new())),
+        file_case(
+            "load-text-file",
+            "`./b.tar`",
+            &["load", "./b.tar"],
+            Some(b"not a bundle\n".to_vec()),
+        ),
+        file_case(
+            "load-plain-tar",
+            "`notes.txt`",
+            &["load", "./b.tar"],
+            Some(hand_tar(&[("notes.txt", tar::EntryType::Regular, b"hello\n")])),
+        ),
+        file_case(
+            "load-part-escaping-the-bundle",
+            "`../evil.yaml`",
+            &["load", "./b.tar"],
+            Some(hand_bundle("../evil.yaml", tar::EntryType::Regular, b"name: x\n")),
+        ),
+        file_case(
+            "load-part-is-a-link",
+            "`specs/x.yaml`",
+            &["load", "./b.tar"],
+            Some(hand_bundle("specs/x.yaml", tar::EntryType::Symlink, b"")),
+        ),
+        file_case(
+            "load-output-is-a-file",
+            "`-o ./b.tar`",
+            &["load", "./b.tar", "-o", "./b.tar"],
+            Some(hand_bundle("specs/x.yaml", tar::EntryType::Regular, b"name: x\n")),
+        ),
         // `run` flags.
         run("gpus-minus-1", "`--gpus", &["--gpus", "-1"]),
         run("gpus-minus-2", "`--gpus", &["--gpus", "-2"]),

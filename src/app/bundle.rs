@@ -11,7 +11,7 @@ pub mod load;
 pub mod save;
 
 pub use load::{check, load, LoadOptions};
-pub use save::{save, spec_target, SaveOptions, SaveTarget};
+pub use save::{check_output, save, spec_target, SaveOptions, SaveTarget};
 
 /// A size for people: `1.3 GB`, `512 kB`, `80 B`.
 pub fn human_size(bytes: u64) -> String {

@@ -54,6 +54,9 @@ impl BundleError {
             BundleError::NewerFormat { .. } => {
                 "load it with the tfimg version that saved it (the manifest's `tfimg` field), or a newer one"
             }
+            BundleError::Path { .. } | BundleError::NotRegular { .. } => {
+                "`tfimg save` never writes such a part: the file was made or changed by something else; do not load it"
+            }
             BundleError::Truncated { .. } | BundleError::Trailing { .. } => {
                 "the copy is incomplete or has bytes added: copy the bundle again and compare its size (and `sha256sum`) with the original"
             }

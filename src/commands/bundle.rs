@@ -32,6 +32,7 @@ pub fn save(args: &SaveArgs) -> anyhow::Result<ExitCode> {
             targets.push(SaveTarget::Image(target.clone()));
         }
     }
+    bundle::check_output(&Machine, &args.output)?;
     let reporter = Reporter::new(args.progress);
     let options = SaveOptions {
         output: &args.output,

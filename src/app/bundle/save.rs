@@ -171,8 +171,9 @@ pub async fn save(
     saved
 }
 
-/// The output's folder must exist, and the output must not be a folder.
-fn check_output(host: &impl Host, output: &Path) -> Result<(), InputError> {
+/// The output's folder must exist, and the output must not be a folder (checked again
+/// by `save`; the command asks first, before it connects to the daemon).
+pub fn check_output(host: &impl Host, output: &Path) -> Result<(), InputError> {
     let shown = output.display();
     if host.is_folder(output) || output.file_name().is_none() {
         return Err(InputError::new(
