@@ -55,6 +55,10 @@ fn largest_or_named(
     })
 }
 
+fn repository_tag(repository: &str) -> String {
+    format!("{repository}:2.9.3")
+}
+
 fn flip(path: &Path, position: u64) {
     let mut file = std::fs::OpenOptions::new()
         .read(true)
@@ -332,7 +336,23 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout.trim(), format!("mark={mark}"), "{}", run.stderr);
 
-    // Loading again changes nothing and says so.
+    // As after `docker system prune -af` there: exactly this image's tags removed (the
+    // image goes with them), then the bundle loaded again brings it back, the same id;
+    // the spec files already there are left as they are, and said so.
+    let tags = standin.docker(&[
+        "images",
+        "--format",
+        "{{.Repository}}:{{.Tag}}",
+        &repository,
+    ]);
+    let tags: Vec<&str> = tags.split_whitespace().collect();
+    assert_eq!(tags.len(), 2, "{tags:?}");
+    standin.docker(&[&["rmi"][..], &tags].concat());
+    assert_eq!(
+        inspect_there().trim(),
+        "",
+        "the image is gone from the stand-in"
+    );
     let again = tfimg_with_env(
         offline.path(),
         &["load", bundle.to_str().unwrap()],
@@ -346,6 +366,22 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
         "{}",
         again.stdout
     );
+    assert_eq!(inspect_there().trim(), image_id);
+    let run = tfimg_with_env(
+        offline.path(),
+        &[
+            "run",
+            &repository_tag(&repository),
+            "--name",
+            &name,
+            "--",
+            "sh",
+            "-c",
+            "echo mark=$BUNDLE_MARK",
+        ],
+        &standin.env(),
+    );
+    assert_eq!(run.stdout.trim(), format!("mark={mark}"), "{}", run.stderr);
 }
 
 #[tokio::test]
