@@ -9,6 +9,7 @@
 
 pub mod load;
 pub mod save;
+mod write;
 
 pub use load::{check, load, LoadOptions};
 pub use save::{check_output, save, spec_target, SaveOptions, SaveTarget};

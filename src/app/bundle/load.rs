@@ -116,12 +116,12 @@ pub async fn load(
     reporter: &Reporter,
 ) -> anyhow::Result<Loaded> {
     let manifest = &checked.verified.manifest;
-    let mut parts: Vec<&str> = manifest
-        .images
-        .iter()
-        .map(|image| image.part.as_str())
-        .collect();
-    parts.dedup();
+    let mut parts: Vec<&str> = Vec::new();
+    for image in &manifest.images {
+        if !parts.contains(&image.part.as_str()) {
+            parts.push(&image.part);
+        }
+    }
     for part in parts {
         let located = checked
             .verified

@@ -5,23 +5,18 @@
 //! temporary file, so there is never half a bundle.
 
 use std::collections::BTreeMap;
-use std::io::{Seek, SeekFrom, Write};
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
-use super::{human_size, PROGRESS_EVERY_BYTES};
+use super::write::{write, write_failed, SmallPart};
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::Interrupted;
 use crate::bundle::layout::{self, IMAGES_PART};
-use crate::bundle::{BundledImage, BundledSpec, Manifest, Part, SpecSource, MANIFEST_PATH};
+use crate::bundle::{BundledImage, BundledSpec, Manifest, Part, SpecSource};
 use crate::engine::{Engine, ImageFacts};
-use crate::host::{Host, HostError, OutputFile};
+use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
 use crate::output::progress::Reporter;
-use crate::plan::image::hex;
 use crate::spec::load::{Origin, SpecDocument};
 use crate::spec::ResolvedSpec;
 
@@ -82,12 +77,6 @@ pub fn spec_target(resolved: ResolvedSpec, chain: &[SpecDocument]) -> SpecTarget
     SpecTarget { resolved, files }
 }
 
-/// A small part, in memory.
-struct SmallPart {
-    path: String,
-    bytes: Vec<u8>,
-}
-
 /// An image to carry: the tags it gets on the other side, and the one reference the
 /// daemon exports it by (a tag that surely names it, or its id).
 struct GatheredImage {
@@ -116,18 +105,7 @@ pub async fn save(
     let mut gathered = Gathered::default();
     for target in targets {
         match target {
-            SaveTarget::Image(reference) => {
-                let image = find_image(engine, reference).await?;
-                // Only the tag that was asked for, as `docker save` does: the image's
-                // other tags may be moving ones that mean something else elsewhere.
-                let tags: Vec<String> = [reference.clone(), format!("{reference}:latest")]
-                    .into_iter()
-                    .filter(|tag| image.tags.contains(tag))
-                    .take(1)
-                    .collect();
-                let export_as = tags.first().cloned().unwrap_or_else(|| image.id.clone());
-                gathered.add_image(image, tags, export_as);
-            }
+            SaveTarget::Image(reference) => gather_image(engine, reference, &mut gathered).await?,
             SaveTarget::Spec(target) => {
                 gather_spec(
                     engine,
@@ -146,6 +124,7 @@ pub async fn save(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| since.as_secs());
     let manifest = gathered.manifest(options.tfimg_version, created);
+    refuse_unbundlable(&manifest)?;
     let name = options
         .output
         .file_name()
@@ -154,8 +133,18 @@ pub async fn save(
     let temporary = options
         .output
         .with_file_name(format!(".{name}.{}.partial", host.random_hex(4)?));
+    let references = gathered.references();
+    let writing = write(
+        engine,
+        host,
+        &temporary,
+        &gathered.parts,
+        &references,
+        manifest,
+        reporter,
+    );
     let written = tokio::select! {
-        written = write(engine, host, &temporary, &gathered, manifest, reporter) => written,
+        written = writing => written,
         _ = host.interrupted() => Err(Interrupted {
             what: format!("`tfimg save` was stopped; no bundle was written to `{}`", options.output.display()),
         }.into()),
@@ -169,6 +158,39 @@ pub async fn save(
         let _ = host.remove_file(&temporary);
     }
     saved
+}
+
+/// An image as it is, with only the tag that was asked for (as `docker save` does: the
+/// image's other tags may be moving ones that mean something else elsewhere).
+async fn gather_image(
+    engine: &impl Engine,
+    reference: &str,
+    gathered: &mut Gathered,
+) -> anyhow::Result<()> {
+    let image = find_image(engine, reference).await?;
+    let tags: Vec<String> = [reference.to_string(), format!("{reference}:latest")]
+        .into_iter()
+        .filter(|tag| image.tags.contains(tag))
+        .take(1)
+        .collect();
+    let export_as = tags.first().cloned().unwrap_or_else(|| image.id.clone());
+    gathered.add_image(image, tags, export_as);
+    Ok(())
+}
+
+/// What `load` would refuse is refused now, before a byte is written (the image part's
+/// digest is not known yet: any well-formed one stands in).
+fn refuse_unbundlable(manifest: &Manifest) -> Result<(), InputError> {
+    let mut probe = manifest.clone();
+    for part in probe.parts.iter_mut().filter(|part| part.sha256.is_empty()) {
+        part.sha256 = "0".repeat(64);
+    }
+    probe.validate().map_err(|error| {
+        InputError::new(
+            format!("these targets cannot be bundled: {error}"),
+            "save the image under a plain `name:tag` reference",
+        )
+    })
 }
 
 /// The output's folder must exist, and the output must not be a folder (checked again
@@ -384,118 +406,4 @@ impl Gathered {
             .map(|image| image.export_as.clone())
             .collect()
     }
-}
-
-/// Writes the bundle into `temporary`: a slot for the manifest, the small parts, the
-/// image tarball as the daemon streams it, the checksum and the end; then the image
-/// part's header and the manifest in their places.
-async fn write(
-    engine: &impl Engine,
-    host: &impl Host,
-    temporary: &Path,
-    gathered: &Gathered,
-    mut manifest: Manifest,
-    reporter: &Reporter,
-) -> anyhow::Result<Saved> {
-    let failed = |error: std::io::Error| write_failed(temporary, &error);
-    let created = manifest.created_unix;
-    let slot = layout::manifest_slot(&manifest);
-    let mut file = host.create_file(temporary).map_err(failed)?;
-    file.write_all(&vec![0; layout::entry_length(slot) as usize])
-        .map_err(failed)?;
-    for part in &gathered.parts {
-        write_entry(&mut *file, &part.path, &part.bytes, created).map_err(failed)?;
-    }
-    let header_at = file.stream_position().map_err(failed)?;
-    file.write_all(&[0; 512]).map_err(failed)?;
-    let references = gathered.references();
-    reporter.status(&format!(
-        "exporting `{}` from the daemon",
-        references.join("`, `")
-    ));
-    let (size, sha256) = export(engine, &mut *file, &references, reporter)
-        .await?
-        .map_err(failed)?;
-    let end_at = header_at + layout::entry_length(size);
-    let image_part = manifest.parts.last_mut().expect("the image part is last");
-    image_part.size = size;
-    image_part.sha256 = sha256;
-    manifest.validate()?;
-    let manifest_bytes =
-        layout::padded_manifest(&manifest, slot).expect("the slot was sized for the manifest");
-    let header = layout::header(IMAGES_PART, size, created)?;
-    let finish = |file: &mut dyn OutputFile| -> std::io::Result<u64> {
-        file.write_all(&vec![0; layout::padding(size) as usize])?;
-        file.seek(SeekFrom::Start(header_at))?;
-        file.write_all(&header)?;
-        file.seek(SeekFrom::Start(end_at))?;
-        let checksum = layout::checksum_text(&manifest_bytes);
-        write_entry(
-            file,
-            crate::bundle::CHECKSUM_PATH,
-            checksum.as_bytes(),
-            created,
-        )?;
-        file.write_all(&layout::END)?;
-        let length = file.stream_position()?;
-        file.seek(SeekFrom::Start(0))?;
-        write_entry(file, MANIFEST_PATH, &manifest_bytes, created)?;
-        file.sync()?;
-        Ok(length)
-    };
-    let bytes = finish(&mut *file).map_err(failed)?;
-    Ok(Saved { manifest, bytes })
-}
-
-/// Streams the daemon's image tarball into `file`; its size and sha256, or the write's
-/// failure (the engine's own failure is the outer error).
-async fn export(
-    engine: &impl Engine,
-    file: &mut dyn OutputFile,
-    references: &[String],
-    reporter: &Reporter,
-) -> anyhow::Result<std::io::Result<(u64, String)>> {
-    let mut hasher = Sha256::new();
-    let mut size = 0u64;
-    let mut failure = None;
-    engine
-        .export_images(references, |chunk| {
-            hasher.update(&chunk);
-            size += chunk.len() as u64;
-            if size / PROGRESS_EVERY_BYTES != (size - chunk.len() as u64) / PROGRESS_EVERY_BYTES {
-                reporter.live(&format!("exported {}", human_size(size)));
-            }
-            match file.write_all(&chunk) {
-                Ok(()) => ControlFlow::Continue(()),
-                Err(error) => {
-                    failure = Some(error);
-                    ControlFlow::Break(())
-                }
-            }
-        })
-        .await?;
-    Ok(match failure {
-        Some(error) => Err(error),
-        None => Ok((size, hex(&hasher.finalize()))),
-    })
-}
-
-fn write_entry(
-    file: &mut dyn OutputFile,
-    path: &str,
-    bytes: &[u8],
-    mtime: u64,
-) -> std::io::Result<()> {
-    let header = layout::header(path, bytes.len() as u64, mtime).map_err(std::io::Error::other)?;
-    file.write_all(&header)?;
-    file.write_all(bytes)?;
-    file.write_all(&vec![0; layout::padding(bytes.len() as u64) as usize])
-}
-
-fn write_failed(path: &Path, error: &std::io::Error) -> anyhow::Error {
-    HostError {
-        message: format!("cannot write the bundle `{}`: {error}", path.display()),
-        hint: "check the free space and permissions of its folder (the bundle is about as large as the images); nothing was left behind".to_string(),
-    }
-    .into()
 }
