@@ -68,7 +68,6 @@ pub fn check(
     options: &LoadOptions<'_>,
     reporter: &Reporter,
 ) -> anyhow::Result<Checked> {
-    let verified = verify_file(host, options.bundle, reporter)?;
     let folder = options.folder;
     if host.exists(folder) && !host.is_folder(folder) {
         return Err(InputError::new(
@@ -77,6 +76,7 @@ pub fn check(
         )
         .into());
     }
+    let verified = verify_file(host, options.bundle, reporter)?;
     let mut writes = Vec::new();
     let mut differing_builtins = Vec::new();
     for spec in &verified.manifest.specs {
@@ -235,9 +235,10 @@ fn read_part(
         .into());
     }
     let mut bytes = vec![0; located.size as usize];
-    let (mut file, _) = host.open_file(bundle)?;
-    file.seek(SeekFrom::Start(located.offset))?;
-    file.read_exact(&mut bytes)?;
+    let (mut file, _) = host.open_file(bundle).map_err(|_| changed(bundle, part))?;
+    file.seek(SeekFrom::Start(located.offset))
+        .and_then(|_| file.read_exact(&mut bytes))
+        .map_err(|_| changed(bundle, part))?;
     if crate::bundle::layout::sha256_hex(&bytes) != located.sha256 {
         return Err(changed(bundle, part).into());
     }
