@@ -6,8 +6,13 @@ after one warm-up of each, and reports the median of the runs with min and max, 
 ratio tfimg / alternative (lower is better). Prints a table and writes bench/results.md.
 Everything a row creates carries the label io.tfimg.bench and is removed at the end.
 
-Usage: bench/bench.py [--runs N] [--only ROW,...]   (rows 1-9; 6 is split into 6 = packing
+Usage: bench/bench.py [--runs N] [--only ROW,...]   (rows 1-12; 6 is split into 6 = packing
 throughput and 8 = peak RSS during a 1 GiB build; run via `just bench`)
+
+Rows 10 and 11 are cold builds (every layer rebuilt, every wheel downloaded again; the base
+image stays): one run each, no warm-up, whatever `--runs` says. Row 12 builds the six
+built-ins (from the cache where it can) and measures the disk their layers take. A run of
+some rows keeps the other rows of bench/results.json and rewrites both results files.
 """
 
 import argparse
@@ -73,17 +78,18 @@ def remove_containers():
         sh("docker", "rm", "-f", *sorted(set(ids)), check=False)
 
 
-def measure(name, ours, theirs, runs, prepare=None, cleanup=None, unit="s", target=None):
+def measure(name, ours, theirs, runs, prepare=None, cleanup=None, unit="s", target=None, warm_up=True):
     """Alternates ours/theirs; `prepare(i)` before each run, `cleanup()` after each."""
     samples = {"tfimg": [], "alternative": []}
-    for index in range(runs + 1):
+    first = 1 if warm_up else 0
+    for index in range(first, runs + 1):
         for side, action in (("tfimg", ours), ("alternative", theirs)):
             if prepare:
                 prepare(index, side)
             value = action(index) if unit != "s" else timed(lambda: action(index))
             if cleanup:
                 cleanup()
-            if index > 0:  # the first round is the warm-up
+            if index > 0:  # round 0 is the warm-up
                 samples[side].append(value)
     row = {"name": name, "unit": unit, "target": target}
     for side, values in samples.items():
@@ -330,7 +336,89 @@ def row_sweep(work, runs):
     )
 
 
-ROWS = {1: row_noop_rebuild, 2: row_pip_change, 3: row_detached_launch, 4: row_jupyter, 5: row_team, 6: row_context, 7: row_ps, 8: row_rss, 9: row_sweep}
+BUILT_INS = ["cpu-headless", "cpu-jupyter", "cpu-ssh", "gpu-headless", "gpu-jupyter", "gpu-ssh"]
+
+
+def cold_build(number, spec):
+    """`tfimg build --no-cache` (verification included) vs `docker build --no-cache` of the
+    context `tfimg render` writes for the same spec: what a user who keeps the Dockerfile
+    by hand runs. Both download every wheel again; the base image stays."""
+    def row(work, runs):
+        context = work / f"cold-{spec}"
+        sh(TFIMG, "render", spec, "-o", str(context), "--ca-cert", CA, cwd=work)
+        tag = f"tfbench/cold-{spec}:docker"
+
+        def forget_docker_image():
+            sh("docker", "image", "rm", "-f", tag, check=False)
+            # The image tfimg's --no-cache build superseded, left without a tag.
+            for image in set(sh("docker", "images", "-q", "--filter", "dangling=true",
+                                "--filter", f"label=io.tfimg.spec={spec}").stdout.split()):
+                sh("docker", "rmi", image, check=False)
+
+        return measure(
+            f"{number}. cold build of {spec} (tfimg build --no-cache vs docker build --no-cache of its rendered context)",
+            lambda i: sh(TFIMG, "build", spec, "--no-cache", "--ca-cert", CA, "--progress", "plain", cwd=work),
+            lambda i: sh("docker", "build", "--no-cache", "-q", "-t", tag, str(context)),
+            1, cleanup=forget_docker_image, target="<= 1.1", warm_up=False,
+        )
+    return row
+
+
+def image_history(image):
+    """The layers of `image`, root first: (key, bytes), where the key is the chain of
+    layers up to this one (layer ids where Docker has them, else the command)."""
+    out = sh("docker", "history", "--no-trunc", "--human=false", "--format",
+             "{{.ID}}\t{{.Size}}\t{{.CreatedBy}}", image).stdout
+    chain, layers = [], []
+    for line in reversed(out.splitlines()):
+        layer, size, created_by = line.split("\t", 2)
+        chain.append(layer if layer != "<missing>" else created_by)
+        layers.append((tuple(chain), int(size)))
+    return layers
+
+
+def disk_of(images):
+    """Bytes on disk for `images` together: every shared layer counted once."""
+    seen = {}
+    for image in images:
+        seen.update(image_history(image))
+    return sum(seen.values())
+
+
+def row_disk(work, runs):
+    """The six built-ins together vs gpu-jupyter and cpu-jupyter alone: what sharing the
+    system Python and TensorFlow layers saves (no sharing at all would be about 3x)."""
+    for spec in BUILT_INS:
+        sh(TFIMG, "build", spec, "--ca-cert", CA, "--progress", "plain", cwd=work)
+    tags = {spec: current_tag(spec) for spec in BUILT_INS}
+    six = disk_of(tags.values()) / 1e9
+    two = disk_of([tags["gpu-jupyter"], tags["cpu-jupyter"]]) / 1e9
+    print(f"  per image: " + ", ".join(f"{spec} {disk_of([tag]) / 1e9:.2f} GB" for spec, tag in tags.items()), file=sys.stderr)
+    row = {
+        "name": "12. disk of the six built-ins together vs gpu-jupyter and cpu-jupyter alone",
+        "unit": "GB", "target": "<= 1.3",
+        "tfimg": {"median": six, "min": six, "max": six},
+        "alternative": {"median": two, "min": two, "max": two},
+        "ratio": six / two,
+    }
+    print(f"  {row['name']}: {six:.2f} GB vs {two:.2f} GB, ratio {row['ratio']:.2f}", file=sys.stderr)
+    return row
+
+
+def current_tag(spec):
+    """The tag `tfimg build` gives a spec's image: `tfimg/<name>:<tensorflow>`."""
+    shown = sh(TFIMG, "show", spec).stdout.splitlines()
+    version = next(line.split(": ", 1)[1] for line in shown if line.startswith("tensorflow: "))
+    return f"tfimg/{spec}:{version}"
+
+
+ROWS = {1: row_noop_rebuild, 2: row_pip_change, 3: row_detached_launch, 4: row_jupyter, 5: row_team, 6: row_context, 7: row_ps, 8: row_rss, 9: row_sweep,
+        10: cold_build(10, "cpu-jupyter"), 11: cold_build(11, "gpu-jupyter"), 12: row_disk}
+
+
+def row_number(row):
+    """The row's number, from its name (`6a. packing ...` is 6)."""
+    return int("".join(ch for ch in row["name"].split(".")[0] if ch.isdigit()))
 
 
 def main():
@@ -347,6 +435,8 @@ def main():
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
     rows = []
+    results = ROOT / "bench" / "results.json"
+    kept = json.loads(results.read_text())["rows"] if results.exists() else []
     try:
         for number in wanted:
             print(f"row {number}...", file=sys.stderr)
@@ -361,11 +451,17 @@ def main():
             for image in set(sh("docker", "images", "-q", "--filter", f"label=io.tfimg.spec={name}").stdout.split()):
                 sh("docker", "rmi", "-f", image, check=False)
         shutil.rmtree(work, ignore_errors=True)
+    for row in rows:
+        row["date"] = env_note["date"]
+    measured = {row_number(row) for row in rows}
+    kept = [row for row in kept if row_number(row) not in measured]
+    rows = sorted(kept + rows, key=lambda row: (row_number(row), row["name"]))
     lines = [
         "# tfimg benchmarks",
         "",
         f"Machine: {env_note['machine']}; Docker {env_note['docker']}; {env_note['tfimg']}; {env_note['date']}.",
         f"Median of {args.runs} alternating runs after a warm-up (min–max in brackets); ratio = tfimg / alternative.",
+        "Rows 10 and 11 are one cold build each; row 12 is one measurement. Rows not measured in this run keep their figures from the last run that measured them (`--only`).",
         "",
         "| row | tfimg | alternative | ratio | target | met |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -387,6 +483,11 @@ def main():
         else:
             verdict = f"no: {100 * (1 - row['ratio'] / limit):.0f}% under"
         lines.append(f"| {row['name']} | {cell('tfimg')} | {cell('alternative')} | {ratio} | {target} | {verdict} |")
+    earlier = [row for row in rows if row.get("date") != env_note["date"]]
+    if earlier:
+        lines.append("")
+        lines.append("Kept from earlier runs: " + "; ".join(
+            f"row {row_number(row)} ({row.get('date', 'before rows carried dates')})" for row in earlier) + ".")
     text = "\n".join(lines) + "\n"
     print(text)
     (ROOT / "bench" / "results.md").write_text(text)
