@@ -436,7 +436,10 @@ def main():
     }
     rows = []
     results = ROOT / "bench" / "results.json"
-    kept = json.loads(results.read_text())["rows"] if results.exists() else []
+    kept = []
+    if results.exists():
+        earlier = json.loads(results.read_text())
+        kept = [dict(row, date=row.get("date", earlier["environment"]["date"])) for row in earlier["rows"]]
     try:
         for number in wanted:
             print(f"row {number}...", file=sys.stderr)
@@ -487,7 +490,7 @@ def main():
     if earlier:
         lines.append("")
         lines.append("Kept from earlier runs: " + "; ".join(
-            f"row {row_number(row)} ({row.get('date', 'before rows carried dates')})" for row in earlier) + ".")
+            f"{row['name'].split(' ')[0].rstrip('.')} ({row['date']})" for row in earlier) + ".")
     text = "\n".join(lines) + "\n"
     print(text)
     (ROOT / "bench" / "results.md").write_text(text)
