@@ -6,6 +6,8 @@ mod common;
 
 use std::time::Duration;
 
+use tfimg::engine::Containers;
+
 use common::{
     container_state, docker, scratch, silent_index, spawn_tfimg, unique, wait_for, DockerGuard,
 };
@@ -186,6 +188,49 @@ async fn sigterm_to_an_attached_run_stops_and_removes_its_container() {
         run.stderr
     );
     assert_eq!(container_state(&name), None, "the container is removed");
+}
+
+/// A signal that comes while `run` is still creating and starting the container (the
+/// moment it exists, before tfimg attends it) is not lost: tfimg still stops and removes
+/// it, and exits 130. Before tfimg installed its handlers at start-up, such a signal
+/// killed tfimg and left the container running.
+#[tokio::test]
+async fn sigint_while_the_container_is_being_started_still_removes_it() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    for attempt in 0..3 {
+        let name = unique(&format!("starting{attempt}")).to_lowercase();
+        let _guard = DockerGuard::containers(&[&name]);
+        let folder = scratch(&[]);
+        let run = spawn_tfimg(
+            folder.path(),
+            &[
+                "run",
+                "cpu-headless",
+                "--no-build",
+                "--name",
+                &name,
+                "--",
+                "sleep",
+                "300",
+            ],
+            &[],
+        );
+        let deadline = std::time::Instant::now() + HANG;
+        while engine.container(&name).await.unwrap().is_none() {
+            assert!(std::time::Instant::now() < deadline, "never created");
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        run.signal(libc::SIGINT);
+        let run = run.finish(HANG);
+        assert_eq!(run.code, 130, "attempt {attempt}: {}", run.stderr);
+        assert_eq!(
+            container_state(&name),
+            None,
+            "attempt {attempt}: the container is removed"
+        );
+    }
 }
 
 /// A team of two: `quick` is up as soon as it starts (a command, nothing to wait for);

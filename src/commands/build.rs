@@ -36,7 +36,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         only_check: false,
         announce_up_to_date: true,
     };
-    super::runtime()?.block_on(async {
+    super::runtime_handling_interrupts()?.block_on(async {
         let engine = Docker::connect().await?;
         let built = build_spec(&engine, &Machine, &resolved, &network, &options, &reporter)
             .await?

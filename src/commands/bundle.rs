@@ -39,7 +39,7 @@ pub fn save(args: &SaveArgs) -> anyhow::Result<ExitCode> {
         network: &network,
         tfimg_version: env!("CARGO_PKG_VERSION"),
     };
-    super::runtime()?.block_on(async {
+    super::runtime_handling_interrupts()?.block_on(async {
         let engine = Docker::connect().await?;
         let saved = bundle::save(&engine, &Machine, &targets, &options, &reporter).await?;
         let summary = format!(
@@ -87,7 +87,7 @@ pub fn load(args: &LoadArgs) -> anyhow::Result<ExitCode> {
         reporter.elapsed().as_secs_f64()
     ));
     let checked_at = Instant::now();
-    super::runtime()?.block_on(async {
+    super::runtime_handling_interrupts()?.block_on(async {
         let engine = Docker::connect().await?;
         let loaded = bundle::load(&engine, &Machine, &checked, &options, &reporter).await?;
         if reporter.is_json() {

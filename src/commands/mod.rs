@@ -23,10 +23,22 @@ pub(crate) fn catalog() -> Catalog {
     crate::app::catalog::load()
 }
 
-/// A runtime for the commands that talk to the engine.
+/// A runtime for the commands that talk to the engine; an interrupt exits (130).
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
+    runtime_with(false)
+}
+
+/// A runtime for the commands that clean up what they started when interrupted: the
+/// signal handlers are in place before anything is created.
+pub(crate) fn runtime_handling_interrupts() -> anyhow::Result<tokio::runtime::Runtime> {
+    runtime_with(true)
+}
+
+fn runtime_with(handled: bool) -> anyhow::Result<tokio::runtime::Runtime> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()?)
+        .build()?;
+    runtime.block_on(async { crate::host::machine::listen_for_interrupts(handled) });
+    Ok(runtime)
 }

@@ -62,7 +62,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let reporter = Reporter::new(args.progress);
     let host = Machine;
-    super::runtime()?.block_on(async {
+    super::runtime_handling_interrupts()?.block_on(async {
         let engine = Docker::connect().await?;
         let target = match &resolved {
             Some(resolved) => {

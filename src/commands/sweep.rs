@@ -149,7 +149,7 @@ fn run_file(args: &SweepRunArgs, file: &Path, planned: Planned) -> anyhow::Resul
     } else {
         Progress::Auto
     };
-    super::runtime()?.block_on(async {
+    super::runtime_handling_interrupts()?.block_on(async {
         let engine = Docker::connect().await?;
         let target = {
             let reporter = Reporter::new(progress);

@@ -81,7 +81,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
     let host = Machine;
     let ids = host.ids().unwrap_or((1000, 1000));
     let reporter = Reporter::new(args.progress);
-    super::runtime()?.block_on(async {
+    super::runtime_handling_interrupts()?.block_on(async {
         let engine = Docker::connect().await?;
         let images = images_for(&engine, &host, &specs, &network, &reporter).await?;
         let report =

@@ -214,9 +214,68 @@ pub fn spawn_prune(name: &str, key: &str) -> bool {
         .is_ok()
 }
 
+/// What the signal listener has seen, once `listen_for_interrupts` installed it.
+struct Interrupts {
+    /// Whether the command cleans up on an interrupt (else the first one exits).
+    handled: bool,
+    seen: std::sync::atomic::AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+static INTERRUPTS: std::sync::OnceLock<Interrupts> = std::sync::OnceLock::new();
+
+/// Installs tfimg's handlers for SIGINT, SIGTERM and SIGHUP at once, inside the runtime,
+/// before a command creates anything: an interrupt is never lost between two places that
+/// wait for one (`interrupted` stays resolved once one came). A command that cleans up
+/// (`handled`) gets the first signal through `interrupted` and a second one exits at once
+/// with 128 + its number; any other command exits so on the first, as a shell expects.
+pub fn listen_for_interrupts(handled: bool) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let state = INTERRUPTS.get_or_init(|| Interrupts {
+        handled,
+        seen: std::sync::atomic::AtomicBool::new(false),
+        notify: tokio::sync::Notify::new(),
+    });
+    let kinds = [
+        (SignalKind::interrupt(), 130),
+        (SignalKind::terminate(), 143),
+        (SignalKind::hangup(), 129),
+    ];
+    for (kind, code) in kinds {
+        // Registered here, synchronously: from now on the signal is tfimg's.
+        let Ok(mut stream) = signal(kind) else {
+            continue;
+        };
+        tokio::spawn(async move {
+            while stream.recv().await.is_some() {
+                let again = state.seen.swap(true, std::sync::atomic::Ordering::SeqCst);
+                if !state.handled || again {
+                    std::process::exit(code);
+                }
+                state.notify.notify_waiters();
+            }
+        });
+    }
+}
+
 /// Resolves when the user interrupts (Ctrl-C) or the session ends (SIGTERM, SIGHUP), so a
-/// command can clean up what it started before exiting.
+/// command can clean up what it started before exiting; at once when that already
+/// happened.
 pub async fn interrupted() {
+    let Some(state) = INTERRUPTS.get() else {
+        return listen_here().await;
+    };
+    loop {
+        let notified = state.notify.notified();
+        if state.seen.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        notified.await;
+    }
+}
+
+/// Without `listen_for_interrupts` (a use case called from elsewhere): listen from now on.
+async fn listen_here() {
     use tokio::signal::unix::{signal, SignalKind};
     async fn on(kind: SignalKind) {
         match signal(kind) {
