@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use crate::cli::ListArgs;
+use crate::host::{Host, Machine};
 use crate::output::exit::EXIT_BAD_INPUT;
+use crate::spec::support::{spec_support, SpecSupport};
 use crate::spec::{self, SpecError};
 
 #[derive(Debug, Serialize)]
@@ -23,10 +25,14 @@ struct ListEntry {
     source: String,
     image: String,
     description: String,
+    /// Whether a part (base release, Python, TensorFlow line) is past its support.
+    past_support: bool,
+    support: SpecSupport,
 }
 
 pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
     let catalog = super::catalog();
+    let today = Machine.today()?;
     let mut entries = Vec::new();
     let mut problems: Vec<SpecError> = catalog.broken().cloned().collect();
     for document in catalog.documents() {
@@ -35,6 +41,8 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
         }
         match spec::resolve(&catalog, &document.name) {
             Ok(resolved) => entries.push(ListEntry {
+                support: spec_support(&catalog, &resolved, today),
+                past_support: false,
                 tensorflow: resolved.tensorflow.clone(),
                 python: resolved.python.clone(),
                 gpu: resolved.is_gpu(),
@@ -54,6 +62,9 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
             Err(error) => problems.push(error),
         }
     }
+    for entry in &mut entries {
+        entry.past_support = entry.support.is_past();
+    }
     if args.json {
         crate::output::print_json(&entries)?;
     } else {
@@ -68,6 +79,7 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
                     entry.cuda.clone().unwrap_or_else(dash),
                     entry.cudnn.clone().unwrap_or_else(dash),
                     entry.service.clone(),
+                    support_cell(&entry.support).to_string(),
                     entry.source.clone(),
                     entry.description.clone(),
                 ]
@@ -81,11 +93,17 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
                 "CUDA",
                 "CUDNN",
                 "SERVICE",
+                "SUPPORT",
                 "SOURCE",
                 "DESCRIPTION",
             ],
             &rows,
         )?;
+    }
+    if !args.json && entries.iter().any(|entry| entry.past_support) {
+        eprintln!(
+            "note: `ended`: a part of the spec (base release, Python or TensorFlow line) is past its support as of {today}; `tfimg show SPEC` says which and what to move to"
+        );
     }
     for problem in &problems {
         eprintln!("error: {problem}");
@@ -96,4 +114,15 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(EXIT_BAD_INPUT)
     })
+}
+
+/// `ok`, `ended` (some part past its support), or `-` (no part tfimg has dates for).
+fn support_cell(support: &SpecSupport) -> &'static str {
+    if support.parts.is_empty() {
+        "-"
+    } else if support.is_past() {
+        "ended"
+    } else {
+        "ok"
+    }
 }
