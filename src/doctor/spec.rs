@@ -90,9 +90,9 @@ fn support_checks(support: &SpecSupport) -> Vec<Check> {
         .iter()
         .map(|part| {
             let name = match part.part {
-                Part::Base => "support-base",
-                Part::Python => "support-python",
-                Part::Tensorflow => "support-tensorflow",
+                Part::Base => "base-release",
+                Part::Python => "python-release",
+                Part::Tensorflow => "tensorflow-line",
             };
             if !part.past_support {
                 return check(name, Verdict::Pass, part.summary(), None);
