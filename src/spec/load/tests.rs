@@ -28,7 +28,10 @@ fn builtins_parse_and_chain() {
     let leaf = catalog.find("tf218-gpu-jupyter").unwrap();
     let chain = catalog.chain(leaf).unwrap();
     let names: Vec<_> = chain.iter().map(|d| d.name.as_str()).collect();
-    assert_eq!(names, ["base", "gpu-base", "gpu-jupyter", "tf218-gpu-jupyter"]);
+    assert_eq!(
+        names,
+        ["base", "gpu-base", "gpu-jupyter", "tf218-gpu-jupyter"]
+    );
 }
 
 #[test]
