@@ -9,7 +9,7 @@ use crate::cli::ListArgs;
 use crate::host::{Host, Machine};
 use crate::output::exit::EXIT_BAD_INPUT;
 use crate::spec::support::{spec_support, SpecSupport};
-use crate::spec::{self, SpecError};
+use crate::spec::{self, ResolvedSpec, SpecError};
 
 #[derive(Debug, Serialize)]
 struct ListEntry {
@@ -40,65 +40,17 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
             continue;
         }
         match spec::resolve(&catalog, &document.name) {
-            Ok(resolved) => entries.push(ListEntry {
-                support: spec_support(&catalog, &resolved, today),
-                past_support: false,
-                tensorflow: resolved.tensorflow.clone(),
-                python: resolved.python.clone(),
-                gpu: resolved.is_gpu(),
-                cuda: resolved.gpu.as_ref().map(|gpu| gpu.cuda.clone()),
-                cudnn: resolved.gpu.as_ref().map(|gpu| gpu.cudnn.clone()),
-                cuda_provider: resolved
-                    .gpu
-                    .as_ref()
-                    .map(|gpu| gpu.provider.as_str().to_string()),
-                service: resolved.service.as_str().to_string(),
-                image: resolved.image_reference(),
-                base: resolved.base,
-                source: resolved.source,
-                description: resolved.description,
-                name: resolved.name,
-            }),
+            Ok(resolved) => {
+                let support = spec_support(&catalog, &resolved, today);
+                entries.push(entry(resolved, support));
+            }
             Err(error) => problems.push(error),
         }
-    }
-    for entry in &mut entries {
-        entry.past_support = entry.support.is_past();
     }
     if args.json {
         crate::output::print_json(&entries)?;
     } else {
-        let rows: Vec<Vec<String>> = entries
-            .iter()
-            .map(|entry| {
-                let dash = || "-".to_string();
-                vec![
-                    entry.name.clone(),
-                    entry.tensorflow.clone(),
-                    entry.python.clone(),
-                    entry.cuda.clone().unwrap_or_else(dash),
-                    entry.cudnn.clone().unwrap_or_else(dash),
-                    entry.service.clone(),
-                    support_cell(&entry.support).to_string(),
-                    entry.source.clone(),
-                    entry.description.clone(),
-                ]
-            })
-            .collect();
-        crate::output::print_table(
-            &[
-                "NAME",
-                "TENSORFLOW",
-                "PYTHON",
-                "CUDA",
-                "CUDNN",
-                "SERVICE",
-                "SUPPORT",
-                "SOURCE",
-                "DESCRIPTION",
-            ],
-            &rows,
-        )?;
+        print_table(&entries)?;
     }
     if !args.json && entries.iter().any(|entry| entry.past_support) {
         eprintln!(
@@ -114,6 +66,62 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(EXIT_BAD_INPUT)
     })
+}
+
+fn entry(resolved: ResolvedSpec, support: SpecSupport) -> ListEntry {
+    ListEntry {
+        past_support: support.is_past(),
+        support,
+        tensorflow: resolved.tensorflow.clone(),
+        python: resolved.python.clone(),
+        gpu: resolved.is_gpu(),
+        cuda: resolved.gpu.as_ref().map(|gpu| gpu.cuda.clone()),
+        cudnn: resolved.gpu.as_ref().map(|gpu| gpu.cudnn.clone()),
+        cuda_provider: resolved
+            .gpu
+            .as_ref()
+            .map(|gpu| gpu.provider.as_str().to_string()),
+        service: resolved.service.as_str().to_string(),
+        image: resolved.image_reference(),
+        base: resolved.base,
+        source: resolved.source,
+        description: resolved.description,
+        name: resolved.name,
+    }
+}
+
+fn print_table(entries: &[ListEntry]) -> std::io::Result<()> {
+    let rows: Vec<Vec<String>> = entries
+        .iter()
+        .map(|entry| {
+            let dash = || "-".to_string();
+            vec![
+                entry.name.clone(),
+                entry.tensorflow.clone(),
+                entry.python.clone(),
+                entry.cuda.clone().unwrap_or_else(dash),
+                entry.cudnn.clone().unwrap_or_else(dash),
+                entry.service.clone(),
+                support_cell(&entry.support).to_string(),
+                entry.source.clone(),
+                entry.description.clone(),
+            ]
+        })
+        .collect();
+    crate::output::print_table(
+        &[
+            "NAME",
+            "TENSORFLOW",
+            "PYTHON",
+            "CUDA",
+            "CUDNN",
+            "SERVICE",
+            "SUPPORT",
+            "SOURCE",
+            "DESCRIPTION",
+        ],
+        &rows,
+    )
 }
 
 /// `ok`, `ended` (some part past its support), or `-` (no part tfimg has dates for).

@@ -259,13 +259,12 @@ fn distribution_support(row: &DistributionRow, today: Date) -> PartSupport {
 /// 3.12, so Debian 11 moves to 12).
 fn distribution_successor(row: &DistributionRow, today: Date) -> Option<&'static DistributionRow> {
     let newest = newest_tensorflow();
-    DISTRIBUTIONS
-        .iter()
-        .filter(|candidate| candidate.family == row.family && today <= candidate.end)
-        .filter(|candidate| {
-            Version::parse(candidate.python).is_some_and(|python| newest.supports_python(&python))
-        })
-        .next_back()
+    DISTRIBUTIONS.iter().rfind(|candidate| {
+        candidate.family == row.family
+            && today <= candidate.end
+            && Version::parse(candidate.python)
+                .is_some_and(|python| newest.supports_python(&python))
+    })
 }
 
 fn python_support(python: &str, today: Date) -> Option<PartSupport> {
