@@ -2,10 +2,11 @@
 //! against the real Docker Engine: one image, extending `tf218-cpu-headless` under its own
 //! name, is built, verified and trains the seed MLP (examples/sweep/code/train.py).
 //! `scripts/test` warms `tf218-cpu-headless`, so every heavy layer comes from the cache:
-//! measured here 72 s (build steps from the cache, verification, two trainings) on the 2-core
-//! machine while other builds ran; cold, the warm-up costs a `base bootstrap` of
-//! `debian:bookworm-slim` (73 s) and the image's first build (236 s). The GPU variants share the same templates and are covered by
-//! their rendered Dockerfiles (`cli_specs.rs`) and the README's measured builds.
+//! measured here 72 s (build steps from the cache, verification, two trainings) on the
+//! 2-core machine while other builds ran; cold, the warm-up costs a `base bootstrap` of
+//! `debian:bookworm-slim` (73 s) and the image's first build (236 s). The GPU variants
+//! share the same templates and are covered by their rendered Dockerfiles (`cli_specs.rs`)
+//! and the README's measured builds.
 
 mod common;
 
