@@ -651,7 +651,7 @@ fn show_says_which_parts_are_past_support_and_what_to_move_to() {
     assert_eq!(
         old.stderr,
         "warning: Debian 11 (bullseye): long-term support ended 2026-08-31 → move to Debian 12 (bookworm): `tf218-gpu-jupyter`\n\
-         warning: Python 3.9: end of life 2025-10-31 → move to Python 3.11 to 3.12: `tf218-gpu-jupyter`\n\
+         warning: Python 3.9: end of life 2025-10-31; Debian 11 (bullseye)'s python3 got fixes until 2026-08-31 → move to Python 3.11 to 3.12: `tf218-gpu-jupyter`\n\
          warning: TensorFlow 2.9: no more releases: the last is 2.9.3 → move to TensorFlow 2.18: `tf218-gpu-jupyter`\n"
     );
     let yaml: serde_yaml::Value = serde_yaml::from_str(&old.stdout).unwrap();
@@ -671,9 +671,10 @@ fn show_says_which_parts_are_past_support_and_what_to_move_to() {
         current.stdout
     );
 
-    // The day is the one given, not the machine's: before Debian 11's LTS and Python
-    // 3.9 ended, only the TensorFlow line is flagged; on Debian 11's last LTS day too.
-    for (day, flagged) in [("2025-06-01", 1), ("2026-08-31", 2), ("2026-09-01", 3)] {
+    // The day is the one given, not the machine's: before Debian 11's LTS ended (and
+    // with it Debian's fixes to its Python 3.9), only the TensorFlow line is flagged, on
+    // its last LTS day too; the day after, all three.
+    for (day, flagged) in [("2025-06-01", 1), ("2026-08-31", 1), ("2026-09-01", 3)] {
         let run =
             common::tfimg_with_env(folder.path(), &["show", "cpu-ssh"], &[("TFIMG_TODAY", day)]);
         assert_eq!(run.code, 0, "{}", run.stderr);
@@ -697,7 +698,10 @@ fn list_marks_the_2_9_line_past_support_and_json_says_why() {
         assert_eq!(parts.len(), 3, "{name}");
         if !current {
             assert_eq!(entry["support"]["move_to_spec"], format!("tf218-{name}"));
-            assert_eq!(parts[1]["status"], "end of life 2025-10-31");
+            assert_eq!(
+                parts[1]["status"],
+                "end of life 2025-10-31; Debian 11 (bullseye)'s python3 got fixes until 2026-08-31"
+            );
         }
     }
     let table = tfimg(folder.path(), &["list"]);

@@ -320,7 +320,7 @@ fn doctor_warns_which_parts_of_the_2_9_line_are_past_support() {
         [
             "WARN  base-release       Debian 11 (bullseye): long-term support ended 2026-08-31 (as of 2026-11-22)",
             "                         fix: move to Debian 12 (bookworm): the built-in `tf218-gpu-jupyter` has it",
-            "WARN  python-release     Python 3.9: end of life 2025-10-31 (as of 2026-11-22)",
+            "WARN  python-release     Python 3.9: end of life 2025-10-31; Debian 11 (bullseye)'s python3 got fixes until 2026-08-31 (as of 2026-11-22)",
             "                         fix: move to Python 3.11 to 3.12: the built-in `tf218-gpu-jupyter` has it",
             "WARN  tensorflow-line    TensorFlow 2.9: no more releases: the last is 2.9.3 (as of 2026-11-22)",
             "                         fix: move to TensorFlow 2.18: the built-in `tf218-gpu-jupyter` has it",

@@ -130,7 +130,7 @@ mod tests {
             lines,
             [
                 "Debian 11 (bullseye): long-term support ended 2026-08-31 → move to Debian 12 (bookworm): `tf218-gpu-jupyter`",
-                "Python 3.9: end of life 2025-10-31 → move to Python 3.11 to 3.12: `tf218-gpu-jupyter`",
+                "Python 3.9: end of life 2025-10-31; Debian 11 (bullseye)'s python3 got fixes until 2026-08-31 → move to Python 3.11 to 3.12: `tf218-gpu-jupyter`",
                 "TensorFlow 2.9: no more releases: the last is 2.9.3 → move to TensorFlow 2.18: `tf218-gpu-jupyter`",
             ]
         );

@@ -6,8 +6,10 @@
 //! security updates; Freexian's paid ELTS is not counted), for Ubuntu the end of standard
 //! support (Ubuntu Pro's ESM is paid), for Python the end of life on python.org. A
 //! TensorFlow line has no published end date: a minor older than the newest the table
-//! knows gets no more releases, and its last patch is said instead. A part is past support
-//! the day after its end date.
+//! knows gets no more releases, and its last patch is said instead. A Python that is the
+//! base release's own `python3` is patched by the distribution while the release is
+//! supported, so its end is the later of the two. A part is past support the day after its
+//! end date.
 
 use serde::Serialize;
 
@@ -211,10 +213,11 @@ impl PartSupport {
 /// (`2.9.3`) on `today`; parts tfimg has no dates for are left out.
 pub fn support(base: &str, python: &str, tensorflow: &str, today: Date) -> Vec<PartSupport> {
     let mut parts = Vec::new();
-    if let Some(row) = distribution(base) {
+    let release = distribution(base);
+    if let Some(row) = release {
         parts.push(distribution_support(row, today));
     }
-    if let Some(part) = python_support(python, today) {
+    if let Some(part) = python_support(python, release, today) {
         parts.push(part);
     }
     if let Some(part) = Version::parse(tensorflow)
@@ -267,40 +270,58 @@ fn distribution_successor(row: &DistributionRow, today: Date) -> Option<&'static
     })
 }
 
-fn python_support(python: &str, today: Date) -> Option<PartSupport> {
-    let (minor, end) = PYTHONS
+/// A Python minor on `today`. When it is the distribution's own `python3` (`from`), the
+/// distribution patches it as long as the release is supported, past python.org's end of
+/// life (Debian 11's 3.9 got fixes until 2026-08-31, python.org's ended 2025-10-31).
+fn python_support(
+    python: &str,
+    from: Option<&DistributionRow>,
+    today: Date,
+) -> Option<PartSupport> {
+    let (minor, upstream) = PYTHONS
         .iter()
         .find(|(minor, _)| *minor == python_minor(python))?;
-    let past = today > *end;
-    let move_to = past.then(|| {
-        let newest = newest_tensorflow();
-        let supported: Vec<&str> = PYTHONS
-            .iter()
-            .filter(|(candidate, end)| {
-                today <= *end
-                    && Version::parse(candidate)
-                        .is_some_and(|version| newest.supports_python(&version))
-            })
-            .map(|(candidate, _)| *candidate)
-            .collect();
-        match supported.as_slice() {
-            [] => format!("a Python TensorFlow {} supports", newest.minor),
-            [only] => format!("Python {only}"),
-            [first, .., last] => format!("Python {first} to {last}"),
-        }
-    });
+    let distribution = from.filter(|row| row.python == *minor && row.end > *upstream);
+    let end = distribution.map_or(*upstream, |row| row.end);
+    let past = today > end;
+    let status = match distribution {
+        None if past => format!("end of life {upstream}"),
+        None => format!("supported until {upstream}"),
+        Some(row) if past => format!(
+            "end of life {upstream}; {}'s python3 got fixes until {end}",
+            row.title()
+        ),
+        Some(row) => format!(
+            "{}'s python3 gets fixes until {end} (python.org's end of life: {upstream})",
+            row.title()
+        ),
+    };
     Some(PartSupport {
         part: Part::Python,
         name: format!("Python {minor}"),
         past_support: past,
-        ends: Some(*end),
-        status: if past {
-            format!("end of life {end}")
-        } else {
-            format!("supported until {end}")
-        },
-        move_to,
+        ends: Some(end),
+        status,
+        move_to: past.then(|| python_successor(today)),
     })
+}
+
+/// The Pythons the newest TensorFlow line takes that python.org still supports.
+fn python_successor(today: Date) -> String {
+    let newest = newest_tensorflow();
+    let supported: Vec<&str> = PYTHONS
+        .iter()
+        .filter(|(candidate, end)| {
+            today <= *end
+                && Version::parse(candidate).is_some_and(|version| newest.supports_python(&version))
+        })
+        .map(|(candidate, _)| *candidate)
+        .collect();
+    match supported.as_slice() {
+        [] => format!("a Python TensorFlow {} supports", newest.minor),
+        [only] => format!("Python {only}"),
+        [first, .., last] => format!("Python {first} to {last}"),
+    }
 }
 
 /// `3.9.18` → `3.9`

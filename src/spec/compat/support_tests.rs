@@ -109,7 +109,11 @@ fn on_2026_11_22_the_2_9_line_is_past_support_in_every_part_and_the_current_line
     assert_eq!(old.len(), 3);
     assert!(old.iter().all(|part| part.past_support), "{old:#?}");
     let python = part(&old, Part::Python);
-    assert_eq!(python.summary(), "Python 3.9: end of life 2025-10-31");
+    assert_eq!(
+        python.summary(),
+        "Python 3.9: end of life 2025-10-31; Debian 11 (bullseye)'s python3 got fixes until 2026-08-31"
+    );
+    assert_eq!(python.ends, Some(day("2026-08-31")));
     // 3.10 ended 2026-10-31 too; 3.11 and 3.12 are what TensorFlow 2.18 takes.
     assert_eq!(python.move_to.as_deref(), Some("Python 3.11 to 3.12"));
     let tensorflow = part(&old, Part::Tensorflow);
@@ -131,7 +135,7 @@ fn on_2026_11_22_the_2_9_line_is_past_support_in_every_part_and_the_current_line
     );
     assert_eq!(
         part(&current, Part::Python).status,
-        "supported until 2027-10-31"
+        "Debian 12 (bookworm)'s python3 gets fixes until 2028-06-30 (python.org's end of life: 2027-10-31)"
     );
     assert_eq!(
         part(&current, Part::Tensorflow).status,
@@ -193,4 +197,27 @@ fn base_images_map_to_their_release() {
     assert_eq!(title("debian"), None);
     assert_eq!(title("python:3.9"), None);
     assert_eq!(title("debian:sid"), None);
+}
+
+#[test]
+fn a_distribution_s_own_python_lasts_as_long_as_the_release_and_no_longer() {
+    // python.org ended 3.9 on 2025-10-31; Debian 11 patched its python3 to 2026-08-31.
+    let between = support("debian:bullseye-slim", "3.9", "2.18", day("2026-01-01"));
+    let python = part(&between, Part::Python);
+    assert!(!python.past_support);
+    assert_eq!(
+        python.status,
+        "Debian 11 (bullseye)'s python3 gets fixes until 2026-08-31 (python.org's end of life: 2025-10-31)"
+    );
+    let after = support("debian:bullseye-slim", "3.9", "2.18", day("2026-09-01"));
+    assert!(part(&after, Part::Python).past_support);
+    // Ubuntu 22.04's 3.10 outlives python.org's October 2026 until its own May 2027.
+    let jammy = support("ubuntu:22.04", "3.10", "2.18", day("2026-11-22"));
+    assert!(!part(&jammy, Part::Python).past_support);
+    // A Python the release does not ship is python.org's alone.
+    let other = support("ubuntu:22.04", "3.9", "2.18", day("2026-01-01"));
+    assert_eq!(
+        part(&other, Part::Python).summary(),
+        "Python 3.9: end of life 2025-10-31"
+    );
 }
