@@ -87,6 +87,9 @@ pub const CA_CERT_VARIABLE: &str = "TFIMG_CA_CERT";
 pub const PIP_INDEX_URL_VARIABLE: &str = "TFIMG_PIP_INDEX_URL";
 pub const APT_MIRROR_VARIABLE: &str = "TFIMG_APT_MIRROR";
 pub const REGISTRY_MIRROR_VARIABLE: &str = "TFIMG_REGISTRY_MIRROR";
+/// The day (`YYYY-MM-DD`) `list`, `show` and `doctor` judge support windows on, instead of
+/// the clock's: what a coming day will flag, and fixed days for tests.
+pub const TODAY_VARIABLE: &str = "TFIMG_TODAY";
 
 /// The named volume holding one host user's CUDA compute cache, shared by every GPU
 /// container tfimg starts for that user: `tfimg-cuda-cache-<uid>`.

@@ -58,6 +58,25 @@ enum Input {
     /// `tfimg run cpu-headless --no-start --no-build --name <unique> <flags>`, against
     /// the real engine unless `no_daemon`.
     Run { flags: Vec<String>, no_daemon: bool },
+    /// `tfimg <args>` with one of tfimg's own environment variables set to `value`.
+    Variable {
+        args: Vec<String>,
+        variable: &'static str,
+        value: &'static str,
+    },
+}
+
+/// `tfimg <args>` with `TFIMG_TODAY=<value>`: the message must name the variable.
+fn today(name: &'static str, value: &'static str, args: &[&str]) -> Case {
+    Case {
+        name,
+        names: "`TFIMG_TODAY`".to_string(),
+        input: Input::Variable {
+            args: args.iter().map(|arg| arg.to_string()).collect(),
+            variable: "TFIMG_TODAY",
+            value,
+        },
+    }
 }
 
 /// `tfimg show ./<name>.yaml` on a spec with `text`; the error is at `at` (`line:column`).
@@ -950,6 +969,12 @@ fn cases() -> Vec<Case> {
             "'--gid <GID>'",
             &["--gid", "4294967295"],
         ),
+        // The day support windows are judged on.
+        today("today-no-such-day", "2026-02-29", &["list"]),
+        today("today-day-first", "22.11.2026", &["list"]),
+        today("today-empty", "", &["show", "gpu-jupyter"]),
+        today("today-with-a-time", "2026-11-22T00:00:00Z", &["doctor", "gpu-jupyter"]),
+        today("today-a-word", "tomorrow", &["list", "--json"]),
     ]
 }
 
@@ -1140,6 +1165,20 @@ async fn bad_inputs_exit_1_with_a_clear_message_and_create_nothing() {
                     shown += &format!("  file: |\n{}", block(&visible_bytes(bytes), 12));
                 }
                 env.push(NO_DAEMON);
+                (args.clone(), shown, None)
+            }
+            Input::Variable {
+                args,
+                variable,
+                value,
+            } => {
+                env.push((variable, value));
+                env.push(NO_DAEMON);
+                let shown = format!(
+                    "  argv: tfimg {}\n  env: {variable}={}\n",
+                    command_line(args),
+                    visible(value)
+                );
                 (args.clone(), shown, None)
             }
             Input::Run { flags, no_daemon } => {

@@ -183,6 +183,8 @@ fn the_variants_of_one_tensorflow_share_every_layer_up_to_tensorflow_and_carry_t
     for family in [
         ["cpu-headless", "cpu-jupyter", "cpu-ssh"],
         ["gpu-headless", "gpu-jupyter", "gpu-ssh"],
+        ["tf218-cpu-headless", "tf218-cpu-jupyter", "tf218-cpu-ssh"],
+        ["tf218-gpu-headless", "tf218-gpu-jupyter", "tf218-gpu-ssh"],
     ] {
         let shared = up_to_tensorflow(family[0]);
         assert!(shared.iter().any(|line| line.contains("tensorflow")));
@@ -452,7 +454,7 @@ fn unknown_spec_name_and_usage_errors_exit_1() {
     assert_eq!(
         run.stderr,
         "error: no spec named `gpu-jupyterr`\n\
-         hint: known specs: cpu-headless, cpu-jupyter, cpu-ssh, gpu-headless, gpu-jupyter, gpu-ssh; or give the path of a spec file\n"
+         hint: known specs: cpu-headless, cpu-jupyter, cpu-ssh, gpu-headless, gpu-jupyter, gpu-ssh, tf218-cpu-headless, tf218-cpu-jupyter, tf218-cpu-ssh, tf218-gpu-headless, tf218-gpu-jupyter, tf218-gpu-ssh; or give the path of a spec file\n"
     );
     let run = tfimg(folder.path(), &["list", "--bogus"]);
     assert_eq!(run.code, 1);
@@ -479,7 +481,8 @@ fn list_reports_a_broken_local_spec_but_still_lists_the_rest() {
     assert!(run.stdout.contains("gpu-jupyter"));
     assert_eq!(
         run.stderr,
-        "error: `images/broken.yaml`:2:13: unknown TensorFlow version `9.9`\n\
+        "note: `ended`: a part of the spec (base release, Python or TensorFlow line) is past its support as of 2026-11-22; `tfimg show SPEC` says which and what to move to\n\
+         error: `images/broken.yaml`:2:13: unknown TensorFlow version `9.9`\n\
          hint: tfimg knows TensorFlow 2.4, 2.5, 2.6, 2.7, 2.8, 2.9, 2.10, 2.11, 2.12, 2.13, 2.14, 2.15, 2.16, 2.17, 2.18; write a release such as \"2.9\" or \"2.9.3\"\n"
     );
 }
@@ -617,22 +620,96 @@ fn list_descriptions_follow_the_spec_and_cannot_forge_rows() {
     };
     assert_eq!(
         line("newer"),
-        "newer 2.15.1 3.9 - - jupyter images/newer.yaml TensorFlow 2.15 (CPU) with JupyterLab"
+        "newer 2.15.1 3.9 - - jupyter ended images/newer.yaml TensorFlow 2.15 (CPU) with JupyterLab"
     );
     assert_eq!(
         line("cpu-twin"),
-        "cpu-twin 2.9.3 3.9 - - none images/cpu-twin.yaml TensorFlow 2.9 (CPU) for batch jobs"
+        "cpu-twin 2.9.3 3.9 - - none ended images/cpu-twin.yaml TensorFlow 2.9 (CPU) for batch jobs"
     );
     assert_eq!(
         line("forged"),
-        "forged 2.9.3 3.9 - - none images/forged.yaml mine\\nevil 2.9.3 3.9 - - none built-in trusted\\u{1b}[2J\\tTensorFlow 2.9 (CPU)"
+        "forged 2.9.3 3.9 - - none ended images/forged.yaml mine\\nevil 2.9.3 3.9 - - none built-in trusted\\u{1b}[2J\\tTensorFlow 2.9 (CPU)"
     );
-    // One header and one row per spec: 6 built-ins and 3 local ones.
+    // One header and one row per spec: 12 built-ins and 3 local ones.
     assert_eq!(
         outcome.stdout.lines().count(),
-        1 + 6 + 3,
+        1 + 12 + 3,
         "{}",
         outcome.stdout
     );
     assert!(!outcome.stdout.contains('\u{1b}'));
+}
+
+/// The 2.9 line on 2026-11-22 (the tests' `TFIMG_TODAY`): `show` says on stderr which parts
+/// are past support, until when each was supported and what to move to, and its YAML
+/// carries the same facts; the current line has nothing to say.
+#[test]
+fn show_says_which_parts_are_past_support_and_what_to_move_to() {
+    let folder = scratch(&[]);
+    let old = tfimg(folder.path(), &["show", "gpu-jupyter"]);
+    assert_eq!(old.code, 0, "{}", old.stderr);
+    assert_eq!(
+        old.stderr,
+        "warning: Debian 11 (bullseye): long-term support ended 2026-08-31 → move to Debian 12 (bookworm): `tf218-gpu-jupyter`\n\
+         warning: Python 3.9: end of life 2025-10-31; Debian 11 (bullseye)'s python3 got fixes until 2026-08-31 → move to Python 3.11 to 3.12: `tf218-gpu-jupyter`\n\
+         warning: TensorFlow 2.9: no more releases: the last is 2.9.3 → move to TensorFlow 2.18: `tf218-gpu-jupyter`\n"
+    );
+    let yaml: serde_yaml::Value = serde_yaml::from_str(&old.stdout).unwrap();
+    assert_eq!(yaml["support"]["checked_on"], "2026-11-22");
+    assert_eq!(yaml["support"]["move_to_spec"], "tf218-gpu-jupyter");
+    assert_eq!(yaml["support"]["parts"][0]["ends"], "2026-08-31");
+    assert_eq!(yaml["support"]["parts"][0]["past_support"], true);
+
+    let current = tfimg(folder.path(), &["show", "tf218-gpu-jupyter"]);
+    assert_eq!(current.code, 0, "{}", current.stderr);
+    assert_eq!(current.stderr, "");
+    assert!(
+        current
+            .stdout
+            .contains("    status: long-term support until 2028-06-30 (regular security support ended 2026-06-10)\n"),
+        "{}",
+        current.stdout
+    );
+
+    // The day is the one given, not the machine's: before Debian 11's LTS ended (and
+    // with it Debian's fixes to its Python 3.9), only the TensorFlow line is flagged, on
+    // its last LTS day too; the day after, all three.
+    for (day, flagged) in [("2025-06-01", 1), ("2026-08-31", 1), ("2026-09-01", 3)] {
+        let run =
+            common::tfimg_with_env(folder.path(), &["show", "cpu-ssh"], &[("TFIMG_TODAY", day)]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), flagged, "{day}: {}", run.stderr);
+        assert!(run.stderr.contains("TensorFlow 2.9: no more releases"));
+    }
+}
+
+/// `list --json` carries the support facts `list` marks.
+#[test]
+fn list_marks_the_2_9_line_past_support_and_json_says_why() {
+    let folder = scratch(&[]);
+    let run = tfimg(folder.path(), &["list", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+    for entry in &entries {
+        let name = entry["name"].as_str().unwrap();
+        let current = name.starts_with("tf218-");
+        assert_eq!(entry["past_support"], !current, "{name}");
+        let parts = entry["support"]["parts"].as_array().unwrap();
+        assert_eq!(parts.len(), 3, "{name}");
+        if !current {
+            assert_eq!(entry["support"]["move_to_spec"], format!("tf218-{name}"));
+            assert_eq!(
+                parts[1]["status"],
+                "end of life 2025-10-31; Debian 11 (bullseye)'s python3 got fixes until 2026-08-31"
+            );
+        }
+    }
+    let table = tfimg(folder.path(), &["list"]);
+    assert!(
+        table
+            .stderr
+            .starts_with("note: `ended`: a part of the spec"),
+        "{}",
+        table.stderr
+    );
 }

@@ -297,3 +297,83 @@ async fn an_h100_under_tensorflow_2_9_warns_that_the_first_start_compiles_ptx_an
         .unwrap()
         .ends_with(": machine code for GPUs 0, 1 (Tesla V100-SXM2-16GB, 7.0)"));
 }
+
+/// `doctor gpu-jupyter` on 2026-11-22 (the tests' `TFIMG_TODAY`): the 2.9 line's base
+/// release, Python and TensorFlow line are past support, each a warning (exit 0) with the
+/// built-in to move to; the current line's parts pass. `--json` says the same.
+#[test]
+fn doctor_warns_which_parts_of_the_2_9_line_are_past_support() {
+    let folder = scratch(&[]);
+    let no_daemon = [(
+        "DOCKER_HOST",
+        "unix:///nonexistent/tfimg-doctor-support.sock",
+    )];
+    let run = tfimg_with_env(folder.path(), &["doctor", "gpu-jupyter"], &no_daemon);
+    let support: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip_while(|line| !line.contains("base-release"))
+        .take(6)
+        .collect();
+    assert_eq!(
+        support,
+        [
+            "WARN  base-release       Debian 11 (bullseye): long-term support ended 2026-08-31 (as of 2026-11-22)",
+            "                         fix: move to Debian 12 (bookworm): the built-in `tf218-gpu-jupyter` has it",
+            "WARN  python-release     Python 3.9: end of life 2025-10-31; Debian 11 (bullseye)'s python3 got fixes until 2026-08-31 (as of 2026-11-22)",
+            "                         fix: move to Python 3.11 to 3.12: the built-in `tf218-gpu-jupyter` has it",
+            "WARN  tensorflow-line    TensorFlow 2.9: no more releases: the last is 2.9.3 (as of 2026-11-22)",
+            "                         fix: move to TensorFlow 2.18: the built-in `tf218-gpu-jupyter` has it",
+        ],
+        "{}",
+        run.stdout
+    );
+
+    let json = tfimg_with_env(
+        folder.path(),
+        &["doctor", "tf218-gpu-jupyter", "--json"],
+        &no_daemon,
+    );
+    let checks: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).expect("JSON");
+    let verdicts: Vec<(&str, &str)> = checks
+        .iter()
+        .filter(|check| {
+            ["base-release", "python-release", "tensorflow-line"]
+                .contains(&check["check"].as_str().unwrap())
+        })
+        .map(|check| {
+            (
+                check["check"].as_str().unwrap(),
+                check["verdict"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("base-release", "pass"),
+            ("python-release", "pass"),
+            ("tensorflow-line", "pass")
+        ]
+    );
+}
+
+/// With Docker answering, the support warnings do not fail the doctor.
+#[tokio::test]
+async fn past_support_is_a_warning_not_a_failure() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let run = tfimg_with_env(
+        folder.path(),
+        &["doctor", "cpu-headless", "--ca-cert", HOST_CA],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        line(&run.stdout, "base-release").starts_with("WARN"),
+        "{}",
+        run.stdout
+    );
+}

@@ -11,13 +11,16 @@ use crate::doctor::{self, Check, Verdict};
 use crate::engine::Docker;
 use crate::host::{Host, Machine};
 use crate::output::exit::EXIT_BAD_INPUT;
+use crate::spec::support::spec_support;
 
 pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let name = args
         .spec
         .clone()
         .unwrap_or_else(|| "gpu-jupyter".to_string());
-    let resolved = crate::app::catalog::resolve(&super::catalog(), &name);
+    let catalog = super::catalog();
+    let today = Machine.today()?;
+    let resolved = crate::app::catalog::resolve(&catalog, &name);
     let network = config::network(&args.network, &config::load_config()?)?;
     let nvidia = Machine.nvidia();
     let checks = super::runtime()?.block_on(async {
@@ -38,7 +41,10 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             docker.as_ref().ok().map(|facts| &facts.info),
         ));
         let spec = match &resolved {
-            Ok(resolved) => Ok(spec_facts(engine.as_ref(), &Machine, resolved, &network).await),
+            Ok(resolved) => {
+                let support = spec_support(&catalog, resolved, today);
+                Ok(spec_facts(engine.as_ref(), &Machine, resolved, &network, support).await)
+            }
             Err(error) => Err(error.to_string()),
         };
         checks.extend(doctor::spec_checks(&spec, &nvidia, engine.is_some()));

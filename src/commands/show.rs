@@ -1,11 +1,32 @@
-//! `tfimg show SPEC`: the resolved spec as YAML, so users see every default and pin.
+//! `tfimg show SPEC`: the resolved spec as YAML, so users see every default and pin, then
+//! its support windows (`support:`, judged on today's date); a part past its support is
+//! also said on stderr with what to move to.
 
 use std::process::ExitCode;
 
+use serde::Serialize;
+
 use crate::cli::ShowArgs;
+use crate::host::{Host, Machine};
+use crate::spec::support::{spec_support, SpecSupport};
+
+#[derive(Serialize)]
+struct SupportSection<'a> {
+    support: &'a SpecSupport,
+}
 
 pub fn run(args: &ShowArgs) -> anyhow::Result<ExitCode> {
-    let resolved = crate::app::catalog::resolve(&super::catalog(), &args.spec)?;
-    crate::output::print_text(&serde_yaml::to_string(&resolved)?)?;
+    let catalog = super::catalog();
+    let today = Machine.today()?;
+    let resolved = crate::app::catalog::resolve(&catalog, &args.spec)?;
+    let support = spec_support(&catalog, &resolved, today);
+    let mut text = serde_yaml::to_string(&resolved)?;
+    text.push_str(&serde_yaml::to_string(&SupportSection {
+        support: &support,
+    })?);
+    crate::output::print_text(&text)?;
+    for part in support.past() {
+        eprintln!("warning: {}", support.advice(part));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,6 +11,7 @@ use crate::host::Host;
 use crate::output::progress::Reporter;
 use crate::plan::base::BootstrapTarget;
 use crate::spec;
+use crate::spec::support::SpecSupport;
 
 /// No single question to the daemon may hold the doctor up longer than this.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -53,6 +54,7 @@ pub async fn spec_facts(
     host: &impl Host,
     resolved: &spec::ResolvedSpec,
     network: &Network,
+    support: SpecSupport,
 ) -> SpecFacts {
     let summary = match &resolved.gpu {
         Some(gpu) => format!(
@@ -88,6 +90,7 @@ pub async fn spec_facts(
         base_present: false,
         base_bootstrappable: BootstrapTarget::parse(&resolved.base).is_ok(),
         image: ImageState::Unknown,
+        support,
     };
     let Some(engine) = engine else {
         return facts;

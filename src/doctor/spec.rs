@@ -6,7 +6,9 @@ use super::kernels::kernels_check;
 use super::nvidia::driver_check;
 use super::{check, Check, Verdict};
 use crate::host::nvidia::NvidiaFacts;
+use crate::spec::compat::support::Part;
 use crate::spec::resolved::GpuStack;
+use crate::spec::support::SpecSupport;
 
 /// The state of a spec's image on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +42,8 @@ pub struct SpecFacts {
     pub base_present: bool,
     pub base_bootstrappable: bool,
     pub image: ImageState,
+    /// Its base release, Python and TensorFlow line against their support windows.
+    pub support: SpecSupport,
 }
 
 /// The spec itself, its CUDA against the host driver, and (when Docker answers) its base
@@ -61,6 +65,7 @@ pub fn spec_checks(
         }
     };
     let mut checks = vec![check("spec", Verdict::Pass, facts.summary.clone(), None)];
+    checks.extend(support_checks(&facts.support));
     if let (Some(gpu), Some(driver)) = (&facts.gpu, &nvidia.driver) {
         checks.push(driver_check(gpu, driver));
         checks.extend(kernels_check(
@@ -75,6 +80,38 @@ pub fn spec_checks(
     checks.push(base_image_check(facts));
     checks.push(image_check(facts));
     checks
+}
+
+/// One check per part with a support window: a warning (never a failure: the image still
+/// works) for a part past its support, with what to move to.
+fn support_checks(support: &SpecSupport) -> Vec<Check> {
+    support
+        .parts
+        .iter()
+        .map(|part| {
+            let name = match part.part {
+                Part::Base => "base-release",
+                Part::Python => "python-release",
+                Part::Tensorflow => "tensorflow-line",
+            };
+            if !part.past_support {
+                return check(name, Verdict::Pass, part.summary(), None);
+            }
+            let fix = part
+                .move_to
+                .as_ref()
+                .map(|target| match &support.move_to_spec {
+                    Some(spec) => format!("move to {target}: the built-in `{spec}` has it"),
+                    None => format!("move to {target}"),
+                });
+            check(
+                name,
+                Verdict::Warn,
+                format!("{} (as of {})", part.summary(), support.checked_on),
+                fix,
+            )
+        })
+        .collect()
 }
 
 /// Whether the base image is here, and how to get it without a registry.

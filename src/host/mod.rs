@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::input::InputError;
+use crate::spec::compat::Date;
 
 pub use machine::{
     current_ids, data_dir, free_bytes, home_dir, mounts_below, on_path, run_program, write_private,
@@ -104,6 +105,10 @@ pub trait Host {
     async fn interrupted(&self);
     /// The wall clock (times in journals and status files).
     fn now(&self) -> std::time::SystemTime;
+    /// The day support windows are judged on: the wall clock's UTC day.
+    fn today(&self) -> Result<Date, InputError> {
+        Ok(utc_day(self.now()))
+    }
     /// A file's bytes.
     fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>>;
     /// Writes a whole file: a new file renamed over the old one, so a reader never sees
@@ -220,6 +225,14 @@ impl Host for Machine {
         std::time::SystemTime::now()
     }
 
+    /// `TFIMG_TODAY` when set (checked: a real day as YYYY-MM-DD), else the clock's day.
+    fn today(&self) -> Result<Date, InputError> {
+        match std::env::var_os(crate::labels::TODAY_VARIABLE) {
+            None => Ok(utc_day(self.now())),
+            Some(value) => parse_today(&value.to_string_lossy()),
+        }
+    }
+
     fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         std::fs::read(path)
     }
@@ -266,5 +279,60 @@ impl Host for Machine {
 
     fn spawn_detached(&self, args: &[String], log: &Path) -> std::io::Result<u32> {
         machine::spawn_detached(args, log)
+    }
+}
+
+/// The UTC day of a wall-clock time (a clock before 1970 counts as 1970-01-01).
+pub fn utc_day(time: std::time::SystemTime) -> Date {
+    let seconds = time
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs())
+        .unwrap_or(0);
+    Date::from_unix_seconds(seconds)
+}
+
+/// The value of `TFIMG_TODAY`, which must be a day that exists, written `YYYY-MM-DD`.
+pub fn parse_today(value: &str) -> Result<Date, InputError> {
+    let variable = crate::labels::TODAY_VARIABLE;
+    Date::parse(value).ok_or_else(|| {
+        let shown = if value.is_empty() {
+            "empty".to_string()
+        } else {
+            format!("`{}`", value.escape_debug())
+        };
+        InputError::new(
+            format!("`{variable}` is {shown}, which is not a day written YYYY-MM-DD"),
+            format!(
+                "set `{variable}` to a day such as 2026-11-22 to judge support windows on it, or unset it to use today's date"
+            ),
+        )
+    })
+}
+
+#[cfg(test)]
+mod today_tests {
+    use super::*;
+
+    #[test]
+    fn tfimg_today_takes_only_a_real_day() {
+        assert_eq!(parse_today("2026-11-22").unwrap().to_string(), "2026-11-22");
+        let error = parse_today("").unwrap_err();
+        assert_eq!(
+            error.message,
+            "`TFIMG_TODAY` is empty, which is not a day written YYYY-MM-DD"
+        );
+        let error = parse_today("2026-02-29\n").unwrap_err();
+        assert_eq!(
+            error.message,
+            "`TFIMG_TODAY` is `2026-02-29\\n`, which is not a day written YYYY-MM-DD"
+        );
+    }
+
+    #[test]
+    fn the_clock_s_day_is_utc() {
+        let time = std::time::UNIX_EPOCH + Duration::from_secs(1_795_391_999);
+        assert_eq!(utc_day(time).to_string(), "2026-11-22");
+        let before_1970 = std::time::UNIX_EPOCH - Duration::from_secs(10);
+        assert_eq!(utc_day(before_1970).to_string(), "1970-01-01");
     }
 }

@@ -9,10 +9,13 @@
 //! The table itself is in `table`, the version type in `version`; this file holds the
 //! row types and the lookups.
 
+mod date;
 mod kernels;
+pub mod support;
 mod table;
 mod version;
 
+pub use date::Date;
 pub use kernels::{capability_by_name, ComputeCapability, KernelFit, Kernels};
 pub use table::{CUDA, TENSORFLOW};
 pub use version::Version;
@@ -200,51 +203,7 @@ pub fn driver_verdict(row: &CudaRow, driver: &Version) -> DriverVerdict {
 /// Keyed by the repository's last path segment and tag (`debian:bullseye-slim`,
 /// `ubuntu:22.04`, `nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04`).
 pub fn distribution_python(image: &str) -> Option<&'static str> {
-    let (repository, tag) = match image.rsplit_once(':') {
-        Some((repository, tag)) if !tag.contains('/') => (repository, tag),
-        _ => (image, "latest"),
-    };
-    let name = repository.rsplit('/').next().unwrap_or(repository);
-    const DEBIAN: &[(&str, &str)] = &[
-        ("buster", "3.7"),
-        ("10", "3.7"),
-        ("bullseye", "3.9"),
-        ("11", "3.9"),
-        ("bookworm", "3.11"),
-        ("12", "3.11"),
-        ("trixie", "3.13"),
-        ("13", "3.13"),
-    ];
-    const UBUNTU: &[(&str, &str)] = &[
-        ("18.04", "3.6"),
-        ("bionic", "3.6"),
-        ("20.04", "3.8"),
-        ("focal", "3.8"),
-        ("22.04", "3.10"),
-        ("jammy", "3.10"),
-        ("24.04", "3.12"),
-        ("noble", "3.12"),
-    ];
-    let lookup = |table: &[(&str, &'static str)], release: &str| {
-        table
-            .iter()
-            .find(|(name, _)| *name == release)
-            .map(|(_, python)| *python)
-    };
-    match name {
-        "debian" => {
-            let release = tag.split(['-', '.']).next().unwrap_or(tag);
-            lookup(DEBIAN, release)
-        }
-        "ubuntu" => lookup(UBUNTU, tag),
-        "cuda" => {
-            // nvidia/cuda tags end in the distribution: `...-runtime-ubuntu20.04`.
-            let release = tag.rsplit('-').next()?;
-            let release = release.strip_prefix("ubuntu")?;
-            lookup(UBUNTU, release)
-        }
-        _ => None,
-    }
+    support::distribution(image).map(|row| row.python)
 }
 
 /// The CUDA/cuDNN shared objects a TensorFlow release dlopens (cuDNN's sub-libraries

@@ -5,6 +5,7 @@ pub mod compat;
 pub mod load;
 pub mod model;
 pub mod resolved;
+pub mod support;
 pub mod syntax;
 pub mod validate;
 

@@ -31,6 +31,10 @@ pub fn scratch(files: &[(&str, &str)]) -> tempfile::TempDir {
     folder
 }
 
+/// The day every test's tfimg judges support windows on (`TFIMG_TODAY`): Debian 11's
+/// long-term support, Python 3.9 and TensorFlow 2.9 are past support on it.
+pub const TODAY: &str = "2026-11-22";
+
 pub const BUILTINS: &[&str] = &[
     "cpu-headless",
     "cpu-jupyter",
@@ -38,6 +42,12 @@ pub const BUILTINS: &[&str] = &[
     "gpu-headless",
     "gpu-jupyter",
     "gpu-ssh",
+    "tf218-cpu-headless",
+    "tf218-cpu-jupyter",
+    "tf218-cpu-ssh",
+    "tf218-gpu-headless",
+    "tf218-gpu-jupyter",
+    "tf218-gpu-ssh",
 ];
 
 /// The real engine. Unreachable fails the test (always under CI=true); a developer without
@@ -171,7 +181,9 @@ pub fn tfimg_with_env(current_dir: &Path, args: &[&str], env: &[(&str, &str)]) -
         .env_remove("RUST_LOG")
         .env("NO_COLOR", "1")
         // Keep a developer's own config file out of the tests.
-        .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml");
+        .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+        // Support windows are judged on a fixed day, never the machine's clock.
+        .env("TFIMG_TODAY", TODAY);
     for (key, value) in env {
         command.env(key, value);
     }
@@ -276,6 +288,7 @@ pub fn spawn_tfimg(current_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> R
         .env_remove("RUST_LOG")
         .env("NO_COLOR", "1")
         .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+        .env("TFIMG_TODAY", TODAY)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

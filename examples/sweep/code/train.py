@@ -63,7 +63,10 @@ def main():
     # Which GPUs tfimg gave this trial (the NVIDIA runtime sets the variable).
     print(f"NVIDIA_VISIBLE_DEVICES={os.environ.get('NVIDIA_VISIBLE_DEVICES', 'none')} "
           f"GPUs seen by TensorFlow: {len(tf.config.list_physical_devices('GPU'))}", flush=True)
-    tf.random.set_seed(0)
+    # Seeds Python, NumPy and TensorFlow, and under Keras 3 (TensorFlow 2.16 and later) also
+    # Keras' own generator, which draws the initial weights and which tf.random.set_seed
+    # alone does not reach: without it the current line trains differently on every run.
+    tf.keras.utils.set_random_seed(0)
     (x, y), (vx, vy) = data()
     # Augmentation: noise on the training inputs, more for "high".
     noise = np.random.default_rng(1).normal(scale=AUGMENT[args.aug], size=x.shape).astype("float32")

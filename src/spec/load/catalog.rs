@@ -33,6 +33,30 @@ const BUILTINS: &[(&str, &str)] = &[
         include_str!("../../../images/gpu-jupyter.yaml"),
     ),
     ("gpu-ssh", include_str!("../../../images/gpu-ssh.yaml")),
+    (
+        "tf218-cpu-headless",
+        include_str!("../../../images/tf218-cpu-headless.yaml"),
+    ),
+    (
+        "tf218-cpu-jupyter",
+        include_str!("../../../images/tf218-cpu-jupyter.yaml"),
+    ),
+    (
+        "tf218-cpu-ssh",
+        include_str!("../../../images/tf218-cpu-ssh.yaml"),
+    ),
+    (
+        "tf218-gpu-headless",
+        include_str!("../../../images/tf218-gpu-headless.yaml"),
+    ),
+    (
+        "tf218-gpu-jupyter",
+        include_str!("../../../images/tf218-gpu-jupyter.yaml"),
+    ),
+    (
+        "tf218-gpu-ssh",
+        include_str!("../../../images/tf218-gpu-ssh.yaml"),
+    ),
 ];
 
 /// `extends: builtin:gpu-jupyter` reaches the embedded spec even when a local one of the

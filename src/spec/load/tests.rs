@@ -11,13 +11,27 @@ fn builtins_parse_and_chain() {
             "cpu-ssh",
             "gpu-headless",
             "gpu-jupyter",
-            "gpu-ssh"
+            "gpu-ssh",
+            "tf218-cpu-headless",
+            "tf218-cpu-jupyter",
+            "tf218-cpu-ssh",
+            "tf218-gpu-headless",
+            "tf218-gpu-jupyter",
+            "tf218-gpu-ssh",
         ]
     );
     let leaf = catalog.find("gpu-jupyter").unwrap();
     let chain = catalog.chain(leaf).unwrap();
     let names: Vec<_> = chain.iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, ["base", "gpu-base", "gpu-jupyter"]);
+    // The current line is its 2.9 sibling with another base and TensorFlow.
+    let leaf = catalog.find("tf218-gpu-jupyter").unwrap();
+    let chain = catalog.chain(leaf).unwrap();
+    let names: Vec<_> = chain.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["base", "gpu-base", "gpu-jupyter", "tf218-gpu-jupyter"]
+    );
 }
 
 #[test]
