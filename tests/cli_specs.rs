@@ -6,7 +6,7 @@ mod common;
 use common::{scratch, tfimg, BUILTINS};
 
 #[test]
-fn list_prints_the_six_builtins_with_their_stack() {
+fn list_prints_the_builtins_with_their_stack() {
     let folder = scratch(&[]);
     let run = tfimg(folder.path(), &["list"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
