@@ -5,6 +5,7 @@
 //! - `build`: a spec's image, up to date or built, verified and tagged.
 //! - `base`: the base image a build starts from; `tfimg base bootstrap`.
 //! - `catalog`: the specs and team files on this machine, read and handed to `spec`.
+//! - `lock`: a spec resolved once into its lock (`tfimg lock`); a spec's lock found.
 //! - `launch`: THE launcher, one container from a request (run, a team member, ...).
 //! - `ready`: waiting until a started container's service answers.
 //! - `run`: `tfimg run`'s target and what happens after the start.
@@ -15,6 +16,7 @@ pub mod base;
 pub mod build;
 pub mod catalog;
 pub mod launch;
+pub mod lock;
 pub mod ready;
 pub mod run;
 pub mod sweep;

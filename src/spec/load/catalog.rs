@@ -35,6 +35,18 @@ const BUILTINS: &[(&str, &str)] = &[
     ("gpu-ssh", include_str!("../../../images/gpu-ssh.yaml")),
 ];
 
+/// The built-ins' locks (`images/<name>.lock`, made with `tfimg lock NAME -o
+/// images/NAME.lock`), embedded like the specs: a build of a built-in installs from them.
+const BUILTIN_LOCKS: &[(&str, &str)] = &[];
+
+/// The embedded lock of the built-in spec `name`, if it has one.
+pub fn builtin_lock(name: &str) -> Option<&'static str> {
+    BUILTIN_LOCKS
+        .iter()
+        .find(|(builtin, _)| *builtin == name)
+        .map(|(_, text)| *text)
+}
+
 /// `extends: builtin:gpu-jupyter` reaches the embedded spec even when a local one of the
 /// same name overrides it, so a local `gpu-jupyter` can customise the built-in one.
 pub const BUILTIN_PREFIX: &str = "builtin:";

@@ -1,0 +1,23 @@
+# The lock (`@LOCK_FILE@`): the installed distributions are exactly the lock's.
+try:
+    locked = json.loads(r"""@LOCK_EXPECTED@""")
+    installed = {}
+    for distribution in importlib.metadata.distributions():
+        name = re.sub(r"[-_.]+", "-", distribution.metadata["Name"]).lower()
+        installed[name] = distribution.version
+    differences = []
+    for name in sorted(set(locked) | set(installed)):
+        if name not in installed:
+            differences.append("{}=={} is missing".format(name, locked[name]))
+        elif name not in locked:
+            differences.append("{}=={} is not in the lock".format(name, installed[name]))
+        elif installed[name] != locked[name]:
+            differences.append("{} is {}, the lock has {}".format(name, installed[name], locked[name]))
+    check(
+        "installed distributions equal the lock",
+        not differences,
+        "; ".join(differences) or "{} distributions".format(len(installed)),
+    )
+except Exception as error:
+    check("installed distributions equal the lock", False, repr(error))
+
