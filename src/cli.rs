@@ -433,6 +433,11 @@ pub struct LockArgs {
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
 
+    /// Resolve every layer anew, rather than taking the layers up to TensorFlow's from a
+    /// lock beside it (or a built-in's) that was made from the same inputs.
+    #[arg(long, conflicts_with = "check")]
+    pub fresh: bool,
+
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,
 

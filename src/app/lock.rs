@@ -61,20 +61,64 @@ pub fn read(host: &impl Host, path: &Path, name: &str) -> Result<Option<Locked>,
     }
 }
 
-/// `resolved` resolved into its lock, in a throw-away container of its base image.
+/// The first lock that may give `resolved` its shared layers (`shares_layers`): the other
+/// `*.lock` files beside `path` in name order, then the built-ins' embedded locks. So the
+/// variants of one TensorFlow in a project, and specs extending a built-in, keep sharing
+/// the TensorFlow layer (and the ones below it) instead of each resolving its own.
+pub fn shared_lock(resolved: &ResolvedSpec, path: &Path) -> Option<Locked> {
+    let inputs = crate::lock::check::inputs_of(resolved);
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    let mut siblings: Vec<PathBuf> = std::fs::read_dir(folder)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.path())
+                .filter(|candidate| {
+                    candidate
+                        .extension()
+                        .is_some_and(|extension| extension == "lock")
+                        && candidate.file_name() != path.file_name()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    siblings.sort();
+    let from_files = siblings.into_iter().filter_map(|candidate| {
+        let bytes = std::fs::read(&candidate).ok()?;
+        crate::lock::load_any(bytes, &candidate.display().to_string(), None).ok()
+    });
+    let builtins = crate::spec::load::BUILTIN_LOCK_NAMES
+        .iter()
+        .filter_map(|name| builtin(name)?.ok());
+    from_files
+        .chain(builtins)
+        .find(|candidate| crate::lock::check::shares_layers(&inputs, &candidate.file.inputs))
+}
+
+/// `resolved` resolved into its lock, in a throw-away container of its base image; the
+/// layers it shares with `shared` are taken from that lock.
 pub async fn resolve(
     engine: &impl Engine,
     host: &impl Host,
     resolved: &ResolvedSpec,
     network: &Network,
+    shared: Option<&Locked>,
     reporter: &Reporter,
 ) -> anyhow::Result<LockFile> {
     let base_id =
         super::base::ensure_base(engine, &resolved.base, network, false, false, reporter).await?;
     reporter.status(&format!(
-        "resolving `{}` on `{}`: apt packages, then pip's versions and hashes",
-        resolved.name, resolved.base
+        "resolving `{}` on `{}`: apt packages, then pip's versions and hashes{}",
+        resolved.name,
+        resolved.base,
+        shared
+            .map(|shared| format!(" (the layers up to TensorFlow's from `{}`)", shared.display))
+            .unwrap_or_default()
     ));
+    let shared = shared.map(|shared| &shared.file);
     let mut env: Vec<String> = network
         .proxy_build_args
         .iter()
@@ -89,7 +133,7 @@ pub async fn resolve(
         command: vec![
             "sh".to_string(),
             "-c".to_string(),
-            lock::resolve::script(resolved, &network.render),
+            lock::resolve::script(resolved, &network.render, shared),
         ],
         env,
         labels: HashMap::from([(labels::LOCK_RESOLVE.to_string(), marker.clone())]),
@@ -113,7 +157,7 @@ pub async fn resolve(
         id: base_id,
     };
     let made = (finished.exit_code == 0)
-        .then(|| lock::resolve::lock_from_output(resolved, base, &finished.output))
+        .then(|| lock::resolve::lock_from_output(resolved, base, &finished.output, shared))
         .unwrap_or_else(|| Err(format!("the resolution exited with {}", finished.exit_code)));
     made.map_err(|why| {
         let tail: Vec<&str> = finished.output.lines().rev().take(20).collect();
@@ -156,7 +200,7 @@ fn ca_parts(pem: &str) -> Vec<String> {
 pub fn write(host: &impl Host, path: &Path, lock: &LockFile) -> anyhow::Result<String> {
     let text = lock::to_text(lock);
     // What tfimg writes it must read back: the same checks as any lock.
-    lock::read::parse(&text, &path.display().to_string(), &lock.spec)
+    lock::read::parse(&text, &path.display().to_string(), Some(&lock.spec))
         .map_err(|error| anyhow::anyhow!("tfimg made a lock it cannot read: {error}"))?;
     host.write_file(path, text.as_bytes()).map_err(|error| {
         InputError::new(

@@ -26,7 +26,19 @@ pub fn run(args: &LockArgs) -> anyhow::Result<ExitCode> {
     let reporter = Reporter::new(args.progress);
     super::runtime()?.block_on(async {
         let engine = Docker::connect().await?;
-        let made = lock::resolve(&engine, &Machine, &resolved, &network, &reporter).await?;
+        let shared = match args.fresh {
+            true => None,
+            false => lock::shared_lock(&resolved, &path),
+        };
+        let made = lock::resolve(
+            &engine,
+            &Machine,
+            &resolved,
+            &network,
+            shared.as_ref(),
+            &reporter,
+        )
+        .await?;
         lock::write(&Machine, &path, &made)?;
         reporter.status(&format!(
             "locked `{}` in {:.0} s: {} apt packages, {} pip distributions",

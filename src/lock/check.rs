@@ -29,6 +29,26 @@ pub fn inputs_of(spec: &ResolvedSpec) -> Inputs {
     }
 }
 
+/// Whether a lock made from `other` may give a lock of `inputs` its shared layers (the
+/// system packages, the venv and pip, TensorFlow): they are made from the same inputs.
+pub fn shares_layers(inputs: &Inputs, other: &Inputs) -> bool {
+    let system = |inputs: &Inputs| -> Vec<String> {
+        inputs
+            .apt
+            .iter()
+            .filter(|package| is_system_apt(package))
+            .cloned()
+            .collect()
+    };
+    inputs.base == other.base
+        && inputs.tensorflow == other.tensorflow
+        && inputs.python == other.python
+        && inputs.cuda == other.cuda
+        && inputs.requirements == other.requirements
+        && inputs.constraints == other.constraints
+        && system(inputs) == system(other)
+}
+
 /// Whether the shared first layer installs `package` (else the variant's layer does).
 pub fn is_system_apt(package: &str) -> bool {
     REQUIRED_APT.contains(&package)

@@ -29,6 +29,15 @@ pub fn to_text(lock: &LockFile) -> String {
 /// The lock of spec `spec` read from `bytes` (shown as `display`), with the digest of
 /// those bytes.
 pub fn load(bytes: Vec<u8>, display: &str, spec: &str) -> Result<Locked, crate::input::SpecError> {
+    load_any(bytes, display, Some(spec))
+}
+
+/// A lock read from `bytes`; with `spec`, it must be that spec's.
+pub fn load_any(
+    bytes: Vec<u8>,
+    display: &str,
+    spec: Option<&str>,
+) -> Result<Locked, crate::input::SpecError> {
     let digest = hex_digest(&bytes);
     let file = read::parse_bytes(bytes, display, spec)?;
     Ok(Locked {
@@ -91,4 +100,4 @@ pub fn hash_mismatches(output: &[String]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

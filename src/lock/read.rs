@@ -14,15 +14,19 @@ pub const LOCK: FileKind = FileKind {
     hint: "a lock file is written by `tfimg lock SPEC`: make it again rather than editing it",
 };
 
-/// The lock file `display` of spec `spec` from its bytes.
-pub fn parse_bytes(bytes: Vec<u8>, display: &str, spec: &str) -> Result<LockFile, SpecError> {
+/// The lock file `display` from its bytes; with `spec`, it must be that spec's.
+pub fn parse_bytes(
+    bytes: Vec<u8>,
+    display: &str,
+    spec: Option<&str>,
+) -> Result<LockFile, SpecError> {
     let text =
         yaml::decode(bytes).map_err(|problem| problem.error(display, problem.place(), &LOCK))?;
     parse(&text, display, spec)
 }
 
-/// The lock file `display` of spec `spec` from its text.
-pub fn parse(text: &str, display: &str, spec: &str) -> Result<LockFile, SpecError> {
+/// The lock file `display` from its text; with `spec`, it must be that spec's.
+pub fn parse(text: &str, display: &str, spec: Option<&str>) -> Result<LockFile, SpecError> {
     let scan = yaml::scan(text);
     if text.trim().is_empty() || (scan.problem.is_none() && scan.empty) {
         return Err(SpecError::new(
@@ -47,6 +51,9 @@ pub fn parse(text: &str, display: &str, spec: &str) -> Result<LockFile, SpecErro
         serde_yaml::from_str(text).map_err(|error| serde_error(&error, text, &scan, display))?;
     let positions = PositionIndex::build(text);
     check_values(&file, &positions, display)?;
+    let Some(spec) = spec else {
+        return Ok(file);
+    };
     if file.spec != spec {
         let at = positions.value("spec").unwrap_or((1, 1));
         return Err(SpecError::new(

@@ -16,8 +16,11 @@ const TEMPLATE: &str = include_str!("resolve.sh");
 pub const MARKER: &str = "TFIMG-LOCK-RESULT";
 
 /// The script for `spec` (`sh -c` runs it). The CA travels in the container's
-/// environment (`labels::LOCK_CA_VARIABLE`), so the script's text never holds it.
-pub fn script(spec: &ResolvedSpec, network: &NetworkOptions) -> String {
+/// environment (`labels::LOCK_CA_VARIABLE`), so the script's text never holds it. With a
+/// `shared` lock (one whose layers below the variant's are made from the same inputs,
+/// `check::shares_layers`), those layers are installed from it rather than resolved
+/// again, so the two images share them.
+pub fn script(spec: &ResolvedSpec, network: &NetworkOptions, shared: Option<&LockFile>) -> String {
     let words = |items: &[String]| {
         items
             .iter()
@@ -54,6 +57,42 @@ pub fn script(spec: &ResolvedSpec, network: &NetworkOptions) -> String {
             words(&spec.packages.pip)
         )
     };
+    let (system_steps, tensorflow_steps) = match shared {
+        Some(shared) => {
+            let pinned: Vec<String> = shared
+                .apt
+                .system
+                .iter()
+                .map(|package| format!("{}={}", package.name, package.version))
+                .collect();
+            let pins: Vec<String> = shared
+                .pip
+                .tensorflow
+                .iter()
+                .map(|distribution| format!("{}=={}", distribution.name, distribution.version))
+                .collect();
+            (
+                format!(
+                    ": > /tmp/tfimg-apt-system\napt-get install -y -q --no-install-recommends {}\n",
+                    words(&pinned)
+                ),
+                format!(
+                    "printf '%s\\n' {} > /tmp/tfimg-tensorflow-pins.txt\n",
+                    words(&pins)
+                ),
+            )
+        }
+        None => (
+            format!(
+                "simulate {system} > /tmp/tfimg-apt-system\napt-get install -y -q --no-install-recommends {system}\n",
+                system = words(&system)
+            ),
+            format!(
+                "report /tmp/tfimg-pip.json {PIP_PIN}\nreport /tmp/tfimg-tensorflow.json --constraint /tmp/tfimg-constraints.txt {}\n{TENSORFLOW_PINS}\n",
+                words(&inputs.requirements)
+            ),
+        ),
+    };
     let pip_index = match &network.pip_index_url {
         Some(index) => {
             let mut exports = format!("export PIP_INDEX_URL={}\n", quote(index));
@@ -74,13 +113,16 @@ pub fn script(spec: &ResolvedSpec, network: &NetworkOptions) -> String {
             "@APT_MIRROR@",
             &quote(network.apt_mirror.as_deref().unwrap_or("")),
         )
-        .replace("@SYSTEM_APT@", &words(&system))
+        .replace("@SYSTEM_APT_STEPS@", &system_steps)
+        .replace("@TENSORFLOW_STEPS@", &tensorflow_steps)
         .replace("@VARIANT_APT@", &variant_line)
         .replace("@PIP_PIN@", PIP_PIN)
         .replace("@CONSTRAINTS@", &words(&inputs.constraints))
-        .replace("@REQUIREMENTS@", &words(&inputs.requirements))
         .replace("@PACKAGES@", &packages_line)
 }
+
+/// The TensorFlow layer's resolution as exact pins, the constraints of the spec's own.
+const TENSORFLOW_PINS: &str = r#"/opt/venv/bin/python -c 'import json; [print(i["metadata"]["name"] + "==" + i["metadata"]["version"]) for i in json.load(open("/tmp/tfimg-tensorflow.json"))["install"]]' > /tmp/tfimg-tensorflow-pins.txt"#;
 
 /// A word for `sh`: as it is when it is plain, else in single quotes.
 fn quote(word: &str) -> String {
@@ -109,7 +151,12 @@ struct Resolution {
 
 /// The lock of `spec` from the script's `output`, made on the base `base`; `Err` says why
 /// the output holds none (the caller shows the output's last lines).
-pub fn lock_from_output(spec: &ResolvedSpec, base: Base, output: &str) -> Result<LockFile, String> {
+pub fn lock_from_output(
+    spec: &ResolvedSpec,
+    base: Base,
+    output: &str,
+    shared: Option<&LockFile>,
+) -> Result<LockFile, String> {
     let line = output
         .lines()
         .rev()
@@ -123,7 +170,7 @@ pub fn lock_from_output(spec: &ResolvedSpec, base: Base, output: &str) -> Result
             .map(|(name, version)| AptPackage { name, version })
             .collect()
     };
-    Ok(LockFile {
+    let mut lock = LockFile {
         lock: FORMAT,
         spec: spec.name.clone(),
         inputs: inputs_of(spec),
@@ -146,5 +193,12 @@ pub fn lock_from_output(spec: &ResolvedSpec, base: Base, output: &str) -> Result
             tensorflow: resolution.tensorflow,
             packages: resolution.packages,
         },
-    })
+    };
+    if let Some(shared) = shared {
+        lock.apt.system = shared.apt.system.clone();
+        lock.pip.venv = shared.pip.venv.clone();
+        lock.pip.pip = shared.pip.pip.clone();
+        lock.pip.tensorflow = shared.pip.tensorflow.clone();
+    }
+    Ok(lock)
 }

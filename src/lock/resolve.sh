@@ -33,9 +33,7 @@ simulate() {
   apt-get install -s --no-install-recommends "$@" \
     | sed -n 's/^Inst \([^ ]*\) \(\[[^]]*\] \)\{0,1\}(\([^ ]*\) .*/\1 \3/p'
 }
-simulate @SYSTEM_APT@ > /tmp/tfimg-apt-system
-apt-get install -y -q --no-install-recommends @SYSTEM_APT@
-if [ -n "${@CA_VARIABLE@0:-}" ]; then update-ca-certificates; fi
+@SYSTEM_APT_STEPS@if [ -n "${@CA_VARIABLE@0:-}" ]; then update-ca-certificates; fi
 : > /tmp/tfimg-apt-variant
 @VARIANT_APT@python3 -m venv /opt/venv
 /opt/venv/bin/python - > /tmp/tfimg-venv.json <<'EOF'
@@ -48,15 +46,10 @@ report() {
   shift
   /opt/venv/bin/pip install -q --dry-run --ignore-installed --report "$out" "$@"
 }
-report /tmp/tfimg-pip.json @PIP_PIN@
+echo '{"install": []}' > /tmp/tfimg-pip.json
+echo '{"install": []}' > /tmp/tfimg-tensorflow.json
 printf '%s\n' @CONSTRAINTS@ > /tmp/tfimg-constraints.txt
-report /tmp/tfimg-tensorflow.json --constraint /tmp/tfimg-constraints.txt @REQUIREMENTS@
-/opt/venv/bin/python - > /tmp/tfimg-tensorflow-pins.txt <<'EOF'
-import json
-for item in json.load(open("/tmp/tfimg-tensorflow.json"))["install"]:
-    print(item["metadata"]["name"] + "==" + item["metadata"]["version"])
-EOF
-echo '{"install": []}' > /tmp/tfimg-packages.json
+@TENSORFLOW_STEPS@echo '{"install": []}' > /tmp/tfimg-packages.json
 @PACKAGES@/opt/venv/bin/python - >&3 <<'EOF'
 import json
 
@@ -78,17 +71,18 @@ def distributions(path):
 
 
 tensorflow = distributions("/tmp/tfimg-tensorflow.json")
+pins = dict(line.lower().split("==", 1) for line in open("/tmp/tfimg-tensorflow-pins.txt").read().split())
 packages = distributions("/tmp/tfimg-packages.json")
-for key, item in tensorflow.items():
-    if key in packages and packages[key]["version"] != item["version"]:
-        raise SystemExit("the spec's pip packages need {} {}, but the TensorFlow layer has {}".format(item["name"], packages[key]["version"], item["version"]))
+for key, version in pins.items():
+    if key in packages and packages[key]["version"] != version:
+        raise SystemExit("the spec's pip packages need {} {}, but the TensorFlow layer has {}".format(key, packages[key]["version"], version))
 result = {
     "apt_system": apt("/tmp/tfimg-apt-system"),
     "apt_variant": apt("/tmp/tfimg-apt-variant"),
     "venv": json.load(open("/tmp/tfimg-venv.json")),
     "pip": sorted(distributions("/tmp/tfimg-pip.json").values(), key=lambda d: d["name"].lower()),
     "tensorflow": sorted(tensorflow.values(), key=lambda d: d["name"].lower()),
-    "packages": sorted((d for k, d in packages.items() if k not in tensorflow), key=lambda d: d["name"].lower()),
+    "packages": sorted((d for k, d in packages.items() if k not in pins), key=lambda d: d["name"].lower()),
 }
 print("@MARKER@ " + json.dumps(result, sort_keys=True))
 EOF

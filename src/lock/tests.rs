@@ -60,7 +60,10 @@ fn a_lock_reads_back_as_written_with_its_header() {
     let text = to_text(&lock);
     assert!(text.starts_with("# written by tfimg lock: do not edit\n"));
     assert!(text.contains("\nlock: 1\n"), "{text}");
-    assert_eq!(read::parse(&text, "images/lab.lock", "lab").unwrap(), lock);
+    assert_eq!(
+        read::parse(&text, "images/lab.lock", Some("lab")).unwrap(),
+        lock
+    );
     // The digest is of the bytes, so the image label changes with any edit.
     let loaded = load(text.clone().into_bytes(), "images/lab.lock", "lab").unwrap();
     assert_eq!(loaded.digest, hex_digest(text.as_bytes()));
@@ -69,7 +72,7 @@ fn a_lock_reads_back_as_written_with_its_header() {
 
 /// The error of `text` as a lock of `lab`, as a user reads it.
 fn error(text: &str) -> String {
-    let error = read::parse(text, "images/lab.lock", "lab").unwrap_err();
+    let error = read::parse(text, "images/lab.lock", Some("lab")).unwrap_err();
     let at = error.location.map(|at| at.to_string()).unwrap_or_default();
     format!("{at}: {} | {}", error.message, error.hint)
 }
@@ -187,7 +190,7 @@ fn pips_hash_failures_name_the_package() {
 #[test]
 fn the_resolution_script_carries_the_spec_and_its_result_reads_back() {
     let spec = spec("packages: {pip: [requests], apt: [git]}\n");
-    let script = resolve::script(&spec, &crate::render::NetworkOptions::default());
+    let script = resolve::script(&spec, &crate::render::NetworkOptions::default(), None);
     assert!(script
         .contains("simulate ca-certificates python3 python3-venv tini > /tmp/tfimg-apt-system"));
     assert!(script.contains("simulate git > /tmp/tfimg-apt-variant"));
@@ -202,10 +205,10 @@ fn the_resolution_script_carries_the_spec_and_its_result_reads_back() {
         reference: spec.base.clone(),
         id: "sha256:1".to_string(),
     };
-    let lock = resolve::lock_from_output(&spec, base.clone(), &output).unwrap();
+    let lock = resolve::lock_from_output(&spec, base.clone(), &output, None).unwrap();
     assert_eq!(lock.apt.system[0].version, "3.9.2-3");
     assert_eq!(lock.pip.venv[0].sha256, None);
     assert_eq!(lock.inputs, check::inputs_of(&spec));
-    let missing = resolve::lock_from_output(&spec, base, "E: Unable to locate package x\n");
+    let missing = resolve::lock_from_output(&spec, base, "E: Unable to locate package x\n", None);
     assert_eq!(missing.unwrap_err(), "the resolution printed no result");
 }

@@ -50,7 +50,10 @@ fn a_spec_is_resolved_on_its_base_written_and_found_again() {
         ..Network::default()
     };
     let reporter = Reporter::new(Progress::Plain);
-    let made = block_on(resolve(&engine, &host, &resolved, &network, &reporter)).unwrap();
+    let made = block_on(resolve(
+        &engine, &host, &resolved, &network, None, &reporter,
+    ))
+    .unwrap();
     assert_eq!(engine.calls_to("run-once"), [format!("run-once {base_id}")]);
     assert_eq!(made.base.id, base_id);
     assert_eq!(made.pip.packages[0].name, "idna");
@@ -104,6 +107,7 @@ fn a_failed_resolution_writes_nothing_and_shows_its_output() {
         &host,
         &resolved,
         &Network::default(),
+        None,
         &reporter,
     ))
     .unwrap_err();
@@ -127,6 +131,7 @@ fn a_locked_build_that_pip_refuses_names_the_package() {
             id: "sha256:elsewhere".to_string(),
         },
         &resolution_output(),
+        None,
     )
     .unwrap();
     let text = crate::lock::to_text(&made);

@@ -39,6 +39,9 @@ const BUILTINS: &[(&str, &str)] = &[
 /// images/NAME.lock`), embedded like the specs: a build of a built-in installs from them.
 const BUILTIN_LOCKS: &[(&str, &str)] = &[];
 
+/// The built-ins that have an embedded lock.
+pub const BUILTIN_LOCK_NAMES: &[&str] = &[];
+
 /// The embedded lock of the built-in spec `name`, if it has one.
 pub fn builtin_lock(name: &str) -> Option<&'static str> {
     BUILTIN_LOCKS
