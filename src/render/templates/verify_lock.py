@@ -1,8 +1,13 @@
-# The lock (`@LOCK_FILE@`): the installed distributions are exactly the lock's.
+# The lock (`@LOCK_FILE@`): the installed distributions are exactly the lock's. Only
+# site-packages is read, as `pip freeze` does: importing setuptools (TensorFlow does)
+# puts its vendored copies of other distributions on sys.path.
 try:
+    import sysconfig
+
     locked = json.loads(r"""@LOCK_EXPECTED@""")
     installed = {}
-    for distribution in importlib.metadata.distributions():
+    folders = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    for distribution in importlib.metadata.distributions(path=folders):
         name = re.sub(r"[-_.]+", "-", distribution.metadata["Name"]).lower()
         installed[name] = distribution.version
     differences = []
