@@ -156,9 +156,11 @@ pub async fn resolve(
         reference: resolved.base.clone(),
         id: base_id,
     };
-    let made = (finished.exit_code == 0)
-        .then(|| lock::resolve::lock_from_output(resolved, base, &finished.output, shared))
-        .unwrap_or_else(|| Err(format!("the resolution exited with {}", finished.exit_code)));
+    let made = if finished.exit_code == 0 {
+        lock::resolve::lock_from_output(resolved, base, &finished.output, shared)
+    } else {
+        Err(format!("the resolution exited with {}", finished.exit_code))
+    };
     made.map_err(|why| {
         let tail: Vec<&str> = finished.output.lines().rev().take(20).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();

@@ -91,7 +91,7 @@ pub fn hash_mismatches(output: &[String]) -> Vec<String> {
     output[start + 1..]
         .iter()
         .filter_map(|line| {
-            let word = line.trim().split_whitespace().next()?;
+            let word = line.split_whitespace().next()?;
             let word = word.trim_end_matches(':');
             let (name, version) = word.split_once("==")?;
             (!name.is_empty() && !version.is_empty()).then(|| word.to_string())

@@ -212,3 +212,44 @@ fn the_resolution_script_carries_the_spec_and_its_result_reads_back() {
     let missing = resolve::lock_from_output(&spec, base, "E: Unable to locate package x\n", None);
     assert_eq!(missing.unwrap_err(), "the resolution printed no result");
 }
+
+#[test]
+fn a_lock_of_the_same_tensorflow_lends_its_shared_layers() {
+    let headless = sample(&spec(""));
+    let jupyter = spec("packages: {pip: [rich], apt: [git]}\n");
+    assert!(check::shares_layers(
+        &check::inputs_of(&jupyter),
+        &headless.inputs
+    ));
+    let other = spec("tensorflow: \"2.8.4\"\n");
+    assert!(!check::shares_layers(
+        &check::inputs_of(&other),
+        &headless.inputs
+    ));
+    // The shared groups are installed from the lock, not resolved again.
+    let script = resolve::script(
+        &jupyter,
+        &crate::render::NetworkOptions::default(),
+        Some(&headless),
+    );
+    assert!(
+        script.contains("apt-get install -y -q --no-install-recommends python3=3.9.2-3\n"),
+        "{script}"
+    );
+    assert!(script.contains("printf '%s\\n' setuptools==75.3.0 tensorflow-cpu==2.9.3 > /tmp/tfimg-tensorflow-pins.txt"), "{script}");
+    assert!(
+        !script.contains("report /tmp/tfimg-tensorflow.json"),
+        "{script}"
+    );
+    let output = format!(
+        "{} {{\"apt_system\": [], \"apt_variant\": [[\"git\", \"1:2.30.2-1\"]], \"venv\": [], \"pip\": [], \"tensorflow\": [], \"packages\": [{{\"name\": \"rich\", \"version\": \"15.0.0\", \"sha256\": \"{HASH}\"}}]}}\n",
+        resolve::MARKER
+    );
+    let lock = resolve::lock_from_output(&jupyter, headless.base.clone(), &output, Some(&headless))
+        .unwrap();
+    assert_eq!(lock.pip.tensorflow, headless.pip.tensorflow);
+    assert_eq!(lock.apt.system, headless.apt.system);
+    assert_eq!(lock.pip.venv, headless.pip.venv);
+    assert_eq!(lock.apt.variant[0].name, "git");
+    assert_eq!(lock.pip.packages[0].name, "rich");
+}
