@@ -37,10 +37,20 @@ const BUILTINS: &[(&str, &str)] = &[
 
 /// The built-ins' locks (`images/<name>.lock`, made with `tfimg lock NAME -o
 /// images/NAME.lock`), embedded like the specs: a build of a built-in installs from them.
-const BUILTIN_LOCKS: &[(&str, &str)] = &[];
+const BUILTIN_LOCKS: &[(&str, &str)] = &[
+    (
+        "cpu-headless",
+        include_str!("../../../images/cpu-headless.lock"),
+    ),
+    (
+        "cpu-jupyter",
+        include_str!("../../../images/cpu-jupyter.lock"),
+    ),
+    ("cpu-ssh", include_str!("../../../images/cpu-ssh.lock")),
+];
 
 /// The built-ins that have an embedded lock.
-pub const BUILTIN_LOCK_NAMES: &[&str] = &[];
+pub const BUILTIN_LOCK_NAMES: &[&str] = &["cpu-headless", "cpu-jupyter", "cpu-ssh"];
 
 /// The embedded lock of the built-in spec `name`, if it has one.
 pub fn builtin_lock(name: &str) -> Option<&'static str> {
