@@ -88,18 +88,27 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
     pinned.extend(cuda_pins);
     assert_eq!(&constraints[1..constraints_end], pinned);
     // ...and the install under it brings TensorFlow with the CUDA 11 / cuDNN 8 wheels,
-    // CUPTI for the profiler and nvcc's ptxas and libdevice for XLA, in the same layer.
+    // CUPTI for the profiler and nvcc's ptxas and libdevice for XLA, in the same layer:
+    // from the built-in's lock, each file by its sha256, at the pinned versions.
     let install = &constraints[constraints_end + 1..];
     assert_eq!(
         install[0],
-        "&& pip install --constraint /opt/tfimg/constraints.txt \\"
+        "&& pip install --require-hashes --no-deps -r /opt/tfimg/lock/tensorflow.txt \\"
     );
-    assert_eq!(install[1], "tensorflow==2.9.3 \\");
-    assert_eq!(install[2..12], cuda_pins);
     assert_eq!(
-        install[12],
+        install[1],
         "&& ln -s libcupti.so.11.8 /opt/venv/lib/python3.9/site-packages/nvidia/cuda_cupti/lib/libcupti.so"
     );
+    let locked = std::fs::read_to_string(output.join("lock-tensorflow.txt")).unwrap();
+    for pin in std::iter::once("tensorflow==2.9.3 \\").chain(cuda_pins) {
+        let pin = pin.trim_end_matches(" \\");
+        assert!(
+            locked
+                .lines()
+                .any(|line| line.starts_with(&format!("{pin} --hash=sha256:"))),
+            "{pin}: {locked}"
+        );
+    }
     // XLA finds libdevice through XLA_FLAGS, and ptxas in the same folder and on PATH.
     let nvcc = "/opt/venv/lib/python3.9/site-packages/nvidia/cuda_nvcc";
     assert!(
@@ -142,6 +151,9 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
             "Dockerfile",
             "entrypoint.sh",
             "jupyter_server_config.py",
+            "lock-packages.txt",
+            "lock-pip.txt",
+            "lock-tensorflow.txt",
             "profile.sh",
             "verify.py"
         ]
@@ -223,14 +235,16 @@ fn cpu_headless_installs_tensorflow_cpu_and_no_cuda() {
     let run = tfimg(folder.path(), &["render", "cpu-headless"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // From its embedded lock, by hash: tensorflow-cpu and what it pulls, no CUDA wheel.
-    assert!(run
-        .stdout
-        .contains("\n && pip install --require-hashes --no-deps -r /opt/tfimg/lock/tensorflow.txt\n"));
+    assert!(run.stdout.contains(
+        "\n && pip install --require-hashes --no-deps -r /opt/tfimg/lock/tensorflow.txt\n"
+    ));
     let context = tfimg(folder.path(), &["render", "cpu-headless", "-o", "ctx"]);
     assert_eq!(context.code, 0, "{}", context.stderr);
     let locked = std::fs::read_to_string(folder.path().join("ctx/lock-tensorflow.txt")).unwrap();
     assert!(
-        locked.lines().any(|line| line.starts_with("tensorflow-cpu==2.9.3 --hash=sha256:")),
+        locked
+            .lines()
+            .any(|line| line.starts_with("tensorflow-cpu==2.9.3 --hash=sha256:")),
         "{locked}"
     );
     assert!(!locked.contains("nvidia"), "{locked}");

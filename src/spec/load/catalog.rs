@@ -47,10 +47,26 @@ const BUILTIN_LOCKS: &[(&str, &str)] = &[
         include_str!("../../../images/cpu-jupyter.lock"),
     ),
     ("cpu-ssh", include_str!("../../../images/cpu-ssh.lock")),
+    (
+        "gpu-headless",
+        include_str!("../../../images/gpu-headless.lock"),
+    ),
+    (
+        "gpu-jupyter",
+        include_str!("../../../images/gpu-jupyter.lock"),
+    ),
+    ("gpu-ssh", include_str!("../../../images/gpu-ssh.lock")),
 ];
 
 /// The built-ins that have an embedded lock.
-pub const BUILTIN_LOCK_NAMES: &[&str] = &["cpu-headless", "cpu-jupyter", "cpu-ssh"];
+pub const BUILTIN_LOCK_NAMES: &[&str] = &[
+    "cpu-headless",
+    "cpu-jupyter",
+    "cpu-ssh",
+    "gpu-headless",
+    "gpu-jupyter",
+    "gpu-ssh",
+];
 
 /// The embedded lock of the built-in spec `name`, if it has one.
 pub fn builtin_lock(name: &str) -> Option<&'static str> {
