@@ -90,9 +90,7 @@ pub fn shared_lock(resolved: &ResolvedSpec, path: &Path) -> Option<Locked> {
         let bytes = std::fs::read(&candidate).ok()?;
         crate::lock::load_any(bytes, &candidate.display().to_string(), None).ok()
     });
-    let builtins = crate::spec::load::BUILTIN_LOCK_NAMES
-        .iter()
-        .filter_map(|name| builtin(name)?.ok());
+    let builtins = crate::spec::load::builtin_lock_names().filter_map(|name| builtin(name)?.ok());
     from_files
         .chain(builtins)
         .find(|candidate| crate::lock::check::shares_layers(&inputs, &candidate.file.inputs))

@@ -177,3 +177,24 @@ fn a_built_in_has_no_lock_file_but_may_have_an_embedded_lock() {
     assert!(ca[0].starts_with("TFIMG_CA_PEM_0=") && ca[1].starts_with("TFIMG_CA_PEM_1="));
     assert!(ca.iter().all(|part| part.len() < 128 * 1024));
 }
+
+#[test]
+fn every_embedded_lock_reads_fits_its_built_in_and_shares_its_family_s_tensorflow_group() {
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let mut groups: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for name in crate::spec::load::builtin_lock_names() {
+        let locked = builtin(name).unwrap().unwrap();
+        let resolved = spec::resolve(&catalog, name).unwrap();
+        assert!(disagreement(&resolved, &locked).is_none(), "{name}");
+        let family = name.split('-').next().unwrap().to_string();
+        let shared = format!(
+            "{:?} {:?} {:?}",
+            locked.file.apt.system, locked.file.pip.pip, locked.file.pip.tensorflow
+        );
+        groups.entry(family).or_default().push(shared);
+    }
+    assert!(groups.len() >= 2, "{groups:?}");
+    for (family, shared) in groups {
+        assert!(shared.windows(2).all(|pair| pair[0] == pair[1]), "{family}");
+    }
+}

@@ -36,7 +36,8 @@ const BUILTINS: &[(&str, &str)] = &[
 ];
 
 /// The built-ins' locks (`images/<name>.lock`, made with `tfimg lock NAME -o
-/// images/NAME.lock`), embedded like the specs: a build of a built-in installs from them.
+/// images/NAME.lock` in this checkout), embedded like the specs: a build of a built-in
+/// installs from them. A built-in without one here builds unlocked.
 const BUILTIN_LOCKS: &[(&str, &str)] = &[
     (
         "cpu-headless",
@@ -59,14 +60,9 @@ const BUILTIN_LOCKS: &[(&str, &str)] = &[
 ];
 
 /// The built-ins that have an embedded lock.
-pub const BUILTIN_LOCK_NAMES: &[&str] = &[
-    "cpu-headless",
-    "cpu-jupyter",
-    "cpu-ssh",
-    "gpu-headless",
-    "gpu-jupyter",
-    "gpu-ssh",
-];
+pub fn builtin_lock_names() -> impl Iterator<Item = &'static str> {
+    BUILTIN_LOCKS.iter().map(|(name, _)| *name)
+}
 
 /// The embedded lock of the built-in spec `name`, if it has one.
 pub fn builtin_lock(name: &str) -> Option<&'static str> {
