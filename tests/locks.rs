@@ -123,13 +123,20 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
     );
     let first_freeze = freeze(&tag);
     let first_id = image.id.clone();
-    // The TensorFlow layer is the built-in's own when that image was built from its
-    // embedded lock (scripts/test builds cpu-headless first): the lock took that group.
+    // The TensorFlow group is the built-in's (the lock took it from the embedded one), so
+    // when `tfimg/cpu-headless:2.9.3` was built from its lock (scripts/test builds it
+    // first) this build downloads no TensorFlow: the layer comes from the cache. (Which
+    // of several identical cached chains Docker picks is its own choice: a `--no-cache`
+    // build makes a second one, so the layer ids are not compared.)
     let step = "--require-hashes --no-deps -r /opt/tfimg/lock/tensorflow.txt";
-    let ours = layer_id(&tag, step).expect("a locked TensorFlow layer");
+    assert!(layer_id(&tag, step).is_some(), "a locked TensorFlow layer");
     if let Some(builtin) = engine.image("tfimg/cpu-headless:2.9.3").await.unwrap() {
         if builtin.labels.contains_key("io.tfimg.lock") {
-            assert_eq!(layer_id("tfimg/cpu-headless:2.9.3", step), Some(ours));
+            assert!(
+                !first.stderr.contains("Downloading tensorflow_cpu"),
+                "{}",
+                first.stderr
+            );
         }
     }
     let after_first = started.elapsed();
