@@ -32,6 +32,9 @@ pub enum Command {
     Render(RenderArgs),
     /// Build a spec's image through the Docker API, verify it, and tag it.
     Build(BuildArgs),
+    /// Resolve a spec once and write SPEC.lock beside it (every pip distribution with its
+    /// sha256, every apt package with its version), or check that the lock still fits.
+    Lock(LockArgs),
     /// Base images without a registry.
     #[command(subcommand)]
     Base(BaseCommand),
@@ -415,6 +418,33 @@ pub struct BuildArgs {
     /// Skip the check that TensorFlow imports and its CUDA libraries resolve.
     #[arg(long)]
     pub no_verify: bool,
+
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: Progress,
+
+    #[command(flatten)]
+    pub network: NetworkArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    /// A spec name (`tfimg list`) or the path of a spec file.
+    pub spec: String,
+
+    /// Only compare the spec with its lock: exit 0 when they agree, 1 naming each
+    /// difference. Needs no Docker.
+    #[arg(long)]
+    pub check: bool,
+
+    /// Write (or, with --check, read) the lock here instead of beside the spec file; a
+    /// built-in spec has no file, so locking one needs it.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+
+    /// Resolve every layer anew, rather than taking the layers up to TensorFlow's from a
+    /// lock beside it (or a built-in's) that was made from the same inputs.
+    #[arg(long, conflicts_with = "check")]
+    pub fresh: bool,
 
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,

@@ -32,6 +32,10 @@ pub const BOOTSTRAP: &str = "io.tfimg.bootstrap";
 /// On GPU images: the folder (their CUDA_CACHE_PATH, mode 1777) where a container's CUDA
 /// compute cache volume belongs. On those volumes: the uid whose cache it is.
 pub const CUDA_CACHE: &str = "io.tfimg.cuda-cache";
+/// On images built from a lock: `sha256:<hex>` of the lock file's bytes.
+pub const LOCK: &str = "io.tfimg.lock";
+/// On the one-off container `tfimg lock` resolves a spec in.
+pub const LOCK_RESOLVE: &str = "io.tfimg.lock-resolve";
 
 // Container labels (set by the launch plan).
 
@@ -71,6 +75,9 @@ pub const SSH_KEYS_VARIABLE: &str = "TFIMG_SSH_AUTHORIZED_KEYS";
 pub const SSH_PORT_VARIABLE: &str = "TFIMG_SSH_PORT";
 /// The build argument that carries the build key into the image's labels.
 pub const BUILD_KEY_ARG: &str = "TFIMG_BUILD_KEY";
+/// The extra CA (PEM) in the container `tfimg lock` resolves a spec in, in parts
+/// (`TFIMG_CA_PEM_0`, `_1`, ...): one variable holds at most 128 KiB.
+pub const LOCK_CA_VARIABLE: &str = "TFIMG_CA_PEM_";
 /// A trial's sweep name and trial id.
 pub const SWEEP_VARIABLE: &str = "TFIMG_SWEEP";
 pub const TRIAL_VARIABLE: &str = "TFIMG_TRIAL";
@@ -120,6 +127,11 @@ pub fn param_variable(param: &str) -> String {
 /// `io.tfimg.verify=MARKER`: the filter for one verification container.
 pub fn verify_filter(marker: &str) -> String {
     format!("{VERIFY}={marker}")
+}
+
+/// The label filter of the container `tfimg lock` resolves in, by its marker.
+pub fn lock_resolve_filter(marker: &str) -> String {
+    format!("{LOCK_RESOLVE}={marker}")
 }
 
 /// The label holding an endpoint's address: `io.tfimg.url.jupyter`.

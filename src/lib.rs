@@ -8,6 +8,7 @@
 // the fuzzing properties) are the small public API they and the benches also call.
 pub mod engine;
 pub mod host;
+pub mod lock;
 pub mod spec;
 pub mod sweep;
 
@@ -54,6 +55,7 @@ pub fn main() -> ExitCode {
         Command::Show(args) => commands::show::run(&args),
         Command::Render(args) => commands::render::run(&args),
         Command::Build(args) => commands::build::run(&args),
+        Command::Lock(args) => commands::lock::run(&args),
         Command::Base(cli::BaseCommand::Bootstrap(args)) => commands::base::run(&args),
         Command::Run(args) => commands::run::run(&args),
         Command::Ps(args) => commands::containers::ps(&args),

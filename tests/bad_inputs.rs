@@ -96,6 +96,25 @@ fn spec_bytes(name: &'static str, at: &str, bytes: Vec<u8>) -> Case {
     }
 }
 
+/// `tfimg lock SPEC --check -o ./<name>.lock` on a lock file with `text`.
+fn lock(name: &'static str, spec: &str, at: &str, text: &str) -> Case {
+    let path = format!("./{name}.lock");
+    Case {
+        name,
+        names: format!("`{path}`:{at}"),
+        input: Input::File {
+            args: ["lock", spec, "--check", "-o", &path]
+                .iter()
+                .map(|arg| arg.to_string())
+                .collect(),
+            file: Some((path, text.as_bytes().to_vec())),
+        },
+    }
+}
+
+/// A real lock, for cases that break one thing in it.
+const BUILTIN_LOCK: &str = include_str!("../images/cpu-headless.lock");
+
 /// `tfimg compose ./<name>.yaml` on a team file.
 fn team(name: &'static str, at: &str, text: &str) -> Case {
     let path = format!("./{name}.yaml");
@@ -867,6 +886,26 @@ fn cases() -> Vec<Case> {
             Some(hand_bundle("specs/x.yaml", tar::EntryType::Regular, b"name: x\n")),
         ),
         // `run` flags.
+        // Lock files.
+        lock(
+            "lock-malformed",
+            "cpu-headless",
+            "3:1",
+            "lock: 1\nspec: \"cpu-headless\n",
+        ),
+        lock(
+            "lock-unknown-field",
+            "cpu-headless",
+            "3:1",
+            "lock: 1\nspec: cpu-headless\nbogus: 1\n",
+        ),
+        lock(
+            "lock-format-2",
+            "cpu-headless",
+            "3:7",
+            &BUILTIN_LOCK.replace("\nlock: 1\n", "\nlock: 2\n"),
+        ),
+        lock("lock-of-another-spec", "cpu-ssh", "4:7", BUILTIN_LOCK),
         run("gpus-minus-1", "`--gpus", &["--gpus", "-1"]),
         run("gpus-minus-2", "`--gpus", &["--gpus", "-2"]),
         run("gpus-fraction", "`--gpus", &["--gpus", "1.5"]),

@@ -88,18 +88,27 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
     pinned.extend(cuda_pins);
     assert_eq!(&constraints[1..constraints_end], pinned);
     // ...and the install under it brings TensorFlow with the CUDA 11 / cuDNN 8 wheels,
-    // CUPTI for the profiler and nvcc's ptxas and libdevice for XLA, in the same layer.
+    // CUPTI for the profiler and nvcc's ptxas and libdevice for XLA, in the same layer:
+    // from the built-in's lock, each file by its sha256, at the pinned versions.
     let install = &constraints[constraints_end + 1..];
     assert_eq!(
         install[0],
-        "&& pip install --constraint /opt/tfimg/constraints.txt \\"
+        "&& pip install --require-hashes --no-deps -r /opt/tfimg/lock/tensorflow.txt \\"
     );
-    assert_eq!(install[1], "tensorflow==2.9.3 \\");
-    assert_eq!(install[2..12], cuda_pins);
     assert_eq!(
-        install[12],
+        install[1],
         "&& ln -s libcupti.so.11.8 /opt/venv/lib/python3.9/site-packages/nvidia/cuda_cupti/lib/libcupti.so"
     );
+    let locked = std::fs::read_to_string(output.join("lock-tensorflow.txt")).unwrap();
+    for pin in std::iter::once("tensorflow==2.9.3 \\").chain(cuda_pins) {
+        let pin = pin.trim_end_matches(" \\");
+        assert!(
+            locked
+                .lines()
+                .any(|line| line.starts_with(&format!("{pin} --hash=sha256:"))),
+            "{pin}: {locked}"
+        );
+    }
     // XLA finds libdevice through XLA_FLAGS, and ptxas in the same folder and on PATH.
     let nvcc = "/opt/venv/lib/python3.9/site-packages/nvidia/cuda_nvcc";
     assert!(
@@ -142,6 +151,9 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
             "Dockerfile",
             "entrypoint.sh",
             "jupyter_server_config.py",
+            "lock-packages.txt",
+            "lock-pip.txt",
+            "lock-tensorflow.txt",
             "profile.sh",
             "verify.py"
         ]
@@ -157,12 +169,19 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
     assert_eq!(printed.stdout, dockerfile);
 }
 
-/// The Dockerfile of `spec` up to and including its TensorFlow layer (comments aside).
+/// The Dockerfile of `spec` up to and including its TensorFlow layer (comments aside),
+/// then the lock's requirement files those layers copy in (the built-ins are locked).
 fn up_to_tensorflow(spec: &str) -> Vec<String> {
     let folder = scratch(&[]);
-    let run = tfimg(folder.path(), &["render", spec]);
+    let run = tfimg(folder.path(), &["render", spec, "-o", "ctx"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let lines: Vec<String> = run.stdout.lines().map(str::to_string).collect();
+    let dockerfile = std::fs::read_to_string(folder.path().join("ctx/Dockerfile")).unwrap();
+    let mut copied = Vec::new();
+    for group in ["pip", "tensorflow"] {
+        let file = folder.path().join(format!("ctx/lock-{group}.txt"));
+        copied.push(std::fs::read_to_string(file).unwrap_or_default());
+    }
+    let lines: Vec<String> = dockerfile.lines().map(str::to_string).collect();
     let variant = lines
         .iter()
         .position(|line| {
@@ -175,7 +194,13 @@ fn up_to_tensorflow(spec: &str) -> Vec<String> {
         .iter()
         .filter(|line| !line.starts_with('#'))
         .cloned()
+        .chain(copied)
         .collect()
+}
+
+/// Whether the variant's apt layer installs `tool` (by name, or pinned by a lock).
+fn installs(variant: &str, tool: &str) -> bool {
+    variant.contains(&format!("      {tool} \\")) || variant.contains(&format!("      {tool}="))
 }
 
 #[test]
@@ -199,11 +224,11 @@ fn the_variants_of_one_tensorflow_share_every_layer_up_to_tensorflow_and_carry_t
     for tool in [
         "tmux", "screen", "git", "nano", "vim-tiny", "less", "curl", "htop",
     ] {
-        assert!(variant.contains(&format!("      {tool} \\")), "{tool}");
+        assert!(installs(variant, tool), "{tool}");
     }
     let jupyter = tfimg(folder.path(), &["render", "cpu-jupyter"]).stdout;
     let variant = &jupyter[jupyter.find("# The variant's system packages").unwrap()..];
-    assert!(variant.contains("      git \\"));
+    assert!(installs(variant, "git"));
 }
 
 #[test]
@@ -211,12 +236,20 @@ fn cpu_headless_installs_tensorflow_cpu_and_no_cuda() {
     let folder = scratch(&[]);
     let run = tfimg(folder.path(), &["render", "cpu-headless"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let lines: Vec<&str> = run.stdout.lines().map(str::trim).collect();
-    let install = lines
-        .iter()
-        .position(|l| l.ends_with("pip install --constraint /opt/tfimg/constraints.txt \\"))
-        .unwrap();
-    assert_eq!(lines[install + 1], "tensorflow-cpu==2.9.3");
+    // From its embedded lock, by hash: tensorflow-cpu and what it pulls, no CUDA wheel.
+    assert!(run.stdout.contains(
+        "\n && pip install --require-hashes --no-deps -r /opt/tfimg/lock/tensorflow.txt\n"
+    ));
+    let context = tfimg(folder.path(), &["render", "cpu-headless", "-o", "ctx"]);
+    assert_eq!(context.code, 0, "{}", context.stderr);
+    let locked = std::fs::read_to_string(folder.path().join("ctx/lock-tensorflow.txt")).unwrap();
+    assert!(
+        locked
+            .lines()
+            .any(|line| line.starts_with("tensorflow-cpu==2.9.3 --hash=sha256:")),
+        "{locked}"
+    );
+    assert!(!locked.contains("nvidia"), "{locked}");
     assert!(!run.stdout.to_lowercase().contains("cuda"));
     assert!(!run.stdout.contains("NVIDIA_"));
     assert!(!run.stdout.contains("nvidia-"));

@@ -69,10 +69,27 @@ pub async fn build_spec(
     options: &BuildOptions<'_>,
     reporter: &Reporter,
 ) -> anyhow::Result<Option<Built>> {
+    if let Some(locked) = &resolved.lock {
+        if let Some(error) = super::lock::disagreement(resolved, locked) {
+            return Err(error.into());
+        }
+    }
     let rendered = render::render(resolved, &network.render);
     let Some(base_id) = base_image(engine, resolved, network, options, reporter).await? else {
         return Ok(None);
     };
+    if let Some(locked) = &resolved.lock {
+        if locked.file.base.id != base_id {
+            // A bootstrapped base differs per machine; apt and pip stay pinned by the lock.
+            reporter.status(&format!(
+                "warning: the base image `{}` here ({}) is not the one `{}` was made on ({}); apt and pip stay pinned",
+                resolved.base,
+                short_id(&base_id),
+                locked.display,
+                short_id(&locked.file.base.id)
+            ));
+        }
+    }
     let context = BuildContext::from_rendered(&rendered, &resolved.files)?;
     let key = image::build_key(&rendered.dockerfile, &context.digest()?, &base_id);
     let plan = image::plan(resolved, key, options.tags);
@@ -276,7 +293,7 @@ async fn run_build(
                     // killer). A daemon that is going away is the failure to report.
                     daemon_gone_during(engine, host, &resolved.name).await?;
                 }
-                return Err(build_failed(&resolved.name, &failure).into());
+                return Err(build_failed(resolved, &failure).into());
             }
         }
     }
@@ -314,6 +331,12 @@ async fn check_base(
     .into())
 }
 
+/// The first 12 hex digits of an image id.
+fn short_id(id: &str) -> &str {
+    let hex = id.strip_prefix("sha256:").unwrap_or(id);
+    &hex[..hex.len().min(12)]
+}
+
 /// An error when the daemon stops answering within 3 s (it is shutting down).
 async fn daemon_gone_during(
     engine: &impl Engine,
@@ -346,7 +369,25 @@ async fn remove_build_container(engine: &impl Engine, host: &impl Host, id: &str
     }
 }
 
-fn build_failed(name: &str, failure: &BuildFailure) -> InputError {
+fn build_failed(resolved: &ResolvedSpec, failure: &BuildFailure) -> InputError {
+    let name = &resolved.name;
+    if let Some(locked) = &resolved.lock {
+        let refused = crate::lock::hash_mismatches(&failure.output);
+        if !refused.is_empty() {
+            return InputError::new(
+                format!(
+                    "pip refused {}: its sha256 is not the lock's (`{}`)",
+                    refused
+                        .iter()
+                        .map(|package| format!("`{package}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    locked.display
+                ),
+                "the file PyPI serves is not the one locked: the lock was altered, or the file was replaced upstream; make the lock again (`tfimg lock SPEC`) only if you trust the change",
+            );
+        }
+    }
     let mut message = match &failure.step {
         Some((index, total, instruction)) => {
             let instruction: String = instruction.chars().take(120).collect();

@@ -24,8 +24,16 @@ pub fn load() -> Catalog {
     catalog
 }
 
-/// `wanted` resolved: a spec file when it names one, else a spec of `catalog`.
+/// `wanted` resolved, with its lock when it has one (every build of it installs from
+/// that): a spec file when it names one, else a spec of `catalog`.
 pub fn resolve(catalog: &Catalog, wanted: &str) -> Result<ResolvedSpec, SpecError> {
+    let mut resolved = resolve_unlocked(catalog, wanted)?;
+    resolved.lock = super::lock::find(&crate::host::Machine, &resolved)?;
+    Ok(resolved)
+}
+
+/// `wanted` resolved without looking at its lock (`tfimg lock` makes or checks it).
+pub fn resolve_unlocked(catalog: &Catalog, wanted: &str) -> Result<ResolvedSpec, SpecError> {
     if !looks_like_path(wanted) {
         return spec::resolve(catalog, wanted);
     }

@@ -6,6 +6,7 @@
 //! - `bundle`: `tfimg save` and `tfimg load`, images and specs carried to offline machines.
 //! - `base`: the base image a build starts from; `tfimg base bootstrap`.
 //! - `catalog`: the specs and team files on this machine, read and handed to `spec`.
+//! - `lock`: a spec resolved once into its lock (`tfimg lock`); a spec's lock found.
 //! - `launch`: THE launcher, one container from a request (run, a team member, ...).
 //! - `ready`: waiting until a started container's service answers.
 //! - `run`: `tfimg run`'s target and what happens after the start.
@@ -17,6 +18,7 @@ pub mod build;
 pub mod bundle;
 pub mod catalog;
 pub mod launch;
+pub mod lock;
 pub mod ready;
 pub mod run;
 pub mod sweep;

@@ -9,6 +9,7 @@ pub mod containers;
 pub mod doctor;
 pub mod export;
 pub mod list;
+pub mod lock;
 pub mod push;
 pub mod render;
 pub mod run;

@@ -300,7 +300,11 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let temporary = folder.join(format!(".{name}.{}.{}", std::process::id(), random_hex(6)?));
     let written = std::fs::File::create(&temporary)
-        .and_then(|mut file| file.write_all(bytes))
+        .and_then(|mut file| {
+            file.write_all(bytes)?;
+            // On the disk before it takes the name: a crash leaves the old file or the new.
+            file.sync_all()
+        })
         .and_then(|()| std::fs::rename(&temporary, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&temporary);

@@ -23,7 +23,10 @@ use syntax::{env_block, env_block_quoted, line, quote, shell_word};
 pub use gpu::{CUDA_CACHE_FOLDER, CUDA_CACHE_MAX_BYTES};
 
 mod gpu;
+mod locked;
 mod syntax;
+
+pub use locked::requirements_file;
 
 /// In-image uid/gid of the spec's user; the entrypoint moves it to the host's at run time.
 pub const IMAGE_UID: u32 = 1000;
@@ -173,8 +176,7 @@ fn system_packages(w: &mut String, spec: &ResolvedSpec, network: &NetworkOptions
         }
         None => line(w, &format!("RUN apt-get{apt_options} update \\")),
     }
-    let packages: Vec<&String> = spec.packages.apt.iter().filter(|p| is_system(p)).collect();
-    apt_install(w, &apt_options, &packages);
+    apt_install(w, &apt_options, &locked::apt_packages(spec, true));
     if has_ca {
         line(w, " && update-ca-certificates \\");
     }
@@ -195,9 +197,13 @@ fn variant_packages(w: &mut String, spec: &ResolvedSpec, network: &NetworkOption
     );
     let apt_options = apt_options(network, has_ca);
     line(w, &format!("RUN apt-get{apt_options} update \\"));
-    let packages: Vec<&String> = spec.packages.apt.iter().filter(|p| !is_system(p)).collect();
-    apt_install(w, &apt_options, &packages);
-    if packages.iter().any(|package| *package == "openssh-server") {
+    apt_install(w, &apt_options, &locked::apt_packages(spec, false));
+    if spec
+        .packages
+        .apt
+        .iter()
+        .any(|package| package == "openssh-server")
+    {
         // The package's install makes host keys: private keys in a layer anyone who pulls
         // the image can read. Each container makes its own at start instead.
         line(
@@ -209,7 +215,7 @@ fn variant_packages(w: &mut String, spec: &ResolvedSpec, network: &NetworkOption
     line(w, "");
 }
 
-fn apt_install(w: &mut String, apt_options: &str, packages: &[&String]) {
+fn apt_install(w: &mut String, apt_options: &str, packages: &[String]) {
     line(
         w,
         &format!(" && apt-get{apt_options} install -y --no-install-recommends \\"),
@@ -267,8 +273,14 @@ fn python(w: &mut String, spec: &ResolvedSpec) {
             spec.python
         ),
     );
+    if spec.lock.is_some() {
+        locked::copy_requirements(w, "pip");
+    }
     line(w, &format!("RUN python3 -m venv {VENV} \\"));
-    line(w, &format!(" && {VENV}/bin/pip install {PIP_PIN}"));
+    match spec.lock {
+        Some(_) => locked::pip_install(w, " && ", &format!("{VENV}/bin/pip"), "pip", false),
+        None => line(w, &format!(" && {VENV}/bin/pip install {PIP_PIN}")),
+    }
     line(w, &format!("ENV PATH={VENV}/bin:$PATH \\"));
     line(w, &format!("    VIRTUAL_ENV={VENV}"));
     line(w, "");
@@ -298,6 +310,9 @@ fn tensorflow(w: &mut String, spec: &ResolvedSpec) {
         w,
         "# Its known-good pins hold every install, at build time and in the container (PIP_CONSTRAINT).",
     );
+    if spec.lock.is_some() {
+        locked::copy_requirements(w, "tensorflow");
+    }
     line(w, &format!("RUN mkdir -p {TFIMG_DIR} \\"));
     line(w, " && printf '%s\\n' \\");
     for constraint in &spec.constraints {
@@ -312,7 +327,10 @@ fn tensorflow(w: &mut String, spec: &ResolvedSpec) {
         .gpu
         .as_ref()
         .and_then(|gpu| gpu.cupti_library.as_deref());
-    pip_install(w, " && ", &tensorflow, cupti.is_some());
+    match spec.lock {
+        Some(_) => locked::pip_install(w, " && ", "pip", "tensorflow", cupti.is_some()),
+        None => pip_install(w, " && ", &tensorflow, cupti.is_some()),
+    }
     if let Some(library) = cupti.and_then(|library| library.rsplit_once('/')) {
         // The unversioned name TensorFlow falls back to when the CUPTI of the CUDA it was
         // built with (libcupti.so.11.2 for 2.9) is missing, as in a CUDA toolkit.
@@ -325,8 +343,19 @@ fn tensorflow(w: &mut String, spec: &ResolvedSpec) {
 /// The spec's own pip packages: a layer of their own above TensorFlow's, so editing
 /// them reuses it.
 fn pip_packages(w: &mut String, spec: &ResolvedSpec) {
+    if let Some(locked) = &spec.lock {
+        if locked.file.pip.packages.is_empty() {
+            return;
+        }
+    }
     line(w, "# The spec's pip packages, under the same pins.");
-    pip_install(w, "RUN ", &spec.packages.pip, false);
+    match &spec.lock {
+        Some(_) => {
+            locked::copy_requirements(w, "packages");
+            locked::pip_install(w, "RUN ", "pip", "packages", false);
+        }
+        None => pip_install(w, "RUN ", &spec.packages.pip, false),
+    }
     line(w, "");
 }
 
@@ -446,6 +475,9 @@ fn label(w: &mut String, spec: &ResolvedSpec) {
     );
     if spec.is_gpu() {
         labels.insert(labels::CUDA_CACHE, CUDA_CACHE_FOLDER.to_string());
+    }
+    if let Some(locked) = &spec.lock {
+        labels.insert(labels::LOCK, locked.digest.clone());
     }
     // The build key hashes this very file, so it comes in as a build argument; in the same
     // LABEL instruction it costs no extra build step.

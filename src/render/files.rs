@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use super::dockerfile::requirements_file;
 use super::NetworkOptions;
+use crate::lock;
 use crate::spec::resolved::{TENSORBOARD_PORT, VENV};
 use crate::spec::{ResolvedSpec, Service};
 
@@ -41,6 +43,8 @@ const JUPYTER_TEMPLATE: &str = include_str!("templates/jupyter_server_config.py"
 const SSHD_TEMPLATE: &str = include_str!("templates/sshd_config");
 const PROFILE_TEMPLATE: &str = include_str!("templates/profile.sh");
 const VERIFY_TEMPLATE: &str = include_str!("templates/verify.py");
+/// verify.py's check of a locked image: the installed distributions equal the lock's.
+const VERIFY_LOCK_TEMPLATE: &str = include_str!("templates/verify_lock.py");
 /// The entrypoint's TensorBoard stanza, for specs with a `tensorboard` port only (the
 /// entrypoint of every other spec stays as it was).
 const TENSORBOARD_TEMPLATE: &str = include_str!("templates/tensorboard.sh");
@@ -68,9 +72,22 @@ pub fn context_files(
     insert(PROFILE, substitute(PROFILE_TEMPLATE), 0o644);
     insert(
         VERIFY,
-        substitute(VERIFY_TEMPLATE).replace("@EXPECTED@", &verify_expectations(spec)),
+        substitute(VERIFY_TEMPLATE)
+            .replace("@LOCK_CHECK@\n", &lock_check(spec))
+            .replace("@EXPECTED@", &verify_expectations(spec)),
         0o644,
     );
+    if let Some(locked) = &spec.lock {
+        for (group, distributions) in locked.file.pip.in_order() {
+            if group != "venv" && !distributions.is_empty() {
+                insert(
+                    &requirements_file(group),
+                    lock::requirements(distributions),
+                    0o644,
+                );
+            }
+        }
+    }
     match spec.service {
         Service::Jupyter => insert(JUPYTER_CONFIG, substitute(JUPYTER_TEMPLATE), 0o644),
         Service::Ssh => insert(SSHD_CONFIG, substitute(SSHD_TEMPLATE), 0o644),
@@ -94,6 +111,21 @@ fn verify_expectations(spec: &ResolvedSpec) -> String {
         "cuda_release": gpu.map(|gpu| gpu.cuda.clone()).unwrap_or_default(),
     });
     serde_json::to_string(&value).expect("plain JSON values serialise")
+}
+
+/// verify.py's lock check with the distributions the lock expects, or nothing (a spec
+/// without a lock keeps the same verify.py).
+fn lock_check(spec: &ResolvedSpec) -> String {
+    match &spec.lock {
+        Some(locked) => {
+            let expected = serde_json::to_string(&lock::expected(&locked.file))
+                .expect("plain JSON values serialise");
+            VERIFY_LOCK_TEMPLATE
+                .replace("@LOCK_EXPECTED@", &expected)
+                .replace("@LOCK_FILE@", &locked.display)
+        }
+        None => String::new(),
+    }
 }
 
 fn fill(template: &str, spec: &ResolvedSpec) -> String {

@@ -6,7 +6,7 @@
 
 mod catalog;
 
-pub use catalog::{Catalog, BUILTIN_PREFIX};
+pub use catalog::{builtin_lock, builtin_lock_names, Catalog, BUILTIN_PREFIX};
 
 use std::path::{Path, PathBuf};
 

@@ -45,6 +45,10 @@ pub struct ResolvedSpec {
     pub tensorboard_logdir: Option<String>,
     /// Local files and folders copied into the image.
     pub files: Vec<CopiedFiles>,
+    /// The spec's lock (`SPEC.lock` beside its file, or the built-in's embedded one):
+    /// attached by `app::catalog`, so every build of the spec installs from it.
+    #[serde(skip)]
+    pub lock: Option<crate::lock::Locked>,
 }
 
 /// One `files:` entry, resolved.

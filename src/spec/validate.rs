@@ -115,6 +115,7 @@ impl Resolver<'_> {
             workdir,
             tensorboard_logdir,
             files,
+            lock: None,
         })
     }
 

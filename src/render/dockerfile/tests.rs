@@ -116,3 +116,33 @@ fn quoting() {
     assert_eq!(quote("$HOME \"x\" \\"), "\"\\$HOME \\\"x\\\" \\\\\"");
     assert_eq!(quote(""), "\"\"");
 }
+
+#[test]
+fn a_locked_spec_installs_from_its_lock_by_hash() {
+    let (mut resolved, unlocked) = rendered("extends: cpu-ssh\npackages: {pip: [rich]}\n");
+    let mut lock = crate::lock::tests::sample(&resolved);
+    lock.apt.variant = vec![crate::lock::model::AptPackage {
+        name: "openssh-server".to_string(),
+        version: "1:8.4p1-5+deb11u3".to_string(),
+    }];
+    let text = crate::lock::to_text(&lock);
+    resolved.lock = Some(crate::lock::load(text.into_bytes(), "x.lock", "x").unwrap());
+    let locked = render(&resolved, &NetworkOptions::default());
+    insta::assert_snapshot!("locked_cpu_ssh", locked.dockerfile);
+    assert_eq!(
+        String::from_utf8(locked.files["lock-packages.txt"].contents.clone()).unwrap(),
+        crate::lock::requirements(&lock.pip.packages)
+    );
+    assert!(!locked.files.contains_key("lock-venv.txt"));
+    let verify = String::from_utf8(locked.files["verify.py"].contents.clone()).unwrap();
+    assert!(verify.contains("installed distributions equal the lock"));
+    assert!(
+        verify.contains(
+            r#"{"pip":"24.0","requests":"2.32.3","setuptools":"75.3.0","tensorflow-cpu":"2.9.3"}"#
+        ),
+        "{verify}"
+    );
+    // Without the lock, verify.py is the one every unlocked image has.
+    let plain = String::from_utf8(unlocked.files["verify.py"].contents.clone()).unwrap();
+    assert!(!plain.contains("lock"), "{plain}");
+}

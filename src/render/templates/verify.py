@@ -132,6 +132,7 @@ for library in EXPECTED["cuda_libraries"]:
     except OSError as error:
         check("loads " + library, False, error)
 
+@LOCK_CHECK@
 failed = [item for item in checks if not item["ok"]]
 for item in checks:
     print(("ok    " if item["ok"] else "FAIL  ") + item["check"] + ": " + item["detail"])

@@ -59,6 +59,43 @@ const BUILTINS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The built-ins' locks (`images/<name>.lock`, made with `tfimg lock NAME -o
+/// images/NAME.lock` in this checkout), embedded like the specs: a build of a built-in
+/// installs from them. A built-in without one here builds unlocked.
+const BUILTIN_LOCKS: &[(&str, &str)] = &[
+    (
+        "cpu-headless",
+        include_str!("../../../images/cpu-headless.lock"),
+    ),
+    (
+        "cpu-jupyter",
+        include_str!("../../../images/cpu-jupyter.lock"),
+    ),
+    ("cpu-ssh", include_str!("../../../images/cpu-ssh.lock")),
+    (
+        "gpu-headless",
+        include_str!("../../../images/gpu-headless.lock"),
+    ),
+    (
+        "gpu-jupyter",
+        include_str!("../../../images/gpu-jupyter.lock"),
+    ),
+    ("gpu-ssh", include_str!("../../../images/gpu-ssh.lock")),
+];
+
+/// The built-ins that have an embedded lock.
+pub fn builtin_lock_names() -> impl Iterator<Item = &'static str> {
+    BUILTIN_LOCKS.iter().map(|(name, _)| *name)
+}
+
+/// The embedded lock of the built-in spec `name`, if it has one.
+pub fn builtin_lock(name: &str) -> Option<&'static str> {
+    BUILTIN_LOCKS
+        .iter()
+        .find(|(builtin, _)| *builtin == name)
+        .map(|(_, text)| *text)
+}
+
 /// `extends: builtin:gpu-jupyter` reaches the embedded spec even when a local one of the
 /// same name overrides it, so a local `gpu-jupyter` can customise the built-in one.
 pub const BUILTIN_PREFIX: &str = "builtin:";

@@ -1,0 +1,244 @@
+//! Locks on this machine: where a spec's lock lives and reading it (`SPEC.lock` beside its
+//! file, or the built-in's embedded one), and `tfimg lock`'s story: make sure the base is
+//! here, run the rendered resolution in a throw-away container of it (with the network
+//! settings builds use), make the lock from what it prints, and write it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::app::build::Network;
+use crate::app::Interrupted;
+use crate::engine::{Engine, OneOff};
+use crate::host::Host;
+use crate::input::{InputError, SpecError};
+use crate::labels;
+use crate::lock::model::Base;
+use crate::lock::{self, LockFile, Locked};
+use crate::output::progress::Reporter;
+use crate::spec::load::builtin_lock;
+use crate::spec::ResolvedSpec;
+
+/// Installing the system packages and asking PyPI for a few hundred files' metadata.
+const RESOLVE_DEADLINE: Duration = Duration::from_secs(1200);
+
+/// Where the lock of `resolved` lives: beside its spec file; `None` for a built-in (its
+/// lock is embedded).
+pub fn lock_path(resolved: &ResolvedSpec) -> Option<PathBuf> {
+    if resolved.source == "built-in" {
+        return None;
+    }
+    Some(Path::new(&resolved.source).with_extension("lock"))
+}
+
+/// The lock `resolved` builds from: its file when there is one, else a built-in's
+/// embedded lock; `None` when it has none.
+pub fn find(host: &impl Host, resolved: &ResolvedSpec) -> Result<Option<Locked>, SpecError> {
+    match lock_path(resolved) {
+        Some(path) => read(host, &path, &resolved.name),
+        None => Ok(builtin(&resolved.name).transpose()?),
+    }
+}
+
+/// The embedded lock of the built-in `name`.
+pub fn builtin(name: &str) -> Option<Result<Locked, SpecError>> {
+    let text = builtin_lock(name)?;
+    let display = format!("builtin:{name}.lock");
+    Some(lock::load(text.as_bytes().to_vec(), &display, name))
+}
+
+/// The lock file at `path` of spec `name`; `None` when there is no such file.
+pub fn read(host: &impl Host, path: &Path, name: &str) -> Result<Option<Locked>, SpecError> {
+    let display = path.display().to_string();
+    match host.read_file(path) {
+        Ok(bytes) => lock::load(bytes, &display, name).map(Some),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(SpecError::new(
+            None,
+            format!("cannot read `{display}`: {error}"),
+            "check the file's permissions",
+        )),
+    }
+}
+
+/// The first lock that may give `resolved` its shared layers (`shares_layers`): the other
+/// `*.lock` files beside `path` in name order, then the built-ins' embedded locks. So the
+/// variants of one TensorFlow in a project, and specs extending a built-in, keep sharing
+/// the TensorFlow layer (and the ones below it) instead of each resolving its own.
+pub fn shared_lock(resolved: &ResolvedSpec, path: &Path) -> Option<Locked> {
+    let inputs = crate::lock::check::inputs_of(resolved);
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    let mut siblings: Vec<PathBuf> = std::fs::read_dir(folder)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.path())
+                .filter(|candidate| {
+                    candidate
+                        .extension()
+                        .is_some_and(|extension| extension == "lock")
+                        && candidate.file_name() != path.file_name()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    siblings.sort();
+    let from_files = siblings.into_iter().filter_map(|candidate| {
+        let bytes = std::fs::read(&candidate).ok()?;
+        crate::lock::load_any(bytes, &candidate.display().to_string(), None).ok()
+    });
+    let builtins = crate::spec::load::builtin_lock_names().filter_map(|name| builtin(name)?.ok());
+    from_files
+        .chain(builtins)
+        .find(|candidate| crate::lock::check::shares_layers(&inputs, &candidate.file.inputs))
+}
+
+/// `resolved` resolved into its lock, in a throw-away container of its base image; the
+/// layers it shares with `shared` are taken from that lock.
+pub async fn resolve(
+    engine: &impl Engine,
+    host: &impl Host,
+    resolved: &ResolvedSpec,
+    network: &Network,
+    shared: Option<&Locked>,
+    reporter: &Reporter,
+) -> anyhow::Result<LockFile> {
+    let base_id =
+        super::base::ensure_base(engine, &resolved.base, network, false, false, reporter).await?;
+    reporter.status(&format!(
+        "resolving `{}` on `{}`: apt packages, then pip's versions and hashes{}",
+        resolved.name,
+        resolved.base,
+        shared
+            .map(|shared| format!(" (the layers up to TensorFlow's from `{}`)", shared.display))
+            .unwrap_or_default()
+    ));
+    let shared = shared.map(|shared| &shared.file);
+    let mut env: Vec<String> = network
+        .proxy_build_args
+        .iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
+    if let Some(pem) = &network.render.ca_certificates {
+        env.extend(ca_parts(&String::from_utf8_lossy(pem)));
+    }
+    let marker = format!("{}-{}", resolved.name, host.random_hex(6)?);
+    let one_off = OneOff {
+        image: base_id.clone(),
+        command: vec![
+            "sh".to_string(),
+            "-c".to_string(),
+            lock::resolve::script(resolved, &network.render, shared),
+        ],
+        env,
+        labels: HashMap::from([(labels::LOCK_RESOLVE.to_string(), marker.clone())]),
+        network_disabled: false,
+    };
+    let finished = tokio::select! {
+        finished = engine.run_once(&one_off, RESOLVE_DEADLINE) => finished?,
+        _ = host.interrupted() => {
+            let label = labels::lock_resolve_filter(&marker);
+            for container in engine.containers_with_label(&label).await.unwrap_or_default() {
+                let _ = engine.remove_container(&container.id, true).await;
+            }
+            return Err(Interrupted {
+                what: format!("the resolution of `{}` was stopped; no lock was written", resolved.name),
+            }
+            .into());
+        }
+    };
+    let base = Base {
+        reference: resolved.base.clone(),
+        id: base_id,
+    };
+    let made = if finished.exit_code == 0 {
+        lock::resolve::lock_from_output(resolved, base, &finished.output, shared)
+    } else {
+        Err(format!("the resolution exited with {}", finished.exit_code))
+    };
+    made.map_err(|why| {
+        let tail: Vec<&str> = finished.output.lines().rev().take(20).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        InputError::new(
+            format!(
+                "cannot lock `{}`: {why}:\n  | {}",
+                resolved.name,
+                tail.join("\n  | ")
+            ),
+            "the resolution's output is above: a package pip or apt cannot find, or a network that needs `--ca-cert PATH`",
+        )
+        .into()
+    })
+}
+
+/// The CA as variables of at most ~100 KiB each, cut between lines (the kernel refuses
+/// one variable over 128 KiB, and a system bundle is bigger).
+fn ca_parts(pem: &str) -> Vec<String> {
+    let mut parts: Vec<String> = Vec::new();
+    let mut part = String::new();
+    for line in pem.trim_end().lines() {
+        if part.len() + line.len() > 100_000 {
+            parts.push(std::mem::take(&mut part));
+        }
+        if !part.is_empty() {
+            part.push('\n');
+        }
+        part.push_str(line);
+    }
+    parts.push(part);
+    parts
+        .iter()
+        .enumerate()
+        .map(|(index, part)| format!("{}{index}={part}", labels::LOCK_CA_VARIABLE))
+        .collect()
+}
+
+/// Writes `lock` to `path` (a temporary file, synced, renamed over the old one); its text.
+pub fn write(host: &impl Host, path: &Path, lock: &LockFile) -> anyhow::Result<String> {
+    let text = lock::to_text(lock);
+    // What tfimg writes it must read back: the same checks as any lock.
+    lock::read::parse(&text, &path.display().to_string(), Some(&lock.spec))
+        .map_err(|error| anyhow::anyhow!("tfimg made a lock it cannot read: {error}"))?;
+    host.write_file(path, text.as_bytes()).map_err(|error| {
+        InputError::new(
+            format!("cannot write `{}`: {error}", path.display()),
+            "check that the folder exists and is writable, or give another with `-o FILE`",
+        )
+    })?;
+    Ok(text)
+}
+
+/// The error of a lock that does not fit its spec any more: each difference, and the fix.
+pub fn disagreement(resolved: &ResolvedSpec, locked: &Locked) -> Option<InputError> {
+    let differences = lock::differences(resolved, &locked.file);
+    if differences.is_empty() {
+        return None;
+    }
+    Some(InputError::new(
+        format!(
+            "`{}` does not fit spec `{}` any more:\n  - {}",
+            locked.display,
+            resolved.name,
+            differences.join("\n  - ")
+        ),
+        format!(
+            "make the lock again with `tfimg lock {}`",
+            lock_argument(resolved)
+        ),
+    ))
+}
+
+/// How a user names `resolved` to `tfimg lock`.
+fn lock_argument(resolved: &ResolvedSpec) -> String {
+    match lock_path(resolved) {
+        Some(_) if resolved.source.starts_with("images/") => resolved.name.clone(),
+        Some(_) => resolved.source.clone(),
+        None => format!("{} -o images/{}.lock", resolved.name, resolved.name),
+    }
+}
+
+#[cfg(test)]
+mod tests;

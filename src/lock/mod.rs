@@ -1,0 +1,103 @@
+//! Environment locks: `SPEC.lock` holds every apt package and pip distribution a spec's
+//! image installs, with exact versions and (pip) sha256 hashes, grouped by the layer that
+//! installs them, plus the inputs it was made from. This module reads and writes the
+//! file, compares it with its spec, renders pip's requirement files from it and reads
+//! pip's hash failures. Pure: `app::lock` does the reading, writing and resolving.
+
+pub mod check;
+pub mod model;
+pub mod read;
+pub mod resolve;
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+
+pub use check::differences;
+use model::normalize;
+pub use model::{Distribution, LockFile, Locked};
+
+/// The first lines of every lock file.
+pub const HEADER: &str = "# written by tfimg lock: do not edit\n# make it again with `tfimg lock SPEC`; `tfimg lock SPEC --check` compares it with the spec\n";
+
+/// A lock's text: the header, then the YAML.
+pub fn to_text(lock: &LockFile) -> String {
+    let yaml = serde_yaml::to_string(lock).expect("a lock is plain data");
+    format!("{HEADER}{yaml}")
+}
+
+/// The lock of spec `spec` read from `bytes` (shown as `display`), with the digest of
+/// those bytes.
+pub fn load(bytes: Vec<u8>, display: &str, spec: &str) -> Result<Locked, crate::input::SpecError> {
+    load_any(bytes, display, Some(spec))
+}
+
+/// A lock read from `bytes`; with `spec`, it must be that spec's.
+pub fn load_any(
+    bytes: Vec<u8>,
+    display: &str,
+    spec: Option<&str>,
+) -> Result<Locked, crate::input::SpecError> {
+    let digest = hex_digest(&bytes);
+    let file = read::parse_bytes(bytes, display, spec)?;
+    Ok(Locked {
+        file,
+        display: display.to_string(),
+        digest,
+    })
+}
+
+/// `sha256:<hex>` of `bytes`: the value of the image's `io.tfimg.lock` label.
+pub fn hex_digest(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// pip's requirement file for one group: `name==version --hash=sha256:...` per line.
+pub fn requirements(distributions: &[Distribution]) -> String {
+    let mut text = String::new();
+    for distribution in distributions {
+        text.push_str(&format!("{}=={}", distribution.name, distribution.version));
+        if let Some(hash) = &distribution.sha256 {
+            text.push_str(&format!(" --hash=sha256:{hash}"));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// The distributions the finished image holds, by normalized name: every group in
+/// install order, a later one replacing an earlier one's distribution of the same name.
+pub fn expected(lock: &LockFile) -> BTreeMap<String, String> {
+    let mut expected = BTreeMap::new();
+    for (_, distributions) in lock.pip.in_order() {
+        for distribution in distributions {
+            expected.insert(normalize(&distribution.name), distribution.version.clone());
+        }
+    }
+    expected
+}
+
+/// The requirements pip refused because a file's sha256 was not the one required: the
+/// lines after "THESE PACKAGES DO NOT MATCH THE HASHES" that start with `name==version`.
+pub fn hash_mismatches(output: &[String]) -> Vec<String> {
+    let Some(start) = output
+        .iter()
+        .position(|line| line.contains("THESE PACKAGES DO NOT MATCH THE HASHES"))
+    else {
+        return Vec::new();
+    };
+    output[start + 1..]
+        .iter()
+        .filter_map(|line| {
+            let word = line.split_whitespace().next()?;
+            let word = word.trim_end_matches(':');
+            let (name, version) = word.split_once("==")?;
+            (!name.is_empty() && !version.is_empty()).then(|| word.to_string())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,219 @@
+//! `tfimg lock` and locked builds against the real Docker Engine and PyPI: a small spec
+//! (`extends: builtin:cpu-headless` plus `rich`, which pulls three more distributions) is
+//! locked, built, built again cold with `--no-cache`, and both images hold exactly the
+//! lock's distributions; a copy of the lock with one sha256 altered fails at pip's step
+//! naming the package; a package added to the spec makes `lock --check` and `build`
+//! refuse, naming it. Every image is removed when the test ends, failed or not.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use tfimg::engine::prelude::*;
+
+use common::{docker, scratch, tfimg, unique, DockerGuard, HOST_CA};
+
+fn spec_file(name: &str, pip: &str) -> String {
+    format!("name: {name}\nextends: builtin:cpu-headless\npackages:\n  pip: [{pip}]\n")
+}
+
+/// `pip freeze --all` of `image`, as name (normalized) → version.
+fn freeze(image: &str) -> BTreeMap<String, String> {
+    let output = docker(&[
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--entrypoint",
+        "/opt/venv/bin/pip",
+        image,
+        "freeze",
+        "--all",
+    ]);
+    output
+        .lines()
+        .filter_map(|line| line.split_once("=="))
+        .map(|(name, version)| (normalize(name), version.to_string()))
+        .collect()
+}
+
+fn normalize(name: &str) -> String {
+    name.to_lowercase().replace(['_', '.'], "-")
+}
+
+/// The id of the layer of `image` whose step contains `needle` (`docker history`).
+fn layer_id(image: &str, needle: &str) -> Option<String> {
+    docker(&[
+        "history",
+        "--no-trunc",
+        "--format",
+        "{{.ID}} {{.CreatedBy}}",
+        image,
+    ])
+    .lines()
+    .find(|line| line.contains(needle))
+    .and_then(|line| line.split_whitespace().next())
+    .map(str::to_string)
+}
+
+fn build(folder: &Path, spec: &str, extra: &[&str]) -> common::Run {
+    let mut args = vec!["build", spec, "--ca-cert", HOST_CA, "--progress", "plain"];
+    args.extend_from_slice(extra);
+    tfimg(folder, &args)
+}
+
+#[tokio::test]
+async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_hash() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    let name = unique("t-lock");
+    let altered = format!("{name}-altered");
+    let _guard = DockerGuard::images(&[&format!("tfimg/{name}"), &format!("tfimg/{altered}")]);
+    let folder = scratch(&[("images/lab.yaml", &spec_file(&name, "rich"))]);
+    let dir = folder.path();
+
+    // Lock: the file beside the spec, with the spec's own group holding rich's closure.
+    let locked = tfimg(
+        dir,
+        &["lock", &name, "--ca-cert", HOST_CA, "--progress", "plain"],
+    );
+    assert_eq!(locked.code, 0, "{}", locked.stderr);
+    assert_eq!(locked.stdout, "images/lab.lock\n");
+    let text = std::fs::read_to_string(dir.join("images/lab.lock")).unwrap();
+    assert!(
+        text.starts_with("# written by tfimg lock: do not edit\n"),
+        "{text}"
+    );
+    let lock = tfimg::lock::read::parse(&text, "images/lab.lock", Some(&name)).unwrap();
+    let own: Vec<&str> = lock.pip.packages.iter().map(|d| d.name.as_str()).collect();
+    assert!(own.contains(&"rich") && own.contains(&"mdurl"), "{own:?}");
+    assert!(lock
+        .pip
+        .tensorflow
+        .iter()
+        .any(|d| d.name == "tensorflow-cpu"));
+    let expected: BTreeMap<String, String> = tfimg::lock::expected(&lock)
+        .into_iter()
+        .map(|(name, version)| (normalize(&name), version))
+        .collect();
+    let check = tfimg(dir, &["lock", &name, "--check"]);
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    assert!(check.stderr.contains("lock up to date"), "{}", check.stderr);
+    let after_lock = started.elapsed();
+
+    // A build, then a cold one (`--no-cache`: every layer again, pip downloads every
+    // file: PIP_NO_CACHE_DIR=1 keeps no cache in any layer).
+    let first = build(dir, &name, &[]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(
+        first
+            .stderr
+            .contains("ok    installed distributions equal the lock"),
+        "{}",
+        first.stderr
+    );
+    let tag = format!("tfimg/{name}:2.9.3");
+    let image = engine.image(&tag).await.unwrap().expect("tagged");
+    assert_eq!(
+        image.labels.get("io.tfimg.lock"),
+        Some(&tfimg::lock::hex_digest(text.as_bytes()))
+    );
+    let first_freeze = freeze(&tag);
+    let first_id = image.id.clone();
+    // The TensorFlow group is the built-in's (the lock took it from the embedded one), so
+    // when `tfimg/cpu-headless:2.9.3` was built from its lock (scripts/test builds it
+    // first) this build downloads no TensorFlow: the layer comes from the cache. (Which
+    // of several identical cached chains Docker picks is its own choice: a `--no-cache`
+    // build makes a second one, so the layer ids are not compared.)
+    let step = "--require-hashes --no-deps -r /opt/tfimg/lock/tensorflow.txt";
+    assert!(layer_id(&tag, step).is_some(), "a locked TensorFlow layer");
+    if let Some(builtin) = engine.image("tfimg/cpu-headless:2.9.3").await.unwrap() {
+        if builtin.labels.contains_key("io.tfimg.lock") {
+            assert!(
+                !first.stderr.contains("Downloading tensorflow_cpu"),
+                "{}",
+                first.stderr
+            );
+        }
+    }
+    let after_first = started.elapsed();
+
+    let cold = build(dir, &name, &["--no-cache"]);
+    assert_eq!(cold.code, 0, "{}", cold.stderr);
+    assert!(!cold.stderr.contains("Using cache"), "{}", cold.stderr);
+    assert!(
+        cold.stderr.contains("Downloading tensorflow_cpu-2.9.3"),
+        "the cold build downloads TensorFlow again: {}",
+        cold.stderr
+    );
+    let cold_id = engine.image(&tag).await.unwrap().expect("tagged").id;
+    assert_ne!(cold_id, first_id, "a new image");
+    let cold_freeze = freeze(&tag);
+    assert_eq!(first_freeze, cold_freeze);
+    assert_eq!(first_freeze, expected, "pip freeze equals the lock");
+    let after_cold = started.elapsed();
+
+    // One hash altered in a copy of the lock: pip refuses it, naming the package.
+    let mdurl = lock
+        .pip
+        .packages
+        .iter()
+        .find(|d| d.name == "mdurl")
+        .expect("mdurl in the spec's group");
+    let good_hash = mdurl.sha256.clone().unwrap();
+    let bad_hash: String = good_hash.chars().rev().collect();
+    let altered_text = text
+        .replace(&good_hash, &bad_hash)
+        .replace(&format!("spec: {name}\n"), &format!("spec: {altered}\n"));
+    std::fs::write(dir.join("images/altered.lock"), altered_text).unwrap();
+    std::fs::write(dir.join("images/altered.yaml"), spec_file(&altered, "rich")).unwrap();
+    let refused = build(dir, &altered, &[]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(&format!(
+            "error: pip refused `mdurl=={}`: its sha256 is not the lock's (`images/altered.lock`)",
+            mdurl.version
+        )),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains("hint: "), "{}", refused.stderr);
+    assert!(engine
+        .image(&format!("tfimg/{altered}:2.9.3"))
+        .await
+        .unwrap()
+        .is_none());
+
+    // A package added to the spec: --check and build name it, and build builds nothing.
+    std::fs::write(dir.join("images/lab.yaml"), spec_file(&name, "rich, tqdm")).unwrap();
+    let stale = tfimg(dir, &["lock", &name, "--check"]);
+    assert_eq!(stale.code, 1, "{}", stale.stderr);
+    assert!(
+        stale
+            .stderr
+            .contains("the spec adds pip package `tqdm`; the lock was made without it"),
+        "{}",
+        stale.stderr
+    );
+    assert!(
+        stale.stderr.contains(&format!(
+            "hint: make the lock again with `tfimg lock {name}`"
+        )),
+        "{}",
+        stale.stderr
+    );
+    let refused = build(dir, &name, &[]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("`tqdm`"), "{}", refused.stderr);
+    assert!(!refused.stderr.contains("Step 1/"), "{}", refused.stderr);
+    eprintln!(
+        "timings: lock {:.0} s, first build {:.0} s, cold build {:.0} s, total {:.0} s",
+        after_lock.as_secs_f64(),
+        (after_first - after_lock).as_secs_f64(),
+        (after_cold - after_first).as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+}
