@@ -106,12 +106,25 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
     on_standin.containers.push(name.clone());
     let mark = unique("mark");
     let spec = format!("name: {name}\nextends: cpu-headless\nenv:\n  BUNDLE_MARK: \"{mark}\"\n");
-    let lock = "# the spec's lock travels with it (bytes as they are)\n";
+    // Its lock: the built-in's, whose resolution it shares (it only adds a variable).
+    let builtin_lock = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/images/cpu-headless.lock"
+    ))
+    .unwrap();
+    let lock = builtin_lock.replacen("\nspec: cpu-headless\n", &format!("\nspec: {name}\n"), 1);
+    let lock = lock.as_str();
     let project = scratch(&[
         (&format!("{name}.yaml"), &spec),
         (&format!("{name}.lock"), lock),
     ]);
     let spec_file = format!("./{name}.yaml");
+    let checked = tfimg(project.path(), &["lock", &spec_file, "--check"]);
+    assert_eq!(
+        checked.code, 0,
+        "the lock fits the spec: {}",
+        checked.stderr
+    );
     let built = tfimg(project.path(), &["build", &spec_file, "--ca-cert", HOST_CA]);
     assert_eq!(built.code, 0, "{}", built.stderr);
     let image_id = docker(&[

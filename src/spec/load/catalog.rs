@@ -81,6 +81,30 @@ const BUILTIN_LOCKS: &[(&str, &str)] = &[
         include_str!("../../../images/gpu-jupyter.lock"),
     ),
     ("gpu-ssh", include_str!("../../../images/gpu-ssh.lock")),
+    (
+        "tf218-cpu-headless",
+        include_str!("../../../images/tf218-cpu-headless.lock"),
+    ),
+    (
+        "tf218-cpu-jupyter",
+        include_str!("../../../images/tf218-cpu-jupyter.lock"),
+    ),
+    (
+        "tf218-cpu-ssh",
+        include_str!("../../../images/tf218-cpu-ssh.lock"),
+    ),
+    (
+        "tf218-gpu-headless",
+        include_str!("../../../images/tf218-gpu-headless.lock"),
+    ),
+    (
+        "tf218-gpu-jupyter",
+        include_str!("../../../images/tf218-gpu-jupyter.lock"),
+    ),
+    (
+        "tf218-gpu-ssh",
+        include_str!("../../../images/tf218-gpu-ssh.lock"),
+    ),
 ];
 
 /// The built-ins that have an embedded lock.
