@@ -30,7 +30,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TFIMG = str(ROOT / "target" / "release" / "tfimg")
+TFIMG = os.environ.get("TFIMG_BENCH_BIN", str(ROOT / "target" / "release" / "tfimg"))
 CA = os.environ.get("TFIMG_BENCH_CA", "/etc/ssl/certs/ca-certificates.crt")
 LABEL = "io.tfimg.bench=1"
 

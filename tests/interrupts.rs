@@ -154,6 +154,24 @@ async fn a_base_image_removed_during_the_build_fails_it_clearly_and_tags_nothing
     );
 }
 
+/// `tfimg run cpu-headless --name NAME -- sleep 300`, attached, not waited for.
+fn attached_sleeper(folder: &std::path::Path, name: &str) -> common::Running {
+    spawn_tfimg(
+        folder,
+        &[
+            "run",
+            "cpu-headless",
+            "--no-build",
+            "--name",
+            name,
+            "--",
+            "sleep",
+            "300",
+        ],
+        &[],
+    )
+}
+
 #[tokio::test]
 async fn sigterm_to_an_attached_run_stops_and_removes_its_container() {
     let Some(_engine) = common::engine().await else {
@@ -162,20 +180,7 @@ async fn sigterm_to_an_attached_run_stops_and_removes_its_container() {
     let name = unique("attached").to_lowercase();
     let _guard = DockerGuard::containers(&[&name]);
     let folder = scratch(&[]);
-    let run = spawn_tfimg(
-        folder.path(),
-        &[
-            "run",
-            "cpu-headless",
-            "--no-build",
-            "--name",
-            &name,
-            "--",
-            "sleep",
-            "300",
-        ],
-        &[],
-    );
+    let run = attached_sleeper(folder.path(), &name);
     wait_for("the container to run", HANG, || {
         container_state(&name).as_deref() == Some("running")
     });
@@ -203,20 +208,7 @@ async fn sigint_while_the_container_is_being_started_still_removes_it() {
         let name = unique(&format!("starting{attempt}")).to_lowercase();
         let _guard = DockerGuard::containers(&[&name]);
         let folder = scratch(&[]);
-        let run = spawn_tfimg(
-            folder.path(),
-            &[
-                "run",
-                "cpu-headless",
-                "--no-build",
-                "--name",
-                &name,
-                "--",
-                "sleep",
-                "300",
-            ],
-            &[],
-        );
+        let run = attached_sleeper(folder.path(), &name);
         let deadline = std::time::Instant::now() + HANG;
         while engine.container(&name).await.unwrap().is_none() {
             assert!(std::time::Instant::now() < deadline, "never created");

@@ -398,26 +398,12 @@ fn status_class(status: RowStatus) -> &'static str {
     }
 }
 
-/// `2026-11-22 17:03 UTC` for milliseconds since the Unix epoch (the proleptic Gregorian
-/// calendar, days from civil dates by Howard Hinnant's method).
+/// `2026-11-22 17:03 UTC` for milliseconds since the Unix epoch.
 pub fn utc_text(unix_ms: u64) -> String {
     let seconds = unix_ms / 1000;
-    let days = (seconds / 86_400) as i64 + 719_468;
-    let era = days.div_euclid(146_097);
-    let day_of_era = days.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
     format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        "{} {:02}:{:02} UTC",
+        crate::spec::compat::Date::from_unix_seconds(seconds),
         seconds % 86_400 / 3600,
         seconds % 3600 / 60
     )
