@@ -154,7 +154,9 @@ async fn changing_one_pip_package_changes_the_key_and_rebuilds() {
     // The superseded build goes with its keyed tag (removed in the background).
     let old_key = &before.labels["io.tfimg.build-key"];
     let old_tag = format!("tfimg/{name}:2.9.3-{}", &old_key[..12]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    // The prune waits until no build runs on the machine (they hold the images lock
+    // shared); other tests build in parallel, so this only catches a hang.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
     while engine.image(&before.id).await.unwrap().is_some() {
         assert!(
             std::time::Instant::now() < deadline,
