@@ -263,6 +263,9 @@ async fn interrupted_up(
             removed.push(member.as_str());
         }
     }
+    // Members are created at once, in whichever order the daemon answers: name them sorted.
+    kept.sort_unstable();
+    removed.sort_unstable();
     let list = |names: &[&str]| {
         if names.is_empty() {
             "none".to_string()
