@@ -65,31 +65,20 @@ pub fn read(host: &impl Host, path: &Path, name: &str) -> Result<Option<Locked>,
 /// `*.lock` files beside `path` in name order, then the built-ins' embedded locks. So the
 /// variants of one TensorFlow in a project, and specs extending a built-in, keep sharing
 /// the TensorFlow layer (and the ones below it) instead of each resolving its own.
-pub fn shared_lock(resolved: &ResolvedSpec, path: &Path) -> Option<Locked> {
+pub fn shared_lock(host: &impl Host, resolved: &ResolvedSpec, path: &Path) -> Option<Locked> {
     let inputs = crate::lock::check::inputs_of(resolved);
     let folder = match path.parent() {
         Some(folder) if !folder.as_os_str().is_empty() => folder,
         _ => Path::new("."),
     };
-    let mut siblings: Vec<PathBuf> = std::fs::read_dir(folder)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|entry| entry.path())
-                .filter(|candidate| {
-                    candidate
-                        .extension()
-                        .is_some_and(|extension| extension == "lock")
-                        && candidate.file_name() != path.file_name()
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    siblings.sort();
-    let from_files = siblings.into_iter().filter_map(|candidate| {
-        let bytes = std::fs::read(&candidate).ok()?;
-        crate::lock::load_any(bytes, &candidate.display().to_string(), None).ok()
-    });
+    let siblings = host.files_with_extension(folder, "lock");
+    let from_files = siblings
+        .into_iter()
+        .filter(|candidate| candidate.file_name() != path.file_name())
+        .filter_map(|candidate| {
+            let bytes = host.read_file(&candidate).ok()?;
+            crate::lock::load_any(bytes, &candidate.display().to_string(), None).ok()
+        });
     let builtins = crate::spec::load::builtin_lock_names().filter_map(|name| builtin(name)?.ok());
     from_files
         .chain(builtins)

@@ -28,7 +28,7 @@ pub fn run(args: &LockArgs) -> anyhow::Result<ExitCode> {
         let engine = Docker::connect().await?;
         let shared = match args.fresh {
             true => None,
-            false => lock::shared_lock(&resolved, &path),
+            false => lock::shared_lock(&Machine, &resolved, &path),
         };
         let made = lock::resolve(
             &engine,

@@ -217,6 +217,19 @@ impl Host for FakeHost {
         self.paths.borrow().contains(path)
     }
 
+    fn files_with_extension(&self, folder: &Path, extension: &str) -> Vec<PathBuf> {
+        // A BTreeMap: already sorted.
+        self.files
+            .borrow()
+            .keys()
+            .filter(|path| {
+                path.parent() == Some(folder)
+                    && path.extension().is_some_and(|found| found == extension)
+            })
+            .cloned()
+            .collect()
+    }
+
     fn create_file(&self, path: &Path) -> std::io::Result<Box<dyn OutputFile + '_>> {
         self.files
             .borrow_mut()

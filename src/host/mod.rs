@@ -123,6 +123,9 @@ pub trait Host {
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()>;
     /// Whether `path` is a folder.
     fn is_folder(&self, path: &Path) -> bool;
+    /// The files in `folder` whose name ends in `.extension`, sorted; none when it cannot
+    /// be read.
+    fn files_with_extension(&self, folder: &Path, extension: &str) -> Vec<PathBuf>;
     /// Creates a file (replacing one that is there) to write in place.
     fn create_file(&self, path: &Path) -> std::io::Result<Box<dyn OutputFile + '_>>;
     /// A file to read, and its length.
@@ -258,6 +261,20 @@ impl Host for Machine {
 
     fn is_folder(&self, path: &Path) -> bool {
         path.is_dir()
+    }
+
+    fn files_with_extension(&self, folder: &Path, extension: &str) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(folder)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|entry| entry.path())
+                    .filter(|path| path.extension().is_some_and(|found| found == extension))
+                    .collect()
+            })
+            .unwrap_or_default();
+        found.sort();
+        found
     }
 
     fn create_file(&self, path: &Path) -> std::io::Result<Box<dyn OutputFile + '_>> {
