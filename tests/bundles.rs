@@ -107,12 +107,7 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
     let mark = unique("mark");
     let spec = format!("name: {name}\nextends: cpu-headless\nenv:\n  BUNDLE_MARK: \"{mark}\"\n");
     // Its lock: the built-in's, whose resolution it shares (it only adds a variable).
-    let builtin_lock = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/images/cpu-headless.lock"
-    ))
-    .unwrap();
-    let lock = builtin_lock.replacen("\nspec: cpu-headless\n", &format!("\nspec: {name}\n"), 1);
+    let lock = common::builtin_lock_for("cpu-headless", &name, None);
     let lock = lock.as_str();
     let project = scratch(&[
         (&format!("{name}.yaml"), &spec),

@@ -172,7 +172,10 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
 /// The Dockerfile of `spec` up to and including its TensorFlow layer (comments aside),
 /// then the lock's requirement files those layers copy in (the built-ins are locked).
 fn up_to_tensorflow(spec: &str) -> Vec<String> {
-    let folder = scratch(&[]);
+    up_to_tensorflow_in(&scratch(&[]), spec)
+}
+
+fn up_to_tensorflow_in(folder: &tempfile::TempDir, spec: &str) -> Vec<String> {
     let run = tfimg(folder.path(), &["render", spec, "-o", "ctx"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let dockerfile = std::fs::read_to_string(folder.path().join("ctx/Dockerfile")).unwrap();
@@ -196,6 +199,50 @@ fn up_to_tensorflow(spec: &str) -> Vec<String> {
         .cloned()
         .chain(copied)
         .collect()
+}
+
+#[test]
+fn a_spec_without_a_lock_renders_its_built_in_s_locked_layers_so_it_shares_them() {
+    let builtins = [
+        "cpu-headless",
+        "cpu-jupyter",
+        "cpu-ssh",
+        "gpu-headless",
+        "gpu-jupyter",
+        "gpu-ssh",
+        "tf218-cpu-headless",
+        "tf218-cpu-jupyter",
+        "tf218-cpu-ssh",
+        "tf218-gpu-headless",
+        "tf218-gpu-jupyter",
+        "tf218-gpu-ssh",
+    ];
+    let specs: Vec<(String, String)> = builtins
+        .iter()
+        .map(|builtin| {
+            (
+                format!("images/my-{builtin}.yaml"),
+                format!("name: my-{builtin}\nextends: {builtin}\npackages: {{apt: [htop], pip: [rich]}}\n"),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = specs
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect();
+    let folder = scratch(&files);
+    for builtin in builtins {
+        let derived = up_to_tensorflow_in(&folder, &format!("my-{builtin}"));
+        assert!(
+            derived.iter().any(|line| line.contains("--require-hashes")),
+            "{builtin}"
+        );
+        assert_eq!(
+            derived,
+            up_to_tensorflow(builtin),
+            "my-{builtin} vs {builtin}"
+        );
+    }
 }
 
 /// Whether the variant's apt layer installs `tool` (by name, or pinned by a lock).

@@ -110,10 +110,18 @@ async fn a_base_image_removed_during_the_build_fails_it_clearly_and_tags_nothing
         &format!("tfimgtest-{name}/debian"),
     ]);
     docker(&["tag", "debian:bullseye-slim", &base]);
-    let folder = scratch(&[(
-        "spec.yaml",
-        &format!("name: {name}\nextends: cpu-headless\nbase: {base}\n"),
-    )]);
+    // Locked like the built-in (the same image under another name): every layer comes
+    // from its cache, so the build reaches verification in seconds, without the network.
+    let folder = scratch(&[
+        (
+            "spec.yaml",
+            &format!("name: {name}\nextends: cpu-headless\nbase: {base}\n"),
+        ),
+        (
+            "spec.lock",
+            &common::builtin_lock_for("cpu-headless", &name, Some(&base)),
+        ),
+    ]);
     let build = spawn_tfimg(
         folder.path(),
         &[

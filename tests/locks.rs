@@ -217,3 +217,113 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
         started.elapsed().as_secs_f64()
     );
 }
+
+/// The ids of every layer in the history of the tagged `tfimg/*` images but `except`.
+fn layers_of_other_images(except: &str) -> Vec<String> {
+    let tags = docker(&[
+        "images",
+        "--filter",
+        "reference=tfimg/*",
+        "--format",
+        "{{.Repository}}:{{.Tag}}",
+    ]);
+    let except_id = docker(&["image", "inspect", "--format", "{{.Id}}", except]);
+    tags.lines()
+        .filter(|tag| docker(&["image", "inspect", "--format", "{{.Id}}", tag]) != except_id)
+        .flat_map(|tag| {
+            docker(&["history", "--no-trunc", "--quiet", tag])
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_spec_without_a_lock_builds_on_its_built_in_s_locked_layers_and_shares_them() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let name = unique("t-inherit");
+    let same = format!("{name}-env");
+    let _guard = DockerGuard::images(&[&format!("tfimg/{name}"), &format!("tfimg/{same}")]);
+    let folder = scratch(&[
+        ("images/lab.yaml", &spec_file(&name, "rich")),
+        (
+            "images/same.yaml",
+            &format!("name: {same}\nextends: builtin:cpu-headless\nenv: {{MARK: \"1\"}}\n"),
+        ),
+    ]);
+    let dir = folder.path();
+    // The built-in from its embedded lock (from the cache when scripts/test built it).
+    let builtin = build(dir, "cpu-headless", &[]);
+    assert_eq!(builtin.code, 0, "{}", builtin.stderr);
+
+    // Its own pip package on top: the layers below come from the built-in's lock, by hash
+    // and from the cache; rich floats, and the build says so.
+    let built = build(dir, &name, &[]);
+    assert_eq!(built.code, 0, "{}", built.stderr);
+    assert!(
+        built.stderr.contains(&format!(
+            "`{name}` has no lock of its own: `builtin:cpu-headless.lock` pins every layer but the spec's own pip packages (the images built from it share them); `tfimg lock images/lab.yaml` pins the rest too\n"
+        )),
+        "{}",
+        built.stderr
+    );
+    assert!(
+        built
+            .stderr
+            .contains("ok    the inherited lock's distributions are installed: "),
+        "{}",
+        built.stderr
+    );
+    assert!(!built.stderr.contains("tensorflow_cpu"), "{}", built.stderr);
+    let tag = format!("tfimg/{name}:2.9.3");
+    let image = engine.image(&tag).await.unwrap().expect("tagged");
+    assert_eq!(image.labels.get("io.tfimg.lock"), None, "not locked whole");
+    let installed = freeze(&tag);
+    assert!(installed.contains_key("rich"), "{installed:?}");
+    let builtin_lock = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/images/cpu-headless.lock"
+    ))
+    .unwrap();
+    let builtin_lock = tfimg::lock::read::parse(&builtin_lock, "cpu-headless.lock", None).unwrap();
+    for (name, version) in tfimg::lock::expected_below_packages(&builtin_lock) {
+        assert_eq!(installed.get(&normalize(&name)), Some(&version), "{name}");
+    }
+    // The TensorFlow layer is another image's too: removing this one keeps it, so the next
+    // spec like it downloads nothing either.
+    let step = "--require-hashes --no-deps -r /opt/tfimg/lock/tensorflow.txt";
+    let tensorflow = layer_id(&tag, step).expect("the locked TensorFlow layer");
+    assert!(
+        layers_of_other_images(&tag).contains(&tensorflow),
+        "{tensorflow} is this image's alone"
+    );
+
+    // Only a variable more: every layer is the lock's, and the image holds exactly it.
+    let whole = build(dir, &same, &[]);
+    assert_eq!(whole.code, 0, "{}", whole.stderr);
+    assert!(
+        whole.stderr.contains(&format!(
+            "`{same}` has no lock of its own: `builtin:cpu-headless.lock` pins every layer (the images built from it share them)\n"
+        )),
+        "{}",
+        whole.stderr
+    );
+    assert!(
+        whole
+            .stderr
+            .contains("ok    installed distributions equal the lock"),
+        "{}",
+        whole.stderr
+    );
+    let shown = tfimg(dir, &["show", &same]);
+    assert!(
+        shown
+            .stdout
+            .contains("lock:\n  file: builtin:cpu-headless.lock\n"),
+        "{}",
+        shown.stdout
+    );
+}

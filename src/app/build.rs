@@ -78,7 +78,8 @@ pub async fn build_spec(
     let Some(base_id) = base_image(engine, resolved, network, options, reporter).await? else {
         return Ok(None);
     };
-    if let Some(locked) = &resolved.lock {
+    if let Some(pins) = crate::lock::pins(resolved) {
+        let locked = pins.locked;
         if locked.file.base.id != base_id {
             // A bootstrapped base differs per machine; apt and pip stay pinned by the lock.
             reporter.status(&format!(
@@ -118,6 +119,9 @@ pub async fn build_spec(
         resolved.base,
         &plan.key[..12]
     ));
+    if let Some(pins) = crate::lock::pins(resolved).filter(|pins| !pins.own) {
+        reporter.status(&inherited_note(resolved, pins));
+    }
     let waiting = "waiting for tfimg to finish removing superseded images";
     let _images_lock = lock(host, IMAGES_LOCK, true, waiting, reporter).await?;
     let request = BuildRequest {
@@ -369,9 +373,24 @@ async fn remove_build_container(engine: &impl Engine, host: &impl Host, id: &str
     }
 }
 
+/// What a spec without its own lock takes from the one it inherits, and what stays loose.
+fn inherited_note(resolved: &ResolvedSpec, pins: crate::lock::Pins) -> String {
+    let loose = match pins.whole() {
+        true => String::new(),
+        false => format!("; `tfimg lock {}` pins the rest too", resolved.source),
+    };
+    format!(
+        "`{}` has no lock of its own: `{}` pins {} (the images built from it share them){loose}",
+        resolved.name,
+        pins.locked.display,
+        pins.layers(),
+    )
+}
+
 fn build_failed(resolved: &ResolvedSpec, failure: &BuildFailure) -> InputError {
     let name = &resolved.name;
-    if let Some(locked) = &resolved.lock {
+    if let Some(pins) = crate::lock::pins(resolved) {
+        let locked = pins.locked;
         let refused = crate::lock::hash_mismatches(&failure.output);
         if !refused.is_empty() {
             return InputError::new(

@@ -25,10 +25,14 @@ pub fn load() -> Catalog {
 }
 
 /// `wanted` resolved, with its lock when it has one (every build of it installs from
-/// that): a spec file when it names one, else a spec of `catalog`.
+/// that), else the lock it inherits its lower layers from: a spec file when it names one,
+/// else a spec of `catalog`.
 pub fn resolve(catalog: &Catalog, wanted: &str) -> Result<ResolvedSpec, SpecError> {
     let mut resolved = resolve_unlocked(catalog, wanted)?;
     resolved.lock = super::lock::find(&crate::host::Machine, &resolved)?;
+    if resolved.lock.is_none() {
+        resolved.inherited = super::lock::inherited(&crate::host::Machine, &resolved);
+    }
     Ok(resolved)
 }
 

@@ -14,7 +14,7 @@ use crate::host::Host;
 use crate::input::{InputError, SpecError};
 use crate::labels;
 use crate::lock::model::Base;
-use crate::lock::{self, LockFile, Locked};
+use crate::lock::{self, Inherited, LockFile, Locked};
 use crate::output::progress::Reporter;
 use crate::spec::load::builtin_lock;
 use crate::spec::ResolvedSpec;
@@ -61,28 +61,62 @@ pub fn read(host: &impl Host, path: &Path, name: &str) -> Result<Option<Locked>,
     }
 }
 
-/// The first lock that may give `resolved` its shared layers (`shares_layers`): the other
-/// `*.lock` files beside `path` in name order, then the built-ins' embedded locks. So the
-/// variants of one TensorFlow in a project, and specs extending a built-in, keep sharing
-/// the TensorFlow layer (and the ones below it) instead of each resolving its own.
+/// The first lock that may give `resolved` its shared layers (`shares_layers`), from
+/// `candidates`. So the variants of one TensorFlow in a project, and specs extending a
+/// built-in, keep sharing the TensorFlow layer (and the ones below it) instead of each
+/// resolving its own.
 pub fn shared_lock(host: &impl Host, resolved: &ResolvedSpec, path: &Path) -> Option<Locked> {
     let inputs = crate::lock::check::inputs_of(resolved);
-    let folder = match path.parent() {
-        Some(folder) if !folder.as_os_str().is_empty() => folder,
-        _ => Path::new("."),
-    };
-    let siblings = host.files_with_extension(folder, "lock");
-    let from_files = siblings
-        .into_iter()
-        .filter(|candidate| candidate.file_name() != path.file_name())
-        .filter_map(|candidate| {
-            let bytes = host.read_file(&candidate).ok()?;
-            crate::lock::load_any(bytes, &candidate.display().to_string(), None).ok()
-        });
-    let builtins = crate::spec::load::builtin_lock_names().filter_map(|name| builtin(name)?.ok());
-    from_files
-        .chain(builtins)
+    candidates(host, resolved, Some(path))
         .find(|candidate| crate::lock::check::shares_layers(&inputs, &candidate.file.inputs))
+}
+
+/// For a spec without its own lock: the lock it inherits its layers from
+/// (`lock::check::inherit`), from `candidates`; `None` when none shares them.
+pub fn inherited(host: &impl Host, resolved: &ResolvedSpec) -> Option<Inherited> {
+    let inputs = crate::lock::check::inputs_of(resolved);
+    let path = lock_path(resolved);
+    let found = candidates(host, resolved, path.as_deref())
+        .find_map(|candidate| crate::lock::check::inherit(&inputs, candidate));
+    found
+}
+
+/// The locks `resolved` may share layers with, nearest first: its ancestors' (`NAME.lock`
+/// beside `path`, or the built-in's), then the other `*.lock` files beside `path` in name
+/// order, then every built-in's. Unreadable ones are skipped.
+fn candidates<'a>(
+    host: &'a impl Host,
+    resolved: &'a ResolvedSpec,
+    path: Option<&'a Path>,
+) -> impl Iterator<Item = Locked> + 'a {
+    let folder = path.map(|path| match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder.to_path_buf(),
+        _ => PathBuf::from("."),
+    });
+    let own = path.and_then(Path::file_name);
+    let from_file = move |candidate: PathBuf| {
+        if own.is_some() && candidate.file_name() == own {
+            return None;
+        }
+        let bytes = host.read_file(&candidate).ok()?;
+        crate::lock::load_any(bytes, &candidate.display().to_string(), None).ok()
+    };
+    let ancestors = {
+        let folder = folder.clone();
+        resolved.extends.iter().rev().filter_map(move |name| {
+            let beside = folder
+                .as_ref()
+                .and_then(|folder| from_file(folder.join(format!("{name}.lock"))));
+            beside.or_else(|| builtin(name)?.ok())
+        })
+    };
+    let siblings = folder
+        .map(|folder| host.files_with_extension(&folder, "lock"))
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(from_file);
+    let builtins = crate::spec::load::builtin_lock_names().filter_map(|name| builtin(name)?.ok());
+    ancestors.chain(siblings).chain(builtins)
 }
 
 /// `resolved` resolved into its lock, in a throw-away container of its base image; the

@@ -1,7 +1,7 @@
 //! Whether a spec and its lock agree: the spec's inputs now against those the lock was
 //! made from, each difference as a sentence. Pure comparison.
 
-use super::model::{Inputs, LockFile};
+use super::model::{Inherited, Inputs, LockFile, Locked};
 use crate::spec::validate::REQUIRED_APT;
 use crate::spec::{CudaProvider, ResolvedSpec};
 
@@ -47,6 +47,31 @@ pub fn shares_layers(inputs: &Inputs, other: &Inputs) -> bool {
         && inputs.requirements == other.requirements
         && inputs.constraints == other.constraints
         && system(inputs) == system(other)
+}
+
+/// What a spec of `inputs` without a lock of its own takes from `locked`: `None` when
+/// they do not share the layers up to TensorFlow's; the variant's apt layer too when the
+/// spec asks for the same apt packages, and its pip layer when also for the same pip ones.
+pub fn inherit(inputs: &Inputs, locked: Locked) -> Option<Inherited> {
+    if !shares_layers(inputs, &locked.file.inputs) {
+        return None;
+    }
+    let same = |now: &[String], then: &[String]| {
+        let mut now = now.to_vec();
+        let mut then = then.to_vec();
+        now.sort();
+        now.dedup();
+        then.sort();
+        then.dedup();
+        now == then
+    };
+    let variant = same(&inputs.apt, &locked.file.inputs.apt);
+    let packages = variant && same(&inputs.pip, &locked.file.inputs.pip);
+    Some(Inherited {
+        locked,
+        variant,
+        packages,
+    })
 }
 
 /// Whether the shared first layer installs `package` (else the variant's layer does).

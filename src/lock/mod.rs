@@ -15,7 +15,25 @@ use sha2::{Digest, Sha256};
 
 pub use check::differences;
 use model::normalize;
-pub use model::{Distribution, LockFile, Locked};
+pub use model::{Distribution, Inherited, LockFile, Locked, Pins};
+
+/// What pins `spec`'s image: its own lock, else the one it inherits; `None` when nothing does.
+pub fn pins(spec: &crate::spec::ResolvedSpec) -> Option<Pins<'_>> {
+    if let Some(locked) = &spec.lock {
+        return Some(Pins {
+            locked,
+            own: true,
+            variant: true,
+            packages: true,
+        });
+    }
+    spec.inherited.as_ref().map(|inherited| Pins {
+        locked: &inherited.locked,
+        own: false,
+        variant: inherited.variant,
+        packages: inherited.packages,
+    })
+}
 
 /// The first lines of every lock file.
 pub const HEADER: &str = "# written by tfimg lock: do not edit\n# make it again with `tfimg lock SPEC`; `tfimg lock SPEC --check` compares it with the spec\n";
@@ -70,8 +88,21 @@ pub fn requirements(distributions: &[Distribution]) -> String {
 /// The distributions the finished image holds, by normalized name: every group in
 /// install order, a later one replacing an earlier one's distribution of the same name.
 pub fn expected(lock: &LockFile) -> BTreeMap<String, String> {
+    merged(lock, |_| true)
+}
+
+/// What the layers up to TensorFlow's install (the groups a spec without its own lock
+/// inherits), the same way.
+pub fn expected_below_packages(lock: &LockFile) -> BTreeMap<String, String> {
+    merged(lock, |group| group != "packages")
+}
+
+fn merged(lock: &LockFile, wanted: impl Fn(&str) -> bool) -> BTreeMap<String, String> {
     let mut expected = BTreeMap::new();
-    for (_, distributions) in lock.pip.in_order() {
+    for (group, distributions) in lock.pip.in_order() {
+        if !wanted(group) {
+            continue;
+        }
         for distribution in distributions {
             expected.insert(normalize(&distribution.name), distribution.version.clone());
         }

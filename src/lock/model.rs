@@ -133,3 +133,42 @@ pub fn normalize(name: &str) -> String {
     }
     normalized
 }
+
+/// The lock a spec without its own takes its layers from: the nearest one (an ancestor's,
+/// a sibling's or a built-in's) made from the same inputs below the variant, so the
+/// spec's image is those layers byte for byte and shares them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inherited {
+    pub locked: Locked,
+    /// The spec asks for the lock's apt packages: its variant layer is pinned too.
+    pub variant: bool,
+    /// The spec asks for the lock's pip packages as well: the whole image is pinned.
+    pub packages: bool,
+}
+
+/// What pins a spec's image, layer by layer: its own lock (every layer), or an
+/// inherited one (the layers up to TensorFlow's, and those above whose inputs match).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pins<'a> {
+    pub locked: &'a Locked,
+    /// The spec's own lock, not an inherited one.
+    pub own: bool,
+    pub variant: bool,
+    pub packages: bool,
+}
+
+impl Pins<'_> {
+    /// Whether every layer is pinned, so the installed distributions must equal the lock's.
+    pub fn whole(&self) -> bool {
+        self.variant && self.packages
+    }
+
+    /// Which layers the lock pins, in words.
+    pub fn layers(&self) -> &'static str {
+        match (self.variant, self.packages) {
+            (true, true) => "every layer",
+            (true, false) => "every layer but the spec's own pip packages",
+            _ => "the layers up to TensorFlow's",
+        }
+    }
+}

@@ -253,3 +253,52 @@ fn a_lock_of_the_same_tensorflow_lends_its_shared_layers() {
     assert_eq!(lock.apt.variant[0].name, "git");
     assert_eq!(lock.pip.packages[0].name, "rich");
 }
+
+#[test]
+fn a_spec_without_a_lock_inherits_the_layers_whose_inputs_match() {
+    let headless = spec("");
+    let loaded = |lock: &LockFile| load_any(to_text(lock).into_bytes(), "h.lock", None).unwrap();
+    let lock = loaded(&sample(&headless));
+
+    // Only a variable more: every layer is the lock's, the image is pinned whole.
+    let same = check::inherit(&check::inputs_of(&spec("env: {A: \"1\"}\n")), lock.clone()).unwrap();
+    assert!(same.variant && same.packages);
+    // Its own pip package: the layers up to its packages are the lock's.
+    let more_pip = spec("packages: {pip: [rich]}\n");
+    let inherited = check::inherit(&check::inputs_of(&more_pip), lock.clone()).unwrap();
+    assert!(inherited.variant && !inherited.packages);
+    // Its own apt package: up to TensorFlow only (its pip packages follow its apt ones).
+    let more_apt = spec("packages: {apt: [git]}\n");
+    let inherited = check::inherit(&check::inputs_of(&more_apt), lock.clone()).unwrap();
+    assert!(!inherited.variant && !inherited.packages);
+    // Another TensorFlow or base shares nothing.
+    for other in [
+        "tensorflow: \"2.8.4\"\n",
+        "base: example.org/debian:bullseye-slim\n",
+    ] {
+        assert_eq!(
+            check::inherit(&check::inputs_of(&spec(other)), lock.clone()),
+            None,
+            "{other}"
+        );
+    }
+
+    // What a build of it pins, and what it checks: the inherited groups, not the lock's own
+    // pip packages.
+    let mut resolved = more_pip;
+    resolved.inherited = check::inherit(&check::inputs_of(&resolved), lock.clone());
+    let inherited = pins(&resolved).unwrap();
+    assert!(!inherited.own && !inherited.whole());
+    let below = expected_below_packages(&lock.file);
+    assert_eq!(
+        below.get("tensorflow-cpu").map(String::as_str),
+        Some("2.9.3")
+    );
+    assert_eq!(below.get("setuptools").map(String::as_str), Some("75.3.0"));
+    assert!(!below.contains_key("requests"));
+    assert!(expected(&lock.file).contains_key("requests"));
+    // Its own lock wins over an inherited one.
+    resolved.lock = Some(lock);
+    let own = pins(&resolved).unwrap();
+    assert!(own.own && own.whole());
+}

@@ -273,13 +273,14 @@ fn python(w: &mut String, spec: &ResolvedSpec) {
             spec.python
         ),
     );
-    if spec.lock.is_some() {
+    let pinned = crate::lock::pins(spec).is_some();
+    if pinned {
         locked::copy_requirements(w, "pip");
     }
     line(w, &format!("RUN python3 -m venv {VENV} \\"));
-    match spec.lock {
-        Some(_) => locked::pip_install(w, " && ", &format!("{VENV}/bin/pip"), "pip", false),
-        None => line(w, &format!(" && {VENV}/bin/pip install {PIP_PIN}")),
+    match pinned {
+        true => locked::pip_install(w, " && ", &format!("{VENV}/bin/pip"), "pip", false),
+        false => line(w, &format!(" && {VENV}/bin/pip install {PIP_PIN}")),
     }
     line(w, &format!("ENV PATH={VENV}/bin:$PATH \\"));
     line(w, &format!("    VIRTUAL_ENV={VENV}"));
@@ -310,7 +311,8 @@ fn tensorflow(w: &mut String, spec: &ResolvedSpec) {
         w,
         "# Its known-good pins hold every install, at build time and in the container (PIP_CONSTRAINT).",
     );
-    if spec.lock.is_some() {
+    let pinned = crate::lock::pins(spec).is_some();
+    if pinned {
         locked::copy_requirements(w, "tensorflow");
     }
     line(w, &format!("RUN mkdir -p {TFIMG_DIR} \\"));
@@ -327,9 +329,9 @@ fn tensorflow(w: &mut String, spec: &ResolvedSpec) {
         .gpu
         .as_ref()
         .and_then(|gpu| gpu.cupti_library.as_deref());
-    match spec.lock {
-        Some(_) => locked::pip_install(w, " && ", "pip", "tensorflow", cupti.is_some()),
-        None => pip_install(w, " && ", &tensorflow, cupti.is_some()),
+    match pinned {
+        true => locked::pip_install(w, " && ", "pip", "tensorflow", cupti.is_some()),
+        false => pip_install(w, " && ", &tensorflow, cupti.is_some()),
     }
     if let Some(library) = cupti.and_then(|library| library.rsplit_once('/')) {
         // The unversioned name TensorFlow falls back to when the CUPTI of the CUDA it was
@@ -343,13 +345,14 @@ fn tensorflow(w: &mut String, spec: &ResolvedSpec) {
 /// The spec's own pip packages: a layer of their own above TensorFlow's, so editing
 /// them reuses it.
 fn pip_packages(w: &mut String, spec: &ResolvedSpec) {
-    if let Some(locked) = &spec.lock {
-        if locked.file.pip.packages.is_empty() {
+    let pins = crate::lock::pins(spec).filter(|pins| pins.packages);
+    if let Some(pins) = pins {
+        if pins.locked.file.pip.packages.is_empty() {
             return;
         }
     }
     line(w, "# The spec's pip packages, under the same pins.");
-    match &spec.lock {
+    match pins {
         Some(_) => {
             locked::copy_requirements(w, "packages");
             locked::pip_install(w, "RUN ", "pip", "packages", false);

@@ -77,9 +77,14 @@ pub fn context_files(
             .replace("@EXPECTED@", &verify_expectations(spec)),
         0o644,
     );
-    if let Some(locked) = &spec.lock {
-        for (group, distributions) in locked.file.pip.in_order() {
-            if group != "venv" && !distributions.is_empty() {
+    if let Some(pins) = lock::pins(spec) {
+        for (group, distributions) in pins.locked.file.pip.in_order() {
+            let pinned = match group {
+                "venv" => false,
+                "packages" => pins.packages,
+                _ => true,
+            };
+            if pinned && !distributions.is_empty() {
                 insert(
                     &requirements_file(group),
                     lock::requirements(distributions),
@@ -116,16 +121,18 @@ fn verify_expectations(spec: &ResolvedSpec) -> String {
 /// verify.py's lock check with the distributions the lock expects, or nothing (a spec
 /// without a lock keeps the same verify.py).
 fn lock_check(spec: &ResolvedSpec) -> String {
-    match &spec.lock {
-        Some(locked) => {
-            let expected = serde_json::to_string(&lock::expected(&locked.file))
-                .expect("plain JSON values serialise");
-            VERIFY_LOCK_TEMPLATE
-                .replace("@LOCK_EXPECTED@", &expected)
-                .replace("@LOCK_FILE@", &locked.display)
-        }
-        None => String::new(),
-    }
+    let Some(pins) = lock::pins(spec) else {
+        return String::new();
+    };
+    let expected = match pins.whole() {
+        true => lock::expected(&pins.locked.file),
+        false => lock::expected_below_packages(&pins.locked.file),
+    };
+    let expected = serde_json::to_string(&expected).expect("plain JSON values serialise");
+    VERIFY_LOCK_TEMPLATE
+        .replace("@LOCK_EXPECTED@", &expected)
+        .replace("@LOCK_FILE@", &pins.locked.display)
+        .replace("@LOCK_WHOLE@", if pins.whole() { "True" } else { "False" })
 }
 
 fn fill(template: &str, spec: &ResolvedSpec) -> String {

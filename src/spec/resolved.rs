@@ -49,6 +49,10 @@ pub struct ResolvedSpec {
     /// attached by `app::catalog`, so every build of the spec installs from it.
     #[serde(skip)]
     pub lock: Option<crate::lock::Locked>,
+    /// Without a lock of its own: the lock whose layers it shares (`lock::check::inherit`),
+    /// attached by `app::catalog` too.
+    #[serde(skip)]
+    pub inherited: Option<crate::lock::Inherited>,
 }
 
 /// One `files:` entry, resolved.

@@ -116,6 +116,7 @@ impl Resolver<'_> {
             tensorboard_logdir,
             files,
             lock: None,
+            inherited: None,
         })
     }
 

@@ -69,6 +69,33 @@ pub async fn engine() -> Option<tfimg::engine::Docker> {
     }
 }
 
+/// The embedded lock of the built-in `builtin` made the lock of spec `name`, which adds
+/// nothing to what it resolves (a variable, files), with `base` another reference of the
+/// same base image: its build takes every layer from the built-in's cache.
+pub fn builtin_lock_for(builtin: &str, name: &str, base: Option<&str>) -> String {
+    let path = format!("{}/images/{builtin}.lock", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = text.replacen(
+        &format!("\nspec: {builtin}\n"),
+        &format!("\nspec: {name}\n"),
+        1,
+    );
+    match base {
+        Some(base) => text
+            .replacen(
+                "\n  base: debian:bullseye-slim\n",
+                &format!("\n  base: {base}\n"),
+                1,
+            )
+            .replacen(
+                "\n  reference: debian:bullseye-slim\n",
+                &format!("\n  reference: {base}\n"),
+                1,
+            ),
+        None => text,
+    }
+}
+
 /// The machine's CA bundle: on this network PyPI is only reachable with it.
 pub const HOST_CA: &str = "/etc/ssl/certs/ca-certificates.crt";
 

@@ -199,3 +199,57 @@ fn every_embedded_lock_reads_fits_its_built_in_and_shares_its_family_s_tensorflo
         assert!(shared.windows(2).all(|pair| pair[0] == pair[1]), "{family}");
     }
 }
+
+#[test]
+fn a_spec_without_a_lock_inherits_from_its_nearest_locked_ancestor_first() {
+    let mut catalog = Catalog::builtin(PathBuf::from("/project"));
+    let parent = b"name: parent\nextends: builtin:cpu-jupyter\n".to_vec();
+    catalog.add_local(
+        PathBuf::from("/project/images/parent.yaml"),
+        "images/parent.yaml",
+        Ok(parent),
+    );
+    let text = b"name: lab\nextends: parent\npackages: {pip: [rich]}\n".to_vec();
+    let document = spec::load::file_document("images/lab.yaml", Ok(text)).unwrap();
+    let lab = spec::resolve_document(&catalog, document).unwrap();
+    let host = FakeHost::new();
+
+    // No lock beside it: the nearest built-in ancestor's, whose variant (git) it shares.
+    let inherited = inherited(&host, &lab).unwrap();
+    assert_eq!(inherited.locked.display, "builtin:cpu-jupyter.lock");
+    assert!(inherited.variant && !inherited.packages);
+
+    // Ancestors first, nearest first: the parent's lock beside it, then the built-in's,
+    // before a sibling's sorted earlier.
+    let parent_lock = builtin("cpu-jupyter").unwrap().unwrap().file;
+    let mut renamed = parent_lock.clone();
+    renamed.spec = "parent".to_string();
+    let mut sibling = parent_lock.clone();
+    sibling.spec = "aaa".to_string();
+    write(&host, Path::new("images/parent.lock"), &renamed).unwrap();
+    write(&host, Path::new("images/aaa.lock"), &sibling).unwrap();
+    assert_eq!(
+        inherited_display(&host, &lab),
+        Some("images/parent.lock".to_string())
+    );
+    host.files
+        .borrow_mut()
+        .remove(Path::new("images/parent.lock"));
+    assert_eq!(
+        inherited_display(&host, &lab),
+        Some("builtin:cpu-jupyter.lock".to_string())
+    );
+
+    // A parent's lock of another TensorFlow is passed over.
+    let mut other = parent_lock;
+    other.inputs.tensorflow = "2.8.4".to_string();
+    write(&host, Path::new("images/parent.lock"), &other).unwrap();
+    assert_eq!(
+        inherited_display(&host, &lab),
+        Some("builtin:cpu-jupyter.lock".to_string())
+    );
+}
+
+fn inherited_display(host: &FakeHost, resolved: &ResolvedSpec) -> Option<String> {
+    inherited(host, resolved).map(|inherited| inherited.locked.display)
+}

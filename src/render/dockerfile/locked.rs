@@ -16,18 +16,18 @@ pub fn requirements_file(group: &str) -> String {
 }
 
 /// The apt packages of the first (`system`) or the variant's layer: the lock's pinned
-/// closure, else the spec's names.
+/// closure when a lock pins that layer, else the spec's names.
 pub(super) fn apt_packages(spec: &ResolvedSpec, system: bool) -> Vec<String> {
-    match &spec.lock {
-        Some(locked) => {
-            let apt = &locked.file.apt;
+    match crate::lock::pins(spec) {
+        Some(pins) if system || pins.variant => {
+            let apt = &pins.locked.file.apt;
             let packages = if system { &apt.system } else { &apt.variant };
             packages
                 .iter()
                 .map(|package| format!("{}={}", package.name, package.version))
                 .collect()
         }
-        None => spec
+        _ => spec
             .packages
             .apt
             .iter()

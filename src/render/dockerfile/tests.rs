@@ -146,3 +146,63 @@ fn a_locked_spec_installs_from_its_lock_by_hash() {
     let plain = String::from_utf8(unlocked.files["verify.py"].contents.clone()).unwrap();
     assert!(!plain.contains("lock"), "{plain}");
 }
+
+#[test]
+fn a_spec_without_a_lock_renders_the_inherited_layers_as_its_ancestor_does() {
+    let catalog = Catalog::builtin(std::path::PathBuf::from("/project"));
+    let mut ancestor = spec::resolve(&catalog, "cpu-jupyter").unwrap();
+    let locked = crate::app::lock::builtin("cpu-jupyter").unwrap().unwrap();
+    ancestor.lock = Some(locked.clone());
+    let ancestor = render(&ancestor, &NetworkOptions::default());
+    let up_to_tensorflow = |dockerfile: &str| -> String {
+        let end = dockerfile.find("# The variant's").unwrap();
+        // The first line names the spec: a comment, not a step.
+        dockerfile[dockerfile.find('\n').unwrap()..end].to_string()
+    };
+
+    for (body, variant_pinned) in [
+        ("packages: {pip: [rich]}\n", true),
+        ("packages: {apt: [htop], pip: [rich]}\n", false),
+    ] {
+        let (mut resolved, _) = rendered(&format!("extends: cpu-jupyter\n{body}"));
+        let inputs = crate::lock::check::inputs_of(&resolved);
+        resolved.inherited = crate::lock::check::inherit(&inputs, locked.clone());
+        let derived = render(&resolved, &NetworkOptions::default());
+        let dockerfile = &derived.dockerfile;
+        assert_eq!(
+            up_to_tensorflow(dockerfile),
+            up_to_tensorflow(&ancestor.dockerfile),
+            "{body}"
+        );
+        for group in ["lock-pip.txt", "lock-tensorflow.txt"] {
+            assert_eq!(
+                derived.files[group], ancestor.files[group],
+                "{body} {group}"
+            );
+        }
+        assert_eq!(
+            dockerfile.contains("      git=1:"),
+            variant_pinned,
+            "{body}"
+        );
+        assert_eq!(
+            dockerfile.contains("      htop \\\n"),
+            !variant_pinned,
+            "{body}"
+        );
+        // Its own pip packages are not the lock's: installed by name, under the pins.
+        let own = &dockerfile[dockerfile.find("# The spec's pip packages").unwrap()..];
+        assert!(
+            own.contains("\nRUN pip install --constraint /opt/tfimg/constraints.txt \\\n")
+                && own.contains("      rich\n"),
+            "{dockerfile}"
+        );
+        assert!(!derived.files.contains_key("lock-packages.txt"));
+        assert!(!dockerfile.contains("io.tfimg.lock="), "{dockerfile}");
+        let verify = String::from_utf8(derived.files["verify.py"].contents.clone()).unwrap();
+        assert!(verify.contains("    whole = False\n"), "{verify}");
+        assert!(verify.contains("\"tensorflow-cpu\":\"2.9.3\""), "{verify}");
+        // The built-in's own pip packages (Jupyter's) are not expected of it.
+        assert!(!verify.contains("\"jupyter-server\""), "{verify}");
+    }
+}
