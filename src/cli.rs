@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod bundle;
+mod engine;
 mod sweep;
 pub use bundle::*;
+pub use engine::EngineArgs;
 pub use sweep::*;
 
 /// Reproducible TensorFlow images and containers, GPU and CPU, from declarative specs.
@@ -17,6 +19,9 @@ pub struct Cli {
     /// More logging on stderr: -v for debug, -vv for trace (RUST_LOG overrides).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+
+    #[command(flatten)]
+    pub engine: EngineArgs,
 
     #[command(subcommand)]
     pub command: Command,
