@@ -92,7 +92,7 @@ impl SshCommand {
             )
         };
         let example = format!(
-            "for example `{SSH_COMMAND_VARIABLE}='ssh -F ~/.ssh/gpu_config -i ~/.ssh/lab'`"
+            "close the quote; words are split as a shell splits them: `{SSH_COMMAND_VARIABLE}=\"ssh -i '/home/me/my key'\"`"
         );
         let mut words = shlex::split(text)
             .ok_or_else(|| {
