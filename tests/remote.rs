@@ -23,7 +23,16 @@ const SETTLE: Duration = Duration::from_secs(20);
 type Env<'a> = Vec<(&'a str, String)>;
 
 fn tfimg_at(sshd: &Sshd, extra: &[(&str, String)], args: &[&str]) -> Run {
-    let folder = scratch(&[]);
+    tfimg_in(&scratch(&[]), sshd, extra, args)
+}
+
+/// `tfimg_at` in a folder of the test's (its `./images` specs seen).
+fn tfimg_in(
+    folder: &tempfile::TempDir,
+    sshd: &Sshd,
+    extra: &[(&str, String)],
+    args: &[&str],
+) -> Run {
     let mut env = sshd.env();
     for (key, value) in extra {
         env.retain(|(known, _)| known != key);
@@ -36,6 +45,21 @@ fn tfimg_at(sshd: &Sshd, extra: &[(&str, String)], args: &[&str]) -> Run {
 /// How many connections the server accepted so far (each tfimg command is one).
 fn accepted(sshd: &Sshd) -> usize {
     sshd.log().matches("Accepted publickey").count()
+}
+
+/// Waits (a hang catcher) until no process's command line holds all of `words`.
+fn wait_until_gone(words: &[&str]) {
+    common::wait_for(
+        "the background process to end",
+        Duration::from_secs(120),
+        || {
+            !std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+                let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+                let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                words.iter().all(|word| cmdline.contains(word))
+            })
+        },
+    );
 }
 
 fn assert_nothing_left(sshd: &Sshd, what: &str) {
@@ -109,6 +133,22 @@ async fn build_run_ps_logs_and_rm_work_over_ssh() {
     assert_eq!(logs.code, 0, "{}", logs.stderr);
     assert!(logs.stdout.contains("hello-over-ssh"), "{}", logs.stdout);
 
+    // exec upgrades the HTTP connection to a raw stream (a hijack) through the dial.
+    let exec = tfimg_at(
+        &sshd,
+        &[],
+        &[
+            "exec",
+            &name,
+            "--",
+            "sh",
+            "-c",
+            "echo exec-over-ssh $((6*7))",
+        ],
+    );
+    assert_eq!(exec.code, 0, "{}", exec.stderr);
+    assert!(exec.stdout.contains("exec-over-ssh 42"), "{}", exec.stdout);
+
     let removed = tfimg_at(&sshd, &[], &["rm", "-f", &name]);
     assert_eq!(removed.code, 0, "{}", removed.stderr);
     assert!(
@@ -116,8 +156,65 @@ async fn build_run_ps_logs_and_rm_work_over_ssh() {
             .trim()
             .is_empty()
     );
-    assert_eq!(accepted(&sshd), before + 4, "one connection per command");
+    assert_eq!(accepted(&sshd), before + 5, "one connection per command");
     assert_nothing_left(&sshd, "the commands");
+}
+
+#[tokio::test]
+async fn a_spec_is_built_over_ssh_and_its_background_pruning_reaches_the_same_engine() {
+    let Some(sshd) = Sshd::start() else { return };
+    let name = unique("t-remote-build");
+    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let spec =
+        format!("name: {name}\nextends: cpu-headless\nenv:\n  REMOTE_MARK: built-over-ssh\n");
+    let folder = scratch(&[(&format!("images/{name}.yaml"), &spec)]);
+
+    let before = accepted(&sshd);
+    let started = Instant::now();
+    let built = tfimg_in(&folder, &sshd, &[], &["build", &name, "--ca-cert", HOST_CA]);
+    eprintln!("a new spec built over ssh in {:?}", started.elapsed());
+    assert_eq!(built.code, 0, "{}", built.stderr);
+    assert!(
+        built
+            .stderr
+            .contains(&format!("built `tfimg/{name}:2.9.3`")),
+        "{}",
+        built.stderr
+    );
+    assert!(
+        built
+            .stderr
+            .contains("ok    installed distributions equal the lock"),
+        "{}",
+        built.stderr
+    );
+    let label = docker(&[
+        "image",
+        "inspect",
+        "--format",
+        "{{index .Config.Labels \"io.tfimg.spec\"}}",
+        &format!("tfimg/{name}:2.9.3"),
+    ]);
+    assert_eq!(label.trim(), name, "the machine's daemon has the image");
+    // `build` starts `tfimg prune-superseded` in the background: it was told this engine
+    // (DOCKER_HOST=ssh://...), so it connected through the server too.
+    wait_until_gone(&["prune-superseded", &name]);
+    assert_eq!(
+        accepted(&sshd),
+        before + 2,
+        "the build and its pruning each connected once"
+    );
+
+    let again = tfimg_in(&folder, &sshd, &[], &["build", &name, "--ca-cert", HOST_CA]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again
+            .stderr
+            .contains(&format!("`tfimg/{name}:2.9.3` is up to date")),
+        "{}",
+        again.stderr
+    );
+    assert_nothing_left(&sshd, "the builds");
 }
 
 /// `docker context create` (the real CLI) with `DOCKER_CONFIG` in the test's folder.
@@ -249,12 +346,20 @@ async fn ssh_failures_exit_2_in_time_with_the_cause_and_leave_nothing_running() 
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
         listener.local_addr().unwrap().port()
     };
-    let cases: [(&str, Env, &str, &str); 5] = [
+    let cases: [(&str, Env, &str, &str); 6] = [
         (
             "a closed port",
             vec![("DOCKER_HOST", sshd.url(closed))],
             &format!("`127.0.0.1` refused the connection on port {closed}"),
             "check the port",
+        ),
+        (
+            // TEST-NET-1: refused at once by some networks, silently dropped by others
+            // (then ssh's 10 s ConnectTimeout answers).
+            "an address nothing answers on",
+            vec![("DOCKER_HOST", "ssh://root@192.0.2.1".to_string())],
+            "`192.0.2.1`",
+            "check the",
         ),
         (
             "a refused key",
