@@ -97,6 +97,9 @@ pub const REGISTRY_MIRROR_VARIABLE: &str = "TFIMG_REGISTRY_MIRROR";
 /// The day (`YYYY-MM-DD`) `list`, `show` and `doctor` judge support windows on, instead of
 /// the clock's: what a coming day will flag, and fixed days for tests.
 pub const TODAY_VARIABLE: &str = "TFIMG_TODAY";
+/// The ssh program and options for `ssh://` engines, split as a shell would (like git's
+/// `GIT_SSH_COMMAND`): `ssh -F ~/.ssh/gpu_config -i ~/.ssh/lab`.
+pub const SSH_COMMAND_VARIABLE: &str = "TFIMG_SSH_COMMAND";
 
 /// The named volume holding one host user's CUDA compute cache, shared by every GPU
 /// container tfimg starts for that user: `tfimg-cuda-cache-<uid>`.

@@ -50,6 +50,9 @@ pub fn main() -> ExitCode {
         }
     };
     output::init_tracing(cli.verbose);
+    if let Err(error) = commands::choose_engine(&cli.engine) {
+        return output::exit::report(&error);
+    }
     let outcome = match cli.command {
         Command::List(args) => commands::list::run(&args),
         Command::Show(args) => commands::show::run(&args),

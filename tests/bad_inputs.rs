@@ -64,6 +64,13 @@ enum Input {
         variable: &'static str,
         value: &'static str,
     },
+    /// `tfimg <args>` with these variables (`[DIR]` in a value is the scratch folder) and
+    /// `file` written first; only what `env` names chooses the engine.
+    Environment {
+        args: Vec<String>,
+        env: Vec<(&'static str, &'static str)>,
+        file: Option<(String, Vec<u8>)>,
+    },
 }
 
 /// `tfimg <args>` with `TFIMG_TODAY=<value>`: the message must name the variable.
@@ -182,6 +189,26 @@ fn run(name: &'static str, names: &str, flags: &[&str]) -> Case {
         input: Input::Run {
             flags: flags.iter().map(|flag| flag.to_string()).collect(),
             no_daemon: false,
+        },
+    }
+}
+
+/// `tfimg <args>` choosing an engine through `env` (and `file`, such as a Docker config):
+/// the message must name `names`.
+fn engine(
+    name: &'static str,
+    names: &str,
+    args: &[&str],
+    env: &[(&'static str, &'static str)],
+    file: Option<(&str, &str)>,
+) -> Case {
+    Case {
+        name,
+        names: names.to_string(),
+        input: Input::Environment {
+            args: args.iter().map(|arg| arg.to_string()).collect(),
+            env: env.to_vec(),
+            file: file.map(|(path, text)| (path.to_string(), text.as_bytes().to_vec())),
         },
     }
 }
@@ -1014,6 +1041,106 @@ fn cases() -> Vec<Case> {
         today("today-empty", "", &["show", "gpu-jupyter"]),
         today("today-with-a-time", "2026-11-22T00:00:00Z", &["doctor", "gpu-jupyter"]),
         today("today-a-word", "tomorrow", &["list", "--json"]),
+        // The engine: flags, variables and Docker contexts, refused before any daemon.
+        engine(
+            "engine-host-and-context",
+            "`--host` and `--context`",
+            &["ps", "--host", "ssh://gpu-box", "--context", "gpu"],
+            &[],
+            None,
+        ),
+        engine(
+            "engine-host-password",
+            "`--host ssh://me:***@gpu-box`",
+            &["ps", "--host", "ssh://me:hunter2@gpu-box"],
+            &[],
+            None,
+        ),
+        engine(
+            "engine-host-npipe",
+            "`--host",
+            &["build", "cpu-headless", "--host", "npipe:////./pipe/docker_engine"],
+            &[],
+            None,
+        ),
+        engine(
+            "engine-host-query",
+            "`--host",
+            &["ps", "-H", "ssh://gpu-box?socket=/x"],
+            &[],
+            None,
+        ),
+        engine(
+            "engine-docker-host-without-host",
+            "`DOCKER_HOST=",
+            &["ps"],
+            &[("DOCKER_HOST", "ssh://")],
+            None,
+        ),
+        engine(
+            "engine-context-missing",
+            "(`--context`)",
+            &["logs", "x", "--context", "gpu"],
+            &[("DOCKER_CONFIG", "[DIR]/docker")],
+            None,
+        ),
+        engine(
+            "engine-docker-context-missing",
+            "(`DOCKER_CONTEXT`)",
+            &["ps"],
+            &[
+                ("DOCKER_HOST", ""),
+                ("DOCKER_CONTEXT", "gpu"),
+                ("DOCKER_CONFIG", "[DIR]/docker"),
+            ],
+            None,
+        ),
+        engine(
+            "engine-current-context-missing",
+            "`[DIR]/docker/config.json`",
+            &["ps"],
+            &[
+                ("DOCKER_HOST", ""),
+                ("DOCKER_CONTEXT", ""),
+                ("DOCKER_CONFIG", "[DIR]/docker"),
+            ],
+            Some(("docker/config.json", r#"{"auths":{},"currentContext":"gone"}"#)),
+        ),
+        engine(
+            "engine-context-with-a-bad-url",
+            "the Docker context `odd`",
+            &["ps", "--context", "odd"],
+            &[("DOCKER_CONFIG", "[DIR]/docker")],
+            Some((
+                "docker/contexts/meta/990cb8ebd0afb7150da453a213036a92f2c05e091df0d803e62d257ea7796c27/meta.json",
+                r#"{"Name":"odd","Metadata":{},"Endpoints":{"docker":{"Host":"npipe:////./pipe/docker_engine","SkipTLSVerify":false}}}"#,
+            )),
+        ),
+        engine(
+            "engine-ssh-command-forwarding",
+            "`TFIMG_SSH_COMMAND=",
+            &["ps"],
+            &[
+                ("DOCKER_HOST", "ssh://gpu-box"),
+                ("TFIMG_SSH_COMMAND", "ssh -L 8888:localhost:8888"),
+            ],
+            None,
+        ),
+        engine(
+            "engine-ssh-command-unclosed-quote",
+            "`TFIMG_SSH_COMMAND=",
+            &["ps"],
+            &[
+                ("DOCKER_HOST", "ssh://gpu-box"),
+                ("TFIMG_SSH_COMMAND", "ssh -i 'my key"),
+            ],
+            None,
+        ),
+        run(
+            "engine-run-host-password",
+            "`--host",
+            &["--host", "ssh://me:pw@gpu-box"],
+        ),
     ]
 }
 
@@ -1193,6 +1320,7 @@ async fn bad_inputs_exit_1_with_a_clear_message_and_create_nothing() {
         }
         tried += 1;
         let folder = scratch(&[]);
+        let mut chosen: Vec<(&str, String)> = Vec::new();
         let mut env = vec![("XDG_DATA_HOME", data_home)];
         let (args, shown_input, container_checked) = match &case.input {
             Input::File { args, file } => {
@@ -1218,6 +1346,25 @@ async fn bad_inputs_exit_1_with_a_clear_message_and_create_nothing() {
                     command_line(args),
                     visible(value)
                 );
+                (args.clone(), shown, None)
+            }
+            Input::Environment {
+                args,
+                env: variables,
+                file,
+            } => {
+                let mut shown = format!("  argv: tfimg {}\n", command_line(args));
+                for (key, value) in variables {
+                    shown += &format!("  env: {key}={}\n", visible(value));
+                    let value = value.replace("[DIR]", &folder.path().display().to_string());
+                    chosen.push((*key, value));
+                }
+                if let Some((name, bytes)) = file {
+                    let path = folder.path().join(name);
+                    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                    std::fs::write(&path, bytes).unwrap();
+                    shown += &format!("  file ./{name}: |\n{}", block(&visible_bytes(bytes), 12));
+                }
                 (args.clone(), shown, None)
             }
             Input::Run { flags, no_daemon } => {
@@ -1250,6 +1397,7 @@ async fn bad_inputs_exit_1_with_a_clear_message_and_create_nothing() {
                 )
             }
         };
+        env.extend(chosen.iter().map(|(key, value)| (*key, value.as_str())));
         let before = listing(folder.path());
         let started = Instant::now();
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -7,7 +7,6 @@ use crate::app::base::{bootstrap, short_id};
 use crate::cli::{BootstrapArgs, Progress};
 use crate::commands::config;
 use crate::engine::prelude::*;
-use crate::engine::Docker;
 use crate::output::progress::Reporter;
 use crate::plan::base::BootstrapTarget;
 
@@ -20,7 +19,7 @@ pub fn run(args: &BootstrapArgs) -> anyhow::Result<ExitCode> {
         .or(config.apt_mirror)
         .unwrap_or_else(|| target.default_mirror.to_string());
     super::runtime()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         if let Some(existing) = engine.image(&target.reference).await? {
             if !args.force {
                 eprintln!(

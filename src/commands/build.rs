@@ -8,7 +8,6 @@ use serde_json::json;
 use crate::app::build::{build_spec, prune_superseded, BuildOptions, Built, IMAGES_LOCK};
 use crate::cli::BuildArgs;
 use crate::commands::config;
-use crate::engine::Docker;
 use crate::host::Machine;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
@@ -37,7 +36,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         announce_up_to_date: true,
     };
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let built = build_spec(&engine, &Machine, &resolved, &network, &options, &reporter)
             .await?
             .expect("a build that is not only a check always answers");
@@ -49,7 +48,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
 /// The hidden `tfimg prune-superseded NAME KEY` that a build starts in the background.
 pub fn prune_command(name: &str, key: &str) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let reporter = Reporter::new(crate::cli::Progress::Plain);
         // Waits for running builds (they hold the lock shared) before deleting anything.
         let _images_lock = crate::app::build::lock(

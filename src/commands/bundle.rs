@@ -13,7 +13,6 @@ use crate::app::catalog;
 use crate::bundle::{BundledImage, BundledSpec, Manifest, SpecSource};
 use crate::cli::{LoadArgs, SaveArgs};
 use crate::commands::config;
-use crate::engine::Docker;
 use crate::host::Machine;
 use crate::output::progress::Reporter;
 
@@ -40,7 +39,7 @@ pub fn save(args: &SaveArgs) -> anyhow::Result<ExitCode> {
         tfimg_version: env!("CARGO_PKG_VERSION"),
     };
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let saved = bundle::save(&engine, &Machine, &targets, &options, &reporter).await?;
         let summary = format!(
             "saved `{}` ({}, {} image(s), {} spec(s)) in {:.1} s",
@@ -88,7 +87,7 @@ pub fn load(args: &LoadArgs) -> anyhow::Result<ExitCode> {
     ));
     let checked_at = Instant::now();
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let loaded = bundle::load(&engine, &Machine, &checked, &options, &reporter).await?;
         if reporter.is_json() {
             reporter.result(json!({

@@ -32,7 +32,7 @@ struct PsEntry {
 
 pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let label = match &args.team {
             Some(team) => labels::team_filter(team),
             None => labels::SPEC.to_string(),
@@ -134,7 +134,7 @@ async fn find(engine: &impl Engine, name: &str) -> anyhow::Result<ContainerFacts
 
 pub fn logs(args: &LogsArgs) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let container = find(&engine, &args.name).await?;
         engine
             .stream_output(
@@ -155,7 +155,7 @@ pub fn logs(args: &LogsArgs) -> anyhow::Result<ExitCode> {
 
 pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let container = find(&engine, &args.name).await?;
         if container.state != "running" {
             return Err(InputError::new(
@@ -219,7 +219,7 @@ where
     Fut: std::future::Future<Output = anyhow::Result<()>>,
 {
     super::runtime()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let mut failed = false;
         for name in names {
             let outcome = match find(&engine, name).await {

@@ -8,7 +8,6 @@ use crate::cli::DoctorArgs;
 use crate::commands::config;
 use crate::doctor::gather::{docker_facts, spec_facts, start_hint};
 use crate::doctor::{self, Check, Verdict};
-use crate::engine::Docker;
 use crate::host::{Host, Machine};
 use crate::output::exit::EXIT_BAD_INPUT;
 use crate::spec::support::spec_support;
@@ -24,7 +23,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let network = config::network(&args.network, &config::load_config()?)?;
     let nvidia = Machine.nvidia();
     let checks = super::runtime()?.block_on(async {
-        let connected = Docker::connect().await;
+        let connected = super::try_connect().await?;
         let (docker, engine) = match connected {
             Ok(engine) => match docker_facts(&engine).await {
                 Ok(facts) => (Ok(facts), Some(engine)),
@@ -48,8 +47,8 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             Err(error) => Err(error.to_string()),
         };
         checks.extend(doctor::spec_checks(&spec, &nvidia, engine.is_some()));
-        checks
-    });
+        anyhow::Ok(checks)
+    })?;
     if args.json {
         crate::output::print_json(&checks)?;
     } else {

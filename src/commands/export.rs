@@ -14,7 +14,6 @@ use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::team::export_plans;
 use crate::cli::{ComposeArgs, K8sArgs, Progress};
 use crate::commands::config;
-use crate::engine::Docker;
 use crate::host::{Host, Machine};
 use crate::input::InputError;
 use crate::output::progress::Reporter;
@@ -145,7 +144,7 @@ fn member_images(
         .map(|(name, resolved)| (name.clone(), resolved.image_reference()))
         .collect();
     let found = super::runtime()?.block_on(async {
-        let engine = match Docker::connect().await {
+        let engine = match super::try_connect().await? {
             Ok(engine) => engine,
             Err(error) if !build => {
                 tracing::info!("no daemon for the exports' image names: {error}");

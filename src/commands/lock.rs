@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use crate::app::lock;
 use crate::cli::LockArgs;
 use crate::commands::config;
-use crate::engine::Docker;
 use crate::host::Machine;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
@@ -25,7 +24,7 @@ pub fn run(args: &LockArgs) -> anyhow::Result<ExitCode> {
     let network = config::network(&args.network, &config::load_config()?)?;
     let reporter = Reporter::new(args.progress);
     super::runtime()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let shared = match args.fresh {
             true => None,
             false => lock::shared_lock(&Machine, &resolved, &path),

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use crate::cli::PushArgs;
 use crate::engine::prelude::*;
-use crate::engine::Docker;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
 
@@ -30,7 +29,7 @@ pub fn run(args: &PushArgs) -> anyhow::Result<ExitCode> {
     }
     let reporter = Reporter::new(args.progress);
     super::runtime()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let Some(image) = engine.image(&args.image).await? else {
             return Err(InputError::new(
                 format!("no image named `{}` on this machine", args.image),

@@ -63,7 +63,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let reporter = Reporter::new(args.progress);
     let host = Machine;
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let target = match &resolved {
             Some(resolved) => {
                 spec_target(&engine, &host, resolved, &network, args.no_build, &reporter).await?

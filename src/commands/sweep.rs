@@ -14,7 +14,6 @@ use crate::app::run::{image_target, spec_target};
 use crate::app::sweep::{Note, Stopped, SweepRun};
 use crate::cli::{Progress, SweepArgs, SweepCommand, SweepRunArgs, SweepTarget};
 use crate::commands::config;
-use crate::engine::Docker;
 use crate::host::{Host, Machine};
 use crate::input::paths::lexical;
 use crate::input::InputError;
@@ -150,7 +149,7 @@ fn run_file(args: &SweepRunArgs, file: &Path, planned: Planned) -> anyhow::Resul
         Progress::Auto
     };
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let target = {
             let reporter = Reporter::new(progress);
             match (&planned.spec, &planned.sweep.source) {
@@ -239,7 +238,7 @@ fn stop(target: &SweepTarget) -> anyhow::Result<ExitCode> {
     let host = Machine;
     let dir = sweep_dir(&host, &target.sweep)?;
     super::runtime()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         match app::sweep::stop(&engine, &host, &dir).await? {
             Stopped::ByItsRun => eprintln!(
                 "stopped the sweep in `{}`: its trial containers are removed, its results kept",

@@ -13,7 +13,7 @@ use crate::app::team::{self as reconcile, Action};
 use crate::cli::TeamArgs;
 use crate::commands::config;
 use crate::engine::prelude::*;
-use crate::engine::{Docker, Engine};
+use crate::engine::Engine;
 use crate::host::{Host, Machine};
 use crate::labels;
 use crate::output::exit::EXIT_ENGINE;
@@ -82,7 +82,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
     let ids = host.ids().unwrap_or((1000, 1000));
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let images = images_for(&engine, &host, &specs, &network, &reporter).await?;
         let report =
             reconcile::up(&engine, &host, &team, &specs, &images, ids, args.rollback).await?;
@@ -118,7 +118,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
 pub fn down(args: &TeamArgs) -> anyhow::Result<ExitCode> {
     let team = crate::app::catalog::load_team(&args.file)?;
     super::runtime()?.block_on(async {
-        let engine = Docker::connect().await?;
+        let engine = super::connect().await?;
         let containers = engine
             .containers_with_label(&labels::team_filter(&team.name))
             .await?;

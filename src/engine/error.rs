@@ -14,6 +14,15 @@ pub enum EngineError {
     Daemon { message: String },
     #[error("{what} failed: {message}")]
     Failed { what: String, message: String },
+    /// Through ssh: what ssh, the remote shell or the remote docker CLI said, and the fix.
+    /// `origin` is empty or ` (context `NAME`)`.
+    #[error("cannot reach the Docker daemon at `{endpoint}`{origin}: {cause}")]
+    Ssh {
+        endpoint: String,
+        origin: String,
+        cause: String,
+        hint: String,
+    },
     #[error("the container asked for GPUs, but Docker has no NVIDIA device driver: {message}")]
     GpuToolkitMissing { message: String },
 }
@@ -21,6 +30,7 @@ pub enum EngineError {
 impl EngineError {
     pub fn hint(&self) -> Option<&str> {
         Some(match self {
+            EngineError::Ssh { hint, .. } => hint,
             EngineError::Unreachable { .. } | EngineError::Timeout { .. } => {
                 "start the daemon (`sudo systemctl start docker`, or `sudo dockerd &` where there is no systemd), or point DOCKER_HOST at a running one"
             }
@@ -28,7 +38,7 @@ impl EngineError {
                 "add your user to the `docker` group (`sudo usermod -aG docker $USER`, then log in again), or run with sudo"
             }
             EngineError::UnsupportedHost { .. } => {
-                "use `unix:///path/to/docker.sock` or `tcp://host:2375` (set DOCKER_TLS_VERIFY for TLS)"
+                "use `unix:///path/to/docker.sock`, `tcp://host:2375` or `ssh://user@host`"
             }
             EngineError::GpuToolkitMissing { .. } => {
                 "install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository, see https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker; `tfimg doctor` checks the result. Without GPUs: drop `--gpus`"

@@ -9,6 +9,7 @@
 #![allow(async_fn_in_trait)]
 
 pub mod docker;
+pub mod endpoint;
 mod error;
 pub mod facts;
 #[cfg(test)]
@@ -19,7 +20,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::Stream;
 
-pub use docker::Docker;
+pub use docker::{Connection, Docker};
 pub use error::EngineError;
 pub use facts::{
     BuildEvent, BuildFailure, BuildRequest, ContainerFacts, EngineInfo, EngineVersion, Finished,

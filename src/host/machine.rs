@@ -200,12 +200,30 @@ pub fn try_lock(name: &str, shared: bool) -> super::LockAttempt {
     }
 }
 
+/// The engine this process connected to, for the tfimg processes it starts.
+static ENGINE_FOR_CHILDREN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Makes the tfimg processes this one starts talk to the engine at `url`, however it was
+/// chosen (`--host`, `--context`, a context in the config).
+pub fn engine_for_children(url: &str) {
+    let _ = ENGINE_FOR_CHILDREN.set(url.to_string());
+}
+
+/// `DOCKER_HOST` set to this process's engine (and `DOCKER_CONTEXT`, which it beats in
+/// tfimg but not in every docker tool, removed).
+fn same_engine(command: &mut std::process::Command) -> &mut std::process::Command {
+    if let Some(url) = ENGINE_FOR_CHILDREN.get() {
+        command.env("DOCKER_HOST", url).env_remove("DOCKER_CONTEXT");
+    }
+    command
+}
+
 /// Starts `tfimg prune-superseded NAME KEY` detached; false when it cannot be started.
 pub fn spawn_prune(name: &str, key: &str) -> bool {
     let Ok(program) = std::env::current_exe() else {
         return false;
     };
-    std::process::Command::new(program)
+    same_engine(&mut std::process::Command::new(program))
         .args(["prune-superseded", name, key])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -342,7 +360,7 @@ pub fn spawn_detached(args: &[String], log: &std::path::Path) -> std::io::Result
         .append(true)
         .open(log)?;
     let mut command = std::process::Command::new(program);
-    command
+    same_engine(&mut command)
         .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(output.try_clone()?)

@@ -6,6 +6,7 @@
 
 pub mod archive;
 pub mod debootstrap;
+pub mod docker_config;
 #[cfg(test)]
 pub mod fake;
 mod files;

@@ -4,6 +4,7 @@
 
 pub mod daemon;
 pub mod gpu;
+pub mod sshd;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,15 +1,19 @@
 //! The real engine: Docker through bollard (the only module that imports it). It
-//! connects (from `DOCKER_HOST` or the local socket), negotiates the API version down to
-//! what the daemon speaks (Engine 20.10 speaks 1.41), and turns daemon failures into
-//! `EngineError`s that say what to do.
+//! connects (a unix socket, tcp, or ssh through the user's own `ssh`), negotiates the
+//! API version down to what the daemon speaks (Engine 20.10 speaks 1.41), and turns
+//! daemon failures into `EngineError`s that say what to do.
 
 mod build;
 mod containers;
 mod images;
 mod ping;
+pub mod ssh;
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::endpoint::{Endpoint, Resolved, SshTarget};
 use super::{Daemon, EngineError, EngineInfo, EngineVersion};
 
 /// The local socket used when `DOCKER_HOST` is unset.
@@ -27,6 +31,18 @@ const REQUEST_TIMEOUT_SECONDS: u64 = 600;
 pub struct Docker {
     client: bollard::Docker,
     endpoint: String,
+    /// ` (context `NAME`)` when a Docker context chose the endpoint, for messages.
+    origin: String,
+    /// The ssh master every request of an `ssh://` endpoint goes through.
+    session: Option<Arc<ssh::Session>>,
+}
+
+/// Where to connect, as `commands` resolved it.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    pub resolved: Resolved,
+    /// For `ssh://`: the user's ssh command and the folder for control sockets.
+    pub ssh: Option<(ssh::SshCommand, PathBuf)>,
 }
 
 impl Docker {
@@ -39,6 +55,32 @@ impl Docker {
         Docker::connect_to(endpoint).await
     }
 
+    /// Connects to a resolved endpoint: unix, tcp or ssh.
+    pub async fn open(connection: Connection) -> Result<Docker, EngineError> {
+        let origin = match connection.resolved.origin.context() {
+            Some(name) => format!(" (context `{name}`)"),
+            None => String::new(),
+        };
+        let docker = match (&connection.resolved.endpoint, connection.ssh) {
+            (Endpoint::Ssh(target), Some((command, control_dir))) => {
+                let url = connection.resolved.url.clone();
+                open_ssh(target.clone(), url, &origin, command, control_dir).await?
+            }
+            (Endpoint::Ssh(_), None) => {
+                return Err(EngineError::UnsupportedHost {
+                    endpoint: connection.resolved.url,
+                })
+            }
+            _ => Docker::connect_to(connection.resolved.url).await?,
+        };
+        Ok(Docker { origin, ..docker })
+    }
+
+    /// The ssh master of an `ssh://` endpoint (its control socket serves port forwards).
+    pub fn ssh_session(&self) -> Option<&Arc<ssh::Session>> {
+        self.session.as_ref()
+    }
+
     /// Connects to one endpoint (`unix:///path`, `tcp://host:port`).
     pub async fn connect_to(endpoint: String) -> Result<Docker, EngineError> {
         if let Some(path) = endpoint.strip_prefix("unix://") {
@@ -48,32 +90,25 @@ impl Docker {
         // header); `/version`, which makes the daemon ask containerd and runc for theirs,
         // only when the ping does not say.
         if let Some(version) = ping::api_version(&endpoint, CONNECT_TIMEOUT).await {
-            // Never a newer API than the daemon speaks, nor than bollard knows.
-            let known = bollard::API_DEFAULT_VERSION;
-            let version = if (version.major_version, version.minor_version)
-                < (known.major_version, known.minor_version)
-            {
-                version
-            } else {
-                *known
-            };
             return Ok(Docker {
-                client: connect_to(&endpoint, &version)?,
+                client: connect_to(&endpoint, &clamp(version))?,
                 endpoint,
+                origin: String::new(),
+                session: None,
             });
         }
         let docker = connect_to(&endpoint, bollard::API_DEFAULT_VERSION)?;
-        let negotiated = tokio::time::timeout(CONNECT_TIMEOUT, docker.negotiate_version())
-            .await
-            .map_err(|_| EngineError::Timeout {
-                endpoint: endpoint.clone(),
-                seconds: CONNECT_TIMEOUT.as_secs(),
-            })?
-            .map_err(|error| map_connect_error(error, &endpoint))?;
         Ok(Docker {
-            client: negotiated,
+            client: negotiate(docker, &endpoint).await?,
             endpoint,
+            origin: String::new(),
+            session: None,
         })
+    }
+
+    /// The error for an ssh transport failure.
+    fn ssh_error(&self, problem: ssh::SshProblem) -> EngineError {
+        ssh_error(&self.endpoint, &self.origin, problem)
     }
 
     /// Wraps a bollard error from an operation described by `what` ("tag image").
@@ -92,10 +127,15 @@ impl Docker {
             bollard::errors::Error::HyperResponseError { .. }
             | bollard::errors::Error::HyperLegacyError { .. }
             | bollard::errors::Error::IOError { .. }
-            | bollard::errors::Error::RequestTimeoutError => EngineError::Unreachable {
-                endpoint: self.endpoint.clone(),
-                reason: error.to_string(),
-            },
+            | bollard::errors::Error::RequestTimeoutError => {
+                match self.session.as_ref().and_then(|session| session.problem()) {
+                    Some(problem) => self.ssh_error(problem),
+                    None => EngineError::Unreachable {
+                        endpoint: self.endpoint.clone(),
+                        reason: error.to_string(),
+                    },
+                }
+            }
             other => EngineError::Failed {
                 what: what.to_string(),
                 message: other.to_string(),
@@ -109,6 +149,11 @@ impl Daemon for Docker {
     async fn still_there(&self) -> Result<(), EngineError> {
         if let Some(path) = self.endpoint.strip_prefix("unix://") {
             check_socket(path, &self.endpoint)?;
+        }
+        if let Some(session) = self.session.as_ref().filter(|session| !session.alive()) {
+            if let Some(problem) = session.problem() {
+                return Err(self.ssh_error(problem));
+            }
         }
         match tokio::time::timeout(CONNECT_TIMEOUT, self.client.ping()).await {
             Ok(Ok(_)) => Ok(()),
@@ -169,6 +214,83 @@ impl Daemon for Docker {
             arch: version.arch.unwrap_or_default(),
         })
     }
+}
+
+/// Never a newer API than the daemon speaks, nor than bollard knows.
+fn clamp(version: bollard::ClientVersion) -> bollard::ClientVersion {
+    let known = bollard::API_DEFAULT_VERSION;
+    if (version.major_version, version.minor_version) < (known.major_version, known.minor_version) {
+        version
+    } else {
+        *known
+    }
+}
+
+/// `/version`'s answer, when the ping did not say.
+async fn negotiate(
+    docker: bollard::Docker,
+    endpoint: &str,
+) -> Result<bollard::Docker, EngineError> {
+    tokio::time::timeout(CONNECT_TIMEOUT, docker.negotiate_version())
+        .await
+        .map_err(|_| EngineError::Timeout {
+            endpoint: endpoint.to_string(),
+            seconds: CONNECT_TIMEOUT.as_secs(),
+        })?
+        .map_err(|error| map_connect_error(error, endpoint))
+}
+
+fn ssh_error(endpoint: &str, origin: &str, problem: ssh::SshProblem) -> EngineError {
+    EngineError::Ssh {
+        endpoint: endpoint.to_string(),
+        origin: origin.to_string(),
+        cause: problem.cause,
+        hint: problem.hint,
+    }
+}
+
+/// The ssh branch: the master, one dial asked `HEAD /_ping` (its failure classified),
+/// then bollard over the pooled dials.
+async fn open_ssh(
+    target: SshTarget,
+    endpoint: String,
+    origin: &str,
+    command: ssh::SshCommand,
+    control_dir: PathBuf,
+) -> Result<Docker, EngineError> {
+    let failed = |problem| ssh_error(&endpoint, origin, problem);
+    let session = ssh::Session::open(target, command, &control_dir)
+        .await
+        .map_err(failed)?;
+    let mut stream = session.dial().await.map_err(failed)?;
+    let asked = tokio::time::timeout(CONNECT_TIMEOUT, ping::ask(&mut stream)).await;
+    let version = match asked {
+        Ok(Some(version)) => Some(clamp(version)),
+        Ok(None) => match stream.failure().await {
+            Some(problem) => return Err(failed(problem)),
+            None => None,
+        },
+        Err(_) => {
+            return Err(EngineError::Timeout {
+                endpoint,
+                seconds: CONNECT_TIMEOUT.as_secs(),
+            })
+        }
+    };
+    let connected = |version: &bollard::ClientVersion| {
+        ssh::client(Arc::clone(&session), REQUEST_TIMEOUT_SECONDS, version)
+            .map_err(|error| map_connect_error(error, &endpoint))
+    };
+    let client = match version {
+        Some(version) => connected(&version)?,
+        None => negotiate(connected(bollard::API_DEFAULT_VERSION)?, &endpoint).await?,
+    };
+    Ok(Docker {
+        client,
+        endpoint,
+        origin: origin.to_string(),
+        session: Some(session),
+    })
 }
 
 fn connect_to(

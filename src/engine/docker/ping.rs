@@ -24,7 +24,9 @@ pub async fn api_version(endpoint: &str, timeout: Duration) -> Option<bollard::C
     tokio::time::timeout(timeout, asked).await.ok().flatten()
 }
 
-async fn ask(mut stream: impl AsyncRead + AsyncWrite + Unpin) -> Option<bollard::ClientVersion> {
+pub(super) async fn ask(
+    mut stream: impl AsyncRead + AsyncWrite + Unpin,
+) -> Option<bollard::ClientVersion> {
     stream
         .write_all(b"HEAD /_ping HTTP/1.1\r\nHost: docker\r\nConnection: close\r\n\r\n")
         .await

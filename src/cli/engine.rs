@@ -1,0 +1,15 @@
+//! The flags that choose the Docker Engine, accepted by every command.
+
+use clap::Args;
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct EngineArgs {
+    /// The Docker Engine to talk to: `ssh://[user@]host[:port]`, `tcp://host:port` or
+    /// `unix:///path` (beats DOCKER_HOST and DOCKER_CONTEXT).
+    #[arg(long, short = 'H', global = true, value_name = "URL")]
+    pub host: Option<String>,
+
+    /// A Docker context (`docker context ls`) whose endpoint to talk to.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+}

@@ -1,0 +1,296 @@
+//! The `ssh` command lines tfimg runs, built from the endpoint and the user's own words
+//! (`TFIMG_SSH_COMMAND`, split as a shell would, like git's `GIT_SSH_COMMAND`). ssh keeps
+//! the first value it reads for an `-o` option and the command line beats its config
+//! files, so the options tfimg needs come first, then the user's words, then defaults
+//! the user may override. Pure.
+
+use std::path::Path;
+
+use crate::engine::endpoint::SshTarget;
+use crate::input::InputError;
+use crate::labels::SSH_COMMAND_VARIABLE;
+
+/// Options no user word may change: no tty, no agent or X11 forwarded to a Docker host, no
+/// local command.
+const MANDATORY: &[&str] = &[
+    "-T",
+    "-o",
+    "ForwardAgent=no",
+    "-o",
+    "ForwardX11=no",
+    "-o",
+    "PermitLocalCommand=no",
+];
+
+/// Seconds ssh waits for the TCP connection and the handshake, unless the user says.
+pub const CONNECT_TIMEOUT_SECONDS: u64 = 10;
+
+/// Never a prompt (tfimg runs ssh without a terminal), a bounded connect, a dead link
+/// noticed within 45 s.
+fn defaults() -> Vec<String> {
+    [
+        format!("ConnectTimeout={CONNECT_TIMEOUT_SECONDS}"),
+        "BatchMode=yes".to_string(),
+        "ServerAliveInterval=15".to_string(),
+        "ServerAliveCountMax=3".to_string(),
+    ]
+    .into_iter()
+    .flat_map(|option| ["-o".to_string(), option])
+    .collect()
+}
+
+/// ssh's flags that take a value (OpenSSH 9's getopt string).
+const WITH_VALUE: &str = "BbcDEeFIiJLlmOoPpQRSWw";
+
+/// Flags tfimg sets itself or that would break the transport.
+const FORBIDDEN: &[(char, &str)] = &[
+    ('M', "tfimg runs its own master connection"),
+    ('S', "tfimg manages control sockets itself"),
+    ('O', "tfimg manages control sockets itself"),
+    ('N', "tfimg runs its own commands on the host"),
+    ('f', "tfimg waits for its ssh processes itself"),
+    (
+        'W',
+        "tfimg reaches the daemon through `docker system dial-stdio`",
+    ),
+    ('L', "tfimg manages forwards and control sockets itself"),
+    ('R', "tfimg manages forwards and control sockets itself"),
+    ('D', "tfimg manages forwards and control sockets itself"),
+    ('t', "the Docker API needs a connection without a terminal"),
+    ('E', "tfimg reads ssh's errors to say what went wrong"),
+];
+
+/// The ssh program and the user's words for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshCommand {
+    pub program: String,
+    pub words: Vec<String>,
+    /// The user's `ConnectTimeout`, when they set one with `-o`.
+    pub connect_timeout: Option<u64>,
+}
+
+impl Default for SshCommand {
+    fn default() -> Self {
+        SshCommand {
+            program: "ssh".to_string(),
+            words: Vec::new(),
+            connect_timeout: None,
+        }
+    }
+}
+
+impl SshCommand {
+    /// The value of `TFIMG_SSH_COMMAND` (unset or blank: plain `ssh`).
+    pub fn parse(variable: Option<&str>) -> Result<SshCommand, InputError> {
+        let Some(text) = variable.filter(|text| !text.trim().is_empty()) else {
+            return Ok(SshCommand::default());
+        };
+        let bad = |why: String, hint: &str| {
+            InputError::new(
+                format!("`{SSH_COMMAND_VARIABLE}={text}`: {why}"),
+                hint.to_string(),
+            )
+        };
+        let example = format!(
+            "close the quote; words are split as a shell splits them: `{SSH_COMMAND_VARIABLE}=\"ssh -i '/home/me/my key'\"`"
+        );
+        let mut words = shlex::split(text)
+            .ok_or_else(|| {
+                bad(
+                    "cannot be split into words (an unclosed quote?)".into(),
+                    &example,
+                )
+            })?
+            .into_iter();
+        let program = words.next().unwrap_or_default();
+        let words: Vec<String> = words.collect();
+        let connect_timeout = check_words(&words).map_err(|why| {
+            bad(
+                why,
+                "set only ssh's own options (`-F`, `-i`, `-J`, `-o Key=value`); the host comes from the endpoint",
+            )
+        })?;
+        Ok(SshCommand {
+            program,
+            words,
+            connect_timeout,
+        })
+    }
+
+    /// The seconds ssh may take to connect and authenticate.
+    pub fn connect_seconds(&self) -> u64 {
+        self.connect_timeout.unwrap_or(CONNECT_TIMEOUT_SECONDS)
+    }
+}
+
+/// Refuses what tfimg must control; the user's `ConnectTimeout`.
+fn check_words(words: &[String]) -> Result<Option<u64>, String> {
+    let mut timeout = None;
+    let mut index = 0;
+    while index < words.len() {
+        let word = &words[index];
+        index += 1;
+        let Some(flags) = word.strip_prefix('-').filter(|flags| !flags.is_empty()) else {
+            return Err(format!(
+                "`{word}` is not an option: the host and command come from the endpoint"
+            ));
+        };
+        if flags == "-" {
+            return Err("`--` ends ssh's options: the host comes from the endpoint".into());
+        }
+        for (position, flag) in flags.char_indices() {
+            if let Some((_, why)) = FORBIDDEN.iter().find(|(forbidden, _)| *forbidden == flag) {
+                return Err(format!("`-{flag}` may not be set: {why}"));
+            }
+            if !WITH_VALUE.contains(flag) {
+                continue;
+            }
+            let rest = &flags[position + flag.len_utf8()..];
+            let value = if rest.is_empty() {
+                index += 1;
+                words.get(index - 1).cloned().unwrap_or_default()
+            } else {
+                rest.to_string()
+            };
+            if flag == 'o' {
+                timeout = check_option(&value)?.or(timeout);
+            }
+            break;
+        }
+    }
+    Ok(timeout)
+}
+
+/// One `-o Key=value`: `Control*` is tfimg's; a `ConnectTimeout` is returned.
+fn check_option(option: &str) -> Result<Option<u64>, String> {
+    let (key, value) = option
+        .split_once(['=', ' ', '\t'])
+        .map_or((option, ""), |(key, value)| (key, value.trim()));
+    let lower = key.to_ascii_lowercase();
+    if lower.starts_with("control") {
+        return Err(format!(
+            "`-o {key}` may not be set: tfimg manages control sockets itself"
+        ));
+    }
+    if matches!(
+        lower.as_str(),
+        "localforward" | "remoteforward" | "dynamicforward" | "requesttty" | "remotecommand"
+    ) {
+        return Err(format!(
+            "`-o {key}` may not be set: tfimg manages forwards and commands itself"
+        ));
+    }
+    if lower == "connecttimeout" {
+        return Ok(value.parse().ok());
+    }
+    Ok(None)
+}
+
+/// `[-l USER] [-p PORT] -- HOST`, in docker/cli's order.
+fn target_args(target: &SshTarget) -> Vec<String> {
+    let mut args = Vec::new();
+    if let Some(user) = &target.user {
+        args.extend(["-l".to_string(), user.clone()]);
+    }
+    if let Some(port) = target.port {
+        args.extend(["-p".to_string(), port.to_string()]);
+    }
+    args.extend(["--".to_string(), target.host.clone()]);
+    args
+}
+
+fn words(list: &[&str]) -> Vec<String> {
+    list.iter().map(|word| word.to_string()).collect()
+}
+
+fn path(control: &Path) -> String {
+    control.to_string_lossy().into_owned()
+}
+
+/// The session's master: authenticates once, holds the connection, serves `-S CTL`.
+pub fn master_args(command: &SshCommand, target: &SshTarget, control: &Path) -> Vec<String> {
+    let mut args = words(&["-M", "-S"]);
+    args.push(path(control));
+    args.extend(words(&[
+        "-N",
+        "-o",
+        "ControlPersist=no",
+        "-o",
+        "ExitOnForwardFailure=no",
+    ]));
+    args.extend(words(MANDATORY));
+    args.extend(command.words.iter().cloned());
+    args.extend(defaults());
+    args.extend(target_args(target));
+    args
+}
+
+/// One connection to the daemon: a channel of the master running `docker system
+/// dial-stdio` (with `--host` for a socket named in the URL, quoted for the remote shell).
+pub fn dial_args(command: &SshCommand, target: &SshTarget, control: &Path) -> Vec<String> {
+    let mut args = words(&["-S"]);
+    args.push(path(control));
+    args.extend(words(&["-o", "ControlMaster=no"]));
+    args.extend(words(MANDATORY));
+    args.extend(command.words.iter().cloned());
+    args.extend(defaults());
+    args.extend(target_args(target));
+    args.push(remote_command(target));
+    args
+}
+
+/// What the remote shell runs.
+pub fn remote_command(target: &SshTarget) -> String {
+    match &target.socket {
+        None => "docker system dial-stdio".to_string(),
+        Some(socket) => {
+            let host = format!("--host=unix://{socket}");
+            let quoted = shlex::try_quote(&host)
+                .map(|quoted| quoted.into_owned())
+                .unwrap_or(host);
+            format!("docker {quoted} system dial-stdio")
+        }
+    }
+}
+
+/// A question to a running master.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlOp {
+    /// `-O check`: whether it runs (its pid on stderr).
+    Check,
+    /// `-O exit`: ends it.
+    Exit,
+}
+
+/// `ssh -S CTL -O check|exit [-l USER] [-p PORT] -- HOST`.
+pub fn control_args(
+    command: &SshCommand,
+    target: &SshTarget,
+    control: &Path,
+    op: ControlOp,
+) -> Vec<String> {
+    let mut args = words(&["-S"]);
+    args.push(path(control));
+    args.push("-O".to_string());
+    args.push(
+        match op {
+            ControlOp::Check => "check",
+            ControlOp::Exit => "exit",
+        }
+        .to_string(),
+    );
+    args.extend(command.words.iter().cloned());
+    args.extend(target_args(target));
+    args
+}
+
+/// The pid in `-O check`'s `Master running (pid=1234)`.
+pub fn parse_check_pid(stderr: &str) -> Option<u32> {
+    let start = stderr.find("Master running (pid=")? + "Master running (pid=".len();
+    let rest = &stderr[start..];
+    rest[..rest.find(')')?].parse().ok()
+}
+
+#[cfg(test)]
+#[path = "argv_tests.rs"]
+mod tests;

@@ -1,0 +1,157 @@
+use std::path::Path;
+
+use super::*;
+
+fn target(user: Option<&str>, port: Option<u16>, socket: Option<&str>) -> SshTarget {
+    SshTarget {
+        user: user.map(str::to_string),
+        host: "gpu-box".to_string(),
+        port,
+        socket: socket.map(str::to_string),
+    }
+}
+
+#[test]
+fn the_master_puts_tfimg_s_options_first_the_user_s_next_and_defaults_last() {
+    let command = SshCommand::parse(Some("ssh -F '/home/me/my config' -i ~/.ssh/lab")).unwrap();
+    let args = master_args(
+        &command,
+        &target(Some("me"), Some(2222), None),
+        Path::new("/run/user/1000/tfimg/s-42-0"),
+    );
+    assert_eq!(
+        args.join(" "),
+        "-M -S /run/user/1000/tfimg/s-42-0 -N -o ControlPersist=no -o ExitOnForwardFailure=no \
+         -T -o ForwardAgent=no -o ForwardX11=no -o PermitLocalCommand=no \
+         -F /home/me/my config -i ~/.ssh/lab \
+         -o ConnectTimeout=10 -o BatchMode=yes -o ServerAliveInterval=15 -o ServerAliveCountMax=3 \
+         -l me -p 2222 -- gpu-box"
+    );
+    assert_eq!(command.program, "ssh");
+    assert_eq!(
+        args[16], "/home/me/my config",
+        "one word, as the shell split it"
+    );
+}
+
+#[test]
+fn a_dial_runs_dial_stdio_through_the_master() {
+    let command = SshCommand::default();
+    let args = dial_args(&command, &target(None, None, None), Path::new("/tmp/c"));
+    assert_eq!(
+        args.join(" "),
+        "-S /tmp/c -o ControlMaster=no -T -o ForwardAgent=no -o ForwardX11=no -o PermitLocalCommand=no \
+         -o ConnectTimeout=10 -o BatchMode=yes -o ServerAliveInterval=15 -o ServerAliveCountMax=3 \
+         -- gpu-box docker system dial-stdio"
+    );
+}
+
+#[test]
+fn a_socket_in_the_url_is_quoted_for_the_remote_shell() {
+    assert_eq!(
+        remote_command(&target(None, None, Some("/run/user/1000/docker.sock"))),
+        "docker '--host=unix:///run/user/1000/docker.sock' system dial-stdio"
+    );
+    assert_eq!(
+        remote_command(&target(None, None, Some("/srv/my docker/$(id).sock"))),
+        "docker '--host=unix:///srv/my docker/$(id).sock' system dial-stdio"
+    );
+}
+
+#[test]
+fn control_questions_name_the_socket_and_the_target() {
+    let command = SshCommand::parse(Some("ssh -F cfg")).unwrap();
+    let args = control_args(
+        &command,
+        &target(Some("me"), None, None),
+        Path::new("/tmp/c"),
+        ControlOp::Check,
+    );
+    assert_eq!(args.join(" "), "-S /tmp/c -O check -F cfg -l me -- gpu-box");
+    assert_eq!(parse_check_pid("Master running (pid=4242)\r\n"), Some(4242));
+    assert_eq!(
+        parse_check_pid("Control socket connect(/tmp/c): No such file"),
+        None
+    );
+}
+
+#[test]
+fn the_user_s_words_may_not_take_over_what_tfimg_controls() {
+    let table = [
+        (
+            "ssh -L 8888:localhost:8888",
+            "`-L` may not be set: tfimg manages forwards and control sockets itself",
+        ),
+        (
+            "ssh -fN",
+            "`-f` may not be set: tfimg waits for its ssh processes itself",
+        ),
+        (
+            "ssh -vN",
+            "`-N` may not be set: tfimg runs its own commands on the host",
+        ),
+        (
+            "ssh -S /tmp/x",
+            "`-S` may not be set: tfimg manages control sockets itself",
+        ),
+        (
+            "ssh -o ControlPath=/tmp/x",
+            "`-o ControlPath` may not be set: tfimg manages control sockets itself",
+        ),
+        (
+            "ssh -oControlMaster=auto",
+            "`-o ControlMaster` may not be set: tfimg manages control sockets itself",
+        ),
+        (
+            "ssh -o 'controlpersist 10m'",
+            "`-o controlpersist` may not be set: tfimg manages control sockets itself",
+        ),
+        (
+            "ssh -o LocalForward=1:h:2",
+            "`-o LocalForward` may not be set: tfimg manages forwards and commands itself",
+        ),
+        (
+            "ssh -t",
+            "`-t` may not be set: the Docker API needs a connection without a terminal",
+        ),
+        (
+            "ssh gpu-box",
+            "`gpu-box` is not an option: the host and command come from the endpoint",
+        ),
+        (
+            "ssh -- gpu",
+            "`--` ends ssh's options: the host comes from the endpoint",
+        ),
+        (
+            "ssh -i 'unclosed",
+            "cannot be split into words (an unclosed quote?)",
+        ),
+    ];
+    for (text, expected) in table {
+        let error = SshCommand::parse(Some(text)).unwrap_err();
+        assert_eq!(
+            error.message,
+            format!("`TFIMG_SSH_COMMAND={text}`: {expected}"),
+            "{text}"
+        );
+        assert!(!error.hint.is_empty());
+    }
+}
+
+#[test]
+fn options_with_values_are_skipped_whole_and_a_connect_timeout_is_kept() {
+    // `-F -N` names a file called `-N`; `-p22` and `-oX=y` carry their value.
+    let command = SshCommand::parse(Some(
+        "/usr/bin/ssh -4 -F -N -p22 -oConnectTimeout=30 -J jump",
+    ))
+    .unwrap();
+    assert_eq!(command.program, "/usr/bin/ssh");
+    assert_eq!(command.connect_timeout, Some(30));
+    assert_eq!(command.connect_seconds(), 30);
+    assert_eq!(SshCommand::parse(None).unwrap(), SshCommand::default());
+    assert_eq!(
+        SshCommand::parse(Some("  ")).unwrap(),
+        SshCommand::default()
+    );
+    assert_eq!(SshCommand::default().connect_seconds(), 10);
+}
