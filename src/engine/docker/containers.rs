@@ -3,15 +3,18 @@
 //! a deadline, collect the output, always remove).
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 use bollard::models::ContainerCreateBody;
+use bytes::Bytes;
 use bollard::query_parameters::{LogsOptionsBuilder, RemoveContainerOptionsBuilder};
 use futures_util::StreamExt;
 
 use super::Docker;
 use crate::engine::{
     ContainerFacts, Containers, EngineError, Finished, OneOff, OutputChunk, StartFailure,
+    TarStream,
 };
 use crate::plan::LaunchPlan;
 
@@ -353,6 +356,18 @@ impl Containers for Docker {
         }
         Ok(finished)
     }
+
+    async fn upload(&self, id: &str, folder: &str, tar: impl TarStream) -> Result<bool, EngineError> {
+        self.put_archive(id, folder, tar).await
+    }
+
+    async fn download(&self, id: &str, path: &str, sink: impl FnMut(Bytes) -> ControlFlow<()>) -> Result<bool, EngineError> {
+        self.get_archive(id, path, sink).await
+    }
+
+    async fn volume_exists(&self, name: &str) -> Result<bool, EngineError> {
+        self.volume_present(name).await
+    }
 }
 
 /// Hands `sink` the part of `chunk` beyond `skip` bytes of its stream (stdout, stderr),
@@ -452,7 +467,7 @@ fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateBody {
         target: Some(volume.target.clone()),
         source: Some(volume.name.clone()),
         typ: Some(MountType::VOLUME),
-        read_only: Some(false),
+        read_only: Some(volume.read_only),
         volume_options: Some(MountVolumeOptions {
             labels: Some(volume.labels.clone().into_iter().collect()),
             ..Default::default()

@@ -3,6 +3,7 @@
 //! what the daemon speaks (Engine 20.10 speaks 1.41), and turns daemon failures into
 //! `EngineError`s that say what to do.
 
+mod archive;
 mod build;
 mod containers;
 mod images;
