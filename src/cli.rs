@@ -51,8 +51,7 @@ pub enum Command {
     Exec(ExecArgs),
     /// Stop containers (they can be started again with `docker start`).
     Stop(NamesArgs),
-    /// Remove stopped containers (`-f` also running ones). Mounted folders and volumes are
-    /// never touched.
+    /// Remove stopped containers (`-f` also running ones). Mounts and volumes stay.
     Rm(RemoveArgs),
     /// Copy files out of a container (running or stopped) into a local folder: new and
     /// changed files only; nothing local is deleted.

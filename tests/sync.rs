@@ -17,13 +17,20 @@ use common::{docker, scratch, spawn_tfimg, tfimg_with_env, unique, DockerGuard, 
 /// before any `--` (so the spec's build key is the warm cache's).
 fn tfimg(folder: &Path, args: &[&str]) -> common::Run {
     let data = folder.join(".tfimg-data");
-    tfimg_with_env(folder, &with_ca(args), &[("XDG_DATA_HOME", data.to_str().unwrap())])
+    tfimg_with_env(
+        folder,
+        &with_ca(args),
+        &[("XDG_DATA_HOME", data.to_str().unwrap())],
+    )
 }
 
 fn with_ca<'a>(args: &[&'a str]) -> Vec<&'a str> {
     let mut all = args.to_vec();
     if args.first() == Some(&"run") {
-        let split = args.iter().position(|arg| *arg == "--").unwrap_or(args.len());
+        let split = args
+            .iter()
+            .position(|arg| *arg == "--")
+            .unwrap_or(args.len());
         all.splice(split..split, ["--ca-cert", HOST_CA]);
     }
     all
@@ -77,8 +84,21 @@ async fn a_synced_folder_goes_in_without_ignored_files_and_its_outputs_come_back
     let outcome = tfimg(
         folder.path(),
         &[
-            "run", "cpu-headless", "--no-build", "--name", &name, "--uid", "4321", "--gid",
-            "4321", "--sync", "./code", "--sync-back", "--", "python", "code/train.py",
+            "run",
+            "cpu-headless",
+            "--no-build",
+            "--name",
+            &name,
+            "--uid",
+            "4321",
+            "--gid",
+            "4321",
+            "--sync",
+            "./code",
+            "--sync-back",
+            "--",
+            "python",
+            "code/train.py",
         ],
     );
     assert_eq!(outcome.code, 0, "{}{}", outcome.stdout, outcome.stderr);
@@ -120,8 +140,18 @@ async fn an_interrupted_run_still_syncs_back_what_it_wrote() {
     let data = folder.path().join(".tfimg-data");
     let script = "mkdir -p code/out && echo partial > code/out/checkpoint.txt && echo written && exec sleep 300";
     let args = with_ca(&[
-        "run", "cpu-headless", "--no-build", "--name", &name, "--sync", "./code",
-        "--sync-back", "--", "sh", "-c", script,
+        "run",
+        "cpu-headless",
+        "--no-build",
+        "--name",
+        &name,
+        "--sync",
+        "./code",
+        "--sync-back",
+        "--",
+        "sh",
+        "-c",
+        script,
     ]);
     let running = spawn_tfimg(
         folder.path(),
@@ -157,8 +187,18 @@ async fn pull_files_copies_from_a_stopped_detached_run() {
     let started = tfimg(
         folder.path(),
         &[
-            "run", "cpu-headless", "--no-build", "-d", "--name", &name, "--sync", "./code",
-            "--", "sh", "-c", script,
+            "run",
+            "cpu-headless",
+            "--no-build",
+            "-d",
+            "--name",
+            &name,
+            "--sync",
+            "./code",
+            "--",
+            "sh",
+            "-c",
+            script,
         ],
     );
     assert_eq!(started.code, 0, "{}", started.stderr);
@@ -178,17 +218,26 @@ async fn pull_files_copies_from_a_stopped_detached_run() {
 
     let one = tfimg(
         folder.path(),
-        &["pull-files", &name, "./result.txt", "--from", "/tf/code/out/result.txt"],
+        &[
+            "pull-files",
+            &name,
+            "./result.txt",
+            "--from",
+            "/tf/code/out/result.txt",
+        ],
     );
     assert_eq!(one.code, 0, "{}", one.stderr);
     assert_eq!(read("result.txt"), "done\n");
 
-    let missing = tfimg(folder.path(), &["pull-files", &name, "./x", "--from", "/nope"]);
+    let missing = tfimg(
+        folder.path(),
+        &["pull-files", &name, "./x", "--from", "/nope"],
+    );
     assert_eq!(missing.code, 1);
     assert!(
-        missing
-            .stderr
-            .starts_with(&format!("error: `/nope` does not exist in `{name}`\nhint: ")),
+        missing.stderr.starts_with(&format!(
+            "error: `/nope` does not exist in `{name}`\nhint: "
+        )),
         "{}",
         missing.stderr
     );
@@ -207,8 +256,15 @@ async fn a_sync_into_a_folder_the_image_lacks_is_refused_and_removed() {
     let outcome = tfimg(
         folder.path(),
         &[
-            "run", "cpu-headless", "--no-build", "--name", &name, "--sync",
-            "./code:/opt/nothere/code", "--", "true",
+            "run",
+            "cpu-headless",
+            "--no-build",
+            "--name",
+            &name,
+            "--sync",
+            "./code:/opt/nothere/code",
+            "--",
+            "true",
         ],
     );
     assert_eq!(outcome.code, 1, "{}", outcome.stderr);
@@ -237,12 +293,28 @@ async fn a_volume_is_writable_from_the_first_run_and_keeps_its_files() {
         tfimg(
             folder.path(),
             &[
-                "run", "cpu-headless", "--no-build", "--name", name, "--uid", "4321", "--gid",
-                "4321", "--volume", &mount, "--", "sh", "-c", script,
+                "run",
+                "cpu-headless",
+                "--no-build",
+                "--name",
+                name,
+                "--uid",
+                "4321",
+                "--gid",
+                "4321",
+                "--volume",
+                &mount,
+                "--",
+                "sh",
+                "-c",
+                script,
             ],
         )
     };
-    let first = run(&names[0], "echo kept > /tf/data/note.txt && stat -c %u /tf/data");
+    let first = run(
+        &names[0],
+        "echo kept > /tf/data/note.txt && stat -c %u /tf/data",
+    );
     assert_eq!(first.code, 0, "{}", first.stderr);
     assert_eq!(first.stdout, "4321\n");
     let second = run(&names[1], "cat /tf/data/note.txt");

@@ -22,7 +22,9 @@ pub async fn pull(
     into: &Path,
 ) -> anyhow::Result<Option<UnpackSummary>> {
     let mut unpacker = host.unpacker(into);
-    let found = engine.download(id, path, |chunk| unpacker.feed(chunk)).await;
+    let found = engine
+        .download(id, path, |chunk| unpacker.feed(chunk))
+        .await;
     // The unpacking ends either way; the engine's failure is the one to report first.
     let unpacked = unpacker.finish();
     if !found? {
@@ -84,7 +86,11 @@ pub async fn pull_files(
         }
         None => default_path(engine, container).await?,
     };
-    let path = if path.is_empty() { "/".to_string() } else { path };
+    let path = if path.is_empty() {
+        "/".to_string()
+    } else {
+        path
+    };
     let Some(summary) = pull(engine, host, &container.id, &path, into).await? else {
         return Err(InputError::new(
             format!("`{path}` does not exist in `{name}`"),

@@ -54,11 +54,10 @@ pub struct FakeState {
     /// `export_images` half-way through.
     pub load_failure: Option<String>,
     pub export_failure: Option<String>,
-    /// Volumes that exist (a created container's are made).
+    /// Volumes that exist (a created container's are made); every upload (container id,
+    /// folder, each entry as `path uid:gid mode`); the tar a download gets, by path.
     pub volumes: std::collections::BTreeSet<String>,
-    /// Every upload: (container id, folder, the tar's entries as `path uid:gid mode`).
     pub uploads: Vec<(String, String, Vec<String>)>,
-    /// What a download of a path hands over (a tar), by path; other paths hold nothing.
     pub archives: BTreeMap<String, Vec<u8>>,
     next_id: u32,
 }
@@ -475,14 +474,24 @@ impl Containers for FakeEngine {
         }))
     }
 
-    async fn upload(&self, id: &str, folder: &str, tar: impl TarStream) -> Result<bool, EngineError> {
+    async fn upload(
+        &self,
+        id: &str,
+        folder: &str,
+        tar: impl TarStream,
+    ) -> Result<bool, EngineError> {
         let bytes = tarball::read_all(tar).await?;
         archive::upload(&mut self.state.borrow_mut(), id, folder, &bytes)
     }
 
-    async fn download(&self, id: &str, path: &str, sink: impl FnMut(bytes::Bytes) -> std::ops::ControlFlow<()>) -> Result<bool, EngineError> {
-        let chunks = archive::download(&mut self.state.borrow_mut(), id, path);
-        Ok(chunks.map(|chunks| { let _ = chunks.into_iter().try_for_each(sink); }).is_some())
+    async fn download(
+        &self,
+        id: &str,
+        path: &str,
+        sink: impl FnMut(bytes::Bytes) -> std::ops::ControlFlow<()>,
+    ) -> Result<bool, EngineError> {
+        let mut state = self.state.borrow_mut();
+        Ok(archive::download(&mut state, id, path, sink))
     }
 
     async fn volume_exists(&self, name: &str) -> Result<bool, EngineError> {

@@ -21,11 +21,11 @@ use crate::input::InputError;
 use crate::plan::sync::SyncPlan;
 use crate::spec::compat::Date;
 
+pub use archive::sync::SyncArchive;
+pub use archive::unpack::UnpackSummary;
 pub use machine::{
     current_ids, data_dir, free_bytes, home_dir, mounts_below, on_path, run_program, write_private,
 };
-pub use archive::sync::SyncArchive;
-pub use archive::unpack::UnpackSummary;
 pub use nvidia::NvidiaFacts;
 pub use ssh::SshKey;
 

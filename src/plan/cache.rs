@@ -100,13 +100,6 @@ mod tests {
                 "{target}"
             );
         }
-        assert!(cuda_cache(
-            Some(FOLDER),
-            true,
-            1,
-            &[],
-            &["/var/cache/tfimg/cudax"]
-        )
-        .is_some());
+        assert!(cuda_cache(Some(FOLDER), true, 1, &[], &["/var/cache/tfimg/cudax"]).is_some());
     }
 }

@@ -81,7 +81,11 @@ pub fn folder_of(target: &str) -> String {
 
 /// A destination's last part: `code` for `/tf/code`.
 pub fn name_of(target: &str) -> &str {
-    target.trim_end_matches('/').rsplit('/').next().unwrap_or_default()
+    target
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
 }
 
 /// Parses one `--sync` value against the current directory; the workdir comes later.
@@ -120,7 +124,11 @@ pub fn parse_request(text: &str, current_dir: &Path) -> Result<SyncRequest, Inpu
 
 /// A destination inside the container for `flag` (`--sync`, `--volume`): absolute, no
 /// `..`, not a system folder; returned without a trailing `/`.
-pub(crate) fn check_destination(text: &str, target: &str, flag: &str) -> Result<String, InputError> {
+pub(crate) fn check_destination(
+    text: &str,
+    target: &str,
+    flag: &str,
+) -> Result<String, InputError> {
     if !valid_destination(target) {
         return Err(InputError::new(
             printable(&format!(
@@ -223,7 +231,8 @@ pub fn check_overlaps(places: &[(String, String, bool)]) -> Result<(), InputErro
             };
             if inside(outer, inner) {
                 return Err(InputError::new(
-                    printable(&format!("`{first}` and `{second}` overlap at `{inner}`")).into_owned(),
+                    printable(&format!("`{first}` and `{second}` overlap at `{inner}`"))
+                        .into_owned(),
                     "give each its own folder in the container, such as `/tf/code` and `/tf/data`",
                 ));
             }

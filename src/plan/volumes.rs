@@ -96,7 +96,11 @@ mod tests {
     fn volumes_are_named_and_mounted_read_write_unless_ro() {
         let volume = parse("data:/tf/data/").unwrap();
         assert_eq!(
-            (volume.name.as_str(), volume.target.as_str(), volume.read_only),
+            (
+                volume.name.as_str(),
+                volume.target.as_str(),
+                volume.read_only
+            ),
             ("data", "/tf/data", false)
         );
         assert_eq!(volume.labels["io.tfimg.volume"], "data");

@@ -69,7 +69,9 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
     let host = FakeHost::new();
     let source = PathBuf::from("/home/ana/code");
     for (path, text) in [("train.py", "print(1)"), ("data.txt", "1 2 3")] {
-        host.files.borrow_mut().insert(source.join(path), text.into());
+        host.files
+            .borrow_mut()
+            .insert(source.join(path), text.into());
     }
     let launched = run(async {
         let prepared = launch::prepare(&engine, &host, request_with_sync()).await?;
@@ -83,7 +85,10 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
     .unwrap();
     let id = launched.id.clone();
     let calls = engine.calls();
-    let created = calls.iter().position(|call| call == "create train").unwrap();
+    let created = calls
+        .iter()
+        .position(|call| call == "create train")
+        .unwrap();
     assert_eq!(
         calls[created + 1..],
         [
@@ -107,12 +112,25 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
 
     engine.state.borrow_mut().archives.insert(
         "/tf/code".to_string(),
-        code_tar(&[("train.py", "print(1)"), ("data.txt", "changed"), ("out/result.txt", "0.93")]),
+        code_tar(&[
+            ("train.py", "print(1)"),
+            ("data.txt", "changed"),
+            ("out/result.txt", "0.93"),
+        ]),
     );
     let lines = run(sync_back(&engine, &host, &launched)).unwrap();
-    assert_eq!(lines, ["synced back `/tf/code` → `./code` (1 new, 1 changed)"]);
-    assert_eq!(host.read_file(&source.join("out/result.txt")).unwrap(), b"0.93");
-    assert_eq!(engine.calls().last().unwrap(), &format!("download {id} /tf/code"));
+    assert_eq!(
+        lines,
+        ["synced back `/tf/code` → `./code` (1 new, 1 changed)"]
+    );
+    assert_eq!(
+        host.read_file(&source.join("out/result.txt")).unwrap(),
+        b"0.93"
+    );
+    assert_eq!(
+        engine.calls().last().unwrap(),
+        &format!("download {id} /tf/code")
+    );
 
     engine.state.borrow_mut().archives.clear();
     let lines = run(sync_back(&engine, &host, &launched)).unwrap();
@@ -152,15 +170,33 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
     let engine = FakeEngine::new();
     let host = FakeHost::new();
     let image = engine.add_image(&["tfimg/cpu-headless:2.9.3"], &[]);
-    engine.state.borrow_mut().images.get_mut(&image).unwrap().working_dir = "/tf".to_string();
+    engine
+        .state
+        .borrow_mut()
+        .images
+        .get_mut(&image)
+        .unwrap()
+        .working_dir = "/tf".to_string();
     let synced = engine.add_container(
         "trained",
         "exited",
-        &[("io.tfimg.spec", "cpu-headless".into()), ("io.tfimg.sync", "/tf/code,/data".into())],
+        &[
+            ("io.tfimg.spec", "cpu-headless".into()),
+            ("io.tfimg.sync", "/tf/code,/data".into()),
+        ],
     );
-    let plain = engine.add_container("plain", "running", &[("io.tfimg.spec", "cpu-headless".into())]);
-    engine.state.borrow_mut().containers.get_mut(&plain).unwrap().image =
-        "tfimg/cpu-headless:2.9.3".to_string();
+    let plain = engine.add_container(
+        "plain",
+        "running",
+        &[("io.tfimg.spec", "cpu-headless".into())],
+    );
+    engine
+        .state
+        .borrow_mut()
+        .containers
+        .get_mut(&plain)
+        .unwrap()
+        .image = "tfimg/cpu-headless:2.9.3".to_string();
     engine
         .state
         .borrow_mut()
@@ -169,16 +205,39 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
     let container = |id: &str| engine.state.borrow().containers[id].clone();
     let into = PathBuf::from("/home/ana/out");
     let lines = run(pull_files(&engine, &host, &container(&synced), &into, None)).unwrap();
-    assert_eq!(lines, ["copied `/tf/code` from `trained` → `/home/ana/out` (1 new)"]);
+    assert_eq!(
+        lines,
+        ["copied `/tf/code` from `trained` → `/home/ana/out` (1 new)"]
+    );
     assert_eq!(host.read_file(&into.join("out.txt")).unwrap(), b"1");
-    let again = run(pull_files(&engine, &host, &container(&synced), &into, Some("/tf/code/"))).unwrap();
-    assert_eq!(again, ["copied `/tf/code` from `trained` → `/home/ana/out` (nothing new or changed)"]);
+    let again = run(pull_files(
+        &engine,
+        &host,
+        &container(&synced),
+        &into,
+        Some("/tf/code/"),
+    ))
+    .unwrap();
+    assert_eq!(
+        again,
+        ["copied `/tf/code` from `trained` → `/home/ana/out` (nothing new or changed)"]
+    );
 
     let missing = run(pull_files(&engine, &host, &container(&plain), &into, None)).unwrap_err();
     let missing = missing.downcast_ref::<InputError>().unwrap();
     assert_eq!(missing.message, "`/tf` does not exist in `plain`");
-    assert_eq!(engine.calls().last().unwrap(), &format!("download {plain} /tf"));
-    let relative = run(pull_files(&engine, &host, &container(&plain), &into, Some("out"))).unwrap_err();
+    assert_eq!(
+        engine.calls().last().unwrap(),
+        &format!("download {plain} /tf")
+    );
+    let relative = run(pull_files(
+        &engine,
+        &host,
+        &container(&plain),
+        &into,
+        Some("out"),
+    ))
+    .unwrap_err();
     assert_eq!(
         relative.downcast_ref::<InputError>().unwrap().message,
         "`--from out`: give an absolute path in the container"

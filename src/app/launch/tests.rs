@@ -290,7 +290,13 @@ fn a_new_volume_s_root_goes_to_the_run_s_user_once() {
     let volumes: Vec<_> = plan
         .volumes
         .iter()
-        .map(|volume| (volume.name.as_str(), volume.target.as_str(), volume.read_only))
+        .map(|volume| {
+            (
+                volume.name.as_str(),
+                volume.target.as_str(),
+                volume.read_only,
+            )
+        })
         .collect();
     assert_eq!(
         volumes,

@@ -33,10 +33,16 @@ impl Docker {
         let local: Arc<Mutex<Option<String>>> = Arc::default();
         let seen = Arc::clone(&local);
         let archive = archive.inspect_err(move |error| {
-            seen.lock().map(|mut seen| *seen = Some(error.to_string())).ok();
+            seen.lock()
+                .map(|mut seen| *seen = Some(error.to_string()))
+                .ok();
         });
         let body = bollard::body_try_stream(archive);
-        match self.client.upload_to_container(id, Some(options), body).await {
+        match self
+            .client
+            .upload_to_container(id, Some(options), body)
+            .await
+        {
             Ok(()) => Ok(true),
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404,

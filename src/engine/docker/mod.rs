@@ -7,6 +7,7 @@ mod archive;
 mod build;
 mod containers;
 mod images;
+mod output;
 mod ping;
 
 use std::time::Duration;

@@ -40,13 +40,21 @@ pub fn upload(
     Ok(true)
 }
 
-/// The chunks of the tar at `path`, or `None` when the container has nothing there.
-pub fn download(state: &mut FakeState, id: &str, path: &str) -> Option<Vec<bytes::Bytes>> {
+/// Hands `sink` the tar at `path` in small chunks; false when the container has nothing
+/// there.
+pub fn download(
+    state: &mut FakeState,
+    id: &str,
+    path: &str,
+    sink: impl FnMut(bytes::Bytes) -> std::ops::ControlFlow<()>,
+) -> bool {
     state.record(format!("download {id} {path}"));
-    let tar = state.archives.get(path)?;
-    Some(
-        tar.chunks(700)
-            .map(bytes::Bytes::copy_from_slice)
-            .collect(),
-    )
+    let Some(tar) = state.archives.get(path) else {
+        return false;
+    };
+    let _ = tar
+        .chunks(700)
+        .map(bytes::Bytes::copy_from_slice)
+        .try_for_each(sink);
+    true
 }

@@ -88,7 +88,9 @@ pub fn sync_archive(sync: &SyncPlan, owner: (u32, u32)) -> Result<SyncArchive, I
         return Ok(archive);
     }
     let mut archive = SyncArchive::folder(sync.name(), owner);
-    let root = source.canonicalize().map_err(|error| unreadable(&flag, source, &error))?;
+    let root = source
+        .canonicalize()
+        .map_err(|error| unreadable(&flag, source, &error))?;
     let walker = walker(source, &flag)?;
     for item in walker {
         let entry = item.map_err(|error| walk_error(&flag, source, &root, &error))?;
@@ -101,7 +103,10 @@ pub fn sync_archive(sync: &SyncPlan, owner: (u32, u32)) -> Result<SyncArchive, I
         }
         let Some(relative) = relative.to_str() else {
             return Err(InputError::new(
-                format!("{flag}: `{}` has a name that is not UTF-8", entry.path().display()),
+                format!(
+                    "{flag}: `{}` has a name that is not UTF-8",
+                    entry.path().display()
+                ),
                 "rename it, or leave it out with `.dockerignore`",
             ));
         };
@@ -123,8 +128,10 @@ pub fn sync_archive(sync: &SyncPlan, owner: (u32, u32)) -> Result<SyncArchive, I
 
 impl SyncArchive {
     fn add_file(&mut self, path: &str, source: &Path, metadata: &std::fs::Metadata) {
-        let executable = std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o111 != 0;
-        self.context.add_file(path, executable, source.to_path_buf());
+        let executable =
+            std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o111 != 0;
+        self.context
+            .add_file(path, executable, source.to_path_buf());
         self.files += 1;
         self.bytes += metadata.len();
     }
@@ -197,7 +204,11 @@ fn dockerignore(source: &Path, flag: &str) -> Result<Gitignore, InputError> {
 
 /// Refuses a link under the source that, resolved, leads out of it or nowhere.
 fn check_link(flag: &str, path: &Path, source: &Path, root: &Path) -> Result<(), InputError> {
-    let shown = path.strip_prefix(source).unwrap_or(path).display().to_string();
+    let shown = path
+        .strip_prefix(source)
+        .unwrap_or(path)
+        .display()
+        .to_string();
     let hint = "copy what it leads to into the folder, give it its own `--sync`, or leave the link out with `.dockerignore`";
     let real = path.canonicalize().map_err(|error| {
         InputError::new(

@@ -67,7 +67,9 @@ pub fn unpack(reader: impl Read, destination: &Path) -> io::Result<UnpackSummary
         }
         let kind = entry.header().entry_type();
         let (base, rest) = match rest {
-            [] if !kind.is_dir() && destination.is_dir() => (destination.to_path_buf(), parts.as_slice()),
+            [] if !kind.is_dir() && destination.is_dir() => {
+                (destination.to_path_buf(), parts.as_slice())
+            }
             _ => (destination.to_path_buf(), rest),
         };
         match kind {
@@ -79,7 +81,12 @@ pub fn unpack(reader: impl Read, destination: &Path) -> io::Result<UnpackSummary
             tar::EntryType::Regular | tar::EntryType::Continuous => {
                 let mode = entry.header().mode().unwrap_or(0o644) & 0o777;
                 let size = entry.header().size()?;
-                write_file(&mut entry, (base.as_path(), rest), (mode, size), &mut summary)?;
+                write_file(
+                    &mut entry,
+                    (base.as_path(), rest),
+                    (mode, size),
+                    &mut summary,
+                )?;
             }
             tar::EntryType::XGlobalHeader | tar::EntryType::XHeader => {}
             tar::EntryType::Symlink | tar::EntryType::Link => {
@@ -134,15 +141,17 @@ fn folders(base: &Path, parts: &[&OsStr], all: bool) -> io::Result<Result<PathBu
         match std::fs::symlink_metadata(&current) {
             Ok(metadata) if metadata.is_dir() => {}
             Ok(metadata) => {
-                let what = if metadata.is_symlink() { "a link" } else { "a file" };
+                let what = if metadata.is_symlink() {
+                    "a link"
+                } else {
+                    "a file"
+                };
                 return Ok(Err(format!(
                     "`{}` is {what} here: not replaced, nothing written through it",
                     display(&folders[..=index], "")
                 )));
             }
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                std::fs::create_dir(&current)?
-            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => std::fs::create_dir(&current)?,
             Err(error) => return Err(error),
         }
     }
@@ -176,7 +185,11 @@ fn write_file(
     let existing = match std::fs::symlink_metadata(&path) {
         Ok(metadata) if metadata.is_file() => true,
         Ok(metadata) => {
-            let what = if metadata.is_dir() { "a folder" } else { "a link" };
+            let what = if metadata.is_dir() {
+                "a folder"
+            } else {
+                "a link"
+            };
             summary.note(format!(
                 "`{}` is {what} here: not replaced",
                 display(parts, &path.display().to_string())

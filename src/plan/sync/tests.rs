@@ -14,7 +14,10 @@ fn sources_resolve_and_destinations_default_under_the_workdir() {
     assert_eq!(sync.source_text(), "./code");
     let sync = parse("../data/train.csv:/data/").unwrap();
     assert_eq!(sync.source, PathBuf::from("/home/ana/data/train.csv"));
-    assert_eq!((sync.target.as_str(), sync.folder().as_str()), ("/data", "/"));
+    assert_eq!(
+        (sync.target.as_str(), sync.folder().as_str()),
+        ("/data", "/")
+    );
     assert_eq!(sync.name(), "data");
     assert_eq!(parse(".").unwrap().target, "/tf/project");
 }
@@ -81,7 +84,8 @@ fn sync_back_needs_a_sync_and_a_foreground_run() {
 
 #[test]
 fn overlapping_destinations_are_refused_unless_both_are_mounts() {
-    let place = |flag: &str, target: &str, mount: bool| (flag.to_string(), target.to_string(), mount);
+    let place =
+        |flag: &str, target: &str, mount: bool| (flag.to_string(), target.to_string(), mount);
     assert!(check_overlaps(&[
         place("--sync ./code", "/tf/code", false),
         place("--volume data:/tf/data", "/tf/data", false),

@@ -28,7 +28,11 @@ fn entries(archive: &SyncArchive) -> Vec<String> {
         .map(|entry| {
             let entry = entry.unwrap();
             let header = entry.header();
-            let kind = if header.entry_type().is_dir() { "/" } else { "" };
+            let kind = if header.entry_type().is_dir() {
+                "/"
+            } else {
+                ""
+            };
             format!(
                 "{}{kind} {}:{} {:o}",
                 entry.path().unwrap().display(),
@@ -52,7 +56,10 @@ fn ignored_files_and_git_stay_behind_and_entries_belong_to_the_run_s_user() {
             ("big.bin", "weights"),
             ("sub/big.bin", "weights"),
             (".gitignore", "*.bin\n"),
-            (".dockerignore", "# Docker's patterns start at the root\nsecret.txt\n*.log\n!keep.log\n"),
+            (
+                ".dockerignore",
+                "# Docker's patterns start at the root\nsecret.txt\n*.log\n!keep.log\n",
+            ),
             ("secret.txt", "s3cret"),
             ("sub/secret.txt", "not a root secret"),
             ("a.log", "x"),
@@ -63,8 +70,11 @@ fn ignored_files_and_git_stay_behind_and_entries_belong_to_the_run_s_user() {
             ("sub/run.sh", "#!/bin/sh\n"),
         ],
     );
-    std::fs::set_permissions(code.join("sub/run.sh"), std::fs::Permissions::from_mode(0o700))
-        .unwrap();
+    std::fs::set_permissions(
+        code.join("sub/run.sh"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
     let archive = sync_archive(&plan(code.clone(), "/tf/code"), (1234, 2345)).unwrap();
     assert_eq!(
         entries(&archive),
@@ -132,7 +142,12 @@ fn links_inside_are_copied_and_links_outside_or_nowhere_are_refused() {
         format!(
             "`--sync ./code`: the link `keys` leads outside `{}`, to `{}`",
             code.display(),
-            folder.path().canonicalize().unwrap().join("outside").display()
+            folder
+                .path()
+                .canonicalize()
+                .unwrap()
+                .join("outside")
+                .display()
         )
     );
     assert!(error.hint.contains("`.dockerignore`"), "{}", error.hint);

@@ -14,7 +14,11 @@ fn tar_of(entries: &[Raw]) -> Vec<u8> {
         name[..path.len()].copy_from_slice(path.as_bytes());
         header.set_entry_type(*kind);
         header.set_mode(*mode);
-        let data: &[u8] = if kind.is_file() { contents.as_bytes() } else { b"" };
+        let data: &[u8] = if kind.is_file() {
+            contents.as_bytes()
+        } else {
+            b""
+        };
         if !kind.is_file() && !contents.is_empty() {
             header.set_link_name(contents).unwrap();
         }
@@ -58,7 +62,11 @@ fn a_folder_s_contents_land_in_the_destination_new_changed_and_unchanged() {
         }
     );
     assert_eq!(read(&code.join("old.txt")), "new contents");
-    assert_eq!(read(&code.join("local-only.txt")), "mine", "nothing is deleted");
+    assert_eq!(
+        read(&code.join("local-only.txt")),
+        "mine",
+        "nothing is deleted"
+    );
     let result = code.join("out/result.txt");
     assert_eq!(read(&result), "0.93");
     let mode = std::fs::metadata(&result).unwrap().permissions().mode();
@@ -126,7 +134,10 @@ fn a_single_file_becomes_the_destination_or_goes_into_a_folder() {
     let into = folder.path().join("out");
     std::fs::create_dir(&into).unwrap();
     let summary = unpack(tar.as_slice(), &into).unwrap();
-    assert_eq!((summary.new, read(&into.join("result.csv")).as_str()), (1, "a,b\n"));
+    assert_eq!(
+        (summary.new, read(&into.join("result.csv")).as_str()),
+        (1, "a,b\n")
+    );
     // A missing destination folder is made.
     let fresh = folder.path().join("fresh/deeper");
     unpack(tar_of(&[("code", DIR, 0o755, "")]).as_slice(), &fresh).unwrap();
@@ -137,7 +148,10 @@ fn a_single_file_becomes_the_destination_or_goes_into_a_folder() {
 fn chunks_fed_to_the_thread_unpack_as_one_tar() {
     let folder = tempfile::tempdir().unwrap();
     let big = "x".repeat(300_000);
-    let tar = tar_of(&[("code", DIR, 0o755, ""), ("code/big.txt", FILE, 0o644, &big)]);
+    let tar = tar_of(&[
+        ("code", DIR, 0o755, ""),
+        ("code/big.txt", FILE, 0o644, &big),
+    ]);
     let mut unpacker: Box<dyn Unpacker> = Box::new(start(folder.path().join("code")));
     for chunk in tar.chunks(4096) {
         if unpacker.feed(Bytes::copy_from_slice(chunk)).is_break() {
