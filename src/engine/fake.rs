@@ -11,8 +11,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 
 use super::{
-    ContainerFacts, Containers, Daemon, EngineError, EngineInfo, EngineVersion, Finished,
-    ImageFacts, Images, OneOff, OutputChunk, StartFailure, TarStream,
+    BuildFailure, ContainerFacts, Containers, Daemon, EngineError, EngineInfo, EngineVersion,
+    Finished, ImageFacts, Images, OneOff, OutputChunk, StartFailure, TarStream,
 };
 use crate::plan::LaunchPlan;
 mod archive;

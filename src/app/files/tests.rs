@@ -96,9 +96,8 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
             format!("start {id}"),
         ]
     );
-    let uploads = &engine.state.borrow().uploads;
     assert_eq!(
-        uploads[0].2,
+        engine.state.borrow().uploads[0].2,
         [
             "code 4321:4322 755",
             "code/data.txt 4321:4322 644",
