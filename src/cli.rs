@@ -7,10 +7,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod bundle;
 mod engine;
+mod files;
 mod sweep;
 mod team;
 pub use bundle::*;
 pub use engine::EngineArgs;
+pub use files::*;
 pub use sweep::*;
 pub use team::*;
 
@@ -56,8 +58,11 @@ pub enum Command {
     Exec(ExecArgs),
     /// Stop containers (they can be started again with `docker start`).
     Stop(NamesArgs),
-    /// Remove stopped containers (`-f` also running ones). Mounted folders are never touched.
+    /// Remove stopped containers (`-f` also running ones). Mounts and volumes stay.
     Rm(RemoveArgs),
+    /// Copy files out of a container (running or stopped) into a local folder: new and
+    /// changed files only; nothing local is deleted.
+    PullFiles(PullFilesArgs),
     /// Check Docker, the NVIDIA driver and toolkit, and a spec against them, with fixes.
     Doctor(DoctorArgs),
     /// Bring up every member of a team file (new and changed ones; unchanged stay).
@@ -119,6 +124,9 @@ pub struct RunArgs {
     /// missing SRC folder is created.
     #[arg(long = "mount", short = 'm', value_name = "SRC[:DST][:ro]")]
     pub mounts: Vec<String>,
+
+    #[command(flatten)]
+    pub files: FilesArgs,
 
     /// Publish a container port: `CONTAINER` or `HOST:CONTAINER` (on 127.0.0.1).
     #[arg(

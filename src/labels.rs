@@ -59,6 +59,11 @@ pub const SWEEP: &str = "io.tfimg.sweep";
 pub const TRIAL: &str = "io.tfimg.trial";
 /// A trial container's attempt (`1`, `2` after a retry).
 pub const ATTEMPT: &str = "io.tfimg.attempt";
+/// The `--sync` destinations of a container, joined by `,` (`pull-files` copies the
+/// first when not told which).
+pub const SYNC: &str = "io.tfimg.sync";
+/// On the volumes `--volume` made: the volume's name.
+pub const VOLUME: &str = "io.tfimg.volume";
 
 // The entrypoint's run-time contract (variables tfimg sets in containers).
 
@@ -105,6 +110,19 @@ pub const SSH_COMMAND_VARIABLE: &str = "TFIMG_SSH_COMMAND";
 /// container tfimg starts for that user: `tfimg-cuda-cache-<uid>`.
 pub fn cuda_cache_volume(uid: u32) -> String {
     format!("tfimg-cuda-cache-{uid}")
+}
+
+/// The sync label's value: the destinations (which never hold a `,`) joined by `,`.
+pub fn encode_syncs<'a>(targets: impl IntoIterator<Item = &'a str>) -> String {
+    targets.into_iter().collect::<Vec<_>>().join(",")
+}
+
+/// The destinations in a sync label, in the order they were given.
+pub fn decode_syncs(text: &str) -> Vec<String> {
+    text.split(',')
+        .filter(|target| !target.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// `io.tfimg.spec=NAME`: the filter for a spec's images or containers.
@@ -266,6 +284,14 @@ pub fn image_labels(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sync_destinations_round_trip_in_order() {
+        let text = encode_syncs(["/tf/code", "/data"]);
+        assert_eq!(text, "/tf/code,/data");
+        assert_eq!(decode_syncs(&text), ["/tf/code", "/data"]);
+        assert!(decode_syncs("").is_empty());
+    }
 
     #[test]
     fn ports_round_trip_and_bad_entries_are_skipped() {

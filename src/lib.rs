@@ -66,6 +66,7 @@ pub fn main() -> ExitCode {
         Command::Exec(args) => commands::containers::exec(&args),
         Command::Stop(args) => commands::containers::stop(&args),
         Command::Rm(args) => commands::containers::remove(&args),
+        Command::PullFiles(args) => commands::files::pull_files(&args),
         Command::Doctor(args) => commands::doctor::run(&args),
         Command::Up(args) => commands::team::up(&args),
         Command::Down(args) => commands::team::down(&args),

@@ -995,6 +995,46 @@ fn cases() -> Vec<Case> {
                 no_daemon: true,
             },
         },
+        run("sync-missing-source", "`--sync", &["--sync", "./nothere"]),
+        run(
+            "sync-relative-destination",
+            "`--sync",
+            &["--sync", ".:relative"],
+        ),
+        run("sync-onto-etc", "`--sync", &["--sync", ".:/etc"]),
+        run("sync-extra-part", "`--sync", &["--sync", ".:/a:/b"]),
+        run("sync-back-without-sync", "`--sync-back", &["--sync-back"]),
+        run(
+            "sync-back-detached",
+            "`--sync-back",
+            &["-d", "--sync", ".", "--sync-back"],
+        ),
+        run(
+            "sync-into-a-mount",
+            "`--sync .:/tf/data/more`",
+            &["--mount", "./data", "--sync", ".:/tf/data/more"],
+        ),
+        Case {
+            name: "sync-checked-before-the-engine",
+            names: "`--sync".into(),
+            input: Input::Run {
+                flags: vec!["--sync".into(), "./nothere".into()],
+                no_daemon: true,
+            },
+        },
+        run("volume-path", "`--volume", &["--volume", "./data:/tf/data"]),
+        run("volume-name-too-short", "`--volume", &["--volume", "d:/x"]),
+        run("volume-onto-usr", "`--volume", &["--volume", "data:/usr"]),
+        run(
+            "volume-above-the-home",
+            "`--volume",
+            &["--volume", "data:/home"],
+        ),
+        run(
+            "volume-over-a-sync",
+            "`--volume data:/tf/project`",
+            &["--sync", ".:/tf/project", "--volume", "data:/tf/project"],
+        ),
         run("memory-negative", "`--memory", &["--memory", "-1g"]),
         run(
             "memory-huge",

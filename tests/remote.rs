@@ -432,3 +432,46 @@ async fn ssh_failures_exit_2_in_time_with_the_cause_and_leave_nothing_running() 
         );
     }
 }
+
+#[tokio::test]
+async fn a_mount_of_a_local_folder_is_refused_on_a_remote_engine_before_anything_exists() {
+    let Some(sshd) = Sshd::start() else { return };
+    let name = unique("t-remote-mount");
+    let _guard = DockerGuard::containers(&[&name]);
+    let folder = scratch(&[("data/x.txt", "x")]);
+    let run = tfimg_in(
+        &folder,
+        &sshd,
+        &[],
+        &[
+            "run",
+            "cpu-headless",
+            "--no-build",
+            "--name",
+            &name,
+            "--mount",
+            "./data",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let url = sshd
+        .env()
+        .into_iter()
+        .find(|(key, _)| *key == "DOCKER_HOST")
+        .map(|(_, value)| value)
+        .unwrap();
+    assert!(
+        run.stderr.contains(&format!(
+            "error: `--mount ./data` names a folder on this machine, but the engine `{url}` runs on another host\nhint: copy it in with `--sync ./data` (and back with `--sync-back`), or keep data there in a volume: `--volume data:/tf/data`"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        docker(&["ps", "-aq", "--filter", &format!("name={name}")]).trim(),
+        ""
+    );
+    assert_nothing_left(&sshd, "a refused mount");
+}

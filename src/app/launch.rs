@@ -2,9 +2,9 @@
 //! member asked for it. `prepare` checks everything first and creates nothing (mounts
 //! against the image's home and workdir, GPUs against the host and the daemon, the
 //! token, the SSH key); `start` then makes the missing mount folders, chooses host
-//! ports, creates and starts the container, and retries a port another process took in
-//! the meantime. A container that never ran is removed, and so are the folders made for
-//! it.
+//! ports, creates the container, copies the `--sync` sources in (`files`), starts it, and
+//! retries a port another process took in the meantime. A container that never ran is
+//! removed, and so are the folders made for it.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,12 +15,15 @@ use crate::engine::{Engine, EngineError, StartFailure};
 use crate::host::HostError;
 use crate::host::{Host, SshKey};
 use crate::input::InputError;
+use crate::plan::cache::VolumePlan;
 use crate::plan::gpus::{self, GpuMode, GpuPlan, GpuSelection};
 use crate::plan::mounts::MountPlan;
 use crate::plan::ports::{self, PortRequest};
+use crate::plan::sync::SyncPlan;
 use crate::plan::{self, LaunchInput, LaunchPlan};
 use crate::spec::resolved::{home_folder, GpuStack};
 use crate::spec::Service;
+use files::Files;
 use folders::{check_mounts, make_mount_folders, MadeFolders};
 
 pub use folders::make_folders;
@@ -68,6 +71,10 @@ pub struct LaunchRequest {
     pub mounts: Vec<(MountPlan, String)>,
     /// Team mounts under a mounts root may need their parent folders made too.
     pub make_mount_parents: bool,
+    /// Local folders and files copied in before the start (`--sync`).
+    pub syncs: Vec<SyncPlan>,
+    /// Named volumes (`--volume`).
+    pub volumes: Vec<VolumePlan>,
     pub port_requests: Vec<PortRequest>,
     pub public: bool,
     /// `None`: a GPU image takes every GPU when the host can give them (run's default).
@@ -93,7 +100,8 @@ pub struct Prepared {
     jupyter_token: Option<String>,
     ssh: Option<SshKey>,
     known_hosts: Option<PathBuf>,
-    /// What to tell the user before the container starts (the GPU choice).
+    files: Files,
+    /// What to tell the user before the container starts (the GPU choice, the syncs).
     pub notes: Vec<String>,
 }
 
@@ -105,12 +113,14 @@ pub struct Launched {
     pub plan: LaunchPlan,
     /// tfimg's known_hosts, for an SSH service (its host key is pinned there when ready).
     pub known_hosts: Option<PathBuf>,
+    /// What `--sync-back` copies back.
+    pub syncs: Vec<SyncPlan>,
     /// What happened on the way (the daemon refused the default GPUs).
     pub notes: Vec<String>,
 }
 
 /// Checks a launch without creating anything: every mount, the GPUs against the host and
-/// the daemon, then the token and key it will carry.
+/// the daemon, then the token and key it will carry, and what it copies in.
 pub async fn prepare(
     engine: &impl Engine,
     host: &impl Host,
@@ -140,6 +150,7 @@ pub async fn prepare(
     let gpu_plan = gpus.plan(mode)?;
     let (jupyter_token, ssh) = credentials(host, &request)?;
     let known_hosts = ssh.as_ref().map(|_| host.known_hosts());
+    let files = files::prepare_files(engine, host, &request, &home, &mut notes).await?;
     Ok(Prepared {
         request,
         gpus,
@@ -148,6 +159,7 @@ pub async fn prepare(
         jupyter_token,
         ssh,
         known_hosts,
+        files,
         notes,
     })
 }
@@ -247,6 +259,11 @@ pub async fn start(
         let plan = plan::launch(&launch_input(&prepared, ports, &gpus, &gpu_plan));
         let id = create(engine, &plan).await?;
         on_created(&id);
+        if let Err(error) = files::copy_in(engine, &prepared.files, &id).await {
+            let _ = engine.remove_container(&id, true).await;
+            release(reserved, &plan);
+            return Err(error);
+        }
         let failure = if no_start {
             None
         } else {
@@ -260,6 +277,7 @@ pub async fn start(
                 id,
                 name: request.name.clone(),
                 known_hosts: prepared.known_hosts.clone(),
+                syncs: request.syncs.clone(),
                 plan,
                 notes,
             });
@@ -366,6 +384,7 @@ pub fn plan_without_engine(
         jupyter_token,
         ssh,
         known_hosts,
+        files: Files::default(),
         notes: Vec::new(),
     };
     Ok(plan::launch(&launch_input(
@@ -418,14 +437,6 @@ fn launch_input(
         .iter()
         .map(|(mount, _)| mount.clone())
         .collect();
-    // Every GPU container the launcher starts (run, up, sweep) keeps its compiled kernels.
-    let volumes = plan::cache::cuda_cache(
-        target.cuda_cache.as_deref(),
-        !matches!(gpu_plan, GpuPlan::None),
-        request.ids.map_or(0, |(uid, _)| uid),
-        &request.env,
-        &mounts,
-    );
     LaunchInput {
         image: target.image.clone(),
         spec_name: target.spec_name.clone(),
@@ -436,7 +447,7 @@ fn launch_input(
         command: request.command.clone(),
         env: request.env.clone(),
         mounts,
-        volumes: volumes.into_iter().collect(),
+        volumes: files::volumes(request, gpu_plan),
         ports,
         gpus: gpus.clone(),
         gpu: gpu_plan.clone(),
@@ -456,7 +467,7 @@ fn launch_input(
         nano_cpus: request.nano_cpus,
         shm_size: request.shm_size,
         restart: request.restart,
-        extra_labels: request.extra_labels.clone(),
+        extra_labels: files::labels(request),
     }
 }
 
@@ -480,6 +491,7 @@ pub fn container_name(host: &impl Host, spec_name: &str) -> std::io::Result<Stri
     Ok(format!("{prefix}-{}", host.random_hex(3)?))
 }
 
+mod files;
 mod folders;
 #[cfg(test)]
 mod tests;

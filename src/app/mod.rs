@@ -6,6 +6,7 @@
 //! - `bundle`: `tfimg save` and `tfimg load`, images and specs carried to offline machines.
 //! - `base`: the base image a build starts from; `tfimg base bootstrap`.
 //! - `catalog`: the specs and team files on this machine, read and handed to `spec`.
+//! - `files`: files out of containers (`--sync-back`, `tfimg pull-files`).
 //! - `lock`: a spec resolved once into its lock (`tfimg lock`); a spec's lock found.
 //! - `launch`: THE launcher, one container from a request (run, a team member, ...).
 //! - `ready`: waiting until a started container's service answers.
@@ -17,6 +18,7 @@ pub mod base;
 pub mod build;
 pub mod bundle;
 pub mod catalog;
+pub mod files;
 pub mod launch;
 pub mod lock;
 pub mod ready;

@@ -330,6 +330,8 @@ pub fn member_request(
         env: member.env.clone(),
         mounts: member_mounts(team, member, resolved)?,
         make_mount_parents: true,
+        syncs: Vec::new(),
+        volumes: Vec::new(),
         port_requests,
         public: false,
         gpus: Some(member.gpus.clone()),

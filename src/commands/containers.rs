@@ -116,7 +116,7 @@ fn entry(container: ContainerFacts) -> PsEntry {
 }
 
 /// The tfimg container called `name`, or a bad-input error.
-async fn find(engine: &impl Engine, name: &str) -> anyhow::Result<ContainerFacts> {
+pub(crate) async fn find(engine: &impl Engine, name: &str) -> anyhow::Result<ContainerFacts> {
     match engine.container(name).await? {
         Some(container) if container.labels.contains_key(labels::SPEC) => Ok(container),
         Some(_) => Err(InputError::new(

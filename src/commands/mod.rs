@@ -8,6 +8,7 @@ pub mod config;
 pub mod containers;
 pub mod doctor;
 pub mod export;
+pub mod files;
 pub mod list;
 pub mod lock;
 pub mod push;

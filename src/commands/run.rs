@@ -19,9 +19,11 @@ use crate::host::{Host, Machine};
 use crate::input::InputError;
 use crate::labels;
 use crate::output::progress::Reporter;
+use crate::plan::cache::VolumePlan;
 use crate::plan::gpus::{GpuPlan, GpuSelection};
 use crate::plan::mounts::{self, MountRequest};
 use crate::plan::ports::PortRequest;
+use crate::plan::sync::SyncRequest;
 use crate::plan::{self, LaunchPlan};
 use crate::spec;
 use crate::spec::resolved::TENSORBOARD_PORT;
@@ -34,6 +36,8 @@ struct RunOptions {
     /// `--gpus` as given; without it a GPU image's GPUs are decided on the host's facts.
     gpus: Option<GpuSelection>,
     mounts: Vec<MountRequest>,
+    syncs: Vec<SyncRequest>,
+    volumes: Vec<VolumePlan>,
     port_requests: Vec<PortRequest>,
     env: Vec<(String, String)>,
     memory: Option<i64>,
@@ -64,6 +68,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let host = Machine;
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = super::connect().await?;
+        // Mounts name folders of this machine; an engine on another host refuses them.
+        plan::sync::check_mounts_are_local(
+            args.mounts.iter().map(String::as_str),
+            engine.remote_endpoint(),
+        )?;
         let target = match &resolved {
             Some(resolved) => {
                 spec_target(&engine, &host, resolved, &network, args.no_build, &reporter).await?
@@ -104,6 +113,11 @@ fn launch_request(
         .iter()
         .map(|mount| (mount.at(&target.workdir), mount.text.clone()))
         .collect();
+    let syncs = options
+        .syncs
+        .iter()
+        .map(|sync| sync.at(&target.workdir))
+        .collect();
     Ok(LaunchRequest {
         target,
         name,
@@ -111,6 +125,8 @@ fn launch_request(
         env: options.env.clone(),
         mounts,
         make_mount_parents: false,
+        syncs,
+        volumes: options.volumes.clone(),
         port_requests: options.port_requests.clone(),
         public: args.public,
         gpus: options.gpus.clone(),
@@ -164,6 +180,17 @@ async fn follow(
         Ok(After::Exited(_)) | Ok(After::Interrupted) => args.keep,
         Err(_) => false,
     };
+    let ran = matches!(outcome, Ok(After::Exited(_) | After::Interrupted));
+    if ran && args.files.sync_back {
+        match crate::app::files::sync_back(engine, host, launched).await {
+            Ok(lines) => lines.iter().for_each(|line| eprintln!("{line}")),
+            Err(error) => {
+                // What the run made is still in the container: keep it until it is fetched.
+                eprintln!("note: `{0}` is kept so its files are not lost: `tfimg pull-files {0} DST` copies them, `tfimg rm {0}` removes it", launched.name);
+                return Err(error.context("copying the synced folders back failed"));
+            }
+        }
+    }
     if !keep {
         let _ = engine.remove_container(&launched.id, true).await;
     }
@@ -240,6 +267,8 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
         .iter()
         .map(|text| mounts::parse_request(text, &current_dir))
         .collect::<Result<_, _>>()?;
+    let (syncs, volumes) =
+        super::files::resolve(&args.files, args.detach, args.no_start, &current_dir)?;
     Ok(RunOptions {
         target: args
             .target
@@ -247,6 +276,8 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
             .unwrap_or_else(|| DEFAULT_TARGET.to_string()),
         gpus,
         mounts,
+        syncs,
+        volumes,
         port_requests,
         env,
         memory,

@@ -11,12 +11,12 @@ use std::time::Duration;
 use futures_util::StreamExt;
 
 use super::{
-    BuildEvent, BuildFailure, BuildRequest, Builds, ContainerFacts, Containers, Daemon,
-    EngineError, EngineInfo, EngineVersion, Finished, ImageFacts, Images, OneOff, OutputChunk,
-    StartFailure, TarStream,
+    BuildFailure, ContainerFacts, Containers, Daemon, EngineError, EngineInfo, EngineVersion,
+    Finished, ImageFacts, Images, OneOff, OutputChunk, StartFailure, TarStream,
 };
-use crate::labels;
 use crate::plan::LaunchPlan;
+mod archive;
+mod build;
 mod tarball;
 
 #[derive(Debug, Default)]
@@ -54,6 +54,11 @@ pub struct FakeState {
     /// `export_images` half-way through.
     pub load_failure: Option<String>,
     pub export_failure: Option<String>,
+    /// Volumes that exist (a created container's are made); every upload (container id,
+    /// folder, each entry as `path uid:gid mode`); the tar a download gets, by path.
+    pub volumes: std::collections::BTreeSet<String>,
+    pub uploads: Vec<(String, String, Vec<String>)>,
+    pub archives: BTreeMap<String, Vec<u8>>,
     next_id: u32,
 }
 
@@ -352,6 +357,8 @@ impl Containers for FakeEngine {
             ..ContainerFacts::default()
         };
         state.containers.insert(id.clone(), facts);
+        let volumes = plan.volumes.iter().map(|volume| volume.name.clone());
+        state.volumes.extend(volumes);
         state.plans.insert(id.clone(), plan.clone());
         state.created.push(plan.clone());
         Ok(id)
@@ -466,35 +473,28 @@ impl Containers for FakeEngine {
             output: "ok    tensorflow version: fake\n".to_string(),
         }))
     }
-}
 
-impl Builds for FakeEngine {
-    async fn build(
+    async fn upload(
         &self,
-        request: &BuildRequest,
-        context: impl TarStream,
-        mut on_event: impl FnMut(&BuildEvent),
-    ) -> Result<Result<String, BuildFailure>, EngineError> {
-        let _ = context.collect::<Vec<_>>().await;
-        on_event(&BuildEvent::Step {
-            index: 1,
-            total: 1,
-            instruction: "FROM fake".to_string(),
-        });
-        let failure = {
-            let mut state = self.state.borrow_mut();
-            state.record("build".to_string());
-            state.build_failure.take()
-        };
-        if let Some(failure) = failure {
-            return Ok(Err(failure));
-        }
-        // The real daemon writes the build argument into the image's labels.
-        let key = request
-            .build_args
-            .get(labels::BUILD_KEY_ARG)
-            .cloned()
-            .unwrap_or_default();
-        Ok(Ok(self.add_image(&[], &[(labels::BUILD_KEY, key.as_str())])))
+        id: &str,
+        folder: &str,
+        tar: impl TarStream,
+    ) -> Result<bool, EngineError> {
+        let bytes = tarball::read_all(tar).await?;
+        archive::upload(&mut self.state.borrow_mut(), id, folder, &bytes)
+    }
+
+    async fn download(
+        &self,
+        id: &str,
+        path: &str,
+        sink: impl FnMut(bytes::Bytes) -> std::ops::ControlFlow<()>,
+    ) -> Result<bool, EngineError> {
+        let mut state = self.state.borrow_mut();
+        Ok(archive::download(&mut state, id, path, sink))
+    }
+
+    async fn volume_exists(&self, name: &str) -> Result<bool, EngineError> {
+        Ok(self.state.borrow().volumes.contains(name))
     }
 }

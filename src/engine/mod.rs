@@ -121,6 +121,27 @@ pub trait Containers {
     /// Runs a one-off container to completion (killed after `deadline`) and always removes
     /// it.
     async fn run_once(&self, spec: &OneOff, deadline: Duration) -> Result<Finished, EngineError>;
+    /// Unpacks the tar `archive` into the folder `folder` of a container (created or
+    /// running), keeping the owners and modes its entries carry (what `docker cp` does
+    /// without `-a`); `Ok(false)` when the container has no folder `folder`.
+    async fn upload(
+        &self,
+        id: &str,
+        folder: &str,
+        archive: impl TarStream,
+    ) -> Result<bool, EngineError>;
+    /// Hands `sink` a tar of `path` in a container (running or stopped; the top entry is
+    /// named after the path's last part) chunk by chunk; `Ok(false)` when nothing is at
+    /// `path`. The sink returns `ControlFlow::Break` to stop early.
+    async fn download(
+        &self,
+        id: &str,
+        path: &str,
+        sink: impl FnMut(Bytes) -> std::ops::ControlFlow<()>,
+    ) -> Result<bool, EngineError>;
+    /// Whether a volume called `name` exists (Docker makes a missing one when a container
+    /// that mounts it is created).
+    async fn volume_exists(&self, name: &str) -> Result<bool, EngineError>;
 }
 
 pub trait Builds {

@@ -1,7 +1,9 @@
 //! The build context as a deterministic tar: entries sorted by path, every header with the
 //! same mtime, uid/gid 0 and explicit modes, so the same files give the same bytes (and
 //! the same build key) on every machine. Streamed to the daemon in fixed-size chunks from
-//! a blocking thread, so memory stays bounded whatever the context's size.
+//! a blocking thread, so memory stays bounded whatever the context's size. `sync` builds
+//! the same kind of tar from a `--sync` source (with folders, owned by the run's user);
+//! `unpack` takes a container's files back out of one, safely.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -28,6 +30,8 @@ enum Source {
     Bytes(Bytes),
     /// A file on disk, read while streaming.
     File(PathBuf),
+    /// A folder (build contexts have none: folders are implied by their files).
+    Folder,
 }
 
 #[derive(Debug, Clone)]
@@ -41,6 +45,8 @@ struct Entry {
 #[derive(Debug, Clone, Default)]
 pub struct BuildContext {
     entries: Vec<Entry>,
+    /// The uid and gid of every entry: root's for a build context, the run's for a sync.
+    owner: (u64, u64),
 }
 
 impl BuildContext {
@@ -79,6 +85,20 @@ impl BuildContext {
             mode: if executable { 0o755 } else { 0o644 },
             source: Source::File(source),
         });
+    }
+
+    /// Adds a folder entry (0755).
+    pub fn add_folder(&mut self, path: &str) {
+        self.insert(Entry {
+            path: path.to_string(),
+            mode: 0o755,
+            source: Source::Folder,
+        });
+    }
+
+    /// Gives every entry to `uid`:`gid` (root's, 0:0, by default).
+    pub fn set_owner(&mut self, uid: u32, gid: u32) {
+        self.owner = (u64::from(uid), u64::from(gid));
     }
 
     fn insert(&mut self, entry: Entry) {
@@ -179,10 +199,15 @@ impl BuildContext {
             let mut header = tar::Header::new_gnu();
             header.set_entry_type(tar::EntryType::Regular);
             header.set_mode(entry.mode);
-            header.set_uid(0);
-            header.set_gid(0);
+            header.set_uid(self.owner.0);
+            header.set_gid(self.owner.1);
             header.set_mtime(FIXED_MTIME);
             match &entry.source {
+                Source::Folder => {
+                    header.set_entry_type(tar::EntryType::Directory);
+                    header.set_size(0);
+                    builder.append_data(&mut header, &entry.path, io::empty())?;
+                }
                 Source::Bytes(bytes) => {
                     header.set_size(bytes.len() as u64);
                     builder.append_data(&mut header, &entry.path, bytes.as_ref())?;
@@ -371,6 +396,9 @@ impl Write for ChunkWriter {
         Ok(())
     }
 }
+
+pub mod sync;
+pub mod unpack;
 
 #[cfg(test)]
 mod tests;

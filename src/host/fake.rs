@@ -7,8 +7,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{FileStream, Host, InputFile, LockAttempt, NvidiaFacts, OutputFile, SshKey};
+use super::{
+    FileStream, Host, InputFile, LockAttempt, NvidiaFacts, OutputFile, SshKey, SyncArchive,
+    UnpackSummary, Unpacker,
+};
 use crate::input::InputError;
+use crate::plan::sync::SyncPlan;
 
 #[derive(Debug, Default)]
 pub struct FakeHost {
@@ -261,6 +265,77 @@ impl Host for FakeHost {
     fn spawn_detached(&self, args: &[String], _log: &Path) -> std::io::Result<u32> {
         self.spawned.borrow_mut().push(args.to_vec());
         Ok(4242)
+    }
+
+    /// The files under the source in `files`; a source that is neither a file there nor
+    /// a path in `paths` is missing.
+    fn sync_archive(&self, sync: &SyncPlan, owner: (u32, u32)) -> Result<SyncArchive, InputError> {
+        let files: Vec<(String, Vec<u8>)> = self
+            .files
+            .borrow()
+            .iter()
+            .filter_map(|(path, bytes)| {
+                let relative = path.strip_prefix(&sync.source).ok()?;
+                Some((relative.display().to_string(), bytes.clone()))
+            })
+            .collect();
+        if files.is_empty() && !self.exists(&sync.source) {
+            return Err(crate::plan::sync::missing_source(&sync.text, &sync.source));
+        }
+        Ok(SyncArchive::from_files(sync.name(), &files, owner))
+    }
+
+    fn unpacker(&self, destination: &Path) -> Box<dyn Unpacker + '_> {
+        Box::new(FakeUnpacker {
+            host: self,
+            destination: destination.to_path_buf(),
+            tar: Vec::new(),
+        })
+    }
+}
+
+/// Collects a tar, then writes its regular files into the host's `files` (the top entry
+/// stripped, as the real unpacker does) and skips links with a note.
+struct FakeUnpacker<'a> {
+    host: &'a FakeHost,
+    destination: PathBuf,
+    tar: Vec<u8>,
+}
+
+impl Unpacker for FakeUnpacker<'_> {
+    fn feed(&mut self, chunk: bytes::Bytes) -> std::ops::ControlFlow<()> {
+        self.tar.extend_from_slice(&chunk);
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn finish(self: Box<Self>) -> std::io::Result<UnpackSummary> {
+        let mut summary = UnpackSummary::default();
+        let mut archive = tar::Archive::new(self.tar.as_slice());
+        for entry in archive.entries()? {
+            let mut entry = entry?;
+            let path = entry.path()?.into_owned();
+            let rest: PathBuf = path.components().skip(1).collect();
+            match entry.header().entry_type() {
+                tar::EntryType::Regular => {}
+                tar::EntryType::Symlink => {
+                    summary.note(format!("`{}` is a link: skipped", rest.display()));
+                    continue;
+                }
+                _ => continue,
+            }
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut bytes)?;
+            let local = match rest.as_os_str().is_empty() {
+                true => self.destination.clone(),
+                false => self.destination.join(rest),
+            };
+            match self.host.files.borrow_mut().insert(local, bytes.clone()) {
+                None => summary.new += 1,
+                Some(old) if old == bytes => summary.unchanged += 1,
+                Some(_) => summary.changed += 1,
+            }
+        }
+        Ok(summary)
     }
 }
 

@@ -19,8 +19,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::input::InputError;
+use crate::plan::sync::SyncPlan;
 use crate::spec::compat::Date;
 
+pub use archive::sync::SyncArchive;
+pub use archive::unpack::UnpackSummary;
 pub use machine::{
     current_ids, data_dir, free_bytes, home_dir, mounts_below, on_path, run_program, write_private,
 };
@@ -50,6 +53,15 @@ impl<T: std::io::Read + std::io::Seek> InputFile for T {}
 pub type FileStream = std::pin::Pin<
     Box<dyn futures_util::Stream<Item = std::io::Result<bytes::Bytes>> + Send + 'static>,
 >;
+
+/// A tar from a container, unpacked on this machine as it arrives.
+pub trait Unpacker {
+    /// Hands over the next chunk; `Break` once the unpacking has stopped (the tar ended,
+    /// or it failed: `finish` says which).
+    fn feed(&mut self, chunk: bytes::Bytes) -> std::ops::ControlFlow<()>;
+    /// Waits for the unpacking to end; what it wrote.
+    fn finish(self: Box<Self>) -> std::io::Result<UnpackSummary>;
+}
 
 /// A lock file taken (held until dropped), busy, or impossible here (no data folder):
 /// then the work simply runs unserialised.
@@ -137,6 +149,11 @@ pub trait Host {
     /// Starts this tfimg again with `args`, detached from the terminal and its session,
     /// its output appended to `log`; its process id.
     fn spawn_detached(&self, args: &[String], log: &Path) -> std::io::Result<u32>;
+    /// A `--sync` source walked into the archive the container receives (its entries
+    /// owned by `owner`); nothing is read yet.
+    fn sync_archive(&self, sync: &SyncPlan, owner: (u32, u32)) -> Result<SyncArchive, InputError>;
+    /// Starts unpacking a container's tar into `destination` (see `archive::unpack`).
+    fn unpacker(&self, destination: &Path) -> Box<dyn Unpacker + '_>;
 }
 
 /// This machine.
@@ -297,6 +314,14 @@ impl Host for Machine {
 
     fn spawn_detached(&self, args: &[String], log: &Path) -> std::io::Result<u32> {
         machine::spawn_detached(args, log)
+    }
+
+    fn sync_archive(&self, sync: &SyncPlan, owner: (u32, u32)) -> Result<SyncArchive, InputError> {
+        archive::sync::sync_archive(sync, owner)
+    }
+
+    fn unpacker(&self, destination: &Path) -> Box<dyn Unpacker + '_> {
+        Box::new(archive::unpack::start(destination.to_path_buf()))
     }
 }
 

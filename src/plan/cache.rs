@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use super::mounts::MountPlan;
 use crate::labels;
 
 /// A named volume to mount (created by Docker, with these labels, the first time).
@@ -15,19 +14,20 @@ use crate::labels;
 pub struct VolumePlan {
     pub name: String,
     pub target: String,
+    pub read_only: bool,
     pub labels: BTreeMap<String, String>,
 }
 
 /// The cache volume for a container: only when it gets GPUs, its image has a cache folder
 /// (`io.tfimg.cuda-cache`, which tfimg's GPU images carry) and the user did not choose
-/// otherwise (their own `CUDA_CACHE_PATH` or `CUDA_CACHE_DISABLE=1`, or a mount of theirs
-/// on, over or under the folder).
+/// otherwise (their own `CUDA_CACHE_PATH` or `CUDA_CACHE_DISABLE=1`, or a mount, volume or
+/// sync of theirs on, over or under the folder: `taken` are their destinations).
 pub fn cuda_cache(
     image_folder: Option<&str>,
     gets_gpus: bool,
     uid: u32,
     env: &[(String, String)],
-    mounts: &[MountPlan],
+    taken: &[&str],
 ) -> Option<VolumePlan> {
     let folder = image_folder.filter(|_| gets_gpus)?;
     let own_choice = env.iter().any(|(key, value)| {
@@ -39,12 +39,13 @@ pub fn cuda_cache(
         };
         inside(target, folder) || inside(folder, target)
     };
-    if own_choice || mounts.iter().any(|mount| overlaps(&mount.target)) {
+    if own_choice || taken.iter().any(|target| overlaps(target)) {
         return None;
     }
     Some(VolumePlan {
         name: labels::cuda_cache_volume(uid),
         target: folder.to_string(),
+        read_only: false,
         labels: BTreeMap::from([(labels::CUDA_CACHE.to_string(), uid.to_string())]),
     })
 }
@@ -55,17 +56,9 @@ mod tests {
 
     const FOLDER: &str = "/var/cache/tfimg/cuda";
 
-    fn mount(target: &str) -> MountPlan {
-        MountPlan {
-            source: "/home/a/data".into(),
-            target: target.to_string(),
-            read_only: false,
-        }
-    }
-
     #[test]
     fn a_gpu_container_of_a_gpu_image_gets_its_user_s_cache_volume() {
-        let volume = cuda_cache(Some(FOLDER), true, 4321, &[], &[mount("/tf/data")]).unwrap();
+        let volume = cuda_cache(Some(FOLDER), true, 4321, &[], &["/tf/data"]).unwrap();
         assert_eq!(volume.name, "tfimg-cuda-cache-4321");
         assert_eq!(volume.target, FOLDER);
         assert_eq!(volume.labels["io.tfimg.cuda-cache"], "4321");
@@ -102,18 +95,11 @@ mod tests {
             "/var/cache/tfimg/",
         ] {
             assert_eq!(
-                cuda_cache(Some(FOLDER), true, 1, &[], &[mount(target)]),
+                cuda_cache(Some(FOLDER), true, 1, &[], &[target]),
                 None,
                 "{target}"
             );
         }
-        assert!(cuda_cache(
-            Some(FOLDER),
-            true,
-            1,
-            &[],
-            &[mount("/var/cache/tfimg/cudax")]
-        )
-        .is_some());
+        assert!(cuda_cache(Some(FOLDER), true, 1, &[], &["/var/cache/tfimg/cudax"]).is_some());
     }
 }

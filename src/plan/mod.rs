@@ -9,6 +9,8 @@ pub mod image;
 pub mod mounts;
 mod parse;
 pub mod ports;
+pub mod sync;
+pub mod volumes;
 
 use std::collections::BTreeMap;
 

@@ -92,10 +92,7 @@ pub fn parse_request(text: &str, current_dir: &Path) -> Result<MountRequest, Inp
     let target = match target {
         Some("") => return Err(bad("the destination after `:` is empty".to_string())),
         Some(target) => {
-            let target_ok = target.starts_with('/')
-                && !target.split('/').any(|part| part == "..")
-                && !target.contains([',', '\n']);
-            if !target_ok {
+            if !valid_destination(target) {
                 return Err(bad(format!(
                     "the destination `{target}` must be an absolute path inside the container"
                 )));
@@ -138,30 +135,49 @@ pub fn check_not_above(
     workdir: &str,
 ) -> Result<(), InputError> {
     let target = mount.target.trim_end_matches('/');
-    for (what, path) in [("home folder", home), ("workdir", workdir)] {
-        let path = path.trim_end_matches('/');
-        let above = path
-            .strip_prefix(target)
-            .is_some_and(|rest| rest.starts_with('/'));
-        if above {
-            return Err(InputError::new(
-                printable(&format!(
-                    "`--mount {text}`: the destination `{target}` would hide the image's {what} `{path}`"
-                )),
-                format!(
-                    "mount at `{path}` itself or beside it, such as `--mount {}:/data`",
-                    printable(text.split(':').next().unwrap_or(text))
-                ),
-            ));
-        }
-    }
-    Ok(())
+    let Some((what, path)) = hidden_folder(target, home, workdir) else {
+        return Ok(());
+    };
+    Err(InputError::new(
+        printable(&format!(
+            "`--mount {text}`: the destination `{target}` would hide the image's {what} `{path}`"
+        )),
+        format!(
+            "mount at `{path}` itself or beside it, such as `--mount {}:/data`",
+            printable(text.split(':').next().unwrap_or(text))
+        ),
+    ))
+}
+
+/// The image's home folder or workdir that a mount (or volume) at `target` would hide,
+/// being above it: `("workdir", "/mnt/tf")` for `/mnt`.
+pub(crate) fn hidden_folder<'a>(
+    target: &str,
+    home: &'a str,
+    workdir: &'a str,
+) -> Option<(&'static str, &'a str)> {
+    let target = target.trim_end_matches('/');
+    [("home folder", home), ("workdir", workdir)]
+        .into_iter()
+        .map(|(what, path)| (what, path.trim_end_matches('/')))
+        .find(|(_, path)| {
+            path.strip_prefix(target)
+                .is_some_and(|rest| rest.starts_with('/'))
+        })
+}
+
+/// Whether `target` can be a path inside the container: absolute, without `..`, and
+/// without `,` or a newline (which Docker's mount syntax and tfimg's labels use).
+pub(crate) fn valid_destination(target: &str) -> bool {
+    target.starts_with('/')
+        && !target.split('/').any(|part| part == "..")
+        && !target.contains([',', '\n'])
 }
 
 /// Folders of the image a mount would hide or break: the root, the system's programs,
 /// libraries and configuration, the kernel's file systems (and anything under them), and
 /// tfimg's venv and scripts.
-fn is_system_folder(target: &str) -> bool {
+pub(crate) fn is_system_folder(target: &str) -> bool {
     let parts: Vec<&str> = target
         .split('/')
         .filter(|part| !part.is_empty() && *part != ".")

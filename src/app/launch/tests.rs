@@ -19,6 +19,8 @@ fn request(spec: &str) -> LaunchRequest {
         env: Vec::new(),
         mounts: Vec::new(),
         make_mount_parents: false,
+        syncs: Vec::new(),
+        volumes: Vec::new(),
         port_requests: Vec::new(),
         public: false,
         gpus: None,
@@ -263,4 +265,72 @@ fn every_gpu_container_gets_its_user_s_cuda_cache_and_no_other_container_does() 
     root.ids = None;
     let (_, launched) = run(launch(&engine, &host, root, true)).unwrap();
     assert_eq!(launched.plan.volumes[0].name, "tfimg-cuda-cache-0");
+}
+
+#[test]
+fn a_new_volume_s_root_goes_to_the_run_s_user_once() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    let mut request = request("cpu-headless");
+    request.volumes = vec![
+        crate::plan::volumes::parse("data:/tf/data").unwrap(),
+        crate::plan::volumes::parse("models:/models:ro").unwrap(),
+    ];
+    let (_, launched) = run(launch(&engine, &host, request.clone(), false)).unwrap();
+    let id = &launched.id;
+    assert_eq!(
+        engine.calls(),
+        [
+            "create lab".to_string(),
+            format!("upload {id} /tf (1 entries)"),
+            format!("start {id}")
+        ]
+    );
+    assert_eq!(engine.state.borrow().uploads[0].2, ["data 4321:4322 755"]);
+    let plan = engine.plan_of("lab").unwrap();
+    let volumes: Vec<_> = plan
+        .volumes
+        .iter()
+        .map(|volume| {
+            (
+                volume.name.as_str(),
+                volume.target.as_str(),
+                volume.read_only,
+            )
+        })
+        .collect();
+    assert_eq!(
+        volumes,
+        [("data", "/tf/data", false), ("models", "/models", true)]
+    );
+    // The next run finds the volume as the first left it.
+    request.name = "lab-2".to_string();
+    run(launch(&engine, &host, request, false)).unwrap();
+    assert_eq!(engine.calls_to("upload").len(), 1);
+}
+
+#[test]
+fn overlapping_places_and_volumes_over_the_home_are_refused_before_anything_exists() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    let mut over_home = request("cpu-headless");
+    over_home.volumes = vec![crate::plan::volumes::parse("data:/home").unwrap()];
+    let error = run(launch(&engine, &host, over_home, false)).unwrap_err();
+    assert_eq!(
+        error.downcast_ref::<InputError>().unwrap().message,
+        "`--volume data:/home`: the destination `/home` would hide the image's home folder `/home/tf`"
+    );
+    let project = PathBuf::from("/project");
+    let mut overlapping = request("cpu-headless");
+    overlapping.mounts = vec![(
+        crate::plan::mounts::parse("./data", &project, "/tf").unwrap(),
+        "./data".to_string(),
+    )];
+    let sync = crate::plan::sync::parse_request("./more:/tf/data/more", &project).unwrap();
+    overlapping.syncs = vec![sync.at("/tf")];
+    host.paths.borrow_mut().insert(project.join("data"));
+    let error = run(launch(&engine, &host, overlapping, false)).unwrap_err();
+    assert_eq!(
+        error.downcast_ref::<InputError>().unwrap().message,
+        "`--mount ./data` and `--sync ./more:/tf/data/more` overlap at `/tf/data/more`"
+    );
+    assert!(engine.calls_to("create").is_empty());
 }

@@ -235,6 +235,8 @@ pub(super) fn request(
         env: trial.env.clone(),
         mounts,
         make_mount_parents: true,
+        syncs: Vec::new(),
+        volumes: Vec::new(),
         port_requests: Vec::new(),
         public: false,
         gpus: Some(gpus),

@@ -3,15 +3,18 @@
 //! a deadline, collect the output, always remove).
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 use bollard::models::ContainerCreateBody;
 use bollard::query_parameters::{LogsOptionsBuilder, RemoveContainerOptionsBuilder};
+use bytes::Bytes;
 use futures_util::StreamExt;
 
+use super::output::hand_over;
 use super::Docker;
 use crate::engine::{
-    ContainerFacts, Containers, EngineError, Finished, OneOff, OutputChunk, StartFailure,
+    ContainerFacts, Containers, EngineError, Finished, OneOff, OutputChunk, StartFailure, TarStream,
 };
 use crate::plan::LaunchPlan;
 
@@ -353,36 +356,28 @@ impl Containers for Docker {
         }
         Ok(finished)
     }
-}
 
-/// Hands `sink` the part of `chunk` beyond `skip` bytes of its stream (stdout, stderr),
-/// and counts what the stream has carried in `seen`.
-fn hand_over(
-    chunk: bollard::container::LogOutput,
-    seen: &mut (usize, usize),
-    skip: (usize, usize),
-    sink: &mut impl FnMut(OutputChunk),
-) {
-    let (is_stderr, message) = match chunk {
-        bollard::container::LogOutput::StdErr { message } => (true, message),
-        other => (false, other.into_bytes()),
-    };
-    let (count, already) = if is_stderr {
-        (&mut seen.1, skip.1)
-    } else {
-        (&mut seen.0, skip.0)
-    };
-    let start = *count;
-    *count += message.len();
-    if *count <= already {
-        return;
+    async fn upload(
+        &self,
+        id: &str,
+        folder: &str,
+        tar: impl TarStream,
+    ) -> Result<bool, EngineError> {
+        self.put_archive(id, folder, tar).await
     }
-    let fresh = message[already.saturating_sub(start)..].to_vec();
-    sink(if is_stderr {
-        OutputChunk::Stderr(fresh)
-    } else {
-        OutputChunk::Stdout(fresh)
-    });
+
+    async fn download(
+        &self,
+        id: &str,
+        path: &str,
+        sink: impl FnMut(Bytes) -> ControlFlow<()>,
+    ) -> Result<bool, EngineError> {
+        self.get_archive(id, path, sink).await
+    }
+
+    async fn volume_exists(&self, name: &str) -> Result<bool, EngineError> {
+        self.volume_present(name).await
+    }
 }
 
 /// The GPU plan as Docker's DeviceRequests, or the `nvidia` runtime.
@@ -452,7 +447,7 @@ fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateBody {
         target: Some(volume.target.clone()),
         source: Some(volume.name.clone()),
         typ: Some(MountType::VOLUME),
-        read_only: Some(false),
+        read_only: Some(volume.read_only),
         volume_options: Some(MountVolumeOptions {
             labels: Some(volume.labels.clone().into_iter().collect()),
             ..Default::default()

@@ -3,9 +3,11 @@
 //! API version down to what the daemon speaks (Engine 20.10 speaks 1.41), and turns
 //! daemon failures into `EngineError`s that say what to do.
 
+mod archive;
 mod build;
 mod containers;
 mod images;
+mod output;
 mod ping;
 pub mod ssh;
 
@@ -74,6 +76,12 @@ impl Docker {
             _ => Docker::connect_to(connection.resolved.url).await?,
         };
         Ok(Docker { origin, ..docker })
+    }
+
+    /// The endpoint's URL when the daemon runs on another host (an `ssh://` endpoint):
+    /// folders of this machine cannot be mounted there.
+    pub fn remote_endpoint(&self) -> Option<&str> {
+        self.session.as_ref().map(|_| self.endpoint.as_str())
     }
 
     /// The ssh master of an `ssh://` endpoint (its control socket serves port forwards).

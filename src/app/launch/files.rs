@@ -1,0 +1,164 @@
+//! The launch's code and data: every `--sync` source walked and every destination
+//! checked before anything exists (no volume above the image's home or workdir, no sync
+//! or volume overlapping another place); once the container is created, and before it
+//! starts, the sources are copied in and a volume Docker has just made is given to the
+//! run's user (its root would otherwise be root's whenever the image has no folder there).
+
+use std::collections::BTreeMap;
+
+use super::LaunchRequest;
+use crate::app::bundle::human_size;
+use crate::engine::Engine;
+use crate::host::{Host, SyncArchive};
+use crate::input::source::printable;
+use crate::input::InputError;
+use crate::labels;
+use crate::plan::cache::{self, VolumePlan};
+use crate::plan::gpus::GpuPlan;
+use crate::plan::mounts;
+use crate::plan::sync::{self, SyncPlan};
+
+/// What the launch copies into its container, ready.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Files {
+    archives: Vec<(SyncPlan, SyncArchive)>,
+    /// Volumes Docker makes for this container, their roots to hand to `owner`.
+    new_volumes: Vec<VolumePlan>,
+    owner: (u32, u32),
+}
+
+/// Checks the destinations, walks the sources (what to tell the user goes to `notes`)
+/// and asks which volumes are new. Creates nothing.
+pub(super) async fn prepare_files(
+    engine: &impl Engine,
+    host: &impl Host,
+    request: &LaunchRequest,
+    home: &str,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Files> {
+    check_places(request, home)?;
+    let owner = request.ids.unwrap_or((0, 0));
+    let mut archives = Vec::new();
+    for sync in &request.syncs {
+        let archive = host.sync_archive(sync, owner)?;
+        notes.push(format!(
+            "syncing `{}` → `{}` ({})",
+            printable(sync.source_text()),
+            sync.target,
+            describe(archive.files, archive.bytes)
+        ));
+        if archive.bytes > sync::LARGE_SYNC_BYTES {
+            notes.push("note: large data belongs in a volume (`--volume data:/tf/data`): copied in once, kept between runs".to_string());
+        }
+        archives.push((sync.clone(), archive));
+    }
+    let mut new_volumes = Vec::new();
+    // Root's own volumes need nothing; a read-only one cannot be given away.
+    if request.ids.is_some() {
+        for volume in request.volumes.iter().filter(|volume| !volume.read_only) {
+            if !engine.volume_exists(&volume.name).await? {
+                new_volumes.push(volume.clone());
+            }
+        }
+    }
+    Ok(Files {
+        archives,
+        new_volumes,
+        owner,
+    })
+}
+
+/// `12 files, 3.4 MB`.
+fn describe(files: usize, bytes: u64) -> String {
+    let noun = if files == 1 { "file" } else { "files" };
+    format!("{files} {noun}, {}", human_size(bytes))
+}
+
+/// No volume above the image's home or workdir (it would hide them), and no sync or
+/// volume on, in or over another destination.
+fn check_places(request: &LaunchRequest, home: &str) -> Result<(), InputError> {
+    let workdir = &request.target.workdir;
+    for volume in &request.volumes {
+        if let Some((what, path)) = mounts::hidden_folder(&volume.target, home, workdir) {
+            return Err(InputError::new(
+                printable(&format!(
+                    "`--volume {}`: the destination `{}` would hide the image's {what} `{path}`",
+                    volume_text(volume),
+                    volume.target
+                ))
+                .into_owned(),
+                format!(
+                    "mount it at `{path}` itself or beside it, such as `--volume {}:/data`",
+                    volume.name
+                ),
+            ));
+        }
+    }
+    let mounts = request
+        .mounts
+        .iter()
+        .map(|(mount, text)| (format!("--mount {text}"), mount.target.clone(), true));
+    let syncs = request
+        .syncs
+        .iter()
+        .map(|sync| (format!("--sync {}", sync.text), sync.target.clone(), false));
+    let volumes = request.volumes.iter().map(|volume| {
+        let text = format!("--volume {}", volume_text(volume));
+        (text, volume.target.clone(), false)
+    });
+    let places: Vec<_> = mounts.chain(syncs).chain(volumes).collect();
+    sync::check_overlaps(&places)
+}
+
+fn volume_text(volume: &VolumePlan) -> String {
+    let option = if volume.read_only { ":ro" } else { "" };
+    format!("{}:{}{option}", volume.name, volume.target)
+}
+
+/// Copies everything into the created container `id`: new volumes' roots first (a sync
+/// may land in one), then each sync. A sync whose folder the image lacks is bad input.
+pub(super) async fn copy_in(engine: &impl Engine, files: &Files, id: &str) -> anyhow::Result<()> {
+    for volume in &files.new_volumes {
+        let root = SyncArchive::folder(sync::name_of(&volume.target), files.owner);
+        let folder = sync::folder_of(&volume.target);
+        engine.upload(id, &folder, root.into_stream()).await?;
+    }
+    for (sync, archive) in &files.archives {
+        let stream = archive.clone().into_stream();
+        if !engine.upload(id, &sync.folder(), stream).await? {
+            return Err(sync::missing_folder(sync).into());
+        }
+    }
+    Ok(())
+}
+
+/// The container's named volumes: the user's, and the CUDA compute cache of a GPU
+/// container (unless one of the user's places covers its folder).
+pub(super) fn volumes(request: &LaunchRequest, gpu_plan: &GpuPlan) -> Vec<VolumePlan> {
+    let taken: Vec<&str> = request
+        .mounts
+        .iter()
+        .map(|(mount, _)| mount.target.as_str())
+        .chain(request.syncs.iter().map(|sync| sync.target.as_str()))
+        .chain(request.volumes.iter().map(|volume| volume.target.as_str()))
+        .collect();
+    // Every GPU container the launcher starts (run, up, sweep) keeps its compiled kernels.
+    let cuda_cache = cache::cuda_cache(
+        request.target.cuda_cache.as_deref(),
+        !matches!(gpu_plan, GpuPlan::None),
+        request.ids.map_or(0, |(uid, _)| uid),
+        &request.env,
+        &taken,
+    );
+    request.volumes.iter().cloned().chain(cuda_cache).collect()
+}
+
+/// The caller's labels, and the sync destinations `pull-files` defaults to.
+pub(super) fn labels(request: &LaunchRequest) -> BTreeMap<String, String> {
+    let mut labels = request.extra_labels.clone();
+    if !request.syncs.is_empty() {
+        let targets = request.syncs.iter().map(|sync| sync.target.as_str());
+        labels.insert(labels::SYNC.to_string(), labels::encode_syncs(targets));
+    }
+    labels
+}

@@ -1,0 +1,281 @@
+//! Code and data without bind mounts: `--sync SRC[:DST]` copies a local folder or file
+//! into the container before it starts (DST defaulting to `<workdir>/<name of SRC>`, as
+//! a mount's does), `--sync-back` copies the destinations back after the run, and the
+//! destinations of syncs, volumes and mounts may not overlap. A mount names a path on
+//! this machine, so an engine on another host refuses it (`check_mounts_are_local`).
+//! Pure: the launcher walks the sources and copies.
+
+use std::path::{Path, PathBuf};
+
+use crate::input::paths::lexical;
+use crate::input::source::printable;
+use crate::input::InputError;
+use crate::plan::mounts::{is_system_folder, valid_destination};
+
+/// Above this, a sync says that large data belongs in a volume.
+pub const LARGE_SYNC_BYTES: u64 = 512 * 1024 * 1024;
+
+/// A `--sync` as typed, its source resolved; the destination may wait for the image's
+/// workdir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncRequest {
+    /// What the user wrote, for messages.
+    pub text: String,
+    pub source: PathBuf,
+    /// `None`: under the workdir, by the source's name.
+    pub target: Option<String>,
+}
+
+/// One copy into the container (and, with `--sync-back`, out of it again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncPlan {
+    pub text: String,
+    pub source: PathBuf,
+    /// Absolute, without a trailing `/`, never `/` itself.
+    pub target: String,
+}
+
+impl SyncRequest {
+    /// The sync once the image's workdir is known.
+    pub fn at(&self, workdir: &str) -> SyncPlan {
+        let target = self.target.clone().unwrap_or_else(|| {
+            let name = self
+                .source
+                .file_name()
+                .and_then(|name| name.to_str())
+                .unwrap_or_default();
+            format!("{}/{name}", workdir.trim_end_matches('/'))
+        });
+        SyncPlan {
+            text: self.text.clone(),
+            source: self.source.clone(),
+            target,
+        }
+    }
+}
+
+impl SyncPlan {
+    /// The folder the copy lands in: `/tf` for `/tf/code`.
+    pub fn folder(&self) -> String {
+        folder_of(&self.target)
+    }
+
+    /// The name the source takes there: `code` for `/tf/code`.
+    pub fn name(&self) -> &str {
+        name_of(&self.target)
+    }
+
+    /// SRC as the user wrote it (`./code`).
+    pub fn source_text(&self) -> &str {
+        self.text.split(':').next().unwrap_or(&self.text)
+    }
+}
+
+/// The folder a destination is in: `/tf` for `/tf/code`, `/` for `/data`.
+pub fn folder_of(target: &str) -> String {
+    match target.trim_end_matches('/').rsplit_once('/') {
+        Some(("", _)) | None => "/".to_string(),
+        Some((folder, _)) => folder.to_string(),
+    }
+}
+
+/// A destination's last part: `code` for `/tf/code`.
+pub fn name_of(target: &str) -> &str {
+    target
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+}
+
+/// Parses one `--sync` value against the current directory; the workdir comes later.
+pub fn parse_request(text: &str, current_dir: &Path) -> Result<SyncRequest, InputError> {
+    let bad = |detail: String| {
+        InputError::new(
+            printable(&format!("`--sync {text}`: {detail}")),
+            "write `--sync SRC[:DST]`, such as `--sync ./code` or `--sync ./data:/tf/data`",
+        )
+    };
+    let (source, target) = match text.split(':').collect::<Vec<_>>().as_slice() {
+        [source] => (*source, None),
+        [source, target] => (*source, Some(*target)),
+        _ => return Err(bad("too many `:` parts".to_string())),
+    };
+    if source.is_empty() {
+        return Err(bad("the source is empty".to_string()));
+    }
+    let source = lexical(&current_dir.join(source));
+    let target = match target {
+        Some("") => return Err(bad("the destination after `:` is empty".to_string())),
+        Some(target) => Some(check_destination(text, target, "--sync")?),
+        None if source.file_name().and_then(|name| name.to_str()).is_none() => {
+            return Err(bad(
+                "the source has no name to copy under the workdir; give DST".to_string(),
+            ))
+        }
+        None => None,
+    };
+    Ok(SyncRequest {
+        text: text.to_string(),
+        source,
+        target,
+    })
+}
+
+/// A destination inside the container for `flag` (`--sync`, `--volume`): absolute, no
+/// `..`, not a system folder; returned without a trailing `/`.
+pub(crate) fn check_destination(
+    text: &str,
+    target: &str,
+    flag: &str,
+) -> Result<String, InputError> {
+    if !valid_destination(target) {
+        return Err(InputError::new(
+            printable(&format!(
+                "`{flag} {text}`: the destination `{target}` must be an absolute path inside the container"
+            )),
+            format!("give a folder such as `/tf/data`: `{flag} {}`", example(flag)),
+        ));
+    }
+    if is_system_folder(target) {
+        return Err(InputError::new(
+            printable(&format!(
+                "`{flag} {text}`: the destination `{target}` is a system folder of the image"
+            )),
+            format!(
+                "use the workdir or a folder of its own, such as `{flag} {}`",
+                example(flag)
+            ),
+        ));
+    }
+    Ok(target.trim_end_matches('/').to_string())
+}
+
+fn example(flag: &str) -> &'static str {
+    if flag == "--volume" {
+        "data:/tf/data"
+    } else {
+        "./data:/tf/data"
+    }
+}
+
+/// A `--sync` source that does not exist on this machine.
+pub fn missing_source(text: &str, source: &Path) -> InputError {
+    InputError::new(
+        printable(&format!(
+            "`--sync {text}`: `{}` does not exist",
+            source.display()
+        ))
+        .into_owned(),
+        "give a folder or file that exists; it is copied into the container before it starts",
+    )
+}
+
+/// `--sync-back` where nothing would be copied back (no `--sync`), or no foreground run
+/// to wait for (`-d`, `--no-start`).
+pub fn check_sync_back(
+    sync_back: bool,
+    syncs: usize,
+    detached: bool,
+    no_start: bool,
+) -> Result<(), InputError> {
+    if !sync_back {
+        return Ok(());
+    }
+    if syncs == 0 {
+        return Err(InputError::new(
+            "`--sync-back` has nothing to copy back: there is no `--sync`",
+            "add `--sync SRC[:DST]` for each folder to copy in and back, such as `--sync ./code`",
+        ));
+    }
+    if detached || no_start {
+        let flag = if detached { "-d" } else { "--no-start" };
+        return Err(InputError::new(
+            format!("`--sync-back` needs a foreground run, not `{flag}`"),
+            "fetch a detached run's files with `tfimg pull-files NAME DST` once it is done",
+        ));
+    }
+    Ok(())
+}
+
+/// A sync whose destination's folder is not in the image.
+pub fn missing_folder(sync: &SyncPlan) -> InputError {
+    InputError::new(
+        printable(&format!(
+            "`--sync {}`: the folder `{}` does not exist in the image",
+            sync.text,
+            sync.folder()
+        ))
+        .into_owned(),
+        format!(
+            "choose a DST whose folder exists in the image, such as `/tf/{}` (the workdir)",
+            sync.name()
+        ),
+    )
+}
+
+/// Refuses destinations that overlap (one on or inside another), where a sync or a volume
+/// is one of them: a copy into a mount would write into the host's folder, and a copy or
+/// a volume inside another volume depends on the order Docker mounts them in. `places`
+/// are (the flag as typed, its destination, whether it is a mount).
+pub fn check_overlaps(places: &[(String, String, bool)]) -> Result<(), InputError> {
+    for (index, (first, first_target, first_mount)) in places.iter().enumerate() {
+        for (second, second_target, second_mount) in &places[index + 1..] {
+            if *first_mount && *second_mount {
+                continue;
+            }
+            let (outer, inner) = if first_target.len() <= second_target.len() {
+                (first_target, second_target)
+            } else {
+                (second_target, first_target)
+            };
+            if inside(outer, inner) {
+                return Err(InputError::new(
+                    printable(&format!("`{first}` and `{second}` overlap at `{inner}`"))
+                        .into_owned(),
+                    "give each its own folder in the container, such as `/tf/code` and `/tf/data`",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `inner` is `outer` or lies under it.
+pub fn inside(outer: &str, inner: &str) -> bool {
+    let outer = outer.trim_end_matches('/');
+    inner == outer || inner.starts_with(&format!("{outer}/")) || outer.is_empty()
+}
+
+/// The mounts' sources are paths on this machine: an engine on another host (`remote`,
+/// its URL) would mount folders of its own that happen to have those names. `mounts` are
+/// the `--mount` values as typed. The launcher calls this right after connecting.
+pub fn check_mounts_are_local<'a>(
+    mounts: impl IntoIterator<Item = &'a str>,
+    remote: Option<&str>,
+) -> Result<(), InputError> {
+    let Some(endpoint) = remote else {
+        return Ok(());
+    };
+    match mounts.into_iter().next() {
+        None => Ok(()),
+        Some(text) => Err(mount_on_remote(text, endpoint)),
+    }
+}
+
+/// `--mount SRC` against an engine on another host.
+pub fn mount_on_remote(text: &str, endpoint: &str) -> InputError {
+    let source = printable(text.split(':').next().unwrap_or(text)).into_owned();
+    InputError::new(
+        printable(&format!(
+            "`--mount {text}` names a folder on this machine, but the engine `{endpoint}` runs on another host"
+        ))
+        .into_owned(),
+        format!(
+            "copy it in with `--sync {source}` (and back with `--sync-back`), or keep data there in a volume: `--volume data:/tf/data`"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests;
