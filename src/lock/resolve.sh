@@ -27,6 +27,8 @@ if [ -n "$mirror" ]; then
     fi
   done
 fi
+# A flaky network (a name that fails to resolve once) costs a retry, not the lock.
+echo 'Acquire::Retries "5";' > /etc/apt/apt.conf.d/80tfimg-retries
 apt-get update -q
 # "Inst NAME [OLD] (VERSION ...)": the packages apt would install, with their versions.
 simulate() {
