@@ -203,20 +203,7 @@ fn up_to_tensorflow_in(folder: &tempfile::TempDir, spec: &str) -> Vec<String> {
 
 #[test]
 fn a_spec_without_a_lock_renders_its_built_in_s_locked_layers_so_it_shares_them() {
-    let builtins = [
-        "cpu-headless",
-        "cpu-jupyter",
-        "cpu-ssh",
-        "gpu-headless",
-        "gpu-jupyter",
-        "gpu-ssh",
-        "tf218-cpu-headless",
-        "tf218-cpu-jupyter",
-        "tf218-cpu-ssh",
-        "tf218-gpu-headless",
-        "tf218-gpu-jupyter",
-        "tf218-gpu-ssh",
-    ];
+    let builtins = BUILTINS;
     let specs: Vec<(String, String)> = builtins
         .iter()
         .map(|builtin| {
@@ -231,7 +218,7 @@ fn a_spec_without_a_lock_renders_its_built_in_s_locked_layers_so_it_shares_them(
         .map(|(path, text)| (path.as_str(), text.as_str()))
         .collect();
     let folder = scratch(&files);
-    for builtin in builtins {
+    for &builtin in builtins {
         let derived = up_to_tensorflow_in(&folder, &format!("my-{builtin}"));
         assert!(
             derived.iter().any(|line| line.contains("--require-hashes")),

@@ -28,17 +28,23 @@ pub struct MountRequest {
     pub read_only: bool,
 }
 
+/// Where a mount or sync of `source` goes when its destination is not given: under the
+/// workdir, by the source's name.
+pub fn default_target(source: &std::path::Path, workdir: &str) -> String {
+    let name = source
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or_default();
+    format!("{}/{name}", workdir.trim_end_matches('/'))
+}
+
 impl MountRequest {
     /// The mount once the image's workdir is known.
     pub fn at(&self, workdir: &str) -> MountPlan {
-        let target = self.target.clone().unwrap_or_else(|| {
-            let name = self
-                .source
-                .file_name()
-                .and_then(|name| name.to_str())
-                .unwrap_or_default();
-            format!("{}/{name}", workdir.trim_end_matches('/'))
-        });
+        let target = self
+            .target
+            .clone()
+            .unwrap_or_else(|| default_target(&self.source, workdir));
         MountPlan {
             source: self.source.clone(),
             target,

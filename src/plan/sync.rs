@@ -38,14 +38,10 @@ pub struct SyncPlan {
 impl SyncRequest {
     /// The sync once the image's workdir is known.
     pub fn at(&self, workdir: &str) -> SyncPlan {
-        let target = self.target.clone().unwrap_or_else(|| {
-            let name = self
-                .source
-                .file_name()
-                .and_then(|name| name.to_str())
-                .unwrap_or_default();
-            format!("{}/{name}", workdir.trim_end_matches('/'))
-        });
+        let target = self
+            .target
+            .clone()
+            .unwrap_or_else(|| super::mounts::default_target(&self.source, workdir));
         SyncPlan {
             text: self.text.clone(),
             source: self.source.clone(),
