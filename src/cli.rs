@@ -11,7 +11,7 @@ mod files;
 mod sweep;
 mod team;
 pub use bundle::*;
-pub use engine::EngineArgs;
+pub use engine::{EngineArgs, ForwardArgs};
 pub use files::*;
 pub use sweep::*;
 pub use team::*;
@@ -63,6 +63,9 @@ pub enum Command {
     /// Copy files out of a container (running or stopped) into a local folder: new and
     /// changed files only; nothing local is deleted.
     PullFiles(PullFilesArgs),
+    /// Reach the ports of a detached container on a remote engine from this machine
+    /// again: opens its ssh tunnel (or prints the open one's addresses); `--close` closes it.
+    Forward(ForwardArgs),
     /// Check Docker, the NVIDIA driver and toolkit, and a spec against them, with fixes.
     Doctor(DoctorArgs),
     /// Bring up every member of a team file (new and changed ones; unchanged stay).

@@ -67,6 +67,7 @@ pub fn main() -> ExitCode {
         Command::Stop(args) => commands::containers::stop(&args),
         Command::Rm(args) => commands::containers::remove(&args),
         Command::PullFiles(args) => commands::files::pull_files(&args),
+        Command::Forward(args) => commands::forward::run(&args),
         Command::Doctor(args) => commands::doctor::run(&args),
         Command::Up(args) => commands::team::up(&args),
         Command::Down(args) => commands::team::down(&args),

@@ -1083,6 +1083,13 @@ fn cases() -> Vec<Case> {
         today("today-a-word", "tomorrow", &["list", "--json"]),
         // The engine: flags, variables and Docker contexts, refused before any daemon.
         engine(
+            "forward-on-a-local-engine",
+            "`forward`",
+            &["forward", "some-container"],
+            &[("DOCKER_HOST", "unix:///var/run/docker.sock")],
+            None,
+        ),
+        engine(
             "engine-host-and-context",
             "`--host` and `--context`",
             &["ps", "--host", "ssh://gpu-box", "--context", "gpu"],

@@ -10,7 +10,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::sshd::Sshd;
-use common::{docker, scratch, tfimg_with_env, unique, DockerGuard, Run, HOST_CA};
+use common::{docker, scratch, unique, DockerGuard, Run, HOST_CA};
 
 /// A failure must be reported within this (the promise).
 const FAILURE_LIMIT: Duration = Duration::from_secs(15);
@@ -33,13 +33,7 @@ fn tfimg_in(
     extra: &[(&str, String)],
     args: &[&str],
 ) -> Run {
-    let mut env = sshd.env();
-    for (key, value) in extra {
-        env.retain(|(known, _)| known != key);
-        env.push((key.to_string(), value.clone()));
-    }
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    tfimg_with_env(folder.path(), args, &env)
+    sshd.tfimg_in(folder.path(), extra, args)
 }
 
 /// How many connections the server accepted so far (each tfimg command is one).

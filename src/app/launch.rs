@@ -18,13 +18,14 @@ use crate::input::InputError;
 use crate::plan::cache::VolumePlan;
 use crate::plan::gpus::{self, GpuMode, GpuPlan, GpuSelection};
 use crate::plan::mounts::MountPlan;
-use crate::plan::ports::{self, PortRequest};
+use crate::plan::ports::PortRequest;
 use crate::plan::sync::SyncPlan;
-use crate::plan::{self, LaunchInput, LaunchPlan};
+use crate::plan::{self, LaunchPlan};
 use crate::spec::resolved::{home_folder, GpuStack};
 use crate::spec::Service;
 use files::Files;
 use folders::{check_mounts, make_mount_folders, MadeFolders};
+use input::{choose_ports, launch_input, release};
 
 pub use folders::make_folders;
 
@@ -49,6 +50,17 @@ pub struct Target {
     /// The image's CUDA compute cache folder (`io.tfimg.cuda-cache`): a GPU container gets
     /// its user's cache volume there.
     pub cuda_cache: Option<String>,
+}
+
+/// How the ports of a container on a remote engine reach this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TunnelMode {
+    /// Through the engine connection itself, for as long as this tfimg runs (a
+    /// foreground `run`, a sweep's trials).
+    Session,
+    /// Through an ssh connection of the container's own that outlives this tfimg and
+    /// ends with the container (`run -d`, `up`).
+    Detached,
 }
 
 /// Where the key a container's sshd admits comes from.
@@ -88,6 +100,8 @@ pub struct LaunchRequest {
     pub shm_size: i64,
     pub restart: Option<plan::RestartPolicy>,
     pub extra_labels: BTreeMap<String, String>,
+    /// On a remote engine: how its ports reach this machine.
+    pub tunnel: TunnelMode,
 }
 
 /// A launch checked against the machine and the daemon; nothing exists yet.
@@ -117,6 +131,8 @@ pub struct Launched {
     pub syncs: Vec<SyncPlan>,
     /// What happened on the way (the daemon refused the default GPUs).
     pub notes: Vec<String>,
+    /// On a remote engine: the tunnel its ports reach this machine through.
+    pub tunnel: Option<crate::app::tunnels::TunnelRecord>,
 }
 
 /// Checks a launch without creating anything: every mount, the GPUs against the host and
@@ -252,7 +268,7 @@ pub async fn start(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let ports = choose_ports(host, request, reserved)?;
+        let ports = choose_ports(host, request, engine.tunnels_ports(), reserved)?;
         if folders.is_none() {
             folders = Some(make_mount_folders(host, request, &mut notes)?);
         }
@@ -270,6 +286,18 @@ pub async fn start(
             engine.start(&id).await.err()
         };
         let Some(failure) = failure else {
+            let opened = match no_start {
+                true => Ok((plan.clone(), None)),
+                false => tunnels::open(engine, host, request, &id, &plan, reserved).await,
+            };
+            let (plan, tunnel) = match opened {
+                Ok(opened) => opened,
+                Err(error) => {
+                    let _ = engine.remove_container(&id, true).await;
+                    release(reserved, &plan);
+                    return Err(error);
+                }
+            };
             if let Some(folders) = folders.take() {
                 folders.keep();
             }
@@ -280,6 +308,7 @@ pub async fn start(
                 syncs: request.syncs.clone(),
                 plan,
                 notes,
+                tunnel,
             });
         };
         // A container that never ran is never left behind.
@@ -374,7 +403,7 @@ pub fn plan_without_engine(
     let gpus = request.gpus.clone().unwrap_or(GpuSelection::None);
     let gpu_plan = gpus.plan(GpuMode::Devices)?;
     let (jupyter_token, ssh) = credentials(host, &request)?;
-    let ports = choose_ports(host, &request, reserved)?;
+    let ports = choose_ports(host, &request, false, reserved)?;
     let known_hosts = ssh.as_ref().map(|_| host.known_hosts());
     let prepared = Prepared {
         request,
@@ -390,85 +419,6 @@ pub fn plan_without_engine(
     Ok(plan::launch(&launch_input(
         &prepared, ports, &gpus, &gpu_plan,
     )))
-}
-
-/// Host ports for the request's service ports and `-p` requests, avoiding `reserved`;
-/// the chosen ones are added to it.
-fn choose_ports(
-    host: &impl Host,
-    request: &LaunchRequest,
-    reserved: &RefCell<BTreeSet<u16>>,
-) -> Result<Vec<ports::PortPlan>, InputError> {
-    let held = reserved.borrow().clone();
-    let assigned = ports::assign(
-        &request.target.ports,
-        &request.port_requests,
-        request.public,
-        &mut |ip, port| !held.contains(&port) && host.port_is_free(ip, port),
-        &mut |ip| {
-            (0..64)
-                .filter_map(|_| host.any_free_port(ip))
-                .find(|port| !held.contains(port))
-        },
-    )?;
-    reserved
-        .borrow_mut()
-        .extend(assigned.iter().map(|port| port.host));
-    Ok(assigned)
-}
-
-fn release(reserved: &RefCell<BTreeSet<u16>>, plan: &LaunchPlan) {
-    let mut reserved = reserved.borrow_mut();
-    for port in &plan.ports {
-        reserved.remove(&port.host);
-    }
-}
-
-fn launch_input(
-    prepared: &Prepared,
-    ports: Vec<ports::PortPlan>,
-    gpus: &GpuSelection,
-    gpu_plan: &GpuPlan,
-) -> LaunchInput {
-    let request = &prepared.request;
-    let target = &request.target;
-    let mounts: Vec<MountPlan> = request
-        .mounts
-        .iter()
-        .map(|(mount, _)| mount.clone())
-        .collect();
-    LaunchInput {
-        image: target.image.clone(),
-        spec_name: target.spec_name.clone(),
-        service: target.service,
-        image_user: target.image_user.clone(),
-        tfimg_image: target.tfimg_image,
-        name: request.name.clone(),
-        command: request.command.clone(),
-        env: request.env.clone(),
-        mounts,
-        volumes: files::volumes(request, gpu_plan),
-        ports,
-        gpus: gpus.clone(),
-        gpu: gpu_plan.clone(),
-        ids: request.ids,
-        jupyter_token: prepared.jupyter_token.clone(),
-        ssh_public_key: prepared.ssh.as_ref().map(|key| key.public_key.clone()),
-        ssh_identity: prepared
-            .ssh
-            .as_ref()
-            .and_then(|key| key.identity.as_ref())
-            .map(|path| path.display().to_string()),
-        ssh_known_hosts: prepared
-            .known_hosts
-            .as_ref()
-            .map(|path| path.display().to_string()),
-        memory: request.memory,
-        nano_cpus: request.nano_cpus,
-        shm_size: request.shm_size,
-        restart: request.restart,
-        extra_labels: files::labels(request),
-    }
 }
 
 /// The container name `tfimg run` picks: the spec's name (a spec path's stem) and a
@@ -493,5 +443,7 @@ pub fn container_name(host: &impl Host, spec_name: &str) -> std::io::Result<Stri
 
 mod files;
 mod folders;
+mod input;
 #[cfg(test)]
 mod tests;
+mod tunnels;

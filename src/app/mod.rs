@@ -13,6 +13,7 @@
 //! - `run`: `tfimg run`'s target and what happens after the start.
 //! - `sweep`: many trials queued onto GPU slots, journaled, resumed; a sweep's folder read back.
 //! - `team`: a team brought to what its file says (`up`), and its exports' plans.
+//! - `tunnels`: ports of containers on a remote engine carried to this machine, recorded.
 
 pub mod base;
 pub mod build;
@@ -25,6 +26,7 @@ pub mod ready;
 pub mod run;
 pub mod sweep;
 pub mod team;
+pub mod tunnels;
 
 /// The user interrupted the command (Ctrl-C, SIGTERM, SIGHUP) and tfimg cleaned up what
 /// it had started; `what` says what was stopped and what is left.

@@ -79,23 +79,46 @@ async fn answers(
             // The banner is a local connect; the log (for the host key) is read from the
             // daemon only once sshd answers, not on every round.
             (Some(port), Some(known_hosts)) if host.ssh_banner(port).await => {
-                let output = engine.output(id).await?;
-                match output
-                    .lines()
-                    .find_map(|line| line.strip_prefix(HOST_KEY_LINE))
-                {
-                    Some(host_key) => {
-                        host.pin_host_key(known_hosts, port, host_key)?;
-                        true
-                    }
-                    None => false,
-                }
+                pin_printed_key(engine, host, id, port, known_hosts).await?
             }
             (Some(_), Some(_)) => false,
             _ => true,
         },
         _ => true,
     })
+}
+
+/// Pins the SSH host key the container's entrypoint printed for `[127.0.0.1]:port` in
+/// `known_hosts`; whether it has printed it yet.
+async fn pin_printed_key(
+    engine: &impl Engine,
+    host: &impl Host,
+    id: &str,
+    port: u16,
+    known_hosts: &Path,
+) -> anyhow::Result<bool> {
+    let output = engine.output(id).await?;
+    match output
+        .lines()
+        .find_map(|line| line.strip_prefix(HOST_KEY_LINE))
+    {
+        Some(host_key) => {
+            host.pin_host_key(known_hosts, port, host_key)?;
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
+/// `pin_printed_key` in tfimg's own known_hosts: a running SSH container reached on a
+/// new local port (a tunnel opened again) is trusted there as it was on the old one.
+pub async fn pin_ssh_host_key(
+    engine: &impl Engine,
+    host: &impl Host,
+    id: &str,
+    port: u16,
+) -> anyhow::Result<bool> {
+    pin_printed_key(engine, host, id, port, &host.known_hosts()).await
 }
 
 /// Whether the plan's TensorBoard does not answer yet. It starts beside the service,

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use futures_util::future::join_all;
 use sha2::{Digest, Sha256};
 
-use crate::app::launch::{self, LaunchRequest, Prepared, SshSource};
+use crate::app::launch::{self, LaunchRequest, Prepared, SshSource, TunnelMode};
 use crate::app::ready;
 use crate::app::run::target_of_spec;
 use crate::app::Interrupted;
@@ -350,6 +350,7 @@ pub fn member_request(
             (labels::MEMBER.to_string(), member.name.clone()),
             (labels::MEMBER_HASH.to_string(), member_hash(member, image)),
         ]),
+        tunnel: TunnelMode::Detached,
     })
 }
 

@@ -1,4 +1,5 @@
-//! The flags that choose the Docker Engine, accepted by every command.
+//! The flags that choose the Docker Engine, accepted by every command, and `tfimg
+//! forward`'s, which only a remote engine has a use for.
 
 use clap::Args;
 
@@ -12,4 +13,14 @@ pub struct EngineArgs {
     /// A Docker context (`docker context ls`) whose endpoint to talk to.
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ForwardArgs {
+    /// A running container tfimg started on a remote (`ssh://`) engine.
+    pub name: String,
+
+    /// Close its tunnel instead (the container keeps running).
+    #[arg(long)]
+    pub close: bool,
 }

@@ -6,14 +6,17 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
+use crate::app::tunnels;
 use crate::cli::{ExecArgs, LogsArgs, NamesArgs, PsArgs, RemoveArgs};
 use crate::engine::prelude::*;
 use crate::engine::ContainerFacts;
 use crate::engine::{Docker, Engine};
+use crate::host::Machine;
 use crate::input::InputError;
 use crate::labels;
 use crate::output::exit::EXIT_BAD_INPUT;
 use crate::plan;
+use crate::plan::tunnels::Forward;
 
 #[derive(Debug, Serialize)]
 struct PsEntry {
@@ -28,6 +31,9 @@ struct PsEntry {
     urls: BTreeMap<String, String>,
     team: Option<String>,
     member: Option<String>,
+    /// On a remote engine: whether the tunnel to its ports is `open` or `closed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tunnel: Option<&'static str>,
 }
 
 pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
@@ -39,7 +45,18 @@ pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
         };
         let mut containers = engine.containers_with_label(&label).await?;
         containers.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut entries: Vec<PsEntry> = containers.into_iter().map(entry).collect();
+        let mut entries = Vec::new();
+        tunnels::tidy(&engine, &Machine).await?;
+        for container in containers {
+            let tunnel = tunnel_of(&engine, &container);
+            entries.push(PsEntry {
+                tunnel: tunnel.as_ref().map(|forwards| match forwards {
+                    Some(_) => "open",
+                    None => "closed",
+                }),
+                ..entry(container, tunnel.flatten())
+            });
+        }
         let mut hidden = false;
         for entry in &mut entries {
             let Some(url) = entry.urls.get("jupyter").cloned() else {
@@ -65,6 +82,10 @@ pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
                         .iter()
                         .find_map(|service| entry.urls.get(*service).cloned())
                         .unwrap_or_else(|| "-".to_string());
+                    let address = match entry.tunnel {
+                        Some("closed") => format!("closed: tfimg forward {}", entry.name),
+                        _ => address,
+                    };
                     vec![
                         entry.name.clone(),
                         entry.spec.clone(),
@@ -88,18 +109,39 @@ pub(crate) fn jupyter_token(container: &ContainerFacts) -> Option<String> {
     labels::jupyter_token(&container.env)
 }
 
-fn entry(container: ContainerFacts) -> PsEntry {
+/// A running container's tunnel on a remote engine: `Some(Some(forwards))` while it is
+/// open, `Some(None)` when it is closed; `None` on a local engine or without ports.
+fn tunnel_of(engine: &Docker, container: &ContainerFacts) -> Option<Option<Vec<Forward>>> {
+    let tunneled = engine.tunnels_ports()
+        && container.state == "running"
+        && container.labels.contains_key(labels::PORTS);
+    if !tunneled {
+        return None;
+    }
+    Some(tunnels::live(engine, &Machine, &container.id).map(|record| record.forwards))
+}
+
+/// A container as `ps` shows it; its addresses with the local ends of `forwards` (a
+/// tunnel's), else as it was started.
+fn entry(container: ContainerFacts, forwards: Option<Vec<Forward>>) -> PsEntry {
     let label = |key: &str| container.labels.get(key).cloned();
-    let urls = container
-        .labels
-        .iter()
-        .filter_map(|(key, value)| {
-            Some((
-                key.strip_prefix(labels::URL_PREFIX)?.to_string(),
-                value.clone(),
-            ))
-        })
-        .collect();
+    let urls = match forwards {
+        Some(forwards) => {
+            crate::plan::tunnels::container_endpoints(&container.labels, None, &forwards)
+                .into_iter()
+                .collect()
+        }
+        None => container
+            .labels
+            .iter()
+            .filter_map(|(key, value)| {
+                Some((
+                    key.strip_prefix(labels::URL_PREFIX)?.to_string(),
+                    value.clone(),
+                ))
+            })
+            .collect(),
+    };
     PsEntry {
         spec: label(labels::SPEC).unwrap_or_default(),
         service: label(labels::SERVICE).unwrap_or_default(),
@@ -112,6 +154,7 @@ fn entry(container: ContainerFacts) -> PsEntry {
         id: container.id.chars().take(12).collect(),
         state: container.state,
         status: container.status,
+        tunnel: None,
     }
 }
 
@@ -187,6 +230,7 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
 pub fn stop(args: &NamesArgs) -> anyhow::Result<ExitCode> {
     for_each(&args.names, |engine, container| async move {
         engine.stop(&container.id, 10).await?;
+        tunnels::close(&engine, &Machine, &container.id).await;
         println!("{}", container.name);
         Ok(())
     })
@@ -206,6 +250,7 @@ pub fn remove(args: &RemoveArgs) -> anyhow::Result<ExitCode> {
             .into());
         }
         engine.remove_container(&container.id, force).await?;
+        tunnels::close(&engine, &Machine, &container.id).await;
         println!("{}", container.name);
         Ok(())
     })

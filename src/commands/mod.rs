@@ -9,6 +9,7 @@ pub mod containers;
 pub mod doctor;
 pub mod export;
 pub mod files;
+pub mod forward;
 pub mod list;
 pub mod lock;
 pub mod push;

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 
-use crate::app::launch::{self, LaunchRequest, Launched, SshSource, Target};
+use crate::app::launch::{self, LaunchRequest, Launched, SshSource, Target, TunnelMode};
 use crate::app::run::{attend, image_target, spec_target, After, Moment};
 use crate::cli::RunArgs;
 use crate::commands::config;
@@ -82,11 +82,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         reporter.clear();
         let request = launch_request(&host, args, &options, target)?;
         let prepared = launch::prepare(&engine, &host, request).await?;
-        warn(args, &prepared);
+        warn(args, &prepared, engine.remote_endpoint());
         let reserved = RefCell::new(BTreeSet::new());
         let launched =
             launch::start(&engine, &host, prepared, &reserved, args.no_start, |_| {}).await?;
-        for note in &launched.notes {
+        for note in launched.notes.iter().chain(&public_on_remote(&launched)) {
             eprintln!("{note}");
         }
         if args.no_start {
@@ -138,23 +138,52 @@ fn launch_request(
         shm_size: options.shm_size,
         restart: options.restart,
         extra_labels: BTreeMap::new(),
+        tunnel: if args.detach {
+            TunnelMode::Detached
+        } else {
+            TunnelMode::Session
+        },
     })
 }
 
 /// What the user should know before the container starts: the GPU choice, and what
 /// `--public` opens.
-fn warn(args: &RunArgs, prepared: &launch::Prepared) {
+fn warn(args: &RunArgs, prepared: &launch::Prepared, remote: Option<&str>) {
     for note in &prepared.notes {
         eprintln!("{note}");
     }
     if args.public {
-        let mut warning = "warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect".to_string();
+        let mut warning = match remote {
+            None => "warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect".to_string(),
+            Some(url) => format!("warning: --public publishes the ports on every interface (0.0.0.0) of the engine's host (`{url}`): anyone who can reach that host can connect"),
+        };
         if prepared.request.target.ports.contains_key(TENSORBOARD_PORT) {
             // plan::ports keeps it there: TensorBoard has no login.
             warning.push_str("; TensorBoard, which has no login, stays on 127.0.0.1 (reach it from elsewhere through `ssh -L`)");
         }
         eprintln!("{warning}");
     }
+}
+
+/// Where `--public` opened the ports of a container on a remote engine (its daemon chose
+/// the ports there; the printed addresses are the tunnels' local ends).
+fn public_on_remote(launched: &Launched) -> Vec<String> {
+    let Some(record) = &launched.tunnel else {
+        return Vec::new();
+    };
+    launched
+        .plan
+        .ports
+        .iter()
+        .filter(|port| port.host_ip == "0.0.0.0")
+        .filter_map(|port| {
+            let forward = record.forwards.iter().find(|f| f.name == port.name)?;
+            Some(format!(
+                "note: `{}` is also open on port {} of every interface of the engine's host (--public)",
+                port.name, forward.remote
+            ))
+        })
+        .collect()
 }
 
 /// Waits for the service, then leaves it running (detached) or streams it until it ends;
@@ -175,6 +204,10 @@ async fn follow(
         crate::output::pass_through,
     )
     .await;
+    // Only a detached container keeps its tunnel (a session's goes with this tfimg).
+    if !matches!(outcome, Ok(After::Detached)) && launched.tunnel.is_some() {
+        crate::app::tunnels::close(engine, host, &launched.id).await;
+    }
     let keep = match &outcome {
         Ok(After::Detached) => true,
         Ok(After::Exited(_)) | Ok(After::Interrupted) => args.keep,

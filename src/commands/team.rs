@@ -86,6 +86,8 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         let images = images_for(&engine, &host, &specs, &network, &reporter).await?;
         let report =
             reconcile::up(&engine, &host, &team, &specs, &images, ids, args.rollback).await?;
+        // Members replaced or rolled back leave tunnels behind on a remote engine.
+        crate::app::tunnels::tidy(&engine, &host).await?;
         if !report.failures.is_empty() {
             for (member, error) in &report.failures {
                 eprintln!("error: member `{member}` did not start: {error:#}");
@@ -124,6 +126,7 @@ pub fn down(args: &TeamArgs) -> anyhow::Result<ExitCode> {
             .await?;
         for container in &containers {
             engine.remove_container(&container.id, true).await?;
+            crate::app::tunnels::close(&engine, &crate::host::Machine, &container.id).await;
             println!("{}", container.name);
         }
         if containers.is_empty() {

@@ -59,6 +59,30 @@ pub struct ContainerFacts {
     pub cap_drop: Vec<String>,
     pub cap_add: Vec<String>,
     pub privileged: bool,
+    /// Whether Docker restarts it when it exits (filled by `container`).
+    pub restarts: bool,
+    /// The ports the daemon published (filled by `container`, not by listings).
+    pub published: Vec<crate::plan::tunnels::Published>,
+}
+
+/// An ssh connection that carries port forwards from this machine's 127.0.0.1 to the
+/// engine host's: the engine connection's own (it ends with this tfimg), or a detached
+/// one that outlives tfimg and ends with the container it serves.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Tunnel {
+    /// Its control socket (where forwards are added and cancelled).
+    pub control: std::path::PathBuf,
+    /// Its ssh process.
+    pub pid: u32,
+    pub detached: bool,
+}
+
+/// Why a forward was not made.
+#[derive(Debug)]
+pub enum ForwardFailure {
+    /// The local port is taken (another program bound it since it was chosen).
+    LocalPortTaken(String),
+    Engine(EngineError),
 }
 
 /// Why a start failed, as far as tfimg acts on it.

@@ -18,10 +18,12 @@ use crate::plan::LaunchPlan;
 mod archive;
 mod build;
 mod tarball;
+mod tunnels;
 
 #[derive(Debug, Default)]
 pub struct FakeEngine {
     pub state: RefCell<FakeState>,
+    pub tunnels: RefCell<tunnels::FakeTunnels>,
 }
 
 #[derive(Debug, Default)]
@@ -354,6 +356,7 @@ impl Containers for FakeEngine {
             labels: plan.labels.clone().into_iter().collect(),
             user: plan.user.clone().unwrap_or_default(),
             env: plan.env.clone(),
+            published: tunnels::published(plan),
             ..ContainerFacts::default()
         };
         state.containers.insert(id.clone(), facts);

@@ -1,5 +1,5 @@
-//! The container engine seam: what tfimg's use cases need from Docker, as four traits
-//! (`Daemon`, `Images`, `Containers`, `Builds`; an `Engine` is all four), the facts and
+//! The container engine seam: what tfimg's use cases need from Docker, as five traits
+//! (`Daemon`, `Images`, `Containers`, `Builds`, `Tunnels`; an `Engine` is all five), the facts and
 //! requests that cross the seam (`facts`), and what goes wrong (`EngineError`).
 //! `docker` is the real engine and the only module that imports bollard; `fake` is a
 //! recording stand-in for the use cases' unit tests.
@@ -24,9 +24,10 @@ pub use docker::{Connection, Docker};
 pub use error::EngineError;
 pub use facts::{
     BuildEvent, BuildFailure, BuildRequest, ContainerFacts, EngineInfo, EngineVersion, Finished,
-    ImageFacts, OneOff, OutputChunk, StartFailure,
+    ForwardFailure, ImageFacts, OneOff, OutputChunk, StartFailure, Tunnel,
 };
 
+use crate::plan::tunnels::Forward;
 use crate::plan::LaunchPlan;
 
 /// A build context or a root filesystem, streamed as tar chunks.
@@ -156,12 +157,34 @@ pub trait Builds {
     ) -> Result<Result<String, BuildFailure>, EngineError>;
 }
 
+/// Ports of containers on another host (an `ssh://` engine), carried to this machine's
+/// 127.0.0.1 through ssh: the engine connection's own tunnel for a session, or a detached
+/// one per container that outlives tfimg. A local engine has none.
+pub trait Tunnels {
+    /// Whether containers' ports are on another host and reached through tunnels.
+    fn tunnels_ports(&self) -> bool;
+    /// This connection's tunnel (it ends with this tfimg); `None` on a local engine.
+    fn session_tunnel(&self) -> Option<Tunnel>;
+    /// A tunnel of its own that outlives tfimg and closes itself when the container `id`
+    /// stops (`until_stopped`; a container that restarts keeps it until it is closed).
+    async fn open_tunnel(&self, id: &str, until_stopped: bool) -> Result<Tunnel, EngineError>;
+    /// Carries `forward.local` on this machine's 127.0.0.1 to `forward.remote` on the
+    /// engine host's, through `tunnel`.
+    async fn forward(&self, tunnel: &Tunnel, forward: &Forward) -> Result<(), ForwardFailure>;
+    /// Stops carrying a forward (its local port is free again).
+    async fn cancel(&self, tunnel: &Tunnel, forward: &Forward) -> Result<(), EngineError>;
+    /// Ends a detached tunnel (this tfimg's or an earlier one's); one that is gone is fine.
+    async fn close_tunnel(&self, tunnel: &Tunnel);
+    /// Whether the tunnel's ssh process still runs.
+    fn tunnel_alive(&self, tunnel: &Tunnel) -> bool;
+}
+
 /// The traits, for calling an engine's methods: `use crate::engine::prelude::*`.
 pub mod prelude {
-    pub use super::{Builds, Containers, Daemon, Engine, Images};
+    pub use super::{Builds, Containers, Daemon, Engine, Images, Tunnels};
 }
 
 /// Everything tfimg asks of a container engine.
-pub trait Engine: Daemon + Images + Containers + Builds {}
+pub trait Engine: Daemon + Images + Containers + Builds + Tunnels {}
 
-impl<T: Daemon + Images + Containers + Builds> Engine for T {}
+impl<T: Daemon + Images + Containers + Builds + Tunnels> Engine for T {}

@@ -181,6 +181,10 @@ impl Host for FakeHost {
         Ok(())
     }
 
+    fn write_private_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        self.write_file(path, bytes)
+    }
+
     fn append_file(&self, path: &Path, bytes: &[u8], _durable: bool) -> std::io::Result<()> {
         self.files
             .borrow_mut()

@@ -127,6 +127,9 @@ pub trait Host {
     /// Writes a whole file: a new file renamed over the old one, so a reader never sees
     /// half of it; the folders above it are made.
     fn write_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()>;
+    /// `write_file` for a file only its owner may read (mode 0600 from the start; the
+    /// folders made above it 0700).
+    fn write_private_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()>;
     /// Appends to a file (made with its folders when missing); `durable`: flushed to the
     /// disk before it returns (what a journal needs to survive a killed terminal).
     fn append_file(&self, path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()>;
@@ -260,6 +263,17 @@ impl Host for Machine {
 
     fn write_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         machine::write_atomically(path, bytes)
+    }
+
+    fn write_private_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        if let Some(folder) = path.parent() {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(folder)?;
+        }
+        machine::write_private(path, bytes)
     }
 
     fn append_file(&self, path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {

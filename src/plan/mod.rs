@@ -10,6 +10,7 @@ pub mod mounts;
 mod parse;
 pub mod ports;
 pub mod sync;
+pub mod tunnels;
 pub mod volumes;
 
 use std::collections::BTreeMap;
@@ -254,7 +255,12 @@ fn launch_labels(input: &LaunchInput, endpoints: &[(String, String)]) -> BTreeMa
                     .iter()
                     .map(|plan| labels::PublishedPort {
                         name: plan.name.clone(),
-                        host_ip: plan.host_ip.clone(),
+                        // A tunneled port is reached on this machine's loopback.
+                        host_ip: if plan.tunneled {
+                            "127.0.0.1".to_string()
+                        } else {
+                            plan.host_ip.clone()
+                        },
                         host: plan.host,
                         container: plan.container,
                     })
@@ -318,6 +324,7 @@ mod tests {
                 container: 8888,
                 host_ip: "127.0.0.1".into(),
                 host: 8890,
+                tunneled: false,
             }],
             gpus: GpuSelection::None,
             gpu: GpuPlan::None,

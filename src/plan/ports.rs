@@ -1,6 +1,9 @@
 //! Published ports: every service port of the image goes to 127.0.0.1 (0.0.0.0 with
 //! `--public`, except TensorBoard's, which has no login), on the same host port when it
-//! is free and on a free one otherwise; `-p [HOST:]CONTAINER` overrides or adds. Pure:
+//! is free and on a free one otherwise; `-p [HOST:]CONTAINER` overrides or adds. On a
+//! remote engine every port is tunneled: the engine's host publishes it on a port its
+//! daemon chooses (on its 127.0.0.1, or every interface with `--public`) and the host
+//! port chosen here is the local end of an ssh tunnel on this machine's 127.0.0.1. Pure:
 //! whether a port is free is asked of the caller.
 
 use std::collections::BTreeMap;
@@ -61,26 +64,47 @@ pub struct PortPlan {
     /// The spec's name for it (`jupyter`), or `port-<n>` for extra `-p` ports.
     pub name: String,
     pub container: u16,
+    /// Where the engine's host binds it.
     pub host_ip: String,
+    /// The port users connect to: on the engine's host, or (tunneled) on this machine.
     pub host: u16,
+    /// Published on a port the remote daemon chooses and reached through a tunnel from
+    /// `host` on this machine's 127.0.0.1.
+    pub tunneled: bool,
 }
 
-/// Assigns host ports. `free(ip, port)` says whether a host port can be bound; `any_free`
-/// returns some free port. Errors when an explicitly requested host port is taken.
+/// Where the ports go: this machine's engine, or a remote one (tunneled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Publishing {
+    pub public: bool,
+    pub remote: bool,
+}
+
+/// Assigns host ports. `free(ip, port)` says whether a host port can be bound on this
+/// machine; `any_free` returns some free port. Errors when an explicitly requested host
+/// port is taken.
 pub fn assign(
     service_ports: &BTreeMap<String, u16>,
     requests: &[PortRequest],
-    public: bool,
+    publishing: Publishing,
     free: &mut dyn FnMut(&str, u16) -> bool,
     any_free: &mut dyn FnMut(&str) -> Option<u16>,
 ) -> Result<Vec<PortPlan>, InputError> {
     // TensorBoard answers anyone who reaches it: `--public` never opens it to the network
     // (an SSH tunnel does, for whoever may log in).
     let host_ip = |name: &str| {
-        if public && name != TENSORBOARD_PORT {
+        if publishing.public && name != TENSORBOARD_PORT {
             "0.0.0.0"
         } else {
             "127.0.0.1"
+        }
+    };
+    // A tunnel's local end is always on this machine's loopback.
+    let local_ip = |name: &str| {
+        if publishing.remote {
+            "127.0.0.1"
+        } else {
+            host_ip(name)
         }
     };
     let mut wanted: Vec<(String, u16, Option<u16>)> = service_ports
@@ -104,12 +128,13 @@ pub fn assign(
     wanted.sort_by_key(|(_, _, requested)| requested.is_none());
     let mut plans: Vec<PortPlan> = Vec::new();
     for (name, container, requested) in wanted {
+        let probe_ip = local_ip(&name);
         let host_ip = host_ip(&name).to_string();
         let taken_by_us =
             |port: u16, plans: &[PortPlan]| plans.iter().any(|plan| plan.host == port);
         let host = match requested {
             Some(port) => {
-                if taken_by_us(port, &plans) || !free(&host_ip, port) {
+                if taken_by_us(port, &plans) || !free(probe_ip, port) {
                     return Err(InputError::new(
                         format!("host port {port} (for `{name}`, container port {container}) is already in use"),
                         format!("choose another with `-p OTHER:{container}`, or leave `-p` out and tfimg picks a free one"),
@@ -117,9 +142,9 @@ pub fn assign(
                 }
                 port
             }
-            None if !taken_by_us(container, &plans) && free(&host_ip, container) => container,
+            None if !taken_by_us(container, &plans) && free(probe_ip, container) => container,
             None => loop {
-                let candidate = any_free(&host_ip).ok_or_else(|| {
+                let candidate = any_free(probe_ip).ok_or_else(|| {
                     InputError::new(
                         "no free host port is left",
                         "stop some containers or free ports",
@@ -135,6 +160,7 @@ pub fn assign(
             container,
             host_ip,
             host,
+            tunneled: publishing.remote,
         });
     }
     Ok(plans)
@@ -143,6 +169,15 @@ pub fn assign(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const LOCAL: Publishing = Publishing {
+        public: false,
+        remote: false,
+    };
+    const PUBLIC: Publishing = Publishing {
+        public: true,
+        remote: false,
+    };
 
     fn ports() -> BTreeMap<String, u16> {
         BTreeMap::from([
@@ -159,7 +194,7 @@ mod tests {
             Some(next)
         };
         let mut free = |_: &str, port: u16| port != 8888 && port != 9999;
-        let plans = assign(&ports(), &[], false, &mut free, &mut any).unwrap();
+        let plans = assign(&ports(), &[], LOCAL, &mut free, &mut any).unwrap();
         let found: Vec<(&str, u16, &str, u16)> = plans
             .iter()
             .map(|p| (p.name.as_str(), p.container, p.host_ip.as_str(), p.host))
@@ -176,7 +211,7 @@ mod tests {
             PortRequest::parse("8890:8888").unwrap(),
             PortRequest::parse("5000").unwrap(),
         ];
-        let plans = assign(&ports(), &requests, true, &mut free, &mut any).unwrap();
+        let plans = assign(&ports(), &requests, PUBLIC, &mut free, &mut any).unwrap();
         assert_eq!(plans[0].host, 8890);
         assert_eq!(plans[0].host_ip, "0.0.0.0");
         // `--public` opens Jupyter and the extra port, never TensorBoard (no login).
@@ -197,7 +232,7 @@ mod tests {
         let error = assign(
             &ports(),
             &[PortRequest::parse("9999:8888").unwrap()],
-            false,
+            LOCAL,
             &mut free,
             &mut any,
         )
@@ -209,11 +244,49 @@ mod tests {
     }
 
     #[test]
+    fn a_remote_engine_tunnels_every_port_from_this_machine_s_loopback() {
+        let mut probed = Vec::new();
+        let mut free = |ip: &str, port: u16| {
+            probed.push((ip.to_string(), port));
+            port != 8888
+        };
+        let mut any = |ip: &str| {
+            assert_eq!(ip, "127.0.0.1", "a local end is on loopback");
+            Some(41000)
+        };
+        let remote = |public| Publishing {
+            public,
+            remote: true,
+        };
+        let plans = assign(&ports(), &[], remote(false), &mut free, &mut any).unwrap();
+        let found: Vec<(&str, &str, u16, bool)> = plans
+            .iter()
+            .map(|p| (p.name.as_str(), p.host_ip.as_str(), p.host, p.tunneled))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("jupyter", "127.0.0.1", 41000, true),
+                ("tensorboard", "127.0.0.1", 6006, true)
+            ]
+        );
+        // `--public` opens Jupyter on the remote's interfaces, still tunneled to here;
+        // free ports are asked of this machine's loopback only.
+        let plans = assign(&ports(), &[], remote(true), &mut free, &mut any).unwrap();
+        assert_eq!(
+            (plans[0].host_ip.as_str(), plans[1].host_ip.as_str()),
+            ("0.0.0.0", "127.0.0.1")
+        );
+        assert!(plans.iter().all(|plan| plan.tunneled));
+        assert!(probed.iter().all(|(ip, _)| ip == "127.0.0.1"), "{probed:?}");
+    }
+
+    #[test]
     fn an_explicit_port_wins_over_an_automatic_one() {
         let mut free = |_: &str, _: u16| true;
         let mut any = |_: &str| Some(45000);
         let requests = [PortRequest::parse("8888:6006").unwrap()];
-        let plans = assign(&ports(), &requests, false, &mut free, &mut any).unwrap();
+        let plans = assign(&ports(), &requests, LOCAL, &mut free, &mut any).unwrap();
         let tensorboard = plans.iter().find(|p| p.name == "tensorboard").unwrap();
         let jupyter = plans.iter().find(|p| p.name == "jupyter").unwrap();
         assert_eq!((tensorboard.host, jupyter.host), (8888, 45000));

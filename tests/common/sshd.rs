@@ -187,7 +187,36 @@ impl Sshd {
                 self.path("docker").display().to_string(),
             ),
             ("DOCKER_CONTEXT".to_string(), String::new()),
+            // tfimg's records (tunnels, keys, known_hosts) stay in the test's folder.
+            (
+                "XDG_DATA_HOME".to_string(),
+                self.path("data").display().to_string(),
+            ),
         ]
+    }
+
+    /// `env` with `extra` set over it (an empty value unsets the variable for tfimg).
+    pub fn env_with(&self, extra: &[(&str, String)]) -> Vec<(String, String)> {
+        let mut env = self.env();
+        for (key, value) in extra {
+            env.retain(|(known, _)| known != key);
+            env.push((key.to_string(), value.clone()));
+        }
+        env
+    }
+
+    /// `tfimg <args>` in `folder`, reaching the machine's Docker through this server.
+    pub fn tfimg_in(&self, folder: &Path, extra: &[(&str, String)], args: &[&str]) -> super::Run {
+        let env = self.env_with(extra);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        super::tfimg_with_env(folder, args, &env)
+    }
+
+    /// `tfimg <args>` started without waiting (to be signalled), through this server.
+    pub fn spawn_tfimg(&self, folder: &Path, args: &[&str]) -> super::Running {
+        let env = self.env();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        super::spawn_tfimg(folder, args, &env)
     }
 
     /// Processes still running that belong to this test: ssh clients naming its folders,

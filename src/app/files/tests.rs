@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use super::*;
-use crate::app::launch::{self, LaunchRequest, SshSource};
+use crate::app::launch::{self, LaunchRequest, SshSource, TunnelMode};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 use crate::plan::gpus::GpuMode;
@@ -49,6 +49,7 @@ fn request_with_sync() -> LaunchRequest {
         shm_size: crate::plan::DEFAULT_SHM,
         restart: None,
         extra_labels: BTreeMap::new(),
+        tunnel: TunnelMode::Session,
     }
 }
 

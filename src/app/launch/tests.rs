@@ -32,6 +32,7 @@ fn request(spec: &str) -> LaunchRequest {
         shm_size: plan::DEFAULT_SHM,
         restart: None,
         extra_labels: BTreeMap::new(),
+        tunnel: TunnelMode::Session,
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::{folder, Counts, Ending, Note, Runner, SweepRun, Watched};
-use crate::app::launch::{self, LaunchRequest, SshSource};
+use crate::app::launch::{self, LaunchRequest, SshSource, TunnelMode};
 use crate::engine::{Engine, OutputChunk};
 use crate::host::Host;
 use crate::input::InputError;
@@ -250,6 +250,7 @@ pub(super) fn request(
         extra_labels: trials::container_labels(&sweep.name, &trial.id, attempt)
             .into_iter()
             .collect::<BTreeMap<_, _>>(),
+        tunnel: TunnelMode::Session,
     })
 }
 

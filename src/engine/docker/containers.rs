@@ -6,16 +6,19 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use bollard::models::ContainerCreateBody;
 use bollard::query_parameters::{LogsOptionsBuilder, RemoveContainerOptionsBuilder};
 use bytes::Bytes;
 use futures_util::StreamExt;
 
+use bollard::models::ContainerCreateBody;
+
+use super::create::to_create_body;
 use super::output::hand_over;
 use super::Docker;
 use crate::engine::{
     ContainerFacts, Containers, EngineError, Finished, OneOff, OutputChunk, StartFailure, TarStream,
 };
+use crate::plan::tunnels::Published;
 use crate::plan::LaunchPlan;
 
 impl Docker {
@@ -147,6 +150,14 @@ impl Containers for Docker {
             cap_drop: host.cap_drop.unwrap_or_default(),
             cap_add: host.cap_add.unwrap_or_default(),
             privileged: host.privileged.unwrap_or(false),
+            restarts: host
+                .restart_policy
+                .and_then(|policy| policy.name)
+                .is_some_and(|name| {
+                    use bollard::models::RestartPolicyNameEnum as Name;
+                    !matches!(name, Name::NO | Name::EMPTY)
+                }),
+            published: published(inspected.network_settings),
         }))
     }
 
@@ -189,6 +200,8 @@ impl Containers for Docker {
                 cap_drop: Vec::new(),
                 cap_add: Vec::new(),
                 privileged: false,
+                restarts: false,
+                published: Vec::new(),
             })
             .collect())
     }
@@ -380,102 +393,26 @@ impl Containers for Docker {
     }
 }
 
-/// The GPU plan as Docker's DeviceRequests, or the `nvidia` runtime.
-fn gpu_fields(
-    gpu: &crate::plan::gpus::GpuPlan,
-) -> (Option<Vec<bollard::models::DeviceRequest>>, Option<String>) {
-    use crate::plan::gpus::GpuPlan;
-    match gpu {
-        GpuPlan::None => (None, None),
-        GpuPlan::Request(request) => (
-            Some(vec![bollard::models::DeviceRequest {
-                driver: Some(request.driver.clone()),
-                count: request.count,
-                device_ids: (!request.device_ids.is_empty()).then(|| request.device_ids.clone()),
-                capabilities: (!request.capabilities.is_empty())
-                    .then(|| request.capabilities.clone()),
-                options: None,
-            }]),
-            None,
-        ),
-        GpuPlan::Runtime { .. } => (None, Some("nvidia".to_string())),
-    }
-}
-
-fn restart_policy(policy: crate::plan::RestartPolicy) -> bollard::models::RestartPolicy {
-    use crate::plan::RestartPolicy as Policy;
-    use bollard::models::RestartPolicyNameEnum;
-    let (name, retries) = match policy {
-        Policy::No => (RestartPolicyNameEnum::NO, None),
-        Policy::Always => (RestartPolicyNameEnum::ALWAYS, None),
-        Policy::UnlessStopped => (RestartPolicyNameEnum::UNLESS_STOPPED, None),
-        Policy::OnFailure(retries) => (RestartPolicyNameEnum::ON_FAILURE, retries),
-    };
-    bollard::models::RestartPolicy {
-        name: Some(name),
-        maximum_retry_count: retries.map(i64::from),
-    }
-}
-
-fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateBody {
-    use bollard::models::{HostConfig, Mount, MountType, MountVolumeOptions, PortBinding};
-    let mut port_bindings = HashMap::new();
-    let mut exposed = Vec::new();
-    for port in &plan.ports {
-        let key = format!("{}/tcp", port.container);
-        exposed.push(key.clone());
-        port_bindings.insert(
-            key,
-            Some(vec![PortBinding {
-                host_ip: Some(port.host_ip.clone()),
-                host_port: Some(port.host.to_string()),
-            }]),
-        );
-    }
-    let (device_requests, runtime) = gpu_fields(&plan.gpu);
-    let restart_policy = plan.restart.map(restart_policy);
-    let binds = plan.mounts.iter().map(|mount| Mount {
-        target: Some(mount.target.clone()),
-        source: Some(mount.source.display().to_string()),
-        typ: Some(MountType::BIND),
-        read_only: Some(mount.read_only),
-        ..Default::default()
-    });
-    // Named volumes: Docker creates a missing one with these labels and, while it is
-    // empty, copies the image's folder into it (contents, owner and mode).
-    let volumes = plan.volumes.iter().map(|volume| Mount {
-        target: Some(volume.target.clone()),
-        source: Some(volume.name.clone()),
-        typ: Some(MountType::VOLUME),
-        read_only: Some(volume.read_only),
-        volume_options: Some(MountVolumeOptions {
-            labels: Some(volume.labels.clone().into_iter().collect()),
-            ..Default::default()
-        }),
-        ..Default::default()
-    });
-    let host_config = HostConfig {
-        mounts: Some(binds.chain(volumes).collect()),
-        port_bindings: Some(port_bindings),
-        device_requests,
-        runtime,
-        memory: plan.memory,
-        nano_cpus: plan.nano_cpus,
-        shm_size: Some(plan.shm_size),
-        restart_policy,
-        cap_drop: Some(plan.cap_drop.clone()),
-        security_opt: Some(plan.security_opt.clone()),
-        init: Some(false),
-        ..Default::default()
-    };
-    ContainerCreateBody {
-        image: Some(plan.image.clone()),
-        cmd: (!plan.command.is_empty()).then(|| plan.command.clone()),
-        env: Some(plan.env.clone()),
-        labels: Some(plan.labels.clone().into_iter().collect()),
-        user: plan.user.clone(),
-        exposed_ports: Some(exposed),
-        host_config: Some(host_config),
-        ..Default::default()
-    }
+/// The ports the daemon published, from an inspect's network settings.
+fn published(settings: Option<bollard::models::NetworkSettings>) -> Vec<Published> {
+    let mut found: Vec<Published> = settings
+        .and_then(|settings| settings.ports)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(key, bindings)| {
+            let container = key.strip_suffix("/tcp")?.parse().ok()?;
+            Some((container, bindings.unwrap_or_default()))
+        })
+        .flat_map(|(container, bindings)| {
+            bindings.into_iter().filter_map(move |binding| {
+                Some(Published {
+                    container,
+                    host_ip: binding.host_ip.unwrap_or_default(),
+                    host_port: binding.host_port?.parse().ok()?,
+                })
+            })
+        })
+        .collect();
+    found.sort_by(|a, b| (a.container, &a.host_ip).cmp(&(b.container, &b.host_ip)));
+    found
 }

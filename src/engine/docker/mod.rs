@@ -6,10 +6,12 @@
 mod archive;
 mod build;
 mod containers;
+mod create;
 mod images;
 mod output;
 mod ping;
 pub mod ssh;
+mod tunnels;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -12,6 +12,7 @@ fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) 
         container,
         host_ip: "127.0.0.1".into(),
         host: container,
+        tunneled: false,
     };
     let plan = launch(&LaunchInput {
         image: "tfimg/cpu-ssh:2.9.3-0123456789ab".into(),

@@ -9,6 +9,7 @@ use std::path::Path;
 use crate::engine::endpoint::SshTarget;
 use crate::input::InputError;
 use crate::labels::SSH_COMMAND_VARIABLE;
+use crate::plan::tunnels::Forward;
 
 /// Options no user word may change: no tty, no agent or X11 forwarded to a Docker host, no
 /// local command.
@@ -241,46 +242,101 @@ pub fn dial_args(command: &SshCommand, target: &SshTarget, control: &Path) -> Ve
 
 /// What the remote shell runs.
 pub fn remote_command(target: &SshTarget) -> String {
+    docker_command(target, "system dial-stdio")
+}
+
+/// `docker ARGS` for the remote shell, with `--host` for a socket named in the URL.
+fn docker_command(target: &SshTarget, args: &str) -> String {
     match &target.socket {
-        None => "docker system dial-stdio".to_string(),
+        None => format!("docker {args}"),
         Some(socket) => {
             let host = format!("--host=unix://{socket}");
             let quoted = shlex::try_quote(&host)
                 .map(|quoted| quoted.into_owned())
                 .unwrap_or(host);
-            format!("docker {quoted} system dial-stdio")
+            format!("docker {quoted} {args}")
         }
     }
 }
 
 /// A question to a running master.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ControlOp {
+pub enum ControlOp<'a> {
     /// `-O check`: whether it runs (its pid on stderr).
     Check,
     /// `-O exit`: ends it.
     Exit,
+    /// `-O forward -L 127.0.0.1:LOCAL:127.0.0.1:REMOTE`: a local forward added.
+    Forward(&'a Forward),
+    /// `-O cancel -L ...`: that forward removed.
+    Cancel(&'a Forward),
 }
 
-/// `ssh -S CTL -O check|exit [-l USER] [-p PORT] -- HOST`.
+/// `-L 127.0.0.1:LOCAL:127.0.0.1:REMOTE`: only this machine's loopback listens, and the
+/// far end is the engine host's loopback (where tunneled ports are published).
+fn local_forward(forward: &Forward) -> [String; 2] {
+    [
+        "-L".to_string(),
+        format!("127.0.0.1:{}:127.0.0.1:{}", forward.local, forward.remote),
+    ]
+}
+
+/// `ssh -S CTL -O check|exit|forward|cancel [-L SPEC] [-l USER] [-p PORT] -- HOST`.
 pub fn control_args(
     command: &SshCommand,
     target: &SshTarget,
     control: &Path,
-    op: ControlOp,
+    op: ControlOp<'_>,
 ) -> Vec<String> {
     let mut args = words(&["-S"]);
     args.push(path(control));
     args.push("-O".to_string());
-    args.push(
-        match op {
-            ControlOp::Check => "check",
-            ControlOp::Exit => "exit",
-        }
-        .to_string(),
-    );
+    let (name, forward) = match op {
+        ControlOp::Check => ("check", None),
+        ControlOp::Exit => ("exit", None),
+        ControlOp::Forward(forward) => ("forward", Some(forward)),
+        ControlOp::Cancel(forward) => ("cancel", Some(forward)),
+    };
+    args.push(name.to_string());
+    if let Some(forward) = forward {
+        args.extend(local_forward(forward));
+    }
     args.extend(command.words.iter().cloned());
     args.extend(target_args(target));
+    args
+}
+
+/// A master of its own that outlives tfimg (`-f`: ssh goes to the background once
+/// authenticated) and carries a detached container's forwards. With `wait_for` it runs
+/// `docker wait ID` there and so ends when the container stops or is removed; without,
+/// it holds the connection (`-N`) until it is told to exit. Its messages go to `log`.
+pub fn detached_args(
+    command: &SshCommand,
+    target: &SshTarget,
+    control: &Path,
+    log: &Path,
+    wait_for: Option<&str>,
+) -> Vec<String> {
+    let mut args = words(&["-f", "-E"]);
+    args.push(path(log));
+    args.extend(words(&["-M", "-S"]));
+    args.push(path(control));
+    if wait_for.is_none() {
+        args.push("-N".to_string());
+    }
+    args.extend(words(&[
+        "-o",
+        "ControlPersist=no",
+        "-o",
+        "ExitOnForwardFailure=no",
+    ]));
+    args.extend(words(MANDATORY));
+    args.extend(command.words.iter().cloned());
+    args.extend(defaults());
+    args.extend(target_args(target));
+    if let Some(id) = wait_for {
+        args.push(docker_command(target, &format!("wait {id}")));
+    }
     args
 }
 

@@ -68,11 +68,55 @@ fn control_questions_name_the_socket_and_the_target() {
         ControlOp::Check,
     );
     assert_eq!(args.join(" "), "-S /tmp/c -O check -F cfg -l me -- gpu-box");
+    let forward = crate::plan::tunnels::Forward {
+        name: "jupyter".into(),
+        local: 8888,
+        remote: 49153,
+    };
+    for (op, word) in [
+        (ControlOp::Forward(&forward), "forward"),
+        (ControlOp::Cancel(&forward), "cancel"),
+    ] {
+        let args = control_args(&command, &target(None, Some(22), None), Path::new("/c"), op);
+        assert_eq!(
+            args.join(" "),
+            format!("-S /c -O {word} -L 127.0.0.1:8888:127.0.0.1:49153 -F cfg -p 22 -- gpu-box")
+        );
+    }
     assert_eq!(parse_check_pid("Master running (pid=4242)\r\n"), Some(4242));
     assert_eq!(
         parse_check_pid("Control socket connect(/tmp/c): No such file"),
         None
     );
+}
+
+#[test]
+fn a_detached_master_goes_to_the_background_and_ends_with_the_container() {
+    let command = SshCommand::parse(Some("ssh -F cfg")).unwrap();
+    let args = detached_args(
+        &command,
+        &target(Some("me"), None, Some("/run/docker.sock")),
+        Path::new("/rt/t-1"),
+        Path::new("/rt/t-1.log"),
+        Some("0123abcd"),
+    );
+    assert_eq!(
+        args.join(" "),
+        "-f -E /rt/t-1.log -M -S /rt/t-1 -o ControlPersist=no -o ExitOnForwardFailure=no \
+         -T -o ForwardAgent=no -o ForwardX11=no -o PermitLocalCommand=no -F cfg \
+         -o ConnectTimeout=10 -o BatchMode=yes -o ServerAliveInterval=15 -o ServerAliveCountMax=3 \
+         -l me -- gpu-box docker '--host=unix:///run/docker.sock' wait 0123abcd"
+    );
+    // A container that restarts keeps its tunnel until it is closed.
+    let held = detached_args(
+        &command,
+        &target(None, None, None),
+        Path::new("/c"),
+        Path::new("/l"),
+        None,
+    );
+    assert_eq!(held[..7].join(" "), "-f -E /l -M -S /c -N");
+    assert_eq!(held.last().map(String::as_str), Some("gpu-box"));
 }
 
 #[test]

@@ -11,6 +11,7 @@
 mod argv;
 mod dial;
 mod problem;
+mod tunnel;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,8 @@ use std::time::{Duration, Instant};
 
 pub use argv::{control_args, parse_check_pid, ControlOp, SshCommand};
 pub(crate) use dial::client;
-pub use problem::{Phase, SshProblem};
+pub use problem::{last_line, Phase, SshProblem};
+pub use tunnel::master_alive;
 
 use crate::engine::endpoint::SshTarget;
 

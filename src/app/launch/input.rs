@@ -1,0 +1,98 @@
+//! A request as the pure planner's input: host ports chosen on this machine (the local
+//! ends of tunnels on a remote engine), and everything else the plan needs.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+
+use super::{files, LaunchRequest, Prepared};
+use crate::host::Host;
+use crate::input::InputError;
+use crate::plan::gpus::{GpuPlan, GpuSelection};
+use crate::plan::mounts::MountPlan;
+use crate::plan::ports::{self, Publishing};
+use crate::plan::{LaunchInput, LaunchPlan};
+
+/// Host ports for the request's service ports and `-p` requests, avoiding `reserved`;
+/// the chosen ones are added to it. On a `remote` engine they are the local ends of
+/// tunnels.
+pub(super) fn choose_ports(
+    host: &impl Host,
+    request: &LaunchRequest,
+    remote: bool,
+    reserved: &RefCell<BTreeSet<u16>>,
+) -> Result<Vec<ports::PortPlan>, InputError> {
+    let held = reserved.borrow().clone();
+    let publishing = Publishing {
+        public: request.public,
+        remote,
+    };
+    let assigned = ports::assign(
+        &request.target.ports,
+        &request.port_requests,
+        publishing,
+        &mut |ip, port| !held.contains(&port) && host.port_is_free(ip, port),
+        &mut |ip| {
+            (0..64)
+                .filter_map(|_| host.any_free_port(ip))
+                .find(|port| !held.contains(port))
+        },
+    )?;
+    reserved
+        .borrow_mut()
+        .extend(assigned.iter().map(|port| port.host));
+    Ok(assigned)
+}
+
+pub(super) fn release(reserved: &RefCell<BTreeSet<u16>>, plan: &LaunchPlan) {
+    let mut reserved = reserved.borrow_mut();
+    for port in &plan.ports {
+        reserved.remove(&port.host);
+    }
+}
+
+pub(super) fn launch_input(
+    prepared: &Prepared,
+    ports: Vec<ports::PortPlan>,
+    gpus: &GpuSelection,
+    gpu_plan: &GpuPlan,
+) -> LaunchInput {
+    let request = &prepared.request;
+    let target = &request.target;
+    let mounts: Vec<MountPlan> = request
+        .mounts
+        .iter()
+        .map(|(mount, _)| mount.clone())
+        .collect();
+    LaunchInput {
+        image: target.image.clone(),
+        spec_name: target.spec_name.clone(),
+        service: target.service,
+        image_user: target.image_user.clone(),
+        tfimg_image: target.tfimg_image,
+        name: request.name.clone(),
+        command: request.command.clone(),
+        env: request.env.clone(),
+        mounts,
+        volumes: files::volumes(request, gpu_plan),
+        ports,
+        gpus: gpus.clone(),
+        gpu: gpu_plan.clone(),
+        ids: request.ids,
+        jupyter_token: prepared.jupyter_token.clone(),
+        ssh_public_key: prepared.ssh.as_ref().map(|key| key.public_key.clone()),
+        ssh_identity: prepared
+            .ssh
+            .as_ref()
+            .and_then(|key| key.identity.as_ref())
+            .map(|path| path.display().to_string()),
+        ssh_known_hosts: prepared
+            .known_hosts
+            .as_ref()
+            .map(|path| path.display().to_string()),
+        memory: request.memory,
+        nano_cpus: request.nano_cpus,
+        shm_size: request.shm_size,
+        restart: request.restart,
+        extra_labels: files::labels(request),
+    }
+}

@@ -1,0 +1,257 @@
+//! Tunnels to containers on a remote (`ssh://`) engine, as tfimg keeps track of them. A
+//! tunneled container has a record in tfimg's data folder (`tunnels/<container id>.json`,
+//! readable by its owner only): the engine, the container, its tunnel (the ssh process
+//! and its control socket) and its forwards. `rm`, `stop` and `down` close a detached
+//! container's tunnel; `ps` shows the live local addresses; `tfimg forward NAME` opens a
+//! closed one again; a record whose tunnel ended (the container stopped, the session's
+//! tfimg exited) is dropped when next seen.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::app::launch::PORT_ATTEMPTS;
+use crate::engine::{ContainerFacts, Engine, ForwardFailure, Tunnel};
+use crate::host::Host;
+use crate::input::InputError;
+use crate::labels;
+use crate::plan::tunnels::{self as plan_tunnels, Forward};
+
+/// One tunneled container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TunnelRecord {
+    /// The engine's URL (records of other engines are left alone).
+    pub endpoint: String,
+    pub container_id: String,
+    pub container: String,
+    pub tunnel: Tunnel,
+    pub forwards: Vec<Forward>,
+}
+
+fn folder(host: &impl Host) -> PathBuf {
+    host.data_dir().join("tunnels")
+}
+
+fn path(host: &impl Host, container_id: &str) -> PathBuf {
+    folder(host).join(format!("{container_id}.json"))
+}
+
+pub fn save(host: &impl Host, record: &TunnelRecord) -> anyhow::Result<()> {
+    let json = serde_json::to_vec_pretty(record)?;
+    let path = path(host, &record.container_id);
+    host.write_private_file(&path, &json).map_err(|error| {
+        anyhow::anyhow!(
+            "cannot write the tunnel record `{}`: {error}",
+            path.display()
+        )
+    })
+}
+
+fn load(host: &impl Host, container_id: &str) -> Option<TunnelRecord> {
+    let bytes = host.read_file(&path(host, container_id)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+fn forget(host: &impl Host, container_id: &str) {
+    let _ = host.remove_file(&path(host, container_id));
+}
+
+/// The records of `engine`'s containers.
+fn all(engine: &impl Engine, host: &impl Host) -> Vec<TunnelRecord> {
+    host.files_with_extension(&folder(host), "json")
+        .iter()
+        .filter_map(|path| serde_json::from_slice(&host.read_file(path).ok()?).ok())
+        .filter(|record: &TunnelRecord| record.endpoint == engine.endpoint())
+        .collect()
+}
+
+/// The record of container `id` while its tunnel runs; a record whose tunnel ended is
+/// dropped.
+pub fn live(engine: &impl Engine, host: &impl Host, id: &str) -> Option<TunnelRecord> {
+    let record = load(host, id)?;
+    if engine.tunnel_alive(&record.tunnel) {
+        return Some(record);
+    }
+    forget(host, id);
+    None
+}
+
+/// Ends a record's tunnel: a detached one is closed, a session's forwards are cancelled
+/// (the session itself is its tfimg's).
+pub async fn end(engine: &impl Engine, record: &TunnelRecord) {
+    undo(engine, &record.tunnel, &record.forwards).await;
+}
+
+/// Ends the tunnel of container `id` (see `end`) and drops its record. Whether one ran.
+pub async fn close(engine: &impl Engine, host: &impl Host, id: &str) -> bool {
+    let Some(record) = load(host, id) else {
+        return false;
+    };
+    let alive = engine.tunnel_alive(&record.tunnel);
+    if alive {
+        end(engine, &record).await;
+    }
+    forget(host, id);
+    alive
+}
+
+/// Drops the records of this engine whose tunnel ended, and closes those whose container
+/// is no longer among `existing` (container ids).
+pub async fn collect_stale(engine: &impl Engine, host: &impl Host, existing: &[String]) {
+    for record in all(engine, host) {
+        if !existing.contains(&record.container_id) {
+            close(engine, host, &record.container_id).await;
+        } else {
+            live(engine, host, &record.container_id);
+        }
+    }
+}
+
+/// `collect_stale` over every tfimg container of the engine (after `up` replaced some).
+pub async fn tidy(engine: &impl Engine, host: &impl Host) -> anyhow::Result<()> {
+    if !engine.tunnels_ports() {
+        return Ok(());
+    }
+    let ids: Vec<String> = engine
+        .containers_with_label(labels::SPEC)
+        .await?
+        .into_iter()
+        .map(|container| container.id)
+        .collect();
+    collect_stale(engine, host, &ids).await;
+    Ok(())
+}
+
+/// Adds `wanted` to `tunnel`; a local port another program took in the meantime moves
+/// to a free one (up to `PORT_ATTEMPTS` times), kept in `reserved`. The forwards made;
+/// on a failure none is left (and a detached tunnel is closed).
+pub async fn carry(
+    engine: &impl Engine,
+    host: &impl Host,
+    tunnel: &Tunnel,
+    wanted: Vec<Forward>,
+    reserved: &RefCell<BTreeSet<u16>>,
+) -> anyhow::Result<Vec<Forward>> {
+    let mut made = Vec::new();
+    for forward in wanted {
+        match carry_one(engine, host, tunnel, forward, reserved).await {
+            Ok(forward) => made.push(forward),
+            Err(error) => {
+                undo(engine, tunnel, &made).await;
+                return Err(error);
+            }
+        }
+    }
+    Ok(made)
+}
+
+async fn carry_one(
+    engine: &impl Engine,
+    host: &impl Host,
+    tunnel: &Tunnel,
+    mut forward: Forward,
+    reserved: &RefCell<BTreeSet<u16>>,
+) -> anyhow::Result<Forward> {
+    for _ in 1..PORT_ATTEMPTS {
+        match engine.forward(tunnel, &forward).await {
+            Ok(()) => return Ok(forward),
+            Err(ForwardFailure::LocalPortTaken(_)) => {
+                let held = reserved.borrow().clone();
+                let free = (0..64)
+                    .filter_map(|_| host.any_free_port("127.0.0.1"))
+                    .find(|port| !held.contains(port))
+                    .ok_or_else(|| anyhow::anyhow!("no free local port is left"))?;
+                let mut reserved = reserved.borrow_mut();
+                reserved.remove(&forward.local);
+                reserved.insert(free);
+                forward.local = free;
+            }
+            Err(ForwardFailure::Engine(error)) => return Err(error.into()),
+        }
+    }
+    match engine.forward(tunnel, &forward).await {
+        Ok(()) => Ok(forward),
+        Err(ForwardFailure::LocalPortTaken(message)) => Err(anyhow::anyhow!(
+            "no local port for the tunnel of `{}` could be listened on: {message}",
+            forward.name
+        )),
+        Err(ForwardFailure::Engine(error)) => Err(error.into()),
+    }
+}
+
+async fn undo(engine: &impl Engine, tunnel: &Tunnel, made: &[Forward]) {
+    if tunnel.detached {
+        engine.close_tunnel(tunnel).await;
+        return;
+    }
+    for forward in made {
+        let _ = engine.cancel(tunnel, forward).await;
+    }
+}
+
+/// `tfimg forward NAME`: a running detached container's tunnel, opened again when it
+/// is closed (on the local ports it was launched with, where they are still free). What
+/// to print: its Jupyter URL (with the token), ssh line and TensorBoard URL.
+pub async fn reopen(
+    engine: &impl Engine,
+    host: &impl Host,
+    container: &ContainerFacts,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let name = &container.name;
+    if container.state != "running" {
+        return Err(InputError::new(
+            format!("`{name}` is not running ({})", container.state),
+            format!("its ports are published only while it runs; `tfimg logs {name}` shows why it stopped"),
+        )
+        .into());
+    }
+    let token = labels::jupyter_token(&container.env);
+    let endpoints = |forwards: &[Forward]| {
+        plan_tunnels::container_endpoints(&container.labels, token.as_deref(), forwards)
+    };
+    if let Some(record) = live(engine, host, &container.id) {
+        return Ok(endpoints(&record.forwards));
+    }
+    let mut wanted = plan_tunnels::forwards_of_container(&container.labels, &container.published);
+    if wanted.is_empty() {
+        return Err(InputError::new(
+            format!("`{name}` publishes no ports"),
+            "only containers started with a service (Jupyter, SSH, TensorBoard) or `-p` have ports to forward",
+        )
+        .into());
+    }
+    let reserved = RefCell::new(BTreeSet::new());
+    for forward in &mut wanted {
+        if !host.port_is_free("127.0.0.1", forward.local) {
+            forward.local = host
+                .any_free_port("127.0.0.1")
+                .ok_or_else(|| anyhow::anyhow!("no free local port is left"))?;
+        }
+        reserved.borrow_mut().insert(forward.local);
+    }
+    let tunnel = engine
+        .open_tunnel(&container.id, !container.restarts)
+        .await?;
+    let forwards = carry(engine, host, &tunnel, wanted, &reserved).await?;
+    let record = TunnelRecord {
+        endpoint: engine.endpoint().to_string(),
+        container_id: container.id.clone(),
+        container: name.clone(),
+        tunnel,
+        forwards,
+    };
+    if let Err(error) = save(host, &record) {
+        engine.close_tunnel(&record.tunnel).await;
+        return Err(error);
+    }
+    if let Some(ssh) = record.forwards.iter().find(|forward| forward.name == "ssh") {
+        crate::app::ready::pin_ssh_host_key(engine, host, &container.id, ssh.local).await?;
+    }
+    Ok(endpoints(&record.forwards))
+}
+
+#[cfg(test)]
+#[path = "tunnels_tests.rs"]
+mod tests;
