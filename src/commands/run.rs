@@ -159,7 +159,10 @@ fn warn(args: &RunArgs, prepared: &launch::Prepared, remote: Option<&str>) {
         };
         if prepared.request.target.ports.contains_key(TENSORBOARD_PORT) {
             // plan::ports keeps it there: TensorBoard has no login.
-            warning.push_str("; TensorBoard, which has no login, stays on 127.0.0.1 (reach it from elsewhere through `ssh -L`)");
+            warning.push_str(match remote {
+                None => "; TensorBoard, which has no login, stays on 127.0.0.1 (reach it from elsewhere through `ssh -L`)",
+                Some(_) => "; TensorBoard, which has no login, stays on that host's 127.0.0.1 (its address below goes through tfimg's tunnel)",
+            });
         }
         eprintln!("{warning}");
     }
