@@ -4,8 +4,9 @@
 //! them to local ports through ssh: a detached run's URL answers through its own tunnel,
 //! which `rm` closes (and nothing of it is left running), `tfimg forward` opens again
 //! and a stop of the container ends by itself; a foreground run's tunnel goes with it
-//! when it is interrupted; a Docker context works the same; and `--sync`/`--sync-back`
-//! carry code and results over the same connection.
+//! when it is interrupted; a Docker context works the same; a team's `up` tunnels its
+//! members (again, when closed) and `down` closes them; and `--sync`/`--sync-back` carry
+//! code and results over the same connection.
 //!
 //! Here the "remote" host is this machine, so the container's published port is also
 //! visible to the test: it is checked to differ from the local port tfimg printed, and
@@ -275,6 +276,51 @@ async fn a_docker_context_s_notebook_is_tunneled_the_same_way() {
     assert_eq!(removed.code, 0, "{}", removed.stderr);
     assert!(refuses_within(url.port, CLOSED_WITHIN));
     assert_nothing_left(&sshd, "the context's notebook");
+}
+
+#[tokio::test]
+async fn a_team_member_is_tunneled_by_up_reopened_by_up_and_closed_by_down() {
+    let Some(sshd) = Sshd::start() else { return };
+    let team = format!("t{}", &unique("up").replace('-', "")[2..])
+        .chars()
+        .take(20)
+        .collect::<String>()
+        .to_lowercase();
+    let member = format!("{team}-lab");
+    let _guard = DockerGuard::containers(&[&member]);
+    let folder = scratch(&[(
+        "team.yaml",
+        &format!("team: {team}\nmembers:\n  - name: lab\n    spec: cpu-jupyter\n"),
+    )]);
+    let up = || {
+        let up = sshd.tfimg_in(
+            folder.path(),
+            &[],
+            &["up", "team.yaml", "--ca-cert", HOST_CA],
+        );
+        assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
+        let row = up.stdout.lines().find(|line| line.starts_with("lab "));
+        let url = row.and_then(|row| row.split_whitespace().last());
+        jupyter_url(url.unwrap_or_else(|| panic!("a member row: {}", up.stdout)))
+    };
+    let url = up();
+    assert_ne!(published(&member, 8888).1, url.port);
+    assert_jupyter_answers(url.port, &url.token);
+
+    // A member whose tunnel closed gets it back from the next `up`, on the same port.
+    let closed = tfimg(&sshd, &[], &["forward", &member, "--close"]);
+    assert_eq!(closed.code, 0, "{}", closed.stderr);
+    assert!(refuses_within(url.port, CLOSED_WITHIN));
+    assert_eq!(up().address, url.address);
+    assert_jupyter_answers(url.port, &url.token);
+
+    let down = sshd.tfimg_in(folder.path(), &[], &["down", "team.yaml"]);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert!(
+        refuses_within(url.port, CLOSED_WITHIN),
+        "`down` left the tunnel"
+    );
+    assert_nothing_left(&sshd, "the team");
 }
 
 /// Checks what it received (ignored files stayed home) and writes a result.

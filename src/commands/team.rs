@@ -145,22 +145,30 @@ async fn print_team(
     for member in &team.members {
         let name = format!("{}-{}", team.name, member.name);
         let container = engine.container(&name).await?;
-        let labels = container
-            .as_ref()
-            .map(|c| c.labels.clone())
-            .unwrap_or_default();
+        // The labels have no token; the user who ran `up` gets the whole URL. On a remote
+        // engine a running member's tunnel is opened again if it was closed.
+        let endpoints = match &container {
+            Some(found)
+                if engine.tunnels_ports()
+                    && found.state == "running"
+                    && found.labels.contains_key(crate::labels::PORTS) =>
+            {
+                crate::app::tunnels::reopen(engine, &Machine, found).await?
+            }
+            Some(found) => plan::tunnels::container_endpoints(
+                &found.labels,
+                crate::labels::jupyter_token(&found.env).as_deref(),
+                &[],
+            ),
+            None => Vec::new(),
+        };
         let access = ["jupyter", "ssh"]
             .iter()
             .find_map(|service| {
-                let address = labels.get(&crate::labels::url_label(service))?;
-                // The label has no token; the user who ran `up` gets the whole URL.
-                match container
-                    .as_ref()
-                    .and_then(|container| crate::labels::jupyter_token(&container.env))
-                {
-                    Some(token) if *service == "jupyter" => Some(plan::with_token(address, &token)),
-                    _ => Some(address.clone()),
-                }
+                endpoints
+                    .iter()
+                    .find(|(name, _)| name == service)
+                    .map(|(_, address)| address.clone())
             })
             .unwrap_or_else(|| match container.as_ref().map(|c| c.state.as_str()) {
                 Some("exited") => format!(
