@@ -2,9 +2,10 @@
 //! member asked for it. `prepare` checks everything first and creates nothing (mounts
 //! against the image's home and workdir, GPUs against the host and the daemon, the
 //! token, the SSH key); `start` then makes the missing mount folders, chooses host
-//! ports, creates the container, copies the `--sync` sources in (`files`), starts it, and
-//! retries a port another process took in the meantime. A container that never ran is
-//! removed, and so are the folders made for it.
+//! ports, creates the container, copies the `--sync` sources in (`files`), starts it,
+//! retries a port another process took in the meantime, and on a remote engine carries its
+//! ports to this machine (`tunnels`). A container that never ran (or whose tunnel could
+//! not be made) is removed, and so are the folders made for it.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -286,9 +287,10 @@ pub async fn start(
             engine.start(&id).await.err()
         };
         let Some(failure) = failure else {
-            let opened = match no_start {
-                true => Ok((plan.clone(), None)),
-                false => tunnels::open(engine, host, request, &id, &plan, reserved).await,
+            let opened = if no_start {
+                Ok((plan.clone(), None))
+            } else {
+                tunnels::open(engine, host, request, &id, &plan, reserved).await
             };
             let (plan, tunnel) = match opened {
                 Ok(opened) => opened,
