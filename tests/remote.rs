@@ -469,3 +469,46 @@ async fn a_mount_of_a_local_folder_is_refused_on_a_remote_engine_before_anything
     );
     assert_nothing_left(&sshd, "a refused mount");
 }
+
+#[tokio::test]
+async fn a_team_member_s_mount_is_refused_on_a_remote_engine_before_anything_is_built() {
+    let Some(sshd) = Sshd::start() else { return };
+    let team = unique("t-remote-team");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.team={team}"));
+    let folder = scratch(&[
+        ("data/x.txt", "x"),
+        (
+            "team.yaml",
+            &format!(
+                "team: {team}\nmembers:\n  - name: ada\n    spec: cpu-headless\n  - name: bob\n    spec: cpu-headless\n    mounts: [./data:/tf/data]\n"
+            ),
+        ),
+    ]);
+    let up = tfimg_in(&folder, &sshd, &[], &["up", "team.yaml"]);
+    assert_eq!(up.code, 1, "{}", up.stderr);
+    let url = sshd
+        .env()
+        .into_iter()
+        .find(|(key, _)| *key == "DOCKER_HOST")
+        .map(|(_, value)| value)
+        .unwrap();
+    assert!(
+        up.stderr.contains(&format!(
+            "error: member `bob`: the mount `./data` names a folder on this machine, but the engine `{url}` runs on another host\nhint: leave `mounts`"
+        )),
+        "{}",
+        up.stderr
+    );
+    assert_eq!(
+        docker(&[
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=io.tfimg.team={team}")
+        ])
+        .trim(),
+        ""
+    );
+    assert_nothing_left(&sshd, "a refused team");
+}

@@ -149,8 +149,15 @@ pub async fn prepare(
     } else {
         String::new()
     };
+    // Mounts name folders of this machine: an engine on another host has none of them.
+    if let Some((_, text)) = request.mounts.first().filter(|_| engine.tunnels_ports()) {
+        return Err(crate::plan::sync::launch_mount_on_remote(text, engine.endpoint()).into());
+    }
     check_mounts(host, &request, &home)?;
     let mut notes = Vec::new();
+    if !request.mounts.is_empty() {
+        notes.extend(crate::plan::sync::mounts_on_tcp_note(engine.endpoint()));
+    }
     let gpus = choose_gpus(engine, host, &request, &mut notes).await?;
     let gpus_by_default = request.gpus.is_none() && !gpus.is_none();
     let mode = match request.gpu_mode {

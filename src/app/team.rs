@@ -22,7 +22,7 @@ use crate::labels;
 use crate::plan::gpus::GpuMode;
 use crate::plan::mounts::{self, MountPlan};
 use crate::plan::ports::PortRequest;
-use crate::plan::{self, LaunchPlan};
+use crate::plan::{self, sync, LaunchPlan};
 use crate::spec::ResolvedSpec;
 use crate::team::{self, Team, TeamMember};
 
@@ -352,6 +352,23 @@ pub fn member_request(
         ]),
         tunnel: TunnelMode::Detached,
     })
+}
+
+/// The members' mounts are folders of this machine: an engine on another host (`remote`,
+/// its URL) refuses the first one.
+pub fn check_mounts_are_local(team: &Team, remote: Option<&str>) -> Result<(), InputError> {
+    let Some(endpoint) = remote else {
+        return Ok(());
+    };
+    let first = team.members.iter().find_map(|member| {
+        let text = member.mounts.first()?;
+        // The folder of this machine (a `mounts_root` mount's target is not known yet).
+        Some((member, text.split(':').next().unwrap_or(text).to_string()))
+    });
+    match first {
+        Some((member, text)) => Err(sync::member_mount_on_remote(&member.name, &text, endpoint)),
+        None => Ok(()),
+    }
 }
 
 /// A member's mounts (and the text each came from), with the spec's workdir in place.

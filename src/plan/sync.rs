@@ -262,14 +262,61 @@ pub fn check_mounts_are_local<'a>(
 /// `--mount SRC` against an engine on another host.
 pub fn mount_on_remote(text: &str, endpoint: &str) -> InputError {
     let source = printable(text.split(':').next().unwrap_or(text)).into_owned();
-    InputError::new(
-        printable(&format!(
-            "`--mount {text}` names a folder on this machine, but the engine `{endpoint}` runs on another host"
-        ))
-        .into_owned(),
+    foreign_mount(
+        &format!("`--mount {text}`"),
+        endpoint,
         format!(
             "copy it in with `--sync {source}` (and back with `--sync-back`), or keep data there in a volume: `--volume data:/tf/data`"
         ),
+    )
+}
+
+/// A team member's mount against an engine on another host.
+pub fn member_mount_on_remote(member: &str, text: &str, endpoint: &str) -> InputError {
+    foreign_mount(
+        &format!("member `{member}`: the mount `{text}`"),
+        endpoint,
+        "leave `mounts` (and `mounts_root`) out of the team file for a remote engine, or run `tfimg up` on that host itself".to_string(),
+    )
+}
+
+/// A mount some launch asked for (a sweep's trial folder, ...) against an engine on
+/// another host.
+pub fn launch_mount_on_remote(text: &str, endpoint: &str) -> InputError {
+    foreign_mount(
+        &format!("the mount `{text}`"),
+        endpoint,
+        "only `--sync` and `--volume` reach a remote engine; run this on that host itself to use its folders".to_string(),
+    )
+}
+
+/// A `tcp://` engine that is not this machine's loopback may run on another host, where
+/// mounts would name that host's folders: what to tell the user (an ssh engine refuses).
+pub fn mounts_on_tcp_note(endpoint: &str) -> Option<String> {
+    let rest = endpoint.strip_prefix("tcp://")?;
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or(bracketed),
+        None => authority
+            .rsplit_once(':')
+            .map_or(authority, |(host, _)| host),
+    };
+    let local = host == "localhost" || host == "::1" || host.starts_with("127.");
+    (!local).then(|| {
+        printable(&format!(
+            "note: the engine `{endpoint}` may run on another host: mounts name folders there, not on this machine (use `--sync` to copy local folders in)"
+        ))
+        .into_owned()
+    })
+}
+
+fn foreign_mount(what: &str, endpoint: &str, hint: String) -> InputError {
+    InputError::new(
+        printable(&format!(
+            "{what} names a folder on this machine, but the engine `{endpoint}` runs on another host"
+        ))
+        .into_owned(),
+        hint,
     )
 }
 

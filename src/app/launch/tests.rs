@@ -335,3 +335,28 @@ fn overlapping_places_and_volumes_over_the_home_are_refused_before_anything_exis
     );
     assert!(engine.calls_to("create").is_empty());
 }
+
+#[test]
+fn a_mount_is_refused_on_a_remote_engine_before_anything_exists() {
+    use crate::engine::prelude::*;
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    engine.tunnels.borrow_mut().remote = true;
+    let mut request = request("cpu-headless");
+    request.make_mount_parents = true;
+    let text = "/home/me/runs/trial-3:/tfimg/trial".to_string();
+    request.mounts = vec![(
+        crate::plan::mounts::parse(&text, &PathBuf::from("/project"), "/tf").unwrap(),
+        text,
+    )];
+    let error = run(launch(&engine, &host, request, false)).unwrap_err();
+    let error = error.downcast_ref::<InputError>().expect("bad input");
+    assert_eq!(
+        error.message,
+        format!(
+            "the mount `/home/me/runs/trial-3:/tfimg/trial` names a folder on this machine, but the engine `{}` runs on another host",
+            engine.endpoint()
+        )
+    );
+    assert!(engine.calls_to("create").is_empty());
+    assert!(host.made.borrow().is_empty());
+}

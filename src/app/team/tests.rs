@@ -151,3 +151,17 @@ impl EngineFailure {
         }
     }
 }
+
+#[test]
+fn a_member_s_mount_is_refused_on_a_remote_engine() {
+    let lab = team("  - name: ada\n  - name: bob\n    mounts: [./data:/tf/data]\n");
+    assert!(check_mounts_are_local(&lab, None).is_ok());
+    let error = check_mounts_are_local(&lab, Some("ssh://gpu-box")).unwrap_err();
+    assert_eq!(
+        error.message,
+        "member `bob`: the mount `./data` names a folder on this machine, but the engine `ssh://gpu-box` runs on another host"
+    );
+    assert!(error.hint.contains("leave `mounts`"), "{}", error.hint);
+    let without = team("  - name: ada\n");
+    assert!(check_mounts_are_local(&without, Some("ssh://gpu-box")).is_ok());
+}

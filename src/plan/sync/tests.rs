@@ -132,3 +132,29 @@ fn a_missing_folder_names_the_sync() {
         "`--sync ./code:/opt/x/code`: the folder `/opt/x` does not exist in the image"
     );
 }
+
+#[test]
+fn a_tcp_engine_off_this_machine_gets_a_note_about_mounts() {
+    for local in [
+        "unix:///var/run/docker.sock",
+        "tcp://127.0.0.1:2375",
+        "tcp://localhost:2376",
+        "tcp://[::1]:2375",
+        "ssh://gpu-box",
+    ] {
+        assert_eq!(mounts_on_tcp_note(local), None, "{local}");
+    }
+    for elsewhere in [
+        "tcp://10.0.0.5:2376",
+        "tcp://gpu-box:2375",
+        "tcp://[fd00::5]:2375",
+    ] {
+        let note = mounts_on_tcp_note(elsewhere).expect(elsewhere);
+        assert!(
+            note.starts_with(&format!(
+                "note: the engine `{elsewhere}` may run on another host"
+            )),
+            "{note}"
+        );
+    }
+}
