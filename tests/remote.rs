@@ -450,12 +450,7 @@ async fn a_mount_of_a_local_folder_is_refused_on_a_remote_engine_before_anything
         ],
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    let url = sshd
-        .env()
-        .into_iter()
-        .find(|(key, _)| *key == "DOCKER_HOST")
-        .map(|(_, value)| value)
-        .unwrap();
+    let url = sshd.docker_host();
     assert!(
         run.stderr.contains(&format!(
             "error: `--mount ./data` names a folder on this machine, but the engine `{url}` runs on another host\nhint: copy it in with `--sync ./data` (and back with `--sync-back`), or keep data there in a volume: `--volume data:/tf/data`"
@@ -487,12 +482,7 @@ async fn a_team_member_s_mount_is_refused_on_a_remote_engine_before_anything_is_
     ]);
     let up = tfimg_in(&folder, &sshd, &[], &["up", "team.yaml"]);
     assert_eq!(up.code, 1, "{}", up.stderr);
-    let url = sshd
-        .env()
-        .into_iter()
-        .find(|(key, _)| *key == "DOCKER_HOST")
-        .map(|(_, value)| value)
-        .unwrap();
+    let url = sshd.docker_host();
     assert!(
         up.stderr.contains(&format!(
             "error: member `bob`: the mount `./data` names a folder on this machine, but the engine `{url}` runs on another host\nhint: leave `mounts`"

@@ -164,6 +164,11 @@ impl Sshd {
         format!("ssh://root@127.0.0.1:{port}")
     }
 
+    /// The `DOCKER_HOST` of `env`: the machine's Docker through this server.
+    pub fn docker_host(&self) -> String {
+        self.url(self.port)
+    }
+
     /// `TFIMG_SSH_COMMAND` with one of the client configs (`ssh_config`, ...).
     pub fn ssh_command(&self, config: &str) -> String {
         format!("ssh -F {}", self.path(config).display())
