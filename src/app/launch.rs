@@ -86,6 +86,9 @@ pub struct LaunchRequest {
     pub make_mount_parents: bool,
     /// Local folders and files copied in before the start (`--sync`).
     pub syncs: Vec<SyncPlan>,
+    /// The folders a sync's destination lies in are made when the image lacks them (a
+    /// sweep trial's folder under `/tfimg`); otherwise a missing one is bad input.
+    pub make_sync_parents: bool,
     /// Named volumes (`--volume`).
     pub volumes: Vec<VolumePlan>,
     pub port_requests: Vec<PortRequest>,

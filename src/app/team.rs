@@ -331,6 +331,7 @@ pub fn member_request(
         mounts: member_mounts(team, member, resolved)?,
         make_mount_parents: true,
         syncs: Vec::new(),
+        make_sync_parents: false,
         volumes: Vec::new(),
         port_requests,
         public: false,

@@ -24,6 +24,7 @@ fn request(spec: &str, tunnel: TunnelMode) -> LaunchRequest {
         mounts: Vec::new(),
         make_mount_parents: false,
         syncs: Vec::new(),
+        make_sync_parents: false,
         volumes: Vec::new(),
         port_requests: Vec::new(),
         public: false,

@@ -126,6 +126,7 @@ fn launch_request(
         mounts,
         make_mount_parents: false,
         syncs,
+        make_sync_parents: false,
         volumes: options.volumes.clone(),
         port_requests: options.port_requests.clone(),
         public: args.public,

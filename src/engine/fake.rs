@@ -61,6 +61,8 @@ pub struct FakeState {
     pub volumes: std::collections::BTreeSet<String>,
     pub uploads: Vec<(String, String, Vec<String>)>,
     pub archives: BTreeMap<String, Vec<u8>>,
+    /// `/missing...` folders an upload made (they exist from then on).
+    pub made_folders: std::collections::BTreeSet<String>,
     next_id: u32,
 }
 

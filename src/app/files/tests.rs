@@ -31,6 +31,7 @@ fn request_with_sync() -> LaunchRequest {
     };
     LaunchRequest {
         syncs: vec![sync.at(&target.workdir)],
+        make_sync_parents: false,
         target,
         name: "train".to_string(),
         command: vec!["python".to_string(), "code/train.py".to_string()],
@@ -242,4 +243,46 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
         relative.downcast_ref::<InputError>().unwrap().message,
         "`--from out`: give an absolute path in the container"
     );
+}
+
+#[test]
+fn a_sync_that_may_make_its_folders_makes_only_the_missing_ones_as_roots() {
+    let engine = FakeEngine::new();
+    let host = FakeHost::new();
+    host.files
+        .borrow_mut()
+        .insert(PathBuf::from("/home/ana/code/a.py"), b"1".to_vec());
+    let mut request = request_with_sync();
+    request.syncs[0].target = "/missing/deeper/code".to_string();
+    request.make_sync_parents = true;
+    run(async {
+        let prepared = launch::prepare(&engine, &host, request).await?;
+        let reserved = RefCell::new(BTreeSet::new());
+        launch::start(&engine, &host, prepared, &reserved, false, |_| {}).await
+    })
+    .unwrap();
+    let uploads: Vec<(String, Vec<String>)> = engine
+        .state
+        .borrow()
+        .uploads
+        .iter()
+        .map(|(_, folder, entries)| (folder.clone(), entries.clone()))
+        .collect();
+    let strings = |items: &[&str]| items.iter().map(|item| item.to_string()).collect();
+    assert_eq!(
+        uploads,
+        [
+            // Empty uploads asked: neither `/missing/deeper` nor `/missing` exists; the
+            // missing folders are made as root's.
+            (
+                "/".to_string(),
+                strings(&["missing 0:0 755", "missing/deeper 0:0 755"])
+            ),
+            (
+                "/missing/deeper".to_string(),
+                strings(&["code 4321:4322 755", "code/a.py 4321:4322 644"])
+            ),
+        ]
+    );
+    assert_eq!(engine.calls_to("start").len(), 1);
 }

@@ -25,6 +25,7 @@ pub(super) struct Files {
     /// Volumes Docker makes for this container, their roots to hand to `owner`.
     new_volumes: Vec<VolumePlan>,
     owner: (u32, u32),
+    make_sync_parents: bool,
 }
 
 /// Checks the destinations, walks the sources (what to tell the user goes to `notes`)
@@ -65,6 +66,7 @@ pub(super) async fn prepare_files(
         archives,
         new_volumes,
         owner,
+        make_sync_parents: request.make_sync_parents,
     })
 }
 
@@ -124,10 +126,42 @@ pub(super) async fn copy_in(engine: &impl Engine, files: &Files, id: &str) -> an
         engine.upload(id, &folder, root.into_stream()).await?;
     }
     for (sync, archive) in &files.archives {
-        let stream = archive.clone().into_stream();
-        if !engine.upload(id, &sync.folder(), stream).await? {
+        let folder = sync.folder();
+        let mut copied = engine
+            .upload(id, &folder, archive.clone().into_stream())
+            .await?;
+        if !copied && files.make_sync_parents {
+            make_folder(engine, id, &folder).await?;
+            copied = engine
+                .upload(id, &folder, archive.clone().into_stream())
+                .await?;
+        }
+        if !copied {
             return Err(sync::missing_folder(sync).into());
         }
+    }
+    Ok(())
+}
+
+/// Makes `folder` (absolute) in the container `id`, root's, from the deepest folder
+/// above it that exists (an empty upload asks): folders the image has keep their owner.
+async fn make_folder(engine: &impl Engine, id: &str, folder: &str) -> anyhow::Result<()> {
+    let parts: Vec<&str> = folder.split('/').filter(|part| !part.is_empty()).collect();
+    let at = |depth: usize| format!("/{}", parts[..depth].join("/"));
+    let mut depth = parts.len();
+    while depth > 0 {
+        let probe = SyncArchive::folders(&[], (0, 0)).into_stream();
+        if engine.upload(id, &at(depth), probe).await? {
+            break;
+        }
+        depth -= 1;
+    }
+    let names: Vec<String> = (depth + 1..=parts.len())
+        .map(|end| parts[depth..end].join("/"))
+        .collect();
+    if !names.is_empty() {
+        let archive = SyncArchive::folders(&names, (0, 0)).into_stream();
+        engine.upload(id, &at(depth), archive).await?;
     }
     Ok(())
 }

@@ -20,6 +20,7 @@ fn request(spec: &str) -> LaunchRequest {
         mounts: Vec::new(),
         make_mount_parents: false,
         syncs: Vec::new(),
+        make_sync_parents: false,
         volumes: Vec::new(),
         port_requests: Vec::new(),
         public: false,

@@ -6,7 +6,7 @@ use super::FakeState;
 use crate::engine::EngineError;
 
 /// Records an upload of `tar` into `folder`: `upload c1 /tf (3 entries)`; a folder named
-/// `/missing...` is one the container does not have.
+/// `/missing...` is one the container does not have until an upload makes it.
 pub fn upload(
     state: &mut FakeState,
     id: &str,
@@ -14,6 +14,7 @@ pub fn upload(
     tar: &[u8],
 ) -> Result<bool, EngineError> {
     let mut entries = Vec::new();
+    let mut folders = Vec::new();
     let mut archive = tar::Archive::new(tar);
     let fail = |error: std::io::Error| EngineError::Failed {
         what: format!("copy files into `{folder}`"),
@@ -22,6 +23,14 @@ pub fn upload(
     for entry in archive.entries().map_err(fail)? {
         let entry = entry.map_err(fail)?;
         let header = entry.header();
+        if header.entry_type().is_dir() {
+            let path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+            folders.push(format!(
+                "{}/{}",
+                folder.trim_end_matches('/'),
+                path.trim_end_matches('/')
+            ));
+        }
         entries.push(format!(
             "{} {}:{} {:o}",
             String::from_utf8_lossy(&entry.path_bytes()),
@@ -31,9 +40,10 @@ pub fn upload(
         ));
     }
     state.record(format!("upload {id} {folder} ({} entries)", entries.len()));
-    if folder.starts_with("/missing") {
+    if folder.starts_with("/missing") && !state.made_folders.contains(folder) {
         return Ok(false);
     }
+    state.made_folders.extend(folders);
     state
         .uploads
         .push((id.to_string(), folder.to_string(), entries));

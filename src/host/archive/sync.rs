@@ -34,6 +34,17 @@ impl SyncArchive {
         archive
     }
 
+    /// Folder entries, each a path under the folder the archive lands in (parents
+    /// first), owned by `owner`: the folders a destination lies in when the image has
+    /// none there. No names: an empty archive (uploading it asks whether a folder exists).
+    pub fn folders(names: &[String], owner: (u32, u32)) -> SyncArchive {
+        let mut archive = SyncArchive::empty(owner);
+        for name in names {
+            archive.context.add_folder(name);
+        }
+        archive
+    }
+
     fn empty(owner: (u32, u32)) -> SyncArchive {
         let mut context = BuildContext::default();
         context.set_owner(owner.0, owner.1);
