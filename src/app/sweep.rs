@@ -15,12 +15,16 @@
 pub mod folder;
 
 mod attempt;
+mod remote;
 mod resume;
 mod stop;
 
 pub use attempt::now_ms;
+pub use remote::check_engine;
 pub use resume::lock_name;
 pub use stop::{stop, Stopped};
+#[cfg(test)]
+mod remote_tests;
 #[cfg(test)]
 mod tests;
 
@@ -149,6 +153,10 @@ struct Runner<'a, E: Engine, H: Host> {
     /// The last progress told (it is told again only when it changed).
     last_progress: Option<Counts>,
     notify: &'a dyn Fn(Note),
+    /// The engine runs on another host: trial folders are copied, not mounted (`remote`).
+    remote: bool,
+    /// When running trials' metrics were last fetched from a remote engine.
+    metrics_fetched_ms: u64,
 }
 
 /// Runs (or goes on with) the sweep until every trial ended, it was stopped, or
@@ -182,6 +190,8 @@ pub async fn run<E: Engine, H: Host>(
         durations_ms: Vec::new(),
         last_progress: None,
         notify,
+        remote: engine.tunnels_ports(),
+        metrics_fetched_ms: 0,
     };
     runner.journal(&Event::SweepStarted {
         sweep: sweep.name.clone(),
@@ -261,6 +271,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                         self.scheduler.stop();
                         self.stop_all().await;
                     }
+                    self.fetch_metrics().await;
                     let counts = self.counts();
                     if self.last_progress.as_ref() != Some(&counts) {
                         (self.notify)(Note::Progress(counts.clone()));

@@ -150,6 +150,7 @@ fn run_file(args: &SweepRunArgs, file: &Path, planned: Planned) -> anyhow::Resul
     };
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = super::connect().await?;
+        app::sweep::check_engine(&engine, &planned.sweep)?;
         let target = {
             let reporter = Reporter::new(progress);
             match (&planned.spec, &planned.sweep.source) {

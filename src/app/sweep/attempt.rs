@@ -15,6 +15,7 @@ use crate::host::Host;
 use crate::input::InputError;
 use crate::plan::gpus::{GpuMode, GpuSelection};
 use crate::plan::mounts::{self, MountPlan};
+use crate::plan::sync::SyncPlan;
 use crate::sweep::journal::{Attempt, AttemptEnd, Event};
 use crate::sweep::metrics::MetricsSummary;
 use crate::sweep::schedule::{Exit, Outcome, Progress, Slot, Start};
@@ -38,7 +39,8 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         set_aside(self.host, &dir, start.attempt)?;
         self.host
             .write_file(&dir.join(PARAMS_FILE), trial.params_json().as_bytes())?;
-        let request = request(self.run, trial, &slot, start.attempt, &dir)?;
+        let remote = self.engine.tunnels_ports();
+        let request = request(self.run, trial, &slot, start.attempt, &dir, remote)?;
         let prepared = launch::prepare(self.engine, self.host, request).await?;
         let reserved = RefCell::new(BTreeSet::new());
         let launched =
@@ -121,6 +123,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 finished_ms,
             }),
         )?;
+        self.bring_back(trial, &watched.container_id).await;
         self.watched.remove(&trial);
         let _ = self
             .engine
@@ -201,13 +204,15 @@ pub(super) fn counts<E: Engine, H: Host>(runner: &Runner<'_, E, H>) -> Counts {
 }
 
 /// A trial's launch: the sweep's image, mounts, env and limits, its own folder at
-/// `TFIMG_TRIAL_DIR`, its slot's GPUs by device id (never a count), its labels.
+/// `TFIMG_TRIAL_DIR` (mounted; on a `remote` engine copied in, and back at its end), its
+/// slot's GPUs by device id (never a count), its labels.
 pub(super) fn request(
     run: &SweepRun,
     trial: &Trial,
     slot: &Slot,
     attempt: u32,
     dir: &Path,
+    remote: bool,
 ) -> Result<LaunchRequest, InputError> {
     let sweep = &run.sweep;
     let workdir = &run.target.workdir;
@@ -216,14 +221,23 @@ pub(super) fn request(
         .iter()
         .map(|text| Ok((mounts::parse(text, &sweep.folder, workdir)?, text.clone())))
         .collect::<Result<Vec<_>, InputError>>()?;
-    mounts.push((
-        MountPlan {
+    let text = format!("{}:{TRIAL_DIR}", dir.display());
+    let mut syncs = Vec::new();
+    match remote {
+        true => syncs.push(SyncPlan {
+            text,
             source: dir.to_path_buf(),
             target: TRIAL_DIR.to_string(),
-            read_only: false,
-        },
-        format!("{}:{TRIAL_DIR}", dir.display()),
-    ));
+        }),
+        false => mounts.push((
+            MountPlan {
+                source: dir.to_path_buf(),
+                target: TRIAL_DIR.to_string(),
+                read_only: false,
+            },
+            text,
+        )),
+    }
     let gpus = match slot.gpus.is_empty() {
         true => GpuSelection::None,
         false => GpuSelection::Devices(slot.gpus.clone()),
@@ -235,7 +249,8 @@ pub(super) fn request(
         env: trial.env.clone(),
         mounts,
         make_mount_parents: true,
-        syncs: Vec::new(),
+        syncs,
+        make_sync_parents: true,
         volumes: Vec::new(),
         port_requests: Vec::new(),
         public: false,

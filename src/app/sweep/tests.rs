@@ -17,7 +17,7 @@ use crate::sweep::schedule;
 const IMAGE: &str = "tfimg/cpu-headless:2.9.3";
 
 /// A sweep of `trials` trials of `sh -c` over `n`, with `rest` after the params.
-fn sweep_text(trials: usize, rest: &str) -> String {
+pub(super) fn sweep_text(trials: usize, rest: &str) -> String {
     let values: Vec<String> = (1..=trials).map(|n| n.to_string()).collect();
     format!(
         "sweep: lab\nimage: {IMAGE}\ncommand: [sh, -c, \"echo acc={{n}}\"]\nparams: {{n: [{}]}}\nobjective: {{metric: acc, mode: max}}\n{rest}",
@@ -42,14 +42,14 @@ fn gpu_host(count: u32) -> FakeHost {
     host
 }
 
-fn engine() -> FakeEngine {
+pub(super) fn engine() -> FakeEngine {
     let engine = FakeEngine::new();
     engine.add_image(&[IMAGE], &[]);
     engine.state.borrow_mut().info.runtimes = vec!["runc".into()];
     engine
 }
 
-fn sweep_run(text: &str, host: &FakeHost) -> SweepRun {
+pub(super) fn sweep_run(text: &str, host: &FakeHost) -> SweepRun {
     let sweep = crate::sweep::parse(text, "sweep.yaml", Path::new("/lab")).unwrap();
     let indices: Vec<String> = host
         .nvidia
@@ -76,7 +76,7 @@ fn sweep_run(text: &str, host: &FakeHost) -> SweepRun {
 }
 
 /// Runs the sweep, collecting what it notes.
-fn go(
+pub(super) fn go(
     engine: &FakeEngine,
     host: &FakeHost,
     run: &SweepRun,

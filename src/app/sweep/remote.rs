@@ -1,0 +1,86 @@
+//! A sweep on an engine of another host (`ssh://`): a trial's folder cannot be mounted
+//! there, so the launcher copies it in (its `params.json`) before the trial starts; every
+//! few seconds each running trial's `metrics.jsonl` comes back, so the live view and
+//! `tfimg sweep status` follow it; when it ends, its whole `TFIMG_TRIAL_DIR` comes back
+//! into its folder before its container goes (new and changed files only, nothing local
+//! deleted: `--sync-back`'s rules). The sweep file's `mounts:` name folders of this
+//! machine and are refused before anything is built.
+
+use std::time::Duration;
+
+use super::{Note, Runner};
+use crate::app::files;
+use crate::engine::Engine;
+use crate::host::Host;
+use crate::spec::SpecError;
+use crate::sweep::trials::METRICS_FILE;
+use crate::sweep::{Sweep, TRIAL_DIR};
+
+/// How often running trials' metrics are fetched from a remote engine.
+pub(super) const METRICS_EVERY: Duration = Duration::from_secs(3);
+
+/// The sweep file's `mounts:` on an engine of another host: refused at the first one's
+/// place, before anything is built or created.
+pub fn check_engine(engine: &impl Engine, sweep: &Sweep) -> Result<(), SpecError> {
+    let Some(text) = sweep.mounts.first().filter(|_| engine.tunnels_ports()) else {
+        return Ok(());
+    };
+    let endpoint = engine.endpoint();
+    Err(SpecError::new(
+        sweep.mount_locations.first().cloned(),
+        format!(
+            "`mounts:` names folders on this machine (`{text}`), but the engine `{endpoint}` runs on another host"
+        ),
+        "leave `mounts:` out for this engine: bake code into the image or keep data in a volume on that host; each trial's own folder is copied in and back by itself",
+    ))
+}
+
+impl<E: Engine, H: Host> Runner<'_, E, H> {
+    /// On a remote engine, at most every `METRICS_EVERY`: each running trial's
+    /// `metrics.jsonl` into its folder (a trial that wrote none yet is skipped).
+    pub(super) async fn fetch_metrics(&mut self) {
+        if !self.remote {
+            return;
+        }
+        let now = self.now_ms();
+        if now.saturating_sub(self.metrics_fetched_ms) < METRICS_EVERY.as_millis() as u64 {
+            return;
+        }
+        self.metrics_fetched_ms = now;
+        let path = format!("{TRIAL_DIR}/{METRICS_FILE}");
+        let (engine, host) = (self.engine, self.host);
+        let fetches = self
+            .watched
+            .iter()
+            .filter(|(_, watched)| !watched.stopping)
+            .map(|(trial, watched)| {
+                let dir = self.trial_dir(*trial);
+                let id = watched.container_id.clone();
+                let path = &path;
+                async move {
+                    let _ = files::pull(engine, host, &id, path, &dir).await;
+                }
+            });
+        futures_util::future::join_all(fetches).await;
+    }
+
+    /// On a remote engine: the ended trial's whole `TFIMG_TRIAL_DIR` into its folder,
+    /// before its container `id` is removed; what went wrong is said, not fatal.
+    pub(super) async fn bring_back(&self, trial: usize, id: &str) {
+        if !self.remote {
+            return;
+        }
+        let dir = self.trial_dir(trial);
+        let said = match files::pull(self.engine, self.host, id, TRIAL_DIR, &dir).await {
+            Ok(Some(summary)) => summary.notes,
+            Ok(None) => vec![format!("`{TRIAL_DIR}` was gone from the container")],
+            Err(error) => vec![format!("{error:#}")],
+        };
+        let trial_id = &self.trials[trial].id;
+        for note in said {
+            (self.notify)(Note::Said(format!(
+                "trial `{trial_id}`: its folder did not all come back: {note}"
+            )));
+        }
+    }
+}
