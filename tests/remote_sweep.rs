@@ -42,7 +42,11 @@ fn a_sweep_over_ssh_copies_each_trial_folder_in_and_brings_it_back() {
     let name = unique("t-remote-sweep").to_lowercase();
     let mut guard = DockerGuard::default();
     guard.container_label = Some(format!("io.tfimg.sweep={name}"));
-    let folder = scratch(&[("sweep.yaml", &sweep_file(&name, ""))]);
+    // A project that keeps JSON out of git: `params.json` must travel all the same.
+    let folder = scratch(&[
+        ("sweep.yaml", &sweep_file(&name, "")),
+        (".gitignore", "*.json\n"),
+    ]);
     let running = sshd.spawn_tfimg(folder.path(), &["sweep", "sweep.yaml"]);
     let dir = folder.path().join("runs").join(&name);
     // While the trials run, their metrics come back from the remote container.

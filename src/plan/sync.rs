@@ -33,6 +33,9 @@ pub struct SyncPlan {
     pub source: PathBuf,
     /// Absolute, without a trailing `/`, never `/` itself.
     pub target: String,
+    /// Every file goes, whatever `.gitignore` or `.dockerignore` say (a sweep trial's
+    /// folder, which tfimg wrote: a project's `*.json` must not hold back `params.json`).
+    pub whole: bool,
 }
 
 impl SyncRequest {
@@ -46,6 +49,7 @@ impl SyncRequest {
             text: self.text.clone(),
             source: self.source.clone(),
             target,
+            whole: false,
         }
     }
 }

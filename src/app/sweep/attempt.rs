@@ -228,6 +228,7 @@ pub(super) fn request(
             text,
             source: dir.to_path_buf(),
             target: TRIAL_DIR.to_string(),
+            whole: true,
         }),
         false => mounts.push((
             MountPlan {

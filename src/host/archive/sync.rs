@@ -102,7 +102,7 @@ pub fn sync_archive(sync: &SyncPlan, owner: (u32, u32)) -> Result<SyncArchive, I
     let root = source
         .canonicalize()
         .map_err(|error| unreadable(&flag, source, &error))?;
-    let walker = walker(source, &flag)?;
+    let walker = walker(source, &flag, !sync.whole)?;
     for item in walker {
         let entry = item.map_err(|error| walk_error(&flag, source, &root, &error))?;
         if entry.path_is_symlink() {
@@ -150,17 +150,22 @@ impl SyncArchive {
 
 /// The source's walk: ignore files as git reads them (without needing a repository),
 /// `.dockerignore` at the source, never `.git`, links followed, names sorted.
-fn walker(source: &Path, flag: &str) -> Result<ignore::Walk, InputError> {
-    let dockerignore = dockerignore(source, flag)?;
+/// The walk of `source`, leaving out what the ignore files say when `ignores` (else
+/// `.git` only).
+fn walker(source: &Path, flag: &str, ignores: bool) -> Result<ignore::Walk, InputError> {
+    let dockerignore = match ignores {
+        true => dockerignore(source, flag)?,
+        false => Gitignore::empty(),
+    };
     let root = source.to_path_buf();
     Ok(ignore::WalkBuilder::new(source)
         .standard_filters(false)
         .hidden(false)
-        .parents(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_global(true)
-        .git_exclude(true)
+        .parents(ignores)
+        .ignore(ignores)
+        .git_ignore(ignores)
+        .git_global(ignores)
+        .git_exclude(ignores)
         .require_git(false)
         .follow_links(true)
         .sort_by_file_name(|a, b| a.cmp(b))

@@ -16,6 +16,7 @@ fn plan(source: PathBuf, target: &str) -> SyncPlan {
         text: "./code".to_string(),
         source,
         target: target.to_string(),
+        whole: false,
     }
 }
 
@@ -181,5 +182,37 @@ fn a_volume_root_is_one_folder_entry() {
     assert_eq!(
         entries(&SyncArchive::folder("data", (4321, 4322))),
         ["data/ 4321:4322 755"]
+    );
+}
+
+#[test]
+fn a_whole_sync_ignores_no_ignore_file_but_still_leaves_git_behind() {
+    let folder = tempfile::tempdir().unwrap();
+    // A project that ignores JSON and logs, with a sweep's trial folder below it.
+    write(folder.path(), &[(".gitignore", "*.json\n*.log\n")]);
+    let trial = folder.path().join("runs/lab/t001");
+    write(
+        &trial,
+        &[
+            ("params.json", "{}\n"),
+            ("stdout.log", ""),
+            (".dockerignore", "params.json\n"),
+            (".git/HEAD", "x"),
+        ],
+    );
+    let mut sync = plan(trial.clone(), "/tfimg/trial");
+    assert_eq!(
+        entries(&sync_archive(&sync, (7, 8)).unwrap()),
+        ["trial/ 7:8 755", "trial/.dockerignore 7:8 644"]
+    );
+    sync.whole = true;
+    assert_eq!(
+        entries(&sync_archive(&sync, (7, 8)).unwrap()),
+        [
+            "trial/ 7:8 755",
+            "trial/.dockerignore 7:8 644",
+            "trial/params.json 7:8 644",
+            "trial/stdout.log 7:8 644",
+        ]
     );
 }
