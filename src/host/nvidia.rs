@@ -20,6 +20,34 @@ pub struct NvidiaFacts {
     pub source: Option<String>,
     /// Toolkit programs found on PATH (`nvidia-container-runtime-hook`, `nvidia-ctk`).
     pub toolkit_programs: Vec<String>,
+    /// `Some` when these are the facts of another host, the engine's, learned through a
+    /// container there (its PATH says nothing here); `None`: this machine's.
+    pub probe: Option<EngineProbe>,
+}
+
+/// How the NVIDIA facts of an engine on another host were learned: a short `--gpus all`
+/// container running nvidia-smi there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineProbe {
+    /// The engine's URL (`ssh://me@gpu-box`).
+    pub engine: String,
+    /// The image the container ran, when the engine had one to run.
+    pub image: Option<String>,
+    pub outcome: ProbeOutcome,
+}
+
+/// What became of the `--gpus all` container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeOutcome {
+    /// It ran nvidia-smi: Docker there hands GPUs to containers.
+    Ran,
+    /// Docker there refused the GPU request (it has no `nvidia` device driver: the
+    /// NVIDIA container toolkit is missing); the daemon's message.
+    Refused(String),
+    /// The engine has no image to run it with.
+    NoImage,
+    /// It failed otherwise; the engine's message.
+    Failed(String),
 }
 
 /// Reads the facts through `run` (a program and its arguments → its stdout when it
@@ -41,31 +69,17 @@ pub fn facts(
         .collect(),
         ..NvidiaFacts::default()
     };
-    // `compute_cap` first; drivers of the 470 branch and older refuse the whole query
-    // for that field (`Field "compute_cap" is not a valid field to query.`, exit 2).
-    let query = [QUERY_WITH_CAPABILITY, QUERY]
+    let answer = SMI_QUERIES
         .iter()
-        .find_map(|query| run("nvidia-smi", &[query, "--format=csv,noheader,nounits"]));
-    if let Some(output) = query {
-        if output.contains("NVIDIA-SMI") {
-            // Some wrappers (and old drivers) print the table whatever they are asked.
-            let table = parse_table(&output);
-            facts.driver = table.driver;
-            facts.driver_cuda = table.driver_cuda;
-            facts.gpus = table.gpus;
-        } else {
-            let rows = parse_query(&output);
-            facts.driver = rows.first().map(|(_, driver)| driver.clone());
-            facts.gpus = rows.into_iter().map(|(gpu, _)| gpu).collect();
-            // The CUDA version the driver supports is only in the table.
+        .find_map(|query| run("nvidia-smi", query).and_then(|output| read_answer(&output)));
+    if let Some(mut answer) = answer {
+        if answer.wants_table {
             if let Some(table) = run("nvidia-smi", &[]) {
-                facts.driver_cuda = parse_table(&table).driver_cuda;
+                answer.add_table(&table);
             }
         }
-        if facts.driver.is_some() {
-            facts.source = Some("nvidia-smi".to_string());
-            return facts;
-        }
+        answer.fill(&mut facts, "nvidia-smi");
+        return facts;
     }
     if let Some(text) = read("/proc/driver/nvidia/version") {
         facts.driver = parse_proc_version(&text);
@@ -80,6 +94,62 @@ pub fn facts(
 const QUERY_WITH_CAPABILITY: &str =
     "--query-gpu=index,uuid,name,memory.total,driver_version,compute_cap";
 const QUERY: &str = "--query-gpu=index,uuid,name,memory.total,driver_version";
+const FORMAT: &str = "--format=csv,noheader,nounits";
+
+/// The questions put to nvidia-smi, in order, until one answers with a driver:
+/// `compute_cap` first; drivers of the 470 branch and older refuse the whole query for
+/// that field (`Field "compute_cap" is not a valid field to query.`, exit 2). When the
+/// answer is the CSV, the table (nvidia-smi without arguments) is asked next for the CUDA
+/// version the driver supports ([`SmiAnswer::wants_table`]).
+pub const SMI_QUERIES: [&[&str]; 2] = [&[QUERY_WITH_CAPABILITY, FORMAT], &[QUERY, FORMAT]];
+
+/// The facts in nvidia-smi's answer to one of [`SMI_QUERIES`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SmiAnswer {
+    pub driver: String,
+    pub driver_cuda: Option<String>,
+    pub gpus: Vec<HostGpu>,
+    /// The answer was the CSV: the CUDA version is only in the table.
+    pub wants_table: bool,
+}
+
+impl SmiAnswer {
+    /// Takes the CUDA version from nvidia-smi's table.
+    pub fn add_table(&mut self, table: &str) {
+        self.driver_cuda = parse_table(table).driver_cuda;
+    }
+
+    /// Writes the answer into `facts`, `source` naming where it came from.
+    pub fn fill(self, facts: &mut NvidiaFacts, source: &str) {
+        facts.driver = Some(self.driver);
+        facts.driver_cuda = self.driver_cuda;
+        facts.gpus = self.gpus;
+        facts.source = Some(source.to_string());
+    }
+}
+
+/// What an answer of nvidia-smi to one of [`SMI_QUERIES`] says; `None` when it names no
+/// driver (an error, an unknown field).
+pub fn read_answer(output: &str) -> Option<SmiAnswer> {
+    if output.contains("NVIDIA-SMI") {
+        // Some wrappers (and old drivers) print the table whatever they are asked.
+        let table = parse_table(output);
+        return Some(SmiAnswer {
+            driver: table.driver?,
+            driver_cuda: table.driver_cuda,
+            gpus: table.gpus,
+            wants_table: false,
+        });
+    }
+    let rows = parse_query(output);
+    let driver = rows.first().map(|(_, driver)| driver.clone())?;
+    Some(SmiAnswer {
+        driver,
+        driver_cuda: None,
+        gpus: rows.into_iter().map(|(gpu, _)| gpu).collect(),
+        wants_table: true,
+    })
+}
 
 /// `nvidia-smi --query-gpu=index,uuid,name,memory.total,driver_version[,compute_cap]
 /// --format=csv,noheader,nounits` → (GPU, driver version) per line.
