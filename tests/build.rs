@@ -173,7 +173,7 @@ async fn changing_one_pip_package_changes_the_key_and_rebuilds() {
         false,
     )
     .await;
-    assert_eq!(finished.exit_code, 0, "{}", finished.output);
+    assert_eq!(finished.exit_code, Some(0), "{}", finished.output);
     assert_eq!(finished.output.trim(), "1.17.0");
 }
 
@@ -375,7 +375,7 @@ EOF";
         true,
     )
     .await;
-    assert_eq!(finished.exit_code, 0, "{}", finished.output);
+    assert_eq!(finished.exit_code, Some(0), "{}", finished.output);
     let bundle = "/etc/ssl/certs/ca-certificates.crt";
     assert!(
         finished.output.contains(&format!(
@@ -633,7 +633,7 @@ async fn files_of_a_spec_are_copied_minus_their_ignore_patterns() {
     let finished = common::run_in(&engine, &format!("tfimg/{name}:2.9.3"), &["sh",
                     "-c",
                     "cd /tf/code && find . -type f | sort && python train.py && cat /opt/readme.md && stat -c %u train.py"], false).await;
-    assert_eq!(finished.exit_code, 0, "{}", finished.output);
+    assert_eq!(finished.exit_code, Some(0), "{}", finished.output);
     assert_eq!(finished.output, "./train.py\ntrained\nhello\n1000\n");
 
     // The rendered context holds the same files, so `docker build` of it is identical.

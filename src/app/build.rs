@@ -448,6 +448,7 @@ async fn verify(
         env: Vec::new(),
         labels: HashMap::from([(labels::VERIFY.to_string(), marker.clone())]),
         network_disabled: true,
+        ..OneOff::default()
     };
     let finished = tokio::select! {
         finished = engine.run_once(&one_off, VERIFY_DEADLINE) => finished?,
@@ -471,7 +472,7 @@ async fn verify(
     for line in &lines {
         reporter.output(line);
     }
-    if finished.exit_code == 0 {
+    if finished.exit_code == Some(0) {
         return Ok(());
     }
     let shown: Vec<&str> = if lines.is_empty() {
@@ -490,7 +491,7 @@ async fn verify(
     Err(InputError::new(
         format!(
             "verification of `{name}` failed (exit {}); the image was not tagged:\n  | {}",
-            finished.exit_code,
+            finished.exit_text(),
             shown.join("\n  | ")
         ),
         "the failing checks are marked FAIL; `--no-verify` skips verification",

@@ -159,6 +159,7 @@ pub async fn resolve(
         env,
         labels: HashMap::from([(labels::LOCK_RESOLVE.to_string(), marker.clone())]),
         network_disabled: false,
+        ..OneOff::default()
     };
     let finished = tokio::select! {
         finished = engine.run_once(&one_off, RESOLVE_DEADLINE) => finished?,
@@ -177,10 +178,13 @@ pub async fn resolve(
         reference: resolved.base.clone(),
         id: base_id,
     };
-    let made = if finished.exit_code == 0 {
+    let made = if finished.exit_code == Some(0) {
         lock::resolve::lock_from_output(resolved, base, &finished.output, shared)
     } else {
-        Err(format!("the resolution exited with {}", finished.exit_code))
+        Err(format!(
+            "the resolution exited with {}",
+            finished.exit_text()
+        ))
     };
     made.map_err(|why| {
         let tail: Vec<&str> = finished.output.lines().rev().take(20).collect();

@@ -393,6 +393,13 @@ fn field<'a>(value: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::
         .map(|(_, value)| value)
 }
 
+/// Whether the engine at `url` runs on this machine as far as its GPUs go: a `unix://`
+/// socket. Any other (ssh, tcp, even tcp on loopback, which may be a tunnel to another
+/// host) is asked about its own host.
+pub fn on_this_machine(url: &str) -> bool {
+    url.starts_with("unix://")
+}
+
 impl Endpoint {
     /// Whether the daemon runs on another machine: ssh always; tcp unless on loopback.
     pub fn is_remote(&self) -> bool {

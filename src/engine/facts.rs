@@ -96,11 +96,23 @@ pub enum StartFailure {
 }
 
 /// A finished one-off container.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Finished {
-    pub exit_code: i64,
+    /// `None` for an `auto_remove` one: the daemon removes it as it exits, so what it
+    /// printed is all there is to go on.
+    pub exit_code: Option<i64>,
     /// stdout and stderr, interleaved as the daemon stored them.
     pub output: String,
+    /// stdout alone.
+    pub stdout: String,
+}
+
+impl Finished {
+    /// The exit code for messages (`unknown` when the daemon removed it first).
+    pub fn exit_text(&self) -> String {
+        self.exit_code
+            .map_or_else(|| "unknown".to_string(), |code| code.to_string())
+    }
 }
 
 /// What a one-off container runs.
@@ -108,10 +120,19 @@ pub struct Finished {
 pub struct OneOff {
     pub image: String,
     pub command: Vec<String>,
+    /// Replaces the image's entrypoint (`command` is then its arguments, and the image's
+    /// own command is not used).
+    pub entrypoint: Option<Vec<String>>,
     pub env: Vec<String>,
     pub labels: HashMap<String, String>,
     /// No network at all: verification must not depend on (or reach) anything outside.
     pub network_disabled: bool,
+    /// Every GPU, as `docker run --gpus all` asks for them (Docker's `nvidia` device
+    /// driver). A daemon without one refuses the start: `EngineError::GpuToolkitMissing`.
+    pub all_gpus: bool,
+    /// The daemon removes it once it exits, whatever becomes of tfimg (a killed tfimg
+    /// leaves nothing behind); tfimg still removes it when the deadline passes.
+    pub auto_remove: bool,
 }
 
 /// What a build needs besides its context.

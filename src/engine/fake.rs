@@ -17,6 +17,7 @@ use super::{
 use crate::plan::LaunchPlan;
 mod archive;
 mod build;
+mod one_off;
 mod tarball;
 mod tunnels;
 
@@ -44,6 +45,15 @@ pub struct FakeState {
     pub build_failure: Option<BuildFailure>,
     /// Exit code and output of the next one-off containers (verification).
     pub run_once: Option<Finished>,
+    /// What the next one-off containers end with, in order, before `run_once` answers.
+    pub one_offs: VecDeque<Result<Finished, EngineError>>,
+    /// Every one-off container asked for, in order.
+    pub one_offs_run: Vec<OneOff>,
+    /// The engine is on another host reached over tcp (an ssh one is `tunnels.remote`).
+    pub tcp_elsewhere: bool,
+    /// stdout of programs run on an ssh engine's host, by their words joined with spaces
+    /// (a program missing here fails).
+    pub host_programs: BTreeMap<String, String>,
     pub info: EngineInfo,
     pub cdi: bool,
     /// Exit codes of the next waits on a container, by its name (else its `exit_code`,
@@ -210,6 +220,14 @@ pub(super) fn missing(what: &str) -> EngineError {
 impl Daemon for FakeEngine {
     fn endpoint(&self) -> &str {
         "fake://engine"
+    }
+
+    fn on_this_machine(&self) -> bool {
+        !self.tunnels.borrow().remote && !self.state.borrow().tcp_elsewhere
+    }
+
+    async fn run_on_host(&self, program: &[&str], _deadline: Duration) -> Option<String> {
+        one_off::run_on_host(self, program)
     }
 
     async fn version(&self) -> Result<EngineVersion, EngineError> {
@@ -471,12 +489,7 @@ impl Containers for FakeEngine {
     }
 
     async fn run_once(&self, spec: &OneOff, _deadline: Duration) -> Result<Finished, EngineError> {
-        let mut state = self.state.borrow_mut();
-        state.record(format!("run-once {}", spec.image));
-        Ok(state.run_once.clone().unwrap_or(Finished {
-            exit_code: 0,
-            output: "ok    tensorflow version: fake\n".to_string(),
-        }))
+        one_off::run_once(&mut self.state.borrow_mut(), spec)
     }
 
     async fn upload(

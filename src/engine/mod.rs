@@ -38,6 +38,13 @@ impl<T: Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static> TarStream
 pub trait Daemon {
     /// Where it is reached (`unix:///var/run/docker.sock`), for messages.
     fn endpoint(&self) -> &str;
+    /// Whether the daemon runs on this machine (a `unix://` socket): its GPUs and driver
+    /// are this machine's.
+    fn on_this_machine(&self) -> bool;
+    /// Runs `program` (a program and its arguments) on the daemon's host through the
+    /// engine's ssh connection; its stdout when it ran and succeeded within `deadline`.
+    /// `None` on an engine not reached through ssh.
+    async fn run_on_host(&self, program: &[&str], deadline: Duration) -> Option<String>;
     async fn version(&self) -> Result<EngineVersion, EngineError>;
     async fn info(&self) -> Result<EngineInfo, EngineError>;
     /// Whether GPUs can be requested as CDI devices.

@@ -67,8 +67,9 @@ fn a_new_spec_is_built_verified_tagged_then_up_to_date() {
 fn a_failed_verification_tags_nothing_and_removes_the_image() {
     let (engine, host, resolved) = setup();
     engine.state.borrow_mut().run_once = Some(Finished {
-        exit_code: 1,
+        exit_code: Some(1),
         output: "ok    tensorflow version: 2.9.3\nFAIL  pin numpy<1.24: numpy 2.0.0\n".into(),
+        ..Finished::default()
     });
     let error = build(&engine, &host, &resolved, &BuildOptions::default()).unwrap_err();
     assert!(

@@ -37,8 +37,9 @@ fn a_spec_is_resolved_on_its_base_written_and_found_again() {
     let engine = FakeEngine::new();
     let base_id = engine.add_image(&["debian:bullseye-slim"], &[]);
     engine.state.borrow_mut().run_once = Some(Finished {
-        exit_code: 0,
+        exit_code: Some(0),
         output: resolution_output(),
+        ..Finished::default()
     });
     let host = FakeHost::new();
     let resolved = spec("packages: {pip: [requests]}\n");
@@ -96,8 +97,9 @@ fn a_failed_resolution_writes_nothing_and_shows_its_output() {
     let engine = FakeEngine::new();
     engine.add_image(&["debian:bullseye-slim"], &[]);
     engine.state.borrow_mut().run_once = Some(Finished {
-        exit_code: 1,
+        exit_code: Some(1),
         output: "ERROR: No matching distribution found for nope\n".to_string(),
+        ..Finished::default()
     });
     let host = FakeHost::new();
     let resolved = spec("packages: {pip: [nope]}\n");

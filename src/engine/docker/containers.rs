@@ -1,6 +1,5 @@
 //! Containers: the planned ones tfimg launches (create, start, inspect, list, logs, exec,
-//! stop, remove) and the one-off kind it runs itself (build verification: start, wait with
-//! a deadline, collect the output, always remove).
+//! stop, remove); the one-off kind it runs itself is in `one_off`.
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -10,8 +9,6 @@ use bollard::query_parameters::{LogsOptionsBuilder, RemoveContainerOptionsBuilde
 use bytes::Bytes;
 use futures_util::StreamExt;
 
-use bollard::models::ContainerCreateBody;
-
 use super::create::to_create_body;
 use super::output::hand_over;
 use super::Docker;
@@ -20,35 +17,6 @@ use crate::engine::{
 };
 use crate::plan::tunnels::Published;
 use crate::plan::LaunchPlan;
-
-impl Docker {
-    async fn start_and_wait(&self, id: &str, deadline: Duration) -> Result<Finished, EngineError> {
-        self.client
-            .start_container(id, None)
-            .await
-            .map_err(|error| self.fail("start container", error))?;
-        let mut wait = self.client.wait_container(id, None);
-        let exit_code = match tokio::time::timeout(deadline, wait.next()).await {
-            Err(_) => {
-                return Err(EngineError::Failed {
-                    what: "container".to_string(),
-                    message: format!("still running after {} s", deadline.as_secs()),
-                })
-            }
-            Ok(Some(Ok(response))) => response.status_code,
-            Ok(Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. }))) => code,
-            Ok(Some(Err(error))) => return Err(self.fail("wait for container", error)),
-            Ok(None) => {
-                return Err(EngineError::Failed {
-                    what: "wait for container".to_string(),
-                    message: "the daemon closed the wait without an exit code".to_string(),
-                })
-            }
-        };
-        let output = self.output(id).await?;
-        Ok(Finished { exit_code, output })
-    }
-}
 
 impl Containers for Docker {
     /// Creates (does not start) the planned container; returns its id.
@@ -341,33 +309,7 @@ impl Containers for Docker {
     /// Runs `spec` to completion (or `deadline`, after which it is killed) and removes it,
     /// whatever happened.
     async fn run_once(&self, spec: &OneOff, deadline: Duration) -> Result<Finished, EngineError> {
-        let body = ContainerCreateBody {
-            image: Some(spec.image.clone()),
-            cmd: Some(spec.command.clone()),
-            env: Some(spec.env.clone()),
-            labels: Some(spec.labels.clone()),
-            network_disabled: Some(spec.network_disabled),
-            ..Default::default()
-        };
-        let created = self
-            .client
-            .create_container(None, body)
-            .await
-            .map_err(|error| self.fail("create container", error))?;
-        let id = created.id;
-        let outcome = self.start_and_wait(&id, deadline).await;
-        let removal = self
-            .client
-            .remove_container(
-                &id,
-                Some(RemoveContainerOptionsBuilder::new().force(true).build()),
-            )
-            .await;
-        let finished = outcome?;
-        if let Err(error) = removal {
-            tracing::warn!("could not remove container {id}: {error}");
-        }
-        Ok(finished)
+        self.one_off(spec, deadline).await
     }
 
     async fn upload(

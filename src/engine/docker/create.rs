@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use bollard::models::ContainerCreateBody;
 
 /// The GPU plan as Docker's DeviceRequests, or the `nvidia` runtime.
-fn gpu_fields(
+pub(super) fn gpu_fields(
     gpu: &crate::plan::gpus::GpuPlan,
 ) -> (Option<Vec<bollard::models::DeviceRequest>>, Option<String>) {
     use crate::plan::gpus::GpuPlan;

@@ -8,6 +8,7 @@ mod build;
 mod containers;
 mod create;
 mod images;
+mod one_off;
 mod output;
 mod ping;
 pub mod ssh;
@@ -177,6 +178,14 @@ impl Daemon for Docker {
 
     fn endpoint(&self) -> &str {
         &self.endpoint
+    }
+
+    fn on_this_machine(&self) -> bool {
+        super::endpoint::on_this_machine(&self.endpoint)
+    }
+
+    async fn run_on_host(&self, program: &[&str], deadline: Duration) -> Option<String> {
+        self.session.as_ref()?.run_program(program, deadline).await
     }
 
     /// Whether GPUs can be requested as CDI devices: API 1.44 or later and CDI spec

@@ -229,6 +229,28 @@ pub fn master_args(command: &SshCommand, target: &SshTarget, control: &Path) -> 
 /// One connection to the daemon: a channel of the master running `docker system
 /// dial-stdio` (with `--host` for a socket named in the URL, quoted for the remote shell).
 pub fn dial_args(command: &SshCommand, target: &SshTarget, control: &Path) -> Vec<String> {
+    channel_args(command, target, control, remote_command(target))
+}
+
+/// A program of tfimg's own run on the engine's host through the master (`nvidia-smi
+/// --query-gpu=...`), each word quoted for the remote shell.
+pub fn program_args(
+    command: &SshCommand,
+    target: &SshTarget,
+    control: &Path,
+    program: &[&str],
+) -> Vec<String> {
+    let quoted = shlex::try_join(program.iter().copied()).unwrap_or_default();
+    channel_args(command, target, control, quoted)
+}
+
+/// A channel of the master running `remote` in the remote user's shell.
+fn channel_args(
+    command: &SshCommand,
+    target: &SshTarget,
+    control: &Path,
+    remote: String,
+) -> Vec<String> {
     let mut args = words(&["-S"]);
     args.push(path(control));
     args.extend(words(&["-o", "ControlMaster=no"]));
@@ -236,7 +258,7 @@ pub fn dial_args(command: &SshCommand, target: &SshTarget, control: &Path) -> Ve
     args.extend(command.words.iter().cloned());
     args.extend(defaults());
     args.extend(target_args(target));
-    args.push(remote_command(target));
+    args.push(remote);
     args
 }
 

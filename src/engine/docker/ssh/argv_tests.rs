@@ -47,6 +47,29 @@ fn a_dial_runs_dial_stdio_through_the_master() {
 }
 
 #[test]
+fn a_program_of_tfimg_s_own_runs_through_the_master_each_word_quoted() {
+    let args = program_args(
+        &SshCommand::default(),
+        &target(Some("me"), Some(2222), None),
+        Path::new("/tmp/c"),
+        &["nvidia-smi", "--query-gpu=index,name", "--format=csv,noheader,nounits"],
+    );
+    assert_eq!(
+        args.join(" "),
+        "-S /tmp/c -o ControlMaster=no -T -o ForwardAgent=no -o ForwardX11=no -o PermitLocalCommand=no \
+         -o ConnectTimeout=10 -o BatchMode=yes -o ServerAliveInterval=15 -o ServerAliveCountMax=3 \
+         -l me -p 2222 -- gpu-box nvidia-smi '--query-gpu=index,name' '--format=csv,noheader,nounits'"
+    );
+    let quoted = program_args(
+        &SshCommand::default(),
+        &target(None, None, None),
+        Path::new("/tmp/c"),
+        &["nvidia-smi", "$(reboot)"],
+    );
+    assert_eq!(quoted.last().unwrap(), "nvidia-smi '$(reboot)'");
+}
+
+#[test]
 fn a_socket_in_the_url_is_quoted_for_the_remote_shell() {
     assert_eq!(
         remote_command(&target(None, None, Some("/run/user/1000/docker.sock"))),

@@ -183,6 +183,36 @@ impl Session {
         self.problem.lock().ok().and_then(|problem| problem.clone())
     }
 
+    /// Runs `program` (a program and its arguments) on the remote host, through the
+    /// master; its stdout when it ran and succeeded within `deadline`.
+    pub async fn run_program(&self, program: &[&str], deadline: Duration) -> Option<String> {
+        if !self.alive() {
+            return None;
+        }
+        let _permit = self.channels.acquire().await.ok()?;
+        let mut process = tokio::process::Command::new(&self.command.program);
+        process
+            .args(argv::program_args(
+                &self.command,
+                &self.target,
+                &self.control,
+                program,
+            ))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true);
+        detach(process.as_std_mut(), libc::SIGKILL);
+        let output = tokio::time::timeout(deadline, process.output())
+            .await
+            .ok()?
+            .ok()?;
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
     fn record(&self, problem: SshProblem) {
         if let Ok(mut slot) = self.problem.lock() {
             *slot = Some(problem);
