@@ -53,6 +53,8 @@ pub const PORTS: &str = "io.tfimg.ports";
 pub const UID: &str = "io.tfimg.uid";
 /// On the one-off container that verifies a build.
 pub const VERIFY: &str = "io.tfimg.verify";
+/// On the one-off `--gpus all` container that asks an engine's host for its GPUs.
+pub const GPU_PROBE: &str = "io.tfimg.gpu-probe";
 /// A sweep's trial containers: the sweep's name.
 pub const SWEEP: &str = "io.tfimg.sweep";
 /// A trial container's trial id (`t001`).

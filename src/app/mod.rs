@@ -7,6 +7,7 @@
 //! - `base`: the base image a build starts from; `tfimg base bootstrap`.
 //! - `catalog`: the specs and team files on this machine, read and handed to `spec`.
 //! - `files`: files out of containers (`--sync-back`, `tfimg pull-files`).
+//! - `gpu_host`: the NVIDIA facts of the engine's host, which GPU decisions are made on.
 //! - `lock`: a spec resolved once into its lock (`tfimg lock`); a spec's lock found.
 //! - `launch`: THE launcher, one container from a request (run, a team member, ...).
 //! - `ready`: waiting until a started container's service answers.
@@ -20,6 +21,7 @@ pub mod build;
 pub mod bundle;
 pub mod catalog;
 pub mod files;
+pub mod gpu_host;
 pub mod launch;
 pub mod lock;
 pub mod ready;
