@@ -445,7 +445,6 @@ async fn verify(
     let one_off = OneOff {
         image: image_id.to_string(),
         command: vec!["python".to_string(), format!("{TFIMG_DIR}/{VERIFY}")],
-        env: Vec::new(),
         labels: HashMap::from([(labels::VERIFY.to_string(), marker.clone())]),
         network_disabled: true,
         ..OneOff::default()

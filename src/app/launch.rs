@@ -12,9 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::app::gpu_host;
 use crate::engine::{Engine, EngineError, StartFailure};
 use crate::host::HostError;
-use crate::host::{Host, SshKey};
+use crate::host::{Host, NvidiaFacts, SshKey};
 use crate::input::InputError;
 use crate::plan::cache::VolumePlan;
 use crate::plan::gpus::{self, GpuMode, GpuPlan, GpuSelection};
@@ -106,6 +107,10 @@ pub struct LaunchRequest {
     pub extra_labels: BTreeMap<String, String>,
     /// On a remote engine: how its ports reach this machine.
     pub tunnel: TunnelMode,
+    /// The NVIDIA facts of the engine's host when the caller already has them (a sweep's
+    /// trials, a team's members after the first); `None`: `prepare` learns them when GPUs
+    /// are involved.
+    pub nvidia: Option<NvidiaFacts>,
 }
 
 /// A launch checked against the machine and the daemon; nothing exists yet.
@@ -121,6 +126,8 @@ pub struct Prepared {
     files: Files,
     /// What to tell the user before the container starts (the GPU choice, the syncs).
     pub notes: Vec<String>,
+    /// The NVIDIA facts of the engine's host, when GPUs were involved.
+    pub nvidia: Option<NvidiaFacts>,
 }
 
 /// A started (or, with `no_start`, created) container.
@@ -161,7 +168,7 @@ pub async fn prepare(
     if !request.mounts.is_empty() {
         notes.extend(crate::plan::sync::mounts_on_tcp_note(engine.endpoint()));
     }
-    let gpus = choose_gpus(engine, host, &request, &mut notes).await?;
+    let (gpus, nvidia) = choose_gpus(engine, host, &request, &mut notes).await?;
     let gpus_by_default = request.gpus.is_none() && !gpus.is_none();
     let mode = match request.gpu_mode {
         _ if gpus.is_none() => GpuMode::Devices,
@@ -188,6 +195,7 @@ pub async fn prepare(
         known_hosts,
         files,
         notes,
+        nvidia,
     })
 }
 
@@ -212,21 +220,33 @@ fn credentials(
 
 /// The launch's GPUs: the request's, after the doctor's GPU checks (so a known problem is
 /// explained before the daemon's error: an unknown device, a driver too old for the
-/// image's CUDA, no toolkit); without one, `plan::gpus::choose` on the host's facts.
+/// image's CUDA, no toolkit); without one, `plan::gpus::choose` on the facts of the
+/// engine's host. Those facts too, when GPUs are involved at all: without `--gpus` and a
+/// GPU image nothing is asked (a CPU run on a remote engine pays nothing).
 async fn choose_gpus(
     engine: &impl Engine,
     host: &impl Host,
     request: &LaunchRequest,
     notes: &mut Vec<String>,
-) -> anyhow::Result<GpuSelection> {
+) -> anyhow::Result<(GpuSelection, Option<NvidiaFacts>)> {
     let target = &request.target;
     let requested = request.gpus.as_ref();
-    if let Some(requested) = requested.filter(|requested| !requested.is_none()) {
-        let nvidia = host.nvidia();
+    let explicit = requested.filter(|requested| !requested.is_none());
+    let default = gpus::needs_host_facts(requested, target.gpu_image);
+    if explicit.is_none() && !default {
+        let choice = gpus::choose(requested, target.gpu_image, &target.spec_name, None);
+        return Ok((choice.selection, None));
+    }
+    let nvidia = match &request.nvidia {
+        Some(known) => known.clone(),
+        None => gpu_host::engine_nvidia(engine, host, std::slice::from_ref(&target.image)).await,
+    };
+    let info = engine.info().await?;
+    if let Some(requested) = explicit {
         if nvidia.driver.is_some() {
-            gpus::check_against_host(requested, &nvidia.gpus)?;
+            let engine_host = nvidia.probe.as_ref().map(|probe| probe.engine.as_str());
+            gpus::check_against_host(requested, &nvidia.gpus, engine_host)?;
         }
-        let info = engine.info().await?;
         if let Some(problem) =
             crate::doctor::gpu_launch_problem(&nvidia, &info, target.gpu.as_ref())
         {
@@ -239,16 +259,7 @@ async fn choose_gpus(
             .into());
         }
     }
-    let facts = if gpus::needs_host_facts(requested, target.gpu_image) {
-        let info = engine.info().await?;
-        Some(crate::doctor::gpu_host(
-            &host.nvidia(),
-            &info,
-            target.gpu.as_ref(),
-        ))
-    } else {
-        None
-    };
+    let facts = default.then(|| crate::doctor::gpu_host(&nvidia, &info, target.gpu.as_ref()));
     let choice = gpus::choose(
         requested,
         target.gpu_image,
@@ -256,7 +267,7 @@ async fn choose_gpus(
         facts.as_ref(),
     );
     notes.extend(choice.note);
-    Ok(choice.selection)
+    Ok((choice.selection, Some(nvidia)))
 }
 
 /// Creates and (unless `no_start`) starts a prepared launch. Host ports in `reserved`
@@ -427,6 +438,7 @@ pub fn plan_without_engine(
         known_hosts,
         files: Files::default(),
         notes: Vec::new(),
+        nvidia: None,
     };
     Ok(plan::launch(&launch_input(
         &prepared, ports, &gpus, &gpu_plan,
@@ -455,6 +467,8 @@ pub fn container_name(host: &impl Host, spec_name: &str) -> std::io::Result<Stri
 
 mod files;
 mod folders;
+#[cfg(test)]
+mod gpu_tests;
 mod input;
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,6 @@
 //! `tfimg sweep FILE`: many trials of one command, queued first in first out onto the
-//! slots of a GPU pool (or CPU slots), each trial a container started by THE launcher
+//! slots of a GPU pool (or CPU slots; `plan` lays them out on the GPUs of the engine's
+//! host), each trial a container started by THE launcher
 //! from one image, its GPUs given by device id. Every start and end goes to the sweep's
 //! journal first, so running the sweep again after Ctrl-C, a killed terminal, a daemon
 //! restart or a reboot reattaches to trials still running, keeps finished ones and reruns
@@ -15,11 +16,13 @@
 pub mod folder;
 
 mod attempt;
+mod plan;
 mod remote;
 mod resume;
 mod stop;
 
 pub use attempt::now_ms;
+pub use plan::{check_pool, images_to_probe, plan_slots};
 pub use remote::check_engine;
 pub use resume::lock_name;
 pub use stop::{stop, Stopped};
@@ -39,7 +42,7 @@ use futures_util::{Future, StreamExt};
 use crate::app::launch::Target;
 use crate::app::Interrupted;
 use crate::engine::{Engine, EngineError};
-use crate::host::Host;
+use crate::host::{Host, NvidiaFacts};
 use crate::sweep::journal::{Event, StopReason};
 use crate::sweep::schedule::{Exit, Halt, Outcome, Scheduler, Slot};
 use crate::sweep::{Sweep, Trial, FILE_COPY};
@@ -64,6 +67,9 @@ pub struct SweepRun {
     /// The image every trial runs (built once).
     pub target: Target,
     pub slots: Vec<Slot>,
+    /// The NVIDIA facts of the engine's host the slots were planned on (`plan_slots`):
+    /// every trial's launch checks its GPUs against them instead of asking again.
+    pub nvidia: Option<NvidiaFacts>,
     /// Host uid/gid the trials run as.
     pub ids: Option<(u32, u32)>,
     /// `--resume`: only go on with a sweep its journal records.

@@ -89,13 +89,15 @@ pub async fn up(
         };
         report.actions.insert(member.name.clone(), action);
     }
-    // Every member is checked (mounts, GPUs, ports, keys) before any is created.
-    let mut prepared = Vec::new();
+    // Every member is checked (mounts, GPUs, ports, keys) before any is created; the
+    // engine's host is asked about its GPUs once, for the first member that has some.
+    let mut prepared: Vec<launch::Prepared> = Vec::new();
     for member in &team.members {
         if report.actions[&member.name] == Action::Unchanged {
             continue;
         }
-        let request = member_request(team, member, &specs[&member.spec], images, ids)?;
+        let mut request = member_request(team, member, &specs[&member.spec], images, ids)?;
+        request.nvidia = prepared.iter().find_map(|earlier| earlier.nvidia.clone());
         let member_error = |error: anyhow::Error| prefixed(member, error);
         prepared.push(
             launch::prepare(engine, host, request)
@@ -352,6 +354,7 @@ pub fn member_request(
             (labels::MEMBER_HASH.to_string(), member_hash(member, image)),
         ]),
         tunnel: TunnelMode::Detached,
+        nvidia: None,
     })
 }
 

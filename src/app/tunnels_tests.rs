@@ -38,6 +38,7 @@ fn request(spec: &str, tunnel: TunnelMode) -> LaunchRequest {
         restart: None,
         extra_labels: BTreeMap::new(),
         tunnel,
+        nvidia: None,
     }
 }
 

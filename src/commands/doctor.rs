@@ -1,6 +1,8 @@
-//! `tfimg doctor [SPEC] [--json]`: gathers the facts (Docker, the NVIDIA host, the spec's
-//! base and image; `doctor::gather`), lets `doctor`'s checks judge them, prints one line
-//! per check with its fix, and exits 1 when anything fails.
+//! `tfimg doctor [SPEC] [--json]`: gathers the facts (Docker, the NVIDIA side of the
+//! engine's host (`app::gpu_host`: this machine's, or asked in a `--gpus all` container
+//! on the spec's image, its base or any tfimg image there), the spec's base and image;
+//! `doctor::gather`), lets `doctor`'s checks judge them, prints one line per check with
+//! its fix, and exits 1 when anything fails.
 
 use std::process::ExitCode;
 
@@ -8,9 +10,11 @@ use crate::cli::DoctorArgs;
 use crate::commands::config;
 use crate::doctor::gather::{docker_facts, spec_facts, start_hint};
 use crate::doctor::{self, Check, Verdict};
-use crate::host::{Host, Machine};
+use crate::host::nvidia::{EngineProbe, ProbeOutcome};
+use crate::host::{Host, Machine, NvidiaFacts};
 use crate::output::exit::EXIT_BAD_INPUT;
 use crate::spec::support::spec_support;
+use crate::spec::ResolvedSpec;
 
 pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let name = args
@@ -21,7 +25,6 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let today = Machine.today()?;
     let resolved = crate::app::catalog::resolve(&catalog, &name);
     let network = config::network(&args.network, &config::load_config()?)?;
-    let nvidia = Machine.nvidia();
     let checks = super::runtime()?.block_on(async {
         let connected = super::try_connect().await?;
         let (docker, engine) = match connected {
@@ -33,6 +36,13 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
                 let hint = error.hint().unwrap_or_default().to_string();
                 (Err((error.to_string(), hint)), None)
             }
+        };
+        let nvidia = match &engine {
+            Some(engine) => {
+                let images = probe_images(resolved.as_ref().ok());
+                crate::app::gpu_host::engine_nvidia(engine, &Machine, &images).await
+            }
+            None => unreached_nvidia()?,
         };
         let mut checks = doctor::docker_checks(&docker);
         checks.extend(doctor::nvidia_checks(
@@ -59,6 +69,30 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         ExitCode::from(EXIT_BAD_INPUT)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// What a probe of another host may run: the spec's image, else its base.
+fn probe_images(resolved: Option<&ResolvedSpec>) -> Vec<String> {
+    resolved
+        .map(|resolved| vec![resolved.image_reference(), resolved.base.clone()])
+        .unwrap_or_default()
+}
+
+/// The NVIDIA facts when the engine did not answer: this machine's for an engine here;
+/// for one on another host, nothing (that host cannot be asked).
+fn unreached_nvidia() -> anyhow::Result<NvidiaFacts> {
+    let url = super::engine_url()?;
+    if crate::engine::endpoint::on_this_machine(&url) {
+        return Ok(Machine.nvidia());
+    }
+    Ok(NvidiaFacts {
+        probe: Some(EngineProbe {
+            engine: url,
+            image: None,
+            outcome: ProbeOutcome::Failed("its Docker engine did not answer".to_string()),
+        }),
+        ..NvidiaFacts::default()
     })
 }
 

@@ -80,6 +80,12 @@ pub(crate) async fn try_connect() -> anyhow::Result<Result<Docker, EngineError>>
     Ok(Docker::open(connection).await)
 }
 
+/// The URL of the engine the flags, the environment and the Docker config choose, without
+/// connecting.
+pub(crate) fn engine_url() -> anyhow::Result<String> {
+    Ok(connection()?.resolved.url)
+}
+
 fn connection() -> anyhow::Result<Connection> {
     let flags = ENGINE_FLAGS.get().cloned().unwrap_or_default();
     let variable = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());

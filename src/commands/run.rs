@@ -144,6 +144,7 @@ fn launch_request(
         } else {
             TunnelMode::Session
         },
+        nvidia: None,
     })
 }
 

@@ -1,9 +1,10 @@
 //! `tfimg sweep FILE [--dry-run] [-d]` and `tfimg sweep status|results|stop|report SWEEP`.
-//! The sweep file is read and checked (every error at its file:line:column, exit 1), its
-//! spec resolved and its slots planned against this host's GPUs before anything else;
-//! `--dry-run` then prints the trials and the slot plan and creates nothing; `--k8s`
-//! writes the sweep for a cluster instead (`k8s`). Otherwise the image is built once
-//! and `app::sweep` runs the trials (in the background with `-d`); every sweep ends
+//! The sweep file is read and checked (every error at its file:line:column, exit 1) and
+//! its spec resolved before anything else; its slots are then laid out on the GPUs of the
+//! engine's host (`app::sweep::plan_slots`: a GPU pool connects first, a CPU pool asks no
+//! host); `--dry-run` then prints the trials and the slot plan and creates nothing;
+//! `--k8s` writes the sweep for a cluster instead (`k8s`). Otherwise the image is built
+//! once and `app::sweep` runs the trials (in the background with `-d`); every sweep ends
 //! with its results table and its best trial.
 
 use std::path::Path;
@@ -14,7 +15,8 @@ use crate::app::run::{image_target, spec_target};
 use crate::app::sweep::{Note, Stopped, SweepRun};
 use crate::cli::{Progress, SweepArgs, SweepCommand, SweepRunArgs, SweepTarget};
 use crate::commands::config;
-use crate::host::{Host, Machine};
+use crate::engine::Docker;
+use crate::host::{Host, Machine, NvidiaFacts};
 use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::output;
@@ -42,29 +44,40 @@ pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// A sweep file checked and planned: the sweep, its spec (when it names one) and its slots.
+/// A sweep file checked and planned: the sweep, its spec (when it names one), its slots
+/// and the NVIDIA facts of the engine's host they were laid out on.
 pub(crate) struct Planned {
     pub sweep: Sweep,
     pub spec: Option<ResolvedSpec>,
     pub slots: Vec<Slot>,
+    pub nvidia: Option<NvidiaFacts>,
 }
 
-/// Reads and checks `file`, resolves its spec (a relative spec file starts at the sweep
-/// file's folder) and plans its slots against this host's GPUs.
-pub(crate) fn plan(file: &Path) -> anyhow::Result<Planned> {
-    let (sweep, spec) = load(file)?;
-    let host_gpus = match sweep.pool.gpus {
-        GpuPool::Cpu => Vec::new(),
-        _ => Machine.nvidia().gpus,
+/// Lays the slots out on the GPUs of `engine`'s host; without an engine (the dry run of a
+/// CPU pool, which needs no daemon) a CPU pool's.
+async fn plan(
+    engine: Option<&Docker>,
+    sweep: Sweep,
+    spec: Option<ResolvedSpec>,
+) -> anyhow::Result<Planned> {
+    let (slots, nvidia) = match engine {
+        Some(engine) => {
+            let images = app::sweep::images_to_probe(&sweep.source, spec.as_ref());
+            app::sweep::plan_slots(engine, &Machine, &sweep.pool, &images).await?
+        }
+        None => (schedule::slots(&sweep.pool, &[], None)?, None),
     };
-    schedule::check_pool_against_host(&sweep.pool, &host_gpus)?;
-    let indices: Vec<String> = host_gpus.iter().map(|gpu| gpu.index.to_string()).collect();
-    let slots = schedule::slots(&sweep.pool, &indices)?;
-    Ok(Planned { sweep, spec, slots })
+    Ok(Planned {
+        sweep,
+        spec,
+        slots,
+        nvidia,
+    })
 }
 
-/// Reads and checks `file` and resolves its spec (a relative spec file starts at the
-/// sweep file's folder), asking nothing of this host.
+/// Reads and checks `file` (its pool as far as it goes without a host) and resolves its
+/// spec (a relative spec file starts at the sweep file's folder), asking nothing of any
+/// host.
 pub(crate) fn load(file: &Path) -> anyhow::Result<(Sweep, Option<ResolvedSpec>)> {
     let sweep = crate::app::catalog::load_sweep(file)?;
     let spec = match &sweep.source {
@@ -86,6 +99,7 @@ pub(crate) fn load(file: &Path) -> anyhow::Result<(Sweep, Option<ResolvedSpec>)>
         }
         ImageSource::Image { .. } => None,
     };
+    app::sweep::check_pool(&sweep.pool)?;
     Ok((sweep, spec))
 }
 
@@ -105,11 +119,19 @@ fn file(args: &SweepRunArgs) -> anyhow::Result<ExitCode> {
     if args.k8s {
         return k8s::export(args, file);
     }
-    let planned = plan(file)?;
-    print_warnings(&planned.sweep, planned.spec.as_ref());
+    let (sweep, spec) = load(file)?;
+    print_warnings(&sweep, spec.as_ref());
     if !args.dry_run {
-        return run_file(args, file, planned);
+        return run_file(args, file, sweep, spec);
     }
+    let planned = super::runtime()?.block_on(async {
+        // A CPU pool asks no host: its dry run needs no daemon.
+        let engine = match sweep.pool.gpus {
+            GpuPool::Cpu => None,
+            _ => Some(super::connect().await?),
+        };
+        plan(engine.as_ref(), sweep, spec).await
+    })?;
     let trials = planned.sweep.trials();
     if args.json {
         output::print_json(&show::dry_run_json(&planned, &trials))?;
@@ -133,8 +155,14 @@ fn file(args: &SweepRunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Builds the image once, then runs the sweep here (or, with `-d`, in the background).
-fn run_file(args: &SweepRunArgs, file: &Path, planned: Planned) -> anyhow::Result<ExitCode> {
+/// Lays the slots out on the engine's host, builds the image once, then runs the sweep
+/// here (or, with `-d`, in the background).
+fn run_file(
+    args: &SweepRunArgs,
+    file: &Path,
+    sweep: Sweep,
+    spec: Option<ResolvedSpec>,
+) -> anyhow::Result<ExitCode> {
     let network = config::network(&args.network, &config::load_config()?)?;
     let host = Machine;
     let file_bytes = host.read_file(file).map_err(|error| {
@@ -150,7 +178,9 @@ fn run_file(args: &SweepRunArgs, file: &Path, planned: Planned) -> anyhow::Resul
     };
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = super::connect().await?;
-        app::sweep::check_engine(&engine, &planned.sweep)?;
+        // Before any probe or build: `mounts:` name folders of this machine.
+        app::sweep::check_engine(&engine, &sweep)?;
+        let planned = plan(Some(&engine), sweep, spec).await?;
         let target = {
             let reporter = Reporter::new(progress);
             match (&planned.spec, &planned.sweep.source) {
@@ -173,6 +203,7 @@ fn run_file(args: &SweepRunArgs, file: &Path, planned: Planned) -> anyhow::Resul
             file_bytes,
             target,
             slots: planned.slots,
+            nvidia: planned.nvidia,
             ids: host.ids(),
             resume_only: args.resume,
             sweep: planned.sweep,

@@ -5,6 +5,7 @@
 //! GPU container.
 
 mod docker;
+mod engine_host;
 pub mod gather;
 mod kernels;
 mod nvidia;

@@ -2,15 +2,23 @@
 //! driver against an image's CUDA; also the facts `tfimg run` decides GPUs on and the
 //! failure it must not start a GPU container past.
 
-use super::{check, Check, Verdict};
+use super::{check, engine_host, Check, Verdict};
 use crate::engine::EngineInfo;
-use crate::host::nvidia::NvidiaFacts;
+use crate::host::nvidia::{NvidiaFacts, ProbeOutcome};
 use crate::plan::gpus::GpuHost;
 use crate::spec::compat::{self, DriverVerdict, Version};
 use crate::spec::resolved::GpuStack;
 
-/// The driver, the GPUs it lists, the container toolkit and Docker's default runtime.
+/// The driver, the GPUs it lists, the container toolkit and Docker's default runtime: of
+/// this machine, or of the engine's host when the facts are another host's
+/// (`engine_host`).
 pub fn nvidia_checks(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> Vec<Check> {
+    if let Some(probe) = &nvidia.probe {
+        let mut checks = engine_host::driver_checks(nvidia, probe);
+        checks.push(engine_host::toolkit_check(nvidia, probe, info));
+        checks.extend(info.map(default_runtime_check));
+        return checks;
+    }
     let mut checks = match &nvidia.driver {
         None => vec![check(
             "nvidia-driver",
@@ -38,13 +46,21 @@ pub fn nvidia_checks(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> Vec<Che
     checks
 }
 
+/// How to install the container toolkit (a remote host's fix says where).
+pub(super) const TOOLKIT_FIX: &str = "install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker";
+
 /// The GPUs the driver lists, with their UUIDs and memory.
-fn gpus_check(nvidia: &NvidiaFacts) -> Check {
+pub(super) fn gpus_check(nvidia: &NvidiaFacts) -> Check {
+    let on = nvidia
+        .probe
+        .as_ref()
+        .map(|probe| format!(" on `{}`", probe.engine))
+        .unwrap_or_default();
     if nvidia.gpus.is_empty() {
         return check(
             "gpus",
             Verdict::Warn,
-            "the driver lists no GPU",
+            format!("the driver{on} lists no GPU"),
             Some(
                 "check `nvidia-smi`; a GPU may be in use by another driver or disabled".to_string(),
             ),
@@ -84,7 +100,7 @@ fn toolkit_check(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> Check {
     if cdi {
         ways.push("CDI spec folders reported by Docker".to_string());
     }
-    let toolkit_fix = "install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker".to_string();
+    let toolkit_fix = TOOLKIT_FIX.to_string();
     let usable = toolkit_usable(nvidia, info);
     match (usable, nvidia.driver.is_some()) {
         (true, _) => check("container-toolkit", Verdict::Pass, ways.join("; "), None),
@@ -105,7 +121,7 @@ fn toolkit_check(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> Check {
 
 /// `nvidia` as Docker's default runtime hands every GPU to images that ask for all in
 /// their environment, without `--gpus`.
-fn default_runtime_check(info: &EngineInfo) -> Check {
+pub(super) fn default_runtime_check(info: &EngineInfo) -> Check {
     if info.default_runtime == "nvidia" {
         check(
             "default-runtime",
@@ -177,13 +193,18 @@ pub fn driver_check(gpu: &GpuStack, driver: &str) -> Check {
 }
 
 /// Whether Docker can hand GPUs to containers: the toolkit's hook on PATH (dockerd
-/// registers its `nvidia` device driver from it), the `nvidia` runtime registered with the
+/// registers its `nvidia` device driver from it; on another host, a `--gpus all`
+/// container that ran there is the proof), the `nvidia` runtime registered with the
 /// daemon, or CDI spec folders the daemon reports.
 pub fn toolkit_usable(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> bool {
-    nvidia
-        .toolkit_programs
-        .iter()
-        .any(|program| program == "nvidia-container-runtime-hook")
+    let device_driver = match &nvidia.probe {
+        Some(probe) => probe.outcome == ProbeOutcome::Ran,
+        None => nvidia
+            .toolkit_programs
+            .iter()
+            .any(|program| program == "nvidia-container-runtime-hook"),
+    };
+    device_driver
         || info.is_some_and(|info| {
             info.runtimes.iter().any(|runtime| runtime == "nvidia")
                 || !info.cdi_spec_dirs.is_empty()
@@ -204,6 +225,7 @@ pub fn gpu_host(nvidia: &NvidiaFacts, info: &EngineInfo, gpu: Option<&GpuStack>)
         gpus: nvidia.gpus.len(),
         toolkit: toolkit_usable(nvidia, Some(info)),
         driver_problem: driver_problem.map(|check| check.summary),
+        engine_host: nvidia.probe.as_ref().map(|probe| probe.engine.clone()),
     }
 }
 

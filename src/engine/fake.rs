@@ -11,13 +11,13 @@ use std::time::Duration;
 use futures_util::StreamExt;
 
 use super::{
-    BuildFailure, ContainerFacts, Containers, Daemon, EngineError, EngineInfo, EngineVersion,
-    Finished, ImageFacts, Images, OneOff, OutputChunk, StartFailure, TarStream,
+    BuildFailure, ContainerFacts, Containers, EngineError, EngineInfo, Finished, ImageFacts,
+    Images, OneOff, OutputChunk, StartFailure, TarStream,
 };
 use crate::plan::LaunchPlan;
 mod archive;
 mod build;
-mod one_off;
+mod daemon;
 mod tarball;
 mod tunnels;
 
@@ -214,44 +214,6 @@ pub(super) fn missing(what: &str) -> EngineError {
     EngineError::Failed {
         what: what.to_string(),
         message: "no such object".to_string(),
-    }
-}
-
-impl Daemon for FakeEngine {
-    fn endpoint(&self) -> &str {
-        "fake://engine"
-    }
-
-    fn on_this_machine(&self) -> bool {
-        !self.tunnels.borrow().remote && !self.state.borrow().tcp_elsewhere
-    }
-
-    async fn run_on_host(&self, program: &[&str], _deadline: Duration) -> Option<String> {
-        one_off::run_on_host(self, program)
-    }
-
-    async fn version(&self) -> Result<EngineVersion, EngineError> {
-        Ok(EngineVersion {
-            version: "fake".to_string(),
-            api_version: "1.41".to_string(),
-            negotiated_api: "1.41".to_string(),
-            os: "linux".to_string(),
-            arch: "amd64".to_string(),
-        })
-    }
-
-    async fn info(&self) -> Result<EngineInfo, EngineError> {
-        let mut state = self.state.borrow_mut();
-        state.record("info".to_string());
-        Ok(state.info.clone())
-    }
-
-    async fn cdi_supported(&self) -> bool {
-        self.state.borrow().cdi
-    }
-
-    async fn still_there(&self) -> Result<(), EngineError> {
-        Ok(())
     }
 }
 
@@ -489,7 +451,7 @@ impl Containers for FakeEngine {
     }
 
     async fn run_once(&self, spec: &OneOff, _deadline: Duration) -> Result<Finished, EngineError> {
-        one_off::run_once(&mut self.state.borrow_mut(), spec)
+        daemon::run_once(&mut self.state.borrow_mut(), spec)
     }
 
     async fn upload(

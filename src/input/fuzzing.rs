@@ -85,7 +85,8 @@ pub fn sweep(data: &[u8]) {
     if ids.len() != trials.len() {
         violation("sweep", &text, "", "two trials have one id");
     }
-    if let Err(error) = crate::sweep::schedule::slots(&sweep.pool, &["0".into(), "1".into()]) {
+    if let Err(error) = crate::sweep::schedule::slots(&sweep.pool, &["0".into(), "1".into()], None)
+    {
         check_spec_error("sweep", &text, &error, false);
     }
     sweep.fingerprint();

@@ -9,7 +9,7 @@ use crate::input::InputError;
 mod host;
 
 pub use host::{
-    check_against_host, choose, daemon_refused_note, needs_host_facts, GpuHost, HostGpu,
+    check_against_host, choose, daemon_refused_note, host_name, needs_host_facts, GpuHost, HostGpu,
 };
 
 /// The largest `--gpus` count. Indices have at most three digits, so no host offers more,

@@ -218,7 +218,7 @@ fn cluster_slots(sweep: &Sweep) -> Result<usize, SpecError> {
             "list the pool for `--k8s`: `gpus: [0, 1, 2]` runs three trials at once, `gpus_per_trial` GPUs each, wherever the cluster has them",
         ));
     }
-    Ok(schedule::slots(&sweep.pool, &[])?.len())
+    Ok(schedule::slots(&sweep.pool, &[], None)?.len())
 }
 
 /// Host folders do not exist on a cluster. A read-only one (code, data) becomes a note:

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use crate::input::source::SpecError;
-use crate::plan::gpus::HostGpu;
+use crate::plan::gpus::{host_name, HostGpu};
 
 use super::journal::{TrialHistory, TrialStatus};
 use super::{GpuPool, Pool};
@@ -34,12 +34,18 @@ impl Slot {
     }
 }
 
-/// The slots of `pool`. `host_gpus` are the host's GPU indices (from nvidia-smi), needed
-/// for `gpus: all` only. Groups of `gpus_per_trial` GPUs are taken in pool order (GPUs
+/// The slots of `pool`. `host_gpus` are the GPU indices of the engine's host (from
+/// nvidia-smi), needed for `gpus: all` only; `engine_host` names that host in messages
+/// (`plan::gpus::host_name`). Groups of `gpus_per_trial` GPUs are taken in pool order (GPUs
 /// left over stay idle); with `trials_per_gpu` > 1 each group is handed out that many
 /// times, round by round, so the first trials spread over all GPUs; `max_parallel` caps
 /// the count.
-pub fn slots(pool: &Pool, host_gpus: &[String]) -> Result<Vec<Slot>, SpecError> {
+pub fn slots(
+    pool: &Pool,
+    host_gpus: &[String],
+    engine_host: Option<&str>,
+) -> Result<Vec<Slot>, SpecError> {
+    let name = host_name(engine_host);
     let gpus: Vec<String> = match &pool.gpus {
         GpuPool::Cpu => {
             let count = pool.max_parallel.unwrap_or(1) as usize;
@@ -55,7 +61,7 @@ pub fn slots(pool: &Pool, host_gpus: &[String]) -> Result<Vec<Slot>, SpecError> 
             if host_gpus.is_empty() {
                 return Err(SpecError::new(
                     Some(pool.location.clone()),
-                    "`gpus: all`, but this host has no GPU (nvidia-smi lists none)",
+                    format!("`gpus: all`, but {name} has no GPU (nvidia-smi lists none)"),
                     "leave `gpus` out to run the trials on the CPU (`max_parallel` of them at once), or run the sweep on a GPU host",
                 ));
             }
@@ -67,7 +73,7 @@ pub fn slots(pool: &Pool, host_gpus: &[String]) -> Result<Vec<Slot>, SpecError> 
         return Err(SpecError::new(
             Some(pool.location.clone()),
             format!(
-                "`gpus_per_trial: {per_trial}` is more than the {} GPU(s) of this host",
+                "`gpus_per_trial: {per_trial}` is more than the {} GPU(s) of {name}",
                 gpus.len()
             ),
             "give each trial fewer GPUs, or run the sweep on a host with more",
@@ -91,7 +97,11 @@ pub fn slots(pool: &Pool, host_gpus: &[String]) -> Result<Vec<Slot>, SpecError> 
 
 /// Refuses GPUs of the pool that the host does not have, when its GPUs are known (an
 /// empty `host` list means nvidia-smi did not answer: nothing is refused).
-pub fn check_pool_against_host(pool: &Pool, host: &[HostGpu]) -> Result<(), SpecError> {
+pub fn check_pool_against_host(
+    pool: &Pool,
+    host: &[HostGpu],
+    engine_host: Option<&str>,
+) -> Result<(), SpecError> {
     let GpuPool::Devices(devices) = &pool.gpus else {
         return Ok(());
     };
@@ -107,10 +117,11 @@ pub fn check_pool_against_host(pool: &Pool, host: &[HostGpu]) -> Result<(), Spec
                 .iter()
                 .map(|gpu| format!("{} ({})", gpu.index, gpu.name))
                 .collect();
+            let name = host_name(engine_host);
             return Err(SpecError::new(
                 Some(pool.location.clone()),
-                format!("GPU `{device}` of the pool does not exist on this host"),
-                format!("this host has: {}", known.join("; ")),
+                format!("GPU `{device}` of the pool does not exist on {name}"),
+                format!("{name} has: {}", known.join("; ")),
             ));
         }
     }

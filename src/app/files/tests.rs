@@ -51,6 +51,7 @@ fn request_with_sync() -> LaunchRequest {
         restart: None,
         extra_labels: BTreeMap::new(),
         tunnel: TunnelMode::Session,
+        nvidia: None,
     }
 }
 

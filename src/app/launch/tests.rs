@@ -34,6 +34,7 @@ fn request(spec: &str) -> LaunchRequest {
         restart: None,
         extra_labels: BTreeMap::new(),
         tunnel: TunnelMode::Session,
+        nvidia: None,
     }
 }
 

@@ -57,7 +57,7 @@ pub(super) fn sweep_run(text: &str, host: &FakeHost) -> SweepRun {
         .iter()
         .map(|gpu| gpu.index.to_string())
         .collect();
-    let slots = schedule::slots(&sweep.pool, &indices).unwrap();
+    let slots = schedule::slots(&sweep.pool, &indices, None).unwrap();
     let image = crate::engine::ImageFacts {
         id: "sha256:abc".into(),
         tags: vec![IMAGE.into()],
@@ -70,6 +70,7 @@ pub(super) fn sweep_run(text: &str, host: &FakeHost) -> SweepRun {
         file_bytes: text.as_bytes().to_vec(),
         target: target_of_image(IMAGE, &image),
         slots,
+        nvidia: None,
         ids: Some((1000, 1000)),
         resume_only: false,
     }

@@ -18,6 +18,17 @@ pub struct GpuHost {
     pub toolkit: bool,
     /// Why the driver cannot run the image's CUDA (too old), when it cannot.
     pub driver_problem: Option<String>,
+    /// The engine's URL when these are the facts of another host, the engine's (messages
+    /// name it); `None`: this host.
+    pub engine_host: Option<String>,
+}
+
+/// How messages name the host GPU facts are about: `this host`, or the engine's.
+pub fn host_name(engine_host: Option<&str>) -> String {
+    match engine_host {
+        None => "this host".to_string(),
+        Some(url) => format!("the engine's host `{url}`"),
+    }
 }
 
 /// The GPUs a run gets, and what to tell the user about it (one line for stderr).
@@ -45,6 +56,7 @@ pub fn choose(
     let Some(host) = host.filter(|_| gpu_image) else {
         return chosen(GpuSelection::None, None);
     };
+    let name = host_name(host.engine_host.as_deref());
     let on_the_cpu = |why: String, fix: &str| {
         chosen(
             GpuSelection::None,
@@ -55,7 +67,7 @@ pub fn choose(
     };
     match &host.driver {
         None => on_the_cpu(
-            "no NVIDIA driver answers on this host (no working `nvidia-smi`)".to_string(),
+            format!("no NVIDIA driver answers on {name} (no working `nvidia-smi`)"),
             "where a GPU, its driver and the NVIDIA Container Toolkit are installed, GPU images get all GPUs",
         ),
         Some(driver) if host.gpus == 0 => on_the_cpu(
@@ -64,7 +76,7 @@ pub fn choose(
         ),
         Some(_) if !host.toolkit => on_the_cpu(
             format!(
-                "this host has {} but Docker cannot hand GPUs to containers (the NVIDIA Container Toolkit is missing)",
+                "{name} has {} but Docker cannot hand GPUs to containers (the NVIDIA Container Toolkit is missing)",
                 gpu_count(host.gpus)
             ),
             "install it and restart Docker to get them",
@@ -77,7 +89,7 @@ pub fn choose(
             None => chosen(
                 GpuSelection::All,
                 Some(format!(
-                    "note: `{image}` gets all {} of this host (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)",
+                    "note: `{image}` gets all {} of {name} (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)",
                     gpu_count(host.gpus)
                 )),
             ),
@@ -120,8 +132,14 @@ pub struct HostGpu {
     pub compute_capability: Option<crate::spec::compat::ComputeCapability>,
 }
 
-/// Refuses indices, UUIDs or counts the host does not have (when its GPUs are known).
-pub fn check_against_host(selection: &GpuSelection, host: &[HostGpu]) -> Result<(), InputError> {
+/// Refuses indices, UUIDs or counts the host does not have (when its GPUs are known);
+/// `engine_host` as in [`GpuHost`].
+pub fn check_against_host(
+    selection: &GpuSelection,
+    host: &[HostGpu],
+    engine_host: Option<&str>,
+) -> Result<(), InputError> {
+    let name = host_name(engine_host);
     let known = || {
         host.iter()
             .map(|gpu| format!("{} ({}, {})", gpu.index, gpu.uuid, gpu.name))
@@ -131,10 +149,10 @@ pub fn check_against_host(selection: &GpuSelection, host: &[HostGpu]) -> Result<
     match selection {
         GpuSelection::Count(count) if *count as usize > host.len() => Err(InputError::new(
             format!(
-                "`--gpus {count}` asks for more GPUs than this host has ({})",
+                "`--gpus {count}` asks for more GPUs than {name} has ({})",
                 host.len()
             ),
-            format!("this host has: {}", known()),
+            format!("{name} has: {}", known()),
         )),
         GpuSelection::Devices(devices) => {
             for device in devices {
@@ -145,11 +163,11 @@ pub fn check_against_host(selection: &GpuSelection, host: &[HostGpu]) -> Result<
                 });
                 if !found {
                     return Err(InputError::new(
-                        format!("GPU `{device}` does not exist on this host"),
+                        format!("GPU `{device}` does not exist on {name}"),
                         if host.is_empty() {
-                            "nvidia-smi lists no GPU here; run `tfimg doctor`".to_string()
+                            format!("nvidia-smi lists no GPU on {name}; run `tfimg doctor`")
                         } else {
-                            format!("this host has: {}", known())
+                            format!("{name} has: {}", known())
                         },
                     ));
                 }
@@ -171,6 +189,7 @@ mod tests {
             gpus: 2,
             toolkit: true,
             driver_problem: None,
+            engine_host: None,
         };
         let choice = choose(None, true, "gpu-jupyter", Some(&working));
         assert_eq!(choice.selection, GpuSelection::All);
@@ -216,6 +235,14 @@ mod tests {
             let choice = choose(Some(&requested), true, "gpu-jupyter", Some(&working));
             assert_eq!((choice.selection, choice.note), (requested, None));
         }
+        let remote = GpuHost {
+            engine_host: Some("ssh://me@gpu-box".into()),
+            ..working.clone()
+        };
+        assert_eq!(
+            choose(None, true, "gpu-jupyter", Some(&remote)).note.as_deref(),
+            Some("note: `gpu-jupyter` gets all 2 GPUs of the engine's host `ssh://me@gpu-box` (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)")
+        );
         let plain = choose(None, false, "cpu-jupyter", Some(&working));
         assert_eq!((plain.selection, plain.note), (GpuSelection::None, None));
         assert!(needs_host_facts(None, true));
@@ -232,10 +259,21 @@ mod tests {
             memory_mib: Some(15360),
             compute_capability: None,
         }];
-        assert!(check_against_host(&GpuSelection::parse("0").unwrap(), &host).is_ok());
-        assert!(check_against_host(&GpuSelection::parse("GPU-aaaa").unwrap(), &host).is_ok());
-        let error = check_against_host(&GpuSelection::parse("0,1").unwrap(), &host).unwrap_err();
+        assert!(check_against_host(&GpuSelection::parse("0").unwrap(), &host, None).is_ok());
+        assert!(check_against_host(&GpuSelection::parse("GPU-aaaa").unwrap(), &host, None).is_ok());
+        let error =
+            check_against_host(&GpuSelection::parse("0,1").unwrap(), &host, None).unwrap_err();
         assert_eq!(error.message, "GPU `1` does not exist on this host");
-        assert!(check_against_host(&GpuSelection::Count(2), &host).is_err());
+        assert!(check_against_host(&GpuSelection::Count(2), &host, None).is_err());
+        // Another host's GPUs: the messages name the engine.
+        let error = check_against_host(&GpuSelection::Count(7), &host, Some("ssh://me@gpu-box"))
+            .unwrap_err();
+        assert_eq!(
+            (error.message.as_str(), error.hint.as_str()),
+            (
+                "`--gpus 7` asks for more GPUs than the engine's host `ssh://me@gpu-box` has (1)",
+                "the engine's host `ssh://me@gpu-box` has: 0 (GPU-aaaa, Tesla T4)"
+            )
+        );
     }
 }

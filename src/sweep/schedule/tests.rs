@@ -24,7 +24,7 @@ fn devices(ids: &[&str]) -> GpuPool {
 
 fn plan(pool: &Pool, host: &[&str]) -> Vec<String> {
     let host: Vec<String> = host.iter().map(|id| id.to_string()).collect();
-    slots(pool, &host)
+    slots(pool, &host, None)
         .unwrap()
         .iter()
         .map(Slot::describe)
@@ -70,7 +70,7 @@ fn no_gpu_is_in_two_slots_unless_shared() {
     for per_trial in 1..=4 {
         let ids: Vec<String> = (0..8).map(|index| index.to_string()).collect();
         let pool = pool(GpuPool::Devices(ids), per_trial, 1, None);
-        let slots = slots(&pool, &[]).unwrap();
+        let slots = slots(&pool, &[], None).unwrap();
         let mut seen = BTreeSet::new();
         for slot in &slots {
             assert_eq!(slot.gpus.len(), per_trial as usize);
@@ -84,12 +84,17 @@ fn no_gpu_is_in_two_slots_unless_shared() {
 
 #[test]
 fn all_gpus_need_a_host_that_has_them() {
-    let error = slots(&pool(GpuPool::All, 1, 1, None), &[]).unwrap_err();
+    let error = slots(&pool(GpuPool::All, 1, 1, None), &[], None).unwrap_err();
     assert_eq!(
         error.to_string(),
         "`sweep.yaml`:9:7: `gpus: all`, but this host has no GPU (nvidia-smi lists none)"
     );
-    let error = slots(&pool(GpuPool::All, 3, 1, None), &["0".into(), "1".into()]).unwrap_err();
+    let error = slots(
+        &pool(GpuPool::All, 3, 1, None),
+        &["0".into(), "1".into()],
+        None,
+    )
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
         "`sweep.yaml`:9:7: `gpus_per_trial: 3` is more than the 2 GPU(s) of this host"
@@ -102,10 +107,10 @@ fn all_gpus_need_a_host_that_has_them() {
         compute_capability: None,
     }];
     let listed = pool(devices(&["0", "GPU-aa"]), 1, 1, None);
-    assert!(check_pool_against_host(&listed, &host).is_ok());
-    assert!(check_pool_against_host(&pool(devices(&["1"]), 1, 1, None), &[]).is_ok());
+    assert!(check_pool_against_host(&listed, &host, None).is_ok());
+    assert!(check_pool_against_host(&pool(devices(&["1"]), 1, 1, None), &[], None).is_ok());
     let error =
-        check_pool_against_host(&pool(devices(&["0", "1"]), 1, 1, None), &host).unwrap_err();
+        check_pool_against_host(&pool(devices(&["0", "1"]), 1, 1, None), &host, None).unwrap_err();
     assert_eq!(
         error.to_string(),
         "`sweep.yaml`:9:7: GPU `1` of the pool does not exist on this host"
@@ -118,7 +123,7 @@ fn all_gpus_need_a_host_that_has_them() {
 /// in trial order.
 #[test]
 fn twenty_seven_trials_over_three_slots_first_in_first_out() {
-    let slots = slots(&pool(devices(&["0", "1", "2"]), 1, 1, None), &[]).unwrap();
+    let slots = slots(&pool(devices(&["0", "1", "2"]), 1, 1, None), &[], None).unwrap();
     let mut scheduler = Scheduler::new(&slots, 27, 0, None);
     let mut started = Vec::new();
     let mut step = 0usize;
@@ -152,7 +157,7 @@ fn twenty_seven_trials_over_three_slots_first_in_first_out() {
 
 #[test]
 fn failures_retry_at_the_back_of_the_queue_until_retries_run_out() {
-    let slots = slots(&pool(GpuPool::Cpu, 1, 1, Some(1)), &[]).unwrap();
+    let slots = slots(&pool(GpuPool::Cpu, 1, 1, Some(1)), &[], None).unwrap();
     let mut scheduler = Scheduler::new(&slots, 3, 1, None);
     let first = scheduler.next_start().unwrap();
     assert_eq!(scheduler.next_start(), None, "one slot");
@@ -180,7 +185,7 @@ fn failures_retry_at_the_back_of_the_queue_until_retries_run_out() {
 
 #[test]
 fn max_failed_and_stop_halt_the_starting() {
-    let slots = slots(&pool(GpuPool::Cpu, 1, 1, Some(2)), &[]).unwrap();
+    let slots = slots(&pool(GpuPool::Cpu, 1, 1, Some(2)), &[], None).unwrap();
     let mut scheduler = Scheduler::new(&slots, 5, 0, Some(1));
     let a = scheduler.next_start().unwrap();
     let b = scheduler.next_start().unwrap();
@@ -255,7 +260,7 @@ fn a_resumed_sweep_keeps_what_finished_and_reattaches_what_runs() {
         finished("t006", 1, Some(3), false),
     ];
     let replay = replay(&events);
-    let slots = slots(&pool(devices(&["0", "1"]), 1, 1, None), &[]).unwrap();
+    let slots = slots(&pool(devices(&["0", "1"]), 1, 1, None), &[], None).unwrap();
     let mut scheduler = Scheduler::new(&slots, 6, 1, None);
     let restored: Vec<Restored> = (0..6)
         .map(|index| scheduler.restore(index, &replay.trial(&format!("t00{}", index + 1))))

@@ -52,7 +52,11 @@ fn a_program_of_tfimg_s_own_runs_through_the_master_each_word_quoted() {
         &SshCommand::default(),
         &target(Some("me"), Some(2222), None),
         Path::new("/tmp/c"),
-        &["nvidia-smi", "--query-gpu=index,name", "--format=csv,noheader,nounits"],
+        &[
+            "nvidia-smi",
+            "--query-gpu=index,name",
+            "--format=csv,noheader,nounits",
+        ],
     );
     assert_eq!(
         args.join(" "),

@@ -1,0 +1,217 @@
+//! Unit tests of the launcher's GPUs on an engine on another host: decided on that
+//! host's facts (asked in `--gpus all` containers there), never on this machine's; not
+//! asked at all when nothing GPU is involved; asked once when the caller already knows.
+
+use super::*;
+use crate::engine::fake::FakeEngine;
+use crate::engine::Finished;
+use crate::host::fake::FakeHost;
+use crate::host::nvidia::ProbeOutcome;
+use crate::plan::gpus::{DeviceRequestPlan, HostGpu};
+use crate::spec::Catalog;
+
+const IMAGE: &str = "tfimg/cpu-headless:2.9.3-0123456789ab";
+
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+fn request(spec: &str, gpus: Option<GpuSelection>) -> LaunchRequest {
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let resolved = crate::spec::resolve(&catalog, spec).unwrap();
+    let image = format!("tfimg/{spec}:2.9.3-0123456789ab");
+    LaunchRequest {
+        target: crate::app::run::target_of_spec(&resolved, image),
+        name: "lab".to_string(),
+        command: vec!["true".to_string()],
+        env: Vec::new(),
+        mounts: Vec::new(),
+        make_mount_parents: false,
+        syncs: Vec::new(),
+        volumes: Vec::new(),
+        port_requests: Vec::new(),
+        public: false,
+        gpus,
+        gpu_mode: GpuMode::Auto,
+        ids: Some((4321, 4322)),
+        ssh: SshSource::User(None),
+        memory: None,
+        nano_cpus: None,
+        shm_size: plan::DEFAULT_SHM,
+        restart: None,
+        extra_labels: BTreeMap::new(),
+        tunnel: TunnelMode::Session,
+        nvidia: None,
+    }
+}
+
+/// An engine reached through ssh whose host has four H100s and the toolkit (its
+/// containers run nvidia-smi), holding the CPU image.
+fn gpu_box() -> FakeEngine {
+    let engine = FakeEngine::new();
+    engine.tunnels.borrow_mut().remote = true;
+    engine.add_image(&[IMAGE], &[]);
+    let rows: String = (0..4)
+        .map(|index| {
+            format!("{index}, GPU-{index}, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n")
+        })
+        .collect();
+    let printed = |stdout: String| {
+        Ok(Finished {
+            stdout,
+            ..Finished::default()
+        })
+    };
+    let mut state = engine.state.borrow_mut();
+    state.one_offs.push_back(printed(rows));
+    state.one_offs.push_back(printed(
+        "| NVIDIA-SMI 580.65.06  Driver Version: 580.65.06  CUDA Version: 13.0 |\n".into(),
+    ));
+    drop(state);
+    engine
+}
+
+/// This machine: a laptop with one small GPU and the toolkit, which must not matter.
+fn laptop() -> FakeHost {
+    let mut host = FakeHost::new();
+    host.nvidia.driver = Some("535.104.05".into());
+    host.nvidia.gpus = vec![HostGpu {
+        index: 0,
+        uuid: "GPU-laptop".into(),
+        name: "NVIDIA T500".into(),
+        memory_mib: Some(4096),
+        compute_capability: None,
+    }];
+    host.nvidia.toolkit_programs = vec!["nvidia-container-runtime-hook".into()];
+    host
+}
+
+#[test]
+fn gpus_on_another_host_are_checked_and_given_on_its_facts() {
+    let (engine, host) = (gpu_box(), laptop());
+    let prepared = block_on(prepare(
+        &engine,
+        &host,
+        request("cpu-headless", Some(GpuSelection::Count(2))),
+    ))
+    .unwrap();
+    assert_eq!(prepared.gpus, GpuSelection::Count(2));
+    let nvidia = prepared.nvidia.clone().expect("the facts it decided on");
+    assert_eq!(nvidia.gpus.len(), 4);
+    assert_eq!(nvidia.probe.unwrap().outcome, ProbeOutcome::Ran);
+    let probes = engine.state.borrow().one_offs_run.clone();
+    assert_eq!(probes.len(), 2);
+    assert!(probes
+        .iter()
+        .all(|probe| probe.image == IMAGE && probe.all_gpus));
+    let reserved = RefCell::new(BTreeSet::new());
+    let launched = block_on(start(&engine, &host, prepared, &reserved, false, |_| {})).unwrap();
+    assert_eq!(
+        launched.plan.gpu,
+        GpuPlan::Request(DeviceRequestPlan {
+            driver: "nvidia".into(),
+            count: Some(2),
+            device_ids: Vec::new(),
+            capabilities: vec![vec!["gpu".into()]],
+        })
+    );
+}
+
+#[test]
+fn more_gpus_than_the_other_host_has_are_refused_naming_it_before_anything_exists() {
+    let (engine, host) = (gpu_box(), laptop());
+    let error = block_on(prepare(
+        &engine,
+        &host,
+        request("cpu-headless", Some(GpuSelection::Count(7))),
+    ))
+    .unwrap_err();
+    let error = error.downcast_ref::<InputError>().expect("bad input");
+    assert_eq!(
+        error.message,
+        "`--gpus 7` asks for more GPUs than the engine's host `fake://engine` has (4)"
+    );
+    assert!(engine.calls_to("create").is_empty());
+    // `--gpus 1` would pass on the laptop's one GPU; here it is the box's.
+    let engine = gpu_box();
+    let asked = request(
+        "cpu-headless",
+        Some(GpuSelection::Devices(vec!["3".into()])),
+    );
+    assert!(block_on(prepare(&engine, &host, asked)).is_ok());
+}
+
+#[test]
+fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
+    let (engine, host) = (gpu_box(), laptop());
+    for gpus in [None, Some(GpuSelection::None)] {
+        let prepared = block_on(prepare(&engine, &host, request("cpu-headless", gpus))).unwrap();
+        assert_eq!((prepared.gpus, prepared.nvidia), (GpuSelection::None, None));
+    }
+    let prepared = block_on(prepare(
+        &engine,
+        &host,
+        request("gpu-headless", Some(GpuSelection::None)),
+    ))
+    .unwrap();
+    assert!(prepared.notes.is_empty());
+    assert!(engine.calls().is_empty(), "{:?}", engine.calls());
+
+    // A GPU image's default on the box: all of its GPUs, said so naming it.
+    engine.add_image(&["tfimg/gpu-headless:2.9.3-0123456789ab"], &[]);
+    let first = block_on(prepare(&engine, &host, request("gpu-headless", None))).unwrap();
+    assert_eq!(first.gpus, GpuSelection::All);
+    assert_eq!(
+        first.notes,
+        ["note: `gpu-headless` gets all 4 GPUs of the engine's host `fake://engine` (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)"]
+    );
+    // A second launch given those facts (a sweep's trial, a team's next member) asks
+    // nothing more.
+    let mut next = request(
+        "gpu-headless",
+        Some(GpuSelection::Devices(vec!["1".into()])),
+    );
+    next.nvidia = first.nvidia.clone();
+    let asked = engine.calls_to("run-once").len();
+    block_on(prepare(&engine, &host, next)).unwrap();
+    assert_eq!(engine.calls_to("run-once").len(), asked);
+}
+
+#[test]
+fn a_daemon_there_without_the_toolkit_is_explained_before_anything_exists() {
+    let engine = FakeEngine::new();
+    engine.tunnels.borrow_mut().remote = true;
+    engine.add_image(&[IMAGE], &[]);
+    {
+        let mut state = engine.state.borrow_mut();
+        state
+            .one_offs
+            .push_back(Err(EngineError::GpuToolkitMissing {
+                message: "could not select device driver \"\" with capabilities: [[gpu]]".into(),
+            }));
+        // ... while its driver answers over ssh.
+        state.host_programs.insert(
+            "nvidia-smi --query-gpu=index,uuid,name,memory.total,driver_version,compute_cap --format=csv,noheader,nounits".into(),
+            "0, GPU-0, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n".into(),
+        );
+    }
+    let error = block_on(prepare(
+        &engine,
+        &laptop(),
+        request("cpu-headless", Some(GpuSelection::All)),
+    ))
+    .unwrap_err();
+    let error = error.downcast_ref::<HostError>().expect("a host problem");
+    assert_eq!(
+        error.message,
+        "cannot give GPUs to the container: the NVIDIA container toolkit is missing on `fake://engine`: Docker there refused a `--gpus all` container (could not select device driver \"\" with capabilities: [[gpu]])"
+    );
+    assert!(error
+        .hint
+        .starts_with("on `fake://engine`: install the NVIDIA Container Toolkit"));
+    assert!(engine.calls_to("create").is_empty());
+}
