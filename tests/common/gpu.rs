@@ -46,6 +46,26 @@ impl GpuEngine {
     pub fn docker(&self, args: &[&str]) -> String {
         super::docker_at(Some(&self.host), args)
     }
+
+    /// Panics unless the running stand-in uses this checkout's programs (its dockerd
+    /// found the hook on a PATH starting with this checkout's `standin_bin()`): tests that
+    /// need what this hook does (nvidia-smi put into `--gpus` containers) say so instead
+    /// of failing obscurely while another checkout's stand-in runs.
+    pub fn assert_this_checkout_s_hook(&self) {
+        let pid = std::fs::read_to_string("/run/tfimg-gpu/dockerd.pid").unwrap_or_default();
+        let environ = std::fs::read(format!("/proc/{}/environ", pid.trim())).unwrap_or_default();
+        let environ = String::from_utf8_lossy(&environ);
+        let path = environ
+            .split('\0')
+            .find_map(|entry| entry.strip_prefix("PATH="))
+            .unwrap_or_default();
+        let ours = standin_bin().display().to_string();
+        assert!(
+            path.split(':').next() == Some(ours.as_str()),
+            "the stand-in NVIDIA host runs another checkout's hook (its PATH starts `{}`, not `{ours}`); once no test uses it, `scripts/gpu-standin stop` and run again",
+            path.split(':').next().unwrap_or_default()
+        );
+    }
 }
 
 /// The folder of the stand-in programs (`nvidia-smi`, `nvidia-container-runtime-hook`).

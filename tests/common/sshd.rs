@@ -1,10 +1,13 @@
 //! A real OpenSSH server on 127.0.0.1 for the remote-engine tests: its own host key, a
 //! client key it accepts and one it does not, a client config that trusts exactly its
-//! host key, and three ports: the machine's Docker as it is (`port`), a shell without
-//! `docker` on its PATH (`no_docker_port`), and one whose daemon is down
-//! (`daemon_down_port`). Everything lives in one private folder removed on drop, and the
-//! server is stopped then. `scripts/setup-machine` installs openssh-server (never started
-//! as a service).
+//! host key, and five ports: the machine's Docker as it is (`port`), a shell without
+//! `docker` on its PATH (`no_docker_port`), one whose daemon is down
+//! (`daemon_down_port`), a GPU server (`gpu_port`: `docker` there is the stand-in NVIDIA
+//! host of tests/common/gpu.rs and the stand-in `nvidia-smi` is on the PATH), and a host
+//! with a driver but no container toolkit (`driver_only_port`: the machine's Docker, the
+//! stand-in `nvidia-smi` on the PATH). Everything lives in one private folder removed on
+//! drop, and the server is stopped then. `scripts/setup-machine` installs openssh-server
+//! (never started as a service).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,16 +23,23 @@ pub struct Sshd {
     pub port: u16,
     pub no_docker_port: u16,
     pub daemon_down_port: u16,
+    /// Sessions reach the stand-in NVIDIA host's daemon (start it with
+    /// `common::gpu::gpu_engine()` first) and find the stand-in `nvidia-smi`.
+    pub gpu_port: u16,
+    /// Sessions reach the machine's daemon (no toolkit) and find the stand-in `nvidia-smi`.
+    pub driver_only_port: u16,
     server: std::process::Child,
 }
 
-/// Three different free ports (held together while chosen, so none repeats).
-fn free_ports() -> (u16, u16, u16) {
-    let listeners: Vec<std::net::TcpListener> = (0..3)
+/// `count` different free ports (held together while chosen, so none repeats).
+fn free_ports(count: usize) -> Vec<u16> {
+    let listeners: Vec<std::net::TcpListener> = (0..count)
         .map(|_| std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap())
         .collect();
-    let port = |index: usize| listeners[index].local_addr().unwrap().port();
-    (port(0), port(1), port(2))
+    listeners
+        .iter()
+        .map(|listener| listener.local_addr().unwrap().port())
+        .collect()
 }
 
 fn keygen(path: &Path) {
@@ -72,7 +82,9 @@ impl Sshd {
         for key in ["host_key", "client_key", "wrong_key"] {
             keygen(&d.join(key));
         }
-        let (port, no_docker_port, daemon_down_port) = free_ports();
+        let ports = free_ports(5);
+        let (port, no_docker_port, daemon_down_port) = (ports[0], ports[1], ports[2]);
+        let (gpu_port, driver_only_port) = (ports[3], ports[4]);
         let client_public = std::fs::read_to_string(d.join("client_key.pub")).unwrap();
         write(&d.join("authorized_keys"), &client_public, 0o600);
         let host_public = std::fs::read_to_string(d.join("host_key.pub")).unwrap();
@@ -81,17 +93,13 @@ impl Sshd {
             .take(2)
             .collect::<Vec<_>>()
             .join(" ");
-        let known: String = [port, no_docker_port, daemon_down_port]
+        let known: String = ports
             .iter()
             .map(|port| format!("[127.0.0.1]:{port} {host_public}\n"))
             .collect();
         write(&d.join("known_hosts"), &known, 0o600);
         write(&d.join("empty_known_hosts"), "", 0o600);
-        write(
-            &d.join("sshd_config"),
-            &server_config(d, port, no_docker_port, daemon_down_port),
-            0o600,
-        );
+        write(&d.join("sshd_config"), &server_config(d, &ports), 0o600);
         for (name, key, known) in [
             ("ssh_config", "client_key", "known_hosts"),
             ("ssh_config_wrong_key", "wrong_key", "known_hosts"),
@@ -124,6 +132,8 @@ impl Sshd {
             port,
             no_docker_port,
             daemon_down_port,
+            gpu_port,
+            driver_only_port,
             server,
         };
         sshd.wait_until_listening();
@@ -136,9 +146,15 @@ impl Sshd {
             if let Ok(Some(status)) = self.server.try_wait() {
                 panic!("sshd exited ({status}): {}", self.log());
             }
-            let all = [self.port, self.no_docker_port, self.daemon_down_port]
-                .iter()
-                .all(|port| std::net::TcpStream::connect(("127.0.0.1", *port)).is_ok());
+            let all = [
+                self.port,
+                self.no_docker_port,
+                self.daemon_down_port,
+                self.gpu_port,
+                self.driver_only_port,
+            ]
+            .iter()
+            .all(|port| std::net::TcpStream::connect(("127.0.0.1", *port)).is_ok());
             if all {
                 return;
             }
@@ -284,11 +300,22 @@ impl Drop for Sshd {
     }
 }
 
-fn server_config(d: &Path, port: u16, no_docker: u16, daemon_down: u16) -> String {
+/// Ports as in `Sshd`: the machine's Docker, no docker, a daemon that is down, the GPU
+/// server, a driver without toolkit.
+fn server_config(d: &Path, ports: &[u16]) -> String {
     let d = d.display();
+    let [port, no_docker, daemon_down, gpu, driver_only] = ports[..] else {
+        panic!("five ports");
+    };
+    // The stand-in nvidia-smi first on the PATH of these sessions; the rest as sshd's own.
+    let path = format!(
+        "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        super::gpu::standin_bin().display()
+    );
+    let gpu_host = super::gpu::GPU_HOST;
     format!(
         "ListenAddress 127.0.0.1\n\
-         Port {port}\nPort {no_docker}\nPort {daemon_down}\n\
+         Port {port}\nPort {no_docker}\nPort {daemon_down}\nPort {gpu}\nPort {driver_only}\n\
          HostKey {d}/host_key\n\
          PidFile none\n\
          AuthorizedKeysFile {d}/authorized_keys\n\
@@ -305,7 +332,11 @@ fn server_config(d: &Path, port: u16, no_docker: u16, daemon_down: u16) -> Strin
          Match LocalPort {no_docker}\n\
          \x20   ForceCommand /usr/bin/env PATH=/nonexistent /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n\
          Match LocalPort {daemon_down}\n\
-         \x20   ForceCommand /usr/bin/env DOCKER_HOST=unix:///nonexistent.sock /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n"
+         \x20   ForceCommand /usr/bin/env DOCKER_HOST=unix:///nonexistent.sock /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n\
+         Match LocalPort {gpu}\n\
+         \x20   ForceCommand /usr/bin/env DOCKER_HOST={gpu_host} PATH={path} /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n\
+         Match LocalPort {driver_only}\n\
+         \x20   ForceCommand /usr/bin/env PATH={path} /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n"
     )
 }
 
