@@ -196,6 +196,13 @@ fn doctor_over_ssh_reports_the_gpu_server_s_driver_and_gpus_from_a_container_the
         toolkit == ran("tfimg/gpu-headless:2.9.3") || toolkit == ran("debian:bullseye-slim"),
         "{toolkit}"
     );
+    assert_eq!(
+        check(&checks, "base-image"),
+        (
+            "pass",
+            format!("`debian:bullseye-slim` is on `{url}`").as_str()
+        )
+    );
     // The driver against the spec's CUDA, and the H100 against TensorFlow 2.9's kernels.
     assert_eq!(check(&checks, "driver-vs-cuda").0, "pass");
     assert!(checks

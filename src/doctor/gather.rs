@@ -88,6 +88,7 @@ pub async fn spec_facts(
         gpu: resolved.gpu.clone(),
         base: resolved.base.clone(),
         base_present: false,
+        engine_host: None,
         base_bootstrappable: BootstrapTarget::parse(&resolved.base).is_ok(),
         image: ImageState::Unknown,
         support,
@@ -95,6 +96,7 @@ pub async fn spec_facts(
     let Some(engine) = engine else {
         return facts;
     };
+    facts.engine_host = (!engine.on_this_machine()).then(|| engine.endpoint().to_string());
     facts.base_present = matches!(engine.image(&resolved.base).await, Ok(Some(_)));
     let tag = resolved.image_reference();
     let options = BuildOptions {

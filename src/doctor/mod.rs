@@ -1,8 +1,9 @@
 //! The doctor's verdicts: facts about Docker, the NVIDIA host and a spec in, one check
 //! per concern out (pass / warn / fail, a one-line summary, the fix). Pure, so every
-//! verdict is unit-tested; `docker`, `nvidia` and `spec` judge one group of facts each,
-//! `gather` collects the facts, and the launcher reuses the GPU checks before it starts a
-//! GPU container.
+//! verdict is unit-tested; `docker`, `nvidia` and `spec` judge one group of facts each
+//! (`engine_host` the NVIDIA facts of an engine on another host, learned in a container
+//! there), `gather` collects the facts, and the launcher reuses the GPU checks before it
+//! starts a GPU container.
 
 mod docker;
 mod engine_host;

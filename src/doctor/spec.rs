@@ -1,6 +1,6 @@
 //! A spec's verdicts: whether it resolves, its CUDA against the host driver, its
 //! TensorFlow line's GPU code against the host's GPUs, and where its base image and its
-//! own image stand on this machine.
+//! own image stand on the engine (this machine, or the engine's host).
 
 use super::kernels::kernels_check;
 use super::nvidia::driver_check;
@@ -10,7 +10,7 @@ use crate::spec::compat::support::Part;
 use crate::spec::resolved::GpuStack;
 use crate::spec::support::SpecSupport;
 
-/// The state of a spec's image on this machine.
+/// The state of a spec's image on the engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ImageState {
     /// The image for the current build key exists.
@@ -40,6 +40,8 @@ pub struct SpecFacts {
     pub gpu: Option<GpuStack>,
     pub base: String,
     pub base_present: bool,
+    /// The engine's URL when it runs on another host (messages name it); `None`: here.
+    pub engine_host: Option<String>,
     pub base_bootstrappable: bool,
     pub image: ImageState,
     /// Its base release, Python and TensorFlow line against their support windows.
@@ -47,7 +49,7 @@ pub struct SpecFacts {
 }
 
 /// The spec itself, its CUDA against the host driver, and (when Docker answers) its base
-/// image and its own image on this machine.
+/// image and its own image on the engine.
 pub fn spec_checks(
     spec: &Result<SpecFacts, String>,
     nvidia: &NvidiaFacts,
@@ -116,11 +118,15 @@ fn support_checks(support: &SpecSupport) -> Vec<Check> {
 
 /// Whether the base image is here, and how to get it without a registry.
 fn base_image_check(facts: &SpecFacts) -> Check {
+    let place = match &facts.engine_host {
+        Some(url) => format!("`{url}`"),
+        None => "this machine".to_string(),
+    };
     if facts.base_present {
         check(
             "base-image",
             Verdict::Pass,
-            format!("`{}` is on this machine", facts.base),
+            format!("`{}` is on {place}", facts.base),
             None,
         )
     } else {
@@ -128,7 +134,7 @@ fn base_image_check(facts: &SpecFacts) -> Check {
             "base-image",
             Verdict::Warn,
             format!(
-                "`{}` is not on this machine; `tfimg build` pulls it when a registry answers",
+                "`{}` is not on {place}; `tfimg build` pulls it when a registry answers",
                 facts.base
             ),
             Some(if facts.base_bootstrappable {
