@@ -44,7 +44,10 @@ pub async fn engine_nvidia(
             (Some(image), outcome)
         }
         Ok(None) => (None, ProbeOutcome::NoImage),
-        Err(error) => (None, ProbeOutcome::Failed(error.to_string())),
+        Err(error) => (
+            None,
+            ProbeOutcome::Failed(format!("its images could not be listed: {error}")),
+        ),
     };
     if let ProbeOutcome::Refused(_) = outcome {
         // No toolkit there; the driver may still be (what to install next depends on it).
@@ -156,7 +159,9 @@ async fn run_smi(
     match engine.run_once(&one_off, PROBE_DEADLINE).await {
         Ok(finished) => Ok(finished.stdout),
         Err(EngineError::GpuToolkitMissing { message }) => Err(ProbeOutcome::Refused(message)),
-        Err(error) => Err(ProbeOutcome::Failed(error.to_string())),
+        Err(error) => Err(ProbeOutcome::Failed(format!(
+            "a `--gpus all` container failed: {error}"
+        ))),
     }
 }
 

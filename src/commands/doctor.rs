@@ -90,7 +90,7 @@ fn unreached_nvidia() -> anyhow::Result<NvidiaFacts> {
         probe: Some(EngineProbe {
             engine: url,
             image: None,
-            outcome: ProbeOutcome::Failed("its Docker engine did not answer".to_string()),
+            outcome: ProbeOutcome::Unreached,
         }),
         ..NvidiaFacts::default()
     })

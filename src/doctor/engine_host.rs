@@ -45,8 +45,12 @@ pub fn driver_checks(nvidia: &NvidiaFacts, probe: &EngineProbe) -> Vec<Check> {
             build_first(),
         ),
         ProbeOutcome::Failed(message) => (
-            format!("cannot tell whether `{engine}` has an NVIDIA driver: a `--gpus all` container there failed: {message}"),
+            format!("cannot tell whether `{engine}` has an NVIDIA driver: {message}"),
             format!("on `{engine}`, `docker run --rm --gpus all IMAGE nvidia-smi` shows what fails (a driver that is not loaded, a broken toolkit)"),
+        ),
+        ProbeOutcome::Unreached => (
+            format!("cannot check the GPUs of `{engine}`: its Docker engine did not answer"),
+            "see the `docker` check; once the engine answers, `tfimg doctor` asks its host".to_string(),
         ),
     };
     vec![check("nvidia-driver", Verdict::Warn, summary, Some(fix))]
@@ -109,8 +113,14 @@ pub fn toolkit_check(
         ProbeOutcome::Failed(message) => check(
             "container-toolkit",
             Verdict::Warn,
-            format!("a `--gpus all` container on `{engine}`{image} did not run nvidia-smi: {message}"),
+            format!("cannot tell whether Docker on `{engine}` hands GPUs to containers{image}: {message}"),
             Some(toolkit_fix),
+        ),
+        ProbeOutcome::Unreached => check(
+            "container-toolkit",
+            Verdict::Warn,
+            format!("cannot tell whether Docker on `{engine}` hands GPUs to containers: it did not answer"),
+            None,
         ),
     }
 }
@@ -210,6 +220,24 @@ mod tests {
         assert_eq!(toolkit(&facts(None, refused()), &runtime).0, Verdict::Pass);
         let driver = &verdicts(&facts(None, refused()), &info)[0];
         assert_eq!(driver.2, "no NVIDIA driver found on `ssh://me@gpu-box` (Docker there cannot hand GPUs over, and no nvidia-smi answered over ssh): GPU images will run on the CPU only");
+    }
+
+    #[test]
+    fn an_engine_that_did_not_answer_is_one_warning_pointing_at_the_docker_check() {
+        let checks = nvidia_checks(&facts(None, ProbeOutcome::Unreached), None);
+        assert_eq!(checks.len(), 1, "{checks:#?}");
+        assert_eq!(
+            (
+                checks[0].check.as_str(),
+                checks[0].verdict,
+                checks[0].summary.as_str()
+            ),
+            (
+                "nvidia-driver",
+                Verdict::Warn,
+                "cannot check the GPUs of `ssh://me@gpu-box`: its Docker engine did not answer"
+            )
+        );
     }
 
     #[test]

@@ -15,6 +15,9 @@ use crate::spec::resolved::GpuStack;
 pub fn nvidia_checks(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> Vec<Check> {
     if let Some(probe) = &nvidia.probe {
         let mut checks = engine_host::driver_checks(nvidia, probe);
+        if probe.outcome == ProbeOutcome::Unreached {
+            return checks;
+        }
         checks.push(engine_host::toolkit_check(nvidia, probe, info));
         checks.extend(info.map(default_runtime_check));
         return checks;

@@ -46,8 +46,11 @@ pub enum ProbeOutcome {
     Refused(String),
     /// The engine has no image to run it with.
     NoImage,
-    /// It failed otherwise; the engine's message.
+    /// It failed otherwise: what happened, as a clause (`a `--gpus all` container
+    /// failed: ...`).
     Failed(String),
+    /// The engine did not answer at all: nothing could be asked.
+    Unreached,
 }
 
 /// Reads the facts through `run` (a program and its arguments → its stdout when it

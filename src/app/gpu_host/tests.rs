@@ -239,7 +239,7 @@ fn any_other_failure_is_reported_as_it_came() {
     assert_eq!(
         facts.probe.unwrap().outcome,
         ProbeOutcome::Failed(
-            "start container failed: exec: \"nvidia-smi\": executable file not found in $PATH"
+            "a `--gpus all` container failed: start container failed: exec: \"nvidia-smi\": executable file not found in $PATH"
                 .into()
         )
     );
