@@ -219,7 +219,6 @@ fn run_over_ssh_gets_the_gpus_the_server_has_not_the_laptop_s() {
     let _turn = turn();
     let Some((gpu, sshd)) = setup() else { return };
     let (_laptop, path) = laptop();
-    let url = sshd.url(sshd.gpu_port);
     let names = [unique("t-rgpu-cpu"), unique("t-rgpu-two")];
     let _guard = DockerGuard::containers(&[&names[0], &names[1]]).on(&gpu.host);
     let folder = scratch(&[]);
@@ -298,7 +297,6 @@ fn run_over_ssh_gets_the_gpus_the_server_has_not_the_laptop_s() {
     );
     assert_no_probe_left(Some(&gpu.host));
     assert_nothing_left(&sshd);
-    let _ = url;
 }
 
 #[test]
