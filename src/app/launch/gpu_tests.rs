@@ -26,26 +26,9 @@ fn request(spec: &str, gpus: Option<GpuSelection>) -> LaunchRequest {
     let image = format!("tfimg/{spec}:2.9.3-0123456789ab");
     LaunchRequest {
         target: crate::app::run::target_of_spec(&resolved, image),
-        name: "lab".to_string(),
         command: vec!["true".to_string()],
-        env: Vec::new(),
-        mounts: Vec::new(),
-        make_mount_parents: false,
-        syncs: Vec::new(),
-        volumes: Vec::new(),
-        port_requests: Vec::new(),
-        public: false,
         gpus,
-        gpu_mode: GpuMode::Auto,
-        ids: Some((4321, 4322)),
-        ssh: SshSource::User(None),
-        memory: None,
-        nano_cpus: None,
-        shm_size: plan::DEFAULT_SHM,
-        restart: None,
-        extra_labels: BTreeMap::new(),
-        tunnel: TunnelMode::Session,
-        nvidia: None,
+        ..super::tests::request(spec)
     }
 }
 

@@ -11,7 +11,7 @@ fn target(spec: &str) -> Target {
     crate::app::run::target_of_spec(&resolved, format!("tfimg/{spec}:2.9.3-0123456789ab"))
 }
 
-fn request(spec: &str) -> LaunchRequest {
+pub(super) fn request(spec: &str) -> LaunchRequest {
     LaunchRequest {
         target: target(spec),
         name: "lab".to_string(),
