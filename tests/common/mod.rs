@@ -196,6 +196,13 @@ impl Drop for DockerGuard {
                     docker(&["rmi", "-f", reference]);
                 }
             }
+            // A spec's earlier builds whose tags a later build took (dangling now).
+            if let Some(spec) = repository.strip_prefix("tfimg/") {
+                let filter = format!("label=io.tfimg.spec={spec}");
+                for id in docker(&["images", "-q", "--filter", &filter]).split_whitespace() {
+                    docker(&["rmi", "-f", id]);
+                }
+            }
         }
     }
 }
