@@ -196,8 +196,10 @@ impl Drop for DockerGuard {
                     docker(&["rmi", "-f", reference]);
                 }
             }
-            // A spec's earlier builds whose tags a later build took (dangling now).
-            if let Some(spec) = repository.strip_prefix("tfimg/") {
+            // A test spec's earlier builds whose tags a later build took (dangling now);
+            // never a built-in's.
+            let spec = repository.strip_prefix("tfimg/");
+            if let Some(spec) = spec.filter(|spec| !BUILTINS.contains(spec)) {
                 let filter = format!("label=io.tfimg.spec={spec}");
                 for id in docker(&["images", "-q", "--filter", &filter]).split_whitespace() {
                     docker(&["rmi", "-f", id]);
