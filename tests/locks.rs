@@ -7,8 +7,9 @@
 
 mod common;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Mutex;
 
 use tfimg::engine::prelude::*;
 
@@ -57,6 +58,33 @@ fn layer_id(image: &str, needle: &str) -> Option<String> {
     .map(str::to_string)
 }
 
+/// The tests build one after the other. The first one's cold (`--no-cache`) build makes
+/// a second chain of the built-in's lower layers, and its refused build leaves images on
+/// top of that chain; Docker's classic builder takes the newest matching chain, so a
+/// build of the second test meanwhile would share its TensorFlow layer with those instead
+/// of with `tfimg/cpu-headless`. The first test removes what it left before the next.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The dangling images now (untagged, without children: a refused build's last step).
+fn dangling() -> BTreeSet<String> {
+    docker(&["images", "-q", "--no-trunc", "--filter", "dangling=true"])
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Removes, when dropped (failed or not), the images that became dangling since it was
+/// made, with the untagged layers below them no other image uses.
+struct NewDangling(BTreeSet<String>);
+
+impl Drop for NewDangling {
+    fn drop(&mut self) {
+        for id in dangling().difference(&self.0) {
+            docker(&["rmi", id]);
+        }
+    }
+}
+
 fn build(folder: &Path, spec: &str, extra: &[&str]) -> common::Run {
     let mut args = vec!["build", spec, "--ca-cert", HOST_CA, "--progress", "plain"];
     args.extend_from_slice(extra);
@@ -64,7 +92,12 @@ fn build(folder: &Path, spec: &str, extra: &[&str]) -> common::Run {
 }
 
 #[tokio::test]
+// Each test has a runtime (and a thread) of its own: the lock only orders them.
+#[allow(clippy::await_holding_lock)]
 async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_hash() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let Some(engine) = common::engine().await else {
         return;
     };
@@ -72,6 +105,8 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
     let name = unique("t-lock");
     let altered = format!("{name}-altered");
     let _guard = DockerGuard::images(&[&format!("tfimg/{name}"), &format!("tfimg/{altered}")]);
+    // Dropped before the guard: the refused build's images, then the tagged ones.
+    let _leftovers = NewDangling(dangling());
     let folder = scratch(&[("images/lab.yaml", &spec_file(&name, "rich"))]);
     let dir = folder.path();
 
@@ -240,7 +275,11 @@ fn layers_of_other_images(except: &str) -> Vec<String> {
 }
 
 #[tokio::test]
+#[allow(clippy::await_holding_lock)]
 async fn a_spec_without_a_lock_builds_on_its_built_in_s_locked_layers_and_shares_them() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let Some(engine) = common::engine().await else {
         return;
     };
