@@ -28,6 +28,8 @@ pub mod ready;
 pub mod run;
 pub mod sweep;
 pub mod team;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod tunnels;
 
 /// The user interrupted the command (Ctrl-C, SIGTERM, SIGHUP) and tfimg cleaned up what

@@ -1,53 +1,21 @@
 //! Unit tests of tunnels: the launcher on a remote fake engine, the records, `forward`.
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use super::*;
-use crate::app::launch::{self, LaunchRequest, Launched, SshSource, TunnelMode};
+use crate::app::launch::{self, LaunchRequest, Launched, TunnelMode};
+use crate::app::testing::block_on as run;
 use crate::engine::fake::FakeEngine;
 use crate::engine::prelude::*;
 use crate::engine::EngineError;
 use crate::host::fake::FakeHost;
-use crate::plan::gpus::GpuMode;
-use crate::spec::Catalog;
 
 fn request(spec: &str, tunnel: TunnelMode) -> LaunchRequest {
-    let catalog = Catalog::builtin(PathBuf::from("/project"));
-    let resolved = crate::spec::resolve(&catalog, spec).unwrap();
-    let image = format!("tfimg/{spec}:2.9.3-0123456789ab");
     LaunchRequest {
-        target: crate::app::run::target_of_spec(&resolved, image),
-        name: "lab".to_string(),
-        command: Vec::new(),
-        env: Vec::new(),
-        mounts: Vec::new(),
-        make_mount_parents: false,
-        syncs: Vec::new(),
-        make_sync_parents: false,
-        volumes: Vec::new(),
-        port_requests: Vec::new(),
-        public: false,
-        gpus: None,
-        gpu_mode: GpuMode::Auto,
-        ids: Some((4321, 4322)),
-        ssh: SshSource::User(None),
-        memory: None,
-        nano_cpus: None,
-        shm_size: crate::plan::DEFAULT_SHM,
-        restart: None,
-        extra_labels: BTreeMap::new(),
         tunnel,
-        nvidia: None,
+        ..crate::app::testing::request(spec)
     }
-}
-
-fn run<T>(future: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
 }
 
 fn remote_engine() -> FakeEngine {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::load::Loaded;
 use super::*;
 use crate::app::build::{build_spec, BuildOptions, Network};
+use crate::app::testing::block_on as run;
 use crate::bundle::layout::IMAGES_PART;
 use crate::bundle::SpecSource;
 use crate::cli::Progress;
@@ -20,14 +21,6 @@ const OUTPUT: &str = "/out/lab.tar";
 const LAB: &str = "name: lab\nextends: team-base\nenv: {MARK: \"42\"}\n";
 const TEAM_BASE: &str = "name: team-base\nextends: cpu-headless\npackages: {pip: [rich]}\n";
 const LOCK: &str = "# lock of lab\nrich==13.7.1 --hash=sha256:abc\n";
-
-fn run<T>(future: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
-}
 
 fn reporter() -> Reporter {
     Reporter::new(Progress::Plain)

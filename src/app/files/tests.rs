@@ -1,24 +1,16 @@
 //! Unit tests of `files`, on the fakes: a run with a sync, copied in and back; pull-files'
 //! default path and its bad inputs.
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use super::*;
-use crate::app::launch::{self, LaunchRequest, SshSource, TunnelMode};
+use crate::app::launch::{self, LaunchRequest};
+use crate::app::testing::block_on as run;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
-use crate::plan::gpus::GpuMode;
 use crate::plan::sync::SyncRequest;
 use crate::spec::Catalog;
-
-fn run<T>(future: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
-}
 
 fn request_with_sync() -> LaunchRequest {
     let catalog = Catalog::builtin(PathBuf::from("/project"));
@@ -31,27 +23,10 @@ fn request_with_sync() -> LaunchRequest {
     };
     LaunchRequest {
         syncs: vec![sync.at(&target.workdir)],
-        make_sync_parents: false,
         target,
         name: "train".to_string(),
         command: vec!["python".to_string(), "code/train.py".to_string()],
-        env: Vec::new(),
-        mounts: Vec::new(),
-        make_mount_parents: false,
-        volumes: Vec::new(),
-        port_requests: Vec::new(),
-        public: false,
-        gpus: None,
-        gpu_mode: GpuMode::Auto,
-        ids: Some((4321, 4322)),
-        ssh: SshSource::User(None),
-        memory: None,
-        nano_cpus: None,
-        shm_size: crate::plan::DEFAULT_SHM,
-        restart: None,
-        extra_labels: BTreeMap::new(),
-        tunnel: TunnelMode::Session,
-        nvidia: None,
+        ..crate::app::testing::request("cpu-headless")
     }
 }
 

@@ -2,18 +2,11 @@
 //! probe may run in order, the containers it runs, a daemon without the toolkit, and
 //! nvidia-smi over ssh then.
 use super::*;
+use crate::app::testing::block_on as run;
 use crate::engine::fake::FakeEngine;
 use crate::engine::Finished;
 use crate::host::fake::FakeHost;
 use crate::plan::gpus::HostGpu;
-
-fn run<T>(future: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
-}
 
 const H100: &str = "0, GPU-5a1d, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n\
                     1, GPU-5a1e, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n";

@@ -3,6 +3,7 @@
 //! asked at all when nothing GPU is involved; asked once when the caller already knows.
 
 use super::*;
+use crate::app::testing::block_on;
 use crate::engine::fake::FakeEngine;
 use crate::engine::Finished;
 use crate::host::fake::FakeHost;
@@ -12,14 +13,6 @@ use crate::spec::Catalog;
 
 const IMAGE: &str = "tfimg/cpu-headless:2.9.3-0123456789ab";
 
-fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
-}
-
 fn request(spec: &str, gpus: Option<GpuSelection>) -> LaunchRequest {
     let catalog = Catalog::builtin(PathBuf::from("/project"));
     let resolved = crate::spec::resolve(&catalog, spec).unwrap();
@@ -28,7 +21,7 @@ fn request(spec: &str, gpus: Option<GpuSelection>) -> LaunchRequest {
         target: crate::app::run::target_of_spec(&resolved, image),
         command: vec!["true".to_string()],
         gpus,
-        ..super::tests::request(spec)
+        ..crate::app::testing::request(spec)
     }
 }
 

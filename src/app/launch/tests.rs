@@ -1,42 +1,9 @@
 //! Unit tests of `launch`.
 use super::*;
+use crate::app::testing::{block_on as run, request};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 use crate::plan::gpus::HostGpu;
-use crate::spec::Catalog;
-
-fn target(spec: &str) -> Target {
-    let catalog = Catalog::builtin(PathBuf::from("/project"));
-    let resolved = crate::spec::resolve(&catalog, spec).unwrap();
-    crate::app::run::target_of_spec(&resolved, format!("tfimg/{spec}:2.9.3-0123456789ab"))
-}
-
-pub(super) fn request(spec: &str) -> LaunchRequest {
-    LaunchRequest {
-        target: target(spec),
-        name: "lab".to_string(),
-        command: Vec::new(),
-        env: Vec::new(),
-        mounts: Vec::new(),
-        make_mount_parents: false,
-        syncs: Vec::new(),
-        make_sync_parents: false,
-        volumes: Vec::new(),
-        port_requests: Vec::new(),
-        public: false,
-        gpus: None,
-        gpu_mode: GpuMode::Auto,
-        ids: Some((4321, 4322)),
-        ssh: SshSource::User(None),
-        memory: None,
-        nano_cpus: None,
-        shm_size: plan::DEFAULT_SHM,
-        restart: None,
-        extra_labels: BTreeMap::new(),
-        tunnel: TunnelMode::Session,
-        nvidia: None,
-    }
-}
 
 /// Checks and creates in one go: `prepare`, then `start`.
 async fn launch(
@@ -57,14 +24,6 @@ async fn launch(
     )
     .await?;
     Ok((notes, launched))
-}
-
-fn run<T>(future: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
 }
 
 /// A host with one GPU, a driver new enough for CUDA 11.8 and the toolkit's hook.

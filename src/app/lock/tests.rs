@@ -2,6 +2,7 @@
 //! found again, and a build refusing a lock that no longer fits its spec.
 use super::*;
 use crate::app::build::{build_spec, BuildOptions};
+use crate::app::testing::block_on;
 use crate::cli::Progress;
 use crate::engine::fake::FakeEngine;
 use crate::engine::{BuildFailure, Finished};
@@ -15,14 +16,6 @@ fn spec(body: &str) -> ResolvedSpec {
     let text = format!("name: lab\nextends: builtin:cpu-headless\n{body}").into_bytes();
     let document = spec::load::file_document("images/lab.yaml", Ok(text)).unwrap();
     spec::resolve_document(&catalog, document).unwrap()
-}
-
-fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
 }
 
 fn resolution_output() -> String {

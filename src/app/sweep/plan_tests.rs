@@ -4,19 +4,12 @@
 
 use super::*;
 use crate::app::sweep::SweepRun;
+use crate::app::testing::block_on;
 use crate::engine::fake::FakeEngine;
 use crate::engine::Finished;
 use crate::host::fake::FakeHost;
 
 const IMAGE: &str = "tfimg/cpu-headless:2.9.3";
-
-fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
-}
 
 fn sweep(pool: &str) -> crate::sweep::Sweep {
     let text = format!(

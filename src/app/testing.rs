@@ -1,0 +1,53 @@
+//! What the use cases' unit tests share: a runtime for one future, and a launch request
+//! for a built-in spec (its image as a build would tag it, nothing else asked for).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::app::launch::{LaunchRequest, SshSource, Target, TunnelMode};
+use crate::plan::gpus::GpuMode;
+use crate::spec::Catalog;
+
+/// Runs `future` to its end on a runtime of its own.
+pub fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+/// The launch target of the built-in `spec`, as `tfimg/SPEC:2.9.3-0123456789ab`.
+pub fn target(spec: &str) -> Target {
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let resolved = crate::spec::resolve(&catalog, spec).unwrap();
+    crate::app::run::target_of_spec(&resolved, format!("tfimg/{spec}:2.9.3-0123456789ab"))
+}
+
+/// A launch of the built-in `spec` named `lab`, as uid/gid 4321/4322, with defaults.
+pub fn request(spec: &str) -> LaunchRequest {
+    LaunchRequest {
+        target: target(spec),
+        name: "lab".to_string(),
+        command: Vec::new(),
+        env: Vec::new(),
+        mounts: Vec::new(),
+        make_mount_parents: false,
+        syncs: Vec::new(),
+        make_sync_parents: false,
+        volumes: Vec::new(),
+        port_requests: Vec::new(),
+        public: false,
+        gpus: None,
+        gpu_mode: GpuMode::Auto,
+        ids: Some((4321, 4322)),
+        ssh: SshSource::User(None),
+        memory: None,
+        nano_cpus: None,
+        shm_size: crate::plan::DEFAULT_SHM,
+        restart: None,
+        extra_labels: BTreeMap::new(),
+        tunnel: TunnelMode::Session,
+        nvidia: None,
+    }
+}
