@@ -5,7 +5,7 @@
 //! proof (programs on this machine's PATH say nothing about that host). Every summary
 //! names the engine.
 
-use super::nvidia::{gpus_check, TOOLKIT_FIX};
+use super::nvidia::{driver_summary, gpus_check, TOOLKIT_FIX};
 use super::{check, Check, Verdict};
 use crate::engine::EngineInfo;
 use crate::host::nvidia::{EngineProbe, NvidiaFacts, ProbeOutcome};
@@ -14,19 +14,9 @@ use crate::host::nvidia::{EngineProbe, NvidiaFacts, ProbeOutcome};
 pub fn driver_checks(nvidia: &NvidiaFacts, probe: &EngineProbe) -> Vec<Check> {
     let engine = &probe.engine;
     if let Some(driver) = &nvidia.driver {
-        let cuda = nvidia
-            .driver_cuda
-            .as_ref()
-            .map(|cuda| format!(", supports CUDA up to {cuda}"))
-            .unwrap_or_default();
-        let source = nvidia.source.clone().unwrap_or_default();
+        let summary = driver_summary(nvidia, driver, Some(engine));
         return vec![
-            check(
-                "nvidia-driver",
-                Verdict::Pass,
-                format!("driver {driver} on `{engine}`{cuda} (from {source})"),
-                None,
-            ),
+            check("nvidia-driver", Verdict::Pass, summary, None),
             gpus_check(nvidia),
         ];
     }

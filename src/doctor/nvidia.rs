@@ -29,18 +29,10 @@ pub fn nvidia_checks(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> Vec<Che
             "no NVIDIA driver found (no working nvidia-smi, no /proc/driver/nvidia/version): GPU images will run on the CPU only",
             Some("to use GPUs, install the NVIDIA driver for your GPU (Debian/Ubuntu: `sudo apt-get install nvidia-driver` or `ubuntu-drivers install`) and reboot; CPU images need nothing".to_string()),
         )],
-        Some(driver) => {
-            let cuda = nvidia
-                .driver_cuda
-                .as_ref()
-                .map(|cuda| format!(", supports CUDA up to {cuda}"))
-                .unwrap_or_default();
-            let source = nvidia.source.clone().unwrap_or_default();
-            vec![
-                check("nvidia-driver", Verdict::Pass, format!("driver {driver}{cuda} (from {source})"), None),
-                gpus_check(nvidia),
-            ]
-        }
+        Some(driver) => vec![
+            check("nvidia-driver", Verdict::Pass, driver_summary(nvidia, driver, None), None),
+            gpus_check(nvidia),
+        ],
     };
     checks.push(toolkit_check(nvidia, info));
     if let Some(info) = info {
@@ -51,6 +43,21 @@ pub fn nvidia_checks(nvidia: &NvidiaFacts, info: Option<&EngineInfo>) -> Vec<Che
 
 /// How to install the container toolkit (a remote host's fix says where).
 pub(super) const TOOLKIT_FIX: &str = "install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker";
+
+/// `driver 580.65.06[ on `ENGINE`], supports CUDA up to 13.0 (from SOURCE)`: a driver that
+/// answered, on this machine or (`engine`) the engine's host.
+pub(super) fn driver_summary(nvidia: &NvidiaFacts, driver: &str, engine: Option<&str>) -> String {
+    let on = engine
+        .map(|engine| format!(" on `{engine}`"))
+        .unwrap_or_default();
+    let cuda = nvidia
+        .driver_cuda
+        .as_ref()
+        .map(|cuda| format!(", supports CUDA up to {cuda}"))
+        .unwrap_or_default();
+    let source = nvidia.source.as_deref().unwrap_or_default();
+    format!("driver {driver}{on}{cuda} (from {source})")
+}
 
 /// The GPUs the driver lists, with their UUIDs and memory.
 pub(super) fn gpus_check(nvidia: &NvidiaFacts) -> Check {
