@@ -210,10 +210,18 @@ fn path(control: &Path) -> String {
 
 /// The session's master: authenticates once, holds the connection, serves `-S CTL`.
 pub fn master_args(command: &SshCommand, target: &SshTarget, control: &Path) -> Vec<String> {
+    master(command, target, control, true)
+}
+
+/// A master on `control` (holding the connection with `-N` when `hold`), up to its host:
+/// what the session's and a detached container's masters share.
+fn master(command: &SshCommand, target: &SshTarget, control: &Path, hold: bool) -> Vec<String> {
     let mut args = words(&["-M", "-S"]);
     args.push(path(control));
+    if hold {
+        args.push("-N".to_string());
+    }
     args.extend(words(&[
-        "-N",
         "-o",
         "ControlPersist=no",
         "-o",
@@ -341,21 +349,7 @@ pub fn detached_args(
 ) -> Vec<String> {
     let mut args = words(&["-f", "-E"]);
     args.push(path(log));
-    args.extend(words(&["-M", "-S"]));
-    args.push(path(control));
-    if wait_for.is_none() {
-        args.push("-N".to_string());
-    }
-    args.extend(words(&[
-        "-o",
-        "ControlPersist=no",
-        "-o",
-        "ExitOnForwardFailure=no",
-    ]));
-    args.extend(words(MANDATORY));
-    args.extend(command.words.iter().cloned());
-    args.extend(defaults());
-    args.extend(target_args(target));
+    args.extend(master(command, target, control, wait_for.is_none()));
     if let Some(id) = wait_for {
         args.push(docker_command(target, &format!("wait {id}")));
     }
