@@ -186,17 +186,11 @@ pub fn master_alive(pid: u32, control: &Path) -> bool {
 /// 16 random hex digits for a detached master's socket name (it outlives this process,
 /// so the pid is no unique part).
 fn random_hex() -> String {
-    use std::io::Read;
-    let mut bytes = [0u8; 8];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut random| random.read_exact(&mut bytes))
-        .is_err()
-    {
+    crate::host::machine::random_hex(8).unwrap_or_else(|_| {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|elapsed| elapsed.as_nanos())
             .unwrap_or_default();
-        bytes = ((nanos as u64) ^ u64::from(std::process::id())).to_le_bytes();
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+        format!("{:016x}", (nanos as u64) ^ u64::from(std::process::id()))
+    })
 }
