@@ -160,8 +160,8 @@ pub async fn prepare(
         String::new()
     };
     // Mounts name folders of this machine: an engine on another host has none of them.
-    if let Some((_, text)) = request.mounts.first().filter(|_| engine.tunnels_ports()) {
-        return Err(crate::plan::sync::launch_mount_on_remote(text, engine.endpoint()).into());
+    if let (Some(endpoint), Some((_, text))) = (engine.remote_endpoint(), request.mounts.first()) {
+        return Err(crate::plan::sync::launch_mount_on_remote(text, endpoint).into());
     }
     check_mounts(host, &request, &home)?;
     let mut notes = Vec::new();

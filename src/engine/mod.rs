@@ -192,6 +192,12 @@ pub mod prelude {
 }
 
 /// Everything tfimg asks of a container engine.
-pub trait Engine: Daemon + Images + Containers + Builds + Tunnels {}
+pub trait Engine: Daemon + Images + Containers + Builds + Tunnels {
+    /// The engine's URL when it runs on another host (reached through ssh): folders of
+    /// this machine cannot be mounted there.
+    fn remote_endpoint(&self) -> Option<&str> {
+        self.tunnels_ports().then(|| self.endpoint())
+    }
+}
 
 impl<T: Daemon + Images + Containers + Builds + Tunnels> Engine for T {}

@@ -22,10 +22,9 @@ pub(super) const METRICS_EVERY: Duration = Duration::from_secs(3);
 /// The sweep file's `mounts:` on an engine of another host: refused at the first one's
 /// place, before anything is built or created.
 pub fn check_engine(engine: &impl Engine, sweep: &Sweep) -> Result<(), SpecError> {
-    let Some(text) = sweep.mounts.first().filter(|_| engine.tunnels_ports()) else {
+    let (Some(endpoint), Some(text)) = (engine.remote_endpoint(), sweep.mounts.first()) else {
         return Ok(());
     };
-    let endpoint = engine.endpoint();
     Err(SpecError::new(
         sweep.mount_locations.first().cloned(),
         format!(

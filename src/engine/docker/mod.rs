@@ -81,12 +81,6 @@ impl Docker {
         Ok(Docker { origin, ..docker })
     }
 
-    /// The endpoint's URL when the daemon runs on another host (an `ssh://` endpoint):
-    /// folders of this machine cannot be mounted there.
-    pub fn remote_endpoint(&self) -> Option<&str> {
-        self.session.as_ref().map(|_| self.endpoint.as_str())
-    }
-
     /// The ssh master of an `ssh://` endpoint (its control socket serves port forwards).
     pub fn ssh_session(&self) -> Option<&Arc<ssh::Session>> {
         self.session.as_ref()
