@@ -391,8 +391,8 @@ fn next_attempt(
 ) -> anyhow::Result<Retry> {
     let request = &prepared.request;
     match failure {
-        StartFailure::PortTaken(_)
-            if attempt < PORT_ATTEMPTS && request.port_requests.is_empty() =>
+        StartFailure::PortTaken(message)
+            if attempt < PORT_ATTEMPTS && chosen_port_was_taken(request, &message) =>
         {
             Ok(Retry::ElsewhereSoon)
         }
@@ -411,6 +411,27 @@ fn next_attempt(
         }
         StartFailure::GpuDriver(message) => Err(EngineError::GpuToolkitMissing { message }.into()),
         StartFailure::Engine(error) => Err(error.into()),
+    }
+}
+
+/// Whether the port the daemon could not bind is one tfimg chose (so choosing again helps):
+/// the daemon's message names it (`Bind for 127.0.0.1:6006 failed`); when it does not,
+/// only a launch whose every port tfimg chose is tried again.
+fn chosen_port_was_taken(request: &LaunchRequest, message: &str) -> bool {
+    let named: Vec<u16> = request
+        .port_requests
+        .iter()
+        .filter_map(|r| r.host)
+        .collect();
+    let taken = message
+        .split("Bind for ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|address| address.rsplit(':').next())
+        .and_then(|port| port.parse::<u16>().ok());
+    match taken {
+        Some(port) => !named.contains(&port),
+        None => request.port_requests.is_empty(),
     }
 }
 

@@ -153,6 +153,65 @@ fn a_port_the_user_named_is_not_retried() {
 }
 
 #[test]
+fn a_chosen_port_lost_beside_a_named_one_is_chosen_again() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    // The user names Jupyter's host port; tfimg chooses the extra port's, and loses it.
+    host.raced_ports.borrow_mut().insert(9000);
+    engine
+        .state
+        .borrow_mut()
+        .start_failures
+        .push_back(StartFailure::PortTaken(
+            "driver failed programming external connectivity on endpoint lab (0123): \
+             Bind for 127.0.0.1:9000 failed: port is already allocated"
+                .into(),
+        ));
+    let mut request = request("cpu-jupyter");
+    request.port_requests = vec![
+        PortRequest::parse("8890:8888").unwrap(),
+        PortRequest::parse("9000").unwrap(),
+    ];
+    let (_, launched) = run(launch(&engine, &host, request, false)).unwrap();
+    assert_eq!(engine.calls_to("create").len(), 2);
+    assert_eq!(engine.container_names(), ["lab"]);
+    let host_of = |container: u16| {
+        launched
+            .plan
+            .ports
+            .iter()
+            .find(|port| port.container == container)
+            .unwrap()
+            .host
+    };
+    assert_eq!(host_of(8888), 8890, "the named port stays");
+    assert_ne!(host_of(9000), 9000, "the chosen port moved");
+}
+
+#[test]
+fn a_named_port_the_daemon_could_not_bind_is_not_retried() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    engine
+        .state
+        .borrow_mut()
+        .start_failures
+        .push_back(StartFailure::PortTaken(
+            "Bind for 127.0.0.1:8890 failed: port is already allocated".into(),
+        ));
+    let mut request = request("cpu-jupyter");
+    request.port_requests = vec![
+        PortRequest::parse("8890:8888").unwrap(),
+        PortRequest::parse("9000").unwrap(),
+    ];
+    let error = run(launch(&engine, &host, request, false)).unwrap_err();
+    assert!(
+        error.to_string().starts_with("a published port is taken"),
+        "{error}"
+    );
+    assert_eq!(engine.calls_to("create").len(), 1);
+    assert!(engine.container_names().is_empty());
+}
+
+#[test]
 fn a_gpu_image_takes_every_gpu_by_default_and_gives_way_when_the_daemon_refuses() {
     let (engine, host) = (FakeEngine::new(), gpu_host());
     engine
