@@ -39,8 +39,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         set_aside(self.host, &dir, start.attempt)?;
         self.host
             .write_file(&dir.join(PARAMS_FILE), trial.params_json().as_bytes())?;
-        let remote = self.engine.tunnels_ports();
-        let request = request(self.run, trial, &slot, start.attempt, &dir, remote)?;
+        let request = request(self.run, trial, &slot, start.attempt, &dir, self.remote)?;
         let prepared = launch::prepare(self.engine, self.host, request).await?;
         let reserved = RefCell::new(BTreeSet::new());
         let launched =
