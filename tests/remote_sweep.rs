@@ -10,7 +10,8 @@ mod common;
 use std::time::Duration;
 
 use common::sshd::Sshd;
-use common::{docker, scratch, unique, wait_for, DockerGuard};
+use common::sweep::{sweep_containers, sweep_guard};
+use common::{scratch, unique, wait_for};
 
 /// Time for ssh processes to go after tfimg exits (a hang catcher only).
 const SETTLE: Duration = Duration::from_secs(20);
@@ -27,21 +28,11 @@ fn sweep_file(name: &str, rest: &str) -> String {
     )
 }
 
-fn sweep_containers(name: &str) -> String {
-    docker(&[
-        "ps",
-        "-aq",
-        "--filter",
-        &format!("label=io.tfimg.sweep={name}"),
-    ])
-}
-
 #[test]
 fn a_sweep_over_ssh_copies_each_trial_folder_in_and_brings_it_back() {
     let Some(sshd) = Sshd::start() else { return };
     let name = unique("t-remote-sweep").to_lowercase();
-    let mut guard = DockerGuard::default();
-    guard.container_label = Some(format!("io.tfimg.sweep={name}"));
+    let guard = sweep_guard(&name);
     // A project that keeps JSON out of git: `params.json` must travel all the same.
     let folder = scratch(&[
         ("sweep.yaml", &sweep_file(&name, "")),
@@ -108,8 +99,7 @@ fn a_sweep_over_ssh_copies_each_trial_folder_in_and_brings_it_back() {
 fn a_sweep_file_with_mounts_is_refused_on_a_remote_engine_before_anything_exists() {
     let Some(sshd) = Sshd::start() else { return };
     let name = unique("t-remote-sweep-mounts").to_lowercase();
-    let mut guard = DockerGuard::default();
-    guard.container_label = Some(format!("io.tfimg.sweep={name}"));
+    let guard = sweep_guard(&name);
     let folder = scratch(&[
         ("sweep.yaml", &sweep_file(&name, "mounts: [./data]\n")),
         ("data/x.txt", "1"),

@@ -11,7 +11,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::gpu::gpu_engine_with;
-use common::{docker, docker_at, spawn_tfimg, tfimg, unique, wait_for, DockerGuard};
+use common::sweep::{sweep_containers, sweep_guard};
+use common::{docker_at, spawn_tfimg, tfimg, unique, wait_for};
 
 const HANG: Duration = Duration::from_secs(900);
 
@@ -89,7 +90,7 @@ fn the_example_grid_trains_on_three_stand_in_gpus_one_trial_per_gpu() {
         return;
     };
     let name = unique("t-grid").to_lowercase();
-    let _guard = label_guard(&name).on(&gpu.host);
+    let _guard = sweep_guard(&name).on(&gpu.host);
     let folder = example("sweep-gpu.yaml", &name);
     // The same CA as the image was built with (scripts/test), so the build key matches.
     let running = spawn_tfimg(
@@ -309,26 +310,10 @@ fn cpu_sweep(name: &str, count: usize, seconds: u32, rest: &str) -> tempfile::Te
     common::scratch(&[("sweep.yaml", &text)])
 }
 
-/// Removes every container of sweep `name`, also when the test fails.
-fn label_guard(name: &str) -> DockerGuard {
-    let mut guard = DockerGuard::default();
-    guard.container_label = Some(format!("io.tfimg.sweep={name}"));
-    guard
-}
-
-fn sweep_containers(name: &str) -> String {
-    docker(&[
-        "ps",
-        "-aq",
-        "--filter",
-        &format!("label=io.tfimg.sweep={name}"),
-    ])
-}
-
 #[test]
 fn ctrl_c_half_way_leaves_no_container_and_running_again_finishes_only_the_rest() {
     let name = unique("t-ctrlc").to_lowercase();
-    let _guard = label_guard(&name);
+    let _guard = sweep_guard(&name);
     let folder = cpu_sweep(&name, 6, 4, "");
     let dir = folder.path().join("runs").join(&name);
     let running = spawn_tfimg(folder.path(), &["sweep", "sweep.yaml"], &[]);
@@ -392,7 +377,7 @@ fn ctrl_c_half_way_leaves_no_container_and_running_again_finishes_only_the_rest(
 #[test]
 fn a_trial_that_fails_once_passes_on_retry_and_ends_done_attempt_2() {
     let name = unique("t-retry").to_lowercase();
-    let _guard = label_guard(&name);
+    let _guard = sweep_guard(&name);
     // Trial 2 fails the first time (it leaves a mark in a mounted folder), then passes.
     let text = format!(
         "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\ncommand: [sh, -c, \"if [ {{n}} = 2 ] && [ ! -e /state/failed ]; then touch /state/failed; echo broken >&2; exit 3; fi; echo acc={{n}}\"]\nmounts: [\"./state:/state\"]\nparams: {{n: [1, 2, 3]}}\nretries: 1\nobjective: {{metric: acc, mode: max}}\n"
@@ -428,7 +413,7 @@ fn a_trial_that_fails_once_passes_on_retry_and_ends_done_attempt_2() {
 #[test]
 fn a_detached_sweep_is_followed_with_status_and_stopped_with_stop() {
     let name = unique("t-detach").to_lowercase();
-    let _guard = label_guard(&name);
+    let _guard = sweep_guard(&name);
     let folder = cpu_sweep(&name, 6, 30, "");
     let run = tfimg(folder.path(), &["sweep", "sweep.yaml", "-d"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -472,7 +457,7 @@ fn a_detached_sweep_is_followed_with_status_and_stopped_with_stop() {
 #[test]
 fn stop_cleans_up_after_a_sweep_whose_tfimg_was_killed() {
     let name = unique("t-killed").to_lowercase();
-    let _guard = label_guard(&name);
+    let _guard = sweep_guard(&name);
     let folder = cpu_sweep(&name, 4, 30, "");
     let dir = folder.path().join("runs").join(&name);
     let running = spawn_tfimg(folder.path(), &["sweep", "sweep.yaml"], &[]);

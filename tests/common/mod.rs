@@ -5,6 +5,7 @@
 pub mod daemon;
 pub mod gpu;
 pub mod sshd;
+pub mod sweep;
 
 use std::path::Path;
 use std::process::Command;
