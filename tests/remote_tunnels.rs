@@ -16,6 +16,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::cli::{free_port, run_args};
 use common::sshd::Sshd;
 use common::{docker, field, jupyter_url, scratch, try_http, unique, DockerGuard, Run, HOST_CA};
 
@@ -73,20 +74,7 @@ fn assert_jupyter_answers(port: u16, token: &str) {
 
 /// `run cpu-jupyter -d` through the server (extra variables over its defaults).
 fn detached_notebook(sshd: &Sshd, extra: &[(&str, String)], name: &str) -> common::JupyterUrl {
-    let run = tfimg(
-        sshd,
-        extra,
-        &[
-            "run",
-            "cpu-jupyter",
-            "--no-build",
-            "--ca-cert",
-            HOST_CA,
-            "-d",
-            "--name",
-            name,
-        ],
-    );
+    let run = tfimg(sshd, extra, &run_args("cpu-jupyter", &["-d"], name, &[]));
     assert_eq!(run.code, 0, "{}\nsshd: {}", run.stderr, sshd.log());
     let url = field(&run.stdout, "jupyter").expect("a jupyter line on stdout");
     jupyter_url(&url)
@@ -155,31 +143,16 @@ async fn a_detached_tunnel_ends_by_itself_when_its_container_stops() {
     let Some(sshd) = Sshd::start() else { return };
     let name = unique("t-tunnel-stop");
     let _guard = DockerGuard::containers(&[&name]);
-    let local = std::net::TcpListener::bind(("127.0.0.1", 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let local = free_port();
     let run = tfimg(
         &sshd,
         &[],
-        &[
-            "run",
+        &run_args(
             "cpu-headless",
-            "--no-build",
-            "--ca-cert",
-            HOST_CA,
-            "-d",
-            "--name",
+            &["-d", "-p", &format!("{local}:8000")],
             &name,
-            "-p",
-            &format!("{local}:8000"),
-            "--",
-            "python",
-            "-m",
-            "http.server",
-            "8000",
-        ],
+            &["python", "-m", "http.server", "8000"],
+        ),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     common::wait_for("the server through the tunnel", SETTLE, || {
@@ -201,25 +174,11 @@ async fn an_interrupted_foreground_run_closes_its_tunnel() {
     let Some(sshd) = Sshd::start() else { return };
     let name = unique("t-tunnel-fg");
     let _guard = DockerGuard::containers(&[&name]);
-    let local = std::net::TcpListener::bind(("127.0.0.1", 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let local = free_port();
     let folder = scratch(&[]);
     let run = sshd.spawn_tfimg(
         folder.path(),
-        &[
-            "run",
-            "cpu-jupyter",
-            "--no-build",
-            "--ca-cert",
-            HOST_CA,
-            "--name",
-            &name,
-            "-p",
-            &format!("{local}:8888"),
-        ],
+        &run_args("cpu-jupyter", &["-p", &format!("{local}:8888")], &name, &[]),
     );
     // The token is in the container's environment (the machine's daemon shows it).
     common::wait_for("the container", SETTLE, || {
@@ -349,21 +308,12 @@ async fn code_synced_over_ssh_trains_and_its_result_comes_back() {
     let run = sshd.tfimg_in(
         folder.path(),
         &[],
-        &[
-            "run",
+        &run_args(
             "cpu-headless",
-            "--no-build",
-            "--ca-cert",
-            HOST_CA,
-            "--name",
+            &["--sync", "./code", "--sync-back"],
             &name,
-            "--sync",
-            "./code",
-            "--sync-back",
-            "--",
-            "python",
-            "code/train.py",
-        ],
+            &["python", "code/train.py"],
+        ),
     );
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(run.stdout, "trained over ssh\n");
