@@ -9,7 +9,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::gpu::{gpu_engine, gpu_engine_with, GpuEngine, HOOK_LOG, STANDIN_IMAGES};
+use common::cli::run_args;
+use common::gpu::{gpu_engine, gpu_engine_with, hook_ran_for, GpuEngine, HOOK_LOG, STANDIN_IMAGES};
 use common::{scratch, tfimg_with_env, unique, wait_for, DockerGuard, HOST_CA};
 
 /// `tfimg ARGS` against the stand-in, with its nvidia-smi and hook on PATH and a data
@@ -26,14 +27,6 @@ fn unique_uid() -> u32 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     40_000 + (std::process::id() * 8 + COUNTER.fetch_add(1, Ordering::Relaxed)) % 20_000
-}
-
-/// The container's GPU request and whether the stand-in hook ran for it.
-fn inspect(gpu: &GpuEngine, name: &str) -> serde_json::Value {
-    let text = gpu.docker(&["inspect", name]);
-    let parsed: serde_json::Value =
-        serde_json::from_str(&text).unwrap_or_else(|_| panic!("inspect {name}: {text}"));
-    parsed[0].clone()
 }
 
 #[test]
@@ -58,36 +51,23 @@ fn gpus_start_on_the_stand_in_and_each_container_sees_exactly_its_ids() {
         let ran = tfimg(
             &gpu,
             folder.path(),
-            &[
-                "run",
+            &run_args(
                 "cpu-headless",
-                "--gpus",
-                gpus,
-                "--no-build",
-                "--keep",
-                "--name",
+                &["--gpus", gpus, "--keep"],
                 name,
-                "--ca-cert",
-                HOST_CA,
-                "--",
-                "sh",
-                "-c",
-                "echo $NVIDIA_VISIBLE_DEVICES",
-            ],
+                &["sh", "-c", "echo $NVIDIA_VISIBLE_DEVICES"],
+            ),
         );
         assert_eq!(ran.code, 0, "--gpus {gpus}: {}", ran.stderr);
         assert_eq!(ran.stdout, format!("{expected}\n"), "--gpus {gpus}");
-        let container = inspect(&gpu, name);
+        let container = gpu.inspect(name);
         let request = &container["HostConfig"]["DeviceRequests"][0];
         assert_eq!(request["Driver"], "nvidia", "--gpus {gpus}: {request}");
         assert_eq!(container["Config"]["Labels"]["io.tfimg.gpus"], *label);
         // The daemon ran the toolkit's prestart hook for this very container.
         let id = container["Id"].as_str().unwrap();
-        let hooks = std::fs::read_to_string(HOOK_LOG).unwrap_or_default();
         assert!(
-            hooks
-                .lines()
-                .any(|line| line.contains(&format!("\"id\":\"{id}\""))),
+            hook_ran_for(id),
             "no prestart hook for {name} in {HOOK_LOG}"
         );
         // A CPU image has no CUDA cache folder: no cache volume.
@@ -128,26 +108,12 @@ fn a_gpu_image_on_the_stand_in_mounts_its_user_s_cuda_cache_which_the_user_write
         tfimg(
             &gpu,
             folder.path(),
-            &[
-                "run",
+            &run_args(
                 "gpu-headless",
-                "--gpus",
-                "device=1",
-                "--uid",
-                &uid,
-                "--gid",
-                &uid,
-                "--no-build",
-                "--keep",
-                "--name",
+                &["--gpus", "device=1", "--uid", &uid, "--gid", &uid, "--keep"],
                 name,
-                "--ca-cert",
-                HOST_CA,
-                "--",
-                "sh",
-                "-c",
-                script,
-            ],
+                &["sh", "-c", script],
+            ),
         )
     };
     // The image says NVIDIA_VISIBLE_DEVICES=void; the daemon's request wins.
@@ -163,7 +129,7 @@ fn a_gpu_image_on_the_stand_in_mounts_its_user_s_cuda_cache_which_the_user_write
         "{}",
         first.stderr
     );
-    let container = inspect(&gpu, &names[0]);
+    let container = gpu.inspect(&names[0]);
     let cache = container["Mounts"]
         .as_array()
         .unwrap()
@@ -218,7 +184,7 @@ fn a_team_member_s_gpus_start_on_the_stand_in_with_exactly_its_ids() {
             },
         );
         assert_eq!(gpu.docker(&["logs", &name]).trim(), expected, "{member}");
-        let container = inspect(&gpu, &name);
+        let container = gpu.inspect(&name);
         assert_eq!(
             container["HostConfig"]["DeviceRequests"][0]["DeviceIDs"],
             serde_json::json!(expected

@@ -11,21 +11,18 @@
 mod common;
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use common::gpu::{gpu_engine, GpuEngine, HOOK_LOG};
+use common::cli::run_args;
+use common::gpu::{gpu_engine, hook_ran_for, GpuEngine};
 use common::sshd::Sshd;
-use common::{docker, scratch, unique, DockerGuard, Run, HOST_CA};
+use common::{scratch, unique, DockerGuard, Run, HOST_CA};
 
 /// One test at a time: they share the stand-in, and a run's probes are told apart by time.
 static TURN: Mutex<()> = Mutex::new(());
 
 const H100: &str = "NVIDIA H100 80GB HBM3";
-
-fn turn() -> std::sync::MutexGuard<'static, ()> {
-    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// `tfimg ARGS` in `folder`, its engine the one behind `port` of the server.
 fn tfimg(sshd: &Sshd, port: u16, folder: &Path, extra: &[(&str, String)], args: &[&str]) -> Run {
@@ -149,24 +146,34 @@ fn assert_no_probe_left(host: Option<&str>) {
     );
 }
 
+/// Whether a container named `name` exists on the daemon at `host`.
+fn exists(host: Option<&str>, name: &str) -> bool {
+    !common::docker_at(host, &["ps", "-aq", "--filter", &format!("name=^{name}$")])
+        .trim()
+        .is_empty()
+}
+
 fn assert_nothing_left(sshd: &Sshd) {
     let left = sshd.settle(Duration::from_secs(20));
     assert!(left.is_empty(), "processes left running: {left:#?}");
 }
 
-/// The stand-in, its hook this checkout's, and the server.
-fn setup() -> Option<(GpuEngine, Sshd)> {
+/// This test's turn on the stand-in, the stand-in (its hook this checkout's), and the
+/// server.
+fn setup() -> Option<(MutexGuard<'static, ()>, GpuEngine, Sshd)> {
+    let turn = TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let gpu = gpu_engine()?;
     gpu.assert_this_checkout_s_hook();
     let sshd = Sshd::start()?;
     assert_no_driver_here();
-    Some((gpu, sshd))
+    Some((turn, gpu, sshd))
 }
 
 #[test]
 fn doctor_over_ssh_reports_the_gpu_server_s_driver_and_gpus_from_a_container_there() {
-    let _turn = turn();
-    let Some((gpu, sshd)) = setup() else { return };
+    let Some((_turn, gpu, sshd)) = setup() else {
+        return;
+    };
     let url = sshd.url(sshd.gpu_port);
     let since = now();
     let (code, checks) = doctor(&sshd, sshd.gpu_port, "gpu-headless");
@@ -216,33 +223,22 @@ fn doctor_over_ssh_reports_the_gpu_server_s_driver_and_gpus_from_a_container_the
 
 #[test]
 fn run_over_ssh_gets_the_gpus_the_server_has_not_the_laptop_s() {
-    let _turn = turn();
-    let Some((gpu, sshd)) = setup() else { return };
+    let Some((_turn, gpu, sshd)) = setup() else {
+        return;
+    };
     let (_laptop, path) = laptop();
     let names = [unique("t-rgpu-cpu"), unique("t-rgpu-two")];
     let _guard = DockerGuard::containers(&[&names[0], &names[1]]).on(&gpu.host);
     let folder = scratch(&[]);
     let run = |name: &str, gpus: &[&str], command: &str| {
-        let mut args = vec!["run", "cpu-headless"];
-        args.extend(gpus);
-        args.extend([
-            "--no-build",
-            "--keep",
-            "--name",
-            name,
-            "--ca-cert",
-            HOST_CA,
-            "--",
-            "sh",
-            "-c",
-            command,
-        ]);
+        let mut options = gpus.to_vec();
+        options.push("--keep");
         tfimg(
             &sshd,
             sshd.gpu_port,
             folder.path(),
             &[("PATH", path.clone())],
-            &args,
+            &run_args("cpu-headless", &options, name, &["sh", "-c", command]),
         )
     };
 
@@ -274,9 +270,7 @@ fn run_over_ssh_gets_the_gpus_the_server_has_not_the_laptop_s() {
         two.stderr
     );
     assert!(probes_created(Some(&gpu.host), &since, &until) >= 1);
-    let inspected: serde_json::Value =
-        serde_json::from_str(&gpu.docker(&["inspect", &names[1]])).expect("created there");
-    let container = &inspected[0];
+    let container = gpu.inspect(&names[1]);
     let request = &container["HostConfig"]["DeviceRequests"][0];
     assert_eq!(
         (request["Driver"].as_str(), request["Count"].as_i64()),
@@ -284,25 +278,18 @@ fn run_over_ssh_gets_the_gpus_the_server_has_not_the_laptop_s() {
     );
     assert_eq!(container["Config"]["Labels"]["io.tfimg.gpus"], "2");
     let id = container["Id"].as_str().unwrap();
-    let hooks = std::fs::read_to_string(HOOK_LOG).unwrap_or_default();
-    assert!(
-        hooks.contains(&format!("\"id\":\"{id}\"")),
-        "no prestart hook for {id}"
-    );
+    assert!(hook_ran_for(id), "no prestart hook for {id}");
     // Nothing of it on this machine's daemon.
-    assert!(
-        docker(&["ps", "-aq", "--filter", &format!("name=^{}$", names[1])])
-            .trim()
-            .is_empty()
-    );
+    assert!(!exists(None, &names[1]));
     assert_no_probe_left(Some(&gpu.host));
     assert_nothing_left(&sshd);
 }
 
 #[test]
 fn more_gpus_than_the_server_has_are_refused_with_its_count_and_nothing_is_created() {
-    let _turn = turn();
-    let Some((gpu, sshd)) = setup() else { return };
+    let Some((_turn, gpu, sshd)) = setup() else {
+        return;
+    };
     let (_laptop, path) = laptop();
     let url = sshd.url(sshd.gpu_port);
     let name = unique("t-rgpu-seven");
@@ -314,19 +301,7 @@ fn more_gpus_than_the_server_has_are_refused_with_its_count_and_nothing_is_creat
         sshd.gpu_port,
         folder.path(),
         &[("PATH", path)],
-        &[
-            "run",
-            "cpu-headless",
-            "--gpus",
-            "7",
-            "--no-build",
-            "--name",
-            &name,
-            "--ca-cert",
-            HOST_CA,
-            "--",
-            "true",
-        ],
+        &run_args("cpu-headless", &["--gpus", "7"], &name, &["true"]),
     );
     assert_eq!(refused.code, 1, "{}", refused.stderr);
     assert!(refused.stdout.is_empty());
@@ -341,20 +316,16 @@ fn more_gpus_than_the_server_has_are_refused_with_its_count_and_nothing_is_creat
             listed.join("; ")
         )
     );
-    let exists = |host: Option<&str>| {
-        !common::docker_at(host, &["ps", "-aq", "--filter", &format!("name=^{name}$")])
-            .trim()
-            .is_empty()
-    };
-    assert!(!exists(Some(&gpu.host)) && !exists(None));
+    assert!(!exists(Some(&gpu.host), &name) && !exists(None, &name));
     assert_no_probe_left(Some(&gpu.host));
     assert_nothing_left(&sshd);
 }
 
 #[test]
 fn a_server_without_the_toolkit_is_named_and_its_driver_learned_over_ssh() {
-    let _turn = turn();
-    let Some((_gpu, sshd)) = setup() else { return };
+    let Some((_turn, _gpu, sshd)) = setup() else {
+        return;
+    };
 
     // The machine's daemon (no toolkit) on a host without a driver.
     let url = sshd.url(sshd.port);
@@ -400,19 +371,7 @@ fn a_server_without_the_toolkit_is_named_and_its_driver_learned_over_ssh() {
         sshd.driver_only_port,
         folder.path(),
         &[],
-        &[
-            "run",
-            "cpu-headless",
-            "--gpus",
-            "1",
-            "--no-build",
-            "--name",
-            &name,
-            "--ca-cert",
-            HOST_CA,
-            "--",
-            "true",
-        ],
+        &run_args("cpu-headless", &["--gpus", "1"], &name, &["true"]),
     );
     assert_eq!(refused.code, 2, "{}", refused.stderr);
     let stderr = errors(&refused.stderr);
@@ -426,11 +385,7 @@ fn a_server_without_the_toolkit_is_named_and_its_driver_learned_over_ssh() {
         )),
         "{stderr}"
     );
-    assert!(
-        docker(&["ps", "-aq", "--filter", &format!("name=^{name}$")])
-            .trim()
-            .is_empty()
-    );
+    assert!(!exists(None, &name));
     assert_no_probe_left(None);
     assert_nothing_left(&sshd);
 }

@@ -47,6 +47,15 @@ impl GpuEngine {
         super::docker_at(Some(&self.host), args)
     }
 
+    /// `docker inspect NAME` on the stand-in: the container's facts (its GPU request,
+    /// labels, mounts, id).
+    pub fn inspect(&self, name: &str) -> serde_json::Value {
+        let text = self.docker(&["inspect", name]);
+        let parsed: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|_| panic!("inspect {name}: {text}"));
+        parsed[0].clone()
+    }
+
     /// Panics unless the running stand-in uses this checkout's programs (its dockerd
     /// found the hook on a PATH starting with this checkout's `standin_bin()`): tests that
     /// need what this hook does (nvidia-smi put into `--gpus` containers) say so instead
@@ -66,6 +75,15 @@ impl GpuEngine {
             path.split(':').next().unwrap_or_default()
         );
     }
+}
+
+/// Whether the stand-in daemon ran the toolkit's prestart hook for the container `id`
+/// (a line of `HOOK_LOG` names it).
+pub fn hook_ran_for(id: &str) -> bool {
+    let hooks = std::fs::read_to_string(HOOK_LOG).unwrap_or_default();
+    hooks
+        .lines()
+        .any(|line| line.contains(&format!("\"id\":\"{id}\"")))
 }
 
 /// The folder of the stand-in programs (`nvidia-smi`, `nvidia-container-runtime-hook`).
