@@ -1,10 +1,14 @@
-//! What the use cases' unit tests share: a runtime for one future, and a launch request
-//! for a built-in spec (its image as a build would tag it, nothing else asked for).
+//! What the use cases' unit tests share: a runtime for one future, a launch request
+//! for a built-in spec (its image as a build would tag it, nothing else asked for), and
+//! that request launched on the fakes.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::app::launch::{LaunchRequest, SshSource, Target, TunnelMode};
+use crate::app::launch::{self, LaunchRequest, Launched, SshSource, Target, TunnelMode};
+use crate::engine::fake::FakeEngine;
+use crate::host::fake::FakeHost;
 use crate::plan::gpus::GpuMode;
 use crate::spec::Catalog;
 
@@ -50,4 +54,18 @@ pub fn request(spec: &str) -> LaunchRequest {
         tunnel: TunnelMode::Session,
         nvidia: None,
     }
+}
+
+/// `request` checked and started as `run` does: `launch::prepare`, then `launch::start`
+/// (no port reserved before it), on a runtime of its own.
+pub fn prepare_and_start(
+    engine: &FakeEngine,
+    host: &FakeHost,
+    request: LaunchRequest,
+) -> anyhow::Result<Launched> {
+    block_on(async {
+        let prepared = launch::prepare(engine, host, request).await?;
+        let reserved = RefCell::new(BTreeSet::new());
+        launch::start(engine, host, prepared, &reserved, false, |_| {}).await
+    })
 }

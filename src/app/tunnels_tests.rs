@@ -1,11 +1,9 @@
 //! Unit tests of tunnels: the launcher on a remote fake engine, the records, `forward`.
-use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use super::*;
-use crate::app::launch::{self, LaunchRequest, Launched, TunnelMode};
-use crate::app::testing::block_on as run;
+use crate::app::launch::{LaunchRequest, TunnelMode};
+use crate::app::testing::{block_on as run, prepare_and_start};
 use crate::engine::fake::FakeEngine;
 use crate::engine::prelude::*;
 use crate::engine::EngineError;
@@ -24,18 +22,6 @@ fn remote_engine() -> FakeEngine {
     engine
 }
 
-fn launch(
-    engine: &FakeEngine,
-    host: &FakeHost,
-    request: LaunchRequest,
-) -> anyhow::Result<Launched> {
-    run(async {
-        let prepared = launch::prepare(engine, host, request).await?;
-        let reserved = RefCell::new(BTreeSet::new());
-        launch::start(engine, host, prepared, &reserved, false, |_| {}).await
-    })
-}
-
 fn record_path(id: &str) -> PathBuf {
     PathBuf::from(format!("/fake/data/tfimg/tunnels/{id}.json"))
 }
@@ -43,7 +29,8 @@ fn record_path(id: &str) -> PathBuf {
 #[test]
 fn a_detached_notebook_on_a_remote_engine_is_tunneled_after_its_start_and_recorded() {
     let (engine, host) = (remote_engine(), FakeHost::new());
-    let launched = launch(&engine, &host, request("cpu-jupyter", TunnelMode::Detached)).unwrap();
+    let launched =
+        prepare_and_start(&engine, &host, request("cpu-jupyter", TunnelMode::Detached)).unwrap();
     let id = launched.id.clone();
     assert_eq!(
         engine.calls(),
@@ -88,7 +75,8 @@ fn a_session_uses_the_engine_connection_and_a_taken_local_port_moves_every_addre
         .push_back(ForwardFailure::LocalPortTaken(
             "Port forwarding failed".into(),
         ));
-    let launched = launch(&engine, &host, request("cpu-jupyter", TunnelMode::Session)).unwrap();
+    let launched =
+        prepare_and_start(&engine, &host, request("cpu-jupyter", TunnelMode::Session)).unwrap();
     let moved = launched.plan.ports[0].host;
     assert!(moved > 40000, "a kernel-chosen port: {moved}");
     assert_eq!(
@@ -130,7 +118,8 @@ fn a_tunnel_that_cannot_be_made_removes_the_container_and_closes_what_was_opened
             what: "forward".into(),
             message: "administratively prohibited".into(),
         }));
-    let error = launch(&engine, &host, request("cpu-jupyter", TunnelMode::Detached)).unwrap_err();
+    let error = prepare_and_start(&engine, &host, request("cpu-jupyter", TunnelMode::Detached))
+        .unwrap_err();
     assert!(error.to_string().contains("forward failed"), "{error:#}");
     let calls = engine.calls();
     assert!(calls[calls.len() - 2].starts_with("close-tunnel /fake/t-1"));
@@ -143,13 +132,14 @@ fn a_tunnel_that_cannot_be_made_removes_the_container_and_closes_what_was_opened
 fn a_local_engine_and_a_container_without_ports_have_no_tunnel() {
     let host = FakeHost::new();
     let engine = FakeEngine::new();
-    let launched = launch(&engine, &host, request("cpu-jupyter", TunnelMode::Detached)).unwrap();
+    let launched =
+        prepare_and_start(&engine, &host, request("cpu-jupyter", TunnelMode::Detached)).unwrap();
     assert!(launched.tunnel.is_none());
     assert_eq!(engine.calls().len(), 2, "{:?}", engine.calls());
     let engine = remote_engine();
     let mut headless = request("cpu-headless", TunnelMode::Detached);
     headless.command = vec!["true".into()];
-    let launched = launch(&engine, &host, headless).unwrap();
+    let launched = prepare_and_start(&engine, &host, headless).unwrap();
     assert!(launched.tunnel.is_none());
     assert!(engine.calls_to("open-tunnel").is_empty());
 }
@@ -157,7 +147,8 @@ fn a_local_engine_and_a_container_without_ports_have_no_tunnel() {
 #[test]
 fn stale_records_go_and_forward_reopens_on_the_ports_the_container_was_launched_with() {
     let (engine, host) = (remote_engine(), FakeHost::new());
-    let launched = launch(&engine, &host, request("cpu-jupyter", TunnelMode::Detached)).unwrap();
+    let launched =
+        prepare_and_start(&engine, &host, request("cpu-jupyter", TunnelMode::Detached)).unwrap();
     let record = launched.tunnel.unwrap();
     // Its ssh ended (the network dropped): the record is dropped when next seen.
     engine.end_tunnel(&record.tunnel.control);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::app::launch::{self, LaunchRequest};
-use crate::app::testing::block_on as run;
+use crate::app::testing::{block_on as run, prepare_and_start};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 use crate::plan::sync::SyncRequest;
@@ -28,6 +28,17 @@ fn request_with_sync() -> LaunchRequest {
         command: vec!["python".to_string(), "code/train.py".to_string()],
         ..crate::app::testing::request("cpu-headless")
     }
+}
+
+/// The fakes, and a run syncing `/home/ana/code` (which holds `a.py`) into `target`.
+fn sync_into(target: &str) -> (FakeEngine, FakeHost, LaunchRequest) {
+    let host = FakeHost::new();
+    host.files
+        .borrow_mut()
+        .insert(PathBuf::from("/home/ana/code/a.py"), b"1".to_vec());
+    let mut request = request_with_sync();
+    request.syncs[0].target = target.to_string();
+    (FakeEngine::new(), host, request)
 }
 
 /// A tar of `/tf/code` as the daemon would send it.
@@ -119,19 +130,8 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
 
 #[test]
 fn a_sync_into_a_folder_the_image_lacks_removes_the_container() {
-    let engine = FakeEngine::new();
-    let host = FakeHost::new();
-    host.files
-        .borrow_mut()
-        .insert(PathBuf::from("/home/ana/code/a.py"), b"1".to_vec());
-    let mut request = request_with_sync();
-    request.syncs[0].target = "/missing/code".to_string();
-    let error = run(async {
-        let prepared = launch::prepare(&engine, &host, request).await?;
-        let reserved = RefCell::new(BTreeSet::new());
-        launch::start(&engine, &host, prepared, &reserved, false, |_| {}).await
-    })
-    .unwrap_err();
+    let (engine, host, request) = sync_into("/missing/code");
+    let error = prepare_and_start(&engine, &host, request).unwrap_err();
     let input = error.downcast_ref::<InputError>().unwrap();
     assert_eq!(
         input.message,
@@ -223,20 +223,9 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
 
 #[test]
 fn a_sync_that_may_make_its_folders_makes_only_the_missing_ones_as_roots() {
-    let engine = FakeEngine::new();
-    let host = FakeHost::new();
-    host.files
-        .borrow_mut()
-        .insert(PathBuf::from("/home/ana/code/a.py"), b"1".to_vec());
-    let mut request = request_with_sync();
-    request.syncs[0].target = "/missing/deeper/code".to_string();
+    let (engine, host, mut request) = sync_into("/missing/deeper/code");
     request.make_sync_parents = true;
-    run(async {
-        let prepared = launch::prepare(&engine, &host, request).await?;
-        let reserved = RefCell::new(BTreeSet::new());
-        launch::start(&engine, &host, prepared, &reserved, false, |_| {}).await
-    })
-    .unwrap();
+    prepare_and_start(&engine, &host, request).unwrap();
     let uploads: Vec<(String, Vec<String>)> = engine
         .state
         .borrow()
