@@ -5,7 +5,6 @@
 use super::*;
 use crate::app::testing::block_on;
 use crate::engine::fake::FakeEngine;
-use crate::engine::Finished;
 use crate::host::fake::FakeHost;
 use crate::host::nvidia::ProbeOutcome;
 use crate::plan::gpus::{DeviceRequestPlan, HostGpu};
@@ -28,27 +27,7 @@ fn request(spec: &str, gpus: Option<GpuSelection>) -> LaunchRequest {
 /// An engine reached through ssh whose host has four H100s and the toolkit (its
 /// containers run nvidia-smi), holding the CPU image.
 fn gpu_box() -> FakeEngine {
-    let engine = FakeEngine::new();
-    engine.tunnels.borrow_mut().remote = true;
-    engine.add_image(&[IMAGE], &[]);
-    let rows: String = (0..4)
-        .map(|index| {
-            format!("{index}, GPU-{index}, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n")
-        })
-        .collect();
-    let printed = |stdout: String| {
-        Ok(Finished {
-            stdout,
-            ..Finished::default()
-        })
-    };
-    let mut state = engine.state.borrow_mut();
-    state.one_offs.push_back(printed(rows));
-    state.one_offs.push_back(printed(
-        "| NVIDIA-SMI 580.65.06  Driver Version: 580.65.06  CUDA Version: 13.0 |\n".into(),
-    ));
-    drop(state);
-    engine
+    FakeEngine::gpu_server(IMAGE, 4)
 }
 
 /// This machine: a laptop with one small GPU and the toolkit, which must not matter.

@@ -6,7 +6,6 @@ use super::*;
 use crate::app::sweep::SweepRun;
 use crate::app::testing::block_on;
 use crate::engine::fake::FakeEngine;
-use crate::engine::Finished;
 use crate::host::fake::FakeHost;
 
 const IMAGE: &str = "tfimg/cpu-headless:2.9.3";
@@ -18,33 +17,9 @@ fn sweep(pool: &str) -> crate::sweep::Sweep {
     crate::sweep::parse(&text, "sweep.yaml", std::path::Path::new("/lab")).unwrap()
 }
 
-/// An engine on another host (ssh) with the sweep's image, whose nvidia-smi lists two
-/// GPUs.
-fn remote_engine() -> FakeEngine {
-    let engine = FakeEngine::new();
-    engine.tunnels.borrow_mut().remote = true;
-    engine.add_image(&[IMAGE], &[]);
-    let printed = |stdout: &str| {
-        Ok(Finished {
-            stdout: stdout.to_string(),
-            ..Finished::default()
-        })
-    };
-    let mut state = engine.state.borrow_mut();
-    state.one_offs.push_back(printed(
-        "0, GPU-a, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n\
-         1, GPU-b, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n",
-    ));
-    state.one_offs.push_back(printed(
-        "| NVIDIA-SMI 580.65.06   Driver Version: 580.65.06   CUDA Version: 13.0 |\n",
-    ));
-    drop(state);
-    engine
-}
-
 #[test]
 fn all_gpus_of_another_host_are_asked_once_and_its_trials_are_not_asked_again() {
-    let engine = remote_engine();
+    let engine = FakeEngine::gpu_server(IMAGE, 2);
     let host = FakeHost::new();
     let sweep = sweep("gpus: all\n");
     let images = images_to_probe(&sweep.source, None);
@@ -86,7 +61,7 @@ fn all_gpus_of_another_host_are_asked_once_and_its_trials_are_not_asked_again() 
 
 #[test]
 fn a_cpu_pool_asks_no_host_and_a_gpu_the_engine_s_host_lacks_is_refused() {
-    let engine = remote_engine();
+    let engine = FakeEngine::gpu_server(IMAGE, 2);
     let host = FakeHost::new();
     let cpu = sweep("max_parallel: 2\n");
     let (slots, nvidia) = block_on(plan_slots(&engine, &host, &cpu.pool, &[])).unwrap();

@@ -168,25 +168,7 @@ fn a_member_s_mount_is_refused_on_a_remote_engine() {
 
 #[test]
 fn members_on_a_gpu_server_are_checked_against_it_asking_it_once() {
-    let engine = FakeEngine::new();
-    engine.tunnels.borrow_mut().remote = true;
-    engine.add_image(&["tfimg/cpu-headless:2.9.3-0123456789ab"], &[]);
-    {
-        let printed = |stdout: &str| {
-            Ok(crate::engine::Finished {
-                stdout: stdout.to_string(),
-                ..Default::default()
-            })
-        };
-        let mut state = engine.state.borrow_mut();
-        state.one_offs.push_back(printed(
-            "0, GPU-a, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n\
-             1, GPU-b, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n",
-        ));
-        state.one_offs.push_back(printed(
-            "| Driver Version: 580.65.06  CUDA Version: 13.0 |\n",
-        ));
-    }
+    let engine = FakeEngine::gpu_server("tfimg/cpu-headless:2.9.3-0123456789ab", 2);
     // This machine has no GPU: only the server's facts let GPU 1 through.
     let host = FakeHost::new();
     let report = up_once(

@@ -3,7 +3,7 @@
 //! recorded (`run-once IMAGE` in the calls, the whole request in `one_offs_run`) and ends
 //! as the test scripted (`one_offs` in order, then `run_once`, else a verification that
 //! passes); programs on an ssh engine's host answer from `host_programs`
-//! (`run-on-host nvidia-smi ...` in the calls).
+//! (`run-on-host nvidia-smi ...` in the calls). `gpu_server` scripts a GPU host's probe.
 
 use std::time::Duration;
 
@@ -68,5 +68,32 @@ impl Daemon for FakeEngine {
 
     async fn still_there(&self) -> Result<(), EngineError> {
         Ok(())
+    }
+}
+
+impl FakeEngine {
+    /// An engine on another host reached through ssh (its ports tunneled) holding `image`,
+    /// whose host has `gpus` H100s (`GPU-0`, `GPU-1`, ...), driver 580.65.06 and the
+    /// toolkit: its next two one-off containers print what nvidia-smi prints there, the
+    /// query's rows, then the table (CUDA 13.0).
+    pub fn gpu_server(image: &str, gpus: u32) -> FakeEngine {
+        let engine = FakeEngine::new();
+        engine.tunnels.borrow_mut().remote = true;
+        engine.add_image(&[image], &[]);
+        let rows: String = (0..gpus)
+            .map(|index| {
+                format!("{index}, GPU-{index}, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n")
+            })
+            .collect();
+        let table = "| NVIDIA-SMI 580.65.06   Driver Version: 580.65.06   CUDA Version: 13.0 |\n";
+        let mut state = engine.state.borrow_mut();
+        for stdout in [rows, table.to_string()] {
+            state.one_offs.push_back(Ok(Finished {
+                stdout,
+                ..Finished::default()
+            }));
+        }
+        drop(state);
+        engine
     }
 }
