@@ -66,6 +66,8 @@ pub const ATTEMPT: &str = "io.tfimg.attempt";
 pub const SYNC: &str = "io.tfimg.sync";
 /// On the volumes `--volume` made: the volume's name.
 pub const VOLUME: &str = "io.tfimg.volume";
+/// A team's gateway container (the team's name).
+pub const GATEWAY: &str = "io.tfimg.gateway";
 
 // The entrypoint's run-time contract (variables tfimg sets in containers).
 
@@ -76,6 +78,8 @@ pub const UID_VARIABLE: &str = "TFIMG_UID";
 pub const GID_VARIABLE: &str = "TFIMG_GID";
 /// Jupyter's token.
 pub const JUPYTER_TOKEN_VARIABLE: &str = "TFIMG_JUPYTER_TOKEN";
+/// Jupyter's `base_url` behind a team's gateway (`/alice/`); `/` when unset.
+pub const JUPYTER_BASE_URL_VARIABLE: &str = "TFIMG_JUPYTER_BASE_URL";
 /// The public keys that may log in over SSH.
 pub const SSH_KEYS_VARIABLE: &str = "TFIMG_SSH_AUTHORIZED_KEYS";
 /// The port sshd listens on instead of the spec's (Kubernetes pods).

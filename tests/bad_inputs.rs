@@ -647,6 +647,57 @@ fn cases() -> Vec<Case> {
             "3:1",
             "team: lab\nmembers: [{name: a, spec: cpu-headless}]\n---\nteam: b\n",
         ),
+        // Team gateways.
+        team(
+            "gateway-route-unknown",
+            "7:10",
+            &members("  - name: alice\ngateway:\n  route: subdomain\n"),
+        ),
+        team(
+            "gateway-host-route-without-domain",
+            "7:10",
+            &members("  - name: alice\ngateway:\n  route: host\n"),
+        ),
+        team(
+            "gateway-domain-not-a-host-name",
+            "7:11",
+            &members("  - name: alice\ngateway:\n  domain: lab_example.org\n"),
+        ),
+        team(
+            "gateway-port-out-of-range",
+            "7:9",
+            &members("  - name: alice\ngateway:\n  port: 70000\n"),
+        ),
+        team(
+            "gateway-tls-unknown-word",
+            "7:8",
+            &members("  - name: alice\ngateway:\n  tls: off\n"),
+        ),
+        team(
+            "gateway-tls-without-key",
+            "7:8",
+            &members("  - name: alice\ngateway:\n  tls: {cert: cert.pem}\n"),
+        ),
+        team(
+            "gateway-unknown-field",
+            "7:3",
+            &members("  - name: alice\ngateway:\n  ssl: true\n"),
+        ),
+        team(
+            "gateway-member-with-jupyter-port",
+            "6:5",
+            &members("  - name: alice\n    ports: {jupyter: 8890}\ngateway: {port: 9443}\n"),
+        ),
+        team(
+            "gateway-member-on-gateway-port",
+            "7:5",
+            &members("  - name: carol\n    spec: cpu-ssh\n    ports: {ssh: 9443}\ngateway: {port: 9443}\n"),
+        ),
+        team(
+            "gateway-member-named-gateway",
+            "5:5",
+            &members("  - name: gateway\ngateway: {}\n"),
+        ),
         Case {
             name: "team-path-with-spaces-missing",
             names: "`./our team.yaml`".into(),

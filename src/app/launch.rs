@@ -111,6 +111,8 @@ pub struct LaunchRequest {
     /// trials, a team's members after the first); `None`: `prepare` learns them when GPUs
     /// are involved.
     pub nvidia: Option<NvidiaFacts>,
+    /// The team network it joins, and its place behind the team's gateway.
+    pub network: Option<crate::plan::network::NetworkPlan>,
 }
 
 /// A launch checked against the machine and the daemon; nothing exists yet.

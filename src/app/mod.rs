@@ -21,6 +21,7 @@ pub mod build;
 pub mod bundle;
 pub mod catalog;
 pub mod files;
+pub mod gateway;
 pub mod gpu_host;
 pub mod launch;
 pub mod lock;

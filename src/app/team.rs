@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use futures_util::future::join_all;
 use sha2::{Digest, Sha256};
 
+use crate::app::gateway::{self, GatewayAction};
 use crate::app::launch::{self, LaunchRequest, Prepared, SshSource, TunnelMode};
 use crate::app::ready;
 use crate::app::run::target_of_spec;
@@ -49,6 +50,8 @@ pub struct UpReport {
     pub failures: Vec<(String, anyhow::Error)>,
     /// With `--rollback`, the failures made this `up` remove what it started.
     pub rolled_back: usize,
+    /// What happened to the team's gateway, when it has (or had) one.
+    pub gateway: Option<GatewayAction>,
 }
 
 /// Brings `team` up: `images` holds each spec's image, `ids` the user the members run as.
@@ -75,7 +78,7 @@ pub async fn up(
         .filter_map(|container| Some((container.labels.get(labels::MEMBER)?.clone(), container)))
         .collect();
     for member in &team.members {
-        let hash = member_hash(member, &images[&member.spec]);
+        let hash = member_hash(team, member, &images[&member.spec]);
         let action = match by_member.get(&member.name) {
             Some(container) if keeps(engine, member, container, &hash).await => {
                 reserved.borrow_mut().extend(ports_of(container));
@@ -92,11 +95,13 @@ pub async fn up(
     // Every member is checked (mounts, GPUs, ports, keys) before any is created; the
     // engine's host is asked about its GPUs once, for the first member that has some.
     let mut prepared: Vec<launch::Prepared> = Vec::new();
+    gateway::prepare_network(engine, team).await?;
     for member in &team.members {
         if report.actions[&member.name] == Action::Unchanged {
             continue;
         }
         let mut request = member_request(team, member, &specs[&member.spec], images, ids)?;
+        gateway::place_member(team, member, &mut request);
         request.nvidia = prepared.iter().find_map(|earlier| earlier.nvidia.clone());
         let member_error = |error: anyhow::Error| prefixed(member, error);
         prepared.push(
@@ -106,6 +111,8 @@ pub async fn up(
         );
     }
     start_all(engine, host, prepared, &reserved, rollback, &mut report).await?;
+    let changed = !report.started.is_empty() || !report.removed.is_empty();
+    report.gateway = gateway::reconcile(engine, host, team, specs, changed).await?;
     Ok(report)
 }
 
@@ -122,7 +129,11 @@ async fn remove_dropped(
         .map(|member| member.name.as_str())
         .collect();
     let mut removed = Vec::new();
-    for container in existing {
+    // The gateway is no member: `gateway::reconcile` keeps or removes it.
+    for container in existing
+        .iter()
+        .filter(|container| !container.labels.contains_key(labels::GATEWAY))
+    {
         let member = container
             .labels
             .get(labels::MEMBER)
@@ -351,10 +362,15 @@ pub fn member_request(
         extra_labels: BTreeMap::from([
             (labels::TEAM.to_string(), team.name.clone()),
             (labels::MEMBER.to_string(), member.name.clone()),
-            (labels::MEMBER_HASH.to_string(), member_hash(member, image)),
+            (
+                labels::MEMBER_HASH.to_string(),
+                member_hash(team, member, image),
+            ),
         ]),
         tunnel: TunnelMode::Detached,
         nvidia: None,
+        // `up` puts the member on its team network (`gateway::place_member`).
+        network: None,
     })
 }
 
@@ -442,9 +458,10 @@ pub fn export_plans(
     Ok((plans, notes))
 }
 
-/// What decides whether a running member is still right: its settings and image.
-pub fn member_hash(member: &TeamMember, image: &str) -> String {
-    let text = format!(
+/// What decides whether a running member is still right: its settings, image and place
+/// behind the team's gateway.
+pub fn member_hash(team: &Team, member: &TeamMember, image: &str) -> String {
+    let mut text = format!(
         "{}|{image}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
         member.spec,
         member.gpus.describe(),
@@ -457,6 +474,10 @@ pub fn member_hash(member: &TeamMember, image: &str) -> String {
         member.shm_size,
         member.shared
     );
+    // Without a gateway the text is what it always was: no member is recreated for it.
+    if let Some(gateway) = &team.gateway {
+        text.push_str(&format!("|{}", gateway.url(&member.name, "jupyter")));
+    }
     crate::plan::image::hex(&Sha256::digest(text.as_bytes()))[..16].to_string()
 }
 

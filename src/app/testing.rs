@@ -53,6 +53,7 @@ pub fn request(spec: &str) -> LaunchRequest {
         extra_labels: BTreeMap::new(),
         tunnel: TunnelMode::Session,
         nvidia: None,
+        network: None,
     }
 }
 

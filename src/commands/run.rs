@@ -145,6 +145,7 @@ fn launch_request(
             TunnelMode::Session
         },
         nvidia: None,
+        network: None,
     })
 }
 

@@ -115,6 +115,9 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
             eprintln!("removed `{member}` (no longer in the team file)");
         }
         print_team(&engine, &team, &report.actions).await?;
+        if let (Some(gateway), Some(action)) = (&team.gateway, report.gateway) {
+            eprintln!("gateway: {} ({action})", gateway.address());
+        }
         Ok(ExitCode::SUCCESS)
     })
 }
@@ -134,6 +137,10 @@ pub fn down(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         if containers.is_empty() {
             eprintln!("`{}` has no containers", team.name);
         }
+        // The team network goes with its last container (a team without a gateway has none).
+        engine
+            .remove_network(&plan::network::team_network(&team.name))
+            .await?;
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -18,6 +18,7 @@ use crate::plan::LaunchPlan;
 mod archive;
 mod build;
 mod daemon;
+mod networks;
 mod tarball;
 mod tunnels;
 
@@ -73,6 +74,8 @@ pub struct FakeState {
     pub archives: BTreeMap<String, Vec<u8>>,
     /// `/missing...` folders an upload made (they exist from then on).
     pub made_folders: std::collections::BTreeSet<String>,
+    /// Networks that exist.
+    pub networks: std::collections::BTreeSet<String>,
     next_id: u32,
 }
 

@@ -1,5 +1,5 @@
-//! The container engine seam: what tfimg's use cases need from Docker, as five traits
-//! (`Daemon`, `Images`, `Containers`, `Builds`, `Tunnels`; an `Engine` is all five), the facts and
+//! The container engine seam: what tfimg's use cases need from Docker, as six traits
+//! (`Daemon`, `Images`, `Containers`, `Builds`, `Tunnels`, `Networks`; an `Engine` is all six), the facts and
 //! requests that cross the seam (`facts`), and what goes wrong (`EngineError`).
 //! `docker` is the real engine and the only module that imports bollard; `fake` is a
 //! recording stand-in for the use cases' unit tests.
@@ -15,6 +15,7 @@ pub mod facts;
 #[cfg(test)]
 pub mod fake;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -186,13 +187,26 @@ pub trait Tunnels {
     fn tunnel_alive(&self, tunnel: &Tunnel) -> bool;
 }
 
+/// User-defined networks, where containers find each other by name (a team's, behind
+/// its gateway).
+pub trait Networks {
+    /// Makes the bridge network `name` with `labels`, unless it exists.
+    async fn ensure_network(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<(), EngineError>;
+    /// Removes it; one that is gone is not an error.
+    async fn remove_network(&self, name: &str) -> Result<(), EngineError>;
+}
+
 /// The traits, for calling an engine's methods: `use crate::engine::prelude::*`.
 pub mod prelude {
-    pub use super::{Builds, Containers, Daemon, Engine, Images, Tunnels};
+    pub use super::{Builds, Containers, Daemon, Engine, Images, Networks, Tunnels};
 }
 
 /// Everything tfimg asks of a container engine.
-pub trait Engine: Daemon + Images + Containers + Builds + Tunnels {
+pub trait Engine: Daemon + Images + Containers + Builds + Tunnels + Networks {
     /// The engine's URL when it runs on another host (reached through ssh): folders of
     /// this machine cannot be mounted there.
     fn remote_endpoint(&self) -> Option<&str> {
@@ -200,4 +214,4 @@ pub trait Engine: Daemon + Images + Containers + Builds + Tunnels {
     }
 }
 
-impl<T: Daemon + Images + Containers + Builds + Tunnels> Engine for T {}
+impl<T: Daemon + Images + Containers + Builds + Tunnels + Networks> Engine for T {}

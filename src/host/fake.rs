@@ -86,6 +86,13 @@ impl Host for FakeHost {
         Ok(format!("{:0width$x}", self.next(), width = bytes * 2))
     }
 
+    fn self_signed_certificate(&self, names: &[String]) -> std::io::Result<(String, String)> {
+        Ok((
+            format!("FAKE CERTIFICATE for {}", names.join(",")),
+            format!("FAKE KEY {}", self.next()),
+        ))
+    }
+
     fn data_dir(&self) -> PathBuf {
         PathBuf::from("/fake/data/tfimg")
     }

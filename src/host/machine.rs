@@ -377,6 +377,12 @@ pub fn spawn_detached(args: &[String], log: &std::path::Path) -> std::io::Result
     Ok(command.spawn()?.id())
 }
 
+/// A self-signed certificate (ECDSA P-256, from rcgen) for `names` and its key, PEM.
+pub(super) fn self_signed_certificate(names: &[String]) -> std::io::Result<(String, String)> {
+    let made = rcgen::generate_simple_self_signed(names.to_vec()).map_err(std::io::Error::other)?;
+    Ok((made.cert.pem(), made.signing_key.serialize_pem()))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

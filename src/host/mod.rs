@@ -82,6 +82,9 @@ pub trait Host {
     fn any_free_port(&self, ip: &str) -> Option<u16>;
     /// `bytes` random bytes as lowercase hex (tokens, names).
     fn random_hex(&self, bytes: usize) -> std::io::Result<String>;
+    /// A new self-signed TLS certificate for `names` (host names or IP addresses) and its
+    /// private key, both PEM.
+    fn self_signed_certificate(&self, names: &[String]) -> std::io::Result<(String, String)>;
     /// tfimg's data folder (keys, known_hosts, locks).
     fn data_dir(&self) -> PathBuf;
     /// tfimg's own known_hosts, where containers' host keys are pinned.
@@ -186,6 +189,10 @@ impl Host for Machine {
 
     fn random_hex(&self, bytes: usize) -> std::io::Result<String> {
         machine::random_hex(bytes)
+    }
+
+    fn self_signed_certificate(&self, names: &[String]) -> std::io::Result<(String, String)> {
+        machine::self_signed_certificate(names)
     }
 
     fn data_dir(&self) -> PathBuf {

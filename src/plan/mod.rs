@@ -7,6 +7,7 @@ pub mod cache;
 pub mod gpus;
 pub mod image;
 pub mod mounts;
+pub mod network;
 mod parse;
 pub mod ports;
 pub mod sync;
@@ -20,6 +21,7 @@ use crate::spec::Service;
 use cache::VolumePlan;
 use gpus::{GpuPlan, GpuSelection};
 use mounts::MountPlan;
+use network::NetworkPlan;
 use ports::PortPlan;
 
 pub use parse::{parse_cpus, parse_env, parse_size, RestartPolicy};
@@ -81,6 +83,8 @@ pub struct LaunchInput {
     pub shm_size: i64,
     pub restart: Option<RestartPolicy>,
     pub extra_labels: BTreeMap<String, String>,
+    /// The team network it joins (and its place behind the team's gateway).
+    pub network: Option<NetworkPlan>,
 }
 
 /// The container to create.
@@ -103,6 +107,8 @@ pub struct LaunchPlan {
     pub restart: Option<RestartPolicy>,
     pub cap_drop: Vec<String>,
     pub security_opt: Vec<String>,
+    /// The network it joins instead of Docker's default bridge.
+    pub network: Option<String>,
     /// What to tell the user: (`jupyter`, URL) or (`ssh`, command line).
     pub endpoints: Vec<(String, String)>,
 }
@@ -144,6 +150,7 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
         restart: input.restart,
         cap_drop,
         security_opt: vec!["no-new-privileges".to_string()],
+        network: input.network.as_ref().map(|network| network.name.clone()),
         endpoints,
     }
 }
@@ -158,6 +165,12 @@ fn environment(input: &LaunchInput) -> Vec<String> {
     }
     if let Some(token) = &input.jupyter_token {
         env.insert(labels::JUPYTER_TOKEN_VARIABLE.to_string(), token.clone());
+    }
+    if let Some(route) = gateway_route(input) {
+        env.insert(
+            labels::JUPYTER_BASE_URL_VARIABLE.to_string(),
+            route.base_url.clone(),
+        );
     }
     if let Some(key) = &input.ssh_public_key {
         env.insert(labels::SSH_KEYS_VARIABLE.to_string(), key.clone());
@@ -185,6 +198,15 @@ fn endpoints(input: &LaunchInput) -> Vec<(String, String)> {
         return endpoints;
     }
     let port = |name: &str| input.ports.iter().find(|plan| plan.name == name);
+    if let (Some(route), Service::Jupyter) = (gateway_route(input), input.service) {
+        if let Some(token) = &input.jupyter_token {
+            endpoints.push(("jupyter".to_string(), with_token(&route.jupyter_url, token)));
+        }
+        if let Some(url) = &route.tensorboard_url {
+            endpoints.push(("tensorboard".to_string(), url.clone()));
+        }
+        return endpoints;
+    }
     match input.service {
         Service::Jupyter => {
             if let (Some(plan), Some(token)) = (port("jupyter"), &input.jupyter_token) {
@@ -208,6 +230,11 @@ fn endpoints(input: &LaunchInput) -> Vec<(String, String)> {
         ));
     }
     endpoints
+}
+
+/// The member's place behind its team's gateway, if it is behind one.
+fn gateway_route(input: &LaunchInput) -> Option<&network::GatewayRoute> {
+    input.network.as_ref()?.gateway.as_ref()
 }
 
 /// The ssh command line that logs in through the published `port`.
@@ -338,6 +365,7 @@ mod tests {
             shm_size: DEFAULT_SHM,
             restart: None,
             extra_labels: BTreeMap::new(),
+            network: None,
         }
     }
 

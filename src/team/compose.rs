@@ -279,6 +279,7 @@ mod tests {
             shm_size: DEFAULT_SHM,
             restart: None,
             extra_labels: BTreeMap::from([(labels::MEMBER.into(), "a$b".into())]),
+            network: None,
         })
     }
 

@@ -5,10 +5,12 @@
 //!
 //! `parse` tells the story: the YAML is read in `read` (which also knows where things are
 //! for errors), the file as written is modelled in `model`, and its values are checked in
-//! `checks`; `compose` and `k8s` export a parsed team.
+//! `checks`; `gateway` checks the team's front door and renders its proxy; `compose`
+//! and `k8s` export a parsed team.
 
 pub mod compose;
 pub mod emit;
+pub mod gateway;
 pub mod k8s;
 
 mod checks;
@@ -53,6 +55,8 @@ pub struct Team {
     /// The folder of the team file: relative mounts start there.
     pub folder: PathBuf,
     pub members: Vec<TeamMember>,
+    /// One published port in front of the members' services (`gateway:`).
+    pub gateway: Option<gateway::Gateway>,
 }
 
 /// Mounts from `mounts_root` land under the workdir of the member's spec, which is known
@@ -90,10 +94,15 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
         members.push(checked);
     }
     checks::clashes(&members, &places)?;
+    let gateway = gateway::check(&file, &places, &folder)?;
+    if let Some(gateway) = &gateway {
+        gateway::check_members(gateway, &members, &places)?;
+    }
     Ok(Team {
         name: file.team,
         folder,
         members,
+        gateway,
     })
 }
 

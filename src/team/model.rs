@@ -12,13 +12,48 @@ use crate::spec::model::{EnvValue, PortNumber};
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `team`, `defaults` and `members`"
+    expecting = "a mapping with `team`, `defaults`, `members` and `gateway`"
 )]
 pub struct TeamFile {
     pub team: String,
     #[serde(default)]
     pub defaults: Defaults,
     pub members: Vec<Member>,
+    /// One published address for the whole team, in front of the members' services.
+    pub gateway: Option<GatewayFile>,
+}
+
+/// `gateway:` as written.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a gateway: a mapping with `port`, `public`, `tls`, `route` and `domain`"
+)]
+pub struct GatewayFile {
+    pub port: Option<PortNumber>,
+    #[serde(default)]
+    pub public: bool,
+    pub tls: Option<TlsValue>,
+    pub route: Option<String>,
+    pub domain: Option<String>,
+}
+
+/// `tls:` as written: `self-signed`, or a certificate and its key.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(
+    untagged,
+    expecting = "expected `tls` to be `self-signed` or a mapping with `cert` and `key`"
+)]
+pub enum TlsValue {
+    Word(String),
+    Files(TlsFiles),
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TlsFiles {
+    pub cert: String,
+    pub key: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

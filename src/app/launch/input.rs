@@ -94,5 +94,6 @@ pub(super) fn launch_input(
         shm_size: request.shm_size,
         restart: request.restart,
         extra_labels: files::labels(request),
+        network: request.network.clone(),
     }
 }

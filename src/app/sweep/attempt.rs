@@ -267,6 +267,7 @@ pub(super) fn request(
             .collect::<BTreeMap<_, _>>(),
         tunnel: TunnelMode::Session,
         nvidia: run.nvidia.clone(),
+        network: None,
     })
 }
 

@@ -95,6 +95,8 @@ pub(super) fn to_create_body(plan: &crate::plan::LaunchPlan) -> ContainerCreateB
         cap_drop: Some(plan.cap_drop.clone()),
         security_opt: Some(plan.security_opt.clone()),
         init: Some(false),
+        // A team's network: its containers reach each other by name.
+        network_mode: plan.network.clone(),
         ..Default::default()
     };
     ContainerCreateBody {

@@ -8,6 +8,7 @@ mod build;
 mod containers;
 mod create;
 mod images;
+mod networks;
 mod one_off;
 mod output;
 mod ping;

@@ -13,6 +13,9 @@ c.IdentityProvider.token = token
 c.ServerApp.ip = "0.0.0.0"
 c.ServerApp.port = @JUPYTER_PORT@
 c.ServerApp.open_browser = False
+# Behind a team's gateway Jupyter serves under the member's path (`/alice/`); the token
+# above is still checked there, so one member's token opens no one else's notebook.
+c.ServerApp.base_url = os.environ.get("TFIMG_JUPYTER_BASE_URL", "/")
 c.ServerApp.root_dir = "@WORKDIR@"
 # tfimg publishes the port on 127.0.0.1; requests arrive from the bridge, which Jupyter
 # counts as remote.

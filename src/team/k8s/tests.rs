@@ -43,6 +43,7 @@ fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) 
         shm_size: DEFAULT_SHM,
         restart: None,
         extra_labels: BTreeMap::new(),
+        network: None,
     });
     K8sMember {
         name: name.into(),

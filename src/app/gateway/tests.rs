@@ -1,0 +1,159 @@
+//! Unit tests of `gateway` on the fakes: the story of `up` and `down` with a gateway.
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::app::team::{up, UpReport};
+use crate::engine::fake::FakeEngine;
+use crate::host::fake::FakeHost;
+use crate::host::Host;
+use crate::labels;
+use crate::spec::Catalog;
+use crate::team::{self, Team};
+
+use super::*;
+
+fn gateway_team(members: &[&str]) -> Team {
+    let mut text = "team: lab\ndefaults:\n  spec: cpu-jupyter\nmembers:\n".to_string();
+    for member in members {
+        text.push_str(&format!("  - name: {member}\n"));
+    }
+    text.push_str("gateway: {port: 9443}\n");
+    team::parse(&text, "team.yaml", PathBuf::from("/project")).unwrap()
+}
+
+fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let resolved = crate::spec::resolve(&catalog, "cpu-jupyter").unwrap();
+    let specs = BTreeMap::from([("cpu-jupyter".to_string(), resolved)]);
+    let images = BTreeMap::from([(
+        "cpu-jupyter".to_string(),
+        "tfimg/cpu-jupyter:2.9.3-0123456789ab".to_string(),
+    )]);
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(up(engine, host, team, &specs, &images, (4321, 4322), false))
+        .unwrap()
+}
+
+fn id_of(engine: &FakeEngine, name: &str) -> String {
+    let state = engine.state.borrow();
+    let found = state.containers.values().find(|c| c.name == name);
+    found.unwrap().id.clone()
+}
+
+#[test]
+fn members_sit_behind_one_published_port_with_their_base_url() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    let report = up_once(&engine, &host, &gateway_team(&["alice", "bob"]));
+    assert_eq!(report.gateway, Some(GatewayAction::Created));
+    assert!(engine
+        .calls()
+        .contains(&"ensure-network tfimg-lab".to_string()));
+    // The network exists before any member is created.
+    let calls = engine.calls();
+    let network_at = calls.iter().position(|c| c == "ensure-network tfimg-lab");
+    let first_create = calls.iter().position(|c| c.starts_with("create "));
+    assert!(network_at < first_create, "{calls:?}");
+
+    let alice = engine.plan_of("lab-alice").unwrap();
+    assert!(alice.ports.is_empty(), "no host port: {:?}", alice.ports);
+    assert_eq!(alice.network.as_deref(), Some("tfimg-lab"));
+    assert!(alice
+        .env
+        .contains(&format!("{}=/alice/", labels::JUPYTER_BASE_URL_VARIABLE)));
+    assert_eq!(alice.endpoints[0].0, "jupyter");
+    assert!(alice.endpoints[0]
+        .1
+        .starts_with("https://127.0.0.1:9443/alice/lab?token="));
+    assert_eq!(
+        alice.labels[&labels::url_label("tensorboard")],
+        "https://127.0.0.1:9443/alice/tensorboard/"
+    );
+
+    let gateway = engine.plan_of("lab-gateway").unwrap();
+    assert_eq!(gateway.network.as_deref(), Some("tfimg-lab"));
+    assert_eq!(gateway.ports.len(), 1);
+    assert_eq!(
+        (
+            gateway.ports[0].host_ip.as_str(),
+            gateway.ports[0].host,
+            gateway.ports[0].container
+        ),
+        ("127.0.0.1", 9443, 8443)
+    );
+    assert_eq!(gateway.user.as_deref(), Some("33:33"));
+    assert_eq!(gateway.cap_drop, ["ALL"]);
+    assert_eq!(gateway.labels[labels::GATEWAY], "lab");
+
+    // Files go in before the start: the key only its owner reads.
+    let state = engine.state.borrow();
+    let (_, folder, entries) = state.uploads.last().unwrap();
+    assert_eq!(folder, nginx::FOLDER);
+    assert_eq!(
+        entries,
+        &[
+            "nginx.conf 33:33 644".to_string(),
+            "cert.pem 33:33 644".to_string(),
+            "key.pem 33:33 600".to_string()
+        ]
+    );
+    drop(state);
+    let key = host.data_dir().join("teams/lab/gateway/key.pem");
+    assert!(
+        host.files.borrow().contains_key(&key),
+        "the self-signed pair is kept"
+    );
+}
+
+#[test]
+fn a_changed_team_reloads_the_gateway_and_an_unchanged_one_does_nothing() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    up_once(&engine, &host, &gateway_team(&["alice"]));
+    let gateway_id = id_of(&engine, "lab-gateway");
+    let again = up_once(&engine, &host, &gateway_team(&["alice"]));
+    assert_eq!(again.gateway, Some(GatewayAction::Unchanged));
+    assert!(engine.calls_to("exec").is_empty());
+
+    let more = up_once(&engine, &host, &gateway_team(&["alice", "bob"]));
+    assert_eq!(more.gateway, Some(GatewayAction::Reloaded));
+    assert_eq!(id_of(&engine, "lab-gateway"), gateway_id);
+    assert_eq!(
+        engine.calls_to("exec"),
+        [format!(
+            "exec {gateway_id} nginx -c /etc/tfimg-gateway/nginx.conf -s reload"
+        )]
+    );
+    // The same certificate: made once per team.
+    let certificates = host
+        .files
+        .borrow()
+        .keys()
+        .filter(|path| path.ends_with("cert.pem"))
+        .count();
+    assert_eq!(certificates, 1);
+}
+
+#[test]
+fn a_team_file_without_its_gateway_removes_it_and_the_network() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    up_once(&engine, &host, &gateway_team(&["alice"]));
+    let without = team::parse(
+        "team: lab\ndefaults:\n  spec: cpu-jupyter\nmembers:\n  - name: alice\n",
+        "team.yaml",
+        PathBuf::from("/project"),
+    )
+    .unwrap();
+    let report = up_once(&engine, &host, &without);
+    assert_eq!(report.gateway, Some(GatewayAction::Removed));
+    assert_eq!(engine.container_names(), ["lab-alice"]);
+    let alice = engine.plan_of("lab-alice").unwrap();
+    assert_eq!(alice.network, None);
+    assert_eq!(
+        alice.ports.len(),
+        2,
+        "jupyter and tensorboard published again"
+    );
+    assert!(engine.state.borrow().networks.is_empty());
+}

@@ -1,0 +1,301 @@
+//! A team behind its gateway, on the real Engine: three Jupyter members reached through
+//! one TLS port (nginx from Debian's packages, built by tfimg), each with its own token, a
+//! kernel run over its WebSocket through the proxy by a real client, and nothing left
+//! after `down`.
+
+mod common;
+
+use common::{docker, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The token in a member's row of `up`'s table.
+fn token_of(table: &str, member: &str) -> String {
+    let line = table
+        .lines()
+        .find(|line| line.split_whitespace().next() == Some(member))
+        .unwrap_or_else(|| panic!("no `{member}` row in:\n{table}"));
+    let url = line.split_whitespace().last().unwrap();
+    url.split("token=").nth(1).unwrap().to_string()
+}
+
+fn team_file(team: &str, spec: &str, port: u16, members: &[&str]) -> String {
+    let mut text = format!("team: {team}\ndefaults:\n  spec: {spec}\nmembers:\n");
+    for member in members {
+        text.push_str(&format!("  - name: {member}\n"));
+    }
+    text.push_str(&format!("gateway:\n  port: {port}\n"));
+    text
+}
+
+/// The Python client (`fixtures/gateway/client.py`) in containers of the members' image
+/// on the host's network, named `<team>-<name>`.
+struct Client<'a> {
+    team: &'a str,
+    spec: &'a str,
+    port: u16,
+    check: &'a std::path::Path,
+}
+
+impl Client<'_> {
+    fn args(&self, name: &str, detach: bool, mode: &str, tokens: &[String]) -> Vec<String> {
+        let mut args: Vec<String> = vec!["run".into()];
+        if detach {
+            args.push("-d".into());
+        } else {
+            args.push("--rm".into());
+        }
+        let image = format!("tfimg/{}:2.9.3", self.spec);
+        args.extend(
+            [
+                "--name",
+                &format!("{}-{name}", self.team),
+                "--network",
+                "host",
+                "-v",
+                &format!("{}:/check", self.check.display()),
+                "--entrypoint",
+                "python3",
+                &image,
+                "/check/client.py",
+                mode,
+                &self.port.to_string(),
+                "/check/cert.pem",
+            ]
+            .map(String::from),
+        );
+        args.extend(tokens.iter().cloned());
+        args
+    }
+
+    /// Runs it to the end: its JSON lines.
+    fn run(&self, name: &str, tokens: &[String]) -> Vec<serde_json::Value> {
+        let args = self.args(name, false, "check", tokens);
+        let output = docker(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        output
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("{output}")))
+            .collect()
+    }
+
+    fn start(&self, name: &str, mode: &str, tokens: &[String]) {
+        let args = self.args(name, true, mode, tokens);
+        let id = docker(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(!id.trim().is_empty(), "the {name} client starts");
+    }
+
+    /// The first JSON line of a detached client's output with `key`.
+    fn wait_for_line(&self, name: &str, key: &str) -> serde_json::Value {
+        let container = format!("{}-{name}", self.team);
+        let started = std::time::Instant::now();
+        loop {
+            let logs = docker(&["logs", &container]);
+            let found = logs
+                .lines()
+                .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+                .find(|line| line.get(key).is_some());
+            if let Some(line) = found {
+                return line;
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(300),
+                "no `{key}` from {container}: {logs}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+    }
+}
+
+/// Removes the team network when dropped (after the containers' guard).
+struct NetworkGuard(String);
+
+impl Drop for NetworkGuard {
+    fn drop(&mut self) {
+        docker(&["network", "rm", &self.0]);
+    }
+}
+
+#[tokio::test]
+async fn three_members_behind_one_tls_port_each_with_their_own_token() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    let suffix = unique("g").replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+    let id = suffix[suffix.len() - 10..]
+        .trim_start_matches('-')
+        .to_lowercase();
+    let (team, spec) = (format!("gw{id}"), format!("gwspec{id}"));
+    let _network = NetworkGuard(format!("tfimg-{team}"));
+    let mut guard = DockerGuard::images(&[&format!("tfimg/{spec}"), "tfimg/gateway"]);
+    guard.container_label = Some(format!("io.tfimg.team={team}"));
+    guard.containers = ["check", "hold", "check-dave"]
+        .map(|name| format!("{team}-{name}"))
+        .to_vec();
+    let port = free_port();
+    let folder = scratch(&[
+        (
+            &format!("images/{spec}.yaml") as &str,
+            &format!("name: {spec}\nextends: cpu-jupyter\n") as &str,
+        ),
+        (
+            "team.yaml",
+            &team_file(&team, &spec, port, &["alice", "bob", "carol"]),
+        ),
+    ]);
+    let data = folder.path().join(".tfimg-data");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+
+    let up = tfimg_with_env(
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", HOST_CA],
+        &env,
+    );
+    assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
+    let members = ["alice", "bob", "carol"];
+    for member in members {
+        assert!(
+            up.stdout
+                .contains(&format!("https://127.0.0.1:{port}/{member}/lab?token=")),
+            "{}",
+            up.stdout
+        );
+        // No member publishes a host port of its own.
+        let ports = docker(&["port", &format!("{team}-{member}")]);
+        assert_eq!(ports.trim(), "", "{member} publishes {ports}");
+    }
+    assert!(
+        up.stderr
+            .contains(&format!("gateway: https://127.0.0.1:{port}/ (created)")),
+        "{}",
+        up.stderr
+    );
+    let published = docker(&["port", &format!("{team}-gateway")]);
+    assert_eq!(published.trim(), format!("8443/tcp -> 127.0.0.1:{port}"));
+
+    // A real client through the gateway's one port, from the host's network, trusting
+    // only the team's certificate.
+    let cert = data.join(format!("tfimg/teams/{team}/gateway/cert.pem"));
+    let key = data.join(format!("tfimg/teams/{team}/gateway/key.pem"));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&key).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let check = folder.path().join("check");
+    std::fs::create_dir(&check).unwrap();
+    std::fs::copy(&cert, check.join("cert.pem")).unwrap();
+    std::fs::write(
+        check.join("client.py"),
+        include_str!("fixtures/gateway/client.py"),
+    )
+    .unwrap();
+    let tokens: Vec<String> = members
+        .iter()
+        .map(|member| format!("{member}={}", token_of(&up.stdout, member)))
+        .collect();
+    let client = Client {
+        team: &team,
+        spec: &spec,
+        port,
+        check: &check,
+    };
+    // alice's kernel, held open over the gateway while the team changes.
+    client.start("hold", "hold", &tokens[..1]);
+
+    let lines = client.run("check", &tokens);
+    for member in members {
+        let row = lines
+            .iter()
+            .find(|line| line["member"] == member)
+            .unwrap_or_else(|| panic!("{lines:?}"));
+        assert_eq!(
+            (&row["own"], &row["other"], &row["none"], &row["query"]),
+            (&200.into(), &403.into(), &403.into(), &200.into()),
+            "{member}: {lines:?}"
+        );
+    }
+    let served = lines.iter().find_map(|line| line["certificate"].as_str());
+    let kept = std::fs::read_to_string(&cert).unwrap();
+    assert_eq!(
+        served.map(|pem| pem.split_whitespace().collect::<String>()),
+        Some(kept.split_whitespace().collect::<String>()),
+        "the gateway serves the team's certificate"
+    );
+    let result = lines.iter().find(|line| line.get("result").is_some());
+    assert_eq!(
+        result.map(|line| &line["result"]),
+        Some(&"2".into()),
+        "{lines:?}"
+    );
+
+    // dave joins: the others stay as they are, the gateway reloads, and alice's open
+    // kernel WebSocket still runs code afterwards.
+    let held = client.wait_for_line("hold", "first");
+    assert_eq!(held["first"], "2", "{held}");
+    let gateway_id = docker(&["inspect", "-f", "{{.Id}}", &format!("{team}-gateway")]);
+    std::fs::write(
+        folder.path().join("team.yaml"),
+        team_file(&team, &spec, port, &["alice", "bob", "carol", "dave"]),
+    )
+    .unwrap();
+    let again = tfimg_with_env(
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", HOST_CA],
+        &env,
+    );
+    assert_eq!(again.code, 0, "{}{}", again.stdout, again.stderr);
+    assert!(
+        again.stderr.contains("(reloaded with the new members)"),
+        "{}",
+        again.stderr
+    );
+    for member in members {
+        let row = again
+            .stdout
+            .lines()
+            .find(|line| line.starts_with(member))
+            .unwrap();
+        assert!(row.contains(" unchanged "), "{}", again.stdout);
+    }
+    assert_eq!(
+        docker(&["inspect", "-f", "{{.Id}}", &format!("{team}-gateway")]),
+        gateway_id,
+        "the same gateway container, reloaded"
+    );
+    std::fs::write(check.join("go"), "").unwrap();
+    let second = client.wait_for_line("hold", "second");
+    assert_eq!(second["second"], "4", "{second}");
+    assert_eq!(second["kernel"], held["kernel"]);
+    let dave = format!("dave={}", token_of(&again.stdout, "dave"));
+    let lines = client.run("check-dave", &[dave, tokens[0].clone()]);
+    let row = lines.iter().find(|line| line["member"] == "dave").unwrap();
+    assert_eq!(
+        (&row["own"], &row["other"]),
+        (&200.into(), &403.into()),
+        "{lines:?}"
+    );
+
+    let down = tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+    let left = docker(&[
+        "ps",
+        "-aq",
+        "--filter",
+        &format!("label=io.tfimg.team={team}"),
+    ]);
+    assert_eq!(left.trim(), "");
+    let networks = docker(&[
+        "network",
+        "ls",
+        "-q",
+        "--filter",
+        &format!("name=tfimg-{team}"),
+    ]);
+    assert_eq!(networks.trim(), "", "the team network is gone");
+}
