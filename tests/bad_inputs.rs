@@ -675,7 +675,7 @@ fn cases() -> Vec<Case> {
         ),
         team(
             "gateway-tls-without-key",
-            "7:8",
+            "7:3",
             &members("  - name: alice\ngateway:\n  tls: {cert: cert.pem}\n"),
         ),
         team(

@@ -146,11 +146,13 @@ fn serde_error(error: &serde_yaml::Error, scan: &yaml::Scan, places: &Places) ->
             yaml::key_place(text, &format!("{path}.{field}"))
         })
         .map_or(explained.at, yaml::Place::pair);
-    SpecError::new(
-        Some(places.at(place)),
-        explained.message,
-        explained
-            .hint
-            .unwrap_or_else(|| yaml::TEAM.hint.to_string()),
-    )
+    // Inside `gateway:`, say what it takes rather than what a team file has.
+    let hint = match explained.hint {
+        Some(hint) => hint,
+        None if explained.message.starts_with("gateway") => GATEWAY_HINT.to_string(),
+        None => yaml::TEAM.hint.to_string(),
+    };
+    SpecError::new(Some(places.at(place)), explained.message, hint)
 }
+
+const GATEWAY_HINT: &str = "`gateway` takes `port`, `public`, `tls` (`self-signed` or `{cert: FILE, key: FILE}`), `route` (`path` or `host`) and `domain`";
