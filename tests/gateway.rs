@@ -299,3 +299,71 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
     ]);
     assert_eq!(networks.trim(), "", "the team network is gone");
 }
+
+/// `k8s` of a team with a gateway: the members' Services behind an Ingress (paths, then
+/// host names) with a TLS Secret, each Jupyter under its base URL; kubernetes-validate
+/// accepts every document.
+#[test]
+fn k8s_exports_the_gateway_as_an_ingress() {
+    for (route, expected_host) in [("path", None), ("host", Some("alice.lab.example"))] {
+        let file = format!(
+            "team: lab\ndefaults:\n  spec: cpu-jupyter\nmembers:\n  - name: alice\n  - name: bob\ngateway:\n  route: {route}\n  domain: lab.example\n"
+        );
+        let folder = scratch(&[("team.yaml", &file)]);
+        let data = folder.path().join(".tfimg-data");
+        let made = tfimg_with_env(
+            folder.path(),
+            &["k8s", "team.yaml", "-o", "out"],
+            &[("XDG_DATA_HOME", data.to_str().unwrap())],
+        );
+        assert_eq!(made.code, 0, "{}", made.stderr);
+        let manifests = folder.path().join("out/lab.yaml");
+        let validated = std::process::Command::new("kubernetes-validate")
+            .arg("--strict")
+            .arg(&manifests)
+            .output()
+            .expect("kubernetes-validate is installed (scripts/setup-machine)");
+        assert!(
+            validated.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&validated.stdout),
+            String::from_utf8_lossy(&validated.stderr)
+        );
+        let text = std::fs::read_to_string(&manifests).unwrap();
+        let documents: Vec<serde_yaml::Value> = text
+            .split("\n---\n")
+            .skip(1)
+            .map(|document| serde_yaml::from_str(document).unwrap())
+            .collect();
+        let find = |kind: &str, name: &str| {
+            documents
+                .iter()
+                .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+                .unwrap_or_else(|| panic!("no {kind} {name} in {text}"))
+        };
+        let secret = find("Secret", "lab-gateway-tls");
+        assert_eq!(secret["type"], "kubernetes.io/tls");
+        let cert = std::fs::read_to_string(data.join("tfimg/teams/lab/gateway/cert.pem")).unwrap();
+        assert_eq!(
+            secret["stringData"]["tls.crt"].as_str(),
+            Some(cert.as_str())
+        );
+        let ingress = find("Ingress", "lab-gateway");
+        let rule = &ingress["spec"]["rules"][0];
+        assert_eq!(rule["host"].as_str(), expected_host.or(Some("lab.example")));
+        let path = &rule["http"]["paths"][0];
+        let alice_path = if route == "path" { "/alice/" } else { "/" };
+        assert_eq!(path["path"], alice_path);
+        assert_eq!(path["backend"]["service"]["name"], "lab-alice");
+        assert_eq!(path["backend"]["service"]["port"]["number"], 8888);
+        let deployment = find("Deployment", "lab-alice");
+        let env = &deployment["spec"]["template"]["spec"]["containers"][0]["env"];
+        let base = env
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|entry| entry["name"] == "TFIMG_JUPYTER_BASE_URL")
+            .unwrap_or_else(|| panic!("{env:?}"));
+        assert_eq!(base["value"], alice_path);
+    }
+}

@@ -22,6 +22,7 @@ use crate::plan::network::{self, GatewayRoute, NetworkPlan};
 use crate::plan::ports::PortRequest;
 use crate::plan::RestartPolicy;
 use crate::spec::{ResolvedSpec, Service};
+use crate::team::gateway::ingress::IngressPlan;
 use crate::team::gateway::nginx::{self, Backend, GATEWAY_UID};
 use crate::team::gateway::{Gateway, Tls, LISTEN_PORT, ROUTED_SERVICES};
 use crate::team::{Team, TeamMember};
@@ -293,6 +294,37 @@ fn files(
         ],
         (GATEWAY_UID, GATEWAY_UID),
     )?)
+}
+
+/// The gateway on Kubernetes: each Jupyter member serves under its base URL, and the
+/// Ingress routes to the members' Services with the team's certificate.
+pub fn k8s_export(
+    host: &impl Host,
+    team: &Team,
+    specs: &BTreeMap<String, ResolvedSpec>,
+    plans: &mut crate::app::team::MemberPlans,
+) -> anyhow::Result<Option<IngressPlan>> {
+    let Some(gateway) = &team.gateway else {
+        return Ok(None);
+    };
+    let backends = backends(team, specs);
+    for (member, plan) in plans.iter_mut() {
+        if backends.iter().any(|backend| backend.member == *member) {
+            plan.env.push(format!(
+                "{}={}",
+                labels::JUPYTER_BASE_URL_VARIABLE,
+                gateway.base_url(member)
+            ));
+            plan.env.sort();
+        }
+    }
+    let (cert, key) = certificate(host, team, gateway)?;
+    Ok(Some(IngressPlan {
+        gateway: gateway.clone(),
+        backends,
+        cert_pem: String::from_utf8_lossy(&cert).into_owned(),
+        key_pem: String::from_utf8_lossy(&key).into_owned(),
+    }))
 }
 
 /// The certificate and key: the file's, or the team's self-signed pair, made once and

@@ -77,10 +77,11 @@ pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let images = member_images(&specs, &network, args.build)?;
-    let (plans, notes) = export_plans(&Machine, &team, &specs, &images, (args.uid, args.gid))?;
+    let (mut plans, notes) = export_plans(&Machine, &team, &specs, &images, (args.uid, args.gid))?;
     for note in notes {
         eprintln!("{note}");
     }
+    let ingress = crate::app::gateway::k8s_export(&Machine, &team, &specs, &mut plans)?;
     let members: Vec<crate::team::k8s::K8sMember> = team
         .members
         .iter()
@@ -98,6 +99,7 @@ pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
         uid: args.uid,
         gid: args.gid,
         tfjob: args.tfjob,
+        ingress,
     };
     let (manifests, tfjobs) = crate::team::k8s::manifests(&members, &options);
     match &args.output {

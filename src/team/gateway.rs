@@ -3,6 +3,7 @@
 //! This module checks `gateway:` as written and says where each member is reached; `nginx`
 //! renders the proxy's configuration. Pure: certificates and files are the caller's.
 
+pub mod ingress;
 pub mod nginx;
 
 use std::path::{Path, PathBuf};

@@ -60,6 +60,7 @@ fn exported(members: &[K8sMember]) -> Vec<serde_yaml::Value> {
         uid: 1000,
         gid: 1000,
         tfjob: true,
+        ingress: None,
     };
     let (main, tfjobs) = manifests(members, &options);
     let mut all = main;
@@ -139,6 +140,7 @@ fn yaml_1_1_words_are_quoted_in_the_manifests() {
         uid: 1000,
         gid: 1000,
         tfjob: false,
+        ingress: None,
     };
     let (text, _) = manifests(&[member("alice", Service::Jupyter, &[], None)], &options);
     for line in [
