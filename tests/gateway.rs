@@ -75,8 +75,8 @@ impl Client<'_> {
     }
 
     /// Runs it to the end: its JSON lines.
-    fn run(&self, name: &str, tokens: &[String]) -> Vec<serde_json::Value> {
-        let args = self.args(name, false, "check", tokens);
+    fn run(&self, name: &str, mode: &str, tokens: &[String]) -> Vec<serde_json::Value> {
+        let args = self.args(name, false, mode, tokens);
         let output = docker(&args.iter().map(String::as_str).collect::<Vec<_>>());
         output
             .lines()
@@ -208,7 +208,8 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
     // alice's kernel, held open over the gateway while the team changes.
     client.start("hold", "hold", &tokens[..1]);
 
-    let lines = client.run("check", &tokens);
+    // `up` waited for every Jupyter: they answer at once.
+    let lines = client.run("check", "now", &tokens);
     for member in members {
         let row = lines
             .iter()
@@ -273,7 +274,7 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
     assert_eq!(second["second"], "4", "{second}");
     assert_eq!(second["kernel"], held["kernel"]);
     let dave = format!("dave={}", token_of(&again.stdout, "dave"));
-    let lines = client.run("check-dave", &[dave, tokens[0].clone()]);
+    let lines = client.run("check-dave", "now", &[dave, tokens[0].clone()]);
     let row = lines.iter().find(|line| line["member"] == "dave").unwrap();
     assert_eq!(
         (&row["own"], &row["other"]),

@@ -46,6 +46,7 @@ pub fn place_member(team: &Team, member: &TeamMember, request: &mut LaunchReques
         let tensorboard = request.target.ports.contains_key("tensorboard");
         GatewayRoute {
             base_url: gateway.base_url(&member.name),
+            jupyter_port: request.target.ports.get("jupyter").copied().unwrap_or(8888),
             jupyter_url: gateway.url(&member.name, "jupyter"),
             tensorboard_url: tensorboard.then(|| gateway.url(&member.name, "tensorboard")),
         }

@@ -73,6 +73,9 @@ async fn answers(
                     .await
                     == Some(200)
             }
+            (None, Some(_)) if plan.jupyter_inside.is_some() => {
+                answers_inside(engine, host, id, plan).await?
+            }
             _ => true,
         },
         Some("ssh") => match (port("ssh"), known_hosts) {
@@ -86,6 +89,31 @@ async fn answers(
         },
         _ => true,
     })
+}
+
+/// Jupyter behind a team's gateway has no host port: it is asked from inside its
+/// container, where the token and base URL are in the environment. An exec costs more
+/// than a connect, so a failed probe waits a little longer.
+async fn answers_inside(
+    engine: &impl Engine,
+    host: &impl Host,
+    id: &str,
+    plan: &LaunchPlan,
+) -> anyhow::Result<bool> {
+    let Some((port, _)) = &plan.jupyter_inside else {
+        return Ok(true);
+    };
+    let script = format!(
+        "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:{port}' + os.environ['{base}'] + 'api/status?token=' + os.environ['{token}'], timeout=2)",
+        base = labels::JUPYTER_BASE_URL_VARIABLE,
+        token = labels::JUPYTER_TOKEN_VARIABLE,
+    );
+    let command = ["python3".to_string(), "-c".to_string(), script];
+    let answered = engine.exec(id, &command, "", |_| {}).await? == 0;
+    if !answered {
+        host.sleep(Duration::from_millis(450)).await;
+    }
+    Ok(answered)
 }
 
 /// Pins the SSH host key the container's entrypoint printed for `[127.0.0.1]:port` in

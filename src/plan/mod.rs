@@ -109,6 +109,9 @@ pub struct LaunchPlan {
     pub security_opt: Vec<String>,
     /// The network it joins instead of Docker's default bridge.
     pub network: Option<String>,
+    /// Behind a team's gateway: Jupyter's port and base URL inside the container, where
+    /// readiness asks it (it has no host port).
+    pub jupyter_inside: Option<(u16, String)>,
     /// What to tell the user: (`jupyter`, URL) or (`ssh`, command line).
     pub endpoints: Vec<(String, String)>,
 }
@@ -151,6 +154,8 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
         cap_drop,
         security_opt: vec!["no-new-privileges".to_string()],
         network: input.network.as_ref().map(|network| network.name.clone()),
+        jupyter_inside: gateway_route(input)
+            .map(|route| (route.jupyter_port, route.base_url.clone())),
         endpoints,
     }
 }

@@ -16,6 +16,9 @@ pub struct NetworkPlan {
 pub struct GatewayRoute {
     /// Jupyter's `base_url` (`/alice/`).
     pub base_url: String,
+    /// The port Jupyter listens on in the container (no host port: readiness asks it from
+    /// inside the container).
+    pub jupyter_port: u16,
     /// The member's Jupyter through the gateway, without a token.
     pub jupyter_url: String,
     /// Its TensorBoard through the gateway, where the image runs one.

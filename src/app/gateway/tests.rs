@@ -72,6 +72,13 @@ fn members_sit_behind_one_published_port_with_their_base_url() {
         "https://127.0.0.1:9443/alice/tensorboard/"
     );
 
+    // No host port to probe: `up` waits for each Jupyter from inside its container.
+    let probes = engine.calls_to("exec");
+    assert_eq!(probes.len(), 2, "{probes:?}");
+    assert!(probes.iter().all(|call| call.contains("python3 -c")
+        && call.contains(labels::JUPYTER_BASE_URL_VARIABLE)
+        && call.contains("http://127.0.0.1:8888")));
+
     let gateway = engine.plan_of("lab-gateway").unwrap();
     assert_eq!(gateway.network.as_deref(), Some("tfimg-lab"));
     assert_eq!(gateway.ports.len(), 1);
@@ -114,13 +121,17 @@ fn a_changed_team_reloads_the_gateway_and_an_unchanged_one_does_nothing() {
     let gateway_id = id_of(&engine, "lab-gateway");
     let again = up_once(&engine, &host, &gateway_team(&["alice"]));
     assert_eq!(again.gateway, Some(GatewayAction::Unchanged));
-    assert!(engine.calls_to("exec").is_empty());
+    let reloads = || -> Vec<String> {
+        let execs = engine.calls_to("exec").into_iter();
+        execs.filter(|call| call.contains(" nginx ")).collect()
+    };
+    assert!(reloads().is_empty());
 
     let more = up_once(&engine, &host, &gateway_team(&["alice", "bob"]));
     assert_eq!(more.gateway, Some(GatewayAction::Reloaded));
     assert_eq!(id_of(&engine, "lab-gateway"), gateway_id);
     assert_eq!(
-        engine.calls_to("exec"),
+        reloads(),
         [format!(
             "exec {gateway_id} nginx -c /etc/tfimg-gateway/nginx.conf -s reload"
         )]
