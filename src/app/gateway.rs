@@ -81,6 +81,18 @@ pub fn backends(team: &Team, specs: &BTreeMap<String, ResolvedSpec>) -> Vec<Back
         .collect()
 }
 
+/// The gateway's port is published on the engine's host and not yet carried home through
+/// a tunnel: on a remote engine (`remote`, its URL) it is refused before anything is built.
+pub fn check_local(team: &Team, remote: Option<&str>) -> Result<(), InputError> {
+    match (&team.gateway, remote) {
+        (Some(_), Some(endpoint)) => Err(InputError::new(
+            format!("a team gateway runs on this machine's engine only, not on `{endpoint}`"),
+            "remove `gateway:` to reach the members through their own tunnels, or run `tfimg up` on the server itself",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The team network, made before any member that joins it.
 pub async fn prepare_network(engine: &impl Engine, team: &Team) -> anyhow::Result<()> {
     if team.gateway.is_some() {

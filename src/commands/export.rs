@@ -40,6 +40,9 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
     for note in notes {
         eprintln!("{note}");
     }
+    if team.gateway.is_some() {
+        eprintln!("note: the team's gateway is not exported to Compose yet: its members keep their own ports there (`tfimg k8s` exports it as an Ingress)");
+    }
     let output = crate::team::compose::compose(
         &team.name,
         &args.file.display().to_string(),

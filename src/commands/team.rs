@@ -85,6 +85,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         let engine = super::connect().await?;
         // Before any build: members' mounts name folders of this machine.
         reconcile::check_mounts_are_local(&team, engine.remote_endpoint())?;
+        crate::app::gateway::check_local(&team, engine.remote_endpoint())?;
         let images = images_for(&engine, &host, &specs, &network, &reporter).await?;
         let report =
             reconcile::up(&engine, &host, &team, &specs, &images, ids, args.rollback).await?;

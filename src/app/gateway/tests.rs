@@ -168,3 +168,13 @@ fn a_team_file_without_its_gateway_removes_it_and_the_network() {
     );
     assert!(engine.state.borrow().networks.is_empty());
 }
+
+#[test]
+fn a_remote_engine_is_refused_before_anything_is_built() {
+    let error = check_local(&gateway_team(&["alice"]), Some("ssh://gpu-box")).unwrap_err();
+    assert_eq!(
+        error.message,
+        "a team gateway runs on this machine's engine only, not on `ssh://gpu-box`"
+    );
+    assert!(check_local(&gateway_team(&["alice"]), None).is_ok());
+}
