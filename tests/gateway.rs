@@ -175,6 +175,22 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
         "{}",
         up.stderr
     );
+    let ps = tfimg_with_env(folder.path(), &["ps", "--team", &team], &env);
+    let gateway_row = ps
+        .stdout
+        .lines()
+        .find(|line| line.starts_with(&format!("{team}-gateway")));
+    assert!(
+        gateway_row.is_some_and(|row| row.ends_with(&format!("https://127.0.0.1:{port}/"))),
+        "{}",
+        ps.stdout
+    );
+    assert!(
+        ps.stdout
+            .contains(&format!("https://127.0.0.1:{port}/bob/lab\n")),
+        "{}",
+        ps.stdout
+    );
     let published = docker(&["port", &format!("{team}-gateway")]);
     assert_eq!(published.trim(), format!("8443/tcp -> 127.0.0.1:{port}"));
 

@@ -246,6 +246,7 @@ fn request(team: &Team, gateway: &Gateway, image: &str, hash: &str) -> LaunchReq
             (labels::TEAM.to_string(), team.name.clone()),
             (labels::GATEWAY.to_string(), team.name.clone()),
             (labels::MEMBER_HASH.to_string(), hash.to_string()),
+            (labels::url_label("gateway"), gateway.address()),
         ]),
         tunnel: TunnelMode::Detached,
         nvidia: None,

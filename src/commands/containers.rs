@@ -78,7 +78,7 @@ pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
             let rows: Vec<Vec<String>> = entries
                 .iter()
                 .map(|entry| {
-                    let address = ["jupyter", "ssh", "tensorboard"]
+                    let address = ["jupyter", "ssh", "tensorboard", "gateway"]
                         .iter()
                         .find_map(|service| entry.urls.get(*service).cloned())
                         .unwrap_or_else(|| "-".to_string());

@@ -119,7 +119,8 @@ pub fn container_endpoints(
         .map(|ports| labels::decode_ports(ports))
         .unwrap_or_default();
     let mut endpoints = Vec::new();
-    for name in ["jupyter", "ssh", "tensorboard"] {
+    // `gateway`: a team gateway's own address.
+    for name in ["jupyter", "ssh", "tensorboard", "gateway"] {
         let Some(mut address) = container_labels.get(&labels::url_label(name)).cloned() else {
             continue;
         };

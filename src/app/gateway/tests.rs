@@ -93,6 +93,11 @@ fn members_sit_behind_one_published_port_with_their_base_url() {
     assert_eq!(gateway.user.as_deref(), Some("33:33"));
     assert_eq!(gateway.cap_drop, ["ALL"]);
     assert_eq!(gateway.labels[labels::GATEWAY], "lab");
+    assert_eq!(
+        gateway.labels[&labels::url_label("gateway")],
+        "https://127.0.0.1:9443/",
+        "`ps` shows its address"
+    );
 
     // Files go in before the start: the key only its owner reads.
     let state = engine.state.borrow();
