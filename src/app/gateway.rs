@@ -8,22 +8,27 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
+use anyhow::Context;
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
+use crate::app::build::Network;
 use crate::app::launch::{self, LaunchRequest, SshSource, Target, TunnelMode};
 use crate::engine::prelude::*;
 use crate::engine::{BuildRequest, OutputChunk};
+use crate::host::archive::BuildContext;
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
+use crate::output::progress::Reporter;
 use crate::plan::gpus::{GpuMode, GpuSelection};
 use crate::plan::network::{self, GatewayRoute, NetworkPlan};
 use crate::plan::ports::PortRequest;
 use crate::plan::RestartPolicy;
+use crate::render::{self, dockerfile::GATEWAY_BASE};
 use crate::spec::{ResolvedSpec, Service};
 use crate::team::gateway::ingress::IngressPlan;
-use crate::team::gateway::nginx::{self, Backend, GATEWAY_UID};
+use crate::team::gateway::nginx::{self, Backend, GATEWAY_IMAGE, GATEWAY_UID};
 use crate::team::gateway::{Gateway, Tls, LISTEN_PORT, ROUTED_SERVICES};
 use crate::team::{Team, TeamMember};
 
@@ -132,6 +137,7 @@ pub async fn reconcile(
     host: &impl Host,
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
+    image: Option<&str>,
     members_changed: bool,
 ) -> anyhow::Result<Option<GatewayAction>> {
     let existing = engine.container(&container_name(&team.name)).await?;
@@ -145,8 +151,8 @@ pub async fn reconcile(
             .await?;
         return Ok(Some(GatewayAction::Removed));
     };
-    let image = image(engine).await?;
-    let hash = settings_hash(gateway, &image);
+    let image = image.context("the gateway's image was not built before `up`")?;
+    let hash = settings_hash(gateway, image);
     let files = files(host, team, gateway, specs)?;
     match existing {
         Some(found)
@@ -163,7 +169,7 @@ pub async fn reconcile(
             if let Some(found) = found {
                 engine.remove_container(&found.id, true).await?;
             }
-            create(engine, host, team, gateway, &image, &hash, &files).await?;
+            create(engine, host, team, gateway, image, &hash, &files).await?;
             Ok(Some(GatewayAction::Created))
         }
     }
@@ -264,28 +270,48 @@ fn settings_hash(gateway: &Gateway, image: &str) -> String {
     crate::plan::image::hex(&Sha256::digest(text.as_bytes()))[..16].to_string()
 }
 
-/// The gateway's image, built from the registry-free Debian base when missing.
-async fn image(engine: &impl Engine) -> anyhow::Result<String> {
-    let dockerfile = nginx::dockerfile();
-    let tag = nginx::image_tag(&dockerfile);
+/// The gateway's image for `network` (its apt mirror and CA, as spec builds use them):
+/// the existing one, or one built from the registry-free Debian base. Its tag carries the
+/// build key, so a changed mirror, CA or base is a new image.
+pub async fn image(
+    engine: &impl Engine,
+    network: &Network,
+    reporter: &Reporter,
+) -> anyhow::Result<String> {
+    let base = GATEWAY_BASE;
+    let base_id = crate::app::base::ensure_base(engine, base, network, false, false, reporter)
+        .await
+        .map_err(|error| {
+            anyhow::Error::from(InputError::new(
+                format!("the gateway image needs `{base}`: {error:#}"),
+                format!("make it with `tfimg base bootstrap {base}`, or load it (`docker load`)"),
+            ))
+        })?;
+    let rendered = render::dockerfile::gateway(&network.render);
+    let context = BuildContext::from_rendered(&rendered, &[])?;
+    let key = crate::plan::image::build_key(&rendered.dockerfile, &context.digest()?, &base_id);
+    let tag = format!("{GATEWAY_IMAGE}:{}", &key[..12]);
     if engine.image(&tag).await?.is_some() {
         return Ok(tag);
     }
-    let context = tar_of(&[("Dockerfile", dockerfile.as_bytes(), 0o644)], (0, 0))?;
+    reporter.status(&format!(
+        "building the gateway image `{tag}` (nginx from `{base}`)"
+    ));
     let request = BuildRequest {
-        build_args: Default::default(),
+        build_args: network.proxy_build_args.clone().into_iter().collect(),
         no_cache: false,
     };
-    let stream =
-        futures_util::stream::once(async move { Ok::<_, std::io::Error>(Bytes::from(context)) });
-    match engine.build(&request, stream, |_| {}).await? {
+    let built = engine
+        .build(&request, context.into_stream(), |_| {})
+        .await?;
+    match built {
         Ok(id) => {
             engine.tag(&id, &tag).await?;
             Ok(tag)
         }
         Err(failure) => Err(InputError::new(
             format!("the gateway image did not build: {}", failure.message),
-            "the gateway needs `debian:bullseye-slim` (`tfimg base bootstrap debian:bullseye-slim`) and Debian's packages",
+            "nginx comes from Debian's packages: check `--apt-mirror` and `--ca-cert` (the ones spec builds use)",
         )
         .into()),
     }
@@ -300,14 +326,14 @@ fn files(
 ) -> anyhow::Result<Vec<u8>> {
     let config = nginx::config(&team.name, gateway, &backends(team, specs));
     let (cert, key) = certificate(host, team, gateway)?;
-    Ok(tar_of(
-        &[
-            (nginx::CONFIG, config.as_bytes(), 0o644),
-            (nginx::CERT, cert.as_slice(), 0o644),
-            (nginx::KEY, key.as_slice(), 0o600),
-        ],
-        (GATEWAY_UID, GATEWAY_UID),
-    )?)
+    let mut files = BuildContext::default();
+    files.add_bytes(nginx::CONFIG, 0o644, config.into_bytes());
+    files.add_bytes(nginx::CERT, 0o644, cert);
+    files.add_bytes(nginx::KEY, 0o600, key);
+    files.set_owner(GATEWAY_UID, GATEWAY_UID);
+    let mut tar = Vec::new();
+    files.write_tar(&mut tar)?;
+    Ok(tar)
 }
 
 /// The gateway on Kubernetes: each Jupyter member serves under its base URL, and the
@@ -403,22 +429,6 @@ async fn reload(engine: &impl Engine, id: &str) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// A tar of `entries` (name, bytes, mode), each owned by `owner`.
-fn tar_of(entries: &[(&str, &[u8], u32)], owner: (u32, u32)) -> std::io::Result<Vec<u8>> {
-    let mut builder = tar::Builder::new(Vec::new());
-    for (name, bytes, mode) in entries {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
-        header.set_mode(*mode);
-        header.set_uid(u64::from(owner.0));
-        header.set_gid(u64::from(owner.1));
-        header.set_mtime(0);
-        header.set_entry_type(tar::EntryType::Regular);
-        builder.append_data(&mut header, name, *bytes)?;
-    }
-    builder.into_inner()
 }
 
 #[cfg(test)]

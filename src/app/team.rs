@@ -54,13 +54,23 @@ pub struct UpReport {
     pub gateway: Option<GatewayAction>,
 }
 
-/// Brings `team` up: `images` holds each spec's image, `ids` the user the members run as.
+/// The images `up` starts containers of.
+#[derive(Debug, Clone, Default)]
+pub struct TeamImages {
+    /// Each spec's image, by spec name.
+    pub specs: BTreeMap<String, String>,
+    /// The gateway's image, when the team has a gateway.
+    pub gateway: Option<String>,
+}
+
+/// Brings `team` up: `images` holds each spec's image (and the gateway's), `ids` the user
+/// the members run as.
 pub async fn up(
     engine: &impl Engine,
     host: &impl Host,
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
-    images: &BTreeMap<String, String>,
+    images: &TeamImages,
     ids: (u32, u32),
     rollback: bool,
 ) -> anyhow::Result<UpReport> {
@@ -78,7 +88,7 @@ pub async fn up(
         .filter_map(|container| Some((container.labels.get(labels::MEMBER)?.clone(), container)))
         .collect();
     for member in &team.members {
-        let hash = member_hash(team, member, &images[&member.spec]);
+        let hash = member_hash(team, member, &images.specs[&member.spec]);
         let action = match by_member.get(&member.name) {
             Some(container) if keeps(engine, member, container, &hash).await => {
                 reserved.borrow_mut().extend(ports_of(container));
@@ -100,7 +110,7 @@ pub async fn up(
         if report.actions[&member.name] == Action::Unchanged {
             continue;
         }
-        let mut request = member_request(team, member, &specs[&member.spec], images, ids)?;
+        let mut request = member_request(team, member, &specs[&member.spec], &images.specs, ids)?;
         gateway::place_member(team, member, &mut request);
         request.nvidia = prepared.iter().find_map(|earlier| earlier.nvidia.clone());
         let member_error = |error: anyhow::Error| prefixed(member, error);
@@ -112,7 +122,15 @@ pub async fn up(
     }
     start_all(engine, host, prepared, &reserved, rollback, &mut report).await?;
     let changed = !report.started.is_empty() || !report.removed.is_empty();
-    report.gateway = gateway::reconcile(engine, host, team, specs, changed).await?;
+    report.gateway = gateway::reconcile(
+        engine,
+        host,
+        team,
+        specs,
+        images.gateway.as_deref(),
+        changed,
+    )
+    .await?;
     Ok(report)
 }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
-use crate::app::team::{self as reconcile, Action};
+use crate::app::team::{self as reconcile, Action, TeamImages};
 use crate::cli::TeamArgs;
 use crate::commands::config;
 use crate::engine::prelude::*;
@@ -86,7 +86,14 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         // Before any build: members' mounts name folders of this machine.
         reconcile::check_mounts_are_local(&team, engine.remote_endpoint())?;
         crate::app::gateway::check_local(&team, engine.remote_endpoint())?;
-        let images = images_for(&engine, &host, &specs, &network, &reporter).await?;
+        let images = TeamImages {
+            specs: images_for(&engine, &host, &specs, &network, &reporter).await?,
+            gateway: match team.gateway {
+                Some(_) => Some(crate::app::gateway::image(&engine, &network, &reporter).await?),
+                None => None,
+            },
+        };
+        reporter.clear();
         let report =
             reconcile::up(&engine, &host, &team, &specs, &images, ids, args.rollback).await?;
         // Members replaced or rolled back leave tunnels behind on a remote engine.

@@ -22,9 +22,12 @@ use syntax::{env_block, env_block_quoted, line, quote, shell_word};
 
 pub use gpu::{CUDA_CACHE_FOLDER, CUDA_CACHE_MAX_BYTES};
 
+mod gateway;
 mod gpu;
 mod locked;
 mod syntax;
+
+pub use gateway::{gateway, GATEWAY_BASE};
 
 pub use locked::requirements_file;
 

@@ -2,7 +2,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::app::team::{up, UpReport};
+use crate::app::team::{up, TeamImages, UpReport};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 use crate::host::Host;
@@ -25,10 +25,13 @@ fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
     let catalog = Catalog::builtin(PathBuf::from("/project"));
     let resolved = crate::spec::resolve(&catalog, "cpu-jupyter").unwrap();
     let specs = BTreeMap::from([("cpu-jupyter".to_string(), resolved)]);
-    let images = BTreeMap::from([(
-        "cpu-jupyter".to_string(),
-        "tfimg/cpu-jupyter:2.9.3-0123456789ab".to_string(),
-    )]);
+    let images = TeamImages {
+        gateway: Some("tfimg/gateway:0123456789ab".to_string()),
+        specs: BTreeMap::from([(
+            "cpu-jupyter".to_string(),
+            "tfimg/cpu-jupyter:2.9.3-0123456789ab".to_string(),
+        )]),
+    };
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -106,9 +109,9 @@ fn members_sit_behind_one_published_port_with_their_base_url() {
     assert_eq!(
         entries,
         &[
-            "nginx.conf 33:33 644".to_string(),
             "cert.pem 33:33 644".to_string(),
-            "key.pem 33:33 600".to_string()
+            "key.pem 33:33 600".to_string(),
+            "nginx.conf 33:33 644".to_string(),
         ]
     );
     drop(state);

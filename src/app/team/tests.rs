@@ -20,10 +20,13 @@ fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
     let catalog = Catalog::builtin(PathBuf::from("/project"));
     let resolved = crate::spec::resolve(&catalog, "cpu-headless").unwrap();
     let specs = BTreeMap::from([("cpu-headless".to_string(), resolved)]);
-    let images = BTreeMap::from([(
-        "cpu-headless".to_string(),
-        "tfimg/cpu-headless:2.9.3-0123456789ab".to_string(),
-    )]);
+    let images = TeamImages {
+        gateway: None,
+        specs: BTreeMap::from([(
+            "cpu-headless".to_string(),
+            "tfimg/cpu-headless:2.9.3-0123456789ab".to_string(),
+        )]),
+    };
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -93,7 +96,10 @@ fn members_take_different_ports_and_a_member_that_cannot_start_is_reported() {
     let catalog = Catalog::builtin(PathBuf::from("/project"));
     let jupyter = crate::spec::resolve(&catalog, "cpu-jupyter").unwrap();
     let specs = BTreeMap::from([("cpu-jupyter".to_string(), jupyter)]);
-    let images = BTreeMap::from([("cpu-jupyter".to_string(), "tfimg/cpu-jupyter:x".to_string())]);
+    let images = TeamImages {
+        specs: BTreeMap::from([("cpu-jupyter".to_string(), "tfimg/cpu-jupyter:x".to_string())]),
+        gateway: None,
+    };
     let bring_up = |engine: &FakeEngine| {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()

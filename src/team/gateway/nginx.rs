@@ -51,41 +51,9 @@ pub fn reload_command() -> Vec<String> {
         .to_vec()
 }
 
-/// The gateway image's Dockerfile: nginx from Debian's packages on the registry-free
-/// base `tfimg base bootstrap` makes. Its configuration, certificate and key are copied
-/// into each team's container before it starts, never into the image.
-pub fn dockerfile() -> String {
-    format!(
-        "# tfimg's team gateway: nginx from Debian's packages, configured per team at start.
-FROM debian:bullseye-slim
-ENV DEBIAN_FRONTEND=noninteractive
-# No service starts during the build (policy-rc.d), and none is left enabled.
-RUN printf '#!/bin/sh\\nexit 101\\n' >/usr/sbin/policy-rc.d \\
- && chmod 755 /usr/sbin/policy-rc.d \\
- && apt-get update \\
- && apt-get install -y --no-install-recommends nginx-light \\
- && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d /etc/nginx/sites-enabled/default \\
- && mkdir -p {FOLDER} \\
- && chown {uid}:{uid} {FOLDER} /var/log/nginx /var/lib/nginx \\
- && chmod 700 {FOLDER}
-LABEL io.tfimg.gateway=image
-EXPOSE {LISTEN_PORT}
-# SIGQUIT: nginx finishes the requests it is serving before it stops.
-STOPSIGNAL SIGQUIT
-USER {uid}:{uid}
-CMD [\"nginx\", \"-c\", \"{FOLDER}/{CONFIG}\", \"-g\", \"daemon off;\"]
-",
-        uid = GATEWAY_UID,
-    )
-}
-
-/// `tfimg/gateway:<12 hex digits of the Dockerfile's sha256>`: a changed Dockerfile is a
-/// new image.
-pub fn image_tag(dockerfile: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = crate::plan::image::hex(&Sha256::digest(dockerfile.as_bytes()));
-    format!("tfimg/gateway:{}", &digest[..12])
-}
+/// The gateway image's repository; its tag is the build key's first 12 hex digits
+/// (`render::dockerfile::gateway` is its Dockerfile).
+pub const GATEWAY_IMAGE: &str = "tfimg/gateway";
 
 /// The names a self-signed certificate is made for: this machine, and the domain (with
 /// every member's name under it when routing by host).

@@ -1,0 +1,107 @@
+//! The team gateway's Dockerfile: nginx from Debian's packages on the registry-free base
+//! `tfimg base bootstrap` makes, fetched through the same apt mirror and CA as spec
+//! builds. Its configuration, certificate and key are copied into each team's container
+//! before it starts, never into the image.
+
+use std::collections::BTreeMap;
+
+use super::syntax::line;
+use super::{apt_mirror, apt_options, extra_ca};
+use crate::render::files::{ContextFile, CA_CERTIFICATES};
+use crate::render::{NetworkOptions, Rendered};
+use crate::team::gateway::nginx::{CONFIG, FOLDER, GATEWAY_UID};
+use crate::team::gateway::LISTEN_PORT;
+
+/// The base every gateway image starts from.
+pub const GATEWAY_BASE: &str = "debian:bullseye-slim";
+
+/// The gateway image's build: its Dockerfile, and the extra CA when there is one.
+pub fn gateway(network: &NetworkOptions) -> Rendered {
+    let mut files = BTreeMap::new();
+    if let Some(pem) = &network.ca_certificates {
+        files.insert(
+            CA_CERTIFICATES.to_string(),
+            ContextFile {
+                contents: pem.clone(),
+                mode: 0o644,
+            },
+        );
+    }
+    let has_ca = !files.is_empty();
+    let mut w = String::new();
+    line(
+        &mut w,
+        "# tfimg's team gateway: nginx from Debian's packages, configured per team at start.",
+    );
+    line(&mut w, &format!("FROM {GATEWAY_BASE}"));
+    line(&mut w, "ENV DEBIAN_FRONTEND=noninteractive");
+    if has_ca {
+        extra_ca(&mut w);
+    }
+    line(
+        &mut w,
+        "# No service starts during the build (policy-rc.d), and none is left enabled.",
+    );
+    let options = apt_options(network, has_ca);
+    match &network.apt_mirror {
+        Some(mirror) => {
+            apt_mirror(&mut w, mirror);
+            line(
+                &mut w,
+                " && printf '#!/bin/sh\\nexit 101\\n' >/usr/sbin/policy-rc.d \\",
+            );
+        }
+        None => line(
+            &mut w,
+            "RUN printf '#!/bin/sh\\nexit 101\\n' >/usr/sbin/policy-rc.d \\",
+        ),
+    }
+    for step in [
+        " && chmod 755 /usr/sbin/policy-rc.d \\".to_string(),
+        format!(" && apt-get{options} update \\"),
+        format!(" && apt-get{options} install -y --no-install-recommends nginx-light \\"),
+        " && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d /etc/nginx/sites-enabled/default \\"
+            .to_string(),
+        format!(" && mkdir -p {FOLDER} \\"),
+        format!(" && chown {GATEWAY_UID}:{GATEWAY_UID} {FOLDER} /var/log/nginx /var/lib/nginx \\"),
+        format!(" && chmod 700 {FOLDER}"),
+    ] {
+        line(&mut w, &step);
+    }
+    for text in [
+        "LABEL io.tfimg.gateway=image".to_string(),
+        format!("EXPOSE {LISTEN_PORT}"),
+        "# SIGQUIT: nginx finishes the requests it is serving before it stops.".to_string(),
+        "STOPSIGNAL SIGQUIT".to_string(),
+        format!("USER {GATEWAY_UID}:{GATEWAY_UID}"),
+        format!("CMD [\"nginx\", \"-c\", \"{FOLDER}/{CONFIG}\", \"-g\", \"daemon off;\"]"),
+    ] {
+        line(&mut w, &text);
+    }
+    Rendered {
+        dockerfile: w,
+        files,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gateway_image_uses_the_builds_mirror_and_ca() {
+        let plain = gateway(&NetworkOptions::default());
+        assert!(plain.files.is_empty());
+        insta::assert_snapshot!("gateway_dockerfile", plain.dockerfile);
+        let restricted = gateway(&NetworkOptions {
+            ca_certificates: Some(b"-----BEGIN CERTIFICATE-----\n".to_vec()),
+            apt_mirror: Some("https://mirror.example/debian".to_string()),
+            pip_index_url: None,
+        });
+        assert_eq!(
+            restricted.files.keys().collect::<Vec<_>>(),
+            [CA_CERTIFICATES]
+        );
+        insta::assert_snapshot!("gateway_dockerfile_mirror_ca", restricted.dockerfile);
+    }
+}
