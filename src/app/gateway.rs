@@ -7,6 +7,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use bytes::Bytes;
@@ -22,8 +23,10 @@ use crate::input::InputError;
 use crate::labels;
 use crate::output::progress::Reporter;
 use crate::plan::gpus::{GpuMode, GpuSelection};
+use crate::plan::mounts::MountPlan;
 use crate::plan::network::{self, GatewayRoute, NetworkPlan};
-use crate::plan::ports::PortRequest;
+use crate::plan::ports::{PortPlan, PortRequest};
+use crate::plan::LaunchPlan;
 use crate::plan::RestartPolicy;
 use crate::render::{self, dockerfile::GATEWAY_BASE};
 use crate::spec::{ResolvedSpec, Service};
@@ -271,28 +274,42 @@ fn settings_hash(gateway: &Gateway, image: &str) -> String {
 }
 
 /// The gateway's image for `network` (its apt mirror and CA, as spec builds use them):
-/// the existing one, or one built from the registry-free Debian base. Its tag carries the
-/// build key, so a changed mirror, CA or base is a new image.
+/// the existing one, or one built from the registry-free Debian base and also tagged
+/// `tfimg/gateway:latest`. Its tag carries the build key, so a changed mirror, CA or base
+/// is a new image. With `only_check`, `None` instead of a build (or a missing base).
 pub async fn image(
     engine: &impl Engine,
     network: &Network,
+    only_check: bool,
     reporter: &Reporter,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<Option<String>> {
     let base = GATEWAY_BASE;
-    let base_id = crate::app::base::ensure_base(engine, base, network, false, false, reporter)
-        .await
-        .map_err(|error| {
-            anyhow::Error::from(InputError::new(
-                format!("the gateway image needs `{base}`: {error:#}"),
-                format!("make it with `tfimg base bootstrap {base}`, or load it (`docker load`)"),
-            ))
-        })?;
+    let base_id = if only_check {
+        match engine.image(base).await? {
+            Some(found) => found.id,
+            None => return Ok(None),
+        }
+    } else {
+        crate::app::base::ensure_base(engine, base, network, false, false, reporter)
+            .await
+            .map_err(|error| {
+                anyhow::Error::from(InputError::new(
+                    format!("the gateway image needs `{base}`: {error:#}"),
+                    format!(
+                        "make it with `tfimg base bootstrap {base}`, or load it (`docker load`)"
+                    ),
+                ))
+            })?
+    };
     let rendered = render::dockerfile::gateway(&network.render);
     let context = BuildContext::from_rendered(&rendered, &[])?;
     let key = crate::plan::image::build_key(&rendered.dockerfile, &context.digest()?, &base_id);
     let tag = format!("{GATEWAY_IMAGE}:{}", &key[..12]);
     if engine.image(&tag).await?.is_some() {
-        return Ok(tag);
+        return Ok(Some(tag));
+    }
+    if only_check {
+        return Ok(None);
     }
     reporter.status(&format!(
         "building the gateway image `{tag}` (nginx from `{base}`)"
@@ -307,7 +324,8 @@ pub async fn image(
     match built {
         Ok(id) => {
             engine.tag(&id, &tag).await?;
-            Ok(tag)
+            engine.tag(&id, &format!("{GATEWAY_IMAGE}:latest")).await?;
+            Ok(Some(tag))
         }
         Err(failure) => Err(InputError::new(
             format!("the gateway image did not build: {}", failure.message),
@@ -364,6 +382,89 @@ pub fn k8s_export(
         backends,
         cert_pem: String::from_utf8_lossy(&cert).into_owned(),
         key_pem: String::from_utf8_lossy(&key).into_owned(),
+    }))
+}
+
+/// The gateway in a Compose export: its service's plan and the files it reads.
+#[derive(Debug)]
+pub struct ComposeGateway {
+    pub plan: LaunchPlan,
+    /// The folder beside the Compose file the service mounts read-only.
+    pub folder: PathBuf,
+    /// nginx.conf, the certificate and its key (name, bytes, private).
+    pub files: Vec<(&'static str, Vec<u8>, bool)>,
+    /// Who owns the folder and its files: the user the service runs as.
+    pub owner: (u32, u32),
+}
+
+/// The gateway as a Compose service beside the members' (`export_plans` with
+/// `behind_gateway`): nginx as the user who runs Compose (`ids`), so it reads the key
+/// that only they may read, from `folder` mounted read-only; its one port as the file
+/// says, even when `up`'s gateway holds it now. `ids` of root become the image's user.
+pub fn compose_export(
+    host: &impl Host,
+    team: &Team,
+    specs: &BTreeMap<String, ResolvedSpec>,
+    image: &str,
+    ids: (u32, u32),
+    folder: &Path,
+) -> anyhow::Result<Option<ComposeGateway>> {
+    let Some(gateway) = &team.gateway else {
+        return Ok(None);
+    };
+    // nginx never runs as root (its workers would switch to `nobody`): root's export runs
+    // it as the image's user, who is then given the files.
+    let ids = if ids.0 == 0 {
+        (GATEWAY_UID, GATEWAY_UID)
+    } else {
+        ids
+    };
+    let mut request = request(team, gateway, image, "");
+    request.ids = Some(ids);
+    request.port_requests.clear();
+    request.network = None;
+    let reserved = RefCell::new(BTreeSet::new());
+    let mut plan = launch::plan_without_engine(host, request, &reserved)?;
+    plan.labels.remove(labels::MEMBER_HASH);
+    let host_ip = if gateway.public {
+        "0.0.0.0"
+    } else {
+        "127.0.0.1"
+    };
+    plan.ports = vec![PortPlan {
+        name: "gateway".to_string(),
+        container: LISTEN_PORT,
+        host_ip: host_ip.to_string(),
+        host: gateway.port,
+        tunneled: false,
+    }];
+    let published = labels::PublishedPort {
+        name: "gateway".to_string(),
+        host_ip: host_ip.to_string(),
+        host: gateway.port,
+        container: LISTEN_PORT,
+    };
+    plan.labels.insert(
+        labels::PORTS.to_string(),
+        labels::encode_ports(&[published]),
+    );
+    let folder = folder.join(format!("{}.gateway", team.name));
+    plan.mounts = vec![MountPlan {
+        source: folder.clone(),
+        target: nginx::FOLDER.to_string(),
+        read_only: true,
+    }];
+    let config = nginx::config(&team.name, gateway, &backends(team, specs));
+    let (cert, key) = certificate(host, team, gateway)?;
+    Ok(Some(ComposeGateway {
+        plan,
+        folder,
+        owner: ids,
+        files: vec![
+            (nginx::CONFIG, config.into_bytes(), false),
+            (nginx::CERT, cert, false),
+            (nginx::KEY, key, true),
+        ],
     }))
 }
 

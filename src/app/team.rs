@@ -448,18 +448,26 @@ fn prefixed(member: &TeamMember, error: anyhow::Error) -> anyhow::Error {
 
 /// The members' plans for an export (Compose, Kubernetes): the same requests `up` makes,
 /// planned without a daemon (GPUs as device requests, as a cluster's device plugin takes
-/// them), then their missing mount folders made; with what to tell the user.
+/// them), then their missing mount folders made; with what to tell the user. With
+/// `behind_gateway` (Compose) the members sit behind the team's gateway as `up` puts them.
 pub fn export_plans(
     host: &impl Host,
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
     images: &BTreeMap<String, String>,
     ids: (u32, u32),
+    behind_gateway: bool,
 ) -> anyhow::Result<(MemberPlans, Vec<String>)> {
     let requests = team
         .members
         .iter()
-        .map(|member| member_request(team, member, &specs[&member.spec], images, ids))
+        .map(|member| {
+            let mut request = member_request(team, member, &specs[&member.spec], images, ids)?;
+            if behind_gateway {
+                gateway::place_member(team, member, &mut request);
+            }
+            Ok(request)
+        })
         .collect::<Result<Vec<_>, InputError>>()?;
     let reserved = RefCell::new(BTreeSet::new());
     let mut plans = Vec::new();

@@ -11,13 +11,14 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
-use crate::app::team::export_plans;
+use crate::app::team::{export_plans, TeamImages};
 use crate::cli::{ComposeArgs, K8sArgs, Progress};
 use crate::commands::config;
 use crate::host::{Host, Machine};
 use crate::input::InputError;
 use crate::output::progress::Reporter;
 use crate::spec::ResolvedSpec;
+use crate::team::gateway::nginx::GATEWAY_IMAGE;
 
 pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
     let (team, specs) = super::team::team_and_specs(&args.file)?;
@@ -35,13 +36,20 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
         }
         None => std::env::current_dir()?,
     };
-    let images = member_images(&specs, &network, args.build)?;
-    let (plans, notes) = export_plans(&host, &team, &specs, &images, ids)?;
+    let images = images(&specs, &network, args.build, team.gateway.is_some())?;
+    let behind_gateway = team.gateway.is_some();
+    let (mut plans, notes) =
+        export_plans(&host, &team, &specs, &images.specs, ids, behind_gateway)?;
     for note in notes {
         eprintln!("{note}");
     }
-    if team.gateway.is_some() {
-        eprintln!("note: the team's gateway is not exported to Compose yet: its members keep their own ports there (`tfimg k8s` exports it as an Ingress)");
+    if let Some(image) = &images.gateway {
+        let gateway =
+            crate::app::gateway::compose_export(&host, &team, &specs, image, ids, &folder)?;
+        if let Some(gateway) = gateway {
+            write_gateway_files(&gateway)?;
+            plans.push(("gateway".to_string(), gateway.plan));
+        }
     }
     let output = crate::team::compose::compose(
         &team.name,
@@ -79,8 +87,9 @@ pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let images = member_images(&specs, &network, args.build)?;
-    let (mut plans, notes) = export_plans(&Machine, &team, &specs, &images, (args.uid, args.gid))?;
+    let images = images(&specs, &network, args.build, false)?;
+    let ids = (args.uid, args.gid);
+    let (mut plans, notes) = export_plans(&Machine, &team, &specs, &images.specs, ids, false)?;
     for note in notes {
         eprintln!("{note}");
     }
@@ -135,19 +144,24 @@ pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Each spec's image: with `build`, its current build (made when missing, the daemon
-/// required); otherwise the current build where the local daemon has one, else the spec's
-/// moving tag `tfimg/<name>:<tensorflow>` (said once).
-fn member_images(
+/// Each spec's image (and with `gateway` the gateway's): with `build`, its current build
+/// (made when missing, the daemon required); otherwise the current build where the local
+/// daemon has one, else the moving tag `tfimg/<name>:<tensorflow>` (`tfimg/gateway:latest`),
+/// said once.
+fn images(
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
     build: bool,
-) -> anyhow::Result<BTreeMap<String, String>> {
+    gateway: bool,
+) -> anyhow::Result<TeamImages> {
     let reporter = Reporter::new(Progress::Auto);
-    let mut images: BTreeMap<String, String> = specs
-        .iter()
-        .map(|(name, resolved)| (name.clone(), resolved.image_reference()))
-        .collect();
+    let mut images = TeamImages {
+        specs: specs
+            .iter()
+            .map(|(name, resolved)| (name.clone(), resolved.image_reference()))
+            .collect(),
+        gateway: gateway.then(|| format!("{GATEWAY_IMAGE}:latest")),
+    };
     let found = super::runtime()?.block_on(async {
         let engine = match super::try_connect().await? {
             Ok(engine) => engine,
@@ -157,12 +171,18 @@ fn member_images(
             }
             Err(error) => return Err(error.into()),
         };
+        let mut all = true;
+        if gateway {
+            match crate::app::gateway::image(&engine, network, !build, &reporter).await? {
+                Some(tag) => images.gateway = Some(tag),
+                None => all = false,
+            }
+        }
         if build {
             let built = super::team::images_for(&engine, &Machine, specs, network, &reporter);
-            images = built.await?;
-            return Ok(true);
+            images.specs = built.await?;
+            return Ok(all);
         }
-        let mut all = true;
         for (name, resolved) in specs {
             let options = BuildOptions {
                 only_check: true,
@@ -170,7 +190,7 @@ fn member_images(
             };
             match build_spec(&engine, &Machine, resolved, network, &options, &reporter).await {
                 Ok(Some(built)) => {
-                    images.insert(name.clone(), built.plan.keyed_tag);
+                    images.specs.insert(name.clone(), built.plan.keyed_tag);
                 }
                 _ => all = false,
             }
@@ -179,7 +199,39 @@ fn member_images(
     })?;
     reporter.clear();
     if !found {
-        eprintln!("note: some images are not built for their specs' current versions; they are referenced by their moving tags (`tfimg/<spec>:<tensorflow>`); `--build` builds them first");
+        eprintln!("note: some images are not built for their specs' current versions; they are referenced by their moving tags (`tfimg/<spec>:<tensorflow>`, `tfimg/gateway:latest`); `--build` builds them first");
     }
     Ok(images)
+}
+
+/// The gateway's folder beside the Compose file (only its owner may enter it), with its
+/// configuration, certificate and key (only its owner may read it).
+fn write_gateway_files(gateway: &crate::app::gateway::ComposeGateway) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let folder = &gateway.folder;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(folder)
+        .with_context(|| format!("cannot make `{}`", folder.display()))?;
+    std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))?;
+    for (name, bytes, private) in &gateway.files {
+        let path = folder.join(name);
+        let written = if *private {
+            crate::host::write_private(&path, bytes)
+        } else {
+            std::fs::write(&path, bytes)
+        };
+        written.with_context(|| format!("cannot write `{}`", path.display()))?;
+    }
+    let (uid, gid) = gateway.owner;
+    if crate::host::Machine.ids().map(|(me, _)| me) != Some(uid) {
+        // Root exports for the image's user (nginx never runs as root).
+        for name in std::iter::once(".").chain(gateway.files.iter().map(|(name, ..)| *name)) {
+            let path = folder.join(name);
+            std::os::unix::fs::chown(&path, Some(uid), Some(gid))
+                .with_context(|| format!("cannot give `{}` to {uid}:{gid}", path.display()))?;
+        }
+    }
+    Ok(())
 }

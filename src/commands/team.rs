@@ -89,7 +89,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         let images = TeamImages {
             specs: images_for(&engine, &host, &specs, &network, &reporter).await?,
             gateway: match team.gateway {
-                Some(_) => Some(crate::app::gateway::image(&engine, &network, &reporter).await?),
+                Some(_) => crate::app::gateway::image(&engine, &network, false, &reporter).await?,
                 None => None,
             },
         };

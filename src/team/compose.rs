@@ -102,6 +102,10 @@ fn service(plan: &LaunchPlan, env_file: Option<&str>, plain: &[&String], folder:
     if !plan.mounts.is_empty() {
         put("volumes", volumes(plan, folder));
     }
+    if plan.network.is_some() {
+        // Behind the team's gateway: its nginx.conf names members as `up` does.
+        put("networks", aliases(&plan.name));
+    }
     put("shm_size", format!("{}", plan.shm_size).into());
     if let Some(memory) = plan.memory {
         put("mem_limit", format!("{memory}").into());
@@ -133,6 +137,15 @@ fn service(plan: &LaunchPlan, env_file: Option<&str>, plain: &[&String], folder:
         }
     }
     service
+}
+
+/// `networks: {default: {aliases: [NAME]}}`: the service answers to its container name.
+fn aliases(name: &str) -> Value {
+    let mut default = Mapping::new();
+    default.insert("aliases".into(), Value::Sequence(vec![name.into()]));
+    let mut networks = Mapping::new();
+    networks.insert("default".into(), Value::Mapping(default));
+    Value::Mapping(networks)
 }
 
 /// `KEY=value` entries as a mapping.

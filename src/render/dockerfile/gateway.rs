@@ -62,6 +62,9 @@ pub fn gateway(network: &NetworkOptions) -> Rendered {
         format!(" && apt-get{options} install -y --no-install-recommends nginx-light \\"),
         " && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d /etc/nginx/sites-enabled/default \\"
             .to_string(),
+        // nginx opens its built-in error log before it reads the configuration: as any
+        // user (Compose runs it as the host's), that open reaches the container's stderr.
+        " && ln -sf /dev/stderr /var/log/nginx/error.log \\".to_string(),
         format!(" && mkdir -p {FOLDER} \\"),
         format!(" && chown {GATEWAY_UID}:{GATEWAY_UID} {FOLDER} /var/log/nginx /var/lib/nginx \\"),
         format!(" && chmod 700 {FOLDER}"),
