@@ -5,15 +5,9 @@
 
 mod common;
 
+use common::cli::free_port;
+use common::compose::ComposeGuard;
 use common::{docker, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind(("127.0.0.1", 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// The token in a member's row of `up`'s table.
 fn token_of(table: &str, member: &str) -> String {
@@ -132,7 +126,7 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
         .to_lowercase();
     let (team, spec) = (format!("gw{id}"), format!("gwspec{id}"));
     let _network = NetworkGuard(format!("tfimg-{team}"));
-    let mut guard = DockerGuard::images(&[&format!("tfimg/{spec}"), "tfimg/gateway"]);
+    let mut guard = DockerGuard::images(&[&format!("tfimg/{spec}")]);
     guard.container_label = Some(format!("io.tfimg.team={team}"));
     guard.containers = ["check", "hold", "check-dave"]
         .map(|name| format!("{team}-{name}"))
@@ -383,4 +377,100 @@ fn k8s_exports_the_gateway_as_an_ingress() {
             .unwrap_or_else(|| panic!("{env:?}"));
         assert_eq!(base["value"], alice_path);
     }
+}
+
+/// `curl`'s status for `path` through the gateway on `port`, trusting only `cert`.
+fn status_through(port: u16, cert: &std::path::Path, path: &str) -> String {
+    let output = std::process::Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert"])
+        .arg(cert)
+        .arg(format!("https://127.0.0.1:{port}{path}"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `compose` of a team with a gateway: docker-compose accepts it, the members publish
+/// nothing, the gateway's key stays its owner's, and once up each member answers through
+/// the gateway's one port to their own token only, with the team's certificate.
+#[tokio::test]
+async fn compose_exports_the_gateway_and_it_serves_each_member_behind_it() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    let id = unique("c").replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let team = format!("gc{}", &id[id.len() - 10..]).to_lowercase();
+    let port = free_port();
+    let file = team_file(&team, "cpu-jupyter", port, &["alice", "bob"]);
+    let folder = scratch(&[("team.yaml", &file)]);
+    let data = folder.path().join(".tfimg-data");
+    let output = folder.path().join("out/team.compose.yaml");
+    let guard = ComposeGuard {
+        file: output.clone(),
+        project: team.clone(),
+    };
+    let made = tfimg_with_env(
+        folder.path(),
+        &[
+            "compose",
+            "team.yaml",
+            "--build",
+            "--ca-cert",
+            HOST_CA,
+            "-o",
+            "out/team.compose.yaml",
+        ],
+        &[("XDG_DATA_HOME", data.to_str().unwrap())],
+    );
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    use std::os::unix::fs::PermissionsExt;
+    let files = folder.path().join(format!("out/{team}.gateway"));
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&files), 0o700);
+    assert_eq!(mode(&files.join("key.pem")), 0o600);
+    let text = std::fs::read_to_string(&output).unwrap();
+    assert!(
+        text.contains(&format!("\"127.0.0.1:{port}:8443\"")),
+        "{text}"
+    );
+    assert!(
+        !text.contains(":8888\""),
+        "members publish no port:\n{text}"
+    );
+
+    let config = guard.run(&["config"], &[]);
+    assert!(
+        config.status.success(),
+        "{}",
+        String::from_utf8_lossy(&config.stderr)
+    );
+    let up = guard.run(&["up", "-d"], &[]);
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let token = |member: &str| {
+        let env = std::fs::read_to_string(folder.path().join(format!("out/{team}.{member}.env")))
+            .unwrap();
+        env.lines()
+            .find_map(|line| line.strip_prefix("TFIMG_JUPYTER_TOKEN="))
+            .expect("a token in the env file")
+            .to_string()
+    };
+    let cert = files.join("cert.pem");
+    for (member, other) in [("alice", "bob"), ("bob", "alice")] {
+        let own = format!("/{member}/api/status?token={}", token(member));
+        common::wait_for(
+            &format!("{member}'s Jupyter through the gateway"),
+            std::time::Duration::from_secs(120),
+            || status_through(port, &cert, &own) == "200",
+        );
+        let others = format!("/{member}/api/status?token={}", token(other));
+        assert_eq!(status_through(port, &cert, &others), "403", "{member}");
+        let none = format!("/{member}/api/status");
+        assert_eq!(status_through(port, &cert, &none), "403", "{member}");
+    }
+    drop(guard);
 }

@@ -8,15 +8,9 @@ use tfimg::engine::prelude::*;
 
 use std::os::unix::fs::PermissionsExt;
 
+use common::cli::free_port;
+use common::compose::ComposeGuard;
 use common::{http, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind(("127.0.0.1", 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn team_file(team: &str, ports: &[u16; 3], alice_env: &str) -> String {
     format!(
@@ -233,22 +227,6 @@ fn unquoted(text: &str) -> &str {
     text.trim_matches(|c| c == '\'' || c == '"')
 }
 
-/// Stops and removes a Compose project when dropped (also when the test fails).
-struct ComposeGuard {
-    file: std::path::PathBuf,
-    project: String,
-}
-
-impl Drop for ComposeGuard {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("docker-compose")
-            .arg("-f")
-            .arg(&self.file)
-            .args(["-p", &self.project, "down", "--timeout", "2"])
-            .output();
-    }
-}
-
 #[tokio::test]
 async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_urls() {
     let Some(_engine) = common::engine().await else {
@@ -320,16 +298,7 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
     );
 
     // `$x` would be the host's variable if Compose were left to interpolate it.
-    let compose = |args: &[&str]| {
-        std::process::Command::new("docker-compose")
-            .arg("-f")
-            .arg(&output)
-            .args(["-p", &guard.project])
-            .args(args)
-            .env("x", "WRONG")
-            .output()
-            .unwrap()
-    };
+    let compose = |args: &[&str]| guard.run(args, &[("x", "WRONG")]);
     let config = compose(&["config"]);
     assert!(
         config.status.success(),

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod compose;
 pub mod daemon;
 pub mod gpu;
 pub mod sshd;
