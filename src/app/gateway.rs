@@ -43,8 +43,9 @@ pub fn container_name(team: &str) -> String {
     format!("{team}-gateway")
 }
 
-/// A member's network, and for a Jupyter member its place behind the gateway: its
-/// Jupyter and TensorBoard leave the published ports (SSH keeps its own).
+/// A member's network, and for a Jupyter member its place behind the gateway. No member
+/// publishes Jupyter or TensorBoard: an SSH member keeps its ssh port, and reaches its
+/// TensorBoard through it (`ssh -L`), since TensorBoard has no login the gateway could ask.
 pub fn place_member(team: &Team, member: &TeamMember, request: &mut LaunchRequest) {
     let Some(gateway) = &team.gateway else {
         return;
@@ -59,12 +60,10 @@ pub fn place_member(team: &Team, member: &TeamMember, request: &mut LaunchReques
             tensorboard_url: tensorboard.then(|| gateway.url(&member.name, "tensorboard")),
         }
     });
-    if behind {
-        request
-            .target
-            .ports
-            .retain(|service, _| !ROUTED_SERVICES.contains(&service.as_str()));
-    }
+    request
+        .target
+        .ports
+        .retain(|service, _| !ROUTED_SERVICES.contains(&service.as_str()));
     request.network = Some(NetworkPlan {
         name: network::team_network(&team.name),
         gateway: route,

@@ -47,6 +47,24 @@ fn id_of(engine: &FakeEngine, name: &str) -> String {
 }
 
 #[test]
+fn an_ssh_member_publishes_only_its_ssh_port_beside_the_gateway() {
+    let text = "team: lab\nmembers:\n  - name: carol\n    spec: cpu-ssh\ngateway: {port: 9443}\n";
+    let team = team::parse(text, "team.yaml", PathBuf::from("/project")).unwrap();
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let resolved = crate::spec::resolve(&catalog, "cpu-ssh").unwrap();
+    let images = BTreeMap::from([("cpu-ssh".to_string(), "tfimg/cpu-ssh:x".to_string())]);
+    let carol = &team.members[0];
+    let mut request =
+        crate::app::team::member_request(&team, carol, &resolved, &images, (4321, 4322)).unwrap();
+    assert!(request.target.ports.contains_key("tensorboard"));
+    place_member(&team, carol, &mut request);
+    assert_eq!(request.target.ports.keys().collect::<Vec<_>>(), ["ssh"]);
+    let network = request.network.unwrap();
+    assert_eq!(network.name, "tfimg-lab");
+    assert!(network.gateway.is_none(), "not behind the gateway");
+}
+
+#[test]
 fn members_sit_behind_one_published_port_with_their_base_url() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
     let report = up_once(&engine, &host, &gateway_team(&["alice", "bob"]));
