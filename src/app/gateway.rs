@@ -7,31 +7,24 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
-use crate::app::build::Network;
 use crate::app::launch::{self, LaunchRequest, SshSource, Target, TunnelMode};
 use crate::engine::prelude::*;
-use crate::engine::{BuildRequest, OutputChunk};
+use crate::engine::OutputChunk;
 use crate::host::archive::BuildContext;
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
-use crate::output::progress::Reporter;
 use crate::plan::gpus::{GpuMode, GpuSelection};
-use crate::plan::mounts::MountPlan;
 use crate::plan::network::{self, GatewayRoute, NetworkPlan};
-use crate::plan::ports::{PortPlan, PortRequest};
-use crate::plan::LaunchPlan;
+use crate::plan::ports::PortRequest;
 use crate::plan::RestartPolicy;
-use crate::render::{self, dockerfile::GATEWAY_BASE};
 use crate::spec::{ResolvedSpec, Service};
-use crate::team::gateway::ingress::IngressPlan;
-use crate::team::gateway::nginx::{self, Backend, GATEWAY_IMAGE, GATEWAY_UID};
+use crate::team::gateway::nginx::{self, Backend, GATEWAY_UID};
 use crate::team::gateway::{Gateway, Tls, LISTEN_PORT, ROUTED_SERVICES};
 use crate::team::{Team, TeamMember};
 
@@ -272,68 +265,6 @@ fn settings_hash(gateway: &Gateway, image: &str) -> String {
     crate::plan::image::hex(&Sha256::digest(text.as_bytes()))[..16].to_string()
 }
 
-/// The gateway's image for `network` (its apt mirror and CA, as spec builds use them):
-/// the existing one, or one built from the registry-free Debian base and also tagged
-/// `tfimg/gateway:latest`. Its tag carries the build key, so a changed mirror, CA or base
-/// is a new image. With `only_check`, `None` instead of a build (or a missing base).
-pub async fn image(
-    engine: &impl Engine,
-    network: &Network,
-    only_check: bool,
-    reporter: &Reporter,
-) -> anyhow::Result<Option<String>> {
-    let base = GATEWAY_BASE;
-    let base_id = if only_check {
-        match engine.image(base).await? {
-            Some(found) => found.id,
-            None => return Ok(None),
-        }
-    } else {
-        crate::app::base::ensure_base(engine, base, network, false, false, reporter)
-            .await
-            .map_err(|error| {
-                anyhow::Error::from(InputError::new(
-                    format!("the gateway image needs `{base}`: {error:#}"),
-                    format!(
-                        "make it with `tfimg base bootstrap {base}`, or load it (`docker load`)"
-                    ),
-                ))
-            })?
-    };
-    let rendered = render::dockerfile::gateway(&network.render);
-    let context = BuildContext::from_rendered(&rendered, &[])?;
-    let key = crate::plan::image::build_key(&rendered.dockerfile, &context.digest()?, &base_id);
-    let tag = format!("{GATEWAY_IMAGE}:{}", &key[..12]);
-    if engine.image(&tag).await?.is_some() {
-        return Ok(Some(tag));
-    }
-    if only_check {
-        return Ok(None);
-    }
-    reporter.status(&format!(
-        "building the gateway image `{tag}` (nginx from `{base}`)"
-    ));
-    let request = BuildRequest {
-        build_args: network.proxy_build_args.clone().into_iter().collect(),
-        no_cache: false,
-    };
-    let built = engine
-        .build(&request, context.into_stream(), |_| {})
-        .await?;
-    match built {
-        Ok(id) => {
-            engine.tag(&id, &tag).await?;
-            engine.tag(&id, &format!("{GATEWAY_IMAGE}:latest")).await?;
-            Ok(Some(tag))
-        }
-        Err(failure) => Err(InputError::new(
-            format!("the gateway image did not build: {}", failure.message),
-            "nginx comes from Debian's packages: check `--apt-mirror` and `--ca-cert` (the ones spec builds use)",
-        )
-        .into()),
-    }
-}
-
 /// The tar of nginx.conf, the certificate and its key (0600), owned by nginx's user.
 fn files(
     host: &impl Host,
@@ -351,120 +282,6 @@ fn files(
     let mut tar = Vec::new();
     files.write_tar(&mut tar)?;
     Ok(tar)
-}
-
-/// The gateway on Kubernetes: each Jupyter member serves under its base URL, and the
-/// Ingress routes to the members' Services with the team's certificate.
-pub fn k8s_export(
-    host: &impl Host,
-    team: &Team,
-    specs: &BTreeMap<String, ResolvedSpec>,
-    plans: &mut crate::app::team::MemberPlans,
-) -> anyhow::Result<Option<IngressPlan>> {
-    let Some(gateway) = &team.gateway else {
-        return Ok(None);
-    };
-    let backends = backends(team, specs);
-    for (member, plan) in plans.iter_mut() {
-        if backends.iter().any(|backend| backend.member == *member) {
-            plan.env.push(format!(
-                "{}={}",
-                labels::JUPYTER_BASE_URL_VARIABLE,
-                gateway.base_url(member)
-            ));
-            plan.env.sort();
-        }
-    }
-    let (cert, key) = certificate(host, team, gateway)?;
-    Ok(Some(IngressPlan {
-        gateway: gateway.clone(),
-        backends,
-        cert_pem: String::from_utf8_lossy(&cert).into_owned(),
-        key_pem: String::from_utf8_lossy(&key).into_owned(),
-    }))
-}
-
-/// The gateway in a Compose export: its service's plan and the files it reads.
-#[derive(Debug)]
-pub struct ComposeGateway {
-    pub plan: LaunchPlan,
-    /// The folder beside the Compose file the service mounts read-only.
-    pub folder: PathBuf,
-    /// nginx.conf, the certificate and its key (name, bytes, private).
-    pub files: Vec<(&'static str, Vec<u8>, bool)>,
-    /// Who owns the folder and its files: the user the service runs as.
-    pub owner: (u32, u32),
-}
-
-/// The gateway as a Compose service beside the members' (`export_plans` with
-/// `behind_gateway`): nginx as the user who runs Compose (`ids`), so it reads the key
-/// that only they may read, from `folder` mounted read-only; its one port as the file
-/// says, even when `up`'s gateway holds it now. `ids` of root become the image's user.
-pub fn compose_export(
-    host: &impl Host,
-    team: &Team,
-    specs: &BTreeMap<String, ResolvedSpec>,
-    image: &str,
-    ids: (u32, u32),
-    folder: &Path,
-) -> anyhow::Result<Option<ComposeGateway>> {
-    let Some(gateway) = &team.gateway else {
-        return Ok(None);
-    };
-    // nginx never runs as root (its workers would switch to `nobody`): root's export runs
-    // it as the image's user, who is then given the files.
-    let ids = if ids.0 == 0 {
-        (GATEWAY_UID, GATEWAY_UID)
-    } else {
-        ids
-    };
-    let mut request = request(team, gateway, image, "");
-    request.ids = Some(ids);
-    request.port_requests.clear();
-    request.network = None;
-    let reserved = RefCell::new(BTreeSet::new());
-    let mut plan = launch::plan_without_engine(host, request, &reserved)?;
-    plan.labels.remove(labels::MEMBER_HASH);
-    let host_ip = if gateway.public {
-        "0.0.0.0"
-    } else {
-        "127.0.0.1"
-    };
-    plan.ports = vec![PortPlan {
-        name: "gateway".to_string(),
-        container: LISTEN_PORT,
-        host_ip: host_ip.to_string(),
-        host: gateway.port,
-        tunneled: false,
-    }];
-    let published = labels::PublishedPort {
-        name: "gateway".to_string(),
-        host_ip: host_ip.to_string(),
-        host: gateway.port,
-        container: LISTEN_PORT,
-    };
-    plan.labels.insert(
-        labels::PORTS.to_string(),
-        labels::encode_ports(&[published]),
-    );
-    let folder = folder.join(format!("{}.gateway", team.name));
-    plan.mounts = vec![MountPlan {
-        source: folder.clone(),
-        target: nginx::FOLDER.to_string(),
-        read_only: true,
-    }];
-    let config = nginx::config(&team.name, gateway, &backends(team, specs));
-    let (cert, key) = certificate(host, team, gateway)?;
-    Ok(Some(ComposeGateway {
-        plan,
-        folder,
-        owner: ids,
-        files: vec![
-            (nginx::CONFIG, config.into_bytes(), false),
-            (nginx::CERT, cert, false),
-            (nginx::KEY, key, true),
-        ],
-    }))
 }
 
 /// The certificate and key: the file's, or the team's self-signed pair, made once and
@@ -530,6 +347,12 @@ async fn reload(engine: &impl Engine, id: &str) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+mod export;
+mod image;
+
+pub use export::{compose_export, k8s_export, ComposeGateway};
+pub use image::image;
 
 #[cfg(test)]
 mod tests;
