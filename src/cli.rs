@@ -89,6 +89,10 @@ pub enum Command {
     /// a list of params, queued onto the GPUs (or CPU slots) of this host, resumable; or
     /// look at a sweep with `status`, `results`, `stop` and `report`.
     Sweep(SweepArgs),
+    /// Serve a SavedModel folder (numbered versions, `MODEL_DIR/1/saved_model.pb`) over
+    /// TensorFlow Serving's REST API: waits until the model answers and prints a `curl`
+    /// line; new versions copied into the folder are served without a restart.
+    Serve(ServeArgs),
     /// Internal: drop superseded builds of a spec (started by `build` in the background).
     #[command(hide = true)]
     PruneSuperseded { name: String, key: String },
@@ -219,6 +223,40 @@ pub struct RunArgs {
     /// The command to run instead of the image's service.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The model's folder: numbered SavedModel versions (`1/`, `2/`, ...), mounted
+    /// read-only at `/models/NAME`.
+    pub model_dir: String,
+
+    /// The model's name in the API's URLs [default: the folder's name].
+    #[arg(long)]
+    pub name: Option<String>,
+
+    /// GPUs: `all`, a count, indices, UUIDs, or `none` [default: `gpu-serving` with every
+    /// GPU where the host can give them, else `cpu-serving`].
+    #[arg(long, value_name = "GPUS", allow_hyphen_values = true)]
+    pub gpus: Option<String>,
+
+    /// The host port of the REST API (container port 8501) [default: 8501 when free].
+    #[arg(short = 'p', long = "port", value_name = "PORT", allow_hyphen_values = true)]
+    pub port: Option<String>,
+
+    /// Bind the port on every interface (0.0.0.0) instead of 127.0.0.1.
+    #[arg(long)]
+    pub public: bool,
+
+    /// Run in the background once the model answers.
+    #[arg(short, long)]
+    pub detach: bool,
+
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: Progress,
+
+    #[command(flatten)]
+    pub network: NetworkArgs,
 }
 
 #[derive(Debug, Args)]

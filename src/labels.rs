@@ -69,6 +69,9 @@ pub const VOLUME: &str = "io.tfimg.volume";
 /// A team's gateway container (the team's name).
 pub const GATEWAY: &str = "io.tfimg.gateway";
 
+/// A serving container's model (`tfimg serve`): readiness waits for it, its URL names it.
+pub const MODEL: &str = "io.tfimg.model";
+
 // The entrypoint's run-time contract (variables tfimg sets in containers).
 
 /// The reserved prefix: specs and `-e` may not set these.

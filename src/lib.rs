@@ -77,6 +77,7 @@ pub fn main() -> ExitCode {
         Command::Load(args) => commands::bundle::load(&args),
         Command::K8s(args) => commands::export::k8s(&args),
         Command::Sweep(args) => commands::sweep::run(&args),
+        Command::Serve(args) => commands::serve::run(&args),
         Command::PruneSuperseded { name, key } => commands::build::prune_command(&name, &key),
     };
     match outcome {

@@ -12,6 +12,7 @@
 //! - `launch`: THE launcher, one container from a request (run, a team member, ...).
 //! - `ready`: waiting until a started container's service answers.
 //! - `run`: `tfimg run`'s target and what happens after the start.
+//! - `serve`: a SavedModel folder behind TensorFlow Serving's REST API (`tfimg serve`).
 //! - `sweep`: many trials queued onto GPU slots, journaled, resumed; a sweep's folder read back.
 //! - `team`: a team brought to what its file says (`up`), and its exports' plans.
 //! - `tunnels`: ports of containers on a remote engine carried to this machine, recorded.
@@ -27,6 +28,7 @@ pub mod launch;
 pub mod lock;
 pub mod ready;
 pub mod run;
+pub mod serve;
 pub mod sweep;
 pub mod team;
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Readiness: a started container's service answers. Jupyter answers `/api/status` with
 //! its token; sshd has printed its host key (pinned in tfimg's known_hosts) and sends its
-//! banner. TensorBoard gets one probe, never a wait.
+//! banner; a model server says its model is `AVAILABLE`. TensorBoard gets one probe,
+//! never a wait.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -8,8 +9,9 @@ use std::time::{Duration, Instant};
 use crate::engine::Engine;
 use crate::host::Host;
 use crate::labels;
+use crate::plan::serving::{self, ModelState};
 use crate::plan::LaunchPlan;
-use crate::spec::resolved::TENSORBOARD_PORT;
+use crate::spec::resolved::{SERVING_PORT_NAME, TENSORBOARD_PORT};
 
 /// How long Jupyter or sshd may take to answer after the container starts.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(180);
@@ -87,6 +89,10 @@ async fn answers(
             (Some(_), Some(_)) => false,
             _ => true,
         },
+        Some("serving") => match port(SERVING_PORT_NAME) {
+            Some(port) => serving_answers(host, port, plan.labels.get(labels::MODEL)).await?,
+            None => true,
+        },
         _ => true,
     })
 }
@@ -114,6 +120,28 @@ async fn answers_inside(
         host.sleep(Duration::from_millis(450)).await;
     }
     Ok(answered)
+}
+
+/// A model server answers: with its model `AVAILABLE` when it serves one for tfimg (`tfimg
+/// serve`), else with any HTTP answer. A model that failed to load ends the wait.
+async fn serving_answers(
+    host: &impl Host,
+    port: u16,
+    model: Option<&String>,
+) -> anyhow::Result<bool> {
+    let Some(model) = model else {
+        return Ok(host.http_get(port, "/").await.is_some());
+    };
+    let Some((status, body)) = host.http_get(port, &format!("/v1/models/{model}")).await else {
+        return Ok(false);
+    };
+    match serving::model_state(status, &body) {
+        ModelState::Available { .. } => Ok(true),
+        ModelState::Waiting => Ok(false),
+        ModelState::Failed { message } => {
+            anyhow::bail!("the model server could not load `{model}`: {message}")
+        }
+    }
 }
 
 /// Pins the SSH host key the container's entrypoint printed for `[127.0.0.1]:port` in

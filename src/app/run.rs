@@ -13,7 +13,7 @@ use crate::host::Host;
 use crate::input::InputError;
 use crate::labels::ImageLabels;
 use crate::output::progress::Reporter;
-use crate::spec::resolved::TENSORBOARD_PORT;
+use crate::spec::resolved::{SERVING_PORT, SERVING_PORT_NAME, TENSORBOARD_PORT};
 use crate::spec::{ResolvedSpec, Service};
 
 /// The spec's target: its current image, built (and verified) when missing; with
@@ -94,6 +94,7 @@ pub fn target_of_image(reference: &str, image: &ImageFacts) -> Target {
     let service = match facts.service.as_deref() {
         Some("jupyter") => Service::Jupyter,
         Some("ssh") => Service::Ssh,
+        Some("serving") => Service::Serving,
         _ => Service::None,
     };
     let mut ports = BTreeMap::new();
@@ -101,6 +102,7 @@ pub fn target_of_image(reference: &str, image: &ImageFacts) -> Target {
         let name = match (service, port) {
             (Service::Jupyter, 8888) => "jupyter".to_string(),
             (Service::Ssh, 22) => "ssh".to_string(),
+            (Service::Serving, &SERVING_PORT) => SERVING_PORT_NAME.to_string(),
             // Only where the image's entrypoint runs TensorBoard (tfimg images built with
             // a `tensorboard` port say which port in a label): a URL must answer.
             (_, port) if facts.tensorboard == Some(*port) => TENSORBOARD_PORT.to_string(),
@@ -160,26 +162,9 @@ pub async fn attend(
     sink: impl FnMut(OutputChunk),
 ) -> anyhow::Result<After> {
     let plan = &launched.plan;
-    let id = launched.id.as_str();
-    // Jupyter and sshd are waited for; a headless container has nothing to answer, so a
-    // detached one is left to run as `docker run -d` leaves it (no extra round trip).
-    let serves = plan
-        .endpoints
-        .iter()
-        .any(|(endpoint, _)| endpoint == "jupyter" || endpoint == "ssh");
-    let wait_for_service = !no_wait && serves;
-    if wait_for_service {
-        let ready = tokio::select! {
-            result = ready::wait_until_ready(engine, host, id, plan, launched.known_hosts.as_deref()) => Some(result),
-            _ = host.interrupted() => None,
-        };
-        match ready {
-            None => return Ok(After::Interrupted),
-            Some(Err(error)) => return Err(not_up(engine, launched, error).await),
-            Some(Ok(())) => {}
-        }
-    }
-    let tensorboard_starting = wait_for_service && ready::tensorboard_starting(host, plan).await;
+    let Some(tensorboard_starting) = await_service(engine, host, launched, no_wait).await? else {
+        return Ok(After::Interrupted);
+    };
     if detach || !plan.endpoints.is_empty() {
         tell(Moment::Reachable {
             tensorboard_starting,
@@ -188,6 +173,52 @@ pub async fn attend(
     if detach {
         return Ok(After::Detached);
     }
+    stream_until_exit(engine, host, launched, tell, sink).await
+}
+
+/// Waits until the container's service answers (Jupyter, sshd, a model server; a headless
+/// container has nothing to answer, so a detached one is left to run as `docker run -d`
+/// leaves it, with no extra round trip). `Some(whether TensorBoard is still starting)`,
+/// or `None` when the user interrupted.
+pub async fn await_service(
+    engine: &impl Engine,
+    host: &impl Host,
+    launched: &Launched,
+    no_wait: bool,
+) -> anyhow::Result<Option<bool>> {
+    let plan = &launched.plan;
+    let id = launched.id.as_str();
+    let serves = plan
+        .endpoints
+        .iter()
+        .any(|(endpoint, _)| ["jupyter", "ssh", SERVING_PORT_NAME].contains(&endpoint.as_str()));
+    let wait_for_service = !no_wait && serves;
+    if wait_for_service {
+        let ready = tokio::select! {
+            result = ready::wait_until_ready(engine, host, id, plan, launched.known_hosts.as_deref()) => Some(result),
+            _ = host.interrupted() => None,
+        };
+        match ready {
+            None => return Ok(None),
+            Some(Err(error)) => return Err(not_up(engine, launched, error).await),
+            Some(Ok(())) => {}
+        }
+    }
+    Ok(Some(
+        wait_for_service && ready::tensorboard_starting(host, plan).await,
+    ))
+}
+
+/// In the foreground: the container's output to `sink` until it exits (its code), or
+/// until the user interrupts (then it is stopped).
+pub async fn stream_until_exit(
+    engine: &impl Engine,
+    host: &impl Host,
+    launched: &Launched,
+    mut tell: impl FnMut(Moment),
+    sink: impl FnMut(OutputChunk),
+) -> anyhow::Result<After> {
+    let id = launched.id.as_str();
     let interrupted = tokio::select! {
         result = engine.stream_output(id, true, None, sink) => { result?; false }
         _ = host.interrupted() => true,

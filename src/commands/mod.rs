@@ -15,6 +15,7 @@ pub mod lock;
 pub mod push;
 pub mod render;
 pub mod run;
+pub mod serve;
 pub mod show;
 pub mod sweep;
 pub mod team;

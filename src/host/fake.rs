@@ -28,6 +28,10 @@ pub struct FakeHost {
     pub removed: RefCell<Vec<PathBuf>>,
     /// What the HTTP probe answers (`None`: nothing listens).
     pub http: Option<u16>,
+    /// What `http_get` answers for a path, in turn (the last one again and again); a
+    /// path not listed answers `http` with an empty body. Paths asked, in order.
+    pub http_answers: RefCell<std::collections::BTreeMap<String, Vec<(u16, String)>>>,
+    pub http_asked: RefCell<Vec<String>>,
     pub prunes: RefCell<Vec<(String, String)>>,
     /// Files written through the host, by path.
     pub files: RefCell<std::collections::BTreeMap<PathBuf, Vec<u8>>>,
@@ -153,6 +157,21 @@ impl Host for FakeHost {
         self.http
     }
 
+    async fn http_get(&self, _port: u16, path: &str) -> Option<(u16, Vec<u8>)> {
+        self.http_asked.borrow_mut().push(path.to_string());
+        let mut answers = self.http_answers.borrow_mut();
+        match answers.get_mut(path) {
+            Some(queue) if !queue.is_empty() => {
+                let (status, body) = match queue.len() {
+                    1 => queue[0].clone(),
+                    _ => queue.remove(0),
+                };
+                Some((status, body.into_bytes()))
+            }
+            _ => self.http.map(|status| (status, Vec::new())),
+        }
+    }
+
     async fn ssh_banner(&self, _port: u16) -> bool {
         true
     }
@@ -230,6 +249,18 @@ impl Host for FakeHost {
 
     fn is_folder(&self, path: &Path) -> bool {
         self.paths.borrow().contains(path)
+    }
+
+    fn folder_entries(&self, folder: &Path) -> Vec<String> {
+        let names: BTreeSet<String> = self
+            .paths
+            .borrow()
+            .iter()
+            .filter_map(|path| path.strip_prefix(folder).ok())
+            .filter_map(|rest| rest.components().next())
+            .filter_map(|first| first.as_os_str().to_str().map(str::to_string))
+            .collect();
+        names.into_iter().collect()
     }
 
     fn files_with_extension(&self, folder: &Path, extension: &str) -> Vec<PathBuf> {

@@ -114,6 +114,9 @@ pub trait Host {
     fn spawn_prune(&self, name: &str, key: &str) -> bool;
     /// The HTTP status of `GET path` on 127.0.0.1:`port`, or `None`.
     async fn http_status(&self, port: u16, path: &str) -> Option<u16>;
+    /// The status and body of `GET path` on 127.0.0.1:`port` (a small answer: a model
+    /// server's status or metadata), or `None` when nothing answers.
+    async fn http_get(&self, port: u16, path: &str) -> Option<(u16, Vec<u8>)>;
     /// Whether an SSH server on 127.0.0.1:`port` sends its banner.
     async fn ssh_banner(&self, port: u16) -> bool;
     async fn sleep(&self, duration: Duration);
@@ -145,6 +148,8 @@ pub trait Host {
     /// The files in `folder` whose name ends in `.extension`, sorted; none when it cannot
     /// be read.
     fn files_with_extension(&self, folder: &Path, extension: &str) -> Vec<PathBuf>;
+    /// The names of the entries of `folder`, sorted; none when it cannot be read.
+    fn folder_entries(&self, folder: &Path) -> Vec<String>;
     /// Creates a file (replacing one that is there) to write in place.
     fn create_file(&self, path: &Path) -> std::io::Result<Box<dyn OutputFile + '_>>;
     /// A file to read, and its length.
@@ -240,6 +245,10 @@ impl Host for Machine {
         probe::http_status(port, path).await
     }
 
+    async fn http_get(&self, port: u16, path: &str) -> Option<(u16, Vec<u8>)> {
+        probe::http_get(port, path).await
+    }
+
     async fn ssh_banner(&self, port: u16) -> bool {
         probe::ssh_banner(port).await
     }
@@ -314,6 +323,19 @@ impl Host for Machine {
             .unwrap_or_default();
         found.sort();
         found
+    }
+
+    fn folder_entries(&self, folder: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(folder)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter_map(|entry| entry.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
     }
 
     fn create_file(&self, path: &Path) -> std::io::Result<Box<dyn OutputFile + '_>> {

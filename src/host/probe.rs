@@ -23,6 +23,35 @@ pub async fn http_status(port: u16, path: &str) -> Option<u16> {
         .flatten()
 }
 
+/// The status and body of `GET path` on 127.0.0.1:`port` (at most `MAX_ANSWER` bytes of
+/// answer), or `None` when nothing answers a whole HTTP/1.0 answer in 5 s.
+pub async fn http_get(port: u16, path: &str) -> Option<(u16, Vec<u8>)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const MAX_ANSWER: u64 = 1024 * 1024;
+    let probe = async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()?;
+        let request =
+            format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.ok()?;
+        let mut answer = Vec::new();
+        stream
+            .take(MAX_ANSWER)
+            .read_to_end(&mut answer)
+            .await
+            .ok()?;
+        let split = answer.windows(4).position(|window| window == b"\r\n\r\n")?;
+        let head = String::from_utf8_lossy(&answer[..split]).into_owned();
+        let status = head.split_whitespace().nth(1)?.parse().ok()?;
+        Some((status, answer[split + 4..].to_vec()))
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(5), probe)
+        .await
+        .ok()
+        .flatten()
+}
+
 /// Whether an SSH server on 127.0.0.1:`port` sends its banner.
 pub async fn ssh_banner(port: u16) -> bool {
     use tokio::io::AsyncReadExt;

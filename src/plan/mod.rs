@@ -10,6 +10,7 @@ pub mod mounts;
 pub mod network;
 mod parse;
 pub mod ports;
+pub mod serving;
 pub mod sync;
 pub mod tunnels;
 pub mod volumes;
@@ -17,6 +18,7 @@ pub mod volumes;
 use std::collections::BTreeMap;
 
 use crate::labels;
+use crate::spec::resolved::SERVING_PORT_NAME;
 use crate::spec::Service;
 use cache::VolumePlan;
 use gpus::{GpuPlan, GpuSelection};
@@ -226,6 +228,15 @@ fn endpoints(input: &LaunchInput) -> Vec<(String, String)> {
                 endpoints.push(("ssh".to_string(), ssh_line(input, plan)));
             }
         }
+        Service::Serving => {
+            if let Some(plan) = port(SERVING_PORT_NAME) {
+                let model = input.extra_labels.get(labels::MODEL);
+                endpoints.push((
+                    SERVING_PORT_NAME.to_string(),
+                    serving_url(plan.host, model.map(String::as_str)),
+                ));
+            }
+        }
         Service::None => {}
     }
     if let Some(plan) = port("tensorboard") {
@@ -240,6 +251,15 @@ fn endpoints(input: &LaunchInput) -> Vec<(String, String)> {
 /// The member's place behind its team's gateway, if it is behind one.
 fn gateway_route(input: &LaunchInput) -> Option<&network::GatewayRoute> {
     input.network.as_ref()?.gateway.as_ref()
+}
+
+/// A model server's address: its model's status URL (TensorFlow Serving's REST API), or
+/// the server itself when no model was named.
+pub fn serving_url(port: u16, model: Option<&str>) -> String {
+    match model {
+        Some(model) => format!("http://127.0.0.1:{port}/v1/models/{model}"),
+        None => format!("http://127.0.0.1:{port}/"),
+    }
 }
 
 /// The ssh command line that logs in through the published `port`.

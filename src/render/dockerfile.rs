@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::files::{
-    ContextFile, CA_CERTIFICATES, ENTRYPOINT, JUPYTER_CONFIG, PIP_PIN, PROFILE, SSHD_CONFIG, VERIFY,
+    ContextFile, CA_CERTIFICATES, ENTRYPOINT, JUPYTER_CONFIG, PIP_PIN, PROFILE, SERVING_SERVER,
+    SSHD_CONFIG, VERIFY,
 };
 use super::NetworkOptions;
 use crate::labels;
@@ -441,8 +442,10 @@ fn generated_files(w: &mut String, files: &BTreeMap<String, ContextFile>) {
             &format!("COPY {JUPYTER_CONFIG} /etc/jupyter/{JUPYTER_CONFIG}"),
         );
     }
-    if files.contains_key(SSHD_CONFIG) {
-        line(w, &format!("COPY {SSHD_CONFIG} {TFIMG_DIR}/{SSHD_CONFIG}"));
+    for own in [SSHD_CONFIG, SERVING_SERVER] {
+        if files.contains_key(own) {
+            line(w, &format!("COPY {own} {TFIMG_DIR}/{own}"));
+        }
     }
     line(w, "");
 }

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use super::dockerfile::requirements_file;
 use super::NetworkOptions;
 use crate::lock;
-use crate::spec::resolved::{TENSORBOARD_PORT, VENV};
+use super::dockerfile::TFIMG_DIR;
+use crate::spec::resolved::{MODELS_FOLDER, SERVING_PORT_NAME, TENSORBOARD_PORT, VENV};
 use crate::spec::{ResolvedSpec, Service};
 
 /// One file of the build context.
@@ -32,6 +33,8 @@ pub const JUPYTER_CONFIG: &str = "jupyter_server_config.py";
 pub const SSHD_CONFIG: &str = "sshd_config";
 pub const PROFILE: &str = "profile.sh";
 pub const VERIFY: &str = "verify.py";
+/// The serving service's model server (`templates/serving.py`).
+pub const SERVING_SERVER: &str = "serving.py";
 pub const CA_CERTIFICATES: &str = "tfimg-ca.crt";
 
 /// pip itself, pinned: the distributions' pip is too old for some wheels' metadata, and
@@ -48,6 +51,10 @@ const VERIFY_LOCK_TEMPLATE: &str = include_str!("templates/verify_lock.py");
 /// The entrypoint's TensorBoard stanza, for specs with a `tensorboard` port only (the
 /// entrypoint of every other spec stays as it was).
 const TENSORBOARD_TEMPLATE: &str = include_str!("templates/tensorboard.sh");
+/// The model server, and the entrypoint's stanza that starts it (serving specs only: every
+/// other entrypoint stays as it was).
+const SERVING_TEMPLATE: &str = include_str!("templates/serving.py");
+const SERVING_STANZA: &str = include_str!("templates/serving.sh");
 
 /// Every context file for `spec`, keyed by its path in the context.
 pub fn context_files(
@@ -96,6 +103,7 @@ pub fn context_files(
     match spec.service {
         Service::Jupyter => insert(JUPYTER_CONFIG, substitute(JUPYTER_TEMPLATE), 0o644),
         Service::Ssh => insert(SSHD_CONFIG, substitute(SSHD_TEMPLATE), 0o644),
+        Service::Serving => insert(SERVING_SERVER, substitute(SERVING_TEMPLATE), 0o644),
         Service::None => {}
     }
     files
@@ -146,8 +154,17 @@ fn fill(template: &str, spec: &ResolvedSpec) -> String {
         Some(_) => TENSORBOARD_TEMPLATE,
         None => "",
     };
+    let serving = match spec.service {
+        Service::Serving => SERVING_STANZA,
+        _ => "",
+    };
     template
         .replace("@TENSORBOARD@\n", tensorboard)
+        .replace("@SERVING@\n", serving)
+        .replace("@SERVING_SERVER@", SERVING_SERVER)
+        .replace("@SERVING_PORT@", &port(SERVING_PORT_NAME))
+        .replace("@MODELS@", MODELS_FOLDER)
+        .replace("@TFIMG_DIR@", TFIMG_DIR)
         .replace("@TENSORBOARD_PORT@", &port(TENSORBOARD_PORT))
         .replace(
             "@TENSORBOARD_LOGDIR@",

@@ -100,11 +100,13 @@ pub struct Packages {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, PartialOrd, Ord)]
 #[serde(
     rename_all = "lowercase",
-    expecting = "one of `jupyter`, `ssh`, `none`"
+    expecting = "one of `jupyter`, `ssh`, `serving`, `none`"
 )]
 pub enum Service {
     Jupyter,
     Ssh,
+    /// A model server speaking TensorFlow Serving's REST API over `/models/NAME/VERSION`.
+    Serving,
     None,
 }
 
@@ -113,6 +115,7 @@ impl Service {
         match self {
             Service::Jupyter => "jupyter",
             Service::Ssh => "ssh",
+            Service::Serving => "serving",
             Service::None => "none",
         }
     }

@@ -15,6 +15,14 @@ pub const VENV: &str = "/opt/venv";
 /// that `tfimg run` keeps on 127.0.0.1 even with `--public` (TensorBoard has no login).
 pub const TENSORBOARD_PORT: &str = "tensorboard";
 
+/// The serving service's port: TensorFlow Serving's REST port, under its usual name.
+pub const SERVING_PORT_NAME: &str = "rest";
+pub const SERVING_PORT: u16 = 8501;
+
+/// Where a serving image looks for models: `/models/NAME/VERSION/saved_model.pb`, as
+/// TensorFlow Serving's image does.
+pub const MODELS_FOLDER: &str = "/models";
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ResolvedSpec {
     pub name: String,

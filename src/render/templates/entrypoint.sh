@@ -157,6 +157,7 @@ case "$service" in
         exec /usr/sbin/sshd -D -e "$@" -o "HostKey=$host_key" \
             -o "AllowUsers=${USER:-$(id -un)}" -o "PermitRootLogin=$root_login"
         ;;
+@SERVING@
     *)
         say "headless image: no service to start, waiting; pass a command or use \`tfimg exec\`"
         exec sleep infinity

@@ -22,6 +22,10 @@ const BUILTINS: &[(&str, &str)] = &[
         "cpu-jupyter",
         include_str!("../../../images/cpu-jupyter.yaml"),
     ),
+    (
+        "cpu-serving",
+        include_str!("../../../images/cpu-serving.yaml"),
+    ),
     ("cpu-ssh", include_str!("../../../images/cpu-ssh.yaml")),
     ("gpu-base", include_str!("../../../images/gpu-base.yaml")),
     (
@@ -31,6 +35,10 @@ const BUILTINS: &[(&str, &str)] = &[
     (
         "gpu-jupyter",
         include_str!("../../../images/gpu-jupyter.yaml"),
+    ),
+    (
+        "gpu-serving",
+        include_str!("../../../images/gpu-serving.yaml"),
     ),
     ("gpu-ssh", include_str!("../../../images/gpu-ssh.yaml")),
     (
@@ -71,6 +79,10 @@ const BUILTIN_LOCKS: &[(&str, &str)] = &[
         "cpu-jupyter",
         include_str!("../../../images/cpu-jupyter.lock"),
     ),
+    (
+        "cpu-serving",
+        include_str!("../../../images/cpu-serving.lock"),
+    ),
     ("cpu-ssh", include_str!("../../../images/cpu-ssh.lock")),
     (
         "gpu-headless",
@@ -79,6 +91,10 @@ const BUILTIN_LOCKS: &[(&str, &str)] = &[
     (
         "gpu-jupyter",
         include_str!("../../../images/gpu-jupyter.lock"),
+    ),
+    (
+        "gpu-serving",
+        include_str!("../../../images/gpu-serving.lock"),
     ),
     ("gpu-ssh", include_str!("../../../images/gpu-ssh.lock")),
     (

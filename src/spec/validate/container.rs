@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::Resolver;
 use crate::input::SpecError;
 use crate::spec::model::Service;
-use crate::spec::resolved::TENSORBOARD_PORT;
+use crate::spec::resolved::{SERVING_PORT, SERVING_PORT_NAME, TENSORBOARD_PORT};
 use crate::spec::syntax::valid_identifier;
 
 const DEFAULT_USER: &str = "tf";
@@ -18,6 +18,7 @@ fn service_port(service: Service) -> Option<(&'static str, u16)> {
     match service {
         Service::Jupyter => Some(("jupyter", 8888)),
         Service::Ssh => Some(("ssh", 22)),
+        Service::Serving => Some((SERVING_PORT_NAME, SERVING_PORT)),
         Service::None => None,
     }
 }

@@ -31,6 +31,10 @@ pub const SSH_TOOLS: &[&str] = &[
 /// Jupyter images get git (JupyterLab's terminal, cloning notebooks).
 pub const JUPYTER_TOOLS: &[&str] = &["git"];
 
+/// The HTTP server under the serving image's model server: a WSGI server with a bounded
+/// thread pool and a request size cap (README, "Serving a model", says why this one).
+pub const SERVING_SERVER: &str = "waitress==3.0.2";
+
 impl Resolver<'_> {
     pub(super) fn packages(
         &self,
@@ -41,7 +45,7 @@ impl Resolver<'_> {
         let tools = match service {
             Service::Ssh => SSH_TOOLS,
             Service::Jupyter => JUPYTER_TOOLS,
-            Service::None => &[],
+            Service::Serving | Service::None => &[],
         };
         let mut apt: Vec<String> = REQUIRED_APT
             .iter()
@@ -93,6 +97,9 @@ impl Resolver<'_> {
         let names: Vec<String> = pip.iter().filter_map(|r| requirement_name(r)).collect();
         if service == Service::Jupyter && !names.iter().any(|name| name == "jupyterlab") {
             pip.push("jupyterlab>=4,<5".to_string());
+        }
+        if service == Service::Serving && !names.iter().any(|name| name == "waitress") {
+            pip.push(SERVING_SERVER.to_string());
         }
         Ok(ResolvedPackages { apt, pip })
     }

@@ -1,0 +1,319 @@
+//! `tfimg serve MODEL_DIR`: a folder of numbered SavedModel versions behind TensorFlow
+//! Serving's REST API. The story: the folder checked (a servable version in it) and the
+//! model named, the serving spec chosen by the GPUs (`gpu-serving` where the engine's host
+//! can give them, else `cpu-serving`), its image built when missing, the container started
+//! by THE launcher with the folder mounted read-only at `/models/NAME` (copied in on an
+//! engine on another host, where a mount would name that host's folders), the wait until
+//! the model is `AVAILABLE`, and the `curl` line with an example body from its signature.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::app::build::Network;
+use crate::app::launch::{self, LaunchRequest, Launched, SshSource, TunnelMode};
+use crate::app::run::{await_service, spec_target};
+use crate::app::{gpu_host, Interrupted};
+use crate::engine::Engine;
+use crate::host::{Host, NvidiaFacts};
+use crate::input::InputError;
+use crate::labels;
+use crate::output::progress::Reporter;
+use crate::plan::gpus::{self, GpuMode, GpuSelection};
+use crate::plan::mounts::MountPlan;
+use crate::plan::ports::PortRequest;
+use crate::plan::serving::{self, ModelState};
+use crate::plan::sync::SyncPlan;
+use crate::plan::DEFAULT_SHM;
+use crate::spec::resolved::{SERVING_PORT, SERVING_PORT_NAME};
+use crate::spec::ResolvedSpec;
+
+/// `tfimg serve`'s options, resolved.
+#[derive(Debug, Clone)]
+pub struct ServeRequest {
+    /// MODEL_DIR, absolute.
+    pub model_dir: PathBuf,
+    /// MODEL_DIR as typed, for messages.
+    pub shown: String,
+    /// `--name`; the folder's name otherwise.
+    pub name: Option<String>,
+    pub gpus: Option<GpuSelection>,
+    /// `-p PORT`: the host port of the REST API.
+    pub port: Option<u16>,
+    pub public: bool,
+    pub detach: bool,
+}
+
+/// The two serving specs, resolved (`cpu-serving`, `gpu-serving`).
+#[derive(Debug, Clone)]
+pub struct ServingSpecs {
+    pub cpu: ResolvedSpec,
+    pub gpu: ResolvedSpec,
+}
+
+/// MODEL_DIR checked: the model's name and its versions, highest last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Model {
+    pub name: String,
+    pub versions: Vec<u64>,
+}
+
+/// A model server that answers.
+#[derive(Debug, Clone)]
+pub struct Serving {
+    pub launched: Launched,
+    /// The model's status URL.
+    pub url: String,
+    /// The version the server answers with.
+    pub version: String,
+    /// A ready-to-run `predict` request, when the model's default signature is known.
+    pub curl: Option<String>,
+    /// What to tell the user (the spec chosen, the copy on a remote engine).
+    pub notes: Vec<String>,
+}
+
+/// MODEL_DIR holds at least one numbered SavedModel version, and the model's name is one
+/// the server takes. Asks only the host; creates nothing.
+pub fn check_model(host: &impl Host, request: &ServeRequest) -> Result<Model, InputError> {
+    let dir = &request.model_dir;
+    let shown = &request.shown;
+    if !host.is_folder(dir) {
+        let what = match host.exists(dir) {
+            true => "is not a folder",
+            false => "does not exist",
+        };
+        return Err(InputError::new(
+            format!("MODEL_DIR `{shown}` {what}"),
+            "give the folder that holds the model's numbered versions (`MODEL_DIR/1/saved_model.pb`)",
+        ));
+    }
+    let entries = host.folder_entries(dir);
+    let mut versions: Vec<u64> = entries
+        .iter()
+        .filter_map(|entry| Some((serving::version_of(entry)?, entry)))
+        .filter(|(_, entry)| is_saved_model(host, &dir.join(entry)))
+        .map(|(version, _)| version)
+        .collect();
+    versions.sort_unstable();
+    if versions.is_empty() {
+        return Err(serving::no_version(shown, &entries));
+    }
+    let name = match &request.name {
+        Some(name) => {
+            serving::check_model_name(name, false)?;
+            name.clone()
+        }
+        None => {
+            let folder = folder_name(dir);
+            serving::check_model_name(&folder, true)?;
+            folder
+        }
+    };
+    Ok(Model { name, versions })
+}
+
+fn is_saved_model(host: &impl Host, folder: &Path) -> bool {
+    serving::SAVED_MODEL_FILES
+        .iter()
+        .any(|file| host.exists(&folder.join(file)))
+}
+
+fn folder_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The serving spec for the GPUs: `--gpus none` the CPU one, other `--gpus` the GPU one;
+/// without `--gpus`, the GPU one when the engine's host can give GPUs (as `run` decides a
+/// GPU image's default), else the CPU one. The GPUs to ask for, and the host's facts when
+/// they were read.
+pub async fn choose_spec<'a>(
+    engine: &impl Engine,
+    host: &impl Host,
+    requested: Option<&GpuSelection>,
+    specs: &'a ServingSpecs,
+) -> anyhow::Result<(&'a ResolvedSpec, GpuSelection, Option<NvidiaFacts>)> {
+    if let Some(requested) = requested {
+        let spec = match requested.is_none() {
+            true => &specs.cpu,
+            false => &specs.gpu,
+        };
+        return Ok((spec, requested.clone(), None));
+    }
+    let gpu = &specs.gpu;
+    let nvidia = gpu_host::engine_nvidia(engine, host, &[gpu.image_reference()]).await;
+    let info = engine.info().await?;
+    let facts = crate::doctor::gpu_host(&nvidia, &info, gpu.gpu.as_ref());
+    let choice = gpus::choose(None, true, &gpu.name, Some(&facts));
+    Ok(match choice.selection.is_none() {
+        true => (&specs.cpu, GpuSelection::None, None),
+        false => (gpu, choice.selection, Some(nvidia)),
+    })
+}
+
+/// The launch of the model server: the folder read-only at `/models/NAME` (copied in when
+/// `remote`), the REST port, the model named in a label.
+pub fn launch_request(
+    host: &impl Host,
+    request: &ServeRequest,
+    model: &Model,
+    target: launch::Target,
+    gpus: GpuSelection,
+    nvidia: Option<NvidiaFacts>,
+    remote: bool,
+) -> anyhow::Result<LaunchRequest> {
+    let destination = serving::model_target(&model.name);
+    let (mounts, syncs) = match remote {
+        false => {
+            let mount = MountPlan {
+                source: request.model_dir.clone(),
+                target: destination,
+                read_only: true,
+            };
+            (vec![(mount, request.shown.clone())], Vec::new())
+        }
+        true => {
+            let sync = SyncPlan {
+                text: request.shown.clone(),
+                source: request.model_dir.clone(),
+                target: destination,
+                whole: true,
+            };
+            (Vec::new(), vec![sync])
+        }
+    };
+    let port_requests = request
+        .port
+        .map(|port| PortRequest {
+            host: Some(port),
+            container: SERVING_PORT,
+        })
+        .into_iter()
+        .collect();
+    Ok(LaunchRequest {
+        name: launch::container_name(host, &format!("serve-{}", model.name))?,
+        target,
+        command: Vec::new(),
+        env: Vec::new(),
+        mounts,
+        make_mount_parents: false,
+        syncs,
+        make_sync_parents: true,
+        volumes: Vec::new(),
+        port_requests,
+        public: request.public,
+        gpus: Some(gpus),
+        gpu_mode: GpuMode::Auto,
+        ids: Some(host.ids().unwrap_or((1000, 1000))),
+        ssh: SshSource::User(None),
+        memory: None,
+        nano_cpus: None,
+        shm_size: DEFAULT_SHM,
+        restart: None,
+        extra_labels: BTreeMap::from([(labels::MODEL.to_string(), model.name.clone())]),
+        tunnel: match request.detach {
+            true => TunnelMode::Detached,
+            false => TunnelMode::Session,
+        },
+        nvidia,
+        network: None,
+    })
+}
+
+/// The whole story after `check_model`, up to a model that answers. A server that does not come up (or an
+/// interrupt while waiting) leaves nothing behind: the container is removed, and the
+/// error carries its last output.
+pub async fn serve(
+    engine: &impl Engine,
+    host: &impl Host,
+    request: &ServeRequest,
+    model: Model,
+    specs: &ServingSpecs,
+    network: &Network,
+    reporter: &Reporter,
+) -> anyhow::Result<Serving> {
+    let remote = engine.remote_endpoint().is_some();
+    let (spec, gpus, nvidia) = choose_spec(engine, host, request.gpus.as_ref(), specs).await?;
+    let mut notes = vec![format!(
+        "note: serving `{}` (versions {}) with `{}`",
+        model.name,
+        versions_text(&model.versions),
+        spec.name
+    )];
+    if remote {
+        notes.push(format!(
+            "note: the engine runs on another host: `{}` is copied into the container (a mount would name that host's folders); a new version needs `tfimg serve` again",
+            request.shown
+        ));
+    }
+    let target = spec_target(engine, host, spec, network, false, reporter).await?;
+    reporter.clear();
+    let launch_request = launch_request(host, request, &model, target, gpus, nvidia, remote)?;
+    let prepared = launch::prepare(engine, host, launch_request).await?;
+    notes.extend(prepared.notes.iter().cloned());
+    let reserved = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    let launched = launch::start(engine, host, prepared, &reserved, false, |_| {}).await?;
+    notes.extend(launched.notes.iter().cloned());
+    let ready = await_service(engine, host, &launched, false).await;
+    match ready {
+        Ok(Some(_)) => {}
+        Ok(None) | Err(_) => {
+            if launched.tunnel.is_some() {
+                crate::app::tunnels::close(engine, host, &launched.id).await;
+            }
+            let _ = engine.remove_container(&launched.id, true).await;
+            return Err(match ready {
+                Err(error) => error,
+                _ => Interrupted {
+                    what: format!("`{}` was removed", launched.name),
+                }
+                .into(),
+            });
+        }
+    }
+    answered(host, launched, &model, notes).await
+}
+
+/// What the ready server says: the version it serves, and an example request.
+async fn answered(
+    host: &impl Host,
+    launched: Launched,
+    model: &Model,
+    notes: Vec<String>,
+) -> anyhow::Result<Serving> {
+    let port = launched
+        .plan
+        .ports
+        .iter()
+        .find(|port| port.name == SERVING_PORT_NAME)
+        .map(|port| port.host)
+        .unwrap_or(SERVING_PORT);
+    let url = crate::plan::serving_url(port, Some(&model.name));
+    let status_path = format!("/v1/models/{}", model.name);
+    let version = match host.http_get(port, &status_path).await {
+        Some((status, body)) => match serving::model_state(status, &body) {
+            ModelState::Available { version } => version,
+            _ => String::new(),
+        },
+        None => String::new(),
+    };
+    let curl = match host.http_get(port, &format!("{status_path}/metadata")).await {
+        Some((200, body)) => serving::example_body(&body).map(|body| serving::curl_line(&url, &body)),
+        _ => None,
+    };
+    Ok(Serving {
+        launched,
+        url,
+        version,
+        curl,
+        notes,
+    })
+}
+
+fn versions_text(versions: &[u64]) -> String {
+    let all: Vec<String> = versions.iter().map(u64::to_string).collect();
+    format!("{}; the highest is served", all.join(", "))
+}
+
+#[cfg(test)]
+mod tests;

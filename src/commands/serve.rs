@@ -1,0 +1,126 @@
+//! `tfimg serve MODEL_DIR [--name N] [--gpus ...] [-p PORT] [--public] [-d]`: the flags
+//! and MODEL_DIR checked first (exit 1 before anything exists), then `app::serve` (the
+//! serving image built when missing, the model server started by the launcher and waited
+//! for); it prints the model's URL and a `curl` line. Detached, that is all; in the
+//! foreground it streams the server's log until Ctrl-C, then stops and removes it.
+
+use std::process::ExitCode;
+
+use crate::app::run::{stream_until_exit, After, Moment};
+use crate::app::serve::{self, ServeRequest, Serving, ServingSpecs};
+use crate::cli::ServeArgs;
+use crate::commands::config;
+use crate::engine::prelude::*;
+use crate::host::Machine;
+use crate::input::paths::lexical;
+use crate::input::InputError;
+use crate::output::progress::Reporter;
+use crate::plan::gpus::GpuSelection;
+
+const CPU_SPEC: &str = "cpu-serving";
+const GPU_SPEC: &str = "gpu-serving";
+
+pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let request = resolve(args)?;
+    let host = Machine;
+    let model = serve::check_model(&host, &request)?;
+    let catalog = super::catalog();
+    let specs = ServingSpecs {
+        cpu: crate::app::catalog::resolve(&catalog, CPU_SPEC)?,
+        gpu: crate::app::catalog::resolve(&catalog, GPU_SPEC)?,
+    };
+    let network = config::network(&args.network, &config::load_config()?)?;
+    let reporter = Reporter::new(args.progress);
+    super::runtime_handling_interrupts()?.block_on(async {
+        let engine = super::connect().await?;
+        let serving = serve::serve(&engine, &host, &request, model, &specs, &network, &reporter)
+            .await?;
+        for note in &serving.notes {
+            eprintln!("{note}");
+        }
+        print(&serving, args.detach);
+        if args.detach {
+            return Ok(ExitCode::SUCCESS);
+        }
+        let launched = &serving.launched;
+        let name = launched.name.clone();
+        let tell = |moment| {
+            if let Moment::Stopping = moment {
+                eprintln!("tfimg: stopping `{name}`");
+            }
+        };
+        let outcome =
+            stream_until_exit(&engine, &host, launched, tell, crate::output::pass_through).await;
+        if launched.tunnel.is_some() {
+            crate::app::tunnels::close(&engine, &host, &launched.id).await;
+        }
+        let _ = engine.remove_container(&launched.id, true).await;
+        Ok(match outcome? {
+            After::Interrupted => ExitCode::from(130),
+            After::Exited(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
+            After::Detached => ExitCode::SUCCESS,
+        })
+    })
+}
+
+/// Every flag checked, and MODEL_DIR made absolute.
+fn resolve(args: &ServeArgs) -> Result<ServeRequest, InputError> {
+    let gpus = args.gpus.as_deref().map(GpuSelection::parse).transpose()?;
+    let port = args
+        .port
+        .as_deref()
+        .map(|text| {
+            text.parse::<u16>()
+                .ok()
+                .filter(|port| *port > 0)
+                .ok_or_else(|| {
+                    InputError::new(
+                        format!("`-p {text}` is not a port"),
+                        "give the host port for the REST API, from 1 to 65535, such as `-p 8501`",
+                    )
+                })
+        })
+        .transpose()?;
+    if args.model_dir.is_empty() {
+        return Err(InputError::new(
+            "MODEL_DIR is empty",
+            "give the folder that holds the model's numbered versions (`MODEL_DIR/1/saved_model.pb`)",
+        ));
+    }
+    let current_dir = std::env::current_dir().map_err(|error| {
+        InputError::new(
+            format!("cannot read the current folder: {error}"),
+            "cd into an existing folder",
+        )
+    })?;
+    Ok(ServeRequest {
+        model_dir: lexical(&current_dir.join(&args.model_dir)),
+        shown: args.model_dir.clone(),
+        name: args.name.clone(),
+        gpus,
+        port,
+        public: args.public,
+        detach: args.detach,
+    })
+}
+
+/// The model's address, the version served and the request to try; on stdout when
+/// detached (the foreground's stdout carries the server's log).
+fn print(serving: &Serving, to_stdout: bool) {
+    let mut lines = vec![
+        format!("{:<12}{}", "container", serving.launched.name),
+        format!("{:<12}{}", "model", serving.url),
+    ];
+    if !serving.version.is_empty() {
+        lines.push(format!("{:<12}{}", "version", serving.version));
+    }
+    if let Some(curl) = &serving.curl {
+        lines.push(format!("{:<12}{curl}", "try"));
+    }
+    for line in lines {
+        match to_stdout {
+            true => println!("{line}"),
+            false => eprintln!("{line}"),
+        }
+    }
+}
