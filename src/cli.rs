@@ -241,7 +241,12 @@ pub struct ServeArgs {
     pub gpus: Option<String>,
 
     /// The host port of the REST API (container port 8501) [default: 8501 when free].
-    #[arg(short = 'p', long = "port", value_name = "PORT", allow_hyphen_values = true)]
+    #[arg(
+        short = 'p',
+        long = "port",
+        value_name = "PORT",
+        allow_hyphen_values = true
+    )]
     pub port: Option<String>,
 
     /// Bind the port on every interface (0.0.0.0) instead of 127.0.0.1.

@@ -226,6 +226,18 @@ fn file_case(name: &'static str, names: &str, args: &[&str], bundle: Option<Vec<
     }
 }
 
+/// `tfimg serve ARGS` in a scratch folder holding `file` (path, bytes) when given.
+fn serve_case(name: &'static str, names: &str, args: &[&str], file: Option<(&str, &[u8])>) -> Case {
+    Case {
+        name,
+        names: names.to_string(),
+        input: Input::File {
+            args: args.iter().map(|arg| arg.to_string()).collect(),
+            file: file.map(|(path, bytes)| (format!("./{path}"), bytes.to_vec())),
+        },
+    }
+}
+
 /// A tar of `entries` (path, kind, bytes) as ustar headers written by hand (the tar crate
 /// refuses to write `..`), mtime 0, ended by two zero blocks.
 fn hand_tar(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
@@ -964,6 +976,38 @@ fn cases() -> Vec<Case> {
             Some(hand_bundle("specs/x.yaml", tar::EntryType::Regular, b"name: x\n")),
         ),
         // `run` flags.
+        // `tfimg serve`: MODEL_DIR must hold a numbered SavedModel version.
+        serve_case("serve-model-dir-missing", "`./nothing`", &["serve", "./nothing"], None),
+        serve_case(
+            "serve-model-dir-is-a-file",
+            "`./model`",
+            &["serve", "./model"],
+            Some(("model", b"not a folder\n")),
+        ),
+        serve_case(
+            "serve-model-dir-without-versions",
+            "`./model`",
+            &["serve", "./model"],
+            Some(("model/saved_model.pb", b"")),
+        ),
+        serve_case(
+            "serve-version-without-saved-model",
+            "`./model`",
+            &["serve", "./model"],
+            Some(("model/1/variables/variables.index", b"")),
+        ),
+        serve_case(
+            "serve-bad-model-name",
+            "`--name my model`",
+            &["serve", "./model", "--name", "my model"],
+            Some(("model/1/saved_model.pb", b"")),
+        ),
+        serve_case(
+            "serve-port-zero",
+            "`-p 0`",
+            &["serve", "./model", "-p", "0"],
+            Some(("model/1/saved_model.pb", b"")),
+        ),
         // Lock files.
         lock(
             "lock-malformed",

@@ -297,8 +297,13 @@ async fn answered(
         },
         None => String::new(),
     };
-    let curl = match host.http_get(port, &format!("{status_path}/metadata")).await {
-        Some((200, body)) => serving::example_body(&body).map(|body| serving::curl_line(&url, &body)),
+    let curl = match host
+        .http_get(port, &format!("{status_path}/metadata"))
+        .await
+    {
+        Some((200, body)) => {
+            serving::example_body(&body).map(|body| serving::curl_line(&url, &body))
+        }
         _ => None,
     };
     Ok(Serving {

@@ -33,8 +33,8 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = super::connect().await?;
-        let serving = serve::serve(&engine, &host, &request, model, &specs, &network, &reporter)
-            .await?;
+        let serving =
+            serve::serve(&engine, &host, &request, model, &specs, &network, &reporter).await?;
         for note in &serving.notes {
             eprintln!("{note}");
         }

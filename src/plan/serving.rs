@@ -118,7 +118,10 @@ pub fn model_state(status: u16, body: &[u8]) -> ModelState {
     }
     match versions.iter().find(|v| !v.status.error_message.is_empty()) {
         Some(failed) if versions.iter().all(|v| v.state == "END") => ModelState::Failed {
-            message: format!("version {}: {}", failed.version, failed.status.error_message),
+            message: format!(
+                "version {}: {}",
+                failed.version, failed.status.error_message
+            ),
         },
         _ => ModelState::Waiting,
     }
@@ -199,10 +202,9 @@ fn example_value(info: &TensorInfo) -> serde_json::Value {
         .map(|dim| dim.size.parse::<i64>().ok().filter(|size| *size > 0))
         .map(|size| size.map_or(1, |size| size.min(64) as usize))
         .collect();
-    sizes
-        .iter()
-        .rev()
-        .fold(leaf, |inner, size| serde_json::Value::Array(vec![inner; *size]))
+    sizes.iter().rev().fold(leaf, |inner, size| {
+        serde_json::Value::Array(vec![inner; *size])
+    })
 }
 
 /// The ready-to-run `curl` line for `predict`.

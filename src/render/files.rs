@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use super::dockerfile::requirements_file;
+use super::dockerfile::TFIMG_DIR;
 use super::NetworkOptions;
 use crate::lock;
-use super::dockerfile::TFIMG_DIR;
 use crate::spec::resolved::{MODELS_FOLDER, SERVING_PORT_NAME, TENSORBOARD_PORT, VENV};
 use crate::spec::{ResolvedSpec, Service};
 

@@ -42,9 +42,11 @@ pub const TODAY: &str = "2026-11-22";
 pub const BUILTINS: &[&str] = &[
     "cpu-headless",
     "cpu-jupyter",
+    "cpu-serving",
     "cpu-ssh",
     "gpu-headless",
     "gpu-jupyter",
+    "gpu-serving",
     "gpu-ssh",
     "tf218-cpu-headless",
     "tf218-cpu-jupyter",

@@ -1,0 +1,260 @@
+//! `tfimg serve` against the real engine: the examples' MLP trained for one epoch in
+//! `cpu-headless` and saved as a SavedModel into a mounted folder (with its own
+//! predictions for three inputs), then served: predictions equal `model.predict` to 1e-5
+//! in both request formats, the metadata lists the signature, the printed `curl` line
+//! answers, a malformed body gets 400 and an unknown model 404 with an error, and a
+//! version 2 copied into the folder is served without a restart. Every container carries
+//! the test's unique model name and is removed when the test ends, failed or not.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{field, http, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
+
+/// Trains the examples' MLP one epoch, saves version 1 (and a version 2, trained one epoch
+/// more, beside it for later) and what `model.predict` says for three inputs.
+const SAVE: &str = r#"
+import json, sys
+sys.path.insert(0, "/tf/code")
+import numpy as np
+import tensorflow as tf
+from train import data, model
+
+tf.keras.utils.set_random_seed(0)
+(x, y), _ = data()
+net = model(1e-3, 1e-4)
+net.fit(x, y, epochs=1, batch_size=64, verbose=0)
+inputs = x[:3]
+expected = {"inputs": inputs.tolist(), "v1": net.predict(inputs, verbose=0).tolist()}
+net.save("/tf/export/mlp/1")
+net.fit(x, y, epochs=1, batch_size=64, verbose=0)
+expected["v2"] = net.predict(inputs, verbose=0).tolist()
+net.save("/tf/export/later/2")
+with open("/tf/export/expected.json", "w") as file:
+    json.dump(expected, file)
+print("saved", flush=True)
+"#;
+
+fn tfimg(folder: &Path, args: &[&str]) -> common::Run {
+    let data = folder.join(".data");
+    tfimg_with_env(
+        folder,
+        args,
+        &[
+            ("XDG_DATA_HOME", data.to_str().unwrap()),
+            ("TFIMG_CA_CERT", HOST_CA),
+        ],
+    )
+}
+
+fn port_of(url: &str) -> u16 {
+    let rest = url.strip_prefix("http://127.0.0.1:").expect("a local URL");
+    rest.split('/').next().unwrap().parse().expect("a port")
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|error| panic!("not JSON ({error}): {text}"))
+}
+
+fn assert_close(got: &serde_json::Value, expected: &serde_json::Value, what: &str) {
+    let got: Vec<Vec<f64>> = serde_json::from_value(got.clone()).expect("rows of numbers");
+    let expected: Vec<Vec<f64>> = serde_json::from_value(expected.clone()).unwrap();
+    assert_eq!(got.len(), expected.len(), "{what}: {got:?}");
+    for (row, wanted) in got.iter().zip(&expected) {
+        for (value, wanted) in row.iter().zip(wanted) {
+            assert!(
+                (value - wanted).abs() <= 1e-5,
+                "{what}: {got:?} differs from model.predict's {expected:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    let started = Instant::now();
+    let model = unique("mlp");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    let train = include_str!("../examples/sweep/code/train.py");
+    let folder = scratch(&[("code/train.py", train), ("code/save.py", SAVE)]);
+    std::fs::create_dir_all(folder.path().join("export")).unwrap();
+
+    let trained = tfimg(
+        folder.path(),
+        &[
+            "run",
+            "cpu-headless",
+            "--mount",
+            "./code:ro",
+            "--mount",
+            "./export",
+            "--",
+            "python",
+            "code/save.py",
+        ],
+    );
+    assert_eq!(trained.code, 0, "training failed: {}", trained.stderr);
+    let expected =
+        json(&std::fs::read_to_string(folder.path().join("export/expected.json")).unwrap());
+    eprintln!("trained and saved in {:.0?}", started.elapsed());
+
+    let served = tfimg(
+        folder.path(),
+        &["serve", "./export/mlp", "--name", &model, "-d"],
+    );
+    assert_eq!(served.code, 0, "serve failed: {}", served.stderr);
+    let url = field(&served.stdout, "model").expect("the model's URL");
+    assert_eq!(
+        url,
+        format!("http://127.0.0.1:{}/v1/models/{model}", port_of(&url))
+    );
+    assert_eq!(field(&served.stdout, "version").as_deref(), Some("1"));
+    let port = port_of(&url);
+    eprintln!("served in {:.0?}", started.elapsed());
+
+    // The status, as TensorFlow Serving writes it.
+    let (status, body) = http("GET", port, &format!("/v1/models/{model}"), &[], "");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        json(&body),
+        serde_json::json!({"model_version_status": [{"version": "1", "state": "AVAILABLE",
+            "status": {"error_code": "OK", "error_message": ""}}]})
+    );
+
+    // Three instances in the row format, then the same inputs in the columnar one.
+    let predict = format!("/v1/models/{model}:predict");
+    let rows = serde_json::json!({"instances": expected["inputs"]}).to_string();
+    let (status, body) = http("POST", port, &predict, &[], &rows);
+    assert_eq!(status, 200, "{body}");
+    assert_close(&json(&body)["predictions"], &expected["v1"], "row format");
+    let columns = serde_json::json!({"inputs": expected["inputs"]}).to_string();
+    let (status, body) = http(
+        "POST",
+        port,
+        &format!("/v1/models/{model}/versions/1:predict"),
+        &[],
+        &columns,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_close(&json(&body)["outputs"], &expected["v1"], "columnar format");
+
+    // The metadata lists the default signature with its input's shape.
+    let (status, body) = http(
+        "GET",
+        port,
+        &format!("/v1/models/{model}/metadata"),
+        &[],
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    let metadata = json(&body);
+    assert_eq!(metadata["model_spec"]["version"], "1");
+    let signature = &metadata["metadata"]["signature_def"]["signature_def"]["serving_default"];
+    assert_eq!(
+        signature["method_name"], "tensorflow/serving/predict",
+        "{body}"
+    );
+    let input = signature["inputs"]
+        .as_object()
+        .expect("inputs")
+        .values()
+        .next()
+        .expect("one input");
+    assert_eq!(input["dtype"], "DT_FLOAT");
+    assert_eq!(input["tensor_shape"]["dim"][1]["size"], "16", "{body}");
+
+    // The printed curl line runs as it is.
+    let curl = field(&served.stdout, "try").expect("a curl line");
+    let output = std::process::Command::new("sh")
+        .args(["-c", &curl])
+        .output()
+        .unwrap();
+    let answer = json(&String::from_utf8_lossy(&output.stdout));
+    assert_eq!(
+        answer["predictions"].as_array().map(Vec::len),
+        Some(1),
+        "{curl}"
+    );
+
+    // Errors: a malformed body, a wrong shape, an unknown model and version.
+    let (status, body) = http("POST", port, &predict, &[], "{\"instances\": [1, 2");
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        json(&body)["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("JSON Parse error"),
+        "{body}"
+    );
+    let (status, body) = http("POST", port, &predict, &[], r#"{"instances": [[1, 2]]}"#);
+    assert_eq!(status, 400, "{body}");
+    assert!(json(&body)["error"].is_string());
+    let (status, body) = http("POST", port, "/v1/models/no-such-model:predict", &[], &rows);
+    assert_eq!(
+        (status, json(&body)),
+        (
+            404,
+            serde_json::json!({"error": "Servable not found for request: Latest(no-such-model)"})
+        )
+    );
+    let (status, body) = http(
+        "GET",
+        port,
+        &format!("/v1/models/{model}/versions/7"),
+        &[],
+        "",
+    );
+    assert_eq!(status, 404, "{body}");
+
+    // Version 2 copied in: served without a restart, and version 1 no longer.
+    let id_before = common::docker(&[
+        "ps",
+        "-q",
+        "--filter",
+        &format!("label=io.tfimg.model={model}"),
+    ]);
+    let copied = std::process::Command::new("cp")
+        .args(["-r", "export/later/2", "export/mlp/2"])
+        .current_dir(folder.path())
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let switched = Instant::now();
+    let deadline = switched + Duration::from_secs(90);
+    loop {
+        let (_, body) = http("GET", port, &format!("/v1/models/{model}"), &[], "");
+        if body.contains("\"version\": \"2\", \"state\": \"AVAILABLE\"") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "version 2 is not served: {body}");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    eprintln!("version 2 served {:.1?} after the copy", switched.elapsed());
+    let (status, body) = http("POST", port, &predict, &[], &rows);
+    assert_eq!(status, 200, "{body}");
+    assert_close(&json(&body)["predictions"], &expected["v2"], "version 2");
+    let (status, body) = http(
+        "POST",
+        port,
+        &format!("/v1/models/{model}/versions/1:predict"),
+        &[],
+        &rows,
+    );
+    assert_eq!(status, 404, "{body}");
+    let id_after = common::docker(&[
+        "ps",
+        "-q",
+        "--filter",
+        &format!("label=io.tfimg.model={model}"),
+    ]);
+    assert_eq!(id_before, id_after, "the same container serves version 2");
+    assert!(!id_after.trim().is_empty());
+    eprintln!("whole test {:.0?}", started.elapsed());
+    drop(guard);
+}
