@@ -1,1 +1,217 @@
+use std::path::PathBuf;
 
+use super::*;
+use crate::app::testing::{block_on, target};
+use crate::cli::Progress;
+use crate::engine::fake::FakeEngine;
+use crate::host::fake::FakeHost;
+use crate::spec::Catalog;
+
+const AVAILABLE: &str = r#"{"model_version_status": [{"version": "3", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}}]}"#;
+const LOADING: &str = r#"{"model_version_status": [{"version": "3", "state": "LOADING", "status": {"error_code": "OK", "error_message": ""}}]}"#;
+const FAILED: &str = r#"{"model_version_status": [{"version": "3", "state": "END", "status": {"error_code": "UNKNOWN", "error_message": "loading failed: truncated file"}}]}"#;
+const METADATA: &str = r#"{"model_spec": {"name": "mlp", "signature_name": "", "version": "3"}, "metadata": {"signature_def": {"signature_def": {"serving_default": {"inputs": {"x": {"dtype": "DT_FLOAT", "tensor_shape": {"dim": [{"size": "-1", "name": ""}, {"size": "2", "name": ""}], "unknown_rank": false}, "name": "x:0"}}, "outputs": {}, "method_name": "tensorflow/serving/predict"}}}}}"#;
+
+fn request(dir: &str) -> ServeRequest {
+    ServeRequest {
+        model_dir: PathBuf::from(dir),
+        shown: "./export/mlp".to_string(),
+        name: None,
+        gpus: None,
+        port: None,
+        public: false,
+        detach: true,
+    }
+}
+
+/// A host whose `/work/export/mlp` holds versions 1 and 3 (and a folder that is none).
+fn host_with_model() -> FakeHost {
+    let host = FakeHost::new();
+    for path in [
+        "/work/export/mlp",
+        "/work/export/mlp/1/saved_model.pb",
+        "/work/export/mlp/3/saved_model.pb",
+        "/work/export/mlp/3/variables/variables.index",
+        "/work/export/mlp/tmp/saved_model.pb",
+        "/work/export/mlp/7/notes.txt",
+    ] {
+        host.paths.borrow_mut().insert(PathBuf::from(path));
+    }
+    host
+}
+
+fn specs() -> ServingSpecs {
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    ServingSpecs {
+        cpu: crate::spec::resolve(&catalog, "cpu-serving").unwrap(),
+        gpu: crate::spec::resolve(&catalog, "gpu-serving").unwrap(),
+    }
+}
+
+#[test]
+fn the_model_folder_needs_a_numbered_saved_model() {
+    let host = host_with_model();
+    let model = check_model(&host, &request("/work/export/mlp")).unwrap();
+    assert_eq!(model.name, "mlp");
+    assert_eq!(model.versions, vec![1, 3]);
+
+    let missing = check_model(&host, &request("/work/nothing")).unwrap_err();
+    assert_eq!(missing.message, "MODEL_DIR `./export/mlp` does not exist");
+    host.paths.borrow_mut().insert(PathBuf::from("/work/empty"));
+    let empty = check_model(&host, &request("/work/empty")).unwrap_err();
+    assert_eq!(empty.message, "MODEL_DIR `./export/mlp`: it is empty");
+
+    let mut named = request("/work/export/mlp");
+    named.name = Some("bad name".to_string());
+    let error = check_model(&host, &named).unwrap_err();
+    assert_eq!(error.message, "`--name bad name` is not a valid model name");
+}
+
+#[test]
+fn the_folder_is_mounted_read_only_here_and_copied_in_on_a_remote_engine() {
+    let host = host_with_model();
+    let model = check_model(&host, &request("/work/export/mlp")).unwrap();
+    let mut asked = request("/work/export/mlp");
+    asked.port = Some(9000);
+    let local = launch_request(
+        &host,
+        &asked,
+        &model,
+        target("cpu-serving"),
+        GpuSelection::None,
+        None,
+        false,
+    )
+    .unwrap();
+    let (mount, text) = &local.mounts[0];
+    assert_eq!(mount.source, PathBuf::from("/work/export/mlp"));
+    assert_eq!(
+        (mount.target.as_str(), mount.read_only),
+        ("/models/mlp", true)
+    );
+    assert_eq!(text, "./export/mlp");
+    assert!(local.syncs.is_empty());
+    assert_eq!(
+        local.port_requests,
+        vec![PortRequest {
+            host: Some(9000),
+            container: 8501
+        }]
+    );
+    assert_eq!(local.extra_labels[labels::MODEL], "mlp");
+    assert!(local.name.starts_with("serve-mlp-"));
+
+    let remote = launch_request(
+        &host,
+        &asked,
+        &model,
+        target("cpu-serving"),
+        GpuSelection::None,
+        None,
+        true,
+    )
+    .unwrap();
+    assert!(remote.mounts.is_empty());
+    assert_eq!(remote.syncs[0].target, "/models/mlp");
+    assert!(remote.syncs[0].whole && remote.make_sync_parents);
+}
+
+#[test]
+fn the_gpus_choose_the_serving_spec() {
+    let engine = FakeEngine::new();
+    let host = FakeHost::new();
+    let specs = specs();
+    let chosen = |requested: Option<GpuSelection>| {
+        let (spec, gpus, _) =
+            block_on(choose_spec(&engine, &host, requested.as_ref(), &specs)).unwrap();
+        (spec.name.clone(), gpus)
+    };
+    assert_eq!(
+        chosen(Some(GpuSelection::None)),
+        ("cpu-serving".to_string(), GpuSelection::None)
+    );
+    assert_eq!(
+        chosen(Some(GpuSelection::All)),
+        ("gpu-serving".to_string(), GpuSelection::All)
+    );
+    // No NVIDIA driver on the fake host: the CPU one, without GPUs.
+    assert_eq!(
+        chosen(None),
+        ("cpu-serving".to_string(), GpuSelection::None)
+    );
+}
+
+fn serve_on(engine: &FakeEngine, host: &FakeHost) -> anyhow::Result<Serving> {
+    let request = request("/work/export/mlp");
+    let model = check_model(host, &request).unwrap();
+    let reporter = Reporter::new(Progress::Plain);
+    block_on(serve(
+        engine,
+        host,
+        &request,
+        model,
+        &specs(),
+        &Network::default(),
+        &reporter,
+    ))
+}
+
+#[test]
+fn the_server_is_waited_for_until_its_model_is_available() {
+    let engine = FakeEngine::new();
+    engine.add_image(&["debian:bullseye-slim"], &[]);
+    let host = host_with_model();
+    host.http_answers.borrow_mut().extend([
+        (
+            "/v1/models/mlp".to_string(),
+            vec![
+                (404, String::new()),
+                (200, LOADING.into()),
+                (200, AVAILABLE.into()),
+            ],
+        ),
+        (
+            "/v1/models/mlp/metadata".to_string(),
+            vec![(200, METADATA.into())],
+        ),
+    ]);
+    let serving = serve_on(&engine, &host).unwrap();
+    assert_eq!(serving.url, "http://127.0.0.1:8501/v1/models/mlp");
+    assert_eq!(serving.version, "3");
+    assert_eq!(
+        serving.curl.as_deref(),
+        Some(
+            r#"curl -s -X POST http://127.0.0.1:8501/v1/models/mlp:predict -d '{"instances":[[0.0,0.0]]}'"#
+        )
+    );
+    assert_eq!(
+        serving.notes[0],
+        "note: serving `mlp` (versions 1, 3; the highest is served) with `cpu-serving`"
+    );
+    let plan = engine.plan_of(&serving.launched.name).unwrap();
+    assert_eq!(plan.labels[labels::MODEL], "mlp");
+    assert_eq!(plan.mounts[0].target, "/models/mlp");
+    assert!(engine.calls_to("remove-container").is_empty());
+}
+
+#[test]
+fn a_model_that_fails_to_load_ends_the_wait_and_leaves_nothing() {
+    let engine = FakeEngine::new();
+    engine.add_image(&["debian:bullseye-slim"], &[]);
+    let host = host_with_model();
+    host.http_answers.borrow_mut().insert(
+        "/v1/models/mlp".to_string(),
+        vec![(200, LOADING.into()), (200, FAILED.into())],
+    );
+    let error = serve_on(&engine, &host).unwrap_err();
+    let text = format!("{error:#}");
+    assert!(text.contains("did not come up"), "{text}");
+    assert!(
+        text.contains(
+            "the model server could not load `mlp`: version 3: loading failed: truncated file"
+        ),
+        "{text}"
+    );
+    assert_eq!(engine.calls_to("remove-container").len(), 1);
+    assert!(engine.container_names().is_empty());
+}

@@ -8,9 +8,11 @@ fn builtins_parse_and_chain() {
         [
             "cpu-headless",
             "cpu-jupyter",
+            "cpu-serving",
             "cpu-ssh",
             "gpu-headless",
             "gpu-jupyter",
+            "gpu-serving",
             "gpu-ssh",
             "tf218-cpu-headless",
             "tf218-cpu-jupyter",

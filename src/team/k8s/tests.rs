@@ -28,6 +28,7 @@ fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) 
         ports: match service {
             Service::Ssh => vec![port("ssh", 22), port("tensorboard", 6006)],
             Service::Jupyter => vec![port("jupyter", 8888)],
+            Service::Serving => vec![port("rest", 8501)],
             Service::None => Vec::new(),
         },
         gpus: GpuSelection::None,
