@@ -521,7 +521,7 @@ fn unknown_spec_name_and_usage_errors_exit_1() {
     assert_eq!(
         run.stderr,
         "error: no spec named `gpu-jupyterr`\n\
-         hint: known specs: cpu-headless, cpu-jupyter, cpu-ssh, gpu-headless, gpu-jupyter, gpu-ssh, tf218-cpu-headless, tf218-cpu-jupyter, tf218-cpu-ssh, tf218-gpu-headless, tf218-gpu-jupyter, tf218-gpu-ssh; or give the path of a spec file\n"
+         hint: known specs: cpu-headless, cpu-jupyter, cpu-serving, cpu-ssh, gpu-headless, gpu-jupyter, gpu-serving, gpu-ssh, tf218-cpu-headless, tf218-cpu-jupyter, tf218-cpu-serving, tf218-cpu-ssh, tf218-gpu-headless, tf218-gpu-jupyter, tf218-gpu-serving, tf218-gpu-ssh; or give the path of a spec file\n"
     );
     let run = tfimg(folder.path(), &["list", "--bogus"]);
     assert_eq!(run.code, 1);
@@ -697,10 +697,10 @@ fn list_descriptions_follow_the_spec_and_cannot_forge_rows() {
         line("forged"),
         "forged 2.9.3 3.9 - - none ended images/forged.yaml mine\\nevil 2.9.3 3.9 - - none built-in trusted\\u{1b}[2J\\tTensorFlow 2.9 (CPU)"
     );
-    // One header and one row per spec: 12 built-ins and 3 local ones.
+    // One header and one row per spec: 16 built-ins and 3 local ones.
     assert_eq!(
         outcome.stdout.lines().count(),
-        1 + 12 + 3,
+        1 + 16 + 3,
         "{}",
         outcome.stdout
     );

@@ -206,3 +206,28 @@ fn a_spec_without_a_lock_renders_the_inherited_layers_as_its_ancestor_does() {
         assert!(!verify.contains("\"jupyter-server\""), "{verify}");
     }
 }
+
+#[test]
+fn a_serving_spec_renders_its_model_server_and_the_entrypoint_stanza_that_starts_it() {
+    let (resolved, serving) = rendered("extends: cpu-serving\n");
+    assert!(resolved
+        .packages
+        .pip
+        .contains(&"waitress==3.0.2".to_string()));
+    assert_eq!(resolved.ports.get("rest"), Some(&8501));
+    let text = |rendered: &crate::render::Rendered, name: &str| {
+        String::from_utf8(rendered.files[name].contents.clone()).unwrap()
+    };
+    let entrypoint = text(&serving, "entrypoint.sh");
+    let start = entrypoint.find("    serving)").expect("the serving stanza");
+    let end = start + entrypoint[start..].find(";;").unwrap() + 2;
+    insta::assert_snapshot!(&entrypoint[start..end]);
+    let server = text(&serving, "serving.py");
+    assert!(server.contains("MODELS = \"/models\"\nPORT = int(\"8501\")\n"));
+    assert!(!server.contains('@'), "every placeholder is filled");
+    // Every other entrypoint stays byte for byte as it was: no stanza, no placeholder.
+    let (_, headless) = rendered("extends: cpu-headless\n");
+    let entrypoint = text(&headless, "entrypoint.sh");
+    assert!(!entrypoint.contains("serving") && !entrypoint.contains("@SERVING"));
+    assert!(!headless.files.contains_key("serving.py"));
+}

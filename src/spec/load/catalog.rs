@@ -50,6 +50,10 @@ const BUILTINS: &[(&str, &str)] = &[
         include_str!("../../../images/tf218-cpu-jupyter.yaml"),
     ),
     (
+        "tf218-cpu-serving",
+        include_str!("../../../images/tf218-cpu-serving.yaml"),
+    ),
+    (
         "tf218-cpu-ssh",
         include_str!("../../../images/tf218-cpu-ssh.yaml"),
     ),
@@ -60,6 +64,10 @@ const BUILTINS: &[(&str, &str)] = &[
     (
         "tf218-gpu-jupyter",
         include_str!("../../../images/tf218-gpu-jupyter.yaml"),
+    ),
+    (
+        "tf218-gpu-serving",
+        include_str!("../../../images/tf218-gpu-serving.yaml"),
     ),
     (
         "tf218-gpu-ssh",
@@ -106,6 +114,10 @@ const BUILTIN_LOCKS: &[(&str, &str)] = &[
         include_str!("../../../images/tf218-cpu-jupyter.lock"),
     ),
     (
+        "tf218-cpu-serving",
+        include_str!("../../../images/tf218-cpu-serving.lock"),
+    ),
+    (
         "tf218-cpu-ssh",
         include_str!("../../../images/tf218-cpu-ssh.lock"),
     ),
@@ -116,6 +128,10 @@ const BUILTIN_LOCKS: &[(&str, &str)] = &[
     (
         "tf218-gpu-jupyter",
         include_str!("../../../images/tf218-gpu-jupyter.lock"),
+    ),
+    (
+        "tf218-gpu-serving",
+        include_str!("../../../images/tf218-gpu-serving.lock"),
     ),
     (
         "tf218-gpu-ssh",

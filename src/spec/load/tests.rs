@@ -16,9 +16,11 @@ fn builtins_parse_and_chain() {
             "gpu-ssh",
             "tf218-cpu-headless",
             "tf218-cpu-jupyter",
+            "tf218-cpu-serving",
             "tf218-cpu-ssh",
             "tf218-gpu-headless",
             "tf218-gpu-jupyter",
+            "tf218-gpu-serving",
             "tf218-gpu-ssh",
         ]
     );
