@@ -194,7 +194,14 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
     );
     let (status, body) = http("POST", port, &predict, &[], r#"{"instances": [[1, 2]]}"#);
     assert_eq!(status, 400, "{body}");
-    assert!(json(&body)["error"].is_string());
+    let error = json(&body)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        error.ends_with("has shape [1, 2]; the signature takes [-1, 16]"),
+        "{body}"
+    );
     let (status, body) = http("POST", port, "/v1/models/no-such-model:predict", &[], &rows);
     assert_eq!(
         (status, json(&body)),

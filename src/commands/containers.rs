@@ -17,6 +17,7 @@ use crate::labels;
 use crate::output::exit::EXIT_BAD_INPUT;
 use crate::plan;
 use crate::plan::tunnels::Forward;
+use crate::spec::resolved::SERVING_PORT_NAME;
 
 #[derive(Debug, Serialize)]
 struct PsEntry {
@@ -78,7 +79,7 @@ pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
             let rows: Vec<Vec<String>> = entries
                 .iter()
                 .map(|entry| {
-                    let address = ["jupyter", "ssh", "tensorboard", "gateway"]
+                    let address = ["jupyter", "ssh", SERVING_PORT_NAME, "tensorboard", "gateway"]
                         .iter()
                         .find_map(|service| entry.urls.get(*service).cloned())
                         .unwrap_or_else(|| "-".to_string());

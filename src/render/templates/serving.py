@@ -267,10 +267,16 @@ def run(servable, signature_name, feeds):
             f"inputs {missing} missing and {extra} unknown; the signature takes {sorted(specs)}",
         )
     tensors = {key: to_tensor(value, specs[key], key) for key, value in feeds.items()}
+    for key, tensor in tensors.items():
+        if not specs[key].shape.is_compatible_with(tensor.shape):
+            wanted = [d if d is not None else -1 for d in specs[key].shape.as_list()]
+            raise ApiError(400, f"input `{key}` has shape {tensor.shape.as_list()}; the signature takes {wanted}")
     try:
         outputs = signature(**tensors)
     except (ValueError, TypeError, tf.errors.InvalidArgumentError) as error:
-        raise ApiError(400, str(error).splitlines()[0]) from None
+        lines = [line.strip() for line in str(error).splitlines()]
+        detail = [line for line in lines if line and not line.startswith(("Graph execution error", "Detected at node"))]
+        raise ApiError(400, " ".join(detail)[:1000] or "the model refused the input") from None
     return {key: value.numpy() for key, value in outputs.items()}
 
 
