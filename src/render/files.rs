@@ -56,11 +56,8 @@ const TENSORBOARD_TEMPLATE: &str = include_str!("templates/tensorboard.sh");
 const SERVING_TEMPLATE: &str = include_str!("templates/serving.py");
 const SERVING_STANZA: &str = include_str!("templates/serving.sh");
 
-/// Every context file for `spec`, keyed by its path in the context.
-pub fn context_files(
-    spec: &ResolvedSpec,
-    network: &NetworkOptions,
-) -> BTreeMap<String, ContextFile> {
+/// The extra CA as the one file of a context, when there is one.
+pub fn ca_file(network: &NetworkOptions) -> BTreeMap<String, ContextFile> {
     let mut files = BTreeMap::new();
     if let Some(pem) = &network.ca_certificates {
         files.insert(
@@ -71,6 +68,15 @@ pub fn context_files(
             },
         );
     }
+    files
+}
+
+/// Every context file for `spec`, keyed by its path in the context.
+pub fn context_files(
+    spec: &ResolvedSpec,
+    network: &NetworkOptions,
+) -> BTreeMap<String, ContextFile> {
+    let mut files = ca_file(network);
     let mut insert = |name: &str, text: String, mode: u32| {
         files.insert(name.to_string(), ContextFile::text(text, mode));
     };

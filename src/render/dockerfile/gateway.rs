@@ -3,11 +3,9 @@
 //! builds. Its configuration, certificate and key are copied into each team's container
 //! before it starts, never into the image.
 
-use std::collections::BTreeMap;
-
 use super::syntax::line;
 use super::{apt_mirror, apt_options, extra_ca};
-use crate::render::files::{ContextFile, CA_CERTIFICATES};
+use crate::render::files::ca_file;
 use crate::render::{NetworkOptions, Rendered};
 use crate::team::gateway::nginx::{CONFIG, FOLDER, GATEWAY_UID};
 use crate::team::gateway::LISTEN_PORT;
@@ -17,16 +15,7 @@ pub const GATEWAY_BASE: &str = "debian:bullseye-slim";
 
 /// The gateway image's build: its Dockerfile, and the extra CA when there is one.
 pub fn gateway(network: &NetworkOptions) -> Rendered {
-    let mut files = BTreeMap::new();
-    if let Some(pem) = &network.ca_certificates {
-        files.insert(
-            CA_CERTIFICATES.to_string(),
-            ContextFile {
-                contents: pem.clone(),
-                mode: 0o644,
-            },
-        );
-    }
+    let files = ca_file(network);
     let has_ca = !files.is_empty();
     let mut w = String::new();
     line(
@@ -90,6 +79,7 @@ pub fn gateway(network: &NetworkOptions) -> Rendered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::files::CA_CERTIFICATES;
 
     #[test]
     fn the_gateway_image_uses_the_builds_mirror_and_ca() {
