@@ -74,15 +74,35 @@ pub struct Serving {
 /// MODEL_DIR holds at least one numbered SavedModel version, and the model's name is one
 /// the server takes. Asks only the host; creates nothing.
 pub fn check_model(host: &impl Host, request: &ServeRequest) -> Result<Model, InputError> {
-    let dir = &request.model_dir;
-    let shown = &request.shown;
+    let versions = model_versions(
+        host,
+        &request.model_dir,
+        &format!("MODEL_DIR `{}`", request.shown),
+    )?;
+    let name = match &request.name {
+        Some(name) => {
+            serving::check_model_name(name, false)?;
+            name.clone()
+        }
+        None => {
+            let folder = folder_name(&request.model_dir);
+            serving::check_model_name(&folder, true)?;
+            folder
+        }
+    };
+    Ok(Model { name, versions })
+}
+
+/// The servable versions in the model folder `dir` (named `what` in messages), lowest
+/// first: numbered subfolders holding a SavedModel; an error when there is none.
+pub fn model_versions(host: &impl Host, dir: &Path, what: &str) -> Result<Vec<u64>, InputError> {
     if !host.is_folder(dir) {
-        let what = match host.exists(dir) {
+        let problem = match host.exists(dir) {
             true => "is not a folder",
             false => "does not exist",
         };
         return Err(InputError::new(
-            format!("MODEL_DIR `{shown}` {what}"),
+            format!("{what} {problem}"),
             "give the folder that holds the model's numbered versions (`MODEL_DIR/1/saved_model.pb`)",
         ));
     }
@@ -95,20 +115,9 @@ pub fn check_model(host: &impl Host, request: &ServeRequest) -> Result<Model, In
         .collect();
     versions.sort_unstable();
     if versions.is_empty() {
-        return Err(serving::no_version(shown, &entries));
+        return Err(serving::no_version(what, &entries));
     }
-    let name = match &request.name {
-        Some(name) => {
-            serving::check_model_name(name, false)?;
-            name.clone()
-        }
-        None => {
-            let folder = folder_name(dir);
-            serving::check_model_name(&folder, true)?;
-            folder
-        }
-    };
-    Ok(Model { name, versions })
+    Ok(versions)
 }
 
 fn is_saved_model(host: &impl Host, folder: &Path) -> bool {

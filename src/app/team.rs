@@ -354,7 +354,7 @@ pub fn member_request(
         })
         .collect::<Result<_, InputError>>()?;
     let command_given = !member.command.is_empty();
-    Ok(LaunchRequest {
+    let mut request = LaunchRequest {
         target: target_of_spec(resolved, image.clone()),
         name: format!("{}-{}", team.name, member.name),
         command: member.command.clone(),
@@ -389,7 +389,9 @@ pub fn member_request(
         nvidia: None,
         // `up` puts the member on its team network (`gateway::place_member`).
         network: None,
-    })
+    };
+    serving::add_model(member, &mut request);
+    Ok(request)
 }
 
 /// The members' mounts are folders of this machine: an engine on another host (`remote`,
@@ -403,6 +405,19 @@ pub fn check_mounts_are_local(team: &Team, remote: Option<&str>) -> Result<(), I
         // The folder of this machine (a `mounts_root` mount's target is not known yet).
         Some((member, text.split(':').next().unwrap_or(text).to_string()))
     });
+    if let Some((member, model)) = team
+        .members
+        .iter()
+        .find_map(|member| Some((member, member.model.as_ref()?)))
+    {
+        return Err(InputError::new(
+            format!(
+                "member `{}`: the model folder `{}` is on this machine, and the engine runs on `{endpoint}`",
+                member.name, model.text
+            ),
+            "run `tfimg up` on that host itself, or serve the model with `tfimg serve` (which copies the folder in on a remote engine)",
+        ));
+    }
     match first {
         Some((member, text)) => Err(sync::member_mount_on_remote(&member.name, &text, endpoint)),
         None => Ok(()),
@@ -500,9 +515,13 @@ pub fn member_hash(team: &Team, member: &TeamMember, image: &str) -> String {
         member.shm_size,
         member.shared
     );
-    // Without a gateway the text is what it always was: no member is recreated for it.
+    // Without a gateway or a model the text is what it always was: no member is
+    // recreated for them.
     if let Some(gateway) = &team.gateway {
         text.push_str(&format!("|{}", gateway.url(&member.name, "jupyter")));
+    }
+    if let Some(model) = &member.model {
+        text.push_str(&format!("|model:{}:{}", model.folder.display(), model.name));
     }
     crate::plan::image::hex(&Sha256::digest(text.as_bytes()))[..16].to_string()
 }
@@ -520,6 +539,9 @@ fn ports_of(container: &ContainerFacts) -> Vec<u16> {
         })
         .unwrap_or_default()
 }
+
+mod serving;
+pub use serving::check_models;
 
 #[cfg(test)]
 mod tests;

@@ -19,10 +19,12 @@ use crate::labels;
 use crate::output::exit::EXIT_ENGINE;
 use crate::output::progress::Reporter;
 use crate::plan;
+use crate::spec::resolved::SERVING_PORT_NAME;
 use crate::spec::{self, ResolvedSpec};
 use crate::team::Team;
 
-/// The team file and every member's resolved spec (errors name the member).
+/// The team file and every member's resolved spec (errors name the member), with serving
+/// members' model folders checked.
 pub(crate) fn team_and_specs(
     file: &std::path::Path,
 ) -> anyhow::Result<(Team, BTreeMap<String, ResolvedSpec>)> {
@@ -46,6 +48,8 @@ pub(crate) fn team_and_specs(
             specs.insert(member.spec.clone(), resolved);
         }
     }
+    // Serving members' models, before anything is built or created.
+    reconcile::check_models(&Machine, &team, &specs)?;
     Ok((team, specs))
 }
 
@@ -179,7 +183,7 @@ async fn print_team(
             ),
             None => Vec::new(),
         };
-        let access = ["jupyter", "ssh"]
+        let access = ["jupyter", "ssh", SERVING_PORT_NAME]
             .iter()
             .find_map(|service| {
                 endpoints

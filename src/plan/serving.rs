@@ -21,13 +21,7 @@ pub const SAVED_MODEL_FILES: &[&str] = &["saved_model.pb", "saved_model.pbtxt"];
 /// A model name the server and its URLs take: letters, digits, `.`, `_`, `-`, starting
 /// with a letter or digit (at most 64).
 pub fn check_model_name(name: &str, from_folder: bool) -> Result<(), InputError> {
-    let valid = !name.is_empty()
-        && name.len() <= 64
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if valid {
+    if valid_model_name(name) {
         return Ok(());
     }
     let (message, hint) = match from_folder {
@@ -43,6 +37,16 @@ pub fn check_model_name(name: &str, from_folder: bool) -> Result<(), InputError>
     Err(InputError::new(printable(&message).into_owned(), hint))
 }
 
+/// Whether the server and its URLs take `name` as a model's name.
+pub fn valid_model_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
 /// The version a folder entry stands for: a number (TensorFlow Serving's layout,
 /// `MODEL_DIR/1/saved_model.pb`).
 pub fn version_of(entry: &str) -> Option<u64> {
@@ -51,8 +55,9 @@ pub fn version_of(entry: &str) -> Option<u64> {
         .flatten()
 }
 
-/// MODEL_DIR without a servable version: what is wrong and how to fix it.
-pub fn no_version(shown: &str, entries: &[String]) -> InputError {
+/// A model folder without a servable version (`what`: how the message names it, such as
+/// ``MODEL_DIR `./export` ``): what is wrong and how to fix it.
+pub fn no_version(what: &str, entries: &[String]) -> InputError {
     let detail = match entries.is_empty() {
         true => "it is empty".to_string(),
         false if entries.iter().any(|entry| version_of(entry).is_some()) => {
@@ -61,7 +66,7 @@ pub fn no_version(shown: &str, entries: &[String]) -> InputError {
         false => "it has no numbered version folder".to_string(),
     };
     InputError::new(
-        printable(&format!("MODEL_DIR `{shown}`: {detail}")).into_owned(),
+        printable(&format!("{what}: {detail}")).into_owned(),
         "save the model into a numbered folder, as TensorFlow Serving reads it: `tf.saved_model.save(model, \"MODEL_DIR/1\")` (or `model.save(\"MODEL_DIR/1\")`)",
     )
 }

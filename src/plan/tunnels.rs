@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::ports::PortPlan;
 use super::LaunchPlan;
 use crate::labels;
+use crate::spec::resolved::SERVING_PORT_NAME;
 
 /// One local port on this machine's 127.0.0.1 carried to a port on the engine host's
 /// 127.0.0.1.
@@ -119,8 +120,14 @@ pub fn container_endpoints(
         .map(|ports| labels::decode_ports(ports))
         .unwrap_or_default();
     let mut endpoints = Vec::new();
-    // `gateway`: a team gateway's own address.
-    for name in ["jupyter", "ssh", "tensorboard", "gateway"] {
+    // `gateway`: a team gateway's own address; `rest`: a model server's model.
+    for name in [
+        "jupyter",
+        "ssh",
+        SERVING_PORT_NAME,
+        "tensorboard",
+        "gateway",
+    ] {
         let Some(mut address) = container_labels.get(&labels::url_label(name)).cloned() else {
             continue;
         };

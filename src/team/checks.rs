@@ -182,6 +182,7 @@ impl<'a> MemberChecks<'a> {
             .map_err(|e| self.error(member, "cpus", e))?
             .or(self.limits.nano_cpus);
         let mounts = self.mounts(member)?;
+        let model = super::serving::check(member, self.places, self.folder)?;
         Ok(TeamMember {
             name: member.name.clone(),
             spec,
@@ -196,6 +197,7 @@ impl<'a> MemberChecks<'a> {
             nano_cpus,
             shm_size: self.limits.shm_size,
             workers: member.workers,
+            model,
         })
     }
 

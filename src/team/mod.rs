@@ -12,6 +12,7 @@ pub mod compose;
 pub mod emit;
 pub mod gateway;
 pub mod k8s;
+pub mod serving;
 
 mod checks;
 mod model;
@@ -47,6 +48,8 @@ pub struct TeamMember {
     /// Bytes.
     pub shm_size: i64,
     pub workers: Option<u32>,
+    /// A serving member's model (`model:`), mounted read-only at `/models/NAME`.
+    pub model: Option<serving::MemberModel>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -97,6 +97,10 @@ pub struct Member {
     pub cpus: Option<String>,
     /// Multi-worker training on Kubernetes: this many workers (`tfimg up` runs one).
     pub workers: Option<u32>,
+    /// A serving member's model: a folder of numbered SavedModel versions.
+    pub model: Option<String>,
+    /// The model's name in its URLs; the folder's name otherwise.
+    pub model_name: Option<String>,
 }
 
 /// `gpus:` as YAML allows it: `all`, `2`, `[0, 1]`, `"GPU-..."`.

@@ -78,7 +78,7 @@ fn every_error_names_the_file() {
     let error = parse_text("team: lab\nmembers:\n  - name: alice\n    port\ts: 1\n").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "`team.yaml`:4:5: members[0]: unknown field `port\\ts`, expected one of `name`, `spec`, `gpus`, `shared`, `mounts`, `ports`, `env`, `command`, `memory`, `cpus`, `workers`"
+        "`team.yaml`:4:5: members[0]: unknown field `port\\ts`, expected one of `name`, `spec`, `gpus`, `shared`, `mounts`, `ports`, `env`, `command`, `memory`, `cpus`, `workers`, `model`, `model_name`"
     );
 }
 
@@ -240,5 +240,57 @@ fn broken_files_are_named_for_what_they_are() {
             "teams: lab\nmembers:\n  - name: a\n    gpus: {deep}\n"
         )),
         "`team.yaml`:1:1: unknown field `teams`, expected one of `team`, `defaults`, `members`, `gateway`"
+    );
+}
+
+#[test]
+fn a_serving_member_names_its_model_folder_and_maybe_the_model() {
+    let team = parse_text(
+        "team: lab\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/./fraud/\n  - name: spam\n    spec: gpu-serving\n    model: /srv/models/spam\n    model_name: spam.v2\n",
+    )
+    .unwrap();
+    let fraud = team.members[0].model.as_ref().unwrap();
+    assert_eq!(fraud.folder, PathBuf::from("/lab/export/fraud"));
+    assert_eq!(fraud.name, "fraud");
+    assert_eq!(fraud.text, "./export/./fraud/");
+    assert_eq!((fraud.location.line, fraud.location.column), (5, 5));
+    let spam = team.members[1].model.as_ref().unwrap();
+    assert_eq!(spam.folder, PathBuf::from("/srv/models/spam"));
+    assert_eq!(spam.name, "spam.v2");
+
+    let error = |member: &str| {
+        parse_text(&format!(
+            "team: lab\ndefaults: {{spec: cpu-serving}}\nmembers:\n  - name: bob\n{member}"
+        ))
+        .unwrap_err()
+        .to_string()
+    };
+    assert_eq!(
+        error("    model_name: spam\n"),
+        "`team.yaml`:5:5: member `bob`: `model_name` without `model`"
+    );
+    assert_eq!(
+        error("    model: ''\n"),
+        "`team.yaml`:5:5: member `bob`: `model` is empty"
+    );
+    assert_eq!(
+        error("    model: ./a:b\n"),
+        "`team.yaml`:5:5: member `bob`: the model folder `./a:b` has a `:` or a control character"
+    );
+    assert_eq!(
+        error("    command: [python, x.py]\n    model: ./export/fraud\n"),
+        "`team.yaml`:6:5: member `bob`: `model` with a `command`"
+    );
+    assert_eq!(
+        error("    model: ./export/fraud\n    model_name: -x\n"),
+        "`team.yaml`:6:5: member `bob`: `model_name: -x` is not a valid model name"
+    );
+    assert_eq!(
+        error("    model: ./export/my model\n"),
+        "`team.yaml`:5:5: member `bob`: the folder name `my model` of `model` is not a valid model name"
+    );
+    assert_eq!(
+        error("    model: /\n"),
+        "`team.yaml`:5:5: member `bob`: the model folder `/` has no name"
     );
 }

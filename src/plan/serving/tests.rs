@@ -33,15 +33,15 @@ fn only_numbered_folders_are_versions() {
 
 #[test]
 fn a_folder_without_a_version_says_what_it_lacks() {
-    let empty = no_version("./export", &[]);
+    let empty = no_version("MODEL_DIR `./export`", &[]);
     assert_eq!(empty.message, "MODEL_DIR `./export`: it is empty");
     assert!(empty.hint.contains("MODEL_DIR/1"));
-    let unnumbered = no_version("./export", &["saved_model.pb".to_string()]);
+    let unnumbered = no_version("MODEL_DIR `./export`", &["saved_model.pb".to_string()]);
     assert_eq!(
         unnumbered.message,
         "MODEL_DIR `./export`: it has no numbered version folder"
     );
-    let hollow = no_version("./export", &["1".to_string()]);
+    let hollow = no_version("MODEL_DIR `./export`", &["1".to_string()]);
     assert_eq!(
         hollow.message,
         "MODEL_DIR `./export`: its numbered folders hold no `saved_model.pb`"

@@ -1,0 +1,186 @@
+//! Unit tests of serving members in `up` and the exports, on the fakes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::*;
+use crate::app::team::{export_plans, up, Action, TeamImages, UpReport};
+use crate::engine::fake::FakeEngine;
+use crate::host::fake::FakeHost;
+use crate::spec::Catalog;
+
+const AVAILABLE: &str = r#"{"model_version_status": [{"version": "2", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}}]}"#;
+const LOADING: &str = r#"{"model_version_status": [{"version": "2", "state": "LOADING", "status": {"error_code": "OK", "error_message": ""}}]}"#;
+const FAILED: &str = r#"{"model_version_status": [{"version": "2", "state": "END", "status": {"error_code": "UNKNOWN", "error_message": "loading failed: truncated file"}}]}"#;
+
+const TEAM: &str = "team: lab\nmembers:\n  - name: ada\n    spec: cpu-headless\n    command: [sleep, '9']\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/fraud\n";
+
+fn team(text: &str) -> Team {
+    crate::team::parse(text, "team.yaml", PathBuf::from("/project")).unwrap()
+}
+
+fn specs() -> BTreeMap<String, ResolvedSpec> {
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    ["cpu-headless", "cpu-serving", "cpu-jupyter"]
+        .into_iter()
+        .map(|name| {
+            (
+                name.to_string(),
+                crate::spec::resolve(&catalog, name).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn images() -> TeamImages {
+    TeamImages {
+        specs: ["cpu-headless", "cpu-serving", "cpu-jupyter"]
+            .into_iter()
+            .map(|name| (name.to_string(), format!("tfimg/{name}:2.9.3-0123456789ab")))
+            .collect(),
+        gateway: None,
+    }
+}
+
+/// A host whose `/project/export/fraud` holds version 2, and whose model server answers
+/// `answers` for the model's status, in turn.
+fn host(answers: Vec<(u16, String)>) -> FakeHost {
+    let host = FakeHost::new();
+    for path in [
+        "/project/export/fraud",
+        "/project/export/fraud/2/saved_model.pb",
+    ] {
+        host.paths.borrow_mut().insert(PathBuf::from(path));
+    }
+    host.http_answers
+        .borrow_mut()
+        .insert("/v1/models/fraud".to_string(), answers);
+    host
+}
+
+fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
+    crate::app::testing::block_on(up(
+        engine,
+        host,
+        team,
+        &specs(),
+        &images(),
+        (4321, 4322),
+        false,
+    ))
+    .unwrap()
+}
+
+#[test]
+fn up_mounts_the_model_read_only_and_waits_until_it_is_available() {
+    let (engine, lab) = (FakeEngine::new(), team(TEAM));
+    let host = host(vec![
+        (404, String::new()),
+        (200, LOADING.into()),
+        (200, AVAILABLE.into()),
+    ]);
+    assert!(check_models(&host, &lab, &specs()).is_ok());
+    let report = up_once(&engine, &host, &lab);
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert_eq!(report.actions["fraud"], Action::Created);
+    let asked = host.http_asked.borrow().clone();
+    assert_eq!(
+        asked
+            .iter()
+            .filter(|path| *path == "/v1/models/fraud")
+            .count(),
+        3,
+        "asked until AVAILABLE: {asked:?}"
+    );
+    let plan = engine.plan_of("lab-fraud").unwrap();
+    let model = &plan.mounts[0];
+    assert_eq!(model.source, PathBuf::from("/project/export/fraud"));
+    assert_eq!(model.target, "/models/fraud");
+    assert!(model.read_only);
+    assert_eq!(plan.labels[labels::MODEL], "fraud");
+    let url = plan.ports.iter().find(|port| port.name == "rest").unwrap();
+    assert_eq!(url.container, 8501);
+    assert_eq!(
+        plan.labels[&labels::url_label("rest")],
+        format!("http://127.0.0.1:{}/v1/models/fraud", url.host)
+    );
+
+    // The same file again: the model server is left alone.
+    let again = up_once(&engine, &host, &lab);
+    assert_eq!(again.actions["fraud"], Action::Unchanged);
+    // Another model name is another member: it is made again.
+    let renamed = team(&format!("{TEAM}    model_name: fraud-v2\n"));
+    host.http_answers.borrow_mut().insert(
+        "/v1/models/fraud-v2".to_string(),
+        vec![(200, AVAILABLE.into())],
+    );
+    let changed = up_once(&engine, &host, &renamed);
+    assert_eq!(changed.actions["fraud"], Action::Recreated);
+    let plan = engine.plan_of("lab-fraud").unwrap();
+    assert_eq!(plan.mounts[0].target, "/models/fraud-v2");
+}
+
+#[test]
+fn a_model_that_fails_to_load_is_the_member_s_failure() {
+    let (engine, host) = (FakeEngine::new(), host(vec![(200, FAILED.into())]));
+    let report = up_once(&engine, &host, &team(TEAM));
+    assert_eq!(report.started, ["ada"]);
+    let (member, error) = &report.failures[0];
+    assert_eq!(member, "fraud");
+    assert_eq!(
+        format!("{error:#}"),
+        "the model server could not load `fraud`: version 2: loading failed: truncated file"
+    );
+}
+
+#[test]
+fn models_are_checked_against_their_specs_and_folders_at_their_place() {
+    let host = host(Vec::new());
+    let error = |text: &str| {
+        check_models(&host, &team(text), &specs())
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        error("team: lab\nmembers:\n  - name: bob\n    spec: cpu-serving\n"),
+        "`team.yaml`:4:5: member `bob`: `cpu-serving` serves a model, and the member names none"
+    );
+    assert_eq!(
+        error("team: lab\nmembers:\n  - name: bob\n    spec: cpu-jupyter\n    model: ./export/fraud\n"),
+        "`team.yaml`:5:5: member `bob`: `model` needs a serving spec, and `cpu-jupyter` is not one"
+    );
+    assert_eq!(
+        error(
+            "team: lab\nmembers:\n  - name: bob\n    spec: cpu-serving\n    model: ./export/spam\n"
+        ),
+        "`team.yaml`:5:5: member `bob`: the model folder `./export/spam` does not exist"
+    );
+    for path in ["/project/export/empty", "/project/export/empty/1/notes.txt"] {
+        host.paths.borrow_mut().insert(PathBuf::from(path));
+    }
+    assert_eq!(
+        error("team: lab\nmembers:\n  - name: bob\n    spec: cpu-serving\n    model: export/empty\n"),
+        "`team.yaml`:5:5: member `bob`: the model folder `export/empty`: its numbered folders hold no `saved_model.pb`"
+    );
+    // A command replaces the server: no model needed.
+    let batch = team(
+        "team: lab\nmembers:\n  - name: bob\n    spec: cpu-serving\n    command: [python, x.py]\n",
+    );
+    assert!(check_models(&host, &batch, &specs()).is_ok());
+}
+
+#[test]
+fn a_model_is_refused_on_a_remote_engine_and_exported_with_its_mount() {
+    let lab = team(TEAM);
+    let error = crate::app::team::check_mounts_are_local(&lab, Some("ssh://gpu-box")).unwrap_err();
+    assert_eq!(
+        error.message,
+        "member `fraud`: the model folder `./export/fraud` is on this machine, and the engine runs on `ssh://gpu-box`"
+    );
+    let host = host(Vec::new());
+    let images = images().specs;
+    let (plans, _) = export_plans(&host, &lab, &specs(), &images, (4321, 4322), false).unwrap();
+    let (_, plan) = plans.iter().find(|(name, _)| name == "fraud").unwrap();
+    assert_eq!(plan.mounts[0].target, "/models/fraud");
+    assert!(host.made.borrow().is_empty(), "{:?}", host.made.borrow());
+}

@@ -1,0 +1,166 @@
+//! Serving members: a member whose spec serves models (`cpu-serving`, `gpu-serving`, or
+//! a spec with `service: serving`) names its model's folder with `model:` (a folder of
+//! numbered SavedModel versions, as for `tfimg serve`) and, optionally, the model's name
+//! with `model_name:` (else the folder's name). The folder is mounted read-only at
+//! `/models/NAME`. Checked here as written, without the disk: the folder's contents are
+//! the use case's to check (`app::team`), the spec's kind once it is resolved
+//! (`check_service`).
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::input::paths::lexical;
+use crate::input::source::{printable, Location, SpecError};
+use crate::labels;
+use crate::plan::serving::valid_model_name;
+use crate::plan::LaunchPlan;
+
+use super::model::Member;
+use super::read::Places;
+use super::TeamMember;
+
+/// A serving member's model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberModel {
+    /// The folder as written.
+    pub text: String,
+    /// The folder; a relative one starts at the team file's folder.
+    pub folder: PathBuf,
+    /// The model's name in its URLs (`/v1/models/NAME`).
+    pub name: String,
+    /// Where `model:` is written, for errors about the folder.
+    pub location: Location,
+}
+
+const MODEL_HINT: &str =
+    "`model` names a folder of numbered SavedModel versions (`./export/fraud`, holding `1/saved_model.pb`)";
+
+const NAME_HINT: &str =
+    "use letters, digits, `.`, `_` and `-`, starting with a letter or digit (at most 64)";
+
+/// A member's `model` and `model_name` as written: a folder, a name the server takes, and
+/// no `command` (which would replace the model server).
+pub(super) fn check(
+    member: &Member,
+    places: &Places,
+    folder: &Path,
+) -> Result<Option<MemberModel>, SpecError> {
+    let at = |field: &str| places.member(&member.name, field);
+    let bad = |field: &str, message: String, hint: &str| {
+        places.bad(
+            at(field),
+            format!("member `{}`: {message}", member.name),
+            hint,
+        )
+    };
+    let Some(text) = &member.model else {
+        return match member.model_name {
+            Some(_) => Err(bad(
+                "model_name",
+                "`model_name` without `model`".into(),
+                "add `model: ./export/NAME`, the folder of the model's numbered versions",
+            )),
+            None => Ok(None),
+        };
+    };
+    if text.trim().is_empty() {
+        return Err(bad("model", "`model` is empty".into(), MODEL_HINT));
+    }
+    if text.contains([':', '\0', '\n']) {
+        return Err(bad(
+            "model",
+            printable(&format!(
+                "the model folder `{text}` has a `:` or a control character"
+            ))
+            .into_owned(),
+            "Docker and Compose mounts split at `:`: rename the folder (or use a link to it)",
+        ));
+    }
+    if !member.command.is_empty() {
+        return Err(bad(
+            "model",
+            "`model` with a `command`".into(),
+            "a member with a `model` runs the model server: remove its `command`",
+        ));
+    }
+    let path = lexical(&folder.join(text));
+    let name = match &member.model_name {
+        Some(name) if !valid_model_name(name) => {
+            let message = format!("`model_name: {name}` is not a valid model name");
+            return Err(bad(
+                "model_name",
+                printable(&message).into_owned(),
+                NAME_HINT,
+            ));
+        }
+        Some(name) => name.clone(),
+        None => {
+            let name = last_name(&path);
+            if !valid_model_name(&name) {
+                let message = match name.is_empty() {
+                    true => format!("the model folder `{text}` has no name"),
+                    false => {
+                        format!("the folder name `{name}` of `model` is not a valid model name")
+                    }
+                };
+                let message = printable(&message);
+                return Err(bad(
+                    "model",
+                    message.into_owned(),
+                    "name the model with `model_name:`: letters, digits, `.`, `_` and `-`, starting with a letter or digit",
+                ));
+            }
+            name
+        }
+    };
+    let location = at("model")
+        .or_else(|| places.key("members"))
+        .unwrap_or_else(|| places.at((1, 1)));
+    Ok(Some(MemberModel {
+        text: text.clone(),
+        folder: path,
+        name,
+        location,
+    }))
+}
+
+/// The last named folder of `path` (`./export/fraud/` gives `fraud`); empty when it has
+/// none (`/`).
+fn last_name(path: &Path) -> String {
+    match path.components().next_back() {
+        Some(Component::Normal(name)) => name.to_string_lossy().into_owned(),
+        _ => String::new(),
+    }
+}
+
+/// A member's model against its resolved spec: a serving spec serves the member's model
+/// (unless a `command` replaces the server), and only a serving spec takes one.
+pub fn check_service(member: &TeamMember, spec_name: &str, serving: bool) -> Result<(), SpecError> {
+    match (&member.model, serving) {
+        (None, true) if member.command.is_empty() => Err(SpecError::new(
+            Some(member.spec_location.clone()),
+            format!(
+                "member `{}`: `{spec_name}` serves a model, and the member names none",
+                member.name
+            ),
+            "add `model: ./export/NAME` (a folder of numbered SavedModel versions, `NAME/1/saved_model.pb`)",
+        )),
+        (Some(model), false) => Err(SpecError::new(
+            Some(model.location.clone()),
+            format!(
+                "member `{}`: `model` needs a serving spec, and `{spec_name}` is not one",
+                member.name
+            ),
+            "use `spec: cpu-serving` (or `gpu-serving`), or a spec with `service: serving`",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The model a launch plan's model server serves (none when a command replaces the
+/// server): what the exports probe.
+pub fn plan_model(plan: &LaunchPlan) -> Option<&str> {
+    let serving = plan.labels.get(labels::SERVICE).map(String::as_str) == Some("serving");
+    (serving && plan.command.is_empty())
+        .then(|| plan.labels.get(labels::MODEL).map(String::as_str))
+        .flatten()
+}
