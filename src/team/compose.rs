@@ -12,6 +12,7 @@ use serde_yaml::{Mapping, Value};
 use crate::labels;
 use crate::plan::gpus::{DeviceRequestPlan, GpuPlan};
 use crate::plan::LaunchPlan;
+use crate::spec::resolved::{SERVING_PORT, SERVING_PORT_NAME};
 
 /// Environment variables that are secrets: they go to the member's env file.
 const SECRETS: &[&str] = &[labels::JUPYTER_TOKEN_VARIABLE, labels::SSH_KEYS_VARIABLE];
@@ -121,6 +122,9 @@ fn service(plan: &LaunchPlan, env_file: Option<&str>, plain: &[&String], folder:
         put("restart", restart.as_text().into());
     }
     put("labels", service_labels(plan));
+    if let Some(healthcheck) = healthcheck(plan) {
+        put("healthcheck", healthcheck);
+    }
     if let Some((key, value)) = gpu(&plan.gpu) {
         put(key, value);
     }
@@ -194,6 +198,29 @@ fn service_labels(plan: &LaunchPlan) -> Value {
         }
     }
     Value::Mapping(labels)
+}
+
+/// A model server's healthcheck: its model says `AVAILABLE` on the status endpoint,
+/// asked by the image's own Python (the image has no curl). It may take
+/// `ready::READY_TIMEOUT` to load, as `up` waits.
+fn healthcheck(plan: &LaunchPlan) -> Option<Value> {
+    let model = super::serving::plan_model(plan)?;
+    let port = plan
+        .ports
+        .iter()
+        .find(|port| port.name == SERVING_PORT_NAME)
+        .map_or(SERVING_PORT, |port| port.container);
+    let script = format!(
+        "import json, urllib.request; answer = json.load(urllib.request.urlopen('http://127.0.0.1:{port}/v1/models/{model}', timeout=5)); assert any(v['state'] == 'AVAILABLE' for v in answer['model_version_status'])"
+    );
+    let mut healthcheck = Mapping::new();
+    let test = ["CMD", "python3", "-c", &script].map(str::to_string);
+    healthcheck.insert("test".into(), strings(&test));
+    healthcheck.insert("interval".into(), "10s".into());
+    healthcheck.insert("timeout".into(), "10s".into());
+    healthcheck.insert("retries".into(), Value::from(3));
+    healthcheck.insert("start_period".into(), "180s".into());
+    Some(Value::Mapping(healthcheck))
 }
 
 /// The service's GPU key: a device reservation under `deploy`, or the `nvidia` runtime.
@@ -336,5 +363,44 @@ mod tests {
             output.compose
         );
         assert!(output.compose.contains("version: \"3.8\"\n"));
+    }
+
+    #[test]
+    fn a_model_server_is_healthy_once_its_model_is_available() {
+        let mut serving = plan();
+        serving.command.clear();
+        serving
+            .labels
+            .insert(labels::SERVICE.into(), "serving".into());
+        serving.labels.insert(labels::MODEL.into(), "fraud".into());
+        let output = compose(
+            "lab",
+            "team.yaml",
+            &[("fraud".into(), serving)],
+            Path::new("/lab"),
+        );
+        let file: Value = serde_yaml::from_str(&output.compose).unwrap();
+        let healthcheck = &file["services"]["fraud"]["healthcheck"];
+        assert_eq!(healthcheck["test"][0], Value::from("CMD"));
+        assert_eq!(healthcheck["test"][1], Value::from("python3"));
+        let script = healthcheck["test"][3].as_str().unwrap();
+        assert!(
+            script.contains("'http://127.0.0.1:8501/v1/models/fraud'")
+                && script.contains("AVAILABLE"),
+            "{script}"
+        );
+        assert_eq!(healthcheck["start_period"], Value::from("180s"));
+        // Without the model server (a command in its place) there is nothing to check.
+        let output = compose(
+            "lab",
+            "team.yaml",
+            &[("alice".into(), plan())],
+            Path::new("/lab"),
+        );
+        assert!(
+            !output.compose.contains("healthcheck"),
+            "{}",
+            output.compose
+        );
     }
 }

@@ -4,8 +4,9 @@
 //! capability dropped, and a ClusterIP Service for its ports. A member with `workers: N`
 //! becomes multi-worker training: an indexed Job of N pods behind a headless Service, each
 //! with the TF_CONFIG MultiWorkerMirroredStrategy expects; optionally also as a Kubeflow
-//! TFJob. A team with a gateway gets an Ingress and its TLS Secret. Pure: launch plans in,
-//! YAML out.
+//! TFJob. A serving member's Deployment is probed on its model's status endpoint. A
+//! team with a gateway gets an Ingress and its TLS Secret. Pure: launch plans in, YAML
+//! out.
 
 use serde_json::{json, Value};
 
@@ -183,7 +184,8 @@ fn storage(
     let mut volumes = vec![shm];
     let mut mounts = vec![shm_mount];
     for (index, mount) in plan.mounts.iter().enumerate() {
-        let claim = format!("{name}-data-{index}");
+        let volume = serving::volume_name(&mount.target, index);
+        let claim = format!("{name}-{volume}");
         claims.push(json!({
             "apiVersion": "v1",
             "kind": "PersistentVolumeClaim",
@@ -193,8 +195,9 @@ fn storage(
                 "resources": {"requests": {"storage": member.volume_size}},
             },
         }));
-        volumes.push(json!({"name": format!("data-{index}"), "persistentVolumeClaim": {"claimName": claim, "readOnly": mount.read_only}}));
-        mounts.push(json!({"name": format!("data-{index}"), "mountPath": mount.target, "readOnly": mount.read_only}));
+        volumes.push(json!({"name": volume, "persistentVolumeClaim": {"claimName": claim, "readOnly": mount.read_only}}));
+        mounts
+            .push(json!({"name": volume, "mountPath": mount.target, "readOnly": mount.read_only}));
     }
     (volumes, mounts)
 }
@@ -313,6 +316,7 @@ fn single_pod(mut pod: Pod, plan: &LaunchPlan) -> Vec<Value> {
     if !ports.is_empty() {
         pod.container["ports"] = json!(ports);
     }
+    serving::add_probes(&mut pod.container, plan);
     if let Some(service) = service(&pod, plan) {
         documents.push(service);
     }
@@ -458,6 +462,8 @@ pub(crate) fn render(header: &str, documents: &[Value]) -> String {
     }
     text
 }
+
+mod serving;
 
 #[cfg(test)]
 mod tests;

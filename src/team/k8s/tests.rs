@@ -153,3 +153,51 @@ fn yaml_1_1_words_are_quoted_in_the_manifests() {
         assert!(text.contains(line), "{line} in {text}");
     }
 }
+
+#[test]
+fn a_model_server_is_probed_on_its_model_and_reads_it_from_its_own_claim() {
+    let mut fraud = member("fraud", Service::Serving, &[], None);
+    fraud
+        .plan
+        .labels
+        .insert(labels::MODEL.into(), "fraud".into());
+    fraud.plan.mounts.push(crate::plan::mounts::MountPlan {
+        source: "/lab/export/fraud".into(),
+        target: "/models/fraud".into(),
+        read_only: true,
+    });
+    let documents = exported(&[fraud]);
+    let find = |kind: &str| {
+        documents
+            .iter()
+            .find(|document| document["kind"] == kind)
+            .unwrap()
+    };
+    let pod = &find("Deployment")["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    for probe in ["startupProbe", "readinessProbe", "livenessProbe"] {
+        assert_eq!(
+            container[probe]["httpGet"]["path"], "/v1/models/fraud",
+            "{probe}"
+        );
+        assert_eq!(container[probe]["httpGet"]["port"], 8501, "{probe}");
+    }
+    assert_eq!(container["ports"][0]["containerPort"], 8501);
+    assert_eq!(find("Service")["spec"]["ports"][0]["port"], 8501);
+    let claim = find("PersistentVolumeClaim");
+    assert_eq!(claim["metadata"]["name"], "lab-fraud-model");
+    assert_eq!(
+        claim["metadata"]["annotations"]["tfimg.io/host-source"],
+        "/lab/export/fraud"
+    );
+    let mount = &container["volumeMounts"][1];
+    assert_eq!(mount["mountPath"], "/models/fraud");
+    assert_eq!(mount["readOnly"], true);
+    assert_eq!(
+        pod["volumes"][1]["persistentVolumeClaim"]["claimName"],
+        "lab-fraud-model"
+    );
+    // Without a model (or with a command in its place) nothing is probed.
+    let plain = exported(&[member("srv", Service::Serving, &[], None)]);
+    assert!(!serde_yaml::to_string(&plain).unwrap().contains("Probe"));
+}
