@@ -913,3 +913,115 @@ fn compose_and_k8s_need_no_daemon() {
         build.stderr
     );
 }
+
+/// A serving member in both exports, with no daemon: Compose gets the model folder as a
+/// read-only bind mount, the REST port on 127.0.0.1 and a healthcheck that docker-compose
+/// accepts; Kubernetes gets the model's own claim and probes on the status endpoint, and
+/// `kubernetes-validate --strict` accepts the manifests.
+#[test]
+fn a_serving_member_exports_to_compose_and_kubernetes() {
+    let file = "team: models\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/fraud\n  - name: spam\n    spec: cpu-serving\n    model: ./export/spam-2\n    model_name: spam\n    ports: {rest: 8601}\n";
+    let folder = scratch(&[
+        ("team.yaml", file),
+        // Only the layout is read: a numbered folder holding `saved_model.pb`.
+        ("export/fraud/1/saved_model.pb", "not read"),
+        ("export/spam-2/3/saved_model.pb", "not read"),
+    ]);
+    let no_daemon = [("DOCKER_HOST", "unix:///nonexistent/tfimg-no-daemon.sock")];
+    let compose = tfimg_with_env(
+        folder.path(),
+        &["compose", "team.yaml", "-o", "team.compose.yaml"],
+        &no_daemon,
+    );
+    assert_eq!(compose.code, 0, "{}", compose.stderr);
+    let config = std::process::Command::new("docker-compose")
+        .args(["-f", "team.compose.yaml", "config"])
+        .current_dir(folder.path())
+        .env("DOCKER_HOST", "unix:///nonexistent/tfimg-no-daemon.sock")
+        .output()
+        .expect("docker-compose is installed (scripts/setup-machine)");
+    let config_text = String::from_utf8_lossy(&config.stdout).into_owned();
+    assert!(
+        config.status.success(),
+        "{config_text}{}",
+        String::from_utf8_lossy(&config.stderr)
+    );
+    // docker-compose's own reading of the file (1.29 writes the short syntax back, with
+    // the source made absolute): the bind mount read-only at /models/NAME, the REST port
+    // on 127.0.0.1, the healthcheck.
+    let read: serde_yaml::Value = serde_yaml::from_str(&config_text).unwrap();
+    let text = |value: &serde_yaml::Value| value.as_str().unwrap_or_default().to_string();
+    let fraud = &read["services"]["fraud"];
+    assert_eq!(
+        text(&fraud["volumes"][0]),
+        format!(
+            "{}:/models/fraud:ro",
+            folder.path().join("export/fraud").display()
+        ),
+        "{config_text}"
+    );
+    let port = text(&fraud["ports"][0]);
+    assert!(
+        port.starts_with("127.0.0.1:") && port.ends_with(":8501/tcp"),
+        "{config_text}"
+    );
+    let spam = &read["services"]["spam"];
+    assert_eq!(text(&spam["ports"][0]), "127.0.0.1:8601:8501/tcp");
+    assert_eq!(
+        text(&spam["volumes"][0]),
+        format!(
+            "{}:/models/spam:ro",
+            folder.path().join("export/spam-2").display()
+        )
+    );
+    let check = spam["healthcheck"]["test"].as_sequence().unwrap();
+    assert_eq!(
+        check[..2],
+        ["CMD".into(), "python3".into()] as [serde_yaml::Value; 2]
+    );
+    assert!(
+        check[3]
+            .as_str()
+            .unwrap()
+            .contains("'http://127.0.0.1:8501/v1/models/spam'"),
+        "{check:?}"
+    );
+
+    let k8s = tfimg_with_env(
+        folder.path(),
+        &["k8s", "team.yaml", "-o", "manifests"],
+        &no_daemon,
+    );
+    assert_eq!(k8s.code, 0, "{}", k8s.stderr);
+    let manifests = folder.path().join("manifests/models.yaml");
+    let validated = std::process::Command::new("kubernetes-validate")
+        .arg("--strict")
+        .arg(&manifests)
+        .output()
+        .expect("kubernetes-validate is installed (scripts/setup-machine)");
+    assert!(
+        validated.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&validated.stdout),
+        String::from_utf8_lossy(&validated.stderr)
+    );
+    let text = std::fs::read_to_string(&manifests).unwrap();
+    let documents = documents_of(&text);
+    let deployment = document(&documents, "Deployment", "models-spam");
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    for probe in ["startupProbe", "readinessProbe", "livenessProbe"] {
+        assert_eq!(
+            container[probe]["httpGet"]["path"].as_str(),
+            Some("/v1/models/spam"),
+            "{probe}: {text}"
+        );
+        assert_eq!(container[probe]["httpGet"]["port"].as_u64(), Some(8501));
+    }
+    let claim = document(&documents, "PersistentVolumeClaim", "models-spam-model");
+    assert_eq!(
+        claim["metadata"]["annotations"]["tfimg.io/host-source"].as_str(),
+        folder.path().join("export/spam-2").to_str()
+    );
+    let service = document(&documents, "Service", "models-spam");
+    assert_eq!(service["spec"]["ports"][0]["port"].as_u64(), Some(8501));
+}
