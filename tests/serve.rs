@@ -3,8 +3,10 @@
 //! predictions for three inputs), then served: predictions equal `model.predict` to 1e-5
 //! in both request formats, the metadata lists the signature, the printed `curl` line
 //! answers, a malformed body gets 400 and an unknown model 404 with an error, and a
-//! version 2 copied into the folder is served without a restart. Every container carries
-//! the test's unique model name and is removed when the test ends, failed or not.
+//! version 2 copied into the folder is served without a restart. A team member with
+//! `model:` is brought up by `tfimg up`, which returns once the model answers. Every
+//! container carries the test's unique model (or team) name and is removed when the test
+//! ends, failed or not.
 
 mod common;
 
@@ -262,6 +264,104 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
     ]);
     assert_eq!(id_before, id_after, "the same container serves version 2");
     assert!(!id_after.trim().is_empty());
+    eprintln!("whole test {:.0?}", started.elapsed());
+    drop(guard);
+}
+
+/// A team member serving the same kind of model: `up` returns once the model answers (no
+/// waiting here), its table and `ps` show the model's URL, the predictions are the
+/// model's, the folder is mounted read-only, and `down` removes the member.
+#[tokio::test]
+async fn a_team_member_serves_its_model_and_up_waits_until_it_answers() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    let started = Instant::now();
+    let team = unique("srv");
+    let model = unique("mlp");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.team={team}"));
+    let team_file = format!(
+        "team: {team}\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/mlp\n    model_name: {model}\n"
+    );
+    let train = include_str!("../examples/sweep/code/train.py");
+    let folder = scratch(&[
+        ("code/train.py", train),
+        ("code/save.py", SAVE),
+        ("team.yaml", &team_file),
+    ]);
+    std::fs::create_dir_all(folder.path().join("export")).unwrap();
+    let trained = tfimg(
+        folder.path(),
+        &[
+            "run",
+            "cpu-headless",
+            "--mount",
+            "./code:ro",
+            "--mount",
+            "./export",
+            "--",
+            "python",
+            "code/save.py",
+        ],
+    );
+    assert_eq!(trained.code, 0, "training failed: {}", trained.stderr);
+    let expected =
+        json(&std::fs::read_to_string(folder.path().join("export/expected.json")).unwrap());
+
+    let up_started = Instant::now();
+    let up = tfimg(folder.path(), &["up", "team.yaml"]);
+    assert_eq!(up.code, 0, "up failed: {}{}", up.stdout, up.stderr);
+    eprintln!("up in {:.1?}", up_started.elapsed());
+    let row = up
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("fraud "))
+        .unwrap_or_else(|| panic!("no `fraud` row in:\n{}", up.stdout));
+    let url = row.split_whitespace().last().unwrap().to_string();
+    let port = port_of(&url);
+    assert_eq!(url, format!("http://127.0.0.1:{port}/v1/models/{model}"));
+    assert!(row.contains(" cpu-serving "), "{row}");
+
+    // Right after `up`: the model answers with its own predictions.
+    let rows = serde_json::json!({"instances": expected["inputs"]}).to_string();
+    let (status, body) = http(
+        "POST",
+        port,
+        &format!("/v1/models/{model}:predict"),
+        &[],
+        &rows,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_close(&json(&body)["predictions"], &expected["v1"], "team member");
+
+    let ps = tfimg(folder.path(), &["ps", "--json"]);
+    let listed = json(&ps.stdout);
+    let entry = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["name"] == format!("{team}-fraud"))
+        .unwrap_or_else(|| panic!("no member in {}", ps.stdout));
+    assert_eq!(entry["urls"]["rest"], url.as_str());
+    let mounts = common::docker(&[
+        "inspect",
+        "--format",
+        "{{range .Mounts}}{{.Destination}} {{.RW}}{{end}}",
+        &format!("{team}-fraud"),
+    ]);
+    assert_eq!(mounts.trim(), format!("/models/{model} false"));
+
+    let down = tfimg(folder.path(), &["down", "team.yaml"]);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert!(common::docker(&[
+        "ps",
+        "-aq",
+        "--filter",
+        &format!("label=io.tfimg.team={team}")
+    ])
+    .trim()
+    .is_empty());
     eprintln!("whole test {:.0?}", started.elapsed());
     drop(guard);
 }
