@@ -6,8 +6,9 @@ after one warm-up of each, and reports the median of the runs with min and max, 
 ratio tfimg / alternative (lower is better). Prints a table and writes bench/results.md.
 Everything a row creates carries the label io.tfimg.bench and is removed at the end.
 
-Usage: bench/bench.py [--runs N] [--only ROW,...]   (rows 1-12; 6 is split into 6 = packing
-throughput and 8 = peak RSS during a 1 GiB build; run via `just bench`)
+Usage: bench/bench.py [--runs N] [--only ROW,...]   (rows 1-13; 6 is split into 6 = packing
+throughput and 8 = peak RSS during a 1 GiB build; 13 is the model server, bench/serving_row.py;
+run via `just bench`)
 
 Rows 10 and 11 are cold builds (every layer rebuilt, every wheel downloaded again; the base
 image stays): one run each, no warm-up, whatever `--runs` says. Row 12 removes the six
@@ -437,8 +438,13 @@ def current_tag(spec):
     return f"tfimg/{spec}:{version}"
 
 
+def row_serving(work, runs):
+    import serving_row  # bench/serving_row.py: rows 13a and 13b
+    return serving_row.row(work, runs, sh=sh, tfimg=TFIMG, ca=CA, label=LABEL)
+
+
 ROWS = {1: row_noop_rebuild, 2: row_pip_change, 3: row_detached_launch, 4: row_jupyter, 5: row_team, 6: row_context, 7: row_ps, 8: row_rss, 9: row_sweep,
-        10: cold_build(10, "cpu-jupyter"), 11: cold_build(11, "gpu-jupyter"), 12: row_disk}
+        10: cold_build(10, "cpu-jupyter"), 11: cold_build(11, "gpu-jupyter"), 12: row_disk, 13: row_serving}
 
 
 def row_number(row):
@@ -468,7 +474,8 @@ def main():
     try:
         for number in wanted:
             print(f"row {number}...", file=sys.stderr)
-            rows.append(ROWS[number](work, args.runs))
+            measured = ROWS[number](work, args.runs)
+            rows.extend(measured if isinstance(measured, list) else [measured])
     finally:
         remove_containers()
         sh("docker", "image", "rm", "-f", "tfbench/noop:docker", "tfbench/pip:docker", check=False)
@@ -495,16 +502,20 @@ def main():
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for row in rows:
-        target = row["target"]
-        limit = float(target.split()[-1])
-        met = row["ratio"] <= limit if target.startswith("<=") else row["ratio"] >= limit
+        target = row["target"] or "-"
+        limit = row.get("limit") or (float(target.split()[-1]) if row["target"] else None)
+        met = limit is None or (row["ratio"] <= limit if target.startswith("<=") else row["ratio"] >= limit)
         def cell(side):
             values = row[side]
             if values is None:
                 return "-"
+            if "cells" in row:
+                return row["cells"][side]
             return f"{values['median']:.3f} {row['unit']} [{values['min']:.3f}–{values['max']:.3f}]"
-        ratio = f"{row['ratio']:.1f} MiB" if row["alternative"] is None else f"{row['ratio']:.2f}"
-        if met:
+        ratio = row.get("ratio_text") or (f"{row['ratio']:.1f} MiB" if row["alternative"] is None else f"{row['ratio']:.2f}")
+        if limit is None:
+            verdict = "-"
+        elif met:
             verdict = "yes"
         elif target.startswith("<="):
             verdict = f"no: {100 * (row['ratio'] / limit - 1):.0f}% over"
