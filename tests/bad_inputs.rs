@@ -659,6 +659,46 @@ fn cases() -> Vec<Case> {
             "3:1",
             "team: lab\nmembers: [{name: a, spec: cpu-headless}]\n---\nteam: b\n",
         ),
+        // Serving members.
+        team(
+            "team-serving-member-without-model",
+            "6:5",
+            &members("  - name: alice\n    spec: cpu-serving\n"),
+        ),
+        team(
+            "team-model-on-a-jupyter-member",
+            "7:5",
+            &members("  - name: alice\n    spec: cpu-jupyter\n    model: ./export/fraud\n"),
+        ),
+        team(
+            "team-model-folder-missing",
+            "7:5",
+            &members("  - name: alice\n    spec: cpu-serving\n    model: ./export/fraud\n"),
+        ),
+        team(
+            "team-model-name-without-model",
+            "7:5",
+            &members("  - name: alice\n    spec: cpu-serving\n    model_name: fraud\n"),
+        ),
+        team(
+            "team-model-name-invalid",
+            "8:5",
+            &members(
+                "  - name: alice\n    spec: cpu-serving\n    model: ./export/fraud\n    model_name: \"fraud detector\"\n",
+            ),
+        ),
+        team(
+            "team-model-with-command",
+            "7:5",
+            &members(
+                "  - name: alice\n    spec: cpu-serving\n    model: ./export/fraud\n    command: [python, x.py]\n",
+            ),
+        ),
+        team(
+            "team-model-folder-has-colon",
+            "6:5",
+            &members("  - name: alice\n    model: \"./export:fraud\"\n"),
+        ),
         // Team gateways.
         team(
             "gateway-route-unknown",
