@@ -27,8 +27,9 @@ net.save("/tf/export/mlp/1")
 
 
 def row(work, runs, sh, tfimg, ca, label, seconds=10):
-    """Rows 13a (batch 1) and 13b (batch 32). `runs` is not used: each side runs for
-    `seconds` after a 2 s warm-up, thousands of requests."""
+    """Rows 13a (batch 1) and 13b (batch 32) over 8 clients, 13c (batch 1) over one.
+    `runs` is not used: each side runs for `seconds` after a 2 s warm-up, thousands of
+    requests."""
     del runs
     root = Path(__file__).resolve().parent.parent
     folder = work / "serving"
@@ -43,28 +44,37 @@ def row(work, runs, sh, tfimg, ca, label, seconds=10):
     fields = dict(line.split(None, 1) for line in served.splitlines() if line.strip())
     container, url = fields["container"].strip(), fields["model"].strip()
     port = int(url.split(":")[2].split("/")[0])
-    try:
-        load = sh("docker", "run", "--rm", "--label", label, "--name", "tfbench-serving-load",
+    def load(clients, batches):
+        done = sh("docker", "run", "--rm", "--label", label, "--name", "tfbench-serving-load",
                   "--network", "host", "--user", "root", "--entrypoint", "python3",
                   "-v", f"{folder / 'export' / 'mlp'}:/models/mlp:ro",
                   "-v", f"{root / 'bench'}:/bench:ro",
                   image, "/bench/serving_load.py", "--model-dir", "/models/mlp", "--model", "mlp",
-                  "--port", str(port), "--clients", "8", "--seconds", str(seconds))
+                  "--port", str(port), "--clients", str(clients), "--batches", batches,
+                  "--seconds", str(seconds))
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    try:
+        eight = load(8, "1,32")
+        # One client: the server's own cost per request, without queueing on the 2 cores
+        # the clients, the server and the ceiling share.
+        one = load(1, "1")
     finally:
         sh("docker", "rm", "-f", container, check=False)
-    results = json.loads(load.stdout.strip().splitlines()[-1])
-    return [serving_row(results, 1, "13a", "<= 2 ms added at p50", 2.0),
-            serving_row(results, 32, "13b", None, None)]
+    return [serving_row(eight, 1, 8, "13a", "<= 2 ms added at p50", 2.0),
+            serving_row(eight, 32, 8, "13b", None, None),
+            serving_row(one, 1, 1, "13c", None, None)]
 
 
-def serving_row(results, batch, number, target, limit):
+def serving_row(results, batch, clients, number, target, limit):
     http, ceiling = results[f"http_batch_{batch}"], results[f"in_process_batch_{batch}"]
 
     def cell(side):
         return f"p50 {side['p50_ms']:.2f} ms, p99 {side['p99_ms']:.2f} ms, {side['rps']:.0f} req/s"
 
     added = http["p50_ms"] - ceiling["p50_ms"]
-    name = (f"{number}. model server at batch {batch}, 8 concurrent clients (tfimg serve, "
+    who = "8 concurrent clients" if clients == 8 else f"{clients} client"
+    name = (f"{number}. model server at batch {batch}, {who} (tfimg serve, "
             f"POST :predict over HTTP, vs the SavedModel's signature in-process)")
     print(f"  {name}: {cell(http)} vs {cell(ceiling)}; adds {added:.2f} ms at p50", flush=True)
     return {
