@@ -70,3 +70,31 @@ pub fn prepare_and_start(
         launch::start(engine, host, prepared, &reserved, false, |_| {}).await
     })
 }
+
+/// `app::team::up` of `team`, whose members all use the built-in `spec` (its image as
+/// `target` tags it), as uid/gid 4321/4322, with `gateway` as the gateway's image.
+pub fn up_team(
+    engine: &crate::engine::fake::FakeEngine,
+    host: &crate::host::fake::FakeHost,
+    team: &crate::team::Team,
+    spec: &str,
+    gateway: Option<&str>,
+) -> crate::app::team::UpReport {
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let resolved = crate::spec::resolve(&catalog, spec).unwrap();
+    let specs = BTreeMap::from([(spec.to_string(), resolved)]);
+    let images = crate::app::team::TeamImages {
+        specs: BTreeMap::from([(spec.to_string(), target(spec).image)]),
+        gateway: gateway.map(str::to_string),
+    };
+    block_on(crate::app::team::up(
+        engine,
+        host,
+        team,
+        &specs,
+        &images,
+        (4321, 4322),
+        false,
+    ))
+    .unwrap()
+}

@@ -2,7 +2,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::app::team::{up, TeamImages, UpReport};
+use crate::app::team::UpReport;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 use crate::host::Host;
@@ -22,22 +22,13 @@ fn gateway_team(members: &[&str]) -> Team {
 }
 
 fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
-    let catalog = Catalog::builtin(PathBuf::from("/project"));
-    let resolved = crate::spec::resolve(&catalog, "cpu-jupyter").unwrap();
-    let specs = BTreeMap::from([("cpu-jupyter".to_string(), resolved)]);
-    let images = TeamImages {
-        gateway: Some("tfimg/gateway:0123456789ab".to_string()),
-        specs: BTreeMap::from([(
-            "cpu-jupyter".to_string(),
-            "tfimg/cpu-jupyter:2.9.3-0123456789ab".to_string(),
-        )]),
-    };
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(up(engine, host, team, &specs, &images, (4321, 4322), false))
-        .unwrap()
+    crate::app::testing::up_team(
+        engine,
+        host,
+        team,
+        "cpu-jupyter",
+        Some("tfimg/gateway:0123456789ab"),
+    )
 }
 
 fn id_of(engine: &FakeEngine, name: &str) -> String {

@@ -17,22 +17,7 @@ fn team(members: &str) -> Team {
 }
 
 fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
-    let catalog = Catalog::builtin(PathBuf::from("/project"));
-    let resolved = crate::spec::resolve(&catalog, "cpu-headless").unwrap();
-    let specs = BTreeMap::from([("cpu-headless".to_string(), resolved)]);
-    let images = TeamImages {
-        gateway: None,
-        specs: BTreeMap::from([(
-            "cpu-headless".to_string(),
-            "tfimg/cpu-headless:2.9.3-0123456789ab".to_string(),
-        )]),
-    };
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(up(engine, host, team, &specs, &images, (4321, 4322), false))
-        .unwrap()
+    crate::app::testing::up_team(engine, host, team, "cpu-headless", None)
 }
 
 fn actions(report: &UpReport) -> Vec<(&str, Action)> {
