@@ -329,17 +329,7 @@ fn k8s_exports_the_gateway_as_an_ingress() {
         );
         assert_eq!(made.code, 0, "{}", made.stderr);
         let manifests = folder.path().join("out/lab.yaml");
-        let validated = std::process::Command::new("kubernetes-validate")
-            .arg("--strict")
-            .arg(&manifests)
-            .output()
-            .expect("kubernetes-validate is installed (scripts/setup-machine)");
-        assert!(
-            validated.status.success(),
-            "{}{}",
-            String::from_utf8_lossy(&validated.stdout),
-            String::from_utf8_lossy(&validated.stderr)
-        );
+        common::k8s::assert_valid(&manifests);
         let text = std::fs::read_to_string(&manifests).unwrap();
         let documents: Vec<serde_yaml::Value> = text
             .split("\n---\n")

@@ -446,17 +446,7 @@ async fn kubernetes_manifests_validate_strictly_and_every_worker_gets_its_tf_con
         std::fs::read_to_string(&kept).unwrap(),
         "# an older export\n"
     );
-    let validated = std::process::Command::new("kubernetes-validate")
-        .arg("--strict")
-        .arg(&manifests)
-        .output()
-        .expect("kubernetes-validate is installed (scripts/setup-machine)");
-    assert!(
-        validated.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&validated.stdout),
-        String::from_utf8_lossy(&validated.stderr)
-    );
+    common::k8s::assert_valid(&manifests);
 
     let text = std::fs::read_to_string(&manifests).unwrap();
     let documents = documents_of(&text);
@@ -994,17 +984,7 @@ fn a_serving_member_exports_to_compose_and_kubernetes() {
     );
     assert_eq!(k8s.code, 0, "{}", k8s.stderr);
     let manifests = folder.path().join("manifests/models.yaml");
-    let validated = std::process::Command::new("kubernetes-validate")
-        .arg("--strict")
-        .arg(&manifests)
-        .output()
-        .expect("kubernetes-validate is installed (scripts/setup-machine)");
-    assert!(
-        validated.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&validated.stdout),
-        String::from_utf8_lossy(&validated.stderr)
-    );
+    common::k8s::assert_valid(&manifests);
     let text = std::fs::read_to_string(&manifests).unwrap();
     let documents = documents_of(&text);
     let deployment = document(&documents, "Deployment", "models-spam");

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod compose;
 pub mod daemon;
 pub mod gpu;
+pub mod k8s;
 pub mod sshd;
 pub mod sweep;
 
