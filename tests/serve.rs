@@ -56,6 +56,28 @@ fn port_of(url: &str) -> u16 {
     rest.split('/').next().unwrap().parse().expect("a port")
 }
 
+/// Trains the examples' MLP in cpu-headless (`code/save.py` in `folder`), saving it under
+/// `export/`; what `model.predict` gave inside the container (`export/expected.json`).
+fn train_and_save(folder: &Path) -> serde_json::Value {
+    std::fs::create_dir_all(folder.join("export")).unwrap();
+    let trained = tfimg(
+        folder,
+        &[
+            "run",
+            "cpu-headless",
+            "--mount",
+            "./code:ro",
+            "--mount",
+            "./export",
+            "--",
+            "python",
+            "code/save.py",
+        ],
+    );
+    assert_eq!(trained.code, 0, "training failed: {}", trained.stderr);
+    json(&std::fs::read_to_string(folder.join("export/expected.json")).unwrap())
+}
+
 fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|error| panic!("not JSON ({error}): {text}"))
 }
@@ -85,25 +107,8 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
     guard.container_label = Some(format!("io.tfimg.model={model}"));
     let train = include_str!("../examples/sweep/code/train.py");
     let folder = scratch(&[("code/train.py", train), ("code/save.py", SAVE)]);
-    std::fs::create_dir_all(folder.path().join("export")).unwrap();
 
-    let trained = tfimg(
-        folder.path(),
-        &[
-            "run",
-            "cpu-headless",
-            "--mount",
-            "./code:ro",
-            "--mount",
-            "./export",
-            "--",
-            "python",
-            "code/save.py",
-        ],
-    );
-    assert_eq!(trained.code, 0, "training failed: {}", trained.stderr);
-    let expected =
-        json(&std::fs::read_to_string(folder.path().join("export/expected.json")).unwrap());
+    let expected = train_and_save(folder.path());
     eprintln!("trained and saved in {:.0?}", started.elapsed());
 
     let served = tfimg(
@@ -290,24 +295,7 @@ async fn a_team_member_serves_its_model_and_up_waits_until_it_answers() {
         ("code/save.py", SAVE),
         ("team.yaml", &team_file),
     ]);
-    std::fs::create_dir_all(folder.path().join("export")).unwrap();
-    let trained = tfimg(
-        folder.path(),
-        &[
-            "run",
-            "cpu-headless",
-            "--mount",
-            "./code:ro",
-            "--mount",
-            "./export",
-            "--",
-            "python",
-            "code/save.py",
-        ],
-    );
-    assert_eq!(trained.code, 0, "training failed: {}", trained.stderr);
-    let expected =
-        json(&std::fs::read_to_string(folder.path().join("export/expected.json")).unwrap());
+    let expected = train_and_save(folder.path());
 
     let up_started = Instant::now();
     let up = tfimg(folder.path(), &["up", "team.yaml"]);
