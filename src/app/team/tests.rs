@@ -3,6 +3,7 @@ use super::*;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 use crate::spec::Catalog;
+use crate::{plan, team};
 use std::path::PathBuf;
 
 const TEAM: &str = "team: lab\ndefaults:\n  spec: cpu-headless\nmembers:\n";

@@ -1,0 +1,236 @@
+//! A team member's launch, from its entry in the team file: the request the one launcher
+//! takes (for `up` and for the exports' plans), its mounts checked against the engine's
+//! host, and the hash that decides whether a running member is still right.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+use sha2::{Digest, Sha256};
+
+use super::{serving, MemberPlans};
+use crate::app::gateway;
+use crate::app::launch::{self, LaunchRequest, SshSource, TunnelMode};
+use crate::app::run::target_of_spec;
+use crate::host::Host;
+use crate::input::InputError;
+use crate::labels;
+use crate::plan::gpus::GpuMode;
+use crate::plan::mounts::{self, MountPlan};
+use crate::plan::ports::PortRequest;
+use crate::plan::{self, sync};
+use crate::spec::ResolvedSpec;
+use crate::team::{self, Team, TeamMember};
+
+/// A member's launch: its spec's image, its own ports, mounts, resources, GPUs (always
+/// explicit for teams), key and labels; services come back after a reboot, a batch job
+/// runs once.
+pub fn member_request(
+    team: &Team,
+    member: &TeamMember,
+    resolved: &ResolvedSpec,
+    images: &BTreeMap<String, String>,
+    ids: (u32, u32),
+) -> Result<LaunchRequest, InputError> {
+    let image = &images[&member.spec];
+    let port_requests = member
+        .ports
+        .iter()
+        .map(|(service, host)| {
+            let container = resolved.ports.get(service).copied().ok_or_else(|| {
+                InputError::new(
+                    format!(
+                        "member `{}`: `{}` has no `{service}` port",
+                        member.name, resolved.name
+                    ),
+                    format!(
+                        "its ports are: {}",
+                        resolved
+                            .ports
+                            .keys()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })?;
+            Ok(PortRequest {
+                host: Some(*host),
+                container,
+            })
+        })
+        .collect::<Result<_, InputError>>()?;
+    let command_given = !member.command.is_empty();
+    let mut request = LaunchRequest {
+        target: target_of_spec(resolved, image.clone()),
+        name: format!("{}-{}", team.name, member.name),
+        command: member.command.clone(),
+        env: member.env.clone(),
+        mounts: member_mounts(team, member, resolved)?,
+        make_mount_parents: true,
+        syncs: Vec::new(),
+        make_sync_parents: false,
+        volumes: Vec::new(),
+        port_requests,
+        public: false,
+        gpus: Some(member.gpus.clone()),
+        gpu_mode: GpuMode::Auto,
+        ids: Some(ids),
+        ssh: SshSource::Member {
+            team: team.name.clone(),
+            member: member.name.clone(),
+        },
+        memory: member.memory,
+        nano_cpus: member.nano_cpus,
+        shm_size: member.shm_size,
+        restart: (!command_given).then_some(plan::RestartPolicy::UnlessStopped),
+        extra_labels: BTreeMap::from([
+            (labels::TEAM.to_string(), team.name.clone()),
+            (labels::MEMBER.to_string(), member.name.clone()),
+            (
+                labels::MEMBER_HASH.to_string(),
+                member_hash(team, member, image),
+            ),
+        ]),
+        tunnel: TunnelMode::Detached,
+        nvidia: None,
+        // `up` puts the member on its team network (`gateway::place_member`).
+        network: None,
+    };
+    serving::add_model(member, &mut request);
+    Ok(request)
+}
+
+/// The members' mounts are folders of this machine: an engine on another host (`remote`,
+/// its URL) refuses the first one.
+pub fn check_mounts_are_local(team: &Team, remote: Option<&str>) -> Result<(), InputError> {
+    let Some(endpoint) = remote else {
+        return Ok(());
+    };
+    let first = team.members.iter().find_map(|member| {
+        let text = member.mounts.first()?;
+        // The folder of this machine (a `mounts_root` mount's target is not known yet).
+        Some((member, text.split(':').next().unwrap_or(text).to_string()))
+    });
+    if let Some((member, model)) = team
+        .members
+        .iter()
+        .find_map(|member| Some((member, member.model.as_ref()?)))
+    {
+        return Err(InputError::new(
+            format!(
+                "member `{}`: the model folder `{}` is on this machine, and the engine runs on `{endpoint}`",
+                member.name, model.text
+            ),
+            "run `tfimg up` on that host itself, or serve the model with `tfimg serve` (which copies the folder in on a remote engine)",
+        ));
+    }
+    match first {
+        Some((member, text)) => Err(sync::member_mount_on_remote(&member.name, &text, endpoint)),
+        None => Ok(()),
+    }
+}
+
+/// A member's mounts (and the text each came from), with the spec's workdir in place.
+fn member_mounts(
+    team: &Team,
+    member: &TeamMember,
+    resolved: &ResolvedSpec,
+) -> Result<Vec<(MountPlan, String)>, InputError> {
+    member
+        .mounts
+        .iter()
+        .map(|text| {
+            let text = text.replace(team::WORKDIR_MARK, &resolved.workdir);
+            let mount = mounts::parse(&text, &team.folder, &resolved.workdir)
+                .and_then(|mount| {
+                    mounts::check_not_above(&mount, &text, &resolved.home(), &resolved.workdir)?;
+                    Ok(mount)
+                })
+                .map_err(|error| member_error(member, error))?;
+            Ok((mount, text))
+        })
+        .collect()
+}
+
+fn member_error(member: &TeamMember, error: InputError) -> InputError {
+    InputError::new(
+        format!("member `{}`: {}", member.name, error.message),
+        error.hint,
+    )
+}
+
+/// An error about one member says which (input errors keep their exit code).
+pub(super) fn prefixed(member: &TeamMember, error: anyhow::Error) -> anyhow::Error {
+    match error.downcast::<InputError>() {
+        Ok(input) => member_error(member, input).into(),
+        Err(other) => other.context(format!("member `{}`", member.name)),
+    }
+}
+
+/// The members' plans for an export (Compose, Kubernetes): the same requests `up` makes,
+/// planned without a daemon (GPUs as device requests, as a cluster's device plugin takes
+/// them), then their missing mount folders made; with what to tell the user. With
+/// `behind_gateway` (Compose) the members sit behind the team's gateway as `up` puts them.
+pub fn export_plans(
+    host: &impl Host,
+    team: &Team,
+    specs: &BTreeMap<String, ResolvedSpec>,
+    images: &BTreeMap<String, String>,
+    ids: (u32, u32),
+    behind_gateway: bool,
+) -> anyhow::Result<(MemberPlans, Vec<String>)> {
+    let requests = team
+        .members
+        .iter()
+        .map(|member| {
+            let mut request = member_request(team, member, &specs[&member.spec], images, ids)?;
+            if behind_gateway {
+                gateway::place_member(team, member, &mut request);
+            }
+            Ok(request)
+        })
+        .collect::<Result<Vec<_>, InputError>>()?;
+    let reserved = RefCell::new(BTreeSet::new());
+    let mut plans = Vec::new();
+    for (member, request) in team.members.iter().zip(&requests) {
+        let plan = launch::plan_without_engine(host, request.clone(), &reserved)
+            .map_err(|error| prefixed(member, error))?;
+        plans.push((member.name.clone(), plan));
+    }
+    // Every member planned first: a bad one leaves no folder behind.
+    let mut notes = Vec::new();
+    for request in &requests {
+        notes.extend(launch::make_folders(host, request)?);
+    }
+    Ok((plans, notes))
+}
+
+/// What decides whether a running member is still right: its settings, image and place
+/// behind the team's gateway.
+pub fn member_hash(team: &Team, member: &TeamMember, image: &str) -> String {
+    let mut text = format!(
+        "{}|{image}|{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
+        member.spec,
+        member.gpus.describe(),
+        member.mounts,
+        member.ports,
+        member.env,
+        member.command,
+        member.memory,
+        member.nano_cpus,
+        member.shm_size,
+        member.shared
+    );
+    // Without a gateway or a model the text is what it always was: no member is
+    // recreated for them.
+    if let Some(gateway) = &team.gateway {
+        text.push_str(&format!("|{}", gateway.url(&member.name, "jupyter")));
+    }
+    if let Some(model) = &member.model {
+        text.push_str(&format!("|model:{}:{}", model.folder.display(), model.name));
+        if let Some(rows) = model.max_batch {
+            text.push_str(&format!("|max_batch:{rows}"));
+        }
+    }
+    crate::plan::image::hex(&Sha256::digest(text.as_bytes()))[..16].to_string()
+}
