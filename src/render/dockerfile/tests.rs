@@ -210,10 +210,12 @@ fn a_spec_without_a_lock_renders_the_inherited_layers_as_its_ancestor_does() {
 #[test]
 fn a_serving_spec_renders_its_model_server_and_the_entrypoint_stanza_that_starts_it() {
     let (resolved, serving) = rendered("extends: cpu-serving\n");
-    assert!(resolved
-        .packages
-        .pip
-        .contains(&"waitress==3.0.2".to_string()));
+    for package in ["uvicorn==0.39.0", "uvloop==0.23.0", "httptools==0.9.0"] {
+        assert!(
+            resolved.packages.pip.contains(&package.to_string()),
+            "{package}"
+        );
+    }
     assert_eq!(resolved.ports.get("rest"), Some(&8501));
     let text = |rendered: &crate::render::Rendered, name: &str| {
         String::from_utf8(rendered.files[name].contents.clone()).unwrap()

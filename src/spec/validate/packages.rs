@@ -31,9 +31,10 @@ pub const SSH_TOOLS: &[&str] = &[
 /// Jupyter images get git (JupyterLab's terminal, cloning notebooks).
 pub const JUPYTER_TOOLS: &[&str] = &["git"];
 
-/// The HTTP server under the serving image's model server: a WSGI server with a bounded
-/// thread pool and a request size cap (README, "Serving a model", says why this one).
-pub const SERVING_SERVER: &str = "waitress==3.0.2";
+/// The HTTP server under the serving image's model server: uvicorn on uvloop's event loop
+/// with httptools' parser (README, "Serving a model", says why this one). A spec that
+/// declares one of them by name keeps its own.
+pub const SERVING_SERVER: &[&str] = &["uvicorn==0.39.0", "uvloop==0.23.0", "httptools==0.9.0"];
 
 impl Resolver<'_> {
     pub(super) fn packages(
@@ -98,8 +99,15 @@ impl Resolver<'_> {
         if service == Service::Jupyter && !names.iter().any(|name| name == "jupyterlab") {
             pip.push("jupyterlab>=4,<5".to_string());
         }
-        if service == Service::Serving && !names.iter().any(|name| name == "waitress") {
-            pip.push(SERVING_SERVER.to_string());
+        if service == Service::Serving {
+            for package in SERVING_SERVER {
+                if !names
+                    .iter()
+                    .any(|name| Some(name.clone()) == requirement_name(package))
+                {
+                    pip.push(package.to_string());
+                }
+            }
         }
         Ok(ResolvedPackages { apt, pip })
     }
