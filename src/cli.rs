@@ -257,6 +257,11 @@ pub struct ServeArgs {
     #[arg(short, long)]
     pub detach: bool,
 
+    /// At most this many rows in one model call when concurrent requests are merged; 1
+    /// runs every request alone [default: 256].
+    #[arg(long, value_name = "ROWS", allow_hyphen_values = true)]
+    pub max_batch: Option<String>,
+
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,
 

@@ -41,6 +41,8 @@ pub struct ServeRequest {
     pub port: Option<u16>,
     pub public: bool,
     pub detach: bool,
+    /// `--max-batch ROWS`: the server's cap on merged rows (TFIMG_SERVING_MAX_BATCH).
+    pub max_batch: Option<u32>,
 }
 
 /// The two serving specs, resolved (`cpu-serving`, `gpu-serving`).
@@ -203,7 +205,11 @@ pub fn launch_request(
         name: launch::container_name(host, &format!("serve-{}", model.name))?,
         target,
         command: Vec::new(),
-        env: Vec::new(),
+        env: request
+            .max_batch
+            .map(|rows| (serving::MAX_BATCH_ENV.to_string(), rows.to_string()))
+            .into_iter()
+            .collect(),
         mounts,
         make_mount_parents: false,
         syncs,

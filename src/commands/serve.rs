@@ -1,4 +1,4 @@
-//! `tfimg serve MODEL_DIR [--name N] [--gpus ...] [-p PORT] [--public] [-d]`: the flags
+//! `tfimg serve MODEL_DIR [--name N] [--gpus ...] [-p PORT] [--public] [--max-batch ROWS] [-d]`: the flags
 //! and MODEL_DIR checked first (exit 1 before anything exists), then `app::serve` (the
 //! serving image built when missing, the model server started by the launcher and waited
 //! for); it prints the model's URL and a `curl` line. Detached, that is all; in the
@@ -16,6 +16,7 @@ use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
 use crate::plan::gpus::GpuSelection;
+use crate::plan::serving::parse_max_batch;
 
 const CPU_SPEC: &str = "cpu-serving";
 const GPU_SPEC: &str = "gpu-serving";
@@ -81,6 +82,18 @@ fn resolve(args: &ServeArgs) -> Result<ServeRequest, InputError> {
                 })
         })
         .transpose()?;
+    let max_batch = args
+        .max_batch
+        .as_deref()
+        .map(|text| {
+            parse_max_batch(text).ok_or_else(|| {
+                InputError::new(
+                    format!("`--max-batch {text}` is not a number of rows"),
+                    "give a whole number of rows from 1 (every request alone), such as `--max-batch 64`",
+                )
+            })
+        })
+        .transpose()?;
     if args.model_dir.is_empty() {
         return Err(InputError::new(
             "MODEL_DIR is empty",
@@ -101,6 +114,7 @@ fn resolve(args: &ServeArgs) -> Result<ServeRequest, InputError> {
         port,
         public: args.public,
         detach: args.detach,
+        max_batch,
     })
 }
 

@@ -15,6 +15,19 @@ use crate::spec::resolved::MODELS_FOLDER;
 /// The signature `predict` uses when the request names none (TensorFlow Serving's).
 pub const DEFAULT_SIGNATURE: &str = "serving_default";
 
+/// The model server's cap on the rows of one merged model call (`tfimg serve --max-batch`;
+/// 1 runs every request alone).
+pub const MAX_BATCH_ENV: &str = "TFIMG_SERVING_MAX_BATCH";
+
+/// A cap on merged rows as written (`--max-batch`, a member's `TFIMG_SERVING_MAX_BATCH`):
+/// digits only (the server refuses a sign or spaces), from 1.
+pub fn parse_max_batch(text: &str) -> Option<u32> {
+    if text.is_empty() || !text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    text.parse::<u32>().ok().filter(|rows| *rows > 0)
+}
+
 /// The files that make a folder a SavedModel.
 pub const SAVED_MODEL_FILES: &[&str] = &["saved_model.pb", "saved_model.pbtxt"];
 

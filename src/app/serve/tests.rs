@@ -21,6 +21,7 @@ fn request(dir: &str) -> ServeRequest {
         port: None,
         public: false,
         detach: true,
+        max_batch: None,
     }
 }
 
@@ -67,22 +68,27 @@ fn the_model_folder_needs_a_numbered_saved_model() {
     assert_eq!(error.message, "`--name bad name` is not a valid model name");
 }
 
+/// The server's launch on `cpu-serving` without GPUs, on a `remote` engine or this one.
+fn cpu_launch(host: &FakeHost, asked: &ServeRequest, model: &Model, remote: bool) -> LaunchRequest {
+    launch_request(
+        host,
+        asked,
+        model,
+        target("cpu-serving"),
+        GpuSelection::None,
+        None,
+        remote,
+    )
+    .unwrap()
+}
+
 #[test]
 fn the_folder_is_mounted_read_only_here_and_copied_in_on_a_remote_engine() {
     let host = host_with_model();
     let model = check_model(&host, &request("/work/export/mlp")).unwrap();
     let mut asked = request("/work/export/mlp");
     asked.port = Some(9000);
-    let local = launch_request(
-        &host,
-        &asked,
-        &model,
-        target("cpu-serving"),
-        GpuSelection::None,
-        None,
-        false,
-    )
-    .unwrap();
+    let local = cpu_launch(&host, &asked, &model, false);
     let (mount, text) = &local.mounts[0];
     assert_eq!(mount.source, PathBuf::from("/work/export/mlp"));
     assert_eq!(
@@ -100,20 +106,25 @@ fn the_folder_is_mounted_read_only_here_and_copied_in_on_a_remote_engine() {
     );
     assert_eq!(local.extra_labels[labels::MODEL], "mlp");
     assert!(local.name.starts_with("serve-mlp-"));
+    assert!(local.env.is_empty(), "the server's own default batch cap");
 
-    let remote = launch_request(
-        &host,
-        &asked,
-        &model,
-        target("cpu-serving"),
-        GpuSelection::None,
-        None,
-        true,
-    )
-    .unwrap();
+    let remote = cpu_launch(&host, &asked, &model, true);
     assert!(remote.mounts.is_empty());
     assert_eq!(remote.syncs[0].target, "/models/mlp");
     assert!(remote.syncs[0].whole && remote.make_sync_parents);
+}
+
+#[test]
+fn max_batch_reaches_the_server_as_its_environment_variable() {
+    let host = host_with_model();
+    let model = check_model(&host, &request("/work/export/mlp")).unwrap();
+    let mut asked = request("/work/export/mlp");
+    asked.max_batch = Some(1);
+    let launch = cpu_launch(&host, &asked, &model, false);
+    assert_eq!(
+        launch.env,
+        vec![("TFIMG_SERVING_MAX_BATCH".to_string(), "1".to_string())]
+    );
 }
 
 #[test]
