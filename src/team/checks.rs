@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::input::source::{Location, SpecError};
+use crate::input::source::{printable, Location, SpecError};
 use crate::input::InputError;
+use crate::labels;
 use crate::plan::gpus::GpuSelection;
 use crate::plan::mounts;
 
@@ -323,6 +324,17 @@ impl<'a> MemberChecks<'a> {
     fn env(&self, member: &Member) -> Result<Vec<(String, String)>, SpecError> {
         let mut env = Vec::new();
         for (key, value) in &member.env {
+            if key.starts_with(labels::VARIABLE_PREFIX) {
+                return Err(self.places.bad(
+                    self.places.member(&member.name, key),
+                    printable(&format!(
+                        "member `{}`: `{key}`: `TFIMG_*` variables are set by tfimg",
+                        member.name
+                    ))
+                    .into_owned(),
+                    "use another name; a serving member caps merged rows with `max_batch:`",
+                ));
+            }
             let (key, value) = crate::plan::parse_env(&format!("{key}={}", value.0), |_| None)
                 .map_err(|error| self.error(member, "env", error))?;
             env.push((key, value));

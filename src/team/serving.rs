@@ -1,7 +1,8 @@
 //! Serving members: a member whose spec serves models (`cpu-serving`, `gpu-serving`, or
 //! a spec with `service: serving`) names its model's folder with `model:` (a folder of
 //! numbered SavedModel versions, as for `tfimg serve`) and, optionally, the model's name
-//! with `model_name:` (else the folder's name). The folder is mounted read-only at
+//! with `model_name:` (else the folder's name), and the server's cap on merged rows with
+//! `max_batch:` (as `tfimg serve --max-batch`). The folder is mounted read-only at
 //! `/models/NAME`. Checked here as written, without the disk: the folder's contents are
 //! the use case's to check (`app::team`), the spec's kind once it is resolved
 //! (`check_service`).
@@ -29,6 +30,8 @@ pub struct MemberModel {
     pub name: String,
     /// Where `model:` is written, for errors about the folder.
     pub location: Location,
+    /// `max_batch:`, the server's cap on merged rows; its own default otherwise.
+    pub max_batch: Option<u32>,
 }
 
 const MODEL_HINT: &str =
@@ -37,8 +40,8 @@ const MODEL_HINT: &str =
 const NAME_HINT: &str =
     "use letters, digits, `.`, `_` and `-`, starting with a letter or digit (at most 64)";
 
-/// A member's `model` and `model_name` as written: a folder, a name the server takes, and
-/// no `command` (which would replace the model server).
+/// A member's `model`, `model_name` and `max_batch` as written: a folder, a name the
+/// server takes, a cap from 1 row, and no `command` (which would replace the model server).
 pub(super) fn check(
     member: &Member,
     places: &Places,
@@ -53,15 +56,24 @@ pub(super) fn check(
         )
     };
     let Some(text) = &member.model else {
-        return match member.model_name {
-            Some(_) => Err(bad(
-                "model_name",
-                "`model_name` without `model`".into(),
-                "add `model: ./export/NAME`, the folder of the model's numbered versions",
-            )),
-            None => Ok(None),
+        let field = match (&member.model_name, member.max_batch) {
+            (Some(_), _) => "model_name",
+            (None, Some(_)) => "max_batch",
+            (None, None) => return Ok(None),
         };
+        return Err(bad(
+            field,
+            format!("`{field}` without `model`"),
+            "add `model: ./export/NAME`, the folder of the model's numbered versions",
+        ));
     };
+    if member.max_batch == Some(0) {
+        return Err(bad(
+            "max_batch",
+            "`max_batch: 0` is not a number of rows".into(),
+            "give a whole number of rows from 1 (every request alone), such as `max_batch: 64`",
+        ));
+    }
     if text.trim().is_empty() {
         return Err(bad("model", "`model` is empty".into(), MODEL_HINT));
     }
@@ -120,6 +132,7 @@ pub(super) fn check(
         folder: path,
         name,
         location,
+        max_batch: member.max_batch,
     }))
 }
 

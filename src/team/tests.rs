@@ -78,7 +78,7 @@ fn every_error_names_the_file() {
     let error = parse_text("team: lab\nmembers:\n  - name: alice\n    port\ts: 1\n").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "`team.yaml`:4:5: members[0]: unknown field `port\\ts`, expected one of `name`, `spec`, `gpus`, `shared`, `mounts`, `ports`, `env`, `command`, `memory`, `cpus`, `workers`, `model`, `model_name`"
+        "`team.yaml`:4:5: members[0]: unknown field `port\\ts`, expected one of `name`, `spec`, `gpus`, `shared`, `mounts`, `ports`, `env`, `command`, `memory`, `cpus`, `workers`, `model`, `model_name`, `max_batch`"
     );
 }
 
@@ -293,4 +293,30 @@ fn a_serving_member_names_its_model_folder_and_maybe_the_model() {
         error("    model: /\n"),
         "`team.yaml`:5:5: member `bob`: the model folder `/` has no name"
     );
+    assert_eq!(
+        error("    model: ./export/fraud\n    env:\n      TFIMG_SERVING_MAX_BATCH: 1\n"),
+        "`team.yaml`:7:7: member `bob`: `TFIMG_SERVING_MAX_BATCH`: `TFIMG_*` variables are set by tfimg"
+    );
+    assert_eq!(
+        error("    max_batch: 8\n"),
+        "`team.yaml`:5:5: member `bob`: `max_batch` without `model`"
+    );
+    assert_eq!(
+        error("    model: ./export/fraud\n    max_batch: 0\n"),
+        "`team.yaml`:6:5: member `bob`: `max_batch: 0` is not a number of rows"
+    );
+    assert!(
+        error("    model: ./export/fraud\n    max_batch: -4\n").starts_with("`team.yaml`:6:16: "),
+        "{}",
+        error("    model: ./export/fraud\n    max_batch: -4\n")
+    );
+    let capped = parse_text(
+        "team: lab\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/fraud\n    max_batch: 64\n",
+    )
+    .unwrap();
+    assert_eq!(
+        capped.members[0].model.as_ref().unwrap().max_batch,
+        Some(64)
+    );
+    assert_eq!(fraud.max_batch, None);
 }

@@ -12,7 +12,7 @@ use crate::host::Host;
 use crate::input::source::SpecError;
 use crate::labels;
 use crate::plan::mounts::MountPlan;
-use crate::plan::serving::model_target;
+use crate::plan::serving::{model_target, MAX_BATCH_ENV};
 use crate::spec::{ResolvedSpec, Service};
 use crate::team::{serving, Team, TeamMember};
 
@@ -56,6 +56,11 @@ pub(super) fn add_model(member: &TeamMember, request: &mut LaunchRequest) {
     request
         .extra_labels
         .insert(labels::MODEL.to_string(), model.name.clone());
+    if let Some(rows) = model.max_batch {
+        request
+            .env
+            .push((MAX_BATCH_ENV.to_string(), rows.to_string()));
+    }
 }
 
 #[cfg(test)]

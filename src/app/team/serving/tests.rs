@@ -118,6 +118,27 @@ fn up_mounts_the_model_read_only_and_waits_until_it_is_available() {
     assert_eq!(changed.actions["fraud"], Action::Recreated);
     let plan = engine.plan_of("lab-fraud").unwrap();
     assert_eq!(plan.mounts[0].target, "/models/fraud-v2");
+    assert!(
+        !plan
+            .env
+            .iter()
+            .any(|entry| entry.starts_with("TFIMG_SERVING_MAX_BATCH=")),
+        "the server's own cap without `max_batch`: {:?}",
+        plan.env
+    );
+    // A cap on merged rows reaches the server's environment, and changing it recreates
+    // the member.
+    let capped = team(&format!(
+        "{TEAM}    model_name: fraud-v2\n    max_batch: 1\n"
+    ));
+    let changed = up_once(&engine, &host, &capped);
+    assert_eq!(changed.actions["fraud"], Action::Recreated);
+    let plan = engine.plan_of("lab-fraud").unwrap();
+    assert!(
+        plan.env.contains(&"TFIMG_SERVING_MAX_BATCH=1".to_string()),
+        "{:?}",
+        plan.env
+    );
 }
 
 #[test]
