@@ -215,8 +215,12 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
         port,
         check: &check,
     };
-    // alice's kernel, held open over the gateway while the team changes.
+    // alice's kernel, held open over the gateway while the team changes. The checks wait
+    // until it runs: while a kernel starts, Jupyter's /api/status can answer 500 (the
+    // kernel has no `last_activity` yet), which is Jupyter's race, not the gateway's.
     client.start("hold", "hold", &tokens[..1]);
+    let held = client.wait_for_line("hold", "first");
+    assert_eq!(held["first"], "2", "{held}");
 
     // `up` waited for every Jupyter: they answer at once.
     let lines = client.run("check", "now", &tokens);
@@ -247,8 +251,6 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
 
     // dave joins: the others stay as they are, the gateway reloads, and alice's open
     // kernel WebSocket still runs code afterwards.
-    let held = client.wait_for_line("hold", "first");
-    assert_eq!(held["first"], "2", "{held}");
     let gateway_id = docker(&["inspect", "-f", "{{.Id}}", &format!("{team}-gateway")]);
     std::fs::write(
         folder.path().join("team.yaml"),
