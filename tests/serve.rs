@@ -2,11 +2,13 @@
 //! `cpu-headless` and saved as a SavedModel into a mounted folder (with its own
 //! predictions for three inputs), then served: predictions equal `model.predict` to 1e-5
 //! in both request formats, the metadata lists the signature, the printed `curl` line
-//! answers, a malformed body gets 400 and an unknown model 404 with an error, and a
-//! version 2 copied into the folder is served without a restart. A team member with
-//! `model:` is brought up by `tfimg up`, which returns once the model answers. Every
-//! container carries the test's unique model (or team) name and is removed when the test
-//! ends, failed or not.
+//! answers, 8 concurrent clients (merged into shared model calls) each get their own rows'
+//! predictions, a malformed body gets 400, a body over the cap 413, a request past 256
+//! in flight 503 and an unknown model 404 with an error, and a version 2 copied into the
+//! folder is served without a restart. `:classify` and `:regress` answer on an
+//! Estimator-style model's signatures. A team member with `model:` is brought up by
+//! `tfimg up`, which returns once the model answers. Every container carries the test's
+//! unique model (or team) name and is removed when the test ends, failed or not.
 
 mod common;
 
@@ -39,6 +41,42 @@ with open("/tf/export/expected.json", "w") as file:
 print("saved", flush=True)
 "#;
 
+/// A model with classification and regression signatures over tf.Example, as an Estimator
+/// exported them: TensorFlow 2 writes every signature as a predict one, so the methods are
+/// set in saved_model.pb afterwards. The classes are `no` and `yes`, scored by the softmax
+/// of the feature `x` (2 floats); the regression is the sum of `x`.
+const SAVE_WIDE: &str = r#"
+import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
+
+FEATURES = {"x": tf.io.FixedLenFeature([2], tf.float32)}
+
+class Wide(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def classify(self, inputs):
+        x = tf.io.parse_example(inputs, FEATURES)["x"]
+        classes = tf.tile(tf.constant([["no", "yes"]]), [tf.shape(x)[0], 1])
+        return {"classes": classes, "scores": tf.nn.softmax(x)}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def regress(self, inputs):
+        x = tf.io.parse_example(inputs, FEATURES)["x"]
+        return {"outputs": tf.reduce_sum(x, axis=1, keepdims=True)}
+
+wide = Wide()
+path = "/tf/export/wide/1"
+tf.saved_model.save(wide, path, signatures={"serving_default": wide.classify, "regress": wide.regress})
+saved = saved_model_pb2.SavedModel()
+with open(path + "/saved_model.pb", "rb") as file:
+    saved.ParseFromString(file.read())
+signatures = saved.meta_graphs[0].signature_def
+signatures["serving_default"].method_name = "tensorflow/serving/classify"
+signatures["regress"].method_name = "tensorflow/serving/regress"
+with open(path + "/saved_model.pb", "wb") as file:
+    file.write(saved.SerializeToString())
+print("saved", flush=True)
+"#;
+
 fn tfimg(folder: &Path, args: &[&str]) -> common::Run {
     let data = folder.join(".data");
     tfimg_with_env(
@@ -56,11 +94,10 @@ fn port_of(url: &str) -> u16 {
     rest.split('/').next().unwrap().parse().expect("a port")
 }
 
-/// Trains the examples' MLP in cpu-headless (`code/save.py` in `folder`), saving it under
-/// `export/`; what `model.predict` gave inside the container (`export/expected.json`).
-fn train_and_save(folder: &Path) -> serde_json::Value {
+/// Runs `code/save.py` of `folder` in cpu-headless, which saves its model under `export/`.
+fn save_in_cpu_headless(folder: &Path) {
     std::fs::create_dir_all(folder.join("export")).unwrap();
-    let trained = tfimg(
+    let saved = tfimg(
         folder,
         &[
             "run",
@@ -74,8 +111,45 @@ fn train_and_save(folder: &Path) -> serde_json::Value {
             "code/save.py",
         ],
     );
-    assert_eq!(trained.code, 0, "training failed: {}", trained.stderr);
+    assert_eq!(saved.code, 0, "saving the model failed: {}", saved.stderr);
+}
+
+/// Trains the examples' MLP in cpu-headless (`code/save.py` in `folder`), saving it under
+/// `export/`; what `model.predict` gave inside the container (`export/expected.json`).
+fn train_and_save(folder: &Path) -> serde_json::Value {
+    save_in_cpu_headless(folder);
     json(&std::fs::read_to_string(folder.join("export/expected.json")).unwrap())
+}
+
+/// A POST whose headers promise `length` bytes of body, of which only `start` is sent.
+fn post_start(port: u16, path: &str, length: usize, start: &str) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Content-Length: {length}\r\n\r\n{start}"
+    )
+    .unwrap();
+    stream
+}
+
+/// A request whose body never comes: in flight until dropped.
+fn request_without_body(port: u16, path: &str) -> std::net::TcpStream {
+    post_start(port, path, 10, "")
+}
+
+/// POSTs the start of a body whose Content-Length is one byte over the server's 64 MiB
+/// cap; the status and body of the answer.
+fn over_the_cap(port: u16, path: &str) -> (u16, String) {
+    use std::io::Read;
+    let mut stream = post_start(port, path, 64 * 1024 * 1024 + 1, "{\"instances\": [[0");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    common::status_and_body(&response)
 }
 
 fn json(text: &str) -> serde_json::Value {
@@ -151,6 +225,33 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
     assert_eq!(status, 200, "{body}");
     assert_close(&json(&body)["outputs"], &expected["v1"], "columnar format");
 
+    // 8 clients at once, each asking for its own rows (one or two of the three): the
+    // server merges concurrent requests into one model call, and each still gets its own
+    // rows' predictions back.
+    let clients: Vec<_> = (0..8)
+        .map(|client| {
+            let (predict, expected) = (predict.clone(), expected.clone());
+            std::thread::spawn(move || {
+                for request in 0..12 {
+                    let start = (client + request) % 3;
+                    let end = (start + 1 + (client + request) % 2).min(3);
+                    let inputs = &expected["inputs"].as_array().unwrap()[start..end];
+                    let wanted = serde_json::json!(expected["v1"].as_array().unwrap()[start..end]);
+                    let body = serde_json::json!({ "instances": inputs }).to_string();
+                    let (status, answer) = http("POST", port, &predict, &[], &body);
+                    assert_eq!(status, 200, "{answer}");
+                    let what = format!("client {client}, rows {start}..{end}");
+                    assert_close(&json(&answer)["predictions"], &wanted, &what);
+                }
+            })
+        })
+        .collect();
+    for client in clients {
+        client
+            .join()
+            .expect("every concurrent client got its own rows");
+    }
+
     // The metadata lists the default signature with its input's shape.
     let (status, body) = http(
         "GET",
@@ -209,6 +310,45 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
         error.ends_with("has shape [1, 2]; the signature takes [-1, 16]"),
         "{body}"
     );
+    // A body over the 64 MiB cap: 413 with an error, answered from its length alone.
+    let (status, body) = over_the_cap(port, &predict);
+    assert_eq!(status, 413, "{body}");
+    assert!(
+        json(&body)["error"]
+            .as_str()
+            .unwrap()
+            .contains("over the server's limit of 67108864 bytes"),
+        "{body}"
+    );
+    // 256 requests in flight (each still waiting for its body): the next one is told the
+    // server is busy, with an error, and is answered again once they are gone.
+    let waiting: Vec<_> = (0..256)
+        .map(|_| request_without_body(port, &predict))
+        .collect();
+    // Docker's proxy passes the held connections on in its own time: busy once it has.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (status, body) = loop {
+        let (status, body) = http("POST", port, &predict, &[], &rows);
+        if status != 200 || Instant::now() > deadline {
+            break (status, body);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        json(&body)["error"]
+            .as_str()
+            .unwrap()
+            .contains("256 requests already"),
+        "{body}"
+    );
+    drop(waiting);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while http("POST", port, &predict, &[], &rows).0 != 200 {
+        assert!(Instant::now() < deadline, "the server stays busy");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
     let (status, body) = http("POST", port, "/v1/models/no-such-model:predict", &[], &rows);
     assert_eq!(
         (status, json(&body)),
@@ -277,6 +417,55 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
 /// waiting here), its table and `ps` show the model's URL, the predictions are the
 /// model's, the folder is mounted read-only, and `down` removes the member.
 #[tokio::test]
+async fn classify_and_regress_answer_on_the_signatures_that_say_so() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    let model = unique("wide");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    let folder = scratch(&[("code/save.py", SAVE_WIDE)]);
+    save_in_cpu_headless(folder.path());
+    let served = tfimg(
+        folder.path(),
+        &["serve", "./export/wide", "--name", &model, "-d"],
+    );
+    assert_eq!(served.code, 0, "serve failed: {}", served.stderr);
+    let port = port_of(&field(&served.stdout, "model").expect("the model's URL"));
+    let base = format!("/v1/models/{model}");
+
+    // Two examples, the second's `x` from the shared context.
+    let body = r#"{"examples": [{"x": [1.0, 2.0]}, {}], "context": {"x": [3.0, 0.0]}}"#;
+    let (status, answer) = http("POST", port, &format!("{base}:classify"), &[], body);
+    assert_eq!(status, 200, "{answer}");
+    let results = json(&answer)["results"].clone();
+    let softmax = |a: f64, b: f64| [1.0 / (1.0 + (b - a).exp()), 1.0 / (1.0 + (a - b).exp())];
+    for (row, (a, b)) in [(1.0, 2.0), (3.0, 0.0)].into_iter().enumerate() {
+        let wanted = softmax(a, b);
+        for (column, label) in ["no", "yes"].into_iter().enumerate() {
+            let pair = &results[row][column];
+            assert_eq!(pair[0], label, "{answer}");
+            let score = pair[1].as_f64().expect("a score");
+            assert!((score - wanted[column]).abs() <= 1e-5, "{answer}");
+        }
+    }
+    let body =
+        r#"{"signature_name": "regress", "examples": [{"x": [1.5, 2.0]}, {"x": [-1.0, 0.25]}]}"#;
+    let (status, answer) = http("POST", port, &format!("{base}:regress"), &[], body);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(json(&answer), serde_json::json!({"results": [3.5, -0.75]}));
+
+    // A verb the signature's method does not say: 400 with TensorFlow Serving's error.
+    let (status, answer) = http("POST", port, &format!("{base}:classify"), &[], body);
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(
+        json(&answer)["error"],
+        "Expected classify signature method_name to be tensorflow/serving/classify. \
+         Was: tensorflow/serving/regress"
+    );
+}
+
+#[tokio::test]
 async fn a_team_member_serves_its_model_and_up_waits_until_it_answers() {
     if common::engine().await.is_none() {
         return;
@@ -287,7 +476,7 @@ async fn a_team_member_serves_its_model_and_up_waits_until_it_answers() {
     let mut guard = DockerGuard::default();
     guard.container_label = Some(format!("io.tfimg.team={team}"));
     let team_file = format!(
-        "team: {team}\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/mlp\n    model_name: {model}\n"
+        "team: {team}\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/mlp\n    model_name: {model}\n    max_batch: 1\n"
     );
     let train = include_str!("../examples/sweep/code/train.py");
     let folder = scratch(&[
@@ -322,6 +511,13 @@ async fn a_team_member_serves_its_model_and_up_waits_until_it_answers() {
     );
     assert_eq!(status, 200, "{body}");
     assert_close(&json(&body)["predictions"], &expected["v1"], "team member");
+    // `max_batch: 1` reached the server: it runs each request alone, as it says.
+    let logs = tfimg(folder.path(), &["logs", &format!("{team}-fraud")]);
+    let logs = format!("{}{}", logs.stdout, logs.stderr);
+    assert!(
+        logs.contains("signature serving_default: each request runs alone"),
+        "{logs}"
+    );
 
     let ps = tfimg(folder.path(), &["ps", "--json"]);
     let listed = json(&ps.stdout);

@@ -276,6 +276,11 @@ pub fn try_http(
     stream.write_all(request.as_bytes()).ok()?;
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
+    Some(status_and_body(&response))
+}
+
+/// A raw HTTP response's status code (0 when there is none) and body.
+pub fn status_and_body(response: &str) -> (u16, String) {
     let status = response
         .split_whitespace()
         .nth(1)
@@ -285,7 +290,7 @@ pub fn try_http(
         .split_once("\r\n\r\n")
         .map(|(_, body)| body.to_string())
         .unwrap_or_default();
-    Some((status, body))
+    (status, body)
 }
 
 /// The value after `key` on the line of `text` that starts with it (`jupyter    http://...`).
