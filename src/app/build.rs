@@ -59,6 +59,21 @@ pub struct Built {
     pub up_to_date: bool,
 }
 
+/// The warning that the base image here is not the one `resolved`'s lock was made on: a
+/// bootstrapped base differs per machine, while apt and pip stay pinned by the lock.
+fn base_drift(resolved: &ResolvedSpec, base_id: &str) -> Option<String> {
+    let locked = crate::lock::pins(resolved)?.locked;
+    (locked.file.base.id != base_id).then(|| {
+        format!(
+            "warning: the base image `{}` here ({}) is not the one `{}` was made on ({}); apt and pip stay pinned",
+            resolved.base,
+            short_id(base_id),
+            locked.display,
+            short_id(&locked.file.base.id)
+        )
+    })
+}
+
 /// The image of `resolved` for its current build key: the existing one, or a new one
 /// built, verified and tagged. `None` only with `only_check` when no current image exists.
 pub async fn build_spec(
@@ -78,19 +93,6 @@ pub async fn build_spec(
     let Some(base_id) = base_image(engine, resolved, network, options, reporter).await? else {
         return Ok(None);
     };
-    if let Some(pins) = crate::lock::pins(resolved) {
-        let locked = pins.locked;
-        if locked.file.base.id != base_id {
-            // A bootstrapped base differs per machine; apt and pip stay pinned by the lock.
-            reporter.status(&format!(
-                "warning: the base image `{}` here ({}) is not the one `{}` was made on ({}); apt and pip stay pinned",
-                resolved.base,
-                short_id(&base_id),
-                locked.display,
-                short_id(&locked.file.base.id)
-            ));
-        }
-    }
     let context = BuildContext::from_rendered(&rendered, &resolved.files)?;
     let key = image::build_key(&rendered.dockerfile, &context.digest()?, &base_id);
     let plan = image::plan(resolved, key, options.tags);
@@ -112,6 +114,10 @@ pub async fn build_spec(
     }
     if options.only_check {
         return Ok(None);
+    }
+    // Said when an image is made from it, not on every command that finds one.
+    if let Some(note) = base_drift(resolved, &base_id) {
+        reporter.status(&note);
     }
     reporter.status(&format!(
         "building `{}` from `{}` (build key {})",

@@ -113,3 +113,24 @@ fn a_failed_step_is_bad_input_with_its_output() {
     );
     assert!(engine.calls_to("tag").is_empty());
 }
+
+#[test]
+fn a_base_other_than_the_locked_one_is_named_with_both_ids() {
+    let (_, _, mut resolved) = setup();
+    let text = crate::spec::load::builtin_lock("cpu-headless").unwrap();
+    let locked = crate::lock::load(
+        text.as_bytes().to_vec(),
+        "builtin:cpu-headless.lock",
+        "cpu-headless",
+    );
+    resolved.lock = Some(locked.unwrap());
+    let locked_id = resolved.lock.as_ref().unwrap().file.base.id.clone();
+    assert_eq!(base_drift(&resolved, &locked_id), None);
+    assert_eq!(
+        base_drift(&resolved, "sha256:0123456789abcdef0123").unwrap(),
+        format!(
+            "warning: the base image `debian:bullseye-slim` here (0123456789ab) is not the one `builtin:cpu-headless.lock` was made on ({}); apt and pip stay pinned",
+            &locked_id["sha256:".len().."sha256:".len() + 12]
+        )
+    );
+}
