@@ -7,8 +7,9 @@ ratio tfimg / alternative (lower is better). Prints a table and writes bench/res
 Everything a row creates carries the label io.tfimg.bench and is removed at the end.
 
 Usage: bench/bench.py [--runs N] [--only ROW,...]   (rows 1-13; 6 is split into 6 = packing
-throughput and 8 = peak RSS during a 1 GiB build; 13 is the model server, bench/serving_row.py;
-run via `just bench`)
+throughput and 8 = peak RSS during a 1 GiB build; run via `just bench`). Rows 10-12 are in
+bench/build_rows.py, row 13 (the model server) in bench/serving_row.py, what rows share
+in bench/common.py.
 
 Rows 10 and 11 are cold builds (every layer rebuilt, every wheel downloaded again; the base
 image stays): one run each, no warm-up, whatever `--runs` says. Row 12 removes the six
@@ -24,87 +25,15 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-TFIMG = os.environ.get("TFIMG_BENCH_BIN", str(ROOT / "target" / "release" / "tfimg"))
-CA = os.environ.get("TFIMG_BENCH_CA", "/etc/ssl/certs/ca-certificates.crt")
-LABEL = "io.tfimg.bench=1"
-
-
-def sh(*args, check=True, capture=True, env=None, cwd=None):
-    result = subprocess.run(
-        list(args), check=False, text=True, env=env, cwd=cwd,
-        stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-        stderr=subprocess.PIPE if capture else subprocess.DEVNULL,
-    )
-    if check and result.returncode != 0:
-        raise SystemExit(f"failed: {' '.join(args)}\n{result.stdout}\n{result.stderr}")
-    return result
-
-
-def timed(action):
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_http(url, timeout=120):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except Exception:
-            pass
-        time.sleep(0.1)
-    raise SystemExit(f"{url} never answered")
-
-
-def remove_containers():
-    ids = sh("docker", "ps", "-aq", "--filter", "label=" + LABEL).stdout.split()
-    ids += sh("docker", "ps", "-aq", "--filter", "name=^tfbench").stdout.split()
-    if ids:
-        sh("docker", "rm", "-f", *sorted(set(ids)), check=False)
-
-
-def measure(name, ours, theirs, runs, prepare=None, cleanup=None, unit="s", target=None, warm_up=True):
-    """Alternates ours/theirs; `prepare(i)` before each run, `cleanup()` after each."""
-    samples = {"tfimg": [], "alternative": []}
-    first = 1 if warm_up else 0
-    for index in range(first, runs + 1):
-        for side, action in (("tfimg", ours), ("alternative", theirs)):
-            if prepare:
-                prepare(index, side)
-            value = action(index) if unit != "s" else timed(lambda: action(index))
-            if cleanup:
-                cleanup()
-            if index > 0:  # round 0 is the warm-up
-                samples[side].append(value)
-    row = {"name": name, "unit": unit, "target": target}
-    for side, values in samples.items():
-        row[side] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
-    if unit == "MB/s":
-        row["ratio"] = row["tfimg"]["median"] / row["alternative"]["median"]  # higher is better
-    else:
-        row["ratio"] = row["tfimg"]["median"] / row["alternative"]["median"]
-    print(f"  {name}: tfimg {row['tfimg']['median']:.3f} {unit}, alternative {row['alternative']['median']:.3f} {unit}, ratio {row['ratio']:.2f}", file=sys.stderr)
-    return row
-
+from build_rows import cold_build, row_disk
+from common import CA, LABEL, ROOT, TFIMG, free_port, measure, remove_containers, sh, timed, wait_http
 
 def write_spec(folder, name, extra=""):
     images = folder / "images"
@@ -338,104 +267,6 @@ def row_sweep(work, runs):
         lambda i: sh("sh", "-c", loop, cwd=folder),
         runs, prepare=fresh, target="<= 1.0",
     )
-
-
-BUILT_INS = ["cpu-headless", "cpu-jupyter", "cpu-ssh", "gpu-headless", "gpu-jupyter", "gpu-ssh"]
-
-
-def cold_build(number, spec):
-    """`tfimg build --no-cache` (verification included) vs `docker build --no-cache` of the
-    context `tfimg render` writes for the same spec: what a user who keeps the Dockerfile
-    by hand runs. Both download every wheel again; the base image stays."""
-    def row(work, runs):
-        context = work / f"cold-{spec}"
-        sh(TFIMG, "render", spec, "-o", str(context), "--ca-cert", CA, cwd=work)
-        tag = f"tfbench/cold-{spec}:docker"
-
-        def forget_docker_image():
-            sh("docker", "image", "rm", "-f", tag, check=False)
-            # The image tfimg's --no-cache build superseded, left without a tag.
-            for image in set(sh("docker", "images", "-q", "--filter", "dangling=true",
-                                "--filter", f"label=io.tfimg.spec={spec}").stdout.split()):
-                sh("docker", "rmi", image, check=False)
-
-        return measure(
-            f"{number}. cold build of {spec} (tfimg build --no-cache vs docker build --no-cache of its rendered context)",
-            lambda i: sh(TFIMG, "build", spec, "--no-cache", "--ca-cert", CA, "--progress", "plain", cwd=work),
-            lambda i: sh("docker", "build", "--no-cache", "-q", "-t", tag, str(context)),
-            1, cleanup=forget_docker_image, target="<= 1.1", warm_up=False,
-        )
-    return row
-
-
-def image_history(image):
-    """The layers of `image`, root first: (key, bytes), where the key is the chain of
-    layers up to this one (layer ids where Docker has them, else the command)."""
-    out = sh("docker", "history", "--no-trunc", "--human=false", "--format",
-             "{{.ID}}\t{{.Size}}\t{{.CreatedBy}}", image).stdout
-    chain, layers = [], []
-    for line in reversed(out.splitlines()):
-        layer, size, created_by = line.split("\t", 2)
-        chain.append(layer if layer != "<missing>" else created_by)
-        layers.append((tuple(chain), int(size)))
-    return layers
-
-
-def disk_of(images):
-    """Bytes on disk for `images` together: every shared layer counted once."""
-    seen = {}
-    for image in images:
-        seen.update(image_history(image))
-    return sum(seen.values())
-
-
-def forget_built_ins():
-    """Every image of the six built-ins, tagged or superseded, so row 12 starts cold."""
-    for spec in BUILT_INS:
-        for ref in sh("docker", "images", "--format", "{{.Repository}}:{{.Tag}}", f"tfimg/{spec}").stdout.split():
-            sh("docker", "rmi", "-f", ref, check=False)
-        for image in set(sh("docker", "images", "-q", "--filter", f"label=io.tfimg.spec={spec}").stdout.split()):
-            sh("docker", "rmi", "-f", image, check=False)
-
-
-def row_disk(work, runs):
-    """The six built-ins built cold on one machine, one after another as a user would (the
-    base image stays), vs gpu-jupyter and cpu-jupyter alone: what sharing the system
-    Python and TensorFlow layers saves (no sharing at all would be about 3x). Each build's
-    time is printed, and whether it downloaded a TensorFlow wheel: after the first variant
-    of a family, none should."""
-    forget_built_ins()
-    order = ["cpu-jupyter", "cpu-ssh", "cpu-headless", "gpu-jupyter", "gpu-ssh", "gpu-headless"]
-    builds = {}
-    for spec in order:
-        start = time.perf_counter()
-        done = sh(TFIMG, "build", spec, "--ca-cert", CA, "--progress", "plain", cwd=work)
-        seconds = time.perf_counter() - start
-        output = done.stdout + done.stderr
-        downloaded = "Downloading tensorflow" in output
-        builds[spec] = {"seconds": seconds, "downloaded_tensorflow": downloaded}
-        print(f"  built {spec} in {seconds:.0f} s; downloaded a TensorFlow wheel: {'yes' if downloaded else 'no'}", file=sys.stderr)
-    tags = {spec: current_tag(spec) for spec in BUILT_INS}
-    six = disk_of(tags.values()) / 1e9
-    two = disk_of([tags["gpu-jupyter"], tags["cpu-jupyter"]]) / 1e9
-    print(f"  per image: " + ", ".join(f"{spec} {disk_of([tag]) / 1e9:.2f} GB" for spec, tag in tags.items()), file=sys.stderr)
-    row = {
-        "name": "12. disk of the six built-ins built cold together vs gpu-jupyter and cpu-jupyter alone",
-        "unit": "GB", "target": "<= 1.3",
-        "tfimg": {"median": six, "min": six, "max": six},
-        "alternative": {"median": two, "min": two, "max": two},
-        "ratio": six / two,
-        "builds": builds,
-    }
-    print(f"  {row['name']}: {six:.2f} GB vs {two:.2f} GB, ratio {row['ratio']:.2f}", file=sys.stderr)
-    return row
-
-
-def current_tag(spec):
-    """The tag `tfimg build` gives a spec's image: `tfimg/<name>:<tensorflow>`."""
-    shown = sh(TFIMG, "show", spec).stdout.splitlines()
-    version = next(line.split(": ", 1)[1] for line in shown if line.startswith("tensorflow: "))
-    return f"tfimg/{spec}:{version}"
 
 
 def row_serving(work, runs):
