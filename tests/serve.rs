@@ -152,6 +152,11 @@ fn over_the_cap(port: u16, path: &str) -> (u16, String) {
     common::status_and_body(&response)
 }
 
+/// The `error` of an error answer's JSON body; empty when it has none.
+fn error_of(body: &str) -> String {
+    json(body)["error"].as_str().unwrap_or_default().to_string()
+}
+
 fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|error| panic!("not JSON ({error}): {text}"))
 }
@@ -293,31 +298,18 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
     // Errors: a malformed body, a wrong shape, an unknown model and version.
     let (status, body) = http("POST", port, &predict, &[], "{\"instances\": [1, 2");
     assert_eq!(status, 400, "{body}");
-    assert!(
-        json(&body)["error"]
-            .as_str()
-            .unwrap()
-            .starts_with("JSON Parse error"),
-        "{body}"
-    );
+    assert!(error_of(&body).starts_with("JSON Parse error"), "{body}");
     let (status, body) = http("POST", port, &predict, &[], r#"{"instances": [[1, 2]]}"#);
     assert_eq!(status, 400, "{body}");
-    let error = json(&body)["error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
     assert!(
-        error.ends_with("has shape [1, 2]; the signature takes [-1, 16]"),
+        error_of(&body).ends_with("has shape [1, 2]; the signature takes [-1, 16]"),
         "{body}"
     );
     // A body over the 64 MiB cap: 413 with an error, answered from its length alone.
     let (status, body) = over_the_cap(port, &predict);
     assert_eq!(status, 413, "{body}");
     assert!(
-        json(&body)["error"]
-            .as_str()
-            .unwrap()
-            .contains("over the server's limit of 67108864 bytes"),
+        error_of(&body).contains("over the server's limit of 67108864 bytes"),
         "{body}"
     );
     // 256 requests in flight (each still waiting for its body): the next one is told the
@@ -335,13 +327,7 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert_eq!(status, 503, "{body}");
-    assert!(
-        json(&body)["error"]
-            .as_str()
-            .unwrap()
-            .contains("256 requests already"),
-        "{body}"
-    );
+    assert!(error_of(&body).contains("256 requests already"), "{body}");
     drop(waiting);
     let deadline = Instant::now() + Duration::from_secs(30);
     while http("POST", port, &predict, &[], &rows).0 != 200 {
@@ -413,9 +399,6 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
     drop(guard);
 }
 
-/// A team member serving the same kind of model: `up` returns once the model answers (no
-/// waiting here), its table and `ps` show the model's URL, the predictions are the
-/// model's, the folder is mounted read-only, and `down` removes the member.
 #[tokio::test]
 async fn classify_and_regress_answer_on_the_signatures_that_say_so() {
     if common::engine().await.is_none() {
@@ -465,6 +448,9 @@ async fn classify_and_regress_answer_on_the_signatures_that_say_so() {
     );
 }
 
+/// A team member serving the same kind of model: `up` returns once the model answers (no
+/// waiting here), its table and `ps` show the model's URL, the predictions are the
+/// model's, the folder is mounted read-only, and `down` removes the member.
 #[tokio::test]
 async fn a_team_member_serves_its_model_and_up_waits_until_it_answers() {
     if common::engine().await.is_none() {

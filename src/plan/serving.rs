@@ -19,8 +19,8 @@ pub const DEFAULT_SIGNATURE: &str = "serving_default";
 /// 1 runs every request alone).
 pub const MAX_BATCH_ENV: &str = "TFIMG_SERVING_MAX_BATCH";
 
-/// A cap on merged rows as written (`--max-batch`, a member's `TFIMG_SERVING_MAX_BATCH`):
-/// digits only (the server refuses a sign or spaces), from 1.
+/// `--max-batch` as written: digits only (the server refuses a sign or spaces), from 1.
+/// A team member's `max_batch:` is a YAML number, checked in `team::serving`.
 pub fn parse_max_batch(text: &str) -> Option<u32> {
     if text.is_empty() || !text.bytes().all(|byte| byte.is_ascii_digit()) {
         return None;

@@ -41,6 +41,14 @@ fn host_with_model() -> FakeHost {
     host
 }
 
+/// The host of `host_with_model`, its checked model and the request that names it.
+fn checked_mlp() -> (FakeHost, Model, ServeRequest) {
+    let host = host_with_model();
+    let asked = request("/work/export/mlp");
+    let model = check_model(&host, &asked).unwrap();
+    (host, model, asked)
+}
+
 fn specs() -> ServingSpecs {
     let catalog = Catalog::builtin(PathBuf::from("/project"));
     ServingSpecs {
@@ -84,9 +92,7 @@ fn cpu_launch(host: &FakeHost, asked: &ServeRequest, model: &Model, remote: bool
 
 #[test]
 fn the_folder_is_mounted_read_only_here_and_copied_in_on_a_remote_engine() {
-    let host = host_with_model();
-    let model = check_model(&host, &request("/work/export/mlp")).unwrap();
-    let mut asked = request("/work/export/mlp");
+    let (host, model, mut asked) = checked_mlp();
     asked.port = Some(9000);
     let local = cpu_launch(&host, &asked, &model, false);
     let (mount, text) = &local.mounts[0];
@@ -116,9 +122,7 @@ fn the_folder_is_mounted_read_only_here_and_copied_in_on_a_remote_engine() {
 
 #[test]
 fn max_batch_reaches_the_server_as_its_environment_variable() {
-    let host = host_with_model();
-    let model = check_model(&host, &request("/work/export/mlp")).unwrap();
-    let mut asked = request("/work/export/mlp");
+    let (host, model, mut asked) = checked_mlp();
     asked.max_batch = Some(1);
     let launch = cpu_launch(&host, &asked, &model, false);
     assert_eq!(

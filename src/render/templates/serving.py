@@ -45,6 +45,7 @@ PORT = int("@SERVING_PORT@")
 MAX_IN_FLIGHT = 256  # requests being answered at once; past it, 503 with an error
 CONNECTIONS = 1024  # uvicorn's own cap on connections (its 503 is plain text)
 MAX_BODY_BYTES = 64 * 1024 * 1024
+TOO_LARGE = f"the request body is over the server's limit of {MAX_BODY_BYTES} bytes"
 LARGE_BODY_BYTES = 256 * 1024  # bodies past this are decoded and answered off the event loop
 POLL_SECONDS = 1.0
 DEFAULT_SIGNATURE = "serving_default"
@@ -629,7 +630,7 @@ async def read_body(receive):
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            raise ApiError(413, f"the request body is over the server's limit of {MAX_BODY_BYTES} bytes")
+            raise ApiError(413, TOO_LARGE)
         chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)
@@ -678,7 +679,7 @@ async def serve_one(models, scope, receive, send):
     try:
         length = dict(scope["headers"]).get(b"content-length", b"0")
         if length.isdigit() and int(length) > MAX_BODY_BYTES:
-            raise ApiError(413, f"the request body is over the server's limit of {MAX_BODY_BYTES} bytes")
+            raise ApiError(413, TOO_LARGE)
         body = await read_body(receive)
     except ApiError as error:
         body, close = None, True  # the rest of the body is not read

@@ -101,10 +101,8 @@ impl Resolver<'_> {
         }
         if service == Service::Serving {
             for package in SERVING_SERVER {
-                if !names
-                    .iter()
-                    .any(|name| Some(name.clone()) == requirement_name(package))
-                {
+                let name = requirement_name(package);
+                if !names.iter().any(|declared| Some(declared) == name.as_ref()) {
                     pip.push(package.to_string());
                 }
             }
