@@ -211,6 +211,26 @@ impl Host for FakeHost {
         self.write_file(path, bytes)
     }
 
+    fn read_confined(
+        &self,
+        folder: &Path,
+        name: &str,
+        limit: u64,
+    ) -> std::io::Result<super::confined::Bounded> {
+        let mut bytes = self.read_file(&folder.join(name))?;
+        let cut = bytes.len() as u64 > limit;
+        bytes.truncate(limit as usize);
+        Ok(super::confined::Bounded { bytes, cut })
+    }
+
+    fn write_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.write_file(&folder.join(name), bytes)
+    }
+
+    fn append_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.append_file(&folder.join(name), bytes, false)
+    }
+
     fn append_file(&self, path: &Path, bytes: &[u8], _durable: bool) -> std::io::Result<()> {
         self.files
             .borrow_mut()

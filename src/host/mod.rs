@@ -5,6 +5,7 @@
 #![allow(async_fn_in_trait)]
 
 pub mod archive;
+pub mod confined;
 pub mod debootstrap;
 pub mod docker_config;
 #[cfg(test)]
@@ -141,6 +142,20 @@ pub trait Host {
     fn append_file(&self, path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()>;
     /// Removes a file; one that is already gone is not an error.
     fn remove_file(&self, path: &Path) -> std::io::Result<()>;
+    /// At most `limit` bytes of the regular file `name` in `folder`, a folder that a less
+    /// trusted side can write (a trial's): never through a link, a FIFO or a device
+    /// (`confined`).
+    fn read_confined(
+        &self,
+        folder: &Path,
+        name: &str,
+        limit: u64,
+    ) -> std::io::Result<confined::Bounded>;
+    /// `write_file` for `name` in such a folder: a link there is replaced, never followed.
+    fn write_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()>;
+    /// `append_file` for `name` in such a folder (the folder itself must exist): a link,
+    /// FIFO or device there is refused.
+    fn append_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()>;
     /// Renames a file or folder (on one file system).
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()>;
     /// Whether `path` is a folder.
@@ -305,6 +320,23 @@ impl Host for Machine {
 
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
         std::fs::rename(from, to)
+    }
+
+    fn read_confined(
+        &self,
+        folder: &Path,
+        name: &str,
+        limit: u64,
+    ) -> std::io::Result<confined::Bounded> {
+        confined::Confined::open(folder)?.read(Path::new(name), limit)
+    }
+
+    fn write_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        confined::Confined::open_or_make(folder)?.write(Path::new(name), bytes, 0o644)
+    }
+
+    fn append_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        confined::Confined::open(folder)?.append(Path::new(name), bytes, false)
     }
 
     fn is_folder(&self, path: &Path) -> bool {

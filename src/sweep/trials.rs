@@ -17,6 +17,10 @@ pub const STDERR_FILE: &str = "stderr.log";
 pub const STATUS_FILE: &str = "status.json";
 /// What the trial appends, one JSON object per line (`$TFIMG_TRIAL_DIR/metrics.jsonl`).
 pub const METRICS_FILE: &str = "metrics.jsonl";
+/// The most of a trial's `metrics.jsonl` (or `stdout.log`) that is read: its container
+/// writes it, so it may be endless (`/dev/zero` cannot be linked there: links are not
+/// followed, but a file can still grow without end). Points past it are not read.
+pub const METRICS_READ_LIMIT: u64 = 64 * 1024 * 1024;
 
 /// TensorFlow's switch for taking GPU memory as needed: forced on when trials share a GPU
 /// (two trials that each take all of it by default cannot share it).

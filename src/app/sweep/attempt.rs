@@ -37,8 +37,9 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         let slot = self.scheduler.slot(start.slot).clone();
         let dir = self.trial_dir(start.trial);
         set_aside(self.host, &dir, start.attempt)?;
+        // The trial's folder is its container's to write: through the confined mechanism.
         self.host
-            .write_file(&dir.join(PARAMS_FILE), trial.params_json().as_bytes())?;
+            .write_confined(&dir, PARAMS_FILE, trial.params_json().as_bytes())?;
         let request = request(self.run, trial, &slot, start.attempt, &dir, self.remote)?;
         let prepared = launch::prepare(self.engine, self.host, request).await?;
         let reserved = RefCell::new(BTreeSet::new());
@@ -157,8 +158,9 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             end,
         };
         let id = &self.trials[trial].id;
-        self.host.write_file(
-            &self.trial_dir(trial).join(STATUS_FILE),
+        self.host.write_confined(
+            &self.trial_dir(trial),
+            STATUS_FILE,
             attempt.status_json(id).as_bytes(),
         )?;
         Ok(())
@@ -315,7 +317,7 @@ impl<'h, H: Host> Logs<'h, H> {
     /// Starts both logs afresh (the daemon hands the whole output over again).
     pub(super) fn new(host: &'h H, dir: PathBuf) -> Logs<'h, H> {
         for file in [STDOUT_FILE, STDERR_FILE] {
-            let _ = host.write_file(&dir.join(file), b"");
+            let _ = host.write_confined(&dir, file, b"");
         }
         Logs {
             host,
@@ -344,7 +346,11 @@ impl<'h, H: Host> Logs<'h, H> {
         let (stdout, stderr, _) = &mut *waiting;
         for (file, bytes) in [(STDOUT_FILE, stdout), (STDERR_FILE, stderr)] {
             if !bytes.is_empty() {
-                let _ = self.host.append_file(&self.dir.join(file), bytes, false);
+                // The trial may have put a link, FIFO or folder where its log was: the
+                // append refuses it, and the log takes its place again from here on.
+                if self.host.append_confined(&self.dir, file, bytes).is_err() {
+                    let _ = self.host.write_confined(&self.dir, file, bytes);
+                }
                 bytes.clear();
             }
         }

@@ -12,7 +12,7 @@ use crate::input::InputError;
 use crate::sweep::journal::{self, Replay};
 use crate::sweep::metrics::{self, MetricsSummary, Point};
 use crate::sweep::results::{self, Results};
-use crate::sweep::trials::{METRICS_FILE, STDOUT_FILE};
+use crate::sweep::trials::{METRICS_FILE, METRICS_READ_LIMIT, STDOUT_FILE};
 use crate::sweep::{self, Sweep, Trial, FILE_COPY};
 
 /// Everything a sweep's folder says.
@@ -120,11 +120,19 @@ pub fn journal_error(path: &Path, error: &journal::JournalError) -> InputError {
     )
 }
 
-/// A trial's points: its `metrics.jsonl`, else the `name=value` lines of its stdout.
+/// A trial's points: its `metrics.jsonl`, else the `name=value` lines of its stdout. Its
+/// container wrote both: they are read through the confined mechanism (no link, FIFO or
+/// device followed) and at most `METRICS_READ_LIMIT` of each (whole lines only).
 pub fn trial_points(host: &impl Host, trial_dir: &Path) -> Vec<Point> {
     let read = |name: &str| {
-        host.read_file(&trial_dir.join(name))
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        host.read_confined(trial_dir, name, METRICS_READ_LIMIT)
+            .map(|mut read| {
+                if read.cut {
+                    let whole = read.bytes.iter().rposition(|&byte| byte == b'\n');
+                    read.bytes.truncate(whole.map_or(0, |end| end + 1));
+                }
+                String::from_utf8_lossy(&read.bytes).into_owned()
+            })
             .unwrap_or_default()
     };
     let points = metrics::parse_jsonl(&read(METRICS_FILE));

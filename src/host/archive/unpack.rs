@@ -1,20 +1,29 @@
 //! A container's files back on this machine: the tar the engine sends for a path (its
 //! top entry named after the path) unpacked into a local folder, as it arrives, on a
-//! thread of its own. Only folders and regular files are written; nothing lands outside
-//! the destination (no `..`, no absolute path, no local link followed below it, links in
-//! the tar skipped with a note); setuid, setgid and sticky bits are dropped; a new or
+//! thread of its own.
+//!
+//! Trust boundary **container → host**: the container chose every name, kind, mode and
+//! size in the tar. All writing goes through `host::confined` (the one mechanism): the
+//! destination is opened as a handle and nothing below it is reached through a link, so
+//! nothing lands outside it (no `..`, no absolute path, no local link followed, links in
+//! the tar skipped with a note; a hard link gets its own copy of the file it names).
+//! Only folders and regular files are written; modes keep only the permission bits, the
+//! owner's read and write always, less the user's umask (a container cannot make a file
+//! 0777 or 000 here); runs of zeros become holes, so a sparse file stays sparse; the
+//! unpack stops before the disk is left with less than `RESERVE_BYTES` free. A new or
 //! changed file is written to a temporary file and renamed over the old one, so a reader
-//! never sees half of it; nothing local is ever deleted.
+//! never sees half of it; nothing local is ever deleted. Names from the tar are shown
+//! with control characters escaped.
 
 use std::ffi::OsStr;
 use std::io::{self, Read};
 use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use bytes::{Buf, Bytes};
 
+use crate::host::confined::{self, Confined, Kind};
 use crate::host::Unpacker;
 
 /// Notes kept about skipped entries; the rest are counted.
@@ -43,63 +52,313 @@ impl UnpackSummary {
     }
 }
 
+/// The free space an unpack always leaves on the destination's file system.
+pub const RESERVE_BYTES: u64 = 1 << 30;
+
+/// How often (in bytes written) the free space is looked at again within a file.
+const SPACE_CHECK_BYTES: u64 = 64 << 20;
+
+/// Free bytes on the file system holding a path (statvfs), for the space check.
+pub type FreeSpace = dyn Fn(&Path) -> Option<u64> + Send;
+
 /// Unpacks the tar from `reader` into `destination`: the top entry's contents go into
 /// `destination` (made when missing) when the top is a folder; a single file becomes
 /// `destination`, or goes into it when `destination` is a folder.
 pub fn unpack(reader: impl Read, destination: &Path) -> io::Result<UnpackSummary> {
+    unpack_with(reader, destination, &crate::host::free_bytes)
+}
+
+/// `unpack`, with the free space read by `free`.
+pub fn unpack_with(
+    reader: impl Read,
+    destination: &Path,
+    free: &FreeSpace,
+) -> io::Result<UnpackSummary> {
     let mut archive = tar::Archive::new(reader);
-    let mut summary = UnpackSummary::default();
+    let mut unpacking = Unpacking {
+        destination,
+        root: None,
+        summary: UnpackSummary::default(),
+        written: std::collections::HashMap::new(),
+        free,
+    };
     let mut top: Option<std::ffi::OsString> = None;
     for entry in archive.entries()? {
         let mut entry = entry?;
         let raw = entry.path_bytes().into_owned();
-        let shown = String::from_utf8_lossy(&raw).into_owned();
+        let shown = escaped(&String::from_utf8_lossy(&raw));
         let Some(parts) = clean_parts(&raw) else {
-            summary.note(format!("`{shown}` leads out of the folder: skipped"));
+            unpacking
+                .summary
+                .note(format!("`{shown}` leads out of the folder: skipped"));
             continue;
         };
         let Some((first, rest)) = parts.split_first() else {
             continue;
         };
         if top.get_or_insert_with(|| first.to_os_string()).as_os_str() != *first {
-            summary.note(format!("`{shown}` is outside the copied path: skipped"));
+            unpacking
+                .summary
+                .note(format!("`{shown}` is outside the copied path: skipped"));
             continue;
         }
         let kind = entry.header().entry_type();
-        let (base, rest) = match rest {
-            [] if !kind.is_dir() && destination.is_dir() => {
-                (destination.to_path_buf(), parts.as_slice())
-            }
-            _ => (destination.to_path_buf(), rest),
+        let single_name = unpacking.root(rest.is_empty() && !kind.is_dir())?.1.clone();
+        // A single file that becomes `destination` is named by the destination itself.
+        let target: Vec<&OsStr> = match (rest.is_empty(), &single_name) {
+            (true, Some(name)) => vec![name.as_os_str()],
+            (true, None) if !kind.is_dir() => parts.clone(),
+            _ => rest.to_vec(),
         };
         match kind {
             tar::EntryType::Directory => {
-                if let Err(note) = folders(&base, rest, true)? {
-                    summary.note(note);
+                if !target.is_empty() {
+                    if let Err(error) = unpacking.folder_of(&target, true) {
+                        unpacking.skipped(error)?;
+                    }
                 }
             }
             tar::EntryType::Regular | tar::EntryType::Continuous => {
-                let mode = entry.header().mode().unwrap_or(0o644) & 0o777;
+                let mode = entry.header().mode().unwrap_or(0o644);
                 let size = entry.header().size()?;
-                write_file(
-                    &mut entry,
-                    (base.as_path(), rest),
-                    (mode, size),
-                    &mut summary,
-                )?;
+                if unpacking.file(&mut entry, &target, mode, size)? {
+                    let from: PathBuf = parts.iter().collect();
+                    unpacking.written.insert(from, target.iter().collect());
+                }
+            }
+            tar::EntryType::Link => {
+                // A hard link names an earlier entry: this name gets its own copy of it.
+                let linked = entry
+                    .link_name_bytes()
+                    .map(|name| name.into_owned())
+                    .unwrap_or_default();
+                let earlier = clean_parts(&linked).and_then(|parts| {
+                    unpacking
+                        .written
+                        .get(&parts.iter().collect::<PathBuf>())
+                        .cloned()
+                });
+                let opened = earlier.map(|earlier| unpacking.root(false)?.0.open_file(&earlier));
+                match opened {
+                    Some(Ok(file)) => {
+                        let metadata = file.metadata()?;
+                        let mode = std::os::unix::fs::MetadataExt::mode(&metadata);
+                        let mut reader = io::BufReader::new(file);
+                        unpacking.file(&mut reader, &target, mode, metadata.len())?;
+                    }
+                    _ => unpacking.summary.note(format!(
+                        "`{}` is a hard link to `{}`, which was not copied: skipped",
+                        display(&target, &shown),
+                        escaped(&String::from_utf8_lossy(&linked))
+                    )),
+                }
             }
             tar::EntryType::XGlobalHeader | tar::EntryType::XHeader => {}
-            tar::EntryType::Symlink | tar::EntryType::Link => {
-                summary.note(format!("`{}` is a link: skipped", display(rest, &shown)));
+            tar::EntryType::Symlink => {
+                unpacking
+                    .summary
+                    .note(format!("`{}` is a link: skipped", display(&target, &shown)));
             }
-            _ => summary.note(format!(
+            _ => unpacking.summary.note(format!(
                 "`{}` is not a file or folder: skipped",
-                display(rest, &shown)
+                display(&target, &shown)
             )),
         }
     }
-    Ok(summary)
+    Ok(unpacking.summary)
 }
+
+/// One unpack under way.
+struct Unpacking<'a> {
+    destination: &'a Path,
+    /// The folder written into, opened once (and, when the tar is one file that becomes
+    /// `destination`, the name it takes there).
+    root: Option<(Confined, Option<std::ffi::OsString>)>,
+    summary: UnpackSummary,
+    /// Each regular file's path in the tar and where it was written below the root, for
+    /// the hard links that name it.
+    written: std::collections::HashMap<PathBuf, PathBuf>,
+    free: &'a FreeSpace,
+}
+
+impl Unpacking<'_> {
+    /// The root, opened on first use: `destination` (made when missing), or its parent
+    /// when the tar is a single file (`single`) and `destination` is not a folder.
+    fn root(&mut self, single: bool) -> io::Result<&(Confined, Option<std::ffi::OsString>)> {
+        if self.root.is_none() {
+            let opened = match (single, self.destination.is_dir()) {
+                (true, false) => {
+                    let parent = match self.destination.parent() {
+                        Some(parent) if !parent.as_os_str().is_empty() => parent,
+                        _ => Path::new("."),
+                    };
+                    let name = self.destination.file_name().ok_or_else(|| {
+                        io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            format!("`{}` names no file", self.destination.display()),
+                        )
+                    })?;
+                    (Confined::open_or_make(parent)?, Some(name.to_os_string()))
+                }
+                _ => (Confined::open_or_make(self.destination)?, None),
+            };
+            self.root = Some(opened);
+        }
+        Ok(self.root.as_ref().expect("opened above"))
+    }
+
+    /// The folder `parts` (all of them with `all`, else all but the last) below the root,
+    /// made when missing; an error when a link or file is in the way.
+    fn folder_of(&mut self, parts: &[&OsStr], all: bool) -> io::Result<Confined> {
+        let folders = if all {
+            parts
+        } else {
+            &parts[..parts.len().saturating_sub(1)]
+        };
+        let path: PathBuf = folders.iter().collect();
+        self.root(false)?.0.make_folders(&path, 0o777)
+    }
+
+    /// A link or file in the way becomes a note; any other error stops the unpack.
+    fn skipped(&mut self, error: io::Error) -> io::Result<()> {
+        let Some(refused) = confined::refused(&error) else {
+            return Err(error);
+        };
+        let root = self.root(false)?.0.path().to_path_buf();
+        let below = refused.path.strip_prefix(&root).unwrap_or(&refused.path);
+        let what = match refused.found {
+            Kind::Link => "a link",
+            Kind::File => "a file",
+            _ => "not a folder",
+        };
+        let note = format!(
+            "`{}` is {what} here: not replaced, nothing written through it",
+            escaped(&below.display().to_string())
+        );
+        self.summary.note(note);
+        Ok(())
+    }
+
+    /// Writes one regular file of `size` bytes from `entry` at `parts` through a
+    /// temporary file beside it, unless its contents are already there.
+    fn file(
+        &mut self,
+        entry: &mut impl Read,
+        parts: &[&OsStr],
+        mode: u32,
+        size: u64,
+    ) -> io::Result<bool> {
+        let Some(name) = parts.last().copied() else {
+            return Ok(false);
+        };
+        let folder = match self.folder_of(parts, false) {
+            Ok(folder) => folder,
+            Err(error) => return self.skipped(error).map(|()| false),
+        };
+        let shown = display(parts, "");
+        let existing = match folder.kind(Path::new(name))? {
+            None => false,
+            Some(Kind::File) => true,
+            Some(kind) => {
+                let what = match kind {
+                    Kind::Folder => "a folder",
+                    Kind::Link => "a link",
+                    _ => "not a regular file",
+                };
+                self.summary
+                    .note(format!("`{shown}` is {what} here: not replaced"));
+                return Ok(false);
+            }
+        };
+        self.check_space(folder.path(), &shown)?;
+        // The owner may always read and write the file; the umask applies (by the kernel,
+        // to the mode the file is made with); setuid, setgid and sticky never come along.
+        let (temporary, mut file) = folder.new_file(name, (mode & 0o777) | 0o600)?;
+        let written = self.copy_sparse(entry, &mut file, size, folder.path(), &shown);
+        let outcome = written.and_then(|()| {
+            if existing && same_contents(&mut file, &folder.open_file(Path::new(name))?)? {
+                return Ok(false);
+            }
+            file.sync_all()?;
+            folder.replace(&temporary, name)?;
+            Ok(true)
+        });
+        match outcome {
+            Ok(true) if existing => self.summary.changed += 1,
+            Ok(true) => self.summary.new += 1,
+            Ok(false) => {
+                let _ = folder.remove_file(Path::new(&temporary));
+                self.summary.unchanged += 1;
+            }
+            Err(error) => {
+                let _ = folder.remove_file(Path::new(&temporary));
+                return Err(error);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Copies exactly `size` bytes, seeking over blocks of zeros (a hole) instead of
+    /// writing them, and looking at the free space as it goes.
+    fn copy_sparse(
+        &self,
+        entry: &mut impl Read,
+        file: &mut std::fs::File,
+        size: u64,
+        folder: &Path,
+        shown: &str,
+    ) -> io::Result<()> {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut buffer = vec![0u8; BLOCK_BYTES];
+        let (mut copied, mut since_check) = (0u64, 0u64);
+        while copied < size {
+            let want = (size - copied).min(BLOCK_BYTES as u64) as usize;
+            entry.read_exact(&mut buffer[..want]).map_err(|error| {
+                if error.kind() == io::ErrorKind::UnexpectedEof {
+                    io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("the archive ended inside `{shown}`"),
+                    )
+                } else {
+                    error
+                }
+            })?;
+            if buffer[..want].iter().all(|&byte| byte == 0) {
+                file.seek(SeekFrom::Current(want as i64))?;
+            } else {
+                file.write_all(&buffer[..want])?;
+                since_check += want as u64;
+                if since_check >= SPACE_CHECK_BYTES {
+                    since_check = 0;
+                    self.check_space(folder, shown)?;
+                }
+            }
+            copied += want as u64;
+        }
+        // A file that ends in a hole still has its length.
+        file.set_len(size)?;
+        Ok(())
+    }
+
+    /// Stops the unpack when the file system holding `folder` is down to its reserve.
+    fn check_space(&self, folder: &Path, shown: &str) -> io::Result<()> {
+        match (self.free)(folder) {
+            Some(free) if free < RESERVE_BYTES => Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                format!(
+                    "stopped at `{shown}`: the disk holding `{}` has {} MiB free, and an unpack always leaves {} MiB",
+                    folder.display(),
+                    free >> 20,
+                    RESERVE_BYTES >> 20
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Bytes read and written at a time; a block of zeros this long becomes a hole.
+const BLOCK_BYTES: usize = 64 * 1024;
 
 /// The path's normal components, or `None` when one is `..` or it is absolute.
 fn clean_parts(raw: &[u8]) -> Option<Vec<&OsStr>> {
@@ -114,121 +373,40 @@ fn clean_parts(raw: &[u8]) -> Option<Vec<&OsStr>> {
     Some(parts)
 }
 
-/// The entry's path below the destination, for notes.
+/// The entry's path below the destination, for notes (control characters escaped).
 fn display(rest: &[&OsStr], shown: &str) -> String {
     if rest.is_empty() {
         return shown.to_string();
     }
-    rest.iter()
-        .map(|part| part.to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+    escaped(
+        &rest
+            .iter()
+            .map(|part| part.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
 }
 
-/// Makes sure `base`/`parts` (without its last part unless `all`) are real folders,
-/// making the missing ones: `Ok(Err(note))` when one is a link or a file here, which is
-/// never followed or replaced.
-fn folders(base: &Path, parts: &[&OsStr], all: bool) -> io::Result<Result<PathBuf, String>> {
-    std::fs::create_dir_all(base)?;
-    let folders = if all {
-        parts
-    } else {
-        &parts[..parts.len().saturating_sub(1)]
-    };
-    let mut current = base.to_path_buf();
-    for (index, part) in folders.iter().enumerate() {
-        current.push(part);
-        match std::fs::symlink_metadata(&current) {
-            Ok(metadata) if metadata.is_dir() => {}
-            Ok(metadata) => {
-                let what = if metadata.is_symlink() {
-                    "a link"
-                } else {
-                    "a file"
-                };
-                return Ok(Err(format!(
-                    "`{}` is {what} here: not replaced, nothing written through it",
-                    display(&folders[..=index], "")
-                )));
-            }
-            Err(error) if error.kind() == io::ErrorKind::NotFound => std::fs::create_dir(&current)?,
-            Err(error) => return Err(error),
-        }
-    }
-    Ok(Ok(current))
+/// A name from the tar as it may be printed: control characters (terminal escapes, new
+/// lines) written as `\u{1b}`, `\n`.
+pub fn escaped(name: &str) -> String {
+    name.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_debug().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
 }
 
-/// Writes one regular file through a temporary file beside it, unless its contents are
-/// already there.
-fn write_file(
-    entry: &mut impl Read,
-    (base, parts): (&Path, &[&OsStr]),
-    (mode, size): (u32, u64),
-    summary: &mut UnpackSummary,
-) -> io::Result<()> {
-    // No parts: the archive is this one file, and `base` is where it goes.
-    let path = match parts.last() {
-        None => base.to_path_buf(),
-        Some(name) => match folders(base, parts, false)? {
-            Ok(folder) => folder.join(name),
-            Err(note) => {
-                summary.note(note);
-                return Ok(());
-            }
-        },
-    };
-    let parent = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(parent)?;
-    let existing = match std::fs::symlink_metadata(&path) {
-        Ok(metadata) if metadata.is_file() => true,
-        Ok(metadata) => {
-            let what = if metadata.is_dir() {
-                "a folder"
-            } else {
-                "a link"
-            };
-            summary.note(format!(
-                "`{}` is {what} here: not replaced",
-                display(parts, &path.display().to_string())
-            ));
-            return Ok(());
-        }
-        Err(error) if error.kind() == io::ErrorKind::NotFound => false,
-        Err(error) => return Err(error),
-    };
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".tfimg-pull-")
-        .tempfile_in(parent)?;
-    if io::copy(entry, temporary.as_file_mut())? != size {
-        return Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            format!("the archive ended inside `{}`", path.display()),
-        ));
-    }
-    if existing && same_contents(temporary.path(), &path)? {
-        summary.unchanged += 1;
-        return Ok(());
-    }
-    std::fs::set_permissions(temporary.path(), std::fs::Permissions::from_mode(mode))?;
-    temporary.persist(&path).map_err(|error| error.error)?;
-    if existing {
-        summary.changed += 1;
-    } else {
-        summary.new += 1;
-    }
-    Ok(())
-}
-
-/// Whether two files hold the same bytes.
-fn same_contents(first: &Path, second: &Path) -> io::Result<bool> {
-    if std::fs::metadata(first)?.len() != std::fs::metadata(second)?.len() {
+/// Whether the file just written (`first`, read from its start) holds `second`'s bytes.
+fn same_contents(first: &mut std::fs::File, second: &std::fs::File) -> io::Result<bool> {
+    use std::io::{Seek, SeekFrom};
+    if first.metadata()?.len() != second.metadata()?.len() {
         return Ok(false);
     }
-    let mut first = io::BufReader::new(std::fs::File::open(first)?);
-    let mut second = io::BufReader::new(std::fs::File::open(second)?);
+    first.seek(SeekFrom::Start(0))?;
+    let mut first = io::BufReader::new(first);
+    let mut second = io::BufReader::new(second);
     let (mut a, mut b) = (vec![0; 64 * 1024], vec![0; 64 * 1024]);
     loop {
         let read = first.read(&mut a)?;

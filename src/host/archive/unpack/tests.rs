@@ -1,5 +1,6 @@
 //! Unit tests of `unpack`: tars as Docker sends them, and tars made to escape.
 use super::*;
+use std::os::unix::fs::PermissionsExt;
 
 /// A tar entry: (raw path, kind, mode, contents or link target).
 type Raw<'a> = (&'a str, tar::EntryType, u32, &'a str);
@@ -107,7 +108,7 @@ fn entries_that_would_escape_or_follow_links_are_skipped_with_a_note() {
             "`code/../escaped.txt` leads out of the folder: skipped",
             "`/etc/tfimg-escaped` leads out of the folder: skipped",
             "`link` is a link: skipped",
-            "`hard` is a link: skipped",
+            "`hard` is a hard link to `etc/passwd`, which was not copied: skipped",
             "`fifo` is not a file or folder: skipped",
             "`linked` is a link here: not replaced, nothing written through it",
             "`linked` is a link here: not replaced",
@@ -170,4 +171,80 @@ fn chunks_fed_to_the_thread_unpack_as_one_tar() {
         .map(|entry| entry.unwrap().file_name())
         .collect();
     assert!(written.is_empty(), "{written:?}");
+}
+
+#[test]
+fn a_hard_link_gets_its_own_copy_of_the_file_it_names() {
+    let folder = tempfile::tempdir().unwrap();
+    let tar = tar_of(&[
+        ("code", DIR, 0o755, ""),
+        ("code/train.py", FILE, 0o644, "print(1)\n"),
+        ("code/copy.py", tar::EntryType::Link, 0o644, "code/train.py"),
+    ]);
+    let summary = unpack(tar.as_slice(), &folder.path().join("code")).unwrap();
+    assert_eq!((summary.new, summary.notes.len()), (2, 0), "{summary:?}");
+    assert_eq!(read(&folder.path().join("code/copy.py")), "print(1)\n");
+}
+
+#[test]
+fn modes_keep_the_owner_s_access_and_follow_the_umask() {
+    // SAFETY: umask only reads and sets this process's mask; the old one is put back.
+    let old = unsafe { libc::umask(0o022) };
+    let folder = tempfile::tempdir().unwrap();
+    let tar = tar_of(&[
+        ("code", DIR, 0o755, ""),
+        ("code/open.py", FILE, 0o777, "x"),
+        ("code/closed.py", FILE, 0o000, "x"),
+    ]);
+    unpack(tar.as_slice(), &folder.path().join("code")).unwrap();
+    // SAFETY: as above.
+    unsafe { libc::umask(old) };
+    let mode = |name: &str| {
+        std::fs::metadata(folder.path().join("code").join(name))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    assert_eq!((mode("open.py"), mode("closed.py")), (0o755, 0o600));
+}
+
+#[test]
+fn zeros_become_holes_and_names_are_printed_escaped() {
+    use std::os::unix::fs::MetadataExt;
+    let folder = tempfile::tempdir().unwrap();
+    let zeros = "\0".repeat(8 << 20);
+    let tar = tar_of(&[
+        ("code", DIR, 0o755, ""),
+        ("code/sparse.bin", FILE, 0o644, &zeros),
+        ("code/\x1b[31mred", tar::EntryType::Symlink, 0o777, "/etc"),
+    ]);
+    let summary = unpack(tar.as_slice(), &folder.path().join("code")).unwrap();
+    let sparse = std::fs::metadata(folder.path().join("code/sparse.bin")).unwrap();
+    assert_eq!(sparse.len(), 8 << 20);
+    assert!(
+        sparse.blocks() * 512 < 1 << 20,
+        "{} blocks",
+        sparse.blocks()
+    );
+    assert_eq!(summary.notes, ["`\\u{1b}[31mred` is a link: skipped"]);
+}
+
+#[test]
+fn an_unpack_stops_before_the_disk_is_down_to_its_reserve() {
+    let folder = tempfile::tempdir().unwrap();
+    let tar = tar_of(&[
+        ("code", DIR, 0o755, ""),
+        ("code/big.bin", FILE, 0o644, "data"),
+    ]);
+    let nearly_full = |_: &Path| Some(RESERVE_BYTES - 1);
+    let error = unpack_with(tar.as_slice(), &folder.path().join("code"), &nearly_full).unwrap_err();
+    assert_eq!(error.kind(), io::ErrorKind::StorageFull);
+    assert!(
+        error
+            .to_string()
+            .starts_with("stopped at `big.bin`: the disk holding"),
+        "{error}"
+    );
+    assert!(!folder.path().join("code/big.bin").exists());
 }
