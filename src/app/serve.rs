@@ -219,7 +219,7 @@ pub fn launch_request(
         public: request.public,
         gpus: Some(gpus),
         gpu_mode: GpuMode::Auto,
-        ids: Some(host.ids().unwrap_or((1000, 1000))),
+        ids: Some(host.container_ids().ids),
         ssh: SshSource::User(None),
         memory: None,
         nano_cpus: None,
@@ -255,6 +255,7 @@ pub async fn serve(
         versions_text(&model.versions),
         spec.name
     )];
+    notes.extend(host.container_ids().note);
     if remote {
         notes.push(format!(
             "note: the engine runs on another host: `{}` is copied into the container (a mount would name that host's folders); a new version needs `tfimg serve` again",

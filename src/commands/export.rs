@@ -24,7 +24,7 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
     let (team, specs) = super::team::team_and_specs(&args.file)?;
     let network = config::network(&args.network, &config::load_config()?)?;
     let host = Machine;
-    let ids = host.ids().unwrap_or((1000, 1000));
+    let ids = super::container_ids(&host);
     let folder = match &args.output {
         Some(path) => {
             let parent = path

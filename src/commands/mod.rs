@@ -31,6 +31,16 @@ use crate::labels;
 use crate::spec::Catalog;
 
 /// The specs visible from the current directory: built-ins plus `./images/*.yaml`.
+/// The uid and gid containers run as (`plan::user`: never root's unless asked), with the
+/// note about them said on stderr.
+pub(crate) fn container_ids(host: &impl crate::host::Host) -> (u32, u32) {
+    let ids = host.container_ids();
+    if let Some(note) = ids.note {
+        eprintln!("{note}");
+    }
+    ids.ids
+}
+
 pub(crate) fn catalog() -> Catalog {
     crate::app::catalog::load()
 }

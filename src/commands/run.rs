@@ -15,7 +15,7 @@ use crate::cli::RunArgs;
 use crate::commands::config;
 use crate::engine::prelude::*;
 use crate::engine::Docker;
-use crate::host::{Host, Machine};
+use crate::host::Machine;
 use crate::input::InputError;
 use crate::labels;
 use crate::output::progress::Reporter;
@@ -342,7 +342,11 @@ fn ids(args: &RunArgs) -> Result<Option<(u32, u32)>, InputError> {
             "containers run as your own uid/gid; use `--uid N --gid N` for another one",
         )),
         None => {
-            let (uid, gid) = Machine.ids().unwrap_or((1000, 1000));
+            let (uid, gid) = match (args.uid, args.gid) {
+                // Both given: the user's own choice; nothing to say about tfimg's ids.
+                (Some(uid), Some(gid)) => (uid, gid),
+                _ => super::container_ids(&Machine),
+            };
             Ok(Some((
                 args.uid.unwrap_or(uid),
                 args.gid.or(args.uid).unwrap_or(gid),

@@ -204,7 +204,7 @@ fn run_file(
             target,
             slots: planned.slots,
             nvidia: planned.nvidia,
-            ids: host.ids(),
+            ids: Some(super::container_ids(&host)),
             resume_only: args.resume,
             sweep: planned.sweep,
         };

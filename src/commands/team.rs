@@ -83,7 +83,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
     let (team, specs) = team_and_specs(&args.file)?;
     let network = config::network(&args.network, &config::load_config()?)?;
     let host = Machine;
-    let ids = host.ids().unwrap_or((1000, 1000));
+    let ids = super::container_ids(&host);
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = super::connect().await?;

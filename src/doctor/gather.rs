@@ -84,7 +84,7 @@ pub async fn spec_facts(
         name: resolved.name.clone(),
         summary,
         tensorflow: resolved.tensorflow.clone(),
-        cuda_cache_volume: crate::labels::cuda_cache_volume(host.ids().map_or(0, |(uid, _)| uid)),
+        cuda_cache_volume: crate::labels::cuda_cache_volume(host.container_ids().ids.0),
         gpu: resolved.gpu.clone(),
         base: resolved.base.clone(),
         base_present: false,

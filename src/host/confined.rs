@@ -35,6 +35,8 @@ pub struct Confined {
     dir: Dir,
     /// Where it is, for messages.
     path: PathBuf,
+    /// Who the files and folders tfimg makes here are given to (`owned_by_folder`).
+    owner: Option<(u32, u32)>,
 }
 
 /// What a name in a confined folder is, as seen without following it.
@@ -106,6 +108,7 @@ impl Confined {
         Ok(Confined {
             dir,
             path: root.to_path_buf(),
+            owner: None,
         })
     }
 
@@ -113,6 +116,38 @@ impl Confined {
     pub fn open_or_make(root: &Path) -> io::Result<Confined> {
         std::fs::create_dir_all(root)?;
         Confined::open(root)
+    }
+
+    /// From now on the files and folders made here (and below) are given to this folder's
+    /// owner when that is not tfimg's user and tfimg may give files away (it runs as
+    /// root): a trial's folder and a sync-back destination belong to the user the
+    /// container runs as, and so does what tfimg writes into them.
+    pub fn owned_by_folder(mut self) -> io::Result<Confined> {
+        use cap_std::fs::MetadataExt;
+        let metadata = self.dir.dir_metadata()?;
+        let owner = (metadata.uid(), metadata.gid());
+        let me = (
+            rustix::process::geteuid().as_raw(),
+            rustix::process::getegid().as_raw(),
+        );
+        self.owner = (me.0 == 0 && owner != me).then_some(owner);
+        Ok(self)
+    }
+
+    fn duplicate(&self) -> io::Result<Confined> {
+        Ok(Confined {
+            dir: self.dir.try_clone()?,
+            path: self.path.clone(),
+            owner: self.owner,
+        })
+    }
+
+    /// Gives what tfimg just made to the folder's owner (see `owned_by_folder`).
+    fn give(&self, made: &impl std::os::fd::AsFd) -> io::Result<()> {
+        match self.owner {
+            Some((uid, gid)) => std::os::unix::fs::fchown(made, Some(uid), Some(gid)),
+            None => Ok(()),
+        }
     }
 
     /// Where this folder is.
@@ -123,10 +158,7 @@ impl Confined {
     /// The folder `name` below this one; a link anywhere on the way is refused.
     pub fn folder(&self, name: &Path) -> io::Result<Confined> {
         let parts = parts(name)?;
-        let mut current = Confined {
-            dir: self.dir.try_clone()?,
-            path: self.path.clone(),
-        };
+        let mut current = self.duplicate()?;
         for part in parts {
             current = current.child_folder(part)?;
         }
@@ -137,19 +169,19 @@ impl Confined {
     /// umask); a link or a file anywhere on the way is refused, never replaced.
     pub fn make_folders(&self, name: &Path, mode: u32) -> io::Result<Confined> {
         let parts = parts(name)?;
-        let mut current = Confined {
-            dir: self.dir.try_clone()?,
-            path: self.path.clone(),
-        };
+        let mut current = self.duplicate()?;
         for part in parts {
             let mut builder = cap_std::fs::DirBuilder::new();
             builder.mode(mode);
-            match current.dir.create_dir_with(part, &builder) {
-                Ok(()) => {}
-                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+            let made = match current.dir.create_dir_with(part, &builder) {
+                Ok(()) => true,
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => false,
                 Err(error) => return Err(current.explained(part, error, true)),
-            }
+            };
             current = current.child_folder(part)?;
+            if made {
+                current.give(&current.dir)?;
+            }
         }
         Ok(current)
     }
@@ -159,6 +191,7 @@ impl Confined {
             Ok(dir) => Ok(Confined {
                 dir,
                 path: self.path.join(part),
+                owner: self.owner,
             }),
             Err(error) => Err(self.explained(part, error, true)),
         }
@@ -231,6 +264,9 @@ impl Confined {
             .open_with(last, &options)
             .map_err(|error| folder.explained(last, error, false))?;
         let mut file = folder.regular(last, file)?;
+        if folder.owner.is_some() && file.metadata()?.len() == 0 {
+            folder.give(&file)?;
+        }
         file.write_all(bytes)?;
         if durable {
             file.sync_data()?;
@@ -239,7 +275,8 @@ impl Confined {
     }
 
     /// A new, empty file beside `name` under a name no one else can know (`O_EXCL`, mode
-    /// `mode`), to be renamed over `name` with `replace`.
+    /// `mode`, given to the folder's owner with `owned_by_folder`), to be renamed over
+    /// `name` with `replace`.
     pub fn new_file(&self, name: &OsStr, mode: u32) -> io::Result<(OsString, std::fs::File)> {
         for _ in 0..8 {
             let mut temporary = OsString::from(".");
@@ -253,7 +290,11 @@ impl Confined {
                 .follow(FollowSymlinks::No)
                 .mode(mode);
             match self.dir.open_with(&temporary, &options) {
-                Ok(file) => return Ok((temporary, file.into_std())),
+                Ok(file) => {
+                    let file = file.into_std();
+                    self.give(&file)?;
+                    return Ok((temporary, file));
+                }
                 Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(error) => return Err(self.explained(name, error, false)),
             }
@@ -336,10 +377,7 @@ impl Confined {
                 format!("`{}` names no file", name.display()),
             ));
         };
-        let mut folder = Confined {
-            dir: self.dir.try_clone()?,
-            path: self.path.clone(),
-        };
+        let mut folder = self.duplicate()?;
         for part in above {
             folder = folder.child_folder(part)?;
         }

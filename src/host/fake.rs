@@ -62,6 +62,13 @@ impl Host for FakeHost {
         Some((4321, 4322))
     }
 
+    fn container_ids(&self) -> crate::plan::ContainerIds {
+        crate::plan::ContainerIds {
+            ids: (4321, 4322),
+            note: None,
+        }
+    }
+
     fn nvidia(&self) -> NvidiaFacts {
         self.nvidia.clone()
     }

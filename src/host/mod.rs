@@ -75,6 +75,9 @@ pub enum LockAttempt {
 pub trait Host {
     /// The uid and gid tfimg runs as.
     fn ids(&self) -> Option<(u32, u32)>;
+    /// The uid and gid containers run as (never root's: `plan::user`), and the note to
+    /// show about it.
+    fn container_ids(&self) -> crate::plan::ContainerIds;
     /// GPUs, driver and the NVIDIA toolkit's programs (nvidia-smi, /proc, PATH).
     fn nvidia(&self) -> NvidiaFacts;
     /// Whether `ip:port` can be bound right now (TCP).
@@ -151,7 +154,9 @@ pub trait Host {
         name: &str,
         limit: u64,
     ) -> std::io::Result<confined::Bounded>;
-    /// `write_file` for `name` in such a folder: a link there is replaced, never followed.
+    /// `write_file` for `name` in such a folder: a link there is replaced, never followed;
+    /// the file belongs to the folder's owner (the container's user) even when tfimg runs
+    /// as root.
     fn write_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()>;
     /// `append_file` for `name` in such a folder (the folder itself must exist): a link,
     /// FIFO or device there is refused.
@@ -189,6 +194,15 @@ pub struct Machine;
 impl Host for Machine {
     fn ids(&self) -> Option<(u32, u32)> {
         machine::current_ids()
+    }
+
+    fn container_ids(&self) -> crate::plan::ContainerIds {
+        let sudo_uid = std::env::var("SUDO_UID").ok();
+        let sudo_gid = std::env::var("SUDO_GID").ok();
+        crate::plan::container_ids(
+            machine::current_ids(),
+            (sudo_uid.as_deref(), sudo_gid.as_deref()),
+        )
     }
 
     fn nvidia(&self) -> NvidiaFacts {
@@ -332,11 +346,15 @@ impl Host for Machine {
     }
 
     fn write_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-        confined::Confined::open_or_make(folder)?.write(Path::new(name), bytes, 0o644)
+        confined::Confined::open_or_make(folder)?
+            .owned_by_folder()?
+            .write(Path::new(name), bytes, 0o644)
     }
 
     fn append_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-        confined::Confined::open(folder)?.append(Path::new(name), bytes, false)
+        confined::Confined::open(folder)?
+            .owned_by_folder()?
+            .append(Path::new(name), bytes, false)
     }
 
     fn is_folder(&self, path: &Path) -> bool {

@@ -13,6 +13,7 @@ pub mod ports;
 pub mod serving;
 pub mod sync;
 pub mod tunnels;
+pub mod user;
 pub mod volumes;
 
 use std::collections::BTreeMap;
@@ -27,28 +28,8 @@ use network::NetworkPlan;
 use ports::PortPlan;
 
 pub use parse::{parse_cpus, parse_env, parse_size, RestartPolicy};
-
-/// Docker's default capability set (moby's `oci/caps` defaults); tfimg never adds to it.
-const DOCKER_DEFAULT_CAPABILITIES: &[&str] = &[
-    "AUDIT_WRITE",
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "FSETID",
-    "KILL",
-    "MKNOD",
-    "NET_BIND_SERVICE",
-    "NET_RAW",
-    "SETFCAP",
-    "SETGID",
-    "SETPCAP",
-    "SETUID",
-    "SYS_CHROOT",
-];
-
-/// Capabilities the entrypoint needs for its first instant as root (re-owning the user,
-/// then dropping to it); the rest of Docker's defaults are dropped, nothing is added.
-const REMAP_CAPABILITIES: &[&str] = &["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETGID", "SETUID"];
+use user::user_and_capabilities;
+pub use user::{container_ids, ContainerIds};
 
 /// Default /dev/shm: Docker's 64 MB breaks tf.data and multi-worker loaders.
 pub const DEFAULT_SHM: i64 = 2 * 1024 * 1024 * 1024;
@@ -325,34 +306,6 @@ fn launch_labels(input: &LaunchInput, endpoints: &[(String, String)]) -> BTreeMa
         labels.insert(crate::labels::url_label(name), without_token(url));
     }
     labels
-}
-
-/// The capabilities to drop and the user to start as. Capabilities are only ever
-/// dropped (`cap_add` stays empty).
-fn user_and_capabilities(input: &LaunchInput) -> (Vec<String>, Option<String>) {
-    match input.ids {
-        // Not tfimg's entrypoint: nothing would drop root, so start as the user directly.
-        Some((uid, gid)) if !input.tfimg_image => {
-            (vec!["ALL".to_string()], Some(format!("{uid}:{gid}")))
-        }
-        // The entrypoint starts as root only to take the host ids, then drops root.
-        Some((uid, _)) => {
-            let mut kept = REMAP_CAPABILITIES.to_vec();
-            // A host user that is root stays uid 0 inside; sshd then runs as root and
-            // needs its privilege separation (a chroot, signals to its sshd child).
-            if uid == 0 && input.service == Service::Ssh && input.command.is_empty() {
-                kept.extend(["KILL", "SYS_CHROOT"]);
-            }
-            let dropped = DOCKER_DEFAULT_CAPABILITIES
-                .iter()
-                .filter(|cap| !kept.contains(cap))
-                .map(|cap| cap.to_string())
-                .collect();
-            (dropped, Some("root".to_string()))
-        }
-        // `--user root`: the user's explicit choice; Docker's default capabilities.
-        None => (Vec::new(), Some("root".to_string())),
-    }
 }
 
 #[cfg(test)]

@@ -37,7 +37,12 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         let slot = self.scheduler.slot(start.slot).clone();
         let dir = self.trial_dir(start.trial);
         set_aside(self.host, &dir, start.attempt)?;
-        // The trial's folder is its container's to write: through the confined mechanism.
+        // The trial's folder belongs to the user its container runs as (root's only when
+        // asked), and is the container's to write: tfimg works in it only through the
+        // confined mechanism, and what it writes there takes the folder's owner.
+        if let Some(warning) = self.host.make_folder(&dir, true, self.run.ids)? {
+            (self.notify)(Note::Said(warning));
+        }
         self.host
             .write_confined(&dir, PARAMS_FILE, trial.params_json().as_bytes())?;
         let request = request(self.run, trial, &slot, start.attempt, &dir, self.remote)?;

@@ -198,9 +198,15 @@ impl Unpacking<'_> {
                             format!("`{}` names no file", self.destination.display()),
                         )
                     })?;
-                    (Confined::open_or_make(parent)?, Some(name.to_os_string()))
+                    (
+                        Confined::open_or_make(parent)?.owned_by_folder()?,
+                        Some(name.to_os_string()),
+                    )
                 }
-                _ => (Confined::open_or_make(self.destination)?, None),
+                _ => (
+                    Confined::open_or_make(self.destination)?.owned_by_folder()?,
+                    None,
+                ),
             };
             self.root = Some(opened);
         }
