@@ -179,8 +179,8 @@ impl Confined {
                 Err(error) => return Err(current.explained(part, error, true)),
             };
             current = current.child_folder(part)?;
-            if made {
-                current.give(&current.dir)?;
+            if made && current.owner.is_some() {
+                current.give(&current.readable()?)?;
             }
         }
         Ok(current)
@@ -345,13 +345,27 @@ impl Confined {
 
     /// Gives this folder to `uid:gid` (on its handle).
     pub fn set_owner(&self, uid: u32, gid: u32) -> io::Result<()> {
-        std::os::unix::fs::fchown(&self.dir, Some(uid), Some(gid))
+        std::os::unix::fs::fchown(self.readable()?, Some(uid), Some(gid))
     }
 
     /// Sets this folder's mode (on its handle).
     pub fn set_mode(&self, mode: u32) -> io::Result<()> {
-        rustix::fs::fchmod(&self.dir, rustix::fs::Mode::from_raw_mode(mode))
+        rustix::fs::fchmod(self.readable()?, rustix::fs::Mode::from_raw_mode(mode))
             .map_err(io::Error::from)
+    }
+
+    /// This folder opened again for reading: cap-std's handles are `O_PATH`, on which
+    /// `fchown` and `fchmod` fail. `.` relative to the handle is the same folder, whatever
+    /// has happened to its path since.
+    fn readable(&self) -> io::Result<std::os::fd::OwnedFd> {
+        use rustix::fs::{Mode, OFlags};
+        rustix::fs::openat(
+            &self.dir,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(io::Error::from)
     }
 
     /// Gives the entry `name` to `uid:gid`; a link there is re-owned itself, never what it

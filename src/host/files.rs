@@ -15,8 +15,13 @@ const CHUNK_BYTES: usize = 1 << 20;
 
 pub struct BufferedFile(BufWriter<std::fs::File>);
 
+/// A new file at `path`, which must not exist yet (`O_EXCL`: a name someone planted a
+/// link at, in a folder others can write, is never followed).
 pub fn create(path: &Path) -> std::io::Result<BufferedFile> {
-    let file = std::fs::File::create(path)?;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
     Ok(BufferedFile(BufWriter::with_capacity(CHUNK_BYTES, file)))
 }
 

@@ -148,31 +148,41 @@ pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()
 
 /// Makes the mount folder `path` (and its parents, with `parents`), owned by `owner`
 /// when that is not us: only root can give a folder away; others keep it and are told.
+/// The folder is made and given away through a handle of the folder above it
+/// (`confined`): a link planted at its name in between is refused, never followed, so
+/// root never gives away what a link points at.
 pub fn make_folder(
     path: &std::path::Path,
     parents: bool,
     owner: Option<(u32, u32)>,
 ) -> std::io::Result<Option<String>> {
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => std::path::Path::new("."),
+    };
+    let name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("`{}` names no folder", path.display()),
+        )
+    })?;
     if parents {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
+        std::fs::create_dir_all(parent)?;
     }
-    std::fs::create_dir(path)?;
+    let above = super::confined::Confined::open(parent)?;
+    let made = above.make_folders(std::path::Path::new(name), 0o777)?;
     let Some((uid, gid)) = owner else {
         return Ok(None);
     };
     if current_ids() == Some((uid, gid)) {
         return Ok(None);
     }
-    Ok(std::os::unix::fs::chown(path, Some(uid), Some(gid))
-        .err()
-        .map(|error| {
-            format!(
-                "warning: created `{}` but could not give it to {uid}:{gid} ({error}); the container may not write to it",
-                path.display()
-            )
-        }))
+    Ok(made.set_owner(uid, gid).err().map(|error| {
+        format!(
+            "warning: created `{}` but could not give it to {uid}:{gid} ({error}); the container may not write to it",
+            path.display()
+        )
+    }))
 }
 
 /// The lock file `name` in tfimg's data folder, taken without waiting.

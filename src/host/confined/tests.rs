@@ -188,3 +188,31 @@ fn re_owning_a_link_re_owns_the_link_only() {
     );
     std::fs::remove_file(target).unwrap();
 }
+
+#[test]
+fn folders_made_and_given_away_through_their_handles() {
+    use std::os::unix::fs::MetadataExt;
+    let (temporary, confined) = folder();
+    let made = confined.make_folders(Path::new("a/b"), 0o755).unwrap();
+    made.set_mode(0o700).unwrap();
+    let metadata = std::fs::metadata(temporary.path().join("a/b")).unwrap();
+    assert_eq!(metadata.mode() & 0o777, 0o700);
+    if super::super::machine::current_ids().map(|(uid, _)| uid) == Some(0) {
+        made.set_owner(4321, 4322).unwrap();
+        let metadata = std::fs::metadata(temporary.path().join("a/b")).unwrap();
+        assert_eq!((metadata.uid(), metadata.gid()), (4321, 4322));
+        // What is made in a folder owned by someone else then belongs to them.
+        let theirs = confined
+            .folder(Path::new("a/b"))
+            .unwrap()
+            .owned_by_folder()
+            .unwrap();
+        theirs.make_folders(Path::new("c"), 0o755).unwrap();
+        theirs.write(Path::new("c/file"), b"x", 0o644).unwrap();
+        theirs.append(Path::new("log"), b"x", false).unwrap();
+        for made in ["a/b/c", "a/b/c/file", "a/b/log"] {
+            let metadata = std::fs::metadata(temporary.path().join(made)).unwrap();
+            assert_eq!((metadata.uid(), metadata.gid()), (4321, 4322), "{made}");
+        }
+    }
+}
