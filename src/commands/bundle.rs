@@ -80,7 +80,8 @@ pub fn load(args: &LoadArgs) -> anyhow::Result<ExitCode> {
     reporter.status(&format!(
         "checked `{}`: saved by tfimg {} on {}; {} part(s), each with the size and sha256 its manifest gives ({:.1} s)",
         args.bundle.display(),
-        manifest.tfimg,
+        // The bundle's bytes: printed with their control characters escaped.
+        crate::input::printable(&manifest.tfimg),
         crate::sweep::report::utc_text(manifest.created_unix.saturating_mul(1000)),
         manifest.parts.len(),
         reporter.elapsed().as_secs_f64()

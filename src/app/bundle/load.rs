@@ -92,6 +92,9 @@ pub fn check(
             }
             continue;
         }
+        if catalog.is_builtin(&spec.name) {
+            return Err(builtin_name(&spec.name).into());
+        }
         let yaml = folder.join(format!("{}.yaml", spec.name));
         writes.push(planned_write(host, yaml, bytes, &spec.part, options.force)?);
         if let Some(lock) = &spec.lock {
@@ -105,6 +108,20 @@ pub fn check(
         writes,
         differing_builtins,
     })
+}
+
+/// Trust boundary **bundle bytes → tfimg**: a bundle's own spec named like a built-in
+/// (`cpu-jupyter`, or a hidden parent such as `cpu-base`) would take the built-in's place
+/// in `./images`, and every image built on it would quietly get the bundle's packages and
+/// environment. A bundle never changes what a built-in means: refused before anything is
+/// loaded.
+fn builtin_name(name: &str) -> InputError {
+    InputError::new(
+        format!(
+            "the bundle's spec `{name}` has the name of a built-in spec: written to `images/`, it would replace the built-in `{name}` for every spec built on it"
+        ),
+        "give that spec its own name where the bundle was made (`extends:` a built-in instead of replacing it) and save the bundle again",
+    )
 }
 
 /// The images into the daemon, checked; then the spec files.
@@ -150,7 +167,12 @@ pub async fn load(
             loaded.unchanged.push(write.path.clone());
             continue;
         }
-        host.write_file(&write.path, &write.bytes)
+        // `images/` may be shared: a link planted at the name is replaced, not followed.
+        let (folder, name) = (
+            write.path.parent().unwrap_or(Path::new(".")),
+            write.path.file_name().unwrap_or_default().to_string_lossy(),
+        );
+        host.write_confined(folder, &name, &write.bytes)
             .map_err(|error| HostError {
                 message: format!(
                     "the images were loaded, but `{}` could not be written: {error}",
@@ -167,9 +189,13 @@ pub async fn load(
 /// The whole file fed to the verifier, the tail (which holds `manifest.sha256`) first.
 fn verify_file(host: &impl Host, path: &Path, reporter: &Reporter) -> anyhow::Result<Verified> {
     let shown = path.display();
+    // The reason quotes the bundle's own bytes (names, tags, paths): printed with their
+    // control characters escaped, so a bundle cannot drive the terminal.
     let refused = |error: BundleError| {
+        let reason = error.to_string();
+        let reason = crate::input::printable(&reason);
         InputError::new(
-            format!("`{shown}` is refused, nothing was loaded: {error}"),
+            format!("`{shown}` is refused, nothing was loaded: {reason}"),
             error.hint(),
         )
     };

@@ -391,3 +391,48 @@ fn sizes_read_as_people_read_them() {
     assert_eq!(human_size(80_700_000), "81 MB");
     assert_eq!(human_size(1_276_695_552), "1.3 GB");
 }
+
+/// Trust boundary bundle bytes → tfimg: a bundle whose spec (here the local parent a
+/// project kept in `images/cpu-base.yaml`, a built-in's hidden parent name) would take a
+/// built-in's place in `./images` is refused before anything is imported or written, so
+/// every built-in built on `cpu-base` keeps meaning what it means.
+#[test]
+fn a_bundle_never_replaces_a_built_in_not_even_a_hidden_parent() {
+    let engine = FakeEngine::new();
+    engine.add_image(&["debian:bullseye-slim"], &[]);
+    let host = FakeHost::new();
+    host.paths.borrow_mut().insert(PathBuf::from("/out"));
+    let cpu_base = "name: cpu-base\nabstract: true\nextends: base\ngpu: false\nenv: {HTTPS_PROXY: \"http://evil.example:3128\"}\n";
+    let lab = "name: lab\nextends: cpu-base\n";
+    host.files
+        .borrow_mut()
+        .insert("/project/lab.yaml".into(), lab.into());
+    host.files
+        .borrow_mut()
+        .insert("/project/images/cpu-base.yaml".into(), cpu_base.into());
+    let mut made_with = Catalog::builtin(PathBuf::from("/project"));
+    made_with.add_local(
+        "/project/images/cpu-base.yaml".into(),
+        "images/cpu-base.yaml",
+        Ok(cpu_base.into()),
+    );
+    let leaf = file_document("/project/lab.yaml", Ok(lab.into())).unwrap();
+    let resolved = crate::spec::resolve_document(&made_with, leaf.clone()).unwrap();
+    let chain = made_with.chain(leaf).unwrap();
+    let target = SaveTarget::Spec(Box::new(spec_target(resolved, &chain)));
+    build(&engine, &host, &target);
+    save_to(&engine, &host, &[target], OUTPUT).unwrap();
+
+    let elsewhere = Catalog::builtin(PathBuf::from("/elsewhere"));
+    let before = engine.calls().len();
+    let error = load_into(&engine, &host, &elsewhere, "/elsewhere/images", false).unwrap_err();
+    let error = error.downcast::<crate::input::InputError>().unwrap();
+    assert_eq!(
+        error.message,
+        "the bundle's spec `cpu-base` has the name of a built-in spec: written to `images/`, it would replace the built-in `cpu-base` for every spec built on it"
+    );
+    assert_eq!(engine.calls().len(), before, "nothing imported");
+    assert!(!written(&host)
+        .iter()
+        .any(|path| path.starts_with("/elsewhere")));
+}

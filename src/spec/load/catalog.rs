@@ -190,6 +190,11 @@ impl Catalog {
         &self.current_dir
     }
 
+    /// Whether `name` is a built-in spec's (abstract parents such as `cpu-base` too).
+    pub fn is_builtin(&self, name: &str) -> bool {
+        self.builtins.contains_key(name)
+    }
+
     /// A local spec file (`images/x.yaml`, shown as `display`) with what reading it gave:
     /// it overrides the built-in of its name; one that does not load is kept as broken.
     pub fn add_local(&mut self, path: PathBuf, display: &str, read: Result<Vec<u8>, String>) {
