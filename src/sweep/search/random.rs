@@ -206,6 +206,13 @@ fn distribution(value: &Value, path: &str, places: &Places) -> Result<Distributi
     if low >= high {
         return Err(bad(format!("`{path}`: {low:?} is not below {high:?}")));
     }
+    // Drawing takes `high - low`: a range wider than the largest float cannot be drawn
+    // from (rand would panic on it).
+    if kind_text == "uniform" && !(high - low).is_finite() {
+        return Err(bad(format!(
+            "`{path}`: the range from {low:?} to {high:?} is wider than a number can hold"
+        )));
+    }
     if kind_text == "loguniform" {
         if low <= 0.0 {
             return Err(bad(format!(

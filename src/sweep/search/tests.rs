@@ -129,6 +129,7 @@ fn bad_random_searches_point_at_the_value() {
         ("random: {count: 2, lr: {choice: []}}\n", "`sweep.yaml`:4:33: `random.lr.choice` is an empty list\nhint: give it at least one value"),
         ("random: {count: 2, lr: {choice: [a, a]}}\n", "`sweep.yaml`:4:37: `random.lr.choice` lists a twice\nhint: list each value once: a repeated value would run the same trial twice"),
         ("random: {count: 2, lr: {uniform: [0, .inf]}}\n", "`sweep.yaml`:4:34: `random.lr.uniform` must be two numbers `[low, high]`\nhint: write `{uniform: [a, b]}`, `{loguniform: [a, b]}` (a > 0), `{int: [a, b]}` or `{choice: [x, y, ...]}`"),
+        ("random: {count: 2, lr: {uniform: [-1e308, 1e308]}}\n", "`sweep.yaml`:4:34: `random.lr.uniform`: the range from -1e308 to 1e308 is wider than a number can hold\nhint: write `{uniform: [a, b]}`, `{loguniform: [a, b]}` (a > 0), `{int: [a, b]}` or `{choice: [x, y, ...]}`"),
     ];
     for (rest, message) in cases {
         assert_eq!(refused(rest), message, "{rest}");
