@@ -306,6 +306,17 @@ fn parse_ssh(text: &str, source: Source<'_>) -> Result<SshTarget, InputError> {
         return Err(bad("a host or user may not start with `-`"));
     }
     let path = decoded(url.path()).filter(|path| path != "/");
+    // `%00` and other control characters decode into words ssh could never be given.
+    let words = [Some(host.as_str()), user.as_deref(), path.as_deref()];
+    if words
+        .iter()
+        .flatten()
+        .any(|word| word.chars().any(char::is_control))
+    {
+        return Err(bad(
+            "a user, host or path may not hold control characters (`%00`, `%0a`)",
+        ));
+    }
     Ok(SshTarget {
         user,
         host,

@@ -138,6 +138,16 @@ fn bad_urls_name_who_gave_them_and_never_show_a_password() {
             "`--host ssh://gpu#top`: an ssh URL takes no query or fragment",
         ),
         (
+            "ssh://me%00x@gpu",
+            Source::HostFlag,
+            "`--host ssh://me%00x@gpu`: a user, host or path may not hold control characters (`%00`, `%0a`)",
+        ),
+        (
+            "ssh://gpu/run/docker%0a.sock",
+            Source::HostFlag,
+            "`--host ssh://gpu/run/docker%0a.sock`: a user, host or path may not hold control characters (`%00`, `%0a`)",
+        ),
+        (
             "ssh://",
             Source::HostFlag,
             "`--host ssh://`: no host in the URL",

@@ -59,6 +59,21 @@ const FORBIDDEN: &[(char, &str)] = &[
     ('D', "tfimg manages forwards and control sockets itself"),
     ('t', "the Docker API needs a connection without a terminal"),
     ('E', "tfimg reads ssh's errors to say what went wrong"),
+    ('n', "the Docker API is spoken over ssh's standard input"),
+    ('s', "tfimg runs its own commands on the host"),
+    (
+        'G',
+        "ssh would print its configuration instead of connecting",
+    ),
+];
+
+/// `-o` options that do what a forbidden flag does (`-oForkAfterAuthentication=yes` is
+/// `-f`): refused the same, in any case, whatever their value.
+const FORBIDDEN_OPTIONS: &[(&str, char)] = &[
+    ("forkafterauthentication", 'f'),
+    ("sessiontype", 'N'),
+    ("stdinnull", 'n'),
+    ("stdioforward", 'W'),
 ];
 
 /// The ssh program and the user's words for it.
@@ -179,6 +194,15 @@ fn check_option(option: &str) -> Result<Option<u64>, String> {
     ) {
         return Err(format!(
             "`-o {key}` may not be set: tfimg manages forwards and commands itself"
+        ));
+    }
+    if let Some((_, flag)) = FORBIDDEN_OPTIONS.iter().find(|(name, _)| *name == lower) {
+        let why = FORBIDDEN
+            .iter()
+            .find(|(forbidden, _)| forbidden == flag)
+            .map_or("", |(_, why)| *why);
+        return Err(format!(
+            "`-o {key}` may not be set (it is `-{flag}`): {why}"
         ));
     }
     if lower == "connecttimeout" {

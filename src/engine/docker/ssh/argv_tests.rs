@@ -186,6 +186,30 @@ fn the_user_s_words_may_not_take_over_what_tfimg_controls() {
             "`-t` may not be set: the Docker API needs a connection without a terminal",
         ),
         (
+            "ssh -oForkAfterAuthentication=yes",
+            "`-o ForkAfterAuthentication` may not be set (it is `-f`): tfimg waits for its ssh processes itself",
+        ),
+        (
+            "ssh -o 'SessionType none'",
+            "`-o SessionType` may not be set (it is `-N`): tfimg runs its own commands on the host",
+        ),
+        (
+            "ssh -n",
+            "`-n` may not be set: the Docker API is spoken over ssh's standard input",
+        ),
+        (
+            "ssh -o StdinNull=yes",
+            "`-o StdinNull` may not be set (it is `-n`): the Docker API is spoken over ssh's standard input",
+        ),
+        (
+            "ssh -o stdioforward=h:1",
+            "`-o stdioforward` may not be set (it is `-W`): tfimg reaches the daemon through `docker system dial-stdio`",
+        ),
+        (
+            "ssh -G",
+            "`-G` may not be set: ssh would print its configuration instead of connecting",
+        ),
+        (
             "ssh gpu-box",
             "`gpu-box` is not an option: the host and command come from the endpoint",
         ),
