@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use common::sweep::{sweep_containers, sweep_guard};
 use common::{spawn_tfimg, tfimg};
+use tfimg::engine::prelude::*;
 
 const HANG: Duration = Duration::from_secs(600);
 
@@ -133,4 +134,315 @@ async fn a_trial_that_plants_links_and_fifos_in_its_folder_reaches_nothing_of_th
         assert!(owned_by_root.is_empty(), "{owned_by_root:?}");
     }
     assert!(sweep_containers(&name).is_empty());
+}
+
+/// The processes of a running container as (uid, command) from `docker top` (which
+/// needs the pid column).
+fn process_uids(name: &str) -> Vec<(String, String)> {
+    common::docker(&["top", name, "-o", "pid,uid,comm"])
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let mut columns = line.split_whitespace().skip(1);
+            Some((columns.next()?.to_string(), columns.next()?.to_string()))
+        })
+        .collect()
+}
+
+/// Item 4: tfimg run by root (no sudo) starts no process as uid 0 and leaves none with a
+/// capability, in `run` (foreground and detached), `up` and `sweep`; files the containers
+/// write on their mounts (and the folders tfimg makes for them) belong to the image's
+/// user, never to root; the note says so once. `serve` is checked in tests/serve.rs.
+#[tokio::test]
+async fn as_root_no_container_process_runs_as_root_or_keeps_a_capability() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    if !running_as_root() {
+        eprintln!("skipping: needs root (CI runs as root)");
+        return;
+    }
+    let report = "id -u; grep CapEff /proc/self/status; touch \"$0\"";
+    let name = common::unique("t-root").to_lowercase();
+    let team = format!("t{}", &name.replace('-', "")[..12]);
+    let members = [format!("{team}-alice")];
+    let mut guard = common::DockerGuard::containers(&[&name, &members[0]]);
+    guard.container_label = Some(format!("io.tfimg.sweep={name}"));
+    let team_file = format!(
+        "team: {team}\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n  - name: alice\n"
+    );
+    let trial = "id -u; grep CapEff /proc/self/status; touch \"$TFIMG_TRIAL_DIR/from-trial-{n}\"";
+    let sweep_file = format!(
+        "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\n\
+         command: [sh, -c, {trial:?}]\nparams: {{n: [1, 2]}}\n"
+    );
+    let folder = common::scratch(&[("team.yaml", &team_file), ("sweep.yaml", &sweep_file)]);
+    let data = folder.path().join(".tfimg-data");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+
+    // run, in the foreground: its output says who it was.
+    let ran = common::tfimg_with_env(
+        folder.path(),
+        &common::cli::run_args(
+            "cpu-headless",
+            &["--mount", "./out"],
+            &name,
+            &["sh", "-c", report, "/tf/out/from-run"],
+        ),
+        &env,
+    );
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.stdout, "1000\nCapEff:\t0000000000000000\n");
+    let note = "note: tfimg runs as root, not through sudo: containers run as their image's user (1000:1000), never as root";
+    assert_eq!(ran.stderr.matches(note).count(), 1, "{}", ran.stderr);
+
+    // up: every process of the member, and its service's own status.
+    let up = common::tfimg_with_env(
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", common::HOST_CA],
+        &env,
+    );
+    assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
+    assert_eq!(up.stderr.matches(note).count(), 1, "{}", up.stderr);
+    let processes = process_uids(&members[0]);
+    assert!(!processes.is_empty());
+    assert!(
+        processes.iter().all(|(uid, _)| uid == "1000"),
+        "{processes:?}"
+    );
+    let status = common::tfimg(
+        folder.path(),
+        &[
+            "exec",
+            &members[0],
+            "--",
+            "sh",
+            "-c",
+            "grep CapEff /proc/1/status; touch /tf/work/from-member",
+        ],
+    );
+    assert_eq!(
+        status.stdout, "CapEff:\t0000000000000000\n",
+        "{}",
+        status.stderr
+    );
+    let down = common::tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+
+    // sweep: each trial reports, and writes into its own folder.
+    let swept = common::tfimg_with_env(folder.path(), &["sweep", "sweep.yaml"], &env);
+    assert_eq!(swept.code, 0, "{}\n{}", swept.stdout, swept.stderr);
+    for trial in ["t001", "t002"] {
+        let log = std::fs::read_to_string(
+            folder
+                .path()
+                .join("runs")
+                .join(&name)
+                .join(trial)
+                .join("stdout.log"),
+        )
+        .unwrap();
+        assert_eq!(log, "1000\nCapEff:\t0000000000000000\n");
+    }
+
+    // Nothing the containers or tfimg made on a mount belongs to root (the sweep's own
+    // journal beside the trials' folders is tfimg's record, not a mount).
+    let runs = format!("runs/{name}");
+    for mount in [
+        "out",
+        "work",
+        &format!("{runs}/t001"),
+        &format!("{runs}/t002"),
+    ] {
+        let owned = owners(&folder.path().join(mount));
+        assert!(
+            owned.iter().any(|(path, _)| path.contains("from-")),
+            "{owned:?}"
+        );
+        let by_root: Vec<_> = owned.iter().filter(|(_, uid)| *uid == 0).collect();
+        assert!(by_root.is_empty(), "{mount}: {by_root:?}");
+    }
+    for made in ["out", "work/alice", &format!("{runs}/t001")] {
+        let uid = std::fs::metadata(folder.path().join(made)).unwrap().uid();
+        assert_eq!(uid, 1000, "{made}");
+    }
+}
+
+/// Item 6: a member's folder under `mounts_root` that another user replaced with a link
+/// is refused at its path by `up`, `compose` and `k8s`, before anything is created; the
+/// link's target is neither mounted nor re-owned.
+#[tokio::test]
+async fn a_member_folder_that_is_a_link_is_refused_before_anything_is_created() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    let name = common::unique("t-linkroot").replace('-', "");
+    let team = format!("t{}", &name[name.len() - 12..]).to_lowercase();
+    let _guard = common::DockerGuard::containers(&[&format!("{team}-alice")]);
+    let team_file = format!(
+        "team: {team}\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n  - name: alice\n"
+    );
+    let folder = common::scratch(&[("team.yaml", &team_file), ("bob/secret.txt", "bob's\n")]);
+    std::fs::create_dir(folder.path().join("work")).unwrap();
+    std::os::unix::fs::symlink(folder.path().join("bob"), folder.path().join("work/alice"))
+        .unwrap();
+    let owner_before = std::fs::metadata(folder.path().join("bob")).unwrap().uid();
+    let shown = folder.path().join("work/alice").display().to_string();
+    for args in [
+        vec!["up", "team.yaml", "--ca-cert", common::HOST_CA],
+        vec!["compose", "team.yaml", "-o", "out/team.yaml"],
+        vec!["k8s", "team.yaml", "-o", "manifests"],
+    ] {
+        let run = tfimg(folder.path(), &args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        let refusal = format!(
+            "error: member `alice`: its folder `{shown}` under `mounts_root` is a link: it would mount what the link points at\n\
+             hint: remove the link (`rm {shown}`) and let tfimg make the folder, or mount the folder it points at with the member's `mounts:`\n"
+        );
+        assert!(run.stderr.ends_with(&refusal), "{args:?}: {}", run.stderr);
+    }
+    assert!(engine
+        .container(&format!("{team}-alice"))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(!folder.path().join("out").exists() && !folder.path().join("manifests").exists());
+    assert_eq!(
+        std::fs::metadata(folder.path().join("bob")).unwrap().uid(),
+        owner_before
+    );
+}
+
+/// Item 6: `compose -o out/x.yaml` with a gateway, run by root into an output folder
+/// where another user planted links: at the gateway's folder name, and (in a second
+/// run) at the Compose file's name and at `nginx.conf` inside the gateway's folder.
+/// Nothing is written through a link, and no link's target is chmodded or re-owned.
+#[test]
+fn compose_writes_nothing_through_links_planted_in_its_output_folder() {
+    let team_file = "team: linked\ndefaults:\n  spec: cpu-jupyter\ngateway: {domain: lab.example.org}\nmembers:\n  - name: alice\n";
+    let folder = common::scratch(&[("team.yaml", team_file), ("victim/nginx.conf", "victim\n")]);
+    let victim = folder.path().join("victim");
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().mode() & 0o7777;
+    let before = (mode(&victim), std::fs::metadata(&victim).unwrap().uid());
+    std::fs::create_dir(folder.path().join("out")).unwrap();
+    std::os::unix::fs::symlink(&victim, folder.path().join("out/linked.gateway")).unwrap();
+    let no_daemon = [("DOCKER_HOST", "unix:///nonexistent/docker.sock")];
+    let run = common::tfimg_with_env(
+        folder.path(),
+        &["compose", "team.yaml", "-o", "out/team.yaml"],
+        &no_daemon,
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("out/linked.gateway` is a link: not followed"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        (mode(&victim), std::fs::metadata(&victim).unwrap().uid()),
+        before
+    );
+    assert_eq!(
+        std::fs::read_to_string(victim.join("nginx.conf")).unwrap(),
+        "victim\n"
+    );
+
+    // A real gateway folder, but links at the file names inside it and at the output.
+    std::fs::remove_file(folder.path().join("out/linked.gateway")).unwrap();
+    std::fs::create_dir(folder.path().join("out/linked.gateway")).unwrap();
+    let victim_file = victim.join("nginx.conf");
+    std::os::unix::fs::symlink(
+        &victim_file,
+        folder.path().join("out/linked.gateway/nginx.conf"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&victim_file, folder.path().join("out/team.yaml")).unwrap();
+    let run = common::tfimg_with_env(
+        folder.path(),
+        &["compose", "team.yaml", "-o", "out/team.yaml"],
+        &no_daemon,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&victim_file).unwrap(), "victim\n");
+    assert_eq!(
+        (mode(&victim), std::fs::metadata(&victim).unwrap().uid()),
+        before
+    );
+    for written in ["out/team.yaml", "out/linked.gateway/nginx.conf"] {
+        let metadata = std::fs::symlink_metadata(folder.path().join(written)).unwrap();
+        assert!(metadata.is_file(), "{written} is still a link");
+    }
+    assert!(std::fs::read_to_string(folder.path().join("out/team.yaml"))
+        .unwrap()
+        .contains("gateway"));
+}
+
+/// Item 11: what a container hands back through `pull-files` is its own choice of names,
+/// kinds, modes and sizes. Modes follow the user's umask with the owner's access kept
+/// (0777 arrives 0755, 000 arrives 0600), a hard link arrives as its own copy, a link is
+/// skipped with a note whose name's terminal escape is printed escaped, and a sparse
+/// 1 GiB file arrives sparse.
+#[tokio::test]
+async fn pull_files_takes_a_container_s_odd_files_safely() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    let folder = common::scratch(&[]);
+    let name = common::unique("t-pullodd");
+    let _guard = common::DockerGuard::containers(&[&name]);
+    let script = "mkdir -p /tf/out && cd /tf/out && echo code > train.py && chmod 777 train.py \
+        && echo kept > closed.txt && chmod 000 closed.txt && ln train.py copy.py \
+        && ln -s /etc/passwd passwd && ln -s /etc \"$(printf 'red\\033[31mlink')\" \
+        && truncate -s 1G sparse.bin && echo end >> sparse.bin";
+    let started = tfimg(
+        folder.path(),
+        &common::cli::run_args("cpu-headless", &["-d"], &name, &["sh", "-c", script]),
+    );
+    assert_eq!(started.code, 0, "{}", started.stderr);
+    common::wait_for("the detached run to exit", HANG, || {
+        common::container_state(&name).as_deref() == Some("exited")
+    });
+    let binary = env!("CARGO_BIN_EXE_tfimg");
+    let pulled = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "umask 022; exec \"$0\" pull-files \"$1\" ./pulled --from /tf/out",
+        ])
+        .args([binary, &name])
+        .current_dir(folder.path())
+        .env("NO_COLOR", "1")
+        .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&pulled.stderr);
+    assert!(pulled.status.success(), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "copied `/tf/out` from `{name}` → `./pulled` (4 new)\n\
+             note: `passwd` is a link: skipped\n\
+             note: `red\\u{{1b}}[31mlink` is a link: skipped\n"
+        )
+    );
+    let pulled = folder.path().join("pulled");
+    let mode = |file: &str| std::fs::metadata(pulled.join(file)).unwrap().mode() & 0o7777;
+    assert_eq!((mode("train.py"), mode("closed.txt")), (0o755, 0o600));
+    assert_eq!(
+        std::fs::read_to_string(pulled.join("closed.txt")).unwrap(),
+        "kept\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(pulled.join("copy.py")).unwrap(),
+        "code\n"
+    );
+    assert!(!pulled.join("copy.py").is_symlink() && !pulled.join("passwd").exists());
+    let sparse = std::fs::metadata(pulled.join("sparse.bin")).unwrap();
+    assert_eq!(sparse.len(), (1 << 30) + 4);
+    assert!(
+        sparse.blocks() * 512 < 1 << 20,
+        "{} blocks on disk",
+        sparse.blocks()
+    );
+    assert_eq!(tfimg(folder.path(), &["rm", &name]).code, 0);
 }

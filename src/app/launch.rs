@@ -167,6 +167,11 @@ pub async fn prepare(
     }
     check_mounts(host, &request, &home)?;
     let mut notes = Vec::new();
+    // Whose ids the container takes, when they are tfimg's choice (`plan::user`).
+    let chosen = host.container_ids();
+    if request.ids == Some(chosen.ids) {
+        notes.extend(chosen.note);
+    }
     if !request.mounts.is_empty() {
         notes.extend(crate::plan::sync::mounts_on_tcp_note(engine.endpoint()));
     }

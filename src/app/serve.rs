@@ -255,7 +255,6 @@ pub async fn serve(
         versions_text(&model.versions),
         spec.name
     )];
-    notes.extend(host.container_ids().note);
     if remote {
         notes.push(format!(
             "note: the engine runs on another host: `{}` is copied into the container (a mount would name that host's folders); a new version needs `tfimg serve` again",

@@ -326,7 +326,9 @@ fn ports_of(container: &ContainerFacts) -> Vec<u16> {
 mod members;
 mod serving;
 use members::prefixed;
-pub use members::{check_mounts_are_local, export_plans, member_hash, member_request};
+pub use members::{
+    check_member_folders, check_mounts_are_local, export_plans, member_hash, member_request,
+};
 pub use serving::check_models;
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::team::{export_plans, TeamImages};
 use crate::cli::{ComposeArgs, K8sArgs, Progress};
 use crate::commands::config;
+use crate::host::confined::Confined;
 use crate::host::{Host, Machine};
 use crate::input::InputError;
 use crate::output::progress::Reporter;
@@ -31,7 +32,7 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
-            std::fs::create_dir_all(parent)?;
+            // Made when something is written: a refusal leaves no folder behind.
             std::path::absolute(parent)?
         }
         None => std::env::current_dir()?,
@@ -40,6 +41,7 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
     let behind_gateway = team.gateway.is_some();
     let (mut plans, notes) =
         export_plans(&host, &team, &specs, &images.specs, ids, behind_gateway)?;
+    super::say_container_ids(&host);
     for note in notes {
         eprintln!("{note}");
     }
@@ -57,6 +59,9 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
         &plans,
         &folder,
     );
+    if !output.env_files.is_empty() {
+        std::fs::create_dir_all(&folder)?;
+    }
     for (name, text) in &output.env_files {
         let path = folder.join(name);
         crate::host::write_private(&path, text.as_bytes())
@@ -64,7 +69,8 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
     }
     match &args.output {
         Some(path) => {
-            std::fs::write(path, &output.compose)?;
+            let name = path.file_name().unwrap_or_default();
+            write_out(&folder, name.as_ref(), output.compose.as_bytes())?;
             eprintln!(
                 "wrote {} and {} env file(s) in {}",
                 path.display(),
@@ -123,8 +129,9 @@ pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("cannot write `{}`", main.display()))?;
             eprintln!("wrote {}", main.display());
             if let Some(tfjobs) = tfjobs {
-                let path = folder.join(format!("{}.tfjob.yaml", team.name));
-                std::fs::write(&path, tfjobs)?;
+                let name = format!("{}.tfjob.yaml", team.name);
+                write_out(folder, Path::new(&name), tfjobs.as_bytes())?;
+                let path = folder.join(name);
                 eprintln!(
                     "wrote {} (needs Kubeflow's training operator)",
                     path.display()
@@ -204,33 +211,70 @@ fn images(
     Ok(images)
 }
 
+/// An export's file `name` written whole in `folder`. The output folder may be shared
+/// with other users, who can plant a link at the name: it is replaced, never written
+/// through (`host::confined`).
+fn write_out(folder: &Path, name: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    Confined::open_or_make(folder)
+        .and_then(|folder| folder.write(name, bytes, 0o644))
+        .map_err(|error| {
+            planted(
+                error,
+                &format!("cannot write `{}`", folder.join(name).display()),
+            )
+        })
+}
+
+/// A link (or other odd file) in the output folder is the folder's problem, for the user
+/// to clear (exit 1); any other error keeps its context.
+fn planted(error: std::io::Error, context: &str) -> anyhow::Error {
+    match crate::host::confined::refused(&error) {
+        Some(refused) => InputError::new(
+            format!("{context}: {refused}"),
+            "someone else can write the output folder: remove what is there, or write the export to a folder only you can write",
+        )
+        .into(),
+        None => anyhow::Error::new(error).context(context.to_string()),
+    }
+}
+
 /// The gateway's folder beside the Compose file (only its owner may enter it), with its
-/// configuration, certificate and key (only its owner may read it).
+/// configuration, certificate and key (only its owner may read it). Made, written and
+/// given to nginx's user through handles of the output folder (`host::confined`): a link
+/// another user planted at the folder's name, or at a file's name in it, is refused or
+/// replaced, never followed, so root never writes or gives away what a link points at.
 fn write_gateway_files(gateway: &crate::app::gateway::ComposeGateway) -> anyhow::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    let folder = &gateway.folder;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(folder)
-        .with_context(|| format!("cannot make `{}`", folder.display()))?;
-    std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))?;
+    let path = &gateway.folder;
+    let shown = format!("cannot make `{}`", path.display());
+    let parent = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default();
+    let folder = Confined::open_or_make(parent)
+        .and_then(|above| above.make_folders(Path::new(name), 0o700))
+        .map_err(|error| planted(error, &shown))?;
+    folder.set_mode(0o700).with_context(|| shown.clone())?;
     for (name, bytes, private) in &gateway.files {
-        let path = folder.join(name);
-        let written = if *private {
-            crate::host::write_private(&path, bytes)
-        } else {
-            std::fs::write(&path, bytes)
-        };
-        written.with_context(|| format!("cannot write `{}`", path.display()))?;
+        let mode = if *private { 0o600 } else { 0o644 };
+        folder
+            .write(Path::new(name), bytes, mode)
+            .map_err(|error| {
+                planted(
+                    error,
+                    &format!("cannot write `{}`", path.join(name).display()),
+                )
+            })?;
     }
     let (uid, gid) = gateway.owner;
     if crate::host::Machine.ids().map(|(me, _)| me) != Some(uid) {
         // Root exports for the image's user (nginx never runs as root).
-        for name in std::iter::once(".").chain(gateway.files.iter().map(|(name, ..)| *name)) {
-            let path = folder.join(name);
-            std::os::unix::fs::chown(&path, Some(uid), Some(gid))
-                .with_context(|| format!("cannot give `{}` to {uid}:{gid}", path.display()))?;
+        folder
+            .set_owner(uid, gid)
+            .with_context(|| format!("cannot give `{}` to {uid}:{gid}", path.display()))?;
+        for (name, ..) in &gateway.files {
+            folder
+                .set_owner_of(Path::new(name), uid, gid)
+                .with_context(|| {
+                    format!("cannot give `{}` to {uid}:{gid}", path.join(name).display())
+                })?;
         }
     }
     Ok(())

@@ -31,14 +31,17 @@ use crate::labels;
 use crate::spec::Catalog;
 
 /// The specs visible from the current directory: built-ins plus `./images/*.yaml`.
-/// The uid and gid containers run as (`plan::user`: never root's unless asked), with the
-/// note about them said on stderr.
+/// The uid and gid containers run as (`plan::user`: never root's unless asked).
 pub(crate) fn container_ids(host: &impl crate::host::Host) -> (u32, u32) {
-    let ids = host.container_ids();
-    if let Some(note) = ids.note {
+    host.container_ids().ids
+}
+
+/// The note about whose ids containers take (`plan::user`), said once on stderr when
+/// containers (or an export that will make them) are about to be created.
+pub(crate) fn say_container_ids(host: &impl crate::host::Host) {
+    if let Some(note) = host.container_ids().note {
         eprintln!("{note}");
     }
-    ids.ids
 }
 
 pub(crate) fn catalog() -> Catalog {

@@ -210,6 +210,7 @@ fn run_file(
         };
         let reporter = Reporter::new(progress);
         let notify = |note: Note| show::note(&reporter, &run.sweep, &note);
+        super::say_container_ids(&host);
         let finished = app::sweep::run(&engine, &host, &run, &notify).await?;
         reporter.clear();
         show::finished(&host, &reporter, &run, &finished)

@@ -89,6 +89,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         let engine = super::connect().await?;
         // Before any build: members' mounts name folders of this machine.
         reconcile::check_mounts_are_local(&team, engine.remote_endpoint())?;
+        reconcile::check_member_folders(&host, &team)?;
         crate::app::gateway::check_local(&team, engine.remote_endpoint())?;
         let images = TeamImages {
             specs: images_for(&engine, &host, &specs, &network, &reporter).await?,
@@ -98,6 +99,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
             },
         };
         reporter.clear();
+        super::say_container_ids(&host);
         let report =
             reconcile::up(&engine, &host, &team, &specs, &images, ids, args.rollback).await?;
         // Members replaced or rolled back leave tunnels behind on a remote engine.

@@ -35,6 +35,8 @@ pub struct FakeHost {
     pub prunes: RefCell<Vec<(String, String)>>,
     /// Files written through the host, by path.
     pub files: RefCell<std::collections::BTreeMap<PathBuf, Vec<u8>>>,
+    /// Paths that are symbolic links.
+    pub links: RefCell<BTreeSet<PathBuf>>,
     /// Set to make `interrupted` resolve (the user's Ctrl-C).
     pub interrupt: std::cell::Cell<bool>,
     /// Arguments of each `spawn_detached`.
@@ -131,6 +133,10 @@ impl Host for FakeHost {
             .borrow()
             .iter()
             .any(|known| known == path || known.starts_with(path))
+    }
+
+    fn is_link(&self, path: &Path) -> bool {
+        self.links.borrow().contains(path)
     }
 
     fn make_folder(

@@ -102,6 +102,8 @@ pub trait Host {
     /// Records a container's SSH host key for `[127.0.0.1]:port`.
     fn pin_host_key(&self, known_hosts: &Path, port: u16, host_key: &str) -> std::io::Result<()>;
     fn exists(&self, path: &Path) -> bool;
+    /// Whether `path` itself is a symbolic link (not followed).
+    fn is_link(&self, path: &Path) -> bool;
     /// Makes a missing mount folder (and, with `parents`, the folders above it), owned by
     /// `owner` when tfimg may give it away; a warning when it could not.
     fn make_folder(
@@ -170,7 +172,7 @@ pub trait Host {
     fn files_with_extension(&self, folder: &Path, extension: &str) -> Vec<PathBuf>;
     /// The names of the entries of `folder`, sorted; none when it cannot be read.
     fn folder_entries(&self, folder: &Path) -> Vec<String>;
-    /// Creates a file (replacing one that is there) to write in place.
+    /// Creates a new file (one that is there, or a link, is an error) to write in place.
     fn create_file(&self, path: &Path) -> std::io::Result<Box<dyn OutputFile + '_>>;
     /// A file to read, and its length.
     fn open_file(&self, path: &Path) -> std::io::Result<(Box<dyn InputFile + '_>, u64)>;
@@ -247,6 +249,10 @@ impl Host for Machine {
 
     fn exists(&self, path: &Path) -> bool {
         path.exists()
+    }
+
+    fn is_link(&self, path: &Path) -> bool {
+        std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_symlink())
     }
 
     fn make_folder(

@@ -130,6 +130,40 @@ pub fn check_mounts_are_local(team: &Team, remote: Option<&str>) -> Result<(), I
     }
 }
 
+/// Trust boundary **member → member** (and other host users → a member): each member's
+/// folder under `mounts_root` must be a real folder. A link there, planted by whoever can
+/// write the shared root, would bind-mount its target (another member's folder, a system
+/// folder) into the member's container: refused at its path before anything is built or
+/// created. tfimg makes a missing one itself, through a handle of the root
+/// (`host::confined`), so no link can be slipped in as it is made.
+pub fn check_member_folders(host: &impl Host, team: &Team) -> Result<(), InputError> {
+    for member in &team.members {
+        let Some(text) = member
+            .mounts
+            .iter()
+            .find(|text| text.contains(team::WORKDIR_MARK))
+        else {
+            continue;
+        };
+        let source = text.split(':').next().unwrap_or(text);
+        let path = crate::input::paths::lexical(&team.folder.join(source));
+        if host.is_link(&path) {
+            return Err(InputError::new(
+                format!(
+                    "member `{}`: its folder `{}` under `mounts_root` is a link: it would mount what the link points at",
+                    member.name,
+                    path.display()
+                ),
+                format!(
+                    "remove the link (`rm {}`) and let tfimg make the folder, or mount the folder it points at with the member's `mounts:`",
+                    path.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A member's mounts (and the text each came from), with the spec's workdir in place.
 fn member_mounts(
     team: &Team,
@@ -179,6 +213,7 @@ pub fn export_plans(
     ids: (u32, u32),
     behind_gateway: bool,
 ) -> anyhow::Result<(MemberPlans, Vec<String>)> {
+    check_member_folders(host, team)?;
     let requests = team
         .members
         .iter()

@@ -26,6 +26,11 @@ use bytes::{Buf, Bytes};
 use crate::host::confined::{self, Confined, Kind};
 use crate::host::Unpacker;
 
+/// Names from the tar as they may be printed (terminal escapes, new lines escaped).
+fn printable(text: &str) -> String {
+    crate::input::printable(text).into_owned()
+}
+
 /// Notes kept about skipped entries; the rest are counted.
 const MAX_NOTES: usize = 20;
 
@@ -86,7 +91,7 @@ pub fn unpack_with(
     for entry in archive.entries()? {
         let mut entry = entry?;
         let raw = entry.path_bytes().into_owned();
-        let shown = escaped(&String::from_utf8_lossy(&raw));
+        let shown = printable(&String::from_utf8_lossy(&raw));
         let Some(parts) = clean_parts(&raw) else {
             unpacking
                 .summary
@@ -149,7 +154,7 @@ pub fn unpack_with(
                     _ => unpacking.summary.note(format!(
                         "`{}` is a hard link to `{}`, which was not copied: skipped",
                         display(&target, &shown),
-                        escaped(&String::from_utf8_lossy(&linked))
+                        printable(&String::from_utf8_lossy(&linked))
                     )),
                 }
             }
@@ -239,7 +244,7 @@ impl Unpacking<'_> {
         };
         let note = format!(
             "`{}` is {what} here: not replaced, nothing written through it",
-            escaped(&below.display().to_string())
+            printable(&below.display().to_string())
         );
         self.summary.note(note);
         Ok(())
@@ -384,24 +389,13 @@ fn display(rest: &[&OsStr], shown: &str) -> String {
     if rest.is_empty() {
         return shown.to_string();
     }
-    escaped(
+    printable(
         &rest
             .iter()
             .map(|part| part.to_string_lossy())
             .collect::<Vec<_>>()
             .join("/"),
     )
-}
-
-/// A name from the tar as it may be printed: control characters (terminal escapes, new
-/// lines) written as `\u{1b}`, `\n`.
-pub fn escaped(name: &str) -> String {
-    name.chars()
-        .map(|c| match c.is_control() {
-            true => c.escape_debug().to_string(),
-            false => c.to_string(),
-        })
-        .collect()
 }
 
 /// Whether the file just written (`first`, read from its start) holds `second`'s bytes.

@@ -1,0 +1,212 @@
+//! The SSH box as a person uses it, in a real pseudo-terminal (rexpect): log in with the
+//! line `tfimg run` printed, start a long job in tmux, log out; log in again, `tmux
+//! attach`, see the job, detach, log out. For the three host users tfimg meets: root
+//! (then the container runs as the image's user), a user under sudo (then as that user)
+//! and a plain user (as themselves). Before the trust-boundary work, root's login closed
+//! at once (`linux_audit_write_entry failed`, exit 255): sshd ran as uid 0 without the
+//! capability a terminal login needs.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use common::{field, scratch, unique, DockerGuard, HOST_CA};
+
+const EXPECT_MS: u64 = 60_000;
+
+fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// How tfimg is started: as this process (root), with sudo's variables, or as a plain user.
+enum HostUser {
+    Root,
+    Sudo(u32),
+    Plain(u32),
+}
+
+/// The docker group's id (the socket's group), which a plain user needs to reach the daemon.
+fn docker_group() -> u32 {
+    let groups = std::fs::read_to_string("/etc/group").unwrap();
+    groups
+        .lines()
+        .find_map(|line| {
+            let fields: Vec<&str> = line.split(':').collect();
+            (fields[0] == "docker").then(|| fields[2].parse().unwrap())
+        })
+        .expect("a `docker` group (Debian's docker.io makes it)")
+}
+
+/// `tfimg run cpu-ssh -d` as `user`, in `folder`; the printed ssh line as words.
+fn start(user: &HostUser, folder: &Path, name: &str, key: &Path) -> Vec<String> {
+    let binary = env!("CARGO_BIN_EXE_tfimg");
+    let mut command = match user {
+        HostUser::Plain(uid) => {
+            let mut command = std::process::Command::new("setpriv");
+            command.args([
+                format!("--reuid={uid}"),
+                format!("--regid={uid}"),
+                format!("--groups={}", docker_group()),
+                "--".to_string(),
+                binary.to_string(),
+            ]);
+            command
+        }
+        _ => std::process::Command::new(binary),
+    };
+    command
+        .args(["run", "cpu-ssh", "-d", "--no-build", "--name", name])
+        .arg("--ssh-key")
+        .arg(key.with_extension("pub"))
+        .args(["--ca-cert", HOST_CA])
+        .current_dir(folder)
+        .env("HOME", folder)
+        .env("XDG_DATA_HOME", folder.join(".tfimg-data"))
+        .env("NO_COLOR", "1")
+        .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+        .env("TFIMG_TODAY", common::TODAY)
+        .env_remove("SUDO_UID")
+        .env_remove("SUDO_GID");
+    if let HostUser::Sudo(uid) = user {
+        command
+            .env("SUDO_UID", uid.to_string())
+            .env("SUDO_GID", uid.to_string());
+    }
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let line = field(&stdout, "ssh").expect("an ssh line");
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+/// A login through `line` in a real terminal (options go before the destination).
+fn login(line: &[String]) -> rexpect::session::PtySession {
+    let (destination, options) = line.split_last().unwrap();
+    let mut command = std::process::Command::new(&options[0]);
+    command
+        .args(&options[1..])
+        .args(["-tt", "-o", "BatchMode=yes", "-o", "LogLevel=ERROR"])
+        .arg(destination);
+    let mut session = rexpect::session::spawn_command(command, Some(EXPECT_MS)).unwrap();
+    // Arithmetic the shell must do: its echo of the command line does not match.
+    session.send_line("echo ready-$((6*7))").unwrap();
+    session.exp_string("ready-42").unwrap_or_else(|error| {
+        panic!("no shell at the login: {error}");
+    });
+    session
+}
+
+fn log_out(mut session: rexpect::session::PtySession) {
+    session.send_line("exit").unwrap();
+    session.exp_eof().unwrap();
+    let status = session.process().wait().unwrap();
+    assert!(
+        matches!(status, rexpect::process::WaitStatus::Exited(_, 0)),
+        "{status:?}"
+    );
+}
+
+fn tmux_survives_logging_out(user: HostUser, uid_inside: u32) {
+    let folder = scratch(&[]);
+    let key = folder.path().join("id_ed25519");
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    if let HostUser::Plain(uid) = user {
+        std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        for path in [folder.path().to_path_buf(), key.with_extension("pub")] {
+            std::os::unix::fs::chown(&path, Some(uid), Some(uid)).unwrap();
+        }
+    }
+    let name = unique("t-tmux");
+    let _guard = DockerGuard::containers(&[&name]);
+    let line = start(&user, folder.path(), &name, &key);
+
+    // The first login needs the container's sshd up: retried for a while.
+    let mut session = None;
+    for _ in 0..60 {
+        let probe = std::process::Command::new(&line[0])
+            .args(&line[1..line.len() - 1])
+            .args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=5"])
+            .arg(&line[line.len() - 1])
+            .arg("true")
+            .output()
+            .unwrap();
+        if probe.status.success() {
+            session = Some(login(&line));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let mut session = session.expect("sshd answers within 30 s");
+    session
+        .send_line("echo uid-$(id -u) $(grep CapEff /proc/self/status)")
+        .unwrap();
+    session
+        .exp_string(&format!("uid-{uid_inside} CapEff: 0000000000000000"))
+        .unwrap();
+    session
+        .send_line("tmux new-session -d -s train 'echo job-$((20+3)) running; sleep 600'")
+        .unwrap();
+    session
+        .send_line("tmux has-session -t train && echo kept-$((1+1))")
+        .unwrap();
+    session.exp_string("kept-2").unwrap();
+    log_out(session);
+
+    let mut session = login(&line);
+    session.send_line("tmux attach -t train").unwrap();
+    session.exp_string("job-23 running").unwrap();
+    session.send_control('b').unwrap();
+    session.send("d").unwrap();
+    session.flush().unwrap();
+    session.exp_string("[detached").unwrap();
+    session
+        .send_line("tmux has-session -t train && echo still-$((2+2))")
+        .unwrap();
+    session.exp_string("still-4").unwrap();
+    log_out(session);
+}
+
+#[tokio::test]
+async fn as_root_a_tmux_job_survives_logging_out_and_attaches_again() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    if !running_as_root() {
+        eprintln!("skipping: needs root (CI runs as root)");
+        return;
+    }
+    tmux_survives_logging_out(HostUser::Root, 1000);
+}
+
+#[tokio::test]
+async fn under_sudo_a_tmux_job_survives_logging_out_and_attaches_again() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    if !running_as_root() {
+        eprintln!("skipping: needs root (CI runs as root)");
+        return;
+    }
+    tmux_survives_logging_out(HostUser::Sudo(4242), 4242);
+}
+
+#[tokio::test]
+async fn as_a_plain_user_a_tmux_job_survives_logging_out_and_attaches_again() {
+    let Some(_engine) = common::engine().await else {
+        return;
+    };
+    if !running_as_root() {
+        eprintln!("skipping: needs root to become another user (CI runs as root)");
+        return;
+    }
+    tmux_survives_logging_out(HostUser::Plain(4343), 4343);
+}
