@@ -445,4 +445,39 @@ async fn pull_files_takes_a_container_s_odd_files_safely() {
         sparse.blocks()
     );
     assert_eq!(tfimg(folder.path(), &["rm", &name]).code, 0);
+
+    // `--from /` copies the whole file system (the engine names that tar's entries from
+    // the root); it used to say "copied `/`" and copy nothing. The base image is small.
+    let root = common::unique("t-pullroot");
+    let _guard = common::DockerGuard::containers(&[&root]);
+    let script = "echo here > /tmp/marker";
+    let started = tfimg(
+        folder.path(),
+        &[
+            "run",
+            "debian:bullseye-slim",
+            "-d",
+            "--name",
+            &root,
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    assert_eq!(started.code, 0, "{}", started.stderr);
+    common::wait_for("the detached run to exit", HANG, || {
+        common::container_state(&root).as_deref() == Some("exited")
+    });
+    let copied = tfimg(
+        folder.path(),
+        &["pull-files", &root, "./root", "--from", "/"],
+    );
+    assert_eq!(copied.code, 0, "{}", copied.stderr);
+    let said = format!("copied `/` from `{root}` → `./root` (");
+    assert!(copied.stderr.starts_with(&said), "{}", copied.stderr);
+    let root_copy = folder.path().join("root");
+    let marker = std::fs::read_to_string(root_copy.join("tmp/marker")).unwrap();
+    assert_eq!(marker, "here\n");
+    assert!(root_copy.join("etc/debian_version").is_file());
 }

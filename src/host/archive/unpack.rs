@@ -88,25 +88,37 @@ pub fn unpack_with(
         free,
     };
     let mut top: Option<std::ffi::OsString> = None;
+    // The engine's tar of `/` names its entries from the root (`/`, `/bin`, ...): then
+    // they are taken below the destination without their leading `/`.
+    let mut rooted: Option<bool> = None;
     for entry in archive.entries()? {
         let mut entry = entry?;
         let raw = entry.path_bytes().into_owned();
         let shown = printable(&String::from_utf8_lossy(&raw));
-        let Some(parts) = clean_parts(&raw) else {
+        let rooted = *rooted.get_or_insert(raw.as_slice() == b"/");
+        let below = match rooted {
+            true => raw.strip_prefix(b"/"),
+            false => Some(raw.as_slice()),
+        };
+        let Some(parts) = below.and_then(clean_parts) else {
             unpacking
                 .summary
                 .note(format!("`{shown}` leads out of the folder: skipped"));
             continue;
         };
-        let Some((first, rest)) = parts.split_first() else {
-            continue;
+        let rest = match (rooted, parts.split_first()) {
+            (true, _) => parts.as_slice(),
+            (false, Some((first, rest))) => {
+                if top.get_or_insert_with(|| first.to_os_string()).as_os_str() != *first {
+                    unpacking
+                        .summary
+                        .note(format!("`{shown}` is outside the copied path: skipped"));
+                    continue;
+                }
+                rest
+            }
+            (false, None) => continue,
         };
-        if top.get_or_insert_with(|| first.to_os_string()).as_os_str() != *first {
-            unpacking
-                .summary
-                .note(format!("`{shown}` is outside the copied path: skipped"));
-            continue;
-        }
         let kind = entry.header().entry_type();
         let single_name = unpacking.root(rest.is_empty() && !kind.is_dir())?.1.clone();
         // A single file that becomes `destination` is named by the destination itself.
@@ -137,7 +149,11 @@ pub fn unpack_with(
                     .link_name_bytes()
                     .map(|name| name.into_owned())
                     .unwrap_or_default();
-                let earlier = clean_parts(&linked).and_then(|parts| {
+                let named = match rooted {
+                    true => linked.strip_prefix(b"/").unwrap_or(&linked),
+                    false => linked.as_slice(),
+                };
+                let earlier = clean_parts(named).and_then(|parts| {
                     unpacking
                         .written
                         .get(&parts.iter().collect::<PathBuf>())

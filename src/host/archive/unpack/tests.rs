@@ -248,3 +248,25 @@ fn an_unpack_stops_before_the_disk_is_down_to_its_reserve() {
     );
     assert!(!folder.path().join("code/big.bin").exists());
 }
+
+#[test]
+fn the_engine_s_tar_of_the_root_lands_below_the_destination() {
+    let folder = tempfile::tempdir().unwrap();
+    let tar = tar_of(&[
+        ("/", DIR, 0o755, ""),
+        ("/etc", DIR, 0o755, ""),
+        ("/etc/hostname", FILE, 0o644, "box\n"),
+        ("/etc/alias", tar::EntryType::Link, 0o644, "/etc/hostname"),
+    ]);
+    let summary = unpack(tar.as_slice(), &folder.path().join("root")).unwrap();
+    assert_eq!((summary.new, summary.notes.len()), (2, 0), "{summary:?}");
+    assert_eq!(read(&folder.path().join("root/etc/hostname")), "box\n");
+    assert_eq!(read(&folder.path().join("root/etc/alias")), "box\n");
+    // Only a tar that starts at `/` is read so: elsewhere an absolute name leads out.
+    let stray = tar_of(&[("code", DIR, 0o755, ""), ("/etc/passwd", FILE, 0o644, "x")]);
+    let summary = unpack(stray.as_slice(), &folder.path().join("code")).unwrap();
+    assert_eq!(
+        summary.notes,
+        ["`/etc/passwd` leads out of the folder: skipped"]
+    );
+}
