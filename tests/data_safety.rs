@@ -119,7 +119,13 @@ async fn no_removal_path_deletes_or_re_owns_anything_on_the_host_side_of_a_mount
     all.push(&members[0]);
     let _guard = DockerGuard::containers(&all);
     let xdg = folder.path().join("xdg");
-    let env = [("XDG_DATA_HOME", xdg.to_str().unwrap())];
+    // The folder is 4321's, who runs `sudo tfimg` in it: the containers run as 4321 (as
+    // root they would run as the image's user, who may not write there).
+    let env = [
+        ("XDG_DATA_HOME", xdg.to_str().unwrap()),
+        ("SUDO_UID", "4321"),
+        ("SUDO_GID", "4322"),
+    ];
     let tfimg = |args: &[&str]| tfimg_with_env(folder.path(), args, &env);
 
     // 1. Detached, writes a file, removed with `rm -f` while running.

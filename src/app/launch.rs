@@ -167,11 +167,6 @@ pub async fn prepare(
     }
     check_mounts(host, &request, &home)?;
     let mut notes = Vec::new();
-    // Whose ids the container takes, when they are tfimg's choice (`plan::user`).
-    let chosen = host.container_ids();
-    if request.ids == Some(chosen.ids) {
-        notes.extend(chosen.note);
-    }
     if !request.mounts.is_empty() {
         notes.extend(crate::plan::sync::mounts_on_tcp_note(engine.endpoint()));
     }
@@ -330,6 +325,15 @@ pub async fn start(
             };
             if let Some(folders) = folders.take() {
                 folders.keep();
+            }
+            // Whose ids it took, when they were tfimg's choice (`plan::user`) and it may
+            // write a folder of this machine (a writable mount, a sync), whose files they
+            // decide: said once it exists, never in front of a refusal.
+            let chosen = host.container_ids();
+            let writes_here = request.mounts.iter().any(|(mount, _)| !mount.read_only)
+                || !request.syncs.is_empty();
+            if request.ids == Some(chosen.ids) && writes_here {
+                notes.extend(chosen.note);
             }
             return Ok(Launched {
                 id,

@@ -41,7 +41,9 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
     let behind_gateway = team.gateway.is_some();
     let (mut plans, notes) =
         export_plans(&host, &team, &specs, &images.specs, ids, behind_gateway)?;
-    super::say_container_ids(&host);
+    if team.members.iter().any(|member| !member.mounts.is_empty()) {
+        super::say_container_ids(&host);
+    }
     for note in notes {
         eprintln!("{note}");
     }

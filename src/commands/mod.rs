@@ -37,7 +37,8 @@ pub(crate) fn container_ids(host: &impl crate::host::Host) -> (u32, u32) {
 }
 
 /// The note about whose ids containers take (`plan::user`), said once on stderr when
-/// containers (or an export that will make them) are about to be created.
+/// containers (or an export that will make them) are about to be created with folders of
+/// this machine mounted.
 pub(crate) fn say_container_ids(host: &impl crate::host::Host) {
     if let Some(note) = host.container_ids().note {
         eprintln!("{note}");

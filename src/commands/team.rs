@@ -99,7 +99,9 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
             },
         };
         reporter.clear();
-        super::say_container_ids(&host);
+        if team.members.iter().any(|member| !member.mounts.is_empty()) {
+            super::say_container_ids(&host);
+        }
         let report =
             reconcile::up(&engine, &host, &team, &specs, &images, ids, args.rollback).await?;
         // Members replaced or rolled back leave tunnels behind on a remote engine.
