@@ -15,10 +15,11 @@
 #
 # Trust boundary, client → server (DESIGN.md): whoever reaches the port is on the other
 # side and controls every byte of a request (and when it arrives); the model, its folder
-# and this server are on ours. This module is the one place that enforces the boundary,
-# in its HTTP section: timeouts for headers and bodies, caps on their sizes and on what a
-# body may cost decoded, bounded concurrency, 400 (never 500, never a traceback) for any
-# client input, and values refused rather than coerced.
+# and this server are on ours. This module is the one place that enforces the boundary:
+# its HTTP section takes the bytes (timeouts for headers and bodies, caps on their sizes
+# and on what a body may cost decoded, bounded concurrency, 400, never 500 and never a
+# traceback, for any client input), its JSON section the values (refused rather than
+# coerced).
 #
 # The HTTP server is uvicorn (uvloop's event loop, httptools' parser): one event loop reads
 # each request whole, then answers it, at most MAX_IN_FLIGHT at once (503 beyond); a
@@ -66,8 +67,8 @@ SLOW_BODY = (
     f"the request body stopped arriving, or came slower than {BODY_BYTES_PER_SECOND >> 10} KiB/s "
     f"after its first {BODY_GRACE_SECONDS} s"
 )
-# A body's JSON may take this much as Python values (measured: 1.8 GB for a 60 MB body of
-# small lists before this limit); past it, 413 before it is parsed.
+# A body's JSON may take this much while parsed, its text and its Python values (before
+# this limit 24 MB of `[0],` took 1.5 GB and 15 s of CPU); past it, 413 before parsing.
 MAX_DECODED_BYTES = 256 * 1024 * 1024
 MAX_RANK = 32  # lists nested deeper are no tensor (numpy's limit); refused with 400
 LARGE_BODY_BYTES = 256 * 1024  # bodies past this are decoded and answered off the event loop
@@ -475,13 +476,17 @@ def to_array(value, spec, name):
             ):
                 return array.astype(dtype.as_numpy_dtype, copy=False)
             if dtype == tf.uint64 and kind in "iuO" and not fits_in(array, dtype):
-                # TensorFlow's conversion fails here with a SystemError, not a ValueError.
+                # TensorFlow's own conversion would fail with a SystemError (below).
                 raise ApiError(400, f"input `{name}`: a value is out of uint64's range (0 to {dtype.max})")
         return tf.constant(decode(value), dtype=dtype).numpy()
     except ApiError:
         raise
-    except (ValueError, TypeError, tf.errors.InvalidArgumentError) as error:
+    except (ValueError, TypeError, OverflowError, tf.errors.InvalidArgumentError) as error:
         raise ApiError(400, f"input `{name}`: {error}") from None
+    except SystemError as error:  # TensorFlow's wrapping of an int past uint64's range
+        if not isinstance(error.__cause__, OverflowError):
+            raise
+        raise ApiError(400, f"input `{name}`: {error.__cause__}") from None
 
 
 NUMBERS = {int, float, bool}
@@ -698,8 +703,9 @@ async def classify_or_regress(servable, body, verb):
 #   - a request slot (MAX_IN_FLIGHT, 503 beyond) only once the body is in, so a slow client
 #     holds one connection until a timeout frees it, never a slot;
 #   - the JSON: refused (413) before it is parsed when its values would take over
-#     MAX_DECODED_BYTES, parsed into numbers without a Python copy per value where the
-#     input takes numbers, large bodies LARGE_AT_ONCE at a time;
+#     MAX_DECODED_BYTES, its text and bytes let go of once parsed, its lists of numbers
+#     given to numpy as they are (no second copy, never a string array), and let go of
+#     before the model runs; large bodies LARGE_AT_ONCE at a time;
 #   - the answer to any client input is 2xx or 4xx with {"error": ...}; no response carries
 #     a Python traceback (`client_text`), and a failure of the server itself is logged
 #     here and answered 500 without its details.
@@ -868,7 +874,9 @@ def client_text(text):
 
 PYTHON_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
 TENSORFLOW_NODE = re.compile(r"\[\[\{\{node [^}]*\}\}\]\]|\[Op:[^\]]*\]")
-TRACEBACK_LINE = re.compile(r"^(Traceback \(most recent call last\)|Graph execution error|Detected at node)")
+TRACEBACK_LINE = re.compile(
+    r"^(Traceback \(most recent call last\)|Graph execution error|Detected at node|<stack traces unavailable>)"
+)
 
 
 async def handle(models, request):
@@ -951,12 +959,9 @@ async def read_body(scope, receive, request, capacity):
     buffer = bytearray()
     while True:
         wait = min(BODY_IDLE_SECONDS, deadline - loop.time())
-        try:
-            if wait <= 0:
-                raise asyncio.TimeoutError
-            message = await asyncio.wait_for(receive(), wait)
-        except asyncio.TimeoutError:
-            raise ApiError(408, SLOW_BODY) from None
+        if wait <= 0:
+            raise ApiError(408, SLOW_BODY)
+        message = await within(wait, receive)
         if message["type"] == "http.disconnect":
             return
         chunk = message.get("body", b"")
@@ -968,6 +973,29 @@ async def read_body(scope, receive, request, capacity):
         if not message.get("more_body"):
             request.body = buffer
             return
+
+
+async def within(seconds, receive):
+    """`await receive()`, or ApiError 408 after `seconds`. asyncio.wait_for would do, but it
+    makes a task (and takes a turn of the loop) for every chunk of every request."""
+    task = asyncio.current_task()
+    expired = []
+
+    def expire():
+        expired.append(True)
+        task.cancel()
+
+    timer = asyncio.get_running_loop().call_later(seconds, expire)
+    try:
+        return await receive()
+    except asyncio.CancelledError:
+        if expired:
+            if hasattr(task, "uncancel"):  # Python 3.11+: the task is not being cancelled
+                task.uncancel()
+            raise ApiError(408, SLOW_BODY) from None
+        raise
+    finally:
+        timer.cancel()
 
 
 async def respond(models, request):
