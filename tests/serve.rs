@@ -760,7 +760,7 @@ fn shows_a_traceback(body: &str) -> bool {
 /// wrong, never 500, and no answer carries a traceback: a list or an object as
 /// `signature_name` (on `:predict` and `:classify`), JSON nested 5000 deep (Python's
 /// parser gives up) and 100 deep (past any tensor's rank), a uint64 out of range either
-/// way, `{"examples": []}` and an example the model cannot parse on `:classify` (whose
+/// way (and -1 beside 2**63, which numpy makes a float), `{"examples": []}` and an example the model cannot parse on `:classify` (whose
 /// error TensorFlow writes with the Python frames that defined the op), a feature out of
 /// int64's range, a version number of 30 digits. The server answers a good request after.
 #[tokio::test]
@@ -813,6 +813,13 @@ async fn malformed_requests_get_400_and_never_a_traceback() {
             "POST",
             &predict,
             r#"{"signature_name": "unsigned", "instances": [-1]}"#.to_string(),
+            "input `n`",
+        ),
+        (
+            "POST",
+            &predict,
+            r#"{"signature_name": "unsigned", "instances": [-1, 9223372036854775808]}"#
+                .to_string(),
             "input `n`",
         ),
         (
