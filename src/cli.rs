@@ -262,6 +262,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ROWS", allow_hyphen_values = true)]
     pub max_batch: Option<String>,
 
+    /// The server's memory limit (`16g`) [default: 8g].
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub memory: Option<String>,
+
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,
 

@@ -1083,6 +1083,12 @@ fn cases() -> Vec<Case> {
             &["serve", "./model", "--max-batch", "+8"],
             Some(("model/1/saved_model.pb", b"")),
         ),
+        serve_case(
+            "serve-memory-not-a-size",
+            "`--memory lots`",
+            &["serve", "./model", "--memory", "lots"],
+            Some(("model/1/saved_model.pb", b"")),
+        ),
         // Lock files.
         lock(
             "lock-malformed",

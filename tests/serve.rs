@@ -3,12 +3,14 @@
 //! predictions for three inputs), then served: predictions equal `model.predict` to 1e-5
 //! in both request formats, the metadata lists the signature, the printed `curl` line
 //! answers, 8 concurrent clients (merged into shared model calls) each get their own rows'
-//! predictions, a malformed body gets 400, a body over the cap 413, a request past 256
-//! in flight 503 and an unknown model 404 with an error, and a version 2 copied into the
-//! folder is served without a restart. `:classify` and `:regress` answer on an
-//! Estimator-style model's signatures. A team member with `model:` is brought up by
-//! `tfimg up`, which returns once the model answers. Every container carries the test's
-//! unique model (or team) name and is removed when the test ends, failed or not.
+//! predictions, a malformed body gets 400, a body over the cap 413 and an unknown model
+//! 404 with an error, and a version 2 copied into the folder is served without a restart.
+//! `:classify` and `:regress` answer on an Estimator-style model's signatures. A team
+//! member with `model:` is brought up by `tfimg up`, which returns once the model answers.
+//! The client → server boundary (issue 27): slow clients are cut off and hold no request
+//! slot, malformed requests get 400 and never a traceback, a large body costs at most
+//! about 4 times its size, and the server has a memory limit. Every container carries the
+//! test's unique model (or team) name and is removed when the test ends, failed or not.
 
 mod common;
 
@@ -132,11 +134,6 @@ fn post_start(port: u16, path: &str, length: usize, start: &str) -> std::net::Tc
     )
     .unwrap();
     stream
-}
-
-/// A request whose body never comes: in flight until dropped.
-fn request_without_body(port: u16, path: &str) -> std::net::TcpStream {
-    post_start(port, path, 10, "")
 }
 
 /// POSTs the start of a body whose Content-Length is one byte over the server's 64 MiB
@@ -312,28 +309,7 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
         error_of(&body).contains("over the server's limit of 67108864 bytes"),
         "{body}"
     );
-    // 256 requests in flight (each still waiting for its body): the next one is told the
-    // server is busy, with an error, and is answered again once they are gone.
-    let waiting: Vec<_> = (0..256)
-        .map(|_| request_without_body(port, &predict))
-        .collect();
-    // Docker's proxy passes the held connections on in its own time: busy once it has.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let (status, body) = loop {
-        let (status, body) = http("POST", port, &predict, &[], &rows);
-        if status != 200 || Instant::now() > deadline {
-            break (status, body);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert_eq!(status, 503, "{body}");
-    assert!(error_of(&body).contains("256 requests already"), "{body}");
-    drop(waiting);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while http("POST", port, &predict, &[], &rows).0 != 200 {
-        assert!(Instant::now() < deadline, "the server stays busy");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    // (Requests waiting for their bodies, and 256 in flight: `slow_clients_...` below.)
 
     let (status, body) = http("POST", port, "/v1/models/no-such-model:predict", &[], &rows);
     assert_eq!(
@@ -533,5 +509,461 @@ async fn a_team_member_serves_its_model_and_up_waits_until_it_answers() {
     .trim()
     .is_empty());
     eprintln!("whole test {:.0?}", started.elapsed());
+    drop(guard);
+}
+
+/// A model whose signatures try the server's limits: `serving_default` sums 16 floats a
+/// row (any number of rows), `unsigned` returns its uint64s, `gate` holds each call until
+/// the file `@OPEN@` exists (at most 10 minutes), and `classify` scores tf.Examples as
+/// SAVE_WIDE's does.
+const SAVE_LIMITS: &str = r#"
+import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
+
+OPEN = "@OPEN@"
+FEATURES = {"x": tf.io.FixedLenFeature([2], tf.float32)}
+
+class Limits(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None, 16], tf.float32)])
+    def total(self, x):
+        return {"total": tf.reduce_sum(x, axis=1, keepdims=True)}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.uint64)])
+    def unsigned(self, n):
+        return {"n": tf.identity(n)}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def gate(self, x):
+        start = tf.timestamp()
+        # The pattern depends on the loop, or the file would be looked for once, in advance.
+        pattern = lambda waited: OPEN + tf.strings.regex_replace(tf.strings.as_string(waited), ".*", "")
+        closed = lambda waited: tf.logical_and(
+            tf.equal(tf.size(tf.io.matching_files(pattern(waited))), 0), waited < 600.0)
+        (waited,) = tf.while_loop(closed, lambda waited: (tf.timestamp() - start,),
+                                  (tf.constant(0.0, tf.float64),))
+        return {"x": x + tf.cast(waited * 0.0, tf.float32)}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def classify(self, inputs):
+        x = tf.io.parse_example(inputs, FEATURES)["x"]
+        classes = tf.tile(tf.constant([["no", "yes"]]), [tf.shape(x)[0], 1])
+        return {"classes": classes, "scores": tf.nn.softmax(x)}
+
+limits = Limits()
+path = "/tf/export/limits/1"
+tf.saved_model.save(limits, path, signatures={"serving_default": limits.total,
+    "unsigned": limits.unsigned, "gate": limits.gate, "classify": limits.classify})
+saved = saved_model_pb2.SavedModel()
+with open(path + "/saved_model.pb", "rb") as file:
+    saved.ParseFromString(file.read())
+saved.meta_graphs[0].signature_def["classify"].method_name = "tensorflow/serving/classify"
+with open(path + "/saved_model.pb", "wb") as file:
+    file.write(saved.SerializeToString())
+print("saved", flush=True)
+"#;
+
+/// SAVE_LIMITS saved in cpu-headless under `folder`'s `export/limits` and served there as
+/// `model` (its gate opened by `export/limits/open`); the port and the container's name.
+fn serve_limits(folder: &Path, model: &str) -> (u16, String) {
+    let save = SAVE_LIMITS.replace("@OPEN@", &format!("/models/{model}/open"));
+    std::fs::create_dir_all(folder.join("code")).unwrap();
+    std::fs::write(folder.join("code/save.py"), save).unwrap();
+    save_in_cpu_headless(folder);
+    let served = tfimg(folder, &["serve", "./export/limits", "--name", model, "-d"]);
+    assert_eq!(served.code, 0, "serve failed: {}", served.stderr);
+    let port = port_of(&field(&served.stdout, "model").expect("the model's URL"));
+    let container = field(&served.stdout, "container").expect("the container's name");
+    (port, container)
+}
+
+/// A connection that sent `bytes` and nothing more.
+fn sent(port: u16, bytes: &[u8]) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.write_all(bytes).unwrap();
+    stream
+}
+
+/// What the server answers on `stream` before closing it, waiting at most `seconds`; None
+/// when it does neither by then.
+fn answer_on(stream: &mut std::net::TcpStream, seconds: u64) -> Option<(u16, String)> {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(seconds)))
+        .unwrap();
+    let mut response = Vec::new();
+    let read = stream.read_to_end(&mut response);
+    let timed_out = matches!(&read, Err(error) if matches!(error.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut));
+    if timed_out && response.is_empty() {
+        return None;
+    }
+    Some(common::status_and_body(&String::from_utf8_lossy(&response)))
+}
+
+/// Whether the server has answered (or closed) `stream` already, without waiting.
+fn has_an_answer(stream: &std::net::TcpStream) -> bool {
+    stream.set_nonblocking(true).unwrap();
+    let answered = stream.peek(&mut [0u8; 1]).is_ok();
+    stream.set_nonblocking(false).unwrap();
+    answered
+}
+
+/// Each of `streams` answered with `status` and an error containing `error`, waiting at
+/// most `seconds` for each.
+fn all_answered(streams: &mut [std::net::TcpStream], seconds: u64, status: u16, error: &str) {
+    for (index, stream) in streams.iter_mut().enumerate() {
+        let answer = answer_on(stream, seconds);
+        let Some((got, body)) = answer else {
+            panic!("connection {index} is still held, unanswered, after {seconds} s");
+        };
+        assert_eq!(got, status, "connection {index}: {body}");
+        assert!(
+            error_of(&body).contains(error),
+            "connection {index}: {body}"
+        );
+    }
+}
+
+/// Issue 27, item 7: clients that send slowly hold no request slot and are cut off. 1100
+/// connections that never finish their headers (more than the server's 1024) are each
+/// answered 408 and closed, after which a new client is answered; a header of 70 KB is
+/// refused with 431; 300 requests whose bodies stall leave every new request its answer
+/// (before, 256 of them made everyone else's a 503) and are each answered 408, as is one
+/// that keeps sending a byte a second; of 300 requests whose bodies are in, held by the
+/// model, 256 take every slot and the others and the next one are told 503, and the 256
+/// are answered once the model lets them go. Nothing asserts a duration: the test reads
+/// the answers it expects.
+#[tokio::test]
+async fn slow_clients_hold_no_request_slot_and_are_cut_off() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    let model = unique("limits");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    let folder = scratch(&[]);
+    let (port, _) = serve_limits(folder.path(), &model);
+    let predict = format!("/v1/models/{model}:predict");
+    let row = serde_json::json!({"instances": [vec![1.0; 16]]}).to_string();
+    assert_eq!(http("POST", port, &predict, &[], &row).0, 200);
+
+    // Headers that never end, more than the server's connections.
+    let head = format!("POST {predict} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl");
+    let mut half_sent: Vec<_> = (0..1100).map(|_| sent(port, head.as_bytes())).collect();
+    all_answered(
+        &mut half_sent,
+        60,
+        408,
+        "headers did not arrive within 10 s",
+    );
+    drop(half_sent);
+    let (status, body) = http("POST", port, &predict, &[], &row);
+    assert_eq!(status, 200, "the connections are free again: {body}");
+
+    // A header too large to keep.
+    let big = format!(
+        "GET /v1/models/{model} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(70_000)
+    );
+    let answer = answer_on(&mut sent(port, big.as_bytes()), 30).expect("an answer");
+    assert_eq!(answer.0, 431, "{}", answer.1);
+    assert!(
+        error_of(&answer.1).contains("headers are over the server's limit of 65536 bytes"),
+        "{}",
+        answer.1
+    );
+
+    // Bodies that stall after their first byte, and one that trickles a byte a second.
+    let mut stalled: Vec<_> = (0..300)
+        .map(|_| post_start(port, &predict, 10, "{"))
+        .collect();
+    let trickle = {
+        let predict = predict.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut stream = post_start(port, &predict, 100, "{");
+            for _ in 0..60 {
+                std::thread::sleep(Duration::from_secs(1));
+                if stream.write_all(b" ").is_err() {
+                    break;
+                }
+            }
+            answer_on(&mut stream, 30)
+        })
+    };
+    // While they hang (their 408 comes 10 s after their last byte), new requests are
+    // answered: none waits for a slot behind them.
+    let until = Instant::now() + Duration::from_secs(8);
+    let mut answered = 0;
+    while Instant::now() < until {
+        let (status, body) = http("POST", port, &predict, &[], &row);
+        assert_eq!(status, 200, "with 300 bodies stalled: {body}");
+        answered += 1;
+    }
+    eprintln!("{answered} requests answered beside 300 stalled bodies");
+    all_answered(&mut stalled, 60, 408, "the request body stopped arriving");
+    let (status, body) = trickle.join().unwrap().expect("the trickle is answered");
+    assert_eq!(status, 408, "{body}");
+    assert!(error_of(&body).contains("slower than 64 KiB/s"), "{body}");
+
+    // 300 whole requests the model holds: 256 take every slot, and the 44 others are told
+    // the server is busy. Once one of them is, all 256 are in (Docker's proxy passes the
+    // connections on in its own time), and a new request is told so too.
+    let gate = serde_json::json!({"signature_name": "gate", "instances": [1.0]}).to_string();
+    let request = format!(
+        "POST {predict} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
+         Content-Length: {}\r\n\r\n{gate}",
+        gate.len()
+    );
+    let mut held: Vec<_> = (0..300).map(|_| sent(port, request.as_bytes())).collect();
+    common::wait_for(
+        "a request told the server is busy",
+        Duration::from_secs(60),
+        || held.iter().any(has_an_answer),
+    );
+    let (status, body) = http("POST", port, &predict, &[], &row);
+    assert_eq!(status, 503, "{body}");
+    assert!(error_of(&body).contains("256 requests already"), "{body}");
+    std::fs::write(folder.path().join("export/limits/open"), "").unwrap();
+    let mut answered = std::collections::BTreeMap::new();
+    for (index, stream) in held.iter_mut().enumerate() {
+        let (status, body) = answer_on(stream, 60).expect("every held request is answered");
+        let wanted = match status {
+            200 => body == r#"{"predictions": [1.0]}"#,
+            503 => error_of(&body).contains("256 requests already"),
+            _ => false,
+        };
+        assert!(wanted, "held request {index}: {status} {body}");
+        *answered.entry(status).or_insert(0) += 1;
+    }
+    assert_eq!(answered, [(200, 256), (503, 44)].into(), "by status");
+    let (status, body) = http("POST", port, &predict, &[], &row);
+    assert_eq!(status, 200, "{body}");
+    drop(guard);
+}
+
+/// Whether an answer's body shows anything of the server's insides: a Python traceback,
+/// a frame (`File "...", line N`) or TensorFlow's "defined at" trace.
+fn shows_a_traceback(body: &str) -> bool {
+    [
+        "Traceback",
+        "most recent call last",
+        "File \"",
+        ".py\", line",
+    ]
+    .iter()
+    .any(|needle| body.contains(needle))
+}
+
+/// Issue 27, item 8: malformed requests are answered 400 with an error naming what is
+/// wrong, never 500, and no answer carries a traceback: a list or an object as
+/// `signature_name` (on `:predict` and `:classify`), JSON nested 5000 deep (Python's
+/// parser gives up) and 100 deep (past any tensor's rank), a uint64 out of range either
+/// way (and -1 beside 2**63, which numpy makes a float), `{"examples": []}` and an example the model cannot parse on `:classify` (whose
+/// error TensorFlow writes with the Python frames that defined the op), a feature out of
+/// int64's range, a version number of 30 digits. The server answers a good request after.
+#[tokio::test]
+async fn malformed_requests_get_400_and_never_a_traceback() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    let model = unique("limits");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    let folder = scratch(&[]);
+    let (port, _) = serve_limits(folder.path(), &model);
+    let predict = format!("/v1/models/{model}:predict");
+    let classify = format!("/v1/models/{model}:classify");
+    let deep = |depth: usize| {
+        format!(
+            "{{\"instances\": {}1.0{}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    let cases = [
+        (
+            "POST",
+            &predict,
+            r#"{"signature_name": ["unsigned"], "instances": [1]}"#.to_string(),
+            "`signature_name` must be a string, not a list",
+        ),
+        (
+            "POST",
+            &predict,
+            r#"{"signature_name": {"name": "unsigned"}, "instances": [1]}"#.to_string(),
+            "`signature_name` must be a string, not an object",
+        ),
+        (
+            "POST",
+            &classify,
+            r#"{"signature_name": ["classify"], "examples": [{"x": [1.0, 2.0]}]}"#.to_string(),
+            "`signature_name` must be a string, not a list",
+        ),
+        ("POST", &predict, deep(5000), "nested too deeply"),
+        ("POST", &predict, deep(100), "has lists nested over 32 deep"),
+        (
+            "POST",
+            &predict,
+            r#"{"signature_name": "unsigned", "instances": [18446744073709551616]}"#.to_string(),
+            "input `n`",
+        ),
+        (
+            "POST",
+            &predict,
+            r#"{"signature_name": "unsigned", "instances": [-1]}"#.to_string(),
+            "input `n`",
+        ),
+        (
+            "POST",
+            &predict,
+            r#"{"signature_name": "unsigned", "instances": [-1, 9223372036854775808]}"#
+                .to_string(),
+            "input `n`",
+        ),
+        (
+            "POST",
+            &classify,
+            r#"{"signature_name": "classify", "examples": []}"#.to_string(),
+            "Input is empty",
+        ),
+        (
+            "POST",
+            &classify,
+            r#"{"signature_name": "classify", "examples": [{"x": [1.0]}]}"#.to_string(),
+            "Values size: 1 but output shape: [2]",
+        ),
+        (
+            "POST",
+            &classify,
+            r#"{"signature_name": "classify", "examples": [{"x": [1.0, 2.0], "n": 99999999999999999999}]}"#
+                .to_string(),
+            "feature `n`",
+        ),
+        (
+            "GET",
+            &format!("/v1/models/{model}/versions/{}", "9".repeat(30)),
+            String::new(),
+            "Malformed request",
+        ),
+    ];
+    for (method, path, body, error) in &cases {
+        let (status, answer) = http(method, port, path, &[], body);
+        let what = format!("{method} {path} {}", &body[..body.len().min(80)]);
+        assert_eq!(status, 400, "{what}: {answer}");
+        assert!(error_of(&answer).contains(error), "{what}: {answer}");
+        assert!(!shows_a_traceback(&answer), "{what}: {answer}");
+    }
+    let row = serde_json::json!({"instances": [vec![0.5; 16]]}).to_string();
+    let (status, answer) = http("POST", port, &predict, &[], &row);
+    assert_eq!(
+        (status, json(&answer)),
+        (200, serde_json::json!({"predictions": [[8.0]]}))
+    );
+    drop(guard);
+}
+
+/// The model server's resident memory in KiB, now and at its peak since the last reset,
+/// read from /proc inside `container`; `reset` starts a new peak first (clear_refs 5).
+fn server_memory(container: &str, reset: bool) -> (u64, u64) {
+    let script = format!(
+        "import os\n\
+         pid = next(p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()\n\
+             and b'/opt/tfimg/serving.py' in open('/proc/%s/cmdline' % p, 'rb').read())\n\
+         if {reset}: open('/proc/%s/clear_refs' % pid, 'w').write('5')\n\
+         fields = dict(line.split(':', 1) for line in open('/proc/%s/status' % pid))\n\
+         print(fields['VmRSS'].split()[0], fields['VmHWM'].split()[0])\n",
+        reset = if reset { "True" } else { "False" }
+    );
+    let output = common::docker(&["exec", container, "python3", "-c", &script]);
+    let numbers: Vec<u64> = output
+        .split_whitespace()
+        .map(|number| number.parse().expect("KiB"))
+        .collect();
+    assert_eq!(numbers.len(), 2, "{output}");
+    (numbers[0], numbers[1])
+}
+
+/// Issue 27, item 7: a 60 MB body of float rows (as numpy's `tolist()` writes float32s) is
+/// answered, and the server's peak memory grows by at most 4 times the body while it does;
+/// a 24 MB body of one-number lists, whose JSON would take 10 times its size in Python
+/// values, is refused with 413 before it is parsed, and costs little; the server has a
+/// memory limit by default (8 GiB) and still answers after both.
+#[tokio::test]
+async fn a_large_body_costs_at_most_about_four_times_its_size() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    let model = unique("limits");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    let folder = scratch(&[]);
+    let (port, container) = serve_limits(folder.path(), &model);
+    let limit = common::docker(&["inspect", "--format", "{{.HostConfig.Memory}}", &container]);
+    assert_eq!(
+        limit.trim(),
+        (8u64 << 30).to_string(),
+        "the default memory limit"
+    );
+    let predict = format!("/v1/models/{model}:predict");
+    let row = serde_json::json!({"instances": [vec![0.5; 16]]}).to_string();
+    assert_eq!(http("POST", port, &predict, &[], &row).0, 200);
+
+    // Rows of 16 float32 values written as doubles, as `array.tolist()` gives them.
+    let mut seed = 7u64;
+    let mut body = String::from("{\"instances\": [");
+    let mut rows = 0;
+    while body.len() < 60_000_000 {
+        let values: Vec<String> = (0..16)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let value = (seed >> 40) as f32 / (1u64 << 24) as f32;
+                format!("{}", value as f64)
+            })
+            .collect();
+        if rows > 0 {
+            body.push_str(", ");
+        }
+        body.push_str(&format!("[{}]", values.join(", ")));
+        rows += 1;
+    }
+    body.push_str("]}");
+    let (before, _) = server_memory(&container, true);
+    let (status, answer) = http("POST", port, &predict, &[], &body);
+    assert_eq!(status, 200, "{}", &answer[..answer.len().min(300)]);
+    assert_eq!(
+        json(&answer)["predictions"].as_array().map(Vec::len),
+        Some(rows)
+    );
+    let (_, peak) = server_memory(&container, false);
+    let growth = (peak.saturating_sub(before) * 1024) as f64 / body.len() as f64;
+    eprintln!(
+        "a {} byte body ({rows} rows): resident {before} KiB before, peak {peak} KiB: {growth:.2} times the body",
+        body.len()
+    );
+    assert!(growth <= 4.0, "the peak grew by {growth:.2} times the body");
+
+    // One number a list: 3 bytes of text for 64 of list and 32 of number.
+    let mut dense = String::from("{\"instances\": [");
+    dense.push_str(&vec!["[0]"; 6_000_000].join(","));
+    dense.push_str("]}");
+    let (before, _) = server_memory(&container, true);
+    let (status, answer) = http("POST", port, &predict, &[], &dense);
+    assert_eq!(status, 413, "{answer}");
+    assert!(
+        error_of(&answer).contains("the request's JSON holds too many values"),
+        "{answer}"
+    );
+    let (_, peak) = server_memory(&container, false);
+    let growth = (peak.saturating_sub(before) * 1024) as f64 / dense.len() as f64;
+    eprintln!(
+        "a {} byte body of one-number lists: {growth:.2} times the body",
+        dense.len()
+    );
+    assert!(growth <= 2.0, "the peak grew by {growth:.2} times the body");
+    assert_eq!(http("POST", port, &predict, &[], &row).0, 200);
     drop(guard);
 }

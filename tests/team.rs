@@ -905,9 +905,10 @@ fn compose_and_k8s_need_no_daemon() {
 }
 
 /// A serving member in both exports, with no daemon: Compose gets the model folder as a
-/// read-only bind mount, the REST port on 127.0.0.1 and a healthcheck that docker-compose
-/// accepts; Kubernetes gets the model's own claim and probes on the status endpoint, and
-/// `kubernetes-validate --strict` accepts the manifests.
+/// read-only bind mount, the REST port on 127.0.0.1, the default memory limit (8 GiB) and
+/// a healthcheck that docker-compose accepts; Kubernetes gets the model's own claim, the
+/// same limit and probes on the status endpoint, and `kubernetes-validate --strict`
+/// accepts the manifests.
 #[test]
 fn a_serving_member_exports_to_compose_and_kubernetes() {
     let file = "team: models\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/fraud\n  - name: spam\n    spec: cpu-serving\n    model: ./export/spam-2\n    model_name: spam\n    ports: {rest: 8601}\n";
@@ -955,6 +956,8 @@ fn a_serving_member_exports_to_compose_and_kubernetes() {
         port.starts_with("127.0.0.1:") && port.ends_with(":8501/tcp"),
         "{config_text}"
     );
+    // A model server takes hostile request bytes: it has a memory limit by default.
+    assert_eq!(text(&fraud["mem_limit"]), "8589934592", "{config_text}");
     let spam = &read["services"]["spam"];
     assert_eq!(text(&spam["ports"][0]), "127.0.0.1:8601:8501/tcp");
     assert_eq!(
@@ -989,6 +992,11 @@ fn a_serving_member_exports_to_compose_and_kubernetes() {
     let documents = documents_of(&text);
     let deployment = document(&documents, "Deployment", "models-spam");
     let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        container["resources"]["limits"]["memory"].as_str(),
+        Some("8192Mi"),
+        "{text}"
+    );
     for probe in ["startupProbe", "readinessProbe", "livenessProbe"] {
         assert_eq!(
             container[probe]["httpGet"]["path"].as_str(),

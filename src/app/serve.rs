@@ -43,6 +43,8 @@ pub struct ServeRequest {
     pub detach: bool,
     /// `--max-batch ROWS`: the server's cap on merged rows (TFIMG_SERVING_MAX_BATCH).
     pub max_batch: Option<u32>,
+    /// `--memory SIZE` in bytes; `serving::DEFAULT_MEMORY` otherwise.
+    pub memory: Option<i64>,
 }
 
 /// The two serving specs, resolved (`cpu-serving`, `gpu-serving`).
@@ -163,7 +165,8 @@ pub async fn choose_spec<'a>(
 }
 
 /// The launch of the model server: the folder read-only at `/models/NAME` (copied in when
-/// `remote`), the REST port, the model named in a label.
+/// `remote`), the REST port, the model named in a label, a memory limit always (`--memory`,
+/// else `serving::DEFAULT_MEMORY`).
 pub fn launch_request(
     host: &impl Host,
     request: &ServeRequest,
@@ -221,7 +224,7 @@ pub fn launch_request(
         gpu_mode: GpuMode::Auto,
         ids: Some(host.container_ids().ids),
         ssh: SshSource::User(None),
-        memory: None,
+        memory: Some(request.memory.unwrap_or(serving::DEFAULT_MEMORY)),
         nano_cpus: None,
         shm_size: DEFAULT_SHM,
         restart: None,

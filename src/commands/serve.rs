@@ -1,4 +1,5 @@
-//! `tfimg serve MODEL_DIR [--name N] [--gpus ...] [-p PORT] [--public] [--max-batch ROWS] [-d]`: the flags
+//! `tfimg serve MODEL_DIR [--name N] [--gpus ...] [-p PORT] [--public] [--max-batch ROWS]
+//! [--memory SIZE] [-d]`: the flags
 //! and MODEL_DIR checked first (exit 1 before anything exists), then `app::serve` (the
 //! serving image built when missing, the model server started by the launcher and waited
 //! for); it prints the model's URL and a `curl` line. Detached, that is all; in the
@@ -94,6 +95,11 @@ fn resolve(args: &ServeArgs) -> Result<ServeRequest, InputError> {
             })
         })
         .transpose()?;
+    let memory = args
+        .memory
+        .as_deref()
+        .map(|text| crate::plan::parse_size(text, "--memory"))
+        .transpose()?;
     if args.model_dir.is_empty() {
         return Err(InputError::new(
             "MODEL_DIR is empty",
@@ -115,6 +121,7 @@ fn resolve(args: &ServeArgs) -> Result<ServeRequest, InputError> {
         public: args.public,
         detach: args.detach,
         max_batch,
+        memory,
     })
 }
 

@@ -19,6 +19,15 @@ pub const DEFAULT_SIGNATURE: &str = "serving_default";
 /// 1 runs every request alone).
 pub const MAX_BATCH_ENV: &str = "TFIMG_SERVING_MAX_BATCH";
 
+/// The memory limit of a model server unless `--memory` (a team member's `memory:`, or
+/// the team's `defaults.memory`) says otherwise: 8 GiB. The server takes hostile request
+/// bytes, and whatever it was not foreseen to bound must not take the host with it; 8 GiB
+/// holds TensorFlow with CUDA's libraries (2 to 3 GiB before any model) and a large model
+/// loading (BERT-large's 1.3 GB weights, twice while they load), and leaves most of a
+/// 16 GiB workstation alone. The server itself keeps its request bodies to an eighth of
+/// its limit (`serving.py`'s BODY_BUDGET).
+pub const DEFAULT_MEMORY: i64 = 8 * 1024 * 1024 * 1024;
+
 /// `--max-batch` as written: digits only (the server refuses a sign or spaces), from 1.
 /// A team member's `max_batch:` is a YAML number, checked in `team::serving`.
 pub fn parse_max_batch(text: &str) -> Option<u32> {

@@ -184,6 +184,11 @@ impl<'a> MemberChecks<'a> {
             .or(self.limits.nano_cpus);
         let mounts = self.mounts(member)?;
         let model = super::serving::check(member, self.places, self.folder)?;
+        // A model server takes hostile request bytes: it always has a limit.
+        let memory = match model {
+            Some(_) => memory.or(Some(crate::plan::serving::DEFAULT_MEMORY)),
+            None => memory,
+        };
         Ok(TeamMember {
             name: member.name.clone(),
             spec,

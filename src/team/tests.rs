@@ -243,6 +243,30 @@ fn broken_files_are_named_for_what_they_are() {
     );
 }
 
+/// A model server takes hostile request bytes: a serving member always has a memory
+/// limit, its own `memory:` or the team's `defaults.memory` before the serving default.
+#[test]
+fn a_serving_member_has_a_memory_limit_unless_it_sets_its_own() {
+    let team = parse_text(
+        "team: lab\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/fraud\n  - name: spam\n    spec: cpu-serving\n    model: ./export/spam\n    memory: 2g\n  - name: notebook\n    spec: cpu-jupyter\n",
+    )
+    .unwrap();
+    let memory: Vec<_> = team.members.iter().map(|member| member.memory).collect();
+    assert_eq!(
+        memory,
+        [
+            Some(8 * 1024 * 1024 * 1024),
+            Some(2 * 1024 * 1024 * 1024),
+            None
+        ]
+    );
+    let team = parse_text(
+        "team: lab\ndefaults:\n  memory: 3g\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/fraud\n",
+    )
+    .unwrap();
+    assert_eq!(team.members[0].memory, Some(3 * 1024 * 1024 * 1024));
+}
+
 #[test]
 fn a_serving_member_names_its_model_folder_and_maybe_the_model() {
     let team = parse_text(

@@ -22,6 +22,7 @@ fn request(dir: &str) -> ServeRequest {
         public: false,
         detach: true,
         max_batch: None,
+        memory: None,
     }
 }
 
@@ -121,6 +122,16 @@ fn the_folder_is_mounted_read_only_here_and_copied_in_on_a_remote_engine() {
 }
 
 #[test]
+fn the_server_has_a_memory_limit_of_8_gib_unless_memory_says_otherwise() {
+    let (host, model, mut asked) = checked_mlp();
+    let launch = cpu_launch(&host, &asked, &model, false);
+    assert_eq!(launch.memory, Some(8 * 1024 * 1024 * 1024));
+    asked.memory = Some(2 * 1024 * 1024 * 1024);
+    let launch = cpu_launch(&host, &asked, &model, true);
+    assert_eq!(launch.memory, Some(2 * 1024 * 1024 * 1024));
+}
+
+#[test]
 fn max_batch_reaches_the_server_as_its_environment_variable() {
     let (host, model, mut asked) = checked_mlp();
     asked.max_batch = Some(1);
@@ -205,6 +216,7 @@ fn the_server_is_waited_for_until_its_model_is_available() {
     );
     let plan = engine.plan_of(&serving.launched.name).unwrap();
     assert_eq!(plan.labels[labels::MODEL], "mlp");
+    assert_eq!(plan.memory, Some(8 * 1024 * 1024 * 1024));
     assert_eq!(plan.mounts[0].target, "/models/mlp");
     assert!(engine.calls_to("remove-container").is_empty());
 }

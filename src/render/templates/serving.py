@@ -10,10 +10,20 @@
 #   POST /v1/models/NAME[/versions/N]:classify|regress {"examples": [...], "context": {...}}
 #
 # Errors are {"error": "..."} with TensorFlow Serving's codes (400 bad request, 404 unknown
-# model or version, 413 a body over the cap).
+# model or version) and HTTP's for the limits below (408 too slow, 413 too large, 431
+# headers too large, 503 busy).
+#
+# Trust boundary, client → server (DESIGN.md): whoever reaches the port is on the other
+# side and controls every byte of a request (and when it arrives); the model, its folder
+# and this server are on ours. This module is the one place that enforces the boundary:
+# its HTTP section takes the bytes (timeouts for headers and bodies, caps on their sizes
+# and on what a body may cost decoded, bounded concurrency, 400, never 500 and never a
+# traceback, for any client input), its JSON section the values (refused rather than
+# coerced).
 #
 # The HTTP server is uvicorn (uvloop's event loop, httptools' parser): one event loop reads
-# each request whole and answers it, at most MAX_IN_FLIGHT at once (503 beyond). The model
+# each request whole, then answers it, at most MAX_IN_FLIGHT at once (503 beyond); a
+# request takes its slot only once its body is in. The model
 # runs on one worker thread per signature of the served version, never on the loop: the
 # requests that queued while it ran one call are merged into its next call (their rows
 # concatenated, then split back), as TensorFlow Serving's batching does, without waiting
@@ -21,7 +31,8 @@
 # once. Only signatures whose every input and output has two dimensions or more, the first
 # unknown (the batch), are merged, at most MAX_BATCH_ROWS rows; TFIMG_SERVING_MAX_BATCH=1
 # turns merging off. A body over LARGE_BODY_BYTES is decoded and answered on a thread of
-# its own, so one big request does not hold up the others' small ones.
+# its own (LARGE_AT_ONCE such at once), so one big request does not hold up the others'
+# small ones.
 import asyncio
 import base64
 import json
@@ -39,19 +50,35 @@ import tensorflow as tf
 import uvicorn
 from tensorflow.core.framework import types_pb2
 from tensorflow.core.protobuf import saved_model_pb2
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MODELS = "@MODELS@"
 PORT = int("@SERVING_PORT@")
-MAX_IN_FLIGHT = 256  # requests being answered at once; past it, 503 with an error
+MAX_IN_FLIGHT = 256  # requests whose body is in, being answered at once; past it, 503
 CONNECTIONS = 1024  # uvicorn's own cap on connections (its 503 is plain text)
+HEADER_SECONDS = 10  # a request's headers arrive whole within this, or 408
+MAX_HEADER_BYTES = 64 * 1024  # its URL and headers together; past it, 431
 MAX_BODY_BYTES = 64 * 1024 * 1024
 TOO_LARGE = f"the request body is over the server's limit of {MAX_BODY_BYTES} bytes"
+BODY_IDLE_SECONDS = 10  # the longest a body may stall
+BODY_GRACE_SECONDS = 10  # and past these, it arrives at BODY_BYTES_PER_SECOND on average
+BODY_BYTES_PER_SECOND = 64 * 1024
+SLOW_BODY = (
+    f"the request body stopped arriving, or came slower than {BODY_BYTES_PER_SECOND >> 10} KiB/s "
+    f"after its first {BODY_GRACE_SECONDS} s"
+)
+# A body's JSON may take this much while parsed, its text and its Python values (before
+# this limit 24 MB of `[0],` took 1.5 GB and 15 s of CPU); past it, 413 before parsing.
+MAX_DECODED_BYTES = 256 * 1024 * 1024
+MAX_RANK = 32  # lists nested deeper are no tensor (numpy's limit); refused with 400
 LARGE_BODY_BYTES = 256 * 1024  # bodies past this are decoded and answered off the event loop
+LARGE_AT_ONCE = 2  # large bodies decoded at once: their JSON holds the GIL anyway
+FAILED = "the server failed to answer this request; its log says why"
 POLL_SECONDS = 1.0
 DEFAULT_SIGNATURE = "serving_default"
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 ROUTE = re.compile(
-    r"^/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>[0-9]+))?"
+    r"^/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>[0-9]{1,18}))?"
     r"(?:(?P<metadata>/metadata)|:(?P<verb>predict|classify|regress))?$"
 )
 log = logging.getLogger("tfimg.serving")
@@ -67,6 +94,25 @@ def max_batch_rows():
 
 
 MAX_BATCH_ROWS = max_batch_rows()
+
+
+def memory_limit():
+    """The container's memory limit in bytes (cgroup v2, then v1); None without one."""
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as file:
+                text = file.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 1 << 60:  # cgroup v1 writes "no limit" as 2**63
+            return int(text)
+    return None
+
+
+# The request bodies held at once (arriving, or waiting for their answer): an eighth of the
+# memory limit (8 GiB without one), as each may cost about 4 times its size while decoded;
+# never less than one body of the largest size.
+BODY_BUDGET = max(MAX_BODY_BYTES, (memory_limit() or 8 << 30) // 8)
 
 
 class ApiError(Exception):
@@ -419,9 +465,9 @@ def to_array(value, spec, name):
     which costs a fraction of TensorFlow's conversion; anything else through TensorFlow."""
     dtype = spec.dtype
     try:
-        decoded = decode(value)
-        if dtype.is_bool or dtype.is_integer or (dtype.is_floating and dtype != tf.bfloat16):
-            array = np.asarray(decoded)
+        numbers = holds_only_numbers(value, name)
+        if numbers and (dtype.is_bool or dtype.is_integer or (dtype.is_floating and dtype != tf.bfloat16)):
+            array = np.asarray(value)
             kind = array.dtype.kind
             if (
                 (dtype.is_bool and kind == "b")
@@ -429,11 +475,45 @@ def to_array(value, spec, name):
                 or (dtype.is_floating and kind in "iuf")
             ):
                 return array.astype(dtype.as_numpy_dtype, copy=False)
-        return tf.constant(decoded, dtype=dtype).numpy()
+            if dtype == tf.uint64 and kind in "iuO" and not fits_in(array, dtype):
+                # TensorFlow's own conversion would fail with a SystemError (below).
+                raise ApiError(400, f"input `{name}`: a value is out of uint64's range (0 to {dtype.max})")
+        return tf.constant(decode(value), dtype=dtype).numpy()
     except ApiError:
         raise
-    except (ValueError, TypeError, tf.errors.InvalidArgumentError) as error:
+    except (ValueError, TypeError, OverflowError, tf.errors.InvalidArgumentError) as error:
         raise ApiError(400, f"input `{name}`: {error}") from None
+    except SystemError as error:  # TensorFlow's wrapping of an int past uint64's range
+        if not isinstance(error.__cause__, OverflowError):
+            raise
+        raise ApiError(400, f"input `{name}`: {error.__cause__}") from None
+
+
+NUMBERS = {int, float, bool}
+
+
+def holds_only_numbers(value, name):
+    """Whether `value` is a number (or boolean), or regular nested lists of them: numpy
+    converts only such values, as no string array then is made (its size is the longest
+    string times the count: a 1 MB string among 1 000 empty ones would take 4 GB). Walked
+    level by level, without recursion; lists nested past MAX_RANK are refused."""
+    if type(value) in NUMBERS:
+        return True
+    if type(value) is not list:
+        return False
+    level, depth = [value], 1
+    while True:
+        if depth > MAX_RANK:
+            raise ApiError(400, f"input `{name}` has lists nested over {MAX_RANK} deep")
+        kinds = set()
+        for item in level:
+            kinds.update(map(type, item))
+        if list not in kinds:
+            return kinds <= NUMBERS
+        if len(kinds) > 1:  # lists beside numbers: ragged, for TensorFlow to refuse
+            return False
+        level = [child for item in level for child in item]
+        depth += 1
 
 
 def fits_in(array, dtype):
@@ -472,6 +552,7 @@ async def run(servable, signature_name, feeds):
             f"inputs {missing} missing and {extra} unknown; the signature takes {sorted(specs)}",
         )
     arrays = {key: to_array(value, specs[key], key) for key, value in feeds.items()}
+    feeds.clear()  # the caller's decoded JSON, let go of while the model runs
     for key, array in arrays.items():
         if not specs[key].shape.is_compatible_with(array.shape):
             wanted = [d if d is not None else -1 for d in specs[key].shape.as_list()]
@@ -483,15 +564,38 @@ async def run(servable, signature_name, feeds):
     try:
         return await job.future
     except (ValueError, TypeError, tf.errors.InvalidArgumentError) as error:
-        lines = [line.strip() for line in str(error).splitlines()]
-        detail = [line for line in lines if line and not line.startswith(("Graph execution error", "Detected at node"))]
-        raise ApiError(400, " ".join(detail)[:1000] or "the model refused the input") from None
+        raise ApiError(400, client_text(error)) from None
+
+
+def signature_name_of(body):
+    name = body.get("signature_name", DEFAULT_SIGNATURE)
+    if not isinstance(name, str):
+        raise ApiError(400, f"`signature_name` must be a string, not {json_type(name)}")
+    return name
+
+
+def json_type(value):
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
 
 
 async def predict(servable, body):
-    signature_name = body.get("signature_name", DEFAULT_SIGNATURE)
+    signature_name = signature_name_of(body)
     signature = servable.model.signatures.get(signature_name)
     input_names = sorted(signature.structured_input_signature[1]) if signature else []
+    row_format, feeds = predict_feeds(body, input_names)
+    body.clear()  # the values live on in `feeds` only, until they are converted
+    outputs = await run(servable, signature_name, feeds)
+    if row_format:
+        return {"predictions": rows(outputs)}
+    if len(outputs) == 1:
+        (name, value), = outputs.items()
+        return {"outputs": to_json(value, name)}
+    return {"outputs": {name: to_json(value, name) for name, value in outputs.items()}}
+
+
+def predict_feeds(body, input_names):
+    """Whether the request is in the row format, and its values by input name."""
     if ("instances" in body) == ("inputs" in body):
         raise ApiError(400, "the request needs one of `instances` (row format) or `inputs` (columnar format)")
     if "instances" in body:
@@ -499,25 +603,16 @@ async def predict(servable, body):
         if not isinstance(instances, list):
             raise ApiError(400, "`instances` must be a list")
         if instances and all(isinstance(i, dict) for i in instances) and not is_b64(instances[0]):
-            feeds = {key: [i.get(key) for i in instances] for key in instances[0]}
-        elif len(input_names) == 1:
-            feeds = {input_names[0]: instances}
-        else:
-            raise ApiError(400, f"the signature takes {input_names}: give each instance as an object")
-        outputs = await run(servable, signature_name, feeds)
-        return {"predictions": rows(outputs)}
+            return True, {key: [i.get(key) for i in instances] for key in instances[0]}
+        if len(input_names) == 1:
+            return True, {input_names[0]: instances}
+        raise ApiError(400, f"the signature takes {input_names}: give each instance as an object")
     inputs = body["inputs"]
     if isinstance(inputs, dict) and not is_b64(inputs):
-        feeds = inputs
-    elif len(input_names) == 1:
-        feeds = {input_names[0]: inputs}
-    else:
-        raise ApiError(400, f"the signature takes {input_names}: give `inputs` as an object")
-    outputs = await run(servable, signature_name, feeds)
-    if len(outputs) == 1:
-        (name, value), = outputs.items()
-        return {"outputs": to_json(value, name)}
-    return {"outputs": {name: to_json(value, name) for name, value in outputs.items()}}
+        return False, dict(inputs)
+    if len(input_names) == 1:
+        return False, {input_names[0]: inputs}
+    raise ApiError(400, f"the signature takes {input_names}: give `inputs` as an object")
 
 
 def is_b64(value):
@@ -542,19 +637,22 @@ def example(features):
     for key, value in features.items():
         values = decode(value if isinstance(value, list) else [value])
         feature = built.features.feature[key]
-        if all(isinstance(v, bool) or isinstance(v, int) for v in values):
-            feature.int64_list.value.extend(int(v) for v in values)
-        elif all(isinstance(v, (int, float)) for v in values):
-            feature.float_list.value.extend(float(v) for v in values)
-        elif all(isinstance(v, (str, bytes)) for v in values):
-            feature.bytes_list.value.extend(v.encode() if isinstance(v, str) else v for v in values)
-        else:
-            raise ApiError(400, f"feature `{key}` mixes numbers and strings")
+        try:
+            if all(isinstance(v, bool) or isinstance(v, int) for v in values):
+                feature.int64_list.value.extend(int(v) for v in values)
+            elif all(isinstance(v, (int, float)) for v in values):
+                feature.float_list.value.extend(float(v) for v in values)
+            elif all(isinstance(v, (str, bytes)) for v in values):
+                feature.bytes_list.value.extend(v.encode() if isinstance(v, str) else v for v in values)
+            else:
+                raise ApiError(400, f"feature `{key}` mixes numbers and strings")
+        except (ValueError, OverflowError) as error:  # an int past int64, 1e400 as a float
+            raise ApiError(400, f"feature `{key}`: {error}") from None
     return built.SerializeToString()
 
 
 async def classify_or_regress(servable, body, verb):
-    signature_name = body.get("signature_name", DEFAULT_SIGNATURE)
+    signature_name = signature_name_of(body)
     method = f"tensorflow/serving/{verb}"
     definition = servable.signature_defs.get(signature_name)
     if definition is None:
@@ -570,14 +668,18 @@ async def classify_or_regress(servable, body, verb):
         raise ApiError(400, "`examples` must be a list of objects")
     if not isinstance(context, dict):
         raise ApiError(400, "`context` must be an object")
+    if not examples:  # as TensorFlow Serving; the model would fail on an empty batch
+        raise ApiError(400, "Input is empty: `examples` needs at least one example")
     serialized = [example({**context, **item}) for item in examples]
+    count = len(examples)
+    del examples, context
+    body.clear()
     (input_name,) = definition["inputs"]
     outputs = await run(servable, signature_name, {input_name: serialized})
     if verb == "regress":
         return {"results": to_json(outputs["outputs"].reshape(-1), "outputs")}
     scores = outputs.get("scores")
     classes = outputs.get("classes")
-    count = len(examples)
     results = []
     for row in range(count):
         width = (scores if scores is not None else classes).shape[-1]
@@ -587,16 +689,204 @@ async def classify_or_regress(servable, body, verb):
     return {"results": results}
 
 
-# --- HTTP ---------------------------------------------------------------------------------
+# --- HTTP: the client → server boundary ---------------------------------------------------
+#
+# Clients are on the other side: anyone who reaches the port sends whatever bytes they
+# like, as slowly or as fast as they like. What they control is the request's bytes
+# (headers, body, the JSON in it) and when those arrive. This section is the one place
+# that takes them, and each costs the server no more than the limits above:
+#   - headers: whole within HEADER_SECONDS and MAX_HEADER_BYTES, else 408 or 431
+#     (`Protocol`: uvicorn has neither limit);
+#   - the body: at most MAX_BODY_BYTES (413), arriving with no gap over BODY_IDLE_SECONDS
+#     and, after BODY_GRACE_SECONDS, at BODY_BYTES_PER_SECOND on average (408); the bodies
+#     held at once at most BODY_BUDGET bytes (503);
+#   - a request slot (MAX_IN_FLIGHT, 503 beyond) only once the body is in, so a slow client
+#     holds one connection until a timeout frees it, never a slot;
+#   - the JSON: refused (413) before it is parsed when its values would take over
+#     MAX_DECODED_BYTES, its text and bytes let go of once parsed, its lists of numbers
+#     given to numpy as they are (no second copy, never a string array), and let go of
+#     before the model runs; large bodies LARGE_AT_ONCE at a time;
+#   - the answer to any client input is 2xx or 4xx with {"error": ...}; no response carries
+#     a Python traceback (`client_text`), and a failure of the server itself is logged
+#     here and answered 500 without its details.
 
 
-async def handle(models, method, path, body):
+class Request:
+    """One request: its method and path, then its body once read whole (handed over to
+    the JSON parser, which lets go of it) and the bytes it holds in the body budget."""
+
+    def __init__(self, method, path):
+        self.method, self.path = method, path
+        self.body = None
+        self.held = 0
+
+
+class Capacity:
+    """What the server gives its clients at once: the bytes of the request bodies it holds
+    (being received, or waiting for their answer) and the requests it answers. Used on the
+    event loop only."""
+
+    def __init__(self):
+        self.held = 0
+        self.in_flight = 0
+
+    def hold(self, request, size):
+        if self.held + size > BODY_BUDGET:
+            busy = f"the server holds {BODY_BUDGET} bytes of request bodies already: try again shortly"
+            raise ApiError(503, busy)
+        self.held += size
+        request.held += size
+
+    def release(self, request):
+        self.held -= request.held
+        request.held = 0
+
+
+def raw_answer(status, message):
+    """A whole HTTP/1.1 error response that closes the connection, for the protocol, which
+    answers before there is a request for the application."""
+    reasons = {408: "Request Timeout", 431: "Request Header Fields Too Large"}
+    payload = json.dumps({"error": message}).encode()
+    head = (
+        f"HTTP/1.1 {status} {reasons[status]}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(payload)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode() + payload
+
+
+class Protocol(HttpToolsProtocol):
+    """uvicorn's HTTP/1.1 connection (httptools' parser) with the two limits it lacks on a
+    request's headers: they arrive whole within HEADER_SECONDS, counted from the connection
+    or from the first byte of a later request on a kept-alive one, and take at most
+    MAX_HEADER_BYTES. Past either the client gets 408 or 431 (a connection that sent
+    nothing is just closed) and the connection ends. uvicorn's own timeout only runs between
+    requests: without this, clients that never finish their headers hold their connections
+    forever, and CONNECTIONS of them lock everyone out; and a URL or header of gigabytes
+    would be kept in memory whole."""
+
+    header_timer = None
+    header_bytes = 0
+    begun = False  # some of a request's head arrived
+    refused = False  # answered here: what else arrives is ignored
+
+    def connection_made(self, transport):
+        super().connection_made(transport)
+        self.start_header_timer()
+
+    def data_received(self, data):
+        if self.refused:
+            return
+        idle = self.cycle is None or self.cycle.response_complete
+        if idle and self.header_timer is None:  # bytes after an answer: a request is due
+            self.start_header_timer()
+        super().data_received(data)
+
+    def on_message_begin(self):
+        if self.refused:
+            return
+        super().on_message_begin()
+        self.begun, self.header_bytes = True, 0
+        if self.header_timer is None:  # a pipelined request
+            self.start_header_timer()
+
+    def on_url(self, url):
+        if self.count_header_bytes(len(url)):
+            super().on_url(url)
+
+    def on_header(self, name, value):
+        if self.count_header_bytes(len(name) + len(value)):
+            super().on_header(name, value)
+
+    def on_headers_complete(self):
+        if self.refused:
+            return
+        self.stop_header_timer()
+        self.begun = False
+        super().on_headers_complete()
+
+    def on_body(self, body):
+        if not self.refused:
+            super().on_body(body)
+
+    def on_message_complete(self):
+        if not self.refused:
+            super().on_message_complete()
+
+    def connection_lost(self, exc):
+        self.stop_header_timer()
+        super().connection_lost(exc)
+
+    def start_header_timer(self):
+        self.header_timer = self.loop.call_later(HEADER_SECONDS, self.headers_too_slow)
+
+    def stop_header_timer(self):
+        if self.header_timer is not None:
+            self.header_timer.cancel()
+            self.header_timer = None
+
+    def count_header_bytes(self, size):
+        if self.refused:
+            return False
+        self.header_bytes += size
+        if self.header_bytes > MAX_HEADER_BYTES:
+            self.refuse(431, f"the request's headers are over the server's limit of {MAX_HEADER_BYTES} bytes")
+            return False
+        return True
+
+    def headers_too_slow(self):
+        self.header_timer = None
+        if self.begun:
+            self.refuse(408, f"the request's headers did not arrive within {HEADER_SECONDS} s")
+        else:
+            self.refuse(None, None)
+
+    def refuse(self, status, message):
+        self.refused = True
+        self.stop_header_timer()
+        if not self.transport.is_closing():
+            if status is not None:
+                self.transport.write(raw_answer(status, message))
+            self.transport.close()
+
+
+def client_text(text):
+    """An error's text as a client may read it: without the Python frames TensorFlow puts
+    in a failing op's message (`defined at (most recent call last): File ...`; only what
+    follows its `Node:` line is about the request) or any other traceback, at most 1000
+    characters."""
+    lines = str(text).splitlines()
+    nodes = [index for index, line in enumerate(lines) if line.startswith("Node: ")]
+    if nodes:
+        lines = lines[nodes[-1] + 1 :]
+    kept, after_frame = [], False
+    for line in lines:
+        if PYTHON_FRAME.match(line):
+            after_frame = True
+            continue
+        if after_frame and line[:1].isspace():  # the frame's source line
+            continue
+        after_frame = False
+        line = TENSORFLOW_NODE.sub("", line).strip()
+        if line and not TRACEBACK_LINE.match(line):
+            kept.append(line)
+    return " ".join(kept)[:1000] or "the request was refused"
+
+
+PYTHON_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
+TENSORFLOW_NODE = re.compile(r"\[\[\{\{node [^}]*\}\}\]\]|\[Op:[^\]]*\]")
+TRACEBACK_LINE = re.compile(
+    r"^(Traceback \(most recent call last\)|Graph execution error|Detected at node|<stack traces unavailable>)"
+)
+
+
+async def handle(models, request):
+    method, path = request.method, request.path
     match = ROUTE.match(path)
     verb = match and match["verb"]
     if match is None or method != ("POST" if verb else "GET"):
         # As TensorFlow Serving: its API's paths are bad requests, others are not found.
         status = 400 if path.startswith("/v1/") else 404
-        raise ApiError(status, f"Malformed request: {method} {path}")
+        raise ApiError(status, f"Malformed request: {method} {path[:200]}")
     name = match["name"]
     version = int(match["version"]) if match["version"] else None
     if verb is None:
@@ -608,10 +898,7 @@ async def handle(models, method, path, body):
             }
         return models.status(name, version)
     servable = models.get(name, version)
-    try:
-        body = json.loads(body or b"null")
-    except ValueError as error:
-        raise ApiError(400, f"JSON Parse error: {error}") from None
+    body = parse_json(request)
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
     if verb == "predict":
@@ -619,80 +906,173 @@ async def handle(models, method, path, body):
     return await classify_or_regress(servable, body, verb)
 
 
-async def read_body(receive):
-    """The request's body, or ApiError 413 past MAX_BODY_BYTES (counted as it arrives, so a
-    chunked body without a length is capped too)."""
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise ApiError(413, TOO_LARGE)
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
-
-
-async def respond(models, method, path, body):
-    """The status and JSON bytes that answer one request."""
+def parse_json(request):
+    """The request's body as JSON; the body's bytes and text are let go of as soon as they
+    are parsed. Refused before parsing: a body whose values would take over
+    MAX_DECODED_BYTES as Python objects (413), as `decoded_size` estimates it. JSON nested
+    past Python's recursion limit is refused (400) by the parser itself."""
+    data, request.body = request.body or b"null", None
+    size = decoded_size(data)
+    if size > MAX_DECODED_BYTES:
+        raise ApiError(
+            413,
+            f"the request's JSON holds too many values: about {size >> 20} MiB once decoded, over "
+            f"the server's limit of {MAX_DECODED_BYTES >> 20} MiB; send fewer rows a request",
+        )
     try:
-        status, answer = 200, await handle(models, method, path, body)
+        text = data.decode(json.detect_encoding(data), "surrogatepass")
+        del data
+        return json.loads(text)
+    except ValueError as error:
+        raise ApiError(400, f"JSON Parse error: {error}") from None
+    except RecursionError:
+        raise ApiError(400, "JSON Parse error: the JSON is nested too deeply") from None
+
+
+def decoded_size(data):
+    """An upper estimate of what json.loads makes of `data` (CPython, 64-bit), from the
+    characters that open or separate values (those inside strings too, so it never falls
+    short): a list takes 56 bytes and a slot of 8 per item, an object 240 and about 100 a
+    key, a number 32 (a float, or an int, and its slot), a string 56 and its text. So
+    `[[0],[0],...]` (3 bytes of text for 64 of list) is refused unparsed, and rows of
+    floats are estimated at 3 to 5 times their text."""
+    lists, objects = data.count(b"["), data.count(b"{")
+    values = data.count(b",") + lists + objects + 1
+    strings = data.count(b'"') // 2
+    return 64 * lists + 240 * objects + 100 * data.count(b":") + 40 * values + 56 * strings + len(data)
+
+
+async def read_body(scope, receive, request, capacity):
+    """The request's body into `request.body` (left None when the client goes away), each
+    chunk counted in the body budget as it arrives. Refused, and the connection closed with
+    the answer: a body over MAX_BODY_BYTES (413, from its Content-Length alone when it has
+    one); a body that stalls for BODY_IDLE_SECONDS, or arrives slower than
+    BODY_BYTES_PER_SECOND once BODY_GRACE_SECONDS are spent (408: every byte that arrives
+    buys 1/BODY_BYTES_PER_SECOND s more, so a client that trickles a byte at a time is cut
+    off within seconds, and a large body on a slow link is not); a chunk past the budget
+    (503)."""
+    length = dict(scope["headers"]).get(b"content-length", b"")
+    if length.isdigit() and (len(length) > 12 or int(length) > MAX_BODY_BYTES):
+        raise ApiError(413, TOO_LARGE)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + BODY_GRACE_SECONDS
+    buffer = bytearray()
+    while True:
+        wait = min(BODY_IDLE_SECONDS, deadline - loop.time())
+        if wait <= 0:
+            raise ApiError(408, SLOW_BODY)
+        message = await within(wait, receive)
+        if message["type"] == "http.disconnect":
+            return
+        chunk = message.get("body", b"")
+        if len(buffer) + len(chunk) > MAX_BODY_BYTES:
+            raise ApiError(413, TOO_LARGE)
+        capacity.hold(request, len(chunk))
+        buffer += chunk
+        deadline += len(chunk) / BODY_BYTES_PER_SECOND
+        if not message.get("more_body"):
+            request.body = buffer
+            return
+
+
+async def within(seconds, receive):
+    """`await receive()`, or ApiError 408 after `seconds`. asyncio.wait_for would do, but it
+    makes a task (and takes a turn of the loop) for every chunk of every request."""
+    task = asyncio.current_task()
+    expired = []
+
+    def expire():
+        expired.append(True)
+        task.cancel()
+
+    timer = asyncio.get_running_loop().call_later(seconds, expire)
+    try:
+        return await receive()
+    except asyncio.CancelledError:
+        if expired:
+            if hasattr(task, "uncancel"):  # Python 3.11+: the task is not being cancelled
+                task.uncancel()
+            raise ApiError(408, SLOW_BODY) from None
+        raise
+    finally:
+        timer.cancel()
+
+
+async def respond(models, request):
+    """The status and JSON bytes that answer one request whose body is in."""
+    try:
+        status, answer = 200, await handle(models, request)
     except ApiError as error:
-        status, answer = error.status, {"error": str(error)}
-    except Exception as error:  # a bug or a TensorFlow failure: the client learns it
-        log.exception("request failed")
-        status, answer = 500, {"error": f"{type(error).__name__}: {error}"}
+        status, answer = error.status, {"error": client_text(error)}
+    except RecursionError:  # only the client's JSON is walked recursively
+        status, answer = 400, {"error": "the request's JSON is nested too deeply"}
+    except Exception:  # a bug, or a model failing on its own: logged, never shown
+        log.exception("%s %s failed", request.method, request.path[:200])
+        status, answer = 500, {"error": FAILED}
     return status, json.dumps(answer).encode()
 
 
-def answer_apart(models, method, path, body):
+def answer_apart(models, request):
     """`respond` on an event loop of this worker thread's own: a large body's JSON is read,
     converted and written here, while the main loop goes on serving everyone else."""
-    return asyncio.run(respond(models, method, path, body))
+    return asyncio.run(respond(models, request))
 
 
 def application(models):
-    in_flight = 0
+    capacity = Capacity()
+    large = None  # made on the server's loop, at its first request
 
     async def app(scope, receive, send):
-        nonlocal in_flight
+        nonlocal large
         if scope["type"] != "http":
             return
-        if in_flight >= MAX_IN_FLIGHT:
-            busy = f"the server is answering {MAX_IN_FLIGHT} requests already: try again shortly"
-            await answer(send, 503, json.dumps({"error": busy}).encode(), close=False)
-            return
-        in_flight += 1
+        if large is None:
+            large = asyncio.Semaphore(LARGE_AT_ONCE)
+        started = []
+
+        async def tracked_send(message):
+            started.append(True)
+            await send(message)
+
         try:
-            await serve_one(models, scope, receive, send)
-        finally:
-            in_flight -= 1
+            await serve_one(models, capacity, large, scope, receive, tracked_send)
+        except Exception:  # last resort: the client learns that it failed, not how
+            log.exception("%s %s failed", scope.get("method"), str(scope.get("path"))[:200])
+            if not started:
+                await answer(send, 500, json.dumps({"error": FAILED}).encode(), close=True)
 
     return app
 
 
-async def serve_one(models, scope, receive, send):
-    close = False
+async def serve_one(models, capacity, large, scope, receive, send):
+    """One request: its body read whole (no slot is taken while it arrives), then a slot,
+    then the answer. The body counts in the budget until its answer is ready."""
+    request = Request(scope["method"], scope["path"])
     try:
-        length = dict(scope["headers"]).get(b"content-length", b"0")
-        if length.isdigit() and int(length) > MAX_BODY_BYTES:
-            raise ApiError(413, TOO_LARGE)
-        body = await read_body(receive)
-    except ApiError as error:
-        body, close = None, True  # the rest of the body is not read
-        status, payload = error.status, json.dumps({"error": str(error)}).encode()
-    else:
-        if body is None:  # the client went away
+        try:
+            await read_body(scope, receive, request, capacity)
+        except ApiError as error:  # the rest of the body is not read: the connection ends
+            await answer(send, error.status, json.dumps({"error": str(error)}).encode(), close=True)
             return
-        method, path = scope["method"], scope["path"]
-        if len(body) > LARGE_BODY_BYTES:  # on the default executor's bounded pool
-            status, payload = await asyncio.to_thread(answer_apart, models, method, path, body)
-        else:
-            status, payload = await respond(models, method, path, body)
-    await answer(send, status, payload, close)
+        if request.body is None:  # the client went away
+            return
+        if capacity.in_flight >= MAX_IN_FLIGHT:
+            busy = f"the server is answering {MAX_IN_FLIGHT} requests already: try again shortly"
+            await answer(send, 503, json.dumps({"error": busy}).encode(), close=False)
+            return
+        capacity.in_flight += 1
+        try:
+            if len(request.body) > LARGE_BODY_BYTES:  # on the default executor's bounded pool
+                async with large:
+                    status, payload = await asyncio.to_thread(answer_apart, models, request)
+            else:
+                status, payload = await respond(models, request)
+        finally:
+            capacity.in_flight -= 1
+        capacity.release(request)  # a client slow to read its answer holds neither
+        await answer(send, status, payload, close=False)
+    finally:
+        capacity.release(request)
 
 
 async def answer(send, status, payload, close):
@@ -708,15 +1088,16 @@ def main():
     models = Models()
     threading.Thread(target=models.watch, name="models", daemon=True).start()
     log.info(
-        "model server on port %d: models under %s, at most %d requests at once, batches of up to %d rows",
-        PORT, MODELS, MAX_IN_FLIGHT, MAX_BATCH_ROWS,
+        "model server on port %d: models under %s, at most %d requests at once, batches of up to %d rows, "
+        "%d MiB of request bodies held at once",
+        PORT, MODELS, MAX_IN_FLIGHT, MAX_BATCH_ROWS, BODY_BUDGET >> 20,
     )
     uvicorn.run(
         application(models),
         host="0.0.0.0",
         port=PORT,
         loop="uvloop",
-        http="httptools",
+        http=Protocol,
         lifespan="off",
         proxy_headers=False,
         server_header=False,
