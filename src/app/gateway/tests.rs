@@ -117,7 +117,11 @@ fn members_sit_behind_one_published_port_each_on_a_network_of_their_own() {
     assert_eq!(gateway.network.as_deref(), Some("tfimg-lab"));
     let gateway_id = id_of(&engine, "lab-gateway");
     for network in ["tfimg-lab.alice", "tfimg-lab.bob"] {
-        assert_eq!(joined(&engine, network), [gateway_id.clone()], "{network}");
+        assert_eq!(
+            joined(&engine, network),
+            std::slice::from_ref(&gateway_id),
+            "{network}"
+        );
     }
     let calls = engine.calls();
     let joined_at = calls
@@ -225,7 +229,10 @@ fn a_changed_team_reloads_the_gateway_and_an_unchanged_one_does_nothing() {
         )]
     );
     // bob's network was made before bob, and the gateway joined it before reloading.
-    assert_eq!(joined(&engine, "tfimg-lab.bob"), [gateway_id.clone()]);
+    assert_eq!(
+        joined(&engine, "tfimg-lab.bob"),
+        std::slice::from_ref(&gateway_id)
+    );
     let calls = engine.calls();
     let joined_at = calls
         .iter()

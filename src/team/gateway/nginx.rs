@@ -211,6 +211,9 @@ http {{
     proxy_set_header X-Forwarded-Proto $scheme;
     proxy_read_timeout 1d;
     proxy_send_timeout 1d;
+    # A member whose container just stopped keeps its address in the resolver's cache for
+    # a few seconds: its requests fail (504) after 5 s instead of nginx's 60.
+    proxy_connect_timeout 5s;
     proxy_buffering off;
 
     ssl_certificate {FOLDER}/{CERT};
