@@ -81,7 +81,9 @@ impl Gateway {
         }
     }
 
-    /// The gateway's own address: `https://127.0.0.1:8443/` (`0.0.0.0` when public).
+    /// The gateway's own address: `https://<domain>:8443/` (`<team>.localhost` by
+    /// default), else (path routing without a domain) `https://127.0.0.1:8443/`
+    /// (`0.0.0.0` when public).
     pub fn address(&self) -> String {
         let host = match (&self.domain, self.public) {
             (Some(domain), _) => domain.as_str(),
@@ -91,7 +93,8 @@ impl Gateway {
         format!("https://{host}:{}/", self.port)
     }
 
-    /// The member's address through the gateway, without a token: `https://127.0.0.1:8443/alice/`.
+    /// The member's address through the gateway, without a token:
+    /// `https://alice.lab.localhost:8443/lab`, or `https://127.0.0.1:8443/alice/lab` by path.
     pub fn url(&self, member: &str, service: &str) -> String {
         let host = match (self.route, &self.domain) {
             (Route::Host, Some(domain)) => format!("{member}.{domain}"),
