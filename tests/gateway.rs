@@ -722,6 +722,8 @@ async fn members_are_kept_apart_by_origin_network_and_gateway() {
     assert_eq!(with_header["with_header"], 201, "{with_header}");
     let with_query = client.wait_for_line("upload", "with_query");
     assert_eq!(with_query["with_query"], 201, "{with_query}");
+    let with_cookie = client.wait_for_line("upload", "with_cookie");
+    assert_eq!(with_cookie["with_cookie"], 201, "{with_cookie}");
 
     // A token in a request that fails (bob's Jupyter is down) stays out of the logs; the
     // failure is in them.
