@@ -135,6 +135,19 @@ fn team(name: &'static str, at: &str, text: &str) -> Case {
     }
 }
 
+/// `tfimg k8s ./<name>.yaml` on a team file with `text`; the error is at `at`.
+fn team_k8s(name: &'static str, at: &str, text: &str) -> Case {
+    let path = format!("./{name}.yaml");
+    Case {
+        name,
+        names: format!("`{path}`:{at}"),
+        input: Input::File {
+            args: vec!["k8s".into(), path.clone()],
+            file: Some((path, text.as_bytes().to_vec())),
+        },
+    }
+}
+
 /// `tfimg sweep ./<name>.yaml --dry-run` on a sweep file.
 fn sweep(name: &'static str, at: &str, text: &str) -> Case {
     let path = format!("./{name}.yaml");
@@ -726,6 +739,21 @@ fn cases() -> Vec<Case> {
             "gateway-host-route-without-domain",
             "7:10",
             &members("  - name: alice\ngateway:\n  route: host\n"),
+        ),
+        team(
+            "gateway-compose-without-domain",
+            "6:1",
+            &members("  - name: alice\ngateway:\n  port: 9443\n"),
+        ),
+        team_k8s(
+            "gateway-k8s-without-domain",
+            "6:1",
+            &members("  - name: alice\ngateway:\n  port: 9443\n"),
+        ),
+        team(
+            "gateway-public-without-domain",
+            "7:11",
+            &members("  - name: alice\ngateway:\n  public: true\n"),
         ),
         team(
             "gateway-domain-not-a-host-name",

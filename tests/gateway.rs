@@ -1,7 +1,10 @@
 //! A team behind its gateway, on the real Engine: three Jupyter members reached through
-//! one TLS port (nginx from Debian's packages, built by tfimg), each with its own token, a
-//! kernel run over its WebSocket through the proxy by a real client, and nothing left
-//! after `down`.
+//! one TLS port (nginx from Debian's packages, built by tfimg), each on a host name of its
+//! own under `<team>.localhost` and with its own token, a kernel run over its WebSocket
+//! through the proxy by a real client, and nothing left after `down`. Then the
+//! member → member boundary, with two members: Bob in headless Chromium opening a page
+//! Alice serves from her own container, Alice's container trying Bob's ports, bodies
+//! sent without a token, and a token that must not reach the gateway's logs.
 
 mod common;
 
@@ -20,12 +23,28 @@ fn token_of(table: &str, member: &str) -> String {
 }
 
 fn team_file(team: &str, spec: &str, port: u16, members: &[&str]) -> String {
+    team_file_with(team, spec, &format!("  port: {port}\n"), members)
+}
+
+/// A team of `spec` members under `gateway:` with `gateway` (its indented lines).
+fn team_file_with(team: &str, spec: &str, gateway: &str, members: &[&str]) -> String {
     let mut text = format!("team: {team}\ndefaults:\n  spec: {spec}\nmembers:\n");
     for member in members {
         text.push_str(&format!("  - name: {member}\n"));
     }
-    text.push_str(&format!("gateway:\n  port: {port}\n"));
+    text.push_str(&format!("gateway:\n{gateway}"));
     text
+}
+
+/// A member's Jupyter address through the gateway, from its row of `up`'s table (its URL
+/// without `lab?token=...`), ending in `/`.
+fn base_of(table: &str, member: &str) -> String {
+    let line = table
+        .lines()
+        .find(|line| line.split_whitespace().next() == Some(member))
+        .unwrap_or_else(|| panic!("no `{member}` row in:\n{table}"));
+    let url = line.split_whitespace().last().unwrap();
+    url.split("lab?token=").next().unwrap().to_string()
 }
 
 /// The Python client (`fixtures/gateway/client.py`) in containers of the members' image
@@ -35,6 +54,8 @@ struct Client<'a> {
     spec: &'a str,
     port: u16,
     check: &'a std::path::Path,
+    /// A member's address with `{member}` in it.
+    base: String,
 }
 
 impl Client<'_> {
@@ -61,6 +82,7 @@ impl Client<'_> {
                 mode,
                 &self.port.to_string(),
                 "/check/cert.pem",
+                &self.base,
             ]
             .map(String::from),
         );
@@ -89,7 +111,8 @@ impl Client<'_> {
         let container = format!("{}-{name}", self.team);
         let started = std::time::Instant::now();
         loop {
-            let logs = docker(&["logs", &container]);
+            // Its JSON lines on stdout; a traceback on stderr shows in the failure.
+            let logs = logs_of(&container);
             let found = logs
                 .lines()
                 .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
@@ -106,13 +129,27 @@ impl Client<'_> {
     }
 }
 
-/// Removes the team network when dropped (after the containers' guard).
+/// Removes the team's networks (the gateway's and the members') when dropped, after the
+/// containers' guard.
 struct NetworkGuard(String);
 
 impl Drop for NetworkGuard {
     fn drop(&mut self) {
-        docker(&["network", "rm", &self.0]);
+        let label = format!("label=io.tfimg.team={}", self.0);
+        for network in docker(&["network", "ls", "-q", "--filter", &label]).split_whitespace() {
+            docker(&["network", "rm", network]);
+        }
+        docker(&["network", "rm", &format!("tfimg-{}", self.0)]);
     }
+}
+
+/// A unique team and spec name: `<prefix><id>`, `<prefix>spec<id>`.
+fn unique_team(prefix: &str) -> (String, String) {
+    let suffix = unique(prefix).replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+    let id = suffix[suffix.len() - 10..]
+        .trim_start_matches('-')
+        .to_lowercase();
+    (format!("{prefix}{id}"), format!("{prefix}spec{id}"))
 }
 
 #[tokio::test]
@@ -120,12 +157,8 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
     if common::engine().await.is_none() {
         return;
     }
-    let suffix = unique("g").replace(|c: char| !c.is_ascii_alphanumeric(), "-");
-    let id = suffix[suffix.len() - 10..]
-        .trim_start_matches('-')
-        .to_lowercase();
-    let (team, spec) = (format!("gw{id}"), format!("gwspec{id}"));
-    let _network = NetworkGuard(format!("tfimg-{team}"));
+    let (team, spec) = unique_team("gw");
+    let _network = NetworkGuard(team.clone());
     let mut guard = DockerGuard::images(&[&format!("tfimg/{spec}")]);
     guard.container_label = Some(format!("io.tfimg.team={team}"));
     guard.containers = ["check", "hold", "check-dave"]
@@ -153,9 +186,12 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
     assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
     let members = ["alice", "bob", "carol"];
     for member in members {
+        // Each its own origin: `<member>.<team>.localhost`, which browsers and curl send to
+        // this machine's loopback with no set-up.
         assert!(
-            up.stdout
-                .contains(&format!("https://127.0.0.1:{port}/{member}/lab?token=")),
+            up.stdout.contains(&format!(
+                "https://{member}.{team}.localhost:{port}/lab?token="
+            )),
             "{}",
             up.stdout
         );
@@ -164,8 +200,9 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
         assert_eq!(ports.trim(), "", "{member} publishes {ports}");
     }
     assert!(
-        up.stderr
-            .contains(&format!("gateway: https://127.0.0.1:{port}/ (created)")),
+        up.stderr.contains(&format!(
+            "gateway: https://{team}.localhost:{port}/ (created)"
+        )),
         "{}",
         up.stderr
     );
@@ -175,18 +212,31 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
         .lines()
         .find(|line| line.starts_with(&format!("{team}-gateway")));
     assert!(
-        gateway_row.is_some_and(|row| row.ends_with(&format!("https://127.0.0.1:{port}/"))),
+        gateway_row.is_some_and(|row| row.ends_with(&format!("https://{team}.localhost:{port}/"))),
         "{}",
         ps.stdout
     );
     assert!(
         ps.stdout
-            .contains(&format!("https://127.0.0.1:{port}/bob/lab\n")),
+            .contains(&format!("https://bob.{team}.localhost:{port}/lab\n")),
         "{}",
         ps.stdout
     );
     let published = docker(&["port", &format!("{team}-gateway")]);
     assert_eq!(published.trim(), format!("8443/tcp -> 127.0.0.1:{port}"));
+    // Each member alone on its own network; the gateway on its own and on every member's.
+    for member in members {
+        assert_eq!(
+            networks_of(&format!("{team}-{member}")),
+            [format!("tfimg-{team}.{member}")]
+        );
+    }
+    let mut expected: Vec<String> = members
+        .iter()
+        .map(|member| format!("tfimg-{team}.{member}"))
+        .collect();
+    expected.insert(0, format!("tfimg-{team}"));
+    assert_eq!(networks_of(&format!("{team}-gateway")), expected);
 
     // A real client through the gateway's one port, from the host's network, trusting
     // only the team's certificate.
@@ -214,6 +264,7 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
         spec: &spec,
         port,
         check: &check,
+        base: base_of(&up.stdout, "alice").replacen("alice", "{member}", 1),
     };
     // alice's kernel, held open over the gateway while the team changes. The checks wait
     // until it runs: while a kernel starts, Jupyter's /api/status can answer 500 (the
@@ -310,7 +361,402 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
         "--filter",
         &format!("name=tfimg-{team}"),
     ]);
-    assert_eq!(networks.trim(), "", "the team network is gone");
+    assert_eq!(networks.trim(), "", "the team's networks are gone");
+}
+
+/// The networks a container is on, sorted.
+fn networks_of(container: &str) -> Vec<String> {
+    let listed = docker(&[
+        "inspect",
+        "-f",
+        "{{range $name, $_ := .NetworkSettings.Networks}}{{$name}} {{end}}",
+        container,
+    ]);
+    let mut names: Vec<String> = listed.split_whitespace().map(String::from).collect();
+    names.sort();
+    names
+}
+
+/// The bytes in files under /tmp that `container`'s processes hold open, deleted or not:
+/// nginx unlinks a body's temporary file as soon as it makes it, so `du` never sees it.
+fn bytes_in_tmp(container: &str) -> u64 {
+    let script = "total=0; for fd in /proc/[0-9]*/fd/*; do \
+        case \"$(readlink \"$fd\")\" in /tmp/*) \
+        total=$((total + $(stat -L -c %s \"$fd\" 2>/dev/null || echo 0)));; esac; done; \
+        echo $total";
+    let output = docker(&["exec", "-u", "33:33", container, "sh", "-c", script]);
+    output
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("open files in {container}'s /tmp: {output}"))
+}
+
+/// `docker logs` of a container: stdout and stderr together (nginx logs to stderr).
+fn logs_of(container: &str) -> String {
+    let output = std::process::Command::new("docker")
+        .args(["logs", container])
+        .output()
+        .unwrap();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// `curl`'s status for `url`, trusting only `cert` (curl sends `*.localhost` names to the
+/// loopback itself).
+fn status_of(url: &str, cert: &std::path::Path) -> String {
+    let output = std::process::Command::new("curl")
+        .args(["-sS", "-o", "/dev/null", "-m", "30", "-w", "%{http_code}"])
+        .arg("--cacert")
+        .arg(cert)
+        .arg(url)
+        .output()
+        .unwrap();
+    let status = String::from_utf8_lossy(&output.stdout).into_owned();
+    match status.as_str() {
+        "000" => format!("000 ({})", String::from_utf8_lossy(&output.stderr).trim()),
+        _ => status,
+    }
+}
+
+/// Whether Debian's `chromium` is here. Under CI=true it must be (scripts/setup-machine
+/// installs it); elsewhere a missing browser skips the browser part, saying so.
+fn chromium_available() -> bool {
+    let found = std::process::Command::new("chromium")
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !found {
+        let ci = std::env::var("CI").is_ok_and(|value| value == "true");
+        assert!(
+            !ci,
+            "headless Chromium (`chromium`) is missing; scripts/setup-machine installs it"
+        );
+        eprintln!("skipping the browser checks: no `chromium` on PATH (scripts/setup-machine installs it)");
+    }
+    found
+}
+
+/// One person's headless Chromium: its profile (cookies) lives in `profile` from one run
+/// to the next, and it trusts exactly the team's key (`spki`, the base64 SHA-256 of the
+/// certificate's public key). The DOM of `url` once its scripts ran (at most `budget_ms`
+/// of the page's virtual time).
+fn chromium(profile: &std::path::Path, spki: &str, url: &str, budget_ms: u32) -> String {
+    let output = std::process::Command::new("timeout")
+        .arg("120")
+        .arg("chromium")
+        .env("HOME", profile)
+        .env("XDG_CONFIG_HOME", profile.join("config"))
+        .env("XDG_CACHE_HOME", profile.join("cache"))
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            &format!("--user-data-dir={}", profile.join("data").display()),
+            &format!("--ignore-certificate-errors-spki-list={spki}"),
+            &format!("--virtual-time-budget={budget_ms}"),
+            "--dump-dom",
+            url,
+        ])
+        .output()
+        .expect("chromium runs");
+    assert!(
+        output.status.success(),
+        "chromium failed ({}) on {url}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The base64 SHA-256 of the public key in the PEM certificate at `cert` (what
+/// `--ignore-certificate-errors-spki-list` takes).
+fn spki_of(cert: &std::path::Path) -> String {
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("openssl x509 -in \"$1\" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64")
+        .arg("sh")
+        .arg(cert)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// The member → member boundary on the real Engine, with alice and bob behind the
+/// gateway's defaults (host routing under `<team>.localhost`):
+/// - Alice serves a page from her own container, where TensorBoard was; Bob, logged in to
+///   his Jupyter in headless Chromium, opens it: it can neither frame his Jupyter, read
+///   his `_xsrf` cookie, list his files nor write one (on one origin, as path routing
+///   has it, it did all four);
+/// - from Alice's container Bob's name does not resolve and his Jupyter and TensorBoard
+///   ports do not answer (on one team network TensorBoard's data was open);
+/// - bodies without a token are refused before the gateway reads them: 1 GiB announced is
+///   413 at once, 30 MiB sent of 100 MiB leave nothing on the gateway's disk, chunked ones
+///   are 403; with the token 20 MiB go through;
+/// - with Bob's Jupyter down, a request with `?token=` answers 502 and leaves the failure,
+///   but not the token, in the gateway's logs.
+///
+/// What the boundary promises is collected and asserted at the end, so one run lists
+/// every promise broken (the tree before this boundary broke all four).
+#[tokio::test]
+async fn members_are_kept_apart_by_origin_network_and_gateway() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    let (team, spec) = unique_team("gk");
+    let _network = NetworkGuard(team.clone());
+    let mut guard = DockerGuard::images(&[&format!("tfimg/{spec}")]);
+    guard.container_label = Some(format!("io.tfimg.team={team}"));
+    guard.containers = vec![format!("{team}-upload")];
+    let port = free_port();
+    let folder = scratch(&[
+        (
+            &format!("images/{spec}.yaml") as &str,
+            &format!("name: {spec}\nextends: cpu-jupyter\n") as &str,
+        ),
+        (
+            "team.yaml",
+            &team_file(&team, &spec, port, &["alice", "bob"]),
+        ),
+    ]);
+    let data = folder.path().join(".tfimg-data");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+    let up = tfimg_with_env(
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", HOST_CA],
+        &env,
+    );
+    assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
+    let (alice, bob) = (format!("{team}-alice"), format!("{team}-bob"));
+    let (alice_token, bob_token) = (token_of(&up.stdout, "alice"), token_of(&up.stdout, "bob"));
+    let (alice_base, bob_base) = (base_of(&up.stdout, "alice"), base_of(&up.stdout, "bob"));
+    let cert = data.join(format!("tfimg/teams/{team}/gateway/cert.pem"));
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gateway");
+    let mut broken: Vec<String> = Vec::new();
+    let mut expect = |kept: bool, promise: String| {
+        if !kept {
+            broken.push(promise);
+        }
+    };
+
+    // Bob's TensorBoard listens (it starts after his Jupyter): through the gateway with
+    // his token.
+    common::wait_for(
+        "bob's TensorBoard through the gateway",
+        std::time::Duration::from_secs(180),
+        || status_of(&format!("{bob_base}tensorboard/?token={bob_token}"), &cert) == "200",
+    );
+    // Alice's container and Bob's ports: by name, then by each of his addresses.
+    let addresses = docker(&[
+        "inspect",
+        "-f",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}",
+        &bob,
+    ]);
+    docker(&[
+        "cp",
+        fixtures.join("neighbour.py").to_str().unwrap(),
+        &format!("{alice}:/tmp/neighbour.py"),
+    ]);
+    let mut args = vec!["exec", &alice, "python3", "/tmp/neighbour.py", &bob];
+    args.extend(addresses.split_whitespace());
+    let reached = docker(&args);
+    let reached: serde_json::Value =
+        serde_json::from_str(reached.trim()).unwrap_or_else(|_| panic!("{reached}"));
+    eprintln!("from alice's container: {reached}");
+    expect(
+        reached["resolves"].is_null(),
+        format!("bob's name does not resolve in alice's container: {reached}"),
+    );
+    expect(
+        !reached["logdir"].is_number(),
+        format!("alice cannot read bob's TensorBoard data: {reached}"),
+    );
+    for address in addresses.split_whitespace() {
+        for service in [8888, 6006] {
+            let outcome = &reached[format!("{address}:{service}")];
+            expect(
+                outcome.is_string() && outcome != "connected",
+                format!("alice cannot connect to bob's {address}:{service}: {reached}"),
+            );
+        }
+    }
+
+    // Alice serves her page where her TensorBoard was, as any member may.
+    docker(&[
+        "cp",
+        fixtures.join("take_port.py").to_str().unwrap(),
+        &format!("{alice}:/tmp/take_port.py"),
+    ]);
+    docker(&[
+        "cp",
+        fixtures.join("alice_page").to_str().unwrap(),
+        &format!("{alice}:/tmp/alice_page"),
+    ]);
+    let ids = docker(&["exec", &alice, "sh", "-c", "echo \"$TFIMG_UID:$TFIMG_GID\""]);
+    docker(&[
+        "exec",
+        "-d",
+        "-u",
+        ids.trim(),
+        &alice,
+        "python3",
+        "/tmp/take_port.py",
+        "6006",
+        "/tmp/alice_page",
+    ]);
+    let page = format!("{alice_base}tensorboard/evil.html?token={alice_token}");
+    common::wait_for(
+        "alice's page through the gateway",
+        std::time::Duration::from_secs(60),
+        || status_of(&page, &cert) == "200",
+    );
+
+    if chromium_available() {
+        let profile = tempfile::tempdir().unwrap();
+        let spki = spki_of(&cert);
+        // Bob logs in with his link, and his browser then reaches his files with no token.
+        chromium(
+            profile.path(),
+            &spki,
+            &format!("{bob_base}lab?token={bob_token}"),
+            10_000,
+        );
+        let own = chromium(
+            profile.path(),
+            &spki,
+            &format!("{bob_base}api/contents"),
+            5_000,
+        );
+        assert!(own.contains("\"directory\""), "bob is logged in: {own}");
+        // Bob opens Alice's page.
+        let dom = chromium(
+            profile.path(),
+            &spki,
+            &format!("{page}&bob={bob_base}"),
+            30_000,
+        );
+        let result = dom
+            .split("<pre id=\"result\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</pre>").next())
+            .unwrap_or_else(|| panic!("{dom}"))
+            .replace("&quot;", "\"")
+            .replace("&amp;", "&")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">");
+        let result: serde_json::Value =
+            serde_json::from_str(&result).unwrap_or_else(|_| panic!("{result}"));
+        eprintln!("alice's page, opened by bob: {result}");
+        expect(
+            result["cookie_error"].is_string()
+                && !result["cookie"].as_str().unwrap_or("").contains("_xsrf"),
+            format!("alice's page cannot frame bob's Jupyter or read his cookies: {result}"),
+        );
+        expect(
+            result["list_error"].is_string() && result["list_status"] != 200,
+            format!("alice's page cannot list bob's files: {result}"),
+        );
+        expect(
+            result["write_status"]
+                .as_u64()
+                .is_none_or(|status| status >= 300),
+            format!("alice's page cannot write into bob's folder: {result}"),
+        );
+        let written = status_of(
+            &format!("{bob_base}api/contents/from-alice.txt?token={bob_token}"),
+            &cert,
+        );
+        expect(
+            written == "404",
+            format!("no file from alice in bob's folder ({written})"),
+        );
+    }
+
+    // Bodies without a token, from a client on the host's network.
+    let check = folder.path().join("check");
+    std::fs::create_dir(&check).unwrap();
+    std::fs::copy(&cert, check.join("cert.pem")).unwrap();
+    std::fs::write(
+        check.join("client.py"),
+        include_str!("fixtures/gateway/client.py"),
+    )
+    .unwrap();
+    let client = Client {
+        team: &team,
+        spec: &spec,
+        port,
+        check: &check,
+        base: bob_base.replacen("bob", "{member}", 1),
+    };
+    client.start("upload", "upload", &[format!("bob={bob_token}")]);
+    let too_big = client.wait_for_line("upload", "too_big");
+    expect(
+        too_big["too_big"] == 413,
+        format!("1 GiB announced is refused at once: {too_big}"),
+    );
+    let holding = client.wait_for_line("upload", "holding");
+    let gateway = format!("{team}-gateway");
+    let buffered = bytes_in_tmp(&gateway);
+    expect(
+        buffered < 1 << 20,
+        format!("no unauthenticated body on the gateway's disk: {buffered} bytes in its /tmp while {holding} came"),
+    );
+    std::fs::write(check.join("go-upload"), "").unwrap();
+    let held = client.wait_for_line("upload", "held");
+    expect(
+        held["held"].as_u64().is_none_or(|status| status >= 300),
+        format!("an unauthenticated body is refused: {held}"),
+    );
+    let chunked = client.wait_for_line("upload", "chunked");
+    expect(
+        chunked["chunked"] == 403,
+        format!("an unauthenticated chunked body is refused: {chunked}"),
+    );
+    let with_header = client.wait_for_line("upload", "with_header");
+    assert_eq!(with_header["with_header"], 201, "{with_header}");
+    let with_query = client.wait_for_line("upload", "with_query");
+    assert_eq!(with_query["with_query"], 201, "{with_query}");
+    let with_cookie = client.wait_for_line("upload", "with_cookie");
+    assert_eq!(with_cookie["with_cookie"], 201, "{with_cookie}");
+
+    // A token in a request that fails (bob's Jupyter is down) stays out of the logs; the
+    // failure is in them.
+    docker(&["stop", &bob]);
+    let secret = "0123456789abcdef0123456789abcdef0123456789abcdef";
+    let failed = status_of(&format!("{bob_base}lab?token={secret}"), &cert);
+    // 502 once the resolver no longer knows bob's name, 504 while it still has his address.
+    expect(
+        failed == "502" || failed == "504",
+        format!("bob's Jupyter down: 502 or 504 ({failed})"),
+    );
+    let failed_tensorboard = status_of(&format!("{bob_base}tensorboard/?token={secret}"), &cert);
+    expect(
+        failed_tensorboard.starts_with('5'),
+        format!("bob's TensorBoard's check down: 5xx ({failed_tensorboard})"),
+    );
+    let logs = logs_of(&gateway);
+    expect(
+        !logs.contains(secret),
+        format!("no token in the gateway's logs:\n{logs}"),
+    );
+    expect(
+        logs.contains(&format!("\"GET /lab\" {failed}")),
+        format!("the failure is in the gateway's logs:\n{logs}"),
+    );
+
+    let down = tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert!(
+        broken.is_empty(),
+        "broken promises:\n- {}",
+        broken.join("\n- ")
+    );
 }
 
 /// `k8s` of a team with a gateway: the members' Services behind an Ingress (paths, then
@@ -351,6 +797,14 @@ fn k8s_exports_the_gateway_as_an_ingress() {
             secret["stringData"]["tls.crt"].as_str(),
             Some(cert.as_str())
         );
+        // No member reaches another's pods.
+        for member in ["lab-alice", "lab-bob"] {
+            let policy = find("NetworkPolicy", member);
+            assert_eq!(
+                policy["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/name"],
+                member
+            );
+        }
         let ingress = find("Ingress", "lab-gateway");
         let rule = &ingress["spec"]["rules"][0];
         assert_eq!(rule["host"].as_str(), expected_host.or(Some("lab.example")));
@@ -371,17 +825,6 @@ fn k8s_exports_the_gateway_as_an_ingress() {
     }
 }
 
-/// `curl`'s status for `path` through the gateway on `port`, trusting only `cert`.
-fn status_through(port: u16, cert: &std::path::Path, path: &str) -> String {
-    let output = std::process::Command::new("curl")
-        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert"])
-        .arg(cert)
-        .arg(format!("https://127.0.0.1:{port}{path}"))
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
 /// `compose` of a team with a gateway: docker-compose accepts it, the members publish
 /// nothing, the gateway's key stays its owner's, and once up each member answers through
 /// the gateway's one port to their own token only, with the team's certificate.
@@ -393,7 +836,9 @@ async fn compose_exports_the_gateway_and_it_serves_each_member_behind_it() {
     let id = unique("c").replace(|c: char| !c.is_ascii_alphanumeric(), "");
     let team = format!("gc{}", &id[id.len() - 10..]).to_lowercase();
     let port = free_port();
-    let file = team_file(&team, "cpu-jupyter", port, &["alice", "bob"]);
+    // Compose needs the domain written: `<team>.localhost` is what `up` would take.
+    let gateway = format!("  port: {port}\n  domain: {team}.localhost\n");
+    let file = team_file_with(&team, "cpu-jupyter", &gateway, &["alice", "bob"]);
     let folder = scratch(&[("team.yaml", &file)]);
     let data = folder.path().join(".tfimg-data");
     let output = folder.path().join("out/team.compose.yaml");
@@ -453,16 +898,34 @@ async fn compose_exports_the_gateway_and_it_serves_each_member_behind_it() {
     };
     let cert = files.join("cert.pem");
     for (member, other) in [("alice", "bob"), ("bob", "alice")] {
-        let own = format!("/{member}/api/status?token={}", token(member));
+        let base = format!("https://{member}.{team}.localhost:{port}/api/status");
+        let own = format!("{base}?token={}", token(member));
         common::wait_for(
             &format!("{member}'s Jupyter through the gateway"),
             std::time::Duration::from_secs(120),
-            || status_through(port, &cert, &own) == "200",
+            || status_of(&own, &cert) == "200",
         );
-        let others = format!("/{member}/api/status?token={}", token(other));
-        assert_eq!(status_through(port, &cert, &others), "403", "{member}");
-        let none = format!("/{member}/api/status");
-        assert_eq!(status_through(port, &cert, &none), "403", "{member}");
+        let others = format!("{base}?token={}", token(other));
+        assert_eq!(status_of(&others, &cert), "403", "{member}");
+        assert_eq!(status_of(&base, &cert), "403", "{member}");
     }
+    // Each member alone with the gateway on its own network: bob's name does not resolve
+    // in alice's container.
+    let lookup = guard.run(
+        &[
+            "exec",
+            "-T",
+            "alice",
+            "python3",
+            "-c",
+            &format!("import socket; socket.gethostbyname('{team}-bob')"),
+        ],
+        &[],
+    );
+    assert!(
+        !lookup.status.success() && String::from_utf8_lossy(&lookup.stderr).contains("gaierror"),
+        "{}",
+        String::from_utf8_lossy(&lookup.stderr)
+    );
     drop(guard);
 }

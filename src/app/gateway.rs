@@ -1,9 +1,15 @@
-//! A team's gateway brought to what its file says: the team network, the members behind
-//! it (no host ports of their own for Jupyter and TensorBoard, Jupyter under its base
-//! URL), and one nginx container in front, with the configuration `team::gateway::nginx`
+//! A team's gateway brought to what its file says: the networks, the members behind it
+//! (no host ports of their own for Jupyter and TensorBoard, Jupyter under its base URL),
+//! and one nginx container in front, with the configuration `team::gateway::nginx`
 //! renders, the team's certificate and key copied in before it starts (never in an image
 //! layer), and `nginx -s reload` when an `up` changes the members: old workers finish their
 //! open connections, so kernels' WebSockets stay up.
+//!
+//! Trust boundary, member → member: members are different people, each in control of
+//! their own container and its listening ports. Here each member goes on a network of its
+//! own (`plan::network::member_network`) that only the gateway joins besides it, so no
+//! member reaches another's ports, and the gateway (the one container on every member's
+//! network) passes on only what its configuration lets through.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,6 +33,9 @@ use crate::spec::{ResolvedSpec, Service};
 use crate::team::gateway::nginx::{self, Backend, GATEWAY_UID};
 use crate::team::gateway::{Gateway, Tls, LISTEN_PORT, ROUTED_SERVICES};
 use crate::team::{Team, TeamMember};
+
+/// Beside a kept self-signed certificate: the names it was made for, one a line.
+const CERT_NAMES: &str = "cert.names";
 
 /// Docker's own /dev/shm size: nginx needs no more.
 const GATEWAY_SHM: i64 = 64 * 1024 * 1024;
@@ -58,7 +67,7 @@ pub fn place_member(team: &Team, member: &TeamMember, request: &mut LaunchReques
         .ports
         .retain(|service, _| !ROUTED_SERVICES.contains(&service.as_str()));
     request.network = Some(NetworkPlan {
-        name: network::team_network(&team.name),
+        name: network::member_network(&team.name, &member.name),
         gateway: route,
     });
 }
@@ -93,13 +102,53 @@ pub fn check_local(team: &Team, remote: Option<&str>) -> Result<(), InputError> 
     }
 }
 
-/// The team network, made before any member that joins it.
+/// The gateway's network and each member's, made before any member that joins them.
 pub async fn prepare_network(engine: &impl Engine, team: &Team) -> anyhow::Result<()> {
-    if team.gateway.is_some() {
-        let labels = BTreeMap::from([(labels::TEAM.to_string(), team.name.clone())]);
+    if team.gateway.is_none() {
+        return Ok(());
+    }
+    let labels = BTreeMap::from([(labels::TEAM.to_string(), team.name.clone())]);
+    engine
+        .ensure_network(&network::team_network(&team.name), &labels)
+        .await?;
+    for member in &team.members {
+        let mut labels = labels.clone();
+        labels.insert(labels::MEMBER.to_string(), member.name.clone());
         engine
-            .ensure_network(&network::team_network(&team.name), &labels)
+            .ensure_network(&network::member_network(&team.name, &member.name), &labels)
             .await?;
+    }
+    Ok(())
+}
+
+/// Removes every network of team `team` (the gateway's and the members'), taking the
+/// gateway off them first.
+pub async fn remove_networks(engine: &impl Engine, team: &str) -> anyhow::Result<()> {
+    let label = format!("{}={team}", labels::TEAM);
+    for name in engine.networks_with_label(&label).await? {
+        engine.remove_network(&name).await?;
+    }
+    // Made before networks had labels: by its name.
+    engine.remove_network(&network::team_network(team)).await?;
+    Ok(())
+}
+
+/// The gateway joins every member's network (the only container that does), and leaves
+/// the networks of members gone from the file, which go with it.
+async fn join_members(engine: &impl Engine, team: &Team, gateway: &str) -> anyhow::Result<()> {
+    let wanted: BTreeSet<String> = team
+        .members
+        .iter()
+        .map(|member| network::member_network(&team.name, &member.name))
+        .collect();
+    for name in &wanted {
+        engine.connect_network(name, gateway).await?;
+    }
+    let label = format!("{}={}", labels::TEAM, team.name);
+    for name in engine.networks_with_label(&label).await? {
+        if name != network::team_network(&team.name) && !wanted.contains(&name) {
+            engine.remove_network(&name).await?;
+        }
     }
     Ok(())
 }
@@ -141,9 +190,7 @@ pub async fn reconcile(
             return Ok(None);
         };
         engine.remove_container(&found.id, true).await?;
-        engine
-            .remove_network(&network::team_network(&team.name))
-            .await?;
+        remove_networks(engine, &team.name).await?;
         return Ok(Some(GatewayAction::Removed));
     };
     let image = image.context("the gateway's image was not built before `up`")?;
@@ -156,6 +203,7 @@ pub async fn reconcile(
             if !members_changed {
                 return Ok(Some(GatewayAction::Unchanged));
             }
+            join_members(engine, team, &found.id).await?;
             upload(engine, &found.id, &files).await?;
             reload(engine, &found.id).await?;
             Ok(Some(GatewayAction::Reloaded))
@@ -185,6 +233,7 @@ async fn create(
     let reserved = RefCell::new(BTreeSet::new());
     let launched = launch::start(engine, host, prepared, &reserved, true, |_| {}).await?;
     let started = async {
+        join_members(engine, team, &launched.id).await?;
         upload(engine, &launched.id, files).await?;
         engine
             .start(&launched.id)
@@ -206,8 +255,9 @@ async fn create(
     Ok(())
 }
 
-/// The gateway's launch: nginx as `www-data` with every capability dropped, on the team
-/// network, its one port published (on 127.0.0.1 unless `public`).
+/// The gateway's launch: nginx as `www-data` with every capability dropped, on its own
+/// network (it joins the members' before it starts), its one port published (on
+/// 127.0.0.1 unless `public`).
 fn request(team: &Team, gateway: &Gateway, image: &str, hash: &str) -> LaunchRequest {
     LaunchRequest {
         target: Target {
@@ -258,10 +308,14 @@ fn request(team: &Team, gateway: &Gateway, image: &str, hash: &str) -> LaunchReq
     }
 }
 
-/// What makes a running gateway out of date: its image, port, address and certificate
-/// source (the configuration itself is reloaded, not recreated).
+/// What makes a running gateway out of date: its image, port, address, routing and
+/// certificate source (the configuration itself is reloaded, not recreated). Where the
+/// file says it is not part of it.
 fn settings_hash(gateway: &Gateway, image: &str) -> String {
-    let text = format!("{image}|{:?}", gateway);
+    let text = format!(
+        "{image}|{}|{}|{:?}|{:?}|{:?}|networks:member",
+        gateway.port, gateway.public, gateway.tls, gateway.route, gateway.domain
+    );
     crate::plan::image::hex(&Sha256::digest(text.as_bytes()))[..16].to_string()
 }
 
@@ -308,12 +362,22 @@ fn certificate(
                 .join(&team.name)
                 .join("gateway");
             let (cert_path, key_path) = (folder.join(nginx::CERT), folder.join(nginx::KEY));
-            if host.exists(&cert_path) && host.exists(&key_path) {
+            // The names it was made for, beside it: a team that routes by host now, or
+            // under another domain, gets a certificate for its new names.
+            let names_path = folder.join(CERT_NAMES);
+            let names = nginx::certificate_names(gateway);
+            let names_text = names.join("\n") + "\n";
+            let kept_names = host.read_file(&names_path).ok();
+            if host.exists(&cert_path)
+                && host.exists(&key_path)
+                && kept_names.as_deref() == Some(names_text.as_bytes())
+            {
                 return Ok((read(&cert_path)?, read(&key_path)?));
             }
-            let (cert, key) = host.self_signed_certificate(&nginx::certificate_names(gateway))?;
+            let (cert, key) = host.self_signed_certificate(&names)?;
             host.write_private_file(&key_path, key.as_bytes())?;
             host.write_file(&cert_path, cert.as_bytes())?;
+            host.write_file(&names_path, names_text.as_bytes())?;
             Ok((cert.into_bytes(), key.into_bytes()))
         }
     }

@@ -23,6 +23,9 @@ use crate::team::gateway::nginx::GATEWAY_IMAGE;
 
 pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
     let (team, specs) = super::team::team_and_specs(&args.file)?;
+    if let Some(gateway) = &team.gateway {
+        gateway.check_exported("compose")?;
+    }
     let network = config::network(&args.network, &config::load_config()?)?;
     let host = Machine;
     let ids = super::container_ids(&host);
@@ -87,6 +90,9 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
 
 pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
     let (team, specs) = super::team::team_and_specs(&args.file)?;
+    if let Some(gateway) = &team.gateway {
+        gateway.check_exported("k8s")?;
+    }
     let network = config::network(&args.network, &config::load_config()?)?;
     if args.uid == 0 {
         return Err(InputError::new(

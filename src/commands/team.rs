@@ -153,10 +153,8 @@ pub fn down(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         if containers.is_empty() {
             eprintln!("`{}` has no containers", team.name);
         }
-        // The team network goes with its last container (a team without a gateway has none).
-        engine
-            .remove_network(&plan::network::team_network(&team.name))
-            .await?;
+        // The team's networks go with its last container (a team without a gateway has none).
+        crate::app::gateway::remove_networks(&engine, &team.name).await?;
         Ok(ExitCode::SUCCESS)
     })
 }

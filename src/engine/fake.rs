@@ -74,8 +74,8 @@ pub struct FakeState {
     pub archives: BTreeMap<String, Vec<u8>>,
     /// `/missing...` folders an upload made (they exist from then on).
     pub made_folders: std::collections::BTreeSet<String>,
-    /// Networks that exist.
-    pub networks: std::collections::BTreeSet<String>,
+    /// Networks that exist, by name.
+    pub networks: BTreeMap<String, networks::FakeNetwork>,
     next_id: u32,
 }
 

@@ -187,8 +187,8 @@ pub trait Tunnels {
     fn tunnel_alive(&self, tunnel: &Tunnel) -> bool;
 }
 
-/// User-defined networks, where containers find each other by name (a team's, behind
-/// its gateway).
+/// User-defined networks, where containers find each other by name: a team's gateway and
+/// the one member on each member's network.
 pub trait Networks {
     /// Makes the bridge network `name` with `labels`, unless it exists.
     async fn ensure_network(
@@ -196,7 +196,13 @@ pub trait Networks {
         name: &str,
         labels: &BTreeMap<String, String>,
     ) -> Result<(), EngineError>;
-    /// Removes it; one that is gone is not an error.
+    /// Joins the container (`id` or name) to the network, created or running; one already
+    /// on it stays as it is.
+    async fn connect_network(&self, name: &str, container: &str) -> Result<(), EngineError>;
+    /// The names of the networks carrying `label` (`key=value`).
+    async fn networks_with_label(&self, label: &str) -> Result<Vec<String>, EngineError>;
+    /// Removes it, first taking off the containers still on it; one that is gone is not an
+    /// error.
     async fn remove_network(&self, name: &str) -> Result<(), EngineError>;
 }
 

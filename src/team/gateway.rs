@@ -1,14 +1,22 @@
 //! A team's gateway: one published port in front of every member's Jupyter and
-//! TensorBoard, with TLS, routing by path (`/alice/`) or by host name (`alice.DOMAIN`).
-//! This module checks `gateway:` as written and says where each member is reached; `nginx`
-//! renders the proxy's configuration. Pure: certificates and files are the caller's.
+//! TensorBoard, with TLS, routing by host name (`alice.DOMAIN`, the default) or by path
+//! (`/alice/`). This module checks `gateway:` as written and says where each member is
+//! reached; `nginx` renders the proxy's configuration. Pure: certificates and files are
+//! the caller's.
+//!
+//! Members of one team are different people, and each controls what their own container
+//! serves (Jupyter's files, anything listening on TensorBoard's port). Routing by host
+//! gives every member a browser origin of their own, so a page one member serves cannot
+//! frame another's Jupyter or read its cookies. Path routing puts the whole team on one
+//! origin: a member's page there acts as any member who opens it. It stays as an explicit
+//! choice (`route: path`) for a team whose members trust each other.
 
 pub mod ingress;
 pub mod nginx;
 
 use std::path::{Path, PathBuf};
 
-use crate::input::source::SpecError;
+use crate::input::source::{Location, SpecError};
 
 use super::model::{GatewayFile, TeamFile, TlsValue};
 use super::read::Places;
@@ -23,12 +31,18 @@ pub const LISTEN_PORT: u16 = 8443;
 /// Services the gateway carries; a member's fixed host port for one of them is refused.
 pub const ROUTED_SERVICES: [&str; 2] = ["jupyter", "tensorboard"];
 
+/// The parent of the members' host names when the file names no domain: `<team>.localhost`.
+/// Browsers and curl send every `*.localhost` name to this machine's loopback without any
+/// DNS set-up, and a wildcard certificate needs a name under its star that is not a
+/// top-level domain: OpenSSL (curl, Python) and Chromium refuse `*.localhost` itself.
+pub const DEFAULT_DOMAIN_PARENT: &str = "localhost";
+
 /// How members are told apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
-    /// `https://HOST:PORT/<member>/`
+    /// `https://HOST:PORT/<member>/`: one browser origin for the whole team.
     Path,
-    /// `https://<member>.<domain>:PORT/`
+    /// `https://<member>.<domain>:PORT/`: an origin per member (the default).
     Host,
 }
 
@@ -49,7 +63,13 @@ pub struct Gateway {
     pub public: bool,
     pub tls: Tls,
     pub route: Route,
+    /// The domain the members' names are under (host routing: the file's, else
+    /// `<team>.localhost`), or the gateway's own name (path routing, when given).
     pub domain: Option<String>,
+    /// Set when `domain` is the `<team>.localhost` default: where the file would name a
+    /// domain, for the exports that need one written (a cluster or another machine has
+    /// no `localhost` the users' browsers reach).
+    pub default_domain: Option<Location>,
 }
 
 impl Gateway {
@@ -61,7 +81,9 @@ impl Gateway {
         }
     }
 
-    /// The gateway's own address: `https://127.0.0.1:8443/` (`0.0.0.0` when public).
+    /// The gateway's own address: `https://<domain>:8443/` (`<team>.localhost` by
+    /// default), else (path routing without a domain) `https://127.0.0.1:8443/`
+    /// (`0.0.0.0` when public).
     pub fn address(&self) -> String {
         let host = match (&self.domain, self.public) {
             (Some(domain), _) => domain.as_str(),
@@ -71,7 +93,8 @@ impl Gateway {
         format!("https://{host}:{}/", self.port)
     }
 
-    /// The member's address through the gateway, without a token: `https://127.0.0.1:8443/alice/`.
+    /// The member's address through the gateway, without a token:
+    /// `https://alice.lab.localhost:8443/lab`, or `https://127.0.0.1:8443/alice/lab` by path.
     pub fn url(&self, member: &str, service: &str) -> String {
         let host = match (self.route, &self.domain) {
             (Route::Host, Some(domain)) => format!("{member}.{domain}"),
@@ -85,6 +108,19 @@ impl Gateway {
             "lab"
         };
         format!("https://{host}:{}{path}{service_path}", self.port)
+    }
+
+    /// `compose` and `k8s` (`export`) need a domain written in the file for host routing:
+    /// the `<team>.localhost` default names this machine only.
+    pub fn check_exported(&self, export: &str) -> Result<(), SpecError> {
+        let Some(place) = &self.default_domain else {
+            return Ok(());
+        };
+        Err(SpecError::new(
+            Some(place.clone()),
+            format!("`tfimg {export}` needs the gateway's `domain`: members are reached by host name (`route: host`, the default)"),
+            "add `domain: lab.example` under `gateway` (its `*.lab.example` names pointing at the gateway), or `route: path` to put the whole team on one origin (see the README on its risk)",
+        ))
     }
 }
 
@@ -108,42 +144,52 @@ pub(super) fn check(
         })?,
     };
     let route = route(written, places)?;
-    let domain = domain(written, route, places)?;
+    let (domain, default_domain) = domain(&file.team, written, route, places)?;
     Ok(Some(Gateway {
         port,
         public: written.public,
         tls: tls(written, places, folder)?,
         route,
         domain,
+        default_domain,
     }))
 }
 
 fn route(written: &GatewayFile, places: &Places) -> Result<Route, SpecError> {
     match written.route.as_deref() {
-        None | Some("path") => Ok(Route::Path),
-        Some("host") => Ok(Route::Host),
+        None | Some("host") => Ok(Route::Host),
+        Some("path") => Ok(Route::Path),
         Some(other) => Err(places.bad(
             places.value("gateway.route"),
             format!("gateway route `{}` is not `path` or `host`", short(other)),
-            "`route: path` reaches members at /<member>/, `route: host` at <member>.<domain>",
+            "`route: host` (the default) reaches members at <member>.<domain>, `route: path` at /<member>/ on one origin",
         )),
     }
 }
 
+/// The domain and, when it is the `<team>.localhost` default, where the file would name
+/// one. A public gateway routing by host needs a domain the users' machines resolve.
 fn domain(
+    team: &str,
     written: &GatewayFile,
     route: Route,
     places: &Places,
-) -> Result<Option<String>, SpecError> {
+) -> Result<(Option<String>, Option<Location>), SpecError> {
     let Some(domain) = &written.domain else {
-        if route == Route::Host {
+        if route == Route::Path {
+            return Ok((None, None));
+        }
+        if written.public {
             return Err(places.bad(
-                places.value("gateway.route"),
-                "`route: host` needs a `domain`".to_string(),
-                "add `domain: lab.example` under `gateway`: members are then reached at <member>.lab.example",
+                places.value("gateway.public"),
+                "a public gateway needs a `domain`: members are reached by host name (`route: host`, the default)".to_string(),
+                "add `domain: lab.example` under `gateway` (its `*.lab.example` names pointing at this machine); `localhost` names reach no other machine",
             ));
         }
-        return Ok(None);
+        let place = places
+            .value("gateway.route")
+            .or_else(|| places.key("gateway"));
+        return Ok((Some(format!("{team}.{DEFAULT_DOMAIN_PARENT}")), place));
     };
     if !is_domain(domain) {
         return Err(places.bad(
@@ -152,7 +198,7 @@ fn domain(
             "use lowercase letters, digits, `-` and dots, such as `lab.example` (at most 200 characters)",
         ));
     }
-    Ok(Some(domain.clone()))
+    Ok((Some(domain.clone()), None))
 }
 
 /// A DNS name made of labels of lowercase letters, digits and inner `-`.

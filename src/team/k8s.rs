@@ -5,8 +5,8 @@
 //! becomes multi-worker training: an indexed Job of N pods behind a headless Service, each
 //! with the TF_CONFIG MultiWorkerMirroredStrategy expects; optionally also as a Kubeflow
 //! TFJob. A serving member's Deployment is probed on its model's status endpoint. A
-//! team with a gateway gets an Ingress and its TLS Secret. Pure: launch plans in, YAML
-//! out.
+//! team with a gateway gets an Ingress and its TLS Secret, and a NetworkPolicy per member
+//! so no member reaches another's pods. Pure: launch plans in, YAML out.
 
 use serde_json::{json, Value};
 
@@ -66,6 +66,11 @@ pub fn manifests(members: &[K8sMember], options: &K8sOptions) -> (String, Option
         }
     }
     if let Some(plan) = &options.ingress {
+        // Behind the gateway no member reaches another's pods (`ingress::member_policy`).
+        for member in members {
+            let name = format!("{}-{}", options.team, member.name);
+            documents.push(super::gateway::ingress::member_policy(&options.team, &name));
+        }
         documents.extend(super::gateway::ingress::documents(&options.team, plan));
     }
     let header = format!(

@@ -13,12 +13,25 @@ use crate::team::{self, Team};
 use super::*;
 
 fn gateway_team(members: &[&str]) -> Team {
+    team_with_gateway(members, "{port: 9443}")
+}
+
+fn team_with_gateway(members: &[&str], gateway: &str) -> Team {
     let mut text = "team: lab\ndefaults:\n  spec: cpu-jupyter\nmembers:\n".to_string();
     for member in members {
         text.push_str(&format!("  - name: {member}\n"));
     }
-    text.push_str("gateway: {port: 9443}\n");
+    text.push_str(&format!("gateway: {gateway}\n"));
     team::parse(&text, "team.yaml", PathBuf::from("/project")).unwrap()
+}
+
+/// The containers (ids or names) joined to `network` after their create.
+fn joined(engine: &FakeEngine, network: &str) -> Vec<String> {
+    let state = engine.state.borrow();
+    let found = state.networks.get(network);
+    found
+        .map(|network| network.connected.iter().cloned().collect())
+        .unwrap_or_default()
 }
 
 fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
@@ -51,38 +64,45 @@ fn an_ssh_member_publishes_only_its_ssh_port_beside_the_gateway() {
     place_member(&team, carol, &mut request);
     assert_eq!(request.target.ports.keys().collect::<Vec<_>>(), ["ssh"]);
     let network = request.network.unwrap();
-    assert_eq!(network.name, "tfimg-lab");
+    assert_eq!(network.name, "tfimg-lab.carol", "alone with the gateway");
     assert!(network.gateway.is_none(), "not behind the gateway");
 }
 
 #[test]
-fn members_sit_behind_one_published_port_with_their_base_url() {
+fn members_sit_behind_one_published_port_each_on_a_network_of_their_own() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
     let report = up_once(&engine, &host, &gateway_team(&["alice", "bob"]));
     assert_eq!(report.gateway, Some(GatewayAction::Created));
-    assert!(engine
-        .calls()
-        .contains(&"ensure-network tfimg-lab".to_string()));
-    // The network exists before any member is created.
+    // Every network exists before any member is created: the gateway's, and one per member.
     let calls = engine.calls();
-    let network_at = calls.iter().position(|c| c == "ensure-network tfimg-lab");
     let first_create = calls.iter().position(|c| c.starts_with("create "));
-    assert!(network_at < first_create, "{calls:?}");
+    for network in ["tfimg-lab", "tfimg-lab.alice", "tfimg-lab.bob"] {
+        let made = calls
+            .iter()
+            .position(|c| *c == format!("ensure-network {network}"));
+        assert!(
+            made.is_some() && made < first_create,
+            "{network}: {calls:?}"
+        );
+    }
 
+    // Host routing by default: each member its own origin under `<team>.localhost`.
     let alice = engine.plan_of("lab-alice").unwrap();
     assert!(alice.ports.is_empty(), "no host port: {:?}", alice.ports);
-    assert_eq!(alice.network.as_deref(), Some("tfimg-lab"));
+    assert_eq!(alice.network.as_deref(), Some("tfimg-lab.alice"));
     assert!(alice
         .env
-        .contains(&format!("{}=/alice/", labels::JUPYTER_BASE_URL_VARIABLE)));
+        .contains(&format!("{}=/", labels::JUPYTER_BASE_URL_VARIABLE)));
     assert_eq!(alice.endpoints[0].0, "jupyter");
     assert!(alice.endpoints[0]
         .1
-        .starts_with("https://127.0.0.1:9443/alice/lab?token="));
+        .starts_with("https://alice.lab.localhost:9443/lab?token="));
     assert_eq!(
         alice.labels[&labels::url_label("tensorboard")],
-        "https://127.0.0.1:9443/alice/tensorboard/"
+        "https://alice.lab.localhost:9443/tensorboard/"
     );
+    let bob = engine.plan_of("lab-bob").unwrap();
+    assert_eq!(bob.network.as_deref(), Some("tfimg-lab.bob"));
 
     // No host port to probe: `up` waits for each Jupyter from inside its container.
     let probes = engine.calls_to("exec");
@@ -91,8 +111,26 @@ fn members_sit_behind_one_published_port_with_their_base_url() {
         && call.contains(labels::JUPYTER_BASE_URL_VARIABLE)
         && call.contains("http://127.0.0.1:8888")));
 
+    // The gateway: on its own network, and the only container that joins the members'
+    // (before it starts).
     let gateway = engine.plan_of("lab-gateway").unwrap();
     assert_eq!(gateway.network.as_deref(), Some("tfimg-lab"));
+    let gateway_id = id_of(&engine, "lab-gateway");
+    for network in ["tfimg-lab.alice", "tfimg-lab.bob"] {
+        assert_eq!(
+            joined(&engine, network),
+            std::slice::from_ref(&gateway_id),
+            "{network}"
+        );
+    }
+    let calls = engine.calls();
+    let joined_at = calls
+        .iter()
+        .position(|c| *c == format!("connect-network tfimg-lab.bob {gateway_id}"));
+    let started_at = calls
+        .iter()
+        .position(|c| *c == format!("start {gateway_id}"));
+    assert!(joined_at.is_some() && joined_at < started_at, "{calls:?}");
     assert_eq!(gateway.ports.len(), 1);
     assert_eq!(
         (
@@ -107,7 +145,7 @@ fn members_sit_behind_one_published_port_with_their_base_url() {
     assert_eq!(gateway.labels[labels::GATEWAY], "lab");
     assert_eq!(
         gateway.labels[&labels::url_label("gateway")],
-        "https://127.0.0.1:9443/",
+        "https://lab.localhost:9443/",
         "`ps` shows its address"
     );
 
@@ -128,6 +166,43 @@ fn members_sit_behind_one_published_port_with_their_base_url() {
     assert!(
         host.files.borrow().contains_key(&key),
         "the self-signed pair is kept"
+    );
+    let cert = host.data_dir().join("teams/lab/gateway/cert.pem");
+    assert_eq!(
+        String::from_utf8_lossy(&host.files.borrow()[&cert]),
+        "FAKE CERTIFICATE for localhost,127.0.0.1,lab.localhost,*.lab.localhost"
+    );
+}
+
+#[test]
+fn path_routing_is_there_when_asked_for() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    up_once(
+        &engine,
+        &host,
+        &team_with_gateway(&["alice"], "{port: 9443, route: path}"),
+    );
+    let alice = engine.plan_of("lab-alice").unwrap();
+    assert_eq!(alice.network.as_deref(), Some("tfimg-lab.alice"));
+    assert!(alice
+        .env
+        .contains(&format!("{}=/alice/", labels::JUPYTER_BASE_URL_VARIABLE)));
+    assert!(alice.endpoints[0]
+        .1
+        .starts_with("https://127.0.0.1:9443/alice/lab?token="));
+    let gateway = engine.plan_of("lab-gateway").unwrap();
+    assert_eq!(
+        gateway.labels[&labels::url_label("gateway")],
+        "https://127.0.0.1:9443/"
+    );
+
+    // Routing by host afterwards: the kept certificate is made again for the new names.
+    let again = up_once(&engine, &host, &gateway_team(&["alice"]));
+    assert_eq!(again.gateway, Some(GatewayAction::Created));
+    let cert = host.data_dir().join("teams/lab/gateway/cert.pem");
+    assert_eq!(
+        String::from_utf8_lossy(&host.files.borrow()[&cert]),
+        "FAKE CERTIFICATE for localhost,127.0.0.1,lab.localhost,*.lab.localhost"
     );
 }
 
@@ -153,6 +228,17 @@ fn a_changed_team_reloads_the_gateway_and_an_unchanged_one_does_nothing() {
             "exec {gateway_id} nginx -c /etc/tfimg-gateway/nginx.conf -s reload"
         )]
     );
+    // bob's network was made before bob, and the gateway joined it before reloading.
+    assert_eq!(
+        joined(&engine, "tfimg-lab.bob"),
+        std::slice::from_ref(&gateway_id)
+    );
+    let calls = engine.calls();
+    let joined_at = calls
+        .iter()
+        .position(|c| *c == format!("connect-network tfimg-lab.bob {gateway_id}"));
+    let reloaded_at = calls.iter().position(|c| c.contains(" -s reload"));
+    assert!(joined_at.is_some() && joined_at < reloaded_at, "{calls:?}");
     // The same certificate: made once per team.
     let certificates = host
         .files
@@ -161,10 +247,18 @@ fn a_changed_team_reloads_the_gateway_and_an_unchanged_one_does_nothing() {
         .filter(|path| path.ends_with("cert.pem"))
         .count();
     assert_eq!(certificates, 1);
+    // bob leaves: his network goes with him (the gateway taken off it first).
+    let fewer = up_once(&engine, &host, &gateway_team(&["alice"]));
+    assert_eq!(fewer.gateway, Some(GatewayAction::Reloaded));
+    let networks: Vec<String> = engine.state.borrow().networks.keys().cloned().collect();
+    assert_eq!(networks, ["tfimg-lab", "tfimg-lab.alice"]);
+    assert!(engine
+        .calls()
+        .contains(&"remove-network tfimg-lab.bob".to_string()));
 }
 
 #[test]
-fn a_team_file_without_its_gateway_removes_it_and_the_network() {
+fn a_team_file_without_its_gateway_removes_it_and_the_networks() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
     up_once(&engine, &host, &gateway_team(&["alice"]));
     let without = team::parse(

@@ -259,7 +259,11 @@ pub fn member_hash(team: &Team, member: &TeamMember, image: &str) -> String {
     // Without a gateway or a model the text is what it always was: no member is
     // recreated for them.
     if let Some(gateway) = &team.gateway {
-        text.push_str(&format!("|{}", gateway.url(&member.name, "jupyter")));
+        text.push_str(&format!(
+            "|{}|{}",
+            gateway.url(&member.name, "jupyter"),
+            crate::plan::network::member_network(&team.name, &member.name)
+        ));
     }
     if let Some(model) = &member.model {
         text.push_str(&format!("|model:{}:{}", model.folder.display(), model.name));

@@ -1,8 +1,8 @@
 //! User-defined bridge networks: a team's containers find each other there by name.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
-use bollard::models::NetworkCreateRequest;
+use bollard::models::{NetworkConnectRequest, NetworkCreateRequest, NetworkDisconnectRequest};
 
 use super::Docker;
 use crate::engine::{EngineError, Networks};
@@ -36,7 +36,67 @@ impl Networks for Docker {
         }
     }
 
+    async fn connect_network(&self, name: &str, container: &str) -> Result<(), EngineError> {
+        let request = NetworkConnectRequest {
+            container: container.to_string(),
+            endpoint_config: None,
+        };
+        match self.client.connect_network(name, request).await {
+            Ok(()) => Ok(()),
+            // Already on it: Docker 20.10 says 403 "already exists in network", later ones
+            // 409 or nothing.
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 403 | 409,
+                message,
+            }) if message.contains("already") => Ok(()),
+            Err(error) => {
+                Err(self.fail(&format!("connect `{container}` to network `{name}`"), error))
+            }
+        }
+    }
+
+    async fn networks_with_label(&self, label: &str) -> Result<Vec<String>, EngineError> {
+        let filters = HashMap::from([("label".to_string(), vec![label.to_string()])]);
+        let options = bollard::query_parameters::ListNetworksOptions {
+            filters: Some(filters),
+        };
+        let listed = self
+            .client
+            .list_networks(Some(options))
+            .await
+            .map_err(|error| self.fail("list networks", error))?;
+        let mut names: Vec<String> = listed
+            .into_iter()
+            .filter_map(|network| network.name)
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
     async fn remove_network(&self, name: &str) -> Result<(), EngineError> {
+        let inspected = match self.client.inspect_network(name, None).await {
+            Ok(inspected) => inspected,
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => return Ok(()),
+            Err(error) => return Err(self.fail(&format!("inspect network `{name}`"), error)),
+        };
+        // A member's network still holds the gateway when the member leaves the team.
+        for container in inspected.containers.unwrap_or_default().into_keys() {
+            let request = NetworkDisconnectRequest {
+                container,
+                force: Some(true),
+            };
+            match self.client.disconnect_network(name, request).await {
+                Ok(()) => {}
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => {}
+                Err(error) => {
+                    return Err(self.fail(&format!("disconnect from network `{name}`"), error))
+                }
+            }
+        }
         match self.client.remove_network(name).await {
             Ok(()) => Ok(()),
             Err(bollard::errors::Error::DockerResponseServerError {

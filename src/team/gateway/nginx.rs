@@ -1,11 +1,26 @@
 //! The gateway's nginx configuration, rendered from the team: TLS on one port, each
-//! member's Jupyter (WebSockets included) and TensorBoard behind its path or host name.
+//! member's Jupyter (WebSockets included) and TensorBoard behind its host name or path.
 //! Pure and deterministic: the same team gives byte-identical text.
+//!
+//! Trust boundary, member → member. The members of a team are different people; each
+//! controls their own container and whatever listens in it (Jupyter's files, a page on
+//! TensorBoard's port). This configuration is the one place that holds the boundary for
+//! requests (the member networks of `app::gateway` hold it for connections: the gateway is
+//! the only container on more than one). It:
+//! - gives each member a browser origin of their own with host routing (the default), so
+//!   cookies are host-only and `frame-ancestors 'self'` keeps one member's page from
+//!   framing another's Jupyter; requests a page of another origin makes here (fetches,
+//!   frames, sockets, form posts: `Sec-Fetch-*`) are refused, links still work. Path
+//!   routing shares one origin and cannot hold this part;
+//! - lets TensorBoard, which has no login, answer only when the member's Jupyter accepts
+//!   the request's cookie, `Authorization` header or `?token=` (`auth_request`);
+//! - reads no request body before the member's Jupyter has accepted the request, never
+//!   writes one to disk, and takes at most Jupyter's own limit;
+//! - logs no request line, query or referrer (a `?token=` would be in them).
 //!
 //! Upstreams are named through variables and Docker's embedded DNS (127.0.0.11), so a
 //! member that is down answers 502 instead of making the whole configuration fail to load
-//! or reload. TensorBoard has no login of its own: its requests pass only when the member's
-//! Jupyter accepts the same cookie, `Authorization` header or `?token=` (`auth_request`).
+//! or reload.
 
 use std::fmt::Write;
 
@@ -55,6 +70,14 @@ pub fn reload_command() -> Vec<String> {
 /// (`render::dockerfile::gateway` is its Dockerfile).
 pub const GATEWAY_IMAGE: &str = "tfimg/gateway";
 
+/// The largest request body passed to a member: Jupyter's own `max_body_size` (512 MiB),
+/// above which it refuses the request anyway. JupyterLab uploads large files in chunks of
+/// 1 MiB; a notebook is saved whole, so this is the largest notebook that can be saved.
+pub const MAX_BODY: &str = "512m";
+
+/// The largest body of Jupyter's login form, posted before there is a cookie (a token).
+const LOGIN_BODY: &str = "16k";
+
 /// The names a self-signed certificate is made for: this machine, and the domain (with
 /// every member's name under it when routing by host).
 pub fn certificate_names(gateway: &Gateway) -> Vec<String> {
@@ -81,7 +104,7 @@ pub fn config(team: &str, gateway: &Gateway, backends: &[Backend]) -> String {
                     "        location = /{0} {{ return 301 /{0}/; }}",
                     backend.member
                 );
-                text.push_str(&locations(backend, index, &prefix, gateway));
+                text.push_str(&locations(backend, index, &prefix));
             }
             text.push_str("    }\n");
         }
@@ -92,7 +115,7 @@ pub fn config(team: &str, gateway: &Gateway, backends: &[Backend]) -> String {
             for (index, backend) in backends.iter().enumerate() {
                 let name = format!("{}.{domain}", backend.member);
                 text.push_str(&server_start(&name, false));
-                text.push_str(&locations(backend, index, "/", gateway));
+                text.push_str(&locations(backend, index, "/"));
                 text.push_str("    }\n");
             }
         }
@@ -101,13 +124,17 @@ pub fn config(team: &str, gateway: &Gateway, backends: &[Backend]) -> String {
     text
 }
 
-/// Everything before the servers: a process without root, logs to the container's
-/// stderr, and the proxy settings every location shares.
+/// Everything before the servers: a process without root, logs without tokens, bodies
+/// bounded and never buffered, the browser rules, and the proxy settings every location
+/// shares.
 fn head(team: &str) -> String {
     format!(
         "# The gateway of team `{team}`, rendered by tfimg from the team file: edit that, not this.
+# It holds the member -> member boundary: members are different people, and each controls
+# what their own container serves. See tfimg's src/team/gateway/nginx.rs.
 worker_processes 2;
 pid /tmp/nginx.pid;
+# Start, reload and configuration errors. Requests are logged in `http` below.
 error_log stderr notice;
 
 events {{
@@ -121,11 +148,50 @@ http {{
     fastcgi_temp_path /tmp/fastcgi;
     uwsgi_temp_path /tmp/uwsgi;
     scgi_temp_path /tmp/scgi;
-    access_log off;
     server_tokens off;
     absolute_redirect off;
-    # Notebook uploads of any size.
-    client_max_body_size 0;
+
+    # No log holds a request line, a query or a referrer: a `?token=` would be in them.
+    # nginx's per-request errors quote the request line, so only critical ones are
+    # logged; a failed request (5xx) is logged as its path, status and upstream instead.
+    error_log stderr crit;
+    log_format tfimg '$time_iso8601 $host \"$request_method $uri\" $status upstream=$upstream_addr status=$upstream_status';
+    map $status $tfimg_failed {{
+        ~^5 1;
+        default 0;
+    }}
+    access_log /dev/stderr tfimg if=$tfimg_failed;
+
+    # Bodies: none is read before the member's Jupyter accepts the request (see the
+    # `tfimg-body-auth-*` locations), none is written to a file here (streamed to the
+    # member as it comes), and none is larger than Jupyter itself takes.
+    client_max_body_size {MAX_BODY};
+    proxy_request_buffering off;
+    map \"$http_content_length$http_transfer_encoding\" $tfimg_bodyless {{
+        \"\" 1;
+        0 1;
+        default 0;
+    }}
+
+    # A member's pages are framed by their own origin only, and what a page of another
+    # origin asks here (fetches, frames, sockets, form posts; browsers say so in
+    # Sec-Fetch-*) is refused: with host routing another member's page is such a page.
+    # Following a link (a GET navigation) still works.
+    add_header Content-Security-Policy \"frame-ancestors 'self'\" always;
+    map \"$request_method $http_sec_fetch_site $http_sec_fetch_mode $http_sec_fetch_dest\" $tfimg_foreign {{
+        default 0;
+        \"~^(GET|HEAD) [a-z-]+ navigate document$\" 0;
+        \"~^[A-Z]+ (same-site|cross-site) \" 1;
+    }}
+
+    # The credentials Jupyter is asked about for a request: its `?token=` (kept in
+    # $tfimg_token by the location), else its own `Authorization` header; cookies pass as
+    # they are.
+    map $tfimg_token $tfimg_authorization {{
+        \"\" $http_authorization;
+        default \"token $tfimg_token\";
+    }}
+
     # Docker's embedded DNS: members are found by container name when a request comes.
     resolver 127.0.0.11 valid=10s ipv6=off;
 
@@ -145,6 +211,9 @@ http {{
     proxy_set_header X-Forwarded-Proto $scheme;
     proxy_read_timeout 1d;
     proxy_send_timeout 1d;
+    # A member whose container just stopped keeps its address in the resolver's cache for
+    # a few seconds: its requests fail (504) after 5 s instead of nginx's 60.
+    proxy_connect_timeout 5s;
     proxy_buffering off;
 
     ssl_certificate {FOLDER}/{CERT};
@@ -155,60 +224,86 @@ http {{
     )
 }
 
+/// A server on the one port: the default one answers 404 to what no member's name (or,
+/// with path routing, no member's path) matches.
 fn server_start(name: &str, default: bool) -> String {
     let flag = if default { " default_server" } else { "" };
     let mut text = format!(
-        "\n    server {{\n        listen {LISTEN_PORT} ssl{flag};\n        server_name {name};\n"
+        "\n    server {{\n        listen {LISTEN_PORT} ssl{flag};\n        server_name {name};\n        if ($tfimg_foreign) {{ return 403; }}\n"
     );
     if default {
-        text.push_str("        location = / { return 404; }\n");
+        // `$tfimg_token` is named here too, so the configuration loads with no Jupyter
+        // member at all.
+        text.push_str("        set $tfimg_token \"\";\n        location / { return 404; }\n");
     }
     text
 }
 
-/// A member's Jupyter at `prefix`, its TensorBoard at `prefix`tensorboard/ (guarded by
-/// its Jupyter's login), and the internal location that asks Jupyter.
-fn locations(backend: &Backend, index: usize, prefix: &str, gateway: &Gateway) -> String {
+/// A member's Jupyter at `prefix` (bodies only once Jupyter accepts the request), its
+/// login form, its TensorBoard at `prefix`tensorboard/ (every request only once Jupyter
+/// accepts it), and the internal locations that ask Jupyter (`api/me`, which answers 403
+/// without a login).
+fn locations(backend: &Backend, index: usize, prefix: &str) -> String {
     let mut text = String::new();
     let container = &backend.container;
     let Some(jupyter) = backend.jupyter else {
         return text;
     };
-    let _ = writeln!(
-        text,
-        "        # `{member}`: Jupyter serves under {base}",
-        member = backend.member,
-        base = gateway.base_url(&backend.member)
-    );
+    let upstream = format!("{container}:{jupyter}");
     let _ = write!(
         text,
-        "        location {prefix} {{
-            set $jupyter_{index} {container}:{jupyter};
+        "        # `{member}`: Jupyter serves under {prefix}
+        location {prefix} {{
+            set $tfimg_token $arg_token;
+            auth_request /tfimg-body-auth-{index};
+            set $jupyter_{index} {upstream};
             proxy_pass http://$jupyter_{index};
         }}
-"
+        location = {prefix}login {{
+            client_max_body_size {LOGIN_BODY};
+            set $jupyter_{index} {upstream};
+            proxy_pass http://$jupyter_{index};
+        }}
+        location = /tfimg-body-auth-{index} {{
+            internal;
+            if ($tfimg_bodyless) {{ return 204; }}
+{ask}        }}
+",
+        member = backend.member,
+        ask = ask_jupyter(index, &upstream, prefix),
     );
     let Some(tensorboard) = backend.tensorboard else {
         return text;
     };
-    let base = gateway.base_url(&backend.member);
     let _ = write!(
         text,
         "        location {prefix}tensorboard/ {{
-            set $token_{index} $arg_token;
+            set $tfimg_token $arg_token;
             auth_request /tfimg-auth-{index};
             set $tensorboard_{index} {container}:{tensorboard};
             rewrite ^{prefix}tensorboard/(.*)$ /$1 break;
+            proxy_cookie_path / {prefix}tensorboard/;
             proxy_pass http://$tensorboard_{index};
         }}
         location = /tfimg-auth-{index} {{
             internal;
-            proxy_pass_request_body off;
-            proxy_set_header Content-Length \"\";
-            set $status_{index} {container}:{jupyter};
-            proxy_pass http://$status_{index}{base}api/status?token=$token_{index};
-        }}
-"
+{ask}        }}
+",
+        ask = ask_jupyter(index, &upstream, prefix),
     );
     text
+}
+
+/// The lines of an internal location that ask the member's Jupyter whether the request's
+/// credentials are its member's, without the body.
+fn ask_jupyter(index: usize, upstream: &str, base: &str) -> String {
+    format!(
+        "            proxy_pass_request_body off;
+            proxy_set_header Content-Length \"\";
+            proxy_set_header Host $http_host;
+            proxy_set_header Authorization $tfimg_authorization;
+            set $status_{index} {upstream};
+            proxy_pass http://$status_{index}{base}api/me;
+"
+    )
 }

@@ -3,6 +3,7 @@ use std::path::PathBuf;
 
 use super::nginx::{self, Backend};
 use super::*;
+use crate::input::source::Location;
 use crate::team::{parse, Team};
 
 fn team(text: &str) -> Result<Team, String> {
@@ -18,7 +19,7 @@ fn with_gateway(gateway: &str) -> Result<Team, String> {
 }
 
 #[test]
-fn defaults_are_a_self_signed_path_gateway_on_loopback() {
+fn defaults_are_a_self_signed_gateway_on_loopback_routing_by_host_under_localhost() {
     let parsed = with_gateway("  public: false\n").unwrap();
     assert_eq!(
         parsed.gateway,
@@ -26,11 +27,44 @@ fn defaults_are_a_self_signed_path_gateway_on_loopback() {
             port: DEFAULT_PORT,
             public: false,
             tls: Tls::SelfSigned,
-            route: Route::Path,
-            domain: None,
+            route: Route::Host,
+            domain: Some("lab.localhost".to_string()),
+            default_domain: Some(Location {
+                file: "team.yaml".to_string(),
+                line: 8,
+                column: 1,
+            }),
         })
     );
     let gateway = parsed.gateway.unwrap();
+    assert_eq!(gateway.base_url("alice"), "/");
+    assert_eq!(
+        gateway.url("alice", "jupyter"),
+        "https://alice.lab.localhost:8443/lab"
+    );
+    assert_eq!(
+        gateway.url("alice", "tensorboard"),
+        "https://alice.lab.localhost:8443/tensorboard/"
+    );
+    assert_eq!(gateway.address(), "https://lab.localhost:8443/");
+    assert_eq!(
+        nginx::certificate_names(&gateway),
+        ["localhost", "127.0.0.1", "lab.localhost", "*.lab.localhost"]
+    );
+    let no_gateway = team(&format!(
+        "team: lab\ndefaults:\n  spec: cpu-jupyter\n{MEMBERS}"
+    ));
+    assert_eq!(no_gateway.unwrap().gateway, None);
+}
+
+#[test]
+fn path_routing_is_one_origin_for_the_team_when_asked_for() {
+    let gateway = with_gateway("  route: path\n").unwrap().gateway.unwrap();
+    assert_eq!(
+        (gateway.route, gateway.domain.as_deref()),
+        (Route::Path, None)
+    );
+    assert_eq!(gateway.default_domain, None);
     assert_eq!(gateway.base_url("alice"), "/alice/");
     assert_eq!(
         gateway.url("alice", "jupyter"),
@@ -40,10 +74,37 @@ fn defaults_are_a_self_signed_path_gateway_on_loopback() {
         gateway.url("alice", "tensorboard"),
         "https://127.0.0.1:8443/alice/tensorboard/"
     );
-    let no_gateway = team(&format!(
-        "team: lab\ndefaults:\n  spec: cpu-jupyter\n{MEMBERS}"
-    ));
-    assert_eq!(no_gateway.unwrap().gateway, None);
+    assert_eq!(gateway.address(), "https://127.0.0.1:8443/");
+    assert!(gateway.check_exported("compose").is_ok());
+}
+
+/// `compose` and `k8s` take host routing only with a domain written in the file: the
+/// error points at `route:` when it is written, else at `gateway`.
+#[test]
+fn exports_need_a_written_domain_to_route_by_host() {
+    let cases = [
+        ("  port: 9443\n", Some("`team.yaml`:8:1: `tfimg compose` needs the gateway's `domain`: members are reached by host name (`route: host`, the default)")),
+        ("  route: host\n", Some("`team.yaml`:9:10: `tfimg compose` needs the gateway's `domain`")),
+        ("  route: host\n  domain: lab.example\n", None),
+        ("  domain: lab.example\n", None),
+        ("  route: path\n", None),
+    ];
+    for (gateway, expected) in cases {
+        let parsed = with_gateway(gateway).unwrap().gateway.unwrap();
+        match (parsed.check_exported("compose"), expected) {
+            (Ok(()), None) => {}
+            (Err(error), Some(expected)) => {
+                let error_hint = error.hint.clone();
+                let error = error.to_string();
+                assert!(error.starts_with(expected), "{gateway:?}: {error}");
+                assert!(
+                    error_hint.starts_with("add `domain: lab.example`"),
+                    "{error_hint}"
+                );
+            }
+            (outcome, _) => panic!("{gateway:?}: {outcome:?}"),
+        }
+    }
 }
 
 #[test]
@@ -60,6 +121,8 @@ fn host_routing_with_own_certificate() {
             key: PathBuf::from("/keys/k.pem"),
         }
     );
+    assert_eq!(gateway.default_domain, None);
+    assert!(gateway.check_exported("k8s").is_ok());
     assert_eq!(gateway.base_url("alice"), "/");
     assert_eq!(
         gateway.url("alice", "jupyter"),
@@ -71,7 +134,8 @@ fn host_routing_with_own_certificate() {
 fn bad_gateways_are_refused_at_their_place() {
     let cases = [
         ("  route: subdomain\n", "`team.yaml`:9:10: gateway route `subdomain` is not `path` or `host`"),
-        ("  route: host\n", "`team.yaml`:9:10: `route: host` needs a `domain`"),
+        ("  public: true\n", "`team.yaml`:9:11: a public gateway needs a `domain`: members are reached by host name (`route: host`, the default)"),
+        ("  public: true\n  route: host\n", "`team.yaml`:9:11: a public gateway needs a `domain`"),
         ("  domain: Lab.Example\n", "`team.yaml`:9:11: gateway domain `Lab.Example` is not a host name"),
         ("  domain: a..b\n", "`team.yaml`:9:11: gateway domain `a..b` is not a host name"),
         ("  port: 0\n", "`team.yaml`:9:9: gateway port 0 is out of range"),
@@ -125,7 +189,7 @@ fn backends() -> Vec<Backend> {
 
 #[test]
 fn path_routing_config() {
-    let gateway = with_gateway("  port: 8443\n").unwrap().gateway.unwrap();
+    let gateway = with_gateway("  route: path\n").unwrap().gateway.unwrap();
     let config = nginx::config("lab", &gateway, &backends());
     assert_eq!(config, nginx::config("lab", &gateway, &backends()));
     insta::assert_snapshot!("gateway_path_routing", config);
@@ -141,4 +205,56 @@ fn host_routing_config() {
         "gateway_host_routing",
         nginx::config("lab", &gateway, &backends())
     );
+}
+
+/// What the configuration must hold for the member → member boundary, whichever routing:
+/// checked here by name, and in full in the snapshots.
+#[test]
+fn the_config_holds_the_member_boundary() {
+    for gateway in [
+        "  route: path\n",
+        "  route: host\n  domain: lab.example\n",
+        "  port: 9443\n",
+    ] {
+        let gateway = with_gateway(gateway).unwrap().gateway.unwrap();
+        let config = nginx::config("lab", &gateway, &backends());
+        let prefix = gateway.base_url("alice");
+        for line in [
+            // Pages are framed by their own origin only; other origins' requests refused.
+            "add_header Content-Security-Policy \"frame-ancestors 'self'\" always;".to_string(),
+            "if ($tfimg_foreign) { return 403; }".to_string(),
+            // Bodies: asked about first, streamed, bounded.
+            "client_max_body_size 512m;".to_string(),
+            "proxy_request_buffering off;".to_string(),
+            "auth_request /tfimg-body-auth-0;".to_string(),
+            "auth_request /tfimg-body-auth-1;".to_string(),
+            "if ($tfimg_bodyless) { return 204; }".to_string(),
+            format!("location = {prefix}login {{"),
+            "client_max_body_size 16k;".to_string(),
+            // TensorBoard: every request asked about.
+            "auth_request /tfimg-auth-0;".to_string(),
+            format!("proxy_pass http://$status_0{prefix}api/me;"),
+            // No token in any log.
+            "error_log stderr crit;".to_string(),
+            "access_log /dev/stderr tfimg if=$tfimg_failed;".to_string(),
+        ] {
+            assert!(config.contains(&line), "{line}\n{config}");
+        }
+        let log_format = config
+            .lines()
+            .find(|line| line.trim_start().starts_with("log_format"))
+            .unwrap();
+        for leak in [
+            "$request ",
+            "$request_uri",
+            "$args",
+            "$query_string",
+            "$http_referer",
+            "$arg_",
+        ] {
+            assert!(!log_format.contains(leak), "{log_format}");
+        }
+        assert!(!config.contains("client_max_body_size 0"), "{config}");
+        assert!(!config.contains("access_log off"), "{config}");
+    }
 }

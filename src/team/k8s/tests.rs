@@ -201,3 +201,77 @@ fn a_model_server_is_probed_on_its_model_and_reads_it_from_its_own_claim() {
     let plain = exported(&[member("srv", Service::Serving, &[], None)]);
     assert!(!serde_yaml::to_string(&plain).unwrap().contains("Probe"));
 }
+
+/// With a gateway, each member's pods take connections from its own pods and from pods
+/// that are not the team's (the ingress controller), never from another member's.
+#[test]
+fn behind_a_gateway_each_member_has_a_network_policy() {
+    let members = [
+        member("alice", Service::Jupyter, &[], None),
+        member("dist", Service::None, &["python", "train.py"], Some(2)),
+    ];
+    let gateway = crate::team::parse(
+        "team: lab\nmembers:\n  - name: alice\n    spec: cpu-jupyter\ngateway: {domain: lab.example}\n",
+        "team.yaml",
+        std::path::PathBuf::from("/lab"),
+    )
+    .unwrap()
+    .gateway
+    .unwrap();
+    let options = K8sOptions {
+        team: "lab".into(),
+        registry: None,
+        uid: 1000,
+        gid: 1000,
+        tfjob: false,
+        ingress: Some(crate::team::gateway::ingress::IngressPlan {
+            gateway,
+            backends: Vec::new(),
+            cert_pem: "CERT".into(),
+            key_pem: "KEY".into(),
+        }),
+    };
+    let (main, _) = manifests(&members, &options);
+    let documents: Vec<serde_yaml::Value> = main
+        .split("---\n")
+        .skip(1)
+        .map(|document| serde_yaml::from_str(document).unwrap())
+        .collect();
+    for name in ["lab-alice", "lab-dist"] {
+        let policy = documents
+            .iter()
+            .find(|d| d["kind"] == "NetworkPolicy" && d["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no policy for {name}: {main}"));
+        let expected: serde_yaml::Value = serde_yaml::from_str(&format!(
+            "podSelector: {{matchLabels: {{app.kubernetes.io/name: {name}}}}}
+policyTypes: [Ingress]
+ingress:
+  - from:
+      - podSelector: {{matchLabels: {{app.kubernetes.io/name: {name}}}}}
+      - namespaceSelector: {{}}
+        podSelector:
+          matchExpressions:
+            - {{key: app.kubernetes.io/part-of, operator: NotIn, values: [lab]}}
+"
+        ))
+        .unwrap();
+        assert_eq!(policy["spec"], expected, "{name}");
+    }
+    // Every pod of the team carries the label the policies leave out.
+    let pods = documents
+        .iter()
+        .filter(|d| d["kind"] == "Deployment" || d["kind"] == "Job")
+        .map(|d| &d["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/part-of"]);
+    assert!(pods.clone().count() >= 2);
+    assert!(pods.into_iter().all(|label| label == "lab"));
+    let ingress = documents.iter().find(|d| d["kind"] == "Ingress").unwrap();
+    let annotations = &ingress["metadata"]["annotations"];
+    assert_eq!(
+        annotations["nginx.ingress.kubernetes.io/proxy-body-size"],
+        "512m"
+    );
+    assert_eq!(
+        annotations["nginx.ingress.kubernetes.io/proxy-request-buffering"],
+        "off"
+    );
+}
