@@ -98,7 +98,8 @@ fn port_of(url: &str) -> u16 {
 
 /// Runs `code/save.py` of `folder` in cpu-headless, which saves its model under `export/`.
 fn save_in_cpu_headless(folder: &Path) {
-    std::fs::create_dir_all(folder.join("export")).unwrap();
+    // tfimg makes `export` for the container's user (a folder made here by root would be
+    // root's, and the container runs as the image's user then).
     let saved = tfimg(
         folder,
         &[
@@ -200,6 +201,28 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
     assert_eq!(field(&served.stdout, "version").as_deref(), Some("1"));
     let port = port_of(&url);
     eprintln!("served in {:.0?}", started.elapsed());
+
+    // Trust boundary host user → container: the server faces the network, and even
+    // started by root none of its processes runs as uid 0 or keeps a capability.
+    let container = common::docker(&[
+        "ps",
+        "-q",
+        "--filter",
+        &format!("label=io.tfimg.model={model}"),
+    ]);
+    let container = container.trim();
+    let processes = common::docker(&["top", container, "-o", "pid,uid,comm"]);
+    let uids: Vec<&str> = processes
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_whitespace().nth(1))
+        .collect();
+    assert!(
+        !uids.is_empty() && uids.iter().all(|uid| *uid != "0"),
+        "{processes}"
+    );
+    let status = common::docker(&["exec", container, "grep", "CapEff", "/proc/1/status"]);
+    assert_eq!(status, "CapEff:\t0000000000000000\n");
 
     // The status, as TensorFlow Serving writes it.
     let (status, body) = http("GET", port, &format!("/v1/models/{model}"), &[], "");

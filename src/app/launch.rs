@@ -166,7 +166,7 @@ pub async fn prepare(
         return Err(crate::plan::sync::launch_mount_on_remote(text, endpoint).into());
     }
     check_mounts(host, &request, &home)?;
-    let mut notes = Vec::new();
+    let mut notes = folders::unwritable_mounts(host, &request);
     if !request.mounts.is_empty() {
         notes.extend(crate::plan::sync::mounts_on_tcp_note(engine.endpoint()));
     }

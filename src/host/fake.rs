@@ -37,6 +37,8 @@ pub struct FakeHost {
     pub files: RefCell<std::collections::BTreeMap<PathBuf, Vec<u8>>>,
     /// Paths that are symbolic links.
     pub links: RefCell<BTreeSet<PathBuf>>,
+    /// Folders' owner, group and mode (`folder_access`); the others answer `None`.
+    pub access: RefCell<std::collections::BTreeMap<PathBuf, (u32, u32, u32)>>,
     /// Set to make `interrupted` resolve (the user's Ctrl-C).
     pub interrupt: std::cell::Cell<bool>,
     /// Arguments of each `spawn_detached`.
@@ -137,6 +139,10 @@ impl Host for FakeHost {
 
     fn is_link(&self, path: &Path) -> bool {
         self.links.borrow().contains(path)
+    }
+
+    fn folder_access(&self, path: &Path) -> Option<(u32, u32, u32)> {
+        self.access.borrow().get(path).copied()
     }
 
     fn make_folder(

@@ -104,6 +104,9 @@ pub trait Host {
     fn exists(&self, path: &Path) -> bool;
     /// Whether `path` itself is a symbolic link (not followed).
     fn is_link(&self, path: &Path) -> bool;
+    /// The owner, group and permission bits of the folder `path`; `None` when it is not
+    /// a folder that can be read.
+    fn folder_access(&self, path: &Path) -> Option<(u32, u32, u32)>;
     /// Makes a missing mount folder (and, with `parents`, the folders above it), owned by
     /// `owner` when tfimg may give it away; a warning when it could not.
     fn make_folder(
@@ -253,6 +256,14 @@ impl Host for Machine {
 
     fn is_link(&self, path: &Path) -> bool {
         std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_symlink())
+    }
+
+    fn folder_access(&self, path: &Path) -> Option<(u32, u32, u32)> {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = std::fs::metadata(path)
+            .ok()
+            .filter(|metadata| metadata.is_dir())?;
+        Some((metadata.uid(), metadata.gid(), metadata.mode() & 0o7777))
     }
 
     fn make_folder(

@@ -41,6 +41,32 @@ const DOCKER_DEFAULT_CAPABILITIES: &[&str] = &[
 /// then dropping to it); the rest of Docker's defaults are dropped, nothing is added.
 const REMAP_CAPABILITIES: &[&str] = &["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETGID", "SETUID"];
 
+/// Whether a process with `ids` may write into a folder owned by `owner:group` with
+/// permission bits `mode` (its own supplementary groups are not counted: the container's
+/// user has none of the host's).
+pub fn may_write(ids: (u32, u32), owner: u32, group: u32, mode: u32) -> bool {
+    let (uid, gid) = ids;
+    let bits = if uid == 0 {
+        return true;
+    } else if uid == owner {
+        mode >> 6
+    } else if gid == group {
+        mode >> 3
+    } else {
+        mode
+    };
+    bits & 0o3 == 0o3
+}
+
+/// The warning for a writable mount the container's user may not write into (a folder
+/// root made, mounted by a root host user whose containers run as the image's user).
+pub fn unwritable_mount(text: &str, ids: (u32, u32), owner: u32, group: u32, mode: u32) -> String {
+    let (uid, gid) = ids;
+    format!(
+        "warning: `--mount {text}`: the folder belongs to {owner}:{group} (mode {mode:o}) and the container runs as {uid}:{gid}, so it cannot write there; `chown -R {uid}:{gid}` it, run tfimg as the folder's owner (or with sudo), or mount it `:ro`"
+    )
+}
+
 /// Whose ids a container takes, and the note to show once about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerIds {
@@ -135,5 +161,16 @@ mod tests {
         }
         assert_eq!(container_ids(Some((0, 0)), (Some("1001"), None)).note, None);
         assert_eq!(ids(None, (None, None)), (IMAGE_UID, IMAGE_UID));
+    }
+
+    #[test]
+    fn who_may_write_a_folder() {
+        let me = (1000, 1000);
+        assert!(may_write(me, 1000, 5, 0o700));
+        assert!(!may_write(me, 1000, 5, 0o500));
+        assert!(!may_write(me, 0, 0, 0o755));
+        assert!(may_write(me, 0, 1000, 0o770));
+        assert!(may_write(me, 0, 0, 0o777));
+        assert!(may_write((0, 0), 1000, 1000, 0o700));
     }
 }

@@ -23,6 +23,24 @@ pub(super) fn check_mounts(
     Ok(())
 }
 
+/// A warning for each writable mount whose existing folder the container's user may not
+/// write into (nothing is ever re-owned: the user decides).
+pub(super) fn unwritable_mounts(host: &impl Host, request: &LaunchRequest) -> Vec<String> {
+    let Some(ids) = request.ids else {
+        return Vec::new();
+    };
+    request
+        .mounts
+        .iter()
+        .filter(|(mount, _)| !mount.read_only)
+        .filter_map(|(mount, text)| {
+            let (owner, group, mode) = host.folder_access(&mount.source)?;
+            (!crate::plan::user::may_write(ids, owner, group, mode))
+                .then(|| crate::plan::user::unwritable_mount(text, ids, owner, group, mode))
+        })
+        .collect()
+}
+
 /// The error a missing source would give, creating nothing: a missing path that names a
 /// file, or a missing parent folder (unless the launch makes parents).
 fn check_mount_source(

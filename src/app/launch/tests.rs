@@ -380,3 +380,31 @@ fn a_mount_is_refused_on_a_remote_engine_before_anything_exists() {
     assert!(engine.calls_to("create").is_empty());
     assert!(host.made.borrow().is_empty());
 }
+
+#[test]
+fn a_writable_mount_the_container_s_user_cannot_write_is_warned_about_not_re_owned() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    let project = PathBuf::from("/project");
+    for folder in ["data", "shared", "theirs"] {
+        host.paths.borrow_mut().insert(project.join(folder));
+    }
+    let mut access = host.access.borrow_mut();
+    access.insert(project.join("data"), (0, 0, 0o755)); // root made it
+    access.insert(project.join("shared"), (0, 4322, 0o775)); // the user's group may write
+    access.insert(project.join("theirs"), (0, 0, 0o755)); // mounted read-only
+    drop(access);
+    let mut request = request("cpu-headless");
+    request.ids = Some((4321, 4322));
+    request.mounts = ["./data", "./shared", "./theirs:ro"]
+        .iter()
+        .map(|text| {
+            let mount = crate::plan::mounts::parse(text, &project, "/tf").unwrap();
+            (mount, text.to_string())
+        })
+        .collect();
+    let (notes, _) = run(launch(&engine, &host, request, true)).unwrap();
+    assert_eq!(
+        notes,
+        ["warning: `--mount ./data`: the folder belongs to 0:0 (mode 755) and the container runs as 4321:4322, so it cannot write there; `chown -R 4321:4322` it, run tfimg as the folder's owner (or with sudo), or mount it `:ro`"]
+    );
+}
