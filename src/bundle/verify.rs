@@ -6,6 +6,12 @@
 //! its path, its size and its sha256; the padding between entries must be zeros;
 //! `manifest.sha256` must match the manifest's bytes; the two end blocks must be zeros
 //! and nothing may follow. Pure: the caller reads the file.
+//!
+//! Trust boundary **bundle bytes → tfimg**: whoever made or changed the bundle controls
+//! every byte of it. This verifier is where its layout and contents are held to the
+//! manifest before the daemon sees an image or a spec file is written; what the bundle
+//! may mean is held in `app::bundle::load` (no spec of it takes a built-in's name), and
+//! what it says is printed there with its control characters escaped.
 
 use sha2::{Digest, Sha256};
 

@@ -77,15 +77,7 @@ pub fn load(args: &LoadArgs) -> anyhow::Result<ExitCode> {
     };
     let checked = bundle::check(&Machine, &super::catalog(), &options, &reporter)?;
     let manifest = &checked.verified.manifest;
-    reporter.status(&format!(
-        "checked `{}`: saved by tfimg {} on {}; {} part(s), each with the size and sha256 its manifest gives ({:.1} s)",
-        args.bundle.display(),
-        // The bundle's bytes: printed with their control characters escaped.
-        crate::input::printable(&manifest.tfimg),
-        crate::sweep::report::utc_text(manifest.created_unix.saturating_mul(1000)),
-        manifest.parts.len(),
-        reporter.elapsed().as_secs_f64()
-    ));
+    reporter.status(&checked_line(&args.bundle, manifest, reporter.elapsed()));
     let checked_at = Instant::now();
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = super::connect().await?;
@@ -155,4 +147,33 @@ fn image_row(image: &BundledImage) -> Vec<String> {
         name,
         format!("{}", &short[..12.min(short.len())]),
     ]
+}
+
+/// What `load` says once the bundle passed its check. The manifest's `tfimg` field is the
+/// bundle's bytes: printed with its control characters escaped (a bundle may not drive
+/// the terminal).
+fn checked_line(bundle: &Path, manifest: &Manifest, elapsed: std::time::Duration) -> String {
+    format!(
+        "checked `{}`: saved by tfimg {} on {}; {} part(s), each with the size and sha256 its manifest gives ({:.1} s)",
+        bundle.display(),
+        crate::input::printable(&manifest.tfimg),
+        crate::sweep::report::utc_text(manifest.created_unix.saturating_mul(1000)),
+        manifest.parts.len(),
+        elapsed.as_secs_f64()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_saving_tfimg_is_printed_with_its_escapes_escaped() {
+        let manifest = crate::bundle::Manifest::new("0.1.0\u{1b}]0;owned\u{7}\u{1b}[2J", 0);
+        let line = super::checked_line(
+            std::path::Path::new("lab.tar"),
+            &manifest,
+            std::time::Duration::ZERO,
+        );
+        assert!(!line.contains('\u{1b}') && !line.contains('\u{7}'), "{line:?}");
+        assert!(line.contains("saved by tfimg 0.1.0\\u{1b}]0;owned\\u{7}\\u{1b}[2J on 1970-01-01"), "{line}");
+    }
 }
