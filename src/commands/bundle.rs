@@ -173,7 +173,13 @@ mod tests {
             &manifest,
             std::time::Duration::ZERO,
         );
-        assert!(!line.contains('\u{1b}') && !line.contains('\u{7}'), "{line:?}");
-        assert!(line.contains("saved by tfimg 0.1.0\\u{1b}]0;owned\\u{7}\\u{1b}[2J on 1970-01-01"), "{line}");
+        assert!(
+            !line.contains('\u{1b}') && !line.contains('\u{7}'),
+            "{line:?}"
+        );
+        assert!(
+            line.contains("saved by tfimg 0.1.0\\u{1b}]0;owned\\u{7}\\u{1b}[2J on 1970-01-01"),
+            "{line}"
+        );
     }
 }

@@ -299,6 +299,44 @@ mod tests {
         );
     }
 
+    /// Captured on a real host (driver 580, one H100) by `tests/fixtures/nvidia/capture.sh`:
+    /// the queries tfimg asks, its table, and the driver's version file.
+    #[test]
+    fn a_real_h100_on_driver_580_reads_as_it_is() {
+        let real = |name: &str| fixture(&format!("h100-580.159.04/{name}"));
+        let answer = |program: &str, args: &[&str]| {
+            (program == "nvidia-smi").then(|| match args.first() {
+                None => real("table.txt"),
+                Some(query) if query.contains("compute_cap") => real("query-gpu-cc.csv"),
+                Some(_) => real("query-gpu.csv"),
+            })
+        };
+        let found = facts(&answer, &|_| None, &|_| false);
+        assert_eq!(found.driver.as_deref(), Some("580.159.04"));
+        assert_eq!(found.driver_cuda.as_deref(), Some("13.0"));
+        assert_eq!(found.gpus.len(), 1, "{:?}", found.gpus);
+        let gpu = &found.gpus[0];
+        assert_eq!(gpu.index, 0);
+        assert_eq!(gpu.uuid, "GPU-bd7f583f-50f0-c144-ad6d-a1e676ec3a27");
+        assert_eq!(gpu.name, "NVIDIA H100 80GB HBM3");
+        assert_eq!(gpu.memory_mib, Some(81559));
+        assert_eq!(
+            gpu.compute_capability
+                .map(|capability| capability.to_string()),
+            Some("9.0".to_string())
+        );
+        // The table alone (an older query that fails) says the same.
+        let table = parse_table(&real("table-busy.txt"));
+        assert_eq!(table.driver.as_deref(), Some("580.159.04"));
+        assert_eq!(table.gpus.len(), 1);
+        assert_eq!(table.gpus[0].name, "NVIDIA H100 80GB HBM3");
+        assert_eq!(table.gpus[0].memory_mib, Some(81559));
+        assert_eq!(
+            parse_proc_version(&real("proc-version.txt")).as_deref(),
+            Some("580.159.04")
+        );
+    }
+
     #[test]
     fn proc_versions_parse() {
         assert_eq!(
