@@ -327,7 +327,11 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result
     std::fs::create_dir_all(folder)?;
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let temporary = folder.join(format!(".{name}.{}.{}", std::process::id(), random_hex(6)?));
-    let written = std::fs::File::create(&temporary)
+    // A new name (`O_EXCL`): nothing planted in the folder is ever written through.
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)
         .and_then(|mut file| {
             file.write_all(bytes)?;
             // On the disk before it takes the name: a crash leaves the old file or the new.
