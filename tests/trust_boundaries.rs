@@ -481,3 +481,19 @@ async fn pull_files_takes_a_container_s_odd_files_safely() {
     assert_eq!(marker, "here\n");
     assert!(root_copy.join("etc/debian_version").is_file());
 }
+
+/// `render -o DIR` into a folder where someone planted a link at `Dockerfile`: the file
+/// takes the link's place, and the link's target keeps its bytes.
+#[test]
+fn render_writes_nothing_through_a_link_in_its_output_folder() {
+    let folder = common::scratch(&[("victim.txt", "victim\n")]);
+    std::fs::create_dir(folder.path().join("ctx")).unwrap();
+    let victim = folder.path().join("victim.txt");
+    std::os::unix::fs::symlink(&victim, folder.path().join("ctx/Dockerfile")).unwrap();
+    let run = tfimg(folder.path(), &["render", "cpu-headless", "-o", "ctx"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim\n");
+    let written = folder.path().join("ctx/Dockerfile");
+    assert!(std::fs::symlink_metadata(&written).unwrap().is_file());
+    assert!(std::fs::read_to_string(written).unwrap().contains("FROM "));
+}
