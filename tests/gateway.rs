@@ -421,24 +421,6 @@ fn status_of(url: &str, cert: &std::path::Path) -> String {
     }
 }
 
-/// Whether Debian's `chromium` is here. Under CI=true it must be (scripts/setup-machine
-/// installs it); elsewhere a missing browser skips the browser part, saying so.
-fn chromium_available() -> bool {
-    let found = std::process::Command::new("chromium")
-        .arg("--version")
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if !found {
-        let ci = std::env::var("CI").is_ok_and(|value| value == "true");
-        assert!(
-            !ci,
-            "headless Chromium (`chromium`) is missing; scripts/setup-machine installs it"
-        );
-        eprintln!("skipping the browser checks: no `chromium` on PATH (scripts/setup-machine installs it)");
-    }
-    found
-}
-
 /// One person's headless Chromium: its profile (cookies) lives in `profile` from one run
 /// to the next, and it trusts exactly the team's key (`spki`, the base64 SHA-256 of the
 /// certificate's public key). The DOM of `url` once its scripts ran (at most `budget_ms`
@@ -617,7 +599,7 @@ async fn members_are_kept_apart_by_origin_network_and_gateway() {
         || status_of(&page, &cert) == "200",
     );
 
-    if chromium_available() {
+    if common::chromium_available() {
         let profile = tempfile::tempdir().unwrap();
         let spki = spki_of(&cert);
         // Bob logs in with his link, and his browser then reaches his files with no token.

@@ -230,13 +230,7 @@ async fn the_printed_ssh_line_logs_in_with_the_key_and_passwords_are_refused() {
         return;
     };
     let folder = scratch(&[]);
-    let key = folder.path().join("id_ed25519");
-    let made = std::process::Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(&key)
-        .status()
-        .expect("ssh-keygen runs");
-    assert!(made.success());
+    let key = common::ssh_key(folder.path());
     let name = unique("t-ssh");
     let _guard = DockerGuard::containers(&[&name]);
     let started = run(

@@ -585,6 +585,31 @@ with open(path + "/saved_model.pb", "wb") as file:
 print("saved", flush=True)
 "#;
 
+/// The limits model served for one test, and what removes it.
+struct Served {
+    model: String,
+    port: u16,
+    container: String,
+    folder: tempfile::TempDir,
+    _guard: DockerGuard,
+}
+
+/// SAVE_LIMITS saved and served under a new name, in a folder of its own.
+fn served_limits() -> Served {
+    let model = unique("limits");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    let folder = scratch(&[]);
+    let (port, container) = serve_limits(folder.path(), &model);
+    Served {
+        model,
+        port,
+        container,
+        folder,
+        _guard: guard,
+    }
+}
+
 /// SAVE_LIMITS saved in cpu-headless under `folder`'s `export/limits` and served there as
 /// `model` (its gate opened by `export/limits/open`); the port and the container's name.
 fn serve_limits(folder: &Path, model: &str) -> (u16, String) {
@@ -662,11 +687,13 @@ async fn slow_clients_hold_no_request_slot_and_are_cut_off() {
     if common::engine().await.is_none() {
         return;
     }
-    let model = unique("limits");
-    let mut guard = DockerGuard::default();
-    guard.container_label = Some(format!("io.tfimg.model={model}"));
-    let folder = scratch(&[]);
-    let (port, _) = serve_limits(folder.path(), &model);
+    let Served {
+        model,
+        port,
+        folder,
+        _guard: guard,
+        ..
+    } = served_limits();
     let predict = format!("/v1/models/{model}:predict");
     let row = serde_json::json!({"instances": [vec![1.0; 16]]}).to_string();
     assert_eq!(http("POST", port, &predict, &[], &row).0, 200);
@@ -791,11 +818,13 @@ async fn malformed_requests_get_400_and_never_a_traceback() {
     if common::engine().await.is_none() {
         return;
     }
-    let model = unique("limits");
-    let mut guard = DockerGuard::default();
-    guard.container_label = Some(format!("io.tfimg.model={model}"));
-    let folder = scratch(&[]);
-    let (port, _) = serve_limits(folder.path(), &model);
+    let Served {
+        model,
+        port,
+        folder: _folder,
+        _guard: guard,
+        ..
+    } = served_limits();
     let predict = format!("/v1/models/{model}:predict");
     let classify = format!("/v1/models/{model}:classify");
     let deep = |depth: usize| {
@@ -918,11 +947,13 @@ async fn a_large_body_costs_at_most_about_four_times_its_size() {
     if common::engine().await.is_none() {
         return;
     }
-    let model = unique("limits");
-    let mut guard = DockerGuard::default();
-    guard.container_label = Some(format!("io.tfimg.model={model}"));
-    let folder = scratch(&[]);
-    let (port, container) = serve_limits(folder.path(), &model);
+    let Served {
+        model,
+        port,
+        container,
+        folder: _folder,
+        _guard: guard,
+    } = served_limits();
     let limit = common::docker(&["inspect", "--format", "{{.HostConfig.Memory}}", &container]);
     assert_eq!(
         limit.trim(),

@@ -16,11 +16,6 @@ use common::{field, scratch, unique, DockerGuard, HOST_CA};
 
 const EXPECT_MS: u64 = 60_000;
 
-fn running_as_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// How tfimg is started: as this process (root), with sudo's variables, or as a plain user.
 enum HostUser {
     Root,
@@ -112,13 +107,7 @@ fn log_out(mut session: rexpect::session::PtySession) {
 
 fn tmux_survives_logging_out(user: HostUser, uid_inside: u32) {
     let folder = scratch(&[]);
-    let key = folder.path().join("id_ed25519");
-    let made = std::process::Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(&key)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    let key = common::ssh_key(folder.path());
     if let HostUser::Plain(uid) = user {
         std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         for path in [folder.path().to_path_buf(), key.with_extension("pub")] {
@@ -175,38 +164,34 @@ fn tmux_survives_logging_out(user: HostUser, uid_inside: u32) {
     log_out(session);
 }
 
+/// Whether this test can run: an engine, and root (to be root, and to become the others).
+async fn root_with_an_engine() -> bool {
+    if common::engine().await.is_none() {
+        return false;
+    }
+    if !common::running_as_root() {
+        eprintln!("skipping: needs root (CI runs as root)");
+    }
+    common::running_as_root()
+}
+
 #[tokio::test]
 async fn as_root_a_tmux_job_survives_logging_out_and_attaches_again() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
-    if !running_as_root() {
-        eprintln!("skipping: needs root (CI runs as root)");
-        return;
+    if root_with_an_engine().await {
+        tmux_survives_logging_out(HostUser::Root, 1000);
     }
-    tmux_survives_logging_out(HostUser::Root, 1000);
 }
 
 #[tokio::test]
 async fn under_sudo_a_tmux_job_survives_logging_out_and_attaches_again() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
-    if !running_as_root() {
-        eprintln!("skipping: needs root (CI runs as root)");
-        return;
+    if root_with_an_engine().await {
+        tmux_survives_logging_out(HostUser::Sudo(4242), 4242);
     }
-    tmux_survives_logging_out(HostUser::Sudo(4242), 4242);
 }
 
 #[tokio::test]
 async fn as_a_plain_user_a_tmux_job_survives_logging_out_and_attaches_again() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
-    if !running_as_root() {
-        eprintln!("skipping: needs root to become another user (CI runs as root)");
-        return;
+    if root_with_an_engine().await {
+        tmux_survives_logging_out(HostUser::Plain(4343), 4343);
     }
-    tmux_survives_logging_out(HostUser::Plain(4343), 4343);
 }

@@ -132,24 +132,6 @@ fn artifacts() -> PathBuf {
     dir
 }
 
-/// Whether Debian's `chromium` is here. Under CI=true it must be (scripts/setup-machine
-/// installs it); elsewhere a missing browser skips the browser part, saying so.
-fn chromium_available() -> bool {
-    let found = Command::new("chromium")
-        .arg("--version")
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if !found {
-        let ci = std::env::var("CI").is_ok_and(|value| value == "true");
-        assert!(
-            !ci,
-            "headless Chromium (`chromium`) is missing; scripts/setup-machine installs it"
-        );
-        eprintln!("skipping the browser checks: no `chromium` on PATH (scripts/setup-machine installs it)");
-    }
-    found
-}
-
 /// Runs headless Chromium on `page` with `extra` flags, at most a minute; its stdout. Its
 /// profile, cache and crash reports go to a folder removed after (`HOME` and the XDG
 /// folders point there), not to the user's own.
@@ -251,7 +233,7 @@ fn the_report_shows_the_sweep_in_a_real_browser() {
     assert!(html.contains("<td>&lt;b&gt;&amp;&quot;</td>"), "{html}");
     assert!(html.contains("<code>python train.py --lr 0.001 --aug '&lt;b&gt;&amp;&quot;'</code>"));
 
-    if !chromium_available() {
+    if !common::chromium_available() {
         return;
     }
     let screenshot = root.path().join("report.png");

@@ -16,11 +16,6 @@ use tfimg::engine::prelude::*;
 
 const HANG: Duration = Duration::from_secs(600);
 
-fn running_as_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// Every entry below `folder` (links not followed) with its owner's uid.
 fn owners(folder: &Path) -> Vec<(String, u32)> {
     let mut found = Vec::new();
@@ -126,7 +121,7 @@ async fn a_trial_that_plants_links_and_fifos_in_its_folder_reaches_nothing_of_th
         "{}",
         results.stdout
     );
-    if running_as_root() {
+    if common::running_as_root() {
         let owned_by_root: Vec<_> = owners(&dir)
             .into_iter()
             .filter(|(path, uid)| *uid == 0 && path.starts_with('t'))
@@ -158,7 +153,7 @@ async fn as_root_no_container_process_runs_as_root_or_keeps_a_capability() {
     let Some(_engine) = common::engine().await else {
         return;
     };
-    if !running_as_root() {
+    if !common::running_as_root() {
         eprintln!("skipping: needs root (CI runs as root)");
         return;
     }

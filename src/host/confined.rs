@@ -460,26 +460,27 @@ fn parts(name: &Path) -> io::Result<Vec<&OsStr>> {
 }
 
 fn kind_of(file_type: &cap_std::fs::FileType) -> Kind {
-    if file_type.is_symlink() {
-        Kind::Link
-    } else if file_type.is_dir() {
-        Kind::Folder
-    } else if file_type.is_file() {
-        Kind::File
-    } else {
-        Kind::Other
-    }
+    kind(
+        file_type.is_symlink(),
+        file_type.is_dir(),
+        file_type.is_file(),
+    )
 }
 
 fn kind_of_std(file_type: &std::fs::FileType) -> Kind {
-    if file_type.is_symlink() {
-        Kind::Link
-    } else if file_type.is_dir() {
-        Kind::Folder
-    } else if file_type.is_file() {
-        Kind::File
-    } else {
-        Kind::Other
+    kind(
+        file_type.is_symlink(),
+        file_type.is_dir(),
+        file_type.is_file(),
+    )
+}
+
+fn kind(link: bool, folder: bool, file: bool) -> Kind {
+    match (link, folder, file) {
+        (true, _, _) => Kind::Link,
+        (_, true, _) => Kind::Folder,
+        (_, _, true) => Kind::File,
+        _ => Kind::Other,
     }
 }
 

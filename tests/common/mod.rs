@@ -611,3 +611,39 @@ pub fn jupyter_url(url: &str) -> JupyterUrl {
         token: token.to_string(),
     }
 }
+
+/// Whether Debian's `chromium` is here. Under CI=true it must be (scripts/setup-machine
+/// installs it); elsewhere a missing browser skips the browser part, saying so.
+pub fn chromium_available() -> bool {
+    let found = Command::new("chromium")
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !found {
+        let ci = std::env::var("CI").is_ok_and(|value| value == "true");
+        assert!(
+            !ci,
+            "headless Chromium (`chromium`) is missing; scripts/setup-machine installs it"
+        );
+        eprintln!("skipping the browser checks: no `chromium` on PATH (scripts/setup-machine installs it)");
+    }
+    found
+}
+
+/// Whether the tests run as root (CI does): the root-only checks need it.
+pub fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A new ed25519 key pair `id_ed25519` (and `.pub`) in `folder`, without a passphrase.
+pub fn ssh_key(folder: &Path) -> std::path::PathBuf {
+    let key = folder.join("id_ed25519");
+    let made = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .status()
+        .expect("ssh-keygen runs");
+    assert!(made.success());
+    key
+}
