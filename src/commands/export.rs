@@ -28,7 +28,8 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
     }
     let network = config::network(&args.network, &config::load_config()?)?;
     let host = Machine;
-    let ids = super::container_ids(&host);
+    let chosen = host.container_ids();
+    let ids = chosen.ids;
     let folder = match &args.output {
         Some(path) => {
             let parent = path
@@ -45,7 +46,7 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
     let (mut plans, notes) =
         export_plans(&host, &team, &specs, &images.specs, ids, behind_gateway)?;
     if team.members.iter().any(|member| !member.mounts.is_empty()) {
-        super::say_container_ids(&host);
+        super::say(chosen.note);
     }
     for note in notes {
         eprintln!("{note}");
@@ -223,14 +224,12 @@ fn images(
 /// with other users, who can plant a link at the name: it is replaced, never written
 /// through (`host::confined`).
 fn write_out(folder: &Path, name: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    Confined::open_or_make(folder)
-        .and_then(|folder| folder.write(name, bytes, 0o644))
-        .map_err(|error| {
-            planted(
-                error,
-                &format!("cannot write `{}`", folder.join(name).display()),
-            )
-        })
+    crate::host::machine::write_atomically(&folder.join(name), bytes).map_err(|error| {
+        planted(
+            error,
+            &format!("cannot write `{}`", folder.join(name).display()),
+        )
+    })
 }
 
 /// A link (or other odd file) in the output folder is the folder's problem, for the user

@@ -31,16 +31,9 @@ use crate::labels;
 use crate::spec::Catalog;
 
 /// The specs visible from the current directory: built-ins plus `./images/*.yaml`.
-/// The uid and gid containers run as (`plan::user`: never root's unless asked).
-pub(crate) fn container_ids(host: &impl crate::host::Host) -> (u32, u32) {
-    host.container_ids().ids
-}
-
-/// The note about whose ids containers take (`plan::user`), said once on stderr when
-/// containers (or an export that will make them) are about to be created with folders of
-/// this machine mounted.
-pub(crate) fn say_container_ids(host: &impl crate::host::Host) {
-    if let Some(note) = host.container_ids().note {
+/// A note, when there is one, on stderr.
+pub(crate) fn say(note: Option<String>) {
+    if let Some(note) = note {
         eprintln!("{note}");
     }
 }

@@ -15,7 +15,7 @@ use crate::cli::RunArgs;
 use crate::commands::config;
 use crate::engine::prelude::*;
 use crate::engine::Docker;
-use crate::host::Machine;
+use crate::host::{Host, Machine};
 use crate::input::InputError;
 use crate::labels;
 use crate::output::progress::Reporter;
@@ -345,7 +345,7 @@ fn ids(args: &RunArgs) -> Result<Option<(u32, u32)>, InputError> {
             let (uid, gid) = match (args.uid, args.gid) {
                 // Both given: the user's own choice; nothing to say about tfimg's ids.
                 (Some(uid), Some(gid)) => (uid, gid),
-                _ => super::container_ids(&Machine),
+                _ => Machine.container_ids().ids,
             };
             Ok(Some((
                 args.uid.unwrap_or(uid),

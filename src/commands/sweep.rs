@@ -198,19 +198,21 @@ fn run_file(
         if args.detach {
             return detach(&host, &planned.sweep);
         }
+        // Whose ids the trials take (`plan::user`), said once: their folders are mounted.
+        let chosen = host.container_ids();
         let run = SweepRun {
             file: file.display().to_string(),
             file_bytes,
             target,
             slots: planned.slots,
             nvidia: planned.nvidia,
-            ids: Some(super::container_ids(&host)),
+            ids: Some(chosen.ids),
             resume_only: args.resume,
             sweep: planned.sweep,
         };
         let reporter = Reporter::new(progress);
         let notify = |note: Note| show::note(&reporter, &run.sweep, &note);
-        super::say_container_ids(&host);
+        super::say(chosen.note);
         let finished = app::sweep::run(&engine, &host, &run, &notify).await?;
         reporter.clear();
         show::finished(&host, &reporter, &run, &finished)

@@ -83,7 +83,8 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
     let (team, specs) = team_and_specs(&args.file)?;
     let network = config::network(&args.network, &config::load_config()?)?;
     let host = Machine;
-    let ids = super::container_ids(&host);
+    let chosen = host.container_ids();
+    let ids = chosen.ids;
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = super::connect().await?;
@@ -100,7 +101,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         };
         reporter.clear();
         if team.members.iter().any(|member| !member.mounts.is_empty()) {
-            super::say_container_ids(&host);
+            super::say(chosen.note);
         }
         let report =
             reconcile::up(&engine, &host, &team, &specs, &images, ids, args.rollback).await?;

@@ -174,32 +174,30 @@ impl BuildContext {
         Ok(())
     }
 
-    /// Writes the context's files into `folder` (what `tfimg render -o` produces).
-    /// The context as files in `folder` (`render -o`), written through `confined`: a
-    /// link someone planted in the output folder is replaced or refused, never followed.
+    /// Writes the context's files into `folder` (what `tfimg render -o` produces),
+    /// through `confined`: a link someone planted in the output folder is replaced or
+    /// refused, never followed.
     pub fn unpack_into(&self, folder: &std::path::Path) -> io::Result<()> {
-        use std::io::Read;
-        let mut tar = Vec::new();
-        self.write_tar(&mut tar)?;
         let root = super::confined::Confined::open_or_make(folder)?;
-        let mut archive = tar::Archive::new(tar.as_slice());
-        for entry in archive.entries()? {
-            let mut entry = entry?;
-            let path = entry.path()?.into_owned();
-            if entry.header().entry_type().is_dir() {
-                root.make_folders(&path, 0o755)?;
-                continue;
-            }
-            let mode = entry.header().mode()?;
-            let mut bytes = Vec::new();
-            entry.read_to_end(&mut bytes)?;
+        for entry in &self.entries {
+            let path = std::path::Path::new(&entry.path);
+            let bytes = match &entry.source {
+                Source::Folder => {
+                    root.make_folders(path, 0o755)?;
+                    continue;
+                }
+                Source::Bytes(bytes) => bytes.to_vec(),
+                Source::File(source) => std::fs::read(source).map_err(|error| {
+                    io::Error::new(error.kind(), format!("`{}`: {error}", source.display()))
+                })?,
+            };
             if let Some(parent) = path
                 .parent()
                 .filter(|parent| !parent.as_os_str().is_empty())
             {
                 root.make_folders(parent, 0o755)?;
             }
-            root.write(&path, &bytes, mode & 0o777)?;
+            root.write(path, &bytes, entry.mode & 0o777)?;
         }
         Ok(())
     }

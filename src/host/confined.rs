@@ -157,7 +157,11 @@ impl Confined {
 
     /// The folder `name` below this one; a link anywhere on the way is refused.
     pub fn folder(&self, name: &Path) -> io::Result<Confined> {
-        let parts = parts(name)?;
+        self.walk(&parts(name)?)
+    }
+
+    /// The folder `parts` below this one, one component at a time, none of them a link.
+    fn walk(&self, parts: &[&OsStr]) -> io::Result<Confined> {
         let mut current = self.duplicate()?;
         for part in parts {
             current = current.child_folder(part)?;
@@ -209,17 +213,28 @@ impl Confined {
 
     /// The regular file `name`, opened to read (a link, FIFO, device or folder refused).
     pub fn open_file(&self, name: &Path) -> io::Result<std::fs::File> {
-        let (folder, last) = self.parent_of(name)?;
         let mut options = OpenOptions::new();
+        options.read(true);
+        Ok(self.open_regular(name, &mut options)?.1)
+    }
+
+    /// The regular file `name` opened with `options`, never through a link and without
+    /// blocking (a FIFO or device is refused once opened); the folder it is in.
+    fn open_regular(
+        &self,
+        name: &Path,
+        options: &mut OpenOptions,
+    ) -> io::Result<(Confined, std::fs::File)> {
+        let (folder, last) = self.parent_of(name)?;
         options
-            .read(true)
             .follow(FollowSymlinks::No)
             .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
         let file = folder
             .dir
-            .open_with(last, &options)
+            .open_with(last, options)
             .map_err(|error| folder.explained(last, error, false))?;
-        folder.regular(last, file)
+        let file = folder.regular(last, file)?;
+        Ok((folder, file))
     }
 
     /// At most `limit` bytes of the regular file `name`.
@@ -251,19 +266,9 @@ impl Confined {
     /// Appends to the regular file `name` (made, 0644 before the umask, when missing);
     /// `durable`: on the disk before it returns.
     pub fn append(&self, name: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
-        let (folder, last) = self.parent_of(name)?;
         let mut options = OpenOptions::new();
-        options
-            .append(true)
-            .create(true)
-            .follow(FollowSymlinks::No)
-            .mode(0o644)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-        let file = folder
-            .dir
-            .open_with(last, &options)
-            .map_err(|error| folder.explained(last, error, false))?;
-        let mut file = folder.regular(last, file)?;
+        options.append(true).create(true).mode(0o644);
+        let (folder, mut file) = self.open_regular(name, &mut options)?;
         if folder.owner.is_some() && file.metadata()?.len() == 0 {
             folder.give(&file)?;
         }
@@ -307,16 +312,6 @@ impl Confined {
         self.dir.rename(from, &self.dir, to)
     }
 
-    /// Renames `from` to `to`, both below this folder.
-    pub fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        let (from_folder, from_last) = self.parent_of(from)?;
-        let (to_folder, to_last) = self.parent_of(to)?;
-        from_folder
-            .dir
-            .rename(from_last, &to_folder.dir, to_last)
-            .map_err(|error| from_folder.explained(from_last, error, false))
-    }
-
     /// Removes the file (or link: it is not followed) `name`; one that is gone is fine.
     pub fn remove_file(&self, name: &Path) -> io::Result<()> {
         let (folder, last) = self.parent_of(name)?;
@@ -324,12 +319,6 @@ impl Confined {
             Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
             other => other,
         }
-    }
-
-    /// Removes the folder `name` when it is empty (a link there is left alone).
-    pub fn remove_empty_folder(&self, name: &Path) -> io::Result<()> {
-        let (folder, last) = self.parent_of(name)?;
-        folder.dir.remove_dir(last)
     }
 
     /// This folder's entries and what each is (unfollowed), sorted by name.
@@ -391,11 +380,7 @@ impl Confined {
                 format!("`{}` names no file", name.display()),
             ));
         };
-        let mut folder = self.duplicate()?;
-        for part in above {
-            folder = folder.child_folder(part)?;
-        }
-        Ok((folder, last))
+        Ok((self.walk(above)?, last))
     }
 
     /// `file`, when it is a regular file.

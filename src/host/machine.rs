@@ -118,32 +118,29 @@ pub fn run_program(program: &str, args: &[&str]) -> Option<String> {
 }
 
 /// Writes a file that holds secrets (tokens, keys): readable by its owner only from the
-/// moment it exists. The bytes go to a new file opened with mode 0600 beside `path`, which
-/// then replaces `path` by a rename, so a `path` that was there with a wider mode never
-/// holds the new secret and no reader ever sees half a file.
+/// moment it exists. The bytes go to a new file made with mode 0600 beside `path`, which
+/// then replaces `path` by a rename (`confined`), so a `path` that was there with a wider
+/// mode (or a link) never holds the new secret and no reader ever sees half a file.
 pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
+    let (folder, name) = folder_and_name(path)?;
+    super::confined::Confined::open(folder)?.write(name, bytes, 0o600)
+}
+
+/// The folder `path` is in (`.` for a bare name) and its name.
+fn folder_and_name(
+    path: &std::path::Path,
+) -> std::io::Result<(&std::path::Path, &std::path::Path)> {
     let folder = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => std::path::Path::new("."),
     };
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let temporary = folder.join(format!(".{name}.{}.{}", std::process::id(), random_hex(6)?));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&temporary)
-        .and_then(|mut file| {
-            file.write_all(bytes)?;
-            file.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&temporary, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written
+    let name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("`{}` names no file", path.display()),
+        )
+    })?;
+    Ok((folder, std::path::Path::new(name)))
 }
 
 /// Makes the mount folder `path` (and its parents, with `parents`), owned by `owner`
@@ -156,21 +153,12 @@ pub fn make_folder(
     parents: bool,
     owner: Option<(u32, u32)>,
 ) -> std::io::Result<Option<String>> {
-    let parent = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => std::path::Path::new("."),
-    };
-    let name = path.file_name().ok_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("`{}` names no folder", path.display()),
-        )
-    })?;
+    let (parent, name) = folder_and_name(path)?;
     if parents {
         std::fs::create_dir_all(parent)?;
     }
     let above = super::confined::Confined::open(parent)?;
-    let made = above.make_folders(std::path::Path::new(name), 0o777)?;
+    let made = above.make_folders(name, 0o777)?;
     let Some((uid, gid)) = owner else {
         return Ok(None);
     };
@@ -320,28 +308,11 @@ async fn listen_here() {
     }
 }
 
-/// Writes `path` whole: a new file beside it, renamed over it; its folders are made.
+/// Writes `path` whole: a new file beside it, synced (a crash leaves the old file or the
+/// new), renamed over it (`confined`); its folders are made.
 pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let folder = path.parent().unwrap_or(std::path::Path::new("."));
-    std::fs::create_dir_all(folder)?;
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let temporary = folder.join(format!(".{name}.{}.{}", std::process::id(), random_hex(6)?));
-    // A new name (`O_EXCL`): nothing planted in the folder is ever written through.
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temporary)
-        .and_then(|mut file| {
-            file.write_all(bytes)?;
-            // On the disk before it takes the name: a crash leaves the old file or the new.
-            file.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&temporary, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written
+    let (folder, name) = folder_and_name(path)?;
+    super::confined::Confined::open_or_make(folder)?.write(name, bytes, 0o666)
 }
 
 /// Appends `bytes` to `path` (made, with its folders, when missing) and syncs it.

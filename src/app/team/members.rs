@@ -145,8 +145,15 @@ pub fn check_member_folders(host: &impl Host, team: &Team) -> Result<(), InputEr
         else {
             continue;
         };
-        let source = text.split(':').next().unwrap_or(text);
-        let path = crate::input::paths::lexical(&team.folder.join(source));
+        // Its source is all that matters here: the workdir it lands in is any one.
+        let Ok(mount) = mounts::parse(
+            &text.replace(team::WORKDIR_MARK, "/tf"),
+            &team.folder,
+            "/tf",
+        ) else {
+            continue;
+        };
+        let path = mount.source;
         if host.is_link(&path) {
             return Err(InputError::new(
                 format!(

@@ -96,11 +96,7 @@ pub fn unpack_with(
         let raw = entry.path_bytes().into_owned();
         let shown = printable(&String::from_utf8_lossy(&raw));
         let rooted = *rooted.get_or_insert(raw.as_slice() == b"/");
-        let below = match rooted {
-            true => raw.strip_prefix(b"/"),
-            false => Some(raw.as_slice()),
-        };
-        let Some(parts) = below.and_then(clean_parts) else {
+        let Some(parts) = tar_parts(&raw, rooted) else {
             unpacking
                 .summary
                 .note(format!("`{shown}` leads out of the folder: skipped"));
@@ -144,35 +140,11 @@ pub fn unpack_with(
                 }
             }
             tar::EntryType::Link => {
-                // A hard link names an earlier entry: this name gets its own copy of it.
                 let linked = entry
                     .link_name_bytes()
                     .map(|name| name.into_owned())
                     .unwrap_or_default();
-                let named = match rooted {
-                    true => linked.strip_prefix(b"/").unwrap_or(&linked),
-                    false => linked.as_slice(),
-                };
-                let earlier = clean_parts(named).and_then(|parts| {
-                    unpacking
-                        .written
-                        .get(&parts.iter().collect::<PathBuf>())
-                        .cloned()
-                });
-                let opened = earlier.map(|earlier| unpacking.root(false)?.0.open_file(&earlier));
-                match opened {
-                    Some(Ok(file)) => {
-                        let metadata = file.metadata()?;
-                        let mode = std::os::unix::fs::MetadataExt::mode(&metadata);
-                        let mut reader = io::BufReader::new(file);
-                        unpacking.file(&mut reader, &target, mode, metadata.len())?;
-                    }
-                    _ => unpacking.summary.note(format!(
-                        "`{}` is a hard link to `{}`, which was not copied: skipped",
-                        display(&target, &shown),
-                        printable(&String::from_utf8_lossy(&linked))
-                    )),
-                }
+                unpacking.hard_link(&linked, rooted, &target, &shown)?;
             }
             tar::EntryType::XGlobalHeader | tar::EntryType::XHeader => {}
             tar::EntryType::Symlink => {
@@ -246,6 +218,38 @@ impl Unpacking<'_> {
         self.root(false)?.0.make_folders(&path, 0o777)
     }
 
+    /// A hard link names an earlier entry (`linked`): `target` gets its own copy of the
+    /// file that entry wrote, or a note when none was written.
+    fn hard_link(
+        &mut self,
+        linked: &[u8],
+        rooted: bool,
+        target: &[&OsStr],
+        shown: &str,
+    ) -> io::Result<()> {
+        // A link's name in the tar of `/` may also come without its leading `/`.
+        let earlier = tar_parts(linked, rooted)
+            .or_else(|| clean_parts(linked))
+            .and_then(|parts| {
+                self.written
+                    .get(&parts.iter().collect::<PathBuf>())
+                    .cloned()
+            });
+        let opened = earlier.map(|earlier| self.root(false)?.0.open_file(&earlier));
+        let Some(Ok(file)) = opened else {
+            self.summary.note(format!(
+                "`{}` is a hard link to `{}`, which was not copied: skipped",
+                display(target, shown),
+                printable(&String::from_utf8_lossy(linked))
+            ));
+            return Ok(());
+        };
+        let metadata = file.metadata()?;
+        let mode = std::os::unix::fs::MetadataExt::mode(&metadata);
+        self.file(&mut io::BufReader::new(file), target, mode, metadata.len())?;
+        Ok(())
+    }
+
     /// A link or file in the way becomes a note; any other error stops the unpack.
     fn skipped(&mut self, error: io::Error) -> io::Result<()> {
         let Some(refused) = confined::refused(&error) else {
@@ -287,11 +291,7 @@ impl Unpacking<'_> {
             None => false,
             Some(Kind::File) => true,
             Some(kind) => {
-                let what = match kind {
-                    Kind::Folder => "a folder",
-                    Kind::Link => "a link",
-                    _ => "not a regular file",
-                };
+                let what = kind.described();
                 self.summary
                     .note(format!("`{shown}` is {what} here: not replaced"));
                 return Ok(false);
@@ -386,6 +386,15 @@ impl Unpacking<'_> {
 
 /// Bytes read and written at a time; a block of zeros this long becomes a hole.
 const BLOCK_BYTES: usize = 64 * 1024;
+
+/// An entry's (or a hard link's) path in the tar as its parts: below the root when the
+/// tar is of `/` (`rooted`: its names start with `/`); `None` when it leads out.
+fn tar_parts(raw: &[u8], rooted: bool) -> Option<Vec<&OsStr>> {
+    match rooted {
+        true => raw.strip_prefix(b"/").and_then(clean_parts),
+        false => clean_parts(raw),
+    }
+}
 
 /// The path's normal components, or `None` when one is `..` or it is absolute.
 fn clean_parts(raw: &[u8]) -> Option<Vec<&OsStr>> {
