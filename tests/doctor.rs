@@ -64,6 +64,13 @@ async fn on_this_machine_docker_passes_and_the_missing_driver_is_a_warning() {
     let folder = scratch(&[]);
     let run = tfimg_with_env(folder.path(), &["doctor", "--ca-cert", HOST_CA], &[]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // One line first says what runs here.
+    assert_eq!(
+        run.stdout.lines().next(),
+        Some("verdict: CPU images: ready; GPU images: will run on the CPU: no NVIDIA driver"),
+        "{}",
+        run.stdout
+    );
     assert!(
         line(&run.stdout, "docker").starts_with("PASS  docker "),
         "{}",
@@ -85,6 +92,36 @@ async fn on_this_machine_docker_passes_and_the_missing_driver_is_a_warning() {
         "{}",
         run.stdout
     );
+
+    // For a CPU spec the NVIDIA side does not apply: the same facts, said as information.
+    let cpu = tfimg_with_env(
+        folder.path(),
+        &["doctor", "cpu-headless", "--ca-cert", HOST_CA],
+        &[],
+    );
+    assert_eq!(cpu.code, 0, "{}{}", cpu.stdout, cpu.stderr);
+    assert_eq!(
+        cpu.stdout.lines().next(),
+        Some("verdict: CPU images: ready; GPU images: will run on the CPU: no NVIDIA driver")
+    );
+    let nvidia: Vec<&str> = cpu
+        .stdout
+        .lines()
+        .skip(1)
+        .filter(|line| line.contains("NVIDIA"))
+        .collect();
+    assert_eq!(
+        nvidia,
+        [
+            "INFO  nvidia-driver      no NVIDIA driver found (no working nvidia-smi, no /proc/driver/nvidia/version): GPU images will run on the CPU only",
+            "                         fix: to use GPUs, install the NVIDIA driver for your GPU (Debian/Ubuntu: `sudo apt-get install nvidia-driver` or `ubuntu-drivers install`) and reboot; CPU images need nothing",
+            "INFO  container-toolkit  the NVIDIA container toolkit is not installed (only needed for GPUs)",
+            "                         fix: install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker",
+        ],
+        "{}",
+        cpu.stdout
+    );
+    assert!(!cpu.stdout.contains("WARN  nvidia"), "{}", cpu.stdout);
 
     let json = tfimg_with_env(
         folder.path(),
@@ -114,7 +151,10 @@ async fn on_this_machine_docker_passes_and_the_missing_driver_is_a_warning() {
     }
     for check in &checks {
         assert!(
-            matches!(check["verdict"].as_str(), Some("pass" | "warn" | "fail")),
+            matches!(
+                check["verdict"].as_str(),
+                Some("pass" | "info" | "warn" | "fail")
+            ),
             "{check}"
         );
         assert!(check["summary"].as_str().is_some_and(|s| !s.is_empty()));
@@ -233,6 +273,10 @@ fn an_unreachable_daemon_is_a_failing_check_with_the_start_command() {
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert_eq!(
         run.stdout.lines().next().unwrap(),
+        "verdict: nothing runs here yet: Docker does not answer (its fix is below)"
+    );
+    assert_eq!(
+        run.stdout.lines().nth(1).unwrap(),
         "FAIL  docker             cannot reach the Docker daemon at `unix:///nonexistent/docker.sock`: the socket does not exist (is the daemon running?)"
     );
     assert!(

@@ -331,8 +331,9 @@ fn a_server_without_the_toolkit_is_named_and_its_driver_learned_over_ssh() {
     let url = sshd.url(sshd.port);
     let (code, checks) = doctor(&sshd, sshd.port, "cpu-headless");
     assert_eq!(code, 0, "warnings only: {checks:#?}");
+    // A CPU spec does not need the NVIDIA side: its warnings are information.
     let (verdict, toolkit) = check(&checks, "container-toolkit");
-    assert_eq!(verdict, "warn");
+    assert_eq!(verdict, "info");
     assert!(
         toolkit.starts_with(&format!("the NVIDIA container toolkit is missing on `{url}`: Docker there refused a `--gpus all` container (")) && toolkit.contains("could not select device driver"),
         "{toolkit}"
@@ -340,7 +341,7 @@ fn a_server_without_the_toolkit_is_named_and_its_driver_learned_over_ssh() {
     assert_eq!(
         check(&checks, "nvidia-driver"),
         (
-            "warn",
+            "info",
             format!("no NVIDIA driver found on `{url}` (Docker there cannot hand GPUs over, and no nvidia-smi answered over ssh): GPU images will run on the CPU only").as_str()
         )
     );

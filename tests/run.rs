@@ -53,21 +53,24 @@ fn token_of(url: &str) -> String {
     url.split("token=").nth(1).unwrap().to_string()
 }
 
-#[tokio::test]
-async fn gpu_selection_becomes_one_device_request_and_a_missing_toolkit_is_explained() {
-    let Some(engine) = common::engine().await else {
+#[test]
+fn gpu_selection_becomes_one_device_request_on_a_gpu_host() {
+    // The stand-in NVIDIA host: a driver answers and Docker has the `nvidia` device
+    // driver, so `--no-start` containers show the request a real GPU server gets.
+    let Some(gpu) = common::gpu::gpu_engine() else {
         return;
     };
     let folder = scratch(&[]);
-    let names: Vec<String> = (0..4).map(|_| unique("t-gpus")).collect();
-    let _guard = DockerGuard::containers(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    let names: Vec<String> = (0..3).map(|_| unique("t-gpus")).collect();
+    let _guard = DockerGuard::containers(&names.iter().map(String::as_str).collect::<Vec<_>>())
+        .on(&gpu.host);
     let cases = [
         ("0,1", None, vec!["0", "1"]),
         ("all", Some(-1), vec![]),
         ("2", Some(2), vec![]),
     ];
     for ((gpus, count, ids), name) in cases.iter().zip(&names) {
-        let created = run(
+        let created = run_with_env(
             folder.path(),
             &[
                 "cpu-headless",
@@ -78,29 +81,35 @@ async fn gpu_selection_becomes_one_device_request_and_a_missing_toolkit_is_expla
                 "--name",
                 name,
             ],
+            &gpu.env(),
         );
         assert_eq!(created.code, 0, "{}", created.stderr);
         assert_eq!(created.stdout, format!("{name}\n"));
-        let container = engine.container(name).await.unwrap().expect("created");
-        assert_eq!(container.device_requests.len(), 1, "{gpus}");
-        let request = &container.device_requests[0];
-        assert_eq!(request.driver, "nvidia");
-        assert_eq!(request.capabilities, vec![vec!["gpu".to_string()]]);
-        assert_eq!(request.device_ids, *ids, "{gpus}");
+        let container = gpu.inspect(name);
+        let host_config = &container["HostConfig"];
+        let requests = host_config["DeviceRequests"].as_array().expect("requests");
+        assert_eq!(requests.len(), 1, "{gpus}");
+        let request = &requests[0];
+        assert_eq!(request["Driver"], "nvidia");
+        assert_eq!(request["Capabilities"], serde_json::json!([["gpu"]]));
+        let device_ids: Vec<&str> = request["DeviceIDs"]
+            .as_array()
+            .map(|ids| ids.iter().filter_map(|id| id.as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(device_ids, *ids, "{gpus}");
         match count {
-            Some(count) => assert_eq!(request.count, Some(*count), "{gpus}"),
+            Some(count) => assert_eq!(request["Count"], *count, "{gpus}"),
             // Docker reports an unset count as 0: never a count together with ids.
             None => assert!(
-                matches!(request.count, None | Some(0)),
-                "{gpus}: {:?}",
-                request.count
+                request["Count"].is_null() || request["Count"] == 0,
+                "{gpus}: {request}"
             ),
         }
-        assert_eq!(container.labels["io.tfimg.gpus"], *gpus);
+        assert_eq!(container["Config"]["Labels"]["io.tfimg.gpus"], *gpus);
         // Only Docker's defaults the entrypoint's first instant needs stay; none is added.
         assert_eq!(
-            container.cap_drop,
-            [
+            host_config["CapDrop"],
+            serde_json::json!([
                 "AUDIT_WRITE",
                 "FSETID",
                 "KILL",
@@ -110,43 +119,83 @@ async fn gpu_selection_becomes_one_device_request_and_a_missing_toolkit_is_expla
                 "SETFCAP",
                 "SETPCAP",
                 "SYS_CHROOT"
-            ]
+            ])
         );
-        assert!(container.cap_add.is_empty());
-        assert!(!container.privileged);
-        assert_eq!(container.shm_size, Some(2 * 1024 * 1024 * 1024));
-        tfimg(folder.path(), &["rm", name]);
+        assert!(
+            host_config["CapAdd"].is_null() || host_config["CapAdd"] == serde_json::json!([]),
+            "{}",
+            host_config["CapAdd"]
+        );
+        assert_eq!(host_config["Privileged"], false);
+        assert_eq!(host_config["ShmSize"], 2_i64 * 1024 * 1024 * 1024);
+        let removed = tfimg_with_env(folder.path(), &["rm", name], &gpu.env());
+        assert_eq!(removed.code, 0, "{}", removed.stderr);
     }
+}
 
-    let name = &names[3];
-    let started = run(
-        folder.path(),
-        &[
-            "cpu-headless",
-            "--gpus",
-            "0,1",
-            "-d",
-            "--no-build",
-            "--name",
-            name,
-        ],
-    );
-    assert_eq!(started.code, 2, "{}", started.stderr);
+#[tokio::test]
+async fn gpus_on_a_host_without_an_nvidia_driver_are_refused_before_anything_is_made() {
+    let Some(engine) = common::engine().await else {
+        return;
+    };
+    // This machine: no NVIDIA driver. Every form of `--gpus` is refused as a fact of the
+    // host (exit 2), as `tfimg doctor` says it, before a container (or a build) is made;
+    // the daemon's "could not select device driver" (which blames the toolkit) is never
+    // reached.
+    let folder = scratch(&[]);
+    let name = unique("t-nogpu");
+    let _guard = DockerGuard::containers(&[&name]);
+    for gpus in ["3", "0", "all", "0,1"] {
+        let refused = run(
+            folder.path(),
+            &[
+                "cpu-headless",
+                "--gpus",
+                gpus,
+                "-d",
+                "--no-build",
+                "--name",
+                &name,
+            ],
+        );
+        assert_eq!(
+            (refused.code, refused.stdout.as_str(), refused.stderr.as_str()),
+            (
+                2,
+                "",
+                format!(
+                    "error: `--gpus {gpus}`: this host has no NVIDIA GPU or driver (no working `nvidia-smi`, no /proc/driver/nvidia/version)\n\
+                     hint: drop `--gpus` to run on the CPU (a GPU image then says it runs there), or run on a host with an NVIDIA GPU and its driver; `tfimg doctor` checks this one\n"
+                )
+                .as_str()
+            ),
+            "--gpus {gpus}"
+        );
+        assert!(engine.container(&name).await.unwrap().is_none());
+    }
+    // Before the build, too: a spec whose image does not exist is not built for nothing.
+    let spec = unique("t-nogpu-spec");
+    std::fs::write(
+        folder.path().join("never.yaml"),
+        format!("name: {spec}\nextends: cpu-headless\n"),
+    )
+    .unwrap();
+    let unbuilt = run(folder.path(), &["./never.yaml", "--gpus", "1", "-d"]);
+    assert_eq!(unbuilt.code, 2, "{}", unbuilt.stderr);
     assert!(
-        started.stderr.contains("error: the container asked for GPUs, but Docker has no NVIDIA device driver: could not select device driver"),
-        "{}",
-        started.stderr
-    );
-    assert!(
-        started
+        unbuilt
             .stderr
-            .contains("hint: install the NVIDIA Container Toolkit"),
+            .starts_with("error: `--gpus 1`: this host has no NVIDIA GPU or driver"),
         "{}",
-        started.stderr
+        unbuilt.stderr
     );
     assert!(
-        engine.container(name).await.unwrap().is_none(),
-        "the half-created container is removed"
+        engine
+            .image(&format!("tfimg/{spec}:2.9.3"))
+            .await
+            .unwrap()
+            .is_none(),
+        "nothing was built"
     );
 }
 
@@ -641,7 +690,7 @@ async fn gpus_the_host_does_not_have_are_refused_and_runtime_mode_needs_the_tool
     );
     assert!(engine.container(&name).await.unwrap().is_none());
 
-    let runtime = run(
+    let runtime = run_with_env(
         folder.path(),
         &[
             "cpu-headless",
@@ -654,10 +703,15 @@ async fn gpus_the_host_does_not_have_are_refused_and_runtime_mode_needs_the_tool
             &name,
             "--no-build",
         ],
+        &[("PATH", &path)],
     );
     assert_eq!(runtime.code, 2, "{}", runtime.stderr);
+    // A driver but no toolkit: refused before Docker is asked (its "Unknown runtime
+    // specified nvidia" is never reached).
     assert!(
-        runtime.stderr.contains("Unknown runtime specified nvidia"),
+        runtime.stderr.starts_with(
+            "error: cannot give GPUs to the container: the NVIDIA container toolkit is missing"
+        ),
         "{}",
         runtime.stderr
     );

@@ -245,6 +245,7 @@ async fn choose_gpus(
     };
     let info = engine.info().await?;
     if let Some(requested) = explicit {
+        refuse_gpus_without_driver(requested, &nvidia)?;
         if nvidia.driver.is_some() {
             let engine_host = nvidia.probe.as_ref().map(|probe| probe.engine.as_str());
             gpus::check_against_host(requested, &nvidia.gpus, engine_host)?;
@@ -270,6 +271,46 @@ async fn choose_gpus(
     );
     notes.extend(choice.note);
     Ok((choice.selection, Some(nvidia)))
+}
+
+/// The facts of this machine's NVIDIA host for an explicit `--gpus` (anything but
+/// `none`), read before anything is built: a request no driver can answer is refused here
+/// (see [`refuse_gpus_without_driver`]). `None` when nothing was asked or the engine is on
+/// another host (its probe runs with the launch).
+pub async fn check_requested_gpus(
+    engine: &impl Engine,
+    host: &impl Host,
+    requested: Option<&GpuSelection>,
+) -> anyhow::Result<Option<NvidiaFacts>> {
+    let Some(requested) = requested.filter(|requested| !requested.is_none()) else {
+        return Ok(None);
+    };
+    if !engine.on_this_machine() {
+        return Ok(None);
+    }
+    let nvidia = host.nvidia();
+    refuse_gpus_without_driver(requested, &nvidia)?;
+    Ok(Some(nvidia))
+}
+
+/// GPUs asked of a machine where no NVIDIA driver answers: a fact of this host (exit 2),
+/// said as `tfimg doctor` says it, rather than the daemon's "could not select device
+/// driver" (which blames the Container Toolkit) once the container exists. Only for this
+/// machine's facts: another host's come from a probe, whose failure proves no absence.
+pub fn refuse_gpus_without_driver(
+    requested: &GpuSelection,
+    nvidia: &NvidiaFacts,
+) -> Result<(), HostError> {
+    if nvidia.driver.is_some() || nvidia.probe.is_some() {
+        return Ok(());
+    }
+    Err(HostError {
+        message: format!(
+            "`--gpus {}`: this host has no NVIDIA GPU or driver (no working `nvidia-smi`, no /proc/driver/nvidia/version)",
+            requested.describe()
+        ),
+        hint: "drop `--gpus` to run on the CPU (a GPU image then says it runs there), or run on a host with an NVIDIA GPU and its driver; `tfimg doctor` checks this one".to_string(),
+    })
 }
 
 /// Creates and (unless `no_start`) starts a prepared launch. Host ports in `reserved`

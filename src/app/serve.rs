@@ -151,7 +151,8 @@ pub async fn choose_spec<'a>(
             true => &specs.cpu,
             false => &specs.gpu,
         };
-        return Ok((spec, requested.clone(), None));
+        let nvidia = launch::check_requested_gpus(engine, host, Some(requested)).await?;
+        return Ok((spec, requested.clone(), nvidia));
     }
     let gpu = &specs.gpu;
     let nvidia = gpu_host::engine_nvidia(engine, host, &[gpu.image_reference()]).await;

@@ -57,11 +57,15 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             Err(error) => Err(error.to_string()),
         };
         checks.extend(doctor::spec_checks(&spec, &nvidia, engine.is_some()));
+        if resolved.as_ref().is_ok_and(|resolved| !resolved.is_gpu()) {
+            doctor::for_cpu_spec(&mut checks);
+        }
         anyhow::Ok(checks)
     })?;
     if args.json {
         crate::output::print_json(&checks)?;
     } else {
+        let _ = crate::output::print_text(&format!("{}\n", doctor::verdict(&checks, &name)));
         print_checks(&checks);
     }
     let failed = checks.iter().any(|check| check.verdict == Verdict::Fail);
@@ -106,6 +110,7 @@ fn print_checks(checks: &[Check]) {
     for check in checks {
         let verdict = match check.verdict {
             Verdict::Pass => "PASS",
+            Verdict::Info => "INFO",
             Verdict::Warn => "WARN",
             Verdict::Fail => "FAIL",
         };

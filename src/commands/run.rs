@@ -73,6 +73,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             args.mounts.iter().map(String::as_str),
             engine.remote_endpoint(),
         )?;
+        let nvidia = launch::check_requested_gpus(&engine, &host, options.gpus.as_ref()).await?;
         let target = match &resolved {
             Some(resolved) => {
                 spec_target(&engine, &host, resolved, &network, args.no_build, &reporter).await?
@@ -80,7 +81,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             None => image_target(&engine, &options.target).await?,
         };
         reporter.clear();
-        let request = launch_request(&host, args, &options, target)?;
+        let request = LaunchRequest {
+            nvidia,
+            ..launch_request(&host, args, &options, target)?
+        };
         let prepared = launch::prepare(&engine, &host, request).await?;
         warn(args, &prepared, engine.remote_endpoint());
         let reserved = RefCell::new(BTreeSet::new());

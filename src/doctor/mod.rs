@@ -22,8 +22,73 @@ pub use spec::{spec_checks, ImageState, SpecFacts};
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Pass,
+    /// Said for what it is, but the spec asked about does not need it (the NVIDIA side of
+    /// a CPU spec's host).
+    Info,
     Warn,
     Fail,
+}
+
+/// The checks of the NVIDIA side, which only GPU images need.
+const NVIDIA_CHECKS: &[&str] = &["nvidia-driver", "gpus", "container-toolkit"];
+
+/// For a CPU spec the NVIDIA side's warnings do not apply: they become information.
+pub fn for_cpu_spec(checks: &mut [Check]) {
+    for check in checks {
+        if NVIDIA_CHECKS.contains(&check.check.as_str()) && check.verdict == Verdict::Warn {
+            check.verdict = Verdict::Info;
+        }
+    }
+}
+
+/// The line above the checks: what runs here, in one line. Docker first (nothing runs
+/// without it), then CPU images, GPU images (where they run, and why on the CPU), and the
+/// spec asked about when one of its own checks fails.
+pub fn verdict(checks: &[Check], spec: &str) -> String {
+    let failing = |check: &Check| check.verdict == Verdict::Fail;
+    let named = |name: &str| checks.iter().find(|check| check.check == name);
+    if named("docker").is_some_and(failing) {
+        return "verdict: nothing runs here yet: Docker does not answer (its fix is below)"
+            .to_string();
+    }
+    let nvidia_failing: Vec<&str> = checks
+        .iter()
+        .filter(|check| NVIDIA_CHECKS.contains(&check.check.as_str()) && failing(check))
+        .map(|check| check.check.as_str())
+        .collect();
+    let passes = |name: &str| named(name).is_some_and(|check| check.verdict == Verdict::Pass);
+    let gpu = if !nvidia_failing.is_empty() {
+        format!(
+            "GPU images: not ready (`{}` fails; its fix is below)",
+            nvidia_failing.join("`, `")
+        )
+    } else if !passes("nvidia-driver") {
+        "GPU images: will run on the CPU: no NVIDIA driver".to_string()
+    } else if !passes("gpus") {
+        "GPU images: will run on the CPU: the driver lists no GPU".to_string()
+    } else if !passes("container-toolkit") {
+        "GPU images: will run on the CPU: Docker cannot hand GPUs over (no NVIDIA Container Toolkit)"
+            .to_string()
+    } else {
+        "GPU images: ready".to_string()
+    };
+    let spec_failing: Vec<&str> = checks
+        .iter()
+        .filter(|check| {
+            failing(check)
+                && check.check != "docker"
+                && !NVIDIA_CHECKS.contains(&check.check.as_str())
+        })
+        .map(|check| check.check.as_str())
+        .collect();
+    let mut line = format!("verdict: CPU images: ready; {gpu}");
+    if !spec_failing.is_empty() {
+        line.push_str(&format!(
+            "; `{spec}`: not ready (`{}` fails; its fix is below)",
+            spec_failing.join("`, `")
+        ));
+    }
+    line
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -40,5 +105,66 @@ fn check(name: &str, verdict: Verdict, summary: impl Into<String>, fix: Option<S
         verdict,
         summary: summary.into(),
         fix,
+    }
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::*;
+
+    fn checks(verdicts: &[(&str, Verdict)]) -> Vec<Check> {
+        verdicts
+            .iter()
+            .map(|(name, verdict)| check(name, *verdict, "", None))
+            .collect()
+    }
+
+    #[test]
+    fn the_verdict_says_where_gpu_images_run_and_why() {
+        use Verdict::*;
+        let no_driver = checks(&[
+            ("docker", Pass),
+            ("nvidia-driver", Warn),
+            ("container-toolkit", Warn),
+            ("spec", Pass),
+        ]);
+        assert_eq!(
+            verdict(&no_driver, "cpu-jupyter"),
+            "verdict: CPU images: ready; GPU images: will run on the CPU: no NVIDIA driver"
+        );
+        let mut cpu = no_driver.clone();
+        for_cpu_spec(&mut cpu);
+        let cpu_verdicts: Vec<Verdict> = cpu.iter().map(|check| check.verdict).collect();
+        assert_eq!(cpu_verdicts, [Pass, Info, Info, Pass]);
+        assert_eq!(
+            verdict(&cpu, "cpu-jupyter"),
+            verdict(&no_driver, "cpu-jupyter")
+        );
+        let no_toolkit = checks(&[
+            ("docker", Pass),
+            ("nvidia-driver", Pass),
+            ("gpus", Pass),
+            ("container-toolkit", Fail),
+        ]);
+        assert_eq!(
+            verdict(&no_toolkit, "gpu-jupyter"),
+            "verdict: CPU images: ready; GPU images: not ready (`container-toolkit` fails; its fix is below)"
+        );
+        let old_driver = checks(&[
+            ("docker", Pass),
+            ("nvidia-driver", Pass),
+            ("gpus", Pass),
+            ("container-toolkit", Pass),
+            ("driver-vs-cuda", Fail),
+        ]);
+        assert_eq!(
+            verdict(&old_driver, "gpu-jupyter"),
+            "verdict: CPU images: ready; GPU images: ready; `gpu-jupyter`: not ready (`driver-vs-cuda` fails; its fix is below)"
+        );
+        let no_docker = checks(&[("docker", Fail), ("nvidia-driver", Warn)]);
+        assert_eq!(
+            verdict(&no_docker, "gpu-jupyter"),
+            "verdict: nothing runs here yet: Docker does not answer (its fix is below)"
+        );
     }
 }

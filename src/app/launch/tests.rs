@@ -110,6 +110,43 @@ fn gpus_a_host_cannot_give_are_refused_before_anything_exists() {
 }
 
 #[test]
+fn gpus_asked_of_a_host_without_a_driver_are_a_host_fact_before_anything_exists() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    for gpus in [
+        GpuSelection::Count(3),
+        GpuSelection::All,
+        GpuSelection::Devices(vec!["0".into()]),
+    ] {
+        let mut request = request("cpu-headless");
+        request.gpus = Some(gpus.clone());
+        let error = run(launch(&engine, &host, request, false)).unwrap_err();
+        let host_error = error.downcast_ref::<HostError>().expect("a host fact");
+        assert_eq!(
+            host_error.message,
+            format!(
+                "`--gpus {}`: this host has no NVIDIA GPU or driver (no working `nvidia-smi`, no /proc/driver/nvidia/version)",
+                gpus.describe()
+            )
+        );
+        // The early check `run` and `serve` make before building says the same.
+        let early = run(check_requested_gpus(&engine, &host, Some(&gpus))).unwrap_err();
+        assert_eq!(early.to_string(), host_error.message);
+    }
+    assert!(engine.calls_to("create").is_empty());
+    // `none`, and nothing asked, need no driver.
+    assert!(run(check_requested_gpus(
+        &engine,
+        &host,
+        Some(&GpuSelection::None)
+    ))
+    .unwrap()
+    .is_none());
+    assert!(run(check_requested_gpus(&engine, &host, None))
+        .unwrap()
+        .is_none());
+}
+
+#[test]
 fn a_port_lost_to_another_program_is_chosen_again() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
     // Between tfimg's check and the daemon's bind, someone takes 8888.

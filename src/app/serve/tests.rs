@@ -147,23 +147,35 @@ fn the_gpus_choose_the_serving_spec() {
     let engine = FakeEngine::new();
     let host = FakeHost::new();
     let specs = specs();
-    let chosen = |requested: Option<GpuSelection>| {
+    let chosen = |host: &FakeHost, requested: Option<GpuSelection>| {
         let (spec, gpus, _) =
-            block_on(choose_spec(&engine, &host, requested.as_ref(), &specs)).unwrap();
+            block_on(choose_spec(&engine, host, requested.as_ref(), &specs)).unwrap();
         (spec.name.clone(), gpus)
     };
     assert_eq!(
-        chosen(Some(GpuSelection::None)),
+        chosen(&host, Some(GpuSelection::None)),
         ("cpu-serving".to_string(), GpuSelection::None)
     );
+    // No NVIDIA driver on the fake host: the CPU one, without GPUs; asking for GPUs is
+    // refused before the GPU image is built.
     assert_eq!(
-        chosen(Some(GpuSelection::All)),
+        chosen(&host, None),
+        ("cpu-serving".to_string(), GpuSelection::None)
+    );
+    let refused = block_on(choose_spec(
+        &engine,
+        &host,
+        Some(&GpuSelection::All),
+        &specs,
+    ));
+    assert!(refused
+        .err()
+        .is_some_and(|error| error.to_string().contains("no NVIDIA GPU or driver")),);
+    let mut gpu_host = FakeHost::new();
+    gpu_host.nvidia.driver = Some("535.104.05".to_string());
+    assert_eq!(
+        chosen(&gpu_host, Some(GpuSelection::All)),
         ("gpu-serving".to_string(), GpuSelection::All)
-    );
-    // No NVIDIA driver on the fake host: the CPU one, without GPUs.
-    assert_eq!(
-        chosen(None),
-        ("cpu-serving".to_string(), GpuSelection::None)
     );
 }
 
