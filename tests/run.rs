@@ -460,6 +460,58 @@ async fn two_jupyters_at_once_get_different_ports_and_ps_lists_both() {
 }
 
 #[tokio::test]
+async fn a_missing_mount_source_is_always_made_an_empty_folder_and_said() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    // Whatever the name looks like (a dot, a typo, parents missing), as `docker run -v`.
+    let folder = scratch(&[]);
+    let name = unique("t-made");
+    let _guard = DockerGuard::containers(&[&name]);
+    let args = [
+        "cpu-headless",
+        "--no-build",
+        "--name",
+        &name,
+        "--mount",
+        "./notbooks",
+        "--mount",
+        "./data.v2:/data:ro",
+        "--mount",
+        "./runs/2026/b",
+        "--",
+        "sh",
+        "-c",
+        "ls -A /tf/notbooks /data /tf/b; echo listed",
+    ];
+    let made = run(folder.path(), &args);
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    assert_eq!(made.stdout, "/data:\n\n/tf/b:\n\n/tf/notbooks:\nlisted\n");
+    let created: Vec<&str> = made
+        .stderr
+        .lines()
+        .filter(|line| line.starts_with("note: created"))
+        .collect();
+    assert_eq!(
+        created,
+        [
+            "note: created ./notbooks (empty)",
+            "note: created ./data.v2 (empty)",
+            "note: created ./runs/2026/b (empty)",
+        ],
+        "{}",
+        made.stderr
+    );
+    for made in ["notbooks", "data.v2", "runs/2026/b"] {
+        assert!(folder.path().join(made).is_dir(), "{made}");
+    }
+    // There now: nothing more to say.
+    let again = run(folder.path(), &args);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(!again.stderr.contains("note: created"), "{}", again.stderr);
+}
+
+#[tokio::test]
 async fn bad_input_exits_1_before_any_container_exists() {
     let Some(engine) = common::engine().await else {
         return;
@@ -471,10 +523,6 @@ async fn bad_input_exits_1_before_any_container_exists() {
     let taken = held.local_addr().unwrap().port();
     let taken_mapping = format!("{taken}:8888");
     let cases: Vec<(Vec<&str>, String)> = vec![
-        (
-            vec!["cpu-jupyter", "-d", "--mount", "./missing.csv"],
-            format!("error: `--mount ./missing.csv`: `{}/missing.csv` does not exist\nhint: create the file first, or mount a folder (a missing folder is created)\n", folder.path().display()),
-        ),
         (
             vec!["cpu-jupyter", "-d", "--gpus", "zero"],
             "error: `--gpus zero` is not valid: `zero` is neither a GPU index nor a GPU-/MIG- UUID\nhint: use `--gpus all`, a count (`--gpus 2`), indices (`--gpus 0,1`), UUIDs (`--gpus GPU-3f2a...`), or `--gpus none`\n".to_string(),
@@ -500,7 +548,6 @@ async fn bad_input_exits_1_before_any_container_exists() {
             "{args:?} created a container"
         );
     }
-    assert!(!folder.path().join("missing.csv").exists());
     assert!(
         !folder.path().join("newdir").exists(),
         "a failed run left its mount folder"

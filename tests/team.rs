@@ -52,6 +52,25 @@ async fn a_team_comes_up_stays_up_changes_one_member_and_goes_down_keeping_data(
 
     let first = up(&[]);
     assert_eq!(first.code, 0, "{}{}", first.stdout, first.stderr);
+    // Each member's folder under `mounts_root` is made, and said, naming its member.
+    let created: Vec<&str> = first
+        .stderr
+        .lines()
+        .filter(|line| line.contains("created"))
+        .collect();
+    let mut created = created.clone();
+    created.sort();
+    assert_eq!(
+        created,
+        [
+            "note: `alice`: created ./work/alice (empty)",
+            "note: `bob`: created ./work/bob (empty)",
+            "note: `carol`: created ./work/carol (empty)",
+            "note: `train`: created ./work/train (empty)",
+        ],
+        "{}",
+        first.stderr
+    );
     for member in ["alice", "bob", "carol", "train"] {
         assert_eq!(
             column(&first.stdout, member, 2),

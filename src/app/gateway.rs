@@ -276,7 +276,6 @@ fn request(team: &Team, gateway: &Gateway, image: &str, hash: &str) -> LaunchReq
         command: nginx::command(),
         env: Vec::new(),
         mounts: Vec::new(),
-        make_mount_parents: false,
         syncs: Vec::new(),
         make_sync_parents: false,
         volumes: Vec::new(),

@@ -83,8 +83,6 @@ pub struct LaunchRequest {
     pub env: Vec<(String, String)>,
     /// Each mount with the text it was written as (for messages).
     pub mounts: Vec<(MountPlan, String)>,
-    /// Team mounts under a mounts root may need their parent folders made too.
-    pub make_mount_parents: bool,
     /// Local folders and files copied in before the start (`--sync`).
     pub syncs: Vec<SyncPlan>,
     /// The folders a sync's destination lies in are made when the image lacks them (a
@@ -165,7 +163,7 @@ pub async fn prepare(
     if let (Some(endpoint), Some((_, text))) = (engine.remote_endpoint(), request.mounts.first()) {
         return Err(crate::plan::sync::launch_mount_on_remote(text, endpoint).into());
     }
-    check_mounts(host, &request, &home)?;
+    check_mounts(&request, &home)?;
     let mut notes = folders::unwritable_mounts(host, &request);
     if !request.mounts.is_empty() {
         notes.extend(crate::plan::sync::mounts_on_tcp_note(engine.endpoint()));
@@ -495,7 +493,7 @@ pub fn plan_without_engine(
     request: LaunchRequest,
     reserved: &RefCell<BTreeSet<u16>>,
 ) -> anyhow::Result<LaunchPlan> {
-    check_mounts(host, &request, &home_folder(&request.target.image_user))?;
+    check_mounts(&request, &home_folder(&request.target.image_user))?;
     let gpus = request.gpus.clone().unwrap_or(GpuSelection::None);
     let gpu_plan = gpus.plan(GpuMode::Devices)?;
     let (jupyter_token, ssh) = credentials(host, &request)?;

@@ -215,7 +215,6 @@ pub fn launch_request(
             .into_iter()
             .collect(),
         mounts,
-        make_mount_parents: false,
         syncs,
         make_sync_parents: true,
         volumes: Vec::new(),

@@ -46,6 +46,17 @@ pub struct UpReport {
     pub rolled_back: usize,
     /// What happened to the team's gateway, when it has (or had) one.
     pub gateway: Option<GatewayAction>,
+    /// What the launcher said of each member (a folder it created, a GPU choice), each
+    /// naming its member.
+    pub notes: Vec<String>,
+}
+
+/// A launcher's note about `member`: `note: `alice`: created ./work/alice (empty)`.
+fn member_note(member: &str, note: &str) -> String {
+    match note.split_once(": ") {
+        Some((kind @ ("note" | "warning"), rest)) => format!("{kind}: `{member}`: {rest}"),
+        _ => format!("`{member}`: {note}"),
+    }
 }
 
 /// The images `up` starts containers of.
@@ -108,11 +119,15 @@ pub async fn up(
         gateway::place_member(team, member, &mut request);
         request.nvidia = prepared.iter().find_map(|earlier| earlier.nvidia.clone());
         let member_error = |error: anyhow::Error| prefixed(member, error);
-        prepared.push(
-            launch::prepare(engine, host, request)
-                .await
-                .map_err(member_error)?,
-        );
+        let ready = launch::prepare(engine, host, request)
+            .await
+            .map_err(member_error)?;
+        let said = ready
+            .notes
+            .iter()
+            .map(|note| member_note(&member.name, note));
+        report.notes.extend(said);
+        prepared.push(ready);
     }
     start_all(engine, host, prepared, &reserved, rollback, &mut report).await?;
     let changed = !report.started.is_empty() || !report.removed.is_empty();
@@ -207,6 +222,10 @@ async fn start_all(
             })
             .await;
             let exists = lock(created).iter().any(|(name, _)| *name == member);
+            let notes = match &launched {
+                Ok(launched) => launched.notes.clone(),
+                Err(_) => Vec::new(),
+            };
             let outcome = match launched {
                 Ok(launched) if launched.plan.endpoints.is_empty() => Ok(()),
                 Ok(launched) => {
@@ -219,7 +238,7 @@ async fn start_all(
             if outcome.is_ok() {
                 lock(ready).insert(member.clone());
             }
-            (member, exists, outcome)
+            (member, exists, outcome, notes)
         }
     }));
     let outcome = tokio::select! {
@@ -231,7 +250,10 @@ async fn start_all(
         let ready = std::mem::take(&mut *lock(&ready));
         return Err(interrupted_up(engine, &created, &ready, rollback).await);
     };
-    for (member, exists, result) in outcome {
+    for (member, exists, result, notes) in outcome {
+        report
+            .notes
+            .extend(notes.iter().map(|note| member_note(&member, note)));
         match result {
             Ok(()) => report.started.push(member),
             // Not even created: a name in use, the daemon failing. Nothing of this `up`

@@ -36,7 +36,6 @@ pub fn request(spec: &str) -> LaunchRequest {
         command: Vec::new(),
         env: Vec::new(),
         mounts: Vec::new(),
-        make_mount_parents: false,
         syncs: Vec::new(),
         make_sync_parents: false,
         volumes: Vec::new(),

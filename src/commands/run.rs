@@ -128,7 +128,6 @@ fn launch_request(
         command: args.command.clone(),
         env: options.env.clone(),
         mounts,
-        make_mount_parents: false,
         syncs,
         make_sync_parents: false,
         volumes: options.volumes.clone(),

@@ -105,6 +105,9 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         }
         let report =
             reconcile::up(&engine, &host, &team, &specs, &images, ids, args.rollback).await?;
+        for note in &report.notes {
+            eprintln!("{note}");
+        }
         // Members replaced or rolled back leave tunnels behind on a remote engine.
         crate::app::tunnels::tidy(&engine, &host).await?;
         if !report.failures.is_empty() {

@@ -58,6 +58,11 @@ pub fn parse(text: &str, current_dir: &Path, workdir: &str) -> Result<MountPlan,
     Ok(parse_request(text, current_dir)?.at(workdir))
 }
 
+/// The source of a `--mount` value as the user wrote it (`./nb` of `./nb:/data:ro`).
+pub fn source_text(text: &str) -> &str {
+    text.split(':').next().unwrap_or(text)
+}
+
 /// Parses one `--mount` value against the current directory; the workdir comes later.
 pub fn parse_request(text: &str, current_dir: &Path) -> Result<MountRequest, InputError> {
     let bad = |detail: String| {
@@ -66,6 +71,7 @@ pub fn parse_request(text: &str, current_dir: &Path) -> Result<MountRequest, Inp
             "write `--mount SRC[:DST][:ro]`, such as `--mount ./notebooks` or `--mount ./data:/data:ro`",
         )
     };
+    // `source_text` is the first of these parts.
     let mut parts: Vec<&str> = text.split(':').collect();
     let mut read_only = false;
     if parts.len() > 1 {
@@ -196,36 +202,6 @@ pub(crate) fn is_system_folder(target: &str) -> bool {
     )
 }
 
-/// What is wrong with a mount whose source does not exist, if anything: a missing path
-/// that names a file (only folders are created), or a missing parent folder (tfimg
-/// creates only the last folder of a mount, unless the caller makes parents).
-pub fn missing_source_problem(
-    mount: &MountPlan,
-    text: &str,
-    parent_exists: bool,
-) -> Option<InputError> {
-    let name = mount
-        .source
-        .file_name()
-        .and_then(|name| name.to_str())
-        .unwrap_or("");
-    let looks_like_file = name.contains('.') && !name.starts_with('.');
-    if !looks_like_file && parent_exists {
-        return None;
-    }
-    Some(InputError::new(
-        format!(
-            "`--mount {text}`: `{}` does not exist",
-            mount.source.display()
-        ),
-        if looks_like_file {
-            "create the file first, or mount a folder (a missing folder is created)"
-        } else {
-            "create its parent folder first; tfimg creates only the last folder of a mount"
-        },
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,25 +324,5 @@ mod tests {
         ] {
             assert!(check(fine, "/mnt/tf").is_ok(), "{fine}");
         }
-    }
-
-    #[test]
-    fn missing_files_and_missing_parents_are_refused_missing_folders_are_not() {
-        let cwd = Path::new("/home/ana/project");
-        let problem = |text: &str, parent_exists: bool| {
-            let mount = parse(text, cwd, "/tf").unwrap();
-            missing_source_problem(&mount, text, parent_exists).map(|error| error.message)
-        };
-        assert_eq!(problem("nb", true), None);
-        assert_eq!(
-            problem("data.csv", true).as_deref(),
-            Some("`--mount data.csv`: `/home/ana/project/data.csv` does not exist")
-        );
-        assert_eq!(
-            problem("a/b/c", false).as_deref(),
-            Some("`--mount a/b/c`: `/home/ana/project/a/b/c` does not exist")
-        );
-        // Hidden folders are folders, not files.
-        assert_eq!(problem(".cache", true), None);
     }
 }

@@ -8,17 +8,13 @@ use std::path::PathBuf;
 use super::LaunchRequest;
 use crate::host::Host;
 use crate::input::InputError;
-use crate::plan::mounts::{self, MountPlan};
+use crate::plan::mounts;
 
-/// Every mount: not above the image's home or workdir, its source there or makeable.
-pub(super) fn check_mounts(
-    host: &impl Host,
-    request: &LaunchRequest,
-    home: &str,
-) -> Result<(), InputError> {
+/// Every mount: not above the image's home or workdir. A missing source is made (see
+/// `make_mount_folders`).
+pub(super) fn check_mounts(request: &LaunchRequest, home: &str) -> Result<(), InputError> {
     for (mount, text) in &request.mounts {
         mounts::check_not_above(mount, text, home, &request.target.workdir)?;
-        check_mount_source(host, mount, text, request.make_mount_parents)?;
     }
     Ok(())
 }
@@ -41,25 +37,6 @@ pub(super) fn unwritable_mounts(host: &impl Host, request: &LaunchRequest) -> Ve
         .collect()
 }
 
-/// The error a missing source would give, creating nothing: a missing path that names a
-/// file, or a missing parent folder (unless the launch makes parents).
-fn check_mount_source(
-    host: &impl Host,
-    mount: &MountPlan,
-    text: &str,
-    parents_made: bool,
-) -> Result<(), InputError> {
-    if host.exists(&mount.source) {
-        return Ok(());
-    }
-    let parent_exists = parents_made
-        || mount
-            .source
-            .parent()
-            .is_some_and(|parent| host.exists(parent));
-    mounts::missing_source_problem(mount, text, parent_exists).map_or(Ok(()), Err)
-}
-
 /// Makes a request's missing mount folders for good (an export's, which Compose would
 /// otherwise make as root); what to tell the user.
 pub fn make_folders(host: &impl Host, request: &LaunchRequest) -> anyhow::Result<Vec<String>> {
@@ -68,7 +45,10 @@ pub fn make_folders(host: &impl Host, request: &LaunchRequest) -> anyhow::Result
     Ok(notes)
 }
 
-/// Makes the request's missing mount folders (owned by the user the container runs as).
+/// Makes the request's missing mount folders, with their missing parents, as `docker run
+/// -v` does: always a folder, whatever its name looks like (owned by the user the
+/// container runs as), and each one said (`note: created ./notbooks (empty)`), so a
+/// mistyped name is seen at once.
 pub(super) fn make_mount_folders<'a, H: Host>(
     host: &'a H,
     request: &LaunchRequest,
@@ -83,7 +63,7 @@ pub(super) fn make_mount_folders<'a, H: Host>(
             continue;
         }
         let warning = host
-            .make_folder(&mount.source, request.make_mount_parents, request.ids)
+            .make_folder(&mount.source, true, request.ids)
             .map_err(|error| {
                 InputError::new(
                     format!(
@@ -93,6 +73,10 @@ pub(super) fn make_mount_folders<'a, H: Host>(
                     "create the folder yourself, or mount another one",
                 )
             })?;
+        notes.push(format!(
+            "note: created {} (empty)",
+            mounts::source_text(text)
+        ));
         notes.extend(warning);
         made.folders.push(mount.source.clone());
     }

@@ -399,7 +399,6 @@ fn a_mount_is_refused_on_a_remote_engine_before_anything_exists() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
     engine.tunnels.borrow_mut().remote = true;
     let mut request = request("cpu-headless");
-    request.make_mount_parents = true;
     let text = "/home/me/runs/trial-3:/tfimg/trial".to_string();
     request.mounts = vec![(
         crate::plan::mounts::parse(&text, &PathBuf::from("/project"), "/tf").unwrap(),

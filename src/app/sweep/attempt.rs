@@ -255,7 +255,6 @@ pub(super) fn request(
         command: trial.command.clone(),
         env: trial.env.clone(),
         mounts,
-        make_mount_parents: true,
         syncs,
         make_sync_parents: true,
         volumes: Vec::new(),

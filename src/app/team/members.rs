@@ -66,7 +66,6 @@ pub fn member_request(
         command: member.command.clone(),
         env: member.env.clone(),
         mounts: member_mounts(team, member, resolved)?,
-        make_mount_parents: true,
         syncs: Vec::new(),
         make_sync_parents: false,
         volumes: Vec::new(),
