@@ -512,6 +512,47 @@ async fn a_missing_mount_source_is_always_made_an_empty_folder_and_said() {
 }
 
 #[tokio::test]
+async fn jupyter_moved_off_a_taken_8888_says_where_and_why() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    // 8888 held here (or already held by someone else: taken either way).
+    let _held = std::net::TcpListener::bind(("127.0.0.1", 8888));
+    assert!(
+        std::net::TcpListener::bind(("127.0.0.1", 8888)).is_err(),
+        "8888 is taken"
+    );
+    let folder = scratch(&[]);
+    let name = unique("t-moved");
+    let _guard = DockerGuard::containers(&[&name]);
+    let started = run(
+        folder.path(),
+        &["cpu-jupyter", "-d", "--no-build", "--name", &name],
+    );
+    assert_eq!(started.code, 0, "{}", started.stderr);
+    let url = started
+        .stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("jupyter     "))
+        .unwrap_or_else(|| panic!("no jupyter line: {}", started.stdout));
+    let port = port_of(url);
+    assert_ne!(port, 8888);
+    let said: Vec<&str> = started
+        .stderr
+        .lines()
+        .filter(|line| line.contains("8888"))
+        .collect();
+    assert_eq!(
+        said,
+        [format!(
+            "note: port 8888 (jupyter) is in use, so it is on {port} instead (`-p HOST:8888` chooses)"
+        )],
+        "{}",
+        started.stderr
+    );
+}
+
+#[tokio::test]
 async fn bad_input_exits_1_before_any_container_exists() {
     let Some(engine) = common::engine().await else {
         return;

@@ -374,6 +374,7 @@ pub async fn start(
             if request.ids == Some(chosen.ids) && writes_here {
                 notes.extend(chosen.note);
             }
+            notes.extend(plan::ports::moved(&plan.ports, &request.port_requests));
             return Ok(Launched {
                 id,
                 name: request.name.clone(),

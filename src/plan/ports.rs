@@ -80,6 +80,29 @@ pub struct Publishing {
     pub remote: bool,
 }
 
+/// A note for each port that is not on its own number because that one was in use (and
+/// no `-p` named a host port for it): where it went and why, so a user who expected 8888
+/// is not left guessing.
+pub fn moved(plans: &[PortPlan], requests: &[PortRequest]) -> Vec<String> {
+    plans
+        .iter()
+        .filter(|plan| plan.host != plan.container)
+        .filter(|plan| {
+            !requests
+                .iter()
+                .any(|request| request.container == plan.container && request.host.is_some())
+        })
+        .map(|plan| {
+            format!(
+                "note: port {container} ({name}) is in use, so it is on {host} instead (`-p HOST:{container}` chooses)",
+                container = plan.container,
+                name = plan.name,
+                host = plan.host
+            )
+        })
+        .collect()
+}
+
 /// Assigns host ports. `free(ip, port)` says whether a host port can be bound on this
 /// machine; `any_free` returns some free port. Errors when an explicitly requested host
 /// port is taken.
@@ -184,6 +207,30 @@ mod tests {
             ("jupyter".to_string(), 8888),
             ("tensorboard".to_string(), 6006),
         ])
+    }
+
+    #[test]
+    fn a_port_moved_off_its_own_number_is_said_one_the_user_named_is_not() {
+        let plan = |name: &str, container: u16, host: u16| PortPlan {
+            name: name.to_string(),
+            container,
+            host_ip: "127.0.0.1".to_string(),
+            host,
+            tunneled: false,
+        };
+        let plans = [
+            plan("jupyter", 8888, 8889),
+            plan("tensorboard", 6006, 6006),
+            plan("port-9000", 9000, 9100),
+        ];
+        let named = [PortRequest {
+            host: Some(9100),
+            container: 9000,
+        }];
+        assert_eq!(
+            moved(&plans, &named),
+            ["note: port 8888 (jupyter) is in use, so it is on 8889 instead (`-p HOST:8888` chooses)"]
+        );
     }
 
     #[test]
