@@ -18,8 +18,15 @@ fn token_of(table: &str, member: &str) -> String {
         .lines()
         .find(|line| line.split_whitespace().next() == Some(member))
         .unwrap_or_else(|| panic!("no `{member}` row in:\n{table}"));
-    let url = line.split_whitespace().last().unwrap();
+    let url = access_of(line);
     url.split("token=").nth(1).unwrap().to_string()
+}
+
+/// The ACCESS column of a row of `up`'s table: the URL with the token.
+fn access_of(line: &str) -> &str {
+    line.split_whitespace()
+        .find(|field| field.contains("?token="))
+        .unwrap_or_else(|| panic!("no URL with a token in: {line}"))
 }
 
 fn team_file(team: &str, spec: &str, port: u16, members: &[&str]) -> String {
@@ -43,8 +50,11 @@ fn base_of(table: &str, member: &str) -> String {
         .lines()
         .find(|line| line.split_whitespace().next() == Some(member))
         .unwrap_or_else(|| panic!("no `{member}` row in:\n{table}"));
-    let url = line.split_whitespace().last().unwrap();
-    url.split("lab?token=").next().unwrap().to_string()
+    access_of(line)
+        .split("lab?token=")
+        .next()
+        .unwrap()
+        .to_string()
 }
 
 /// The Python client (`fixtures/gateway/client.py`) in containers of the members' image
@@ -406,6 +416,20 @@ fn logs_of(container: &str) -> String {
 
 /// `curl`'s status for `url`, trusting only `cert` (curl sends `*.localhost` names to the
 /// loopback itself).
+/// The status and body of a GET of `url`.
+fn get(url: &str, cert: &std::path::Path) -> (String, String) {
+    let output = std::process::Command::new("curl")
+        .args(["-sS", "-m", "30", "-w", "\n%{http_code}"])
+        .arg("--cacert")
+        .arg(cert)
+        .arg(url)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (body, status) = text.rsplit_once('\n').unwrap_or(("", &text));
+    (status.to_string(), body.to_string())
+}
+
 fn status_of(url: &str, cert: &std::path::Path) -> String {
     let output = std::process::Command::new("curl")
         .args(["-sS", "-o", "/dev/null", "-m", "30", "-w", "%{http_code}"])
@@ -707,15 +731,61 @@ async fn members_are_kept_apart_by_origin_network_and_gateway() {
     let with_cookie = client.wait_for_line("upload", "with_cookie");
     assert_eq!(with_cookie["with_cookie"], 201, "{with_cookie}");
 
+    // The gateway's own page lists the members and where they are, and no token.
+    let gateway_address = bob_base.replacen("bob.", "", 1);
+    let (status, index) = get(&gateway_address, &cert);
+    let tensorboard_of = |member: &str| {
+        let base = base_of(&up.stdout, member);
+        format!(", TensorBoard <a href='{base}tensorboard/'>{base}tensorboard/</a>")
+    };
+    expect(
+        status == "200"
+            && index.contains(&format!(
+                "<li><b>alice</b>: Jupyter <a href='{alice_base}lab'>{alice_base}lab</a>{}</li>",
+                tensorboard_of("alice")
+            ))
+            && index.contains(&format!("<b>bob</b>: Jupyter <a href='{bob_base}lab'>"))
+            && !index.contains(&alice_token)
+            && !index.contains(&bob_token),
+        format!("the gateway's page lists the members without tokens ({status}): {index}"),
+    );
+    // `up`'s table names each member's TensorBoard.
+    let alice_row = up
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("alice "))
+        .unwrap();
+    expect(
+        alice_row.ends_with(&format!(" {alice_base}tensorboard/")),
+        format!("up's table shows alice's TensorBoard: {}", up.stdout),
+    );
+    // A TensorBoard that does not answer (starting, or here stopped) is said, not a bare 502.
+    let bob_ids = docker(&["exec", &bob, "sh", "-c", "echo \"$TFIMG_UID:$TFIMG_GID\""]);
+    docker(&[
+        "exec",
+        "-u",
+        bob_ids.trim(),
+        &bob,
+        "python3",
+        "-c",
+        "import os, signal\nfor p in filter(str.isdigit, os.listdir('/proc')):\n    try:\n        line = open(f'/proc/{p}/cmdline', 'rb').read()\n    except OSError:\n        continue\n    if b'tensorboard' in line and int(p) != os.getpid():\n        os.kill(int(p), signal.SIGKILL)\n",
+    ]);
+    let (status, said) = get(&format!("{bob_base}tensorboard/?token={bob_token}"), &cert);
+    expect(
+        status == "503"
+            && said.starts_with("The TensorBoard of `bob` does not answer yet: it starts a few seconds after its container"),
+        format!("a TensorBoard that does not answer is said ({status}): {said}"),
+    );
+
     // A token in a request that fails (bob's Jupyter is down) stays out of the logs; the
     // failure is in them.
     docker(&["stop", &bob]);
     let secret = "0123456789abcdef0123456789abcdef0123456789abcdef";
-    let failed = status_of(&format!("{bob_base}lab?token={secret}"), &cert);
-    // 502 once the resolver no longer knows bob's name, 504 while it still has his address.
+    let (failed, said) = get(&format!("{bob_base}lab?token={secret}"), &cert);
+    // Said, once the resolver no longer knows bob's name or while it still has his address.
     expect(
-        failed == "502" || failed == "504",
-        format!("bob's Jupyter down: 502 or 504 ({failed})"),
+        failed == "503" && said.starts_with("The Jupyter of `bob` does not answer"),
+        format!("bob's Jupyter down: 503 and why ({failed}): {said}"),
     );
     let failed_tensorboard = status_of(&format!("{bob_base}tensorboard/?token={secret}"), &cert);
     expect(

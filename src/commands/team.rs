@@ -19,7 +19,7 @@ use crate::labels;
 use crate::output::exit::EXIT_ENGINE;
 use crate::output::progress::Reporter;
 use crate::plan;
-use crate::spec::resolved::SERVING_PORT_NAME;
+use crate::spec::resolved::{SERVING_PORT_NAME, TENSORBOARD_PORT};
 use crate::spec::{self, ResolvedSpec};
 use crate::team::Team;
 
@@ -205,6 +205,10 @@ async fn print_team(
                 Some(state) => state.to_string(),
                 None => "-".to_string(),
             });
+        let tensorboard = endpoints
+            .iter()
+            .find(|(name, _)| name == TENSORBOARD_PORT)
+            .map_or_else(|| "-".to_string(), |(_, address)| address.clone());
         let action = match actions.get(&member.name) {
             Some(Action::Created) => "created",
             Some(Action::Recreated) => "recreated",
@@ -216,8 +220,16 @@ async fn print_team(
             action.to_string(),
             member.gpus.describe(),
             access,
+            tensorboard,
         ]);
     }
-    crate::output::print_table(&["MEMBER", "SPEC", "UP", "GPUS", "ACCESS"], &rows)?;
+    let mut header = vec!["MEMBER", "SPEC", "UP", "GPUS", "ACCESS", "TENSORBOARD"];
+    if rows.iter().all(|row| row[5] == "-") {
+        header.pop();
+        rows.iter_mut().for_each(|row| {
+            row.pop();
+        });
+    }
+    crate::output::print_table(&header, &rows)?;
     Ok(())
 }

@@ -96,7 +96,7 @@ pub fn config(team: &str, gateway: &Gateway, backends: &[Backend]) -> String {
     let mut text = head(team);
     match gateway.route {
         Route::Path => {
-            text.push_str(&server_start("_", true));
+            text.push_str(&server_start("_", Some(&index(team, gateway, backends))));
             for (index, backend) in backends.iter().enumerate() {
                 let prefix = format!("/{}/", backend.member);
                 let _ = writeln!(
@@ -110,11 +110,11 @@ pub fn config(team: &str, gateway: &Gateway, backends: &[Backend]) -> String {
         }
         Route::Host => {
             let domain = gateway.domain.as_deref().unwrap_or("localhost");
-            text.push_str(&server_start("_", true));
+            text.push_str(&server_start("_", Some(&index(team, gateway, backends))));
             text.push_str("    }\n");
             for (index, backend) in backends.iter().enumerate() {
                 let name = format!("{}.{domain}", backend.member);
-                text.push_str(&server_start(&name, false));
+                text.push_str(&server_start(&name, None));
                 text.push_str(&locations(backend, index, "/"));
                 text.push_str("    }\n");
             }
@@ -155,7 +155,12 @@ http {{
     # nginx's per-request errors quote the request line, so only critical ones are
     # logged; a failed request (5xx) is logged as its path, status and upstream instead.
     error_log stderr crit;
-    log_format tfimg '$time_iso8601 $host \"$request_method $uri\" $status upstream=$upstream_addr status=$upstream_status';
+    # The path as the client asked it, without the query ($uri changes when an error page
+    # takes over).
+    map $request_uri $tfimg_path {{
+        \"~^(?<path>[^?]*)\" $path;
+    }}
+    log_format tfimg '$time_iso8601 $host \"$request_method $tfimg_path\" $status upstream=$upstream_addr status=$upstream_status';
     map $status $tfimg_failed {{
         ~^5 1;
         default 0;
@@ -224,19 +229,70 @@ http {{
     )
 }
 
-/// A server on the one port: the default one answers 404 to what no member's name (or,
-/// with path routing, no member's path) matches.
-fn server_start(name: &str, default: bool) -> String {
-    let flag = if default { " default_server" } else { "" };
+/// A server on the one port. The default one (`index` is its page) shows the index at
+/// `/` and answers 404 to what no member's name (or, with path routing, no member's
+/// path) matches.
+fn server_start(name: &str, index: Option<&str>) -> String {
+    let flag = if index.is_some() {
+        " default_server"
+    } else {
+        ""
+    };
     let mut text = format!(
         "\n    server {{\n        listen {LISTEN_PORT} ssl{flag};\n        server_name {name};\n        if ($tfimg_foreign) {{ return 403; }}\n"
     );
-    if default {
+    if let Some(index) = index {
         // `$tfimg_token` is named here too, so the configuration loads with no Jupyter
         // member at all.
         text.push_str("        set $tfimg_token \"\";\n        location / { return 404; }\n");
+        let _ = writeln!(
+            text,
+            "        location = / {{\n            default_type text/html;\n            return 200 \"{index}\";\n        }}"
+        );
     }
     text
+}
+
+/// The gateway's own page: the team's members and where each one's Jupyter and
+/// TensorBoard are, and no token (each member signs in with the one `tfimg up` printed
+/// for them). Team and member names are DNS labels (checked with the team file), so they
+/// need no escaping in HTML or in nginx's double-quoted string.
+fn index(team: &str, gateway: &Gateway, backends: &[Backend]) -> String {
+    let link = |member: &str, service: &str| match gateway.route {
+        Route::Path => format!(
+            "{}{}",
+            gateway.base_url(member),
+            if service == "tensorboard" {
+                "tensorboard/"
+            } else {
+                "lab"
+            }
+        ),
+        Route::Host => gateway.url(member, service),
+    };
+    let mut items = String::new();
+    for backend in backends.iter().filter(|backend| backend.jupyter.is_some()) {
+        let member = &backend.member;
+        let jupyter = link(member, "jupyter");
+        let _ = write!(
+            items,
+            "<li><b>{member}</b>: Jupyter <a href='{jupyter}'>{jupyter}</a>"
+        );
+        if backend.tensorboard.is_some() {
+            let tensorboard = link(member, "tensorboard");
+            let _ = write!(
+                items,
+                ", TensorBoard <a href='{tensorboard}'>{tensorboard}</a>"
+            );
+        }
+        items.push_str("</li>");
+    }
+    if items.is_empty() {
+        items.push_str("<li>no member serves Jupyter</li>");
+    }
+    format!(
+        "<!doctype html><html><head><meta charset='utf-8'><title>{team}</title></head><body><h1>Team {team}</h1><ul>{items}</ul><p>Each member signs in with the token <code>tfimg up</code> printed for them (this page holds none). A TensorBoard answers a few seconds after its member starts.</p></body></html>"
+    )
 }
 
 /// A member's Jupyter at `prefix` (bodies only once Jupyter accepts the request), its
@@ -258,6 +314,12 @@ fn locations(backend: &Backend, index: usize, prefix: &str) -> String {
             auth_request /tfimg-body-auth-{index};
             set $jupyter_{index} {upstream};
             proxy_pass http://$jupyter_{index};
+            error_page 502 504 = /tfimg-down-{index};
+        }}
+        location = /tfimg-down-{index} {{
+            internal;
+            default_type text/plain;
+            return 503 \"The Jupyter of `{member}` does not answer: it is starting (a few seconds after `tfimg up`) or its container stopped (`tfimg ps`). Reload in a few seconds.\\n\";
         }}
         location = {prefix}login {{
             client_max_body_size {LOGIN_BODY};
@@ -284,11 +346,18 @@ fn locations(backend: &Backend, index: usize, prefix: &str) -> String {
             rewrite ^{prefix}tensorboard/(.*)$ /$1 break;
             proxy_cookie_path / {prefix}tensorboard/;
             proxy_pass http://$tensorboard_{index};
+            error_page 502 504 = /tfimg-tensorboard-down-{index};
+        }}
+        location = /tfimg-tensorboard-down-{index} {{
+            internal;
+            default_type text/plain;
+            return 503 \"The TensorBoard of `{member}` does not answer yet: it starts a few seconds after its container (or it stopped: `tfimg logs {container}`). Reload in a few seconds.\\n\";
         }}
         location = /tfimg-auth-{index} {{
             internal;
 {ask}        }}
 ",
+        member = backend.member,
         ask = ask_jupyter(index, &upstream, prefix),
     );
     text
