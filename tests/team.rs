@@ -297,6 +297,11 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
         &[],
     );
     assert_eq!(made.code, 0, "{}", made.stderr);
+    assert!(
+        made.stderr.contains("reach the members once `docker compose -f out/team.compose.yaml up -d` started them (the tokens are this export's own, kept in its env files; the containers `tfimg up` started keep theirs):\nMEMBER "),
+        "{}",
+        made.stderr
+    );
     for member in ["alice", "bob"] {
         let path = folder.path().join(format!("out/{team}.{member}.env"));
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
@@ -369,6 +374,18 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
             .lines()
             .find_map(|line| line.strip_prefix("TFIMG_JUPYTER_TOKEN="))
             .expect("a token in the env file");
+        // `compose` said where the member is, with the export's own token.
+        let row = made
+            .stderr
+            .lines()
+            .find(|line| line.starts_with(&format!("{member} ")))
+            .unwrap_or_else(|| panic!("no row for {member}: {}", made.stderr));
+        assert_eq!(
+            row.split_whitespace().nth(1),
+            Some(format!("http://127.0.0.1:{port}/lab?token={token}").as_str()),
+            "{}",
+            made.stderr
+        );
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
         loop {
             let answered = tfimg::host::Host::http_status(

@@ -18,6 +18,8 @@ use crate::host::confined::Confined;
 use crate::host::{Host, Machine};
 use crate::input::InputError;
 use crate::output::progress::Reporter;
+use crate::plan::LaunchPlan;
+use crate::spec::resolved::{SERVING_PORT_NAME, TENSORBOARD_PORT};
 use crate::spec::ResolvedSpec;
 use crate::team::gateway::nginx::GATEWAY_IMAGE;
 
@@ -86,7 +88,41 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
         }
         None => crate::output::print_text(&output.compose)?,
     }
+    print_reach(&plans, args.output.as_deref())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How to reach each member once Compose has started the export, on stderr: its tokens
+/// and keys are the export's own (in its env files), not those `tfimg up` printed.
+fn print_reach(plans: &[(String, LaunchPlan)], output: Option<&Path>) -> anyhow::Result<()> {
+    // Printed on stdout, the file reaches Compose on its stdin (`-f -`).
+    let file = output.map_or_else(
+        || "-f -".to_string(),
+        |path| format!("-f {}", path.display()),
+    );
+    eprintln!(
+        "reach the members once `docker compose {file} up -d` started them (the tokens are this export's own, kept in its env files; the containers `tfimg up` started keep theirs):"
+    );
+    let rows: Vec<Vec<String>> = plans
+        .iter()
+        .filter(|(name, _)| name != "gateway")
+        .map(|(name, plan)| {
+            let endpoint = |service: &str| {
+                plan.endpoints
+                    .iter()
+                    .find(|(found, _)| found == service)
+                    .map(|(_, address)| address.clone())
+            };
+            let access = ["jupyter", "ssh", SERVING_PORT_NAME]
+                .iter()
+                .find_map(|service| endpoint(service))
+                .unwrap_or_else(|| format!("- (its output: `docker compose logs {name}`)"));
+            let tensorboard = endpoint(TENSORBOARD_PORT).unwrap_or_else(|| "-".to_string());
+            vec![name.clone(), access, tensorboard]
+        })
+        .collect();
+    crate::output::eprint_table(&["MEMBER", "ACCESS", "TENSORBOARD"], &rows)?;
+    Ok(())
 }
 
 pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {

@@ -63,6 +63,13 @@ pub fn print_table(header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()>
     quiet_on_broken_pipe(writer.flush())
 }
 
+/// `print_table` on stderr (beside a document printed on stdout).
+pub fn eprint_table(header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
+    let mut writer = TabWriter::new(std::io::stderr().lock()).padding(2);
+    writer.write_all(table(header, rows).as_bytes())?;
+    quiet_on_broken_pipe(writer.flush())
+}
+
 /// The table's lines, cells separated by tabs. Every cell has its control and invisible
 /// characters escaped: a newline in a local spec's description would forge a row, a tab
 /// a column, an escape sequence would drive the terminal.
