@@ -154,6 +154,7 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
             "lock-packages.txt",
             "lock-pip.txt",
             "lock-tensorflow.txt",
+            "page_config.json",
             "profile.sh",
             "verify.py"
         ]
@@ -385,7 +386,7 @@ fn unknown_field_names_file_line_column_and_hints() {
     assert_eq!(
         stderr,
         "error: `mine.yaml`:3:1: unknown field `gpu_ids`, expected one of `name`, `abstract`, `extends`, `description`, `base`, `tensorflow`, `python`, `gpu`, `cuda_provider`, `cuda`, `cudnn`, `service`, `packages`, `env`, `ports`, `user`, `workdir`, `tensorboard_logdir`, `files`\n\
-         hint: check the spelling; every field is described under \"Spec reference\" in README.md\n"
+         hint: did you mean `gpu`? check the spelling; every field is described under \"Spec reference\" in README.md\n"
     );
 }
 
@@ -521,7 +522,7 @@ fn unknown_spec_name_and_usage_errors_exit_1() {
     assert_eq!(
         run.stderr,
         "error: no spec named `gpu-jupyterr`\n\
-         hint: known specs: cpu-headless, cpu-jupyter, cpu-serving, cpu-ssh, gpu-headless, gpu-jupyter, gpu-serving, gpu-ssh, tf218-cpu-headless, tf218-cpu-jupyter, tf218-cpu-serving, tf218-cpu-ssh, tf218-gpu-headless, tf218-gpu-jupyter, tf218-gpu-serving, tf218-gpu-ssh; or give the path of a spec file\n"
+         hint: did you mean `gpu-jupyter`? known specs: cpu-headless, cpu-jupyter, cpu-serving, cpu-ssh, gpu-headless, gpu-jupyter, gpu-serving, gpu-ssh, tf218-cpu-headless, tf218-cpu-jupyter, tf218-cpu-serving, tf218-cpu-ssh, tf218-gpu-headless, tf218-gpu-jupyter, tf218-gpu-serving, tf218-gpu-ssh; or give the path of a spec file\n"
     );
     let run = tfimg(folder.path(), &["list", "--bogus"]);
     assert_eq!(run.code, 1);

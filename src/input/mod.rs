@@ -11,3 +11,39 @@ pub mod yaml;
 
 pub use error::InputError;
 pub use source::{printable, Location, SpecError};
+
+/// The known name closest to `wanted`, when one is close enough to be what was meant
+/// (Jaro-Winkler similarity of at least 0.8, as clap suggests flags): `cpu-jupiter` →
+/// `cpu-jupyter`, `mount_root` → `mounts_root`.
+pub fn closest<'a>(wanted: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|name| (strsim::jaro_winkler(wanted, name), name))
+        .filter(|(score, name)| *score >= 0.8 && *name != wanted)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, name)| name)
+}
+
+/// `did you mean `NAME`? ` for a mistyped name, else nothing (a prefix for a hint).
+pub fn did_you_mean<'a>(wanted: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    closest(wanted, known)
+        .map(|name| format!("did you mean `{name}`? "))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod closest_tests {
+    use super::*;
+
+    #[test]
+    fn a_mistyped_name_finds_what_was_meant_and_a_stranger_finds_nothing() {
+        let specs = ["cpu-jupyter", "cpu-ssh", "gpu-jupyter", "tf218-cpu-jupyter"];
+        assert_eq!(closest("cpu-jupiter", specs), Some("cpu-jupyter"));
+        assert_eq!(closest("gpu-jupiter", specs), Some("gpu-jupyter"));
+        assert_eq!(closest("tensorflow", specs), None);
+        let fields = ["spec", "mounts_root", "gpus", "memory"];
+        assert_eq!(closest("mount_root", fields), Some("mounts_root"));
+        assert_eq!(did_you_mean("gpu", fields), "did you mean `gpus`? ");
+        assert_eq!(did_you_mean("colour", fields), "");
+    }
+}

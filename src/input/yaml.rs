@@ -46,16 +46,22 @@ pub const SPEC: FileKind = FileKind {
     hint: "run `tfimg show gpu-jupyter` to see a valid resolved spec",
 };
 
+/// What a team file holds, as a small one (a user of the binary has no example file).
+pub const TEAM_HINT: &str = "a team file has `team`, `defaults` and `members`, such as `team: lab`, `defaults: {spec: cpu-jupyter, mounts_root: ./work}`, `members: [{name: alice}, {name: bob}]`";
+
+/// What a sweep file holds, as a small one.
+pub const SWEEP_HINT: &str = "a sweep file has `sweep`, `spec` (or `image`), `command` and `params`, such as `sweep: lr`, `spec: cpu-headless`, `command: [python, train.py]`, `params: {lr: [0.1, 0.01]}`";
+
 pub const TEAM: FileKind = FileKind {
     noun: "team file",
-    empty_hint: "a team file has `team`, `defaults` and `members`; see compose/team.yaml",
-    hint: "a team file has `team`, `defaults` and `members`; see compose/team.yaml",
+    empty_hint: TEAM_HINT,
+    hint: TEAM_HINT,
 };
 
 pub const SWEEP: FileKind = FileKind {
     noun: "sweep file",
-    empty_hint: "a sweep file has `sweep`, `spec` (or `image`), `command` and `params`; see examples/sweep/sweep.yaml",
-    hint: "a sweep file has `sweep`, `spec` (or `image`), `command` and `params`; see examples/sweep/sweep.yaml",
+    empty_hint: SWEEP_HINT,
+    hint: SWEEP_HINT,
 };
 
 /// A place in the text: line and column from 1, and the character index.
@@ -271,11 +277,21 @@ pub fn explain(error: &serde_yaml::Error, text: &str, scan: &Scan) -> Explained 
             at = place.pair();
         }
     }
-    Explained {
-        at,
-        message,
-        hint: None,
-    }
+    let hint = unknown_name_hint(&message);
+    Explained { at, message, hint }
+}
+
+/// For serde's "unknown field `X`, expected one of `a`, `b`" (or "unknown variant"): the
+/// expected name closest to `X`, when one is close (`mount_root` → `mounts_root`).
+fn unknown_name_hint(message: &str) -> Option<String> {
+    let (_, rest) = message
+        .split_once("unknown field `")
+        .or_else(|| message.split_once("unknown variant `"))?;
+    let (wanted, expected) = rest.split_once('`')?;
+    let expected = expected.split_once("expected")?.1;
+    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let name = super::closest(wanted, known.iter().copied())?;
+    Some(format!("did you mean `{name}`?"))
 }
 
 /// The column of the tab in the indentation of `line`, if a tab is there.

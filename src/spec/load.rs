@@ -138,9 +138,16 @@ fn serde_error(
 ) -> SpecError {
     let explained = yaml::explain(error, text, scan);
     let at = explained.at;
-    if let Some(hint) = explained.hint {
+    let unknown = explained.message.contains("unknown field")
+        || explained.message.contains("unknown variant");
+    if let (Some(hint), false) = (&explained.hint, unknown) {
         return SpecError::new(Some(location(display_path, at)), explained.message, hint);
     }
+    // A name that is close to a known one is suggested before the general hint.
+    let suggestion = explained
+        .hint
+        .map(|hint| format!("{hint} "))
+        .unwrap_or_default();
     let message = explained.message;
     if let (Some(field), true) = (
         message.strip_suffix(UNQUOTED_VERSION),
@@ -161,7 +168,11 @@ fn serde_error(
     } else {
         "run `tfimg show gpu-jupyter` to see a valid resolved spec"
     };
-    SpecError::new(Some(location(display_path, at)), message, hint)
+    SpecError::new(
+        Some(location(display_path, at)),
+        message,
+        format!("{suggestion}{hint}"),
+    )
 }
 
 /// A file's text, or the error naming it at the first byte that is not UTF-8.

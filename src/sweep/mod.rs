@@ -251,7 +251,7 @@ pub fn parse_file(
         SpecError::new(
             None,
             format!("cannot read sweep file `{display}`: {error}"),
-            "give the path of a sweep YAML file (see examples/sweep/sweep.yaml)",
+            format!("give the path of a sweep YAML file; {}", yaml::SWEEP_HINT),
         )
     })?;
     let text = yaml::decode(bytes)

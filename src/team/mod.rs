@@ -77,7 +77,7 @@ pub fn parse_file(
         SpecError::new(
             None,
             format!("cannot read team file `{display}`: {error}"),
-            "give the path of a team YAML file (see compose/team.yaml)",
+            format!("give the path of a team YAML file; {}", yaml::TEAM_HINT),
         )
     })?;
     let text = decode(bytes, display, &yaml::TEAM)?;

@@ -344,3 +344,19 @@ fn a_serving_member_names_its_model_folder_and_maybe_the_model() {
     );
     assert_eq!(fraud.max_batch, None);
 }
+
+#[test]
+fn a_mistyped_key_is_answered_with_the_one_meant() {
+    let error = parse_text(
+        "team: lab\ndefaults:\n  spec: cpu-jupyter\n  mount_root: ./work\nmembers:\n  - name: a\n",
+    )
+    .unwrap_err();
+    assert!(
+        error
+            .message
+            .starts_with("defaults: unknown field `mount_root`"),
+        "{}",
+        error.message
+    );
+    assert_eq!(error.hint, "did you mean `mounts_root`?");
+}

@@ -276,7 +276,8 @@ impl Catalog {
                 None,
                 format!("no spec named `{wanted}`"),
                 format!(
-                    "known specs: {}; or give the path of a spec file",
+                    "{}known specs: {}; or give the path of a spec file",
+                    crate::input::did_you_mean(wanted, self.names().iter().map(String::as_str)),
                     self.names().join(", ")
                 ),
             )
@@ -297,7 +298,11 @@ impl Catalog {
                     at.clone(),
                     format!("`extends: {parent_name}` names no spec"),
                     format!(
-                        "known specs: {}; prefix `{BUILTIN_PREFIX}` to reach a built-in",
+                        "{}known specs: {}; prefix `{BUILTIN_PREFIX}` to reach a built-in",
+                        crate::input::did_you_mean(
+                            &parent_name,
+                            self.effective.keys().map(String::as_str)
+                        ),
                         self.effective
                             .keys()
                             .cloned()
