@@ -4,11 +4,15 @@
 # @MODELS@/NAME/VERSION/ (numbered folders; the highest version is served, and a new one
 # is picked up without a restart):
 #
-#   GET  /v1/models/NAME[/versions/N]                  status
-#   GET  /v1/models/NAME[/versions/N]/metadata         signatures
-#   POST /v1/models/NAME[/versions/N]:predict          {"instances": ...} or {"inputs": ...}
-#   POST /v1/models/NAME[/versions/N]:classify|regress {"examples": [...], "context": {...}}
+#   GET  /v1/models/NAME[/versions/N|/labels/L]                  status
+#   GET  /v1/models/NAME[/versions/N|/labels/L]/metadata         signatures
+#   POST /v1/models/NAME[/versions/N|/labels/L]:predict          {"instances": ...} or {"inputs": ...}
+#   POST /v1/models/NAME[/versions/N|/labels/L]:classify|regress {"examples": [...], "context": {...}}
 #
+# As TensorFlow Serving's own handler (`http_rest_api_util.cc`) matches them: the path's
+# words in any case (`/V1/MODELS/m`), though only a lowercase verb is one; a version too
+# large for int64 is a 400; a label has no version without a model config file (not read
+# here yet), so the status answers for every version and the other routes refuse it.
 # Errors are {"error": "..."} with TensorFlow Serving's codes (400 bad request, 404 unknown
 # model or version) and HTTP's for the limits below (408 too slow, 413 too large, 431
 # headers too large, 503 busy).
@@ -78,9 +82,12 @@ POLL_SECONDS = 1.0
 DEFAULT_SIGNATURE = "serving_default"
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 ROUTE = re.compile(
-    r"^/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>[0-9]{1,18}))?"
-    r"(?:(?P<metadata>/metadata)|:(?P<verb>predict|classify|regress))?$"
+    r"^/v1/models(?:/(?P<name>[^/:]+))?(?:/versions/(?P<version>[0-9]+)|/labels/(?P<label>[^/:]+))?"
+    r"(?:/(?P<metadata>metadata)|:(?P<verb>classify|regress|predict))?$",
+    re.IGNORECASE,
 )
+VERBS = ("predict", "classify", "regress")
+INT64_MAX = (1 << 63) - 1
 log = logging.getLogger("tfimg.serving")
 # A ragged JSON list is refused by TensorFlow's conversion (to_array), not warned about.
 warnings.filterwarnings("ignore", message="Creating an ndarray from ragged")
@@ -292,7 +299,8 @@ class Worker:
 
 def read_signature_defs(path):
     """The `serve` graph's signature_defs from saved_model.pb, as TensorFlow Serving's
-    metadata shows them (every field, defaults included)."""
+    metadata shows them: every one (`__saved_model_init_op`, which no request can call,
+    included), with every field, defaults included."""
     saved = saved_model_pb2.SavedModel()
     with open(os.path.join(path, "saved_model.pb"), "rb") as file:
         saved.ParseFromString(file.read())
@@ -317,7 +325,6 @@ def read_signature_defs(path):
             "method_name": signature.method_name,
         }
         for key, signature in graph.signature_def.items()
-        if not key.startswith("__")
     }
 
 
@@ -540,17 +547,14 @@ def to_json(array, name):
 
 
 async def run(servable, signature_name, feeds):
-    signature = servable.model.signatures.get(signature_name)
-    if signature is None:
-        raise ApiError(400, f'Serving signature name: "{signature_name}" not found in signature def')
+    signature = signature_of(servable, signature_name)
     specs = signature.structured_input_signature[1]
     missing = sorted(set(specs) - set(feeds))
     extra = sorted(set(feeds) - set(specs))
     if missing or extra:
-        raise ApiError(
-            400,
-            f"inputs {missing} missing and {extra} unknown; the signature takes {sorted(specs)}",
-        )
+        wrong = [f"{names_text(missing)} missing"] if missing else []
+        wrong += [f"{names_text(extra)} unknown"] if extra else []
+        raise ApiError(400, f"inputs {' and '.join(wrong)}; the signature takes {names_text(sorted(specs))}")
     arrays = {key: to_array(value, specs[key], key) for key, value in feeds.items()}
     feeds.clear()  # the caller's decoded JSON, let go of while the model runs
     for key, array in arrays.items():
@@ -568,10 +572,30 @@ async def run(servable, signature_name, feeds):
 
 
 def signature_name_of(body):
+    """The signature a request names; an empty name, as an absent one, is the default
+    (TensorFlow Serving's)."""
     name = body.get("signature_name", DEFAULT_SIGNATURE)
     if not isinstance(name, str):
         raise ApiError(400, f"`signature_name` must be a string, not {json_type(name)}")
-    return name
+    return name or DEFAULT_SIGNATURE
+
+
+def signature_of(servable, signature_name):
+    """The served version's signature `signature_name`, or a 400 that names the
+    signatures it has (after TensorFlow Serving's words)."""
+    signature = servable.model.signatures.get(signature_name)
+    if signature is None:
+        raise ApiError(
+            400,
+            f'Serving signature name: "{signature_name}" not found in signature def; '
+            f"the model's signatures are {names_text(sorted(servable.model.signatures))}",
+        )
+    return signature
+
+
+def names_text(names):
+    """Names for a message: `a`, `b` (or `none`)."""
+    return ", ".join(f"`{name}`" for name in names) or "none"
 
 
 def json_type(value):
@@ -581,8 +605,8 @@ def json_type(value):
 
 async def predict(servable, body):
     signature_name = signature_name_of(body)
-    signature = servable.model.signatures.get(signature_name)
-    input_names = sorted(signature.structured_input_signature[1]) if signature else []
+    signature = signature_of(servable, signature_name)
+    input_names = sorted(signature.structured_input_signature[1])
     row_format, feeds = predict_feeds(body, input_names)
     body.clear()  # the values live on in `feeds` only, until they are converted
     outputs = await run(servable, signature_name, feeds)
@@ -595,7 +619,9 @@ async def predict(servable, body):
 
 
 def predict_feeds(body, input_names):
-    """Whether the request is in the row format, and its values by input name."""
+    """Whether the request is in the row format, and its values by input name. As
+    TensorFlow Serving, the columnar format's object is read for the signature's inputs
+    only (any other key is ignored); the row format's objects must hold them exactly."""
     if ("instances" in body) == ("inputs" in body):
         raise ApiError(400, "the request needs one of `instances` (row format) or `inputs` (columnar format)")
     if "instances" in body:
@@ -606,17 +632,17 @@ def predict_feeds(body, input_names):
             return True, {key: [i.get(key) for i in instances] for key in instances[0]}
         if len(input_names) == 1:
             return True, {input_names[0]: instances}
-        raise ApiError(400, f"the signature takes {input_names}: give each instance as an object")
+        raise ApiError(400, f"the signature takes {names_text(input_names)}: give each instance as an object")
     inputs = body["inputs"]
     if isinstance(inputs, dict) and not is_b64(inputs):
-        return False, dict(inputs)
+        return False, {name: inputs[name] for name in input_names if name in inputs}
     if len(input_names) == 1:
         return False, {input_names[0]: inputs}
-    raise ApiError(400, f"the signature takes {input_names}: give `inputs` as an object")
+    raise ApiError(400, f"the signature takes {names_text(input_names)}: give `inputs` as an object")
 
 
 def is_b64(value):
-    return isinstance(value, dict) and set(value) == {"b64"}
+    return isinstance(value, dict) and set(value) == {"b64"} and isinstance(value["b64"], str)
 
 
 def rows(outputs):
@@ -654,9 +680,8 @@ def example(features):
 async def classify_or_regress(servable, body, verb):
     signature_name = signature_name_of(body)
     method = f"tensorflow/serving/{verb}"
-    definition = servable.signature_defs.get(signature_name)
-    if definition is None:
-        raise ApiError(400, f'Serving signature name: "{signature_name}" not found in signature def')
+    signature_of(servable, signature_name)
+    definition = servable.signature_defs[signature_name]
     if definition["method_name"] != method:
         raise ApiError(
             400,
@@ -883,27 +908,44 @@ async def handle(models, request):
     method, path = request.method, request.path
     match = ROUTE.match(path)
     verb = match and match["verb"]
-    if match is None or method != ("POST" if verb else "GET"):
+    # A POST needs a model and a verb, written in lowercase (the route matches `:PREDICT`,
+    # as TensorFlow Serving's does, which then knows no such verb); a GET has no verb.
+    if match is None or method != ("POST" if verb else "GET") or (verb and (verb not in VERBS or not match["name"])):
         # As TensorFlow Serving: its API's paths are bad requests, others are not found.
-        status = 400 if path.startswith("/v1/") else 404
+        status = 400 if path[:4].lower() == "/v1/" else 404
         raise ApiError(status, f"Malformed request: {method} {path[:200]}")
     name = match["name"]
-    version = int(match["version"]) if match["version"] else None
-    if verb is None:
-        if match["metadata"]:
-            servable = models.get(name, version)
-            return {
-                "model_spec": {"name": name, "signature_name": "", "version": str(servable.version)},
-                "metadata": {"signature_def": {"signature_def": servable.signature_defs}},
-            }
+    if not name:
+        raise ApiError(400, "Missing model name in request.")
+    version = path_version(match["version"])
+    if verb is None and match["metadata"] != "metadata":
+        # The status, for every version when a label is given. `/METADATA` asks for it too:
+        # TensorFlow Serving matches the word in any case but compares it in lowercase.
         return models.status(name, version)
+    if match["label"] is not None:
+        raise ApiError(400, f"Unrecognized servable version label: {match['label']}")
     servable = models.get(name, version)
+    if verb is None:
+        return {
+            "model_spec": {"name": name, "signature_name": "", "version": str(servable.version)},
+            "metadata": {"signature_def": {"signature_def": servable.signature_defs}},
+        }
     body = parse_json(request)
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
     if verb == "predict":
         return await predict(servable, body)
     return await classify_or_regress(servable, body, verb)
+
+
+def path_version(text):
+    """The version a path names, as TensorFlow Serving reads it: one that does not fit an
+    int64 is refused (never looked for: no version that large can exist)."""
+    if text is None:
+        return None
+    if len(text.lstrip("0")) > 19 or int(text) > INT64_MAX:
+        raise ApiError(400, f"Failed to convert version: {text[:200]} to numeric.")
+    return int(text)
 
 
 def parse_json(request):
