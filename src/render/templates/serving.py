@@ -455,37 +455,54 @@ def files_of(path):
 # --- JSON <-> tensors --------------------------------------------------------------------
 
 
-def decode(value):
-    """{"b64": ...} objects (anywhere in a nested list) become bytes."""
+def decode(value, what):
+    """{"b64": ...} objects (anywhere in a nested list) become bytes; `what` names the
+    input or feature in errors."""
     if isinstance(value, list):
-        return [decode(item) for item in value]
+        return [decode(item, what) for item in value]
     if isinstance(value, dict):
-        if set(value) == {"b64"} and isinstance(value["b64"], str):
-            return base64.b64decode(value["b64"])
-        raise ApiError(400, f"JSON object {json.dumps(value)[:200]} is not a tensor value")
+        if is_b64(value):
+            return from_base64(value["b64"], what)
+        raise ApiError(400, f"{what}: JSON object {json.dumps(value)[:200]} is not a tensor value")
     return value
 
 
+def from_base64(text, what):
+    """The bytes of a {"b64": ...} value, decoded strictly (RFC 4648's alphabet and
+    padding, nothing else: base64.b64decode without `validate` skips any other character,
+    so `"Zm9v!!!"` was read as `foo` and `"****"` as no bytes at all)."""
+    try:
+        return base64.b64decode(text, validate=True)
+    except ValueError as error:  # binascii.Error
+        raise ApiError(400, f"{what}: {json.dumps(text)[:100]} is not base64 ({error})") from None
+
+
 def to_array(value, spec, name):
-    """A JSON value as a numpy array of the input's dtype, by TensorFlow's conversion rules
-    (1.5 is no int32, 2**40 no int32, true no float). Numbers go through numpy directly,
-    which costs a fraction of TensorFlow's conversion; anything else through TensorFlow."""
+    """A JSON value as a numpy array of the input's dtype, as TensorFlow Serving reads it
+    (`json_tensor.cc`): an integer must fit the dtype (TensorFlow's own conversion wraps
+    2**32 + 1 to 1 for int32), true and false are booleans only, 1.5 is no int32. Numbers
+    go through numpy directly, which costs a fraction of TensorFlow's conversion; anything
+    else through TensorFlow."""
     dtype = spec.dtype
     try:
-        numbers = holds_only_numbers(value, name)
-        if numbers and (dtype.is_bool or dtype.is_integer or (dtype.is_floating and dtype != tf.bfloat16)):
-            array = np.asarray(value)
-            kind = array.dtype.kind
-            if (
-                (dtype.is_bool and kind == "b")
-                or (dtype.is_integer and kind in "iu" and fits_in(array, dtype))
-                or (dtype.is_floating and kind in "iuf")
-            ):
-                return array.astype(dtype.as_numpy_dtype, copy=False)
-            if dtype == tf.uint64 and kind in "iuO" and not fits_in(array, dtype):
-                # TensorFlow's own conversion would fail with a SystemError (below).
-                raise ApiError(400, f"input `{name}`: a value is out of uint64's range (0 to {dtype.max})")
-        return tf.constant(decode(value), dtype=dtype).numpy()
+        numbers = number_types(value, name)
+        if numbers is not None:
+            if bool in numbers and not dtype.is_bool:
+                raise ApiError(400, f"input `{name}` takes {dtype.name} values: true and false are not numbers")
+            if dtype.is_integer and numbers <= {int}:
+                array = np.asarray(value)
+                if array.dtype.kind in "iu" and fits_in(array, dtype):
+                    return array.astype(dtype.as_numpy_dtype, copy=False)
+                outside = first_outside(value, dtype)
+                if outside is not None:
+                    raise ApiError(
+                        400, f"input `{name}`: {outside} is out of {dtype.name}'s range ({dtype.min} to {dtype.max})"
+                    )
+            if (dtype.is_bool and numbers <= {bool}) or (dtype.is_floating and dtype != tf.bfloat16):
+                array = np.asarray(value)
+                if array.dtype.kind in ("b" if dtype.is_bool else "iuf"):
+                    return array.astype(dtype.as_numpy_dtype, copy=False)
+        return tf.constant(decode(value, f"input `{name}`"), dtype=dtype).numpy()
     except ApiError:
         raise
     except (ValueError, TypeError, OverflowError, tf.errors.InvalidArgumentError) as error:
@@ -499,15 +516,16 @@ def to_array(value, spec, name):
 NUMBERS = {int, float, bool}
 
 
-def holds_only_numbers(value, name):
-    """Whether `value` is a number (or boolean), or regular nested lists of them: numpy
-    converts only such values, as no string array then is made (its size is the longest
-    string times the count: a 1 MB string among 1 000 empty ones would take 4 GB). Walked
-    level by level, without recursion; lists nested past MAX_RANK are refused."""
+def number_types(value, name):
+    """The types of the numbers (and booleans) in `value` when it is one, or regular
+    nested lists of them; None otherwise. numpy converts only such values, as no string
+    array then is made (its size is the longest string times the count: a 1 MB string
+    among 1 000 empty ones would take 4 GB). Walked level by level, without recursion;
+    lists nested past MAX_RANK are refused."""
     if type(value) in NUMBERS:
-        return True
+        return {type(value)}
     if type(value) is not list:
-        return False
+        return None
     level, depth = [value], 1
     while True:
         if depth > MAX_RANK:
@@ -516,9 +534,9 @@ def holds_only_numbers(value, name):
         for item in level:
             kinds.update(map(type, item))
         if list not in kinds:
-            return kinds <= NUMBERS
+            return kinds if kinds <= NUMBERS else None
         if len(kinds) > 1:  # lists beside numbers: ragged, for TensorFlow to refuse
-            return False
+            return None
         level = [child for item in level for child in item]
         depth += 1
 
@@ -526,6 +544,22 @@ def holds_only_numbers(value, name):
 def fits_in(array, dtype):
     # Python ints: numpy 1.23 compares uint64 with int64 as floats (2**63 would pass).
     return array.size == 0 or (dtype.min <= int(array.min()) and int(array.max()) <= dtype.max)
+
+
+def first_outside(value, dtype):
+    """The first integer in `value` (regular nested lists of ints, as `number_types` found
+    them) outside the dtype's range; None when all fit. Only walked for a value numpy could
+    not show to fit."""
+    level = [value]
+    while level:
+        following = []
+        for item in level:
+            if type(item) is list:
+                following.extend(item)
+            elif not dtype.min <= item <= dtype.max:
+                return item
+        level = following
+    return None
 
 
 def to_json(array, name):
@@ -658,23 +692,53 @@ def rows(outputs):
 
 
 def example(features):
-    """One tf.train.Example from a JSON object of feature values."""
+    """One tf.train.Example from a JSON object of feature values, as TensorFlow Serving
+    makes it (`json_tensor.cc`): a feature's values are all of one kind, which its first
+    value sets: whole numbers, true and false (1 and 0) are int64; numbers written with a
+    point or an exponent float; strings and {"b64": ...} bytes. Anything else, or values
+    of two kinds (`[1, 2.5]`), is refused."""
     built = tf.train.Example()
     for key, value in features.items():
-        values = decode(value if isinstance(value, list) else [value])
+        kind, values = None, []
+        for item in value if isinstance(value, list) else [value]:
+            item_kind, item = feature_value(key, item)
+            if kind is not None and item_kind != kind:
+                raise ApiError(
+                    400,
+                    f"feature `{key}` mixes {kind} and {item_kind} values "
+                    f"({json.dumps(value)[:100]}): give each feature values of one kind",
+                )
+            kind = item_kind
+            values.append(item)
         feature = built.features.feature[key]
         try:
-            if all(isinstance(v, bool) or isinstance(v, int) for v in values):
-                feature.int64_list.value.extend(int(v) for v in values)
-            elif all(isinstance(v, (int, float)) for v in values):
-                feature.float_list.value.extend(float(v) for v in values)
-            elif all(isinstance(v, (str, bytes)) for v in values):
-                feature.bytes_list.value.extend(v.encode() if isinstance(v, str) else v for v in values)
-            else:
-                raise ApiError(400, f"feature `{key}` mixes numbers and strings")
-        except (ValueError, OverflowError) as error:  # an int past int64, 1e400 as a float
+            if kind is not None:
+                getattr(feature, f"{kind}_list").value.extend(values)
+        except (ValueError, OverflowError) as error:  # 1e400 as a float
             raise ApiError(400, f"feature `{key}`: {error}") from None
     return built.SerializeToString()
+
+
+def feature_value(key, item):
+    """One value of feature `key`: its kind (`int64`, `float`, `bytes`) and the value."""
+    if isinstance(item, bool):
+        return "int64", int(item)
+    if isinstance(item, int):
+        if not -(1 << 63) <= item <= INT64_MAX:
+            raise ApiError(400, f"feature `{key}`: {item} is out of int64's range")
+        return "int64", item
+    if isinstance(item, float):
+        return "float", item
+    if isinstance(item, str):
+        try:
+            return "bytes", item.encode()
+        except UnicodeEncodeError as error:  # a lone surrogate (\ud800)
+            raise ApiError(400, f"feature `{key}`: {error}") from None
+    if is_b64(item):
+        return "bytes", from_base64(item["b64"], f"feature `{key}`")
+    raise ApiError(
+        400, f"feature `{key}` has a value that is no number, string or {{\"b64\": ...}}: {json.dumps(item)[:100]}"
+    )
 
 
 async def classify_or_regress(servable, body, verb):
