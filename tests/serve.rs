@@ -766,8 +766,10 @@ async fn slow_clients_hold_no_request_slot_and_are_cut_off() {
     assert!(error_of(&body).contains("slower than 64 KiB/s"), "{body}");
 
     // 300 whole requests the model holds: 256 take every slot, and the 44 others are told
-    // the server is busy. Once one of them is, all 256 are in (Docker's proxy passes the
-    // connections on in its own time), and a new request is told so too.
+    // the server is busy. Docker's proxy passes the connections on in its own time, so the
+    // test waits until all 44 are answered (the 256 hold theirs until the gate opens):
+    // then every request is in, and a new one is told the server is busy too. Opening the
+    // gate before the last ones were in would give them a slot (and 200).
     let gate = serde_json::json!({"signature_name": "gate", "instances": [1.0]}).to_string();
     let request = format!(
         "POST {predict} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
@@ -776,9 +778,9 @@ async fn slow_clients_hold_no_request_slot_and_are_cut_off() {
     );
     let mut held: Vec<_> = (0..300).map(|_| sent(port, request.as_bytes())).collect();
     common::wait_for(
-        "a request told the server is busy",
-        Duration::from_secs(60),
-        || held.iter().any(has_an_answer),
+        "the 44 requests past the 256 slots told the server is busy",
+        Duration::from_secs(180),
+        || held.iter().filter(|stream| has_an_answer(stream)).count() >= 44,
     );
     let (status, body) = http("POST", port, &predict, &[], &row);
     assert_eq!(status, 503, "{body}");
