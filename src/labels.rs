@@ -144,6 +144,11 @@ pub fn team_filter(team: &str) -> String {
     format!("{TEAM}={team}")
 }
 
+/// `io.tfimg.model=NAME`: the filter for the containers serving a model.
+pub fn model_filter(model: &str) -> String {
+    format!("{MODEL}={model}")
+}
+
 /// `io.tfimg.sweep=NAME`: the filter for a sweep's trial containers.
 pub fn sweep_filter(sweep: &str) -> String {
     format!("{SWEEP}={sweep}")

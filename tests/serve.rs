@@ -5,8 +5,11 @@
 //! answers, 8 concurrent clients (merged into shared model calls) each get their own rows'
 //! predictions, a malformed body gets 400, a body over the cap 413 and an unknown model
 //! 404 with an error, and a version 2 copied into the folder is served without a restart.
-//! `:classify` and `:regress` answer on an Estimator-style model's signatures. A team
-//! member with `model:` is brought up by `tfimg up`, which returns once the model answers.
+//! `:classify` and `:regress` answer on an Estimator-style model's signatures (and `serve`
+//! says why it prints no request to try for it). A model 784 values wide: the printed
+//! request answers, and `logs`, `stop` and `rm` find its container by the model's name. A
+//! team member with `model:` is brought up by `tfimg up`, which returns once the model
+//! answers. (TensorFlow Serving's REST API item by item: `serve_conformance.rs`.)
 //! The client → server boundary (issue 27): slow clients are cut off and hold no request
 //! slot, malformed requests get 400 and never a traceback, a large body costs at most
 //! about 4 times its size, and the server has a memory limit. Every container carries the
@@ -17,7 +20,10 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{field, http, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
+use common::serving::{
+    error_of, json, port_of, save_and_serve, save_in_cpu_headless, tfimg, Served,
+};
+use common::{field, http, scratch, unique, DockerGuard};
 
 /// Trains the examples' MLP one epoch, saves version 1 (and a version 2, trained one epoch
 /// more, beside it for later) and what `model.predict` says for three inputs.
@@ -79,44 +85,6 @@ with open(path + "/saved_model.pb", "wb") as file:
 print("saved", flush=True)
 "#;
 
-fn tfimg(folder: &Path, args: &[&str]) -> common::Run {
-    let data = folder.join(".data");
-    tfimg_with_env(
-        folder,
-        args,
-        &[
-            ("XDG_DATA_HOME", data.to_str().unwrap()),
-            ("TFIMG_CA_CERT", HOST_CA),
-        ],
-    )
-}
-
-fn port_of(url: &str) -> u16 {
-    let rest = url.strip_prefix("http://127.0.0.1:").expect("a local URL");
-    rest.split('/').next().unwrap().parse().expect("a port")
-}
-
-/// Runs `code/save.py` of `folder` in cpu-headless, which saves its model under `export/`.
-fn save_in_cpu_headless(folder: &Path) {
-    // tfimg makes `export` for the container's user (a folder made here by root would be
-    // root's, and the container runs as the image's user then).
-    let saved = tfimg(
-        folder,
-        &[
-            "run",
-            "cpu-headless",
-            "--mount",
-            "./code:ro",
-            "--mount",
-            "./export",
-            "--",
-            "python",
-            "code/save.py",
-        ],
-    );
-    assert_eq!(saved.code, 0, "saving the model failed: {}", saved.stderr);
-}
-
 /// Trains the examples' MLP in cpu-headless (`code/save.py` in `folder`), saving it under
 /// `export/`; what `model.predict` gave inside the container (`export/expected.json`).
 fn train_and_save(folder: &Path) -> serde_json::Value {
@@ -148,15 +116,6 @@ fn over_the_cap(port: u16, path: &str) -> (u16, String) {
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     common::status_and_body(&response)
-}
-
-/// The `error` of an error answer's JSON body; empty when it has none.
-fn error_of(body: &str) -> String {
-    json(body)["error"].as_str().unwrap_or_default().to_string()
-}
-
-fn json(text: &str) -> serde_json::Value {
-    serde_json::from_str(text).unwrap_or_else(|error| panic!("not JSON ({error}): {text}"))
 }
 
 fn assert_close(got: &serde_json::Value, expected: &serde_json::Value, what: &str) {
@@ -403,18 +362,24 @@ async fn classify_and_regress_answer_on_the_signatures_that_say_so() {
     if common::engine().await.is_none() {
         return;
     }
-    let model = unique("wide");
-    let mut guard = DockerGuard::default();
-    guard.container_label = Some(format!("io.tfimg.model={model}"));
-    let folder = scratch(&[("code/save.py", SAVE_WIDE)]);
-    save_in_cpu_headless(folder.path());
-    let served = tfimg(
-        folder.path(),
-        &["serve", "./export/wide", "--name", &model, "-d"],
-    );
-    assert_eq!(served.code, 0, "serve failed: {}", served.stderr);
-    let port = port_of(&field(&served.stdout, "model").expect("the model's URL"));
+    let Served {
+        model,
+        port,
+        stdout,
+        stderr,
+        folder: _folder,
+        guard,
+        ..
+    } = save_and_serve(SAVE_WIDE, "wide", "wide");
     let base = format!("/v1/models/{model}");
+    // Issue 28, item 8: no `predict` body can be made up for tf.Examples: `serve` says so.
+    assert_eq!(field(&stdout, "try"), None, "{stdout}");
+    let note = format!(
+        "note: no request to try: its default signature takes tf.Example features, which \
+         its metadata does not name: POST `{{\"examples\": [{{\"FEATURE\": VALUE}}]}}` to \
+         http://127.0.0.1:{port}/v1/models/{model}:classify"
+    );
+    assert!(stderr.lines().any(|line| line == note), "{stderr}");
 
     // Two examples, the second's `x` from the shared context.
     let body = r#"{"examples": [{"x": [1.0, 2.0]}, {}], "context": {"x": [3.0, 0.0]}}"#;
@@ -445,6 +410,83 @@ async fn classify_and_regress_answer_on_the_signatures_that_say_so() {
         "Expected classify signature method_name to be tensorflow/serving/classify. \
          Was: tensorflow/serving/regress"
     );
+    drop(guard);
+}
+
+/// A model whose default signature takes images of 28 × 28 = 784 floats a row: their
+/// sum, plus 1.
+const SAVE_IMAGES: &str = r#"
+import tensorflow as tf
+
+class Images(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None, 784], tf.float32)])
+    def total(self, pixels):
+        return {"total": tf.reduce_sum(pixels, axis=1, keepdims=True) + 1.0}
+
+images = Images()
+tf.saved_model.save(images, "/tf/export/images/1", signatures={"serving_default": images.total})
+print("saved", flush=True)
+"#;
+
+/// Issue 28, items 8 and 9. The request `serve` prints for a model 784 values wide runs as
+/// printed and the model answers it (before, it sent 64 zeros and got 400). `serve --name
+/// M` names the model M and prints the container's name; `logs M`, `stop M` and `rm M`
+/// find that container by the model's name (before: "no container named `M`") and print
+/// its name, and `rm` removes it.
+#[tokio::test]
+async fn a_wide_model_s_printed_request_answers_and_its_name_finds_its_container() {
+    if common::engine().await.is_none() {
+        return;
+    }
+    let Served {
+        model,
+        stdout,
+        container,
+        folder,
+        guard,
+        ..
+    } = save_and_serve(SAVE_IMAGES, "images", "images");
+
+    let line = field(&stdout, "try").expect("a request to try");
+    let output = std::process::Command::new("sh")
+        .args(["-c", &line])
+        .output()
+        .unwrap();
+    assert_eq!(
+        json(&String::from_utf8_lossy(&output.stdout)),
+        serde_json::json!({"predictions": [[1.0]]}),
+        "{line}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    assert!(
+        container.starts_with(&format!("serve-{model}-")),
+        "{stdout}"
+    );
+    let logs = tfimg(folder.path(), &["logs", &model]);
+    assert_eq!(logs.code, 0, "{}", logs.stderr);
+    let text = format!("{}{}", logs.stdout, logs.stderr);
+    assert!(
+        text.contains(&format!("serving model {model} version 1")),
+        "{text}"
+    );
+    for command in ["stop", "rm"] {
+        let done = tfimg(folder.path(), &[command, &model]);
+        assert_eq!(
+            (done.code, done.stdout),
+            (0, format!("{container}\n")),
+            "{command}: {}",
+            done.stderr
+        );
+    }
+    let left = common::docker(&[
+        "ps",
+        "-aq",
+        "--filter",
+        &format!("label=io.tfimg.model={model}"),
+    ]);
+    assert_eq!(left.trim(), "", "the container is removed");
+    drop(guard);
 }
 
 /// A team member serving the same kind of model: `up` returns once the model answers (no
@@ -537,13 +579,13 @@ async fn a_team_member_serves_its_model_and_up_waits_until_it_answers() {
 
 /// A model whose signatures try the server's limits: `serving_default` sums 16 floats a
 /// row (any number of rows), `unsigned` returns its uint64s, `gate` holds each call until
-/// the file `@OPEN@` exists (at most 10 minutes), and `classify` scores tf.Examples as
-/// SAVE_WIDE's does.
+/// the file `open` exists in the model's folder (at most 10 minutes), and `classify` scores
+/// tf.Examples as SAVE_WIDE's does.
 const SAVE_LIMITS: &str = r#"
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
-OPEN = "@OPEN@"
+OPEN = "/models/@MODEL@/open"
 FEATURES = {"x": tf.io.FixedLenFeature([2], tf.float32)}
 
 class Limits(tf.Module):
@@ -585,43 +627,9 @@ with open(path + "/saved_model.pb", "wb") as file:
 print("saved", flush=True)
 "#;
 
-/// The limits model served for one test, and what removes it.
-struct Served {
-    model: String,
-    port: u16,
-    container: String,
-    folder: tempfile::TempDir,
-    _guard: DockerGuard,
-}
-
 /// SAVE_LIMITS saved and served under a new name, in a folder of its own.
 fn served_limits() -> Served {
-    let model = unique("limits");
-    let mut guard = DockerGuard::default();
-    guard.container_label = Some(format!("io.tfimg.model={model}"));
-    let folder = scratch(&[]);
-    let (port, container) = serve_limits(folder.path(), &model);
-    Served {
-        model,
-        port,
-        container,
-        folder,
-        _guard: guard,
-    }
-}
-
-/// SAVE_LIMITS saved in cpu-headless under `folder`'s `export/limits` and served there as
-/// `model` (its gate opened by `export/limits/open`); the port and the container's name.
-fn serve_limits(folder: &Path, model: &str) -> (u16, String) {
-    let save = SAVE_LIMITS.replace("@OPEN@", &format!("/models/{model}/open"));
-    std::fs::create_dir_all(folder.join("code")).unwrap();
-    std::fs::write(folder.join("code/save.py"), save).unwrap();
-    save_in_cpu_headless(folder);
-    let served = tfimg(folder, &["serve", "./export/limits", "--name", model, "-d"]);
-    assert_eq!(served.code, 0, "serve failed: {}", served.stderr);
-    let port = port_of(&field(&served.stdout, "model").expect("the model's URL"));
-    let container = field(&served.stdout, "container").expect("the container's name");
-    (port, container)
+    save_and_serve(SAVE_LIMITS, "limits", "limits")
 }
 
 /// A connection that sent `bytes` and nothing more.
@@ -691,7 +699,7 @@ async fn slow_clients_hold_no_request_slot_and_are_cut_off() {
         model,
         port,
         folder,
-        _guard: guard,
+        guard,
         ..
     } = served_limits();
     let predict = format!("/v1/models/{model}:predict");
@@ -758,8 +766,10 @@ async fn slow_clients_hold_no_request_slot_and_are_cut_off() {
     assert!(error_of(&body).contains("slower than 64 KiB/s"), "{body}");
 
     // 300 whole requests the model holds: 256 take every slot, and the 44 others are told
-    // the server is busy. Once one of them is, all 256 are in (Docker's proxy passes the
-    // connections on in its own time), and a new request is told so too.
+    // the server is busy. Docker's proxy passes the connections on in its own time, so the
+    // test waits until all 44 are answered (the 256 hold theirs until the gate opens):
+    // then every request is in, and a new one is told the server is busy too. Opening the
+    // gate before the last ones were in would give them a slot (and 200).
     let gate = serde_json::json!({"signature_name": "gate", "instances": [1.0]}).to_string();
     let request = format!(
         "POST {predict} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
@@ -768,9 +778,9 @@ async fn slow_clients_hold_no_request_slot_and_are_cut_off() {
     );
     let mut held: Vec<_> = (0..300).map(|_| sent(port, request.as_bytes())).collect();
     common::wait_for(
-        "a request told the server is busy",
-        Duration::from_secs(60),
-        || held.iter().any(has_an_answer),
+        "the 44 requests past the 256 slots told the server is busy",
+        Duration::from_secs(180),
+        || held.iter().filter(|stream| has_an_answer(stream)).count() >= 44,
     );
     let (status, body) = http("POST", port, &predict, &[], &row);
     assert_eq!(status, 503, "{body}");
@@ -812,7 +822,8 @@ fn shows_a_traceback(body: &str) -> bool {
 /// parser gives up) and 100 deep (past any tensor's rank), a uint64 out of range either
 /// way (and -1 beside 2**63, which numpy makes a float), `{"examples": []}` and an example the model cannot parse on `:classify` (whose
 /// error TensorFlow writes with the Python frames that defined the op), a feature out of
-/// int64's range, a version number of 30 digits. The server answers a good request after.
+/// int64's range, a version number of 30 digits (TensorFlow Serving's "Failed to convert
+/// version"). The server answers a good request after.
 #[tokio::test]
 async fn malformed_requests_get_400_and_never_a_traceback() {
     if common::engine().await.is_none() {
@@ -822,7 +833,7 @@ async fn malformed_requests_get_400_and_never_a_traceback() {
         model,
         port,
         folder: _folder,
-        _guard: guard,
+        guard,
         ..
     } = served_limits();
     let predict = format!("/v1/models/{model}:predict");
@@ -897,7 +908,7 @@ async fn malformed_requests_get_400_and_never_a_traceback() {
             "GET",
             &format!("/v1/models/{model}/versions/{}", "9".repeat(30)),
             String::new(),
-            "Malformed request",
+            "Failed to convert version: 999999999999999999999999999999 to numeric.",
         ),
     ];
     for (method, path, body, error) in &cases {
@@ -952,7 +963,8 @@ async fn a_large_body_costs_at_most_about_four_times_its_size() {
         port,
         container,
         folder: _folder,
-        _guard: guard,
+        guard,
+        ..
     } = served_limits();
     let limit = common::docker(&["inspect", "--format", "{{.HostConfig.Memory}}", &container]);
     assert_eq!(

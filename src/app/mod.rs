@@ -6,6 +6,7 @@
 //! - `bundle`: `tfimg save` and `tfimg load`, images and specs carried to offline machines.
 //! - `base`: the base image a build starts from; `tfimg base bootstrap`.
 //! - `catalog`: the specs and team files on this machine, read and handed to `spec`.
+//! - `containers`: the tfimg container a command names (by its name, or a served model's).
 //! - `files`: files out of containers (`--sync-back`, `tfimg pull-files`).
 //! - `gpu_host`: the NVIDIA facts of the engine's host, which GPU decisions are made on.
 //! - `lock`: a spec resolved once into its lock (`tfimg lock`); a spec's lock found.
@@ -21,6 +22,7 @@ pub mod base;
 pub mod build;
 pub mod bundle;
 pub mod catalog;
+pub mod containers;
 pub mod files;
 pub mod gateway;
 pub mod gpu_host;

@@ -21,7 +21,7 @@ use crate::output::progress::Reporter;
 use crate::plan::gpus::{self, GpuMode, GpuSelection};
 use crate::plan::mounts::MountPlan;
 use crate::plan::ports::PortRequest;
-use crate::plan::serving::{self, ModelState};
+use crate::plan::serving::{self, ModelState, TryRequest};
 use crate::plan::sync::SyncPlan;
 use crate::plan::DEFAULT_SHM;
 use crate::spec::resolved::{SERVING_PORT, SERVING_PORT_NAME};
@@ -69,8 +69,8 @@ pub struct Serving {
     pub url: String,
     /// The version the server answers with.
     pub version: String,
-    /// A ready-to-run `predict` request, when the model's default signature is known.
-    pub curl: Option<String>,
+    /// A ready-to-run `predict` request, or why none can be printed.
+    pub try_request: TryRequest,
     /// What to tell the user (the spec chosen, the copy on a remote engine).
     pub notes: Vec<String>,
 }
@@ -292,7 +292,8 @@ pub async fn serve(
     answered(host, launched, &model, notes).await
 }
 
-/// What the ready server says: the version it serves, and an example request.
+/// What the ready server says: the version it serves, and a request to try (or why there
+/// is none).
 async fn answered(
     host: &impl Host,
     launched: Launched,
@@ -315,20 +316,19 @@ async fn answered(
         },
         None => String::new(),
     };
-    let curl = match host
-        .http_get(port, &format!("{status_path}/metadata"))
-        .await
-    {
-        Some((200, body)) => {
-            serving::example_body(&body).map(|body| serving::curl_line(&url, &body))
+    let metadata_path = format!("{status_path}/metadata");
+    let try_request = match host.http_get(port, &metadata_path).await {
+        Some((200, body)) => serving::try_request(&url, &body),
+        Some((status, _)) => {
+            TryRequest::Unavailable(format!("the server answered {status} for its metadata"))
         }
-        _ => None,
+        None => TryRequest::Unavailable("the server did not answer for its metadata".into()),
     };
     Ok(Serving {
         launched,
         url,
         version,
-        curl,
+        try_request,
         notes,
     })
 }

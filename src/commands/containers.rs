@@ -1,16 +1,17 @@
 //! `tfimg ps`, `logs`, `exec`, `stop`, `rm`: the containers tfimg started (those with an
-//! `io.tfimg.spec` label); other containers are refused, never touched.
+//! `io.tfimg.spec` label), named by their names or, for a serving container, by its model's
+//! (`app::containers`); other containers are refused, never touched.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use serde::Serialize;
 
-use crate::app::tunnels;
+use crate::app::{containers, tunnels};
 use crate::cli::{ExecArgs, LogsArgs, NamesArgs, PsArgs, RemoveArgs};
 use crate::engine::prelude::*;
 use crate::engine::ContainerFacts;
-use crate::engine::{Docker, Engine};
+use crate::engine::Docker;
 use crate::host::Machine;
 use crate::input::InputError;
 use crate::labels;
@@ -159,27 +160,10 @@ fn entry(container: ContainerFacts, forwards: Option<Vec<Forward>>) -> PsEntry {
     }
 }
 
-/// The tfimg container called `name`, or a bad-input error.
-pub(crate) async fn find(engine: &impl Engine, name: &str) -> anyhow::Result<ContainerFacts> {
-    match engine.container(name).await? {
-        Some(container) if container.labels.contains_key(labels::SPEC) => Ok(container),
-        Some(_) => Err(InputError::new(
-            format!("`{name}` was not started by tfimg"),
-            "tfimg only manages its own containers; use `docker` for this one",
-        )
-        .into()),
-        None => Err(InputError::new(
-            format!("no container named `{name}`"),
-            "`tfimg ps` lists tfimg's containers",
-        )
-        .into()),
-    }
-}
-
 pub fn logs(args: &LogsArgs) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = super::connect().await?;
-        let container = find(&engine, &args.name).await?;
+        let container = containers::find(&engine, &args.name).await?;
         engine
             .stream_output(
                 &container.id,
@@ -200,11 +184,11 @@ pub fn logs(args: &LogsArgs) -> anyhow::Result<ExitCode> {
 pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = super::connect().await?;
-        let container = find(&engine, &args.name).await?;
+        let container = containers::find(&engine, &args.name).await?;
         if container.state != "running" {
             return Err(InputError::new(
-                format!("`{}` is not running ({})", args.name, container.state),
-                format!("start it with `docker start {}`", args.name),
+                format!("`{}` is not running ({})", container.name, container.state),
+                format!("start it with `docker start {}`", container.name),
             )
             .into());
         }
@@ -268,7 +252,7 @@ where
         let engine = super::connect().await?;
         let mut failed = false;
         for name in names {
-            let outcome = match find(&engine, name).await {
+            let outcome = match containers::find(&engine, name).await {
                 Ok(container) => action(engine.clone(), container).await,
                 Err(error) => Err(error),
             };

@@ -15,7 +15,7 @@ use crate::plan::volumes;
 pub fn pull_files(args: &PullFilesArgs) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = super::connect().await?;
-        let container = super::containers::find(&engine, &args.name).await?;
+        let container = crate::app::containers::find(&engine, &args.name).await?;
         let lines = files::pull_files(
             &engine,
             &Machine,

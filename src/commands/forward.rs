@@ -21,7 +21,8 @@ pub fn run(args: &ForwardArgs) -> anyhow::Result<ExitCode> {
             )
             .into());
         }
-        let container = super::containers::find(&engine, name).await?;
+        let container = crate::app::containers::find(&engine, name).await?;
+        let name = &container.name;
         if args.close {
             if tunnels::close(&engine, &Machine, &container.id).await {
                 eprintln!("closed the tunnel of `{name}`");

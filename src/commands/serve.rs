@@ -17,7 +17,7 @@ use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
 use crate::plan::gpus::GpuSelection;
-use crate::plan::serving::parse_max_batch;
+use crate::plan::serving::{parse_max_batch, TryRequest};
 
 const CPU_SPEC: &str = "cpu-serving";
 const GPU_SPEC: &str = "gpu-serving";
@@ -125,8 +125,10 @@ fn resolve(args: &ServeArgs) -> Result<ServeRequest, InputError> {
     })
 }
 
-/// The model's address, the version served and the request to try; on stdout when
-/// detached (the foreground's stdout carries the server's log).
+/// The container's name (which `logs`, `stop` and `rm` take, as they take the model's),
+/// the model's address, the version served and the request to try; on stdout when
+/// detached (the foreground's stdout carries the server's log). Why there is no request to
+/// try is a note on stderr.
 fn print(serving: &Serving, to_stdout: bool) {
     let mut lines = vec![
         format!("{:<12}{}", "container", serving.launched.name),
@@ -135,8 +137,9 @@ fn print(serving: &Serving, to_stdout: bool) {
     if !serving.version.is_empty() {
         lines.push(format!("{:<12}{}", "version", serving.version));
     }
-    if let Some(curl) = &serving.curl {
-        lines.push(format!("{:<12}{curl}", "try"));
+    match &serving.try_request {
+        TryRequest::Command(command) => lines.push(format!("{:<12}{command}", "try")),
+        TryRequest::Unavailable(why) => eprintln!("note: no request to try: {why}"),
     }
     for line in lines {
         match to_stdout {

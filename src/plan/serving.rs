@@ -1,8 +1,8 @@
 //! `tfimg serve`'s decisions: the model's name (from `--name` or the folder), which
 //! entries of MODEL_DIR are servable versions, where the model lands in the container,
-//! what the model server's status says, and the `curl` line printed once it answers,
-//! with an example body shaped like the signature's inputs. Pure: the use case lists the
-//! folder and asks the server.
+//! what the model server's status says, and the request printed once it answers (a
+//! `curl` line with an example body shaped like the default signature's inputs, or why
+//! none can be printed). Pure: the use case lists the folder and asks the server.
 
 use std::collections::BTreeMap;
 
@@ -172,6 +172,8 @@ struct Signatures {
 #[derive(Deserialize)]
 struct Signature {
     inputs: BTreeMap<String, TensorInfo>,
+    #[serde(default)]
+    method_name: String,
 }
 
 #[derive(Deserialize)]
@@ -191,52 +193,126 @@ struct Dim {
     size: String,
 }
 
-/// A `predict` body with one instance shaped like the default signature's inputs (zeros,
-/// `""` for strings; an unknown dimension other than the batch one counts 1); `None`
-/// when the metadata has no such signature.
-pub fn example_body(metadata: &[u8]) -> Option<String> {
-    let metadata: Metadata = serde_json::from_slice(metadata).ok()?;
-    let signature = metadata
-        .metadata
-        .signature_def
-        .signature_def
-        .get(DEFAULT_SIGNATURE)?;
-    let values: Vec<(String, serde_json::Value)> = signature
-        .inputs
-        .iter()
-        .map(|(name, info)| (name.clone(), example_value(info)))
-        .collect();
-    let instance = match values.as_slice() {
-        [(_, value)] => value.clone(),
-        _ => serde_json::Value::Object(values.into_iter().collect()),
-    };
-    Some(serde_json::json!({ "instances": [instance] }).to_string())
+/// What `serve` prints for a user to try the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TryRequest {
+    /// A command line whose answer is the model's prediction for one instance.
+    Command(String),
+    /// Why no such command can be printed.
+    Unavailable(String),
 }
 
-/// One instance of a tensor: its shape without the batch dimension, filled.
-fn example_value(info: &TensorInfo) -> serde_json::Value {
-    let leaf = match info.dtype.as_str() {
-        "DT_STRING" => serde_json::json!(""),
-        "DT_BOOL" => serde_json::json!(false),
-        "DT_FLOAT" | "DT_DOUBLE" | "DT_HALF" | "DT_BFLOAT16" => serde_json::json!(0.0),
-        _ => serde_json::json!(0),
+/// An example body up to this size is written out in the `curl` line; a larger one (an
+/// image's 784 values and more) is made by python3 and piped to curl instead: written out
+/// it would fill the terminal, and one argument of a command line holds at most 128 KiB.
+pub const LITERAL_BODY_BYTES: usize = 512;
+
+/// The request to try on the model at `url` (its status URL), from the server's
+/// `metadata` answer: a `predict` of one instance shaped like the default signature's
+/// inputs (zeros, `""` for strings, `false` for booleans; an unknown dimension other than
+/// the batch one counts 1), or why none can be printed.
+pub fn try_request(url: &str, metadata: &[u8]) -> TryRequest {
+    let Ok(metadata) = serde_json::from_slice::<Metadata>(metadata) else {
+        return TryRequest::Unavailable("the server's metadata for the model is unreadable".into());
     };
-    let sizes: Vec<usize> = info
-        .tensor_shape
-        .dim
-        .iter()
-        .skip(1)
-        .map(|dim| dim.size.parse::<i64>().ok().filter(|size| *size > 0))
-        .map(|size| size.map_or(1, |size| size.min(64) as usize))
-        .collect();
-    sizes.iter().rev().fold(leaf, |inner, size| {
-        serde_json::Value::Array(vec![inner; *size])
-    })
+    let signatures = &metadata.metadata.signature_def.signature_def;
+    let Some(signature) = signatures.get(DEFAULT_SIGNATURE) else {
+        let names: Vec<String> = signatures
+            .keys()
+            .filter(|name| !name.starts_with("__"))
+            .map(|name| format!("`{name}`"))
+            .collect();
+        return TryRequest::Unavailable(format!(
+            "the model has no `{DEFAULT_SIGNATURE}` signature; name one of its signatures ({}) in a request's `signature_name`",
+            names.join(", ")
+        ));
+    };
+    for verb in ["classify", "regress"] {
+        if signature.method_name == format!("tensorflow/serving/{verb}") {
+            return TryRequest::Unavailable(format!(
+                "its default signature takes tf.Example features, which its metadata does not name: POST `{{\"examples\": [{{\"FEATURE\": VALUE}}]}}` to {url}:{verb}"
+            ));
+        }
+    }
+    let instance = |value: fn(&TensorInfo) -> String| match signature.inputs.len() {
+        1 => value(signature.inputs.values().next().unwrap()),
+        _ => {
+            let fields: Vec<String> = (signature.inputs.iter())
+                .map(|(name, info)| format!("{}:{}", json_text(name), value(info)))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+    };
+    let body = format!("{{\"instances\":[{}]}}", instance(json_value));
+    let predict = format!("{url}:predict");
+    let command = match body.len() <= LITERAL_BODY_BYTES {
+        true => format!("curl -s -X POST {predict} -d {}", quoted(&body)),
+        false => {
+            let program = format!(
+                "import json; print(json.dumps({{\"instances\": [{}]}}))",
+                instance(python_value)
+            );
+            format!(
+                "python3 -c {} | curl -s -X POST {predict} -d @-",
+                quoted(&program)
+            )
+        }
+    };
+    TryRequest::Command(command)
 }
 
-/// The ready-to-run `curl` line for `predict`.
-pub fn curl_line(url: &str, body: &str) -> String {
-    format!("curl -s -X POST {url}:predict -d '{body}'")
+/// An instance's value of the tensor as JSON: its shape without the batch dimension,
+/// filled with zeros (`[[0.0,0.0],[0.0,0.0]]`).
+fn json_value(info: &TensorInfo) -> String {
+    instance_sizes(info)
+        .iter()
+        .rev()
+        .fold(leaf(info).0.to_string(), |inner, size| {
+            format!("[{}]", vec![inner; *size].join(","))
+        })
+}
+
+/// The same value as a Python expression (`[[0.0] * 2] * 2`), as short for 150 528
+/// values as for 4.
+fn python_value(info: &TensorInfo) -> String {
+    instance_sizes(info)
+        .iter()
+        .rev()
+        .fold(leaf(info).1.to_string(), |inner, size| match size {
+            1 => format!("[{inner}]"),
+            _ => format!("[{inner}] * {size}"),
+        })
+}
+
+/// The tensor's zero in JSON and in Python.
+fn leaf(info: &TensorInfo) -> (&'static str, &'static str) {
+    match info.dtype.as_str() {
+        "DT_STRING" => ("\"\"", "\"\""),
+        "DT_BOOL" => ("false", "False"),
+        "DT_FLOAT" | "DT_DOUBLE" | "DT_HALF" | "DT_BFLOAT16" => ("0.0", "0.0"),
+        _ => ("0", "0"),
+    }
+}
+
+/// The sizes of one instance: the tensor's dimensions without the batch one, an unknown
+/// one counting 1.
+fn instance_sizes(info: &TensorInfo) -> Vec<usize> {
+    (info.tensor_shape.dim.iter().skip(1))
+        .map(|dim| dim.size.parse::<usize>().ok().filter(|size| *size > 0))
+        .map(|size| size.unwrap_or(1))
+        .collect()
+}
+
+/// A name as a JSON string, which Python reads as the same string.
+fn json_text(name: &str) -> String {
+    serde_json::Value::String(name.to_string()).to_string()
+}
+
+/// `text` as one word of a POSIX shell's command line.
+fn quoted(text: &str) -> String {
+    shlex::try_quote(text)
+        .map(|word| word.into_owned())
+        .unwrap_or_else(|_| "''".to_string())
 }
 
 #[cfg(test)]

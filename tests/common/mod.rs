@@ -7,6 +7,7 @@ pub mod compose;
 pub mod daemon;
 pub mod gpu;
 pub mod k8s;
+pub mod serving;
 pub mod sshd;
 pub mod sweep;
 

@@ -217,9 +217,10 @@ fn the_server_is_waited_for_until_its_model_is_available() {
     assert_eq!(serving.url, "http://127.0.0.1:8501/v1/models/mlp");
     assert_eq!(serving.version, "3");
     assert_eq!(
-        serving.curl.as_deref(),
-        Some(
+        serving.try_request,
+        TryRequest::Command(
             r#"curl -s -X POST http://127.0.0.1:8501/v1/models/mlp:predict -d '{"instances":[[0.0,0.0]]}'"#
+                .to_string()
         )
     );
     assert_eq!(

@@ -76,30 +76,105 @@ fn the_status_answer_says_available_waiting_or_failed() {
     );
 }
 
+/// METADATA with the default signature's input `dense_input` shaped `dims` (JSON sizes).
+fn metadata_with_input(dims: &str) -> String {
+    METADATA.replace(
+        r#"[{"size": "-1", "name": ""}, {"size": "4", "name": ""}]"#,
+        dims,
+    )
+}
+
+fn command(request: TryRequest) -> String {
+    match request {
+        TryRequest::Command(command) => command,
+        TryRequest::Unavailable(why) => panic!("no command: {why}"),
+    }
+}
+
+const URL: &str = "http://127.0.0.1:8501/v1/models/mlp";
+
 #[test]
-fn the_example_body_has_one_instance_shaped_like_the_input() {
+fn the_request_to_try_has_one_instance_shaped_like_the_input() {
     assert_eq!(
-        example_body(METADATA.as_bytes()).as_deref(),
-        Some(r#"{"instances":[[0.0,0.0,0.0,0.0]]}"#)
+        command(try_request(URL, METADATA.as_bytes())),
+        r#"curl -s -X POST http://127.0.0.1:8501/v1/models/mlp:predict -d '{"instances":[[0.0,0.0,0.0,0.0]]}'"#
     );
     let two_inputs = METADATA.replace(
         r#""name": "serving_default_dense_input:0"}}"#,
         r#""name": "a:0"}, "tag": {"dtype": "DT_STRING", "tensor_shape": {"dim": [{"size": "-1", "name": ""}]}, "name": "b:0"}}"#,
     );
     assert_eq!(
-        example_body(two_inputs.as_bytes()).as_deref(),
-        Some(r#"{"instances":[{"dense_input":[0.0,0.0,0.0,0.0],"tag":""}]}"#)
+        command(try_request(URL, two_inputs.as_bytes())),
+        r#"curl -s -X POST http://127.0.0.1:8501/v1/models/mlp:predict -d '{"instances":[{"dense_input":[0.0,0.0,0.0,0.0],"tag":""}]}'"#
     );
-    assert_eq!(example_body(b"{}"), None);
+    // An unknown dimension past the batch counts 1; integers and booleans have their zero.
+    let unknown = metadata_with_input(
+        r#"[{"size": "-1", "name": ""}, {"size": "-1", "name": ""}, {"size": "2", "name": ""}]"#,
+    )
+    .replace("DT_FLOAT", "DT_INT32");
+    assert!(
+        command(try_request(URL, unknown.as_bytes())).ends_with(r#"-d '{"instances":[[[0,0]]]}'"#)
+    );
+    let flag = METADATA.replace("DT_FLOAT", "DT_BOOL");
+    assert!(command(try_request(URL, flag.as_bytes()))
+        .ends_with(r#"-d '{"instances":[[false,false,false,false]]}'"#));
+}
+
+/// Issue 28, item 8: the line sent 64 zeros for any input wider than 64, so a 784-wide
+/// model's own example failed. Every value is sent; past LITERAL_BODY_BYTES python3 writes
+/// the body, as short for an image as for 4 values.
+#[test]
+fn a_wide_input_s_request_is_made_by_python_with_every_value() {
+    let wide = metadata_with_input(r#"[{"size": "-1", "name": ""}, {"size": "784", "name": ""}]"#);
+    assert_eq!(
+        command(try_request(URL, wide.as_bytes())),
+        r#"python3 -c 'import json; print(json.dumps({"instances": [[0.0] * 784]}))' | curl -s -X POST http://127.0.0.1:8501/v1/models/mlp:predict -d @-"#
+    );
+    let image = metadata_with_input(
+        r#"[{"size": "-1", "name": ""}, {"size": "224", "name": ""}, {"size": "224", "name": ""}, {"size": "3", "name": ""}]"#,
+    );
+    assert!(command(try_request(URL, image.as_bytes()))
+        .contains(r#"json.dumps({"instances": [[[[0.0] * 3] * 224] * 224]})"#));
+    // 64 floats are written out; 128 are over LITERAL_BODY_BYTES.
+    let narrow = metadata_with_input(r#"[{"size": "-1", "name": ""}, {"size": "64", "name": ""}]"#);
+    assert!(command(try_request(URL, narrow.as_bytes())).starts_with("curl "));
+    let wider = metadata_with_input(r#"[{"size": "-1", "name": ""}, {"size": "128", "name": ""}]"#);
+    assert!(command(try_request(URL, wider.as_bytes())).starts_with("python3 -c "));
 }
 
 #[test]
-fn the_curl_line_posts_to_predict() {
+fn a_name_with_a_quote_stays_one_word_of_the_command() {
+    let quoted = METADATA.replace(r#""dense_input""#, r#""it's""#).replace(
+        r#""name": "serving_default_dense_input:0"}}"#,
+        r#""name": "a:0"}, "b": {"dtype": "DT_STRING", "tensor_shape": {"dim": [{"size": "-1", "name": ""}]}, "name": "b:0"}}"#,
+    );
+    let line = command(try_request(URL, quoted.as_bytes()));
+    let words = shlex::split(&line).expect("words");
     assert_eq!(
-        curl_line(
-            "http://127.0.0.1:8501/v1/models/mlp",
-            r#"{"instances":[[0.0]]}"#
-        ),
-        r#"curl -s -X POST http://127.0.0.1:8501/v1/models/mlp:predict -d '{"instances":[[0.0]]}'"#
+        words.last().map(String::as_str),
+        Some(r#"{"instances":[{"b":"","it's":[0.0,0.0,0.0,0.0]}]}"#),
+        "{line}"
+    );
+}
+
+#[test]
+fn without_a_predict_default_signature_it_says_why_there_is_no_request() {
+    let other = METADATA.replace("serving_default", "scores");
+    assert_eq!(
+        try_request(URL, other.as_bytes()),
+        TryRequest::Unavailable(
+            "the model has no `serving_default` signature; name one of its signatures (`scores`) in a request's `signature_name`".into()
+        )
+    );
+    let classify = METADATA.replace("tensorflow/serving/predict", "tensorflow/serving/classify");
+    assert_eq!(
+        try_request(URL, classify.as_bytes()),
+        TryRequest::Unavailable(
+            "its default signature takes tf.Example features, which its metadata does not name: POST `{\"examples\": [{\"FEATURE\": VALUE}]}` to http://127.0.0.1:8501/v1/models/mlp:classify".into()
+        )
+    );
+    assert_eq!(
+        try_request(URL, b"{}"),
+        TryRequest::Unavailable("the server's metadata for the model is unreadable".into())
     );
 }

@@ -4,11 +4,15 @@
 # @MODELS@/NAME/VERSION/ (numbered folders; the highest version is served, and a new one
 # is picked up without a restart):
 #
-#   GET  /v1/models/NAME[/versions/N]                  status
-#   GET  /v1/models/NAME[/versions/N]/metadata         signatures
-#   POST /v1/models/NAME[/versions/N]:predict          {"instances": ...} or {"inputs": ...}
-#   POST /v1/models/NAME[/versions/N]:classify|regress {"examples": [...], "context": {...}}
+#   GET  /v1/models/NAME[/versions/N|/labels/L]                  status
+#   GET  /v1/models/NAME[/versions/N|/labels/L]/metadata         signatures
+#   POST /v1/models/NAME[/versions/N|/labels/L]:predict          {"instances": ...} or {"inputs": ...}
+#   POST /v1/models/NAME[/versions/N|/labels/L]:classify|regress {"examples": [...], "context": {...}}
 #
+# As TensorFlow Serving's own handler (`http_rest_api_util.cc`) matches them: the path's
+# words in any case (`/V1/MODELS/m`), though only a lowercase verb is one; a version too
+# large for int64 is a 400; a label has no version without a model config file (not read
+# here yet), so the status answers for every version and the other routes refuse it.
 # Errors are {"error": "..."} with TensorFlow Serving's codes (400 bad request, 404 unknown
 # model or version) and HTTP's for the limits below (408 too slow, 413 too large, 431
 # headers too large, 503 busy).
@@ -78,9 +82,12 @@ POLL_SECONDS = 1.0
 DEFAULT_SIGNATURE = "serving_default"
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 ROUTE = re.compile(
-    r"^/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>[0-9]{1,18}))?"
-    r"(?:(?P<metadata>/metadata)|:(?P<verb>predict|classify|regress))?$"
+    r"^/v1/models(?:/(?P<name>[^/:]+))?(?:/versions/(?P<version>[0-9]+)|/labels/(?P<label>[^/:]+))?"
+    r"(?:/(?P<metadata>metadata)|:(?P<verb>classify|regress|predict))?$",
+    re.IGNORECASE,
 )
+VERBS = ("predict", "classify", "regress")
+INT64_MAX = (1 << 63) - 1
 log = logging.getLogger("tfimg.serving")
 # A ragged JSON list is refused by TensorFlow's conversion (to_array), not warned about.
 warnings.filterwarnings("ignore", message="Creating an ndarray from ragged")
@@ -292,7 +299,8 @@ class Worker:
 
 def read_signature_defs(path):
     """The `serve` graph's signature_defs from saved_model.pb, as TensorFlow Serving's
-    metadata shows them (every field, defaults included)."""
+    metadata shows them: every one (`__saved_model_init_op`, which no request can call,
+    included), with every field, defaults included."""
     saved = saved_model_pb2.SavedModel()
     with open(os.path.join(path, "saved_model.pb"), "rb") as file:
         saved.ParseFromString(file.read())
@@ -317,7 +325,6 @@ def read_signature_defs(path):
             "method_name": signature.method_name,
         }
         for key, signature in graph.signature_def.items()
-        if not key.startswith("__")
     }
 
 
@@ -448,37 +455,54 @@ def files_of(path):
 # --- JSON <-> tensors --------------------------------------------------------------------
 
 
-def decode(value):
-    """{"b64": ...} objects (anywhere in a nested list) become bytes."""
+def decode(value, what):
+    """{"b64": ...} objects (anywhere in a nested list) become bytes; `what` names the
+    input or feature in errors."""
     if isinstance(value, list):
-        return [decode(item) for item in value]
+        return [decode(item, what) for item in value]
     if isinstance(value, dict):
-        if set(value) == {"b64"} and isinstance(value["b64"], str):
-            return base64.b64decode(value["b64"])
-        raise ApiError(400, f"JSON object {json.dumps(value)[:200]} is not a tensor value")
+        if is_b64(value):
+            return from_base64(value["b64"], what)
+        raise ApiError(400, f"{what}: JSON object {json.dumps(value)[:200]} is not a tensor value")
     return value
 
 
+def from_base64(text, what):
+    """The bytes of a {"b64": ...} value, decoded strictly (RFC 4648's alphabet and
+    padding, nothing else: base64.b64decode without `validate` skips any other character,
+    so `"Zm9v!!!"` was read as `foo` and `"****"` as no bytes at all)."""
+    try:
+        return base64.b64decode(text, validate=True)
+    except ValueError as error:  # binascii.Error
+        raise ApiError(400, f"{what}: {json.dumps(text)[:100]} is not base64 ({error})") from None
+
+
 def to_array(value, spec, name):
-    """A JSON value as a numpy array of the input's dtype, by TensorFlow's conversion rules
-    (1.5 is no int32, 2**40 no int32, true no float). Numbers go through numpy directly,
-    which costs a fraction of TensorFlow's conversion; anything else through TensorFlow."""
+    """A JSON value as a numpy array of the input's dtype, as TensorFlow Serving reads it
+    (`json_tensor.cc`): an integer must fit the dtype (TensorFlow's own conversion wraps
+    2**32 + 1 to 1 for int32), true and false are booleans only, 1.5 is no int32. Numbers
+    go through numpy directly, which costs a fraction of TensorFlow's conversion; anything
+    else through TensorFlow."""
     dtype = spec.dtype
     try:
-        numbers = holds_only_numbers(value, name)
-        if numbers and (dtype.is_bool or dtype.is_integer or (dtype.is_floating and dtype != tf.bfloat16)):
-            array = np.asarray(value)
-            kind = array.dtype.kind
-            if (
-                (dtype.is_bool and kind == "b")
-                or (dtype.is_integer and kind in "iu" and fits_in(array, dtype))
-                or (dtype.is_floating and kind in "iuf")
-            ):
-                return array.astype(dtype.as_numpy_dtype, copy=False)
-            if dtype == tf.uint64 and kind in "iuO" and not fits_in(array, dtype):
-                # TensorFlow's own conversion would fail with a SystemError (below).
-                raise ApiError(400, f"input `{name}`: a value is out of uint64's range (0 to {dtype.max})")
-        return tf.constant(decode(value), dtype=dtype).numpy()
+        numbers = number_types(value, name)
+        if numbers is not None:
+            if bool in numbers and not dtype.is_bool:
+                raise ApiError(400, f"input `{name}` takes {dtype.name} values: true and false are not numbers")
+            if dtype.is_integer and numbers <= {int}:
+                array = np.asarray(value)
+                if array.dtype.kind in "iu" and fits_in(array, dtype):
+                    return array.astype(dtype.as_numpy_dtype, copy=False)
+                outside = first_outside(value, dtype)
+                if outside is not None:
+                    raise ApiError(
+                        400, f"input `{name}`: {outside} is out of {dtype.name}'s range ({dtype.min} to {dtype.max})"
+                    )
+            if (dtype.is_bool and numbers <= {bool}) or (dtype.is_floating and dtype != tf.bfloat16):
+                array = np.asarray(value)
+                if array.dtype.kind in ("b" if dtype.is_bool else "iuf"):
+                    return array.astype(dtype.as_numpy_dtype, copy=False)
+        return tf.constant(decode(value, f"input `{name}`"), dtype=dtype).numpy()
     except ApiError:
         raise
     except (ValueError, TypeError, OverflowError, tf.errors.InvalidArgumentError) as error:
@@ -492,15 +516,16 @@ def to_array(value, spec, name):
 NUMBERS = {int, float, bool}
 
 
-def holds_only_numbers(value, name):
-    """Whether `value` is a number (or boolean), or regular nested lists of them: numpy
-    converts only such values, as no string array then is made (its size is the longest
-    string times the count: a 1 MB string among 1 000 empty ones would take 4 GB). Walked
-    level by level, without recursion; lists nested past MAX_RANK are refused."""
+def number_types(value, name):
+    """The types of the numbers (and booleans) in `value` when it is one, or regular
+    nested lists of them; None otherwise. numpy converts only such values, as no string
+    array then is made (its size is the longest string times the count: a 1 MB string
+    among 1 000 empty ones would take 4 GB). Walked level by level, without recursion;
+    lists nested past MAX_RANK are refused."""
     if type(value) in NUMBERS:
-        return True
+        return {type(value)}
     if type(value) is not list:
-        return False
+        return None
     level, depth = [value], 1
     while True:
         if depth > MAX_RANK:
@@ -509,9 +534,9 @@ def holds_only_numbers(value, name):
         for item in level:
             kinds.update(map(type, item))
         if list not in kinds:
-            return kinds <= NUMBERS
+            return kinds if kinds <= NUMBERS else None
         if len(kinds) > 1:  # lists beside numbers: ragged, for TensorFlow to refuse
-            return False
+            return None
         level = [child for item in level for child in item]
         depth += 1
 
@@ -519,6 +544,22 @@ def holds_only_numbers(value, name):
 def fits_in(array, dtype):
     # Python ints: numpy 1.23 compares uint64 with int64 as floats (2**63 would pass).
     return array.size == 0 or (dtype.min <= int(array.min()) and int(array.max()) <= dtype.max)
+
+
+def first_outside(value, dtype):
+    """The first integer in `value` (regular nested lists of ints, as `number_types` found
+    them) outside the dtype's range; None when all fit. Only walked for a value numpy could
+    not show to fit."""
+    level = [value]
+    while level:
+        following = []
+        for item in level:
+            if type(item) is list:
+                following.extend(item)
+            elif not dtype.min <= item <= dtype.max:
+                return item
+        level = following
+    return None
 
 
 def to_json(array, name):
@@ -540,17 +581,14 @@ def to_json(array, name):
 
 
 async def run(servable, signature_name, feeds):
-    signature = servable.model.signatures.get(signature_name)
-    if signature is None:
-        raise ApiError(400, f'Serving signature name: "{signature_name}" not found in signature def')
+    signature = signature_of(servable, signature_name)
     specs = signature.structured_input_signature[1]
     missing = sorted(set(specs) - set(feeds))
     extra = sorted(set(feeds) - set(specs))
     if missing or extra:
-        raise ApiError(
-            400,
-            f"inputs {missing} missing and {extra} unknown; the signature takes {sorted(specs)}",
-        )
+        wrong = [f"{names_text(missing)} missing"] if missing else []
+        wrong += [f"{names_text(extra)} unknown"] if extra else []
+        raise ApiError(400, f"inputs {' and '.join(wrong)}; the signature takes {names_text(sorted(specs))}")
     arrays = {key: to_array(value, specs[key], key) for key, value in feeds.items()}
     feeds.clear()  # the caller's decoded JSON, let go of while the model runs
     for key, array in arrays.items():
@@ -568,10 +606,30 @@ async def run(servable, signature_name, feeds):
 
 
 def signature_name_of(body):
+    """The signature a request names; an empty name, as an absent one, is the default
+    (TensorFlow Serving's)."""
     name = body.get("signature_name", DEFAULT_SIGNATURE)
     if not isinstance(name, str):
         raise ApiError(400, f"`signature_name` must be a string, not {json_type(name)}")
-    return name
+    return name or DEFAULT_SIGNATURE
+
+
+def signature_of(servable, signature_name):
+    """The served version's signature `signature_name`, or a 400 that names the
+    signatures it has (after TensorFlow Serving's words)."""
+    signature = servable.model.signatures.get(signature_name)
+    if signature is None:
+        raise ApiError(
+            400,
+            f'Serving signature name: "{signature_name}" not found in signature def; '
+            f"the model's signatures are {names_text(sorted(servable.model.signatures))}",
+        )
+    return signature
+
+
+def names_text(names):
+    """Names for a message: `a`, `b` (or `none`)."""
+    return ", ".join(f"`{name}`" for name in names) or "none"
 
 
 def json_type(value):
@@ -581,8 +639,8 @@ def json_type(value):
 
 async def predict(servable, body):
     signature_name = signature_name_of(body)
-    signature = servable.model.signatures.get(signature_name)
-    input_names = sorted(signature.structured_input_signature[1]) if signature else []
+    signature = signature_of(servable, signature_name)
+    input_names = sorted(signature.structured_input_signature[1])
     row_format, feeds = predict_feeds(body, input_names)
     body.clear()  # the values live on in `feeds` only, until they are converted
     outputs = await run(servable, signature_name, feeds)
@@ -595,7 +653,9 @@ async def predict(servable, body):
 
 
 def predict_feeds(body, input_names):
-    """Whether the request is in the row format, and its values by input name."""
+    """Whether the request is in the row format, and its values by input name. As
+    TensorFlow Serving, the columnar format's object is read for the signature's inputs
+    only (any other key is ignored); the row format's objects must hold them exactly."""
     if ("instances" in body) == ("inputs" in body):
         raise ApiError(400, "the request needs one of `instances` (row format) or `inputs` (columnar format)")
     if "instances" in body:
@@ -606,17 +666,17 @@ def predict_feeds(body, input_names):
             return True, {key: [i.get(key) for i in instances] for key in instances[0]}
         if len(input_names) == 1:
             return True, {input_names[0]: instances}
-        raise ApiError(400, f"the signature takes {input_names}: give each instance as an object")
+        raise ApiError(400, f"the signature takes {names_text(input_names)}: give each instance as an object")
     inputs = body["inputs"]
     if isinstance(inputs, dict) and not is_b64(inputs):
-        return False, dict(inputs)
+        return False, {name: inputs[name] for name in input_names if name in inputs}
     if len(input_names) == 1:
         return False, {input_names[0]: inputs}
-    raise ApiError(400, f"the signature takes {input_names}: give `inputs` as an object")
+    raise ApiError(400, f"the signature takes {names_text(input_names)}: give `inputs` as an object")
 
 
 def is_b64(value):
-    return isinstance(value, dict) and set(value) == {"b64"}
+    return isinstance(value, dict) and set(value) == {"b64"} and isinstance(value["b64"], str)
 
 
 def rows(outputs):
@@ -632,31 +692,60 @@ def rows(outputs):
 
 
 def example(features):
-    """One tf.train.Example from a JSON object of feature values."""
+    """One tf.train.Example from a JSON object of feature values, as TensorFlow Serving
+    makes it (`json_tensor.cc`): a feature's values are all of one kind, which its first
+    value sets: whole numbers, true and false (1 and 0) are int64; numbers written with a
+    point or an exponent float; strings and {"b64": ...} bytes. Anything else, or values
+    of two kinds (`[1, 2.5]`), is refused."""
     built = tf.train.Example()
     for key, value in features.items():
-        values = decode(value if isinstance(value, list) else [value])
+        kind, values = None, []
+        for item in value if isinstance(value, list) else [value]:
+            item_kind, item = feature_value(key, item)
+            if kind is not None and item_kind != kind:
+                raise ApiError(
+                    400,
+                    f"feature `{key}` mixes {kind} and {item_kind} values "
+                    f"({json.dumps(value)[:100]}): give each feature values of one kind",
+                )
+            kind = item_kind
+            values.append(item)
         feature = built.features.feature[key]
         try:
-            if all(isinstance(v, bool) or isinstance(v, int) for v in values):
-                feature.int64_list.value.extend(int(v) for v in values)
-            elif all(isinstance(v, (int, float)) for v in values):
-                feature.float_list.value.extend(float(v) for v in values)
-            elif all(isinstance(v, (str, bytes)) for v in values):
-                feature.bytes_list.value.extend(v.encode() if isinstance(v, str) else v for v in values)
-            else:
-                raise ApiError(400, f"feature `{key}` mixes numbers and strings")
-        except (ValueError, OverflowError) as error:  # an int past int64, 1e400 as a float
+            if kind is not None:
+                getattr(feature, f"{kind}_list").value.extend(values)
+        except (ValueError, OverflowError) as error:  # 1e400 as a float
             raise ApiError(400, f"feature `{key}`: {error}") from None
     return built.SerializeToString()
+
+
+def feature_value(key, item):
+    """One value of feature `key`: its kind (`int64`, `float`, `bytes`) and the value."""
+    if isinstance(item, bool):
+        return "int64", int(item)
+    if isinstance(item, int):
+        if not -(1 << 63) <= item <= INT64_MAX:
+            raise ApiError(400, f"feature `{key}`: {item} is out of int64's range")
+        return "int64", item
+    if isinstance(item, float):
+        return "float", item
+    if isinstance(item, str):
+        try:
+            return "bytes", item.encode()
+        except UnicodeEncodeError as error:  # a lone surrogate (\ud800)
+            raise ApiError(400, f"feature `{key}`: {error}") from None
+    if is_b64(item):
+        return "bytes", from_base64(item["b64"], f"feature `{key}`")
+    raise ApiError(
+        400, f"feature `{key}` has a value that is no number, string or {{\"b64\": ...}}: {json.dumps(item)[:100]}"
+    )
 
 
 async def classify_or_regress(servable, body, verb):
     signature_name = signature_name_of(body)
     method = f"tensorflow/serving/{verb}"
-    definition = servable.signature_defs.get(signature_name)
-    if definition is None:
-        raise ApiError(400, f'Serving signature name: "{signature_name}" not found in signature def')
+    signature_of(servable, signature_name)
+    definition = servable.signature_defs[signature_name]
     if definition["method_name"] != method:
         raise ApiError(
             400,
@@ -883,27 +972,44 @@ async def handle(models, request):
     method, path = request.method, request.path
     match = ROUTE.match(path)
     verb = match and match["verb"]
-    if match is None or method != ("POST" if verb else "GET"):
+    # A POST needs a model and a verb, written in lowercase (the route matches `:PREDICT`,
+    # as TensorFlow Serving's does, which then knows no such verb); a GET has no verb.
+    if match is None or method != ("POST" if verb else "GET") or (verb and (verb not in VERBS or not match["name"])):
         # As TensorFlow Serving: its API's paths are bad requests, others are not found.
-        status = 400 if path.startswith("/v1/") else 404
+        status = 400 if path[:4].lower() == "/v1/" else 404
         raise ApiError(status, f"Malformed request: {method} {path[:200]}")
     name = match["name"]
-    version = int(match["version"]) if match["version"] else None
-    if verb is None:
-        if match["metadata"]:
-            servable = models.get(name, version)
-            return {
-                "model_spec": {"name": name, "signature_name": "", "version": str(servable.version)},
-                "metadata": {"signature_def": {"signature_def": servable.signature_defs}},
-            }
+    if not name:
+        raise ApiError(400, "Missing model name in request.")
+    version = path_version(match["version"])
+    if verb is None and match["metadata"] != "metadata":
+        # The status, for every version when a label is given. `/METADATA` asks for it too:
+        # TensorFlow Serving matches the word in any case but compares it in lowercase.
         return models.status(name, version)
+    if match["label"] is not None:
+        raise ApiError(400, f"Unrecognized servable version label: {match['label']}")
     servable = models.get(name, version)
+    if verb is None:
+        return {
+            "model_spec": {"name": name, "signature_name": "", "version": str(servable.version)},
+            "metadata": {"signature_def": {"signature_def": servable.signature_defs}},
+        }
     body = parse_json(request)
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
     if verb == "predict":
         return await predict(servable, body)
     return await classify_or_regress(servable, body, verb)
+
+
+def path_version(text):
+    """The version a path names, as TensorFlow Serving reads it: one that does not fit an
+    int64 is refused (never looked for: no version that large can exist)."""
+    if text is None:
+        return None
+    if len(text.lstrip("0")) > 19 or int(text) > INT64_MAX:
+        raise ApiError(400, f"Failed to convert version: {text[:200]} to numeric.")
+    return int(text)
 
 
 def parse_json(request):

@@ -1,0 +1,103 @@
+//! What the serving tests share: tfimg run with this network's CA and a data folder of
+//! the test's own, a SavedModel saved by a script in `cpu-headless`, served under a unique
+//! name (removed when the test ends, failed or not), and its answers read.
+
+use std::path::Path;
+
+use super::{field, scratch, tfimg_with_env, unique, DockerGuard, Run, HOST_CA};
+
+/// tfimg in `folder`, with its own data folder and the CA PyPI needs here.
+pub fn tfimg(folder: &Path, args: &[&str]) -> Run {
+    let data = folder.join(".data");
+    tfimg_with_env(
+        folder,
+        args,
+        &[
+            ("XDG_DATA_HOME", data.to_str().unwrap()),
+            ("TFIMG_CA_CERT", HOST_CA),
+        ],
+    )
+}
+
+/// The port of a local URL (`http://127.0.0.1:PORT/...`).
+pub fn port_of(url: &str) -> u16 {
+    let rest = url.strip_prefix("http://127.0.0.1:").expect("a local URL");
+    rest.split('/').next().unwrap().parse().expect("a port")
+}
+
+/// Runs `code/save.py` of `folder` in cpu-headless, which saves its model under `export/`.
+pub fn save_in_cpu_headless(folder: &Path) {
+    // tfimg makes `export` for the container's user (a folder made here by root would be
+    // root's, and the container runs as the image's user then).
+    let saved = tfimg(
+        folder,
+        &[
+            "run",
+            "cpu-headless",
+            "--mount",
+            "./code:ro",
+            "--mount",
+            "./export",
+            "--",
+            "python",
+            "code/save.py",
+        ],
+    );
+    assert_eq!(saved.code, 0, "saving the model failed: {}", saved.stderr);
+}
+
+/// The `error` of an error answer's JSON body; empty when it has none.
+pub fn error_of(body: &str) -> String {
+    json(body)["error"].as_str().unwrap_or_default().to_string()
+}
+
+pub fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|error| panic!("not JSON ({error}): {text}"))
+}
+
+/// A model `tfimg serve -d` serves for one test, and what removes it.
+pub struct Served {
+    /// The model's name (unique).
+    pub model: String,
+    pub port: u16,
+    /// The container's name, as `serve` printed it.
+    pub container: String,
+    /// What `serve` printed on stdout and stderr.
+    pub stdout: String,
+    pub stderr: String,
+    pub folder: tempfile::TempDir,
+    pub guard: DockerGuard,
+}
+
+/// `script` (which saves a SavedModel under `/tf/export/<export>/`; `@MODEL@` in it is the
+/// model's name) run in cpu-headless in a folder of its own, and the model served from
+/// there under a unique name starting with `prefix`.
+pub fn save_and_serve(script: &str, export: &str, prefix: &str) -> Served {
+    let model = unique(prefix);
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    let folder = scratch(&[("code/save.py", &script.replace("@MODEL@", &model))]);
+    save_in_cpu_headless(folder.path());
+    let served = tfimg(
+        folder.path(),
+        &[
+            "serve",
+            &format!("./export/{export}"),
+            "--name",
+            &model,
+            "-d",
+        ],
+    );
+    assert_eq!(served.code, 0, "serve failed: {}", served.stderr);
+    let port = port_of(&field(&served.stdout, "model").expect("the model's URL"));
+    let container = field(&served.stdout, "container").expect("the container's name");
+    Served {
+        model,
+        port,
+        container,
+        stdout: served.stdout,
+        stderr: served.stderr,
+        folder,
+        guard,
+    }
+}
