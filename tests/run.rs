@@ -237,6 +237,28 @@ async fn jupyter_answers_with_its_token_only_and_writes_notebooks_as_the_host_us
     let with_token = http("GET", port, &format!("/api/status?token={token}"), &[], "");
     assert_eq!(with_token.0, 200);
     assert_eq!(http("GET", port, "/api/status", &[], "").0, 403);
+    // JupyterLab's page: the news plugin (its "get notified about official Jupyter news?"
+    // pop-up on every first start) is among the disabled ones it gives the browser.
+    let lab = http("GET", port, &format!("/lab?token={token}"), &[], "");
+    assert_eq!(lab.0, 200, "{}", lab.1);
+    let page_config = lab
+        .1
+        .split("id=\"jupyter-config-data\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</script>").next())
+        .unwrap_or_else(|| panic!("no page config in: {}", lab.1));
+    let page_config: serde_json::Value = serde_json::from_str(
+        page_config
+            .split_once('>')
+            .map_or(page_config, |(_, json)| json)
+            .trim(),
+    )
+    .unwrap_or_else(|error| panic!("{error}: {page_config}"));
+    let disabled = page_config["disabledExtensions"].to_string();
+    assert!(
+        disabled.contains("@jupyterlab/apputils-extension:announcements"),
+        "{disabled}"
+    );
     let authorization = format!("token {token}");
     let written = http(
         "PUT",

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::files::{
-    ContextFile, CA_CERTIFICATES, ENTRYPOINT, JUPYTER_CONFIG, PIP_PIN, PROFILE, SERVING_SERVER,
-    SSHD_CONFIG, VERIFY,
+    ContextFile, CA_CERTIFICATES, ENTRYPOINT, JUPYTER_CONFIG, JUPYTER_PAGE_CONFIG, PIP_PIN,
+    PROFILE, SERVING_SERVER, SSHD_CONFIG, VERIFY,
 };
 use super::NetworkOptions;
 use crate::labels;
@@ -440,6 +440,10 @@ fn generated_files(w: &mut String, files: &BTreeMap<String, ContextFile>) {
         line(
             w,
             &format!("COPY {JUPYTER_CONFIG} /etc/jupyter/{JUPYTER_CONFIG}"),
+        );
+        line(
+            w,
+            &format!("COPY {JUPYTER_PAGE_CONFIG} /etc/jupyter/labconfig/{JUPYTER_PAGE_CONFIG}"),
         );
     }
     for own in [SSHD_CONFIG, SERVING_SERVER] {

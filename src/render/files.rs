@@ -30,6 +30,10 @@ impl ContextFile {
 
 pub const ENTRYPOINT: &str = "entrypoint.sh";
 pub const JUPYTER_CONFIG: &str = "jupyter_server_config.py";
+/// JupyterLab's page settings: the news plugin (its "get notified about official Jupyter
+/// news?" pop-up on every first start, and its calls to jupyter.org) is off, as
+/// `jupyter labextension disable` would write it.
+pub const JUPYTER_PAGE_CONFIG: &str = "page_config.json";
 pub const SSHD_CONFIG: &str = "sshd_config";
 pub const PROFILE: &str = "profile.sh";
 pub const VERIFY: &str = "verify.py";
@@ -43,6 +47,7 @@ pub const PIP_PIN: &str = "pip==24.0";
 
 const ENTRYPOINT_TEMPLATE: &str = include_str!("templates/entrypoint.sh");
 const JUPYTER_TEMPLATE: &str = include_str!("templates/jupyter_server_config.py");
+const JUPYTER_PAGE_TEMPLATE: &str = include_str!("templates/page_config.json");
 const SSHD_TEMPLATE: &str = include_str!("templates/sshd_config");
 const PROFILE_TEMPLATE: &str = include_str!("templates/profile.sh");
 const VERIFY_TEMPLATE: &str = include_str!("templates/verify.py");
@@ -107,7 +112,14 @@ pub fn context_files(
         }
     }
     match spec.service {
-        Service::Jupyter => insert(JUPYTER_CONFIG, substitute(JUPYTER_TEMPLATE), 0o644),
+        Service::Jupyter => {
+            insert(JUPYTER_CONFIG, substitute(JUPYTER_TEMPLATE), 0o644);
+            insert(
+                JUPYTER_PAGE_CONFIG,
+                JUPYTER_PAGE_TEMPLATE.to_string(),
+                0o644,
+            );
+        }
         Service::Ssh => insert(SSHD_CONFIG, substitute(SSHD_TEMPLATE), 0o644),
         Service::Serving => insert(SERVING_SERVER, substitute(SERVING_TEMPLATE), 0o644),
         Service::None => {}
