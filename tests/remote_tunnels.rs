@@ -259,7 +259,8 @@ async fn a_team_member_is_tunneled_by_up_reopened_by_up_and_closed_by_down() {
         );
         assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
         let row = up.stdout.lines().find(|line| line.starts_with("lab "));
-        let url = row.and_then(|row| row.split_whitespace().last());
+        // MEMBER SPEC UP GPUS ACCESS TENSORBOARD
+        let url = row.and_then(|row| row.split_whitespace().nth(4));
         jupyter_url(url.unwrap_or_else(|| panic!("a member row: {}", up.stdout)))
     };
     let url = up();

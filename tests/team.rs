@@ -107,8 +107,10 @@ async fn a_team_comes_up_stays_up_changes_one_member_and_goes_down_keeping_data(
         .lines()
         .find(|l| l.starts_with("carol "))
         .unwrap();
+    // The ACCESS column, up to the TENSORBOARD one.
     let ssh: Vec<&str> = line[line.find("ssh -p").unwrap()..]
         .split_whitespace()
+        .take_while(|field| !field.starts_with("http://"))
         .collect();
     let output = std::process::Command::new(ssh[0])
         .args(&ssh[1..])
