@@ -163,8 +163,11 @@ pub enum Exit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Done,
-    /// Queued again, at the back.
-    Retry,
+    /// Queued again, at the back: the trial's `retry`th retry (from 1; attempts stopped
+    /// by tfimg are not retries, so this is not the attempt's number).
+    Retry {
+        retry: u32,
+    },
     Failed,
     Stopped,
 }
@@ -311,7 +314,9 @@ impl Scheduler {
             Exit::Code(_) | Exit::Unknown => {
                 self.failures[trial] += 1;
                 if self.failures[trial] <= self.retries && self.halt.is_none() {
-                    Outcome::Retry
+                    Outcome::Retry {
+                        retry: self.failures[trial],
+                    }
                 } else {
                     Outcome::Failed
                 }
@@ -319,7 +324,7 @@ impl Scheduler {
         };
         self.progress[trial] = match outcome {
             Outcome::Done => Progress::Done { attempt },
-            Outcome::Retry => {
+            Outcome::Retry { .. } => {
                 self.queue.push_back(trial);
                 Progress::Queued
             }

@@ -119,8 +119,8 @@ fn ended_line(
             format!("{trial} done (attempt {attempt}) in {time}{away}{metric}")
         }
         Outcome::Done => format!("{trial} done in {time}{away}{metric}"),
-        Outcome::Retry => format!(
-            "{trial} failed ({exit}) after {time}{away}; queued again (retry {attempt} of {})",
+        Outcome::Retry { retry } => format!(
+            "{trial} failed ({exit}) after {time}{away}; queued again (retry {retry} of {})",
             sweep.retries
         ),
         Outcome::Failed => format!(
@@ -137,7 +137,7 @@ fn ended_line(
 fn outcome_text(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::Done => "done",
-        Outcome::Retry => "retry",
+        Outcome::Retry { .. } => "retry",
         Outcome::Failed => "failed",
         Outcome::Stopped => "stopped",
     }

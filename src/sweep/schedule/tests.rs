@@ -163,7 +163,7 @@ fn failures_retry_at_the_back_of_the_queue_until_retries_run_out() {
     assert_eq!(scheduler.next_start(), None, "one slot");
     assert_eq!(
         scheduler.finished(first.trial, Exit::Code(1)),
-        Outcome::Retry
+        Outcome::Retry { retry: 1 }
     );
     assert_eq!(scheduler.queued(), [1, 2, 0]);
     let order: Vec<(usize, u32)> = (0..3)
@@ -181,6 +181,29 @@ fn failures_retry_at_the_back_of_the_queue_until_retries_run_out() {
     assert_eq!(order, [(1, 1), (2, 1), (0, 2)]);
     assert_eq!(scheduler.progress(0), Progress::Failed { attempt: 2 });
     assert!(scheduler.is_finished());
+}
+
+#[test]
+fn a_failure_after_a_stopped_attempt_is_the_first_retry_not_the_attempt_s_number() {
+    let slots = slots(&pool(GpuPool::Cpu, 1, 1, Some(1)), &[], None).unwrap();
+    let mut scheduler = Scheduler::new(&slots, 1, 1, None);
+    let first = scheduler.next_start().unwrap();
+    assert_eq!(
+        scheduler.finished(first.trial, Exit::Stopped),
+        Outcome::Stopped
+    );
+    let second = scheduler.next_start().unwrap();
+    assert_eq!(second.attempt, 2);
+    assert_eq!(
+        scheduler.finished(second.trial, Exit::Code(1)),
+        Outcome::Retry { retry: 1 }
+    );
+    let third = scheduler.next_start().unwrap();
+    assert_eq!(third.attempt, 3);
+    assert_eq!(
+        scheduler.finished(third.trial, Exit::Code(1)),
+        Outcome::Failed
+    );
 }
 
 #[test]
@@ -296,7 +319,11 @@ fn a_resumed_sweep_keeps_what_finished_and_reattaches_what_runs() {
             attempt: 2
         })
     );
-    assert_eq!(scheduler.finished(4, Exit::Code(1)), Outcome::Retry);
+    // Its first attempt was stopped: this failure is its first retry, not its second.
+    assert_eq!(
+        scheduler.finished(4, Exit::Code(1)),
+        Outcome::Retry { retry: 1 }
+    );
     assert_eq!(
         scheduler.next_start(),
         Some(Start {
