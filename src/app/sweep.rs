@@ -97,7 +97,7 @@ pub enum Note {
         outcome: Outcome,
         exit_code: Option<i64>,
         seconds: f64,
-        /// The objective's best value so far (or the last metric reported).
+        /// What ranks the trial (`last val_accuracy`) and its value.
         metric: Option<(String, f64)>,
         /// It ended while no tfimg watched it (learned on resume).
         away: bool,

@@ -171,12 +171,13 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         Ok(())
     }
 
-    /// The objective's best value so far in the trial's metrics.
+    /// The objective's value so far in the trial's metrics, as `objective.use` picks it,
+    /// with what it is (`last val_accuracy`).
     fn metric(&self, trial: usize) -> Option<(String, f64)> {
         let objective = self.run.sweep.objective.as_ref()?;
         let points = folder::trial_points(self.host, &self.trial_dir(trial));
-        let best = MetricsSummary::of(&points).best(objective)?;
-        Some((objective.metric.clone(), best))
+        let picked = MetricsSummary::of(&points).pick(objective)?;
+        Some((objective.label(), picked.value))
     }
 }
 

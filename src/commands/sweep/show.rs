@@ -66,7 +66,9 @@ pub(super) fn note(reporter: &Reporter, sweep: &Sweep, note: &Note) {
                 serde_json::json!({
                     "trial": trial, "attempt": attempt, "outcome": outcome_text(*outcome),
                     "exit_code": exit_code, "seconds": seconds,
-                    "metric": metric.as_ref().map(|(name, value)| serde_json::json!({name: value})),
+                    "metric": metric.as_ref().zip(sweep.objective.as_ref()).map(|((_, value), objective)| {
+                        serde_json::json!({&objective.metric: value, "use": objective.pick.as_str()})
+                    }),
                 }),
             );
         }
