@@ -14,6 +14,7 @@
 //! its logs, remove its container and let the scheduler decide (done, retry, failed).
 
 pub mod folder;
+pub mod unwatched;
 
 mod attempt;
 mod plan;
@@ -30,6 +31,8 @@ pub use stop::{stop, Stopped};
 mod remote_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod unwatched_tests;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -338,7 +341,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 Ok(()) => (Exit::Unknown, None),
             },
         };
-        self.finish(trial, exit, code, false).await
+        self.finish(trial, exit, code, false, None).await
     }
 
     /// Where every trial stands now.

@@ -99,19 +99,20 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
 
     /// An attempt ended with `exit` (`code` when one is known): the scheduler decides, the
     /// journal and `status.json` record it, its container goes. `away`: it ended while
-    /// no tfimg watched it.
+    /// no tfimg watched it, at `ended_ms` when the daemon says (else it ends now).
     pub(super) async fn finish(
         &mut self,
         trial: usize,
         exit: Exit,
         code: Option<i64>,
         away: bool,
+        ended_ms: Option<u64>,
     ) -> anyhow::Result<()> {
         let Some(watched) = self.watched.get(&trial).cloned() else {
             return Ok(());
         };
         let outcome = self.scheduler.finished(trial, exit);
-        let finished_ms = self.now_ms();
+        let finished_ms = ended_ms.unwrap_or_else(|| self.now_ms());
         let stopped = exit == Exit::Stopped;
         self.journal(&Event::TrialFinished {
             trial: self.trials[trial].id.clone(),
@@ -162,13 +163,12 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             started_ms: watched.started_ms,
             end,
         };
-        let id = &self.trials[trial].id;
-        self.host.write_confined(
+        write_status(
+            self.host,
             &self.trial_dir(trial),
-            STATUS_FILE,
-            attempt.status_json(id).as_bytes(),
-        )?;
-        Ok(())
+            &self.trials[trial].id,
+            &attempt,
+        )
     }
 
     /// The objective's value so far in the trial's metrics, as `objective.use` picks it,
@@ -277,6 +277,17 @@ pub(super) fn request(
         nvidia: run.nvidia.clone(),
         network: None,
     })
+}
+
+/// `status.json` of `attempt` of `trial` into its folder `dir`.
+pub(super) fn write_status(
+    host: &impl Host,
+    dir: &Path,
+    trial: &str,
+    attempt: &Attempt,
+) -> anyhow::Result<()> {
+    host.write_confined(dir, STATUS_FILE, attempt.status_json(trial).as_bytes())?;
+    Ok(())
 }
 
 /// The whole output of a container that ended unwatched, into the trial's folder `dir`.
