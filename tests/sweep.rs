@@ -752,3 +752,48 @@ fn a_stopped_attempt_then_failures_count_retries_and_rank_by_the_best_epoch() {
         (&serde_json::json!(3), &serde_json::json!(3))
     );
 }
+
+#[test]
+fn a_gpu_pool_the_host_cannot_give_is_refused_at_gpus_naming_the_sweep_file_s_key() {
+    let name = unique("t-gpus").to_lowercase();
+    let _guard = sweep_guard(&name);
+    let file = |gpus: &str| {
+        format!(
+            "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\ncommand: [sh, -c, \"echo acc={{n}}\"]\nparams: {{n: [1, 2, 3]}}\n{gpus}\n"
+        )
+    };
+    let folder = common::scratch(&[
+        ("missing.yaml", &file("gpus: [0, 1, 7]")),
+        ("listed.yaml", &file("gpus: [0, 1]")),
+    ]);
+    let stderr = |run: &common::Run| redacted(&run.stderr, &name);
+    // This machine has no NVIDIA driver: the dry run refuses as the run does, at `gpus:`.
+    let driver = std::path::Path::new("/proc/driver/nvidia/version").exists();
+    if driver {
+        eprintln!("skipping the driverless half: this machine has an NVIDIA driver");
+    } else {
+        for args in [
+            &["sweep", "missing.yaml", "--dry-run"][..],
+            &["sweep", "missing.yaml"],
+        ] {
+            let run = tfimg(folder.path(), args);
+            assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+            assert_eq!(run.stdout, "", "{args:?}");
+            insta::assert_snapshot!("gpus_on_a_host_without_a_driver", stderr(&run));
+        }
+        assert!(!folder.path().join("runs").exists(), "nothing was created");
+    }
+    // Four GPUs (the stand-in nvidia-smi): every id it lacks is named.
+    let path = common::gpu::standin_path();
+    let env = [("PATH", path.as_str())];
+    let run = common::tfimg_with_env(folder.path(), &["sweep", "missing.yaml", "--dry-run"], &env);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    insta::assert_snapshot!("gpus_the_host_lacks", stderr(&run));
+    // The toolkit's hook is on tfimg's PATH but this daemon has no NVIDIA device driver
+    // (installed, Docker not restarted): the daemon's refusal is said at `gpus:`.
+    let run = common::tfimg_with_env(folder.path(), &["sweep", "listed.yaml"], &env);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    insta::assert_snapshot!("gpus_the_daemon_refuses", stderr(&run));
+    assert!(!run.stderr.contains("--gpus"), "{}", run.stderr);
+    assert_eq!(sweep_containers(&name).trim(), "");
+}

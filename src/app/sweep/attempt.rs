@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use super::{folder, Counts, Ending, Note, Runner, SweepRun, Watched};
 use crate::app::launch::{self, LaunchRequest, SshSource, TunnelMode};
-use crate::engine::{Engine, OutputChunk};
-use crate::host::Host;
+use crate::engine::{Engine, EngineError, OutputChunk};
+use crate::host::{Host, HostError};
 use crate::input::InputError;
 use crate::plan::gpus::{GpuMode, GpuSelection};
 use crate::plan::mounts::{self, MountPlan};
@@ -48,8 +48,9 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         let request = request(self.run, trial, &slot, start.attempt, &dir, self.remote)?;
         let prepared = launch::prepare(self.engine, self.host, request).await?;
         let reserved = RefCell::new(BTreeSet::new());
-        let launched =
-            launch::start(self.engine, self.host, prepared, &reserved, false, |_| {}).await?;
+        let launched = launch::start(self.engine, self.host, prepared, &reserved, false, |_| {})
+            .await
+            .map_err(|error| gpu_refusal(error, &self.run.sweep))?;
         let watched = Watched {
             attempt: start.attempt,
             container: launched.name.clone(),
@@ -288,6 +289,25 @@ pub(super) fn write_status(
 ) -> anyhow::Result<()> {
     host.write_confined(dir, STATUS_FILE, attempt.status_json(trial).as_bytes())?;
     Ok(())
+}
+
+/// The daemon's refusal of a trial's GPUs (no NVIDIA device driver registered: the
+/// toolkit missing, or Docker not restarted since) said for a sweep: at `gpus:`, with a
+/// hint that names the sweep file's key, not `run`'s `--gpus`. Other errors pass.
+fn gpu_refusal(error: anyhow::Error, sweep: &crate::sweep::Sweep) -> anyhow::Error {
+    let Some(EngineError::GpuToolkitMissing { message }) = error.downcast_ref::<EngineError>()
+    else {
+        return error;
+    };
+    HostError {
+        message: format!(
+            "{}: the trials cannot get the GPUs of `gpus:`: Docker has no NVIDIA device driver ({})",
+            sweep.pool.location,
+            message.trim()
+        ),
+        hint: "install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker; `tfimg doctor` checks the result. Without GPUs: leave `gpus:` out of the sweep file".to_string(),
+    }
+    .into()
 }
 
 /// The whole output of a container that ended unwatched, into the trial's folder `dir`.

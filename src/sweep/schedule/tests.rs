@@ -107,15 +107,63 @@ fn all_gpus_need_a_host_that_has_them() {
         compute_capability: None,
     }];
     let listed = pool(devices(&["0", "GPU-aa"]), 1, 1, None);
-    assert!(check_pool_against_host(&listed, &host, None).is_ok());
-    assert!(check_pool_against_host(&pool(devices(&["1"]), 1, 1, None), &[], None).is_ok());
-    let error =
-        check_pool_against_host(&pool(devices(&["0", "1"]), 1, 1, None), &host, None).unwrap_err();
+    assert!(check_pool_against_host(&listed, KnownGpus::Listed(&host), None).is_ok());
+    let one = pool(devices(&["1"]), 1, 1, None);
+    assert!(check_pool_against_host(&one, KnownGpus::Unknown, None).is_ok());
+    let error = check_pool_against_host(
+        &pool(devices(&["0", "1"]), 1, 1, None),
+        KnownGpus::Listed(&host),
+        None,
+    )
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "`sweep.yaml`:9:7: GPU `1` of the pool does not exist on this host"
+        "`sweep.yaml`:9:7: `gpus: [0, 1]`: GPU `1` not on this host"
     );
-    assert_eq!(error.hint, "this host has: 0 (H100)");
+    assert_eq!(
+        error.hint,
+        "this host has: 0 (H100); list only those in `gpus:` in the sweep file (or `gpus: all`)"
+    );
+}
+
+#[test]
+fn every_missing_gpu_is_named_and_a_host_without_a_driver_refuses_any_gpu_pool() {
+    let host = [HostGpu {
+        index: 0,
+        uuid: "GPU-aa".into(),
+        name: "H100".into(),
+        memory_mib: None,
+        compute_capability: None,
+    }];
+    let three = pool(devices(&["0", "1", "7"]), 1, 1, None);
+    let error = check_pool_against_host(&three, KnownGpus::Listed(&host), None).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`sweep.yaml`:9:7: `gpus: [0, 1, 7]`: GPUs `1`, `7` not on this host"
+    );
+    let no_driver = KnownGpus::NoDriver {
+        why: "no working nvidia-smi, no /proc/driver/nvidia/version",
+    };
+    for (pool, asked) in [
+        (three, "`gpus: [0, 1, 7]`"),
+        (pool(GpuPool::All, 1, 1, None), "`gpus: all`"),
+    ] {
+        let error = check_pool_against_host(&pool, no_driver, Some("ssh://gpu-box")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("`sweep.yaml`:9:7: {asked} asks for GPUs, but the engine's host `ssh://gpu-box` has no NVIDIA GPU or driver (no working nvidia-smi, no /proc/driver/nvidia/version)")
+        );
+        assert!(
+            error
+                .hint
+                .starts_with("leave `gpus:` out of the sweep file"),
+            "{}",
+            error.hint
+        );
+        assert!(!error.hint.contains("--gpus"), "{}", error.hint);
+    }
+    let cpu = pool(GpuPool::Cpu, 1, 1, Some(2));
+    assert!(check_pool_against_host(&cpu, no_driver, None).is_ok());
 }
 
 /// 27 trials over 3 GPU slots, each finishing in a different order from how it started:
