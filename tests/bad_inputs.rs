@@ -929,6 +929,11 @@ fn cases() -> Vec<Case> {
             &sweep_with("params: {lr: [0.1]}\nobjective: {metric: val_accuracy}\n"),
         ),
         sweep(
+            "sweep-objective-use-unknown",
+            "5:51",
+            &sweep_with("params: {lr: [0.1]}\nobjective: {metric: val_accuracy, mode: max, use: final}\n"),
+        ),
+        sweep(
             "sweep-billion-laughs",
             "4:9",
             &sweep_with(&format!("params: {{lr: {laughs}}}\n")),

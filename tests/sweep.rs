@@ -2,7 +2,10 @@
 //! GPUs of the stand-in NVIDIA host (at most three at once, each on its own GPU, queued
 //! trials starting as GPUs free, every trial's metrics, the results sorted by the
 //! objective, the report in headless Chromium); Ctrl-C half-way, then running again;
-//! a trial that fails once and passes on retry; `-d`, `status` and `stop`.
+//! a trial that fails once and passes on retry; `-d`, `status` and `stop`; `kill -9` of
+//! tfimg with trials that finish while no tfimg watches (and one made just before the
+//! kill), then `status`, `stop` and running again; a Ctrl-C-stopped attempt followed by
+//! failures, ranked with `objective.use: best`.
 
 mod common;
 
@@ -12,7 +15,7 @@ use std::time::Duration;
 
 use common::gpu::gpu_engine_with;
 use common::sweep::{sweep_containers, sweep_guard};
-use common::{docker_at, spawn_tfimg, tfimg, unique, wait_for};
+use common::{docker, docker_at, spawn_tfimg, tfimg, unique, wait_for};
 
 const HANG: Duration = Duration::from_secs(900);
 
@@ -66,16 +69,17 @@ fn example(file: &str, name: &str) -> tempfile::TempDir {
     folder
 }
 
-/// The results table's rows as (trial, the objective's value).
+/// The results table's rows as (trial, the value in `column`): columns are aligned, so a
+/// cell starts where its header (`LAST VAL_ACCURACY`) does.
 fn table(stdout: &str, column: &str) -> Vec<(String, f64)> {
     let mut lines = stdout.lines();
-    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
-    let at = header.iter().position(|name| *name == column).unwrap();
+    let at = lines.next().unwrap().find(column).unwrap();
     lines
         .take_while(|line| !line.trim().is_empty())
         .map(|line| {
-            let cells: Vec<&str> = line.split_whitespace().collect();
-            (cells[0].to_string(), cells[at].parse().unwrap())
+            let trial = line.split_whitespace().next().unwrap().to_string();
+            let cell = line[at..].split_whitespace().next().unwrap();
+            (trial, cell.parse().unwrap())
         })
         .collect()
 }
@@ -190,7 +194,7 @@ fn the_example_grid_trains_on_three_stand_in_gpus_one_trial_per_gpu() {
         }
     }
     // The results, best first.
-    let rows = table(&run.stdout, "VAL_ACCURACY");
+    let rows = table(&run.stdout, "LAST VAL_ACCURACY");
     assert_eq!(rows.len(), 27);
     assert!(
         rows.windows(2).all(|pair| pair[0].1 >= pair[1].1),
@@ -199,7 +203,7 @@ fn the_example_grid_trains_on_three_stand_in_gpus_one_trial_per_gpu() {
     );
     assert!(
         run.stdout
-            .contains(&format!("best: {} val_accuracy=", rows[0].0)),
+            .contains(&format!("best: {} last val_accuracy=", rows[0].0)),
         "{}",
         run.stdout
     );
@@ -370,7 +374,7 @@ fn ctrl_c_half_way_leaves_no_container_and_running_again_finishes_only_the_rest(
     }
     assert_eq!(starts.len(), 6);
     assert!(run.stderr.contains("going on with sweep"), "{}", run.stderr);
-    assert_eq!(table(&run.stdout, "ACC").len(), 6);
+    assert_eq!(table(&run.stdout, "LAST ACC").len(), 6);
     assert_eq!(sweep_containers(&name).trim(), "");
 }
 
@@ -429,7 +433,9 @@ fn a_detached_sweep_is_followed_with_status_and_stopped_with_stop() {
     let status = tfimg(folder.path(), &["sweep", "status", &name]);
     assert_eq!(status.code, 0, "{}", status.stderr);
     assert!(
-        status.stdout.contains(" running; running\n"),
+        status
+            .stdout
+            .contains(" running; its tfimg is running it\n"),
         "{}",
         status.stdout
     );
@@ -467,9 +473,11 @@ fn stop_cleans_up_after_a_sweep_whose_tfimg_was_killed() {
     assert_eq!(run.code, 128 + libc::SIGKILL);
     // Its trials run on without it.
     assert_eq!(sweep_containers(&name).lines().count(), 2);
+    // Running, and said to run on while no tfimg watches them.
     let status = tfimg(folder.path(), &["sweep", "status", &name]);
     assert!(
-        status.stdout.contains("2 running; not running"),
+        status.stdout.contains("2 queued, 2 running; no tfimg is running it\n")
+            && status.stdout.contains(&format!("running while no tfimg watches them: t001, t002; `tfimg sweep FILE` watches them again, `tfimg sweep stop {name}` stops them\n")),
         "{}",
         status.stdout
     );
@@ -481,7 +489,10 @@ fn stop_cleans_up_after_a_sweep_whose_tfimg_was_killed() {
         stop.stderr
     );
     assert!(
-        stop.stderr.contains("removed 2 trial container(s)"),
+        stop.stderr.contains("removed 2 trial container(s)")
+            && stop
+                .stderr
+                .contains("t001: stopped; it runs again when the sweep goes on"),
         "{}",
         stop.stderr
     );
@@ -495,4 +506,294 @@ fn stop_cleans_up_after_a_sweep_whose_tfimg_was_killed() {
     // Their logs so far are kept.
     let log = std::fs::read_to_string(dir.join("t001/stdout.log")).unwrap();
     assert!(log.starts_with("epoch=1 acc=1\n"), "{log}");
+}
+
+/// `text` with what varies from run to run made fixed: the sweep's `name`, each duration
+/// (`4s`, `1m05s`) with its digits as `#` (so columns stay aligned), and the note a run as
+/// root adds.
+fn redacted(text: &str, name: &str) -> String {
+    let text = text.replace(name, "NAME");
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("note: tfimg runs as root") {
+            continue;
+        }
+        let words: Vec<String> = line.split(' ').map(redacted_duration).collect();
+        out.push_str(&words.join(" "));
+    }
+    out
+}
+
+/// `4s`, `12s;`, `1m05s:` with each digit as `#`; any other word as it is.
+fn redacted_duration(word: &str) -> String {
+    let bare = word.trim_end_matches([';', ':', ',', ')', '\n']);
+    let duration = bare.len() > 1
+        && bare.ends_with('s')
+        && bare[..bare.len() - 1]
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == 'm')
+        && bare.starts_with(|c: char| c.is_ascii_digit());
+    match duration {
+        true => word
+            .chars()
+            .map(|c| if c.is_ascii_digit() { '#' } else { c })
+            .collect(),
+        false => word.to_string(),
+    }
+}
+
+#[test]
+fn trials_that_finish_after_kill_9_keep_their_results_in_status_stop_and_the_next_run() {
+    let name = unique("t-kill9").to_lowercase();
+    let _guard = sweep_guard(&name);
+    // Each trial appends four epochs to its metrics.jsonl, one a second.
+    let text = format!(
+        "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\ncommand: [sh, -c, \"for e in 1 2 3 4; do echo {{{{\\\\\\\"epoch\\\\\\\": $e, \\\\\\\"acc\\\\\\\": {{n}}}}}} >> $TFIMG_TRIAL_DIR/metrics.jsonl; sleep 1; done\"]\nparams:\n  n: [1, 2, 3, 4]\nmax_parallel: 2\nobjective: {{metric: acc, mode: max}}\n"
+    );
+    let folder = common::scratch(&[("sweep.yaml", &text)]);
+    let dir = folder.path().join("runs").join(&name);
+    let running = spawn_tfimg(folder.path(), &["sweep", "sweep.yaml"], &[]);
+    wait_for("two trials started", HANG, || starts(&dir).len() == 2);
+    running.signal(libc::SIGKILL);
+    assert_eq!(running.finish(HANG).code, 128 + libc::SIGKILL);
+    // A container the run made just before the kill, before its journal line: t003's
+    // first attempt, labelled and mounted as tfimg makes it.
+    let t003 = dir.join("t003");
+    std::fs::create_dir_all(&t003).unwrap();
+    std::fs::write(t003.join("params.json"), "{\"n\": 3}\n").unwrap();
+    let owner = std::fs::metadata(dir.join("t001")).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    std::os::unix::fs::chown(&t003, Some(owner.uid()), Some(owner.gid())).unwrap();
+    let user = docker(&[
+        "inspect",
+        "--format",
+        "{{.Config.User}}",
+        &format!("{name}-t001"),
+    ]);
+    let made = std::process::Command::new("docker")
+        .args(["run", "-d", "--name", &format!("{name}-t003")])
+        .args(["--user", user.trim()])
+        .args(["--label", &format!("io.tfimg.sweep={name}")])
+        .args(["--label", "io.tfimg.trial=t003", "--label", "io.tfimg.attempt=1"])
+        .args(["-e", "TFIMG_TRIAL_DIR=/tfimg/trial"])
+        .args(["-v", &format!("{}:/tfimg/trial", t003.display())])
+        .args(["tfimg/cpu-headless:2.9.3", "sh", "-c"])
+        .arg("for e in 1 2 3 4; do echo \"{\\\"epoch\\\": $e, \\\"acc\\\": 3}\" >> /tfimg/trial/metrics.jsonl; sleep 1; done")
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    // All three finish while no tfimg watches.
+    wait_for("the trials to finish", HANG, || {
+        docker(&[
+            "ps",
+            "-q",
+            "--filter",
+            &format!("label=io.tfimg.sweep={name}"),
+        ])
+        .trim()
+        .is_empty()
+    });
+    assert_eq!(sweep_containers(&name).lines().count(), 3);
+
+    // `status` shows them done, the best by value, and says nothing is recorded yet.
+    let shown = tfimg(folder.path(), &["sweep", "status", &name]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    insta::assert_snapshot!("status_after_kill_9", redacted(&shown.stdout, &name));
+    let json = tfimg(folder.path(), &["sweep", "status", &name, "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(json["best"], "t003", "{json:#}");
+    assert_eq!(json["running"], false);
+    let adopted: Vec<&serde_json::Value> = json["unwatched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|unwatched| unwatched["adopted"] == true)
+        .collect();
+    assert_eq!(adopted.len(), 1, "{json:#}");
+    assert_eq!(adopted[0]["trial"], "t003");
+    assert_eq!(
+        journal(&dir)
+            .iter()
+            .filter(|event| event["event"] == "trial_finished")
+            .count(),
+        0,
+        "status records nothing"
+    );
+
+    // `stop` records the finished results as they are, never as stopped.
+    let stop = tfimg(folder.path(), &["sweep", "stop", &name]);
+    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    insta::assert_snapshot!("stop_after_kill_9", redacted(&stop.stderr, &name));
+    assert_eq!(sweep_containers(&name).trim(), "");
+    let ends: Vec<(String, serde_json::Value, serde_json::Value)> = journal(&dir)
+        .into_iter()
+        .filter(|event| event["event"] == "trial_finished")
+        .map(|event| {
+            let trial = event["trial"].as_str().unwrap().to_string();
+            (trial, event["exit_code"].clone(), event["stopped"].clone())
+        })
+        .collect();
+    let null = serde_json::Value::Null;
+    assert_eq!(
+        ends,
+        ["t001", "t002", "t003"].map(|trial| (
+            trial.to_string(),
+            serde_json::json!(0),
+            null.clone()
+        )),
+        "exit 0, never `stopped`"
+    );
+    assert_eq!(status(&dir, "t003")["exit_code"], 0);
+
+    // Running again runs only t004, and sets no finished folder aside.
+    let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        starts(&dir),
+        BTreeMap::from(["t001", "t002", "t003", "t004"].map(|trial| (trial.to_string(), 1)))
+    );
+    let aside: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("before-attempt"))
+        .collect();
+    assert!(aside.is_empty(), "{aside:?}");
+    let metrics = std::fs::read_to_string(t003.join("metrics.jsonl")).unwrap();
+    assert_eq!(metrics.lines().count(), 4, "{metrics}");
+    assert!(
+        run.stdout.contains("\nbest: t004 last acc=4 (n=4): "),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(sweep_containers(&name).trim(), "");
+}
+
+#[test]
+fn a_stopped_attempt_then_failures_count_retries_and_rank_by_the_best_epoch() {
+    let name = unique("t-retry-best").to_lowercase();
+    let _guard = sweep_guard(&name);
+    // Trial 2 hangs the first time (until Ctrl-C), then fails; the others report three
+    // epochs whose best is the second.
+    let text = format!(
+        "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\ncommand: [sh, -c, \"if [ {{n}} = 2 ]; then if [ -e /state/hung ]; then echo broken >&2; exit 3; fi; touch /state/hung; sleep 120; fi; echo epoch=1 acc=$(({{n}}*10)); echo epoch=2 acc=$(({{n}}*10+5)); echo epoch=3 acc=$(({{n}}*10+1))\"]\nmounts: [\"./state:/state\"]\nparams: {{n: [1, 2, 3]}}\nmax_parallel: 3\nretries: 1\nobjective: {{metric: acc, mode: max, use: best}}\n"
+    );
+    let folder = common::scratch(&[("sweep.yaml", &text)]);
+    let dir = folder.path().join("runs").join(&name);
+    let running = spawn_tfimg(folder.path(), &["sweep", "sweep.yaml"], &[]);
+    wait_for("t001 and t003 done, t002 hanging", HANG, || {
+        let finished = journal(&dir)
+            .iter()
+            .filter(|event| event["event"] == "trial_finished")
+            .count();
+        finished == 2 && folder.path().join("state/hung").exists()
+    });
+    running.signal(libc::SIGINT);
+    assert_eq!(running.finish(HANG).code, 130);
+    // Going on: t002's attempt 2 fails (its first retry), attempt 3 fails for good.
+    let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("t002 failed (exit 3) after ")
+            && run.stderr.contains("; queued again (retry 1 of 1)\n")
+            && !run.stderr.contains("retry 2 of 1"),
+        "{}",
+        run.stderr
+    );
+    insta::assert_snapshot!(
+        "results_ranked_by_the_best_epoch",
+        redacted(&run.stdout, &name)
+    );
+    let folder_text = folder.path().display().to_string();
+    insta::assert_snapshot!(
+        "a_failure_after_a_stopped_attempt",
+        redacted(&run.stderr, &name).replace(&folder_text, "FOLDER")
+    );
+    let status = tfimg(folder.path(), &["sweep", "status", &name, "--json"]);
+    let status: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(status["best"], "t003", "{status:#}");
+    assert_eq!(
+        status["objective"],
+        serde_json::json!({"metric": "acc", "mode": "max", "use": "best"})
+    );
+    let t002 = &status["trials"][1];
+    assert_eq!(
+        (
+            &t002["trial"],
+            &t002["status"],
+            &t002["attempt"],
+            &t002["exit_code"]
+        ),
+        (
+            &serde_json::json!("t002"),
+            &serde_json::json!("failed"),
+            &serde_json::json!(3),
+            &serde_json::json!(3)
+        ),
+        "{status:#}"
+    );
+    assert_eq!(
+        (&status["trials"][2]["value"], &status["trials"][2]["epoch"]),
+        (&serde_json::json!(35.0), &serde_json::json!(2.0))
+    );
+    let results = tfimg(folder.path(), &["sweep", "results", &name, "--json"]);
+    let results: serde_json::Value = serde_json::from_str(&results.stdout).unwrap();
+    let failed = results["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["trial"] == "t002")
+        .unwrap();
+    assert_eq!(
+        (&failed["attempt"], &failed["exit_code"]),
+        (&serde_json::json!(3), &serde_json::json!(3))
+    );
+}
+
+#[test]
+fn a_gpu_pool_the_host_cannot_give_is_refused_at_gpus_naming_the_sweep_file_s_key() {
+    let name = unique("t-gpus").to_lowercase();
+    let _guard = sweep_guard(&name);
+    let file = |gpus: &str| {
+        format!(
+            "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\ncommand: [sh, -c, \"echo acc={{n}}\"]\nparams: {{n: [1, 2, 3]}}\n{gpus}\n"
+        )
+    };
+    let folder = common::scratch(&[
+        ("missing.yaml", &file("gpus: [0, 1, 7]")),
+        ("listed.yaml", &file("gpus: [0, 1]")),
+    ]);
+    let stderr = |run: &common::Run| redacted(&run.stderr, &name);
+    // This machine has no NVIDIA driver: the dry run refuses as the run does, at `gpus:`.
+    let driver = std::path::Path::new("/proc/driver/nvidia/version").exists();
+    if driver {
+        eprintln!("skipping the driverless half: this machine has an NVIDIA driver");
+    } else {
+        for args in [
+            &["sweep", "missing.yaml", "--dry-run"][..],
+            &["sweep", "missing.yaml"],
+        ] {
+            let run = tfimg(folder.path(), args);
+            assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+            assert_eq!(run.stdout, "", "{args:?}");
+            insta::assert_snapshot!("gpus_on_a_host_without_a_driver", stderr(&run));
+        }
+        assert!(!folder.path().join("runs").exists(), "nothing was created");
+    }
+    // Four GPUs (the stand-in nvidia-smi): every id it lacks is named.
+    let path = common::gpu::standin_path();
+    let env = [("PATH", path.as_str())];
+    let run = common::tfimg_with_env(folder.path(), &["sweep", "missing.yaml", "--dry-run"], &env);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    insta::assert_snapshot!("gpus_the_host_lacks", stderr(&run));
+    // The toolkit's hook is on tfimg's PATH but this daemon has no NVIDIA device driver
+    // (installed, Docker not restarted): the daemon's refusal is said at `gpus:`.
+    let run = common::tfimg_with_env(folder.path(), &["sweep", "listed.yaml"], &env);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    insta::assert_snapshot!("gpus_the_daemon_refuses", stderr(&run));
+    assert!(!run.stderr.contains("--gpus"), "{}", run.stderr);
+    assert_eq!(sweep_containers(&name).trim(), "");
 }

@@ -14,6 +14,7 @@
 //! its logs, remove its container and let the scheduler decide (done, retry, failed).
 
 pub mod folder;
+pub mod unwatched;
 
 mod attempt;
 mod plan;
@@ -30,6 +31,8 @@ pub use stop::{stop, Stopped};
 mod remote_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod unwatched_tests;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -97,7 +100,7 @@ pub enum Note {
         outcome: Outcome,
         exit_code: Option<i64>,
         seconds: f64,
-        /// The objective's best value so far (or the last metric reported).
+        /// What ranks the trial (`last val_accuracy`) and its value.
         metric: Option<(String, f64)>,
         /// It ended while no tfimg watched it (learned on resume).
         away: bool,
@@ -338,7 +341,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 Ok(()) => (Exit::Unknown, None),
             },
         };
-        self.finish(trial, exit, code, false).await
+        self.finish(trial, exit, code, false, None).await
     }
 
     /// Where every trial stands now.

@@ -279,11 +279,16 @@ fn stop(target: &SweepTarget) -> anyhow::Result<ExitCode> {
                 "stopped the sweep in `{}`: its trial containers are removed, its results kept",
                 shown(&dir)
             ),
-            Stopped::Here { containers } => eprintln!(
-                "no tfimg was running the sweep in `{}`; removed {} trial container(s), results kept",
-                shown(&dir),
-                containers.len()
-            ),
+            Stopped::Here { containers, notes } => {
+                for note in notes {
+                    eprintln!("{note}");
+                }
+                eprintln!(
+                    "no tfimg was running the sweep in `{}`; removed {} trial container(s), results kept",
+                    shown(&dir),
+                    containers.len()
+                )
+            }
         }
         Ok(ExitCode::SUCCESS)
     })

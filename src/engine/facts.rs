@@ -63,6 +63,10 @@ pub struct ContainerFacts {
     pub restarts: bool,
     /// The ports the daemon published (filled by `container`, not by listings).
     pub published: Vec<crate::plan::tunnels::Published>,
+    /// When it last started and ended, in milliseconds since the Unix epoch (filled by
+    /// `container`; `None` while it never did).
+    pub started_ms: Option<u64>,
+    pub finished_ms: Option<u64>,
 }
 
 /// An ssh connection that carries port forwards from this machine's 127.0.0.1 to the

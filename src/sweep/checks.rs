@@ -17,7 +17,7 @@ use super::model::{ModeFile, SweepFile};
 use super::read::Places;
 use super::search::{self, shortened, Search};
 use super::template::CommandTemplate;
-use super::{ImageSource, Mode, Objective, Sweep, TrialLimits, Warning, TRIAL_DIR};
+use super::{ImageSource, Mode, Objective, Pick, Sweep, TrialLimits, Warning, TRIAL_DIR};
 use pool::pool;
 
 mod pool;
@@ -372,9 +372,26 @@ fn objective(file: &SweepFile, places: &Places) -> Result<Option<Objective>, Spe
         ModeFile::Max => Mode::Max,
         ModeFile::Min => Mode::Min,
     };
+    let pick = match &objective.pick {
+        None => Pick::default(),
+        Some(Value::String(text)) if text == "last" => Pick::Last,
+        Some(Value::String(text)) if text == "best" => Pick::Best,
+        Some(other) => {
+            let written = match other {
+                Value::String(text) => shortened(text),
+                other => shortened(serde_yaml::to_string(other).unwrap_or_default().trim()),
+            };
+            return Err(places.bad(
+                "objective.use",
+                format!("`objective.use: {written}` is neither `last` nor `best`"),
+                "`use: last` (the default) ranks each trial by the last value it reported, the model it saves at its end; `use: best` by its best epoch's, for trials that keep their best checkpoint",
+            ));
+        }
+    };
     Ok(Some(Objective {
         metric: objective.metric.clone(),
         mode,
+        pick,
     }))
 }
 

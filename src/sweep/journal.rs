@@ -355,18 +355,24 @@ impl Replay {
 pub fn replay(events: &[Event]) -> Replay {
     let mut replay = Replay::default();
     for event in events {
+        replay.apply(event);
+    }
+    replay
+}
+
+impl Replay {
+    /// One more event, as `replay` reads it.
+    pub fn apply(&mut self, event: &Event) {
         match event {
             Event::SweepStarted {
                 fingerprint,
                 time_ms,
                 ..
             } => {
-                replay.runs += 1;
-                replay
-                    .fingerprint
-                    .get_or_insert_with(|| fingerprint.clone());
-                replay.started_ms.get_or_insert(*time_ms);
-                replay.last_stop = None;
+                self.runs += 1;
+                self.fingerprint.get_or_insert_with(|| fingerprint.clone());
+                self.started_ms.get_or_insert(*time_ms);
+                self.last_stop = None;
             }
             Event::TrialStarted {
                 trial,
@@ -377,8 +383,7 @@ pub fn replay(events: &[Event]) -> Replay {
                 image,
                 time_ms,
             } => {
-                replay
-                    .trials
+                self.trials
                     .entry(trial.clone())
                     .or_default()
                     .attempts
@@ -399,7 +404,7 @@ pub fn replay(events: &[Event]) -> Replay {
                 stopped,
                 time_ms,
             } => {
-                let started = replay
+                let started = self
                     .trials
                     .get_mut(trial)
                     .and_then(|history| history.attempts.iter_mut().find(|a| a.number == *attempt));
@@ -411,10 +416,9 @@ pub fn replay(events: &[Event]) -> Replay {
                     });
                 }
             }
-            Event::SweepStopped { reason, .. } => replay.last_stop = Some(*reason),
+            Event::SweepStopped { reason, .. } => self.last_stop = Some(*reason),
         }
     }
-    replay
 }
 
 #[cfg(test)]

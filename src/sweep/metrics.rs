@@ -2,13 +2,14 @@
 //! fields, optional `epoch` and `step`), or, when the trial wrote no such file, lines of
 //! `name=value` pairs on its stdout. Lines that say nothing readable are skipped, never
 //! an error: a trial's output is not the user's input. Then a trial's summary: each
-//! metric's curve, the objective's best and last value, how many epochs or points. Pure.
+//! metric's curve, the objective's value as `objective.use` picks it (the best report or
+//! the last) and where it was reported, how many epochs or points. Pure.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::Objective;
+use super::{Objective, Pick};
 
 /// One report of a trial: the values of one line.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -139,11 +140,41 @@ pub struct MetricsSummary {
     /// Each metric's curve: (x, value), x the epoch, else the step, else the point's
     /// number from 1, in report order.
     pub curves: BTreeMap<String, Vec<(f64, f64)>>,
+    /// Where each value of each curve was reported (the same order as `curves`).
+    #[serde(skip)]
+    pub places: BTreeMap<String, Vec<Place>>,
+}
+
+/// Where on a trial's curve a value was reported: the `epoch` and `step` of its line.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Place {
+    pub epoch: Option<f64>,
+    pub step: Option<f64>,
+}
+
+impl Place {
+    /// `epoch 2`, `step 300`, or nothing when the line said neither.
+    pub fn describe(&self) -> Option<String> {
+        match (self.epoch, self.step) {
+            (Some(epoch), _) => Some(format!("epoch {}", super::results::number_text(epoch))),
+            (None, Some(step)) => Some(format!("step {}", super::results::number_text(step))),
+            (None, None) => None,
+        }
+    }
+}
+
+/// The objective's value of one trial, as `objective.use` picks it, and where it was
+/// reported.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Picked {
+    pub value: f64,
+    pub place: Place,
 }
 
 impl MetricsSummary {
     pub fn of(points: &[Point]) -> MetricsSummary {
         let mut curves: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        let mut places: BTreeMap<String, Vec<Place>> = BTreeMap::new();
         let mut epochs: Vec<f64> = Vec::new();
         for (index, point) in points.iter().enumerate() {
             let x = point.epoch.or(point.step).unwrap_or((index + 1) as f64);
@@ -154,13 +185,42 @@ impl MetricsSummary {
             }
             for (name, value) in &point.values {
                 curves.entry(name.clone()).or_default().push((x, *value));
+                places.entry(name.clone()).or_default().push(Place {
+                    epoch: point.epoch,
+                    step: point.step,
+                });
             }
         }
         MetricsSummary {
             points: points.len(),
             epochs: (!epochs.is_empty()).then_some(epochs.len()),
             curves,
+            places,
         }
+    }
+
+    /// The objective's value as `objective.use` picks it: the best report of its metric
+    /// (the first of equal ones) or the last, with where it was reported.
+    pub fn pick(&self, objective: &Objective) -> Option<Picked> {
+        let curve = self.curves.get(&objective.metric)?;
+        let places = self.places.get(&objective.metric);
+        let index = match objective.pick {
+            Pick::Last => curve.len().checked_sub(1)?,
+            Pick::Best => (0..curve.len()).reduce(|best, index| {
+                if objective.mode.better(curve[index].1, curve[best].1) {
+                    index
+                } else {
+                    best
+                }
+            })?,
+        };
+        Some(Picked {
+            value: curve[index].1,
+            place: places
+                .and_then(|places| places.get(index))
+                .copied()
+                .unwrap_or_default(),
+        })
     }
 
     /// The best value of the objective's metric (the highest for `max`).
@@ -208,10 +268,12 @@ mod tests {
         let max = Objective {
             metric: "val_accuracy".into(),
             mode: Mode::Max,
+            pick: Pick::Best,
         };
         let min = Objective {
             metric: "loss".into(),
             mode: Mode::Min,
+            pick: Pick::Best,
         };
         assert_eq!(summary.best(&max), Some(0.7));
         assert_eq!(summary.best(&min), Some(0.4));
@@ -220,8 +282,39 @@ mod tests {
         let missing = Objective {
             metric: "accuracy".into(),
             mode: Mode::Max,
+            pick: Pick::Best,
         };
         assert_eq!(summary.best(&missing), None);
+    }
+
+    #[test]
+    fn the_objective_s_value_is_the_last_report_or_the_best_with_its_epoch_or_step() {
+        let points = parse_jsonl(concat!(
+            "{\"epoch\": 1, \"val_accuracy\": 0.5}\n",
+            "{\"epoch\": 2, \"val_accuracy\": 0.9}\n",
+            "{\"epoch\": 3, \"val_accuracy\": 0.9}\n",
+            "{\"epoch\": 4, \"val_accuracy\": 0.7}\n",
+        ));
+        let summary = MetricsSummary::of(&points);
+        let objective = |pick| Objective {
+            metric: "val_accuracy".into(),
+            mode: Mode::Max,
+            pick,
+        };
+        let last = summary.pick(&objective(Pick::Last)).unwrap();
+        assert_eq!((last.value, last.place.epoch), (0.7, Some(4.0)));
+        // The first of equal best values: the epoch the best model was first reached.
+        let best = summary.pick(&objective(Pick::Best)).unwrap();
+        assert_eq!((best.value, best.place.epoch), (0.9, Some(2.0)));
+        assert_eq!(best.place.describe().as_deref(), Some("epoch 2"));
+        let steps = MetricsSummary::of(&parse_jsonl("{\"step\": 300, \"val_accuracy\": 0.4}\n"));
+        let picked = steps.pick(&objective(Pick::Best)).unwrap();
+        assert_eq!(picked.place.describe().as_deref(), Some("step 300"));
+        let bare = MetricsSummary::of(&parse_jsonl("{\"val_accuracy\": 0.4}\n"));
+        assert_eq!(
+            bare.pick(&objective(Pick::Last)).unwrap().place.describe(),
+            None
+        );
     }
 
     #[test]

@@ -144,6 +144,38 @@ pub struct TrialLimits {
 pub struct Objective {
     pub metric: String,
     pub mode: Mode,
+    /// `use:`: which of a trial's reports of the metric ranks it.
+    #[serde(rename = "use")]
+    pub pick: Pick,
+}
+
+/// `objective.use`: which report of the objective's metric stands for a trial.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pick {
+    /// Its best report (the best epoch's): right when the trial keeps its best
+    /// checkpoint (Keras's `ModelCheckpoint(save_best_only=True)`).
+    Best,
+    /// Its last report: the model a trial saves when it ends. The default, so the value a
+    /// trial is ranked by is the value of the model it leaves.
+    #[default]
+    Last,
+}
+
+impl Pick {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pick::Best => "best",
+            Pick::Last => "last",
+        }
+    }
+}
+
+impl Objective {
+    /// `best val_accuracy`, `last loss`: what the value a trial is ranked by is.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.pick.as_str(), self.metric)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -45,11 +45,14 @@ pub struct SweepFile {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `metric` and `mode` (`max` or `min`)"
+    expecting = "a mapping with `metric`, `mode` (`max` or `min`) and optionally `use` (`last` or `best`)"
 )]
 pub struct ObjectiveFile {
     pub metric: String,
     pub mode: ModeFile,
+    /// `last` or `best`, checked at its place in `checks`.
+    #[serde(rename = "use")]
+    pub pick: Option<serde_yaml::Value>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]

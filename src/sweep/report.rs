@@ -1,8 +1,8 @@
 //! The sweep report: one self-contained HTML page (inline CSS and SVG, no script, no
 //! address of any kind to load) that shows a sweep at a glance: what it optimises and
 //! how far it got, the best trial with its params and command line, a chart of the
-//! objective's best value per trial, each trial's curve of the objective's metric (and of
-//! `loss`/`val_loss`) over epochs, and the results table. The page is written with
+//! objective's value per trial (as `objective.use` picks it), each trial's curve of the
+//! objective's metric (and of `loss`/`val_loss`) over epochs, and the results table. The page is written with
 //! maud's `html!`, which escapes every spliced value (param values, commands, trial
 //! ids, metric names) by construction: only the constant style sheet goes in unescaped.
 //! Pure: the caller reads the sweep's folder and passes the results, each trial's
@@ -18,7 +18,7 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use super::metrics::MetricsSummary;
 use super::results::{number_text, ResultRow, Results, RowStatus};
 use super::trials::command_line;
-use super::Mode;
+use super::{Mode, Pick};
 
 /// The best trial's colour in every chart.
 pub const BEST_COLOR: &str = "#e4572e";
@@ -176,6 +176,15 @@ fn header(sweep: &str, results: &Results, generated: &str) -> Markup {
     }
 }
 
+/// `Last val_accuracy`.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 fn direction(mode: Mode) -> &'static str {
     match mode {
         Mode::Max => "higher is better",
@@ -194,8 +203,11 @@ fn best_trial(results: &Results) -> Markup {
     html! {
         section.best-trial {
             h2 {
-                "Best trial " span.trial { (row.trial) } ": " (objective.metric) " "
-                span.value { (row.best.map_or("-".to_string(), number_text)) }
+                "Best trial " span.trial { (row.trial) } ": " (objective.label()) " "
+                span.value { (row.ranked().map_or("-".to_string(), number_text)) }
+                @if let Some(place) = row.value.and_then(|picked| picked.place.describe()).filter(|_| objective.pick == Pick::Best) {
+                    " (" (place) ")"
+                }
             }
             @if !row.params.is_empty() {
                 dl.params {
@@ -213,12 +225,16 @@ fn objective_section(results: &Results) -> Markup {
     let Some(objective) = &results.objective else {
         return html! {};
     };
-    let missing = results.rows.iter().filter(|row| row.best.is_none()).count();
+    let missing = results
+        .rows
+        .iter()
+        .filter(|row| row.ranked().is_none())
+        .count();
     let wide = wide(results);
     let width = if wide { chart::WIDE } else { chart::WIDTH };
     html! {
         section.objective.wide[wide] {
-            h2 { "Best " (objective.metric) " per trial" }
+            h2 { (capitalized(&objective.label())) " per trial" }
             @if results.best().is_some() {
                 (chart::objective(results, objective, width))
                 ul.legend {
@@ -350,7 +366,7 @@ fn curve_section(
 
 /// The results table, in the order of `tfimg sweep results`.
 fn table(results: &Results) -> Markup {
-    let metric = results.objective.as_ref().map(|o| o.metric.as_str());
+    let metric = results.objective.as_ref().map(|o| o.label());
     let params = results.param_names.len();
     // Columns right-aligned: the objective's value, epochs, time.
     let numeric =
@@ -366,7 +382,7 @@ fn table(results: &Results) -> Markup {
                     thead { tr {
                         th { "trial" }
                         @for name in &results.param_names { th.param { (name) } }
-                        @if let Some(metric) = metric { th.num { (metric) } }
+                        @if let Some(metric) = &metric { th.num { (metric) } }
                         th.num { "epochs" } th.num { "time" } th { "GPUs" } th { "status" }
                     } }
                     tbody {

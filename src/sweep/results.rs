@@ -1,16 +1,18 @@
-//! A sweep's results: one row per trial (params, the objective's best value, epochs, time,
-//! GPUs, status), sorted by the objective, best first, trials without the metric last;
-//! as table rows (for `output::print_table`), JSON and CSV (the csv crate quotes what
-//! needs quoting: a param value with a comma or a quote). Pure: the caller replays the
-//! journal, reads each trial's metrics and passes the time.
+//! A sweep's results: one row per trial (params, the objective's value as `objective.use`
+//! picks it, epochs, time, GPUs, status, the attempt shown and its exit code), sorted by
+//! the objective, best first, trials without the metric last; as table rows (for
+//! `output::print_table`), JSON and CSV (the csv crate quotes what needs quoting: a param
+//! value with a comma or a quote). The best trial is the best value whatever order the
+//! rows are in. Pure: the caller replays the journal, reads each trial's metrics and
+//! passes the time.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use super::journal::{Replay, TrialStatus};
-use super::metrics::MetricsSummary;
+use super::metrics::{MetricsSummary, Picked};
 use super::trials::{command_line, Trial};
-use super::{Objective, Param};
+use super::{Objective, Param, Pick};
 
 /// Where a trial stands, as the table says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +42,8 @@ impl fmt::Display for RowStatus {
 pub struct ResultRow {
     pub trial: String,
     pub params: Vec<Param>,
+    /// The value the trial is ranked by (`objective.use`), and where it was reported.
+    pub value: Option<Picked>,
     /// The objective's best value.
     pub best: Option<f64>,
     /// The objective's last value.
@@ -50,7 +54,18 @@ pub struct ResultRow {
     pub duration_ms: Option<u64>,
     pub gpus: Vec<String>,
     pub status: RowStatus,
+    /// The number of the attempt shown (none for a trial that never started).
+    pub attempt: Option<u32>,
+    /// That attempt's exit code, once it ended with one.
+    pub exit_code: Option<i64>,
     pub command: Vec<String>,
+}
+
+impl ResultRow {
+    /// The value the trial is ranked by.
+    pub fn ranked(&self) -> Option<f64> {
+        self.value.map(|picked| picked.value)
+    }
 }
 
 /// Every trial's row, sorted.
@@ -91,6 +106,7 @@ pub fn results(
             ResultRow {
                 trial: trial.id.clone(),
                 params: trial.params.clone(),
+                value: objective.and_then(|objective| summary.pick(objective)),
                 best: objective.and_then(|objective| summary.best(objective)),
                 last: objective.and_then(|objective| summary.last(&objective.metric)),
                 epochs: summary.epochs,
@@ -100,13 +116,15 @@ pub fn results(
                     .map(|attempt| attempt.gpus.clone())
                     .unwrap_or_default(),
                 status,
+                attempt: shown.map(|attempt| attempt.number),
+                exit_code: shown.and_then(|attempt| attempt.end?.exit_code),
                 command: trial.command.clone(),
             }
         })
         .collect();
     if let Some(objective) = objective {
         // Stable: equal values and trials without the metric keep trial order.
-        rows.sort_by(|a, b| match (a.best, b.best) {
+        rows.sort_by(|a, b| match (a.ranked(), b.ranked()) {
             (Some(x), Some(y)) if objective.mode.better(x, y) => std::cmp::Ordering::Less,
             (Some(x), Some(y)) if objective.mode.better(y, x) => std::cmp::Ordering::Greater,
             (Some(_), None) => std::cmp::Ordering::Less,
@@ -146,12 +164,21 @@ pub fn duration_text(ms: u64) -> String {
 }
 
 impl Results {
-    /// The best trial: the first row, when it has the objective's metric.
+    /// The best trial: the row with the best value of the objective (the first of equal
+    /// ones), in whatever order the rows are.
     pub fn best(&self) -> Option<&ResultRow> {
-        self.rows.first().filter(|row| row.best.is_some())
+        let objective = self.objective.as_ref()?;
+        self.rows
+            .iter()
+            .filter(|row| row.ranked().is_some())
+            .reduce(|best, row| match (row.ranked(), best.ranked()) {
+                (Some(value), Some(so_far)) if objective.mode.better(value, so_far) => row,
+                _ => best,
+            })
     }
 
-    /// `best: t014 val_accuracy=0.9312 (lr=0.001 wd=1e-5): python train.py --lr 0.001 ...`
+    /// `best: t014 last val_accuracy=0.9312 (lr=0.001 wd=1e-5): python train.py ...`; with
+    /// `use: best`, where the value was reported: `best val_accuracy=0.9312 (epoch 2)`.
     pub fn best_line(&self) -> Option<String> {
         let (row, objective) = (self.best()?, self.objective.as_ref()?);
         let params: Vec<String> = row
@@ -160,17 +187,31 @@ impl Results {
             .map(|(name, value)| format!("{name}={value}"))
             .collect();
         Some(format!(
-            "best: {} {}={} ({}): {}",
+            "best: {} {}={}{} ({}): {}",
             row.trial,
-            objective.metric,
-            number_text(row.best?),
+            objective.label(),
+            number_text(row.ranked()?),
+            self.place_text(row),
             params.join(" "),
             command_line(&row.command)
         ))
     }
 
-    /// The table's header: `TRIAL`, each param, the objective's metric, `EPOCHS`, `TIME`,
-    /// `GPUS`, `STATUS`.
+    /// Where a `use: best` value was reported (` (epoch 2)`); nothing for `use: last`,
+    /// whose value is the trial's last report (its `EPOCHS`).
+    fn place_text(&self, row: &ResultRow) -> String {
+        let best = self
+            .objective
+            .as_ref()
+            .is_some_and(|objective| objective.pick == Pick::Best);
+        match row.value.and_then(|picked| picked.place.describe()) {
+            Some(place) if best => format!(" ({place})"),
+            _ => String::new(),
+        }
+    }
+
+    /// The table's header: `TRIAL`, each param, what ranks the trials (`LAST
+    /// VAL_ACCURACY`, `BEST VAL_ACCURACY`), `EPOCHS`, `TIME`, `GPUS`, `STATUS`.
     pub fn header(&self) -> Vec<String> {
         let mut header = vec!["TRIAL".to_string()];
         header.extend(
@@ -179,7 +220,7 @@ impl Results {
                 .map(|name| name.to_ascii_uppercase()),
         );
         if let Some(objective) = &self.objective {
-            header.push(objective.metric.to_ascii_uppercase());
+            header.push(objective.label().to_ascii_uppercase());
         }
         header.extend(["EPOCHS", "TIME", "GPUS", "STATUS"].map(String::from));
         header
@@ -193,7 +234,9 @@ impl Results {
                 let mut cells = vec![row.trial.clone()];
                 cells.extend(row.params.iter().map(|(_, value)| value.text()));
                 if self.objective.is_some() {
-                    cells.push(row.best.map_or("-".to_string(), number_text));
+                    cells.push(row.ranked().map_or("-".to_string(), |value| {
+                        format!("{}{}", number_text(value), self.place_text(row))
+                    }));
                 }
                 let epochs = row.epochs.unwrap_or(row.points);
                 cells.push(if epochs == 0 {
@@ -213,8 +256,10 @@ impl Results {
             .collect()
     }
 
-    /// The results as JSON: the objective, the best trial's id, and every row with its
-    /// params as an object (numbers as numbers).
+    /// The results as JSON: the objective (with its `use`), the best trial's id, and every
+    /// row with its params as an object (numbers as numbers), the value it is ranked by
+    /// (`value`, and the `epoch` and `step` it was reported at), the attempt shown and its
+    /// exit code.
     pub fn to_json(&self) -> serde_json::Value {
         let rows: Vec<serde_json::Value> = self
             .rows
@@ -225,13 +270,12 @@ impl Results {
                     .iter()
                     .map(|(name, value)| (name.clone(), value.to_json()))
                     .collect();
-                let attempt = match row.status {
-                    RowStatus::Done { attempt } => Some(attempt),
-                    _ => None,
-                };
                 serde_json::json!({
                     "trial": row.trial,
                     "params": params,
+                    "value": row.ranked(),
+                    "epoch": row.value.and_then(|picked| picked.place.epoch),
+                    "step": row.value.and_then(|picked| picked.place.step),
                     "best": row.best,
                     "last": row.last,
                     "epochs": row.epochs,
@@ -239,7 +283,8 @@ impl Results {
                     "seconds": row.duration_ms.map(|ms| ms as f64 / 1000.0),
                     "gpus": row.gpus,
                     "status": row.status.to_string(),
-                    "attempt": attempt,
+                    "attempt": row.attempt,
+                    "exit_code": row.exit_code,
                     "command": row.command,
                 })
             })
@@ -256,7 +301,7 @@ impl Results {
         let mut header = vec!["trial".to_string()];
         header.extend(self.param_names.iter().cloned());
         if let Some(objective) = &self.objective {
-            header.push(objective.metric.clone());
+            header.push(objective.label());
         }
         header.extend(["epochs", "seconds", "gpus", "status"].map(String::from));
         let mut writer = csv::Writer::from_writer(Vec::new());
@@ -266,7 +311,11 @@ impl Results {
             let mut record = vec![row.trial.clone()];
             record.extend(row.params.iter().map(|(_, value)| value.text()));
             if self.objective.is_some() {
-                record.push(row.best.map(|best| best.to_string()).unwrap_or_default());
+                record.push(
+                    row.ranked()
+                        .map(|value| value.to_string())
+                        .unwrap_or_default(),
+                );
             }
             record.push(row.epochs.unwrap_or(row.points).to_string());
             record.push(

@@ -95,37 +95,77 @@ pub fn slots(
     Ok(slots)
 }
 
-/// Refuses GPUs of the pool that the host does not have, when its GPUs are known (an
-/// empty `host` list means nvidia-smi did not answer: nothing is refused).
+/// What the engine's host is known to have, to check a pool against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KnownGpus<'a> {
+    /// The GPUs nvidia-smi listed.
+    Listed(&'a [HostGpu]),
+    /// The host has no NVIDIA driver, so no GPU a container can get; `why` says how that
+    /// is known (`no working nvidia-smi, no /proc/driver/nvidia/version`).
+    NoDriver { why: &'a str },
+    /// Nothing could be learned (a driver that lists no GPU, a probe that did not run):
+    /// nothing is refused.
+    Unknown,
+}
+
+/// Refuses a pool the engine's host cannot give, before anything is built or created
+/// (the dry run checks the same): GPUs of `gpus:` it does not have, all of them named,
+/// or any GPU at all on a host without an NVIDIA driver. Placed on `gpus:`, the hint
+/// names the sweep file's key (never `run`'s `--gpus`).
 pub fn check_pool_against_host(
     pool: &Pool,
-    host: &[HostGpu],
+    known: KnownGpus<'_>,
     engine_host: Option<&str>,
 ) -> Result<(), SpecError> {
-    let GpuPool::Devices(devices) = &pool.gpus else {
-        return Ok(());
+    let name = host_name(engine_host);
+    let asked = match &pool.gpus {
+        GpuPool::Cpu => return Ok(()),
+        GpuPool::All => "`gpus: all`".to_string(),
+        GpuPool::Devices(devices) => format!("`gpus: [{}]`", devices.join(", ")),
     };
-    if host.is_empty() {
-        return Ok(());
-    }
-    for device in devices {
-        let found = host.iter().any(|gpu| {
-            gpu.index.to_string() == *device || gpu.uuid == *device || device.starts_with("MIG-")
-        });
-        if !found {
+    match known {
+        KnownGpus::Unknown => Ok(()),
+        KnownGpus::NoDriver { why } => Err(SpecError::new(
+            Some(pool.location.clone()),
+            format!("{asked} asks for GPUs, but {name} has no NVIDIA GPU or driver ({why})"),
+            "leave `gpus:` out of the sweep file to run the trials on the CPU (`max_parallel` of them at once), or run the sweep where the GPUs are (`--host`, `DOCKER_HOST`); `tfimg doctor` shows what this host has",
+        )),
+        KnownGpus::Listed(host) => {
+            let GpuPool::Devices(devices) = &pool.gpus else {
+                return Ok(());
+            };
+            let missing: Vec<&str> = devices
+                .iter()
+                .filter(|device| {
+                    !host.iter().any(|gpu| {
+                        gpu.index.to_string() == **device
+                            || gpu.uuid == **device
+                            || device.starts_with("MIG-")
+                    })
+                })
+                .map(String::as_str)
+                .collect();
+            if missing.is_empty() {
+                return Ok(());
+            }
             let known: Vec<String> = host
                 .iter()
                 .map(|gpu| format!("{} ({})", gpu.index, gpu.name))
                 .collect();
-            let name = host_name(engine_host);
-            return Err(SpecError::new(
+            let (noun, ids) = match missing.as_slice() {
+                [one] => ("GPU", format!("`{one}`")),
+                more => ("GPUs", format!("`{}`", more.join("`, `"))),
+            };
+            Err(SpecError::new(
                 Some(pool.location.clone()),
-                format!("GPU `{device}` of the pool does not exist on {name}"),
-                format!("{name} has: {}", known.join("; ")),
-            ));
+                format!("{asked}: {noun} {ids} not on {name}"),
+                format!(
+                    "{name} has: {}; list only those in `gpus:` in the sweep file (or `gpus: all`)",
+                    known.join("; ")
+                ),
+            ))
         }
     }
-    Ok(())
 }
 
 /// Where a trial stands in the scheduler.
@@ -163,8 +203,11 @@ pub enum Exit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Done,
-    /// Queued again, at the back.
-    Retry,
+    /// Queued again, at the back: the trial's `retry`th retry (from 1; attempts stopped
+    /// by tfimg are not retries, so this is not the attempt's number).
+    Retry {
+        retry: u32,
+    },
     Failed,
     Stopped,
 }
@@ -311,7 +354,9 @@ impl Scheduler {
             Exit::Code(_) | Exit::Unknown => {
                 self.failures[trial] += 1;
                 if self.failures[trial] <= self.retries && self.halt.is_none() {
-                    Outcome::Retry
+                    Outcome::Retry {
+                        retry: self.failures[trial],
+                    }
                 } else {
                     Outcome::Failed
                 }
@@ -319,7 +364,7 @@ impl Scheduler {
         };
         self.progress[trial] = match outcome {
             Outcome::Done => Progress::Done { attempt },
-            Outcome::Retry => {
+            Outcome::Retry { .. } => {
                 self.queue.push_back(trial);
                 Progress::Queued
             }

@@ -40,7 +40,8 @@ fn the_examples_parse_into_27_trials() {
             sweep.objective,
             Some(Objective {
                 metric: "val_accuracy".into(),
-                mode: Mode::Max
+                mode: Mode::Max,
+                pick: Pick::Last,
             })
         );
         assert!(sweep.warnings.is_empty(), "{:?}", sweep.warnings);
@@ -221,12 +222,41 @@ fn mounts_env_limits_and_objective_are_checked_at_their_place() {
         ("objective: {metric: \"val acc\", mode: max}\n", "`sweep.yaml`:4:21: metric name `val acc` is not valid"),
         ("objective: {metric: acc, mode: highest}\n", "`sweep.yaml`:4:32: objective.mode: unknown variant `highest`, expected `max` or `min`"),
         ("objective: {metric: acc}\n", "`sweep.yaml`:4:12: objective: missing field `mode`"),
+        ("objective: {metric: acc, mode: max, use: final}\n", "`sweep.yaml`:4:42: `objective.use: final` is neither `last` nor `best`"),
+        ("objective: {metric: acc, mode: max, use: 2}\n", "`sweep.yaml`:4:42: `objective.use: 2` is neither `last` nor `best`"),
+        ("objective: {metric: acc, mode: max, usage: best}\n", "`sweep.yaml`:4:37: objective: unknown field `usage`, expected one of `metric`, `mode`, `use`"),
         ("output: \"\"\n", "`sweep.yaml`:4:9: `output: ` is not a folder"),
     ];
     for (rest, message) in cases {
         let text = head(&format!("{rest}params: {{lr: [1]}}\n"));
         assert_eq!(error(&text).0, message, "{rest}");
     }
+}
+
+#[test]
+fn objective_use_is_last_unless_the_file_says_best_and_its_error_has_a_hint() {
+    let objective = |rest: &str| {
+        parse_text(&head(&format!("params: {{lr: [1]}}\n{rest}")))
+            .unwrap()
+            .objective
+            .unwrap()
+    };
+    assert_eq!(
+        objective("objective: {metric: acc, mode: max}\n").pick,
+        Pick::Last
+    );
+    assert_eq!(
+        objective("objective: {metric: acc, mode: max, use: last}\n").pick,
+        Pick::Last
+    );
+    assert_eq!(
+        objective("objective: {metric: acc, mode: max, use: best}\n").pick,
+        Pick::Best
+    );
+    let (_, hint) = error(&head(
+        "params: {lr: [1]}\nobjective: {metric: acc, mode: max, use: final}\n",
+    ));
+    assert!(hint.contains("`use: last` (the default)"), "{hint}");
 }
 
 #[test]

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use super::{folder, Counts, Ending, Note, Runner, SweepRun, Watched};
 use crate::app::launch::{self, LaunchRequest, SshSource, TunnelMode};
-use crate::engine::{Engine, OutputChunk};
-use crate::host::Host;
+use crate::engine::{Engine, EngineError, OutputChunk};
+use crate::host::{Host, HostError};
 use crate::input::InputError;
 use crate::plan::gpus::{GpuMode, GpuSelection};
 use crate::plan::mounts::{self, MountPlan};
@@ -48,8 +48,9 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         let request = request(self.run, trial, &slot, start.attempt, &dir, self.remote)?;
         let prepared = launch::prepare(self.engine, self.host, request).await?;
         let reserved = RefCell::new(BTreeSet::new());
-        let launched =
-            launch::start(self.engine, self.host, prepared, &reserved, false, |_| {}).await?;
+        let launched = launch::start(self.engine, self.host, prepared, &reserved, false, |_| {})
+            .await
+            .map_err(|error| gpu_refusal(error, &self.run.sweep))?;
         let watched = Watched {
             attempt: start.attempt,
             container: launched.name.clone(),
@@ -99,19 +100,20 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
 
     /// An attempt ended with `exit` (`code` when one is known): the scheduler decides, the
     /// journal and `status.json` record it, its container goes. `away`: it ended while
-    /// no tfimg watched it.
+    /// no tfimg watched it, at `ended_ms` when the daemon says (else it ends now).
     pub(super) async fn finish(
         &mut self,
         trial: usize,
         exit: Exit,
         code: Option<i64>,
         away: bool,
+        ended_ms: Option<u64>,
     ) -> anyhow::Result<()> {
         let Some(watched) = self.watched.get(&trial).cloned() else {
             return Ok(());
         };
         let outcome = self.scheduler.finished(trial, exit);
-        let finished_ms = self.now_ms();
+        let finished_ms = ended_ms.unwrap_or_else(|| self.now_ms());
         let stopped = exit == Exit::Stopped;
         self.journal(&Event::TrialFinished {
             trial: self.trials[trial].id.clone(),
@@ -162,21 +164,21 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             started_ms: watched.started_ms,
             end,
         };
-        let id = &self.trials[trial].id;
-        self.host.write_confined(
+        write_status(
+            self.host,
             &self.trial_dir(trial),
-            STATUS_FILE,
-            attempt.status_json(id).as_bytes(),
-        )?;
-        Ok(())
+            &self.trials[trial].id,
+            &attempt,
+        )
     }
 
-    /// The objective's best value so far in the trial's metrics.
+    /// The objective's value so far in the trial's metrics, as `objective.use` picks it,
+    /// with what it is (`last val_accuracy`).
     fn metric(&self, trial: usize) -> Option<(String, f64)> {
         let objective = self.run.sweep.objective.as_ref()?;
         let points = folder::trial_points(self.host, &self.trial_dir(trial));
-        let best = MetricsSummary::of(&points).best(objective)?;
-        Some((objective.metric.clone(), best))
+        let picked = MetricsSummary::of(&points).pick(objective)?;
+        Some((objective.label(), picked.value))
     }
 }
 
@@ -275,6 +277,36 @@ pub(super) fn request(
         nvidia: run.nvidia.clone(),
         network: None,
     })
+}
+
+/// `status.json` of `attempt` of `trial` into its folder `dir`.
+pub(super) fn write_status(
+    host: &impl Host,
+    dir: &Path,
+    trial: &str,
+    attempt: &Attempt,
+) -> anyhow::Result<()> {
+    host.write_confined(dir, STATUS_FILE, attempt.status_json(trial).as_bytes())?;
+    Ok(())
+}
+
+/// The daemon's refusal of a trial's GPUs (no NVIDIA device driver registered: the
+/// toolkit missing, or Docker not restarted since) said for a sweep: at `gpus:`, with a
+/// hint that names the sweep file's key, not `run`'s `--gpus`. Other errors pass.
+fn gpu_refusal(error: anyhow::Error, sweep: &crate::sweep::Sweep) -> anyhow::Error {
+    let Some(EngineError::GpuToolkitMissing { message }) = error.downcast_ref::<EngineError>()
+    else {
+        return error;
+    };
+    HostError {
+        message: format!(
+            "{}: the trials cannot get the GPUs of `gpus:`: Docker has no NVIDIA device driver ({})",
+            sweep.pool.location,
+            message.trim()
+        ),
+        hint: "install the NVIDIA Container Toolkit (`sudo apt-get install nvidia-container-toolkit` from NVIDIA's repository), then `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker; `tfimg doctor` checks the result. Without GPUs: leave `gpus:` out of the sweep file".to_string(),
+    }
+    .into()
 }
 
 /// The whole output of a container that ended unwatched, into the trial's folder `dir`.

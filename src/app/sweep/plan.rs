@@ -1,13 +1,15 @@
-//! A sweep's slots, laid out on the GPUs of the engine's host (`gpu_host`): the pool's
-//! devices checked against them, `gpus: all` made into their indices. A CPU pool asks
-//! nothing of any host.
+//! A sweep's slots, laid out on the GPUs of the engine's host (`gpu_host`): the pool
+//! checked against them (GPUs the host lacks, a host without a driver, a toolkit that
+//! would refuse every trial, each said at `gpus:` before anything is built, in the dry
+//! run too), `gpus: all` made into their indices. A CPU pool asks nothing of any host.
 
 use crate::app::gpu_host;
 use crate::engine::Engine;
-use crate::host::{Host, NvidiaFacts};
+use crate::host::nvidia::ProbeOutcome;
+use crate::host::{Host, HostError, NvidiaFacts};
 use crate::input::source::SpecError;
 use crate::spec::ResolvedSpec;
-use crate::sweep::schedule::{self, Slot};
+use crate::sweep::schedule::{self, KnownGpus, Slot};
 use crate::sweep::{GpuPool, ImageSource, Pool};
 
 /// The slots of `pool` on the engine's host, and the facts they were planned on (for the
@@ -24,7 +26,25 @@ pub async fn plan_slots(
     }
     let nvidia = gpu_host::engine_nvidia(engine, host, images).await;
     let engine_host = nvidia.probe.as_ref().map(|probe| probe.engine.as_str());
-    schedule::check_pool_against_host(pool, &nvidia.gpus, engine_host)?;
+    schedule::check_pool_against_host(pool, known_gpus(&nvidia), engine_host)?;
+    // What would stop every trial's launch (the toolkit missing where a driver is), said
+    // now, at `gpus:`, rather than by the first trial.
+    let info = engine.info().await?;
+    if let Some(problem) = crate::doctor::gpu_launch_problem(&nvidia, &info, None) {
+        let fix = problem
+            .fix
+            .unwrap_or_else(|| "run `tfimg doctor` for details".to_string());
+        return Err(HostError {
+            message: format!(
+                "{}: the trials cannot get the GPUs of `gpus:`: {}",
+                pool.location, problem.summary
+            ),
+            hint: format!(
+                "{fix}; or leave `gpus:` out of the sweep file to run the trials on the CPU"
+            ),
+        }
+        .into());
+    }
     let indices: Vec<String> = nvidia
         .gpus
         .iter()
@@ -32,6 +52,24 @@ pub async fn plan_slots(
         .collect();
     let slots = schedule::slots(pool, &indices, engine_host)?;
     Ok((slots, Some(nvidia)))
+}
+
+/// What the facts say of the host's GPUs: listed by nvidia-smi; none, where no NVIDIA
+/// driver answered on this machine, or nvidia-smi ran in a `--gpus all` container on the
+/// engine's host and found none; else unknown (nothing is refused on it).
+fn known_gpus(nvidia: &NvidiaFacts) -> KnownGpus<'_> {
+    if !nvidia.gpus.is_empty() {
+        return KnownGpus::Listed(&nvidia.gpus);
+    }
+    match (&nvidia.driver, &nvidia.probe) {
+        (None, None) => KnownGpus::NoDriver {
+            why: "no working nvidia-smi, no /proc/driver/nvidia/version",
+        },
+        (None, Some(probe)) if probe.outcome == ProbeOutcome::Ran => KnownGpus::NoDriver {
+            why: "nvidia-smi in a `--gpus all` container there found no driver",
+        },
+        _ => KnownGpus::Unknown,
+    }
 }
 
 /// What the pool says on its own (enough GPUs listed for `gpus_per_trial`), checked

@@ -1,6 +1,7 @@
 //! Unit tests of `plan`: slots laid out on another host's GPUs (asked once, in
 //! containers there), the trials then launched without asking again; a CPU pool asks
-//! nothing; a GPU the engine's host lacks is refused naming it.
+//! nothing; a GPU the engine's host lacks, a host without a driver and a daemon that
+//! refuses the GPUs are each said at `gpus:`, naming the sweep file's key.
 
 use super::*;
 use crate::app::sweep::SweepRun;
@@ -73,6 +74,89 @@ fn a_cpu_pool_asks_no_host_and_a_gpu_the_engine_s_host_lacks_is_refused() {
     let error = block_on(plan_slots(&engine, &host, &listed.pool, &images)).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "`sweep.yaml`:6:7: GPU `5` of the pool does not exist on the engine's host `fake://engine`"
+        "`sweep.yaml`:6:7: `gpus: [0, 5]`: GPU `5` not on the engine's host `fake://engine`"
     );
+}
+
+#[test]
+fn a_gpu_pool_on_a_host_without_a_driver_is_refused_at_gpus_before_anything_starts() {
+    // This machine's engine, no NVIDIA driver (the fake host's facts are empty).
+    let engine = FakeEngine::new();
+    engine.add_image(&[IMAGE], &[]);
+    let host = FakeHost::new();
+    let sweep = sweep("gpus: [0, 1, 7]\n");
+    let images = [IMAGE.to_string()];
+    let error = block_on(plan_slots(&engine, &host, &sweep.pool, &images)).unwrap_err();
+    let spec = error
+        .downcast_ref::<crate::input::SpecError>()
+        .expect("bad input, exit 1");
+    assert_eq!(
+        spec.to_string(),
+        "`sweep.yaml`:6:7: `gpus: [0, 1, 7]` asks for GPUs, but this host has no NVIDIA GPU or driver (no working nvidia-smi, no /proc/driver/nvidia/version)"
+    );
+    assert!(spec.hint.contains("leave `gpus:` out of the sweep file"));
+    assert!(!spec.hint.contains("--gpus"), "{}", spec.hint);
+    assert_eq!(engine.calls_to("create").len(), 0);
+}
+
+#[test]
+fn the_daemon_refusing_the_trials_gpus_is_said_at_gpus_with_the_sweep_file_s_key() {
+    // The driver and the toolkit's hook are there, but Docker was not restarted.
+    let engine = FakeEngine::new();
+    engine.add_image(&[IMAGE], &[]);
+    engine.state.borrow_mut().info.runtimes = vec!["runc".into()];
+    engine
+        .state
+        .borrow_mut()
+        .start_failures
+        .push_back(crate::engine::StartFailure::GpuDriver(
+            "could not select device driver \"nvidia\" with capabilities: [[gpu]]".into(),
+        ));
+    let mut host = FakeHost::new();
+    host.nvidia.driver = Some("535.104.05".into());
+    host.nvidia.gpus = vec![crate::plan::gpus::HostGpu {
+        index: 0,
+        uuid: "GPU-0".into(),
+        name: "NVIDIA A100".into(),
+        memory_mib: Some(40960),
+        compute_capability: None,
+    }];
+    host.nvidia.toolkit_programs = vec!["nvidia-container-runtime-hook".into()];
+    let sweep = sweep("gpus: [0]\n");
+    let (slots, nvidia) = block_on(plan_slots(
+        &engine,
+        &host,
+        &sweep.pool,
+        &[IMAGE.to_string()],
+    ))
+    .unwrap();
+    let image = crate::engine::ImageFacts {
+        id: "sha256:abc".into(),
+        tags: vec![IMAGE.into()],
+        working_dir: "/tf".into(),
+        ..Default::default()
+    };
+    let run = SweepRun {
+        file: "sweep.yaml".into(),
+        file_bytes: Vec::new(),
+        target: crate::app::run::target_of_image(IMAGE, &image),
+        slots,
+        nvidia,
+        ids: Some((1000, 1000)),
+        resume_only: false,
+        sweep,
+    };
+    let error = block_on(crate::app::sweep::run(&engine, &host, &run, &|_| {})).unwrap_err();
+    let (hint, code) = crate::output::exit::classify(&error);
+    assert_eq!(
+        format!("{error:#}"),
+        "`sweep.yaml`:6:7: the trials cannot get the GPUs of `gpus:`: Docker has no NVIDIA device driver (could not select device driver \"nvidia\" with capabilities: [[gpu]])"
+    );
+    let hint = hint.unwrap();
+    assert!(
+        hint.ends_with("Without GPUs: leave `gpus:` out of the sweep file"),
+        "{hint}"
+    );
+    assert!(!hint.contains("--gpus"), "{hint}");
+    assert_eq!(code, 2);
 }

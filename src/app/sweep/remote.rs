@@ -6,6 +6,7 @@
 //! deleted: `--sync-back`'s rules). The sweep file's `mounts:` name folders of this
 //! machine and are refused before anything is built.
 
+use std::path::Path;
 use std::time::Duration;
 
 use super::{Note, Runner};
@@ -70,16 +71,28 @@ impl<E: Engine, H: Host> Runner<'_, E, H> {
             return;
         }
         let dir = self.trial_dir(trial);
-        let said = match files::pull(self.engine, self.host, id, TRIAL_DIR, &dir).await {
-            Ok(Some(summary)) => summary.notes,
-            Ok(None) => vec![format!("`{TRIAL_DIR}` was gone from the container")],
-            Err(error) => vec![format!("{error:#}")],
-        };
         let trial_id = &self.trials[trial].id;
-        for note in said {
-            (self.notify)(Note::Said(format!(
-                "trial `{trial_id}`: its folder did not all come back: {note}"
-            )));
+        for note in bring_back_folder(self.engine, self.host, id, &dir, trial_id).await {
+            (self.notify)(Note::Said(note));
         }
     }
+}
+
+/// The whole `TFIMG_TRIAL_DIR` of container `id` into the trial's folder `dir`; what did
+/// not come back, one note each.
+pub(super) async fn bring_back_folder(
+    engine: &impl Engine,
+    host: &impl Host,
+    id: &str,
+    dir: &Path,
+    trial: &str,
+) -> Vec<String> {
+    let said = match files::pull(engine, host, id, TRIAL_DIR, dir).await {
+        Ok(Some(summary)) => summary.notes,
+        Ok(None) => vec![format!("`{TRIAL_DIR}` was gone from the container")],
+        Err(error) => vec![format!("{error:#}")],
+    };
+    said.into_iter()
+        .map(|note| format!("trial `{trial}`: its folder did not all come back: {note}"))
+        .collect()
 }

@@ -84,7 +84,7 @@ fn on_a_remote_engine_each_trial_folder_is_copied_in_and_back_never_mounted() {
         Note::Ended { metric, .. } => metric.clone(),
         _ => None,
     });
-    assert_eq!(ended_metric, Some(("acc".to_string(), 0.5)));
+    assert_eq!(ended_metric, Some(("last acc".to_string(), 0.5)));
 }
 
 #[test]

@@ -1,14 +1,17 @@
 //! Going on with a sweep: one run at a time (a lock per sweep folder), the journal read
 //! back (a torn last line cut, a changed sweep file refused with what changed), and what
-//! became of each trial that was running when the last run ended: still running (watch
-//! it again), ended while no tfimg watched (keep its logs and learn its exit code; a
-//! kill by signal, as a daemon restart or a reboot gives, is not the trial's failure),
-//! or gone. Containers of the sweep that no journal line owns are removed.
+//! became of each trial that was running when the last run ended (`unwatched`): still
+//! running (watch it again), ended while no tfimg watched (keep its logs and its result;
+//! a kill by signal, as a daemon restart or a reboot gives, is not the trial's failure),
+//! never started, or gone. A container the last run made just before it was killed,
+//! before its start reached the journal, is adopted; other containers of the sweep that
+//! no journal line owns are removed.
 
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use super::unwatched::{self, Seen};
 use super::{folder, Note, Runner, Watched, Watching};
 use crate::engine::Engine;
 use crate::host::{Host, LockAttempt};
@@ -106,12 +109,13 @@ pub(super) fn folder_error(sweep: &Sweep, error: &std::io::Error) -> InputError 
 
 impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
     /// Applies the journal: finished trials stay finished, running ones are watched again
-    /// or their end learned, containers no journal line owns are removed.
+    /// or their end learned, containers no journal line owns are adopted or removed.
     pub(super) async fn restore(
         &mut self,
         replay: &Replay,
         watching: &mut Watching<'a>,
     ) -> anyhow::Result<()> {
+        let replay = &self.adopt(replay).await?;
         let (mut done, mut failed, mut reattached) = (0, 0, 0);
         for trial in 0..self.trials.len() {
             let history = replay.trial(&self.trials[trial].id);
@@ -138,6 +142,35 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         Ok(())
     }
 
+    /// Containers the last run made just before it was killed, before their start reached
+    /// the journal: their start is written now, so they are watched again or their result
+    /// kept like any other attempt's. The journal's `replay` with them.
+    async fn adopt(&self, replay: &Replay) -> anyhow::Result<Replay> {
+        let mut replay = replay.clone();
+        let events = unwatched::adoptions(
+            self.engine,
+            &self.run.sweep.name,
+            &self.trials,
+            &replay,
+            Some(&self.image_id),
+            self.now_ms(),
+        )
+        .await?;
+        for event in events {
+            self.journal(&event)?;
+            if let journal::Event::TrialStarted {
+                trial, container, ..
+            } = &event
+            {
+                (self.notify)(Note::Said(format!(
+                    "{trial}: its container `{container}` was made just before the last run ended, before the journal had it; it is taken over"
+                )));
+            }
+            replay.apply(&event);
+        }
+        Ok(replay)
+    }
+
     /// A trial the journal says is running: watched again when its container still runs
     /// (true), else its end recorded as it happened while no tfimg watched.
     async fn reattach(
@@ -160,33 +193,54 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         );
         let facts = self.engine.container(&attempt.container_id).await?;
         let id = &self.trials[trial].id;
-        let Some(facts) = facts else {
-            (self.notify)(Note::Said(format!(
-                "{id}: its container `{}` is gone; it counts as failed",
-                attempt.container
-            )));
-            self.finish(trial, Exit::Unknown, None, true).await?;
-            return Ok(false);
-        };
-        if facts.state == "running" || facts.state == "restarting" {
-            watching.push(self.watch(trial, facts.id));
-            return Ok(true);
-        }
-        super::attempt::keep_logs(self.engine, self.host, &self.trial_dir(trial), &facts.id).await;
-        let code = facts.exit_code.unwrap_or(-1);
-        let exit = match code {
-            0 => Exit::Code(0),
-            // Killed by a signal (a daemon restart, a reboot, the OOM killer, `docker
-            // kill`) while no tfimg watched: run again, using none of its retries.
-            code if code >= 128 => {
-                (self.notify)(Note::Said(format!(
-                    "{id}: killed while no tfimg watched it (exit {code}); it runs again without using a retry"
-                )));
-                Exit::Stopped
+        match Seen::of(facts.as_ref()) {
+            Seen::Running => {
+                let facts = facts.expect("a running container was found");
+                watching.push(self.watch(trial, facts.id));
+                return Ok(true);
             }
-            code => Exit::Code(code),
-        };
-        self.finish(trial, exit, Some(code), true).await?;
+            Seen::Ended { code, finished_ms } => {
+                let dir = self.trial_dir(trial);
+                super::attempt::keep_logs(self.engine, self.host, &dir, &attempt.container_id)
+                    .await;
+                let exit = unwatched::exit_of(code);
+                if exit == Exit::Stopped {
+                    (self.notify)(Note::Said(format!(
+                        "{id}: killed while no tfimg watched it (exit {code}); it runs again without using a retry"
+                    )));
+                }
+                self.finish(trial, exit, Some(code), true, finished_ms)
+                    .await?;
+            }
+            Seen::NeverStarted => {
+                (self.notify)(Note::Said(format!(
+                    "{id}: its container `{}` was made but never started; it runs again",
+                    attempt.container
+                )));
+                self.finish(trial, Exit::Stopped, None, true, None).await?;
+            }
+            Seen::Gone => {
+                let recorded = unwatched::recorded_end(self.host, &self.trial_dir(trial), attempt);
+                match recorded {
+                    Some(end) => {
+                        let exit = match (end.stopped, end.exit_code) {
+                            (true, _) => Exit::Stopped,
+                            (false, Some(code)) => Exit::Code(code),
+                            (false, None) => Exit::Unknown,
+                        };
+                        self.finish(trial, exit, end.exit_code, true, Some(end.finished_ms))
+                            .await?;
+                    }
+                    None => {
+                        (self.notify)(Note::Said(format!(
+                            "{id}: its container `{}` is gone; it counts as failed",
+                            attempt.container
+                        )));
+                        self.finish(trial, Exit::Unknown, None, true, None).await?;
+                    }
+                }
+            }
+        }
         Ok(false)
     }
 

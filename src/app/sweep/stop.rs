@@ -1,15 +1,17 @@
 //! `tfimg sweep stop`: a running sweep is asked to stop (it stops and removes its trial
 //! containers itself and records that in its journal); a sweep whose tfimg is gone has
-//! its containers stopped and removed here, their logs kept and their ends recorded.
+//! what its trials did while no tfimg watched recorded here (a finished result is kept,
+//! never marked stopped), what still runs stopped, logs kept and containers removed.
 
 use std::path::Path;
 use std::time::Duration;
 
+use super::unwatched::{self, Seen};
 use super::{folder, STOP_REQUEST, STOP_SECONDS};
 use crate::engine::Engine;
 use crate::host::{Host, LockAttempt};
 use crate::input::InputError;
-use crate::sweep::journal::{Event, StopReason};
+use crate::sweep::journal::{Attempt, AttemptEnd, Event, StopReason};
 
 /// How long a running sweep gets to stop its trials.
 const STOP_WAIT: Duration = Duration::from_secs(90);
@@ -19,8 +21,12 @@ const STOP_WAIT: Duration = Duration::from_secs(90);
 pub enum Stopped {
     /// The running tfimg stopped its sweep.
     ByItsRun,
-    /// No tfimg ran it; these trial containers were stopped and removed here.
-    Here { containers: Vec<String> },
+    /// No tfimg ran it; these trial containers were removed here, and `notes` say what
+    /// each trial no tfimg watched was found doing and how it was recorded.
+    Here {
+        containers: Vec<String>,
+        notes: Vec<String>,
+    },
 }
 
 /// Stops the sweep in `dir`.
@@ -59,7 +65,11 @@ pub async fn stop(engine: &impl Engine, host: &impl Host, dir: &Path) -> anyhow:
     stop_here(engine, host, dir, &found).await
 }
 
-/// No tfimg runs the sweep: its containers stopped and removed, logs kept, ends recorded.
+/// No tfimg runs the sweep: what became of each attempt no tfimg watched is recorded from
+/// its container (`unwatched`): one that ended by itself keeps its result (exit 0 is
+/// done), one still running is stopped (it runs again when the sweep goes on), one made
+/// just before the kill is adopted first. Logs are kept, `status.json` written, every
+/// container of the sweep removed.
 async fn stop_here(
     engine: &impl Engine,
     host: &impl Host,
@@ -68,30 +78,105 @@ async fn stop_here(
 ) -> anyhow::Result<Stopped> {
     let now_ms = || super::attempt::now_ms(host);
     let journal = dir.join(crate::sweep::journal::JOURNAL_FILE);
+    let append = |event: &Event| host.append_file(&journal, event.line().as_bytes(), true);
+    let sweep = &found.sweep;
+    let mut replay = found.replay.clone();
+    let mut notes = Vec::new();
+    let adopted =
+        unwatched::adoptions(engine, &sweep.name, &found.trials, &replay, None, now_ms()).await?;
+    for event in adopted {
+        append(&event)?;
+        if let Event::TrialStarted {
+            trial, container, ..
+        } = &event
+        {
+            notes.push(format!(
+                "{trial}: its container `{container}` was made just before its run ended, before the journal had it; it is taken over"
+            ));
+        }
+        replay.apply(&event);
+    }
+    // What each open attempt's container says, before any is stopped: a trial that ended
+    // by itself is not one tfimg stopped.
+    let mut open = Vec::new();
+    for trial in &found.trials {
+        let history = replay.trial(&trial.id);
+        let Some(attempt) = history.last().filter(|attempt| attempt.end.is_none()) else {
+            continue;
+        };
+        let facts = engine.container(&attempt.container_id).await?;
+        open.push((trial.id.clone(), attempt.clone(), Seen::of(facts.as_ref())));
+    }
+    let running = open
+        .iter()
+        .filter(|(_, _, seen)| *seen == Seen::Running)
+        .map(|(_, attempt, _)| engine.stop(&attempt.container_id, STOP_SECONDS));
+    let _ = futures_util::future::join_all(running).await;
+    for (trial, attempt, seen) in open {
+        let trial_dir = dir.join(&trial);
+        let recorded = match seen {
+            Seen::Gone => unwatched::recorded_end(host, &trial_dir, &attempt),
+            _ => None,
+        };
+        let end = match seen.end(recorded, now_ms()) {
+            Some(end) => end,
+            // Still running: stopped here (its exit code is the stop's, not its own).
+            None => AttemptEnd {
+                exit_code: engine.wait(&attempt.container_id).await.ok(),
+                stopped: true,
+                finished_ms: now_ms(),
+            },
+        };
+        notes.push(match seen {
+            Seen::Running => format!("{trial}: stopped; it runs again when the sweep goes on"),
+            Seen::Ended { code: 0, .. } => {
+                format!("{trial}: done while no tfimg watched it (exit 0); its result is kept")
+            }
+            Seen::Ended { code, .. } if end.stopped => format!(
+                "{trial}: killed while no tfimg watched it (exit {code}); it runs again without using a retry"
+            ),
+            Seen::Ended { code, .. } => {
+                format!("{trial}: failed while no tfimg watched it (exit {code})")
+            }
+            Seen::NeverStarted => {
+                format!("{trial}: its container was made but never started; it runs again")
+            }
+            Seen::Gone if recorded.is_some() => format!(
+                "{trial}: its container `{}` is gone; its end is kept as its `status.json` recorded it",
+                attempt.container
+            ),
+            Seen::Gone => format!(
+                "{trial}: its container `{}` is gone; it counts as failed",
+                attempt.container
+            ),
+        });
+        if matches!(seen, Seen::Running | Seen::Ended { .. }) {
+            let id = &attempt.container_id;
+            super::attempt::keep_logs(engine, host, &trial_dir, id).await;
+            if engine.tunnels_ports() {
+                let back = super::remote::bring_back_folder(engine, host, id, &trial_dir, &trial);
+                notes.extend(back.await);
+            }
+        }
+        append(&Event::TrialFinished {
+            trial: trial.clone(),
+            attempt: attempt.number,
+            exit_code: end.exit_code,
+            stopped: end.stopped,
+            time_ms: end.finished_ms,
+        })?;
+        let ended = Attempt {
+            end: Some(end),
+            ..attempt
+        };
+        super::attempt::write_status(host, &trial_dir, &trial, &ended)?;
+    }
+    // Every container of the sweep goes: the ones just recorded, and any no attempt owns.
     let mut containers = Vec::new();
     for container in engine
-        .containers_with_label(&found.sweep.container_filter())
+        .containers_with_label(&sweep.container_filter())
         .await?
     {
-        let _ = engine.stop(&container.id, STOP_SECONDS).await;
-        let open = found.trials.iter().find_map(|trial| {
-            let history = found.replay.trial(&trial.id);
-            let last = history.last()?;
-            (last.end.is_none() && last.container_id == container.id)
-                .then(|| (trial.id.clone(), last.number))
-        });
-        if let Some((trial, attempt)) = open {
-            super::attempt::keep_logs(engine, host, &dir.join(&trial), &container.id).await;
-            let exit_code = engine.wait(&container.id).await.ok();
-            let event = Event::TrialFinished {
-                trial,
-                attempt,
-                exit_code,
-                stopped: true,
-                time_ms: now_ms(),
-            };
-            host.append_file(&journal, event.line().as_bytes(), true)?;
-        }
         engine.remove_container(&container.id, true).await?;
         containers.push(container.name);
     }
@@ -99,6 +184,6 @@ async fn stop_here(
         reason: StopReason::Stopped,
         time_ms: now_ms(),
     };
-    host.append_file(&journal, event.line().as_bytes(), true)?;
-    Ok(Stopped::Here { containers })
+    append(&event)?;
+    Ok(Stopped::Here { containers, notes })
 }

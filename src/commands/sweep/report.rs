@@ -1,10 +1,10 @@
 //! `tfimg sweep report SWEEP [-o FILE]`: the sweep's folder read back (its file's copy,
-//! journal and each trial's metrics) and drawn as one self-contained HTML page, written
+//! journal and each trial's metrics, and what the engine says of trials no tfimg
+//! watched, as `status` reads it) and drawn as one self-contained HTML page, written
 //! whole (`<sweep dir>/report.html` unless `-o`).
 
 use std::process::ExitCode;
 
-use crate::app::sweep::folder;
 use crate::cli::SweepReportArgs;
 use crate::host::{Host, Machine};
 use crate::input::InputError;
@@ -15,8 +15,11 @@ const REPORT_FILE: &str = "report.html";
 
 pub(super) fn run(args: &SweepReportArgs) -> anyhow::Result<ExitCode> {
     let host = Machine;
-    let dir = super::sweep_dir(&host, &args.target.sweep)?;
-    let sweep = folder::read(&host, &dir)?;
+    let looked = super::show::look(&args.target.sweep)?;
+    for line in super::show::unwatched_lines(&looked) {
+        eprintln!("note: {line}");
+    }
+    let sweep = &looked.found;
     let now_ms = crate::app::sweep::now_ms(&host);
     let html = report::render(
         &sweep.sweep.name,

@@ -5,13 +5,14 @@
 use std::process::ExitCode;
 
 use super::Planned;
+use crate::app::sweep::unwatched::{self, Looked, Seen, Unwatched};
 use crate::app::sweep::{folder, Counts, Finished, Note, SweepRun};
 use crate::cli::{SweepResultsArgs, SweepStatusArgs};
-use crate::host::{Host, LockAttempt, Machine};
+use crate::host::Machine;
 use crate::output;
 use crate::output::progress::Reporter;
 use crate::sweep::journal::StopReason;
-use crate::sweep::results::{duration_text, number_text, Results};
+use crate::sweep::results::{duration_text, number_text, Results, RowStatus};
 use crate::sweep::schedule::{Outcome, Slot};
 use crate::sweep::{Sweep, Trial};
 
@@ -66,7 +67,9 @@ pub(super) fn note(reporter: &Reporter, sweep: &Sweep, note: &Note) {
                 serde_json::json!({
                     "trial": trial, "attempt": attempt, "outcome": outcome_text(*outcome),
                     "exit_code": exit_code, "seconds": seconds,
-                    "metric": metric.as_ref().map(|(name, value)| serde_json::json!({name: value})),
+                    "metric": metric.as_ref().zip(sweep.objective.as_ref()).map(|((_, value), objective)| {
+                        serde_json::json!({&objective.metric: value, "use": objective.pick.as_str()})
+                    }),
                 }),
             );
         }
@@ -119,8 +122,8 @@ fn ended_line(
             format!("{trial} done (attempt {attempt}) in {time}{away}{metric}")
         }
         Outcome::Done => format!("{trial} done in {time}{away}{metric}"),
-        Outcome::Retry => format!(
-            "{trial} failed ({exit}) after {time}{away}; queued again (retry {attempt} of {})",
+        Outcome::Retry { retry } => format!(
+            "{trial} failed ({exit}) after {time}{away}; queued again (retry {retry} of {})",
             sweep.retries
         ),
         Outcome::Failed => format!(
@@ -137,7 +140,7 @@ fn ended_line(
 fn outcome_text(outcome: Outcome) -> &'static str {
     match outcome {
         Outcome::Done => "done",
-        Outcome::Retry => "retry",
+        Outcome::Retry { .. } => "retry",
         Outcome::Failed => "failed",
         Outcome::Stopped => "stopped",
     }
@@ -215,12 +218,36 @@ fn print_results(results: &Results) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The sweep the user named, read for `status` and `results`: when no tfimg runs it, what
+/// the engine says of the trials no tfimg watched.
+pub(super) fn look(target: &str) -> anyhow::Result<Looked> {
+    let host = Machine;
+    let dir = super::sweep_dir(&host, target)?;
+    let mut looked = unwatched::look(&host, &dir)?;
+    if looked.asks_engine() {
+        super::super::runtime()?.block_on(async {
+            let engine = super::super::connect().await;
+            looked
+                .learn(
+                    engine
+                        .as_ref()
+                        .map_err(|error| anyhow::anyhow!("{error:#}")),
+                    &host,
+                )
+                .await;
+        });
+    }
+    Ok(looked)
+}
+
 /// `tfimg sweep results SWEEP [--json|--csv]`.
 pub(super) fn results(args: &SweepResultsArgs) -> anyhow::Result<ExitCode> {
     let host = Machine;
-    let dir = super::sweep_dir(&host, &args.target.sweep)?;
-    let found = folder::read(&host, &dir)?;
-    let results = found.results(Some(crate::app::sweep::now_ms(&host)));
+    let looked = look(&args.target.sweep)?;
+    for line in unwatched_lines(&looked) {
+        eprintln!("note: {line}");
+    }
+    let results = looked.found.results(Some(crate::app::sweep::now_ms(&host)));
     if args.json {
         output::print_json(&results.to_json())?;
     } else if args.csv {
@@ -231,15 +258,12 @@ pub(super) fn results(args: &SweepResultsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `tfimg sweep status SWEEP [--json]`: whether a tfimg runs it, and each trial.
+/// `tfimg sweep status SWEEP [--json]`: whether a tfimg runs it, each trial, and what
+/// became of the trials no tfimg watched.
 pub(super) fn status(args: &SweepStatusArgs) -> anyhow::Result<ExitCode> {
     let host = Machine;
-    let dir = super::sweep_dir(&host, &args.target.sweep)?;
-    let found = folder::read(&host, &dir)?;
-    let running = matches!(
-        host.try_lock(&crate::app::sweep::lock_name(&found.sweep.output), false),
-        LockAttempt::Busy
-    );
+    let looked = look(&args.target.sweep)?;
+    let found = &looked.found;
     let mut results = found.results(Some(crate::app::sweep::now_ms(&host)));
     results.rows.sort_by(|a, b| a.trial.cmp(&b.trial));
     let mut tally = std::collections::BTreeMap::<String, usize>::new();
@@ -252,8 +276,14 @@ pub(super) fn status(args: &SweepStatusArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         let mut value = results.to_json();
         value["sweep"] = serde_json::json!(found.sweep.name);
-        value["running"] = serde_json::json!(running);
+        value["running"] = serde_json::json!(looked.running);
         value["tally"] = serde_json::json!(tally);
+        value["unwatched"] = looked
+            .unwatched
+            .iter()
+            .map(unwatched_json)
+            .collect::<serde_json::Value>();
+        value["unreached"] = serde_json::json!(looked.unreached);
         output::print_json(&value)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -264,19 +294,89 @@ pub(super) fn status(args: &SweepStatusArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|(word, count)| format!("{count} {word}"))
         .collect();
-    let state = if running {
-        "running"
-    } else {
-        "not running (`tfimg sweep FILE` goes on with it)"
+    let state = match looked.running {
+        true => "its tfimg is running it",
+        false => "no tfimg is running it",
     };
-    output::print_text(&format!(
-        "\nsweep `{}` in `{}`: {}; {}\n",
+    let mut text = format!(
+        "\nsweep `{}` in `{}`: {}; {state}\n",
         found.sweep.name,
         super::shown(&found.dir),
         tally.join(", "),
-        state
-    ))?;
+    );
+    let unfinished = results
+        .rows
+        .iter()
+        .any(|row| !matches!(row.status, RowStatus::Done { .. } | RowStatus::Failed));
+    let lines = unwatched_lines(&looked);
+    if !looked.running && lines.is_empty() && unfinished {
+        text.push_str("`tfimg sweep FILE` goes on with it\n");
+    }
+    for line in lines {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    output::print_text(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `status` and `results` say of the trials no tfimg watched: those whose
+/// containers run on, those that ended (shown as they ended, not recorded yet), and why
+/// the engine could not say.
+pub(super) fn unwatched_lines(looked: &Looked) -> Vec<String> {
+    let name = &looked.found.sweep.name;
+    let mut lines = Vec::new();
+    let ended: Vec<String> = looked
+        .unwatched
+        .iter()
+        .filter_map(|unwatched| match unwatched.seen {
+            Seen::Running => None,
+            Seen::Ended { code, .. } => Some(format!("{} (exit {code})", unwatched.trial)),
+            Seen::NeverStarted => Some(format!("{} (never started)", unwatched.trial)),
+            Seen::Gone => Some(format!("{} (container gone)", unwatched.trial)),
+        })
+        .collect();
+    if !ended.is_empty() {
+        lines.push(format!(
+            "ended while no tfimg watched: {}; shown as they ended, recorded by `tfimg sweep FILE` (which goes on with the sweep) or `tfimg sweep stop {name}`",
+            ended.join(", ")
+        ));
+    }
+    let running: Vec<&str> = looked
+        .unwatched
+        .iter()
+        .filter(|unwatched| unwatched.seen == Seen::Running)
+        .map(|unwatched| unwatched.trial.as_str())
+        .collect();
+    if !running.is_empty() {
+        lines.push(format!(
+            "running while no tfimg watches them: {}; `tfimg sweep FILE` watches them again, `tfimg sweep stop {name}` stops them",
+            running.join(", ")
+        ));
+    }
+    if let Some(error) = &looked.unreached {
+        lines.push(format!(
+            "the engine could not say how the trials no tfimg watched are doing ({error}); shown as the journal has them"
+        ));
+    }
+    lines
+}
+
+fn unwatched_json(unwatched: &Unwatched) -> serde_json::Value {
+    let (state, exit_code) = match unwatched.seen {
+        Seen::Running => ("running", None),
+        Seen::Ended { code, .. } => ("exited", Some(code)),
+        Seen::NeverStarted => ("created", None),
+        Seen::Gone => ("gone", None),
+    };
+    serde_json::json!({
+        "trial": unwatched.trial,
+        "attempt": unwatched.attempt,
+        "container": unwatched.container,
+        "state": state,
+        "exit_code": exit_code,
+        "adopted": unwatched.adopted,
+    })
 }
 
 /// The trials (id, each param, the command) and the slots (slot → GPU ids).

@@ -126,6 +126,8 @@ impl Containers for Docker {
                     !matches!(name, Name::NO | Name::EMPTY)
                 }),
             published: published(inspected.network_settings),
+            started_ms: state.started_at.as_deref().and_then(unix_ms),
+            finished_ms: state.finished_at.as_deref().and_then(unix_ms),
         }))
     }
 
@@ -170,6 +172,8 @@ impl Containers for Docker {
                 privileged: false,
                 restarts: false,
                 published: Vec::new(),
+                started_ms: None,
+                finished_ms: None,
             })
             .collect())
     }
@@ -357,4 +361,39 @@ fn published(settings: Option<bollard::models::NetworkSettings>) -> Vec<Publishe
         .collect();
     found.sort_by(|a, b| (a.container, &a.host_ip).cmp(&(b.container, &b.host_ip)));
     found
+}
+
+/// A time the daemon gives (`2024-05-01T10:20:30.123456789Z`, always UTC) in milliseconds
+/// since the Unix epoch; `None` for Docker's "never" (`0001-01-01T00:00:00Z`) or any
+/// other shape.
+fn unix_ms(text: &str) -> Option<u64> {
+    let (date, time) = text.strip_suffix('Z')?.split_once('T')?;
+    let days = crate::spec::compat::Date::parse(date)?.unix_days();
+    let (clock, fraction) = time.split_once('.').unwrap_or((time, ""));
+    let mut parts = clock.split(':').map(|part| part.parse::<i64>().ok());
+    let (hours, minutes, seconds) = (parts.next()??, parts.next()??, parts.next()??);
+    if parts.next().is_some() || !fraction.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    let millis: i64 = format!("{fraction:0<3}")[..3].parse().ok()?;
+    let ms = ((days * 24 + hours) * 60 + minutes) * 60_000 + seconds * 1000 + millis;
+    u64::try_from(ms).ok()
+}
+
+#[cfg(test)]
+mod time_tests {
+    #[test]
+    fn daemon_times_in_unix_milliseconds() {
+        assert_eq!(super::unix_ms("1970-01-01T00:00:01.5Z"), Some(1500));
+        assert_eq!(
+            super::unix_ms("2026-11-23T01:44:05.123456789Z"),
+            Some(1_795_398_245_123)
+        );
+        assert_eq!(
+            super::unix_ms("2000-02-29T00:00:00Z"),
+            Some(951_782_400_000)
+        );
+        assert_eq!(super::unix_ms("0001-01-01T00:00:00Z"), None);
+        assert_eq!(super::unix_ms("2026-11-23 01:44:05"), None);
+    }
 }

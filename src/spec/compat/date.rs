@@ -57,6 +57,19 @@ impl Date {
         Date { year, month, day }
     }
 
+    /// Days since 1970-01-01 (negative before it). Howard Hinnant's `days_from_civil`.
+    pub fn unix_days(&self) -> i64 {
+        let year = i64::from(self.year) - i64::from(self.month <= 2);
+        let era = year.div_euclid(400);
+        let year_of_era = year.rem_euclid(400);
+        let month = i64::from(self.month);
+        let day_of_year = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5
+            + i64::from(self.day)
+            - 1;
+        let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+        era * 146_097 + day_of_era - 719_468
+    }
+
     pub fn is_valid(&self) -> bool {
         (1..=12).contains(&self.month) && self.day >= 1 && self.day <= self.days_in_month()
     }

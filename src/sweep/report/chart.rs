@@ -97,24 +97,24 @@ fn x_base(frame: &Frame, title: &str, title_y: f64) -> Markup {
     }
 }
 
-/// The objective's best value of each row, in table order: a dot on a stem per trial with
+/// The value each row is ranked by (`objective.use`), in table order: a dot on a stem per trial with
 /// a value (the best in its own colour), a cross on the base line for the others.
 pub(super) fn objective(results: &Results, objective: &Objective, width: f64) -> Markup {
     let frame = Frame::new(width, 340.0, 78.0);
-    let ticks = scale::ticks(results.rows.iter().filter_map(|row| row.best), 5, false);
+    let ticks = scale::ticks(results.rows.iter().filter_map(ResultRow::ranked), 5, false);
     let y = frame.y(&ticks);
     let count = results.rows.len().max(1);
     let band = frame.plot_width() / count as f64;
     let label_every = (TRIAL_LABEL_SPACING / band).ceil().max(1.0) as usize;
     let radius = (band * 0.32).clamp(2.0, 7.0);
     let best = results.best().map(|row| row.trial.as_str());
-    let title = format!("best {} per trial", objective.metric);
+    let title = format!("{} per trial", objective.label());
     html! {
         svg.chart.objective-chart viewBox=(frame.view_box()) role="img" aria-label=(title) {
             (y_axis(&frame, &ticks, &objective.metric))
             @for (index, row) in results.rows.iter().enumerate() {
                 @let x = frame.left + band * (index as f64 + 0.5);
-                @match row.best {
+                @match row.ranked() {
                     Some(value) => {
                         @let spot = Spot { x, y: y.map(value), base: frame.plot_bottom(), radius };
                         (dot(row, spot, best == Some(row.trial.as_str()), value, &objective.metric))

@@ -1,11 +1,12 @@
 use super::*;
-use crate::sweep::metrics::parse_jsonl;
-use crate::sweep::{Objective, ParamValue};
+use crate::sweep::metrics::{parse_jsonl, Picked, Place};
+use crate::sweep::{Objective, ParamValue, Pick};
 
 fn objective() -> Option<Objective> {
     Some(Objective {
         metric: "val_accuracy".into(),
         mode: Mode::Max,
+        pick: Pick::Last,
     })
 }
 
@@ -16,6 +17,13 @@ fn row(trial: &str, aug: &str, best: Option<f64>, status: RowStatus) -> ResultRo
             ("lr".into(), ParamValue::Float(0.001)),
             ("aug".into(), ParamValue::Text(aug.into())),
         ],
+        value: best.map(|value| Picked {
+            value,
+            place: Place {
+                epoch: Some(3.0),
+                step: None,
+            },
+        }),
         best,
         last: best,
         epochs: best.map(|_| 3),
@@ -23,6 +31,8 @@ fn row(trial: &str, aug: &str, best: Option<f64>, status: RowStatus) -> ResultRo
         duration_ms: Some(65_000),
         gpus: vec!["0".into()],
         status,
+        attempt: Some(1),
+        exit_code: None,
         command: vec![
             "python".into(),
             "train.py".into(),
@@ -98,9 +108,9 @@ fn user_text_is_escaped_everywhere() {
     );
     assert!(html.contains("sweep lab&lt;i&gt;: report"));
     assert!(!html.contains("<i>") && !html.contains("<u>"));
-    assert!(html.contains("<h2>Best acc&lt;u&gt;&quot;&amp; per trial</h2>"));
+    assert!(html.contains("<h2>Last acc&lt;u&gt;&quot;&amp; per trial</h2>"));
     assert!(html.contains("aria-label=\"acc&lt;u&gt;&quot;&amp; by epoch\""));
-    assert!(html.contains("<th class=\"num\">acc&lt;u&gt;&quot;&amp;</th>"));
+    assert!(html.contains("<th class=\"num\">last acc&lt;u&gt;&quot;&amp;</th>"));
     // The failed trial's command is in its row's title attribute, quotes escaped.
     assert!(html.contains(
         "title=\"python train.py --aug '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&amp;'\""
@@ -116,7 +126,7 @@ fn a_small_report_has_every_part() {
         "<strong>2</strong> done",
         "<strong>1</strong> failed",
         "<strong>0</strong> queued",
-        "Best trial <span class=\"trial\">t002</span>: val_accuracy <span class=\"value\">0.9</span>",
+        "Best trial <span class=\"trial\">t002</span>: last val_accuracy <span class=\"value\">0.9</span>",
         "<pre class=\"command\"><code>python train.py --aug high</code></pre>",
         "svg class=\"chart objective-chart\"",
         "<h2>val_accuracy by epoch</h2>",
@@ -166,6 +176,7 @@ fn no_metrics_no_objective_no_trials() {
     let (mut results, _) = small();
     for row in &mut results.rows {
         row.best = None;
+        row.value = None;
         row.status = RowStatus::Queued;
     }
     let none = BTreeMap::new();
@@ -181,6 +192,7 @@ fn no_metrics_no_objective_no_trials() {
     results.objective = None;
     for row in &mut results.rows {
         row.best = None;
+        row.value = None;
     }
     let html = render("lab", &results, &metrics, "now");
     assert_self_contained(&html);

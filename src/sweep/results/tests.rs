@@ -82,7 +82,7 @@ fn rows_are_sorted_by_the_objective_best_first_trials_without_it_last() {
         [
             "TRIAL",
             "AUG",
-            "VAL_ACCURACY",
+            "LAST VAL_ACCURACY",
             "EPOCHS",
             "TIME",
             "GPUS",
@@ -94,7 +94,8 @@ fn rows_are_sorted_by_the_objective_best_first_trials_without_it_last() {
         [
             ["t002", "q\"q", "0.9", "1", "12s", "1", "done (attempt 2)"],
             ["t004", "mid", "0.8", "1", "1h00m", "0,1", "running"],
-            ["t001", "a,b", "0.7", "2", "1m05s", "0", "done"],
+            // Its last report, not its best (0.7 at epoch 0).
+            ["t001", "a,b", "0.6", "2", "1m05s", "0", "done"],
             ["t003", "low", "-", "-", "1s", "0", "failed"],
             ["t005", "high", "-", "-", "-", "-", "queued"],
         ]
@@ -102,13 +103,14 @@ fn rows_are_sorted_by_the_objective_best_first_trials_without_it_last() {
     assert_eq!(results.best().unwrap().trial, "t002");
     assert_eq!(
         results.best_line().unwrap(),
-        "best: t002 val_accuracy=0.9 (aug=q\"q): python train.py --aug 'q\"q'"
+        "best: t002 last val_accuracy=0.9 (aug=q\"q): python train.py --aug 'q\"q'"
     );
 
     let (trials, replay, metrics, _) = fixture("");
     let min = Objective {
         metric: "val_accuracy".into(),
         mode: crate::sweep::Mode::Min,
+        pick: crate::sweep::Pick::Last,
     };
     let order: Vec<String> = results_order(&super::results(
         &trials,
@@ -143,13 +145,14 @@ fn json_and_csv_carry_the_same_rows() {
     assert_eq!(json["best"], "t002");
     assert_eq!(
         json["objective"],
-        serde_json::json!({"metric": "val_accuracy", "mode": "max"})
+        serde_json::json!({"metric": "val_accuracy", "mode": "max", "use": "last"})
     );
     assert_eq!(
         json["trials"][0],
         serde_json::json!({
-            "trial": "t002", "params": {"aug": "q\"q"}, "best": 0.9, "last": 0.9, "epochs": 1,
-            "points": 1, "seconds": 12.0, "gpus": ["1"], "status": "done (attempt 2)", "attempt": 2,
+            "trial": "t002", "params": {"aug": "q\"q"}, "value": 0.9, "epoch": 0.0, "step": null,
+            "best": 0.9, "last": 0.9, "epochs": 1, "points": 1, "seconds": 12.0, "gpus": ["1"],
+            "status": "done (attempt 2)", "attempt": 2, "exit_code": 0,
             "command": ["python", "train.py", "--aug", "q\"q"],
         })
     );
@@ -161,14 +164,99 @@ fn json_and_csv_carry_the_same_rows() {
     assert_eq!(
         results.to_csv(),
         concat!(
-            "trial,aug,val_accuracy,epochs,seconds,gpus,status\n",
+            "trial,aug,last val_accuracy,epochs,seconds,gpus,status\n",
             "t002,\"q\"\"q\",0.9,1,12,1,done (attempt 2)\n",
             "t004,mid,0.8,1,,\"0,1\",running\n",
-            "t001,\"a,b\",0.7,2,65,0,done\n",
+            "t001,\"a,b\",0.6,2,65,0,done\n",
             "t003,low,,0,1,0,failed\n",
             "t005,high,,0,,,queued\n",
         )
     );
+}
+
+#[test]
+fn use_best_ranks_by_each_trial_s_best_report_and_says_its_epoch() {
+    let (trials, replay, metrics, objective) =
+        fixture("objective: {metric: val_accuracy, mode: max, use: best}\n");
+    let results = results(&trials, &replay, &metrics, objective.as_ref(), None);
+    assert_eq!(results.header()[2], "BEST VAL_ACCURACY");
+    let cells: Vec<(String, String)> = results
+        .table_rows()
+        .into_iter()
+        .map(|row| (row[0].clone(), row[2].clone()))
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("t002", "0.9 (epoch 0)"),
+            ("t004", "0.8"),
+            ("t001", "0.7 (epoch 0)"),
+            ("t003", "-"),
+            ("t005", "-"),
+        ]
+        .map(|(trial, cell)| (trial.to_string(), cell.to_string()))
+    );
+    assert_eq!(
+        results.best_line().unwrap(),
+        "best: t002 best val_accuracy=0.9 (epoch 0) (aug=q\"q): python train.py --aug 'q\"q'"
+    );
+    assert!(results.to_csv().starts_with("trial,aug,best val_accuracy,"));
+}
+
+#[test]
+fn the_best_trial_is_the_best_value_in_any_row_order() {
+    let (trials, replay, metrics, objective) =
+        fixture("objective: {metric: val_accuracy, mode: max}\n");
+    let mut results = results(&trials, &replay, &metrics, objective.as_ref(), None);
+    // As `sweep status` lists them: in trial order, t001 first.
+    results.rows.sort_by(|a, b| a.trial.cmp(&b.trial));
+    assert_eq!(results.best().unwrap().trial, "t002");
+    assert_eq!(results.to_json()["best"], "t002");
+    results.rows.reverse();
+    assert_eq!(results.best().unwrap().trial, "t002");
+    let min = Objective {
+        metric: "val_accuracy".into(),
+        mode: crate::sweep::Mode::Min,
+        pick: crate::sweep::Pick::Last,
+    };
+    results.objective = Some(min);
+    assert_eq!(results.best().unwrap().trial, "t001");
+    for row in &mut results.rows {
+        row.value = None;
+    }
+    assert_eq!(results.best(), None);
+    assert_eq!(results.to_json()["best"], serde_json::Value::Null);
+}
+
+#[test]
+fn every_row_says_its_attempt_and_exit_code_in_json() {
+    let (trials, replay, metrics, objective) =
+        fixture("objective: {metric: val_accuracy, mode: max}\n");
+    let json = results(&trials, &replay, &metrics, objective.as_ref(), None).to_json();
+    let by_trial = |trial: &str| {
+        json["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["trial"] == trial)
+            .unwrap()
+            .clone()
+    };
+    let pick = |row: serde_json::Value| {
+        (
+            row["status"].clone(),
+            row["attempt"].clone(),
+            row["exit_code"].clone(),
+        )
+    };
+    let json_of = |status: &str, attempt: serde_json::Value, code: serde_json::Value| {
+        (serde_json::json!(status), attempt, code)
+    };
+    use serde_json::{json as j, Value::Null};
+    assert_eq!(pick(by_trial("t003")), json_of("failed", j!(1), j!(1)));
+    assert_eq!(pick(by_trial("t001")), json_of("done", j!(1), j!(0)));
+    assert_eq!(pick(by_trial("t004")), json_of("running", j!(1), Null));
+    assert_eq!(pick(by_trial("t005")), json_of("queued", Null, Null));
 }
 
 #[test]

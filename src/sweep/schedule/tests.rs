@@ -107,15 +107,63 @@ fn all_gpus_need_a_host_that_has_them() {
         compute_capability: None,
     }];
     let listed = pool(devices(&["0", "GPU-aa"]), 1, 1, None);
-    assert!(check_pool_against_host(&listed, &host, None).is_ok());
-    assert!(check_pool_against_host(&pool(devices(&["1"]), 1, 1, None), &[], None).is_ok());
-    let error =
-        check_pool_against_host(&pool(devices(&["0", "1"]), 1, 1, None), &host, None).unwrap_err();
+    assert!(check_pool_against_host(&listed, KnownGpus::Listed(&host), None).is_ok());
+    let one = pool(devices(&["1"]), 1, 1, None);
+    assert!(check_pool_against_host(&one, KnownGpus::Unknown, None).is_ok());
+    let error = check_pool_against_host(
+        &pool(devices(&["0", "1"]), 1, 1, None),
+        KnownGpus::Listed(&host),
+        None,
+    )
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "`sweep.yaml`:9:7: GPU `1` of the pool does not exist on this host"
+        "`sweep.yaml`:9:7: `gpus: [0, 1]`: GPU `1` not on this host"
     );
-    assert_eq!(error.hint, "this host has: 0 (H100)");
+    assert_eq!(
+        error.hint,
+        "this host has: 0 (H100); list only those in `gpus:` in the sweep file (or `gpus: all`)"
+    );
+}
+
+#[test]
+fn every_missing_gpu_is_named_and_a_host_without_a_driver_refuses_any_gpu_pool() {
+    let host = [HostGpu {
+        index: 0,
+        uuid: "GPU-aa".into(),
+        name: "H100".into(),
+        memory_mib: None,
+        compute_capability: None,
+    }];
+    let three = pool(devices(&["0", "1", "7"]), 1, 1, None);
+    let error = check_pool_against_host(&three, KnownGpus::Listed(&host), None).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`sweep.yaml`:9:7: `gpus: [0, 1, 7]`: GPUs `1`, `7` not on this host"
+    );
+    let no_driver = KnownGpus::NoDriver {
+        why: "no working nvidia-smi, no /proc/driver/nvidia/version",
+    };
+    for (pool, asked) in [
+        (three, "`gpus: [0, 1, 7]`"),
+        (pool(GpuPool::All, 1, 1, None), "`gpus: all`"),
+    ] {
+        let error = check_pool_against_host(&pool, no_driver, Some("ssh://gpu-box")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("`sweep.yaml`:9:7: {asked} asks for GPUs, but the engine's host `ssh://gpu-box` has no NVIDIA GPU or driver (no working nvidia-smi, no /proc/driver/nvidia/version)")
+        );
+        assert!(
+            error
+                .hint
+                .starts_with("leave `gpus:` out of the sweep file"),
+            "{}",
+            error.hint
+        );
+        assert!(!error.hint.contains("--gpus"), "{}", error.hint);
+    }
+    let cpu = pool(GpuPool::Cpu, 1, 1, Some(2));
+    assert!(check_pool_against_host(&cpu, no_driver, None).is_ok());
 }
 
 /// 27 trials over 3 GPU slots, each finishing in a different order from how it started:
@@ -163,7 +211,7 @@ fn failures_retry_at_the_back_of_the_queue_until_retries_run_out() {
     assert_eq!(scheduler.next_start(), None, "one slot");
     assert_eq!(
         scheduler.finished(first.trial, Exit::Code(1)),
-        Outcome::Retry
+        Outcome::Retry { retry: 1 }
     );
     assert_eq!(scheduler.queued(), [1, 2, 0]);
     let order: Vec<(usize, u32)> = (0..3)
@@ -181,6 +229,29 @@ fn failures_retry_at_the_back_of_the_queue_until_retries_run_out() {
     assert_eq!(order, [(1, 1), (2, 1), (0, 2)]);
     assert_eq!(scheduler.progress(0), Progress::Failed { attempt: 2 });
     assert!(scheduler.is_finished());
+}
+
+#[test]
+fn a_failure_after_a_stopped_attempt_is_the_first_retry_not_the_attempt_s_number() {
+    let slots = slots(&pool(GpuPool::Cpu, 1, 1, Some(1)), &[], None).unwrap();
+    let mut scheduler = Scheduler::new(&slots, 1, 1, None);
+    let first = scheduler.next_start().unwrap();
+    assert_eq!(
+        scheduler.finished(first.trial, Exit::Stopped),
+        Outcome::Stopped
+    );
+    let second = scheduler.next_start().unwrap();
+    assert_eq!(second.attempt, 2);
+    assert_eq!(
+        scheduler.finished(second.trial, Exit::Code(1)),
+        Outcome::Retry { retry: 1 }
+    );
+    let third = scheduler.next_start().unwrap();
+    assert_eq!(third.attempt, 3);
+    assert_eq!(
+        scheduler.finished(third.trial, Exit::Code(1)),
+        Outcome::Failed
+    );
 }
 
 #[test]
@@ -296,7 +367,11 @@ fn a_resumed_sweep_keeps_what_finished_and_reattaches_what_runs() {
             attempt: 2
         })
     );
-    assert_eq!(scheduler.finished(4, Exit::Code(1)), Outcome::Retry);
+    // Its first attempt was stopped: this failure is its first retry, not its second.
+    assert_eq!(
+        scheduler.finished(4, Exit::Code(1)),
+        Outcome::Retry { retry: 1 }
+    );
     assert_eq!(
         scheduler.next_start(),
         Some(Start {
