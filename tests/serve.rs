@@ -55,7 +55,7 @@ print("saved", flush=True)
 /// of the feature `x` (2 floats); the regression is the sum of `x`.
 const SAVE_WIDE: &str = r#"
 import tensorflow as tf
-from tensorflow.core.protobuf import saved_model_pb2
+from methods import set_methods
 
 FEATURES = {"x": tf.io.FixedLenFeature([2], tf.float32)}
 
@@ -74,14 +74,8 @@ class Wide(tf.Module):
 wide = Wide()
 path = "/tf/export/wide/1"
 tf.saved_model.save(wide, path, signatures={"serving_default": wide.classify, "regress": wide.regress})
-saved = saved_model_pb2.SavedModel()
-with open(path + "/saved_model.pb", "rb") as file:
-    saved.ParseFromString(file.read())
-signatures = saved.meta_graphs[0].signature_def
-signatures["serving_default"].method_name = "tensorflow/serving/classify"
-signatures["regress"].method_name = "tensorflow/serving/regress"
-with open(path + "/saved_model.pb", "wb") as file:
-    file.write(saved.SerializeToString())
+set_methods(path, {"serving_default": "tensorflow/serving/classify",
+                   "regress": "tensorflow/serving/regress"})
 print("saved", flush=True)
 "#;
 
@@ -583,7 +577,7 @@ async fn a_team_member_serves_its_model_and_up_waits_until_it_answers() {
 /// tf.Examples as SAVE_WIDE's does.
 const SAVE_LIMITS: &str = r#"
 import tensorflow as tf
-from tensorflow.core.protobuf import saved_model_pb2
+from methods import set_methods
 
 OPEN = "/models/@MODEL@/open"
 FEATURES = {"x": tf.io.FixedLenFeature([2], tf.float32)}
@@ -618,12 +612,7 @@ limits = Limits()
 path = "/tf/export/limits/1"
 tf.saved_model.save(limits, path, signatures={"serving_default": limits.total,
     "unsigned": limits.unsigned, "gate": limits.gate, "classify": limits.classify})
-saved = saved_model_pb2.SavedModel()
-with open(path + "/saved_model.pb", "rb") as file:
-    saved.ParseFromString(file.read())
-saved.meta_graphs[0].signature_def["classify"].method_name = "tensorflow/serving/classify"
-with open(path + "/saved_model.pb", "wb") as file:
-    file.write(saved.SerializeToString())
+set_methods(path, {"classify": "tensorflow/serving/classify"})
 print("saved", flush=True)
 "#;
 

@@ -66,7 +66,7 @@ use serde_json::{json, Value};
 /// 2 writes every signature as a predict one: the methods are set in saved_model.pb after.
 const SAVE_CONFORMANCE: &str = r#"
 import tensorflow as tf
-from tensorflow.core.protobuf import saved_model_pb2
+from methods import set_methods
 
 X = {"x": tf.io.FixedLenFeature([1], tf.float32)}
 FLAGGED = {"x": tf.io.FixedLenFeature([1], tf.float32),
@@ -130,15 +130,9 @@ tf.saved_model.save(model, path, signatures={
     "ints": model.ints, "floats": model.floats, "bools": model.bools, "strings": model.strings,
     "sensors": model.sensors, "columns": model.columns,
 })
-saved = saved_model_pb2.SavedModel()
-with open(path + "/saved_model.pb", "rb") as file:
-    saved.ParseFromString(file.read())
-signatures = saved.meta_graphs[0].signature_def
-signatures["tensorflow/serving/regress"].method_name = "tensorflow/serving/regress"
-signatures["tensorflow/serving/classify"].method_name = "tensorflow/serving/classify"
-signatures["labelled"].method_name = "tensorflow/serving/classify"
-with open(path + "/saved_model.pb", "wb") as file:
-    file.write(saved.SerializeToString())
+set_methods(path, {"tensorflow/serving/regress": "tensorflow/serving/regress",
+                   "tensorflow/serving/classify": "tensorflow/serving/classify",
+                   "labelled": "tensorflow/serving/classify"})
 print("saved", flush=True)
 "#;
 

@@ -25,6 +25,23 @@ pub fn port_of(url: &str) -> u16 {
     rest.split('/').next().unwrap().parse().expect("a port")
 }
 
+/// `set_methods(path, {signature: method})`, beside every script `save_and_serve` runs:
+/// TensorFlow 2 writes every signature as a predict one, so an Estimator-style model's
+/// classify and regress methods are set in its saved_model.pb afterwards.
+const METHODS: &str = r#"
+from tensorflow.core.protobuf import saved_model_pb2
+
+
+def set_methods(path, methods):
+    saved = saved_model_pb2.SavedModel()
+    with open(path + "/saved_model.pb", "rb") as file:
+        saved.ParseFromString(file.read())
+    for name, method in methods.items():
+        saved.meta_graphs[0].signature_def[name].method_name = method
+    with open(path + "/saved_model.pb", "wb") as file:
+        file.write(saved.SerializeToString())
+"#;
+
 /// Runs `code/save.py` of `folder` in cpu-headless, which saves its model under `export/`.
 pub fn save_in_cpu_headless(folder: &Path) {
     // tfimg makes `export` for the container's user (a folder made here by root would be
@@ -76,7 +93,10 @@ pub fn save_and_serve(script: &str, export: &str, prefix: &str) -> Served {
     let model = unique(prefix);
     let mut guard = DockerGuard::default();
     guard.container_label = Some(format!("io.tfimg.model={model}"));
-    let folder = scratch(&[("code/save.py", &script.replace("@MODEL@", &model))]);
+    let folder = scratch(&[
+        ("code/save.py", &script.replace("@MODEL@", &model)),
+        ("code/methods.py", METHODS),
+    ]);
     save_in_cpu_headless(folder.path());
     let served = tfimg(
         folder.path(),
