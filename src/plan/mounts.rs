@@ -58,7 +58,8 @@ pub fn parse(text: &str, current_dir: &Path, workdir: &str) -> Result<MountPlan,
     Ok(parse_request(text, current_dir)?.at(workdir))
 }
 
-/// The source of a `--mount` value as the user wrote it (`./nb` of `./nb:/data:ro`).
+/// The source of a `--mount` or `--sync` value as the user wrote it (`./nb` of
+/// `./nb:/data:ro`): what comes before the first `:`.
 pub fn source_text(text: &str) -> &str {
     text.split(':').next().unwrap_or(text)
 }

@@ -67,7 +67,7 @@ impl SyncPlan {
 
     /// SRC as the user wrote it (`./code`).
     pub fn source_text(&self) -> &str {
-        self.text.split(':').next().unwrap_or(&self.text)
+        super::mounts::source_text(&self.text)
     }
 }
 
@@ -265,7 +265,7 @@ pub fn check_mounts_are_local<'a>(
 
 /// `--mount SRC` against an engine on another host.
 pub fn mount_on_remote(text: &str, endpoint: &str) -> InputError {
-    let source = printable(text.split(':').next().unwrap_or(text)).into_owned();
+    let source = printable(super::mounts::source_text(text)).into_owned();
     foreign_mount(
         &format!("`--mount {text}`"),
         endpoint,
