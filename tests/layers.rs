@@ -1,0 +1,311 @@
+//! The layers of src/ as a ratchet (issue 29): the imports between its folders, read from
+//! the text (no daemon, no build of anything), against the layer order of the README's
+//! Architecture section, from the ground up:
+//!
+//! input and labels; spec, lock, render, plan, team, sweep, bundle (the pure core);
+//! engine, host; output, doctor; app; commands and cli.
+//!
+//! An import that runs up that order is allowed only while it is listed in `UPWARD` with
+//! the reason it is still there; a listed one that no longer exists fails too, so the
+//! list only shrinks. Likewise for what `commands/` may still import (`engine::docker`,
+//! `host::Machine`, `std::fs`, `tokio::fs`), the statics that hold state, and the lines
+//! of `commands/`. Tests (`tests.rs`, `*_tests.rs`, and what follows `#[cfg(test)]`) are
+//! not read.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Each folder (or top-level file) of src/ and its place in the order.
+const LAYERS: &[(&str, u8)] = &[
+    ("input", 0),
+    ("labels", 0),
+    ("spec", 1),
+    ("lock", 2),
+    ("render", 3),
+    ("plan", 4),
+    ("team", 5),
+    ("sweep", 6),
+    ("bundle", 7),
+    ("engine", 8),
+    ("host", 9),
+    ("output", 10),
+    ("doctor", 11),
+    ("app", 12),
+    ("commands", 13),
+    ("cli", 13),
+    ("lib", 14),
+    ("main", 14),
+];
+
+/// Imports that run up the order today, each with why it has not moved yet (issue 29's
+/// plan moves them; remove a row when its import is gone).
+const UPWARD: &[(&str, &str, &str)] = &[
+    (
+        "input",
+        "output",
+        "input/fuzzing.rs: the fuzz targets' helpers (to leave input/)",
+    ),
+    ("input", "plan", "input/fuzzing.rs"),
+    ("input", "render", "input/fuzzing.rs"),
+    ("input", "spec", "input/fuzzing.rs"),
+    ("input", "sweep", "input/fuzzing.rs"),
+    ("input", "team", "input/fuzzing.rs"),
+    (
+        "spec",
+        "lock",
+        "spec/resolved.rs: the locked versions (a circle with lock → spec)",
+    ),
+    (
+        "lock",
+        "render",
+        "lock/resolve.rs: the resolving script's Dockerfile",
+    ),
+    (
+        "render",
+        "team",
+        "render/dockerfile/gateway.rs: the gateway's constants",
+    ),
+    (
+        "engine",
+        "host",
+        "engine/docker/ssh: random socket names (may stay)",
+    ),
+    (
+        "host",
+        "output",
+        "host/debootstrap.rs: its progress reporter",
+    ),
+    ("output", "app", "output/exit.rs: app::Interrupted"),
+    ("output", "cli", "output/progress.rs: cli::Progress"),
+    ("doctor", "app", "doctor/gather.rs: app::build"),
+    ("doctor", "cli", "doctor/gather.rs: cli::Progress"),
+];
+
+/// What `commands/` may still import, and how many lines do today (only fewer from now).
+const COMMANDS_IMPORTS: &[(&str, usize)] = &[
+    ("engine::docker", 1),
+    ("host::Machine", 19),
+    ("std::fs", 6),
+    ("tokio::fs", 0),
+];
+
+/// Statics that hold state: the two engine choices (issue 29 replaces them with a settings
+/// value), the ssh control sockets' counter, and what stays: the process's signal state
+/// and the fuzz targets' lazily parsed built-in catalog (a constant).
+const STATICS: &[&str] = &[
+    "input/fuzzing.rs: CATALOG",
+    "commands/mod.rs: ENGINE_FLAGS",
+    "host/machine.rs: ENGINE_FOR_CHILDREN",
+    "host/machine.rs: INTERRUPTS",
+    "engine/docker/ssh/mod.rs: COUNTER",
+];
+
+/// The lines of `commands/` today: only fewer from now (issue 29's goal is 1 600).
+const COMMANDS_LINES: usize = 3_525;
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every non-test source file of src/ and its text up to its first `#[cfg(test)]`.
+fn sources() -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    let mut folders = vec![src()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|name| name != "snapshots") {
+                    folders.push(path);
+                }
+                continue;
+            }
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".rs") || name == "tests.rs" || name.ends_with("_tests.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = match text.find("\n#[cfg(test)]") {
+                Some(end) => text[..end].to_string(),
+                None => text,
+            };
+            let relative = path.strip_prefix(src()).unwrap().display().to_string();
+            files.push((relative, code));
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The folder (or top-level file, without `.rs`) a path of src/ belongs to.
+fn folder_of(relative: &str) -> &str {
+    let first = relative.split('/').next().unwrap();
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+/// The top-level names `crate::` reaches in `code`: `crate::spec::X` and each item of
+/// `crate::{spec::X, plan}`.
+fn crate_imports(code: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        rest = &rest[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // The items of the group, at its own depth only.
+            let mut depth = 0;
+            let mut item = String::new();
+            for c in group.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        names.insert(first_name(&item));
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                if depth == 0 {
+                    item.push(c);
+                }
+            }
+            names.insert(first_name(&item));
+        } else {
+            names.insert(first_name(rest));
+        }
+    }
+    names.remove("");
+    names
+}
+
+fn first_name(text: &str) -> String {
+    text.trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+#[test]
+fn imports_run_down_the_layers_but_for_the_listed_ones() {
+    let order: BTreeMap<&str, u8> = LAYERS.iter().copied().collect();
+    let mut upward: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for (file, code) in sources() {
+        let from = folder_of(&file);
+        let Some(&level) = order.get(from) else {
+            panic!("src/{file}: its folder `{from}` has no place in LAYERS");
+        };
+        for to in crate_imports(&code) {
+            let Some(&target) = order.get(to.as_str()) else {
+                continue;
+            };
+            if target > level {
+                upward
+                    .entry((from.to_string(), to))
+                    .or_default()
+                    .push(file.clone());
+            }
+        }
+    }
+    let allowed: BTreeSet<(String, String)> = UPWARD
+        .iter()
+        .map(|(from, to, _)| (from.to_string(), to.to_string()))
+        .collect();
+    let new: Vec<String> = upward
+        .iter()
+        .filter(|(edge, _)| !allowed.contains(*edge))
+        .map(|((from, to), files)| format!("{from} → {to} ({})", files.join(", ")))
+        .collect();
+    let gone: Vec<String> = allowed
+        .iter()
+        .filter(|edge| !upward.contains_key(*edge))
+        .map(|(from, to)| format!("{from} → {to}"))
+        .collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "imports up the layers not in UPWARD: {new:#?}\nUPWARD rows whose import is gone (remove them): {gone:#?}"
+    );
+}
+
+#[test]
+fn commands_import_no_more_of_the_engine_host_and_files_than_today() {
+    let mut counts: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (file, code) in sources()
+        .into_iter()
+        .filter(|(file, _)| file.starts_with("commands/"))
+    {
+        for (line_number, line) in code.lines().enumerate() {
+            for (import, _) in COMMANDS_IMPORTS {
+                if line.contains(import) && !line.trim_start().starts_with("//") {
+                    counts
+                        .entry(import)
+                        .or_default()
+                        .push(format!("{file}:{}", line_number + 1));
+                }
+            }
+        }
+    }
+    for (import, most) in COMMANDS_IMPORTS {
+        let found = counts.get(import).cloned().unwrap_or_default();
+        assert!(
+            found.len() <= *most,
+            "commands/ names `{import}` on {} lines, more than {most}: {found:#?}",
+            found.len()
+        );
+    }
+    let lines: usize = sources()
+        .iter()
+        .filter(|(file, _)| file.starts_with("commands/"))
+        .map(|(file, _)| {
+            std::fs::read_to_string(src().join(file))
+                .unwrap()
+                .lines()
+                .count()
+        })
+        .sum();
+    eprintln!("commands/: {lines} lines");
+    assert!(
+        lines <= COMMANDS_LINES,
+        "commands/ has {lines} lines, more than {COMMANDS_LINES}"
+    );
+}
+
+#[test]
+fn no_static_holds_state_but_the_listed_ones() {
+    let mut found = Vec::new();
+    for (file, code) in sources() {
+        for line in code.lines() {
+            let line = line.trim_start();
+            let holds_state = line.starts_with("static ")
+                || line.starts_with("pub static ")
+                || line.starts_with("pub(crate) static ")
+                || line.contains("static mut ");
+            let state = [
+                "OnceLock",
+                "Lazy",
+                "Atomic",
+                "Mutex",
+                "RefCell",
+                "static mut",
+            ]
+            .iter()
+            .any(|kind| line.contains(kind));
+            if holds_state && state {
+                let name = line
+                    .split("static ")
+                    .nth(1)
+                    .map(|rest| first_name(rest.trim_start_matches("mut ")))
+                    .unwrap_or_default();
+                found.push(format!("{file}: {name}"));
+            }
+        }
+    }
+    let listed: Vec<String> = STATICS.iter().map(|entry| entry.to_string()).collect();
+    found.sort();
+    let mut expected = listed.clone();
+    expected.sort();
+    assert_eq!(
+        found, expected,
+        "statics holding state (STATICS lists the ones allowed)"
+    );
+}
