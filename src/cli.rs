@@ -371,15 +371,8 @@ pub struct NetworkArgs {
     pub registry_mirror: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Progress {
-    /// A live display on a terminal, plain lines otherwise.
-    Auto,
-    /// The daemon's output line by line (for CI logs).
-    Plain,
-    /// One JSON event per line on stdout.
-    Json,
-}
+/// `--progress`: output's own type (output sits below the command line).
+pub use crate::output::progress::Progress;
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {

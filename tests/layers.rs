@@ -70,15 +70,7 @@ const UPWARD: &[(&str, &str, &str)] = &[
         "host",
         "engine/docker/ssh: random socket names (may stay)",
     ),
-    (
-        "host",
-        "output",
-        "host/debootstrap.rs: its progress reporter",
-    ),
-    ("output", "app", "output/exit.rs: app::Interrupted"),
-    ("output", "cli", "output/progress.rs: cli::Progress"),
     ("doctor", "app", "doctor/gather.rs: app::build"),
-    ("doctor", "cli", "doctor/gather.rs: cli::Progress"),
 ];
 
 /// What `commands/` may still import, and how many lines do today (only fewer from now).

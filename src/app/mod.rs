@@ -37,10 +37,5 @@ pub mod team;
 pub(crate) mod testing;
 pub mod tunnels;
 
-/// The user interrupted the command (Ctrl-C, SIGTERM, SIGHUP) and tfimg cleaned up what
-/// it had started; `what` says what was stopped and what is left.
-#[derive(Debug, thiserror::Error)]
-#[error("interrupted: {what}")]
-pub struct Interrupted {
-    pub what: String,
-}
+/// The host's type (the host owns the signals), where the stories name it.
+pub use crate::host::Interrupted;

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use super::{DockerFacts, ImageState, SpecFacts};
 use crate::app::build::{build_spec, BuildOptions, Network};
-use crate::cli::Progress;
 use crate::engine::{Engine, EngineError};
 use crate::host::Host;
+use crate::output::progress::Progress;
 use crate::output::progress::Reporter;
 use crate::plan::base::BootstrapTarget;
 use crate::spec;

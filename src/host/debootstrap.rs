@@ -9,7 +9,6 @@ use bytes::Bytes;
 use futures_util::Stream;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
-use crate::output::progress::Reporter;
 use crate::plan::base::BootstrapTarget;
 
 /// dpkg settings of Docker's `-slim` images: documentation, man pages and locales are
@@ -27,6 +26,13 @@ path-exclude /usr/share/locale/*
 
 /// A root filesystem in a temporary folder, removed when dropped (after unmounting what
 /// debootstrap mounted inside it: never delete through a mount).
+/// Where debootstrap's progress goes (the output layer's reporter): a step, then each
+/// line of its output.
+pub trait Steps: Sync {
+    fn status(&self, message: &str);
+    fn output(&self, line: &str);
+}
+
 pub struct RootFilesystem {
     scratch: Option<tempfile::TempDir>,
     root: std::path::PathBuf,
@@ -37,7 +43,7 @@ impl RootFilesystem {
     pub async fn make(
         target: &BootstrapTarget,
         mirror: &str,
-        reporter: &Reporter,
+        reporter: &impl Steps,
     ) -> anyhow::Result<RootFilesystem> {
         let scratch = tempfile::Builder::new()
             .prefix("tfimg-bootstrap-")
@@ -88,7 +94,7 @@ async fn debootstrap(
     target: &BootstrapTarget,
     mirror: &str,
     root: &Path,
-    reporter: &Reporter,
+    reporter: &impl Steps,
 ) -> anyhow::Result<()> {
     reporter.status(&format!(
         "debootstrap {} ({} {}) from {mirror}",

@@ -31,6 +31,14 @@ pub use machine::{
 pub use nvidia::NvidiaFacts;
 pub use ssh::SshKey;
 
+/// The user interrupted the command (Ctrl-C, SIGTERM, SIGHUP) and tfimg cleaned up what
+/// it had started; `what` says what was stopped and what is left.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted: {what}")]
+pub struct Interrupted {
+    pub what: String,
+}
+
 /// A problem with this machine (driver, toolkit) found before anything was created.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]

@@ -3,9 +3,9 @@
 
 use std::process::ExitCode;
 
-use crate::app::Interrupted;
 use crate::engine::EngineError;
 use crate::host::HostError;
+use crate::host::Interrupted;
 use crate::input::{InputError, SpecError};
 
 pub const EXIT_BAD_INPUT: u8 = 1;

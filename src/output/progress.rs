@@ -8,8 +8,18 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use crate::cli::Progress;
 use crate::engine::BuildEvent;
+
+/// How progress is shown (`--progress`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Progress {
+    /// A live display on a terminal, plain lines otherwise.
+    Auto,
+    /// The daemon's output line by line (for CI logs).
+    Plain,
+    /// One JSON event per line on stdout.
+    Json,
+}
 
 pub struct Reporter {
     mode: Mode,
@@ -163,5 +173,16 @@ fn truncate(text: &str, width: usize) -> String {
     } else {
         let cut: String = text.chars().take(width - 1).collect();
         format!("{cut}…")
+    }
+}
+
+/// debootstrap's steps and lines, as any other progress.
+impl crate::host::debootstrap::Steps for Reporter {
+    fn status(&self, message: &str) {
+        Reporter::status(self, message);
+    }
+
+    fn output(&self, line: &str) {
+        Reporter::output(self, line);
     }
 }
