@@ -4,7 +4,6 @@
 
 pub mod error;
 #[doc(hidden)]
-pub mod fuzzing;
 pub mod paths;
 pub mod source;
 pub mod yaml;
