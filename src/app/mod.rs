@@ -23,6 +23,7 @@ pub mod build;
 pub mod bundle;
 pub mod catalog;
 pub mod containers;
+pub mod doctor;
 pub mod files;
 pub mod gateway;
 pub mod gpu_host;

@@ -6,9 +6,9 @@
 
 use std::process::ExitCode;
 
+use crate::app::doctor::{docker_facts, spec_facts, start_hint};
 use crate::cli::DoctorArgs;
 use crate::commands::config;
-use crate::doctor::gather::{docker_facts, spec_facts, start_hint};
 use crate::doctor::{self, Check, Verdict};
 use crate::host::nvidia::{EngineProbe, ProbeOutcome};
 use crate::host::{Host, Machine, NvidiaFacts};

@@ -2,12 +2,11 @@
 //! per concern out (pass / warn / fail, a one-line summary, the fix). Pure, so every
 //! verdict is unit-tested; `docker`, `nvidia` and `spec` judge one group of facts each
 //! (`engine_host` the NVIDIA facts of an engine on another host, learned in a container
-//! there), `gather` collects the facts, and the launcher reuses the GPU checks before it
-//! starts a GPU container.
+//! there); `app::doctor` gathers the facts, and the launcher reuses the GPU checks before
+//! it starts a GPU container.
 
 mod docker;
 mod engine_host;
-pub mod gather;
 mod kernels;
 mod nvidia;
 mod spec;

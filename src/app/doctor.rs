@@ -1,10 +1,11 @@
-//! The facts the checks judge, gathered with bounded waits: what the daemon says about
-//! itself, and where the spec's base and image stand on it.
+//! The facts `doctor`'s checks judge, gathered with bounded waits: what the daemon says
+//! about itself, and where the spec's base and image stand on it (the checks themselves
+//! are pure, in `doctor/`).
 
 use std::time::Duration;
 
-use super::{DockerFacts, ImageState, SpecFacts};
 use crate::app::build::{build_spec, BuildOptions, Network};
+use crate::doctor::{DockerFacts, ImageState, SpecFacts};
 use crate::engine::{Engine, EngineError};
 use crate::host::Host;
 use crate::output::progress::Progress;
