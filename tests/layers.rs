@@ -77,7 +77,6 @@ const COMMANDS_IMPORTS: &[(&str, usize)] = &[
 const STATICS: &[&str] = &[
     "fuzzing.rs: CATALOG",
     "commands/mod.rs: ENGINE_FLAGS",
-    "host/machine.rs: ENGINE_FOR_CHILDREN",
     "host/machine.rs: INTERRUPTS",
     "engine/docker/ssh/mod.rs: COUNTER",
 ];

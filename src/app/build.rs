@@ -200,7 +200,7 @@ async fn tag(
     for tag in plan.all_tags() {
         engine.tag(image_id, &tag).await?;
     }
-    if !host.spawn_prune(&resolved.name, &plan.key) {
+    if !host.spawn_prune(&resolved.name, &plan.key, engine.endpoint()) {
         prune_superseded(engine, &resolved.name, &plan.key, reporter).await;
     }
     reporter.status(&format!(

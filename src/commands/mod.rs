@@ -83,8 +83,6 @@ pub(crate) async fn connect() -> anyhow::Result<Docker> {
 /// without a daemon (`doctor`, `compose`).
 pub(crate) async fn try_connect() -> anyhow::Result<Result<Docker, EngineError>> {
     let connection = connection()?;
-    // tfimg processes started from this one (pruning, detached sweeps) use this engine.
-    crate::host::machine::engine_for_children(&connection.resolved.url);
     Ok(Docker::open(connection).await)
 }
 

@@ -15,7 +15,7 @@ use crate::app::run::{image_target, spec_target};
 use crate::app::sweep::{Note, Stopped, SweepRun};
 use crate::cli::{Progress, SweepArgs, SweepCommand, SweepRunArgs, SweepTarget};
 use crate::commands::config;
-use crate::engine::Docker;
+use crate::engine::{Daemon, Docker};
 use crate::host::{Host, Machine, NvidiaFacts};
 use crate::input::paths::lexical;
 use crate::input::InputError;
@@ -196,7 +196,7 @@ fn run_file(
             }
         };
         if args.detach {
-            return detach(&host, &planned.sweep);
+            return detach(&host, &planned.sweep, engine.endpoint());
         }
         // Whose ids the trials take (`plan::user`), said once: their folders are mounted.
         let chosen = host.container_ids();
@@ -221,7 +221,7 @@ fn run_file(
 
 /// Starts this same command again in the background (its output in the sweep's folder)
 /// once the image is there; the lock refuses a second run before anything starts.
-fn detach(host: &Machine, sweep: &Sweep) -> anyhow::Result<ExitCode> {
+fn detach(host: &Machine, sweep: &Sweep, engine: &str) -> anyhow::Result<ExitCode> {
     if let crate::host::LockAttempt::Busy =
         host.try_lock(&app::sweep::lock_name(&sweep.output), false)
     {
@@ -239,7 +239,7 @@ fn detach(host: &Machine, sweep: &Sweep) -> anyhow::Result<ExitCode> {
         .filter(|arg| arg != "-d" && arg != "--detach")
         .collect();
     let log = sweep.output.join(LOG_FILE);
-    let pid = host.spawn_detached(&args, &log)?;
+    let pid = host.spawn_detached(&args, &log, engine)?;
     eprintln!(
         "sweep `{}` runs in the background (pid {pid}); its output goes to `{}`",
         sweep.name,

@@ -165,7 +165,7 @@ impl Host for FakeHost {
         LockAttempt::Held(Box::new(()))
     }
 
-    fn spawn_prune(&self, name: &str, key: &str) -> bool {
+    fn spawn_prune(&self, name: &str, key: &str, _engine: &str) -> bool {
         self.prunes
             .borrow_mut()
             .push((name.to_string(), key.to_string()));
@@ -343,7 +343,7 @@ impl Host for FakeHost {
         Ok(Box::pin(futures_util::stream::iter(chunks)))
     }
 
-    fn spawn_detached(&self, args: &[String], _log: &Path) -> std::io::Result<u32> {
+    fn spawn_detached(&self, args: &[String], _log: &Path, _engine: &str) -> std::io::Result<u32> {
         self.spawned.borrow_mut().push(args.to_vec());
         Ok(4242)
     }

@@ -198,30 +198,24 @@ pub fn try_lock(name: &str, shared: bool) -> super::LockAttempt {
     }
 }
 
-/// The engine this process connected to, for the tfimg processes it starts.
-static ENGINE_FOR_CHILDREN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// Makes the tfimg processes this one starts talk to the engine at `url`, however it was
-/// chosen (`--host`, `--context`, a context in the config).
-pub fn engine_for_children(url: &str) {
-    let _ = ENGINE_FOR_CHILDREN.set(url.to_string());
-}
-
-/// `DOCKER_HOST` set to this process's engine (and `DOCKER_CONTEXT`, which it beats in
-/// tfimg but not in every docker tool, removed).
-fn same_engine(command: &mut std::process::Command) -> &mut std::process::Command {
-    if let Some(url) = ENGINE_FOR_CHILDREN.get() {
-        command.env("DOCKER_HOST", url).env_remove("DOCKER_CONTEXT");
-    }
+/// `DOCKER_HOST` set to `engine`, the engine this process uses however it was chosen
+/// (`--host`, `--context`, a context in the config), and `DOCKER_CONTEXT`, which it beats
+/// in tfimg but not in every docker tool, removed.
+fn same_engine<'a>(
+    command: &'a mut std::process::Command,
+    engine: &str,
+) -> &'a mut std::process::Command {
     command
+        .env("DOCKER_HOST", engine)
+        .env_remove("DOCKER_CONTEXT")
 }
 
 /// Starts `tfimg prune-superseded NAME KEY` detached; false when it cannot be started.
-pub fn spawn_prune(name: &str, key: &str) -> bool {
+pub fn spawn_prune(name: &str, key: &str, engine: &str) -> bool {
     let Ok(program) = std::env::current_exe() else {
         return false;
     };
-    same_engine(&mut std::process::Command::new(program))
+    same_engine(&mut std::process::Command::new(program), engine)
         .args(["prune-superseded", name, key])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -334,7 +328,11 @@ pub fn append(path: &std::path::Path, bytes: &[u8], durable: bool) -> std::io::R
 
 /// Starts this program again with `args` in a session of its own (a closed terminal
 /// does not hang it up), stdin from /dev/null, stdout and stderr appended to `log`.
-pub fn spawn_detached(args: &[String], log: &std::path::Path) -> std::io::Result<u32> {
+pub fn spawn_detached(
+    args: &[String],
+    log: &std::path::Path,
+    engine: &str,
+) -> std::io::Result<u32> {
     use std::os::unix::process::CommandExt;
     let program = std::env::current_exe()?;
     if let Some(folder) = log.parent() {
@@ -345,7 +343,7 @@ pub fn spawn_detached(args: &[String], log: &std::path::Path) -> std::io::Result
         .append(true)
         .open(log)?;
     let mut command = std::process::Command::new(program);
-    same_engine(&mut command)
+    same_engine(&mut command, engine)
         .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(output.try_clone()?)

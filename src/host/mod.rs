@@ -127,8 +127,9 @@ pub trait Host {
     fn remove_empty_folder(&self, path: &Path);
     /// Takes the lock file `name` in tfimg's data folder, shared or exclusive.
     fn try_lock(&self, name: &str, shared: bool) -> LockAttempt;
-    /// Starts `tfimg prune-superseded NAME KEY` in the background; false when it cannot.
-    fn spawn_prune(&self, name: &str, key: &str) -> bool;
+    /// Starts `tfimg prune-superseded NAME KEY` in the background against `engine` (the
+    /// endpoint this process uses, however it was chosen); false when it cannot.
+    fn spawn_prune(&self, name: &str, key: &str, engine: &str) -> bool;
     /// The HTTP status of `GET path` on 127.0.0.1:`port`, or `None`.
     async fn http_status(&self, port: u16, path: &str) -> Option<u16>;
     /// The status and body of `GET path` on 127.0.0.1:`port` (a small answer: a model
@@ -190,9 +191,9 @@ pub trait Host {
     /// `length` bytes of a file from `offset`, in chunks (a file that turns out shorter
     /// ends the stream early).
     fn file_stream(&self, path: &Path, offset: u64, length: u64) -> std::io::Result<FileStream>;
-    /// Starts this tfimg again with `args`, detached from the terminal and its session,
-    /// its output appended to `log`; its process id.
-    fn spawn_detached(&self, args: &[String], log: &Path) -> std::io::Result<u32>;
+    /// Starts this tfimg again with `args` against `engine`, detached from the terminal
+    /// and its session, its output appended to `log`; its process id.
+    fn spawn_detached(&self, args: &[String], log: &Path, engine: &str) -> std::io::Result<u32>;
     /// A `--sync` source walked into the archive the container receives (its entries
     /// owned by `owner`); nothing is read yet.
     fn sync_archive(&self, sync: &SyncPlan, owner: (u32, u32)) -> Result<SyncArchive, InputError>;
@@ -291,8 +292,8 @@ impl Host for Machine {
         machine::try_lock(name, shared)
     }
 
-    fn spawn_prune(&self, name: &str, key: &str) -> bool {
-        machine::spawn_prune(name, key)
+    fn spawn_prune(&self, name: &str, key: &str, engine: &str) -> bool {
+        machine::spawn_prune(name, key, engine)
     }
 
     async fn http_status(&self, port: u16, path: &str) -> Option<u16> {
@@ -430,8 +431,8 @@ impl Host for Machine {
         files::stream(path, offset, length)
     }
 
-    fn spawn_detached(&self, args: &[String], log: &Path) -> std::io::Result<u32> {
-        machine::spawn_detached(args, log)
+    fn spawn_detached(&self, args: &[String], log: &Path, engine: &str) -> std::io::Result<u32> {
+        machine::spawn_detached(args, log, engine)
     }
 
     fn sync_archive(&self, sync: &SyncPlan, owner: (u32, u32)) -> Result<SyncArchive, InputError> {
