@@ -15,7 +15,6 @@ mod tunnel;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -81,15 +80,10 @@ impl std::fmt::Debug for Session {
     }
 }
 
-/// A control socket name unique among this process's sessions: `s-<pid>-<n>`, short
-/// enough for `sun_path` with ssh's temporary suffix.
+/// A control socket name no other session has: `s-` and 16 random hex digits (as a
+/// detached master's `t-` name), short enough for `sun_path` with ssh's temporary suffix.
 fn control_name() -> String {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    format!(
-        "s-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    format!("s-{}", tunnel::random_hex())
 }
 
 impl Session {

@@ -183,9 +183,9 @@ pub fn master_alive(pid: u32, control: &Path) -> bool {
             .any(|word| word == control.as_bytes())
 }
 
-/// 16 random hex digits for a detached master's socket name (it outlives this process,
-/// so the pid is no unique part).
-fn random_hex() -> String {
+/// 16 random hex digits for a control socket's name (a detached master's outlives this
+/// process, so the pid is no unique part).
+pub(super) fn random_hex() -> String {
     crate::host::machine::random_hex(8).unwrap_or_else(|_| {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
