@@ -19,7 +19,6 @@ use crate::host::{Host, Machine};
 use crate::input::InputError;
 use crate::output::progress::Reporter;
 use crate::plan::LaunchPlan;
-use crate::spec::resolved::{SERVING_PORT_NAME, TENSORBOARD_PORT};
 use crate::spec::ResolvedSpec;
 use crate::team::gateway::nginx::GATEWAY_IMAGE;
 
@@ -107,17 +106,12 @@ fn print_reach(plans: &[(String, LaunchPlan)], output: Option<&Path>) -> anyhow:
         .iter()
         .filter(|(name, _)| name != "gateway")
         .map(|(name, plan)| {
-            let endpoint = |service: &str| {
-                plan.endpoints
-                    .iter()
-                    .find(|(found, _)| found == service)
-                    .map(|(_, address)| address.clone())
-            };
-            let access = ["jupyter", "ssh", SERVING_PORT_NAME]
-                .iter()
-                .find_map(|service| endpoint(service))
-                .unwrap_or_else(|| format!("- (its output: `docker compose logs {name}`)"));
-            let tensorboard = endpoint(TENSORBOARD_PORT).unwrap_or_else(|| "-".to_string());
+            let (service, tensorboard) = crate::plan::access(&plan.endpoints);
+            let access = service.map_or_else(
+                || format!("- (its output: `docker compose logs {name}`)"),
+                str::to_string,
+            );
+            let tensorboard = tensorboard.unwrap_or("-").to_string();
             vec![name.clone(), access, tensorboard]
         })
         .collect();

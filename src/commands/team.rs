@@ -19,7 +19,6 @@ use crate::labels;
 use crate::output::exit::EXIT_ENGINE;
 use crate::output::progress::Reporter;
 use crate::plan;
-use crate::spec::resolved::{SERVING_PORT_NAME, TENSORBOARD_PORT};
 use crate::spec::{self, ResolvedSpec};
 use crate::team::Team;
 
@@ -189,26 +188,18 @@ async fn print_team(
             ),
             None => Vec::new(),
         };
-        let access = ["jupyter", "ssh", SERVING_PORT_NAME]
-            .iter()
-            .find_map(|service| {
-                endpoints
-                    .iter()
-                    .find(|(name, _)| name == service)
-                    .map(|(_, address)| address.clone())
-            })
-            .unwrap_or_else(|| match container.as_ref().map(|c| c.state.as_str()) {
+        let (service, tensorboard) = plan::access(&endpoints);
+        let access = service.map(str::to_string).unwrap_or_else(|| {
+            match container.as_ref().map(|c| c.state.as_str()) {
                 Some("exited") => format!(
                     "exited ({})",
                     container.as_ref().and_then(|c| c.exit_code).unwrap_or(0)
                 ),
                 Some(state) => state.to_string(),
                 None => "-".to_string(),
-            });
-        let tensorboard = endpoints
-            .iter()
-            .find(|(name, _)| name == TENSORBOARD_PORT)
-            .map_or_else(|| "-".to_string(), |(_, address)| address.clone());
+            }
+        });
+        let tensorboard = tensorboard.unwrap_or("-").to_string();
         let action = match actions.get(&member.name) {
             Some(Action::Created) => "created",
             Some(Action::Recreated) => "recreated",

@@ -99,6 +99,22 @@ pub struct LaunchPlan {
     pub endpoints: Vec<(String, String)>,
 }
 
+/// How a user reaches a container from its endpoints: its service (Jupyter's URL, the
+/// ssh line or the model's URL, the first there is) and its TensorBoard, for the tables
+/// of `up` and `compose`.
+pub fn access(endpoints: &[(String, String)]) -> (Option<&str>, Option<&str>) {
+    let endpoint = |service: &str| {
+        endpoints
+            .iter()
+            .find(|(name, _)| name == service)
+            .map(|(_, address)| address.as_str())
+    };
+    let service = ["jupyter", "ssh", crate::spec::resolved::SERVING_PORT_NAME]
+        .into_iter()
+        .find_map(endpoint);
+    (service, endpoint(crate::spec::resolved::TENSORBOARD_PORT))
+}
+
 /// `http://127.0.0.1:8888/lab?token=abc` → `http://127.0.0.1:8888/lab`.
 pub fn without_token(url: &str) -> String {
     match url.split_once("?token=") {
@@ -311,6 +327,19 @@ fn launch_labels(input: &LaunchInput, endpoints: &[(String, String)]) -> BTreeMa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn access_is_the_first_service_and_the_tensorboard() {
+        let endpoints = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(name, address)| (name.to_string(), address.to_string()))
+                .collect()
+        };
+        let ssh = endpoints(&[("tensorboard", "http://t/"), ("ssh", "ssh -p 22 tf@h")]);
+        assert_eq!(access(&ssh), (Some("ssh -p 22 tf@h"), Some("http://t/")));
+        assert_eq!(access(&endpoints(&[])), (None, None));
+    }
 
     fn input() -> LaunchInput {
         LaunchInput {
