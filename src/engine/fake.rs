@@ -135,6 +135,12 @@ impl FakeEngine {
             .collect()
     }
 
+    /// The names of the containers created, in order (removed ones too).
+    pub fn created_names(&self) -> Vec<String> {
+        let state = self.state.borrow();
+        state.created.iter().map(|plan| plan.name.clone()).collect()
+    }
+
     /// The names of the containers that exist now.
     pub fn container_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self

@@ -321,13 +321,7 @@ fn running_again_keeps_finished_trials_and_learns_what_ended_while_away() {
     let (finished, notes) = go(&engine, &host, &run);
     let finished = finished.unwrap();
     assert_eq!((finished.counts.done, finished.counts.failed), (5, 0));
-    let created: Vec<String> = engine
-        .state
-        .borrow()
-        .created
-        .iter()
-        .map(|plan| plan.name.clone())
-        .collect();
+    let created = engine.created_names();
     assert_eq!(
         created,
         ["lab-t003", "lab-t004", "lab-t005"],

@@ -149,13 +149,7 @@ fn stop_keeps_results_that_finished_unwatched_and_stops_only_what_runs() {
     // Going on runs only what did not finish, and sets no finished folder aside.
     let (finished, _) = go(&engine, &host, &run);
     assert_eq!(finished.unwrap().counts.done, 5);
-    let created: Vec<String> = engine
-        .state
-        .borrow()
-        .created
-        .iter()
-        .map(|plan| plan.name.clone())
-        .collect();
+    let created = engine.created_names();
     assert_eq!(created, ["lab-t003", "lab-t005"]);
     assert!(file(&host, "t004.before-attempt-2/metrics.jsonl").is_none());
     assert_eq!(
@@ -171,13 +165,7 @@ fn going_on_takes_over_a_container_made_just_before_the_kill() {
     let run = killed_run(&engine, &host);
     let (finished, notes) = go(&engine, &host, &run);
     assert_eq!(finished.unwrap().counts.done, 5);
-    let created: Vec<String> = engine
-        .state
-        .borrow()
-        .created
-        .iter()
-        .map(|plan| plan.name.clone())
-        .collect();
+    let created = engine.created_names();
     // t003 is watched again, t002 and t004 keep their results: only t005 is new.
     assert_eq!(created, ["lab-t005"]);
     assert!(notes.iter().any(|note| matches!(note, Note::Said(said) if said.starts_with("t004: its container `lab-t004` was made just before the last run ended"))));
