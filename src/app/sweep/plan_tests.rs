@@ -4,7 +4,6 @@
 //! refuses the GPUs are each said at `gpus:`, naming the sweep file's key.
 
 use super::*;
-use crate::app::sweep::SweepRun;
 use crate::app::testing::block_on;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
@@ -33,7 +32,7 @@ fn all_gpus_of_another_host_are_asked_once_and_its_trials_are_not_asked_again() 
         2,
         "the query, then the table"
     );
-    let run = run_of(sweep, slots, nvidia);
+    let run = crate::app::sweep::tests::image_run(sweep, slots, nvidia);
     let finished = block_on(crate::app::sweep::run(&engine, &host, &run, &|_| {})).unwrap();
     assert_eq!(finished.counts.done, 3);
     assert_eq!(
@@ -115,7 +114,7 @@ fn the_daemon_refusing_the_trials_gpus_is_said_at_gpus_with_the_sweep_file_s_key
         &[IMAGE.to_string()],
     ))
     .unwrap();
-    let run = run_of(sweep, slots, nvidia);
+    let run = crate::app::sweep::tests::image_run(sweep, slots, nvidia);
     let error = block_on(crate::app::sweep::run(&engine, &host, &run, &|_| {})).unwrap_err();
     let (hint, code) = crate::output::exit::classify(&error);
     assert_eq!(
@@ -129,28 +128,4 @@ fn the_daemon_refusing_the_trials_gpus_is_said_at_gpus_with_the_sweep_file_s_key
     );
     assert!(!hint.contains("--gpus"), "{hint}");
     assert_eq!(code, 2);
-}
-
-/// The run of `sweep` in `IMAGE` (a sweep file's image target) on `slots`.
-fn run_of(
-    sweep: crate::sweep::Sweep,
-    slots: Vec<crate::sweep::schedule::Slot>,
-    nvidia: Option<crate::host::NvidiaFacts>,
-) -> SweepRun {
-    let image = crate::engine::ImageFacts {
-        id: "sha256:abc".into(),
-        tags: vec![IMAGE.into()],
-        working_dir: "/tf".into(),
-        ..Default::default()
-    };
-    SweepRun {
-        file: "sweep.yaml".into(),
-        file_bytes: Vec::new(),
-        target: crate::app::run::target_of_image(IMAGE, &image),
-        slots,
-        nvidia,
-        ids: Some((1000, 1000)),
-        resume_only: false,
-        sweep,
-    }
 }

@@ -58,6 +58,18 @@ pub(super) fn sweep_run(text: &str, host: &FakeHost) -> SweepRun {
         .map(|gpu| gpu.index.to_string())
         .collect();
     let slots = schedule::slots(&sweep.pool, &indices, None).unwrap();
+    let mut run = image_run(sweep, slots, None);
+    run.file_bytes = text.as_bytes().to_vec();
+    run
+}
+
+/// The run of `sweep` in `IMAGE` (a sweep file's image target) on `slots`, decided on
+/// `nvidia`, as the host user 1000.
+pub(super) fn image_run(
+    sweep: crate::sweep::Sweep,
+    slots: Vec<schedule::Slot>,
+    nvidia: Option<crate::host::NvidiaFacts>,
+) -> SweepRun {
     let image = crate::engine::ImageFacts {
         id: "sha256:abc".into(),
         tags: vec![IMAGE.into()],
@@ -67,10 +79,10 @@ pub(super) fn sweep_run(text: &str, host: &FakeHost) -> SweepRun {
     SweepRun {
         sweep,
         file: "sweep.yaml".into(),
-        file_bytes: text.as_bytes().to_vec(),
+        file_bytes: Vec::new(),
         target: target_of_image(IMAGE, &image),
         slots,
-        nvidia: None,
+        nvidia,
         ids: Some((1000, 1000)),
         resume_only: false,
     }
