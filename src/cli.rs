@@ -371,6 +371,18 @@ pub struct NetworkArgs {
     pub registry_mirror: Option<String>,
 }
 
+impl NetworkArgs {
+    /// What the flags (or their variables) chose, for `app::settings`.
+    pub fn choices(&self) -> crate::render::network::NetworkChoices {
+        crate::render::network::NetworkChoices {
+            ca_cert: self.ca_cert.clone(),
+            pip_index_url: self.pip_index_url.clone(),
+            apt_mirror: self.apt_mirror.clone(),
+            registry_mirror: self.registry_mirror.clone(),
+        }
+    }
+}
+
 /// `--progress`: output's own type (output sits below the command line).
 pub use crate::output::progress::Progress;
 

@@ -51,35 +51,55 @@ pub fn main() -> ExitCode {
         }
     };
     output::init_tracing(cli.verbose);
-    if let Err(error) = commands::choose_engine(&cli.engine) {
-        return output::exit::report(&error);
-    }
+    // What a command is run with besides its flags, captured once; resolved only by the
+    // commands that need it.
+    let environment = std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .collect();
+    let argv = std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    let settings = match app::settings::Settings::new(
+        cli.engine.host.clone(),
+        cli.engine.context.clone(),
+        environment,
+        std::env::current_dir(),
+        argv,
+    ) {
+        Ok(settings) => settings,
+        Err(error) => return output::exit::report(&anyhow::Error::from(error)),
+    };
+    let host = &host::Machine;
     let outcome = match cli.command {
-        Command::List(args) => commands::list::run(&args),
-        Command::Show(args) => commands::show::run(&args),
-        Command::Render(args) => commands::render::run(&args),
-        Command::Build(args) => commands::build::run(&args),
-        Command::Lock(args) => commands::lock::run(&args),
-        Command::Base(cli::BaseCommand::Bootstrap(args)) => commands::base::run(&args),
-        Command::Run(args) => commands::run::run(&args),
-        Command::Ps(args) => commands::containers::ps(&args),
-        Command::Logs(args) => commands::containers::logs(&args),
-        Command::Exec(args) => commands::containers::exec(&args),
-        Command::Stop(args) => commands::containers::stop(&args),
-        Command::Rm(args) => commands::containers::remove(&args),
-        Command::PullFiles(args) => commands::files::pull_files(&args),
-        Command::Forward(args) => commands::forward::run(&args),
-        Command::Doctor(args) => commands::doctor::run(&args),
-        Command::Up(args) => commands::team::up(&args),
-        Command::Down(args) => commands::team::down(&args),
-        Command::Compose(args) => commands::export::compose(&args),
-        Command::Push(args) => commands::push::run(&args),
-        Command::Save(args) => commands::bundle::save(&args),
-        Command::Load(args) => commands::bundle::load(&args),
-        Command::K8s(args) => commands::export::k8s(&args),
-        Command::Sweep(args) => commands::sweep::run(&args),
-        Command::Serve(args) => commands::serve::run(&args),
-        Command::PruneSuperseded { name, key } => commands::build::prune_command(&name, &key),
+        Command::List(args) => commands::list::run(&args, host),
+        Command::Show(args) => commands::show::run(&args, host),
+        Command::Render(args) => commands::render::run(&args, &settings, host),
+        Command::Build(args) => commands::build::run(&args, &settings, host),
+        Command::Lock(args) => commands::lock::run(&args, &settings, host),
+        Command::Base(cli::BaseCommand::Bootstrap(args)) => {
+            commands::base::run(&args, &settings, host)
+        }
+        Command::Run(args) => commands::run::run(&args, &settings, host),
+        Command::Ps(args) => commands::containers::ps(&args, &settings, host),
+        Command::Logs(args) => commands::containers::logs(&args, &settings),
+        Command::Exec(args) => commands::containers::exec(&args, &settings),
+        Command::Stop(args) => commands::containers::stop(&args, &settings, host),
+        Command::Rm(args) => commands::containers::remove(&args, &settings, host),
+        Command::PullFiles(args) => commands::files::pull_files(&args, &settings, host),
+        Command::Forward(args) => commands::forward::run(&args, &settings, host),
+        Command::Doctor(args) => commands::doctor::run(&args, &settings, host),
+        Command::Up(args) => commands::team::up(&args, &settings, host),
+        Command::Down(args) => commands::team::down(&args, &settings, host),
+        Command::Compose(args) => commands::export::compose(&args, &settings, host),
+        Command::Push(args) => commands::push::run(&args, &settings),
+        Command::Save(args) => commands::bundle::save(&args, &settings, host),
+        Command::Load(args) => commands::bundle::load(&args, &settings, host),
+        Command::K8s(args) => commands::export::k8s(&args, &settings, host),
+        Command::Sweep(args) => commands::sweep::run(&args, &settings, host),
+        Command::Serve(args) => commands::serve::run(&args, &settings, host),
+        Command::PruneSuperseded { name, key } => {
+            commands::build::prune_command(&name, &key, &settings, host)
+        }
     };
     match outcome {
         Ok(code) => code,

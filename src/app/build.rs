@@ -4,7 +4,7 @@
 //! Builds of one key are serialised by a lock file; earlier builds of the spec are pruned
 //! in the background (never while a build runs).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::app::Interrupted;
@@ -18,7 +18,7 @@ use crate::output::progress::Reporter;
 use crate::plan::image::{self, ImagePlan};
 use crate::render::dockerfile::TFIMG_DIR;
 use crate::render::files::VERIFY;
-use crate::render::{self, NetworkOptions, Rendered};
+use crate::render::{self, Rendered};
 use crate::spec::ResolvedSpec;
 
 pub use lock::{lock, IMAGES_LOCK};
@@ -27,17 +27,7 @@ pub use prune::prune_superseded;
 /// Verification imports TensorFlow once; generous for a loaded two-core machine.
 const VERIFY_DEADLINE: Duration = Duration::from_secs(600);
 
-/// Everything network-related a build uses.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Network {
-    /// Rendered into the image (and its build key).
-    pub render: NetworkOptions,
-    /// Docker Hub references are pulled through this registry host instead.
-    pub registry_mirror: Option<String>,
-    /// Proxy variables passed to the build as Docker's predefined build args: they reach
-    /// RUN steps but never the image or its history.
-    pub proxy_build_args: BTreeMap<String, String>,
-}
+pub use crate::render::network::Network;
 
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions<'a> {

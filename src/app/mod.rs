@@ -32,6 +32,7 @@ pub mod lock;
 pub mod ready;
 pub mod run;
 pub mod serve;
+pub mod settings;
 pub mod sweep;
 pub mod team;
 #[cfg(test)]

@@ -4,22 +4,27 @@
 use std::process::ExitCode;
 
 use crate::app::base::{bootstrap, short_id};
+use crate::app::settings::Settings;
 use crate::cli::{BootstrapArgs, Progress};
-use crate::commands::config;
 use crate::engine::prelude::*;
+use crate::host::Host;
 use crate::output::progress::Reporter;
 use crate::plan::base::BootstrapTarget;
 
-pub fn run(args: &BootstrapArgs) -> anyhow::Result<ExitCode> {
+pub fn run(
+    args: &BootstrapArgs,
+    settings: &Settings,
+    host: &impl Host,
+) -> anyhow::Result<ExitCode> {
     let target = BootstrapTarget::parse(&args.reference)?;
-    let config = config::load_config()?;
+    let config = settings.config(host)?;
     let mirror = args
         .mirror
         .clone()
         .or(config.apt_mirror)
         .unwrap_or_else(|| target.default_mirror.to_string());
     super::runtime()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         if let Some(existing) = engine.image(&target.reference).await? {
             if !args.force {
                 eprintln!(

@@ -6,16 +6,16 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use crate::app::build::{build_spec, prune_superseded, BuildOptions, Built, IMAGES_LOCK};
+use crate::app::settings::Settings;
 use crate::cli::BuildArgs;
-use crate::commands::config;
-use crate::host::Machine;
+use crate::host::Host;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
 use crate::spec;
 
-pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &BuildArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let resolved = crate::app::catalog::resolve(&super::catalog(), &args.spec)?;
-    let network = config::network(&args.network, &config::load_config()?)?;
+    let network = settings.network(&args.network.choices(), host)?;
     for tag in &args.tag {
         if !spec::syntax::valid_image_reference(tag) {
             return Err(InputError::new(
@@ -36,8 +36,8 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         announce_up_to_date: true,
     };
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = super::connect().await?;
-        let built = build_spec(&engine, &Machine, &resolved, &network, &options, &reporter)
+        let engine = settings.connect().await?;
+        let built = build_spec(&engine, host, &resolved, &network, &options, &reporter)
             .await?
             .expect("a build that is not only a check always answers");
         finish(&reporter, &built);
@@ -46,19 +46,19 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The hidden `tfimg prune-superseded NAME KEY` that a build starts in the background.
-pub fn prune_command(name: &str, key: &str) -> anyhow::Result<ExitCode> {
+pub fn prune_command(
+    name: &str,
+    key: &str,
+    settings: &Settings,
+    host: &impl Host,
+) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         let reporter = Reporter::new(crate::cli::Progress::Plain);
         // Waits for running builds (they hold the lock shared) before deleting anything.
-        let _images_lock = crate::app::build::lock(
-            &Machine,
-            IMAGES_LOCK,
-            false,
-            "waiting for builds",
-            &reporter,
-        )
-        .await?;
+        let _images_lock =
+            crate::app::build::lock(host, IMAGES_LOCK, false, "waiting for builds", &reporter)
+                .await?;
         prune_superseded(&engine, name, key, &reporter).await;
         Ok(ExitCode::SUCCESS)
     })

@@ -10,15 +10,15 @@ use serde_json::json;
 
 use crate::app::bundle::{self, human_size, LoadOptions, SaveOptions, SaveTarget};
 use crate::app::catalog;
+use crate::app::settings::Settings;
 use crate::bundle::{BundledImage, BundledSpec, Manifest, SpecSource};
 use crate::cli::{LoadArgs, SaveArgs};
-use crate::commands::config;
-use crate::host::Machine;
+use crate::host::Host;
 use crate::output::progress::Reporter;
 
-pub fn save(args: &SaveArgs) -> anyhow::Result<ExitCode> {
+pub fn save(args: &SaveArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let catalog = super::catalog();
-    let network = config::network(&args.network, &config::load_config()?)?;
+    let network = settings.network(&args.network.choices(), host)?;
     let mut targets = Vec::new();
     for target in &args.targets {
         let spec_file = target.ends_with(".yaml") || target.ends_with(".yml");
@@ -31,7 +31,7 @@ pub fn save(args: &SaveArgs) -> anyhow::Result<ExitCode> {
             targets.push(SaveTarget::Image(target.clone()));
         }
     }
-    bundle::check_output(&Machine, &args.output)?;
+    bundle::check_output(host, &args.output)?;
     let reporter = Reporter::new(args.progress);
     let options = SaveOptions {
         output: &args.output,
@@ -39,8 +39,8 @@ pub fn save(args: &SaveArgs) -> anyhow::Result<ExitCode> {
         tfimg_version: env!("CARGO_PKG_VERSION"),
     };
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = super::connect().await?;
-        let saved = bundle::save(&engine, &Machine, &targets, &options, &reporter).await?;
+        let engine = settings.connect().await?;
+        let saved = bundle::save(&engine, host, &targets, &options, &reporter).await?;
         let summary = format!(
             "saved `{}` ({}, {} image(s), {} spec(s)) in {:.1} s",
             args.output.display(),
@@ -68,20 +68,20 @@ pub fn save(args: &SaveArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-pub fn load(args: &LoadArgs) -> anyhow::Result<ExitCode> {
+pub fn load(args: &LoadArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let reporter = Reporter::new(args.progress);
     let options = LoadOptions {
         bundle: &args.bundle,
         folder: &args.output,
         force: args.force,
     };
-    let checked = bundle::check(&Machine, &super::catalog(), &options, &reporter)?;
+    let checked = bundle::check(host, &super::catalog(), &options, &reporter)?;
     let manifest = &checked.verified.manifest;
     reporter.status(&checked_line(&args.bundle, manifest, reporter.elapsed()));
     let checked_at = Instant::now();
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = super::connect().await?;
-        let loaded = bundle::load(&engine, &Machine, &checked, &options, &reporter).await?;
+        let engine = settings.connect().await?;
+        let loaded = bundle::load(&engine, host, &checked, &options, &reporter).await?;
         if reporter.is_json() {
             reporter.result(json!({
                 "images": loaded.images,

@@ -7,12 +7,13 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
+use crate::app::settings::Settings;
 use crate::app::{containers, tunnels};
 use crate::cli::{ExecArgs, LogsArgs, NamesArgs, PsArgs, RemoveArgs};
 use crate::engine::prelude::*;
 use crate::engine::ContainerFacts;
 use crate::engine::Docker;
-use crate::host::Machine;
+use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
 use crate::output::exit::EXIT_BAD_INPUT;
@@ -38,9 +39,9 @@ struct PsEntry {
     tunnel: Option<&'static str>,
 }
 
-pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
+pub fn ps(args: &PsArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         let label = match &args.team {
             Some(team) => labels::team_filter(team),
             None => labels::SPEC.to_string(),
@@ -48,9 +49,9 @@ pub fn ps(args: &PsArgs) -> anyhow::Result<ExitCode> {
         let mut containers = engine.containers_with_label(&label).await?;
         containers.sort_by(|a, b| a.name.cmp(&b.name));
         let mut entries = Vec::new();
-        tunnels::tidy(&engine, &Machine).await?;
+        tunnels::tidy(&engine, host).await?;
         for container in containers {
-            let tunnel = tunnel_of(&engine, &container);
+            let tunnel = tunnel_of(&engine, host, &container);
             entries.push(PsEntry {
                 tunnel: tunnel.as_ref().map(|forwards| match forwards {
                     Some(_) => "open",
@@ -113,14 +114,18 @@ pub(crate) fn jupyter_token(container: &ContainerFacts) -> Option<String> {
 
 /// A running container's tunnel on a remote engine: `Some(Some(forwards))` while it is
 /// open, `Some(None)` when it is closed; `None` on a local engine or without ports.
-fn tunnel_of(engine: &Docker, container: &ContainerFacts) -> Option<Option<Vec<Forward>>> {
+fn tunnel_of(
+    engine: &Docker,
+    host: &impl Host,
+    container: &ContainerFacts,
+) -> Option<Option<Vec<Forward>>> {
     let tunneled = engine.tunnels_ports()
         && container.state == "running"
         && container.labels.contains_key(labels::PORTS);
     if !tunneled {
         return None;
     }
-    Some(tunnels::live(engine, &Machine, &container.id).map(|record| record.forwards))
+    Some(tunnels::live(engine, host, &container.id).map(|record| record.forwards))
 }
 
 /// A container as `ps` shows it; its addresses with the local ends of `forwards` (a
@@ -160,9 +165,9 @@ fn entry(container: ContainerFacts, forwards: Option<Vec<Forward>>) -> PsEntry {
     }
 }
 
-pub fn logs(args: &LogsArgs) -> anyhow::Result<ExitCode> {
+pub fn logs(args: &LogsArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         let container = containers::find(&engine, &args.name).await?;
         engine
             .stream_output(
@@ -181,9 +186,9 @@ pub fn logs(args: &LogsArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
+pub fn exec(args: &ExecArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         let container = containers::find(&engine, &args.name).await?;
         if container.state != "running" {
             return Err(InputError::new(
@@ -212,18 +217,22 @@ pub fn exec(args: &ExecArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-pub fn stop(args: &NamesArgs) -> anyhow::Result<ExitCode> {
-    for_each(&args.names, |engine, container| async move {
+pub fn stop(args: &NamesArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
+    for_each(settings, &args.names, |engine, container| async move {
         engine.stop(&container.id, 10).await?;
-        tunnels::close(&engine, &Machine, &container.id).await;
+        tunnels::close(&engine, host, &container.id).await;
         println!("{}", container.name);
         Ok(())
     })
 }
 
-pub fn remove(args: &RemoveArgs) -> anyhow::Result<ExitCode> {
+pub fn remove(
+    args: &RemoveArgs,
+    settings: &Settings,
+    host: &impl Host,
+) -> anyhow::Result<ExitCode> {
     let force = args.force;
-    for_each(&args.names, move |engine, container| async move {
+    for_each(settings, &args.names, move |engine, container| async move {
         if container.state == "running" && !force {
             return Err(InputError::new(
                 format!("`{}` is running", container.name),
@@ -235,7 +244,7 @@ pub fn remove(args: &RemoveArgs) -> anyhow::Result<ExitCode> {
             .into());
         }
         engine.remove_container(&container.id, force).await?;
-        tunnels::close(&engine, &Machine, &container.id).await;
+        tunnels::close(&engine, host, &container.id).await;
         println!("{}", container.name);
         Ok(())
     })
@@ -243,13 +252,13 @@ pub fn remove(args: &RemoveArgs) -> anyhow::Result<ExitCode> {
 
 /// Applies `action` to every named container; a failure on one is reported and the
 /// others still run (exit 1 at the end).
-fn for_each<F, Fut>(names: &[String], action: F) -> anyhow::Result<ExitCode>
+fn for_each<F, Fut>(settings: &Settings, names: &[String], action: F) -> anyhow::Result<ExitCode>
 where
     F: Fn(Docker, ContainerFacts) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<()>>,
 {
     super::runtime()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         let mut failed = false;
         for name in names {
             let outcome = match containers::find(&engine, name).await {

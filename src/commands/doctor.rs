@@ -7,26 +7,26 @@
 use std::process::ExitCode;
 
 use crate::app::doctor::{docker_facts, spec_facts, start_hint};
+use crate::app::settings::Settings;
 use crate::cli::DoctorArgs;
-use crate::commands::config;
 use crate::doctor::{self, Check, Verdict};
 use crate::host::nvidia::{EngineProbe, ProbeOutcome};
-use crate::host::{Host, Machine, NvidiaFacts};
+use crate::host::{Host, NvidiaFacts};
 use crate::output::exit::EXIT_BAD_INPUT;
 use crate::spec::support::spec_support;
 use crate::spec::ResolvedSpec;
 
-pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &DoctorArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let name = args
         .spec
         .clone()
         .unwrap_or_else(|| "gpu-jupyter".to_string());
     let catalog = super::catalog();
-    let today = Machine.today()?;
+    let today = host.today()?;
     let resolved = crate::app::catalog::resolve(&catalog, &name);
-    let network = config::network(&args.network, &config::load_config()?)?;
+    let network = settings.network(&args.network.choices(), host)?;
     let checks = super::runtime()?.block_on(async {
-        let connected = super::try_connect().await?;
+        let connected = settings.try_connect().await?;
         let (docker, engine) = match connected {
             Ok(engine) => match docker_facts(&engine).await {
                 Ok(facts) => (Ok(facts), Some(engine)),
@@ -40,9 +40,9 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         let nvidia = match &engine {
             Some(engine) => {
                 let images = probe_images(resolved.as_ref().ok());
-                crate::app::gpu_host::engine_nvidia(engine, &Machine, &images).await
+                crate::app::gpu_host::engine_nvidia(engine, host, &images).await
             }
-            None => unreached_nvidia()?,
+            None => unreached_nvidia(settings, host)?,
         };
         let mut checks = doctor::docker_checks(&docker);
         checks.extend(doctor::nvidia_checks(
@@ -52,7 +52,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         let spec = match &resolved {
             Ok(resolved) => {
                 let support = spec_support(&catalog, resolved, today);
-                Ok(spec_facts(engine.as_ref(), &Machine, resolved, &network, support).await)
+                Ok(spec_facts(engine.as_ref(), host, resolved, &network, support).await)
             }
             Err(error) => Err(error.to_string()),
         };
@@ -85,10 +85,10 @@ fn probe_images(resolved: Option<&ResolvedSpec>) -> Vec<String> {
 
 /// The NVIDIA facts when the engine did not answer: this machine's for an engine here;
 /// for one on another host, nothing (that host cannot be asked).
-fn unreached_nvidia() -> anyhow::Result<NvidiaFacts> {
-    let url = super::engine_url()?;
+fn unreached_nvidia(settings: &Settings, host: &impl Host) -> anyhow::Result<NvidiaFacts> {
+    let url = settings.engine_url()?;
     if crate::engine::endpoint::on_this_machine(&url) {
-        return Ok(Machine.nvidia());
+        return Ok(host.nvidia());
     }
     Ok(NvidiaFacts {
         probe: Some(EngineProbe {

@@ -11,24 +11,27 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
+use crate::app::settings::Settings;
 use crate::app::team::{export_plans, TeamImages};
 use crate::cli::{ComposeArgs, K8sArgs, Progress};
-use crate::commands::config;
 use crate::host::confined::Confined;
-use crate::host::{Host, Machine};
+use crate::host::Host;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
 use crate::plan::LaunchPlan;
 use crate::spec::ResolvedSpec;
 use crate::team::gateway::nginx::GATEWAY_IMAGE;
 
-pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
-    let (team, specs) = super::team::team_and_specs(&args.file)?;
+pub fn compose(
+    args: &ComposeArgs,
+    settings: &Settings,
+    host: &impl Host,
+) -> anyhow::Result<ExitCode> {
+    let (team, specs) = super::team::team_and_specs(host, &args.file)?;
     if let Some(gateway) = &team.gateway {
         gateway.check_exported("compose")?;
     }
-    let network = config::network(&args.network, &config::load_config()?)?;
-    let host = Machine;
+    let network = settings.network(&args.network.choices(), host)?;
     let chosen = host.container_ids();
     let ids = chosen.ids;
     let folder = match &args.output {
@@ -42,10 +45,16 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
         }
         None => std::env::current_dir()?,
     };
-    let images = images(&specs, &network, args.build, team.gateway.is_some())?;
+    let images = images(
+        settings,
+        host,
+        &specs,
+        &network,
+        args.build,
+        team.gateway.is_some(),
+    )?;
     let behind_gateway = team.gateway.is_some();
-    let (mut plans, notes) =
-        export_plans(&host, &team, &specs, &images.specs, ids, behind_gateway)?;
+    let (mut plans, notes) = export_plans(host, &team, &specs, &images.specs, ids, behind_gateway)?;
     if team.members.iter().any(|member| !member.mounts.is_empty()) {
         super::say(chosen.note);
     }
@@ -54,9 +63,9 @@ pub fn compose(args: &ComposeArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(image) = &images.gateway {
         let gateway =
-            crate::app::gateway::compose_export(&host, &team, &specs, image, ids, &folder)?;
+            crate::app::gateway::compose_export(host, &team, &specs, image, ids, &folder)?;
         if let Some(gateway) = gateway {
-            write_gateway_files(&gateway)?;
+            write_gateway_files(host, &gateway)?;
             plans.push(("gateway".to_string(), gateway.plan));
         }
     }
@@ -119,12 +128,12 @@ fn print_reach(plans: &[(String, LaunchPlan)], output: Option<&Path>) -> anyhow:
     Ok(())
 }
 
-pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
-    let (team, specs) = super::team::team_and_specs(&args.file)?;
+pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
+    let (team, specs) = super::team::team_and_specs(host, &args.file)?;
     if let Some(gateway) = &team.gateway {
         gateway.check_exported("k8s")?;
     }
-    let network = config::network(&args.network, &config::load_config()?)?;
+    let network = settings.network(&args.network.choices(), host)?;
     if args.uid == 0 {
         return Err(InputError::new(
             "`--uid 0` would run the pods as root",
@@ -132,13 +141,13 @@ pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let images = images(&specs, &network, args.build, false)?;
+    let images = images(settings, host, &specs, &network, args.build, false)?;
     let ids = (args.uid, args.gid);
-    let (mut plans, notes) = export_plans(&Machine, &team, &specs, &images.specs, ids, false)?;
+    let (mut plans, notes) = export_plans(host, &team, &specs, &images.specs, ids, false)?;
     for note in notes {
         eprintln!("{note}");
     }
-    let ingress = crate::app::gateway::k8s_export(&Machine, &team, &specs, &mut plans)?;
+    let ingress = crate::app::gateway::k8s_export(host, &team, &specs, &mut plans)?;
     let members: Vec<crate::team::k8s::K8sMember> = team
         .members
         .iter()
@@ -195,6 +204,8 @@ pub fn k8s(args: &K8sArgs) -> anyhow::Result<ExitCode> {
 /// daemon has one, else the moving tag `tfimg/<name>:<tensorflow>` (`tfimg/gateway:latest`),
 /// said once.
 fn images(
+    settings: &Settings,
+    host: &impl Host,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
     build: bool,
@@ -209,7 +220,7 @@ fn images(
         gateway: gateway.then(|| format!("{GATEWAY_IMAGE}:latest")),
     };
     let found = super::runtime()?.block_on(async {
-        let engine = match super::try_connect().await? {
+        let engine = match settings.try_connect().await? {
             Ok(engine) => engine,
             Err(error) if !build => {
                 tracing::info!("no daemon for the exports' image names: {error}");
@@ -225,7 +236,7 @@ fn images(
             }
         }
         if build {
-            let built = super::team::images_for(&engine, &Machine, specs, network, &reporter);
+            let built = super::team::images_for(&engine, host, specs, network, &reporter);
             images.specs = built.await?;
             return Ok(all);
         }
@@ -234,7 +245,7 @@ fn images(
                 only_check: true,
                 ..BuildOptions::default()
             };
-            match build_spec(&engine, &Machine, resolved, network, &options, &reporter).await {
+            match build_spec(&engine, host, resolved, network, &options, &reporter).await {
                 Ok(Some(built)) => {
                     images.specs.insert(name.clone(), built.plan.keyed_tag);
                 }
@@ -280,7 +291,10 @@ fn planted(error: std::io::Error, context: &str) -> anyhow::Error {
 /// given to nginx's user through handles of the output folder (`host::confined`): a link
 /// another user planted at the folder's name, or at a file's name in it, is refused or
 /// replaced, never followed, so root never writes or gives away what a link points at.
-fn write_gateway_files(gateway: &crate::app::gateway::ComposeGateway) -> anyhow::Result<()> {
+fn write_gateway_files(
+    host: &impl Host,
+    gateway: &crate::app::gateway::ComposeGateway,
+) -> anyhow::Result<()> {
     let path = &gateway.folder;
     let shown = format!("cannot make `{}`", path.display());
     let parent = path.parent().unwrap_or(Path::new("."));
@@ -301,7 +315,7 @@ fn write_gateway_files(gateway: &crate::app::gateway::ComposeGateway) -> anyhow:
             })?;
     }
     let (uid, gid) = gateway.owner;
-    if crate::host::Machine.ids().map(|(me, _)| me) != Some(uid) {
+    if host.ids().map(|(me, _)| me) != Some(uid) {
         // Root exports for the image's user (nginx never runs as root).
         folder
             .set_owner(uid, gid)

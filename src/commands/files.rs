@@ -5,20 +5,25 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::app::files;
+use crate::app::settings::Settings;
 use crate::cli::{FilesArgs, PullFilesArgs};
-use crate::host::{Host, Machine};
+use crate::host::Host;
 use crate::input::InputError;
 use crate::plan::cache::VolumePlan;
 use crate::plan::sync::{self, SyncRequest};
 use crate::plan::volumes;
 
-pub fn pull_files(args: &PullFilesArgs) -> anyhow::Result<ExitCode> {
+pub fn pull_files(
+    args: &PullFilesArgs,
+    settings: &Settings,
+    host: &impl Host,
+) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         let container = crate::app::containers::find(&engine, &args.name).await?;
         let lines = files::pull_files(
             &engine,
-            &Machine,
+            host,
             &container,
             &args.destination,
             args.from.as_deref(),
@@ -34,6 +39,7 @@ pub fn pull_files(args: &PullFilesArgs) -> anyhow::Result<ExitCode> {
 /// `run`'s syncs and volumes, checked: every source exists, every destination is one a
 /// container can take, `--sync-back` has syncs and a foreground run.
 pub(super) fn resolve(
+    host: &impl Host,
     args: &FilesArgs,
     detached: bool,
     no_start: bool,
@@ -42,7 +48,7 @@ pub(super) fn resolve(
     let mut syncs = Vec::new();
     for text in &args.syncs {
         let sync = sync::parse_request(text, current_dir)?;
-        if !Machine.exists(&sync.source) {
+        if !host.exists(&sync.source) {
             return Err(sync::missing_source(text, &sync.source));
         }
         syncs.push(sync);

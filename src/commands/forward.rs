@@ -4,15 +4,16 @@
 
 use std::process::ExitCode;
 
+use crate::app::settings::Settings;
 use crate::app::tunnels;
 use crate::cli::ForwardArgs;
 use crate::engine::prelude::*;
-use crate::host::Machine;
+use crate::host::Host;
 use crate::input::InputError;
 
-pub fn run(args: &ForwardArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &ForwardArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         let name = &args.name;
         if !engine.tunnels_ports() {
             return Err(InputError::new(
@@ -24,14 +25,14 @@ pub fn run(args: &ForwardArgs) -> anyhow::Result<ExitCode> {
         let container = crate::app::containers::find(&engine, name).await?;
         let name = &container.name;
         if args.close {
-            if tunnels::close(&engine, &Machine, &container.id).await {
+            if tunnels::close(&engine, host, &container.id).await {
                 eprintln!("closed the tunnel of `{name}`");
             } else {
                 eprintln!("`{name}` has no open tunnel");
             }
             return Ok(ExitCode::SUCCESS);
         }
-        let endpoints = tunnels::reopen(&engine, &Machine, &container).await?;
+        let endpoints = tunnels::reopen(&engine, host, &container).await?;
         println!("{:<12}{name}", "container");
         for (service, address) in endpoints {
             println!("{service:<12}{address}");

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use crate::cli::ListArgs;
-use crate::host::{Host, Machine};
+use crate::host::Host;
 use crate::output::exit::EXIT_BAD_INPUT;
 use crate::spec::support::{spec_support, SpecSupport};
 use crate::spec::{self, ResolvedSpec, SpecError};
@@ -30,9 +30,9 @@ struct ListEntry {
     support: SpecSupport,
 }
 
-pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &ListArgs, host: &impl Host) -> anyhow::Result<ExitCode> {
     let catalog = super::catalog();
-    let today = Machine.today()?;
+    let today = host.today()?;
     let mut entries = Vec::new();
     let mut problems: Vec<SpecError> = catalog.broken().cloned().collect();
     for document in catalog.documents() {

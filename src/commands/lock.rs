@@ -5,40 +5,40 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::app::lock;
+use crate::app::settings::Settings;
 use crate::cli::LockArgs;
-use crate::commands::config;
-use crate::host::Machine;
+use crate::host::Host;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
 use crate::spec::ResolvedSpec;
 
-pub fn run(args: &LockArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &LockArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let resolved = crate::app::catalog::resolve_unlocked(&super::catalog(), &args.spec)?;
     let path = args.output.clone().or_else(|| lock::lock_path(&resolved));
     if args.check {
-        return check(&resolved, path);
+        return check(host, &resolved, path);
     }
     let Some(path) = path else {
         return Err(no_file(&resolved).into());
     };
-    let network = config::network(&args.network, &config::load_config()?)?;
+    let network = settings.network(&args.network.choices(), host)?;
     let reporter = Reporter::new(args.progress);
     super::runtime()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         let shared = match args.fresh {
             true => None,
-            false => lock::shared_lock(&Machine, &resolved, &path),
+            false => lock::shared_lock(host, &resolved, &path),
         };
         let made = lock::resolve(
             &engine,
-            &Machine,
+            host,
             &resolved,
             &network,
             shared.as_ref(),
             &reporter,
         )
         .await?;
-        lock::write(&Machine, &path, &made)?;
+        lock::write(host, &path, &made)?;
         reporter.status(&format!(
             "locked `{}` in {:.0} s: {} apt packages, {} pip distributions",
             resolved.name,
@@ -57,9 +57,13 @@ pub fn run(args: &LockArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `--check`: the lock (the file, or a built-in's embedded one) against the spec.
-fn check(resolved: &ResolvedSpec, path: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+fn check(
+    host: &impl Host,
+    resolved: &ResolvedSpec,
+    path: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
     let locked = match &path {
-        Some(path) => lock::read(&Machine, path, &resolved.name)?.ok_or_else(|| {
+        Some(path) => lock::read(host, path, &resolved.name)?.ok_or_else(|| {
             InputError::new(
                 format!(
                     "`{}` has no lock: `{}` does not exist",

@@ -4,12 +4,13 @@
 
 use std::process::ExitCode;
 
+use crate::app::settings::Settings;
 use crate::cli::PushArgs;
 use crate::engine::prelude::*;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
 
-pub fn run(args: &PushArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &PushArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let registry = args.registry.trim_end_matches('/');
     if !crate::spec::syntax::valid_registry_host(registry) {
         return Err(InputError::new(
@@ -29,7 +30,7 @@ pub fn run(args: &PushArgs) -> anyhow::Result<ExitCode> {
     }
     let reporter = Reporter::new(args.progress);
     super::runtime()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         let Some(image) = engine.image(&args.image).await? else {
             return Err(InputError::new(
                 format!("no image named `{}` on this machine", args.image),

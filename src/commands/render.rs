@@ -6,15 +6,16 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use crate::app::settings::Settings;
 use crate::cli::RenderArgs;
 use crate::host::archive::BuildContext;
+use crate::host::Host;
 use crate::input::InputError;
 use crate::render;
 
-pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &RenderArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let resolved = crate::app::catalog::resolve(&super::catalog(), &args.spec)?;
-    let network =
-        crate::commands::config::network(&args.network, &crate::commands::config::load_config()?)?;
+    let network = settings.network(&args.network.choices(), host)?;
     let rendered = render::render(&resolved, &network.render);
     let Some(folder) = &args.output else {
         crate::output::print_text(&rendered.dockerfile)?;

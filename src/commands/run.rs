@@ -11,11 +11,11 @@ use std::process::ExitCode;
 
 use crate::app::launch::{self, LaunchRequest, Launched, SshSource, Target, TunnelMode};
 use crate::app::run::{attend, image_target, spec_target, After, Moment};
+use crate::app::settings::Settings;
 use crate::cli::RunArgs;
-use crate::commands::config;
 use crate::engine::prelude::*;
 use crate::engine::Docker;
-use crate::host::{Host, Machine};
+use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
 use crate::output::progress::Reporter;
@@ -48,9 +48,9 @@ struct RunOptions {
     name: Option<String>,
 }
 
-pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let options = resolve_options(args)?;
-    let network = config::network(&args.network, &config::load_config()?)?;
+pub fn run(args: &RunArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
+    let options = resolve_options(args, settings, host)?;
+    let network = settings.network(&args.network.choices(), host)?;
     let catalog = super::catalog();
     // A spec when the name or file is one; otherwise an image reference.
     let resolved = if crate::app::catalog::is_spec(&catalog, &options.target) {
@@ -65,31 +65,30 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .into());
     };
     let reporter = Reporter::new(args.progress);
-    let host = Machine;
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         // Mounts name folders of this machine; an engine on another host refuses them.
         plan::sync::check_mounts_are_local(
             args.mounts.iter().map(String::as_str),
             engine.remote_endpoint(),
         )?;
-        let nvidia = launch::check_requested_gpus(&engine, &host, options.gpus.as_ref()).await?;
+        let nvidia = launch::check_requested_gpus(&engine, host, options.gpus.as_ref()).await?;
         let target = match &resolved {
             Some(resolved) => {
-                spec_target(&engine, &host, resolved, &network, args.no_build, &reporter).await?
+                spec_target(&engine, host, resolved, &network, args.no_build, &reporter).await?
             }
             None => image_target(&engine, &options.target).await?,
         };
         reporter.clear();
         let request = LaunchRequest {
             nvidia,
-            ..launch_request(&host, args, &options, target)?
+            ..launch_request(host, args, &options, target)?
         };
-        let prepared = launch::prepare(&engine, &host, request).await?;
+        let prepared = launch::prepare(&engine, host, request).await?;
         warn(args, &prepared, engine.remote_endpoint());
         let reserved = RefCell::new(BTreeSet::new());
         let launched =
-            launch::start(&engine, &host, prepared, &reserved, args.no_start, |_| {}).await?;
+            launch::start(&engine, host, prepared, &reserved, args.no_start, |_| {}).await?;
         for note in launched.notes.iter().chain(&public_on_remote(&launched)) {
             eprintln!("{note}");
         }
@@ -97,13 +96,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             println!("{}", launched.name);
             return Ok(ExitCode::SUCCESS);
         }
-        follow(&engine, &host, args, &launched).await
+        follow(&engine, host, args, &launched).await
     })
 }
 
 /// The launch the options ask for, on the resolved target.
 fn launch_request(
-    host: &Machine,
+    host: &impl Host,
     args: &RunArgs,
     options: &RunOptions,
     target: Target,
@@ -199,7 +198,7 @@ fn public_on_remote(launched: &Launched) -> Vec<String> {
 /// whatever went wrong after the start (or an interrupt), nothing is left behind.
 async fn follow(
     engine: &Docker,
-    host: &Machine,
+    host: &impl Host,
     args: &RunArgs,
     launched: &Launched,
 ) -> anyhow::Result<ExitCode> {
@@ -260,7 +259,11 @@ fn tell(moment: Moment, plan: &LaunchPlan, name: &str, detached: bool) {
 
 /// Every flag checked, before the daemon is asked anything (in the order of the flags'
 /// help, so the first bad one is the one reported).
-fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
+fn resolve_options(
+    args: &RunArgs,
+    settings: &Settings,
+    host: &impl Host,
+) -> Result<RunOptions, InputError> {
     let gpus = args.gpus.as_deref().map(GpuSelection::parse).transpose()?;
     let port_requests = args
         .ports
@@ -270,7 +273,7 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
     let env = args
         .env
         .iter()
-        .map(|text| plan::parse_env(text, |key| std::env::var(key).ok()))
+        .map(|text| plan::parse_env(text, |key| settings.environment(key)))
         .collect::<Result<_, _>>()?;
     let memory = args
         .memory
@@ -294,23 +297,18 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
             "add `-d`",
         ));
     }
-    let ids = ids(args)?;
+    let ids = ids(args, host)?;
     if let Some(name) = &args.name {
         check_name(name)?;
     }
-    let current_dir = std::env::current_dir().map_err(|error| {
-        InputError::new(
-            format!("cannot read the current folder: {error}"),
-            "cd into an existing folder",
-        )
-    })?;
+    let current_dir = settings.current_dir()?;
     let mounts = args
         .mounts
         .iter()
         .map(|text| mounts::parse_request(text, &current_dir))
         .collect::<Result<_, _>>()?;
     let (syncs, volumes) =
-        super::files::resolve(&args.files, args.detach, args.no_start, &current_dir)?;
+        super::files::resolve(host, &args.files, args.detach, args.no_start, &current_dir)?;
     Ok(RunOptions {
         target: args
             .target
@@ -333,7 +331,7 @@ fn resolve_options(args: &RunArgs) -> Result<RunOptions, InputError> {
 
 /// The uid/gid the container runs as: the user's own, `--uid`/`--gid`, or none (root)
 /// with `--user root`.
-fn ids(args: &RunArgs) -> Result<Option<(u32, u32)>, InputError> {
+fn ids(args: &RunArgs, host: &impl Host) -> Result<Option<(u32, u32)>, InputError> {
     match args.user.as_deref() {
         Some("root") if args.uid.is_some() || args.gid.is_some() => Err(InputError::new(
             "`--user root` and `--uid`/`--gid` contradict each other",
@@ -348,7 +346,7 @@ fn ids(args: &RunArgs) -> Result<Option<(u32, u32)>, InputError> {
             let (uid, gid) = match (args.uid, args.gid) {
                 // Both given: the user's own choice; nothing to say about tfimg's ids.
                 (Some(uid), Some(gid)) => (uid, gid),
-                _ => Machine.container_ids().ids,
+                _ => host.container_ids().ids,
             };
             Ok(Some((
                 args.uid.unwrap_or(uid),

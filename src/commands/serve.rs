@@ -9,10 +9,10 @@ use std::process::ExitCode;
 
 use crate::app::run::{stream_until_exit, After, Moment};
 use crate::app::serve::{self, ServeRequest, Serving, ServingSpecs};
+use crate::app::settings::Settings;
 use crate::cli::ServeArgs;
-use crate::commands::config;
 use crate::engine::prelude::*;
-use crate::host::Machine;
+use crate::host::Host;
 use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
@@ -22,21 +22,20 @@ use crate::plan::serving::{parse_max_batch, TryRequest};
 const CPU_SPEC: &str = "cpu-serving";
 const GPU_SPEC: &str = "gpu-serving";
 
-pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    let request = resolve(args)?;
-    let host = Machine;
-    let model = serve::check_model(&host, &request)?;
+pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
+    let request = resolve(args, settings)?;
+    let model = serve::check_model(host, &request)?;
     let catalog = super::catalog();
     let specs = ServingSpecs {
         cpu: crate::app::catalog::resolve(&catalog, CPU_SPEC)?,
         gpu: crate::app::catalog::resolve(&catalog, GPU_SPEC)?,
     };
-    let network = config::network(&args.network, &config::load_config()?)?;
+    let network = settings.network(&args.network.choices(), host)?;
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         let serving =
-            serve::serve(&engine, &host, &request, model, &specs, &network, &reporter).await?;
+            serve::serve(&engine, host, &request, model, &specs, &network, &reporter).await?;
         for note in &serving.notes {
             eprintln!("{note}");
         }
@@ -52,9 +51,9 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             }
         };
         let outcome =
-            stream_until_exit(&engine, &host, launched, tell, crate::output::pass_through).await;
+            stream_until_exit(&engine, host, launched, tell, crate::output::pass_through).await;
         if launched.tunnel.is_some() {
-            crate::app::tunnels::close(&engine, &host, &launched.id).await;
+            crate::app::tunnels::close(&engine, host, &launched.id).await;
         }
         let _ = engine.remove_container(&launched.id, true).await;
         Ok(match outcome? {
@@ -66,7 +65,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Every flag checked, and MODEL_DIR made absolute.
-fn resolve(args: &ServeArgs) -> Result<ServeRequest, InputError> {
+fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputError> {
     let gpus = args.gpus.as_deref().map(GpuSelection::parse).transpose()?;
     let port = args
         .port
@@ -106,12 +105,7 @@ fn resolve(args: &ServeArgs) -> Result<ServeRequest, InputError> {
             "give the folder that holds the model's numbered versions (`MODEL_DIR/1/saved_model.pb`)",
         ));
     }
-    let current_dir = std::env::current_dir().map_err(|error| {
-        InputError::new(
-            format!("cannot read the current folder: {error}"),
-            "cd into an existing folder",
-        )
-    })?;
+    let current_dir = settings.current_dir()?;
     Ok(ServeRequest {
         model_dir: lexical(&current_dir.join(&args.model_dir)),
         shown: args.model_dir.clone(),

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use crate::cli::ShowArgs;
-use crate::host::{Host, Machine};
+use crate::host::Host;
 use crate::spec::support::{spec_support, SpecSupport};
 
 #[derive(Serialize)]
@@ -30,9 +30,9 @@ struct ShownLock<'a> {
     pins: &'static str,
 }
 
-pub fn run(args: &ShowArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &ShowArgs, host: &impl Host) -> anyhow::Result<ExitCode> {
     let catalog = super::catalog();
-    let today = Machine.today()?;
+    let today = host.today()?;
     let resolved = crate::app::catalog::resolve(&catalog, &args.spec)?;
     let support = spec_support(&catalog, &resolved, today);
     let mut text = serde_yaml::to_string(&resolved)?;

@@ -12,11 +12,11 @@ use std::process::ExitCode;
 
 use crate::app;
 use crate::app::run::{image_target, spec_target};
+use crate::app::settings::Settings;
 use crate::app::sweep::{Note, Stopped, SweepRun};
 use crate::cli::{Progress, SweepArgs, SweepCommand, SweepRunArgs, SweepTarget};
-use crate::commands::config;
 use crate::engine::{Daemon, Docker};
-use crate::host::{Host, Machine, NvidiaFacts};
+use crate::host::{Host, NvidiaFacts};
 use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::output;
@@ -34,13 +34,13 @@ const LOG_FILE: &str = "sweep.log";
 
 mod k8s;
 
-pub fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &SweepArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     match &args.command {
-        Some(SweepCommand::Status(status)) => show::status(status),
-        Some(SweepCommand::Results(results)) => show::results(results),
-        Some(SweepCommand::Stop(target)) => stop(target),
-        Some(SweepCommand::Report(args)) => report::run(args),
-        None => file(&args.run),
+        Some(SweepCommand::Status(status)) => show::status(status, settings, host),
+        Some(SweepCommand::Results(results)) => show::results(results, settings, host),
+        Some(SweepCommand::Stop(target)) => stop(target, settings, host),
+        Some(SweepCommand::Report(args)) => report::run(args, settings, host),
+        None => file(&args.run, settings, host),
     }
 }
 
@@ -57,13 +57,14 @@ pub(crate) struct Planned {
 /// CPU pool, which needs no daemon) a CPU pool's.
 async fn plan(
     engine: Option<&Docker>,
+    host: &impl Host,
     sweep: Sweep,
     spec: Option<ResolvedSpec>,
 ) -> anyhow::Result<Planned> {
     let (slots, nvidia) = match engine {
         Some(engine) => {
             let images = app::sweep::images_to_probe(&sweep.source, spec.as_ref());
-            app::sweep::plan_slots(engine, &Machine, &sweep.pool, &images).await?
+            app::sweep::plan_slots(engine, host, &sweep.pool, &images).await?
         }
         None => (schedule::slots(&sweep.pool, &[], None)?, None),
     };
@@ -111,26 +112,26 @@ fn print_warnings(sweep: &Sweep, spec: Option<&ResolvedSpec>) {
     }
 }
 
-fn file(args: &SweepRunArgs) -> anyhow::Result<ExitCode> {
+fn file(args: &SweepRunArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let file = args
         .file
         .as_deref()
         .expect("clap requires FILE without a subcommand");
     if args.k8s {
-        return k8s::export(args, file);
+        return k8s::export(args, file, host);
     }
     let (sweep, spec) = load(file)?;
     print_warnings(&sweep, spec.as_ref());
     if !args.dry_run {
-        return run_file(args, file, sweep, spec);
+        return run_file(settings, host, args, file, sweep, spec);
     }
     let planned = super::runtime()?.block_on(async {
         // A CPU pool asks no host: its dry run needs no daemon.
         let engine = match sweep.pool.gpus {
             GpuPool::Cpu => None,
-            _ => Some(super::connect().await?),
+            _ => Some(settings.connect().await?),
         };
-        plan(engine.as_ref(), sweep, spec).await
+        plan(engine.as_ref(), host, sweep, spec).await
     })?;
     let trials = planned.sweep.trials();
     if args.json {
@@ -158,13 +159,14 @@ fn file(args: &SweepRunArgs) -> anyhow::Result<ExitCode> {
 /// Lays the slots out on the engine's host, builds the image once, then runs the sweep
 /// here (or, with `-d`, in the background).
 fn run_file(
+    settings: &Settings,
+    host: &impl Host,
     args: &SweepRunArgs,
     file: &Path,
     sweep: Sweep,
     spec: Option<ResolvedSpec>,
 ) -> anyhow::Result<ExitCode> {
-    let network = config::network(&args.network, &config::load_config()?)?;
-    let host = Machine;
+    let network = settings.network(&args.network.choices(), host)?;
     let file_bytes = host.read_file(file).map_err(|error| {
         InputError::new(
             format!("cannot read sweep file `{}`: {error}", file.display()),
@@ -177,15 +179,15 @@ fn run_file(
         Progress::Auto
     };
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         // Before any probe or build: `mounts:` name folders of this machine.
         app::sweep::check_engine(&engine, &sweep)?;
-        let planned = plan(Some(&engine), sweep, spec).await?;
+        let planned = plan(Some(&engine), host, sweep, spec).await?;
         let target = {
             let reporter = Reporter::new(progress);
             match (&planned.spec, &planned.sweep.source) {
                 (Some(spec), _) => {
-                    spec_target(&engine, &host, spec, &network, false, &reporter).await?
+                    spec_target(&engine, host, spec, &network, false, &reporter).await?
                 }
                 (None, ImageSource::Image { reference, .. }) => {
                     image_target(&engine, reference).await?
@@ -196,7 +198,7 @@ fn run_file(
             }
         };
         if args.detach {
-            return detach(&host, &planned.sweep, engine.endpoint());
+            return detach(settings, host, &planned.sweep, engine.endpoint());
         }
         // Whose ids the trials take (`plan::user`), said once: their folders are mounted.
         let chosen = host.container_ids();
@@ -213,15 +215,20 @@ fn run_file(
         let reporter = Reporter::new(progress);
         let notify = |note: Note| show::note(&reporter, &run.sweep, &note);
         super::say(chosen.note);
-        let finished = app::sweep::run(&engine, &host, &run, &notify).await?;
+        let finished = app::sweep::run(&engine, host, &run, &notify).await?;
         reporter.clear();
-        show::finished(&host, &reporter, &run, &finished)
+        show::finished(host, &reporter, &run, &finished)
     })
 }
 
 /// Starts this same command again in the background (its output in the sweep's folder)
 /// once the image is there; the lock refuses a second run before anything starts.
-fn detach(host: &Machine, sweep: &Sweep, engine: &str) -> anyhow::Result<ExitCode> {
+fn detach(
+    settings: &Settings,
+    host: &impl Host,
+    sweep: &Sweep,
+    engine: &str,
+) -> anyhow::Result<ExitCode> {
     if let crate::host::LockAttempt::Busy =
         host.try_lock(&app::sweep::lock_name(&sweep.output), false)
     {
@@ -234,9 +241,12 @@ fn detach(host: &Machine, sweep: &Sweep, engine: &str) -> anyhow::Result<ExitCod
         )
         .into());
     }
-    let args: Vec<String> = std::env::args()
+    let args: Vec<String> = settings
+        .argv()
+        .iter()
         .skip(1)
-        .filter(|arg| arg != "-d" && arg != "--detach")
+        .filter(|arg| *arg != "-d" && *arg != "--detach")
+        .cloned()
         .collect();
     let log = sweep.output.join(LOG_FILE);
     let pid = host.spawn_detached(&args, &log, engine)?;
@@ -253,15 +263,19 @@ fn detach(host: &Machine, sweep: &Sweep, engine: &str) -> anyhow::Result<ExitCod
 }
 
 /// The folder of the sweep the user named (its name under `./runs`, or its folder).
-pub(super) fn sweep_dir(host: &Machine, target: &str) -> anyhow::Result<std::path::PathBuf> {
-    let current = std::env::current_dir()?;
+pub(super) fn sweep_dir(
+    settings: &Settings,
+    host: &impl Host,
+    target: &str,
+) -> anyhow::Result<std::path::PathBuf> {
+    let current = settings.current_dir()?;
     Ok(app::sweep::folder::locate(host, &current, target)?)
 }
 
 /// `path` as the user would write it from here: relative when it is under the current
 /// folder.
-pub(super) fn shown(path: &Path) -> String {
-    let current = std::env::current_dir().unwrap_or_default();
+pub(super) fn shown(settings: &Settings, path: &Path) -> String {
+    let current = settings.current_dir().unwrap_or_default();
     path.strip_prefix(&current)
         .unwrap_or(path)
         .display()
@@ -269,15 +283,14 @@ pub(super) fn shown(path: &Path) -> String {
 }
 
 /// `tfimg sweep stop SWEEP`.
-fn stop(target: &SweepTarget) -> anyhow::Result<ExitCode> {
-    let host = Machine;
-    let dir = sweep_dir(&host, &target.sweep)?;
+fn stop(target: &SweepTarget, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
+    let dir = sweep_dir(settings, host, &target.sweep)?;
     super::runtime()?.block_on(async {
-        let engine = super::connect().await?;
-        match app::sweep::stop(&engine, &host, &dir).await? {
+        let engine = settings.connect().await?;
+        match app::sweep::stop(&engine, host, &dir).await? {
             Stopped::ByItsRun => eprintln!(
                 "stopped the sweep in `{}`: its trial containers are removed, its results kept",
-                shown(&dir)
+                shown(settings, &dir)
             ),
             Stopped::Here { containers, notes } => {
                 for note in notes {
@@ -285,7 +298,7 @@ fn stop(target: &SweepTarget) -> anyhow::Result<ExitCode> {
                 }
                 eprintln!(
                     "no tfimg was running the sweep in `{}`; removed {} trial container(s), results kept",
-                    shown(&dir),
+                    shown(settings, &dir),
                     containers.len()
                 )
             }

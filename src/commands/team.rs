@@ -9,12 +9,12 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
+use crate::app::settings::Settings;
 use crate::app::team::{self as reconcile, Action, TeamImages};
 use crate::cli::TeamArgs;
-use crate::commands::config;
 use crate::engine::prelude::*;
 use crate::engine::Engine;
-use crate::host::{Host, Machine};
+use crate::host::Host;
 use crate::labels;
 use crate::output::exit::EXIT_ENGINE;
 use crate::output::progress::Reporter;
@@ -25,6 +25,7 @@ use crate::team::Team;
 /// The team file and every member's resolved spec (errors name the member), with serving
 /// members' model folders checked.
 pub(crate) fn team_and_specs(
+    host: &impl Host,
     file: &std::path::Path,
 ) -> anyhow::Result<(Team, BTreeMap<String, ResolvedSpec>)> {
     let team = crate::app::catalog::load_team(file)?;
@@ -48,7 +49,7 @@ pub(crate) fn team_and_specs(
         }
     }
     // Serving members' models, before anything is built or created.
-    reconcile::check_models(&Machine, &team, &specs)?;
+    reconcile::check_models(host, &team, &specs)?;
     Ok((team, specs))
 }
 
@@ -78,21 +79,20 @@ pub(crate) async fn images_for(
     Ok(images)
 }
 
-pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
-    let (team, specs) = team_and_specs(&args.file)?;
-    let network = config::network(&args.network, &config::load_config()?)?;
-    let host = Machine;
+pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
+    let (team, specs) = team_and_specs(host, &args.file)?;
+    let network = settings.network(&args.network.choices(), host)?;
     let chosen = host.container_ids();
     let ids = chosen.ids;
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         // Before any build: members' mounts name folders of this machine.
         reconcile::check_mounts_are_local(&team, engine.remote_endpoint())?;
-        reconcile::check_member_folders(&host, &team)?;
+        reconcile::check_member_folders(host, &team)?;
         crate::app::gateway::check_local(&team, engine.remote_endpoint())?;
         let images = TeamImages {
-            specs: images_for(&engine, &host, &specs, &network, &reporter).await?,
+            specs: images_for(&engine, host, &specs, &network, &reporter).await?,
             gateway: match team.gateway {
                 Some(_) => crate::app::gateway::image(&engine, &network, false, &reporter).await?,
                 None => None,
@@ -103,12 +103,12 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
             super::say(chosen.note);
         }
         let report =
-            reconcile::up(&engine, &host, &team, &specs, &images, ids, args.rollback).await?;
+            reconcile::up(&engine, host, &team, &specs, &images, ids, args.rollback).await?;
         for note in &report.notes {
             eprintln!("{note}");
         }
         // Members replaced or rolled back leave tunnels behind on a remote engine.
-        crate::app::tunnels::tidy(&engine, &host).await?;
+        crate::app::tunnels::tidy(&engine, host).await?;
         if !report.failures.is_empty() {
             for (member, error) in &report.failures {
                 eprintln!("error: member `{member}` did not start: {error:#}");
@@ -133,7 +133,7 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
         for member in &report.removed {
             eprintln!("removed `{member}` (no longer in the team file)");
         }
-        print_team(&engine, &team, &report.actions).await?;
+        print_team(&engine, host, &team, &report.actions).await?;
         if let (Some(gateway), Some(action)) = (&team.gateway, report.gateway) {
             eprintln!("gateway: {} ({action})", gateway.address());
         }
@@ -141,16 +141,16 @@ pub fn up(args: &TeamArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-pub fn down(args: &TeamArgs) -> anyhow::Result<ExitCode> {
+pub fn down(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let team = crate::app::catalog::load_team(&args.file)?;
     super::runtime()?.block_on(async {
-        let engine = super::connect().await?;
+        let engine = settings.connect().await?;
         let containers = engine
             .containers_with_label(&labels::team_filter(&team.name))
             .await?;
         for container in &containers {
             engine.remove_container(&container.id, true).await?;
-            crate::app::tunnels::close(&engine, &crate::host::Machine, &container.id).await;
+            crate::app::tunnels::close(&engine, host, &container.id).await;
             println!("{}", container.name);
         }
         if containers.is_empty() {
@@ -164,6 +164,7 @@ pub fn down(args: &TeamArgs) -> anyhow::Result<ExitCode> {
 
 async fn print_team(
     engine: &impl Engine,
+    host: &impl Host,
     team: &Team,
     actions: &BTreeMap<String, Action>,
 ) -> anyhow::Result<()> {
@@ -179,7 +180,7 @@ async fn print_team(
                     && found.state == "running"
                     && found.labels.contains_key(crate::labels::PORTS) =>
             {
-                crate::app::tunnels::reopen(engine, &Machine, found).await?
+                crate::app::tunnels::reopen(engine, host, found).await?
             }
             Some(found) => plan::tunnels::container_endpoints(
                 &found.labels,

@@ -4,6 +4,7 @@
 
 pub mod dockerfile;
 pub mod files;
+pub mod network;
 
 use std::collections::BTreeMap;
 

@@ -9,13 +9,17 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::cli::SweepRunArgs;
-use crate::host::{Host, Machine};
+use crate::host::Host;
 use crate::input::InputError;
 use crate::sweep::k8s::{self, K8sOptions};
 use crate::sweep::trials::command_line;
 use crate::sweep::ImageSource;
 
-pub(super) fn export(args: &SweepRunArgs, file: &Path) -> anyhow::Result<ExitCode> {
+pub(super) fn export(
+    args: &SweepRunArgs,
+    file: &Path,
+    host: &impl Host,
+) -> anyhow::Result<ExitCode> {
     let folder = args.output.as_deref().expect("clap: `--k8s` requires `-o`");
     k8s::check_flags(args.registry.as_deref(), &args.volume_size)?;
     if folder.exists() && !folder.is_dir() {
@@ -43,11 +47,9 @@ pub(super) fn export(args: &SweepRunArgs, file: &Path) -> anyhow::Result<ExitCod
     for note in &export.notes {
         eprintln!("note: {note}");
     }
-    std::fs::create_dir_all(folder)
-        .with_context(|| format!("cannot make the folder `{}`", folder.display()))?;
+    // The folders above it are made.
     let path = folder.join(format!("{}.yaml", sweep.name));
-    Machine
-        .write_file(&path, export.manifests.as_bytes())
+    host.write_file(&path, export.manifests.as_bytes())
         .with_context(|| format!("cannot write `{}`", path.display()))?;
     let gpus = match sweep.pool.gpus {
         crate::sweep::GpuPool::Cpu => String::new(),

@@ -5,22 +5,26 @@
 
 use std::process::ExitCode;
 
+use crate::app::settings::Settings;
 use crate::cli::SweepReportArgs;
-use crate::host::{Host, Machine};
+use crate::host::Host;
 use crate::input::InputError;
 use crate::sweep::report;
 
 /// The report's file name in the sweep's folder.
 const REPORT_FILE: &str = "report.html";
 
-pub(super) fn run(args: &SweepReportArgs) -> anyhow::Result<ExitCode> {
-    let host = Machine;
-    let looked = super::show::look(&args.target.sweep)?;
+pub(super) fn run(
+    args: &SweepReportArgs,
+    settings: &Settings,
+    host: &impl Host,
+) -> anyhow::Result<ExitCode> {
+    let looked = super::show::look(settings, host, &args.target.sweep)?;
     for line in super::show::unwatched_lines(&looked) {
         eprintln!("note: {line}");
     }
     let sweep = &looked.found;
-    let now_ms = crate::app::sweep::now_ms(&host);
+    let now_ms = crate::app::sweep::now_ms(host);
     let html = report::render(
         &sweep.sweep.name,
         &sweep.results(Some(now_ms)),
@@ -40,7 +44,7 @@ pub(super) fn run(args: &SweepReportArgs) -> anyhow::Result<ExitCode> {
     // `-o` as the user gave it; the default as it reads from here.
     let written = match &args.output {
         Some(output) => output.display().to_string(),
-        None => super::shown(&path),
+        None => super::shown(settings, &path),
     };
     eprintln!("report written to `{written}`");
     Ok(ExitCode::SUCCESS)

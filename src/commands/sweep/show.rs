@@ -5,10 +5,11 @@
 use std::process::ExitCode;
 
 use super::Planned;
+use crate::app::settings::Settings;
 use crate::app::sweep::unwatched::{self, Looked, Seen, Unwatched};
 use crate::app::sweep::{folder, Counts, Finished, Note, SweepRun};
 use crate::cli::{SweepResultsArgs, SweepStatusArgs};
-use crate::host::Machine;
+use crate::host::Host;
 use crate::output;
 use crate::output::progress::Reporter;
 use crate::sweep::journal::StopReason;
@@ -173,7 +174,7 @@ fn counts_json(counts: &Counts) -> serde_json::Value {
 
 /// The end of a sweep: its results table and best trial; exit 1 when trials failed.
 pub(super) fn finished(
-    host: &Machine,
+    host: &impl Host,
     reporter: &Reporter,
     run: &SweepRun,
     finished: &Finished,
@@ -220,19 +221,18 @@ fn print_results(results: &Results) -> anyhow::Result<()> {
 
 /// The sweep the user named, read for `status` and `results`: when no tfimg runs it, what
 /// the engine says of the trials no tfimg watched.
-pub(super) fn look(target: &str) -> anyhow::Result<Looked> {
-    let host = Machine;
-    let dir = super::sweep_dir(&host, target)?;
-    let mut looked = unwatched::look(&host, &dir)?;
+pub(super) fn look(settings: &Settings, host: &impl Host, target: &str) -> anyhow::Result<Looked> {
+    let dir = super::sweep_dir(settings, host, target)?;
+    let mut looked = unwatched::look(host, &dir)?;
     if looked.asks_engine() {
         super::super::runtime()?.block_on(async {
-            let engine = super::super::connect().await;
+            let engine = settings.connect().await;
             looked
                 .learn(
                     engine
                         .as_ref()
                         .map_err(|error| anyhow::anyhow!("{error:#}")),
-                    &host,
+                    host,
                 )
                 .await;
         });
@@ -241,13 +241,16 @@ pub(super) fn look(target: &str) -> anyhow::Result<Looked> {
 }
 
 /// `tfimg sweep results SWEEP [--json|--csv]`.
-pub(super) fn results(args: &SweepResultsArgs) -> anyhow::Result<ExitCode> {
-    let host = Machine;
-    let looked = look(&args.target.sweep)?;
+pub(super) fn results(
+    args: &SweepResultsArgs,
+    settings: &Settings,
+    host: &impl Host,
+) -> anyhow::Result<ExitCode> {
+    let looked = look(settings, host, &args.target.sweep)?;
     for line in unwatched_lines(&looked) {
         eprintln!("note: {line}");
     }
-    let results = looked.found.results(Some(crate::app::sweep::now_ms(&host)));
+    let results = looked.found.results(Some(crate::app::sweep::now_ms(host)));
     if args.json {
         output::print_json(&results.to_json())?;
     } else if args.csv {
@@ -260,11 +263,14 @@ pub(super) fn results(args: &SweepResultsArgs) -> anyhow::Result<ExitCode> {
 
 /// `tfimg sweep status SWEEP [--json]`: whether a tfimg runs it, each trial, and what
 /// became of the trials no tfimg watched.
-pub(super) fn status(args: &SweepStatusArgs) -> anyhow::Result<ExitCode> {
-    let host = Machine;
-    let looked = look(&args.target.sweep)?;
+pub(super) fn status(
+    args: &SweepStatusArgs,
+    settings: &Settings,
+    host: &impl Host,
+) -> anyhow::Result<ExitCode> {
+    let looked = look(settings, host, &args.target.sweep)?;
     let found = &looked.found;
-    let mut results = found.results(Some(crate::app::sweep::now_ms(&host)));
+    let mut results = found.results(Some(crate::app::sweep::now_ms(host)));
     results.rows.sort_by(|a, b| a.trial.cmp(&b.trial));
     let mut tally = std::collections::BTreeMap::<String, usize>::new();
     for row in &results.rows {
@@ -301,7 +307,7 @@ pub(super) fn status(args: &SweepStatusArgs) -> anyhow::Result<ExitCode> {
     let mut text = format!(
         "\nsweep `{}` in `{}`: {}; {state}\n",
         found.sweep.name,
-        super::shown(&found.dir),
+        super::shown(settings, &found.dir),
         tally.join(", "),
     );
     let unfinished = results

@@ -1,19 +1,38 @@
 //! Settings for restricted networks, from three places, strongest first: command-line
 //! flags, environment variables (`TFIMG_CA_CERT`, `TFIMG_PIP_INDEX_URL`,
 //! `TFIMG_APT_MIRROR`, `TFIMG_REGISTRY_MIRROR`, and the usual `HTTP_PROXY`, `HTTPS_PROXY`,
-//! `NO_PROXY`), and the config file (`$TFIMG_CONFIG`, else
-//! `$XDG_CONFIG_HOME/tfimg/config.yaml`, else `~/.config/tfimg/config.yaml`).
+//! `NO_PROXY`), and the config file. Pure: the caller reads the config file, the CA file
+//! and the environment (`app::settings`) and hands them in.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::app::build::Network;
-use crate::cli::NetworkArgs;
+use super::NetworkOptions;
 use crate::input::InputError;
 use crate::labels;
-use crate::render::NetworkOptions;
+
+/// Everything network-related a build uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Network {
+    /// Rendered into the image (and its build key).
+    pub render: NetworkOptions,
+    /// Docker Hub references are pulled through this registry host instead.
+    pub registry_mirror: Option<String>,
+    /// Proxy variables passed to the build as Docker's predefined build args: they reach
+    /// RUN steps but never the image or its history.
+    pub proxy_build_args: BTreeMap<String, String>,
+}
+
+/// What the flags (or their environment variables, merged by clap) chose.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NetworkChoices {
+    pub ca_cert: Option<PathBuf>,
+    pub pip_index_url: Option<String>,
+    pub apt_mirror: Option<String>,
+    pub registry_mirror: Option<String>,
+}
 
 /// `config.yaml`.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -35,24 +54,30 @@ pub struct Proxy {
     pub no: Option<String>,
 }
 
-/// Where the config file is looked for.
-pub fn config_path() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(labels::CONFIG_VARIABLE).filter(|p| !p.is_empty()) {
+/// Where the config file is looked for: `$TFIMG_CONFIG`, else
+/// `$XDG_CONFIG_HOME/tfimg/config.yaml`, else `~/.config/tfimg/config.yaml`.
+pub fn config_path(variable: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if let Some(path) = variable(labels::CONFIG_VARIABLE) {
         return Some(PathBuf::from(path));
     }
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|p| !p.is_empty())
+    let base = variable("XDG_CONFIG_HOME")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".config")))?;
+        .or_else(|| variable("HOME").map(|home| Path::new(&home).join(".config")))?;
     Some(base.join("tfimg").join("config.yaml"))
 }
 
-/// Reads the config file; a missing file is an empty config.
-pub fn load_config() -> Result<Config, InputError> {
-    let Some(path) = config_path() else {
-        return Ok(Config::default());
-    };
-    let text = match std::fs::read_to_string(&path) {
+/// The config file, from what reading it gave: a missing file is an empty config.
+pub fn parse_config(path: &Path, text: std::io::Result<Vec<u8>>) -> Result<Config, InputError> {
+    // As `read_to_string` would: text that is not UTF-8 cannot be read.
+    let text = text.and_then(|bytes| {
+        String::from_utf8(bytes).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            )
+        })
+    });
+    let text = match text {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
         Err(error) => {
@@ -85,26 +110,36 @@ pub fn load_config() -> Result<Config, InputError> {
     })
 }
 
-/// Combines flags and environment (already merged by clap) with the config file.
-pub fn network(args: &NetworkArgs, config: &Config) -> Result<Network, InputError> {
-    let ca_path = args.ca_cert.clone().or_else(|| config.ca_cert.clone());
-    let ca_certificates = match ca_path {
-        Some(path) => Some(read_ca(&path)?),
+/// The CA file the flags or the config name, if any.
+pub fn ca_path(choices: &NetworkChoices, config: &Config) -> Option<PathBuf> {
+    choices.ca_cert.clone().or_else(|| config.ca_cert.clone())
+}
+
+/// Combines the flags and environment with the config file; `ca` is the CA file of
+/// `ca_path`, read.
+pub fn network(
+    choices: &NetworkChoices,
+    config: &Config,
+    ca: Option<(&Path, std::io::Result<Vec<u8>>)>,
+    environment: impl Fn(&str) -> Option<String>,
+) -> Result<Network, InputError> {
+    let ca_certificates = match ca {
+        Some((path, contents)) => Some(check_ca(path, contents)?),
         None => None,
     };
-    let apt_mirror = args
+    let apt_mirror = choices
         .apt_mirror
         .clone()
         .or_else(|| config.apt_mirror.clone())
         .map(|url| check_url(&url, "--apt-mirror"))
         .transpose()?;
-    let pip_index_url = args
+    let pip_index_url = choices
         .pip_index_url
         .clone()
         .or_else(|| config.pip_index_url.clone())
         .map(|url| check_url(&url, "--pip-index-url"))
         .transpose()?;
-    let registry_mirror = args
+    let registry_mirror = choices
         .registry_mirror
         .clone()
         .or_else(|| config.registry_mirror.clone())
@@ -117,12 +152,12 @@ pub fn network(args: &NetworkArgs, config: &Config) -> Result<Network, InputErro
             pip_index_url,
         },
         registry_mirror,
-        proxy_build_args: proxy_build_args(&config.proxy, |name| std::env::var(name).ok()),
+        proxy_build_args: proxy_build_args(&config.proxy, environment),
     })
 }
 
-fn read_ca(path: &Path) -> Result<Vec<u8>, InputError> {
-    let contents = std::fs::read(path).map_err(|error| {
+fn check_ca(path: &Path, contents: std::io::Result<Vec<u8>>) -> Result<Vec<u8>, InputError> {
+    let contents = contents.map_err(|error| {
         InputError::new(
             format!("cannot read `--ca-cert` file `{}`: {error}", path.display()),
             "give the path of a PEM file with your network's CA certificate(s)",
@@ -143,7 +178,6 @@ fn read_ca(path: &Path) -> Result<Vec<u8>, InputError> {
     }
     Ok(contents)
 }
-
 /// Mirror and index URLs end up in apt's sources and pip's environment inside the image:
 /// plain http(s) URLs only, and never credentials.
 fn check_url(url: &str, flag: &str) -> Result<String, InputError> {
@@ -217,39 +251,4 @@ pub fn proxy_build_args(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls_refuse_credentials_and_odd_characters() {
-        assert_eq!(
-            check_url("http://m.example/debian/", "--apt-mirror").unwrap(),
-            "http://m.example/debian"
-        );
-        assert!(check_url("ftp://m", "--apt-mirror").is_err());
-        let error = check_url("https://user:secret@nexus/simple", "--pip-index-url").unwrap_err();
-        assert!(error.message.contains("credentials"), "{}", error.message);
-        assert!(check_url("http://m/de|bian", "--apt-mirror").is_err());
-        assert!(check_url("http://m/$(x)", "--apt-mirror").is_err());
-    }
-
-    #[test]
-    fn proxies_come_from_the_environment_before_the_config_and_in_both_spellings() {
-        let config = Proxy {
-            http: Some("http://config:3128".into()),
-            https: None,
-            no: Some("localhost".into()),
-        };
-        let env = |name: &str| match name {
-            "https_proxy" => Some("http://user:pw@env:3128".to_string()),
-            "NO_PROXY" => Some("*".to_string()),
-            _ => None,
-        };
-        let args = proxy_build_args(&config, env);
-        assert_eq!(args["HTTP_PROXY"], "http://config:3128");
-        assert_eq!(args["http_proxy"], "http://config:3128");
-        assert_eq!(args["HTTPS_PROXY"], "http://user:pw@env:3128");
-        assert_eq!(args["no_proxy"], "*");
-        assert!(!args.contains_key("ALL_PROXY"));
-    }
-}
+mod tests;
