@@ -1,20 +1,338 @@
 //! One container, as `tfimg run` starts it: the target (a spec's current image, built
 //! when missing, or an image as it is), then, once the launcher has started it, the wait
 //! until its service answers, and in the foreground the stream of its output until it
-//! exits or the user interrupts (then it is stopped).
+//! exits or the user interrupts (then it is stopped); last, what is left of it (`follow`:
+//! kept, removed, its tunnel closed, its synced folders copied back).
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
-use crate::app::launch::{Launched, Target};
+use crate::app::launch::{self, LaunchRequest, Launched, SshSource, Target, TunnelMode};
 use crate::app::ready;
 use crate::engine::{Engine, EngineError, ImageFacts, OutputChunk};
 use crate::host::Host;
 use crate::input::InputError;
-use crate::labels::ImageLabels;
+use crate::labels::{self, ImageLabels};
 use crate::output::progress::Reporter;
+use crate::output::ui::Ui;
+use crate::plan::cache::VolumePlan;
+use crate::plan::gpus::{GpuMode, GpuPlan, GpuSelection};
+use crate::plan::mounts::MountRequest;
+use crate::plan::ports::PortRequest;
+use crate::plan::sync::SyncRequest;
+use crate::plan::{self, LaunchPlan};
 use crate::spec::resolved::{SERVING_PORT, SERVING_PORT_NAME, TENSORBOARD_PORT};
-use crate::spec::{ResolvedSpec, Service};
+use crate::spec::{Catalog, ResolvedSpec, Service};
+
+/// What `tfimg run` runs when no target is given.
+pub const DEFAULT_TARGET: &str = "gpu-jupyter";
+
+/// `tfimg run`'s flags, checked (everything but the image, which needs the engine).
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// A spec name, a spec file or an image reference.
+    pub target: String,
+    /// `--gpus` as given; without it a GPU image's GPUs are decided on the host's facts.
+    pub gpus: Option<GpuSelection>,
+    pub gpu_mode: GpuMode,
+    pub mounts: Vec<MountRequest>,
+    pub syncs: Vec<SyncRequest>,
+    pub volumes: Vec<VolumePlan>,
+    pub port_requests: Vec<PortRequest>,
+    pub public: bool,
+    pub env: Vec<(String, String)>,
+    pub memory: Option<i64>,
+    pub nano_cpus: Option<i64>,
+    pub shm_size: i64,
+    pub restart: Option<plan::RestartPolicy>,
+    /// The uid/gid it runs as; `None`: root (`--user root`).
+    pub ids: Option<(u32, u32)>,
+    pub name: Option<String>,
+    pub ssh_key: Option<PathBuf>,
+    pub command: Vec<String>,
+    pub detach: bool,
+    pub no_wait: bool,
+    pub no_start: bool,
+    pub no_build: bool,
+    pub keep: bool,
+    pub sync_back: bool,
+}
+
+/// The target as the catalog reads it: a spec when the name or file is one, otherwise an
+/// image reference (`None`); neither is bad input, before anything is asked of a daemon.
+pub fn what_to_run(catalog: &Catalog, target: &str) -> anyhow::Result<Option<ResolvedSpec>> {
+    if crate::app::catalog::is_spec(catalog, target) {
+        return Ok(Some(crate::app::catalog::resolve(catalog, target)?));
+    }
+    if crate::spec::syntax::valid_image_reference(target) {
+        return Ok(None);
+    }
+    Err(InputError::new(
+        format!("`{target}` is neither a spec nor an image reference"),
+        "give a spec from `tfimg list`, a spec file, or an image such as `tfimg/cpu-jupyter:2.9.3`",
+    )
+    .into())
+}
+
+/// `tfimg run`, once its flags are checked: the mounts refused on a remote engine (before
+/// any build), the GPUs checked, the target built or found, the container launched and
+/// followed (`follow`).
+pub async fn run(
+    engine: &impl Engine,
+    host: &impl Host,
+    options: &RunOptions,
+    resolved: Option<&ResolvedSpec>,
+    network: &Network,
+    reporter: &Reporter,
+    ui: &impl Ui,
+) -> anyhow::Result<After> {
+    // Mounts name folders of this machine; an engine on another host refuses them.
+    plan::sync::check_mounts_are_local(
+        options.mounts.iter().map(|mount| mount.text.as_str()),
+        engine.remote_endpoint(),
+    )?;
+    let nvidia = launch::check_requested_gpus(engine, host, options.gpus.as_ref()).await?;
+    let target = match resolved {
+        Some(resolved) => {
+            spec_target(engine, host, resolved, network, options.no_build, reporter).await?
+        }
+        None => image_target(engine, &options.target).await?,
+    };
+    reporter.clear();
+    let request = LaunchRequest {
+        nvidia,
+        ..launch_request(host, options, target)?
+    };
+    let prepared = launch::prepare(engine, host, request).await?;
+    warn(ui, options.public, &prepared, engine.remote_endpoint());
+    let reserved = RefCell::new(BTreeSet::new());
+    let launched =
+        launch::start(engine, host, prepared, &reserved, options.no_start, |_| {}).await?;
+    for note in launched.notes.iter().chain(&public_on_remote(&launched)) {
+        ui.note(note);
+    }
+    if options.no_start {
+        ui.data(&launched.name);
+        return Ok(After::Created);
+    }
+    follow(engine, host, options, &launched, ui).await
+}
+
+/// The launch the options ask for, on the resolved target.
+fn launch_request(
+    host: &impl Host,
+    options: &RunOptions,
+    target: Target,
+) -> anyhow::Result<LaunchRequest> {
+    let name = match &options.name {
+        Some(name) => name.clone(),
+        None => launch::container_name(host, &target.spec_name)?,
+    };
+    let mounts = options
+        .mounts
+        .iter()
+        .map(|mount| (mount.at(&target.workdir), mount.text.clone()))
+        .collect();
+    let syncs = options
+        .syncs
+        .iter()
+        .map(|sync| sync.at(&target.workdir))
+        .collect();
+    Ok(LaunchRequest {
+        target,
+        name,
+        command: options.command.clone(),
+        env: options.env.clone(),
+        mounts,
+        syncs,
+        make_sync_parents: false,
+        volumes: options.volumes.clone(),
+        port_requests: options.port_requests.clone(),
+        public: options.public,
+        gpus: options.gpus.clone(),
+        gpu_mode: options.gpu_mode,
+        ids: options.ids,
+        ssh: SshSource::User(options.ssh_key.clone()),
+        memory: options.memory,
+        nano_cpus: options.nano_cpus,
+        shm_size: options.shm_size,
+        restart: options.restart,
+        extra_labels: BTreeMap::new(),
+        tunnel: if options.detach {
+            TunnelMode::Detached
+        } else {
+            TunnelMode::Session
+        },
+        nvidia: None,
+        network: None,
+    })
+}
+
+/// What the user should know before the container starts: the GPU choice, and what
+/// `--public` opens.
+fn warn(ui: &impl Ui, public: bool, prepared: &launch::Prepared, remote: Option<&str>) {
+    for note in &prepared.notes {
+        ui.note(note);
+    }
+    if public {
+        let mut warning = match remote {
+            None => "warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect".to_string(),
+            Some(url) => format!("warning: --public publishes the ports on every interface (0.0.0.0) of the engine's host (`{url}`): anyone who can reach that host can connect"),
+        };
+        if prepared.request.target.ports.contains_key(TENSORBOARD_PORT) {
+            // plan::ports keeps it there: TensorBoard has no login.
+            warning.push_str(match remote {
+                None => "; TensorBoard, which has no login, stays on 127.0.0.1 (reach it from elsewhere through `ssh -L`)",
+                Some(_) => "; TensorBoard, which has no login, stays on that host's 127.0.0.1 (its address below goes through tfimg's tunnel)",
+            });
+        }
+        ui.note(&warning);
+    }
+}
+
+/// Where `--public` opened the ports of a container on a remote engine (its daemon chose
+/// the ports there; the printed addresses are the tunnels' local ends).
+fn public_on_remote(launched: &Launched) -> Vec<String> {
+    let Some(record) = &launched.tunnel else {
+        return Vec::new();
+    };
+    launched
+        .plan
+        .ports
+        .iter()
+        .filter(|port| port.host_ip == "0.0.0.0")
+        .filter_map(|port| {
+            let forward = record.forwards.iter().find(|f| f.name == port.name)?;
+            Some(format!(
+                "note: `{}` is also open on port {} of every interface of the engine's host (--public)",
+                port.name, forward.remote
+            ))
+        })
+        .collect()
+}
+
+/// Waits for the service, then leaves it running (detached) or streams it until it ends;
+/// whatever went wrong after the start (or an interrupt), nothing is left behind but what
+/// `--keep` keeps (`finish`).
+pub async fn follow(
+    engine: &impl Engine,
+    host: &impl Host,
+    options: &RunOptions,
+    launched: &Launched,
+    ui: &impl Ui,
+) -> anyhow::Result<After> {
+    let outcome = attend(
+        engine,
+        host,
+        launched,
+        options.detach,
+        options.no_wait,
+        |moment| tell(ui, moment, &launched.plan, &launched.name, options.detach),
+        |chunk| ui.output(chunk),
+    )
+    .await;
+    finish(
+        engine,
+        host,
+        launched,
+        outcome,
+        options.keep,
+        options.sync_back,
+        ui,
+    )
+    .await
+}
+
+/// What is done with a started container once tfimg stops following it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CleanUp {
+    /// Its tunnel (on a remote engine) is closed: only a detached container keeps one.
+    pub close_tunnel: bool,
+    /// Its synced folders are copied back (`--sync-back`), only after it ran.
+    pub sync_back: bool,
+    /// It is removed: all but a detached one, or one that ran under `--keep`.
+    pub remove: bool,
+}
+
+/// The clean-up decision, from how the run ended (`None`: it failed after the start).
+pub fn clean_up(outcome: Option<After>, keep: bool, sync_back: bool, tunneled: bool) -> CleanUp {
+    let detached = matches!(outcome, Some(After::Detached | After::Created));
+    let ran = matches!(outcome, Some(After::Exited(_) | After::Interrupted));
+    CleanUp {
+        close_tunnel: tunneled && !detached,
+        sync_back: ran && sync_back,
+        remove: !(detached || ran && keep),
+    }
+}
+
+/// Carries out `clean_up` for a container whose run ended with `outcome`. A failed copy
+/// back keeps the container (what the run made is still in it) and says how to fetch it.
+pub async fn finish(
+    engine: &impl Engine,
+    host: &impl Host,
+    launched: &Launched,
+    outcome: anyhow::Result<After>,
+    keep: bool,
+    sync_back: bool,
+    ui: &impl Ui,
+) -> anyhow::Result<After> {
+    let steps = clean_up(
+        outcome.as_ref().ok().copied(),
+        keep,
+        sync_back,
+        launched.tunnel.is_some(),
+    );
+    if steps.close_tunnel {
+        crate::app::tunnels::close(engine, host, &launched.id).await;
+    }
+    if steps.sync_back {
+        match crate::app::files::sync_back(engine, host, launched).await {
+            Ok(lines) => lines.iter().for_each(|line| ui.note(line)),
+            Err(error) => {
+                ui.note(&format!("note: `{0}` is kept so its files are not lost: `tfimg pull-files {0} DST` copies them, `tfimg rm {0}` removes it", launched.name));
+                return Err(error.context("copying the synced folders back failed"));
+            }
+        }
+    }
+    if steps.remove {
+        let _ = engine.remove_container(&launched.id, true).await;
+    }
+    outcome
+}
+
+/// What the user sees as the container comes up or is stopped.
+fn tell(ui: &impl Ui, moment: Moment, plan: &LaunchPlan, name: &str, detached: bool) {
+    match moment {
+        Moment::Reachable {
+            tensorboard_starting,
+        } => {
+            for line in endpoint_lines(plan, name) {
+                match detached {
+                    true => ui.data(&line),
+                    false => ui.note(&line),
+                }
+            }
+            if tensorboard_starting {
+                ui.note(&format!("note: TensorBoard is still starting and answers in a few seconds (its output: `tfimg logs {name}`)"));
+            }
+        }
+        Moment::Stopping => ui.note(&format!("tfimg: stopping `{name}`")),
+    }
+}
+
+/// How to reach a started container: its name, its addresses, its GPUs.
+fn endpoint_lines(plan: &LaunchPlan, name: &str) -> Vec<String> {
+    let mut lines = vec![format!("{:<12}{name}", "container")];
+    for (service, address) in &plan.endpoints {
+        lines.push(format!("{service:<12}{address}"));
+    }
+    if !matches!(plan.gpu, GpuPlan::None) {
+        lines.push(format!("{:<12}{}", "gpus", plan.labels[labels::GPUS]));
+    }
+    lines
+}
 
 /// The spec's target: its current image, built (and verified) when missing; with
 /// `no_build`, an older build of the spec, said so.
@@ -131,12 +449,26 @@ pub fn target_of_image(reference: &str, image: &ImageFacts) -> Target {
 /// How a started container's run ended for tfimg.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum After {
+    /// Created and not started (`--no-start`).
+    Created,
     /// Running in the background, reachable.
     Detached,
     /// Ran in the foreground and exited with this code.
     Exited(i64),
     /// Ctrl-C (or SIGTERM/SIGHUP): stopped.
     Interrupted,
+}
+
+impl After {
+    /// The exit code tfimg ends with: the container's own (0 to 255), 130 for an
+    /// interrupt.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            After::Created | After::Detached => 0,
+            After::Interrupted => 130,
+            After::Exited(code) => u8::try_from(code.clamp(0, 255)).unwrap_or(1),
+        }
+    }
 }
 
 /// What `attend` has to tell the user, when.
@@ -248,3 +580,6 @@ async fn not_up(engine: &impl Engine, launched: &Launched, error: anyhow::Error)
         launched.name
     ))
 }
+
+#[cfg(test)]
+mod tests;

@@ -11,13 +11,14 @@ use std::path::{Path, PathBuf};
 
 use crate::app::build::Network;
 use crate::app::launch::{self, LaunchRequest, Launched, SshSource, TunnelMode};
-use crate::app::run::{await_service, spec_target};
+use crate::app::run::{await_service, finish, spec_target, stream_until_exit, After, Moment};
 use crate::app::{gpu_host, Interrupted};
 use crate::engine::Engine;
 use crate::host::{Host, NvidiaFacts};
 use crate::input::InputError;
 use crate::labels;
 use crate::output::progress::Reporter;
+use crate::output::ui::Ui;
 use crate::plan::gpus::{self, GpuMode, GpuSelection};
 use crate::plan::mounts::MountPlan;
 use crate::plan::ports::PortRequest;
@@ -290,6 +291,23 @@ pub async fn serve(
         }
     }
     answered(host, launched, &model, notes).await
+}
+
+/// In the foreground: the server's output until it exits or the user interrupts (it is
+/// stopped); then it is removed and its tunnel closed, whatever the end.
+pub async fn follow(
+    engine: &impl Engine,
+    host: &impl Host,
+    launched: &Launched,
+    ui: &impl Ui,
+) -> anyhow::Result<After> {
+    let tell = |moment| {
+        if let Moment::Stopping = moment {
+            ui.note(&format!("tfimg: stopping `{}`", launched.name));
+        }
+    };
+    let outcome = stream_until_exit(engine, host, launched, tell, |chunk| ui.output(chunk)).await;
+    finish(engine, host, launched, outcome, false, false, ui).await
 }
 
 /// What the ready server says: the version it serves, and a request to try (or why there

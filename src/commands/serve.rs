@@ -7,15 +7,14 @@
 
 use std::process::ExitCode;
 
-use crate::app::run::{stream_until_exit, After, Moment};
 use crate::app::serve::{self, ServeRequest, Serving, ServingSpecs};
 use crate::app::settings::Settings;
 use crate::cli::ServeArgs;
-use crate::engine::prelude::*;
 use crate::host::Host;
 use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
+use crate::output::ui::Terminal;
 use crate::plan::gpus::GpuSelection;
 use crate::plan::serving::{parse_max_batch, TryRequest};
 
@@ -43,24 +42,8 @@ pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::R
         if args.detach {
             return Ok(ExitCode::SUCCESS);
         }
-        let launched = &serving.launched;
-        let name = launched.name.clone();
-        let tell = |moment| {
-            if let Moment::Stopping = moment {
-                eprintln!("tfimg: stopping `{name}`");
-            }
-        };
-        let outcome =
-            stream_until_exit(&engine, host, launched, tell, crate::output::pass_through).await;
-        if launched.tunnel.is_some() {
-            crate::app::tunnels::close(&engine, host, &launched.id).await;
-        }
-        let _ = engine.remove_container(&launched.id, true).await;
-        Ok(match outcome? {
-            After::Interrupted => ExitCode::from(130),
-            After::Exited(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
-            After::Detached => ExitCode::SUCCESS,
-        })
+        let after = serve::follow(&engine, host, &serving.launched, &Terminal).await?;
+        Ok(ExitCode::from(after.exit_code()))
     })
 }
 

@@ -396,11 +396,21 @@ impl Containers for FakeEngine {
 
     async fn stream_output(
         &self,
-        _id: &str,
-        _follow: bool,
+        id: &str,
+        follow: bool,
         _tail: Option<&str>,
         _sink: impl FnMut(OutputChunk),
     ) -> Result<(), EngineError> {
+        // Following a held container lasts while it runs (until it is stopped).
+        while follow && {
+            let state = self.state.borrow();
+            state.container_id(id).is_some_and(|id| {
+                let container = &state.containers[&id];
+                container.state == "running" && state.held.contains(&container.name)
+            })
+        } {
+            tokio::task::yield_now().await;
+        }
         Ok(())
     }
 

@@ -10,6 +10,7 @@ use tracing_subscriber::EnvFilter;
 
 pub mod exit;
 pub mod progress;
+pub mod ui;
 
 pub fn init_tracing(verbose: u8) {
     let default = match verbose {

@@ -255,3 +255,43 @@ fn a_model_that_fails_to_load_ends_the_wait_and_leaves_nothing() {
     assert_eq!(engine.calls_to("remove-container").len(), 1);
     assert!(engine.container_names().is_empty());
 }
+
+#[test]
+fn ctrl_c_stops_a_foreground_server_removes_it_and_closes_its_tunnel() {
+    let engine = FakeEngine::new();
+    engine.tunnels.borrow_mut().remote = true;
+    engine.add_image(&["debian:bullseye-slim"], &[]);
+    let host = host_with_model();
+    host.http_answers.borrow_mut().extend([
+        ("/v1/models/mlp".to_string(), vec![(200, AVAILABLE.into())]),
+        (
+            "/v1/models/mlp/metadata".to_string(),
+            vec![(200, METADATA.into())],
+        ),
+    ]);
+    let serving = serve_on(&engine, &host).unwrap();
+    let launched = &serving.launched;
+    assert!(launched.tunnel.is_some());
+    engine.state.borrow_mut().held.insert(launched.name.clone());
+    host.interrupt.set(true);
+    let ui = crate::output::ui::Recorded::default();
+    let after = block_on(follow(&engine, &host, launched, &ui)).unwrap();
+    assert_eq!(after.exit_code(), 130);
+    let calls = engine.calls();
+    let id = &launched.id;
+    let stop = calls.iter().position(|call| *call == format!("stop {id}"));
+    let cancel = calls
+        .iter()
+        .position(|call| call.starts_with("close-tunnel "));
+    let removed = calls
+        .iter()
+        .position(|call| *call == format!("remove-container {id}"));
+    assert!(
+        stop.is_some() && stop < cancel && cancel < removed,
+        "stopped, its tunnel closed, then removed: {calls:?}"
+    );
+    assert_eq!(
+        *ui.notes.borrow(),
+        [format!("tfimg: stopping `{}`", launched.name)]
+    );
+}

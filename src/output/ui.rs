@@ -1,0 +1,58 @@
+//! Where a use case's words go: notes for the user (stderr), the command's result
+//! (stdout), a container's output as it streams. The terminal is one sink; the use cases'
+//! unit tests read what a `Recorded` sink was told.
+
+use crate::engine::OutputChunk;
+
+/// A use case's output sink.
+pub trait Ui {
+    /// A line for the user, on stderr.
+    fn note(&self, line: &str);
+    /// A line of the command's result, on stdout.
+    fn data(&self, line: &str);
+    /// A container's output, passed through as it comes.
+    fn output(&self, chunk: OutputChunk);
+}
+
+/// This process's stdout and stderr.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Terminal;
+
+impl Ui for Terminal {
+    fn note(&self, line: &str) {
+        eprintln!("{line}");
+    }
+
+    fn data(&self, line: &str) {
+        let _ = super::print_text(&format!("{line}\n"));
+    }
+
+    fn output(&self, chunk: OutputChunk) {
+        super::pass_through(chunk);
+    }
+}
+
+/// What a use case said, kept for a unit test to read.
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub struct Recorded {
+    pub notes: std::cell::RefCell<Vec<String>>,
+    pub data: std::cell::RefCell<Vec<String>>,
+    pub output: std::cell::RefCell<Vec<u8>>,
+}
+
+#[cfg(test)]
+impl Ui for Recorded {
+    fn note(&self, line: &str) {
+        self.notes.borrow_mut().push(line.to_string());
+    }
+
+    fn data(&self, line: &str) {
+        self.data.borrow_mut().push(line.to_string());
+    }
+
+    fn output(&self, chunk: OutputChunk) {
+        let (OutputChunk::Stdout(bytes) | OutputChunk::Stderr(bytes)) = chunk;
+        self.output.borrow_mut().extend_from_slice(&bytes);
+    }
+}
