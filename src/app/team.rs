@@ -347,6 +347,8 @@ fn ports_of(container: &ContainerFacts) -> Vec<u16> {
 
 mod members;
 mod serving;
+pub mod stories;
+
 use members::prefixed;
 pub use members::{
     check_member_folders, check_mounts_are_local, export_plans, member_hash, member_request,

@@ -12,7 +12,7 @@ use anyhow::Context;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::settings::Settings;
-use crate::app::team::{export_plans, TeamImages};
+use crate::app::team::{export_plans, stories, TeamImages};
 use crate::cli::{ComposeArgs, K8sArgs, Progress};
 use crate::host::confined::Confined;
 use crate::host::Host;
@@ -27,7 +27,7 @@ pub fn compose(
     settings: &Settings,
     host: &impl Host,
 ) -> anyhow::Result<ExitCode> {
-    let (team, specs) = super::team::team_and_specs(host, &args.file)?;
+    let (team, specs) = stories::load(host, &super::catalog(), &args.file)?;
     if let Some(gateway) = &team.gateway {
         gateway.check_exported("compose")?;
     }
@@ -129,7 +129,7 @@ fn print_reach(plans: &[(String, LaunchPlan)], output: Option<&Path>) -> anyhow:
 }
 
 pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
-    let (team, specs) = super::team::team_and_specs(host, &args.file)?;
+    let (team, specs) = stories::load(host, &super::catalog(), &args.file)?;
     if let Some(gateway) = &team.gateway {
         gateway.check_exported("k8s")?;
     }
@@ -236,7 +236,7 @@ fn images(
             }
         }
         if build {
-            let built = super::team::images_for(&engine, host, specs, network, &reporter);
+            let built = stories::images_for(&engine, host, specs, network, &reporter);
             images.specs = built.await?;
             return Ok(all);
         }

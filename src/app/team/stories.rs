@@ -1,0 +1,209 @@
+//! `tfimg up` and `tfimg down` as the commands tell them: the team file and its members'
+//! specs read and checked, the images built, the team brought up (`team::up`) and each
+//! member's access read back; `down` removes the team's containers, closes their tunnels
+//! and removes its networks, never the data on their mounts.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::{Action, TeamImages, UpReport};
+use crate::app::build::{build_spec, BuildOptions, Network};
+use crate::engine::Engine;
+use crate::host::Host;
+use crate::output::progress::Reporter;
+use crate::output::ui::Ui;
+use crate::plan::{self, ContainerIds};
+use crate::spec::{self, Catalog, ResolvedSpec};
+use crate::team::Team;
+
+/// The team file and every member's resolved spec (errors name the member), with serving
+/// members' model folders checked.
+pub fn load(
+    host: &impl Host,
+    catalog: &Catalog,
+    file: &Path,
+) -> anyhow::Result<(Team, BTreeMap<String, ResolvedSpec>)> {
+    let team = crate::app::catalog::load_team(file)?;
+    let mut specs: BTreeMap<String, ResolvedSpec> = BTreeMap::new();
+    for member in &team.members {
+        if !specs.contains_key(&member.spec) {
+            let resolved =
+                crate::app::catalog::resolve(catalog, &member.spec).map_err(|error| {
+                    spec::SpecError::new(
+                        // `no spec named ...` has no place of its own: the member's `spec:`.
+                        error
+                            .location
+                            .clone()
+                            .or_else(|| Some(member.spec_location.clone())),
+                        format!("member `{}`: {}", member.name, error.message),
+                        error.hint.clone(),
+                    )
+                })?;
+            specs.insert(member.spec.clone(), resolved);
+        }
+    }
+    // Serving members' models, before anything is built or created.
+    super::check_models(host, &team, &specs)?;
+    Ok((team, specs))
+}
+
+/// The current image of every spec, built (and verified) when missing.
+pub async fn images_for(
+    engine: &impl Engine,
+    host: &impl Host,
+    specs: &BTreeMap<String, ResolvedSpec>,
+    network: &Network,
+    reporter: &Reporter,
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut images = BTreeMap::new();
+    for (name, resolved) in specs {
+        let built = build_spec(
+            engine,
+            host,
+            resolved,
+            network,
+            &BuildOptions::default(),
+            reporter,
+        )
+        .await?
+        .expect("a real build always answers");
+        images.insert(name.clone(), built.plan.keyed_tag);
+    }
+    reporter.clear();
+    Ok(images)
+}
+
+/// `tfimg up`: what is refused before any build (mounts and a gateway on a remote engine,
+/// members' folders), the images, then the team brought to its file; the tunnels of
+/// members replaced or rolled back are tidied away.
+#[allow(clippy::too_many_arguments)]
+pub async fn bring_up(
+    engine: &impl Engine,
+    host: &impl Host,
+    team: &Team,
+    specs: &BTreeMap<String, ResolvedSpec>,
+    network: &Network,
+    chosen: ContainerIds,
+    rollback: bool,
+    reporter: &Reporter,
+    ui: &impl Ui,
+) -> anyhow::Result<UpReport> {
+    // Before any build: members' mounts name folders of this machine.
+    super::check_mounts_are_local(team, engine.remote_endpoint())?;
+    super::check_member_folders(host, team)?;
+    crate::app::gateway::check_local(team, engine.remote_endpoint())?;
+    let images = TeamImages {
+        specs: images_for(engine, host, specs, network, reporter).await?,
+        gateway: match team.gateway {
+            Some(_) => crate::app::gateway::image(engine, network, false, reporter).await?,
+            None => None,
+        },
+    };
+    reporter.clear();
+    if let Some(note) = chosen
+        .note
+        .filter(|_| team.members.iter().any(|m| !m.mounts.is_empty()))
+    {
+        ui.note(&note);
+    }
+    let report = super::up(engine, host, team, specs, &images, chosen.ids, rollback).await?;
+    for note in &report.notes {
+        ui.note(note);
+    }
+    // Members replaced or rolled back leave tunnels behind on a remote engine.
+    crate::app::tunnels::tidy(engine, host).await?;
+    Ok(report)
+}
+
+/// One member as `up` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberAccess {
+    pub member: String,
+    pub spec: String,
+    /// What this `up` did: created, recreated or unchanged.
+    pub action: &'static str,
+    pub gpus: String,
+    /// Its service's address, else its state (`exited (1)`), else `-`.
+    pub access: String,
+    /// TensorBoard's address, else `-`.
+    pub tensorboard: String,
+}
+
+/// Each member's access, read back from the engine: the labels have no token, so the
+/// user who ran `up` gets the whole URL from the container; on a remote engine a running
+/// member's tunnel is opened again if it was closed.
+pub async fn access(
+    engine: &impl Engine,
+    host: &impl Host,
+    team: &Team,
+    actions: &BTreeMap<String, Action>,
+) -> anyhow::Result<Vec<MemberAccess>> {
+    let mut rows = Vec::new();
+    for member in &team.members {
+        let name = format!("{}-{}", team.name, member.name);
+        let container = engine.container(&name).await?;
+        let endpoints = match &container {
+            Some(found)
+                if engine.tunnels_ports()
+                    && found.state == "running"
+                    && found.labels.contains_key(crate::labels::PORTS) =>
+            {
+                crate::app::tunnels::reopen(engine, host, found).await?
+            }
+            Some(found) => plan::tunnels::container_endpoints(
+                &found.labels,
+                crate::labels::jupyter_token(&found.env).as_deref(),
+                &[],
+            ),
+            None => Vec::new(),
+        };
+        let (service, tensorboard) = plan::access(&endpoints);
+        let access = service.map(str::to_string).unwrap_or_else(|| {
+            match container.as_ref().map(|c| c.state.as_str()) {
+                Some("exited") => format!(
+                    "exited ({})",
+                    container.as_ref().and_then(|c| c.exit_code).unwrap_or(0)
+                ),
+                Some(state) => state.to_string(),
+                None => "-".to_string(),
+            }
+        });
+        rows.push(MemberAccess {
+            member: member.name.clone(),
+            spec: member.spec.clone(),
+            action: match actions.get(&member.name) {
+                Some(Action::Created) => "created",
+                Some(Action::Recreated) => "recreated",
+                _ => "unchanged",
+            },
+            gpus: member.gpus.describe(),
+            access,
+            tensorboard: tensorboard.unwrap_or("-").to_string(),
+        });
+    }
+    Ok(rows)
+}
+
+/// `tfimg down`: the team's containers removed (their tunnels closed), then its networks;
+/// the names removed, in the engine's order.
+pub async fn down(
+    engine: &impl Engine,
+    host: &impl Host,
+    team: &str,
+) -> anyhow::Result<Vec<String>> {
+    let containers = engine
+        .containers_with_label(&crate::labels::team_filter(team))
+        .await?;
+    let mut removed = Vec::new();
+    for container in &containers {
+        engine.remove_container(&container.id, true).await?;
+        crate::app::tunnels::close(engine, host, &container.id).await;
+        removed.push(container.name.clone());
+    }
+    // The team's networks go with its last container (a team without a gateway has none).
+    crate::app::gateway::remove_networks(engine, team).await?;
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests;

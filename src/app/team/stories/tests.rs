@@ -1,0 +1,91 @@
+//! Unit tests of the `up` and `down` stories on the fakes: what `down` leaves (nothing of
+//! the team's: containers, tunnels, networks), and the access `up` reads back.
+use std::path::PathBuf;
+
+use super::*;
+use crate::app::testing::{block_on, up_team};
+use crate::engine::fake::FakeEngine;
+use crate::host::fake::FakeHost;
+
+fn team(spec: &str) -> Team {
+    let text = format!(
+        "team: lab\ndefaults:\n  spec: {spec}\nmembers:\n  - name: ana\n  - name: bo\n    command: [\"sleep\", \"300\"]\n"
+    );
+    crate::team::parse(&text, "team.yaml", PathBuf::from("/project")).unwrap()
+}
+
+#[test]
+fn down_removes_the_members_closes_their_tunnels_and_removes_the_networks() {
+    let engine = FakeEngine::new();
+    engine.tunnels.borrow_mut().remote = true;
+    let host = FakeHost::new();
+    let team = team("cpu-jupyter");
+    up_team(&engine, &host, &team, "cpu-jupyter", None);
+    let ids: Vec<String> = engine.state.borrow().containers.keys().cloned().collect();
+    assert_eq!(ids.len(), 2);
+    let calls_before = engine.calls().len();
+
+    let removed = block_on(down(&engine, &host, "lab")).unwrap();
+    assert_eq!(removed.len(), 2, "{removed:?}");
+    assert!(engine.state.borrow().containers.is_empty());
+    let calls = engine.calls()[calls_before..].to_vec();
+    for id in &ids {
+        let removed_at = calls
+            .iter()
+            .position(|call| *call == format!("remove-container {id}"));
+        assert!(removed_at.is_some(), "{calls:?}");
+    }
+    assert!(
+        calls.iter().any(|call| call.starts_with("close-tunnel ")),
+        "the members' tunnels are closed: {calls:?}"
+    );
+    assert!(
+        calls.last().unwrap().starts_with("remove-network "),
+        "the networks go last: {calls:?}"
+    );
+
+    // A second `down` finds nothing to remove and still succeeds.
+    assert!(block_on(down(&engine, &host, "lab")).unwrap().is_empty());
+}
+
+#[test]
+fn up_reads_back_each_member_s_access_and_state() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    let team = team("cpu-jupyter");
+    let report = up_team(&engine, &host, &team, "cpu-jupyter", None);
+    let rows = block_on(access(&engine, &host, &team, &report.actions)).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[0].member.as_str(), rows[0].action),
+        ("ana", "created")
+    );
+    assert!(
+        rows[0].access.starts_with("http://127.0.0.1:") && rows[0].access.contains("token="),
+        "{rows:?}"
+    );
+    assert!(
+        rows[0].tensorboard.starts_with("http://127.0.0.1:"),
+        "{rows:?}"
+    );
+
+    // A member that exited shows its code; one that is gone shows `-`.
+    {
+        let mut state = engine.state.borrow_mut();
+        for container in state.containers.values_mut() {
+            if container.name == "lab-bo" {
+                container.state = "exited".to_string();
+                container.exit_code = Some(2);
+            }
+        }
+        state
+            .containers
+            .retain(|_, container| container.name != "lab-ana");
+    }
+    let rows = block_on(access(&engine, &host, &team, &BTreeMap::new())).unwrap();
+    assert_eq!(
+        rows.iter()
+            .map(|row| (row.action, row.access.as_str(), row.tensorboard.as_str()))
+            .collect::<Vec<_>>(),
+        [("unchanged", "-", "-"), ("unchanged", "exited (2)", "-")]
+    );
+}
