@@ -4,9 +4,16 @@
 //! `serve-fraud-<hash>`; a user who named the model types the model's name). Only
 //! containers tfimg started (an `io.tfimg.spec` label) are ever found; others are refused.
 
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
 use crate::engine::{ContainerFacts, Engine};
+use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
+use crate::plan;
+use crate::plan::tunnels::Forward;
 
 /// The tfimg container `name` names: the container so called, else the only one serving
 /// the model so called; a bad-input error when there is none, when the container so
@@ -50,6 +57,172 @@ pub async fn find(engine: &impl Engine, name: &str) -> anyhow::Result<ContainerF
             .into())
         }
     }
+}
+
+/// A container as `tfimg ps` shows it (its `--json` too).
+#[derive(Debug, Serialize)]
+pub struct PsEntry {
+    pub name: String,
+    pub id: String,
+    pub spec: String,
+    pub service: String,
+    pub state: String,
+    pub status: String,
+    pub gpus: String,
+    pub ports: String,
+    pub urls: BTreeMap<String, String>,
+    pub team: Option<String>,
+    pub member: Option<String>,
+    /// On a remote engine: whether the tunnel to its ports is `open` or `closed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tunnel: Option<&'static str>,
+}
+
+/// `tfimg ps`: tfimg's containers (a team's with `team`), by name, with the tunnels of
+/// containers gone tidied away first. Jupyter URLs carry their token only with
+/// `show_tokens` (it lives in the container's environment, not a label); the flag says
+/// whether a token was left out.
+pub async fn ps(
+    engine: &impl Engine,
+    host: &impl Host,
+    team: Option<&str>,
+    show_tokens: bool,
+) -> anyhow::Result<(Vec<PsEntry>, bool)> {
+    let label = match team {
+        Some(team) => labels::team_filter(team),
+        None => labels::SPEC.to_string(),
+    };
+    let mut containers = engine.containers_with_label(&label).await?;
+    containers.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut entries = Vec::new();
+    crate::app::tunnels::tidy(engine, host).await?;
+    for container in containers {
+        let tunnel = tunnel_of(engine, host, &container);
+        entries.push(PsEntry {
+            tunnel: tunnel.as_ref().map(|forwards| match forwards {
+                Some(_) => "open",
+                None => "closed",
+            }),
+            ..entry(container, tunnel.flatten())
+        });
+    }
+    let mut hidden = false;
+    for entry in &mut entries {
+        let Some(url) = entry.urls.get("jupyter").cloned() else {
+            continue;
+        };
+        if !show_tokens {
+            hidden = true;
+            continue;
+        }
+        let facts = engine.container(&entry.name).await?;
+        if let Some(token) = facts.and_then(|facts| labels::jupyter_token(&facts.env)) {
+            entry
+                .urls
+                .insert("jupyter".to_string(), plan::with_token(&url, &token));
+        }
+    }
+    Ok((entries, hidden))
+}
+
+/// A running container's tunnel on a remote engine: `Some(Some(forwards))` while it is
+/// open, `Some(None)` when it is closed; `None` on a local engine or without ports.
+fn tunnel_of(
+    engine: &impl Engine,
+    host: &impl Host,
+    container: &ContainerFacts,
+) -> Option<Option<Vec<Forward>>> {
+    let tunneled = engine.tunnels_ports()
+        && container.state == "running"
+        && container.labels.contains_key(labels::PORTS);
+    if !tunneled {
+        return None;
+    }
+    Some(crate::app::tunnels::live(engine, host, &container.id).map(|record| record.forwards))
+}
+
+/// A container as `ps` shows it; its addresses with the local ends of `forwards` (a
+/// tunnel's), else as it was started.
+fn entry(container: ContainerFacts, forwards: Option<Vec<Forward>>) -> PsEntry {
+    let label = |key: &str| container.labels.get(key).cloned();
+    let urls = match forwards {
+        Some(forwards) => plan::tunnels::container_endpoints(&container.labels, None, &forwards)
+            .into_iter()
+            .collect(),
+        None => container
+            .labels
+            .iter()
+            .filter_map(|(key, value)| {
+                Some((
+                    key.strip_prefix(labels::URL_PREFIX)?.to_string(),
+                    value.clone(),
+                ))
+            })
+            .collect(),
+    };
+    PsEntry {
+        spec: label(labels::SPEC).unwrap_or_default(),
+        service: label(labels::SERVICE).unwrap_or_default(),
+        gpus: label(labels::GPUS).unwrap_or_else(|| "none".to_string()),
+        ports: label(labels::PORTS).unwrap_or_default(),
+        team: label(labels::TEAM),
+        member: label(labels::MEMBER),
+        urls,
+        name: container.name,
+        id: container.id.chars().take(12).collect(),
+        state: container.state,
+        status: container.status,
+        tunnel: None,
+    }
+}
+
+/// `tfimg exec`: the user to run as (the one the container runs as, so files it writes
+/// keep their owner); a container that is not running is refused.
+pub fn exec_user(container: &ContainerFacts) -> Result<String, InputError> {
+    if container.state != "running" {
+        return Err(InputError::new(
+            format!("`{}` is not running ({})", container.name, container.state),
+            format!("start it with `docker start {}`", container.name),
+        ));
+    }
+    Ok(container
+        .labels
+        .get(labels::UID)
+        .cloned()
+        .unwrap_or_else(|| "0:0".to_string()))
+}
+
+/// `tfimg stop`: stopped (ten seconds to end), its tunnel closed.
+pub async fn stop(
+    engine: &impl Engine,
+    host: &impl Host,
+    container: &ContainerFacts,
+) -> anyhow::Result<()> {
+    engine.stop(&container.id, 10).await?;
+    crate::app::tunnels::close(engine, host, &container.id).await;
+    Ok(())
+}
+
+/// `tfimg rm`: removed, its tunnel closed; a running one only with `force`.
+pub async fn remove(
+    engine: &impl Engine,
+    host: &impl Host,
+    container: &ContainerFacts,
+    force: bool,
+) -> anyhow::Result<()> {
+    if container.state == "running" && !force {
+        return Err(InputError::new(
+            format!("`{}` is running", container.name),
+            format!(
+                "stop it first (`tfimg stop {}`), or use `tfimg rm -f`",
+                container.name
+            ),
+        )
+        .into());
+    }
+    engine.remove_container(&container.id, force).await?;
+    crate::app::tunnels::close(engine, host, &container.id).await;
+    Ok(())
 }
 
 #[cfg(test)]

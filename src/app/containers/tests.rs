@@ -74,3 +74,73 @@ fn other_containers_are_never_found() {
          hint: `tfimg ps` lists tfimg's containers"
     );
 }
+
+#[test]
+fn rm_refuses_a_running_container_without_force_and_closes_the_tunnel_of_one_removed() {
+    let engine = FakeEngine::new();
+    engine.tunnels.borrow_mut().remote = true;
+    let host = crate::host::fake::FakeHost::new();
+    let request = crate::app::testing::request("cpu-jupyter");
+    let launched = crate::app::testing::prepare_and_start(&engine, &host, request).unwrap();
+    let container = block_on(find(&engine, "lab")).unwrap();
+    let error = block_on(remove(&engine, &host, &container, false)).unwrap_err();
+    assert_eq!(
+        message(error),
+        "`lab` is running\nhint: stop it first (`tfimg stop lab`), or use `tfimg rm -f`"
+    );
+    assert!(
+        block_on(find(&engine, "lab")).is_ok(),
+        "nothing was removed"
+    );
+
+    block_on(remove(&engine, &host, &container, true)).unwrap();
+    assert!(block_on(find(&engine, "lab")).is_err());
+    let calls = engine.calls();
+    let removed = calls
+        .iter()
+        .position(|call| *call == format!("remove-container {}", launched.id))
+        .unwrap();
+    assert!(
+        calls[removed..]
+            .iter()
+            .any(|call| call.starts_with("cancel ")),
+        "{calls:?}"
+    );
+}
+
+#[test]
+fn exec_runs_as_the_container_s_user_and_only_while_it_runs() {
+    let engine = FakeEngine::new();
+    engine.add_container("a", "running", &[(labels::UID, "1000:1000".to_string())]);
+    engine.add_container("b", "exited", &[]);
+    let state = engine.state.borrow();
+    let by_name = |name: &str| {
+        state
+            .containers
+            .values()
+            .find(|container| container.name == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(exec_user(&by_name("a")).unwrap(), "1000:1000");
+    let error = exec_user(&by_name("b")).unwrap_err();
+    assert_eq!(error.message, "`b` is not running (exited)");
+}
+
+#[test]
+fn ps_hides_jupyter_tokens_unless_asked() {
+    let engine = FakeEngine::new();
+    let host = crate::host::fake::FakeHost::new();
+    let request = crate::app::testing::request("cpu-jupyter");
+    crate::app::testing::prepare_and_start(&engine, &host, request).unwrap();
+    let (entries, hidden) = block_on(ps(&engine, &host, None, false)).unwrap();
+    assert!(hidden);
+    assert_eq!(entries.len(), 1);
+    assert!(
+        !entries[0].urls["jupyter"].contains("token="),
+        "{entries:?}"
+    );
+    let (entries, hidden) = block_on(ps(&engine, &host, None, true)).unwrap();
+    assert!(!hidden);
+    assert!(entries[0].urls["jupyter"].contains("token="), "{entries:?}");
+}
