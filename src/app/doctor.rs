@@ -5,17 +5,91 @@
 use std::time::Duration;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
-use crate::doctor::{DockerFacts, ImageState, SpecFacts};
+use crate::doctor::{self, Check, DockerFacts, ImageState, SpecFacts};
 use crate::engine::{Engine, EngineError};
-use crate::host::Host;
+use crate::host::nvidia::{EngineProbe, ProbeOutcome};
+use crate::host::{Host, NvidiaFacts};
 use crate::output::progress::Progress;
 use crate::output::progress::Reporter;
 use crate::plan::base::BootstrapTarget;
 use crate::spec;
-use crate::spec::support::SpecSupport;
+use crate::spec::support::{spec_support, SpecSupport};
+use crate::spec::{Catalog, ResolvedSpec, SpecError};
 
 /// No single question to the daemon may hold the doctor up longer than this.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `tfimg doctor`'s checks: the facts gathered from the engine (`connected`, reached at
+/// `engine_url`), the NVIDIA side of its host and the spec, judged by `doctor`. An engine
+/// that did not answer is a failed check, never an error.
+#[allow(clippy::too_many_arguments)]
+pub async fn checks(
+    connected: Result<impl Engine, EngineError>,
+    engine_url: &str,
+    host: &impl Host,
+    catalog: &Catalog,
+    resolved: &Result<ResolvedSpec, SpecError>,
+    network: &Network,
+    today: crate::spec::compat::Date,
+) -> Vec<Check> {
+    let (docker, engine) = match connected {
+        Ok(engine) => match docker_facts(&engine).await {
+            Ok(facts) => (Ok(facts), Some(engine)),
+            Err(error) => (Err((error.to_string(), start_hint(&error))), None),
+        },
+        Err(error) => {
+            let hint = error.hint().unwrap_or_default().to_string();
+            (Err((error.to_string(), hint)), None)
+        }
+    };
+    let nvidia = match &engine {
+        Some(engine) => {
+            let images = probe_images(resolved.as_ref().ok());
+            crate::app::gpu_host::engine_nvidia(engine, host, &images).await
+        }
+        None => unreached_nvidia(engine_url, host),
+    };
+    let mut checks = doctor::docker_checks(&docker);
+    checks.extend(doctor::nvidia_checks(
+        &nvidia,
+        docker.as_ref().ok().map(|facts| &facts.info),
+    ));
+    let spec = match resolved {
+        Ok(resolved) => {
+            let support = spec_support(catalog, resolved, today);
+            Ok(spec_facts(engine.as_ref(), host, resolved, network, support).await)
+        }
+        Err(error) => Err(error.to_string()),
+    };
+    checks.extend(doctor::spec_checks(&spec, &nvidia, engine.is_some()));
+    if resolved.as_ref().is_ok_and(|resolved| !resolved.is_gpu()) {
+        doctor::for_cpu_spec(&mut checks);
+    }
+    checks
+}
+
+/// What a probe of another host may run: the spec's image, else its base.
+fn probe_images(resolved: Option<&ResolvedSpec>) -> Vec<String> {
+    resolved
+        .map(|resolved| vec![resolved.image_reference(), resolved.base.clone()])
+        .unwrap_or_default()
+}
+
+/// The NVIDIA facts when the engine did not answer: this machine's for an engine here;
+/// for one on another host, nothing (that host cannot be asked).
+fn unreached_nvidia(engine_url: &str, host: &impl Host) -> NvidiaFacts {
+    if crate::engine::endpoint::on_this_machine(engine_url) {
+        return host.nvidia();
+    }
+    NvidiaFacts {
+        probe: Some(EngineProbe {
+            engine: engine_url.to_string(),
+            image: None,
+            outcome: ProbeOutcome::Unreached,
+        }),
+        ..NvidiaFacts::default()
+    }
+}
 
 pub fn start_hint(error: &EngineError) -> String {
     error
