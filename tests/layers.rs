@@ -42,11 +42,6 @@ const LAYERS: &[(&str, u8)] = &[
 /// plan moves them; remove a row when its import is gone).
 const UPWARD: &[(&str, &str, &str)] = &[
     (
-        "spec",
-        "lock",
-        "spec/resolved.rs: the locked versions (a circle with lock → spec)",
-    ),
-    (
         "lock",
         "render",
         "lock/resolve.rs: the resolving script's Dockerfile",

@@ -13,10 +13,10 @@ use crate::engine::{Engine, OneOff};
 use crate::host::Host;
 use crate::input::{InputError, SpecError};
 use crate::labels;
-use crate::lock::model::Base;
 use crate::lock::{self, Inherited, LockFile, Locked};
 use crate::output::progress::Reporter;
 use crate::spec::load::builtin_lock;
+use crate::spec::locked::Base;
 use crate::spec::ResolvedSpec;
 
 /// Installing the system packages and asking PyPI for a few hundred files' metadata.

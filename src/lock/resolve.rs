@@ -4,10 +4,10 @@
 use serde::Deserialize;
 
 use super::check::{inputs_of, is_system_apt};
-use super::model::{AptGroups, AptPackage, Base, Distribution, LockFile, PipGroups, FORMAT};
 use crate::labels;
 use crate::render::files::PIP_PIN;
 use crate::render::NetworkOptions;
+use crate::spec::locked::{AptGroups, AptPackage, Base, Distribution, LockFile, PipGroups, FORMAT};
 use crate::spec::ResolvedSpec;
 
 const TEMPLATE: &str = include_str!("resolve.sh");

@@ -1,7 +1,7 @@
 //! Unit tests of locks: the file's round trip and strict reading, the comparison with a
 //! spec, the requirement files, the expected distributions, pip's hash failures.
-use super::model::{AptGroups, AptPackage, Base, PipGroups};
 use super::*;
+use crate::spec::locked::{self, AptGroups, AptPackage, Base, PipGroups};
 use crate::spec::{self, Catalog, ResolvedSpec};
 
 const HASH: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -24,7 +24,7 @@ fn distribution(name: &str, version: &str, hashed: bool) -> Distribution {
 /// A lock of `spec` as `tfimg lock` would make it (with made-up resolutions).
 pub(crate) fn sample(spec: &ResolvedSpec) -> LockFile {
     LockFile {
-        lock: model::FORMAT,
+        lock: locked::FORMAT,
         spec: spec.name.clone(),
         inputs: check::inputs_of(spec),
         base: Base {
@@ -166,8 +166,8 @@ fn later_groups_replace_earlier_ones_in_what_the_image_holds() {
     assert_eq!(expected["pip"], "24.0");
     assert_eq!(expected["setuptools"], "75.3.0");
     assert_eq!(expected.len(), 4);
-    assert_eq!(model::normalize("Pkg_Resources"), "pkg-resources");
-    assert_eq!(model::normalize("zope.interface"), "zope-interface");
+    assert_eq!(locked::normalize("Pkg_Resources"), "pkg-resources");
+    assert_eq!(locked::normalize("zope.interface"), "zope-interface");
 }
 
 #[test]

@@ -121,7 +121,7 @@ fn quoting() {
 fn a_locked_spec_installs_from_its_lock_by_hash() {
     let (mut resolved, unlocked) = rendered("extends: cpu-ssh\npackages: {pip: [rich]}\n");
     let mut lock = crate::lock::tests::sample(&resolved);
-    lock.apt.variant = vec![crate::lock::model::AptPackage {
+    lock.apt.variant = vec![crate::spec::locked::AptPackage {
         name: "openssh-server".to_string(),
         version: "1:8.4p1-5+deb11u3".to_string(),
     }];
