@@ -42,11 +42,6 @@ const LAYERS: &[(&str, u8)] = &[
 /// plan moves them; remove a row when its import is gone).
 const UPWARD: &[(&str, &str, &str)] = &[
     (
-        "lock",
-        "render",
-        "lock/resolve.rs: the resolving script's Dockerfile",
-    ),
-    (
         "render",
         "team",
         "render/dockerfile/gateway.rs: the gateway's constants",

@@ -15,6 +15,7 @@ use crate::input::{InputError, SpecError};
 use crate::labels;
 use crate::lock::{self, Inherited, LockFile, Locked};
 use crate::output::progress::Reporter;
+use crate::render::lock_script;
 use crate::spec::load::builtin_lock;
 use crate::spec::locked::Base;
 use crate::spec::ResolvedSpec;
@@ -154,7 +155,7 @@ pub async fn resolve(
         command: vec![
             "sh".to_string(),
             "-c".to_string(),
-            lock::resolve::script(resolved, &network.render, shared),
+            lock_script::script(resolved, &network.render, shared),
         ],
         env,
         labels: HashMap::from([(labels::LOCK_RESOLVE.to_string(), marker.clone())]),
