@@ -13,10 +13,10 @@ use crate::engine::{Engine, OneOff};
 use crate::host::Host;
 use crate::input::{InputError, SpecError};
 use crate::labels;
+pub use crate::lock::builtin;
 use crate::lock::{self, Inherited, LockFile, Locked};
 use crate::output::progress::Reporter;
 use crate::render::lock_script;
-use crate::spec::load::builtin_lock;
 use crate::spec::locked::Base;
 use crate::spec::ResolvedSpec;
 
@@ -39,13 +39,6 @@ pub fn find(host: &impl Host, resolved: &ResolvedSpec) -> Result<Option<Locked>,
         Some(path) => read(host, &path, &resolved.name),
         None => Ok(builtin(&resolved.name).transpose()?),
     }
-}
-
-/// The embedded lock of the built-in `name`.
-pub fn builtin(name: &str) -> Option<Result<Locked, SpecError>> {
-    let text = builtin_lock(name)?;
-    let display = format!("builtin:{name}.lock");
-    Some(lock::load(text.as_bytes().to_vec(), &display, name))
 }
 
 /// The lock file at `path` of spec `name`; `None` when there is no such file.

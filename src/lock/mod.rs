@@ -50,6 +50,13 @@ pub fn load(bytes: Vec<u8>, display: &str, spec: &str) -> Result<Locked, crate::
     load_any(bytes, display, Some(spec))
 }
 
+/// The embedded lock of the built-in `name`; `None` when it has none.
+pub fn builtin(name: &str) -> Option<Result<Locked, crate::input::SpecError>> {
+    let text = crate::spec::load::builtin_lock(name)?;
+    let display = format!("builtin:{name}.lock");
+    Some(load(text.as_bytes().to_vec(), &display, name))
+}
+
 /// A lock read from `bytes`; with `spec`, it must be that spec's.
 pub fn load_any(
     bytes: Vec<u8>,

@@ -151,7 +151,7 @@ fn a_locked_spec_installs_from_its_lock_by_hash() {
 fn a_spec_without_a_lock_renders_the_inherited_layers_as_its_ancestor_does() {
     let catalog = Catalog::builtin(std::path::PathBuf::from("/project"));
     let mut ancestor = spec::resolve(&catalog, "cpu-jupyter").unwrap();
-    let locked = crate::app::lock::builtin("cpu-jupyter").unwrap().unwrap();
+    let locked = crate::lock::builtin("cpu-jupyter").unwrap().unwrap();
     ancestor.lock = Some(locked.clone());
     let ancestor = render(&ancestor, &NetworkOptions::default());
     let up_to_tensorflow = |dockerfile: &str| -> String {
