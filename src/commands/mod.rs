@@ -24,9 +24,9 @@ use std::sync::OnceLock;
 
 use crate::cli::EngineArgs;
 use crate::engine::docker::ssh::SshCommand;
+use crate::engine::endpoint::docker_config::{self, DockerConfig};
 use crate::engine::endpoint::{self, Endpoint, EndpointInputs};
 use crate::engine::{Connection, Docker, EngineError};
-use crate::host::docker_config::{self, DockerConfig};
 use crate::labels;
 use crate::spec::Catalog;
 
