@@ -13,10 +13,11 @@ use crate::engine::{Engine, OneOff};
 use crate::host::Host;
 use crate::input::{InputError, SpecError};
 use crate::labels;
-use crate::lock::model::Base;
+pub use crate::lock::builtin;
 use crate::lock::{self, Inherited, LockFile, Locked};
 use crate::output::progress::Reporter;
-use crate::spec::load::builtin_lock;
+use crate::render::lock_script;
+use crate::spec::locked::Base;
 use crate::spec::ResolvedSpec;
 
 /// Installing the system packages and asking PyPI for a few hundred files' metadata.
@@ -38,13 +39,6 @@ pub fn find(host: &impl Host, resolved: &ResolvedSpec) -> Result<Option<Locked>,
         Some(path) => read(host, &path, &resolved.name),
         None => Ok(builtin(&resolved.name).transpose()?),
     }
-}
-
-/// The embedded lock of the built-in `name`.
-pub fn builtin(name: &str) -> Option<Result<Locked, SpecError>> {
-    let text = builtin_lock(name)?;
-    let display = format!("builtin:{name}.lock");
-    Some(lock::load(text.as_bytes().to_vec(), &display, name))
 }
 
 /// The lock file at `path` of spec `name`; `None` when there is no such file.
@@ -154,7 +148,7 @@ pub async fn resolve(
         command: vec![
             "sh".to_string(),
             "-c".to_string(),
-            lock::resolve::script(resolved, &network.render, shared),
+            lock_script::script(resolved, &network.render, shared),
         ],
         env,
         labels: HashMap::from([(labels::LOCK_RESOLVE.to_string(), marker.clone())]),

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::engine::docker::ssh::SshCommand;
+use crate::engine::endpoint::docker_config::{self, DockerConfig};
 use crate::engine::endpoint::{self, Endpoint, EndpointInputs};
 use crate::engine::{Connection, Docker, EngineError};
-use crate::host::docker_config::{self, DockerConfig};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;

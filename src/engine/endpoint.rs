@@ -5,7 +5,9 @@
 //! its `meta.json`'s `Endpoints.docker.Host`, in a folder named by the sha256 of the name.
 //!
 //! Pure: the caller reads the environment and the files and hands them in (`lookup`), so
-//! the precedence is table-tested without a machine.
+//! the precedence is table-tested without a machine. `docker_config` reads the files.
+
+pub mod docker_config;
 
 use sha2::{Digest, Sha256};
 

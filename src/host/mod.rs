@@ -7,7 +7,6 @@
 pub mod archive;
 pub mod confined;
 pub mod debootstrap;
-pub mod docker_config;
 #[cfg(test)]
 pub mod fake;
 mod files;

@@ -1,7 +1,7 @@
 //! Whether a spec and its lock agree: the spec's inputs now against those the lock was
 //! made from, each difference as a sentence. Pure comparison.
 
-use super::model::{Inherited, Inputs, LockFile, Locked};
+use crate::spec::locked::{Inherited, Inputs, LockFile, Locked};
 use crate::spec::validate::REQUIRED_APT;
 use crate::spec::{CudaProvider, ResolvedSpec};
 

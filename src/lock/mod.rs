@@ -2,10 +2,10 @@
 //! image installs, with exact versions and (pip) sha256 hashes, grouped by the layer that
 //! installs them, plus the inputs it was made from. This module reads and writes the
 //! file, compares it with its spec, renders pip's requirement files from it and reads
-//! pip's hash failures. Pure: `app::lock` does the reading, writing and resolving.
+//! pip's hash failures. Pure: `app::lock` does the reading, writing and resolving. The
+//! file's data model is `spec::locked` (a resolved spec carries its lock).
 
 pub mod check;
-pub mod model;
 pub mod read;
 pub mod resolve;
 
@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
+use crate::spec::locked::normalize;
+pub use crate::spec::locked::{Distribution, Inherited, LockFile, Locked, Pins};
 pub use check::differences;
-use model::normalize;
-pub use model::{Distribution, Inherited, LockFile, Locked, Pins};
 
 /// What pins `spec`'s image: its own lock, else the one it inherits; `None` when nothing does.
 pub fn pins(spec: &crate::spec::ResolvedSpec) -> Option<Pins<'_>> {
@@ -48,6 +48,13 @@ pub fn to_text(lock: &LockFile) -> String {
 /// those bytes.
 pub fn load(bytes: Vec<u8>, display: &str, spec: &str) -> Result<Locked, crate::input::SpecError> {
     load_any(bytes, display, Some(spec))
+}
+
+/// The embedded lock of the built-in `name`; `None` when it has none.
+pub fn builtin(name: &str) -> Option<Result<Locked, crate::input::SpecError>> {
+    let text = crate::spec::load::builtin_lock(name)?;
+    let display = format!("builtin:{name}.lock");
+    Some(load(text.as_bytes().to_vec(), &display, name))
 }
 
 /// A lock read from `bytes`; with `spec`, it must be that spec's.

@@ -6,7 +6,7 @@
 use crate::input::source::{PositionIndex, SpecError};
 use crate::input::yaml::{self, location, FileKind, Problem, Step};
 
-use super::model::{AptPackage, Distribution, LockFile, FORMAT};
+use crate::spec::locked::{AptPackage, Distribution, LockFile, FORMAT};
 
 pub const LOCK: FileKind = FileKind {
     noun: "lock file",

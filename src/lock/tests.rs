@@ -1,12 +1,13 @@
 //! Unit tests of locks: the file's round trip and strict reading, the comparison with a
 //! spec, the requirement files, the expected distributions, pip's hash failures.
-use super::model::{AptGroups, AptPackage, Base, PipGroups};
 use super::*;
+use crate::spec::locked::{self, AptGroups, AptPackage, Base, PipGroups};
 use crate::spec::{self, Catalog, ResolvedSpec};
 
 const HASH: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
-fn spec(body: &str) -> ResolvedSpec {
+/// `body` as the spec `lab`, extending `builtin:cpu-headless`, resolved.
+pub(crate) fn spec(body: &str) -> ResolvedSpec {
     let catalog = Catalog::builtin(std::path::PathBuf::from("/project"));
     let text = format!("name: lab\nextends: builtin:cpu-headless\n{body}").into_bytes();
     let document = spec::load::file_document("images/lab.yaml", Ok(text)).unwrap();
@@ -24,7 +25,7 @@ fn distribution(name: &str, version: &str, hashed: bool) -> Distribution {
 /// A lock of `spec` as `tfimg lock` would make it (with made-up resolutions).
 pub(crate) fn sample(spec: &ResolvedSpec) -> LockFile {
     LockFile {
-        lock: model::FORMAT,
+        lock: locked::FORMAT,
         spec: spec.name.clone(),
         inputs: check::inputs_of(spec),
         base: Base {
@@ -166,8 +167,8 @@ fn later_groups_replace_earlier_ones_in_what_the_image_holds() {
     assert_eq!(expected["pip"], "24.0");
     assert_eq!(expected["setuptools"], "75.3.0");
     assert_eq!(expected.len(), 4);
-    assert_eq!(model::normalize("Pkg_Resources"), "pkg-resources");
-    assert_eq!(model::normalize("zope.interface"), "zope-interface");
+    assert_eq!(locked::normalize("Pkg_Resources"), "pkg-resources");
+    assert_eq!(locked::normalize("zope.interface"), "zope-interface");
 }
 
 #[test]
@@ -188,15 +189,9 @@ fn pips_hash_failures_name_the_package() {
 }
 
 #[test]
-fn the_resolution_script_carries_the_spec_and_its_result_reads_back() {
+fn the_resolutions_result_reads_back_into_a_lock() {
+    // The script that prints it: `render::lock_script`'s tests.
     let spec = spec("packages: {pip: [requests], apt: [git]}\n");
-    let script = resolve::script(&spec, &crate::render::NetworkOptions::default(), None);
-    assert!(script
-        .contains("simulate ca-certificates python3 python3-venv tini > /tmp/tfimg-apt-system"));
-    assert!(script.contains("simulate git > /tmp/tfimg-apt-variant"));
-    assert!(script.contains("printf '%s\\n' tensorflow-cpu==2.9.3 'numpy<1.24' 'protobuf<3.20'"));
-    assert!(script.contains("tensorflow-cpu==2.9.3 requests\n"));
-    assert!(!script.contains("@NAME@") && !script.contains("@PACKAGES@"));
     let output = format!(
         "Reading package lists...\n{} {{\"apt_system\": [[\"python3\", \"3.9.2-3\"]], \"apt_variant\": [], \"venv\": [[\"pip\", \"20.3.4\"]], \"pip\": [{{\"name\": \"pip\", \"version\": \"24.0\", \"sha256\": \"{HASH}\"}}], \"tensorflow\": [], \"packages\": []}}\n",
         resolve::MARKER
@@ -226,21 +221,8 @@ fn a_lock_of_the_same_tensorflow_lends_its_shared_layers() {
         &check::inputs_of(&other),
         &headless.inputs
     ));
-    // The shared groups are installed from the lock, not resolved again.
-    let script = resolve::script(
-        &jupyter,
-        &crate::render::NetworkOptions::default(),
-        Some(&headless),
-    );
-    assert!(
-        script.contains("apt-get install -y -q --no-install-recommends python3=3.9.2-3\n"),
-        "{script}"
-    );
-    assert!(script.contains("printf '%s\\n' setuptools==75.3.0 tensorflow-cpu==2.9.3 > /tmp/tfimg-tensorflow-pins.txt"), "{script}");
-    assert!(
-        !script.contains("report /tmp/tfimg-tensorflow.json"),
-        "{script}"
-    );
+    // The shared groups are installed from the lock, not resolved again (the script:
+    // `render::lock_script`'s tests), and the new lock carries them as they were.
     let output = format!(
         "{} {{\"apt_system\": [], \"apt_variant\": [[\"git\", \"1:2.30.2-1\"]], \"venv\": [], \"pip\": [], \"tensorflow\": [], \"packages\": [{{\"name\": \"rich\", \"version\": \"15.0.0\", \"sha256\": \"{HASH}\"}}]}}\n",
         resolve::MARKER

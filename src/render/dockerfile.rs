@@ -23,7 +23,7 @@ use syntax::{env_block, env_block_quoted, line, quote, shell_word};
 
 pub use gpu::{CUDA_CACHE_FOLDER, CUDA_CACHE_MAX_BYTES};
 
-mod gateway;
+pub mod gateway;
 mod gpu;
 mod locked;
 mod syntax;

@@ -1,9 +1,11 @@
-//! Rendering: a resolved spec becomes a Dockerfile plus the context files it copies.
+//! Rendering: a resolved spec becomes a Dockerfile plus the context files it copies (and,
+//! for `tfimg lock`, the script that resolves its versions: `lock_script`).
 //! Pure and deterministic: the same spec gives byte-identical output everywhere. No I/O;
 //! `tfimg render -o` and the build stage write or stream what this returns.
 
 pub mod dockerfile;
 pub mod files;
+pub mod lock_script;
 pub mod network;
 
 use std::collections::BTreeMap;

@@ -3,6 +3,7 @@
 
 pub mod compat;
 pub mod load;
+pub mod locked;
 pub mod model;
 pub mod resolved;
 pub mod support;

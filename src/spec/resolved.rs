@@ -56,11 +56,11 @@ pub struct ResolvedSpec {
     /// The spec's lock (`SPEC.lock` beside its file, or the built-in's embedded one):
     /// attached by `app::catalog`, so every build of the spec installs from it.
     #[serde(skip)]
-    pub lock: Option<crate::lock::Locked>,
+    pub lock: Option<super::locked::Locked>,
     /// Without a lock of its own: the lock whose layers it shares (`lock::check::inherit`),
     /// attached by `app::catalog` too.
     #[serde(skip)]
-    pub inherited: Option<crate::lock::Inherited>,
+    pub inherited: Option<super::locked::Inherited>,
 }
 
 /// One `files:` entry, resolved.

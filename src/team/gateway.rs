@@ -21,12 +21,11 @@ use crate::input::source::{Location, SpecError};
 use super::model::{GatewayFile, TeamFile, TlsValue};
 use super::read::Places;
 use super::TeamMember;
+// The port nginx listens on in its container is the image's (its Dockerfile's `EXPOSE`).
+pub use crate::render::dockerfile::gateway::LISTEN_PORT;
 
 /// The host port a gateway publishes when the file names none.
 pub const DEFAULT_PORT: u16 = 8443;
-
-/// The port nginx listens on inside its container (unprivileged: it runs without root).
-pub const LISTEN_PORT: u16 = 8443;
 
 /// Services the gateway carries; a member's fixed host port for one of them is refused.
 pub const ROUTED_SERVICES: [&str; 2] = ["jupyter", "tensorboard"];

@@ -121,7 +121,7 @@ fn a_locked_build_that_pip_refuses_names_the_package() {
     let mut resolved = spec("packages: {pip: [requests]}\n");
     let made = crate::lock::resolve::lock_from_output(
         &resolved,
-        crate::lock::model::Base {
+        crate::spec::locked::Base {
             reference: "debian:bullseye-slim".to_string(),
             id: "sha256:elsewhere".to_string(),
         },

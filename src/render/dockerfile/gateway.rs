@@ -7,11 +7,21 @@ use super::syntax::line;
 use super::{apt_mirror, apt_options, extra_ca};
 use crate::render::files::ca_file;
 use crate::render::{NetworkOptions, Rendered};
-use crate::team::gateway::nginx::{CONFIG, FOLDER, GATEWAY_UID};
-use crate::team::gateway::LISTEN_PORT;
 
 /// The base every gateway image starts from.
 pub const GATEWAY_BASE: &str = "debian:bullseye-slim";
+
+/// Debian's `www-data`: nginx runs as this user, without root or any capability.
+pub const GATEWAY_UID: u32 = 33;
+
+/// The port nginx listens on inside its container (unprivileged: it runs without root).
+pub const LISTEN_PORT: u16 = 8443;
+
+/// Where the configuration, certificate and key are put in the gateway's container (the
+/// image makes it, private to `GATEWAY_UID`), and the configuration's name in it, which
+/// the image's command reads. `team::gateway::nginx` writes what goes there.
+pub const FOLDER: &str = "/etc/tfimg-gateway";
+pub const CONFIG: &str = "nginx.conf";
 
 /// The gateway image's build: its Dockerfile, and the extra CA when there is one.
 pub fn gateway(network: &NetworkOptions) -> Rendered {

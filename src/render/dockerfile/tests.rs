@@ -121,7 +121,7 @@ fn quoting() {
 fn a_locked_spec_installs_from_its_lock_by_hash() {
     let (mut resolved, unlocked) = rendered("extends: cpu-ssh\npackages: {pip: [rich]}\n");
     let mut lock = crate::lock::tests::sample(&resolved);
-    lock.apt.variant = vec![crate::lock::model::AptPackage {
+    lock.apt.variant = vec![crate::spec::locked::AptPackage {
         name: "openssh-server".to_string(),
         version: "1:8.4p1-5+deb11u3".to_string(),
     }];
@@ -151,7 +151,7 @@ fn a_locked_spec_installs_from_its_lock_by_hash() {
 fn a_spec_without_a_lock_renders_the_inherited_layers_as_its_ancestor_does() {
     let catalog = Catalog::builtin(std::path::PathBuf::from("/project"));
     let mut ancestor = spec::resolve(&catalog, "cpu-jupyter").unwrap();
-    let locked = crate::app::lock::builtin("cpu-jupyter").unwrap().unwrap();
+    let locked = crate::lock::builtin("cpu-jupyter").unwrap().unwrap();
     ancestor.lock = Some(locked.clone());
     let ancestor = render(&ancestor, &NetworkOptions::default());
     let up_to_tensorflow = |dockerfile: &str| -> String {

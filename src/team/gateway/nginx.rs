@@ -25,13 +25,10 @@
 use std::fmt::Write;
 
 use super::{Gateway, Route, LISTEN_PORT};
+// The image's side of the contract (its user, folder and command) is its Dockerfile's.
+pub use crate::render::dockerfile::gateway::{CONFIG, FOLDER, GATEWAY_UID};
 
-/// Debian's `www-data`: nginx runs as this user, without root or any capability.
-pub const GATEWAY_UID: u32 = 33;
-
-/// Where the configuration, certificate and key are put in the gateway's container.
-pub const FOLDER: &str = "/etc/tfimg-gateway";
-pub const CONFIG: &str = "nginx.conf";
+/// The certificate's and the key's names in `FOLDER`, beside the configuration.
 pub const CERT: &str = "cert.pem";
 pub const KEY: &str = "key.pem";
 

@@ -1,14 +1,14 @@
 //! The docker CLI's own configuration, read where and as it reads it: the folder
 //! (`$DOCKER_CONFIG`, else `~/.docker`), `config.json`'s `currentContext`, a named
 //! context's `contexts/meta/<sha256>/meta.json` (and whether TLS material is stored for
-//! it). Also the private folder where tfimg's ssh control sockets live.
+//! it). Also the private folder where tfimg's ssh control sockets live. The reading half
+//! of `endpoint`, which is pure; here in engine (not host) so that host imports no engine.
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::engine::endpoint::{self, ContextLookup};
-
-use super::HostError;
+use crate::host::{current_ids, home_dir, HostError};
 
 /// The docker CLI's config folder.
 #[derive(Debug, Clone)]
@@ -22,7 +22,7 @@ impl DockerConfig {
         let folder = std::env::var_os("DOCKER_CONFIG")
             .filter(|value| !value.is_empty())
             .map(PathBuf::from)
-            .unwrap_or_else(|| super::home_dir().join(".docker"));
+            .unwrap_or_else(|| home_dir().join(".docker"));
         DockerConfig { folder }
     }
 
@@ -87,7 +87,7 @@ impl DockerConfig {
 /// `/tmp/tfimg-<uid>`; made 0700, and refused when someone else could reach into it (a
 /// control socket gives its master's access to the Docker host).
 pub fn control_dir() -> Result<PathBuf, HostError> {
-    let uid = super::current_ids().map_or(0, |(uid, _)| uid);
+    let uid = current_ids().map_or(0, |(uid, _)| uid);
     let folder = std::env::var_os("XDG_RUNTIME_DIR")
         .filter(|value| !value.is_empty())
         .map(PathBuf::from)

@@ -1,6 +1,10 @@
 //! The lock file as written: the inputs it was made from, the base image, and every apt
 //! package and pip distribution grouped by the Dockerfile layer that installs it. serde
 //! reads and writes it; every struct denies unknown fields.
+//!
+//! Plain data, here rather than in `lock/` because a resolved spec carries its lock
+//! (`ResolvedSpec::lock`, `inherited`) while `lock/` reads specs: the model sits below
+//! both. `lock/` re-exports the types it hands out.
 
 use serde::{Deserialize, Serialize};
 
