@@ -50,7 +50,7 @@ const UPWARD: &[(&str, &str, &str)] = &[(
 const COMMANDS_IMPORTS: &[(&str, usize)] = &[
     ("engine::docker", 0),
     ("Machine", 0),
-    ("std::fs", 3),
+    ("std::fs", 2),
     ("tokio::fs", 0),
 ];
 

@@ -1,7 +1,6 @@
 //! `tfimg render SPEC [-o DIR]`: the Dockerfile on stdout, or the whole build context
 //! (Dockerfile plus generated files, with their modes) written into DIR.
 
-use std::fs;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -21,7 +20,7 @@ pub fn run(args: &RenderArgs, settings: &Settings, host: &impl Host) -> anyhow::
         crate::output::print_text(&rendered.dockerfile)?;
         return Ok(ExitCode::SUCCESS);
     };
-    if folder.exists() && !folder.is_dir() {
+    if host.exists(folder) && !host.is_folder(folder) {
         return Err(InputError::new(
             format!("`{}` exists and is not a folder", folder.display()),
             "give `-o` a folder path (it is created when missing)",
@@ -29,7 +28,7 @@ pub fn run(args: &RenderArgs, settings: &Settings, host: &impl Host) -> anyhow::
         .into());
     }
     let context = BuildContext::from_rendered(&rendered, &resolved.files)?;
-    fs::create_dir_all(folder).with_context(|| format!("cannot create `{}`", folder.display()))?;
+    // The folder (and those above it) is made by the unpacking.
     context
         .unpack_into(folder)
         .with_context(|| format!("cannot write the build context into `{}`", folder.display()))?;
