@@ -12,7 +12,9 @@ pub mod save;
 mod write;
 
 pub use load::{check, load, LoadOptions};
-pub use save::{check_output, save, spec_target, SaveOptions, SaveTarget};
+pub use save::{check_output, save, save_targets, SaveOptions};
+#[cfg(test)]
+use save::{spec_target, SaveTarget};
 
 /// A size for people: `1.3 GB`, `512 kB`, `80 B`.
 pub fn human_size(bytes: u64) -> String {

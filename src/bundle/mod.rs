@@ -7,6 +7,7 @@
 pub mod error;
 pub mod layout;
 pub mod manifest;
+pub mod text;
 pub mod verify;
 
 pub use error::BundleError;

@@ -8,10 +8,9 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::app::bundle::{self, human_size, LoadOptions, SaveOptions, SaveTarget};
-use crate::app::catalog;
+use crate::app::bundle::{self, human_size, LoadOptions, SaveOptions};
 use crate::app::settings::Settings;
-use crate::bundle::{BundledImage, BundledSpec, Manifest, SpecSource};
+use crate::bundle::{BundledSpec, Manifest};
 use crate::cli::{LoadArgs, SaveArgs};
 use crate::host::Host;
 use crate::output::progress::Reporter;
@@ -19,18 +18,7 @@ use crate::output::progress::Reporter;
 pub fn save(args: &SaveArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let catalog = super::catalog();
     let network = settings.network(&args.network.choices(), host)?;
-    let mut targets = Vec::new();
-    for target in &args.targets {
-        let spec_file = target.ends_with(".yaml") || target.ends_with(".yml");
-        if spec_file || catalog::is_spec(&catalog, target) {
-            let resolved = catalog::resolve(&catalog, target)?;
-            let chain = catalog::chain(&catalog, target)?;
-            let target = bundle::spec_target(resolved, &chain);
-            targets.push(SaveTarget::Spec(Box::new(target)));
-        } else {
-            targets.push(SaveTarget::Image(target.clone()));
-        }
-    }
+    let targets = bundle::save_targets(&catalog, &args.targets)?;
     bundle::check_output(host, &args.output)?;
     let reporter = Reporter::new(args.progress);
     let options = SaveOptions {
@@ -77,7 +65,11 @@ pub fn load(args: &LoadArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     };
     let checked = bundle::check(host, &super::catalog(), &options, &reporter)?;
     let manifest = &checked.verified.manifest;
-    reporter.status(&checked_line(&args.bundle, manifest, reporter.elapsed()));
+    reporter.status(&crate::bundle::text::checked_line(
+        &args.bundle,
+        manifest,
+        reporter.elapsed(),
+    ));
     let checked_at = Instant::now();
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
@@ -117,69 +109,14 @@ pub fn load(args: &LoadArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     })
 }
 
-/// One row per image (its tags and id) and per spec (`files` says where it is).
+/// The bundle's contents as a table on stdout.
 fn print_contents(
     manifest: &Manifest,
     files: impl Fn(&BundledSpec) -> String,
 ) -> anyhow::Result<()> {
-    let mut rows: Vec<Vec<String>> = manifest.images.iter().map(image_row).collect();
-    for spec in &manifest.specs {
-        let detail = match spec.source {
-            SpecSource::BuiltIn => "built-in".to_string(),
-            SpecSource::File | SpecSource::Parent => files(spec),
-        };
-        rows.push(vec!["spec".to_string(), spec.name.clone(), detail]);
-    }
+    let rows = crate::bundle::text::contents_rows(manifest, files);
     Ok(crate::output::print_table(
         &["KIND", "NAME", "DETAIL"],
         &rows,
     )?)
-}
-
-fn image_row(image: &BundledImage) -> Vec<String> {
-    let short = image.id.trim_start_matches("sha256:");
-    let name = match image.tags.is_empty() {
-        true => "(untagged)".to_string(),
-        false => image.tags.join(" "),
-    };
-    vec![
-        "image".to_string(),
-        name,
-        format!("{}", &short[..12.min(short.len())]),
-    ]
-}
-
-/// What `load` says once the bundle passed its check. The manifest's `tfimg` field is the
-/// bundle's bytes: printed with its control characters escaped (a bundle may not drive
-/// the terminal).
-fn checked_line(bundle: &Path, manifest: &Manifest, elapsed: std::time::Duration) -> String {
-    format!(
-        "checked `{}`: saved by tfimg {} on {}; {} part(s), each with the size and sha256 its manifest gives ({:.1} s)",
-        bundle.display(),
-        crate::input::printable(&manifest.tfimg),
-        crate::sweep::report::utc_text(manifest.created_unix.saturating_mul(1000)),
-        manifest.parts.len(),
-        elapsed.as_secs_f64()
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_saving_tfimg_is_printed_with_its_escapes_escaped() {
-        let manifest = crate::bundle::Manifest::new("0.1.0\u{1b}]0;owned\u{7}\u{1b}[2J", 0);
-        let line = super::checked_line(
-            std::path::Path::new("lab.tar"),
-            &manifest,
-            std::time::Duration::ZERO,
-        );
-        assert!(
-            !line.contains('\u{1b}') && !line.contains('\u{7}'),
-            "{line:?}"
-        );
-        assert!(
-            line.contains("saved by tfimg 0.1.0\\u{1b}]0;owned\\u{7}\\u{1b}[2J on 1970-01-01"),
-            "{line}"
-        );
-    }
 }

@@ -54,6 +54,26 @@ pub struct Saved {
     pub bytes: u64,
 }
 
+/// `tfimg save`'s targets, each taken as a spec (a `.yaml` file, or a name the catalog
+/// knows as one) or else an image reference.
+pub fn save_targets(
+    catalog: &crate::spec::Catalog,
+    targets: &[String],
+) -> Result<Vec<SaveTarget>, crate::spec::SpecError> {
+    let mut found = Vec::new();
+    for target in targets {
+        let spec_file = target.ends_with(".yaml") || target.ends_with(".yml");
+        if spec_file || crate::app::catalog::is_spec(catalog, target) {
+            let resolved = crate::app::catalog::resolve(catalog, target)?;
+            let chain = crate::app::catalog::chain(catalog, target)?;
+            found.push(SaveTarget::Spec(Box::new(spec_target(resolved, &chain))));
+        } else {
+            found.push(SaveTarget::Image(target.clone()));
+        }
+    }
+    Ok(found)
+}
+
 /// A spec and the files of its `extends` chain that a bundle carries: the spec's own file
 /// and the local specs it extends (built-ins are in every tfimg).
 pub fn spec_target(resolved: ResolvedSpec, chain: &[SpecDocument]) -> SpecTarget {
