@@ -3,50 +3,15 @@
 
 use std::process::ExitCode;
 
-use serde::Serialize;
-
 use crate::cli::ListArgs;
 use crate::host::Host;
 use crate::output::exit::EXIT_BAD_INPUT;
-use crate::spec::support::{spec_support, SpecSupport};
-use crate::spec::{self, ResolvedSpec, SpecError};
-
-#[derive(Debug, Serialize)]
-struct ListEntry {
-    name: String,
-    tensorflow: String,
-    python: String,
-    gpu: bool,
-    cuda: Option<String>,
-    cudnn: Option<String>,
-    cuda_provider: Option<String>,
-    service: String,
-    base: String,
-    source: String,
-    image: String,
-    description: String,
-    /// Whether a part (base release, Python, TensorFlow line) is past its support.
-    past_support: bool,
-    support: SpecSupport,
-}
+use crate::spec::listing::{self, ListEntry};
 
 pub fn run(args: &ListArgs, host: &impl Host) -> anyhow::Result<ExitCode> {
     let catalog = super::catalog();
     let today = host.today()?;
-    let mut entries = Vec::new();
-    let mut problems: Vec<SpecError> = catalog.broken().cloned().collect();
-    for document in catalog.documents() {
-        if document.file.is_abstract == Some(true) {
-            continue;
-        }
-        match spec::resolve(&catalog, &document.name) {
-            Ok(resolved) => {
-                let support = spec_support(&catalog, &resolved, today);
-                entries.push(entry(resolved, support));
-            }
-            Err(error) => problems.push(error),
-        }
-    }
+    let (entries, problems) = listing::list(&catalog, today);
     if args.json {
         crate::output::print_json(&entries)?;
     } else {
@@ -68,28 +33,6 @@ pub fn run(args: &ListArgs, host: &impl Host) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn entry(resolved: ResolvedSpec, support: SpecSupport) -> ListEntry {
-    ListEntry {
-        past_support: support.is_past(),
-        support,
-        tensorflow: resolved.tensorflow.clone(),
-        python: resolved.python.clone(),
-        gpu: resolved.is_gpu(),
-        cuda: resolved.gpu.as_ref().map(|gpu| gpu.cuda.clone()),
-        cudnn: resolved.gpu.as_ref().map(|gpu| gpu.cudnn.clone()),
-        cuda_provider: resolved
-            .gpu
-            .as_ref()
-            .map(|gpu| gpu.provider.as_str().to_string()),
-        service: resolved.service.as_str().to_string(),
-        image: resolved.image_reference(),
-        base: resolved.base,
-        source: resolved.source,
-        description: resolved.description,
-        name: resolved.name,
-    }
-}
-
 fn print_table(entries: &[ListEntry]) -> std::io::Result<()> {
     let rows: Vec<Vec<String>> = entries
         .iter()
@@ -102,7 +45,7 @@ fn print_table(entries: &[ListEntry]) -> std::io::Result<()> {
                 entry.cuda.clone().unwrap_or_else(dash),
                 entry.cudnn.clone().unwrap_or_else(dash),
                 entry.service.clone(),
-                support_cell(&entry.support).to_string(),
+                entry.support.cell().to_string(),
                 entry.source.clone(),
                 entry.description.clone(),
             ]
@@ -122,15 +65,4 @@ fn print_table(entries: &[ListEntry]) -> std::io::Result<()> {
         ],
         &rows,
     )
-}
-
-/// `ok`, `ended` (some part past its support), or `-` (no part tfimg has dates for).
-fn support_cell(support: &SpecSupport) -> &'static str {
-    if support.parts.is_empty() {
-        "-"
-    } else if support.is_past() {
-        "ended"
-    } else {
-        "ok"
-    }
 }

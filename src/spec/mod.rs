@@ -2,6 +2,7 @@
 //! table, and the resolved result every later stage works from.
 
 pub mod compat;
+pub mod listing;
 pub mod load;
 pub mod locked;
 pub mod model;

@@ -20,6 +20,17 @@ pub struct SpecSupport {
 }
 
 impl SpecSupport {
+    /// `ok`, `ended` (some part past its support), or `-` (no part tfimg has dates for).
+    pub fn cell(&self) -> &'static str {
+        if self.parts.is_empty() {
+            "-"
+        } else if self.is_past() {
+            "ended"
+        } else {
+            "ok"
+        }
+    }
+
     pub fn past(&self) -> impl Iterator<Item = &PartSupport> {
         self.parts.iter().filter(|part| part.past_support)
     }
