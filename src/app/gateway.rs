@@ -28,7 +28,7 @@ use crate::labels;
 use crate::plan::gpus::{GpuMode, GpuSelection};
 use crate::plan::network::{self, GatewayRoute, NetworkPlan};
 use crate::plan::ports::PortRequest;
-use crate::plan::RestartPolicy;
+use crate::plan::{Resources, RestartPolicy};
 use crate::spec::{ResolvedSpec, Service};
 use crate::team::gateway::nginx::{self, Backend, GATEWAY_UID};
 use crate::team::gateway::{Gateway, Tls, LISTEN_PORT, ROUTED_SERVICES};
@@ -288,10 +288,12 @@ fn request(team: &Team, gateway: &Gateway, image: &str, hash: &str) -> LaunchReq
         gpu_mode: GpuMode::Auto,
         ids: Some((GATEWAY_UID, GATEWAY_UID)),
         ssh: SshSource::User(None),
-        memory: None,
-        nano_cpus: None,
-        shm_size: GATEWAY_SHM,
-        restart: Some(RestartPolicy::UnlessStopped),
+        resources: Resources {
+            memory: None,
+            nano_cpus: None,
+            shm_size: GATEWAY_SHM,
+            restart: Some(RestartPolicy::UnlessStopped),
+        },
         extra_labels: BTreeMap::from([
             (labels::TEAM.to_string(), team.name.clone()),
             (labels::GATEWAY.to_string(), team.name.clone()),

@@ -98,10 +98,7 @@ pub struct LaunchRequest {
     /// Host uid/gid the container user takes; `None` runs as root (`--user root`).
     pub ids: Option<(u32, u32)>,
     pub ssh: SshSource,
-    pub memory: Option<i64>,
-    pub nano_cpus: Option<i64>,
-    pub shm_size: i64,
-    pub restart: Option<plan::RestartPolicy>,
+    pub resources: plan::Resources,
     pub extra_labels: BTreeMap<String, String>,
     /// On a remote engine: how its ports reach this machine.
     pub tunnel: TunnelMode,

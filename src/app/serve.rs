@@ -24,7 +24,7 @@ use crate::plan::mounts::MountPlan;
 use crate::plan::ports::PortRequest;
 use crate::plan::serving::{self, ModelState, TryRequest};
 use crate::plan::sync::SyncPlan;
-use crate::plan::DEFAULT_SHM;
+use crate::plan::{Resources, DEFAULT_SHM};
 use crate::spec::resolved::{SERVING_PORT, SERVING_PORT_NAME};
 use crate::spec::ResolvedSpec;
 
@@ -225,10 +225,12 @@ pub fn launch_request(
         gpu_mode: GpuMode::Auto,
         ids: Some(host.container_ids().ids),
         ssh: SshSource::User(None),
-        memory: Some(request.memory.unwrap_or(serving::DEFAULT_MEMORY)),
-        nano_cpus: None,
-        shm_size: DEFAULT_SHM,
-        restart: None,
+        resources: Resources {
+            memory: Some(request.memory.unwrap_or(serving::DEFAULT_MEMORY)),
+            nano_cpus: None,
+            shm_size: DEFAULT_SHM,
+            restart: None,
+        },
         extra_labels: BTreeMap::from([(labels::MODEL.to_string(), model.name.clone())]),
         tunnel: match request.detach {
             true => TunnelMode::Detached,

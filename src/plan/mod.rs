@@ -34,6 +34,28 @@ pub use user::{container_ids, ContainerIds};
 /// Default /dev/shm: Docker's 64 MB breaks tf.data and multi-worker loaders.
 pub const DEFAULT_SHM: i64 = 2 * 1024 * 1024 * 1024;
 
+/// What a container may use, and when Docker restarts it: `run`'s `--memory`, `--cpus`,
+/// `--shm-size` and `--restart`, a team member's or a sweep's limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resources {
+    pub memory: Option<i64>,
+    pub nano_cpus: Option<i64>,
+    pub shm_size: i64,
+    pub restart: Option<RestartPolicy>,
+}
+
+impl Default for Resources {
+    /// No limits, `DEFAULT_SHM`, never restarted.
+    fn default() -> Self {
+        Resources {
+            memory: None,
+            nano_cpus: None,
+            shm_size: DEFAULT_SHM,
+            restart: None,
+        }
+    }
+}
+
 /// Everything `launch` needs, already validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaunchInput {
@@ -61,10 +83,7 @@ pub struct LaunchInput {
     /// Private key and known_hosts file for the printed ssh line.
     pub ssh_identity: Option<String>,
     pub ssh_known_hosts: Option<String>,
-    pub memory: Option<i64>,
-    pub nano_cpus: Option<i64>,
-    pub shm_size: i64,
-    pub restart: Option<RestartPolicy>,
+    pub resources: Resources,
     pub extra_labels: BTreeMap<String, String>,
     /// The team network it joins (and its place behind the team's gateway).
     pub network: Option<NetworkPlan>,
@@ -146,10 +165,10 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
         volumes: input.volumes.clone(),
         ports: input.ports.clone(),
         gpu: input.gpu.clone(),
-        memory: input.memory,
-        nano_cpus: input.nano_cpus,
-        shm_size: input.shm_size,
-        restart: input.restart,
+        memory: input.resources.memory,
+        nano_cpus: input.resources.nano_cpus,
+        shm_size: input.resources.shm_size,
+        restart: input.resources.restart,
         cap_drop,
         security_opt: vec!["no-new-privileges".to_string()],
         network: input.network.as_ref().map(|network| network.name.clone()),
@@ -367,10 +386,7 @@ mod tests {
             ssh_public_key: None,
             ssh_identity: None,
             ssh_known_hosts: None,
-            memory: None,
-            nano_cpus: None,
-            shm_size: DEFAULT_SHM,
-            restart: None,
+            resources: Resources::default(),
             extra_labels: BTreeMap::new(),
             network: None,
         }

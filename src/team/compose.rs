@@ -317,7 +317,7 @@ mod tests {
     use super::*;
     use crate::plan::gpus::GpuSelection;
     use crate::plan::mounts::MountPlan;
-    use crate::plan::{launch, LaunchInput, DEFAULT_SHM};
+    use crate::plan::{launch, LaunchInput, Resources};
     use crate::spec::Service;
 
     fn plan() -> LaunchPlan {
@@ -348,10 +348,7 @@ mod tests {
             ssh_public_key: None,
             ssh_identity: None,
             ssh_known_hosts: None,
-            memory: None,
-            nano_cpus: None,
-            shm_size: DEFAULT_SHM,
-            restart: None,
+            resources: Resources::default(),
             extra_labels: BTreeMap::from([(labels::MEMBER.into(), "a$b".into())]),
             network: None,
         })

@@ -16,6 +16,7 @@ use crate::input::InputError;
 use crate::plan::gpus::{GpuMode, GpuSelection};
 use crate::plan::mounts::{self, MountPlan};
 use crate::plan::sync::SyncPlan;
+use crate::plan::Resources;
 use crate::sweep::journal::{Attempt, AttemptEnd, Event};
 use crate::sweep::metrics::MetricsSummary;
 use crate::sweep::schedule::{Exit, Outcome, Progress, Slot, Start};
@@ -266,10 +267,12 @@ pub(super) fn request(
         gpu_mode: GpuMode::Devices,
         ids: run.ids,
         ssh: SshSource::User(None),
-        memory: sweep.limits.memory,
-        nano_cpus: sweep.limits.nano_cpus,
-        shm_size: sweep.limits.shm_size,
-        restart: None,
+        resources: Resources {
+            memory: sweep.limits.memory,
+            nano_cpus: sweep.limits.nano_cpus,
+            shm_size: sweep.limits.shm_size,
+            restart: None,
+        },
         extra_labels: trials::container_labels(&sweep.name, &trial.id, attempt)
             .into_iter()
             .collect::<BTreeMap<_, _>>(),

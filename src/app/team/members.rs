@@ -78,10 +78,12 @@ pub fn member_request(
             team: team.name.clone(),
             member: member.name.clone(),
         },
-        memory: member.memory,
-        nano_cpus: member.nano_cpus,
-        shm_size: member.shm_size,
-        restart: (!command_given).then_some(plan::RestartPolicy::UnlessStopped),
+        resources: plan::Resources {
+            memory: member.memory,
+            nano_cpus: member.nano_cpus,
+            shm_size: member.shm_size,
+            restart: (!command_given).then_some(plan::RestartPolicy::UnlessStopped),
+        },
         extra_labels: BTreeMap::from([
             (labels::TEAM.to_string(), team.name.clone()),
             (labels::MEMBER.to_string(), member.name.clone()),

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::plan::gpus::GpuSelection;
 use crate::plan::ports::PortPlan;
-use crate::plan::{launch, LaunchInput, DEFAULT_SHM};
+use crate::plan::{launch, LaunchInput, Resources};
 use crate::spec::Service;
 
 fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) -> K8sMember {
@@ -39,10 +39,7 @@ fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) 
             .then(|| "ssh-ed25519 AAAA x".into()),
         ssh_identity: None,
         ssh_known_hosts: None,
-        memory: None,
-        nano_cpus: None,
-        shm_size: DEFAULT_SHM,
-        restart: None,
+        resources: Resources::default(),
         extra_labels: BTreeMap::new(),
         network: None,
     });
