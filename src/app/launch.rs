@@ -110,6 +110,39 @@ pub struct LaunchRequest {
     pub network: Option<crate::plan::network::NetworkPlan>,
 }
 
+impl LaunchRequest {
+    /// A launch of `target` named `name`, its user taking the host's `ids` (`None`: root;
+    /// there is no default, so no caller runs as root by forgetting them): the image's own
+    /// command and service, no environment, mounts, syncs, volumes or published ports
+    /// beyond the image's, GPUs as the launcher decides, the user's own ssh key, no
+    /// limits, no extra labels, Docker's default network, and on a remote engine its ports
+    /// tunneled for this session. Callers write what differs
+    /// (`LaunchRequest { public: true, ..LaunchRequest::new(..) }`).
+    pub fn new(target: Target, name: String, ids: Option<(u32, u32)>) -> Self {
+        LaunchRequest {
+            target,
+            name,
+            command: Vec::new(),
+            env: Vec::new(),
+            mounts: Vec::new(),
+            syncs: Vec::new(),
+            make_sync_parents: false,
+            volumes: Vec::new(),
+            port_requests: Vec::new(),
+            public: false,
+            gpus: None,
+            gpu_mode: GpuMode::Auto,
+            ids,
+            ssh: SshSource::User(None),
+            resources: plan::Resources::default(),
+            extra_labels: BTreeMap::new(),
+            tunnel: TunnelMode::Session,
+            nvidia: None,
+            network: None,
+        }
+    }
+}
+
 /// A launch checked against the machine and the daemon; nothing exists yet.
 #[derive(Debug, Clone)]
 pub struct Prepared {

@@ -138,29 +138,23 @@ fn launch_request(
         .map(|sync| sync.at(&target.workdir))
         .collect();
     Ok(LaunchRequest {
-        target,
-        name,
         command: options.command.clone(),
         env: options.env.clone(),
         mounts,
         syncs,
-        make_sync_parents: false,
         volumes: options.volumes.clone(),
         port_requests: options.port_requests.clone(),
         public: options.public,
         gpus: options.gpus.clone(),
         gpu_mode: options.gpu_mode,
-        ids: options.ids,
         ssh: SshSource::User(options.ssh_key.clone()),
         resources: options.resources,
-        extra_labels: BTreeMap::new(),
         tunnel: if options.detach {
             TunnelMode::Detached
         } else {
             TunnelMode::Session
         },
-        nvidia: None,
-        network: None,
+        ..LaunchRequest::new(target, name, options.ids)
     })
 }
 
