@@ -24,6 +24,7 @@ use crate::plan::ports::PortRequest;
 use crate::plan::sync::SyncPlan;
 use crate::plan::{self, LaunchPlan};
 use crate::spec::resolved::{home_folder, GpuStack};
+use crate::spec::syntax::docker_name_char;
 use crate::spec::Service;
 use files::Files;
 use folders::{check_mounts, make_mount_folders, MadeFolders};
@@ -555,13 +556,7 @@ pub fn container_name(host: &impl Host, spec_name: &str) -> std::io::Result<Stri
         .next()
         .unwrap_or(spec_name)
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
+        .map(|c| if docker_name_char(c) { c } else { '-' })
         .collect();
     let prefix = cleaned.trim_matches(|c: char| !c.is_ascii_alphanumeric());
     Ok(format!("{prefix}-{}", host.random_hex(3)?))
