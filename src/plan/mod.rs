@@ -12,6 +12,8 @@ mod parse;
 pub mod ports;
 pub mod serving;
 pub mod sync;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod tunnels;
 pub mod user;
 pub mod volumes;
@@ -345,6 +347,7 @@ fn launch_labels(input: &LaunchInput, endpoints: &[(String, String)]) -> BTreeMa
 
 #[cfg(test)]
 mod tests {
+    use super::testing::input;
     use super::*;
 
     #[test]
@@ -358,38 +361,6 @@ mod tests {
         let ssh = endpoints(&[("tensorboard", "http://t/"), ("ssh", "ssh -p 22 tf@h")]);
         assert_eq!(access(&ssh), (Some("ssh -p 22 tf@h"), Some("http://t/")));
         assert_eq!(access(&endpoints(&[])), (None, None));
-    }
-
-    fn input() -> LaunchInput {
-        LaunchInput {
-            image: "tfimg/cpu-jupyter:2.9.3".into(),
-            spec_name: "cpu-jupyter".into(),
-            service: Service::Jupyter,
-            image_user: "tf".into(),
-            tfimg_image: true,
-            name: "cpu-jupyter-1a2b3c".into(),
-            command: Vec::new(),
-            env: vec![("A".into(), "1".into())],
-            mounts: Vec::new(),
-            volumes: Vec::new(),
-            ports: vec![PortPlan {
-                name: "jupyter".into(),
-                container: 8888,
-                host_ip: "127.0.0.1".into(),
-                host: 8890,
-                tunneled: false,
-            }],
-            gpus: GpuSelection::None,
-            gpu: GpuPlan::None,
-            ids: Some((1234, 2345)),
-            jupyter_token: Some("t0k3n".into()),
-            ssh_public_key: None,
-            ssh_identity: None,
-            ssh_known_hosts: None,
-            resources: Resources::default(),
-            extra_labels: BTreeMap::new(),
-            network: None,
-        }
     }
 
     #[test]
