@@ -18,17 +18,17 @@ use anyhow::Context;
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
-use crate::app::launch::{self, LaunchRequest, SshSource, Target, TunnelMode};
+use crate::app::launch::{self, LaunchRequest, Target, TunnelMode};
 use crate::engine::prelude::*;
 use crate::engine::OutputChunk;
 use crate::host::archive::BuildContext;
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
-use crate::plan::gpus::{GpuMode, GpuSelection};
+use crate::plan::gpus::GpuSelection;
 use crate::plan::network::{self, GatewayRoute, NetworkPlan};
 use crate::plan::ports::PortRequest;
-use crate::plan::RestartPolicy;
+use crate::plan::{Resources, RestartPolicy};
 use crate::spec::{ResolvedSpec, Service};
 use crate::team::gateway::nginx::{self, Backend, GATEWAY_UID};
 use crate::team::gateway::{Gateway, Tls, LISTEN_PORT, ROUTED_SERVICES};
@@ -259,39 +259,31 @@ async fn create(
 /// network (it joins the members' before it starts), its one port published (on
 /// 127.0.0.1 unless `public`).
 fn request(team: &Team, gateway: &Gateway, image: &str, hash: &str) -> LaunchRequest {
+    let target = Target {
+        spec_name: "gateway".to_string(),
+        image: image.to_string(),
+        service: Service::None,
+        image_user: "www-data".to_string(),
+        workdir: "/".to_string(),
+        ports: BTreeMap::from([("gateway".to_string(), LISTEN_PORT)]),
+        gpu_image: false,
+        gpu: None,
+        tfimg_image: false,
+        cuda_cache: None,
+    };
     LaunchRequest {
-        target: Target {
-            spec_name: "gateway".to_string(),
-            image: image.to_string(),
-            service: Service::None,
-            image_user: "www-data".to_string(),
-            workdir: "/".to_string(),
-            ports: BTreeMap::from([("gateway".to_string(), LISTEN_PORT)]),
-            gpu_image: false,
-            gpu: None,
-            tfimg_image: false,
-            cuda_cache: None,
-        },
-        name: container_name(&team.name),
         command: nginx::command(),
-        env: Vec::new(),
-        mounts: Vec::new(),
-        syncs: Vec::new(),
-        make_sync_parents: false,
-        volumes: Vec::new(),
         port_requests: vec![PortRequest {
             host: Some(gateway.port),
             container: LISTEN_PORT,
         }],
         public: gateway.public,
         gpus: Some(GpuSelection::None),
-        gpu_mode: GpuMode::Auto,
-        ids: Some((GATEWAY_UID, GATEWAY_UID)),
-        ssh: SshSource::User(None),
-        memory: None,
-        nano_cpus: None,
-        shm_size: GATEWAY_SHM,
-        restart: Some(RestartPolicy::UnlessStopped),
+        resources: Resources {
+            shm_size: GATEWAY_SHM,
+            restart: Some(RestartPolicy::UnlessStopped),
+            ..Resources::default()
+        },
         extra_labels: BTreeMap::from([
             (labels::TEAM.to_string(), team.name.clone()),
             (labels::GATEWAY.to_string(), team.name.clone()),
@@ -299,11 +291,15 @@ fn request(team: &Team, gateway: &Gateway, image: &str, hash: &str) -> LaunchReq
             (labels::url_label("gateway"), gateway.address()),
         ]),
         tunnel: TunnelMode::Detached,
-        nvidia: None,
         network: Some(NetworkPlan {
             name: network::team_network(&team.name),
             gateway: None,
         }),
+        ..LaunchRequest::new(
+            target,
+            container_name(&team.name),
+            Some((GATEWAY_UID, GATEWAY_UID)),
+        )
     }
 }
 

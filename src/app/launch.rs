@@ -24,6 +24,7 @@ use crate::plan::ports::PortRequest;
 use crate::plan::sync::SyncPlan;
 use crate::plan::{self, LaunchPlan};
 use crate::spec::resolved::{home_folder, GpuStack};
+use crate::spec::syntax::docker_name_char;
 use crate::spec::Service;
 use files::Files;
 use folders::{check_mounts, make_mount_folders, MadeFolders};
@@ -98,10 +99,7 @@ pub struct LaunchRequest {
     /// Host uid/gid the container user takes; `None` runs as root (`--user root`).
     pub ids: Option<(u32, u32)>,
     pub ssh: SshSource,
-    pub memory: Option<i64>,
-    pub nano_cpus: Option<i64>,
-    pub shm_size: i64,
-    pub restart: Option<plan::RestartPolicy>,
+    pub resources: plan::Resources,
     pub extra_labels: BTreeMap<String, String>,
     /// On a remote engine: how its ports reach this machine.
     pub tunnel: TunnelMode,
@@ -111,6 +109,39 @@ pub struct LaunchRequest {
     pub nvidia: Option<NvidiaFacts>,
     /// The team network it joins, and its place behind the team's gateway.
     pub network: Option<crate::plan::network::NetworkPlan>,
+}
+
+impl LaunchRequest {
+    /// A launch of `target` named `name`, its user taking the host's `ids` (`None`: root;
+    /// there is no default, so no caller runs as root by forgetting them): the image's own
+    /// command and service, no environment, mounts, syncs, volumes or published ports
+    /// beyond the image's, GPUs as the launcher decides, the user's own ssh key, no
+    /// limits, no extra labels, Docker's default network, and on a remote engine its ports
+    /// tunneled for this session. Callers write what differs
+    /// (`LaunchRequest { public: true, ..LaunchRequest::new(..) }`).
+    pub fn new(target: Target, name: String, ids: Option<(u32, u32)>) -> Self {
+        LaunchRequest {
+            target,
+            name,
+            command: Vec::new(),
+            env: Vec::new(),
+            mounts: Vec::new(),
+            syncs: Vec::new(),
+            make_sync_parents: false,
+            volumes: Vec::new(),
+            port_requests: Vec::new(),
+            public: false,
+            gpus: None,
+            gpu_mode: GpuMode::Auto,
+            ids,
+            ssh: SshSource::User(None),
+            resources: plan::Resources::default(),
+            extra_labels: BTreeMap::new(),
+            tunnel: TunnelMode::Session,
+            nvidia: None,
+            network: None,
+        }
+    }
 }
 
 /// A launch checked against the machine and the daemon; nothing exists yet.
@@ -525,13 +556,7 @@ pub fn container_name(host: &impl Host, spec_name: &str) -> std::io::Result<Stri
         .next()
         .unwrap_or(spec_name)
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
+        .map(|c| if docker_name_char(c) { c } else { '-' })
         .collect();
     let prefix = cleaned.trim_matches(|c: char| !c.is_ascii_alphanumeric());
     Ok(format!("{prefix}-{}", host.random_hex(3)?))

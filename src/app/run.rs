@@ -43,10 +43,7 @@ pub struct RunOptions {
     pub port_requests: Vec<PortRequest>,
     pub public: bool,
     pub env: Vec<(String, String)>,
-    pub memory: Option<i64>,
-    pub nano_cpus: Option<i64>,
-    pub shm_size: i64,
-    pub restart: Option<plan::RestartPolicy>,
+    pub resources: plan::Resources,
     /// The uid/gid it runs as; `None`: root (`--user root`).
     pub ids: Option<(u32, u32)>,
     pub name: Option<String>,
@@ -141,32 +138,23 @@ fn launch_request(
         .map(|sync| sync.at(&target.workdir))
         .collect();
     Ok(LaunchRequest {
-        target,
-        name,
         command: options.command.clone(),
         env: options.env.clone(),
         mounts,
         syncs,
-        make_sync_parents: false,
         volumes: options.volumes.clone(),
         port_requests: options.port_requests.clone(),
         public: options.public,
         gpus: options.gpus.clone(),
         gpu_mode: options.gpu_mode,
-        ids: options.ids,
         ssh: SshSource::User(options.ssh_key.clone()),
-        memory: options.memory,
-        nano_cpus: options.nano_cpus,
-        shm_size: options.shm_size,
-        restart: options.restart,
-        extra_labels: BTreeMap::new(),
+        resources: options.resources,
         tunnel: if options.detach {
             TunnelMode::Detached
         } else {
             TunnelMode::Session
         },
-        nvidia: None,
-        network: None,
+        ..LaunchRequest::new(target, name, options.ids)
     })
 }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::app::build::Network;
-use crate::app::launch::{self, LaunchRequest, Launched, SshSource, TunnelMode};
+use crate::app::launch::{self, LaunchRequest, Launched, TunnelMode};
 use crate::app::run::{await_service, finish, spec_target, stream_until_exit, After, Moment};
 use crate::app::{gpu_host, Interrupted};
 use crate::engine::Engine;
@@ -19,12 +19,12 @@ use crate::input::InputError;
 use crate::labels;
 use crate::output::progress::Reporter;
 use crate::output::ui::Ui;
-use crate::plan::gpus::{self, GpuMode, GpuSelection};
+use crate::plan::gpus::{self, GpuSelection};
 use crate::plan::mounts::MountPlan;
 use crate::plan::ports::PortRequest;
 use crate::plan::serving::{self, ModelState, TryRequest};
 use crate::plan::sync::SyncPlan;
-use crate::plan::DEFAULT_SHM;
+use crate::plan::Resources;
 use crate::spec::resolved::{SERVING_PORT, SERVING_PORT_NAME};
 use crate::spec::ResolvedSpec;
 
@@ -207,9 +207,6 @@ pub fn launch_request(
         .into_iter()
         .collect();
     Ok(LaunchRequest {
-        name: launch::container_name(host, &format!("serve-{}", model.name))?,
-        target,
-        command: Vec::new(),
         env: request
             .max_batch
             .map(|rows| (serving::MAX_BATCH_ENV.to_string(), rows.to_string()))
@@ -218,24 +215,24 @@ pub fn launch_request(
         mounts,
         syncs,
         make_sync_parents: true,
-        volumes: Vec::new(),
         port_requests,
         public: request.public,
         gpus: Some(gpus),
-        gpu_mode: GpuMode::Auto,
-        ids: Some(host.container_ids().ids),
-        ssh: SshSource::User(None),
-        memory: Some(request.memory.unwrap_or(serving::DEFAULT_MEMORY)),
-        nano_cpus: None,
-        shm_size: DEFAULT_SHM,
-        restart: None,
+        resources: Resources {
+            memory: Some(request.memory.unwrap_or(serving::DEFAULT_MEMORY)),
+            ..Resources::default()
+        },
         extra_labels: BTreeMap::from([(labels::MODEL.to_string(), model.name.clone())]),
         tunnel: match request.detach {
             true => TunnelMode::Detached,
             false => TunnelMode::Session,
         },
         nvidia,
-        network: None,
+        ..LaunchRequest::new(
+            target,
+            launch::container_name(host, &format!("serve-{}", model.name))?,
+            Some(host.container_ids().ids),
+        )
     })
 }
 

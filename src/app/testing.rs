@@ -6,10 +6,9 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::app::launch::{self, LaunchRequest, Launched, SshSource, Target, TunnelMode};
+use crate::app::launch::{self, LaunchRequest, Launched, Target};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
-use crate::plan::gpus::GpuMode;
 use crate::spec::Catalog;
 
 /// Runs `future` to its end on a runtime of its own.
@@ -30,30 +29,7 @@ pub fn target(spec: &str) -> Target {
 
 /// A launch of the built-in `spec` named `lab`, as uid/gid 4321/4322, with defaults.
 pub fn request(spec: &str) -> LaunchRequest {
-    LaunchRequest {
-        target: target(spec),
-        name: "lab".to_string(),
-        command: Vec::new(),
-        env: Vec::new(),
-        mounts: Vec::new(),
-        syncs: Vec::new(),
-        make_sync_parents: false,
-        volumes: Vec::new(),
-        port_requests: Vec::new(),
-        public: false,
-        gpus: None,
-        gpu_mode: GpuMode::Auto,
-        ids: Some((4321, 4322)),
-        ssh: SshSource::User(None),
-        memory: None,
-        nano_cpus: None,
-        shm_size: crate::plan::DEFAULT_SHM,
-        restart: None,
-        extra_labels: BTreeMap::new(),
-        tunnel: TunnelMode::Session,
-        nvidia: None,
-        network: None,
-    }
+    LaunchRequest::new(target(spec), "lab".to_string(), Some((4321, 4322)))
 }
 
 /// `request` checked and started as `run` does: `launch::prepare`, then `launch::start`

@@ -80,7 +80,7 @@ pub fn compose(
     }
     for (name, text) in &output.env_files {
         let path = folder.join(name);
-        crate::host::write_private(&path, text.as_bytes())
+        crate::host::write_whole(&path, text.as_bytes(), 0o600, false)
             .with_context(|| format!("cannot write `{}`", path.display()))?;
     }
     match &args.output {
@@ -173,7 +173,7 @@ pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
             std::fs::create_dir_all(folder)?;
             // The Secrets are in it: the owner's eyes only.
             let main = folder.join(format!("{}.yaml", team.name));
-            crate::host::write_private(&main, manifests.as_bytes())
+            crate::host::write_whole(&main, manifests.as_bytes(), 0o600, false)
                 .with_context(|| format!("cannot write `{}`", main.display()))?;
             eprintln!("wrote {}", main.display());
             if let Some(tfjobs) = tfjobs {
@@ -265,7 +265,7 @@ fn images(
 /// with other users, who can plant a link at the name: it is replaced, never written
 /// through (`host::confined`).
 fn write_out(folder: &Path, name: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    crate::host::machine::write_atomically(&folder.join(name), bytes).map_err(|error| {
+    crate::host::write_whole(&folder.join(name), bytes, 0o666, true).map_err(|error| {
         planted(
             error,
             &format!("cannot write `{}`", folder.join(name).display()),

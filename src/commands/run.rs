@@ -18,6 +18,7 @@ use crate::plan;
 use crate::plan::gpus::GpuSelection;
 use crate::plan::mounts;
 use crate::plan::ports::PortRequest;
+use crate::spec::syntax::valid_docker_name;
 
 pub fn run(args: &RunArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let options = resolve_options(args, settings, host)?;
@@ -105,10 +106,12 @@ fn resolve_options(
         port_requests,
         public: args.public,
         env,
-        memory,
-        nano_cpus,
-        shm_size,
-        restart,
+        resources: plan::Resources {
+            memory,
+            nano_cpus,
+            shm_size,
+            restart,
+        },
         ids,
         name: args.name.clone(),
         ssh_key: args.ssh_key.clone(),
@@ -150,11 +153,7 @@ fn ids(args: &RunArgs, host: &impl Host) -> Result<Option<(u32, u32)>, InputErro
 }
 
 fn check_name(name: &str) -> Result<(), InputError> {
-    let valid = name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-    if valid {
+    if valid_docker_name(name) {
         return Ok(());
     }
     Err(InputError::new(

@@ -117,13 +117,24 @@ pub fn run_program(program: &str, args: &[&str]) -> Option<String> {
     }
 }
 
-/// Writes a file that holds secrets (tokens, keys): readable by its owner only from the
-/// moment it exists. The bytes go to a new file made with mode 0600 beside `path`, which
-/// then replaces `path` by a rename (`confined`), so a `path` that was there with a wider
-/// mode (or a link) never holds the new secret and no reader ever sees half a file.
-pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `path` whole: the bytes go to a new file made with `mode` (less the umask)
+/// beside it, synced, which then replaces `path` by a rename (`confined`). No reader ever
+/// sees half a file, a crash leaves the old file or the new, and a `path` that was there
+/// with a wider mode (or a link) never holds the new bytes: a file of secrets (tokens,
+/// keys) written with 0600 is readable by its owner only from the moment it exists.
+/// With `make_folders` its missing folders are made; otherwise a missing one is an error.
+pub fn write_whole(
+    path: &std::path::Path,
+    bytes: &[u8],
+    mode: u32,
+    make_folders: bool,
+) -> std::io::Result<()> {
     let (folder, name) = folder_and_name(path)?;
-    super::confined::Confined::open(folder)?.write(name, bytes, 0o600)
+    let folder = match make_folders {
+        true => super::confined::Confined::open_or_make(folder)?,
+        false => super::confined::Confined::open(folder)?,
+    };
+    folder.write(name, bytes, mode)
 }
 
 /// The folder `path` is in (`.` for a bare name) and its name.
@@ -302,13 +313,6 @@ async fn listen_here() {
     }
 }
 
-/// Writes `path` whole: a new file beside it, synced (a crash leaves the old file or the
-/// new), renamed over it (`confined`); its folders are made.
-pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let (folder, name) = folder_and_name(path)?;
-    super::confined::Confined::open_or_make(folder)?.write(name, bytes, 0o666)
-}
-
 /// Appends `bytes` to `path` (made, with its folders, when missing) and syncs it.
 pub fn append(path: &std::path::Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     use std::io::Write;
@@ -385,14 +389,14 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let path = folder.path().join("lab.alice.env");
         let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().mode() & 0o7777;
-        super::write_private(&path, b"TOKEN=one\n").unwrap();
+        super::write_whole(&path, b"TOKEN=one\n", 0o600, false).unwrap();
         assert_eq!(mode(&path), 0o600);
         // A file that was there, world-readable, with a second name (what another user
         // could have kept open): the secret never goes into it.
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let other_name = folder.path().join("kept");
         std::fs::hard_link(&path, &other_name).unwrap();
-        super::write_private(&path, b"TOKEN=two\n").unwrap();
+        super::write_whole(&path, b"TOKEN=two\n", 0o600, false).unwrap();
         assert_eq!(mode(&path), 0o600);
         assert_eq!(std::fs::read(&path).unwrap(), b"TOKEN=two\n");
         assert_eq!(std::fs::read(&other_name).unwrap(), b"TOKEN=one\n");
@@ -406,7 +410,7 @@ mod tests {
             .map(|entry| entry.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
-        assert!(super::write_private(&folder.path().join("missing/x"), b"").is_err());
+        assert!(super::write_whole(&folder.path().join("missing/x"), b"", 0o600, false).is_err());
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::spec::compat::Date;
 pub use archive::sync::SyncArchive;
 pub use archive::unpack::UnpackSummary;
 pub use machine::{
-    current_ids, data_dir, free_bytes, home_dir, mounts_below, on_path, run_program, write_private,
+    current_ids, data_dir, free_bytes, home_dir, mounts_below, on_path, run_program, write_whole,
 };
 pub use nvidia::NvidiaFacts;
 pub use ssh::SshKey;
@@ -332,7 +332,7 @@ impl Host for Machine {
     }
 
     fn write_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-        machine::write_atomically(path, bytes)
+        machine::write_whole(path, bytes, 0o666, true)
     }
 
     fn write_private_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -343,7 +343,7 @@ impl Host for Machine {
                 .mode(0o700)
                 .create(folder)?;
         }
-        machine::write_private(path, bytes)
+        machine::write_whole(path, bytes, 0o600, false)
     }
 
     fn append_file(&self, path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {

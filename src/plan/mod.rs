@@ -12,6 +12,8 @@ mod parse;
 pub mod ports;
 pub mod serving;
 pub mod sync;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod tunnels;
 pub mod user;
 pub mod volumes;
@@ -33,6 +35,28 @@ pub use user::{container_ids, ContainerIds};
 
 /// Default /dev/shm: Docker's 64 MB breaks tf.data and multi-worker loaders.
 pub const DEFAULT_SHM: i64 = 2 * 1024 * 1024 * 1024;
+
+/// What a container may use, and when Docker restarts it: `run`'s `--memory`, `--cpus`,
+/// `--shm-size` and `--restart`, a team member's or a sweep's limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resources {
+    pub memory: Option<i64>,
+    pub nano_cpus: Option<i64>,
+    pub shm_size: i64,
+    pub restart: Option<RestartPolicy>,
+}
+
+impl Default for Resources {
+    /// No limits, `DEFAULT_SHM`, never restarted.
+    fn default() -> Self {
+        Resources {
+            memory: None,
+            nano_cpus: None,
+            shm_size: DEFAULT_SHM,
+            restart: None,
+        }
+    }
+}
 
 /// Everything `launch` needs, already validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,10 +85,7 @@ pub struct LaunchInput {
     /// Private key and known_hosts file for the printed ssh line.
     pub ssh_identity: Option<String>,
     pub ssh_known_hosts: Option<String>,
-    pub memory: Option<i64>,
-    pub nano_cpus: Option<i64>,
-    pub shm_size: i64,
-    pub restart: Option<RestartPolicy>,
+    pub resources: Resources,
     pub extra_labels: BTreeMap<String, String>,
     /// The team network it joins (and its place behind the team's gateway).
     pub network: Option<NetworkPlan>,
@@ -146,10 +167,10 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
         volumes: input.volumes.clone(),
         ports: input.ports.clone(),
         gpu: input.gpu.clone(),
-        memory: input.memory,
-        nano_cpus: input.nano_cpus,
-        shm_size: input.shm_size,
-        restart: input.restart,
+        memory: input.resources.memory,
+        nano_cpus: input.resources.nano_cpus,
+        shm_size: input.resources.shm_size,
+        restart: input.resources.restart,
         cap_drop,
         security_opt: vec!["no-new-privileges".to_string()],
         network: input.network.as_ref().map(|network| network.name.clone()),
@@ -326,6 +347,7 @@ fn launch_labels(input: &LaunchInput, endpoints: &[(String, String)]) -> BTreeMa
 
 #[cfg(test)]
 mod tests {
+    use super::testing::input;
     use super::*;
 
     #[test]
@@ -339,41 +361,6 @@ mod tests {
         let ssh = endpoints(&[("tensorboard", "http://t/"), ("ssh", "ssh -p 22 tf@h")]);
         assert_eq!(access(&ssh), (Some("ssh -p 22 tf@h"), Some("http://t/")));
         assert_eq!(access(&endpoints(&[])), (None, None));
-    }
-
-    fn input() -> LaunchInput {
-        LaunchInput {
-            image: "tfimg/cpu-jupyter:2.9.3".into(),
-            spec_name: "cpu-jupyter".into(),
-            service: Service::Jupyter,
-            image_user: "tf".into(),
-            tfimg_image: true,
-            name: "cpu-jupyter-1a2b3c".into(),
-            command: Vec::new(),
-            env: vec![("A".into(), "1".into())],
-            mounts: Vec::new(),
-            volumes: Vec::new(),
-            ports: vec![PortPlan {
-                name: "jupyter".into(),
-                container: 8888,
-                host_ip: "127.0.0.1".into(),
-                host: 8890,
-                tunneled: false,
-            }],
-            gpus: GpuSelection::None,
-            gpu: GpuPlan::None,
-            ids: Some((1234, 2345)),
-            jupyter_token: Some("t0k3n".into()),
-            ssh_public_key: None,
-            ssh_identity: None,
-            ssh_known_hosts: None,
-            memory: None,
-            nano_cpus: None,
-            shm_size: DEFAULT_SHM,
-            restart: None,
-            extra_labels: BTreeMap::new(),
-            network: None,
-        }
     }
 
     #[test]

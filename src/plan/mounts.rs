@@ -64,6 +64,35 @@ pub fn source_text(text: &str) -> &str {
     text.split(':').next().unwrap_or(text)
 }
 
+/// SRC and DST of a `--mount` or `--sync` value (`parts`: split at `:`, options cut
+/// off): the source resolved against `current_dir`, the destination as written (`None`:
+/// under the workdir by the source's name, so the source needs one; `verb` says what
+/// happens there, `mount` or `copy`). `bad` makes the error from what is wrong; the
+/// destination's own checks are the caller's.
+pub(crate) fn source_and_destination<'a>(
+    parts: &[&'a str],
+    current_dir: &Path,
+    verb: &str,
+    bad: impl Fn(String) -> InputError,
+) -> Result<(PathBuf, Option<&'a str>), InputError> {
+    let (source, target) = match parts {
+        [source] => (*source, None),
+        [source, target] => (*source, Some(*target)),
+        _ => return Err(bad("too many `:` parts".to_string())),
+    };
+    if source.is_empty() {
+        return Err(bad("the source is empty".to_string()));
+    }
+    let source = lexical(&current_dir.join(source));
+    match target {
+        Some("") => Err(bad("the destination after `:` is empty".to_string())),
+        None if source.file_name().and_then(|name| name.to_str()).is_none() => Err(bad(format!(
+            "the source has no name to {verb} under the workdir; give DST"
+        ))),
+        target => Ok((source, target)),
+    }
+}
+
 /// Parses one `--mount` value against the current directory; the workdir comes later.
 pub fn parse_request(text: &str, current_dir: &Path) -> Result<MountRequest, InputError> {
     let bad = |detail: String| {
@@ -87,23 +116,16 @@ pub fn parse_request(text: &str, current_dir: &Path) -> Result<MountRequest, Inp
             _ => {}
         }
     }
-    let (source, target) = match parts.as_slice() {
-        [source] => (*source, None),
-        [source, target] => (*source, Some(*target)),
-        // A third part with a `/` is a path: a `:` too many, not a misspelt option.
-        [_, _, option] if !option.contains('/') => {
+    // A third part with a `/` is a path: a `:` too many, not a misspelt option.
+    if let [_, _, option] = parts.as_slice() {
+        if !option.contains('/') {
             return Err(bad(format!(
                 "`{option}` is not a mount option (`ro` or `rw`)"
-            )))
+            )));
         }
-        _ => return Err(bad("too many `:` parts".to_string())),
-    };
-    if source.is_empty() {
-        return Err(bad("the source is empty".to_string()));
     }
-    let source = lexical(&current_dir.join(source));
+    let (source, target) = source_and_destination(&parts, current_dir, "mount", bad)?;
     let target = match target {
-        Some("") => return Err(bad("the destination after `:` is empty".to_string())),
         Some(target) => {
             if !valid_destination(target) {
                 return Err(bad(format!(
@@ -120,14 +142,7 @@ pub fn parse_request(text: &str, current_dir: &Path) -> Result<MountRequest, Inp
             }
             Some(target.trim_end_matches('/').to_string())
         }
-        None => {
-            if source.file_name().and_then(|name| name.to_str()).is_none() {
-                return Err(bad(
-                    "the source has no name to mount under the workdir; give DST".to_string(),
-                ));
-            }
-            None
-        }
+        None => None,
     };
     Ok(MountRequest {
         text: text.to_string(),

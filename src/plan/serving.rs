@@ -11,6 +11,7 @@ use serde::Deserialize;
 use crate::input::source::printable;
 use crate::input::InputError;
 use crate::spec::resolved::MODELS_FOLDER;
+use crate::spec::syntax::valid_docker_name;
 
 /// The signature `predict` uses when the request names none (TensorFlow Serving's).
 pub const DEFAULT_SIGNATURE: &str = "serving_default";
@@ -61,12 +62,7 @@ pub fn check_model_name(name: &str, from_folder: bool) -> Result<(), InputError>
 
 /// Whether the server and its URLs take `name` as a model's name.
 pub fn valid_model_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    name.len() <= 64 && valid_docker_name(name)
 }
 
 /// The version a folder entry stands for: a number (TensorFlow Serving's layout,

@@ -7,10 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::input::paths::lexical;
 use crate::input::source::printable;
 use crate::input::InputError;
-use crate::plan::mounts::{is_system_folder, valid_destination};
+use crate::plan::mounts::{is_system_folder, source_and_destination, valid_destination};
 
 /// Above this, a sync says that large data belongs in a volume.
 pub const LARGE_SYNC_BYTES: u64 = 512 * 1024 * 1024;
@@ -96,25 +95,11 @@ pub fn parse_request(text: &str, current_dir: &Path) -> Result<SyncRequest, Inpu
             "write `--sync SRC[:DST]`, such as `--sync ./code` or `--sync ./data:/tf/data`",
         )
     };
-    let (source, target) = match text.split(':').collect::<Vec<_>>().as_slice() {
-        [source] => (*source, None),
-        [source, target] => (*source, Some(*target)),
-        _ => return Err(bad("too many `:` parts".to_string())),
-    };
-    if source.is_empty() {
-        return Err(bad("the source is empty".to_string()));
-    }
-    let source = lexical(&current_dir.join(source));
-    let target = match target {
-        Some("") => return Err(bad("the destination after `:` is empty".to_string())),
-        Some(target) => Some(check_destination(text, target, "--sync")?),
-        None if source.file_name().and_then(|name| name.to_str()).is_none() => {
-            return Err(bad(
-                "the source has no name to copy under the workdir; give DST".to_string(),
-            ))
-        }
-        None => None,
-    };
+    let parts: Vec<&str> = text.split(':').collect();
+    let (source, target) = source_and_destination(&parts, current_dir, "copy", bad)?;
+    let target = target
+        .map(|target| check_destination(text, target, "--sync"))
+        .transpose()?;
     Ok(SyncRequest {
         text: text.to_string(),
         source,

@@ -9,6 +9,7 @@ use super::sync::check_destination;
 use crate::input::source::printable;
 use crate::input::InputError;
 use crate::labels;
+use crate::spec::syntax::valid_docker_name;
 
 /// Parses one `--volume` value.
 pub fn parse(text: &str) -> Result<VolumePlan, InputError> {
@@ -71,12 +72,7 @@ fn check_name(text: &str, name: &str) -> Result<(), InputError> {
             ),
         ));
     }
-    let valid = name.len() >= 2
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-    if valid {
+    if name.len() >= 2 && valid_docker_name(name) {
         return Ok(());
     }
     Err(InputError::new(

@@ -55,6 +55,18 @@ pub fn requirement_name(requirement: &str) -> Option<String> {
     Some(name.to_ascii_lowercase().replace(['_', '.'], "-"))
 }
 
+/// Whether `c` may stand in the name of a Docker container or volume: a letter, a
+/// digit, `_`, `.` or `-`.
+pub fn docker_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
+}
+
+/// Whether Docker takes `name` for a container or a volume (`[a-zA-Z0-9][a-zA-Z0-9_.-]*`):
+/// `--name`, `--volume`, a model's name (it names the server's container too).
+pub fn valid_docker_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphanumeric()) && name.chars().all(docker_name_char)
+}
+
 /// A loose check of the Docker reference grammar: lowercase repository path, optional
 /// registry host with port, tag and digest.
 /// A registry host (and port) as `--registry` and `--registry-mirror` take it, trailing
@@ -197,6 +209,16 @@ mod tests {
             "debian@x\nRUN touch /pwned\n#:0123456789abcdef0123456789abcdef",
         ] {
             assert!(!valid_image_reference(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn docker_names_start_with_a_letter_or_digit_and_keep_to_the_charset() {
+        for good in ["a", "lab-1", "x_y.z", "0train"] {
+            assert!(valid_docker_name(good), "{good}");
+        }
+        for bad in ["", "-a", ".a", "_a", "a b", "a/b", "a:b", "é"] {
+            assert!(!valid_docker_name(bad), "{bad}");
         }
     }
 

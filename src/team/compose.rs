@@ -315,9 +315,8 @@ fn escape_dollars(value: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::gpus::GpuSelection;
     use crate::plan::mounts::MountPlan;
-    use crate::plan::{launch, LaunchInput, DEFAULT_SHM};
+    use crate::plan::{launch, testing, LaunchInput};
     use crate::spec::Service;
 
     fn plan() -> LaunchPlan {
@@ -325,8 +324,6 @@ mod tests {
             image: "tfimg/cpu-headless:2.9.3-0123456789ab".into(),
             spec_name: "cpu-headless".into(),
             service: Service::None,
-            image_user: "tf".into(),
-            tfimg_image: true,
             name: "lab-alice".into(),
             command: vec!["sh".into(), "-c".into(), "echo $HOME ${USER}".into()],
             env: vec![
@@ -339,21 +336,10 @@ mod tests {
                 target: "/tf/$dollar".into(),
                 read_only: true,
             }],
-            volumes: Vec::new(),
             ports: Vec::new(),
-            gpus: GpuSelection::None,
-            gpu: GpuPlan::None,
-            ids: Some((1234, 2345)),
             jupyter_token: None,
-            ssh_public_key: None,
-            ssh_identity: None,
-            ssh_known_hosts: None,
-            memory: None,
-            nano_cpus: None,
-            shm_size: DEFAULT_SHM,
-            restart: None,
             extra_labels: BTreeMap::from([(labels::MEMBER.into(), "a$b".into())]),
-            network: None,
+            ..testing::input()
         })
     }
 

@@ -89,10 +89,7 @@ pub(super) fn launch_input(
             .known_hosts
             .as_ref()
             .map(|path| path.display().to_string()),
-        memory: request.memory,
-        nano_cpus: request.nano_cpus,
-        shm_size: request.shm_size,
-        restart: request.restart,
+        resources: request.resources,
         extra_labels: files::labels(request),
         network: request.network.clone(),
     }

@@ -125,10 +125,10 @@ fn the_folder_is_mounted_read_only_here_and_copied_in_on_a_remote_engine() {
 fn the_server_has_a_memory_limit_of_8_gib_unless_memory_says_otherwise() {
     let (host, model, mut asked) = checked_mlp();
     let launch = cpu_launch(&host, &asked, &model, false);
-    assert_eq!(launch.memory, Some(8 * 1024 * 1024 * 1024));
+    assert_eq!(launch.resources.memory, Some(8 * 1024 * 1024 * 1024));
     asked.memory = Some(2 * 1024 * 1024 * 1024);
     let launch = cpu_launch(&host, &asked, &model, true);
-    assert_eq!(launch.memory, Some(2 * 1024 * 1024 * 1024));
+    assert_eq!(launch.resources.memory, Some(2 * 1024 * 1024 * 1024));
 }
 
 #[test]

@@ -9,13 +9,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::{folder, Counts, Ending, Note, Runner, SweepRun, Watched};
-use crate::app::launch::{self, LaunchRequest, SshSource, TunnelMode};
+use crate::app::launch::{self, LaunchRequest};
 use crate::engine::{Engine, EngineError, OutputChunk};
 use crate::host::{Host, HostError};
 use crate::input::InputError;
 use crate::plan::gpus::{GpuMode, GpuSelection};
 use crate::plan::mounts::{self, MountPlan};
 use crate::plan::sync::SyncPlan;
+use crate::plan::Resources;
 use crate::sweep::journal::{Attempt, AttemptEnd, Event};
 use crate::sweep::metrics::MetricsSummary;
 use crate::sweep::schedule::{Exit, Outcome, Progress, Slot, Start};
@@ -252,30 +253,28 @@ pub(super) fn request(
         false => GpuSelection::Devices(slot.gpus.clone()),
     };
     Ok(LaunchRequest {
-        target: run.target.clone(),
-        name: trials::container_name(&sweep.name, &trial.id),
         command: trial.command.clone(),
         env: trial.env.clone(),
         mounts,
         syncs,
         make_sync_parents: true,
-        volumes: Vec::new(),
-        port_requests: Vec::new(),
-        public: false,
         gpus: Some(gpus),
         gpu_mode: GpuMode::Devices,
-        ids: run.ids,
-        ssh: SshSource::User(None),
-        memory: sweep.limits.memory,
-        nano_cpus: sweep.limits.nano_cpus,
-        shm_size: sweep.limits.shm_size,
-        restart: None,
+        resources: Resources {
+            memory: sweep.limits.memory,
+            nano_cpus: sweep.limits.nano_cpus,
+            shm_size: sweep.limits.shm_size,
+            ..Resources::default()
+        },
         extra_labels: trials::container_labels(&sweep.name, &trial.id, attempt)
             .into_iter()
             .collect::<BTreeMap<_, _>>(),
-        tunnel: TunnelMode::Session,
         nvidia: run.nvidia.clone(),
-        network: None,
+        ..LaunchRequest::new(
+            run.target.clone(),
+            trials::container_name(&sweep.name, &trial.id),
+            run.ids,
+        )
     })
 }
 

@@ -14,7 +14,6 @@ use crate::app::run::target_of_spec;
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
-use crate::plan::gpus::GpuMode;
 use crate::plan::mounts::{self, MountPlan};
 use crate::plan::ports::PortRequest;
 use crate::plan::{self, sync};
@@ -61,27 +60,21 @@ pub fn member_request(
         .collect::<Result<_, InputError>>()?;
     let command_given = !member.command.is_empty();
     let mut request = LaunchRequest {
-        target: target_of_spec(resolved, image.clone()),
-        name: format!("{}-{}", team.name, member.name),
         command: member.command.clone(),
         env: member.env.clone(),
         mounts: member_mounts(team, member, resolved)?,
-        syncs: Vec::new(),
-        make_sync_parents: false,
-        volumes: Vec::new(),
         port_requests,
-        public: false,
         gpus: Some(member.gpus.clone()),
-        gpu_mode: GpuMode::Auto,
-        ids: Some(ids),
         ssh: SshSource::Member {
             team: team.name.clone(),
             member: member.name.clone(),
         },
-        memory: member.memory,
-        nano_cpus: member.nano_cpus,
-        shm_size: member.shm_size,
-        restart: (!command_given).then_some(plan::RestartPolicy::UnlessStopped),
+        resources: plan::Resources {
+            memory: member.memory,
+            nano_cpus: member.nano_cpus,
+            shm_size: member.shm_size,
+            restart: (!command_given).then_some(plan::RestartPolicy::UnlessStopped),
+        },
         extra_labels: BTreeMap::from([
             (labels::TEAM.to_string(), team.name.clone()),
             (labels::MEMBER.to_string(), member.name.clone()),
@@ -91,9 +84,12 @@ pub fn member_request(
             ),
         ]),
         tunnel: TunnelMode::Detached,
-        nvidia: None,
-        // `up` puts the member on its team network (`gateway::place_member`).
-        network: None,
+        // No network yet: `up` puts the member on its team network (`gateway::place_member`).
+        ..LaunchRequest::new(
+            target_of_spec(resolved, image.clone()),
+            format!("{}-{}", team.name, member.name),
+            Some(ids),
+        )
     };
     serving::add_model(member, &mut request);
     Ok(request)

@@ -1,9 +1,6 @@
-use std::collections::BTreeMap;
-
 use super::*;
-use crate::plan::gpus::GpuSelection;
 use crate::plan::ports::PortPlan;
-use crate::plan::{launch, LaunchInput, DEFAULT_SHM};
+use crate::plan::{launch, testing, LaunchInput};
 use crate::spec::Service;
 
 fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) -> K8sMember {
@@ -18,33 +15,20 @@ fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) 
         image: "tfimg/cpu-ssh:2.9.3-0123456789ab".into(),
         spec_name: "cpu-ssh".into(),
         service,
-        image_user: "tf".into(),
-        tfimg_image: true,
         name: format!("lab-{name}"),
         command: command.iter().map(|part| part.to_string()).collect(),
         env: vec![("NOTE".into(), "on".into()), ("YES".into(), "1_000".into())],
-        mounts: Vec::new(),
-        volumes: Vec::new(),
         ports: match service {
             Service::Ssh => vec![port("ssh", 22), port("tensorboard", 6006)],
             Service::Jupyter => vec![port("jupyter", 8888)],
             Service::Serving => vec![port("rest", 8501)],
             Service::None => Vec::new(),
         },
-        gpus: GpuSelection::None,
-        gpu: GpuPlan::None,
         ids: Some((1000, 1000)),
         jupyter_token: (service == Service::Jupyter).then(|| "t0k3n".into()),
         ssh_public_key: (service == Service::Ssh && command.is_empty())
             .then(|| "ssh-ed25519 AAAA x".into()),
-        ssh_identity: None,
-        ssh_known_hosts: None,
-        memory: None,
-        nano_cpus: None,
-        shm_size: DEFAULT_SHM,
-        restart: None,
-        extra_labels: BTreeMap::new(),
-        network: None,
+        ..testing::input()
     });
     K8sMember {
         name: name.into(),
