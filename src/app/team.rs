@@ -345,6 +345,7 @@ fn ports_of(container: &ContainerFacts) -> Vec<u16> {
         .unwrap_or_default()
 }
 
+pub mod export;
 mod members;
 mod serving;
 pub mod stories;

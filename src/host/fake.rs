@@ -8,11 +8,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{
-    FileStream, Host, InputFile, LockAttempt, NvidiaFacts, OutputFile, SshKey, SyncArchive,
-    UnpackSummary, Unpacker,
+    ExportError, ExportFile, FileStream, Host, InputFile, LockAttempt, NvidiaFacts, OutputFile,
+    SshKey, SyncArchive, UnpackSummary, Unpacker,
 };
 use crate::input::InputError;
 use crate::plan::sync::SyncPlan;
+
+/// An exported file's (or folder's) mode and the owner it was given.
+pub type Exported = (u32, Option<(u32, u32)>);
 
 #[derive(Debug, Default)]
 pub struct FakeHost {
@@ -43,6 +46,9 @@ pub struct FakeHost {
     pub interrupt: std::cell::Cell<bool>,
     /// Arguments of each `spawn_detached`.
     pub spawned: RefCell<Vec<Vec<String>>>,
+    /// Each file and folder an export wrote, with its mode and the owner it was given
+    /// (its bytes are in `files`).
+    pub exported: RefCell<std::collections::BTreeMap<PathBuf, Exported>>,
     counter: RefCell<u32>,
 }
 
@@ -372,6 +378,26 @@ impl Host for FakeHost {
             destination: destination.to_path_buf(),
             tar: Vec::new(),
         })
+    }
+
+    fn write_export(
+        &self,
+        folder: &Path,
+        folder_mode: Option<u32>,
+        files: &[ExportFile],
+        owner: Option<(u32, u32)>,
+    ) -> Result<(), ExportError> {
+        let mut exported = self.exported.borrow_mut();
+        if let Some(mode) = folder_mode {
+            exported.insert(folder.to_path_buf(), (mode, owner));
+        }
+        self.paths.borrow_mut().insert(folder.to_path_buf());
+        for file in files {
+            let path = folder.join(&file.name);
+            exported.insert(path.clone(), (file.mode, owner));
+            self.files.borrow_mut().insert(path, file.bytes.clone());
+        }
+        Ok(())
     }
 }
 

@@ -137,6 +137,50 @@ pub fn write_whole(
     folder.write(name, bytes, mode)
 }
 
+/// `Host::write_export` on this machine.
+pub fn write_export(
+    folder: &std::path::Path,
+    folder_mode: Option<u32>,
+    files: &[super::ExportFile],
+    owner: Option<(u32, u32)>,
+) -> Result<(), super::ExportError> {
+    use super::{ExportError, ExportStep};
+    let failed = |step, path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |error| ExportError { step, path, error }
+    };
+    let handle = match folder_mode {
+        None => super::confined::Confined::open_or_make(folder)
+            .map_err(failed(ExportStep::MakeFolder, folder))?,
+        Some(mode) => {
+            let (parent, name) =
+                folder_and_name(folder).map_err(failed(ExportStep::MakeFolder, folder))?;
+            let handle = super::confined::Confined::open_or_make(parent)
+                .and_then(|above| above.make_folders(name, mode))
+                .map_err(failed(ExportStep::MakeFolder, folder))?;
+            handle
+                .set_mode(mode)
+                .map_err(failed(ExportStep::MakeFolder, folder))?;
+            handle
+        }
+    };
+    for file in files {
+        handle
+            .write(&file.name, &file.bytes, file.mode)
+            .map_err(failed(ExportStep::Write, &folder.join(&file.name)))?;
+    }
+    if let Some((uid, gid)) = owner {
+        let step = ExportStep::GiveAway(uid, gid);
+        handle.set_owner(uid, gid).map_err(failed(step, folder))?;
+        for file in files {
+            handle
+                .set_owner_of(&file.name, uid, gid)
+                .map_err(failed(step, &folder.join(&file.name)))?;
+        }
+    }
+    Ok(())
+}
+
 /// The folder `path` is in (`.` for a bare name) and its name.
 fn folder_and_name(
     path: &std::path::Path,

@@ -198,6 +198,19 @@ pub trait Host {
     fn sync_archive(&self, sync: &SyncPlan, owner: (u32, u32)) -> Result<SyncArchive, InputError>;
     /// Starts unpacking a container's tar into `destination` (see `archive::unpack`).
     fn unpacker(&self, destination: &Path) -> Box<dyn Unpacker + '_>;
+    /// Writes an export's files (Compose, Kubernetes, the gateway's folder) whole into
+    /// `folder` through the folder's handle (`confined`): an output folder may be shared
+    /// with other users, and a link one planted at a name is replaced or refused, never
+    /// followed. The folder is made when missing, with the folders above it; with
+    /// `folder_mode` it is made (and set) with that mode. With `owner`, the folder and the
+    /// files are given to that uid:gid (root exporting for another user).
+    fn write_export(
+        &self,
+        folder: &Path,
+        folder_mode: Option<u32>,
+        files: &[ExportFile],
+        owner: Option<(u32, u32)>,
+    ) -> Result<(), ExportError>;
 }
 
 /// This machine.
@@ -441,6 +454,39 @@ impl Host for Machine {
     fn unpacker(&self, destination: &Path) -> Box<dyn Unpacker + '_> {
         Box::new(archive::unpack::start(destination.to_path_buf()))
     }
+
+    fn write_export(
+        &self,
+        folder: &Path,
+        folder_mode: Option<u32>,
+        files: &[ExportFile],
+        owner: Option<(u32, u32)>,
+    ) -> Result<(), ExportError> {
+        machine::write_export(folder, folder_mode, files, owner)
+    }
+}
+
+/// A file of an export: its name in the export's folder, its bytes and its mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportFile {
+    pub name: PathBuf,
+    pub bytes: Vec<u8>,
+    pub mode: u32,
+}
+
+/// What failed while an export was written, and where.
+#[derive(Debug)]
+pub struct ExportError {
+    pub step: ExportStep,
+    pub path: PathBuf,
+    pub error: std::io::Error,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportStep {
+    MakeFolder,
+    Write,
+    GiveAway(u32, u32),
 }
 
 /// The UTC day of a wall-clock time (a clock before 1970 counts as 1970-01-01).
