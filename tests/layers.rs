@@ -268,3 +268,71 @@ fn no_static_holds_state_but_the_listed_ones() {
         "statics holding state (STATICS lists the ones allowed)"
     );
 }
+
+/// The folder import graph (tests left out), from folder to the folders it imports.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let order: BTreeMap<&str, u8> = LAYERS.iter().copied().collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (file, code) in sources() {
+        let from = folder_of(&file).to_string();
+        for to in crate_imports(&code) {
+            if order.contains_key(to.as_str()) && to != from {
+                edges.entry(from.clone()).or_default().insert(to);
+            }
+        }
+    }
+    edges
+}
+
+#[test]
+fn no_folders_import_each_other_in_a_circle() {
+    let edges = graph();
+    // A folder in a circle reaches itself.
+    let mut circles = Vec::new();
+    for start in edges.keys() {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<&String> = edges[start].iter().collect();
+        while let Some(folder) = stack.pop() {
+            if folder == start {
+                circles.push(start.clone());
+                break;
+            }
+            if seen.insert(folder.clone()) {
+                stack.extend(edges.get(folder).into_iter().flatten());
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "folders in an import circle: {circles:?}"
+    );
+}
+
+#[test]
+fn the_readme_s_architecture_places_every_folder_of_src() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("## Architecture")
+        .expect("an Architecture section");
+    let block = &readme[start..];
+    let block = &block[block.find("```").unwrap() + 3..];
+    let block = &block[..block.find("```").unwrap()];
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(src()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let shown = match path.is_dir() {
+            true => format!("{name}/"),
+            false => name,
+        };
+        if !block.contains(&shown) {
+            missing.push(shown);
+        }
+    }
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "README.md's Architecture places no {missing:?}"
+    );
+}
