@@ -6,7 +6,9 @@
 //! restart or a reboot reattaches to trials still running, keeps finished ones and reruns
 //! the rest. Ctrl-C (and `tfimg sweep stop`) stops and removes every trial container and
 //! keeps every result. `folder` reads a sweep's folder back for status, results and the
-//! report.
+//! report. `file` tells `tfimg sweep FILE`'s story around the run (the file loaded, the
+//! slots planned, the dry run, the image built once, `-d`); `export` writes the sweep's
+//! Kubernetes manifests and its HTML report through the host.
 //!
 //! The story of one run: take the sweep's lock; read its journal (refusing a changed
 //! file); keep a copy of the file; learn what became of trials that ran while tfimg was
@@ -17,16 +19,23 @@ pub mod folder;
 pub mod unwatched;
 
 mod attempt;
+mod export;
+mod file;
 mod plan;
 mod remote;
 mod resume;
 mod stop;
 
 pub use attempt::now_ms;
+pub use export::{k8s_export, report, K8sRequest};
+pub use file::{dry_run, load, start, Ended, Planned, StartOptions, Started};
 pub use plan::{check_pool, images_to_probe, plan_slots};
 pub use remote::check_engine;
 pub use resume::lock_name;
 pub use stop::{stop, Stopped};
+pub use unwatched::look_named;
+// The run's notes and end are plain data of the pure core, told as text there.
+pub use crate::sweep::progress::{Counts, Finished, Note};
 #[cfg(test)]
 mod remote_tests;
 #[cfg(test)]
@@ -47,7 +56,7 @@ use crate::app::Interrupted;
 use crate::engine::{Engine, EngineError};
 use crate::host::{Host, NvidiaFacts};
 use crate::sweep::journal::{Event, StopReason};
-use crate::sweep::schedule::{Exit, Halt, Outcome, Scheduler, Slot};
+use crate::sweep::schedule::{Exit, Halt, Scheduler, Slot};
 use crate::sweep::{Sweep, Trial, FILE_COPY};
 
 /// How long a trial gets to stop after SIGTERM before it is killed.
@@ -77,58 +86,6 @@ pub struct SweepRun {
     pub ids: Option<(u32, u32)>,
     /// `--resume`: only go on with a sweep its journal records.
     pub resume_only: bool,
-}
-
-/// What happened, for the live view, the plain lines and `--json`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Note {
-    /// The journal had this much already.
-    Resumed {
-        done: usize,
-        failed: usize,
-        reattached: usize,
-    },
-    Started {
-        trial: String,
-        attempt: u32,
-        gpus: Vec<String>,
-        container: String,
-    },
-    Ended {
-        trial: String,
-        attempt: u32,
-        outcome: Outcome,
-        exit_code: Option<i64>,
-        seconds: f64,
-        /// What ranks the trial (`last val_accuracy`) and its value.
-        metric: Option<(String, f64)>,
-        /// It ended while no tfimg watched it (learned on resume).
-        away: bool,
-    },
-    /// Where the whole sweep stands (each second, when it changed).
-    Progress(Counts),
-    /// Something the user should know (a container of this sweep removed, a kill while away).
-    Said(String),
-}
-
-/// Trials by where they stand, and the time left as far as the finished ones tell.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Counts {
-    pub total: usize,
-    pub queued: usize,
-    pub running: usize,
-    pub done: usize,
-    pub failed: usize,
-    pub eta_seconds: Option<u64>,
-    /// Each running trial's last objective value, when it reported one.
-    pub running_metrics: Vec<(String, Option<f64>)>,
-}
-
-/// How a run of the sweep ended (Ctrl-C is the `Interrupted` error instead).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Finished {
-    pub reason: StopReason,
-    pub counts: Counts,
 }
 
 /// A trial container this run watches.

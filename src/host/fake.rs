@@ -44,8 +44,10 @@ pub struct FakeHost {
     pub access: RefCell<std::collections::BTreeMap<PathBuf, (u32, u32, u32)>>,
     /// Set to make `interrupted` resolve (the user's Ctrl-C).
     pub interrupt: std::cell::Cell<bool>,
-    /// Arguments of each `spawn_detached`.
-    pub spawned: RefCell<Vec<Vec<String>>>,
+    /// Each `spawn_detached`: its arguments, its log file and the engine it was given.
+    pub spawned: RefCell<Vec<(Vec<String>, PathBuf, String)>>,
+    /// Locks another process holds (`try_lock` answers busy); the others are taken.
+    pub busy_locks: RefCell<BTreeSet<String>>,
     /// Each file and folder an export wrote, with its mode and the owner it was given
     /// (its bytes are in `files`).
     pub exported: RefCell<std::collections::BTreeMap<PathBuf, Exported>>,
@@ -167,8 +169,11 @@ impl Host for FakeHost {
         self.removed.borrow_mut().push(path.to_path_buf());
     }
 
-    fn try_lock(&self, _name: &str, _shared: bool) -> LockAttempt {
-        LockAttempt::Held(Box::new(()))
+    fn try_lock(&self, name: &str, _shared: bool) -> LockAttempt {
+        match self.busy_locks.borrow().contains(name) {
+            true => LockAttempt::Busy,
+            false => LockAttempt::Held(Box::new(())),
+        }
     }
 
     fn spawn_prune(&self, name: &str, key: &str, _engine: &str) -> bool {
@@ -349,8 +354,10 @@ impl Host for FakeHost {
         Ok(Box::pin(futures_util::stream::iter(chunks)))
     }
 
-    fn spawn_detached(&self, args: &[String], _log: &Path, _engine: &str) -> std::io::Result<u32> {
-        self.spawned.borrow_mut().push(args.to_vec());
+    fn spawn_detached(&self, args: &[String], log: &Path, engine: &str) -> std::io::Result<u32> {
+        self.spawned
+            .borrow_mut()
+            .push((args.to_vec(), log.to_path_buf(), engine.to_string()));
         Ok(4242)
     }
 

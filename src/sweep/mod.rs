@@ -22,12 +22,14 @@
 pub mod journal;
 pub mod k8s;
 pub mod metrics;
+pub mod progress;
 pub mod report;
 pub mod results;
 pub mod schedule;
 pub mod search;
 pub mod template;
 pub mod trials;
+pub mod unwatched;
 pub mod value;
 
 mod checks;

@@ -47,6 +47,15 @@ impl SweepFolder {
     }
 }
 
+/// `path` as the user would write it from the folder `current`: relative when it is
+/// under it.
+pub fn shown(current: &Path, path: &Path) -> String {
+    path.strip_prefix(current)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
 /// The folder of sweep `target` (relative to `current`, an absolute folder): a folder
 /// holding a sweep (`runs/lr-grid`), else the sweep of that name under `./runs`.
 pub fn locate(host: &impl Host, current: &Path, target: &str) -> Result<PathBuf, InputError> {

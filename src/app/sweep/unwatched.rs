@@ -15,23 +15,12 @@ use crate::engine::{ContainerFacts, Engine, EngineError};
 use crate::host::{Host, LockAttempt};
 use crate::labels;
 use crate::sweep::journal::{Attempt, AttemptEnd, Event, Replay};
-use crate::sweep::schedule::Exit;
 use crate::sweep::trials::STATUS_FILE;
 use crate::sweep::Trial;
 
-/// What an attempt's container says about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Seen {
-    /// Still running (or restarting, or paused).
-    Running,
-    /// It ended by itself with `code`, at `finished_ms` when the daemon says.
-    Ended { code: i64, finished_ms: Option<u64> },
-    /// Made but never started (the run was killed between the two).
-    NeverStarted,
-    /// There is no such container (removed by hand, or by an older tfimg's `stop`).
-    Gone,
-}
+pub use crate::sweep::unwatched::{exit_of, Seen, Unwatched};
 
+/// `Seen` is the pure core's; reading it off the engine's facts is done here.
 impl Seen {
     /// What the container `facts` say (`None`: there is none).
     pub fn of(facts: Option<&ContainerFacts>) -> Seen {
@@ -48,27 +37,6 @@ impl Seen {
                 finished_ms: facts.finished_ms,
             },
         }
-    }
-}
-
-/// How an attempt that ended while no tfimg watched it counts: exit 0 is done; a kill by
-/// a signal (128 and above: a daemon restart, a reboot, the OOM killer, `docker kill`) is
-/// not the trial's failure, so it runs again without using a retry; any other exit code
-/// is a failure.
-pub fn exit_of(code: i64) -> Exit {
-    match code {
-        code if code >= 128 => Exit::Stopped,
-        code => Exit::Code(code),
-    }
-}
-
-/// The end an attempt that ended unwatched gets in the journal: its exit code, and
-/// `stopped` for a kill by a signal.
-pub fn end_of(code: i64, finished_ms: u64) -> AttemptEnd {
-    AttemptEnd {
-        exit_code: Some(code),
-        stopped: exit_of(code) == Exit::Stopped,
-        finished_ms,
     }
 }
 
@@ -157,41 +125,6 @@ pub fn recorded_end(host: &impl Host, dir: &Path, attempt: &Attempt) -> Option<A
     })
 }
 
-/// An attempt that is open in the journal but that no tfimg watches, and what its
-/// container says (for `status` and `results`, which record nothing).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unwatched {
-    pub trial: String,
-    pub attempt: u32,
-    pub container: String,
-    pub seen: Seen,
-    /// Its start was not in the journal: its container was adopted here.
-    pub adopted: bool,
-}
-
-impl Seen {
-    /// The end this tells, as the next run or `stop` records it: `None` while the
-    /// container runs on. A container that never started ends the attempt as stopped (it
-    /// runs again); a gone one as `status.json` recorded it (`recorded`), else as a
-    /// failure without an exit code. Ends at `now_ms` where the daemon does not say.
-    pub fn end(self, recorded: Option<AttemptEnd>, now_ms: u64) -> Option<AttemptEnd> {
-        match self {
-            Seen::Running => None,
-            Seen::Ended { code, finished_ms } => Some(end_of(code, finished_ms.unwrap_or(now_ms))),
-            Seen::NeverStarted => Some(AttemptEnd {
-                exit_code: None,
-                stopped: true,
-                finished_ms: now_ms,
-            }),
-            Seen::Gone => Some(recorded.unwrap_or(AttemptEnd {
-                exit_code: None,
-                stopped: false,
-                finished_ms: now_ms,
-            })),
-        }
-    }
-}
-
 /// What became of the attempts of the sweep in `dir` that no tfimg watches (a run must
 /// not hold its lock), learned from their containers; `replay` (the journal's) is
 /// brought up to date with it: adopted attempts added, learned ends set. Nothing is
@@ -255,6 +188,28 @@ pub struct Looked {
     pub unreached: Option<String>,
 }
 
+/// The sweep the user named (`target`, from the folder `current`), read for `status`,
+/// `results` and `report`: when the engine has something to say (`Looked::asks_engine`),
+/// what it says of the trials no tfimg watched; it is connected (`connect`) only then, and
+/// its failure is said in `unreached`, not returned.
+pub async fn look_named<E: Engine>(
+    host: &impl Host,
+    current: &Path,
+    target: &str,
+    connect: impl AsyncFnOnce() -> anyhow::Result<E>,
+) -> anyhow::Result<Looked> {
+    let dir = super::folder::locate(host, current, target)?;
+    let mut looked = look(host, &dir)?;
+    if looked.asks_engine() {
+        let engine = connect().await;
+        let connected = engine
+            .as_ref()
+            .map_err(|error| anyhow::anyhow!("{error:#}"));
+        looked.learn(connected, host).await;
+    }
+    Ok(looked)
+}
+
 /// Reads the sweep in `dir` for `status` and `results`, asking no engine (see
 /// [`Looked::asks_engine`] and [`Looked::learn`]).
 pub fn look(host: &impl Host, dir: &Path) -> anyhow::Result<Looked> {
@@ -272,6 +227,15 @@ pub fn look(host: &impl Host, dir: &Path) -> anyhow::Result<Looked> {
 }
 
 impl Looked {
+    /// What to say of the trials no tfimg watched (`sweep::unwatched::unwatched_lines`).
+    pub fn lines(&self) -> Vec<String> {
+        crate::sweep::unwatched::unwatched_lines(
+            &self.found.sweep.name,
+            &self.unwatched,
+            self.unreached.as_deref(),
+        )
+    }
+
     /// Whether the engine has something to say: no tfimg runs the sweep, and its last run
     /// did not end as it should (an attempt still open, or no `sweep_stopped` after its
     /// last start: a container made just before a kill has no journal line).

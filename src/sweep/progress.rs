@@ -1,0 +1,414 @@
+//! What a sweep tells the user, as text and JSON: each note of a running sweep (a trial
+//! started or ended, where the whole sweep stands), how a run ended, the dry run's trials
+//! and slots, and `tfimg sweep status`. Plain data in, strings and JSON values out: the
+//! caller prints them (`app::sweep` and `commands::sweep`); nothing here prints.
+
+use std::collections::BTreeMap;
+
+use super::journal::StopReason;
+use super::results::{duration_text, number_text, Results, RowStatus};
+use super::schedule::{Outcome, Slot};
+use super::unwatched::{unwatched_json, Unwatched};
+use super::{Sweep, Trial};
+
+/// What happened, for the live view, the plain lines and `--json`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// The journal had this much already.
+    Resumed {
+        done: usize,
+        failed: usize,
+        reattached: usize,
+    },
+    Started {
+        trial: String,
+        attempt: u32,
+        gpus: Vec<String>,
+        container: String,
+    },
+    Ended {
+        trial: String,
+        attempt: u32,
+        outcome: Outcome,
+        exit_code: Option<i64>,
+        seconds: f64,
+        /// What ranks the trial (`last val_accuracy`) and its value.
+        metric: Option<(String, f64)>,
+        /// It ended while no tfimg watched it (learned on resume).
+        away: bool,
+    },
+    /// Where the whole sweep stands (each second, when it changed).
+    Progress(Counts),
+    /// Something the user should know (a container of this sweep removed, a kill while away).
+    Said(String),
+}
+
+/// Trials by where they stand, and the time left as far as the finished ones tell.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Counts {
+    pub total: usize,
+    pub queued: usize,
+    pub running: usize,
+    pub done: usize,
+    pub failed: usize,
+    pub eta_seconds: Option<u64>,
+    /// Each running trial's last objective value, when it reported one.
+    pub running_metrics: Vec<(String, Option<f64>)>,
+}
+
+/// How a run of the sweep ended (Ctrl-C is the `Interrupted` error instead).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    pub reason: StopReason,
+    pub counts: Counts,
+}
+
+/// A note as the user sees it: a line (the live summary's, when `live`, which only a
+/// terminal shows) and the JSON event of that kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Told {
+    pub line: String,
+    pub live: bool,
+    pub event: &'static str,
+    pub json: serde_json::Value,
+}
+
+/// `note` of a run of `sweep`, as the user sees it.
+pub fn told(note: &Note, sweep: &Sweep) -> Told {
+    let status = |line: String, event, json| Told {
+        line,
+        live: false,
+        event,
+        json,
+    };
+    match note {
+        Note::Started {
+            trial,
+            attempt,
+            gpus,
+            container,
+        } => {
+            let on = if gpus.is_empty() {
+                "the CPU".to_string()
+            } else {
+                format!("GPU {}", gpus.join(","))
+            };
+            let again = if *attempt > 1 {
+                format!(" (attempt {attempt})")
+            } else {
+                String::new()
+            };
+            status(
+                format!("{trial} started on {on}{again}"),
+                "trial_started",
+                serde_json::json!({
+                    "trial": trial, "attempt": attempt, "gpus": gpus, "container": container,
+                }),
+            )
+        }
+        Note::Ended {
+            trial,
+            attempt,
+            outcome,
+            exit_code,
+            seconds,
+            metric,
+            away,
+        } => status(
+            ended_line(
+                trial,
+                *attempt,
+                *outcome,
+                *exit_code,
+                *seconds,
+                metric.as_ref(),
+                *away,
+                sweep,
+            ),
+            "trial_ended",
+            serde_json::json!({
+                "trial": trial, "attempt": attempt, "outcome": outcome_text(*outcome),
+                "exit_code": exit_code, "seconds": seconds,
+                "metric": metric.as_ref().zip(sweep.objective.as_ref()).map(|((_, value), objective)| {
+                    serde_json::json!({&objective.metric: value, "use": objective.pick.as_str()})
+                }),
+            }),
+        ),
+        Note::Progress(counts) => Told {
+            line: progress_line(counts),
+            live: true,
+            event: "progress",
+            json: counts_json(counts),
+        },
+        Note::Resumed {
+            done,
+            failed,
+            reattached,
+        } => status(
+            format!(
+                "going on with sweep `{}`: {done} trial(s) done, {failed} failed for good, {reattached} still running",
+                sweep.name
+            ),
+            "resumed",
+            serde_json::json!({"done": done, "failed": failed, "reattached": reattached}),
+        ),
+        Note::Said(message) => status(
+            format!("note: {message}"),
+            "note",
+            serde_json::json!({"message": message}),
+        ),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn ended_line(
+    trial: &str,
+    attempt: u32,
+    outcome: Outcome,
+    exit_code: Option<i64>,
+    seconds: f64,
+    metric: Option<&(String, f64)>,
+    away: bool,
+    sweep: &Sweep,
+) -> String {
+    let exit = exit_code.map_or("its container vanished".to_string(), |code| {
+        format!("exit {code}")
+    });
+    let time = duration_text((seconds * 1000.0) as u64);
+    let metric = metric.map_or(String::new(), |(name, value)| {
+        format!(": {name} {}", number_text(*value))
+    });
+    let away = if away { " while tfimg was away" } else { "" };
+    match outcome {
+        Outcome::Done if attempt > 1 => {
+            format!("{trial} done (attempt {attempt}) in {time}{away}{metric}")
+        }
+        Outcome::Done => format!("{trial} done in {time}{away}{metric}"),
+        Outcome::Retry { retry } => format!(
+            "{trial} failed ({exit}) after {time}{away}; queued again (retry {retry} of {})",
+            sweep.retries
+        ),
+        Outcome::Failed => format!(
+            "{trial} failed ({exit}) after {time}{away}: see `{}`",
+            sweep
+                .trial_dir(trial)
+                .join(super::trials::STDERR_FILE)
+                .display()
+        ),
+        Outcome::Stopped => format!("{trial} stopped after {time}{away}"),
+    }
+}
+
+fn outcome_text(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Done => "done",
+        Outcome::Retry { .. } => "retry",
+        Outcome::Failed => "failed",
+        Outcome::Stopped => "stopped",
+    }
+}
+
+/// `12/27 done · 3 running · 12 queued · 0 failed · ETA 1m20s · t013 0.9100`.
+fn progress_line(counts: &Counts) -> String {
+    let mut line = format!(
+        "{}/{} done · {} running · {} queued · {} failed",
+        counts.done, counts.total, counts.running, counts.queued, counts.failed
+    );
+    if let Some(eta) = counts.eta_seconds {
+        line.push_str(&format!(" · ETA {}", duration_text(eta * 1000)));
+    }
+    for (trial, metric) in &counts.running_metrics {
+        line.push_str(&format!(
+            " · {trial} {}",
+            metric.map_or("…".to_string(), number_text)
+        ));
+    }
+    line
+}
+
+fn counts_json(counts: &Counts) -> serde_json::Value {
+    serde_json::json!({
+        "total": counts.total, "queued": counts.queued, "running": counts.running,
+        "done": counts.done, "failed": counts.failed, "eta_seconds": counts.eta_seconds,
+    })
+}
+
+impl Finished {
+    /// The run's result with `--json`: the results, why it ended and the counts.
+    pub fn json(&self, results: &Results) -> serde_json::Value {
+        let mut value = results.to_json();
+        value["reason"] = serde_json::json!(self.reason);
+        value["counts"] = counts_json(&self.counts);
+        value
+    }
+
+    /// What closes a run of `sweep`: the counts and where the results are, then, when
+    /// `max_failed` trials failed, the error.
+    pub fn closing_lines(&self, sweep: &Sweep) -> Vec<String> {
+        let counts = &self.counts;
+        let mut lines = vec![format!(
+            "sweep `{}`: {} of {} trials done, {} failed; results in `{}`",
+            sweep.name,
+            counts.done,
+            counts.total,
+            counts.failed,
+            sweep.output.display()
+        )];
+        if self.reason == StopReason::MaxFailed {
+            lines.push("error: the sweep stopped early: `max_failed` trials failed".to_string());
+        }
+        lines
+    }
+
+    /// Whether the run failed (exit 1): it stopped early, or a trial failed for good.
+    pub fn failed(&self) -> bool {
+        self.reason == StopReason::MaxFailed || self.counts.failed > 0
+    }
+}
+
+/// The dry run's trials table: the trial, each param, the command.
+pub fn trials_table(sweep: &Sweep, trials: &[Trial]) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut header = vec!["TRIAL".to_string()];
+    header.extend(
+        sweep
+            .param_names()
+            .iter()
+            .map(|name| name.to_ascii_uppercase()),
+    );
+    header.push("COMMAND".to_string());
+    let rows = trials
+        .iter()
+        .map(|trial| {
+            let mut row = vec![trial.id.clone()];
+            row.extend(trial.params.iter().map(|(_, value)| value.text()));
+            row.push(trial.command_line());
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
+/// The dry run's slots table's rows (`SLOT`, `GPUS`).
+pub fn slot_rows(slots: &[Slot]) -> Vec<Vec<String>> {
+    slots
+        .iter()
+        .map(|slot| vec![(slot.index + 1).to_string(), slot.describe()])
+        .collect()
+}
+
+/// The dry run with `--json`.
+pub fn dry_run_json(sweep: &Sweep, trials: &[Trial], slots: &[Slot]) -> serde_json::Value {
+    let trials: Vec<serde_json::Value> = trials
+        .iter()
+        .map(|trial| {
+            let params: serde_json::Map<String, serde_json::Value> = trial
+                .params
+                .iter()
+                .map(|(name, value)| (name.clone(), value.to_json()))
+                .collect();
+            serde_json::json!({"trial": trial.id, "params": params, "command": trial.command})
+        })
+        .collect();
+    let slots: Vec<serde_json::Value> = slots
+        .iter()
+        .map(|slot| serde_json::json!({"slot": slot.index + 1, "gpus": slot.gpus}))
+        .collect();
+    serde_json::json!({
+        "sweep": sweep.name,
+        "image": sweep.source.describe(),
+        "search": sweep.search.describe(),
+        "output": sweep.output,
+        "objective": sweep.objective,
+        "trials": trials,
+        "slots": slots,
+    })
+}
+
+/// What the dry run says last: what would run where, and that nothing was created.
+pub fn dry_run_lines(sweep: &Sweep, trials: usize, slots: usize) -> [String; 2] {
+    let on = match &sweep.pool.gpus {
+        super::GpuPool::Cpu => "the CPU".to_string(),
+        _ => format!("{} GPU(s) each", sweep.pool.gpus_per_trial),
+    };
+    [
+        format!(
+            "dry run of sweep `{}`: {trials} trial(s) ({}) on {slots} slot(s), {on}, from {}; nothing was created",
+            sweep.name,
+            sweep.search.describe(),
+            sweep.source.describe()
+        ),
+        format!("results would go to `{}`", sweep.output.display()),
+    ]
+}
+
+/// `tfimg sweep status`: each trial's state word, counted (`done`, `running`, ...).
+pub fn status_tally(results: &Results) -> BTreeMap<String, usize> {
+    let mut tally = BTreeMap::<String, usize>::new();
+    for row in &results.rows {
+        let word = row.status.to_string();
+        *tally
+            .entry(word.split(' ').next().unwrap_or_default().to_string())
+            .or_default() += 1;
+    }
+    tally
+}
+
+/// `tfimg sweep status --json`: the results, the sweep's name, whether a tfimg runs it,
+/// the tally, the trials no tfimg watched and why the engine could not say.
+pub fn status_json(
+    results: &Results,
+    name: &str,
+    running: bool,
+    unwatched: &[Unwatched],
+    unreached: Option<&str>,
+) -> serde_json::Value {
+    let mut value = results.to_json();
+    value["sweep"] = serde_json::json!(name);
+    value["running"] = serde_json::json!(running);
+    value["tally"] = serde_json::json!(status_tally(results));
+    value["unwatched"] = unwatched
+        .iter()
+        .map(unwatched_json)
+        .collect::<serde_json::Value>();
+    value["unreached"] = serde_json::json!(unreached);
+    value
+}
+
+/// The text under `tfimg sweep status`'s table: the tally, whether a tfimg runs the sweep
+/// in `dir` (as the user would write it), how to go on with it, and `lines` (what the
+/// trials no tfimg watched did).
+pub fn status_text(
+    results: &Results,
+    name: &str,
+    dir: &str,
+    running: bool,
+    lines: &[String],
+) -> String {
+    let tally: Vec<String> = status_tally(results)
+        .iter()
+        .map(|(word, count)| format!("{count} {word}"))
+        .collect();
+    let state = match running {
+        true => "its tfimg is running it",
+        false => "no tfimg is running it",
+    };
+    let mut text = format!(
+        "\nsweep `{name}` in `{dir}`: {}; {state}\n",
+        tally.join(", ")
+    );
+    let unfinished = results
+        .rows
+        .iter()
+        .any(|row| !matches!(row.status, RowStatus::Done { .. } | RowStatus::Failed));
+    if !running && lines.is_empty() && unfinished {
+        text.push_str("`tfimg sweep FILE` goes on with it\n");
+    }
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests;
