@@ -5,17 +5,16 @@
 //! `--build` builds the missing images first.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use crate::app::build::Network;
 use crate::app::settings::Settings;
-use crate::app::team::{export, export_plans, stories, TeamImages};
+use crate::app::team::{export, stories, TeamImages};
 use crate::cli::{ComposeArgs, K8sArgs};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::output::ui::Terminal;
-use crate::plan::LaunchPlan;
 use crate::spec::ResolvedSpec;
 
 pub fn compose(
@@ -28,8 +27,6 @@ pub fn compose(
         gateway.check_exported("compose")?;
     }
     let network = settings.network(&args.network.choices(), host)?;
-    let chosen = host.container_ids();
-    let ids = chosen.ids;
     let folder = match &args.output {
         Some(path) => {
             let parent = path
@@ -43,82 +40,37 @@ pub fn compose(
     };
     let gateway = team.gateway.is_some();
     let images = images(settings, host, &specs, &network, args.build, gateway)?;
-    let behind_gateway = team.gateway.is_some();
-    let (mut plans, notes) = export_plans(host, &team, &specs, &images.specs, ids, behind_gateway)?;
-    if team.members.iter().any(|member| !member.mounts.is_empty()) {
-        super::say(chosen.note);
-    }
-    for note in notes {
-        eprintln!("{note}");
-    }
-    if let Some(image) = &images.gateway {
-        let gateway =
-            crate::app::gateway::compose_export(host, &team, &specs, image, ids, &folder)?;
-        if let Some(gateway) = gateway {
-            export::write_gateway(host, &gateway)?;
-            plans.push(("gateway".to_string(), gateway.plan));
-        }
-    }
-    let output = crate::team::compose::compose(
-        &team.name,
-        &args.file.display().to_string(),
-        &plans,
-        &folder,
-    );
-    // The env files hold the members' secrets: their owner's eyes only.
-    let mut files: Vec<(PathBuf, &[u8], u32)> = output
-        .env_files
-        .iter()
-        .map(|(name, text)| (PathBuf::from(name), text.as_bytes(), 0o600))
-        .collect();
-    if let Some(path) = &args.output {
-        let name = path.file_name().unwrap_or_default();
-        files.push((PathBuf::from(name), output.compose.as_bytes(), 0o666));
-    }
-    if !files.is_empty() {
-        export::write(host, &folder, &files)?;
-    }
+    let file_name = args
+        .output
+        .as_deref()
+        .map(|path| Path::new(path.file_name().unwrap_or_default()));
+    let source = args.file.display().to_string();
+    let chosen = host.container_ids();
+    let output = export::compose(
+        host, &team, &specs, &images, chosen, &folder, &source, file_name, &Terminal,
+    )?;
     match &args.output {
         Some(path) => {
             eprintln!(
                 "wrote {} and {} env file(s) in {}",
                 path.display(),
-                output.env_files.len(),
+                output.env_files,
                 folder.display()
             );
         }
         None => crate::output::print_text(&output.compose)?,
     }
-    print_reach(&plans, args.output.as_deref())?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// How to reach each member once Compose has started the export, on stderr: its tokens
-/// and keys are the export's own (in its env files), not those `tfimg up` printed.
-fn print_reach(plans: &[(String, LaunchPlan)], output: Option<&Path>) -> anyhow::Result<()> {
     // Printed on stdout, the file reaches Compose on its stdin (`-f -`).
-    let file = output.map_or_else(
+    let file = args.output.as_ref().map_or_else(
         || "-f -".to_string(),
         |path| format!("-f {}", path.display()),
     );
     eprintln!(
         "reach the members once `docker compose {file} up -d` started them (the tokens are this export's own, kept in its env files; the containers `tfimg up` started keep theirs):"
     );
-    let rows: Vec<Vec<String>> = plans
-        .iter()
-        .filter(|(name, _)| name != "gateway")
-        .map(|(name, plan)| {
-            let (service, tensorboard) = crate::plan::access(&plan.endpoints);
-            let access = service.map_or_else(
-                || format!("- (its output: `docker compose logs {name}`)"),
-                str::to_string,
-            );
-            let tensorboard = tensorboard.unwrap_or("-").to_string();
-            vec![name.clone(), access, tensorboard]
-        })
-        .collect();
+    let rows = export::reach_rows(&output.plans);
     crate::output::eprint_table(&["MEMBER", "ACCESS", "TENSORBOARD"], &rows)?;
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
@@ -135,44 +87,23 @@ pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
         .into());
     }
     let images = images(settings, host, &specs, &network, args.build, false)?;
-    let ids = (args.uid, args.gid);
-    let (mut plans, notes) = export_plans(host, &team, &specs, &images.specs, ids, false)?;
-    for note in notes {
-        eprintln!("{note}");
-    }
-    let ingress = crate::app::gateway::k8s_export(host, &team, &specs, &mut plans)?;
-    let members: Vec<crate::team::k8s::K8sMember> = team
-        .members
-        .iter()
-        .zip(plans)
-        .map(|(member, (name, plan))| crate::team::k8s::K8sMember {
-            name,
-            plan,
-            workers: member.workers,
-            volume_size: args.volume_size.clone(),
-        })
-        .collect();
-    let options = crate::team::k8s::K8sOptions {
-        team: team.name.clone(),
-        registry: args.registry.clone(),
+    let choices = export::K8sChoices {
         uid: args.uid,
         gid: args.gid,
+        registry: args.registry.clone(),
         tfjob: args.tfjob,
-        ingress,
+        volume_size: args.volume_size.clone(),
     };
-    let (manifests, tfjobs) = crate::team::k8s::manifests(&members, &options);
+    let (manifests, tfjobs) = export::k8s(host, &team, &specs, &images, &choices, &Terminal)?;
     match &args.output {
         Some(folder) => {
-            // The Secrets are in it: the owner's eyes only.
-            let main = PathBuf::from(format!("{}.yaml", team.name));
-            export::write(host, folder, &[(main.clone(), manifests.as_bytes(), 0o600)])?;
-            eprintln!("wrote {}", folder.join(main).display());
-            if let Some(tfjobs) = tfjobs {
-                let name = PathBuf::from(format!("{}.tfjob.yaml", team.name));
-                export::write(host, folder, &[(name.clone(), tfjobs.as_bytes(), 0o666)])?;
+            let written =
+                export::write_k8s(host, folder, &team.name, &manifests, tfjobs.as_deref())?;
+            eprintln!("wrote {}", written[0].display());
+            if let Some(path) = written.get(1) {
                 eprintln!(
                     "wrote {} (needs Kubeflow's training operator)",
-                    folder.join(name).display()
+                    path.display()
                 );
             }
         }

@@ -22,13 +22,6 @@ pub mod team;
 use crate::spec::Catalog;
 
 /// The specs visible from the current directory: built-ins plus `./images/*.yaml`.
-/// A note, when there is one, on stderr.
-pub(crate) fn say(note: Option<String>) {
-    if let Some(note) = note {
-        eprintln!("{note}");
-    }
-}
-
 pub(crate) fn catalog() -> Catalog {
     crate::app::catalog::load()
 }

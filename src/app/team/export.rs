@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{stories, TeamImages};
+use super::{export_plans, stories, MemberPlans, TeamImages};
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::gateway::ComposeGateway;
 use crate::engine::{Engine, EngineError};
@@ -13,8 +13,11 @@ use crate::host::{ExportError, ExportFile, ExportStep, Host};
 use crate::input::InputError;
 use crate::output::progress::{Progress, Reporter};
 use crate::output::ui::Ui;
+use crate::plan::ContainerIds;
 use crate::spec::ResolvedSpec;
 use crate::team::gateway::nginx::GATEWAY_IMAGE;
+use crate::team::k8s::{K8sMember, K8sOptions};
+use crate::team::Team;
 
 /// Each spec's image (and with `gateway` the gateway's): with `build`, its current build
 /// (made when missing, the daemon required); otherwise the current build where the
@@ -89,6 +92,157 @@ async fn current_images(
         }
     }
     Ok(all)
+}
+
+/// A Compose export, written (the gateway's folder, the env files and, with `file_name`,
+/// the Compose file in `folder`).
+#[derive(Debug)]
+pub struct ComposeExport {
+    /// The Compose file's text (on stdout when it was not written).
+    pub compose: String,
+    pub env_files: usize,
+    /// Each member's plan (and the gateway's), as the file starts them.
+    pub plans: MemberPlans,
+}
+
+/// `tfimg compose`: the members' plans as the user who runs Compose (`chosen`), the
+/// gateway's service and folder, the Compose text and its env files (secrets, 0600)
+/// written in `folder`; the Compose file too when `file_name` is given.
+#[allow(clippy::too_many_arguments)]
+pub fn compose(
+    host: &impl Host,
+    team: &Team,
+    specs: &BTreeMap<String, ResolvedSpec>,
+    images: &TeamImages,
+    chosen: ContainerIds,
+    folder: &Path,
+    source: &str,
+    file_name: Option<&Path>,
+    ui: &impl Ui,
+) -> anyhow::Result<ComposeExport> {
+    let ids = chosen.ids;
+    let behind_gateway = team.gateway.is_some();
+    let (mut plans, notes) = export_plans(host, team, specs, &images.specs, ids, behind_gateway)?;
+    if let Some(note) = chosen
+        .note
+        .filter(|_| team.members.iter().any(|m| !m.mounts.is_empty()))
+    {
+        ui.note(&note);
+    }
+    for note in notes {
+        ui.note(&note);
+    }
+    if let Some(image) = &images.gateway {
+        let gateway = crate::app::gateway::compose_export(host, team, specs, image, ids, folder)?;
+        if let Some(gateway) = gateway {
+            write_gateway(host, &gateway)?;
+            plans.push(("gateway".to_string(), gateway.plan));
+        }
+    }
+    let output = crate::team::compose::compose(&team.name, source, &plans, folder);
+    // The env files hold the members' secrets: their owner's eyes only.
+    let mut files: Vec<(PathBuf, &[u8], u32)> = output
+        .env_files
+        .iter()
+        .map(|(name, text)| (PathBuf::from(name), text.as_bytes(), 0o600))
+        .collect();
+    if let Some(name) = file_name {
+        files.push((name.to_path_buf(), output.compose.as_bytes(), 0o666));
+    }
+    if !files.is_empty() {
+        write(host, folder, &files)?;
+    }
+    Ok(ComposeExport {
+        env_files: output.env_files.len(),
+        compose: output.compose,
+        plans,
+    })
+}
+
+/// How to reach each member once Compose started the export (MEMBER, ACCESS,
+/// TENSORBOARD): its tokens and keys are the export's own, not those `tfimg up` printed.
+pub fn reach_rows(plans: &MemberPlans) -> Vec<Vec<String>> {
+    plans
+        .iter()
+        .filter(|(name, _)| name != "gateway")
+        .map(|(name, plan)| {
+            let (service, tensorboard) = crate::plan::access(&plan.endpoints);
+            let access = service.map_or_else(
+                || format!("- (its output: `docker compose logs {name}`)"),
+                str::to_string,
+            );
+            let tensorboard = tensorboard.unwrap_or("-").to_string();
+            vec![name.clone(), access, tensorboard]
+        })
+        .collect()
+}
+
+/// `tfimg k8s`'s choices besides the team.
+#[derive(Debug, Clone)]
+pub struct K8sChoices {
+    pub uid: u32,
+    pub gid: u32,
+    pub registry: Option<String>,
+    pub tfjob: bool,
+    pub volume_size: String,
+}
+
+/// `tfimg k8s`: the manifests (Secrets among them) and the TFJobs when asked; never as
+/// root (`uid` 0 is bad input).
+pub fn k8s(
+    host: &impl Host,
+    team: &Team,
+    specs: &BTreeMap<String, ResolvedSpec>,
+    images: &TeamImages,
+    choices: &K8sChoices,
+    ui: &impl Ui,
+) -> anyhow::Result<(String, Option<String>)> {
+    let ids = (choices.uid, choices.gid);
+    let (mut plans, notes) = export_plans(host, team, specs, &images.specs, ids, false)?;
+    for note in notes {
+        ui.note(&note);
+    }
+    let ingress = crate::app::gateway::k8s_export(host, team, specs, &mut plans)?;
+    let members: Vec<K8sMember> = team
+        .members
+        .iter()
+        .zip(plans)
+        .map(|(member, (name, plan))| K8sMember {
+            name,
+            plan,
+            workers: member.workers,
+            volume_size: choices.volume_size.clone(),
+        })
+        .collect();
+    let options = K8sOptions {
+        team: team.name.clone(),
+        registry: choices.registry.clone(),
+        uid: choices.uid,
+        gid: choices.gid,
+        tfjob: choices.tfjob,
+        ingress,
+    };
+    Ok(crate::team::k8s::manifests(&members, &options))
+}
+
+/// `k8s -o FOLDER`: the manifests (their Secrets for the owner's eyes only) and the
+/// TFJobs written; the paths written.
+pub fn write_k8s(
+    host: &impl Host,
+    folder: &Path,
+    team: &str,
+    manifests: &str,
+    tfjobs: Option<&str>,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let main = PathBuf::from(format!("{team}.yaml"));
+    write(host, folder, &[(main.clone(), manifests.as_bytes(), 0o600)])?;
+    let mut written = vec![folder.join(main)];
+    if let Some(tfjobs) = tfjobs {
+        let name = PathBuf::from(format!("{team}.tfjob.yaml"));
+        write(host, folder, &[(name.clone(), tfjobs.as_bytes(), 0o666)])?;
+        written.push(folder.join(name));
+    }
+    Ok(written)
 }
 
 /// Writes export files into `folder`: (name, bytes, mode) each.

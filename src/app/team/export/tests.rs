@@ -82,3 +82,101 @@ fn a_failed_step_names_its_path() {
         "{error:#}"
     );
 }
+
+fn team_and_specs() -> (Team, BTreeMap<String, ResolvedSpec>, TeamImages) {
+    let text = "team: lab\ndefaults:\n  spec: cpu-jupyter\nmembers:\n  - name: ana\n  - name: bo\n";
+    let team = crate::team::parse(text, "team.yaml", PathBuf::from("/project")).unwrap();
+    let catalog = crate::spec::Catalog::builtin(PathBuf::from("/project"));
+    let resolved = crate::spec::resolve(&catalog, "cpu-jupyter").unwrap();
+    let images = TeamImages {
+        specs: BTreeMap::from([(
+            "cpu-jupyter".to_string(),
+            "tfimg/cpu-jupyter:2.9.3".to_string(),
+        )]),
+        gateway: None,
+    };
+    (
+        team,
+        BTreeMap::from([("cpu-jupyter".to_string(), resolved)]),
+        images,
+    )
+}
+
+#[test]
+fn compose_writes_the_secrets_0600_and_the_file_when_asked() {
+    let host = FakeHost::new();
+    let (team, specs, images) = team_and_specs();
+    let chosen = host.container_ids();
+    let ui = crate::output::ui::Recorded::default();
+    let name = Path::new("compose.yaml");
+    let export = compose(
+        &host,
+        &team,
+        &specs,
+        &images,
+        chosen,
+        Path::new("/out"),
+        "team.yaml",
+        Some(name),
+        &ui,
+    )
+    .unwrap();
+    assert_eq!(export.env_files, 2);
+    assert_eq!(export.plans.len(), 2);
+    let exported = host.exported.borrow();
+    let modes: Vec<(String, u32)> = exported
+        .iter()
+        .map(|(path, (mode, _))| (path.display().to_string(), *mode))
+        .collect();
+    assert!(
+        modes.contains(&("/out/compose.yaml".to_string(), 0o666)),
+        "{modes:?}"
+    );
+    assert_eq!(
+        modes
+            .iter()
+            .filter(|(path, mode)| path.ends_with(".env") && *mode == 0o600)
+            .count(),
+        2,
+        "{modes:?}"
+    );
+    // What Compose starts is reached through the export's own tokens.
+    let rows = reach_rows(&export.plans);
+    assert_eq!(rows.len(), 2);
+    assert!(rows[0][1].contains("token="), "{rows:?}");
+}
+
+#[test]
+fn k8s_manifests_are_written_for_the_owner_only_and_the_tfjobs_apart() {
+    let host = FakeHost::new();
+    let (team, specs, images) = team_and_specs();
+    let choices = K8sChoices {
+        uid: 1000,
+        gid: 1000,
+        registry: None,
+        tfjob: false,
+        volume_size: "10Gi".to_string(),
+    };
+    let ui = crate::output::ui::Recorded::default();
+    let (manifests, tfjobs) = k8s(&host, &team, &specs, &images, &choices, &ui).unwrap();
+    assert!(manifests.contains("kind: Secret"), "{manifests}");
+    assert!(tfjobs.is_none());
+    let written = write_k8s(
+        &host,
+        Path::new("/out"),
+        "lab",
+        &manifests,
+        Some("kind: TFJob"),
+    )
+    .unwrap();
+    assert_eq!(
+        written,
+        [
+            PathBuf::from("/out/lab.yaml"),
+            PathBuf::from("/out/lab.tfjob.yaml")
+        ]
+    );
+    let exported = host.exported.borrow();
+    assert_eq!(exported[Path::new("/out/lab.yaml")].0, 0o600);
+    assert_eq!(exported[Path::new("/out/lab.tfjob.yaml")].0, 0o666);
+}
