@@ -60,7 +60,7 @@ const COMMANDS_IMPORTS: &[(&str, usize)] = &[
 const STATICS: &[&str] = &["fuzzing.rs: CATALOG", "host/machine.rs: INTERRUPTS"];
 
 /// The lines of `commands/` today: only fewer from now (issue 29's goal is 1 600).
-const COMMANDS_LINES: usize = 1_732;
+const COMMANDS_LINES: usize = 1_499;
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

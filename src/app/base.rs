@@ -129,8 +129,57 @@ pub async fn bootstrap(
     Ok(id)
 }
 
+/// What `tfimg base bootstrap` did: found the image there already (without `--force`), or
+/// made it; its id either way.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Bootstrapped {
+    Existing(String),
+    Made(String),
+}
+
+/// `tfimg base bootstrap`'s story: `target` left as it is when it exists and `force` is
+/// off, else debootstrapped from `mirror` (the flag's, else the config's, else the
+/// distribution's default) and imported.
+pub async fn bootstrap_unless_present(
+    engine: &impl Engine,
+    target: &BootstrapTarget,
+    mirror: Option<String>,
+    force: bool,
+    reporter: &Reporter,
+) -> anyhow::Result<Bootstrapped> {
+    if let Some(existing) = engine.image(&target.reference).await? {
+        if !force {
+            return Ok(Bootstrapped::Existing(existing.id));
+        }
+    }
+    let mirror = mirror.unwrap_or_else(|| target.default_mirror.to_string());
+    let id = bootstrap(engine, target, &mirror, reporter).await?;
+    Ok(Bootstrapped::Made(id))
+}
+
 /// The first 12 hex digits of an image id.
 pub fn short_id(id: &str) -> &str {
     let id = id.strip_prefix("sha256:").unwrap_or(id);
     &id[..id.len().min(12)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::testing::block_on;
+    use crate::cli::Progress;
+    use crate::engine::fake::FakeEngine;
+
+    #[test]
+    fn an_existing_image_is_kept_without_force_and_nothing_is_imported() {
+        let engine = FakeEngine::new();
+        let id = engine.add_image(&["debian:bullseye-slim"], &[]);
+        let target = BootstrapTarget::parse("debian:bullseye-slim").unwrap();
+        let reporter = Reporter::new(Progress::Plain);
+        let done = block_on(bootstrap_unless_present(
+            &engine, &target, None, false, &reporter,
+        ));
+        assert_eq!(done.unwrap(), Bootstrapped::Existing(id));
+        assert!(engine.calls_to("import").is_empty());
+    }
 }

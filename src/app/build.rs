@@ -22,7 +22,7 @@ use crate::render::{self, Rendered};
 use crate::spec::ResolvedSpec;
 
 pub use lock::{lock, IMAGES_LOCK};
-pub use prune::prune_superseded;
+pub use prune::{prune_after_builds, prune_superseded};
 
 /// Verification imports TensorFlow once; generous for a loaded two-core machine.
 const VERIFY_DEADLINE: Duration = Duration::from_secs(600);
@@ -47,6 +47,20 @@ pub struct Built {
     pub plan: ImagePlan,
     pub image_id: String,
     pub up_to_date: bool,
+}
+
+/// Every `--tag` a valid image reference; else the first that is not.
+pub fn check_tags(tags: &[String]) -> Result<(), InputError> {
+    match tags
+        .iter()
+        .find(|tag| !crate::spec::syntax::valid_image_reference(tag))
+    {
+        Some(tag) => Err(InputError::new(
+            format!("`--tag {tag}` is not a valid image reference"),
+            "write it like `team/lab:1`",
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The warning that the base image here is not the one `resolved`'s lock was made on: a

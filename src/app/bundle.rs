@@ -16,15 +16,7 @@ pub use save::{check_output, save, save_targets, SaveOptions};
 #[cfg(test)]
 use save::{spec_target, SaveTarget};
 
-/// A size for people: `1.3 GB`, `512 kB`, `80 B`.
-pub fn human_size(bytes: u64) -> String {
-    match bytes {
-        0..1_000 => format!("{bytes} B"),
-        1_000..1_000_000 => format!("{:.0} kB", bytes as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.0} MB", bytes as f64 / 1e6),
-        _ => format!("{:.1} GB", bytes as f64 / 1e9),
-    }
-}
+pub use crate::bundle::text::human_size;
 
 /// How long one `--progress` update waits for the next.
 const PROGRESS_EVERY_BYTES: u64 = 64 << 20;

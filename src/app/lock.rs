@@ -232,6 +232,96 @@ pub fn write(host: &impl Host, path: &Path, lock: &LockFile) -> anyhow::Result<S
     Ok(text)
 }
 
+/// Where `tfimg lock` writes the lock of `resolved`: `output` when given, else beside its
+/// file; a built-in without `-o` has nowhere to put it.
+pub fn destination(resolved: &ResolvedSpec, output: Option<&Path>) -> Result<PathBuf, InputError> {
+    output
+        .map(Path::to_path_buf)
+        .or_else(|| lock_path(resolved))
+        .ok_or_else(|| no_file(resolved))
+}
+
+/// `tfimg lock`'s story: `resolved` resolved (sharing the layers of a lock beside it unless
+/// `fresh`) and written to `path`; the lock made.
+pub async fn make(
+    engine: &impl Engine,
+    host: &impl Host,
+    resolved: &ResolvedSpec,
+    network: &Network,
+    path: &Path,
+    fresh: bool,
+    reporter: &Reporter,
+) -> anyhow::Result<LockFile> {
+    let shared = match fresh {
+        true => None,
+        false => shared_lock(host, resolved, path),
+    };
+    let made = resolve(engine, host, resolved, network, shared.as_ref(), reporter).await?;
+    write(host, path, &made)?;
+    Ok(made)
+}
+
+/// What `tfimg lock` says once the lock is written.
+pub fn locked_line(resolved: &ResolvedSpec, made: &LockFile, elapsed: Duration) -> String {
+    let pip: usize = made
+        .pip
+        .in_order()
+        .iter()
+        .map(|(_, group)| group.len())
+        .sum();
+    format!(
+        "locked `{}` in {:.0} s: {} apt packages, {} pip distributions",
+        resolved.name,
+        elapsed.as_secs_f64(),
+        made.apt.system.len() + made.apt.variant.len(),
+        pip
+    )
+}
+
+/// `tfimg lock --check`: the lock at `output` (else beside the spec's file, else a
+/// built-in's embedded one) when it fits `resolved`; an error naming what is missing or
+/// each difference.
+pub fn check(
+    host: &impl Host,
+    resolved: &ResolvedSpec,
+    output: Option<&Path>,
+) -> anyhow::Result<Locked> {
+    let locked = match output
+        .map(Path::to_path_buf)
+        .or_else(|| lock_path(resolved))
+    {
+        Some(path) => read(host, &path, &resolved.name)?.ok_or_else(|| {
+            InputError::new(
+                format!(
+                    "`{}` has no lock: `{}` does not exist",
+                    resolved.name,
+                    path.display()
+                ),
+                format!("make it with `tfimg lock {}`", resolved.name),
+            )
+        })?,
+        None => match builtin(&resolved.name) {
+            Some(locked) => locked?,
+            None => return Err(no_file(resolved).into()),
+        },
+    };
+    if let Some(error) = disagreement(resolved, &locked) {
+        return Err(error.into());
+    }
+    Ok(locked)
+}
+
+/// A built-in has no file to put a lock beside.
+fn no_file(resolved: &ResolvedSpec) -> InputError {
+    let name = &resolved.name;
+    InputError::new(
+        format!("`{name}` is a built-in spec: it has no file to put a lock beside"),
+        format!(
+            "to lock your own copy, write `images/{name}.yaml` with `extends: builtin:{name}` and run `tfimg lock {name}`; or give the lock's path with `-o FILE`"
+        ),
+    )
+}
+
 /// The error of a lock that does not fit its spec any more: each difference, and the fix.
 pub fn disagreement(resolved: &ResolvedSpec, locked: &Locked) -> Option<InputError> {
     let differences = lock::differences(resolved, &locked.file);

@@ -12,6 +12,7 @@
 //! - `lock`: a spec resolved once into its lock (`tfimg lock`); a spec's lock found.
 //! - `launch`: THE launcher, one container from a request (run, a team member, ...).
 //! - `ready`: waiting until a started container's service answers.
+//! - `push`: an image tagged for a registry and pushed (`tfimg push`).
 //! - `run`: `tfimg run`'s target and what happens after the start.
 //! - `serve`: a SavedModel folder behind TensorFlow Serving's REST API (`tfimg serve`).
 //! - `sweep`: many trials queued onto GPU slots, journaled, resumed; a sweep's folder read back.
@@ -29,6 +30,7 @@ pub mod gateway;
 pub mod gpu_host;
 pub mod launch;
 pub mod lock;
+pub mod push;
 pub mod ready;
 pub mod run;
 pub mod serve;

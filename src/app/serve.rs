@@ -55,6 +55,18 @@ pub struct ServingSpecs {
     pub gpu: ResolvedSpec,
 }
 
+impl ServingSpecs {
+    /// The serving specs of `catalog` (a project may override the built-ins).
+    pub fn resolve(
+        catalog: &crate::spec::Catalog,
+    ) -> Result<ServingSpecs, crate::input::SpecError> {
+        Ok(ServingSpecs {
+            cpu: crate::app::catalog::resolve(catalog, "cpu-serving")?,
+            gpu: crate::app::catalog::resolve(catalog, "gpu-serving")?,
+        })
+    }
+}
+
 /// MODEL_DIR checked: the model's name and its versions, highest last.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Model {
@@ -74,6 +86,29 @@ pub struct Serving {
     pub try_request: TryRequest,
     /// What to tell the user (the spec chosen, the copy on a remote engine).
     pub notes: Vec<String>,
+}
+
+impl Serving {
+    /// What `tfimg serve` prints of it: the container's name (which `logs`, `stop` and
+    /// `rm` take, as they take the model's), the model's address, the version served and
+    /// the request to try; and, when there is no request to try, the note saying why.
+    pub fn summary(&self) -> (Vec<String>, Option<String>) {
+        let mut lines = vec![
+            format!("{:<12}{}", "container", self.launched.name),
+            format!("{:<12}{}", "model", self.url),
+        ];
+        if !self.version.is_empty() {
+            lines.push(format!("{:<12}{}", "version", self.version));
+        }
+        let note = match &self.try_request {
+            TryRequest::Command(command) => {
+                lines.push(format!("{:<12}{command}", "try"));
+                None
+            }
+            TryRequest::Unavailable(why) => Some(format!("note: no request to try: {why}")),
+        };
+        (lines, note)
+    }
 }
 
 /// MODEL_DIR holds at least one numbered SavedModel version, and the model's name is one

@@ -191,6 +191,43 @@ async fn undo(engine: &impl Engine, tunnel: &Tunnel, made: &[Forward]) {
     }
 }
 
+/// What `tfimg forward` did to the tunnel of the container `name` (its real name).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Forwarded {
+    /// `--close`: whether a tunnel was open to close.
+    Closed { name: String, was_open: bool },
+    /// The tunnel open: each service and its local address.
+    Open {
+        name: String,
+        endpoints: Vec<(String, String)>,
+    },
+}
+
+/// `tfimg forward NAME [--close]`'s story: only on a remote engine; the container found,
+/// its tunnel closed, or opened again (`reopen`).
+pub async fn forward(
+    engine: &impl Engine,
+    host: &impl Host,
+    name: &str,
+    close: bool,
+) -> anyhow::Result<Forwarded> {
+    if !engine.tunnels_ports() {
+        return Err(InputError::new(
+            format!("`forward` is for remote engines: the ports of `{name}` are already on this machine"),
+            "`tfimg ps` shows its addresses; `tfimg forward` applies when the engine is `ssh://` (`--host`, DOCKER_HOST or a Docker context)",
+        )
+        .into());
+    }
+    let container = crate::app::containers::find(engine, name).await?;
+    let name = container.name.clone();
+    if close {
+        let was_open = self::close(engine, host, &container.id).await;
+        return Ok(Forwarded::Closed { name, was_open });
+    }
+    let endpoints = reopen(engine, host, &container).await?;
+    Ok(Forwarded::Open { name, endpoints })
+}
+
 /// `tfimg forward NAME`: a running detached container's tunnel, opened again when it
 /// is closed (on the local ports it was launched with, where they are still free). What
 /// to print: its Jupyter URL (with the token), ssh line and TensorBoard URL.

@@ -203,3 +203,33 @@ fn forward_refuses_a_stopped_container() {
     let error = error.downcast_ref::<InputError>().unwrap();
     assert_eq!(error.message, "`old` is not running (exited)");
 }
+
+#[test]
+fn forward_is_refused_on_a_local_engine() {
+    let engine = FakeEngine::new();
+    let host = FakeHost::new();
+    let error = run(forward(&engine, &host, "lab", false)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`forward` is for remote engines: the ports of `lab` are already on this machine"
+    );
+}
+
+#[test]
+fn forward_close_of_a_container_without_a_tunnel_says_none_was_open() {
+    let engine = remote_engine();
+    engine.add_container(
+        "lab",
+        "running",
+        &[(labels::SPEC, "cpu-jupyter".to_string())],
+    );
+    let host = FakeHost::new();
+    let closed = run(forward(&engine, &host, "lab", true)).unwrap();
+    assert_eq!(
+        closed,
+        Forwarded::Closed {
+            name: "lab".to_string(),
+            was_open: false
+        }
+    );
+}

@@ -1,7 +1,8 @@
-//! What `tfimg save` and `tfimg load` print of a bundle: its contents as rows, and the
-//! line `load` says once the bundle passed its check.
+//! What `tfimg save` and `tfimg load` print of a bundle: its contents as rows (with the
+//! parts saved, or the files written), and the lines they say on the way. No I/O here.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::{BundledImage, BundledSpec, Manifest, SpecSource};
 
@@ -49,6 +50,65 @@ pub fn checked_line(bundle: &Path, manifest: &Manifest, elapsed: std::time::Dura
     )
 }
 
+/// A size for people: `1.3 GB`, `512 kB`, `80 B`.
+pub fn human_size(bytes: u64) -> String {
+    match bytes {
+        0..1_000 => format!("{bytes} B"),
+        1_000..1_000_000 => format!("{:.0} kB", bytes as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.0} MB", bytes as f64 / 1e6),
+        _ => format!("{:.1} GB", bytes as f64 / 1e9),
+    }
+}
+
+/// `save`'s contents: each spec with its part and its lock.
+pub fn saved_rows(manifest: &Manifest) -> Vec<Vec<String>> {
+    contents_rows(manifest, |spec| {
+        let mut parts = vec![spec.part.clone()];
+        parts.extend(spec.lock.clone());
+        parts.join(", ")
+    })
+}
+
+/// What `save` says at its end.
+pub fn saved_line(bundle: &Path, bytes: u64, manifest: &Manifest, elapsed: Duration) -> String {
+    format!(
+        "saved `{}` ({}, {} image(s), {} spec(s)) in {:.1} s",
+        bundle.display(),
+        human_size(bytes),
+        manifest.images.len(),
+        manifest.specs.len(),
+        elapsed.as_secs_f64()
+    )
+}
+
+/// `load`'s contents: each spec with the files written into `folder` (those left as
+/// they were marked `(unchanged)`).
+pub fn loaded_rows(manifest: &Manifest, folder: &Path, unchanged: &[PathBuf]) -> Vec<Vec<String>> {
+    let written = |path: &Path| {
+        let kept = unchanged.iter().any(|unchanged| unchanged == path);
+        format!(
+            "{}{}",
+            path.display(),
+            if kept { " (unchanged)" } else { "" }
+        )
+    };
+    contents_rows(manifest, |spec| {
+        let mut files = vec![written(&folder.join(format!("{}.yaml", spec.name)))];
+        if spec.lock.is_some() {
+            files.push(written(&folder.join(format!("{}.lock", spec.name))));
+        }
+        files.join(", ")
+    })
+}
+
+/// The note for a built-in of this tfimg that resolves differently from the bundle's.
+pub fn differing_builtin_note(name: &str, bundle: &Path) -> String {
+    format!(
+        "note: this tfimg's built-in `{name}` resolves differently from the bundle's (`tar -xOf {} specs/{name}.resolved.yaml` shows the bundle's); its image is loaded as it was built",
+        bundle.display()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -67,5 +127,31 @@ mod tests {
             line.contains("saved by tfimg 0.1.0\\u{1b}]0;owned\\u{7}\\u{1b}[2J on 1970-01-01"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn a_loaded_spec_names_its_files_and_which_were_unchanged() {
+        use crate::bundle::{BundledSpec, Manifest, SpecSource};
+        use std::path::{Path, PathBuf};
+        let mut manifest = Manifest::new("0.1.0", 0);
+        manifest.specs.push(BundledSpec {
+            name: "lab".to_string(),
+            source: SpecSource::File,
+            part: "specs/lab.yaml".to_string(),
+            lock: Some("specs/lab.lock".to_string()),
+            image: None,
+        });
+        let unchanged = [PathBuf::from("images/lab.lock")];
+        let rows = super::loaded_rows(&manifest, Path::new("images"), &unchanged);
+        assert_eq!(
+            rows,
+            [[
+                "spec",
+                "lab",
+                "images/lab.yaml, images/lab.lock (unchanged)"
+            ]]
+        );
+        let rows = super::saved_rows(&manifest);
+        assert_eq!(rows, [["spec", "lab", "specs/lab.yaml, specs/lab.lock"]]);
     }
 }

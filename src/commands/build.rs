@@ -5,26 +5,16 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::app::build::{build_spec, prune_superseded, BuildOptions, Built, IMAGES_LOCK};
+use crate::app::build::{self, build_spec, BuildOptions, Built};
 use crate::app::settings::Settings;
 use crate::cli::BuildArgs;
 use crate::host::Host;
-use crate::input::InputError;
 use crate::output::progress::Reporter;
-use crate::spec;
 
 pub fn run(args: &BuildArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let resolved = crate::app::catalog::resolve(&super::catalog(), &args.spec)?;
     let network = settings.network(&args.network.choices(), host)?;
-    for tag in &args.tag {
-        if !spec::syntax::valid_image_reference(tag) {
-            return Err(InputError::new(
-                format!("`--tag {tag}` is not a valid image reference"),
-                "write it like `team/lab:1`",
-            )
-            .into());
-        }
-    }
+    build::check_tags(&args.tag)?;
     let reporter = Reporter::new(args.progress);
     let options = BuildOptions {
         tags: &args.tag,
@@ -55,11 +45,7 @@ pub fn prune_command(
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
         let reporter = Reporter::new(crate::cli::Progress::Plain);
-        // Waits for running builds (they hold the lock shared) before deleting anything.
-        let _images_lock =
-            crate::app::build::lock(host, IMAGES_LOCK, false, "waiting for builds", &reporter)
-                .await?;
-        prune_superseded(&engine, name, key, &reporter).await;
+        build::prune_after_builds(&engine, host, name, key, &reporter).await?;
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -2,15 +2,14 @@
 //! taken as a spec or an image, the use cases of `app::bundle` called, and what the bundle
 //! holds (or what was loaded) printed on stdout as a table; progress and times on stderr.
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use serde_json::json;
 
-use crate::app::bundle::{self, human_size, LoadOptions, SaveOptions};
+use crate::app::bundle::{self, LoadOptions, SaveOptions};
 use crate::app::settings::Settings;
-use crate::bundle::{BundledSpec, Manifest};
+use crate::bundle::text;
 use crate::cli::{LoadArgs, SaveArgs};
 use crate::host::Host;
 use crate::output::progress::Reporter;
@@ -29,14 +28,8 @@ pub fn save(args: &SaveArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
         let saved = bundle::save(&engine, host, &targets, &options, &reporter).await?;
-        let summary = format!(
-            "saved `{}` ({}, {} image(s), {} spec(s)) in {:.1} s",
-            args.output.display(),
-            human_size(saved.bytes),
-            saved.manifest.images.len(),
-            saved.manifest.specs.len(),
-            reporter.elapsed().as_secs_f64()
-        );
+        let elapsed = reporter.elapsed();
+        let summary = text::saved_line(&args.output, saved.bytes, &saved.manifest, elapsed);
         if reporter.is_json() {
             reporter.result(json!({
                 "bundle": args.output,
@@ -46,11 +39,7 @@ pub fn save(args: &SaveArgs, settings: &Settings, host: &impl Host) -> anyhow::R
             return Ok(ExitCode::SUCCESS);
         }
         reporter.clear();
-        print_contents(&saved.manifest, |spec| {
-            let mut parts = vec![spec.part.clone()];
-            parts.extend(spec.lock.clone());
-            parts.join(", ")
-        })?;
+        print_contents(text::saved_rows(&saved.manifest))?;
         reporter.status(&summary);
         Ok(ExitCode::SUCCESS)
     })
@@ -65,7 +54,7 @@ pub fn load(args: &LoadArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     };
     let checked = bundle::check(host, &super::catalog(), &options, &reporter)?;
     let manifest = &checked.verified.manifest;
-    reporter.status(&crate::bundle::text::checked_line(
+    reporter.status(&text::checked_line(
         &args.bundle,
         manifest,
         reporter.elapsed(),
@@ -83,22 +72,9 @@ pub fn load(args: &LoadArgs, settings: &Settings, host: &impl Host) -> anyhow::R
             return Ok(ExitCode::SUCCESS);
         }
         reporter.clear();
-        let written = |path: &Path| {
-            let kept = loaded.unchanged.iter().any(|unchanged| unchanged == path);
-            format!("{}{}", path.display(), if kept { " (unchanged)" } else { "" })
-        };
-        print_contents(manifest, |spec| {
-            let mut files = vec![written(&args.output.join(format!("{}.yaml", spec.name)))];
-            if spec.lock.is_some() {
-                files.push(written(&args.output.join(format!("{}.lock", spec.name))));
-            }
-            files.join(", ")
-        })?;
+        print_contents(text::loaded_rows(manifest, &args.output, &loaded.unchanged))?;
         for name in &checked.differing_builtins {
-            reporter.status(&format!(
-                "note: this tfimg's built-in `{name}` resolves differently from the bundle's (`tar -xOf {} specs/{name}.resolved.yaml` shows the bundle's); its image is loaded as it was built",
-                args.bundle.display()
-            ));
+            reporter.status(&text::differing_builtin_note(name, &args.bundle));
         }
         reporter.status(&format!(
             "loaded {} image(s) in {:.1} s",
@@ -110,11 +86,7 @@ pub fn load(args: &LoadArgs, settings: &Settings, host: &impl Host) -> anyhow::R
 }
 
 /// The bundle's contents as a table on stdout.
-fn print_contents(
-    manifest: &Manifest,
-    files: impl Fn(&BundledSpec) -> String,
-) -> anyhow::Result<()> {
-    let rows = crate::bundle::text::contents_rows(manifest, files);
+fn print_contents(rows: Vec<Vec<String>>) -> anyhow::Result<()> {
     Ok(crate::output::print_table(
         &["KIND", "NAME", "DETAIL"],
         &rows,

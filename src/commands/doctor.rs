@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use crate::app::doctor::checks as doctor_checks;
 use crate::app::settings::Settings;
 use crate::cli::DoctorArgs;
-use crate::doctor::{self, Check, Verdict};
+use crate::doctor;
 use crate::host::Host;
 use crate::output::exit::EXIT_BAD_INPUT;
 
@@ -41,38 +41,10 @@ pub fn run(args: &DoctorArgs, settings: &Settings, host: &impl Host) -> anyhow::
     if args.json {
         crate::output::print_json(&checks)?;
     } else {
-        let _ = crate::output::print_text(&format!("{}\n", doctor::verdict(&checks, &name)));
-        print_checks(&checks);
+        let _ = crate::output::print_text(&doctor::report(&checks, &name));
     }
-    let failed = checks.iter().any(|check| check.verdict == Verdict::Fail);
-    Ok(if failed {
-        ExitCode::from(EXIT_BAD_INPUT)
-    } else {
-        ExitCode::SUCCESS
+    Ok(match doctor::failed(&checks) {
+        true => ExitCode::from(EXIT_BAD_INPUT),
+        false => ExitCode::SUCCESS,
     })
-}
-
-fn print_checks(checks: &[Check]) {
-    let width = checks
-        .iter()
-        .map(|check| check.check.len())
-        .max()
-        .unwrap_or(0);
-    let mut text = String::new();
-    for check in checks {
-        let verdict = match check.verdict {
-            Verdict::Pass => "PASS",
-            Verdict::Info => "INFO",
-            Verdict::Warn => "WARN",
-            Verdict::Fail => "FAIL",
-        };
-        text.push_str(&format!(
-            "{verdict}  {:<width$}  {}\n",
-            check.check, check.summary
-        ));
-        if let Some(fix) = &check.fix {
-            text.push_str(&format!("      {:<width$}  fix: {fix}\n", ""));
-        }
-    }
-    let _ = crate::output::print_text(&text);
 }

@@ -16,19 +16,12 @@ use crate::input::InputError;
 use crate::output::progress::Reporter;
 use crate::output::ui::Terminal;
 use crate::plan::gpus::GpuSelection;
-use crate::plan::serving::{parse_max_batch, TryRequest};
-
-const CPU_SPEC: &str = "cpu-serving";
-const GPU_SPEC: &str = "gpu-serving";
+use crate::plan::serving::parse_max_batch;
 
 pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let request = resolve(args, settings)?;
     let model = serve::check_model(host, &request)?;
-    let catalog = super::catalog();
-    let specs = ServingSpecs {
-        cpu: crate::app::catalog::resolve(&catalog, CPU_SPEC)?,
-        gpu: crate::app::catalog::resolve(&catalog, GPU_SPEC)?,
-    };
+    let specs = ServingSpecs::resolve(&super::catalog())?;
     let network = settings.network(&args.network.choices(), host)?;
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
@@ -102,21 +95,12 @@ fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputE
     })
 }
 
-/// The container's name (which `logs`, `stop` and `rm` take, as they take the model's),
-/// the model's address, the version served and the request to try; on stdout when
-/// detached (the foreground's stdout carries the server's log). Why there is no request to
-/// try is a note on stderr.
+/// The summary on stdout when detached (the foreground's stdout carries the server's log);
+/// why there is no request to try, on stderr.
 fn print(serving: &Serving, to_stdout: bool) {
-    let mut lines = vec![
-        format!("{:<12}{}", "container", serving.launched.name),
-        format!("{:<12}{}", "model", serving.url),
-    ];
-    if !serving.version.is_empty() {
-        lines.push(format!("{:<12}{}", "version", serving.version));
-    }
-    match &serving.try_request {
-        TryRequest::Command(command) => lines.push(format!("{:<12}{command}", "try")),
-        TryRequest::Unavailable(why) => eprintln!("note: no request to try: {why}"),
+    let (lines, note) = serving.summary();
+    if let Some(note) = note {
+        eprintln!("{note}");
     }
     for line in lines {
         match to_stdout {

@@ -98,6 +98,38 @@ pub struct Check {
     pub fix: Option<String>,
 }
 
+/// What `tfimg doctor` prints: the verdict line, then one line per check (its verdict,
+/// name and summary) with its fix below it.
+pub fn report(checks: &[Check], spec: &str) -> String {
+    let width = checks
+        .iter()
+        .map(|check| check.check.len())
+        .max()
+        .unwrap_or(0);
+    let mut text = format!("{}\n", verdict(checks, spec));
+    for check in checks {
+        let verdict = match check.verdict {
+            Verdict::Pass => "PASS",
+            Verdict::Info => "INFO",
+            Verdict::Warn => "WARN",
+            Verdict::Fail => "FAIL",
+        };
+        text.push_str(&format!(
+            "{verdict}  {:<width$}  {}\n",
+            check.check, check.summary
+        ));
+        if let Some(fix) = &check.fix {
+            text.push_str(&format!("      {:<width$}  fix: {fix}\n", ""));
+        }
+    }
+    text
+}
+
+/// Whether any check fails (`tfimg doctor` then exits 1).
+pub fn failed(checks: &[Check]) -> bool {
+    checks.iter().any(|check| check.verdict == Verdict::Fail)
+}
+
 fn check(name: &str, verdict: Verdict, summary: impl Into<String>, fix: Option<String>) -> Check {
     Check {
         check: name.to_string(),
@@ -165,5 +197,27 @@ mod verdict_tests {
             verdict(&no_docker, "gpu-jupyter"),
             "verdict: nothing runs here yet: Docker does not answer (its fix is below)"
         );
+    }
+
+    #[test]
+    fn the_report_aligns_the_checks_and_puts_each_fix_under_its_summary() {
+        let checks = vec![
+            check("docker", Verdict::Pass, "29.1 answers", None),
+            check(
+                "gpus",
+                Verdict::Fail,
+                "none",
+                Some("install a driver".into()),
+            ),
+        ];
+        assert_eq!(
+            report(&checks, "cpu-jupyter"),
+            format!(
+                "{}\nPASS  docker  29.1 answers\nFAIL  gpus    none\n              fix: install a driver\n",
+                verdict(&checks, "cpu-jupyter")
+            )
+        );
+        assert!(failed(&checks));
+        assert!(!failed(&checks[..1]));
     }
 }

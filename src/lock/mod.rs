@@ -3,11 +3,13 @@
 //! installs them, plus the inputs it was made from. This module reads and writes the
 //! file, compares it with its spec, renders pip's requirement files from it and reads
 //! pip's hash failures. Pure: `app::lock` does the reading, writing and resolving. The
-//! file's data model is `spec::locked` (a resolved spec carries its lock).
+//! file's data model is `spec::locked` (a resolved spec carries its lock); `show` is what
+//! `tfimg show` prints of a spec and its lock.
 
 pub mod check;
 pub mod read;
 pub mod resolve;
+pub mod show;
 
 use std::collections::BTreeMap;
 

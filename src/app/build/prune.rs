@@ -2,6 +2,7 @@
 //! else names them.
 
 use crate::engine::Engine;
+use crate::host::Host;
 use crate::labels;
 use crate::output::progress::Reporter;
 
@@ -35,8 +36,61 @@ pub async fn prune_superseded(engine: &impl Engine, name: &str, key: &str, repor
     }
 }
 
+/// The hidden `tfimg prune-superseded NAME KEY` that a build starts in the background:
+/// waits for running builds (they hold the images lock shared), then prunes.
+pub async fn prune_after_builds(
+    engine: &impl Engine,
+    host: &impl Host,
+    name: &str,
+    key: &str,
+    reporter: &Reporter,
+) -> anyhow::Result<()> {
+    let _images_lock = super::lock(
+        host,
+        super::IMAGES_LOCK,
+        false,
+        "waiting for builds",
+        reporter,
+    )
+    .await?;
+    prune_superseded(engine, name, key, reporter).await;
+    Ok(())
+}
+
 /// `tfimg/x:2.9.3-0123456789ab`: a tag naming one build key.
 fn is_keyed_tag(tag: &str) -> bool {
     tag.rsplit_once('-')
         .is_some_and(|(_, key)| key.len() == 12 && key.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::testing::block_on;
+    use crate::cli::Progress;
+    use crate::engine::fake::FakeEngine;
+    use crate::host::fake::FakeHost;
+
+    #[test]
+    fn after_builds_an_earlier_key_s_tag_goes_and_the_current_one_stays() {
+        let engine = FakeEngine::new();
+        let spec = labels::SPEC;
+        let key = labels::BUILD_KEY;
+        engine.add_image(
+            &["tfimg/lab:2.9.3-aaaaaaaaaaaa"],
+            &[(spec, "lab"), (key, "aaaaaaaaaaaa")],
+        );
+        engine.add_image(
+            &["tfimg/lab:2.9.3-bbbbbbbbbbbb", "tfimg/lab:2.9.3"],
+            &[(spec, "lab"), (key, "bbbbbbbbbbbb")],
+        );
+        let host = FakeHost::new();
+        let reporter = Reporter::new(Progress::Plain);
+        let pruned = prune_after_builds(&engine, &host, "lab", "bbbbbbbbbbbb", &reporter);
+        block_on(pruned).unwrap();
+        assert_eq!(
+            engine.calls_to("remove-image"),
+            ["remove-image tfimg/lab:2.9.3-aaaaaaaaaaaa"]
+        );
+    }
 }

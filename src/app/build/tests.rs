@@ -134,3 +134,14 @@ fn a_base_other_than_the_locked_one_is_named_with_both_ids() {
         )
     );
 }
+
+#[test]
+fn a_tag_that_is_not_an_image_reference_is_refused() {
+    assert!(check_tags(&["team/lab:1".to_string()]).is_ok());
+    let tags = ["team/lab:1".to_string(), "Bad Tag".to_string()];
+    let error = check_tags(&tags).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`--tag Bad Tag` is not a valid image reference"
+    );
+}

@@ -248,3 +248,37 @@ fn a_spec_without_a_lock_inherits_from_its_nearest_locked_ancestor_first() {
 fn inherited_display(host: &FakeHost, resolved: &ResolvedSpec) -> Option<String> {
     inherited(host, resolved).map(|inherited| inherited.locked.display)
 }
+
+#[test]
+fn a_built_in_without_o_has_no_destination_and_a_spec_file_locks_beside_itself() {
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let builtin = spec::resolve(&catalog, "cpu-headless").unwrap();
+    let error = destination(&builtin, None).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`cpu-headless` is a built-in spec: it has no file to put a lock beside"
+    );
+    let given = destination(&builtin, Some(Path::new("my.lock"))).unwrap();
+    assert_eq!(given, PathBuf::from("my.lock"));
+    let own = destination(&spec(""), None).unwrap();
+    assert_eq!(own, PathBuf::from("images/lab.lock"));
+}
+
+#[test]
+fn check_names_the_missing_lock_file_and_passes_a_fitting_one() {
+    let host = FakeHost::new();
+    let resolved = spec("");
+    let error = check(&host, &resolved, None).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`lab` has no lock: `images/lab.lock` does not exist"
+    );
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let builtin = spec::resolve(&catalog, "cpu-headless").unwrap();
+    let locked = check(&host, &builtin, None).unwrap();
+    assert!(
+        locked.display.contains("cpu-headless"),
+        "{}",
+        locked.display
+    );
+}

@@ -232,6 +232,11 @@ fn the_server_is_waited_for_until_its_model_is_available() {
     assert_eq!(plan.memory, Some(8 * 1024 * 1024 * 1024));
     assert_eq!(plan.mounts[0].target, "/models/mlp");
     assert!(engine.calls_to("remove-container").is_empty());
+    let (lines, note) = serving.summary();
+    assert_eq!(lines[1], "model       http://127.0.0.1:8501/v1/models/mlp");
+    assert_eq!(lines[2], "version     3");
+    assert!(lines[3].starts_with("try         curl -s -X POST"));
+    assert_eq!(note, None);
 }
 
 #[test]

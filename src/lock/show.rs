@@ -1,0 +1,77 @@
+//! What `tfimg show SPEC` prints: the resolved spec as YAML (every default and pin), the
+//! lock that pins its image (its own, or the one it inherits layers from), then its
+//! support windows judged on `today`; and a warning for each part past its support. No
+//! I/O here.
+
+use serde::Serialize;
+
+use crate::spec::compat::Date;
+use crate::spec::support::{spec_support, SpecSupport};
+use crate::spec::{Catalog, ResolvedSpec};
+
+#[derive(Serialize)]
+struct SupportSection<'a> {
+    support: &'a SpecSupport,
+}
+
+/// What pins the spec's image: its own lock, or the one it inherits layers from.
+#[derive(Serialize)]
+struct LockSection<'a> {
+    lock: ShownLock<'a>,
+}
+
+#[derive(Serialize)]
+struct ShownLock<'a> {
+    file: &'a str,
+    digest: &'a str,
+    inherited: bool,
+    pins: &'static str,
+}
+
+/// The text for stdout, and the warnings (each with what to move to) for stderr.
+pub fn show(
+    catalog: &Catalog,
+    resolved: &ResolvedSpec,
+    today: Date,
+) -> Result<(String, Vec<String>), serde_yaml::Error> {
+    let support = spec_support(catalog, resolved, today);
+    let mut text = serde_yaml::to_string(resolved)?;
+    if let Some(pins) = super::pins(resolved) {
+        text.push_str(&serde_yaml::to_string(&LockSection {
+            lock: ShownLock {
+                file: &pins.locked.display,
+                digest: &pins.locked.digest,
+                inherited: !pins.own,
+                pins: pins.layers(),
+            },
+        })?);
+    }
+    text.push_str(&serde_yaml::to_string(&SupportSection {
+        support: &support,
+    })?);
+    let warnings = support
+        .past()
+        .map(|part| format!("warning: {}", support.advice(part)))
+        .collect();
+    Ok((text, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_built_in_past_its_support_shows_its_lock_and_warns_of_each_part() {
+        let catalog = Catalog::builtin("/".into());
+        let mut resolved = crate::spec::resolve(&catalog, "cpu-jupyter").unwrap();
+        resolved.lock = crate::lock::builtin("cpu-jupyter").transpose().unwrap();
+        let today = Date::parse("2026-11-22").unwrap();
+        let (text, warnings) = show(&catalog, &resolved, today).unwrap();
+        assert!(text.starts_with(&serde_yaml::to_string(&resolved).unwrap()));
+        assert!(text.contains("\nlock:\n  file: "), "{text}");
+        assert!(text.contains("  inherited: false\n"), "{text}");
+        assert!(text.contains("\nsupport:\n"), "{text}");
+        assert_eq!(warnings.len(), 3);
+        assert!(warnings.iter().all(|line| line.starts_with("warning: ")));
+    }
+}
