@@ -71,8 +71,8 @@ pub fn main() -> ExitCode {
     };
     let host = &host::Machine;
     let outcome = match cli.command {
-        Command::List(args) => commands::list::run(&args, host),
-        Command::Show(args) => commands::show::run(&args, host),
+        Command::List(args) => commands::list::run(&args, &settings, host),
+        Command::Show(args) => commands::show::run(&args, &settings, host),
         Command::Render(args) => commands::render::run(&args, &settings, host),
         Command::Build(args) => commands::build::run(&args, &settings, host),
         Command::Lock(args) => commands::lock::run(&args, &settings, host),

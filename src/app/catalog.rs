@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::host::Host;
 use crate::input::yaml::MAX_FILE_BYTES;
 use crate::input::SpecError;
 use crate::spec::load::{file_document, looks_like_path, SpecDocument, BUILTIN_PREFIX};
@@ -13,12 +14,11 @@ use crate::sweep::{self, Sweep};
 use crate::team::{self, Team};
 
 /// The specs visible from the current folder: built-ins plus `images/*.yaml` there.
-pub fn load() -> Catalog {
-    let current_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let mut catalog = Catalog::builtin(current_dir.clone());
-    for path in local_spec_files(Path::new("images")) {
+pub fn load(host: &impl Host, current_dir: &Path) -> Catalog {
+    let mut catalog = Catalog::builtin(current_dir.to_path_buf());
+    for path in local_spec_files(host, Path::new("images")) {
         let absolute = current_dir.join(&path);
-        let read = read_file(&path).map_err(|error| error.to_string());
+        let read = read_file(host, &path).map_err(|error| error.to_string());
         catalog.add_local(absolute, &path.display().to_string(), read);
     }
     catalog
@@ -27,29 +27,41 @@ pub fn load() -> Catalog {
 /// `wanted` resolved, with its lock when it has one (every build of it installs from
 /// that), else the lock it inherits its lower layers from: a spec file when it names one,
 /// else a spec of `catalog`.
-pub fn resolve(catalog: &Catalog, wanted: &str) -> Result<ResolvedSpec, SpecError> {
-    let mut resolved = resolve_unlocked(catalog, wanted)?;
-    resolved.lock = super::lock::find(&crate::host::Machine, &resolved)?;
+pub fn resolve(
+    host: &impl Host,
+    catalog: &Catalog,
+    wanted: &str,
+) -> Result<ResolvedSpec, SpecError> {
+    let mut resolved = resolve_unlocked(host, catalog, wanted)?;
+    resolved.lock = super::lock::find(host, &resolved)?;
     if resolved.lock.is_none() {
-        resolved.inherited = super::lock::inherited(&crate::host::Machine, &resolved);
+        resolved.inherited = super::lock::inherited(host, &resolved);
     }
     Ok(resolved)
 }
 
 /// `wanted` resolved without looking at its lock (`tfimg lock` makes or checks it).
-pub fn resolve_unlocked(catalog: &Catalog, wanted: &str) -> Result<ResolvedSpec, SpecError> {
+pub fn resolve_unlocked(
+    host: &impl Host,
+    catalog: &Catalog,
+    wanted: &str,
+) -> Result<ResolvedSpec, SpecError> {
     if !looks_like_path(wanted) {
         return spec::resolve(catalog, wanted);
     }
-    let read = read_file(Path::new(wanted)).map_err(|error| error.to_string());
+    let read = read_file(host, Path::new(wanted)).map_err(|error| error.to_string());
     spec::resolve_document(catalog, file_document(wanted, read)?)
 }
 
 /// The `extends` chain of `wanted` (root first, `wanted` last), each spec with where it
 /// comes from.
-pub fn chain(catalog: &Catalog, wanted: &str) -> Result<Vec<SpecDocument>, SpecError> {
+pub fn chain(
+    host: &impl Host,
+    catalog: &Catalog,
+    wanted: &str,
+) -> Result<Vec<SpecDocument>, SpecError> {
     let leaf = if looks_like_path(wanted) {
-        let read = read_file(Path::new(wanted)).map_err(|error| error.to_string());
+        let read = read_file(host, Path::new(wanted)).map_err(|error| error.to_string());
         file_document(wanted, read)?
     } else {
         catalog.find(wanted)?
@@ -59,23 +71,24 @@ pub fn chain(catalog: &Catalog, wanted: &str) -> Result<Vec<SpecDocument>, SpecE
 
 /// Whether `target` is a spec (a spec file, a spec name, or anything without `:` or `/`,
 /// so a mistyped spec name gets the spec error) rather than an image reference.
-pub fn is_spec(catalog: &Catalog, target: &str) -> bool {
-    Path::new(target).is_file()
+pub fn is_spec(host: &impl Host, catalog: &Catalog, target: &str) -> bool {
+    let path = Path::new(target);
+    (host.exists(path) && !host.is_folder(path))
         || target.starts_with(BUILTIN_PREFIX)
         || !target.contains([':', '/'])
         || catalog.find(target).is_ok()
 }
 
 /// A team file, parsed; relative mounts start at its folder.
-pub fn load_team(path: &Path) -> Result<Team, SpecError> {
+pub fn load_team(host: &impl Host, path: &Path) -> Result<Team, SpecError> {
     let display = path.display().to_string();
-    let read = read_file(path).map_err(|error| error.to_string());
+    let read = read_file(host, path).map_err(|error| error.to_string());
     team::parse_file(&display, read, folder_of(path))
 }
 
 /// A sweep file, parsed; relative mounts and its output folder start at its folder.
-pub fn load_sweep(path: &Path) -> Result<Sweep, SpecError> {
-    let read = read_file(path).map_err(|error| error.to_string());
+pub fn load_sweep(host: &impl Host, path: &Path) -> Result<Sweep, SpecError> {
+    let read = read_file(host, path).map_err(|error| error.to_string());
     sweep::parse_file(&path.display().to_string(), read, &folder_of(path))
 }
 
@@ -90,29 +103,16 @@ fn folder_of(path: &Path) -> PathBuf {
 
 /// A spec, team or sweep file, read up to one byte past the size limit (a huge file is refused
 /// without reading it all); `yaml::decode` checks the size and the encoding.
-fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)?;
-    Ok(bytes)
+fn read_file(host: &impl Host, path: &Path) -> std::io::Result<Vec<u8>> {
+    host.read_at_most(path, MAX_FILE_BYTES as u64 + 1)
 }
 
 /// `images/*.yaml` and `*.yml`, in name order.
-fn local_spec_files(images_dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(images_dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| {
-            path.is_file()
-                && matches!(
-                    path.extension().and_then(|e| e.to_str()),
-                    Some("yaml" | "yml")
-                )
-        })
+fn local_spec_files(host: &impl Host, images_dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = ["yaml", "yml"]
+        .iter()
+        .flat_map(|extension| host.files_with_extension(images_dir, extension))
+        .filter(|path| !host.is_folder(path))
         .collect();
     files.sort();
     files

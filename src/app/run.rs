@@ -59,9 +59,13 @@ pub struct RunOptions {
 
 /// The target as the catalog reads it: a spec when the name or file is one, otherwise an
 /// image reference (`None`); neither is bad input, before anything is asked of a daemon.
-pub fn what_to_run(catalog: &Catalog, target: &str) -> anyhow::Result<Option<ResolvedSpec>> {
-    if crate::app::catalog::is_spec(catalog, target) {
-        return Ok(Some(crate::app::catalog::resolve(catalog, target)?));
+pub fn what_to_run(
+    host: &impl Host,
+    catalog: &Catalog,
+    target: &str,
+) -> anyhow::Result<Option<ResolvedSpec>> {
+    if crate::app::catalog::is_spec(host, catalog, target) {
+        return Ok(Some(crate::app::catalog::resolve(host, catalog, target)?));
     }
     if crate::spec::syntax::valid_image_reference(target) {
         return Ok(None);

@@ -58,11 +58,12 @@ pub struct ServingSpecs {
 impl ServingSpecs {
     /// The serving specs of `catalog` (a project may override the built-ins).
     pub fn resolve(
+        host: &impl Host,
         catalog: &crate::spec::Catalog,
     ) -> Result<ServingSpecs, crate::input::SpecError> {
         Ok(ServingSpecs {
-            cpu: crate::app::catalog::resolve(catalog, "cpu-serving")?,
-            gpu: crate::app::catalog::resolve(catalog, "gpu-serving")?,
+            cpu: crate::app::catalog::resolve(host, catalog, "cpu-serving")?,
+            gpu: crate::app::catalog::resolve(host, catalog, "gpu-serving")?,
         })
     }
 }

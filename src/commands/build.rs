@@ -12,7 +12,7 @@ use crate::host::Host;
 use crate::output::progress::Reporter;
 
 pub fn run(args: &BuildArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
-    let resolved = crate::app::catalog::resolve(&super::catalog(), &args.spec)?;
+    let resolved = crate::app::catalog::resolve(host, &super::catalog(settings, host), &args.spec)?;
     let network = settings.network(&args.network.choices(), host)?;
     build::check_tags(&args.tag)?;
     let reporter = Reporter::new(args.progress);

@@ -15,9 +15,9 @@ use crate::host::Host;
 use crate::output::progress::Reporter;
 
 pub fn save(args: &SaveArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
-    let catalog = super::catalog();
+    let catalog = super::catalog(settings, host);
     let network = settings.network(&args.network.choices(), host)?;
-    let targets = bundle::save_targets(&catalog, &args.targets)?;
+    let targets = bundle::save_targets(host, &catalog, &args.targets)?;
     bundle::check_output(host, &args.output)?;
     let reporter = Reporter::new(args.progress);
     let options = SaveOptions {
@@ -52,7 +52,7 @@ pub fn load(args: &LoadArgs, settings: &Settings, host: &impl Host) -> anyhow::R
         folder: &args.output,
         force: args.force,
     };
-    let checked = bundle::check(host, &super::catalog(), &options, &reporter)?;
+    let checked = bundle::check(host, &super::catalog(settings, host), &options, &reporter)?;
     let manifest = &checked.verified.manifest;
     reporter.status(&text::checked_line(
         &args.bundle,

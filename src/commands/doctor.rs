@@ -18,9 +18,9 @@ pub fn run(args: &DoctorArgs, settings: &Settings, host: &impl Host) -> anyhow::
         .spec
         .clone()
         .unwrap_or_else(|| "gpu-jupyter".to_string());
-    let catalog = super::catalog();
+    let catalog = super::catalog(settings, host);
     let today = host.today()?;
-    let resolved = crate::app::catalog::resolve(&catalog, &name);
+    let resolved = crate::app::catalog::resolve(host, &catalog, &name);
     let network = settings.network(&args.network.choices(), host)?;
     let engine_url = settings.engine_url()?;
     let checks = super::runtime()?.block_on(async {

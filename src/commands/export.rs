@@ -22,7 +22,7 @@ pub fn compose(
     settings: &Settings,
     host: &impl Host,
 ) -> anyhow::Result<ExitCode> {
-    let (team, specs) = stories::load(host, &super::catalog(), &args.file)?;
+    let (team, specs) = stories::load(host, &super::catalog(settings, host), &args.file)?;
     if let Some(gateway) = &team.gateway {
         gateway.check_exported("compose")?;
     }
@@ -74,7 +74,7 @@ pub fn compose(
 }
 
 pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
-    let (team, specs) = stories::load(host, &super::catalog(), &args.file)?;
+    let (team, specs) = stories::load(host, &super::catalog(settings, host), &args.file)?;
     if let Some(gateway) = &team.gateway {
         gateway.check_exported("k8s")?;
     }

@@ -3,13 +3,14 @@
 
 use std::process::ExitCode;
 
+use crate::app::settings::Settings;
 use crate::cli::ListArgs;
 use crate::host::Host;
 use crate::output::exit::EXIT_BAD_INPUT;
 use crate::spec::listing::{self, ListEntry};
 
-pub fn run(args: &ListArgs, host: &impl Host) -> anyhow::Result<ExitCode> {
-    let catalog = super::catalog();
+pub fn run(args: &ListArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
+    let catalog = super::catalog(settings, host);
     let today = host.today()?;
     let (entries, problems) = listing::list(&catalog, today);
     if args.json {

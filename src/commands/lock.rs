@@ -10,7 +10,8 @@ use crate::host::Host;
 use crate::output::progress::Reporter;
 
 pub fn run(args: &LockArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
-    let resolved = crate::app::catalog::resolve_unlocked(&super::catalog(), &args.spec)?;
+    let resolved =
+        crate::app::catalog::resolve_unlocked(host, &super::catalog(settings, host), &args.spec)?;
     if args.check {
         let locked = lock::check(host, &resolved, args.output.as_deref())?;
         eprintln!(

@@ -19,11 +19,18 @@ pub mod show;
 pub mod sweep;
 pub mod team;
 
+use std::path::PathBuf;
+
+use crate::app::settings::Settings;
+use crate::host::Host;
 use crate::spec::Catalog;
 
 /// The specs visible from the current directory: built-ins plus `./images/*.yaml`.
-pub(crate) fn catalog() -> Catalog {
-    crate::app::catalog::load()
+pub(crate) fn catalog(settings: &Settings, host: &impl Host) -> Catalog {
+    let current_dir = settings
+        .current_dir()
+        .unwrap_or_else(|_| PathBuf::from("/"));
+    crate::app::catalog::load(host, &current_dir)
 }
 
 /// A runtime for the commands that talk to the engine; an interrupt exits (130).

@@ -13,7 +13,7 @@ use crate::input::InputError;
 use crate::render;
 
 pub fn run(args: &RenderArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
-    let resolved = crate::app::catalog::resolve(&super::catalog(), &args.spec)?;
+    let resolved = crate::app::catalog::resolve(host, &super::catalog(settings, host), &args.spec)?;
     let network = settings.network(&args.network.choices(), host)?;
     let rendered = render::render(&resolved, &network.render);
     let Some(folder) = &args.output else {

@@ -23,7 +23,7 @@ use crate::spec::syntax::valid_docker_name;
 pub fn run(args: &RunArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let options = resolve_options(args, settings, host)?;
     let network = settings.network(&args.network.choices(), host)?;
-    let resolved = run::what_to_run(&super::catalog(), &options.target)?;
+    let resolved = run::what_to_run(host, &super::catalog(settings, host), &options.target)?;
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;

@@ -21,7 +21,7 @@ use crate::plan::serving::parse_max_batch;
 pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let request = resolve(args, settings)?;
     let model = serve::check_model(host, &request)?;
-    let specs = ServingSpecs::resolve(&super::catalog())?;
+    let specs = ServingSpecs::resolve(host, &super::catalog(settings, host))?;
     let network = settings.network(&args.network.choices(), host)?;
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {

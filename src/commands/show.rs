@@ -5,13 +5,14 @@
 
 use std::process::ExitCode;
 
+use crate::app::settings::Settings;
 use crate::cli::ShowArgs;
 use crate::host::Host;
 
-pub fn run(args: &ShowArgs, host: &impl Host) -> anyhow::Result<ExitCode> {
-    let catalog = super::catalog();
+pub fn run(args: &ShowArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
+    let catalog = super::catalog(settings, host);
     let today = host.today()?;
-    let resolved = crate::app::catalog::resolve(&catalog, &args.spec)?;
+    let resolved = crate::app::catalog::resolve(host, &catalog, &args.spec)?;
     let (text, warnings) = crate::lock::show::show(&catalog, &resolved, today)?;
     crate::output::print_text(&text)?;
     for warning in warnings {

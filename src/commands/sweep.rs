@@ -38,10 +38,10 @@ fn file(args: &SweepRunArgs, settings: &Settings, host: &impl Host) -> anyhow::R
             registry: args.registry.clone(),
             volume_size: args.volume_size.clone(),
         };
-        app::sweep::k8s_export(host, &super::catalog(), &request, &Terminal)?;
+        app::sweep::k8s_export(host, &super::catalog(settings, host), &request, &Terminal)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let loaded = app::sweep::load(&super::catalog(), &file)?;
+    let loaded = app::sweep::load(host, &super::catalog(settings, host), &file)?;
     for warning in loaded.warnings() {
         eprintln!("{warning}");
     }

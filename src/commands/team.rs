@@ -16,7 +16,7 @@ use crate::output::progress::Reporter;
 use crate::output::ui::Terminal;
 
 pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
-    let (team, specs) = stories::load(host, &super::catalog(), &args.file)?;
+    let (team, specs) = stories::load(host, &super::catalog(settings, host), &args.file)?;
     let network = settings.network(&args.network.choices(), host)?;
     let chosen = host.container_ids();
     let reporter = Reporter::new(args.progress);
@@ -68,7 +68,7 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
 }
 
 pub fn down(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
-    let team = crate::app::catalog::load_team(&args.file)?;
+    let team = crate::app::catalog::load_team(host, &args.file)?;
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
         let removed = stories::down(&engine, host, &team.name).await?;

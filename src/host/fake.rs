@@ -222,6 +222,12 @@ impl Host for FakeHost {
         std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + u64::from(self.next()))
     }
 
+    fn read_at_most(&self, path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+        let mut bytes = self.read_file(path)?;
+        bytes.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        Ok(bytes)
+    }
+
     fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         self.files
             .borrow()

@@ -147,6 +147,8 @@ pub trait Host {
     }
     /// A file's bytes.
     fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>>;
+    /// A file's first `limit` bytes at most (a huge file is never read whole).
+    fn read_at_most(&self, path: &Path, limit: u64) -> std::io::Result<Vec<u8>>;
     /// Writes a whole file: a new file renamed over the old one, so a reader never sees
     /// half of it; the folders above it are made.
     fn write_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()>;
@@ -342,6 +344,15 @@ impl Host for Machine {
 
     fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         std::fs::read(path)
+    }
+
+    fn read_at_most(&self, path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)?
+            .take(limit)
+            .read_to_end(&mut bytes)?;
+        Ok(bytes)
     }
 
     fn write_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -57,15 +57,16 @@ pub struct Saved {
 /// `tfimg save`'s targets, each taken as a spec (a `.yaml` file, or a name the catalog
 /// knows as one) or else an image reference.
 pub fn save_targets(
+    host: &impl Host,
     catalog: &crate::spec::Catalog,
     targets: &[String],
 ) -> Result<Vec<SaveTarget>, crate::spec::SpecError> {
     let mut found = Vec::new();
     for target in targets {
         let spec_file = target.ends_with(".yaml") || target.ends_with(".yml");
-        if spec_file || crate::app::catalog::is_spec(catalog, target) {
-            let resolved = crate::app::catalog::resolve(catalog, target)?;
-            let chain = crate::app::catalog::chain(catalog, target)?;
+        if spec_file || crate::app::catalog::is_spec(host, catalog, target) {
+            let resolved = crate::app::catalog::resolve(host, catalog, target)?;
+            let chain = crate::app::catalog::chain(host, catalog, target)?;
             found.push(SaveTarget::Spec(Box::new(spec_target(resolved, &chain))));
         } else {
             found.push(SaveTarget::Image(target.clone()));

@@ -441,9 +441,15 @@ fn a_bundle_never_replaces_a_built_in_not_even_a_hidden_parent() {
 fn save_targets_are_specs_where_the_catalog_knows_them_and_images_otherwise() {
     let catalog = Catalog::builtin(std::path::PathBuf::from("/project"));
     let targets = ["cpu-jupyter".to_string(), "team/tool:1".to_string()];
-    let found = save::save_targets(&catalog, &targets).unwrap();
+    let found =
+        save::save_targets(&crate::host::fake::FakeHost::new(), &catalog, &targets).unwrap();
     assert!(matches!(&found[0], SaveTarget::Spec(spec) if spec.resolved.name == "cpu-jupyter"));
     assert!(matches!(&found[1], SaveTarget::Image(image) if image == "team/tool:1"));
     // A `.yaml` target is a spec file, never an image: a missing one is bad input.
-    assert!(save::save_targets(&catalog, &["missing.yaml".to_string()]).is_err());
+    assert!(save::save_targets(
+        &crate::host::fake::FakeHost::new(),
+        &catalog,
+        &["missing.yaml".to_string()]
+    )
+    .is_err());
 }

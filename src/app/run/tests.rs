@@ -281,7 +281,7 @@ fn mounts_on_a_remote_engine_are_refused_before_anything_is_built_or_created() {
     engine.tunnels.borrow_mut().remote = true;
     let (host, ui) = (FakeHost::new(), Recorded::default());
     let catalog = Catalog::builtin(PathBuf::from("/project"));
-    let resolved = what_to_run(&catalog, "cpu-headless").unwrap();
+    let resolved = what_to_run(&FakeHost::new(), &catalog, "cpu-headless").unwrap();
     let options = RunOptions {
         mounts: vec![
             crate::plan::mounts::parse_request("./data", &PathBuf::from("/work")).unwrap(),
@@ -306,11 +306,15 @@ fn mounts_on_a_remote_engine_are_refused_before_anything_is_built_or_created() {
 #[test]
 fn a_target_that_is_neither_a_spec_nor_an_image_is_bad_input() {
     let catalog = Catalog::builtin(PathBuf::from("/project"));
-    assert!(what_to_run(&catalog, "cpu-jupyter").unwrap().is_some());
-    assert!(what_to_run(&catalog, "tfimg/cpu-jupyter:2.9.3")
+    assert!(what_to_run(&FakeHost::new(), &catalog, "cpu-jupyter")
         .unwrap()
-        .is_none());
-    let error = what_to_run(&catalog, "tfimg/Lab:1").unwrap_err();
+        .is_some());
+    assert!(
+        what_to_run(&FakeHost::new(), &catalog, "tfimg/cpu-jupyter:2.9.3")
+            .unwrap()
+            .is_none()
+    );
+    let error = what_to_run(&FakeHost::new(), &catalog, "tfimg/Lab:1").unwrap_err();
     assert!(
         error
             .to_string()

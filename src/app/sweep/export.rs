@@ -49,7 +49,7 @@ pub fn k8s_export(
         )
         .into());
     }
-    let loaded = load(catalog, &request.file)?;
+    let loaded = load(host, catalog, &request.file)?;
     let (sweep, spec) = (&loaded.sweep, &loaded.spec);
     let image = match (spec, &sweep.source) {
         (Some(spec), _) => spec.image_reference(),

@@ -50,22 +50,23 @@ impl Loaded {
 /// Reads and checks `file` (its pool as far as it goes without a host) and resolves its
 /// spec (a relative spec file starts at the sweep file's folder), asking nothing of any
 /// host.
-pub fn load(catalog: &Catalog, file: &Path) -> anyhow::Result<Loaded> {
-    let sweep = crate::app::catalog::load_sweep(file)?;
+pub fn load(host: &impl Host, catalog: &Catalog, file: &Path) -> anyhow::Result<Loaded> {
+    let sweep = crate::app::catalog::load_sweep(host, file)?;
     let spec = match &sweep.source {
         ImageSource::Spec { name, location } => {
             let wanted = match looks_like_path(name) && Path::new(name).is_relative() {
                 true => lexical(&sweep.folder.join(name)).display().to_string(),
                 false => name.clone(),
             };
-            let resolved = crate::app::catalog::resolve(catalog, &wanted).map_err(|error| {
-                // `no spec named ...` has no place of its own: the sweep's `spec:`.
-                SpecError::new(
-                    error.location.clone().or_else(|| Some(location.clone())),
-                    error.message.clone(),
-                    error.hint.clone(),
-                )
-            })?;
+            let resolved =
+                crate::app::catalog::resolve(host, catalog, &wanted).map_err(|error| {
+                    // `no spec named ...` has no place of its own: the sweep's `spec:`.
+                    SpecError::new(
+                        error.location.clone().or_else(|| Some(location.clone())),
+                        error.message.clone(),
+                        error.hint.clone(),
+                    )
+                })?;
             Some(resolved)
         }
         ImageSource::Image { .. } => None,

@@ -23,12 +23,12 @@ pub fn load(
     catalog: &Catalog,
     file: &Path,
 ) -> anyhow::Result<(Team, BTreeMap<String, ResolvedSpec>)> {
-    let team = crate::app::catalog::load_team(file)?;
+    let team = crate::app::catalog::load_team(host, file)?;
     let mut specs: BTreeMap<String, ResolvedSpec> = BTreeMap::new();
     for member in &team.members {
         if !specs.contains_key(&member.spec) {
             let resolved =
-                crate::app::catalog::resolve(catalog, &member.spec).map_err(|error| {
+                crate::app::catalog::resolve(host, catalog, &member.spec).map_err(|error| {
                     spec::SpecError::new(
                         // `no spec named ...` has no place of its own: the member's `spec:`.
                         error
