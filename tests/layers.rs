@@ -322,6 +322,10 @@ fn the_readme_s_architecture_places_every_folder_of_src() {
     for entry in std::fs::read_dir(src()).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        // A folder beside a file of its name (`labels/` for `labels.rs`) is that file's.
+        if path.is_dir() && src().join(format!("{name}.rs")).exists() {
+            continue;
+        }
         let shown = match path.is_dir() {
             true => format!("{name}/"),
             false => name,
@@ -356,4 +360,33 @@ fn app_bypasses_no_host() {
         }
     }
     assert!(found.is_empty(), "app/ goes around the host: {found:#?}");
+}
+
+/// One place for unit tests (tests/README.md): `m/tests.rs` or `m/<topic>_tests.rs`, never
+/// an inline module and never one found through `#[path]`.
+#[test]
+fn unit_tests_live_in_their_own_files() {
+    let mut found = Vec::new();
+    let mut folders = vec![src()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|extension| extension != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (number, line) in text.lines().enumerate() {
+                let inline =
+                    line.starts_with("mod ") && line.ends_with('{') && line.contains("tests");
+                if inline || line.trim_start().starts_with("#[path") {
+                    found.push(format!("{}:{}: {line}", path.display(), number + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "test modules out of place: {found:#?}");
 }

@@ -290,5 +290,4 @@ pub async fn reopen(
 }
 
 #[cfg(test)]
-#[path = "tunnels_tests.rs"]
 mod tests;

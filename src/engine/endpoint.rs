@@ -428,5 +428,4 @@ impl Endpoint {
 }
 
 #[cfg(test)]
-#[path = "endpoint/tests.rs"]
 mod tests;

@@ -57,21 +57,4 @@ pub fn show(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_built_in_past_its_support_shows_its_lock_and_warns_of_each_part() {
-        let catalog = Catalog::builtin("/".into());
-        let mut resolved = crate::spec::resolve(&catalog, "cpu-jupyter").unwrap();
-        resolved.lock = crate::lock::builtin("cpu-jupyter").transpose().unwrap();
-        let today = Date::parse("2026-11-22").unwrap();
-        let (text, warnings) = show(&catalog, &resolved, today).unwrap();
-        assert!(text.starts_with(&serde_yaml::to_string(&resolved).unwrap()));
-        assert!(text.contains("\nlock:\n  file: "), "{text}");
-        assert!(text.contains("  inherited: false\n"), "{text}");
-        assert!(text.contains("\nsupport:\n"), "{text}");
-        assert_eq!(warnings.len(), 3);
-        assert!(warnings.iter().all(|line| line.starts_with("warning: ")));
-    }
-}
+mod tests;

@@ -92,5 +92,4 @@ pub fn images_to_probe(source: &ImageSource, spec: Option<&ResolvedSpec>) -> Vec
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

@@ -354,5 +354,4 @@ fn newest_tensorflow() -> &'static super::TensorflowRow {
 }
 
 #[cfg(test)]
-#[path = "support_tests.rs"]
 mod tests;

@@ -388,5 +388,4 @@ pub fn parse_check_pid(stderr: &str) -> Option<u32> {
 }
 
 #[cfg(test)]
-#[path = "argv_tests.rs"]
 mod tests;

@@ -284,5 +284,4 @@ pub fn closed(target: &SshTarget, stderr: &str) -> SshProblem {
 }
 
 #[cfg(test)]
-#[path = "problem_tests.rs"]
 mod tests;

@@ -14,7 +14,7 @@ fn target() -> SshTarget {
 
 macro_rules! fixture {
     ($name:literal) => {
-        include_str!(concat!("../../../../tests/fixtures/ssh/", $name, ".txt"))
+        include_str!(concat!("../../../../../tests/fixtures/ssh/", $name, ".txt"))
     };
 }
 

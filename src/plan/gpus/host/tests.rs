@@ -1,0 +1,95 @@
+use super::*;
+
+#[test]
+fn gpu_images_default_to_every_gpu_only_where_docker_can_hand_them_over() {
+    let working = GpuHost {
+        driver: Some("535.104.05".into()),
+        gpus: 2,
+        toolkit: true,
+        driver_problem: None,
+        engine_host: None,
+    };
+    let choice = choose(None, true, "gpu-jupyter", Some(&working));
+    assert_eq!(choice.selection, GpuSelection::All);
+    assert_eq!(
+            choice.note.as_deref(),
+            Some("note: `gpu-jupyter` gets all 2 GPUs of this host (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)")
+        );
+
+    let cpu = |host: GpuHost| {
+        let choice = choose(None, true, "gpu-jupyter", Some(&host));
+        assert_eq!(choice.selection, GpuSelection::None, "{host:?}");
+        choice.note.expect("a note says why")
+    };
+    assert_eq!(
+            cpu(GpuHost::default()),
+            "note: `gpu-jupyter` runs on the CPU: no NVIDIA driver answers on this host (no working `nvidia-smi`); where a GPU, its driver and the NVIDIA Container Toolkit are installed, GPU images get all GPUs (`tfimg doctor` checks the host; `--gpus none` skips this note)"
+        );
+    // A driver but no toolkit: `--gpus all` would fail with "could not select device
+    // driver"; the default runs on the CPU and says what is missing.
+    assert_eq!(
+            cpu(GpuHost {
+                toolkit: false,
+                gpus: 1,
+                ..working.clone()
+            }),
+            "note: `gpu-jupyter` runs on the CPU: this host has 1 GPU but Docker cannot hand GPUs to containers (the NVIDIA Container Toolkit is missing); install it and restart Docker to get them (`tfimg doctor` checks the host; `--gpus none` skips this note)"
+        );
+    assert!(cpu(GpuHost {
+        gpus: 0,
+        ..working.clone()
+    })
+    .contains("the NVIDIA driver 535.104.05 lists no GPU"));
+    let old = cpu(GpuHost {
+        driver_problem: Some("driver 418.87.01 is too old for CUDA 11.8".into()),
+        ..working.clone()
+    });
+    assert!(old.contains(
+        "runs on the CPU: driver 418.87.01 is too old for CUDA 11.8; upgrade the driver"
+    ));
+
+    // `--gpus` always wins, `none` silently; other images never get GPUs by default.
+    for requested in [GpuSelection::None, GpuSelection::Count(1)] {
+        let choice = choose(Some(&requested), true, "gpu-jupyter", Some(&working));
+        assert_eq!((choice.selection, choice.note), (requested, None));
+    }
+    let remote = GpuHost {
+        engine_host: Some("ssh://me@gpu-box".into()),
+        ..working.clone()
+    };
+    assert_eq!(
+            choose(None, true, "gpu-jupyter", Some(&remote)).note.as_deref(),
+            Some("note: `gpu-jupyter` gets all 2 GPUs of the engine's host `ssh://me@gpu-box` (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)")
+        );
+    let plain = choose(None, false, "cpu-jupyter", Some(&working));
+    assert_eq!((plain.selection, plain.note), (GpuSelection::None, None));
+    assert!(needs_host_facts(None, true));
+    assert!(!needs_host_facts(None, false));
+    assert!(!needs_host_facts(Some(&GpuSelection::None), true));
+}
+
+#[test]
+fn unknown_host_gpus_are_refused() {
+    let host = vec![HostGpu {
+        index: 0,
+        uuid: "GPU-aaaa".into(),
+        name: "Tesla T4".into(),
+        memory_mib: Some(15360),
+        compute_capability: None,
+    }];
+    assert!(check_against_host(&GpuSelection::parse("0").unwrap(), &host, None).is_ok());
+    assert!(check_against_host(&GpuSelection::parse("GPU-aaaa").unwrap(), &host, None).is_ok());
+    let error = check_against_host(&GpuSelection::parse("0,1").unwrap(), &host, None).unwrap_err();
+    assert_eq!(error.message, "GPU `1` does not exist on this host");
+    assert!(check_against_host(&GpuSelection::Count(2), &host, None).is_err());
+    // Another host's GPUs: the messages name the engine.
+    let error =
+        check_against_host(&GpuSelection::Count(7), &host, Some("ssh://me@gpu-box")).unwrap_err();
+    assert_eq!(
+        (error.message.as_str(), error.hint.as_str()),
+        (
+            "`--gpus 7` asks for more GPUs than the engine's host `ssh://me@gpu-box` has (1)",
+            "the engine's host `ssh://me@gpu-box` has: 0 (GPU-aaaa, Tesla T4)"
+        )
+    );
+}

@@ -1,0 +1,92 @@
+use super::*;
+use crate::sweep::Mode;
+
+#[test]
+fn jsonl_lines_keep_their_numbers_and_bad_lines_are_skipped() {
+    let text = concat!(
+        "{\"epoch\": 1, \"loss\": 0.9, \"val_accuracy\": 0.5, \"note\": \"warm-up\"}\n",
+        "not json\n",
+        "{\"epoch\": 2, \"loss\": NaN, \"val_accuracy\": 0.7, \"text\": \"NaN inside\"}\n",
+        "[1, 2]\n",
+        "{\"epoch\": 3, \"loss\": 0.4, \"val_accuracy\": 0.65, \"ok\": true}\n",
+        "{\"epoch\": 4, \"loss\": 0.3",
+    );
+    let points = parse_jsonl(text);
+    assert_eq!(points.len(), 3);
+    assert_eq!(points[1].values.get("loss"), None);
+    assert_eq!(points[1].values.get("val_accuracy"), Some(&0.7));
+    let summary = MetricsSummary::of(&points);
+    assert_eq!(summary.epochs, Some(3));
+    let max = Objective {
+        metric: "val_accuracy".into(),
+        mode: Mode::Max,
+        pick: Pick::Best,
+    };
+    let min = Objective {
+        metric: "loss".into(),
+        mode: Mode::Min,
+        pick: Pick::Best,
+    };
+    assert_eq!(summary.best(&max), Some(0.7));
+    assert_eq!(summary.best(&min), Some(0.4));
+    assert_eq!(summary.last("val_accuracy"), Some(0.65));
+    assert_eq!(summary.curves["loss"], [(1.0, 0.9), (3.0, 0.4)]);
+    let missing = Objective {
+        metric: "accuracy".into(),
+        mode: Mode::Max,
+        pick: Pick::Best,
+    };
+    assert_eq!(summary.best(&missing), None);
+}
+
+#[test]
+fn the_objective_s_value_is_the_last_report_or_the_best_with_its_epoch_or_step() {
+    let points = parse_jsonl(concat!(
+        "{\"epoch\": 1, \"val_accuracy\": 0.5}\n",
+        "{\"epoch\": 2, \"val_accuracy\": 0.9}\n",
+        "{\"epoch\": 3, \"val_accuracy\": 0.9}\n",
+        "{\"epoch\": 4, \"val_accuracy\": 0.7}\n",
+    ));
+    let summary = MetricsSummary::of(&points);
+    let objective = |pick| Objective {
+        metric: "val_accuracy".into(),
+        mode: Mode::Max,
+        pick,
+    };
+    let last = summary.pick(&objective(Pick::Last)).unwrap();
+    assert_eq!((last.value, last.place.epoch), (0.7, Some(4.0)));
+    // The first of equal best values: the epoch the best model was first reached.
+    let best = summary.pick(&objective(Pick::Best)).unwrap();
+    assert_eq!((best.value, best.place.epoch), (0.9, Some(2.0)));
+    assert_eq!(best.place.describe().as_deref(), Some("epoch 2"));
+    let steps = MetricsSummary::of(&parse_jsonl("{\"step\": 300, \"val_accuracy\": 0.4}\n"));
+    let picked = steps.pick(&objective(Pick::Best)).unwrap();
+    assert_eq!(picked.place.describe().as_deref(), Some("step 300"));
+    let bare = MetricsSummary::of(&parse_jsonl("{\"val_accuracy\": 0.4}\n"));
+    assert_eq!(
+        bare.pick(&objective(Pick::Last)).unwrap().place.describe(),
+        None
+    );
+}
+
+#[test]
+fn stdout_lines_of_numeric_pairs_only() {
+    let text = "Epoch 1/3\nepoch=1 loss=0.8, val_accuracy=0.6\nlr=0.001 starting\nval_accuracy=0.72\nx=abc\nstep=10 loss=inf\n";
+    let points = parse_stdout(text);
+    assert_eq!(points.len(), 2);
+    assert_eq!(points[0].epoch, Some(1.0));
+    let summary = MetricsSummary::of(&points);
+    // The second point has no epoch or step: its x is its number.
+    assert_eq!(summary.curves["val_accuracy"], [(1.0, 0.6), (2.0, 0.72)]);
+    assert_eq!(summary.epochs, Some(1));
+}
+
+#[test]
+fn metric_names() {
+    for name in ["val_accuracy", "train/loss", "top-5.acc", "_x"] {
+        assert!(valid_metric_name(name), "{name}");
+    }
+    for name in ["", "1x", "a b", "a=b", "-x"] {
+        assert!(!valid_metric_name(name), "{name}");
+    }
+}
