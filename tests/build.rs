@@ -7,13 +7,18 @@ mod common;
 
 use tfimg::engine::prelude::*;
 
-use common::{scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
+use common::{assert_contains, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
 
 /// pip goes direct to these, so a build with a bogus proxy still succeeds.
 const NO_PROXY_HOSTS: &str = "pypi.org,files.pythonhosted.org,deb.debian.org";
 
 fn spec_file(name: &str, body: &str) -> String {
     format!("name: {name}\n{body}")
+}
+
+/// A scratch project whose `images/x.yaml` is spec `name` with `body`.
+fn spec_project(name: &str, body: &str) -> tempfile::TempDir {
+    scratch(&[("images/x.yaml", &spec_file(name, body))])
 }
 
 fn build(folder: &std::path::Path, spec: &str, extra: &[&str]) -> common::Run {
@@ -24,29 +29,14 @@ fn build(folder: &std::path::Path, spec: &str, extra: &[&str]) -> common::Run {
 
 #[tokio::test]
 async fn build_verifies_labels_tags_and_a_second_build_is_up_to_date() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
-    let name = unique("t-build");
-    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
-    let folder = scratch(&[(
-        "images/x.yaml",
-        &spec_file(&name, "extends: cpu-headless\n"),
-    )]);
+    let Some((engine, name, _guard)) = common::image_test("t-build").await else { return };
+    let folder = spec_project(&name, "extends: cpu-headless\n");
 
     let first = build(folder.path(), &name, &[]);
     assert_eq!(first.code, 0, "{}", first.stderr);
     assert_eq!(first.stdout, format!("tfimg/{name}:2.9.3\n"));
-    assert!(
-        first.stderr.contains("ok    tensorflow version: 2.9.3"),
-        "{}",
-        first.stderr
-    );
-    assert!(
-        first.stderr.contains("ok    pin numpy<1.24: numpy 1."),
-        "{}",
-        first.stderr
-    );
+    assert_contains(&first.stderr, "ok    tensorflow version: 2.9.3");
+    assert_contains(&first.stderr, "ok    pin numpy<1.24: numpy 1.");
     // Every image proves XLA works: a jit_compile=True function, computed on the CPU.
     assert!(
         first.stderr.contains(
@@ -81,7 +71,7 @@ async fn build_verifies_labels_tags_and_a_second_build_is_up_to_date() {
 
     let second = build(folder.path(), &name, &[]);
     assert_eq!(second.code, 0, "{}", second.stderr);
-    assert!(second.stderr.contains("is up to date"), "{}", second.stderr);
+    assert_contains(&second.stderr, "is up to date");
     assert!(!second.stderr.contains("Step "), "{}", second.stderr);
     let again = engine
         .image(&format!("tfimg/{name}:2.9.3"))
@@ -110,19 +100,12 @@ async fn build_verifies_labels_tags_and_a_second_build_is_up_to_date() {
 
 #[tokio::test]
 async fn changing_one_pip_package_changes_the_key_and_rebuilds() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
-    let name = unique("t-pip");
-    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let Some((engine, name, _guard)) = common::image_test("t-pip").await else { return };
     let write = |pin: &str| {
-        scratch(&[(
-            "images/x.yaml",
-            &spec_file(
-                &name,
-                &format!("extends: cpu-headless\npackages:\n  pip: [\"six=={pin}\"]\n"),
-            ),
-        )])
+        spec_project(
+            &name,
+            &format!("extends: cpu-headless\npackages:\n  pip: [\"six=={pin}\"]\n"),
+        )
     };
     let folder = write("1.16.0");
     let first = build(folder.path(), &name, &[]);
@@ -179,110 +162,42 @@ async fn changing_one_pip_package_changes_the_key_and_rebuilds() {
 
 #[tokio::test]
 async fn a_failing_step_exits_1_with_its_output_and_leaves_no_tag() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
-    let name = unique("t-fail");
-    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
-    let folder = scratch(&[(
-        "images/x.yaml",
-        &spec_file(
-            &name,
-            "extends: cpu-headless\npackages:\n  apt: [tfimg-no-such-package]\n",
-        ),
-    )]);
-    let run = build(folder.path(), &name, &[]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(run.stderr.contains("error: building `"), "{}", run.stderr);
-    assert!(run.stderr.contains("failed at step "), "{}", run.stderr);
-    assert!(
-        run.stderr.contains(" `RUN apt-get update "),
-        "{}",
-        run.stderr
+    let Some((engine, name, _guard)) = common::image_test("t-fail").await else { return };
+    let body = "extends: cpu-headless\npackages:\n  apt: [tfimg-no-such-package]\n";
+    let run = failed_build(&engine, &name, body).await;
+    assert_contains(&run.stderr, "error: building `");
+    assert_contains(&run.stderr, "failed at step ");
+    assert_contains(&run.stderr, " `RUN apt-get update ");
+    assert_contains(
+        &run.stderr,
+        "  | E: Unable to locate package tfimg-no-such-package",
     );
-    assert!(
-        run.stderr
-            .contains("  | E: Unable to locate package tfimg-no-such-package"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("returned a non-zero code: 100"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("\nhint: "), "{}", run.stderr);
-    assert_eq!(run.stdout, "");
-    assert!(engine
-        .image(&format!("tfimg/{name}:2.9.3"))
-        .await
-        .unwrap()
-        .is_none());
-    assert!(engine
-        .images_with_label(&format!("io.tfimg.spec={name}"))
-        .await
-        .unwrap()
-        .is_empty());
+    assert_contains(&run.stderr, "returned a non-zero code: 100");
+    assert_contains(&run.stderr, "\nhint: ");
 }
 
 #[tokio::test]
 async fn a_failed_verification_exits_1_and_leaves_no_image() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
-    let name = unique("t-verify");
-    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let Some((engine, name, _guard)) = common::image_test("t-verify").await else { return };
     // Python cannot start with a bogus PYTHONHOME: the image builds, verification fails.
-    let folder = scratch(&[(
-        "images/x.yaml",
-        &spec_file(
-            &name,
-            "extends: cpu-headless\nenv:\n  PYTHONHOME: /nonexistent\n",
-        ),
-    )]);
-    let run = build(folder.path(), &name, &[]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("error: verification of `"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("the image was not tagged"),
-        "{}",
-        run.stderr
-    );
-    assert!(engine
-        .image(&format!("tfimg/{name}:2.9.3"))
-        .await
-        .unwrap()
-        .is_none());
-    assert!(engine
-        .images_with_label(&format!("io.tfimg.spec={name}"))
-        .await
-        .unwrap()
-        .is_empty());
+    let body = "extends: cpu-headless\nenv:\n  PYTHONHOME: /nonexistent\n";
+    let run = failed_build(&engine, &name, body).await;
+    assert_contains(&run.stderr, "error: verification of `");
+    assert_contains(&run.stderr, "the image was not tagged");
 }
 
 #[tokio::test]
 async fn proxy_credentials_never_reach_the_image_or_its_history() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
-    let name = unique("t-proxy");
-    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let Some((engine, name, _guard)) = common::image_test("t-proxy").await else { return };
     // A requirement unique to this test forces a pip step to run with the proxy variables
     // set; NO_PROXY lets pip go direct, so the build still succeeds here.
     let marker: u64 = name.bytes().fold(7u64, |hash, byte| {
         hash.wrapping_mul(31).wrapping_add(byte as u64)
     }) % 1_000_000_007;
-    let folder = scratch(&[(
-        "images/x.yaml",
-        &spec_file(
-            &name,
-            &format!("extends: cpu-headless\npackages:\n  pip: [\"six>=1.0,!=0.0.{marker}\"]\n"),
-        ),
-    )]);
+    let folder = spec_project(
+        &name,
+        &format!("extends: cpu-headless\npackages:\n  pip: [\"six>=1.0,!=0.0.{marker}\"]\n"),
+    );
     let secret = "s3cr3t-proxy-password";
     let proxy = format!("http://tfimg:{secret}@proxy.invalid:3128");
     let run = tfimg_with_env(
@@ -335,24 +250,13 @@ async fn proxy_credentials_never_reach_the_image_or_its_history() {
         Vec::<String>::new(),
         "the proxy reached a layer"
     );
-    assert!(
-        finished.output.contains("PIP_CONSTRAINT="),
-        "{}",
-        finished.output
-    );
+    assert_contains(&finished.output, "PIP_CONSTRAINT=");
 }
 
 #[tokio::test]
 async fn the_ca_lands_where_apt_pip_and_curl_look() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
-    let name = unique("t-ca");
-    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
-    let folder = scratch(&[(
-        "images/x.yaml",
-        &spec_file(&name, "extends: cpu-headless\n"),
-    )]);
+    let Some((engine, name, _guard)) = common::image_test("t-ca").await else { return };
+    let folder = spec_project(&name, "extends: cpu-headless\n");
     let run = build(folder.path(), &name, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let script = "set -e; \
@@ -384,16 +288,8 @@ EOF";
         "{}",
         finished.output
     );
-    assert!(
-        finished.output.contains(" missing 0\n"),
-        "{}",
-        finished.output
-    );
-    assert!(
-        finished.output.contains("pypi over https: trusted"),
-        "{}",
-        finished.output
-    );
+    assert_contains(&finished.output, " missing 0\n");
+    assert_contains(&finished.output, "pypi over https: trusted");
 }
 
 #[test]
@@ -438,7 +334,7 @@ fn network_flags_are_checked_before_anything_is_created() {
         &[],
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(run.stderr.contains("carries credentials"), "{}", run.stderr);
+    assert_contains(&run.stderr, "carries credentials");
     let rendered = tfimg_with_env(
         folder.path(),
         &[
@@ -459,9 +355,7 @@ fn network_flags_are_checked_before_anything_is_created() {
 
 #[tokio::test]
 async fn a_missing_base_names_the_command_that_makes_it_and_bootstrap_makes_it() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     let repository = unique("tfimg-test-base") + "/debian";
     let reference = format!("{repository}:bullseye-slim");
     let _guard = DockerGuard::images(&[&repository]);
@@ -514,22 +408,17 @@ async fn a_missing_base_names_the_command_that_makes_it_and_bootstrap_makes_it()
 
     let again = tfimg_with_env(folder.path(), &["base", "bootstrap", &reference], &[]);
     assert_eq!(again.code, 0);
-    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+    assert_contains(&again.stderr, "already exists");
 }
 
 #[tokio::test]
 async fn a_gpu_image_verifies_every_cuda_library_but_the_driver_and_xla_s_tools() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     let name = unique("t-gpu");
     let container = unique("t-gpu-xla");
     let mut guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
     guard.containers = vec![container.clone()];
-    let folder = scratch(&[(
-        "images/x.yaml",
-        &spec_file(&name, "extends: gpu-headless\n"),
-    )]);
+    let folder = spec_project(&name, "extends: gpu-headless\n");
     let run = build(folder.path(), &name, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let nvcc = "/opt/venv/lib/python3.9/site-packages/nvidia/cuda_nvcc";
@@ -610,11 +499,7 @@ print("xla", float(f(tf.range(10.0))))' 2>/dev/null"#;
 
 #[tokio::test]
 async fn files_of_a_spec_are_copied_minus_their_ignore_patterns() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
-    let name = unique("t-files");
-    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let Some((engine, name, _guard)) = common::image_test("t-files").await else { return };
     let folder = scratch(&[
         (
             "images/x.yaml",
@@ -645,4 +530,27 @@ async fn files_of_a_spec_are_copied_minus_their_ignore_patterns() {
         std::fs::read_to_string(folder.path().join("out/files/1")).unwrap(),
         "hello\n"
     );
+}
+
+/// A build of spec `name` with `body` that fails: exit 1, nothing on stdout, and no
+/// image of it left; what it printed on stderr.
+async fn failed_build(engine: &tfimg::engine::Docker, name: &str, body: &str) -> common::Run {
+    let folder = spec_project(name, body);
+    let run = build(folder.path(), name, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert_no_image_of(engine, name).await;
+    run
+}
+
+/// Neither the tag of spec `name` nor any image labelled with it (an untagged one a
+/// failed build left behind) is on the engine.
+async fn assert_no_image_of(engine: &tfimg::engine::Docker, name: &str) {
+    let tag = format!("tfimg/{name}:2.9.3");
+    assert!(engine.image(&tag).await.unwrap().is_none(), "{tag} is left");
+    let labelled = engine
+        .images_with_label(&format!("io.tfimg.spec={name}"))
+        .await
+        .unwrap();
+    assert!(labelled.is_empty(), "images labelled {name} are left");
 }

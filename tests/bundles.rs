@@ -394,9 +394,7 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
 
 #[tokio::test]
 async fn save_refuses_what_is_not_there_before_writing_anything() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let name = unique("t-unbuilt").to_lowercase();
     let project = scratch(&[(
         &format!("{name}.yaml"),

@@ -12,15 +12,11 @@ mod common;
 
 use tfimg::engine::prelude::*;
 
-use common::{scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
+use common::{scratch, tfimg_with_env, HOST_CA};
 
 #[tokio::test]
 async fn the_current_line_builds_verifies_and_trains_the_seed_mlp() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
-    let name = unique("t-current");
-    let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    let Some((engine, name, _guard)) = common::image_test("t-current").await else { return };
     let train = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sweep/code/train.py"),
     )

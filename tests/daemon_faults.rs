@@ -19,9 +19,7 @@ use common::daemon::{Daemon, Restarter, HANG};
 
 #[tokio::test]
 async fn a_daemon_restart_ends_commands_clearly_and_restart_policies_bring_containers_back() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let daemon = Daemon::current();
     let [always, notebook, plain, attached, stuck] =
         ["always", "lab", "plain", "attached", "stuck"].map(|n| unique(&format!("t-daemon-{n}")));

@@ -103,9 +103,7 @@ fn assert_only_added(before: &Tree, after: &Tree, written: &[&str], path: &str) 
 
 #[tokio::test]
 async fn no_removal_path_deletes_or_re_owns_anything_on_the_host_side_of_a_mount() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let folder = scratch(&[]);
     let data = folder.path().join("data");
     let outside = folder.path().join("outside.txt");
@@ -298,9 +296,7 @@ async fn no_removal_path_deletes_or_re_owns_anything_on_the_host_side_of_a_mount
 /// "unchanged" to setpriv, is refused by the image itself (item 2).
 #[tokio::test]
 async fn nothing_inside_a_mount_is_re_owned_even_when_the_mount_holds_the_workdir_or_home() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let spec_name = unique("tdeep");
     let image = format!("tfimg/{spec_name}:2.9.3");
     let names: Vec<String> = (0..4).map(|i| unique(&format!("t-deep-{i}"))).collect();

@@ -58,9 +58,7 @@ fn line<'a>(stdout: &'a str, check: &str) -> &'a str {
 
 #[tokio::test]
 async fn on_this_machine_docker_passes_and_the_missing_driver_is_a_warning() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let folder = scratch(&[]);
     let run = tfimg_with_env(folder.path(), &["doctor", "--ca-cert", HOST_CA], &[]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
@@ -164,9 +162,7 @@ async fn on_this_machine_docker_passes_and_the_missing_driver_is_a_warning() {
 
 #[tokio::test]
 async fn a_455_driver_warns_about_minor_version_compatibility_and_418_fails() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let host = fake_host("smi-455.32.00.txt", true);
     let run = tfimg_with_env(
         host.path(),
@@ -224,9 +220,7 @@ async fn a_455_driver_warns_about_minor_version_compatibility_and_418_fails() {
 
 #[tokio::test]
 async fn run_uses_the_same_checks_before_starting_a_gpu_container() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     let old = fake_host("smi-418.87.01.txt", true);
     let name = unique("t-doctor-run");
     let _guard = DockerGuard::containers(&[&name]);
@@ -295,9 +289,7 @@ fn an_unreachable_daemon_is_a_failing_check_with_the_start_command() {
 #[tokio::test]
 async fn an_h100_under_tensorflow_2_9_warns_that_the_first_start_compiles_ptx_and_names_the_cache()
 {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     // The stand-in nvidia-smi: four H100s (compute capability 9.0), driver 580.
     let folder = scratch(&[]);
     let path = common::gpu::standin_path();
@@ -409,9 +401,7 @@ fn doctor_warns_which_parts_of_the_2_9_line_are_past_support() {
 /// With Docker answering, the support warnings do not fail the doctor.
 #[tokio::test]
 async fn past_support_is_a_warning_not_a_failure() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let folder = scratch(&[]);
     let run = tfimg_with_env(
         folder.path(),

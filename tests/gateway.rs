@@ -164,9 +164,7 @@ fn unique_team(prefix: &str) -> (String, String) {
 
 #[tokio::test]
 async fn three_members_behind_one_tls_port_each_with_their_own_token() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let (team, spec) = unique_team("gw");
     let _network = NetworkGuard(team.clone());
     let mut guard = DockerGuard::images(&[&format!("tfimg/{spec}")]);
@@ -511,9 +509,7 @@ fn spki_of(cert: &std::path::Path) -> String {
 /// every promise broken (the tree before this boundary broke all four).
 #[tokio::test]
 async fn members_are_kept_apart_by_origin_network_and_gateway() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let (team, spec) = unique_team("gk");
     let _network = NetworkGuard(team.clone());
     let mut guard = DockerGuard::images(&[&format!("tfimg/{spec}")]);
@@ -882,9 +878,7 @@ fn k8s_exports_the_gateway_as_an_ingress() {
 /// the gateway's one port to their own token only, with the team's certificate.
 #[tokio::test]
 async fn compose_exports_the_gateway_and_it_serves_each_member_behind_it() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let id = unique("c").replace(|c: char| !c.is_ascii_alphanumeric(), "");
     let team = format!("gc{}", &id[id.len() - 10..]).to_lowercase();
     let port = free_port();

@@ -27,9 +27,7 @@ fn containers_with_env(needle: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn sigint_and_sigterm_in_the_middle_of_a_build_step_leave_no_tag_and_no_build_container() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     for (signal, signal_name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
         let name = unique("interrupted").to_lowercase();
         let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
@@ -100,9 +98,7 @@ async fn sigint_and_sigterm_in_the_middle_of_a_build_step_leave_no_tag_and_no_bu
 
 #[tokio::test]
 async fn a_base_image_removed_during_the_build_fails_it_clearly_and_tags_nothing() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let name = unique("baseless").to_lowercase();
     let base = format!("tfimgtest-{name}/debian:bullseye-slim");
     let _guard = DockerGuard::images(&[
@@ -182,9 +178,7 @@ fn attached_sleeper(folder: &std::path::Path, name: &str) -> common::Running {
 
 #[tokio::test]
 async fn sigterm_to_an_attached_run_stops_and_removes_its_container() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let name = unique("attached").to_lowercase();
     let _guard = DockerGuard::containers(&[&name]);
     let folder = scratch(&[]);
@@ -209,9 +203,7 @@ async fn sigterm_to_an_attached_run_stops_and_removes_its_container() {
 /// killed tfimg and left the container running.
 #[tokio::test]
 async fn sigint_while_the_container_is_being_started_still_removes_it() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     for attempt in 0..3 {
         let name = unique(&format!("starting{attempt}")).to_lowercase();
         let _guard = DockerGuard::containers(&[&name]);
@@ -246,9 +238,7 @@ fn half_ready_team(team: &str) -> String {
 
 #[tokio::test]
 async fn an_interrupted_up_keeps_only_fully_started_members_and_rollback_keeps_none() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     for rollback in [false, true] {
         let team = format!("t{}", &unique("up").replace('-', "")[2..])
             .chars()

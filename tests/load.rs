@@ -18,9 +18,7 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[tokio::test]
 async fn twenty_notebooks_started_at_once_all_answer_on_their_own_ports_with_their_own_tokens() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let names: Vec<String> = (0..AT_ONCE)
         .map(|i| unique(&format!("t-load-{i}")))
@@ -72,9 +70,7 @@ async fn twenty_notebooks_started_at_once_all_answer_on_their_own_ports_with_the
 
 #[tokio::test]
 async fn twenty_builds_of_one_new_spec_at_once_make_one_image_without_errors() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let name = unique("t-load-build").to_lowercase();
     let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);

@@ -65,6 +65,13 @@ fn layer_id(image: &str, needle: &str) -> Option<String> {
 /// of with `tfimg/cpu-headless`. The first test removes what it left before the next.
 static SERIAL: Mutex<()> = Mutex::new(());
 
+/// This test's turn: the tests that build the shared spec run one after another.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// The dangling images now (untagged, without children: a refused build's last step).
 fn dangling() -> BTreeSet<String> {
     docker(&["images", "-q", "--no-trunc", "--filter", "dangling=true"])
@@ -95,12 +102,8 @@ fn build(folder: &Path, spec: &str, extra: &[&str]) -> common::Run {
 // Each test has a runtime (and a thread) of its own: the lock only orders them.
 #[allow(clippy::await_holding_lock)]
 async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_hash() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let _serial = one_at_a_time();
+    let Some(engine) = common::engine().await else { return };
     let started = std::time::Instant::now();
     let name = unique("t-lock");
     let altered = format!("{name}-altered");
@@ -277,12 +280,8 @@ fn layers_of_other_images(except: &str) -> Vec<String> {
 #[tokio::test]
 #[allow(clippy::await_holding_lock)]
 async fn a_spec_without_a_lock_builds_on_its_built_in_s_locked_layers_and_shares_them() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let _serial = one_at_a_time();
+    let Some(engine) = common::engine().await else { return };
     let name = unique("t-inherit");
     let same = format!("{name}-env");
     let _guard = DockerGuard::images(&[&format!("tfimg/{name}"), &format!("tfimg/{same}")]);

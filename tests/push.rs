@@ -18,9 +18,7 @@ impl Drop for Registry {
 
 #[tokio::test]
 async fn a_pushed_image_can_be_pulled_back_by_digest() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     let port = std::net::TcpListener::bind(("127.0.0.1", 0))
         .unwrap()
         .local_addr()

@@ -63,7 +63,9 @@ fn assert_nothing_left(sshd: &Sshd, what: &str) {
 
 #[tokio::test]
 async fn build_run_ps_logs_and_rm_work_over_ssh() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let name = unique("t-remote");
     let _guard = DockerGuard::containers(&[&name]);
 
@@ -156,7 +158,9 @@ async fn build_run_ps_logs_and_rm_work_over_ssh() {
 
 #[tokio::test]
 async fn a_spec_is_built_over_ssh_and_its_background_pruning_reaches_the_same_engine() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let name = unique("t-remote-build");
     let _guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
     let spec =
@@ -228,7 +232,9 @@ fn create_context(sshd: &Sshd, name: &str, port: u16) {
 
 #[tokio::test]
 async fn a_docker_context_is_honoured_by_flag_variable_and_current_context() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let name = unique("t-remote-context");
     let _guard = DockerGuard::containers(&[&name]);
     let (good, broken) = (format!("tfimg-{name}"), format!("tfimg-{name}-nodocker"));
@@ -335,7 +341,9 @@ async fn a_docker_context_is_honoured_by_flag_variable_and_current_context() {
 
 #[tokio::test]
 async fn ssh_failures_exit_2_in_time_with_the_cause_and_leave_nothing_running() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let closed = {
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
         listener.local_addr().unwrap().port()
@@ -429,7 +437,9 @@ async fn ssh_failures_exit_2_in_time_with_the_cause_and_leave_nothing_running() 
 
 #[tokio::test]
 async fn a_mount_of_a_local_folder_is_refused_on_a_remote_engine_before_anything_exists() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let name = unique("t-remote-mount");
     let _guard = DockerGuard::containers(&[&name]);
     let folder = scratch(&[("data/x.txt", "x")]);
@@ -467,7 +477,9 @@ async fn a_mount_of_a_local_folder_is_refused_on_a_remote_engine_before_anything
 
 #[tokio::test]
 async fn a_team_member_s_mount_is_refused_on_a_remote_engine_before_anything_is_built() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let team = unique("t-remote-team");
     let mut guard = DockerGuard::default();
     guard.container_label = Some(format!("io.tfimg.team={team}"));

@@ -30,7 +30,9 @@ fn sweep_file(name: &str, rest: &str) -> String {
 
 #[test]
 fn a_sweep_over_ssh_copies_each_trial_folder_in_and_brings_it_back() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let name = unique("t-remote-sweep").to_lowercase();
     let guard = sweep_guard(&name);
     // A project that keeps JSON out of git: `params.json` must travel all the same.
@@ -97,7 +99,9 @@ fn a_sweep_over_ssh_copies_each_trial_folder_in_and_brings_it_back() {
 
 #[test]
 fn a_sweep_file_with_mounts_is_refused_on_a_remote_engine_before_anything_exists() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let name = unique("t-remote-sweep-mounts").to_lowercase();
     let guard = sweep_guard(&name);
     let folder = scratch(&[

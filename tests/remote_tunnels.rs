@@ -82,7 +82,9 @@ fn detached_notebook(sshd: &Sshd, extra: &[(&str, String)], name: &str) -> commo
 
 #[tokio::test]
 async fn a_detached_notebook_answers_on_a_local_port_that_forward_reopens_and_rm_closes() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let name = unique("t-tunnel");
     let _guard = DockerGuard::containers(&[&name]);
     let url = detached_notebook(&sshd, &[], &name);
@@ -140,7 +142,9 @@ async fn a_detached_notebook_answers_on_a_local_port_that_forward_reopens_and_rm
 
 #[tokio::test]
 async fn a_detached_tunnel_ends_by_itself_when_its_container_stops() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let name = unique("t-tunnel-stop");
     let _guard = DockerGuard::containers(&[&name]);
     let local = free_port();
@@ -171,7 +175,9 @@ async fn a_detached_tunnel_ends_by_itself_when_its_container_stops() {
 
 #[tokio::test]
 async fn an_interrupted_foreground_run_closes_its_tunnel() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let name = unique("t-tunnel-fg");
     let _guard = DockerGuard::containers(&[&name]);
     let local = free_port();
@@ -213,7 +219,9 @@ async fn an_interrupted_foreground_run_closes_its_tunnel() {
 
 #[tokio::test]
 async fn a_docker_context_s_notebook_is_tunneled_the_same_way() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let name = unique("t-tunnel-ctx");
     let _guard = DockerGuard::containers(&[&name]);
     let context = format!("tfimg-{name}");
@@ -239,7 +247,9 @@ async fn a_docker_context_s_notebook_is_tunneled_the_same_way() {
 
 #[tokio::test]
 async fn a_team_member_is_tunneled_by_up_reopened_by_up_and_closed_by_down() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let team = format!("t{}", &unique("up").replace('-', "")[2..])
         .chars()
         .take(20)
@@ -297,7 +307,9 @@ print("trained over ssh")
 
 #[tokio::test]
 async fn code_synced_over_ssh_trains_and_its_result_comes_back() {
-    let Some(sshd) = Sshd::start() else { return };
+    let Some(sshd) = Sshd::start() else {
+        return;
+    };
     let name = unique("t-remote-sync");
     let _guard = DockerGuard::containers(&[&name]);
     let folder = scratch(&[

@@ -135,9 +135,7 @@ fn gpu_selection_becomes_one_device_request_on_a_gpu_host() {
 
 #[tokio::test]
 async fn gpus_on_a_host_without_an_nvidia_driver_are_refused_before_anything_is_made() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     // This machine: no NVIDIA driver. Every form of `--gpus` is refused as a fact of the
     // host (exit 2), as `tfimg doctor` says it, before a container (or a build) is made;
     // the daemon's "could not select device driver" (which blames the toolkit) is never
@@ -201,12 +199,10 @@ async fn gpus_on_a_host_without_an_nvidia_driver_are_refused_before_anything_is_
 
 #[tokio::test]
 async fn jupyter_answers_with_its_token_only_and_writes_notebooks_as_the_host_user() {
-    let Some(engine) = common::engine().await else {
+    let Some((engine, name, _guard)) = common::container_test("t-jupyter").await else {
         return;
     };
     let folder = scratch(&[]);
-    let name = unique("t-jupyter");
-    let _guard = DockerGuard::containers(&[&name]);
     // A non-root uid/gid proves the mapping even though these machines run as root.
     let started = run(
         folder.path(),
@@ -297,9 +293,7 @@ async fn jupyter_answers_with_its_token_only_and_writes_notebooks_as_the_host_us
 
 #[tokio::test]
 async fn the_printed_ssh_line_logs_in_with_the_key_and_passwords_are_refused() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let folder = scratch(&[]);
     let key = common::ssh_key(folder.path());
     let name = unique("t-ssh");
@@ -374,9 +368,7 @@ async fn the_printed_ssh_line_logs_in_with_the_key_and_passwords_are_refused() {
 
 #[tokio::test]
 async fn a_headless_command_passes_its_exit_code_through_and_leaves_nothing() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     let folder = scratch(&[(
         "code/train.py",
         "import sys\nprint('training'); print('to stderr', file=sys.stderr)\n",
@@ -427,9 +419,7 @@ async fn a_headless_command_passes_its_exit_code_through_and_leaves_nothing() {
 
 #[tokio::test]
 async fn two_jupyters_at_once_get_different_ports_and_ps_lists_both() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let folder = scratch(&[]);
     let names = [unique("t-twin"), unique("t-twin")];
     let _guard = DockerGuard::containers(&[&names[0], &names[1]]);
@@ -483,9 +473,7 @@ async fn two_jupyters_at_once_get_different_ports_and_ps_lists_both() {
 
 #[tokio::test]
 async fn a_missing_mount_source_is_always_made_an_empty_folder_and_said() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     // Whatever the name looks like (a dot, a typo, parents missing), as `docker run -v`.
     let folder = scratch(&[]);
     let name = unique("t-made");
@@ -535,9 +523,7 @@ async fn a_missing_mount_source_is_always_made_an_empty_folder_and_said() {
 
 #[tokio::test]
 async fn jupyter_moved_off_a_taken_8888_says_where_and_why() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     // 8888 held here (or already held by someone else: taken either way).
     let _held = std::net::TcpListener::bind(("127.0.0.1", 8888));
     assert!(
@@ -576,12 +562,8 @@ async fn jupyter_moved_off_a_taken_8888_says_where_and_why() {
 
 #[tokio::test]
 async fn bad_input_exits_1_before_any_container_exists() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some((engine, name, _guard)) = common::container_test("t-bad").await else { return };
     let folder = scratch(&[]);
-    let name = unique("t-bad");
-    let _guard = DockerGuard::containers(&[&name]);
     let held = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let taken = held.local_addr().unwrap().port();
     let taken_mapping = format!("{taken}:8888");
@@ -658,12 +640,8 @@ async fn bad_input_exits_1_before_any_container_exists() {
 
 #[tokio::test]
 async fn container_commands_refuse_containers_tfimg_did_not_start() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some((_, name, _guard)) = common::container_test("t-foreign").await else { return };
     let folder = scratch(&[]);
-    let name = unique("t-foreign");
-    let _guard = DockerGuard::containers(&[&name]);
     let created = std::process::Command::new("docker")
         .args(["create", "--name", &name, "debian:bullseye-slim", "true"])
         .output()
@@ -695,12 +673,10 @@ async fn container_commands_refuse_containers_tfimg_did_not_start() {
 
 #[tokio::test]
 async fn ctrl_c_stops_and_removes_a_foreground_container() {
-    let Some(engine) = common::engine().await else {
+    let Some((engine, name, _guard)) = common::container_test("t-interrupt").await else {
         return;
     };
     let folder = scratch(&[]);
-    let name = unique("t-interrupt");
-    let _guard = DockerGuard::containers(&[&name]);
     let data = folder.path().join(".tfimg-data");
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_tfimg"))
         .args([
@@ -759,9 +735,7 @@ async fn ctrl_c_stops_and_removes_a_foreground_container() {
 
 #[tokio::test]
 async fn gpus_the_host_does_not_have_are_refused_and_runtime_mode_needs_the_toolkit() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     // A host whose nvidia-smi reports one GPU (the output format of the real tool).
     let folder = scratch(&[(
         "bin/nvidia-smi",
@@ -837,9 +811,7 @@ async fn gpus_the_host_does_not_have_are_refused_and_runtime_mode_needs_the_tool
 
 #[tokio::test]
 async fn mounted_folders_are_never_re_owned_and_a_read_only_workdir_still_starts() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     if tfimg::host::current_ids() != Some((0, 0)) {
         eprintln!("skipping: needs root to give a test file to uid 1000");
         return;
@@ -914,9 +886,7 @@ fn notes(stderr: &str) -> Vec<&str> {
 
 #[tokio::test]
 async fn gpu_images_take_the_gpus_by_default_only_where_docker_can_hand_them_over() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     let folder = scratch(&[]);
     let names: Vec<String> = (0..4).map(|_| unique("t-gpudefault")).collect();
     let _guard = DockerGuard::containers(&names.iter().map(String::as_str).collect::<Vec<_>>());
@@ -1045,9 +1015,7 @@ async fn gpu_images_take_the_gpus_by_default_only_where_docker_can_hand_them_ove
 
 #[tokio::test]
 async fn tensorboard_answers_at_the_printed_url_serves_the_workdir_as_the_user_and_comes_back() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     // The built-in Jupyter image under a name of the test's own (built on the warm cache:
     // only the generated files differ), so no built-in tag moves.
     let spec = unique("t-tensorboard");
@@ -1202,9 +1170,7 @@ async fn tensorboard_answers_at_the_printed_url_serves_the_workdir_as_the_user_a
 
 #[tokio::test]
 async fn the_ssh_image_has_a_shell_s_tools_and_the_jupyter_image_has_git() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let folder = scratch(&[]);
     let [ssh, jupyter] = ["ssh", "jupyter"].map(|kind| unique(&format!("t-tools-{kind}")));
     let _guard = DockerGuard::containers(&[&ssh, &jupyter]);

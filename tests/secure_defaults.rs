@@ -15,9 +15,7 @@ use common::{
 
 #[tokio::test]
 async fn jupyter_is_token_only_loopback_only_unprivileged_and_the_token_stays_out_of_sight() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     let name = unique("t-secure-lab");
     let public = unique("t-secure-public");
     let _guard = DockerGuard::containers(&[&name, &public]);
@@ -157,11 +155,7 @@ async fn jupyter_is_token_only_loopback_only_unprivileged_and_the_token_stays_ou
 
 #[tokio::test]
 async fn ssh_takes_only_the_users_key_never_root_and_the_key_tfimg_makes_is_private() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
-    let name = unique("t-secure-ssh");
-    let _guard = DockerGuard::containers(&[&name]);
+    let Some((_, name, _guard)) = common::container_test("t-secure-ssh").await else { return };
     // A home without keys: tfimg makes its own pair.
     let folder = scratch(&[]);
     let home = folder.path().join("home");
@@ -251,9 +245,7 @@ async fn ssh_takes_only_the_users_key_never_root_and_the_key_tfimg_makes_is_priv
 
 #[tokio::test]
 async fn no_private_key_or_secret_is_in_any_layer_of_the_ssh_image() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     // openssh-server's install makes host keys; the image must not carry them, in no
     // layer (a key deleted by a later layer would still be in the one that added it).
     let found = secrets_in_layers("tfimg/cpu-ssh:2.9.3", &[]);

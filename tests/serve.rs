@@ -128,9 +128,7 @@ fn assert_close(got: &serde_json::Value, expected: &serde_json::Value, what: &st
 
 #[tokio::test]
 async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let started = Instant::now();
     let model = unique("mlp");
     let mut guard = DockerGuard::default();
@@ -353,9 +351,7 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
 
 #[tokio::test]
 async fn classify_and_regress_answer_on_the_signatures_that_say_so() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let Served {
         model,
         port,
@@ -429,9 +425,7 @@ print("saved", flush=True)
 /// its name, and `rm` removes it.
 #[tokio::test]
 async fn a_wide_model_s_printed_request_answers_and_its_name_finds_its_container() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let Served {
         model,
         stdout,
@@ -488,9 +482,7 @@ async fn a_wide_model_s_printed_request_answers_and_its_name_finds_its_container
 /// model's, the folder is mounted read-only, and `down` removes the member.
 #[tokio::test]
 async fn a_team_member_serves_its_model_and_up_waits_until_it_answers() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let started = Instant::now();
     let team = unique("srv");
     let model = unique("mlp");
@@ -681,9 +673,7 @@ fn all_answered(streams: &mut [std::net::TcpStream], seconds: u64, status: u16, 
 /// the answers it expects.
 #[tokio::test]
 async fn slow_clients_hold_no_request_slot_and_are_cut_off() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let Served {
         model,
         port,
@@ -815,9 +805,7 @@ fn shows_a_traceback(body: &str) -> bool {
 /// version"). The server answers a good request after.
 #[tokio::test]
 async fn malformed_requests_get_400_and_never_a_traceback() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let Served {
         model,
         port,
@@ -944,9 +932,7 @@ fn server_memory(container: &str, reset: bool) -> (u64, u64) {
 /// memory limit by default (8 GiB) and still answers after both.
 #[tokio::test]
 async fn a_large_body_costs_at_most_about_four_times_its_size() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let Served {
         model,
         port,

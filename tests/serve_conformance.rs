@@ -52,7 +52,7 @@
 mod common;
 
 use common::http;
-use common::serving::{error_of, save_and_serve, tfimg, Served};
+use common::serving::{error_of, save_and_serve, tfimg};
 use serde_json::{json, Value};
 
 /// A TF2 model with the signatures of TensorFlow Serving's `saved_model_half_plus_three`
@@ -734,17 +734,12 @@ fn json_mapping(checks: &mut Checks, server: &Server) {
 /// failures are listed together.
 #[tokio::test]
 async fn tensorflow_serving_s_rest_api_as_its_page_describes_it() {
-    if common::engine().await.is_none() {
-        return;
-    }
-    let Served {
-        model,
-        port,
-        folder: _folder,
-        guard,
-        ..
-    } = save_and_serve(SAVE_CONFORMANCE, "conformance", "conformance");
-    let server = Server { port, model };
+    let Some(_engine) = common::engine().await else { return };
+    let served = save_and_serve(SAVE_CONFORMANCE, "conformance", "conformance");
+    let server = Server {
+        port: served.port,
+        model: served.model.clone(),
+    };
     let mut checks = Checks::default();
     page_example(&mut checks, &server, "1");
     status_api(&mut checks, &server);
@@ -753,7 +748,7 @@ async fn tensorflow_serving_s_rest_api_as_its_page_describes_it() {
     predict_api(&mut checks, &server);
     json_mapping(&mut checks, &server);
     checks.assert_all_passed("api_rest.md");
-    drop(guard);
+    drop(served);
 }
 
 /// The page's Example section on TensorFlow Serving's own testdata model: its status
@@ -764,9 +759,7 @@ async fn tensorflow_serving_s_rest_api_as_its_page_describes_it() {
 #[tokio::test]
 #[ignore = "issue 31: TF1 SavedModels (saved_model_half_plus_three) load through the session loader"]
 async fn the_page_s_example_answers_on_tensorflow_serving_s_half_plus_three() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/saved_model_half_plus_three");
     assert!(

@@ -43,9 +43,7 @@ fn ends(dir: &Path) -> BTreeMap<String, Vec<(u64, Option<i64>, bool)>> {
 #[tokio::test]
 async fn a_daemon_restart_mid_sweep_then_running_again_completes_it_without_rerunning_finished_trials(
 ) {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let daemon = Daemon::current();
     let name = unique("t-sweep-restart").to_lowercase();
     let mut guard = DockerGuard::default();

@@ -75,12 +75,8 @@ fn containers_named(name: &str) -> String {
 
 #[tokio::test]
 async fn a_synced_folder_goes_in_without_ignored_files_and_its_outputs_come_back() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some((_, name, _guard)) = common::container_test("t-sync").await else { return };
     let folder = project();
-    let name = unique("t-sync");
-    let _guard = DockerGuard::containers(&[&name]);
     let outcome = tfimg(
         folder.path(),
         &[
@@ -131,12 +127,8 @@ async fn a_synced_folder_goes_in_without_ignored_files_and_its_outputs_come_back
 
 #[tokio::test]
 async fn an_interrupted_run_still_syncs_back_what_it_wrote() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some((_, name, _guard)) = common::container_test("t-sync-int").await else { return };
     let folder = project();
-    let name = unique("t-sync-int");
-    let _guard = DockerGuard::containers(&[&name]);
     let data = folder.path().join(".tfimg-data");
     let script = "mkdir -p code/out && echo partial > code/out/checkpoint.txt && echo written && exec sleep 300";
     let args = with_ca(&[
@@ -177,12 +169,8 @@ async fn an_interrupted_run_still_syncs_back_what_it_wrote() {
 
 #[tokio::test]
 async fn pull_files_copies_from_a_stopped_detached_run() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some((_, name, _guard)) = common::container_test("t-pull").await else { return };
     let folder = project();
-    let name = unique("t-pull");
-    let _guard = DockerGuard::containers(&[&name]);
     let script = "mkdir -p code/out && echo done > code/out/result.txt";
     let started = tfimg(
         folder.path(),
@@ -247,12 +235,10 @@ async fn pull_files_copies_from_a_stopped_detached_run() {
 
 #[tokio::test]
 async fn a_sync_into_a_folder_the_image_lacks_is_refused_and_removed() {
-    if common::engine().await.is_none() {
+    let Some((_, name, _guard)) = common::container_test("t-sync-nofolder").await else {
         return;
-    }
+    };
     let folder = project();
-    let name = unique("t-sync-nofolder");
-    let _guard = DockerGuard::containers(&[&name]);
     let outcome = tfimg(
         folder.path(),
         &[
@@ -280,9 +266,7 @@ async fn a_sync_into_a_folder_the_image_lacks_is_refused_and_removed() {
 
 #[tokio::test]
 async fn a_volume_is_writable_from_the_first_run_and_keeps_its_files() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let folder = scratch(&[]);
     let names = [unique("t-vol"), unique("t-vol")];
     let volume = unique("tfimg-test-vol");

@@ -33,9 +33,7 @@ fn column(table: &str, member: &str, index: usize) -> String {
 
 #[tokio::test]
 async fn a_team_comes_up_stays_up_changes_one_member_and_goes_down_keeping_data() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     let team = unique("team").replace(|c: char| !c.is_ascii_alphanumeric(), "-");
     let team = format!("t{}", &team[team.len() - 12..]).to_lowercase();
     let members = ["alice", "bob", "carol", "train"].map(|m| format!("{team}-{m}"));
@@ -250,9 +248,7 @@ fn unquoted(text: &str) -> &str {
 
 #[tokio::test]
 async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_urls() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let ports = [free_port(), free_port()];
     let team = format!(
         "c{}",
@@ -436,9 +432,7 @@ fn alice_env() -> String {
 
 #[tokio::test]
 async fn kubernetes_manifests_validate_strictly_and_every_worker_gets_its_tf_config() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let team_file = format!(
         "team: vision-lab\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n\
          \x20 - name: alice\n    gpus: [0]\n{}\
@@ -637,9 +631,7 @@ const KUBERNETES_PORT_FLOOR: &str = "net.ipv4.ip_unprivileged_port_start=1024";
 
 #[tokio::test]
 async fn an_ssh_member_exported_to_kubernetes_serves_ssh_as_its_uid_with_no_capability() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let team = format!(
         "k{}",
         unique("x").replace(|c: char| !c.is_ascii_alphanumeric(), "")
@@ -831,9 +823,7 @@ async fn an_ssh_member_exported_to_kubernetes_serves_ssh_as_its_uid_with_no_capa
 /// chosen again, and both teams come up with four different ports, each answering.
 #[tokio::test]
 async fn two_teams_racing_for_the_same_free_ports_both_come_up() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     let names: Vec<String> = (0..2)
         .map(|i| {
             let unique = unique("race").replace(|c: char| !c.is_ascii_alphanumeric(), "");

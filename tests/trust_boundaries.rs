@@ -43,9 +43,7 @@ fn owners(folder: &Path) -> Vec<(String, u32)> {
 /// as, never to root.
 #[tokio::test]
 async fn a_trial_that_plants_links_and_fifos_in_its_folder_reaches_nothing_of_the_host() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     let name = common::unique("t-hostile").to_lowercase();
     let _guard = sweep_guard(&name);
     let outside = tempfile::tempdir().unwrap();
@@ -150,9 +148,7 @@ fn process_uids(name: &str) -> Vec<(String, String)> {
 /// user, never to root; the note says so once. `serve` is checked in tests/serve.rs.
 #[tokio::test]
 async fn as_root_no_container_process_runs_as_root_or_keeps_a_capability() {
-    let Some(_engine) = common::engine().await else {
-        return;
-    };
+    let Some(_engine) = common::engine().await else { return };
     if !common::running_as_root() {
         eprintln!("skipping: needs root (CI runs as root)");
         return;
@@ -268,9 +264,7 @@ async fn as_root_no_container_process_runs_as_root_or_keeps_a_capability() {
 /// link's target is neither mounted nor re-owned.
 #[tokio::test]
 async fn a_member_folder_that_is_a_link_is_refused_before_anything_is_created() {
-    let Some(engine) = common::engine().await else {
-        return;
-    };
+    let Some(engine) = common::engine().await else { return };
     let name = common::unique("t-linkroot").replace('-', "");
     let team = format!("t{}", &name[name.len() - 12..]).to_lowercase();
     let _guard = common::DockerGuard::containers(&[&format!("{team}-alice")]);
@@ -380,9 +374,7 @@ fn compose_writes_nothing_through_links_planted_in_its_output_folder() {
 /// 1 GiB file arrives sparse.
 #[tokio::test]
 async fn pull_files_takes_a_container_s_odd_files_safely() {
-    if common::engine().await.is_none() {
-        return;
-    }
+    let Some(_engine) = common::engine().await else { return };
     let folder = common::scratch(&[]);
     let name = common::unique("t-pullodd");
     let _guard = common::DockerGuard::containers(&[&name]);

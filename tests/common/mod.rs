@@ -79,6 +79,31 @@ pub async fn engine() -> Option<tfimg::engine::Docker> {
     }
 }
 
+/// Fails, showing all of `text`, unless it contains `wanted`.
+#[track_caller]
+pub fn assert_contains(text: &str, wanted: &str) {
+    assert!(text.contains(wanted), "{wanted:?} is not in:\n{text}");
+}
+
+/// The opener of a test that builds image `tfimg/<name>`: the real engine (`None` where a
+/// developer opted out, as `engine` says), a name no other test uses, and a guard that
+/// removes that repository's images when the test ends, failed or not.
+pub async fn image_test(prefix: &str) -> Option<(tfimg::engine::Docker, String, DockerGuard)> {
+    let engine = engine().await?;
+    let name = unique(prefix);
+    let guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
+    Some((engine, name, guard))
+}
+
+/// The opener of a test that makes container `<name>`: as `image_test`, with a guard
+/// that removes that container.
+pub async fn container_test(prefix: &str) -> Option<(tfimg::engine::Docker, String, DockerGuard)> {
+    let engine = engine().await?;
+    let name = unique(prefix);
+    let guard = DockerGuard::containers(&[&name]);
+    Some((engine, name, guard))
+}
+
 /// The embedded lock of the built-in `builtin` made the lock of spec `name`, which adds
 /// nothing to what it resolves (a variable, files), with `base` another reference of the
 /// same base image: its build takes every layer from the built-in's cache.
