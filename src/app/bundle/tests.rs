@@ -63,9 +63,7 @@ fn builtin_target(catalog: &Catalog, name: &str) -> SaveTarget {
 /// Builds the target's image; it gets the labels a rendered Dockerfile gives, and one
 /// that is not tfimg's.
 fn build(engine: &FakeEngine, host: &FakeHost, target: &SaveTarget) {
-    let SaveTarget::Spec(target) = target else {
-        panic!("a spec")
-    };
+    let SaveTarget::Spec(target) = target else { panic!("a spec") };
     let built = run(build_spec(
         engine,
         host,
@@ -155,9 +153,7 @@ fn a_spec_file_its_lock_and_its_local_parent_travel_to_another_engine() {
             IMAGES_PART
         ]
     );
-    let [image] = &manifest.images[..] else {
-        panic!("one image: {:?}", manifest.images)
-    };
+    let [image] = &manifest.images[..] else { panic!("one image: {:?}", manifest.images) };
     assert_eq!(image.tags.len(), 2);
     assert!(image.tags.iter().any(|tag| tag == "tfimg/lab:2.9.3"));
     assert_eq!(image.labels["io.tfimg.spec"], "lab");
