@@ -19,6 +19,12 @@ bench *ARGS:
     cargo build --release --locked --bins --benches
     bench/bench.py {{ARGS}}
 
+# The bench rows of an earlier commit against the working tree, alternating; writes bench/commits.md.
+bench-commits BASE *ARGS:
+    scripts/setup-machine
+    cargo build --release --locked --bins --benches
+    bench/commits.py {{BASE}} {{ARGS}}
+
 # The main job: bootstrap the base, build and verify the Jupyter images, run one and check its token.
 demo:
     scripts/demo
