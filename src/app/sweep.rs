@@ -55,6 +55,7 @@ use crate::app::launch::Target;
 use crate::app::Interrupted;
 use crate::engine::{Engine, EngineError};
 use crate::host::{Host, NvidiaFacts};
+use crate::sweep::early_stop::{Judge, Judgement};
 use crate::sweep::journal::{Event, StopReason};
 use crate::sweep::schedule::{Exit, Halt, Scheduler, Slot};
 use crate::sweep::{Sweep, Trial, FILE_COPY};
@@ -98,6 +99,8 @@ struct Watched {
     started_ms: u64,
     /// tfimg stopped it: its end is not the trial's failure.
     stopping: bool,
+    /// The `early_stop` rule stopped it, with why.
+    early: Option<Judgement>,
 }
 
 /// The end of a watched attempt: the trial's index and its exit code (or why none).
@@ -123,6 +126,8 @@ struct Runner<'a, E: Engine, H: Host> {
     remote: bool,
     /// When running trials' metrics were last fetched from a remote engine.
     metrics_fetched_ms: u64,
+    /// The `early_stop` rule's judge, when the sweep has one.
+    judge: Option<Judge>,
 }
 
 /// Runs (or goes on with) the sweep until every trial ended, it was stopped, or
@@ -158,6 +163,11 @@ pub async fn run<E: Engine, H: Host>(
         notify,
         remote: engine.tunnels_ports(),
         metrics_fetched_ms: 0,
+        judge: sweep
+            .early_stop
+            .as_ref()
+            .zip(sweep.objective.as_ref())
+            .map(|(early_stop, objective)| Judge::new(early_stop.rule, objective)),
     };
     runner.journal(&Event::SweepStarted {
         sweep: sweep.name.clone(),
@@ -238,6 +248,11 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                         self.stop_all().await;
                     }
                     self.fetch_metrics().await;
+                    if let Err(error) = self.judge_running().await {
+                        self.scheduler.stop();
+                        self.stop_all().await;
+                        failure.get_or_insert(error);
+                    }
                     let counts = self.counts();
                     if self.last_progress.as_ref() != Some(&counts) {
                         (self.notify)(Note::Progress(counts.clone()));
@@ -267,6 +282,55 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         let _ = futures_util::future::join_all(stops).await;
     }
 
+    /// Judges every running trial on what it reported so far (`early_stop`). Each
+    /// judgement is journaled before anything is done about it; a stop then stops the
+    /// trial's container, whose end comes as usual and counts as stopped early.
+    async fn judge_running(&mut self) -> anyhow::Result<()> {
+        let Some(mut judge) = self.judge.take() else {
+            return Ok(());
+        };
+        let judged = self.judge_with(&mut judge).await;
+        self.judge = Some(judge);
+        judged
+    }
+
+    async fn judge_with(&mut self, judge: &mut Judge) -> anyhow::Result<()> {
+        let running: Vec<usize> = self
+            .watched
+            .iter()
+            .filter(|(_, watched)| !watched.stopping)
+            .map(|(trial, _)| *trial)
+            .collect();
+        for trial in running {
+            let points = folder::trial_points(self.host, &self.trial_dir(trial));
+            let id = self.trials[trial].id.clone();
+            let attempt = self.watched[&trial].attempt;
+            for judgement in judge.judge(&id, &points) {
+                self.journal(&Event::TrialJudged {
+                    trial: id.clone(),
+                    attempt,
+                    judgement,
+                    time_ms: self.now_ms(),
+                })?;
+                if !judgement.stop {
+                    continue;
+                }
+                let Some(watched) = self.watched.get_mut(&trial) else {
+                    continue;
+                };
+                watched.stopping = true;
+                watched.early = Some(judgement);
+                let container = watched.container_id.clone();
+                (self.notify)(Note::StoppedEarly {
+                    trial: id.clone(),
+                    reason: judgement.reason(),
+                });
+                let _ = self.engine.stop(&container, STOP_SECONDS).await;
+            }
+        }
+        Ok(())
+    }
+
     /// Whether `tfimg sweep stop` asked this run to stop.
     fn stop_requested(&self) -> bool {
         self.host.exists(&self.run.sweep.output.join(STOP_REQUEST))
@@ -278,6 +342,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             return Ok(());
         };
         let (exit, code) = match ended {
+            Ok(code) if watched.early.is_some() => (Exit::StoppedEarly, Some(code)),
             Ok(code) if watched.stopping => (Exit::Stopped, Some(code)),
             // Killed by a signal: by the daemon on its way down (a restart), which is not
             // the trial's failure; the sweep ends and the next run reruns it.

@@ -13,7 +13,8 @@ use crate::input::InputError;
 use crate::labels;
 use crate::plan::{self, mounts};
 
-use super::model::{ModeFile, SweepFile};
+use super::early_stop::{EarlyStop, Rule};
+use super::model::{ModeFile, RuleFile, SweepFile};
 use super::read::Places;
 use super::search::{self, shortened, Search};
 use super::template::CommandTemplate;
@@ -69,6 +70,8 @@ pub(super) fn sweep(file: &SweepFile, places: &Places, folder: &Path) -> Result<
         ));
     }
     random_repeats(&search, places, &mut warnings);
+    let objective = objective(file, places)?;
+    let early_stop = early_stop(file, objective.as_ref(), places)?;
     Ok(Sweep {
         name: file.sweep.clone(),
         folder: folder.to_path_buf(),
@@ -84,7 +87,8 @@ pub(super) fn sweep(file: &SweepFile, places: &Places, folder: &Path) -> Result<
         limits,
         retries,
         max_failed: file.max_failed,
-        objective: objective(file, places)?,
+        objective,
+        early_stop,
         output: output(file, places, folder)?,
         warnings,
     })
@@ -392,6 +396,118 @@ fn objective(file: &SweepFile, places: &Places) -> Result<Option<Objective>, Spe
         metric: objective.metric.clone(),
         mode,
         pick,
+    }))
+}
+
+/// ASHA's reduction when the file gives none: with `max_epochs: 9` and `grace: 1`, rungs
+/// at epochs 1 and 3 (W&B's hyperband `eta`; Ray Tune and Optuna default to 4).
+pub const DEFAULT_REDUCTION: u32 = 3;
+
+/// The median rule compares a trial with at least this many others (Ray Tune's
+/// `min_samples_required`).
+pub const DEFAULT_MIN_TRIALS: u32 = 3;
+
+fn early_stop(
+    file: &SweepFile,
+    objective: Option<&Objective>,
+    places: &Places,
+) -> Result<Option<EarlyStop>, SpecError> {
+    let Some(written) = &file.early_stop else {
+        return Ok(None);
+    };
+    if objective.is_none() {
+        return Err(places.bad_key(
+            "early_stop",
+            "`early_stop` needs an `objective`: it stops the trials whose objective is losing".into(),
+            "add the metric the trials report each epoch, such as `objective: {metric: val_accuracy, mode: max}`",
+        ));
+    }
+    let (own, other, other_key) = match written.rule {
+        RuleFile::Asha => ("asha", "median", "min_trials"),
+        RuleFile::Median => ("median", "asha", "reduction"),
+    };
+    let misplaced = match written.rule {
+        RuleFile::Asha => written.min_trials.is_some(),
+        RuleFile::Median => written.reduction.is_some(),
+    };
+    if misplaced {
+        return Err(places.bad_key(
+            &format!("early_stop.{other_key}"),
+            format!("`{other_key}` is a setting of the {other} rule, not of `{own}`"),
+            "asha takes `max_epochs`, `grace` and `reduction`; median takes `grace`, `min_trials` and `max_epochs`",
+        ));
+    }
+    let at_least = |key: &str, value: Option<u32>, least: u32, default: u32, hint: &str| {
+        let value = value.unwrap_or(default);
+        if value < least {
+            return Err(places.bad(
+                &format!("early_stop.{key}"),
+                format!("`{key}: {value}` is less than {least}"),
+                hint.to_string(),
+            ));
+        }
+        Ok(value)
+    };
+    let grace = at_least(
+        "grace",
+        written.grace,
+        1,
+        1,
+        "`grace` is the first epoch (or step) a trial can be stopped at, such as `grace: 1`",
+    )?;
+    let max_epochs = match written.max_epochs {
+        Some(max) => Some(at_least(
+            "max_epochs",
+            Some(max),
+            1,
+            1,
+            "`max_epochs` is the epochs (or steps) a full trial reports, such as `max_epochs: 9`",
+        )?),
+        None if written.rule == RuleFile::Asha => {
+            return Err(places.bad(
+                "early_stop",
+                "`early_stop: {rule: asha}` needs `max_epochs`: its rungs follow from the epochs (or steps) a full trial reports".into(),
+                "add it, such as `early_stop: {rule: asha, max_epochs: 9, grace: 1, reduction: 3}`",
+            ))
+        }
+        None => None,
+    };
+    if let Some(max) = max_epochs.filter(|max| grace >= *max) {
+        return Err(places.bad(
+            "early_stop.grace",
+            format!(
+                "`grace: {grace}` is not below `max_epochs: {max}`: no trial would ever be judged"
+            ),
+            format!("give a grace below {max}, such as `grace: 1`"),
+        ));
+    }
+    let rule = match written.rule {
+        RuleFile::Asha => Rule::Asha {
+            max_epochs: max_epochs.unwrap_or(1),
+            grace,
+            reduction: at_least(
+                "reduction",
+                written.reduction,
+                2,
+                DEFAULT_REDUCTION,
+                "each rung keeps the top 1/reduction of the trials that reach it: `reduction: 2` keeps half, `reduction: 3` a third",
+            )?,
+        },
+        RuleFile::Median => Rule::Median {
+            grace,
+            min_trials: at_least(
+                "min_trials",
+                written.min_trials,
+                1,
+                DEFAULT_MIN_TRIALS,
+                "a trial is compared with the running averages of at least this many others, such as `min_trials: 3`",
+            )?,
+            max_epochs,
+        },
+    };
+    Ok(Some(EarlyStop {
+        rule,
+        location: places.key("early_stop"),
     }))
 }
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::input::InputError;
 
+use super::early_stop::Judgement;
 use super::value::list_text;
 use super::{ParamValue, Sweep};
 
@@ -51,6 +52,14 @@ pub enum Event {
         exit_code: Option<i64>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         stopped: bool,
+        time_ms: u64,
+    },
+    /// A running attempt was judged by the sweep's `early_stop` rule; written before
+    /// the runner acts on it (a stop: then its container is stopped).
+    TrialJudged {
+        trial: String,
+        attempt: u32,
+        judgement: Judgement,
         time_ms: u64,
     },
     /// A run of `tfimg sweep` ended.
@@ -275,12 +284,16 @@ pub enum TrialStatus {
     Failed,
     /// Its last attempt was stopped by tfimg.
     Stopped,
+    /// The `early_stop` rule stopped it: it is over, and never runs again.
+    StoppedEarly,
 }
 
 /// The attempts of one trial, in journal order.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TrialHistory {
     pub attempts: Vec<Attempt>,
+    /// The `early_stop` rule's judgements, with the attempt each was made on.
+    pub judgements: Vec<(u32, Judgement)>,
 }
 
 impl TrialHistory {
@@ -290,12 +303,23 @@ impl TrialHistory {
                 attempt: done.number,
             };
         }
+        if self.stopped_early().is_some() {
+            return TrialStatus::StoppedEarly;
+        }
         match self.attempts.last().map(|attempt| attempt.end) {
             None => TrialStatus::NeverStarted,
             Some(None) => TrialStatus::Running,
             Some(Some(end)) if end.stopped => TrialStatus::Stopped,
             Some(Some(_)) => TrialStatus::Failed,
         }
+    }
+
+    /// The judgement that stopped the trial early, if one did.
+    pub fn stopped_early(&self) -> Option<&Judgement> {
+        self.judgements
+            .iter()
+            .map(|(_, judgement)| judgement)
+            .find(|judgement| judgement.stop)
     }
 
     /// The attempt that exited 0, if one did.
@@ -416,6 +440,17 @@ impl Replay {
                     });
                 }
             }
+            Event::TrialJudged {
+                trial,
+                attempt,
+                judgement,
+                ..
+            } => self
+                .trials
+                .entry(trial.clone())
+                .or_default()
+                .judgements
+                .push((*attempt, *judgement)),
             Event::SweepStopped { reason, .. } => self.last_stop = Some(*reason),
         }
     }

@@ -119,6 +119,16 @@ pub fn export(
     trials: &[Trial],
     options: &K8sOptions,
 ) -> Result<K8sExport, SpecError> {
+    if let Some(early_stop) = &sweep.early_stop {
+        return Err(SpecError::new(
+            Some(early_stop.location.clone()),
+            format!(
+                "`early_stop: {{rule: {}}}` cannot go to Kubernetes: an Indexed Job runs every trial to its end, and nothing there watches the trials to stop the losing ones",
+                early_stop.rule.name()
+            ),
+            "run the sweep with `tfimg sweep FILE` (on the GPU server, or `--host ssh://...`), which stops them; or leave `early_stop` out for `--k8s`",
+        ));
+    }
     let parallelism = cluster_slots(sweep)?.min(trials.len()).max(1);
     let mut notes = mount_notes(sweep)?;
     let names = Names::of(&sweep.name);

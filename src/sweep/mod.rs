@@ -15,10 +15,12 @@
 //!   into what each trial did, plus what changed in a sweep file since it started.
 //! - `k8s` writes the sweep as a Kubernetes Indexed Job, a ConfigMap of its trials and a
 //!   claim for their folders (`tfimg sweep FILE --k8s`).
+//! - `early_stop` judges running trials on what they report (ASHA, the median rule).
 //! - `metrics` reads what trials report; `results` makes the table sorted by the objective
 //!   (text, JSON, CSV).
 //! - `report` draws the results and the metrics' curves as one self-contained HTML page.
 
+pub mod early_stop;
 pub mod journal;
 pub mod k8s;
 pub mod metrics;
@@ -79,6 +81,8 @@ pub struct Sweep {
     /// Stop starting trials once this many have failed for good.
     pub max_failed: Option<u32>,
     pub objective: Option<Objective>,
+    /// `early_stop:`: the rule that stops losing trials, if any.
+    pub early_stop: Option<early_stop::EarlyStop>,
     /// `<folder>/<output>/<name>`: the journal and one folder per trial.
     pub output: PathBuf,
     /// Things that work but are likely mistakes, each at its place.

@@ -39,7 +39,28 @@ pub struct SweepFile {
     pub retries: Option<u32>,
     pub max_failed: Option<u32>,
     pub objective: Option<ObjectiveFile>,
+    pub early_stop: Option<EarlyStopFile>,
     pub output: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with `rule` (`asha` or `median`) and its settings"
+)]
+pub struct EarlyStopFile {
+    pub rule: RuleFile,
+    pub max_epochs: Option<u32>,
+    pub grace: Option<u32>,
+    pub reduction: Option<u32>,
+    pub min_trials: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase", expecting = "`asha` or `median`")]
+pub enum RuleFile {
+    Asha,
+    Median,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

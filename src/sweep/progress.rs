@@ -19,6 +19,8 @@ pub enum Note {
         done: usize,
         failed: usize,
         reattached: usize,
+        /// Stopped by the `early_stop` rule: over, as done ones are.
+        stopped_early: usize,
     },
     Started {
         trial: String,
@@ -37,6 +39,8 @@ pub enum Note {
         /// It ended while no tfimg watched it (learned on resume).
         away: bool,
     },
+    /// The `early_stop` rule stopped a running trial (its end follows).
+    StoppedEarly { trial: String, reason: String },
     /// Where the whole sweep stands (each second, when it changed).
     Progress(Counts),
     /// Something the user should know (a container of this sweep removed, a kill while away).
@@ -51,6 +55,8 @@ pub struct Counts {
     pub running: usize,
     pub done: usize,
     pub failed: usize,
+    /// Stopped by the `early_stop` rule.
+    pub stopped_early: usize,
     pub eta_seconds: Option<u64>,
     /// Each running trial's last objective value, when it reported one.
     pub running_metrics: Vec<(String, Option<f64>)>,
@@ -144,13 +150,28 @@ pub fn told(note: &Note, sweep: &Sweep) -> Told {
             done,
             failed,
             reattached,
-        } => status(
-            format!(
-                "going on with sweep `{}`: {done} trial(s) done, {failed} failed for good, {reattached} still running",
-                sweep.name
-            ),
-            "resumed",
-            serde_json::json!({"done": done, "failed": failed, "reattached": reattached}),
+            stopped_early,
+        } => {
+            let early = match stopped_early {
+                0 => String::new(),
+                n => format!(", {n} stopped early"),
+            };
+            status(
+                format!(
+                    "going on with sweep `{}`: {done} trial(s) done, {failed} failed for good{early}, {reattached} still running",
+                    sweep.name
+                ),
+                "resumed",
+                serde_json::json!({
+                    "done": done, "failed": failed, "reattached": reattached,
+                    "stopped_early": stopped_early,
+                }),
+            )
+        }
+        Note::StoppedEarly { trial, reason } => status(
+            format!("{trial} is stopped early ({reason})"),
+            "trial_stopped_early",
+            serde_json::json!({"trial": trial, "reason": reason}),
         ),
         Note::Said(message) => status(
             format!("note: {message}"),
@@ -196,6 +217,7 @@ fn ended_line(
                 .display()
         ),
         Outcome::Stopped => format!("{trial} stopped after {time}{away}"),
+        Outcome::StoppedEarly => format!("{trial} stopped early after {time}{away}{metric}"),
     }
 }
 
@@ -205,6 +227,7 @@ fn outcome_text(outcome: Outcome) -> &'static str {
         Outcome::Retry { .. } => "retry",
         Outcome::Failed => "failed",
         Outcome::Stopped => "stopped",
+        Outcome::StoppedEarly => "stopped_early",
     }
 }
 
@@ -214,6 +237,9 @@ fn progress_line(counts: &Counts) -> String {
         "{}/{} done · {} running · {} queued · {} failed",
         counts.done, counts.total, counts.running, counts.queued, counts.failed
     );
+    if counts.stopped_early > 0 {
+        line.push_str(&format!(" · {} stopped early", counts.stopped_early));
+    }
     if let Some(eta) = counts.eta_seconds {
         line.push_str(&format!(" · ETA {}", duration_text(eta * 1000)));
     }
@@ -229,7 +255,8 @@ fn progress_line(counts: &Counts) -> String {
 fn counts_json(counts: &Counts) -> serde_json::Value {
     serde_json::json!({
         "total": counts.total, "queued": counts.queued, "running": counts.running,
-        "done": counts.done, "failed": counts.failed, "eta_seconds": counts.eta_seconds,
+        "done": counts.done, "failed": counts.failed, "stopped_early": counts.stopped_early,
+        "eta_seconds": counts.eta_seconds,
     })
 }
 
@@ -246,8 +273,12 @@ impl Finished {
     /// `max_failed` trials failed, the error.
     pub fn closing_lines(&self, sweep: &Sweep) -> Vec<String> {
         let counts = &self.counts;
+        let early = match counts.stopped_early {
+            0 => String::new(),
+            n => format!(", {n} stopped early"),
+        };
         let mut lines = vec![format!(
-            "sweep `{}`: {} of {} trials done, {} failed; results in `{}`",
+            "sweep `{}`: {} of {} trials done, {} failed{early}; results in `{}`",
             sweep.name,
             counts.done,
             counts.total,
@@ -319,6 +350,7 @@ pub fn dry_run_json(sweep: &Sweep, trials: &[Trial], slots: &[Slot]) -> serde_js
         "search": sweep.search.describe(),
         "output": sweep.output,
         "objective": sweep.objective,
+        "early_stop": sweep.early_stop.as_ref().map(|early_stop| early_stop.rule.describe()),
         "trials": trials,
         "slots": slots,
     })
@@ -330,9 +362,15 @@ pub fn dry_run_lines(sweep: &Sweep, trials: usize, slots: usize) -> [String; 2] 
         super::GpuPool::Cpu => "the CPU".to_string(),
         _ => format!("{} GPU(s) each", sweep.pool.gpus_per_trial),
     };
+    let early = sweep
+        .early_stop
+        .as_ref()
+        .map_or(String::new(), |early_stop| {
+            format!(", stopped early by {}", early_stop.rule.describe())
+        });
     [
         format!(
-            "dry run of sweep `{}`: {trials} trial(s) ({}) on {slots} slot(s), {on}, from {}; nothing was created",
+            "dry run of sweep `{}`: {trials} trial(s) ({}) on {slots} slot(s), {on}, from {}{early}; nothing was created",
             sweep.name,
             sweep.search.describe(),
             sweep.source.describe()
@@ -345,10 +383,7 @@ pub fn dry_run_lines(sweep: &Sweep, trials: usize, slots: usize) -> [String; 2] 
 pub fn status_tally(results: &Results) -> BTreeMap<String, usize> {
     let mut tally = BTreeMap::<String, usize>::new();
     for row in &results.rows {
-        let word = row.status.to_string();
-        *tally
-            .entry(word.split(' ').next().unwrap_or_default().to_string())
-            .or_default() += 1;
+        *tally.entry(row.status.word().to_string()).or_default() += 1;
     }
     tally
 }
@@ -396,10 +431,12 @@ pub fn status_text(
         "\nsweep `{name}` in `{dir}`: {}; {state}\n",
         tally.join(", ")
     );
-    let unfinished = results
-        .rows
-        .iter()
-        .any(|row| !matches!(row.status, RowStatus::Done { .. } | RowStatus::Failed));
+    let unfinished = results.rows.iter().any(|row| {
+        !matches!(
+            row.status,
+            RowStatus::Done { .. } | RowStatus::Failed | RowStatus::StoppedEarly(_)
+        )
+    });
     if !running && lines.is_empty() && unfinished {
         text.push_str("`tfimg sweep FILE` goes on with it\n");
     }

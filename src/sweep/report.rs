@@ -150,6 +150,10 @@ fn header(sweep: &str, results: &Results, generated: &str) -> Markup {
         ("running", count(|s| matches!(s, RowStatus::Running))),
         ("queued", count(|s| matches!(s, RowStatus::Queued))),
         ("stopped", count(|s| matches!(s, RowStatus::Stopped))),
+        (
+            "stopped early",
+            count(|s| matches!(s, RowStatus::StoppedEarly(_))),
+        ),
     ];
     html! {
         header {
@@ -166,8 +170,8 @@ fn header(sweep: &str, results: &Results, generated: &str) -> Markup {
             }
             ul.counts {
                 @for (name, number) in counts {
-                    @if number > 0 || name != "stopped" {
-                        li class=(format!("count {name}")) { strong { (number) } " " (name) }
+                    @if number > 0 || !name.starts_with("stopped") {
+                        li class=(format!("count {}", name.replace(' ', "-"))) { strong { (number) } " " (name) }
                     }
                 }
             }
@@ -411,6 +415,7 @@ fn status_class(status: RowStatus) -> &'static str {
         RowStatus::Running => "running",
         RowStatus::Queued => "queued",
         RowStatus::Stopped => "stopped",
+        RowStatus::StoppedEarly(_) => "stopped-early",
     }
 }
 
@@ -439,6 +444,7 @@ header .name { font-family: ui-monospace, "DejaVu Sans Mono", "Liberation Mono",
 .count { padding: 4px 12px; border-radius: 999px; background: #fff; border: 1px solid var(--line); }
 .count.done strong { color: #2d8a4e; } .count.failed strong { color: #c0392b; }
 .count.running strong { color: #2e86ab; } .count.queued strong, .count.stopped strong { color: var(--muted); }
+.count.stopped-early strong { color: #b8860b; }
 section { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 16px 20px; margin: 0 0 18px; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 0 18px; }
 .charts section.wide { grid-column: 1 / -1; }
@@ -469,6 +475,7 @@ tr.best { background: #fff4ef !important; } tr.best td:first-child { box-shadow:
 .chip { padding: 1px 8px; border-radius: 999px; font-family: system-ui, sans-serif; font-size: 12px; }
 .chip.done { background: #e3f4e8; color: #216e3c; } .chip.failed { background: #fbe4e1; color: #a8322a; }
 .chip.running { background: #e1f0f7; color: #22698a; } .chip.queued, .chip.stopped { background: #eef1f4; color: #4a5560; }
+.chip.stopped-early { background: #fbf1dc; color: #80600b; }
 footer { color: var(--muted); font-size: 13px; text-align: center; }
 "#;
 

@@ -9,19 +9,39 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::early_stop::Judgement;
 use super::journal::{Replay, TrialStatus};
 use super::metrics::{MetricsSummary, Picked};
 use super::trials::{command_line, Trial};
 use super::{Objective, Param, Pick};
 
 /// Where a trial stands, as the table says it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RowStatus {
-    Done { attempt: u32 },
+    Done {
+        attempt: u32,
+    },
     Failed,
     Running,
     Queued,
     Stopped,
+    /// The `early_stop` rule stopped it, with why.
+    StoppedEarly(Judgement),
+}
+
+impl RowStatus {
+    /// `done`, `failed`, `running`, `queued`, `stopped`, `stopped early`: the status
+    /// without its details, as tallies count it.
+    pub fn word(&self) -> &'static str {
+        match self {
+            RowStatus::Done { .. } => "done",
+            RowStatus::Failed => "failed",
+            RowStatus::Running => "running",
+            RowStatus::Queued => "queued",
+            RowStatus::Stopped => "stopped",
+            RowStatus::StoppedEarly(_) => "stopped early",
+        }
+    }
 }
 
 impl fmt::Display for RowStatus {
@@ -33,6 +53,9 @@ impl fmt::Display for RowStatus {
             RowStatus::Running => f.write_str("running"),
             RowStatus::Queued => f.write_str("queued"),
             RowStatus::Stopped => f.write_str("stopped"),
+            RowStatus::StoppedEarly(judgement) => {
+                write!(f, "stopped early ({})", judgement.reason())
+            }
         }
     }
 }
@@ -95,6 +118,10 @@ pub fn results(
                 TrialStatus::Done { attempt } => RowStatus::Done { attempt },
                 TrialStatus::Failed => RowStatus::Failed,
                 TrialStatus::Stopped => RowStatus::Stopped,
+                TrialStatus::StoppedEarly => match history.stopped_early() {
+                    Some(judgement) => RowStatus::StoppedEarly(*judgement),
+                    None => RowStatus::Stopped,
+                },
             };
             let shown = history.done().or(history.last());
             let duration_ms = shown.and_then(|attempt| {
@@ -283,6 +310,10 @@ impl Results {
                     "seconds": row.duration_ms.map(|ms| ms as f64 / 1000.0),
                     "gpus": row.gpus,
                     "status": row.status.to_string(),
+                    "stopped_early": match row.status {
+                        RowStatus::StoppedEarly(judgement) => serde_json::json!(judgement),
+                        _ => serde_json::Value::Null,
+                    },
                     "attempt": row.attempt,
                     "exit_code": row.exit_code,
                     "command": row.command,

@@ -187,6 +187,10 @@ pub enum Progress {
     Stopped {
         attempt: u32,
     },
+    /// Stopped by the `early_stop` rule: over, never run again.
+    StoppedEarly {
+        attempt: u32,
+    },
 }
 
 /// How an attempt ended, as the runner saw it.
@@ -197,6 +201,8 @@ pub enum Exit {
     Unknown,
     /// tfimg stopped it: uses no retry.
     Stopped,
+    /// The `early_stop` rule stopped it: the trial is over.
+    StoppedEarly,
 }
 
 /// What the scheduler made of an ended attempt.
@@ -210,6 +216,7 @@ pub enum Outcome {
     },
     Failed,
     Stopped,
+    StoppedEarly,
 }
 
 /// A trial to start now.
@@ -233,6 +240,9 @@ pub enum Restored {
     Queued,
     Done,
     Failed,
+    /// Stopped by the `early_stop` rule (its container, if the last run was killed
+    /// before stopping it, is no one's: the runner removes it).
+    StoppedEarly,
     /// Running in `slot`: reattach to its container.
     Reattach {
         slot: usize,
@@ -290,6 +300,11 @@ impl Scheduler {
                 self.dequeue(trial);
                 self.progress[trial] = Progress::Done { attempt };
                 Restored::Done
+            }
+            TrialStatus::StoppedEarly => {
+                self.dequeue(trial);
+                self.progress[trial] = Progress::StoppedEarly { attempt: last };
+                Restored::StoppedEarly
             }
             TrialStatus::Failed if self.failures[trial] > self.retries => {
                 self.dequeue(trial);
@@ -351,6 +366,7 @@ impl Scheduler {
         let outcome = match exit {
             Exit::Code(0) => Outcome::Done,
             Exit::Stopped => Outcome::Stopped,
+            Exit::StoppedEarly => Outcome::StoppedEarly,
             Exit::Code(_) | Exit::Unknown => {
                 self.failures[trial] += 1;
                 if self.failures[trial] <= self.retries && self.halt.is_none() {
@@ -364,6 +380,7 @@ impl Scheduler {
         };
         self.progress[trial] = match outcome {
             Outcome::Done => Progress::Done { attempt },
+            Outcome::StoppedEarly => Progress::StoppedEarly { attempt },
             Outcome::Retry { .. } => {
                 self.queue.push_back(trial);
                 Progress::Queued

@@ -182,7 +182,7 @@ fn names_images_and_commands_are_checked_at_their_place() {
         ),
         (
             "sweep: lab\nspec: x\ncommand: [a]\ncolour: blue\nparams: {lr: [1]}\n".into(),
-            "`sweep.yaml`:4:1: unknown field `colour`, expected one of `sweep`, `spec`, `image`, `command`, `mounts`, `env`, `params`, `random`, `trials`, `gpus`, `gpus_per_trial`, `trials_per_gpu`, `cpus_per_trial`, `memory`, `shm_size`, `max_parallel`, `retries`, `max_failed`, `objective`, `output`",
+            "`sweep.yaml`:4:1: unknown field `colour`, expected one of `sweep`, `spec`, `image`, `command`, `mounts`, `env`, `params`, `random`, `trials`, `gpus`, `gpus_per_trial`, `trials_per_gpu`, `cpus_per_trial`, `memory`, `shm_size`, `max_parallel`, `retries`, `max_failed`, `objective`, `early_stop`, `output`",
             yaml::SWEEP.hint,
         ),
     ];
@@ -393,4 +393,72 @@ fn images_that_do_not_fit_the_pool_are_a_warning_at_the_image() {
         gpus.image_warning(false).unwrap().message,
         "`cpu-headless` has no CUDA: its trials get GPUs they cannot use (a `gpu-*` spec can)"
     );
+}
+
+#[test]
+fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
+    use super::early_stop::Rule;
+    let rule = |rest: &str| {
+        parse_text(&head(&format!(
+            "params: {{lr: [1]}}\nobjective: {{metric: acc, mode: max}}\n{rest}"
+        )))
+        .unwrap()
+        .early_stop
+        .map(|stop| stop.rule)
+    };
+    assert_eq!(rule(""), None);
+    assert_eq!(
+        rule("early_stop: {rule: asha, max_epochs: 9}\n"),
+        Some(Rule::Asha {
+            max_epochs: 9,
+            grace: 1,
+            reduction: 3
+        })
+    );
+    assert_eq!(
+        rule("early_stop: {rule: asha, max_epochs: 100, grace: 2, reduction: 4}\n"),
+        Some(Rule::Asha {
+            max_epochs: 100,
+            grace: 2,
+            reduction: 4
+        })
+    );
+    assert_eq!(
+        rule("early_stop: {rule: median}\n"),
+        Some(Rule::Median {
+            grace: 1,
+            min_trials: 3,
+            max_epochs: None
+        })
+    );
+    assert_eq!(
+        rule("early_stop: {rule: median, grace: 2, min_trials: 5, max_epochs: 9}\n"),
+        Some(Rule::Median {
+            grace: 2,
+            min_trials: 5,
+            max_epochs: Some(9)
+        })
+    );
+
+    let objective = "objective: {metric: acc, mode: max}\n";
+    let cases = [
+        ("early_stop: {rule: asha, max_epochs: 9}\n", "", "`sweep.yaml`:5:1: `early_stop` needs an `objective`: it stops the trials whose objective is losing"),
+        ("early_stop: {rule: asha}\n", objective, "`sweep.yaml`:6:13: `early_stop: {rule: asha}` needs `max_epochs`: its rungs follow from the epochs (or steps) a full trial reports"),
+        ("early_stop: {rule: asha, max_epochs: 9, grace: 9}\n", objective, "`sweep.yaml`:6:48: `grace: 9` is not below `max_epochs: 9`: no trial would ever be judged"),
+        ("early_stop: {rule: asha, max_epochs: 9, grace: 12}\n", objective, "`sweep.yaml`:6:48: `grace: 12` is not below `max_epochs: 9`: no trial would ever be judged"),
+        ("early_stop: {rule: asha, max_epochs: 9, reduction: 1}\n", objective, "`sweep.yaml`:6:52: `reduction: 1` is less than 2"),
+        ("early_stop: {rule: asha, max_epochs: 0}\n", objective, "`sweep.yaml`:6:38: `max_epochs: 0` is less than 1"),
+        ("early_stop: {rule: asha, max_epochs: 9, grace: 0}\n", objective, "`sweep.yaml`:6:48: `grace: 0` is less than 1"),
+        ("early_stop: {rule: asha, max_epochs: 9, min_trials: 3}\n", objective, "`sweep.yaml`:6:41: `min_trials` is a setting of the median rule, not of `asha`"),
+        ("early_stop: {rule: median, reduction: 3}\n", objective, "`sweep.yaml`:6:28: `reduction` is a setting of the asha rule, not of `median`"),
+        ("early_stop: {rule: median, min_trials: 0}\n", objective, "`sweep.yaml`:6:40: `min_trials: 0` is less than 1"),
+        ("early_stop: {rule: hyperband}\n", objective, "`sweep.yaml`:6:20: early_stop.rule: unknown variant `hyperband`, expected `asha` or `median`"),
+        ("early_stop: {rule: asha, max_epoch: 9}\n", objective, "`sweep.yaml`:6:26: early_stop: unknown field `max_epoch`, expected one of `rule`, `max_epochs`, `grace`, `reduction`, `min_trials`"),
+    ];
+    for (rest, objective, message) in cases {
+        let text = head(&format!("params: {{lr: [1]}}\n{objective}{rest}"));
+        let (error, hint) = error(&text);
+        assert_eq!(error, message, "{rest}");
+        assert!(!hint.is_empty(), "{rest}");
+    }
 }

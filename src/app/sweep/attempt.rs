@@ -59,6 +59,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             gpus: slot.gpus.clone(),
             started_ms: self.now_ms(),
             stopping: false,
+            early: None,
         };
         self.journal(&Event::TrialStarted {
             trial: trial.id.clone(),
@@ -115,7 +116,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         };
         let outcome = self.scheduler.finished(trial, exit);
         let finished_ms = ended_ms.unwrap_or_else(|| self.now_ms());
-        let stopped = exit == Exit::Stopped;
+        let stopped = matches!(exit, Exit::Stopped | Exit::StoppedEarly);
         self.journal(&Event::TrialFinished {
             trial: self.trials[trial].id.clone(),
             attempt: watched.attempt,
@@ -133,6 +134,12 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         )?;
         self.bring_back(trial, &watched.container_id).await;
         self.watched.remove(&trial);
+        if let Some(judge) = self.judge.as_mut() {
+            // Its whole curve, for the median rule's comparisons with the trials to come.
+            let points =
+                folder::trial_points(self.host, &self.run.sweep.trial_dir(&self.trials[trial].id));
+            judge.seen(&self.trials[trial].id, &points);
+        }
         let _ = self
             .engine
             .remove_container(&watched.container_id, true)
@@ -201,6 +208,7 @@ pub(super) fn counts<E: Engine, H: Host>(runner: &Runner<'_, E, H>) -> Counts {
             }
             Progress::Done { .. } => counts.done += 1,
             Progress::Failed { .. } => counts.failed += 1,
+            Progress::StoppedEarly { .. } => counts.stopped_early += 1,
         }
     }
     if !runner.durations_ms.is_empty() && !runner.run.slots.is_empty() {

@@ -116,12 +116,17 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         watching: &mut Watching<'a>,
     ) -> anyhow::Result<()> {
         let replay = &self.adopt(replay).await?;
-        let (mut done, mut failed, mut reattached) = (0, 0, 0);
+        let (mut done, mut failed, mut reattached, mut stopped_early) = (0, 0, 0, 0);
         for trial in 0..self.trials.len() {
             let history = replay.trial(&self.trials[trial].id);
+            self.restore_judgements(trial, &history);
             match self.scheduler.restore(trial, &history) {
                 Restored::Done => done += 1,
                 Restored::Failed => failed += 1,
+                Restored::StoppedEarly => {
+                    stopped_early += 1;
+                    self.end_stopped_early(trial, &history).await?;
+                }
                 Restored::Reattach { .. } => {
                     if self.reattach(trial, &history, watching).await? {
                         reattached += 1;
@@ -137,6 +142,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 done,
                 failed,
                 reattached,
+                stopped_early,
             });
         }
         Ok(())
@@ -189,6 +195,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 gpus: attempt.gpus.clone(),
                 started_ms: attempt.started_ms,
                 stopping: false,
+                early: None,
             },
         );
         let facts = self.engine.container(&attempt.container_id).await?;
@@ -244,6 +251,61 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         Ok(false)
     }
 
+    /// What the `early_stop` rule judged of `trial` in earlier runs, and what it reported:
+    /// nothing is judged twice, and the median rule compares with it.
+    fn restore_judgements(&mut self, trial: usize, history: &TrialHistory) {
+        let Some(judge) = self.judge.as_mut() else {
+            return;
+        };
+        let id = &self.trials[trial].id;
+        for (_, judgement) in &history.judgements {
+            judge.recorded(id, judgement);
+        }
+        if !history.attempts.is_empty() {
+            let points = super::folder::trial_points(self.host, &self.run.sweep.trial_dir(id));
+            judge.seen(id, &points);
+        }
+    }
+
+    /// A trial the `early_stop` rule stopped, whose last run was killed before its end
+    /// reached the journal: its container is stopped and removed, its end recorded.
+    async fn end_stopped_early(
+        &mut self,
+        trial: usize,
+        history: &TrialHistory,
+    ) -> anyhow::Result<()> {
+        let Some(attempt) = history.last().filter(|attempt| attempt.end.is_none()) else {
+            return Ok(());
+        };
+        // Its logs are taken from the container while it is there (they were written
+        // live only while a tfimg watched).
+        if let Ok(Some(_)) = self.engine.container(&attempt.container_id).await {
+            let _ = self
+                .engine
+                .stop(&attempt.container_id, super::STOP_SECONDS)
+                .await;
+            let dir = self.trial_dir(trial);
+            super::attempt::keep_logs(self.engine, self.host, &dir, &attempt.container_id).await;
+            let _ = self
+                .engine
+                .remove_container(&attempt.container_id, true)
+                .await;
+        }
+        self.journal_stopped(trial, attempt.number)?;
+        Ok(())
+    }
+
+    /// Records that tfimg stopped `attempt` of `trial` (no exit code: it never saw one).
+    fn journal_stopped(&self, trial: usize, attempt: u32) -> anyhow::Result<()> {
+        self.journal(&journal::Event::TrialFinished {
+            trial: self.trials[trial].id.clone(),
+            attempt,
+            exit_code: None,
+            stopped: true,
+            time_ms: self.now_ms(),
+        })
+    }
+
     /// A running trial whose GPUs no slot of the pool has any more (the pool changed):
     /// stopped, and queued again.
     async fn stop_off_pool(&mut self, trial: usize, history: &TrialHistory) -> anyhow::Result<()> {
@@ -256,13 +318,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             .engine
             .remove_container(&attempt.container_id, true)
             .await;
-        self.journal(&journal::Event::TrialFinished {
-            trial: self.trials[trial].id.clone(),
-            attempt: attempt.number,
-            exit_code: None,
-            stopped: true,
-            time_ms: self.now_ms(),
-        })?;
+        self.journal_stopped(trial, attempt.number)?;
         (self.notify)(Note::Said(format!(
             "{}: its GPUs ({}) are no longer in the pool; stopped, it runs again",
             self.trials[trial].id,

@@ -342,7 +342,8 @@ fn running_again_keeps_finished_trials_and_learns_what_ended_while_away() {
     assert!(notes.contains(&Note::Resumed {
         done: 1,
         failed: 0,
-        reattached: 0
+        reattached: 0,
+        stopped_early: 0,
     }));
     assert!(notes.iter().any(|note| matches!(note, Note::Said(said) if said.contains("t003: killed while no tfimg watched it (exit 137)"))));
     assert!(!engine
@@ -381,5 +382,159 @@ fn a_changed_sweep_file_is_refused_with_what_changed() {
         engine.calls_to("create").len(),
         2,
         "nothing more was created"
+    );
+}
+
+/// Runs the sweep while the trials report: the `k`-th trial started writes
+/// `{"epoch": 1, "acc": acc[k]}` to its metrics, and Ctrl-C comes once `stops` trials
+/// ended stopped early. What it noted, with how it ended.
+fn go_reporting(
+    engine: &FakeEngine,
+    host: &FakeHost,
+    run: &SweepRun,
+    acc: &[f64],
+    stops: usize,
+) -> (anyhow::Result<Finished>, Vec<Note>) {
+    let notes = RefCell::new(Vec::new());
+    let notify = |note: Note| notes.borrow_mut().push(note);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let (finished, ()) = runtime.block_on(async {
+        let trials = async {
+            let mut reported = 0;
+            loop {
+                let started = engine.calls_to("start").len();
+                while reported < started.min(acc.len()) {
+                    let path = format!("/lab/runs/lab/t{:03}/metrics.jsonl", reported + 1);
+                    let line = format!("{{\"epoch\": 1, \"acc\": {}}}\n", acc[reported]);
+                    host.files
+                        .borrow_mut()
+                        .insert(path.into(), line.into_bytes());
+                    reported += 1;
+                }
+                let stopped_early = notes
+                    .borrow()
+                    .iter()
+                    .filter(|note| {
+                        matches!(
+                            note,
+                            Note::Ended {
+                                outcome: schedule::Outcome::StoppedEarly,
+                                ..
+                            }
+                        )
+                    })
+                    .count();
+                if stopped_early >= stops {
+                    host.interrupt.set(true);
+                    return;
+                }
+                tokio::task::yield_now().await;
+            }
+        };
+        futures_util::join!(super::run(engine, host, run, &notify), trials)
+    });
+    (finished, notes.into_inner())
+}
+
+#[test]
+fn asha_stops_the_losing_trials_gives_their_slots_on_and_a_resumed_run_never_restarts_them() {
+    let host = FakeHost::new();
+    let engine = engine();
+    // Every trial runs until it is stopped.
+    engine.state.borrow_mut().held = (1..=4).map(|n| format!("lab-t{n:03}")).collect();
+    let early_stop =
+        "max_parallel: 3\nearly_stop: {rule: asha, max_epochs: 3, grace: 1, reduction: 2}\n";
+    let run = sweep_run(&sweep_text(4, early_stop), &host);
+    // t001 is the first at rung 1; t002 (0.2) is below 0.9, the median of what is there;
+    // t003 (0.8) is above 0.55; t004, started in t002's slot, is below 0.8.
+    let (finished, notes) = go_reporting(&engine, &host, &run, &[0.9, 0.2, 0.8, 0.1], 2);
+    let error = finished.unwrap_err();
+    assert!(error.downcast_ref::<Interrupted>().is_some(), "{error:#}");
+    let said: Vec<(String, String)> = notes
+        .iter()
+        .filter_map(|note| match note {
+            Note::StoppedEarly { trial, reason } => Some((trial.clone(), reason.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("t002".to_string(), "epoch 1: 0.2 < rung 0.9".to_string()),
+            ("t004".to_string(), "epoch 1: 0.1 < rung 0.8".to_string()),
+        ]
+    );
+    let replay = journal::replay(&events(&host));
+    for (trial, status) in [
+        ("t001", journal::TrialStatus::Stopped),
+        ("t002", journal::TrialStatus::StoppedEarly),
+        ("t003", journal::TrialStatus::Stopped),
+        ("t004", journal::TrialStatus::StoppedEarly),
+    ] {
+        assert_eq!(replay.trial(trial).status(), status, "{trial}");
+    }
+    // The judgement went to the journal before its container was stopped.
+    let events = events(&host);
+    let judged = events
+        .iter()
+        .position(|event| matches!(event, journal::Event::TrialJudged { trial, judgement, .. } if trial == "t002" && judgement.stop))
+        .unwrap();
+    let ended = events
+        .iter()
+        .position(|event| matches!(event, journal::Event::TrialFinished { trial, stopped: true, .. } if trial == "t002"))
+        .unwrap();
+    assert!(judged < ended);
+    // t004 took the slot t002's removal freed; every container is gone, folders stay.
+    let t002 = events
+        .iter()
+        .find_map(|event| match event {
+            journal::Event::TrialStarted {
+                trial,
+                container_id,
+                ..
+            } if trial == "t002" => Some(container_id.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let calls = engine.calls();
+    let removed = calls
+        .iter()
+        .position(|call| *call == format!("remove-container {t002}"));
+    let created = calls.iter().position(|call| call == "create lab-t004");
+    assert!(removed.unwrap() < created.unwrap(), "{calls:?}");
+    assert!(engine.container_names().is_empty());
+    assert!(host
+        .files
+        .borrow()
+        .contains_key(Path::new("/lab/runs/lab/t002/metrics.jsonl")));
+
+    // Resumed with every trial ending by itself: the two stopped early are not run again.
+    engine.state.borrow_mut().held.clear();
+    let before = engine.calls_to("create").len();
+    let (finished, _) = go(&engine, &host, &run);
+    let finished = finished.unwrap();
+    let created: Vec<String> = engine.state.borrow().created[before..]
+        .iter()
+        .map(|plan| plan.name.clone())
+        .collect();
+    assert_eq!(created, ["lab-t001", "lab-t003"]);
+    assert_eq!(
+        (finished.counts.done, finished.counts.stopped_early),
+        (2, 2)
+    );
+    let judged_again = journal::parse(
+        &String::from_utf8(host.files.borrow()[Path::new("/lab/runs/lab/journal.jsonl")].clone())
+            .unwrap(),
+    )
+    .unwrap()
+    .events
+    .iter()
+    .filter(|event| matches!(event, journal::Event::TrialJudged { .. }))
+    .count();
+    assert_eq!(
+        judged_again, 4,
+        "each trial judged once at rung 1, over both runs"
     );
 }

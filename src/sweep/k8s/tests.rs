@@ -311,3 +311,22 @@ fn the_registry_prefixes_the_image_and_flags_are_checked() {
         assert!(check_flags(Some(registry), "10Gi").is_err(), "{registry}");
     }
 }
+
+#[test]
+fn early_stopping_is_refused_at_its_key_because_an_indexed_job_cannot_stop_trials() {
+    let sweep = sweep(concat!(
+        "sweep: lab\nspec: x\ncommand: [\"{a}\"]\nparams: {a: [1, 2]}\n",
+        "objective: {metric: acc, mode: max}\n",
+        "early_stop: {rule: median}\n",
+    ));
+    let error = export(&sweep, &sweep.trials(), &options()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`sweep.yaml`:6:1: `early_stop: {rule: median}` cannot go to Kubernetes: an Indexed Job runs every trial to its end, and nothing there watches the trials to stop the losing ones"
+    );
+    assert!(
+        error.hint.contains("leave `early_stop` out for `--k8s`"),
+        "{}",
+        error.hint
+    );
+}

@@ -95,6 +95,7 @@ fn progress_is_the_live_line_with_the_eta_and_the_running_trials_metrics() {
         running: 3,
         done: 12,
         failed: 0,
+        stopped_early: 0,
         eta_seconds: Some(80),
         running_metrics: vec![("t013".into(), Some(0.91)), ("t014".into(), None)],
     };
@@ -109,7 +110,7 @@ fn progress_is_the_live_line_with_the_eta_and_the_running_trials_metrics() {
     assert_eq!(told.event, "progress");
     assert_eq!(
         told.json,
-        serde_json::json!({"total": 27, "queued": 12, "running": 3, "done": 12, "failed": 0, "eta_seconds": 80})
+        serde_json::json!({"total": 27, "queued": 12, "running": 3, "done": 12, "failed": 0, "stopped_early": 0, "eta_seconds": 80})
     );
 }
 

@@ -152,7 +152,7 @@ fn json_and_csv_carry_the_same_rows() {
         serde_json::json!({
             "trial": "t002", "params": {"aug": "q\"q"}, "value": 0.9, "epoch": 0.0, "step": null,
             "best": 0.9, "last": 0.9, "epochs": 1, "points": 1, "seconds": 12.0, "gpus": ["1"],
-            "status": "done (attempt 2)", "attempt": 2, "exit_code": 0,
+            "status": "done (attempt 2)", "stopped_early": null, "attempt": 2, "exit_code": 0,
             "command": ["python", "train.py", "--aug", "q\"q"],
         })
     );

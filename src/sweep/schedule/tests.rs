@@ -386,3 +386,70 @@ fn a_resumed_sweep_keeps_what_finished_and_reattaches_what_runs() {
         "its one retry is spent"
     );
 }
+
+fn judged(trial: &str, attempt: u32, stop: bool) -> Event {
+    Event::TrialJudged {
+        trial: trial.into(),
+        attempt,
+        judgement: crate::sweep::early_stop::Judgement {
+            at: 1.0,
+            unit: crate::sweep::early_stop::Unit::Epoch,
+            rung: Some(1),
+            value: 0.1,
+            cutoff: stop.then_some(0.9),
+            stop,
+        },
+        time_ms: 1500,
+    }
+}
+
+#[test]
+fn a_trial_stopped_early_frees_its_slot_for_good_and_stays_stopped_on_resume() {
+    let one = slots(&pool(GpuPool::Cpu, 1, 1, Some(1)), &[], None).unwrap();
+    let mut scheduler = Scheduler::new(&one, 2, 1, None);
+    assert_eq!(scheduler.next_start().map(|start| start.trial), Some(0));
+    assert_eq!(
+        scheduler.finished(0, Exit::StoppedEarly),
+        Outcome::StoppedEarly
+    );
+    assert_eq!(scheduler.progress(0), Progress::StoppedEarly { attempt: 1 });
+    // Not queued again, no retry used: the next trial takes the slot.
+    assert_eq!(scheduler.queued(), [1]);
+    assert_eq!(scheduler.next_start().map(|start| start.trial), Some(1));
+
+    // From the journal: judged and stopped (t001), judged to stop but killed before its
+    // end was written (t002), judged to go on and done (t003).
+    let events = vec![
+        started("t001", 1, &[]),
+        judged("t001", 1, true),
+        finished("t001", 1, Some(143), true),
+        started("t002", 1, &[]),
+        judged("t002", 1, true),
+        started("t003", 1, &[]),
+        judged("t003", 1, false),
+        finished("t003", 1, Some(0), false),
+    ];
+    let replay = replay(&events);
+    let two = slots(&pool(GpuPool::Cpu, 1, 1, Some(2)), &[], None).unwrap();
+    let mut scheduler = Scheduler::new(&two, 3, 1, None);
+    let restored: Vec<Restored> = (0..3)
+        .map(|index| scheduler.restore(index, &replay.trial(&format!("t00{}", index + 1))))
+        .collect();
+    assert_eq!(
+        restored,
+        [
+            Restored::StoppedEarly,
+            Restored::StoppedEarly,
+            Restored::Done
+        ]
+    );
+    assert_eq!(scheduler.next_start(), None);
+    assert!(scheduler.is_finished());
+    assert_eq!(
+        replay
+            .trial("t002")
+            .stopped_early()
+            .map(|judgement| judgement.cutoff),
+        Some(Some(0.9))
+    );
+}

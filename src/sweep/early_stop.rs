@@ -1,0 +1,435 @@
+//! Early stopping: which running trials to stop because they are clearly losing, judged
+//! on the objective each one reports as it trains (`early_stop:` of the sweep file).
+//!
+//! - **ASHA**, asynchronous successive halving (Li et al., "A System for Massively
+//!   Parallel Hyperparameter Tuning", MLSys 2020), as Ray Tune's `ASHAScheduler` behaves:
+//!   rungs at `grace`, `grace × reduction`, `grace × reduction²`, ... below `max_epochs`.
+//!   A trial reaching a rung is compared with the values recorded there before it and
+//!   goes on only when it is in their top `1 / reduction` (at or above their
+//!   `1 - 1 / reduction` quantile); the first trial at a rung always goes on, and
+//!   a stopped trial's value stays recorded.
+//! - **The median stopping rule** (Golovin et al., "Google Vizier", KDD 2017): from
+//!   `grace` on, a trial whose best value so far is worse than the median of the other
+//!   trials' running averages up to the same epoch is stopped, once at least
+//!   `min_trials` others reached that epoch.
+//!
+//! A trial's progress is its reports' `epoch`, else their `step`, else the report's
+//! number from 1 (the x of the report's curves). Every judgement that counts is journaled
+//! (`Judgement`) before the runner acts on it, and a judge given the journal's
+//! judgements again (`Judge::recorded`) judges nothing twice: a resumed sweep makes the
+//! same decisions and never restarts a trial it stopped. Pure.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::metrics::{MetricsSummary, Point};
+use super::results::number_text;
+use super::{Mode, Objective};
+use crate::input::source::Location;
+
+/// `early_stop:` of a sweep file, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EarlyStop {
+    pub rule: Rule,
+    /// Where `early_stop:` is, for errors found later (`--k8s`).
+    pub location: Location,
+}
+
+/// The rule and its settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// Asynchronous successive halving.
+    Asha {
+        /// The epochs (or steps) a full trial reports.
+        max_epochs: u32,
+        /// The first rung: no trial is stopped before it.
+        grace: u32,
+        /// Each rung keeps the top `1 / reduction` (at least 2).
+        reduction: u32,
+    },
+    /// The median stopping rule.
+    Median {
+        /// No trial is judged before this epoch.
+        grace: u32,
+        /// Others that must have reached an epoch before a trial is judged there.
+        min_trials: u32,
+        /// Reports at or beyond it are not judged (the trial is finishing anyway).
+        max_epochs: Option<u32>,
+    },
+}
+
+impl Rule {
+    /// `asha`, `median`: as in the sweep file and the journal.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Rule::Asha { .. } => "asha",
+            Rule::Median { .. } => "median",
+        }
+    }
+
+    /// ASHA's rungs, lowest first: `grace × reduction^k` below `max_epochs` (a trial at
+    /// `max_epochs` is done; it is never judged there). None for the median rule.
+    pub fn rungs(&self) -> Vec<u32> {
+        let Rule::Asha {
+            max_epochs,
+            grace,
+            reduction,
+        } = *self
+        else {
+            return Vec::new();
+        };
+        let mut rungs = Vec::new();
+        let mut rung = u64::from(grace.max(1));
+        while rung < u64::from(max_epochs) {
+            rungs.push(rung as u32);
+            rung *= u64::from(reduction.max(2));
+        }
+        rungs
+    }
+
+    /// `asha (rungs 1, 3 of 9 epochs, keeps the top 1/3)`, `median (from epoch 2, over at
+    /// least 3 trials)`: for the dry run and the report.
+    pub fn describe(&self) -> String {
+        match *self {
+            Rule::Asha {
+                max_epochs,
+                reduction,
+                ..
+            } => {
+                let rungs: Vec<String> = self.rungs().iter().map(u32::to_string).collect();
+                format!(
+                    "asha (rungs at epoch {} of {max_epochs}, each keeps the top 1/{reduction})",
+                    rungs.join(", ")
+                )
+            }
+            Rule::Median {
+                grace, min_trials, ..
+            } => format!("median (from epoch {grace}, against at least {min_trials} other trials)"),
+        }
+    }
+}
+
+/// What a trial's progress is counted in: its reports' `epoch`, `step`, or their number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    Epoch,
+    Step,
+    Report,
+}
+
+impl Unit {
+    fn of(point: &Point) -> Unit {
+        match (point.epoch, point.step) {
+            (Some(_), _) => Unit::Epoch,
+            (None, Some(_)) => Unit::Step,
+            (None, None) => Unit::Report,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Epoch => "epoch",
+            Unit::Step => "step",
+            Unit::Report => "report",
+        }
+    }
+}
+
+/// One judgement of one trial, as the journal keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Judgement {
+    /// Where the trial was judged: the report's epoch (step, number).
+    pub at: f64,
+    pub unit: Unit,
+    /// ASHA: the rung the report reached (its value is recorded there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rung: Option<u32>,
+    /// ASHA: the trial's value at `at`; median: its best value up to `at`.
+    pub value: f64,
+    /// What the value had to reach (ASHA: the rung's quantile; median: the others'
+    /// median); none when there was nothing yet to compare with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cutoff: Option<f64>,
+    /// The trial is stopped.
+    pub stop: bool,
+}
+
+impl Judgement {
+    /// `epoch 2: 0.31 < rung 0.55`, `epoch 4: 0.82 > median 0.61` (a loss): why the
+    /// trial was stopped, or where it stood, in the objective's own values.
+    pub fn reason(&self) -> String {
+        let at = format!("{} {}", self.unit.as_str(), number_text(self.at));
+        let against = if self.rung.is_some() {
+            "rung"
+        } else {
+            "median"
+        };
+        match self.cutoff {
+            Some(cutoff) => {
+                let sign = if self.value < cutoff {
+                    "<"
+                } else if self.value > cutoff {
+                    ">"
+                } else {
+                    "="
+                };
+                format!(
+                    "{at}: {} {sign} {against} {}",
+                    value_text(self.value),
+                    value_text(cutoff)
+                )
+            }
+            None => format!("{at}: {}", value_text(self.value)),
+        }
+    }
+}
+
+/// A value as the reasons show it: 4 significant decimals at most.
+fn value_text(value: f64) -> String {
+    let text = format!("{value:.4}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text.is_empty() || text == "-" {
+        "0".to_string()
+    } else {
+        text.to_string()
+    }
+}
+
+/// The judge of one sweep run: what the rule has seen and recorded so far.
+#[derive(Debug, Clone)]
+pub struct Judge {
+    rule: Rule,
+    mode: Mode,
+    metric: String,
+    /// ASHA: by rung, each trial's value recorded there, in the order they came.
+    rungs: BTreeMap<u32, Vec<(String, f64)>>,
+    /// The progress each trial was judged at (journaled), by trial.
+    judged: BTreeMap<String, Vec<f64>>,
+    /// Trials a judgement stopped: never judged again.
+    stopped: BTreeSet<String>,
+    /// Every trial's curve of the objective's metric so far: (progress, value).
+    curves: BTreeMap<String, Vec<(f64, f64)>>,
+}
+
+impl Judge {
+    pub fn new(rule: Rule, objective: &Objective) -> Judge {
+        Judge {
+            rule,
+            mode: objective.mode,
+            metric: objective.metric.clone(),
+            rungs: BTreeMap::new(),
+            judged: BTreeMap::new(),
+            stopped: BTreeSet::new(),
+            curves: BTreeMap::new(),
+        }
+    }
+
+    /// A judgement the journal holds: it is not made again, and an ASHA rung keeps its
+    /// value.
+    pub fn recorded(&mut self, trial: &str, judgement: &Judgement) {
+        self.judged
+            .entry(trial.to_string())
+            .or_default()
+            .push(judgement.at);
+        if judgement.stop {
+            self.stopped.insert(trial.to_string());
+        }
+        if let Some(rung) = judgement.rung {
+            self.rungs
+                .entry(rung)
+                .or_default()
+                .push((trial.to_string(), judgement.value));
+        }
+    }
+
+    /// What `trial` reported so far (its whole metrics, read again), for comparisons with
+    /// other trials; judges nothing. For trials that ended, and on resume.
+    pub fn seen(&mut self, trial: &str, points: &[Point]) {
+        let curve = self
+            .curve(points)
+            .into_iter()
+            .map(|(x, v, _)| (x, v))
+            .collect();
+        self.curves.insert(trial.to_string(), curve);
+    }
+
+    /// The judgements due for the running `trial`, given everything it reported so far,
+    /// in report order; the last one stops it when any does. Each is to be journaled
+    /// before the runner acts on it.
+    pub fn judge(&mut self, trial: &str, points: &[Point]) -> Vec<Judgement> {
+        let curve = self.curve(points);
+        self.curves.insert(
+            trial.to_string(),
+            curve.iter().map(|(x, v, _)| (*x, *v)).collect(),
+        );
+        let mut made = Vec::new();
+        if self.stopped.contains(trial) {
+            return made;
+        }
+        for (at, value, unit) in curve {
+            let judgement = match self.rule {
+                Rule::Asha {
+                    max_epochs,
+                    reduction,
+                    ..
+                } => self.asha(trial, at, value, unit, max_epochs, reduction),
+                Rule::Median {
+                    grace,
+                    min_trials,
+                    max_epochs,
+                } => self.median(trial, at, unit, grace, min_trials, max_epochs),
+            };
+            if let Some(judgement) = judgement {
+                self.recorded(trial, &judgement);
+                let stop = judgement.stop;
+                made.push(judgement);
+                if stop {
+                    break;
+                }
+            }
+        }
+        made
+    }
+
+    /// The objective's curve of `points`: (progress, value, unit), in report order.
+    fn curve(&self, points: &[Point]) -> Vec<(f64, f64, Unit)> {
+        let summary = MetricsSummary::of(points);
+        let Some(curve) = summary.curves.get(&self.metric) else {
+            return Vec::new();
+        };
+        let units = points
+            .iter()
+            .filter(|point| point.values.contains_key(&self.metric))
+            .map(Unit::of);
+        curve
+            .iter()
+            .zip(units)
+            .map(|(&(x, value), unit)| (x, value, unit))
+            .collect()
+    }
+
+    fn was_judged(&self, trial: &str, at: f64) -> bool {
+        self.judged
+            .get(trial)
+            .is_some_and(|judged| judged.contains(&at))
+    }
+
+    /// `value` as higher-is-better.
+    fn score(&self, value: f64) -> f64 {
+        match self.mode {
+            Mode::Max => value,
+            Mode::Min => -value,
+        }
+    }
+
+    fn asha(
+        &self,
+        trial: &str,
+        at: f64,
+        value: f64,
+        unit: Unit,
+        max_epochs: u32,
+        reduction: u32,
+    ) -> Option<Judgement> {
+        if at >= f64::from(max_epochs) {
+            return None;
+        }
+        // The highest rung the report reached, above every rung the trial was recorded at.
+        let recorded_up_to = self
+            .rungs
+            .iter()
+            .filter(|(_, values)| values.iter().any(|(name, _)| name == trial))
+            .map(|(rung, _)| *rung)
+            .max();
+        let rung = self
+            .rule
+            .rungs()
+            .into_iter()
+            .filter(|rung| f64::from(*rung) <= at && Some(*rung) > recorded_up_to)
+            .max()?;
+        let scores: Vec<f64> = self
+            .rungs
+            .get(&rung)
+            .map(|values| values.iter().map(|(_, v)| self.score(*v)).collect())
+            .unwrap_or_default();
+        let cutoff = quantile(&scores, 1.0 - 1.0 / f64::from(reduction));
+        Some(Judgement {
+            at,
+            unit,
+            rung: Some(rung),
+            value,
+            cutoff: cutoff.map(|score| self.score(score)),
+            stop: cutoff.is_some_and(|cutoff| self.score(value) < cutoff),
+        })
+    }
+
+    fn median(
+        &self,
+        trial: &str,
+        at: f64,
+        unit: Unit,
+        grace: u32,
+        min_trials: u32,
+        max_epochs: Option<u32>,
+    ) -> Option<Judgement> {
+        if at < f64::from(grace)
+            || max_epochs.is_some_and(|max| at >= f64::from(max))
+            || self.was_judged(trial, at)
+        {
+            return None;
+        }
+        let own = self.curves.get(trial)?;
+        let best = own
+            .iter()
+            .filter(|(x, _)| *x <= at)
+            .map(|(_, v)| self.score(*v))
+            .reduce(f64::max)?;
+        let mut averages: Vec<f64> = self
+            .curves
+            .iter()
+            .filter(|(name, curve)| name.as_str() != trial && curve.iter().any(|(x, _)| *x >= at))
+            .filter_map(|(_, curve)| {
+                let upto: Vec<f64> = curve
+                    .iter()
+                    .filter(|(x, _)| *x <= at)
+                    .map(|(_, v)| self.score(*v))
+                    .collect();
+                (!upto.is_empty()).then(|| upto.iter().sum::<f64>() / upto.len() as f64)
+            })
+            .collect();
+        let cutoff = if averages.len() >= min_trials.max(1) as usize {
+            averages.sort_by(f64::total_cmp);
+            quantile(&averages, 0.5)
+        } else {
+            None
+        };
+        Some(Judgement {
+            at,
+            unit,
+            rung: None,
+            value: self.score(best),
+            cutoff: cutoff.map(|score| self.score(score)),
+            stop: cutoff.is_some_and(|cutoff| best < cutoff),
+        })
+    }
+}
+
+/// The `q` quantile of `values` (0 ≤ q ≤ 1), interpolated linearly between the two
+/// nearest ranks as numpy's `percentile` does (what Ray Tune's ASHA uses); none of none.
+pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| !v.is_nan()).collect();
+    if sorted.is_empty() {
+        return None;
+    }
+    sorted.sort_by(f64::total_cmp);
+    let position = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let lower = position.floor() as usize;
+    let upper = position.ceil() as usize;
+    let fraction = position - lower as f64;
+    Some(sorted[lower] + (sorted[upper] - sorted[lower]) * fraction)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,220 @@
+use super::*;
+use crate::sweep::Pick;
+
+fn objective(mode: Mode) -> Objective {
+    Objective {
+        metric: "acc".into(),
+        mode,
+        pick: Pick::Last,
+    }
+}
+
+const ASHA_9: Rule = Rule::Asha {
+    max_epochs: 9,
+    grace: 1,
+    reduction: 3,
+};
+
+/// One report per epoch from 1: `acc` at each.
+fn epochs(values: &[f64]) -> Vec<Point> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(index, value)| Point {
+            epoch: Some((index + 1) as f64),
+            step: None,
+            values: [("acc".to_string(), *value)].into(),
+        })
+        .collect()
+}
+
+#[test]
+fn asha_rungs_grow_by_the_reduction_below_the_full_trial() {
+    assert_eq!(ASHA_9.rungs(), [1, 3]);
+    let rungs = |max_epochs, grace, reduction| {
+        Rule::Asha {
+            max_epochs,
+            grace,
+            reduction,
+        }
+        .rungs()
+    };
+    assert_eq!(rungs(100, 1, 4), [1, 4, 16, 64]);
+    assert_eq!(rungs(9, 2, 2), [2, 4, 8]);
+    assert_eq!(rungs(3, 3, 3), Vec::<u32>::new());
+    assert_eq!(rungs(u32::MAX, 1, u32::MAX), [1]);
+    assert_eq!(
+        ASHA_9.describe(),
+        "asha (rungs at epoch 1, 3 of 9, each keeps the top 1/3)"
+    );
+}
+
+#[test]
+fn the_quantile_interpolates_as_numpy_does() {
+    assert_eq!(quantile(&[], 0.5), None);
+    assert_eq!(quantile(&[4.0], 0.9), Some(4.0));
+    assert_eq!(quantile(&[4.0, 1.0, 3.0, 2.0], 0.5), Some(2.5));
+    // numpy.percentile([0.1, 0.2, 0.3, 0.4], 75) = 0.325
+    let q = quantile(&[0.1, 0.2, 0.3, 0.4], 0.75).unwrap();
+    assert!((q - 0.325).abs() < 1e-12, "{q}");
+    assert_eq!(quantile(&[1.0, f64::NAN, 3.0], 1.0), Some(3.0));
+}
+
+#[test]
+fn asha_lets_the_first_trials_at_a_rung_go_on_and_stops_those_below_its_top_third() {
+    let mut judge = Judge::new(ASHA_9, &objective(Mode::Max));
+    for (trial, value) in [("t001", 0.5), ("t002", 0.6), ("t003", 0.7)] {
+        let made = judge.judge(trial, &epochs(&[value]));
+        assert_eq!(made.len(), 1, "{trial}");
+        assert!(!made[0].stop, "{trial}: {:?}", made[0]);
+        assert_eq!(made[0].rung, Some(1));
+    }
+    // The 2/3 quantile of 0.5, 0.6, 0.7 is 0.6333...
+    let made = judge.judge("t004", &epochs(&[0.55]));
+    assert_eq!(made.len(), 1);
+    assert!(made[0].stop);
+    assert!((made[0].cutoff.unwrap() - 0.633_333).abs() < 1e-6);
+    assert_eq!(made[0].reason(), "epoch 1: 0.55 < rung 0.6333");
+    // 0.9 is in the top third; it is recorded, and raises the bar for the next.
+    let made = judge.judge("t005", &epochs(&[0.9]));
+    assert!(!made[0].stop);
+    // Stopped trials' values stay recorded (as in Ray Tune): 0.5, 0.55, 0.6, 0.7, 0.9.
+    let made = judge.judge("t006", &epochs(&[0.65]));
+    assert!(made[0].stop, "{:?}", made[0]);
+    assert_eq!(made[0].reason(), "epoch 1: 0.65 < rung 0.6667");
+}
+
+#[test]
+fn asha_judges_each_rung_once_and_never_at_the_full_trial() {
+    let mut judge = Judge::new(ASHA_9, &objective(Mode::Max));
+    let curve = [0.5, 0.6, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7];
+    let made = judge.judge("t001", &epochs(&curve[..2]));
+    assert_eq!(made.iter().map(|j| j.rung).collect::<Vec<_>>(), [Some(1)]);
+    // Read again, with more epochs: only the new rung is judged.
+    let made = judge.judge("t001", &epochs(&curve));
+    assert_eq!(made.iter().map(|j| j.rung).collect::<Vec<_>>(), [Some(3)]);
+    assert_eq!(made[0].at, 3.0);
+    assert!(judge.judge("t001", &epochs(&curve)).is_empty());
+    // A trial whose first report is at epoch 3 is judged at rung 3 only.
+    let late = vec![Point {
+        epoch: Some(3.0),
+        step: None,
+        values: [("acc".to_string(), 0.1)].into(),
+    }];
+    let made = judge.judge("t002", &late);
+    assert_eq!(made.len(), 1);
+    assert_eq!(made[0].rung, Some(3));
+    assert!(made[0].stop, "0.1 is below the one value at rung 3 (0.7)");
+}
+
+#[test]
+fn asha_on_a_loss_stops_the_higher_values() {
+    let mut judge = Judge::new(ASHA_9, &objective(Mode::Min));
+    for (trial, loss) in [("t001", 0.5), ("t002", 0.4), ("t003", 0.3)] {
+        assert!(!judge.judge(trial, &epochs(&[loss]))[0].stop);
+    }
+    let made = judge.judge("t004", &epochs(&[0.45]));
+    assert!(made[0].stop, "{:?}", made[0]);
+    // The cutoff is the loss only the best third is under: 0.3666...
+    assert_eq!(made[0].reason(), "epoch 1: 0.45 > rung 0.3667");
+    assert!(!judge.judge("t005", &epochs(&[0.2]))[0].stop);
+}
+
+#[test]
+fn a_judge_given_the_journal_decides_as_the_one_that_wrote_it() {
+    let curves: [(&str, &[f64]); 5] = [
+        ("t001", &[0.5, 0.6, 0.7]),
+        ("t002", &[0.6, 0.65, 0.8]),
+        ("t003", &[0.2, 0.3, 0.3]),
+        ("t004", &[0.7, 0.75, 0.6]),
+        ("t005", &[0.55, 0.7, 0.9]),
+    ];
+    let mut first = Judge::new(ASHA_9, &objective(Mode::Max));
+    let mut journal = Vec::new();
+    for (trial, curve) in &curves[..3] {
+        for judgement in first.judge(trial, &epochs(curve)) {
+            journal.push((trial.to_string(), judgement));
+        }
+    }
+    // Resumed: the journal's judgements, then the same reports read again.
+    let mut resumed = Judge::new(ASHA_9, &objective(Mode::Max));
+    for (trial, judgement) in &journal {
+        resumed.recorded(trial, judgement);
+    }
+    for (trial, curve) in &curves[..3] {
+        assert!(resumed.judge(trial, &epochs(curve)).is_empty(), "{trial}");
+    }
+    for (trial, curve) in &curves[3..] {
+        assert_eq!(
+            resumed.judge(trial, &epochs(curve)),
+            first.judge(trial, &epochs(curve)),
+            "{trial}"
+        );
+    }
+    // The journal's text round-trips.
+    let text = serde_json::to_string(&journal[0].1).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Judgement>(&text).unwrap(),
+        journal[0].1
+    );
+}
+
+const MEDIAN: Rule = Rule::Median {
+    grace: 2,
+    min_trials: 3,
+    max_epochs: None,
+};
+
+#[test]
+fn the_median_rule_stops_a_trial_whose_best_is_below_the_others_running_averages() {
+    let mut judge = Judge::new(MEDIAN, &objective(Mode::Max));
+    // Running averages at epoch 2: 0.55, 0.65, 0.75; their median 0.65.
+    judge.seen("t001", &epochs(&[0.5, 0.6, 0.7]));
+    judge.seen("t002", &epochs(&[0.6, 0.7]));
+    // Before grace nothing is judged; with fewer than 3 others reaching epoch 2 there is
+    // nothing to compare with.
+    let made = judge.judge("t004", &epochs(&[0.1, 0.2]));
+    assert_eq!(made.len(), 1);
+    assert_eq!(
+        (made[0].at, made[0].cutoff, made[0].stop),
+        (2.0, None, false)
+    );
+    judge.seen("t003", &epochs(&[0.7, 0.8, 0.9]));
+    // t004 counts too: 0.15, 0.55, 0.65, 0.75, whose median is 0.6.
+    let made = judge.judge("t005", &epochs(&[0.58, 0.5, 0.9]));
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert!(made[0].stop);
+    assert_eq!(made[0].reason(), "epoch 2: 0.58 < median 0.6");
+    // Its best so far counts (0.66), against a median of 0.55 now that t005 is there.
+    let made = judge.judge("t006", &epochs(&[0.66, 0.1]));
+    assert!(!made[0].stop, "{:?}", made[0]);
+    assert_eq!(made[0].reason(), "epoch 2: 0.66 > median 0.55");
+    // Judged once per report.
+    assert!(judge.judge("t006", &epochs(&[0.66, 0.1])).is_empty());
+}
+
+#[test]
+fn the_median_rule_on_a_loss_and_at_steps() {
+    let mut judge = Judge::new(
+        Rule::Median {
+            grace: 100,
+            min_trials: 1,
+            max_epochs: Some(300),
+        },
+        &objective(Mode::Min),
+    );
+    let steps = |values: &[(f64, f64)]| -> Vec<Point> {
+        values
+            .iter()
+            .map(|(step, loss)| Point {
+                epoch: None,
+                step: Some(*step),
+                values: [("acc".to_string(), *loss)].into(),
+            })
+            .collect()
+    };
+    judge.seen("t001", &steps(&[(100.0, 0.5), (200.0, 0.3), (300.0, 0.2)]));
+    let made = judge.judge("t002", &steps(&[(100.0, 0.9), (200.0, 0.8), (300.0, 0.7)]));
+    assert_eq!(made.len(), 1, "stopped at step 100: {made:?}");
+    assert_eq!(made[0].reason(), "step 100: 0.9 > median 0.5");
+}

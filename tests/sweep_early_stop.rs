@@ -1,0 +1,192 @@
+//! `early_stop:` on the real Engine: a sweep where half the configurations diverge (they
+//! report a low `acc` from their first epoch) has those trials stopped by ASHA at the
+//! first rung: their containers are gone, the next trials take their slots, their
+//! folders and curves are kept, and the journal and the results say why. Then the same
+//! sweep interrupted with Ctrl-C right after its first stop and run again: the stopped
+//! trial is never restarted and the decisions are those of the uninterrupted run.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::sweep::{sweep_containers, sweep_guard};
+use common::{spawn_tfimg, tfimg, unique, wait_for};
+
+const HANG: Duration = Duration::from_secs(600);
+
+/// Six trials, two at a time, six epochs of a second each. The good ones (t001, t003,
+/// t005) report acc 0.9 from their first second; the diverging ones (t002, t004, t006)
+/// report 0.1, two seconds late, so the good one beside them is always at the rung
+/// first. ASHA's rungs: epochs 1, 2 and 4 of 6, each keeping the top half.
+fn diverging_sweep(name: &str) -> tempfile::TempDir {
+    let trials: Vec<String> = (1..=6)
+        .map(|i| {
+            let (delay, acc) = if i % 2 == 1 { (0, 0.9) } else { (2, 0.1) };
+            format!("  - {{i: {i}, delay: {delay}, acc: {acc}}}\n")
+        })
+        .collect();
+    let text = format!(
+        "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\n\
+         command: [sh, -c, \"sleep {{delay}}; for e in 1 2 3 4 5 6; do echo epoch=$e acc={{acc}}; sleep 1; done # {{i}}\"]\n\
+         trials:\n{}max_parallel: 2\nobjective: {{metric: acc, mode: max}}\n\
+         early_stop: {{rule: asha, max_epochs: 6, grace: 1, reduction: 2}}\n",
+        trials.concat()
+    );
+    common::scratch(&[("sweep.yaml", &text)])
+}
+
+fn journal(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("journal.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a journal line"))
+        .collect()
+}
+
+/// The trials the journal says were stopped early, with their value and the cutoff, by
+/// trial.
+fn stops(dir: &Path) -> Vec<(String, f64, f64)> {
+    let mut stops: Vec<(String, f64, f64)> = journal(dir)
+        .iter()
+        .filter(|event| event["event"] == "trial_judged" && event["judgement"]["stop"] == true)
+        .map(|event| {
+            let judgement = &event["judgement"];
+            (
+                event["trial"].as_str().unwrap().to_string(),
+                judgement["value"].as_f64().unwrap(),
+                judgement["cutoff"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    stops.sort_by(|a, b| a.0.cmp(&b.0));
+    stops
+}
+
+/// Where in the journal the first `event` of `trial` is.
+fn position(events: &[serde_json::Value], event: &str, trial: &str) -> usize {
+    events
+        .iter()
+        .position(|e| e["event"] == event && e["trial"] == trial)
+        .unwrap_or_else(|| panic!("no {event} of {trial}"))
+}
+
+fn starts(dir: &Path, trial: &str) -> usize {
+    journal(dir)
+        .iter()
+        .filter(|e| e["event"] == "trial_started" && e["trial"] == trial)
+        .count()
+}
+
+#[test]
+fn the_diverging_half_is_stopped_at_the_first_rung_and_its_slots_go_to_the_next_trials() {
+    let name = unique("t-asha").to_lowercase();
+    let _guard = sweep_guard(&name);
+    let folder = diverging_sweep(&name);
+    let dir = folder.path().join("runs").join(&name);
+    let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let stopped: Vec<String> = stops(&dir).into_iter().map(|(trial, ..)| trial).collect();
+    assert_eq!(stopped, ["t002", "t004", "t006"], "{}", run.stderr);
+    for trial in ["t002", "t004", "t006"] {
+        // The results say why, and the line the run printed when it stopped it.
+        let row = run
+            .stdout
+            .lines()
+            .find(|line| line.starts_with(trial))
+            .unwrap();
+        assert!(
+            row.ends_with("stopped early (epoch 1: 0.1 < rung 0.9)"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stderr.contains(&format!(
+                "{trial} is stopped early (epoch 1: 0.1 < rung 0.9)"
+            )),
+            "{}",
+            run.stderr
+        );
+        // Its folder and its curve are kept; it ran far less than its six epochs.
+        let log = std::fs::read_to_string(dir.join(trial).join("stdout.log")).unwrap();
+        assert!(log.starts_with("epoch=1 acc=0.1\n"), "{log}");
+        assert!(!log.contains("epoch=6"), "{log}");
+        assert_eq!(starts(&dir, trial), 1);
+    }
+    for trial in ["t001", "t003", "t005"] {
+        let row = run
+            .stdout
+            .lines()
+            .find(|line| line.starts_with(trial))
+            .unwrap();
+        assert!(row.ends_with("done"), "{}", run.stdout);
+    }
+    // t003 took t002's slot while t001 still ran: the stop gave the slot on at once.
+    let events = journal(&dir);
+    assert!(
+        position(&events, "trial_finished", "t002") < position(&events, "trial_started", "t003")
+    );
+    assert!(
+        position(&events, "trial_started", "t003") < position(&events, "trial_finished", "t001")
+    );
+    assert!(
+        run.stderr
+            .contains("3 of 6 trials done, 0 failed, 3 stopped early"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(sweep_containers(&name).trim(), "", "no container is left");
+    // `status` tallies them apart from the trials stopped by Ctrl-C.
+    let status = tfimg(folder.path(), &["sweep", "status", &format!("runs/{name}")]);
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    assert!(
+        status.stdout.contains("3 done, 3 stopped early"),
+        "{}",
+        status.stdout
+    );
+}
+
+#[test]
+fn ctrl_c_after_the_first_stop_and_running_again_makes_the_same_decisions() {
+    let name = unique("t-asha-resume").to_lowercase();
+    let _guard = sweep_guard(&name);
+    let folder = diverging_sweep(&name);
+    let dir = folder.path().join("runs").join(&name);
+    let running = spawn_tfimg(folder.path(), &["sweep", "sweep.yaml"], &[]);
+    wait_for("t002 stopped early and t003 running", HANG, || {
+        stops(&dir).iter().any(|(trial, ..)| trial == "t002") && starts(&dir, "t003") == 1
+    });
+    running.signal(libc::SIGINT);
+    let interrupted = running.finish(HANG);
+    assert_eq!(interrupted.code, 130, "{}", interrupted.stderr);
+    assert_eq!(sweep_containers(&name).trim(), "");
+
+    let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        starts(&dir, "t002"),
+        1,
+        "a trial stopped early never runs again"
+    );
+    let stopped = stops(&dir);
+    assert_eq!(
+        stopped,
+        [
+            ("t002".to_string(), 0.1, 0.9),
+            ("t004".to_string(), 0.1, 0.9),
+            ("t006".to_string(), 0.1, 0.9)
+        ]
+    );
+    let row = run
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("t002"))
+        .unwrap();
+    assert!(
+        row.ends_with("stopped early (epoch 1: 0.1 < rung 0.9)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stderr.contains("going on with sweep"), "{}", run.stderr);
+    assert_eq!(sweep_containers(&name).trim(), "");
+}
