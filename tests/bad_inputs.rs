@@ -884,6 +884,21 @@ fn cases() -> Vec<Case> {
             &sweep_with("params: {lr: [0.1]}\ngpu_ids: [0]\n"),
         ),
         sweep(
+            "sweep-asha-without-max-epochs",
+            "6:13",
+            &sweep_with("params: {lr: [0.1]}\nobjective: {metric: acc, mode: max}\nearly_stop: {rule: asha}\n"),
+        ),
+        sweep(
+            "sweep-grace-past-max-epochs",
+            "6:48",
+            &sweep_with("params: {lr: [0.1]}\nobjective: {metric: acc, mode: max}\nearly_stop: {rule: asha, max_epochs: 3, grace: 5}\n"),
+        ),
+        sweep(
+            "sweep-timeout-without-unit",
+            "5:10",
+            &sweep_with("params: {lr: [0.1]}\ntimeout: 3600\n"),
+        ),
+        sweep(
             "sweep-spec-and-image",
             "4:1",
             &sweep_with("image: tfimg/cpu-headless:2.9.3\nparams: {lr: [0.1]}\n"),

@@ -797,3 +797,45 @@ fn a_gpu_pool_the_host_cannot_give_is_refused_at_gpus_naming_the_sweep_file_s_ke
     assert!(!run.stderr.contains("--gpus"), "{}", run.stderr);
     assert_eq!(sweep_containers(&name).trim(), "");
 }
+
+#[test]
+fn a_trial_past_its_timeout_is_stopped_retried_and_counted_as_failed() {
+    let name = unique("t-timeout").to_lowercase();
+    let _guard = sweep_guard(&name);
+    // t002 would run a minute; `timeout: 3s` stops each of its two attempts.
+    let text = format!(
+        "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\ncommand: [sh, -c, \"if [ {{n}} = 2 ]; then sleep 60; fi; echo acc={{n}}\"]\nparams: {{n: [1, 2]}}\nmax_parallel: 2\nretries: 1\ntimeout: 3s\nobjective: {{metric: acc, mode: max}}\n"
+    );
+    let folder = common::scratch(&[("sweep.yaml", &text)]);
+    let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let row = run
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("t002"))
+        .unwrap();
+    assert!(row.contains("failed (timed out after "), "{}", run.stdout);
+    assert_eq!(
+        run.stderr.matches("t002 timed out after ").count(),
+        2,
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("(`timeout: 3s`)"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("queued again (retry 1 of 1)"),
+        "{}",
+        run.stderr
+    );
+    let dir = folder.path().join("runs").join(&name);
+    assert_eq!(starts(&dir)["t002"], 2);
+    // Stopped mid-sleep: it never got to report.
+    let log = std::fs::read_to_string(dir.join("t002/stdout.log")).unwrap();
+    assert_eq!(log, "", "{log}");
+    let timed_out = journal(&dir)
+        .iter()
+        .filter(|event| event["event"] == "trial_timed_out")
+        .count();
+    assert_eq!(timed_out, 2);
+    assert_eq!(sweep_containers(&name).trim(), "", "no container is left");
+}

@@ -101,6 +101,8 @@ struct Watched {
     stopping: bool,
     /// The `early_stop` rule stopped it, with why.
     early: Option<Judgement>,
+    /// The sweep's `timeout` stopped it: its end is a failure.
+    timed_out: bool,
 }
 
 /// The end of a watched attempt: the trial's index and its exit code (or why none).
@@ -248,7 +250,11 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                         self.stop_all().await;
                     }
                     self.fetch_metrics().await;
-                    if let Err(error) = self.judge_running().await {
+                    let checked = match self.time_out_running().await {
+                        Ok(()) => self.judge_running().await,
+                        Err(error) => Err(error),
+                    };
+                    if let Err(error) = checked {
                         self.scheduler.stop();
                         self.stop_all().await;
                         failure.get_or_insert(error);
@@ -280,6 +286,44 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             .collect();
         let stops = stopping.iter().map(|id| self.engine.stop(id, STOP_SECONDS));
         let _ = futures_util::future::join_all(stops).await;
+    }
+
+    /// Stops every running attempt past the sweep's `timeout`; each is journaled first.
+    async fn time_out_running(&mut self) -> anyhow::Result<()> {
+        let Some(timeout) = self.run.sweep.timeout else {
+            return Ok(());
+        };
+        let now = self.now_ms();
+        let limit = timeout.as_millis() as u64;
+        let due: Vec<(usize, u32, u64, String)> = self
+            .watched
+            .iter()
+            .filter(|(_, watched)| !watched.stopping)
+            .filter(|(_, watched)| now.saturating_sub(watched.started_ms) > limit)
+            .map(|(trial, watched)| {
+                let ran = now.saturating_sub(watched.started_ms);
+                (*trial, watched.attempt, ran, watched.container_id.clone())
+            })
+            .collect();
+        for (trial, attempt, after_ms, container) in due {
+            let id = self.trials[trial].id.clone();
+            self.journal(&Event::TrialTimedOut {
+                trial: id.clone(),
+                attempt,
+                after_ms,
+                time_ms: now,
+            })?;
+            if let Some(watched) = self.watched.get_mut(&trial) {
+                watched.stopping = true;
+                watched.timed_out = true;
+            }
+            (self.notify)(Note::TimedOut {
+                trial: id,
+                after_ms,
+            });
+            let _ = self.engine.stop(&container, STOP_SECONDS).await;
+        }
+        Ok(())
     }
 
     /// Judges every running trial on what it reported so far (`early_stop`). Each
@@ -343,6 +387,8 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         };
         let (exit, code) = match ended {
             Ok(code) if watched.early.is_some() => (Exit::StoppedEarly, Some(code)),
+            // Past its timeout: a failure (retried under `retries`), unless it ended well.
+            Ok(code) if watched.timed_out => (Exit::Code(code), Some(code)),
             Ok(code) if watched.stopping => (Exit::Stopped, Some(code)),
             // Killed by a signal: by the daemon on its way down (a restart), which is not
             // the trial's failure; the sweep ends and the next run reruns it.

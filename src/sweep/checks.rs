@@ -72,6 +72,7 @@ pub(super) fn sweep(file: &SweepFile, places: &Places, folder: &Path) -> Result<
     random_repeats(&search, places, &mut warnings);
     let objective = objective(file, places)?;
     let early_stop = early_stop(file, objective.as_ref(), places)?;
+    let timeout = timeout(file, places)?;
     Ok(Sweep {
         name: file.sweep.clone(),
         folder: folder.to_path_buf(),
@@ -88,6 +89,7 @@ pub(super) fn sweep(file: &SweepFile, places: &Places, folder: &Path) -> Result<
         retries,
         max_failed: file.max_failed,
         objective,
+        timeout,
         early_stop,
         output: output(file, places, folder)?,
         warnings,
@@ -397,6 +399,33 @@ fn objective(file: &SweepFile, places: &Places) -> Result<Option<Objective>, Spe
         mode,
         pick,
     }))
+}
+
+/// A trial's timeout is at least a second and at most a year (beyond, it is a typo).
+const MAX_TIMEOUT_SECONDS: u64 = 366 * 24 * 3600;
+
+/// `timeout:`: a duration as humantime reads it (`90s`, `30m`, `2h 30m`, `1day`).
+fn timeout(file: &SweepFile, places: &Places) -> Result<Option<std::time::Duration>, SpecError> {
+    let Some(written) = &file.timeout else {
+        return Ok(None);
+    };
+    let text = written.0.trim();
+    let hint = "write how long one attempt of a trial may run, with its unit, such as `timeout: 30m` or `timeout: 2h 30m`";
+    let duration = humantime::parse_duration(text).map_err(|error| {
+        places.bad(
+            "timeout",
+            format!("`timeout: {}` is not a duration: {error}", shortened(text)),
+            hint,
+        )
+    })?;
+    if duration.as_secs() < 1 || duration.as_secs() > MAX_TIMEOUT_SECONDS {
+        return Err(places.bad(
+            "timeout",
+            format!("`timeout: {}` is out of range", shortened(text)),
+            "a timeout goes from 1s to a year",
+        ));
+    }
+    Ok(Some(duration))
 }
 
 /// ASHA's reduction when the file gives none: with `max_epochs: 9` and `grace: 1`, rungs

@@ -62,6 +62,14 @@ pub enum Event {
         judgement: Judgement,
         time_ms: u64,
     },
+    /// A running attempt passed the sweep's `timeout` (after `after_ms`); written before
+    /// its container is stopped. Its end counts as a failure.
+    TrialTimedOut {
+        trial: String,
+        attempt: u32,
+        after_ms: u64,
+        time_ms: u64,
+    },
     /// A run of `tfimg sweep` ended.
     SweepStopped { reason: StopReason, time_ms: u64 },
 }
@@ -294,6 +302,8 @@ pub struct TrialHistory {
     pub attempts: Vec<Attempt>,
     /// The `early_stop` rule's judgements, with the attempt each was made on.
     pub judgements: Vec<(u32, Judgement)>,
+    /// Attempts stopped for passing the `timeout`, with how long they had run.
+    pub timed_out: Vec<(u32, u64)>,
 }
 
 impl TrialHistory {
@@ -320,6 +330,14 @@ impl TrialHistory {
             .iter()
             .map(|(_, judgement)| judgement)
             .find(|judgement| judgement.stop)
+    }
+
+    /// How long `attempt` had run when its `timeout` stopped it, if it did.
+    pub fn timed_out(&self, attempt: u32) -> Option<u64> {
+        self.timed_out
+            .iter()
+            .find(|(number, _)| *number == attempt)
+            .map(|(_, after_ms)| *after_ms)
     }
 
     /// The attempt that exited 0, if one did.
@@ -451,6 +469,17 @@ impl Replay {
                 .or_default()
                 .judgements
                 .push((*attempt, *judgement)),
+            Event::TrialTimedOut {
+                trial,
+                attempt,
+                after_ms,
+                ..
+            } => self
+                .trials
+                .entry(trial.clone())
+                .or_default()
+                .timed_out
+                .push((*attempt, *after_ms)),
             Event::SweepStopped { reason, .. } => self.last_stop = Some(*reason),
         }
     }

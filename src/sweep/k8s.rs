@@ -423,6 +423,12 @@ fn job(
             },
         },
     });
+    // `timeout:` is each pod's deadline: a pod past it fails, and counts as a failed
+    // attempt of its index (retried under `backoffLimitPerIndex`), as a timed-out trial
+    // does under `tfimg sweep`.
+    if let Some(timeout) = sweep.timeout {
+        spec["template"]["spec"]["activeDeadlineSeconds"] = json!(timeout.as_secs().max(1));
+    }
     // `max_failed: n` stops at the n-th failed trial; the Job fails once more than
     // `maxFailedIndexes` have, which may not exceed the completions.
     if let Some(failed) = sweep.max_failed {

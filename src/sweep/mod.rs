@@ -81,6 +81,8 @@ pub struct Sweep {
     /// Stop starting trials once this many have failed for good.
     pub max_failed: Option<u32>,
     pub objective: Option<Objective>,
+    /// `timeout:`: an attempt running longer is stopped and counts as failed.
+    pub timeout: Option<std::time::Duration>,
     /// `early_stop:`: the rule that stops losing trials, if any.
     pub early_stop: Option<early_stop::EarlyStop>,
     /// `<folder>/<output>/<name>`: the journal and one folder per trial.

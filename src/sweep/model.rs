@@ -40,6 +40,8 @@ pub struct SweepFile {
     pub max_failed: Option<u32>,
     pub objective: Option<ObjectiveFile>,
     pub early_stop: Option<EarlyStopFile>,
+    /// How long one attempt may run (`30m`, `2h 30m`), checked in `checks`.
+    pub timeout: Option<EnvValue>,
     pub output: Option<String>,
 }
 

@@ -39,6 +39,9 @@ pub enum Note {
         /// It ended while no tfimg watched it (learned on resume).
         away: bool,
     },
+    /// A running attempt passed the sweep's `timeout` and is stopped (its end, a
+    /// failure, follows).
+    TimedOut { trial: String, after_ms: u64 },
     /// The `early_stop` rule stopped a running trial (its end follows).
     StoppedEarly { trial: String, reason: String },
     /// Where the whole sweep stands (each second, when it changed).
@@ -168,6 +171,18 @@ pub fn told(note: &Note, sweep: &Sweep) -> Told {
                 }),
             )
         }
+        Note::TimedOut { trial, after_ms } => status(
+            format!(
+                "{trial} timed out after {} (`timeout: {}`): stopped, it counts as failed",
+                duration_text(*after_ms),
+                sweep
+                    .timeout
+                    .map_or(String::new(), |timeout| humantime::format_duration(timeout)
+                        .to_string())
+            ),
+            "trial_timed_out",
+            serde_json::json!({"trial": trial, "seconds": *after_ms as f64 / 1000.0}),
+        ),
         Note::StoppedEarly { trial, reason } => status(
             format!("{trial} is stopped early ({reason})"),
             "trial_stopped_early",
@@ -434,7 +449,10 @@ pub fn status_text(
     let unfinished = results.rows.iter().any(|row| {
         !matches!(
             row.status,
-            RowStatus::Done { .. } | RowStatus::Failed | RowStatus::StoppedEarly(_)
+            RowStatus::Done { .. }
+                | RowStatus::Failed
+                | RowStatus::TimedOut(_)
+                | RowStatus::StoppedEarly(_)
         )
     });
     if !running && lines.is_empty() && unfinished {

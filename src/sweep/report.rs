@@ -146,7 +146,10 @@ fn header(sweep: &str, results: &Results, generated: &str) -> Markup {
     };
     let counts = [
         ("done", count(|s| matches!(s, RowStatus::Done { .. }))),
-        ("failed", count(|s| matches!(s, RowStatus::Failed))),
+        (
+            "failed",
+            count(|s| matches!(s, RowStatus::Failed | RowStatus::TimedOut(_))),
+        ),
         ("running", count(|s| matches!(s, RowStatus::Running))),
         ("queued", count(|s| matches!(s, RowStatus::Queued))),
         ("stopped", count(|s| matches!(s, RowStatus::Stopped))),
@@ -411,7 +414,7 @@ fn table(results: &Results) -> Markup {
 fn status_class(status: RowStatus) -> &'static str {
     match status {
         RowStatus::Done { .. } => "done",
-        RowStatus::Failed => "failed",
+        RowStatus::Failed | RowStatus::TimedOut(_) => "failed",
         RowStatus::Running => "running",
         RowStatus::Queued => "queued",
         RowStatus::Stopped => "stopped",

@@ -27,6 +27,8 @@ pub enum RowStatus {
     Stopped,
     /// The `early_stop` rule stopped it, with why.
     StoppedEarly(Judgement),
+    /// Failed for good, its last attempt stopped by the `timeout` after this long (ms).
+    TimedOut(u64),
 }
 
 impl RowStatus {
@@ -40,6 +42,7 @@ impl RowStatus {
             RowStatus::Queued => "queued",
             RowStatus::Stopped => "stopped",
             RowStatus::StoppedEarly(_) => "stopped early",
+            RowStatus::TimedOut(_) => "failed",
         }
     }
 }
@@ -55,6 +58,9 @@ impl fmt::Display for RowStatus {
             RowStatus::Stopped => f.write_str("stopped"),
             RowStatus::StoppedEarly(judgement) => {
                 write!(f, "stopped early ({})", judgement.reason())
+            }
+            RowStatus::TimedOut(after_ms) => {
+                write!(f, "failed (timed out after {})", duration_text(*after_ms))
             }
         }
     }
@@ -116,7 +122,13 @@ pub fn results(
                 TrialStatus::NeverStarted => RowStatus::Queued,
                 TrialStatus::Running => RowStatus::Running,
                 TrialStatus::Done { attempt } => RowStatus::Done { attempt },
-                TrialStatus::Failed => RowStatus::Failed,
+                TrialStatus::Failed => match history
+                    .last()
+                    .and_then(|attempt| history.timed_out(attempt.number))
+                {
+                    Some(after_ms) => RowStatus::TimedOut(after_ms),
+                    None => RowStatus::Failed,
+                },
                 TrialStatus::Stopped => RowStatus::Stopped,
                 TrialStatus::StoppedEarly => match history.stopped_early() {
                     Some(judgement) => RowStatus::StoppedEarly(*judgement),

@@ -1,4 +1,5 @@
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::*;
 
@@ -182,7 +183,7 @@ fn names_images_and_commands_are_checked_at_their_place() {
         ),
         (
             "sweep: lab\nspec: x\ncommand: [a]\ncolour: blue\nparams: {lr: [1]}\n".into(),
-            "`sweep.yaml`:4:1: unknown field `colour`, expected one of `sweep`, `spec`, `image`, `command`, `mounts`, `env`, `params`, `random`, `trials`, `gpus`, `gpus_per_trial`, `trials_per_gpu`, `cpus_per_trial`, `memory`, `shm_size`, `max_parallel`, `retries`, `max_failed`, `objective`, `early_stop`, `output`",
+            "`sweep.yaml`:4:1: unknown field `colour`, expected one of `sweep`, `spec`, `image`, `command`, `mounts`, `env`, `params`, `random`, `trials`, `gpus`, `gpus_per_trial`, `trials_per_gpu`, `cpus_per_trial`, `memory`, `shm_size`, `max_parallel`, `retries`, `max_failed`, `objective`, `early_stop`, `timeout`, `output`",
             yaml::SWEEP.hint,
         ),
     ];
@@ -460,5 +461,33 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
         let (error, hint) = error(&text);
         assert_eq!(error, message, "{rest}");
         assert!(!hint.is_empty(), "{rest}");
+    }
+}
+
+#[test]
+fn timeout_is_a_duration_with_its_unit_checked_at_its_place() {
+    let timeout = |rest: &str| {
+        parse_text(&head(&format!("params: {{lr: [1]}}\n{rest}")))
+            .unwrap()
+            .timeout
+    };
+    assert_eq!(timeout(""), None);
+    assert_eq!(timeout("timeout: 30m\n"), Some(Duration::from_secs(1800)));
+    assert_eq!(
+        timeout("timeout: 2h 30m\n"),
+        Some(Duration::from_secs(9000))
+    );
+    assert_eq!(timeout("timeout: 90s\n"), Some(Duration::from_secs(90)));
+    let cases = [
+        ("timeout: 3600\n", "`sweep.yaml`:5:10: `timeout: 3600` is not a duration: time unit needed, for example 3600sec or 3600ms"),
+        ("timeout: soon\n", "`sweep.yaml`:5:10: `timeout: soon` is not a duration: expected number at 0"),
+        ("timeout: 0s\n", "`sweep.yaml`:5:10: `timeout: 0s` is out of range"),
+        ("timeout: 500ms\n", "`sweep.yaml`:5:10: `timeout: 500ms` is out of range"),
+        ("timeout: 400days\n", "`sweep.yaml`:5:10: `timeout: 400days` is out of range"),
+    ];
+    for (rest, message) in cases {
+        let (error, hint) = error(&head(&format!("params: {{lr: [1]}}\n{rest}")));
+        assert_eq!(error, message, "{rest}");
+        assert!(!hint.is_empty());
     }
 }

@@ -60,6 +60,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             started_ms: self.now_ms(),
             stopping: false,
             early: None,
+            timed_out: false,
         };
         self.journal(&Event::TrialStarted {
             trial: trial.id.clone(),

@@ -196,6 +196,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 started_ms: attempt.started_ms,
                 stopping: false,
                 early: None,
+                timed_out: false,
             },
         );
         let facts = self.engine.container(&attempt.container_id).await?;

@@ -538,3 +538,52 @@ fn asha_stops_the_losing_trials_gives_their_slots_on_and_a_resumed_run_never_res
         "each trial judged once at rung 1, over both runs"
     );
 }
+
+#[test]
+fn a_trial_past_its_timeout_is_stopped_counts_as_failed_and_is_retried() {
+    let host = FakeHost::new();
+    let engine = engine();
+    // t002 hangs on every attempt; t001 ends by itself.
+    engine.state.borrow_mut().held = ["lab-t002".to_string()].into();
+    let run = sweep_run(&sweep_text(2, "timeout: 30s\nretries: 1\n"), &host);
+    let (finished, notes) = go(&engine, &host, &run);
+    let finished = finished.unwrap();
+    assert_eq!((finished.counts.done, finished.counts.failed), (1, 1));
+    let timed_out: Vec<&String> = notes
+        .iter()
+        .filter_map(|note| match note {
+            Note::TimedOut { trial, after_ms } => {
+                assert!(*after_ms > 30_000, "{after_ms}");
+                Some(trial)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(timed_out, ["t002", "t002"], "each attempt, the retry too");
+    let replay = journal::replay(&events(&host));
+    let history = replay.trial("t002");
+    assert_eq!(history.status(), journal::TrialStatus::Failed);
+    assert_eq!(
+        history.failures(),
+        2,
+        "both attempts failed, none was 'stopped'"
+    );
+    assert!(history.timed_out(2).is_some());
+    let results = crate::sweep::results::results(
+        &run.sweep.trials(),
+        &replay,
+        &Default::default(),
+        None,
+        None,
+    );
+    let row = results.rows.iter().find(|row| row.trial == "t002").unwrap();
+    assert!(
+        row.status
+            .to_string()
+            .starts_with("failed (timed out after "),
+        "{}",
+        row.status
+    );
+    assert_eq!(row.status.word(), "failed");
+    assert!(engine.container_names().is_empty());
+}

@@ -330,3 +330,21 @@ fn early_stopping_is_refused_at_its_key_because_an_indexed_job_cannot_stop_trial
         error.hint
     );
 }
+
+#[test]
+fn a_timeout_is_each_pod_s_deadline() {
+    let export = exported(concat!(
+        "sweep: lab\nspec: x\ncommand: [\"{a}\"]\nparams: {a: [1, 2]}\n",
+        "timeout: 1h 30m\n",
+    ));
+    let job = document(&export, "Job");
+    assert_eq!(
+        job["spec"]["template"]["spec"]["activeDeadlineSeconds"],
+        serde_yaml::Value::from(5400)
+    );
+    let export = exported("sweep: lab\nspec: x\ncommand: [\"{a}\"]\nparams: {a: [1, 2]}\n");
+    let job = document(&export, "Job");
+    assert!(job["spec"]["template"]["spec"]
+        .get("activeDeadlineSeconds")
+        .is_none());
+}

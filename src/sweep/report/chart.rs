@@ -160,7 +160,7 @@ fn dot(row: &ResultRow, spot: Spot, best: bool, value: f64, metric: &str) -> Mar
 
 fn cross(row: &ResultRow, x: f64, y: f64, size: f64, metric: &str) -> Markup {
     let colour = match row.status {
-        RowStatus::Failed => "#c0392b",
+        RowStatus::Failed | RowStatus::TimedOut(_) => "#c0392b",
         _ => MISSING_COLOR,
     };
     let (x0, x1) = (coordinate(x - size), coordinate(x + size));
