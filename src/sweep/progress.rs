@@ -284,9 +284,10 @@ impl Finished {
         value
     }
 
-    /// What closes a run of `sweep`: the counts and where the results are, then, when
+    /// What closes a run of `sweep`: the counts and where the results are, what early
+    /// stopping saved (when it stopped a trial), then, when
     /// `max_failed` trials failed, the error.
-    pub fn closing_lines(&self, sweep: &Sweep) -> Vec<String> {
+    pub fn closing_lines(&self, sweep: &Sweep, results: &Results) -> Vec<String> {
         let counts = &self.counts;
         let early = match counts.stopped_early {
             0 => String::new(),
@@ -300,6 +301,9 @@ impl Finished {
             counts.failed,
             sweep.output.display()
         )];
+        if let Some(savings) = results.savings() {
+            lines.push(savings.line());
+        }
         if self.reason == StopReason::MaxFailed {
             lines.push("error: the sweep stopped early: `max_failed` trials failed".to_string());
         }

@@ -178,6 +178,9 @@ fn header(sweep: &str, results: &Results, generated: &str) -> Markup {
                     }
                 }
             }
+            @if let Some(savings) = results.savings() {
+                p.savings { (savings.line()) }
+            }
             (best_trial(results))
         }
     }
@@ -448,6 +451,7 @@ header .name { font-family: ui-monospace, "DejaVu Sans Mono", "Liberation Mono",
 .count.done strong { color: #2d8a4e; } .count.failed strong { color: #c0392b; }
 .count.running strong { color: #2e86ab; } .count.queued strong, .count.stopped strong { color: var(--muted); }
 .count.stopped-early strong { color: #b8860b; }
+.savings { margin: 0 0 14px; color: #80600b; }
 section { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 16px 20px; margin: 0 0 18px; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 0 18px; }
 .charts section.wide { grid-column: 1 / -1; }

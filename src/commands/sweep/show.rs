@@ -43,7 +43,7 @@ pub(super) fn ended(ended: &Ended) -> anyhow::Result<ExitCode> {
     } else {
         print_results(&ended.results)?;
     }
-    for line in finished.closing_lines(&ended.sweep) {
+    for line in finished.closing_lines(&ended.sweep, &ended.results) {
         eprintln!("{line}");
     }
     Ok(match finished.failed() {

@@ -135,11 +135,11 @@ fn a_run_that_hit_max_failed_or_had_a_failure_fails() {
     assert!(one_failed.failed());
     assert!(early.failed());
     assert_eq!(
-        clean.closing_lines(&sweep),
+        clean.closing_lines(&sweep, &no_results()),
         ["sweep `lab`: 3 of 3 trials done, 0 failed; results in `/lab/runs/lab`"]
     );
     assert_eq!(
-        early.closing_lines(&sweep),
+        early.closing_lines(&sweep, &no_results()),
         [
             "sweep `lab`: 1 of 3 trials done, 2 failed; results in `/lab/runs/lab`",
             "error: the sweep stopped early: `max_failed` trials failed",
@@ -201,4 +201,12 @@ fn status_says_how_to_go_on_only_when_nothing_else_is_said() {
     assert_eq!(json["tally"], serde_json::json!({"queued": 3}));
     assert_eq!(json["unwatched"][0]["state"], "running");
     assert_eq!(json["unreached"], "no daemon");
+}
+
+fn no_results() -> Results {
+    Results {
+        objective: None,
+        param_names: Vec::new(),
+        rows: Vec::new(),
+    }
 }

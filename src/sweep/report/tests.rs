@@ -316,3 +316,33 @@ fn utc_texts() {
     assert_eq!(utc_text(1_795_398_245_000), "2026-11-23 01:44 UTC");
     assert_eq!(utc_text(4_102_444_799_000), "2099-12-31 23:59 UTC");
 }
+
+#[test]
+fn trials_stopped_early_are_counted_apart_with_what_stopping_them_saved() {
+    let stopped = RowStatus::StoppedEarly(crate::sweep::early_stop::Judgement {
+        at: 1.0,
+        unit: crate::sweep::early_stop::Unit::Epoch,
+        rung: Some(1),
+        value: 0.1,
+        cutoff: Some(0.9),
+        stop: true,
+    });
+    let results = Results {
+        objective: objective(),
+        param_names: vec!["lr".into(), "aug".into()],
+        rows: vec![
+            row("t001", "low", Some(0.9), RowStatus::Done { attempt: 1 }),
+            row("t002", "high", Some(0.1), stopped),
+        ],
+    };
+    let html = render("lab", &results, &BTreeMap::new(), "2026-11-26 20:00 UTC");
+    assert!(html.contains("count stopped-early"), "{html}");
+    assert!(
+        html.contains("stopped early (epoch 1: 0.1 &lt; rung 0.9)"),
+        "the row says why"
+    );
+    assert!(
+        html.contains("early stopping stopped 1 of 2 trials: 6 of 6 trial-epochs run"),
+        "{html}"
+    );
+}

@@ -270,3 +270,57 @@ fn numbers_and_durations_read_well() {
     assert_eq!(duration_text(3_599_000), "59m59s");
     assert_eq!(duration_text(7_380_000), "2h03m");
 }
+
+#[test]
+fn savings_count_the_epochs_the_stopped_trials_did_not_run() {
+    use crate::sweep::early_stop::{Judgement, Unit};
+    let row = |trial: &str, epochs: usize, seconds: u64, status: RowStatus| ResultRow {
+        trial: trial.into(),
+        params: Vec::new(),
+        value: None,
+        best: None,
+        last: None,
+        epochs: Some(epochs),
+        points: epochs,
+        duration_ms: Some(seconds * 1000),
+        gpus: vec!["0".into()],
+        status,
+        attempt: Some(1),
+        exit_code: Some(0),
+        command: Vec::new(),
+    };
+    let stopped = RowStatus::StoppedEarly(Judgement {
+        at: 1.0,
+        unit: Unit::Epoch,
+        rung: Some(1),
+        value: 0.1,
+        cutoff: Some(0.9),
+        stop: true,
+    });
+    let done = RowStatus::Done { attempt: 1 };
+    let results = |rows| Results {
+        objective: None,
+        param_names: Vec::new(),
+        rows,
+    };
+    assert_eq!(results(vec![row("t001", 9, 90, done)]).savings(), None);
+    let savings = results(vec![
+        row("t001", 9, 90, done),
+        row("t002", 1, 10, stopped),
+        row("t003", 3, 30, stopped),
+        row("t004", 9, 110, done),
+        row("t005", 0, 0, RowStatus::Queued),
+    ])
+    .savings()
+    .unwrap();
+    assert_eq!(
+        (savings.stopped, savings.ended, savings.run, savings.full),
+        (2, 4, 22, 36)
+    );
+    // The done ones took 100 s on average: 90 s and 70 s not spent, one GPU each.
+    assert_eq!(savings.seconds_saved, Some(160.0));
+    assert_eq!(
+        savings.line(),
+        "early stopping stopped 2 of 4 trials: 22 of 36 trial-epochs run (39% fewer), about 0.04 GPU-hours saved"
+    );
+}
