@@ -2,8 +2,8 @@
 //! file, its journal, each trial's folder with `metrics.jsonl`) made by hand the way
 //! `tfimg sweep` leaves it, the real binary writing the report, and a real headless
 //! Chromium (Debian's `chromium`) opening it: a screenshot that shows the charts in their
-//! colours, and the DOM with the table in the objective's order, one curve per trial that
-//! reported metrics, a param that is markup shown as text and nothing loaded from the
+//! colours, and the DOM with the table in the objective's order, the objective by each
+//! param (a dot per trial, a mean per column), one curve per trial that reported metrics, a param that is markup shown as text and nothing loaded from the
 //! network. The screenshot and the page stay in `target/test-artifacts/`.
 
 mod common;
@@ -282,6 +282,30 @@ fn the_report_shows_the_sweep_in_a_real_browser() {
         attribute_values(objective, "<g class=\"missing", "data-trial"),
         ["t003", "t006"]
     );
+    // The objective by each param: a chart per param that varies, a dot per done trial
+    // in its value's column, a bar at each column's mean (lr's columns by value).
+    let params = section(&dom, "<section class=\"params-by wide\">");
+    assert_eq!(
+        attribute_values(params, "<svg class=\"chart param-chart\"", "data-param"),
+        ["lr", "aug"]
+    );
+    for param in ["lr", "aug"] {
+        let start = params.find(&format!("data-param=\"{param}\"")).unwrap();
+        let chart = &params[start..start + params[start..].find("</svg>").unwrap()];
+        let mut dots = attribute_values(chart, "<g class=\"point", "data-trial");
+        dots.sort();
+        assert_eq!(dots, ["t001", "t002", "t004", "t005"], "{param}");
+        assert_eq!(
+            attribute_values(chart, "<g class=\"mean\"", "data-value").len(),
+            2,
+            "{param}: a mean per column"
+        );
+        if param == "lr" {
+            let columns = attribute_values(chart, "<g class=\"mean\"", "data-value");
+            let values: Vec<f64> = columns.iter().map(|c| c.parse().unwrap()).collect();
+            assert!(values[0] < values[1], "lr's columns by value: {columns:?}");
+        }
+    }
     // One curve per trial that reported metrics in each curve chart, the best marked.
     for metric in ["val_accuracy", "loss", "val_loss"] {
         let chart = section(&dom, &format!("data-metric=\"{metric}\""));

@@ -109,6 +109,7 @@ pub fn render(
                     (header(sweep, results, generated))
                     div.charts {
                         (objective_section(results))
+                        (params_section(results))
                         @for metric in &charted[..first_row] {
                             (curve_section(metric, results, metrics, &looks))
                         }
@@ -262,6 +263,48 @@ fn objective_section(results: &Results) -> Markup {
 }
 
 /// Whether the objective's chart takes the page's width: past 36 trials.
+/// "Which value should I pick": the ranked value against each param that varies.
+fn params_section(results: &Results) -> Markup {
+    let Some(objective) = &results.objective else {
+        return html! {};
+    };
+    let varied: Vec<&String> = results
+        .param_names
+        .iter()
+        .filter(|name| {
+            let mut values = results
+                .rows
+                .iter()
+                .filter(|row| row.ranked().is_some())
+                .filter_map(|row| {
+                    row.params
+                        .iter()
+                        .find(|(param, _)| param == *name)
+                        .map(|(_, value)| value.text())
+                });
+            let first = values.next();
+            values.any(|value| Some(value) != first)
+        })
+        .collect();
+    if varied.is_empty() {
+        return html! {};
+    }
+    html! {
+        section.params-by.wide {
+            h2 { (capitalized(&objective.label())) " by param" }
+            p.note { "Each dot is a trial; a bar is the mean of a column. Pick the value whose trials rank best." }
+            div.param-charts {
+                @for name in varied {
+                    figure.param {
+                        figcaption { (name) }
+                        (chart::by_param(results, objective, name))
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn wide(results: &Results) -> bool {
     results.objective.is_some() && results.rows.len() > 36
 }
@@ -452,6 +495,8 @@ header .name { font-family: ui-monospace, "DejaVu Sans Mono", "Liberation Mono",
 .count.running strong { color: #2e86ab; } .count.queued strong, .count.stopped strong { color: var(--muted); }
 .count.stopped-early strong { color: #b8860b; }
 .savings { margin: 0 0 14px; color: #80600b; }
+.param-charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(360px, 1fr)); gap: 8px 18px; }
+figure.param { margin: 0; } figure.param figcaption { font-weight: 600; margin: 0 0 4px; }
 section { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 16px 20px; margin: 0 0 18px; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 0 18px; }
 .charts section.wide { grid-column: 1 / -1; }

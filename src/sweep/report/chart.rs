@@ -258,3 +258,128 @@ fn thin(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
 
 #[cfg(test)]
 mod tests;
+
+/// A param that takes at most this many values is drawn as columns (a grid axis).
+const MAX_COLUMNS: usize = 12;
+/// Positive values spanning this factor or more go on a log axis (a `loguniform` draw).
+const LOG_SPAN: f64 = 20.0;
+
+/// How the x axis of a param's chart places its values.
+enum ParamAxis {
+    /// One column a value, in this order (numbers by value, others as written).
+    Columns(Vec<String>),
+    /// A scatter over the values, on a log10 axis when `log`.
+    Range { log: bool },
+}
+
+fn param_axis(values: &[(&crate::sweep::ParamValue, f64)]) -> ParamAxis {
+    let mut distinct: Vec<&crate::sweep::ParamValue> = Vec::new();
+    for (value, _) in values {
+        if !distinct.contains(value) {
+            distinct.push(value);
+        }
+    }
+    let numbers: Option<Vec<f64>> = distinct.iter().map(|value| value.as_f64()).collect();
+    match numbers {
+        Some(numbers) if distinct.len() > MAX_COLUMNS => {
+            let (low, high) = numbers
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+                    (l.min(*v), h.max(*v))
+                });
+            ParamAxis::Range {
+                log: low > 0.0 && high / low >= LOG_SPAN,
+            }
+        }
+        Some(_) => {
+            distinct.sort_by(|a, b| {
+                a.as_f64()
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.as_f64().unwrap_or(0.0))
+            });
+            ParamAxis::Columns(distinct.iter().map(|value| value.text()).collect())
+        }
+        None => ParamAxis::Columns(distinct.iter().map(|value| value.text()).collect()),
+    }
+}
+
+/// The ranked value of every trial that has one against param `name`: columns with each
+/// trial's dot and the column's mean as a bar for a param of a few values (a grid axis,
+/// a choice), else a scatter over its range, on a log axis when its values span 20× or
+/// more. The best trial in its own colour.
+pub(super) fn by_param(results: &Results, objective: &Objective, name: &str) -> Markup {
+    let frame = Frame::new(WIDTH, 300.0, 56.0);
+    let best = results.best().map(|row| row.trial.as_str());
+    let points: Vec<(&ResultRow, &crate::sweep::ParamValue, f64)> = results
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let value = row.ranked()?;
+            let (_, param) = row.params.iter().find(|(param, _)| param == name)?;
+            Some((row, param, value))
+        })
+        .collect();
+    let pairs: Vec<(&crate::sweep::ParamValue, f64)> = points
+        .iter()
+        .map(|(_, param, value)| (*param, *value))
+        .collect();
+    let ticks = scale::ticks(points.iter().map(|(_, _, value)| *value), 5, false);
+    let y = frame.y(&ticks);
+    let radius = 4.5;
+    let title = format!("{} by {name}", objective.label());
+    let spot = |row: &ResultRow, x: f64, value: f64| {
+        let is_best = best == Some(row.trial.as_str());
+        let fill = if is_best { BEST_COLOR } else { POINT_COLOR };
+        html! {
+            g.point.best[is_best] data-trial=(row.trial) {
+                title { (row.trial) ": " (name) " " (row.params.iter().find(|(p, _)| p == name).map_or(String::new(), |(_, v)| v.text())) ", " (objective.metric) " " (number_text(value)) }
+                circle cx=(coordinate(x)) cy=(coordinate(y.map(value))) r=(coordinate(if is_best { radius * 1.35 } else { radius })) fill=(fill) fill-opacity="0.85" {}
+            }
+        }
+    };
+    let axis = param_axis(&pairs);
+    html! {
+        svg.chart.param-chart data-param=(name) viewBox=(frame.view_box()) role="img" aria-label=(title) {
+            (y_axis(&frame, &ticks, &objective.metric))
+            @match &axis {
+                ParamAxis::Columns(columns) => {
+                    @let band = frame.plot_width() / columns.len().max(1) as f64;
+                    @for (index, column) in columns.iter().enumerate() {
+                        @let centre = frame.left + band * (index as f64 + 0.5);
+                        @let members: Vec<&(&ResultRow, &crate::sweep::ParamValue, f64)> = points.iter().filter(|(_, param, _)| param.text() == *column).collect();
+                        @for (position, (row, _, value)) in members.iter().enumerate() {
+                            // Spread across the middle half of the column, in trial order.
+                            @let offset = if members.len() > 1 { (position as f64 / (members.len() - 1) as f64 - 0.5) * band * 0.5 } else { 0.0 };
+                            (spot(row, centre + offset, *value))
+                        }
+                        @if !members.is_empty() {
+                            @let mean = members.iter().map(|(_, _, value)| *value).sum::<f64>() / members.len() as f64;
+                            @let at = coordinate(y.map(mean));
+                            g.mean data-value=(column) {
+                                title { (name) " " (column) ": mean " (number_text(mean)) " over " (members.len()) " trial(s)" }
+                                line x1=(coordinate(centre - band * 0.36)) x2=(coordinate(centre + band * 0.36)) y1=(at) y2=(at) stroke="#1f2933" stroke-width="2.5" {}
+                            }
+                        }
+                        text.tick x=(coordinate(centre)) y=(coordinate(frame.plot_bottom() + 16.0)) text-anchor="middle" { (column) }
+                    }
+                }
+                ParamAxis::Range { log } => {
+                    @let place = |value: f64| if *log { value.log10() } else { value };
+                    @let x_ticks = scale::ticks(points.iter().filter_map(|(_, param, _)| param.as_f64()).map(place), 5, false);
+                    @let x = Linear { domain: (x_ticks.low, x_ticks.high), range: (frame.left, frame.plot_right()) };
+                    @for value in &x_ticks.values {
+                        @let label = if *log { number_text(10f64.powf(*value)) } else { x_ticks.label(*value) };
+                        text.tick x=(coordinate(x.map(*value))) y=(coordinate(frame.plot_bottom() + 16.0)) text-anchor="middle" { (label) }
+                    }
+                    @for (row, param, value) in &points {
+                        @if let Some(number) = param.as_f64() {
+                            (spot(row, x.map(place(number)), *value))
+                        }
+                    }
+                }
+            }
+            @let axis_title = match &axis { ParamAxis::Range { log: true } => format!("{name} (log scale)"), _ => name.to_string() };
+            (x_base(&frame, &axis_title, frame.height - 8.0))
+        }
+    }
+}

@@ -346,3 +346,38 @@ fn trials_stopped_early_are_counted_apart_with_what_stopping_them_saved() {
         "{html}"
     );
 }
+
+#[test]
+fn a_param_of_many_values_is_a_scatter_on_a_log_axis_when_they_span_decades() {
+    let rows = |lr: fn(usize) -> f64| -> Vec<ResultRow> {
+        (0..15)
+            .map(|index| {
+                let mut row = row(
+                    &format!("t{:03}", index + 1),
+                    "low",
+                    Some(0.5 + index as f64 / 100.0),
+                    RowStatus::Done { attempt: 1 },
+                );
+                row.params[0] = ("lr".into(), ParamValue::Float(lr(index)));
+                row
+            })
+            .collect()
+    };
+    let chart = |rows| {
+        let results = Results {
+            objective: objective(),
+            param_names: vec!["lr".into(), "aug".into()],
+            rows,
+        };
+        chart::by_param(&results, results.objective.as_ref().unwrap(), "lr").into_string()
+    };
+    // 1e-5 to 1e-2: a log axis, its ticks powers of ten; no columns, so no means.
+    let log = chart(rows(|index| 1e-5 * 10f64.powf(index as f64 * 3.0 / 14.0)));
+    assert!(log.contains(">lr (log scale)</text>"), "{log}");
+    assert!(log.contains(">0.001</text>"), "{log}");
+    assert!(!log.contains("class=\"mean\""));
+    assert_eq!(log.matches("<g class=\"point").count(), 15);
+    // 0.1 to 0.24: a plain axis.
+    let plain = chart(rows(|index| 0.1 + index as f64 / 100.0));
+    assert!(plain.contains(">lr</text>"), "{plain}");
+}
