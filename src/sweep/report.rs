@@ -383,6 +383,7 @@ fn curve_section(
                 look,
                 points,
                 label: trial_label(row),
+                stopped_early: matches!(row.status, RowStatus::StoppedEarly(_)),
             };
             Some((line, row))
         })

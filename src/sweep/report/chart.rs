@@ -183,6 +183,8 @@ pub(super) struct Line<'a> {
     pub points: &'a [(f64, f64)],
     /// The hover text: the trial, its params.
     pub label: String,
+    /// The `early_stop` rule stopped the trial: its curve ends in a cross where it did.
+    pub stopped_early: bool,
 }
 
 /// `metric` over `x_title` (epoch or step): one line per trial, grey ones first and the
@@ -227,8 +229,8 @@ fn curve(line: &Line, x: Linear, y: Linear) -> Markup {
     let look = line.look;
     let markers = placed.len() == 1 || (matches!(look, Look::Best) && placed.len() <= MAX_MARKERS);
     html! {
-        g.curve.best[matches!(look, Look::Best)] data-trial=(line.trial) {
-            title { (line.label) }
+        g.curve.best[matches!(look, Look::Best)].stopped-early[line.stopped_early] data-trial=(line.trial) {
+            title { (line.label) @if line.stopped_early { " (stopped early here)" } }
             @if placed.len() > 1 {
                 polyline points=(path.join(" ")) fill="none" stroke=(look.color())
                     stroke-width=(look.width()) stroke-opacity=(look.opacity())
@@ -237,6 +239,13 @@ fn curve(line: &Line, x: Linear, y: Linear) -> Markup {
             @if markers {
                 @for (px, py) in &placed {
                     circle cx=(px) cy=(py) r="3.5" fill=(look.color()) {}
+                }
+            }
+            @if let (true, Some((px, py))) = (line.stopped_early, points.last()) {
+                @let (cx, cy) = (x.map(*px), y.map(*py));
+                g.stop-mark stroke=(look.color()) stroke-width="2" {
+                    line x1=(coordinate(cx - 4.0)) y1=(coordinate(cy - 4.0)) x2=(coordinate(cx + 4.0)) y2=(coordinate(cy + 4.0)) {}
+                    line x1=(coordinate(cx - 4.0)) y1=(coordinate(cy + 4.0)) x2=(coordinate(cx + 4.0)) y2=(coordinate(cy - 4.0)) {}
                 }
             }
         }

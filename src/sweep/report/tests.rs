@@ -335,8 +335,22 @@ fn trials_stopped_early_are_counted_apart_with_what_stopping_them_saved() {
             row("t002", "high", Some(0.1), stopped),
         ],
     };
-    let html = render("lab", &results, &BTreeMap::new(), "2026-11-26 20:00 UTC");
+    let metrics = BTreeMap::from([
+        ("t001".to_string(), curve(0.9)),
+        ("t002".to_string(), curve(0.1)),
+    ]);
+    let html = render("lab", &results, &metrics, "2026-11-26 20:00 UTC");
     assert!(html.contains("count stopped-early"), "{html}");
+    // Its curve ends in a cross where it was stopped; the done trial's does not.
+    assert!(
+        html.contains("<g class=\"curve stopped-early\" data-trial=\"t002\">"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<g class=\"curve best\" data-trial=\"t001\">"),
+        "{html}"
+    );
+    assert!(html.contains("class=\"stop-mark\""));
     assert!(
         html.contains("stopped early (epoch 1: 0.1 &lt; rung 0.9)"),
         "the row says why"
