@@ -14,32 +14,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::gpu::gpu_engine_with;
-use common::sweep::{sweep_containers, sweep_guard};
+use common::sweep::{journal, starts, sweep_containers, sweep_guard};
 use common::{docker, docker_at, spawn_tfimg, tfimg, unique, wait_for};
 
 const HANG: Duration = Duration::from_secs(900);
-
-/// The journal's events as JSON values.
-fn journal(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("journal.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("a journal line"))
-        .collect()
-}
-
-/// How many attempts of each trial started, by trial id.
-fn starts(dir: &Path) -> BTreeMap<String, usize> {
-    let mut starts = BTreeMap::new();
-    for event in journal(dir) {
-        if event["event"] == "trial_started" {
-            *starts
-                .entry(event["trial"].as_str().unwrap().to_string())
-                .or_default() += 1;
-        }
-    }
-    starts
-}
 
 fn status(dir: &Path, trial: &str) -> serde_json::Value {
     let text = std::fs::read_to_string(dir.join(trial).join("status.json")).unwrap();

@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::sweep::{sweep_containers, sweep_guard};
+use common::sweep::{journal, starts, sweep_containers, sweep_guard};
 use common::{spawn_tfimg, tfimg, unique, wait_for};
 
 const HANG: Duration = Duration::from_secs(600);
@@ -34,14 +34,6 @@ fn diverging_sweep(name: &str) -> tempfile::TempDir {
         trials.concat()
     );
     common::scratch(&[("sweep.yaml", &text)])
-}
-
-fn journal(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("journal.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("a journal line"))
-        .collect()
 }
 
 /// The trials the journal says were stopped early, with their value and the cutoff, by
@@ -71,11 +63,9 @@ fn position(events: &[serde_json::Value], event: &str, trial: &str) -> usize {
         .unwrap_or_else(|| panic!("no {event} of {trial}"))
 }
 
-fn starts(dir: &Path, trial: &str) -> usize {
-    journal(dir)
-        .iter()
-        .filter(|e| e["event"] == "trial_started" && e["trial"] == trial)
-        .count()
+/// How many attempts of `trial` started.
+fn started(dir: &Path, trial: &str) -> usize {
+    starts(dir).get(trial).copied().unwrap_or(0)
 }
 
 #[test]
@@ -111,7 +101,7 @@ fn the_diverging_half_is_stopped_at_the_first_rung_and_its_slots_go_to_the_next_
         let log = std::fs::read_to_string(dir.join(trial).join("stdout.log")).unwrap();
         assert!(log.starts_with("epoch=1 acc=0.1\n"), "{log}");
         assert!(!log.contains("epoch=6"), "{log}");
-        assert_eq!(starts(&dir, trial), 1);
+        assert_eq!(started(&dir, trial), 1);
     }
     for trial in ["t001", "t003", "t005"] {
         let row = run
@@ -154,7 +144,7 @@ fn ctrl_c_after_the_first_stop_and_running_again_makes_the_same_decisions() {
     let dir = folder.path().join("runs").join(&name);
     let running = spawn_tfimg(folder.path(), &["sweep", "sweep.yaml"], &[]);
     wait_for("t002 stopped early and t003 running", HANG, || {
-        stops(&dir).iter().any(|(trial, ..)| trial == "t002") && starts(&dir, "t003") == 1
+        stops(&dir).iter().any(|(trial, ..)| trial == "t002") && started(&dir, "t003") == 1
     });
     running.signal(libc::SIGINT);
     let interrupted = running.finish(HANG);
@@ -164,7 +154,7 @@ fn ctrl_c_after_the_first_stop_and_running_again_makes_the_same_decisions() {
     let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(
-        starts(&dir, "t002"),
+        started(&dir, "t002"),
         1,
         "a trial stopped early never runs again"
     );
