@@ -177,23 +177,12 @@ impl Judgement {
                 };
                 format!(
                     "{at}: {} {sign} {against} {}",
-                    value_text(self.value),
-                    value_text(cutoff)
+                    number_text(self.value),
+                    number_text(cutoff)
                 )
             }
-            None => format!("{at}: {}", value_text(self.value)),
+            None => format!("{at}: {}", number_text(self.value)),
         }
-    }
-}
-
-/// A value as the reasons show it: 4 significant decimals at most.
-fn value_text(value: f64) -> String {
-    let text = format!("{value:.4}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text.is_empty() || text == "-" {
-        "0".to_string()
-    } else {
-        text.to_string()
     }
 }
 
