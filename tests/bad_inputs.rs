@@ -894,6 +894,21 @@ fn cases() -> Vec<Case> {
             &sweep_with("params: {lr: [0.1]}\nobjective: {metric: acc, mode: max}\nearly_stop: {rule: asha, max_epochs: 3, grace: 5}\n"),
         ),
         sweep(
+            "sweep-tpe-only-fixed-params",
+            "4:1",
+            &sweep_with("tpe: {count: 4, lr: {choice: [0.1]}}\nobjective: {metric: acc, mode: max}\n"),
+        ),
+        sweep(
+            "sweep-tpe-count-past-its-space",
+            "4:14",
+            &sweep_with("tpe: {count: 9, lr: {choice: [0.1, 0.01]}}\nobjective: {metric: acc, mode: max}\n"),
+        ),
+        sweep(
+            "sweep-tpe-without-objective",
+            "4:1",
+            &sweep_with("tpe: {count: 9, lr: {loguniform: [1e-5, 1e-2]}}\n"),
+        ),
+        sweep(
             "sweep-timeout-without-unit",
             "5:10",
             &sweep_with("params: {lr: [0.1]}\ntimeout: 3600\n"),

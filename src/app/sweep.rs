@@ -21,6 +21,7 @@ pub mod unwatched;
 mod attempt;
 mod export;
 mod file;
+mod learn;
 mod plan;
 mod remote;
 mod resume;
@@ -130,6 +131,9 @@ struct Runner<'a, E: Engine, H: Host> {
     metrics_fetched_ms: u64,
     /// The `early_stop` rule's judge, when the sweep has one.
     judge: Option<Judge>,
+    /// The objective value of each ended trial `tpe:` learns from (`None`: it reported
+    /// none), by trial index: read once (`learn`).
+    ended_values: BTreeMap<usize, Option<f64>>,
 }
 
 /// Runs (or goes on with) the sweep until every trial ended, it was stopped, or
@@ -151,12 +155,13 @@ pub async fn run<E: Engine, H: Host>(
         Some(image) => image.id,
         None => run.target.image.clone(),
     };
-    let trials = sweep.trials();
+    let trials = sweep.trials_known(&replay);
+    let count = sweep.search.count();
     let mut runner = Runner {
         engine,
         host,
         run,
-        scheduler: Scheduler::new(&run.slots, trials.len(), sweep.retries, sweep.max_failed),
+        scheduler: Scheduler::new(&run.slots, count, sweep.retries, sweep.max_failed),
         trials,
         watched: BTreeMap::new(),
         image_id,
@@ -170,10 +175,11 @@ pub async fn run<E: Engine, H: Host>(
             .as_ref()
             .zip(sweep.objective.as_ref())
             .map(|(early_stop, objective)| Judge::new(early_stop.rule, objective)),
+        ended_values: BTreeMap::new(),
     };
     runner.journal(&Event::SweepStarted {
         sweep: sweep.name.clone(),
-        trials: runner.trials.len(),
+        trials: count,
         fingerprint: sweep.fingerprint(),
         time_ms: runner.now_ms(),
     })?;

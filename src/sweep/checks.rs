@@ -42,12 +42,13 @@ const PLACEHOLDER_WORKDIR: &str = "/tf";
 pub(super) fn sweep(file: &SweepFile, places: &Places, folder: &Path) -> Result<Sweep, SpecError> {
     name(&file.sweep, places)?;
     let source = source(file, places)?;
-    let search = search::read(
-        file.params.as_ref(),
-        file.random.as_ref(),
-        file.trials.as_ref(),
-        places,
-    )?;
+    let sections = search::Sections {
+        params: file.params.as_ref(),
+        random: file.random.as_ref(),
+        tpe: file.tpe.as_ref(),
+        trials: file.trials.as_ref(),
+    };
+    let search = search::read(sections, places)?;
     let mut warnings = Vec::new();
     let command = command(&file.command, &search, places, &mut warnings)?;
     mount_texts(&file.mounts, folder, places)?;
@@ -71,6 +72,13 @@ pub(super) fn sweep(file: &SweepFile, places: &Places, folder: &Path) -> Result<
     }
     random_repeats(&search, places, &mut warnings);
     let objective = objective(file, places)?;
+    if search.learns() && objective.is_none() {
+        return Err(places.bad_key(
+            "tpe",
+            "`tpe` needs an `objective`: it proposes each trial from how the ended ones scored".into(),
+            "add the metric the trials report, such as `objective: {metric: val_accuracy, mode: max}`",
+        ));
+    }
     let early_stop = early_stop(file, objective.as_ref(), places)?;
     let timeout = timeout(file, places)?;
     Ok(Sweep {
@@ -211,6 +219,7 @@ fn command(
     let section = match search {
         Search::Grid(_) => "params",
         Search::Random { .. } => "random",
+        Search::Tpe(_) => "tpe",
         Search::List(_) => "trials",
     };
     for name in names.iter().filter(|name| !template.uses(name)) {

@@ -30,6 +30,13 @@ pub enum Event {
         fingerprint: Fingerprint,
         time_ms: u64,
     },
+    /// `tpe:` proposed a trial's params (before its first start); they are the trial's
+    /// from then on. Params as JSON values, by name.
+    TrialProposed {
+        trial: String,
+        params: serde_json::Map<String, serde_json::Value>,
+        time_ms: u64,
+    },
     /// An attempt's container was created and started.
     TrialStarted {
         trial: String,
@@ -383,6 +390,8 @@ pub struct Replay {
     pub last_stop: Option<StopReason>,
     /// By trial id.
     pub trials: BTreeMap<String, TrialHistory>,
+    /// The params `tpe:` proposed, by trial id (the first proposal of each).
+    pub proposed: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Replay {
@@ -480,6 +489,11 @@ impl Replay {
                 .or_default()
                 .timed_out
                 .push((*attempt, *after_ms)),
+            Event::TrialProposed { trial, params, .. } => {
+                self.proposed
+                    .entry(trial.clone())
+                    .or_insert_with(|| params.clone());
+            }
             Event::SweepStopped { reason, .. } => self.last_stop = Some(*reason),
         }
     }

@@ -129,6 +129,13 @@ pub fn export(
             "run the sweep with `tfimg sweep FILE` (on the GPU server, or `--host ssh://...`), which stops them; or leave `early_stop` out for `--k8s`",
         ));
     }
+    if let crate::sweep::Search::Tpe(tpe) = &sweep.search {
+        return Err(SpecError::new(
+            Some(tpe.location.clone()),
+            "`tpe:` cannot go to Kubernetes: an Indexed Job's trials are fixed when it is created, and TPE proposes each trial from the ones that ended",
+            "run the sweep with `tfimg sweep FILE` (on the GPU server, or `--host ssh://...`); or, for `--k8s`, use `random:` with the same params, whose trials are known up front",
+        ));
+    }
     let parallelism = cluster_slots(sweep)?.min(trials.len()).max(1);
     let mut notes = mount_notes(sweep)?;
     let names = Names::of(&sweep.name);

@@ -229,9 +229,30 @@ impl Sweep {
         self.search.names()
     }
 
-    /// The trials, in order (see `trials::expand`).
+    /// The trials known before the sweep runs, in order (see `trials::expand`): all of
+    /// them, but for `tpe:` only its random draws.
     pub fn trials(&self) -> Vec<Trial> {
         trials::expand(self)
+    }
+
+    /// The trials as far as its journal (`replay`) knows them, in order: `trials()`, or
+    /// for `tpe:` those proposed so far (up to the first the journal lacks).
+    pub fn trials_known(&self, replay: &journal::Replay) -> Vec<Trial> {
+        if !self.search.learns() {
+            return self.trials();
+        }
+        let names = self.param_names();
+        let count = self.search.count();
+        (0..count)
+            .map_while(|index| {
+                let proposed = replay.proposed.get(&trials::trial_id(index, count))?;
+                let params: Option<Vec<Param>> = names
+                    .iter()
+                    .map(|name| Some((name.clone(), ParamValue::from_json(proposed.get(name)?)?)))
+                    .collect();
+                Some(trials::trial(self, index, params?))
+            })
+            .collect()
     }
 
     /// A trial's folder on the host: `<output>/<trial id>`.

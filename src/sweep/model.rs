@@ -26,6 +26,8 @@ pub struct SweepFile {
     pub params: Option<serde_yaml::Mapping>,
     /// `count`, `seed` and a distribution per param.
     pub random: Option<serde_yaml::Mapping>,
+    /// `random:`'s keys and `startup`: a search that learns.
+    pub tpe: Option<serde_yaml::Mapping>,
     /// An explicit list of param sets.
     pub trials: Option<Vec<serde_yaml::Value>>,
     /// `all`, `none`, or a list of GPU indices and UUIDs.

@@ -44,6 +44,13 @@ pub enum Note {
     TimedOut { trial: String, after_ms: u64 },
     /// The `early_stop` rule stopped a running trial (its end follows).
     StoppedEarly { trial: String, reason: String },
+    /// `tpe:` proposed a trial's params from `learned_from` ended trials (0: a random
+    /// draw).
+    Proposed {
+        trial: String,
+        params: Vec<super::Param>,
+        learned_from: usize,
+    },
     /// Where the whole sweep stands (each second, when it changed).
     Progress(Counts),
     /// Something the user should know (a container of this sweep removed, a kill while away).
@@ -182,6 +189,28 @@ pub fn told(note: &Note, sweep: &Sweep) -> Told {
             ),
             "trial_timed_out",
             serde_json::json!({"trial": trial, "seconds": *after_ms as f64 / 1000.0}),
+        ),
+        Note::Proposed {
+            trial,
+            params,
+            learned_from,
+        } => status(
+            match learned_from {
+                0 => format!(
+                    "{trial} is a random draw: {}",
+                    super::value::set_text(params)
+                ),
+                n => format!(
+                    "{trial} is proposed by TPE from {n} ended trial(s): {}",
+                    super::value::set_text(params)
+                ),
+            },
+            "trial_proposed",
+            serde_json::json!({
+                "trial": trial,
+                "params": params.iter().map(|(name, value)| (name.clone(), value.to_json())).collect::<serde_json::Map<_, _>>(),
+                "learned_from": learned_from,
+            }),
         ),
         Note::StoppedEarly { trial, reason } => status(
             format!("{trial} is stopped early ({reason})"),
@@ -376,7 +405,7 @@ pub fn dry_run_json(sweep: &Sweep, trials: &[Trial], slots: &[Slot]) -> serde_js
 }
 
 /// What the dry run says last: what would run where, and that nothing was created.
-pub fn dry_run_lines(sweep: &Sweep, trials: usize, slots: usize) -> [String; 2] {
+pub fn dry_run_lines(sweep: &Sweep, trials: usize, slots: usize) -> Vec<String> {
     let on = match &sweep.pool.gpus {
         super::GpuPool::Cpu => "the CPU".to_string(),
         _ => format!("{} GPU(s) each", sweep.pool.gpus_per_trial),
@@ -387,22 +416,33 @@ pub fn dry_run_lines(sweep: &Sweep, trials: usize, slots: usize) -> [String; 2] 
         .map_or(String::new(), |early_stop| {
             format!(", stopped early by {}", early_stop.rule.describe())
         });
-    [
-        format!(
-            "dry run of sweep `{}`: {trials} trial(s) ({}) on {slots} slot(s), {on}, from {}{early}; nothing was created",
-            sweep.name,
-            sweep.search.describe(),
-            sweep.source.describe()
-        ),
-        format!("results would go to `{}`", sweep.output.display()),
-    ]
+    let total = sweep.search.count();
+    let mut lines = vec![format!(
+        "dry run of sweep `{}`: {total} trial(s) ({}) on {slots} slot(s), {on}, from {}{early}; nothing was created",
+        sweep.name,
+        sweep.search.describe(),
+        sweep.source.describe()
+    )];
+    if sweep.search.learns() && trials < total {
+        lines.push(format!(
+            "the {trials} above are random draws; {} to {} are proposed by TPE from the trials that ended, as slots free up",
+            super::trials::trial_id(trials, total),
+            super::trials::trial_id(total - 1, total),
+        ));
+    }
+    lines.push(format!("results would go to `{}`", sweep.output.display()));
+    lines
 }
 
 /// `tfimg sweep status`: each trial's state word, counted (`done`, `running`, ...).
-pub fn status_tally(results: &Results) -> BTreeMap<String, usize> {
+/// `unproposed`: the `tpe:` trials not proposed yet (`to propose`).
+pub fn status_tally(results: &Results, unproposed: usize) -> BTreeMap<String, usize> {
     let mut tally = BTreeMap::<String, usize>::new();
     for row in &results.rows {
         *tally.entry(row.status.word().to_string()).or_default() += 1;
+    }
+    if unproposed > 0 {
+        tally.insert("to propose".to_string(), unproposed);
     }
     tally
 }
@@ -413,13 +453,14 @@ pub fn status_json(
     results: &Results,
     name: &str,
     running: bool,
+    unproposed: usize,
     unwatched: &[Unwatched],
     unreached: Option<&str>,
 ) -> serde_json::Value {
     let mut value = results.to_json();
     value["sweep"] = serde_json::json!(name);
     value["running"] = serde_json::json!(running);
-    value["tally"] = serde_json::json!(status_tally(results));
+    value["tally"] = serde_json::json!(status_tally(results, unproposed));
     value["unwatched"] = unwatched
         .iter()
         .map(unwatched_json)
@@ -430,15 +471,15 @@ pub fn status_json(
 
 /// The text under `tfimg sweep status`'s table: the tally, whether a tfimg runs the sweep
 /// in `dir` (as the user would write it), how to go on with it, and `lines` (what the
-/// trials no tfimg watched did).
+/// trials no tfimg watched did). `unproposed`: the `tpe:` trials not proposed yet.
 pub fn status_text(
     results: &Results,
     name: &str,
     dir: &str,
-    running: bool,
+    (running, unproposed): (bool, usize),
     lines: &[String],
 ) -> String {
-    let tally: Vec<String> = status_tally(results)
+    let tally: Vec<String> = status_tally(results, unproposed)
         .iter()
         .map(|(word, count)| format!("{count} {word}"))
         .collect();
@@ -459,7 +500,7 @@ pub fn status_text(
                 | RowStatus::StoppedEarly(_)
         )
     });
-    if !running && lines.is_empty() && unfinished {
+    if !running && lines.is_empty() && (unfinished || unproposed > 0) {
         text.push_str("`tfimg sweep FILE` goes on with it\n");
     }
     for line in lines {

@@ -1,8 +1,9 @@
-//! What decides the trials: a grid (`params:`), a seeded random search (`random:`) or an
-//! explicit list (`trials:`), read from the file's YAML values and checked with a place
+//! What decides the trials: a grid (`params:`), a seeded random search (`random:`), a
+//! search that learns (`tpe:`) or an explicit list (`trials:`), read from the file's YAML values and checked with a place
 //! for every error (the third value of an axis, the second trial's missing param). Pure.
 
 pub mod random;
+pub mod tpe;
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,7 @@ use super::template::valid_name;
 use super::value::{list_text, set_text, Param, ParamValue};
 
 pub use random::Distribution;
+pub use tpe::Tpe;
 
 /// At most this many trials in one sweep: a grid of ten axes of ten values is a typo,
 /// not a plan.
@@ -35,6 +37,9 @@ pub enum Search {
         seed: u64,
         params: Vec<(String, Distribution)>,
     },
+    /// `count` trials, each proposed by TPE from the trials that ended before it
+    /// (`tpe`), so known only as the sweep runs (its journal records each).
+    Tpe(Tpe),
     /// Param sets as listed, every one with the same names in the first one's order.
     List(Vec<Vec<Param>>),
 }
@@ -44,7 +49,9 @@ impl Search {
     pub fn names(&self) -> Vec<String> {
         match self {
             Search::Grid(axes) => axes.iter().map(|(name, _)| name.clone()).collect(),
-            Search::Random { params, .. } => params.iter().map(|(name, _)| name.clone()).collect(),
+            Search::Random { params, .. } | Search::Tpe(Tpe { params, .. }) => {
+                params.iter().map(|(name, _)| name.clone()).collect()
+            }
             Search::List(sets) => sets
                 .first()
                 .map(|set| set.iter().map(|(name, _)| name.clone()).collect())
@@ -56,12 +63,17 @@ impl Search {
     pub fn count(&self) -> usize {
         match self {
             Search::Grid(axes) => axes.iter().map(|(_, values)| values.len()).product(),
-            Search::Random { count, .. } => *count,
+            Search::Random { count, .. } | Search::Tpe(Tpe { count, .. }) => *count,
             Search::List(sets) => sets.len(),
         }
     }
 
-    /// `grid 3 × 3 × 3`, `random 20 (seed 7)`, `list of 4`.
+    /// Whether its trials are proposed as the sweep runs (`tpe:`), not known before.
+    pub fn learns(&self) -> bool {
+        matches!(self, Search::Tpe(_))
+    }
+
+    /// `grid 3 × 3 × 3`, `random 20 (seed 7)`, `tpe 30 (seed 7)`, `list of 4`.
     pub fn describe(&self) -> String {
         match self {
             Search::Grid(axes) => {
@@ -69,6 +81,7 @@ impl Search {
                 format!("grid {}", sizes.join(" × "))
             }
             Search::Random { count, seed, .. } => format!("random {count} (seed {seed})"),
+            Search::Tpe(tpe) => format!("tpe {} (seed {})", tpe.count, tpe.seed),
             Search::List(sets) => format!("list of {}", sets.len()),
         }
     }
@@ -100,6 +113,17 @@ impl Search {
                     );
                 }
             }
+            Search::Tpe(tpe) => {
+                entries.insert("tpe.count".into(), tpe.count.to_string());
+                entries.insert("tpe.seed".into(), tpe.seed.to_string());
+                entries.insert("tpe.startup".into(), tpe.startup.to_string());
+                for (index, (name, distribution)) in tpe.params.iter().enumerate() {
+                    entries.insert(
+                        format!("tpe.{name}"),
+                        format!("{} (drawn {})", distribution.text(), index + 1),
+                    );
+                }
+            }
             Search::List(sets) => {
                 for (index, set) in sets.iter().enumerate() {
                     entries.insert(format!("trials[{index}]"), set_text(set));
@@ -110,16 +134,27 @@ impl Search {
     }
 }
 
-/// The search the file defines: exactly one of `params`, `random` and `trials`.
-pub(crate) fn read(
-    params: Option<&Mapping>,
-    random: Option<&Mapping>,
-    trials: Option<&Vec<Value>>,
-    places: &Places,
-) -> Result<Search, SpecError> {
+/// The sections of a sweep file that define its trials, as written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sections<'a> {
+    pub params: Option<&'a Mapping>,
+    pub random: Option<&'a Mapping>,
+    pub tpe: Option<&'a Mapping>,
+    pub trials: Option<&'a Vec<Value>>,
+}
+
+/// The search the file defines: exactly one of `params`, `random`, `tpe` and `trials`.
+pub(crate) fn read(sections: Sections<'_>, places: &Places) -> Result<Search, SpecError> {
+    let Sections {
+        params,
+        random,
+        tpe,
+        trials,
+    } = sections;
     let given: Vec<&str> = [
         ("params", params.is_some()),
         ("random", random.is_some()),
+        ("tpe", tpe.is_some()),
         ("trials", trials.is_some()),
     ]
     .iter()
@@ -130,18 +165,19 @@ pub(crate) fn read(
         [] => Err(places.bad_key(
             "sweep",
             "the sweep defines no trials".into(),
-            "add `params:` (a grid: `lr: [0.001, 0.0001]`), `random:` (`count`, `seed` and a distribution per param) or `trials:` (a list of param sets)",
+            "add `params:` (a grid: `lr: [0.001, 0.0001]`), `random:` (`count`, `seed` and a distribution per param), `tpe:` (the same, proposed from the trials that ended) or `trials:` (a list of param sets)",
         )),
         [first, second, ..] => Err(places.bad_key(
             second,
             format!("`{second}` and `{first}` both define the trials"),
-            "keep one of `params` (a grid), `random` and `trials` (a list)",
+            "keep one of `params` (a grid), `random`, `tpe` and `trials` (a list)",
         )),
-        _ => match (params, random, trials) {
-            (Some(params), _, _) => grid(params, places),
-            (_, Some(random), _) => random::read(random, places),
-            (_, _, Some(trials)) => list(trials, places),
-            _ => unreachable!("one of the three is given"),
+        _ => match (params, random, tpe, trials) {
+            (Some(params), ..) => grid(params, places),
+            (_, Some(random), ..) => random::read(random, places),
+            (_, _, Some(tpe), _) => tpe::read(tpe, places),
+            (.., Some(trials)) => list(trials, places),
+            _ => unreachable!("one of the four is given"),
         },
     }
 }

@@ -179,11 +179,11 @@ fn names_images_and_commands_are_checked_at_their_place() {
         (
             "sweep: lab\nspec: x\ncommand: [a]\n".into(),
             "`sweep.yaml`:1:1: the sweep defines no trials",
-            "add `params:` (a grid: `lr: [0.001, 0.0001]`), `random:` (`count`, `seed` and a distribution per param) or `trials:` (a list of param sets)",
+            "add `params:` (a grid: `lr: [0.001, 0.0001]`), `random:` (`count`, `seed` and a distribution per param), `tpe:` (the same, proposed from the trials that ended) or `trials:` (a list of param sets)",
         ),
         (
             "sweep: lab\nspec: x\ncommand: [a]\ncolour: blue\nparams: {lr: [1]}\n".into(),
-            "`sweep.yaml`:4:1: unknown field `colour`, expected one of `sweep`, `spec`, `image`, `command`, `mounts`, `env`, `params`, `random`, `trials`, `gpus`, `gpus_per_trial`, `trials_per_gpu`, `cpus_per_trial`, `memory`, `shm_size`, `max_parallel`, `retries`, `max_failed`, `objective`, `early_stop`, `timeout`, `output`",
+            "`sweep.yaml`:4:1: unknown field `colour`, expected one of `sweep`, `spec`, `image`, `command`, `mounts`, `env`, `params`, `random`, `tpe`, `trials`, `gpus`, `gpus_per_trial`, `trials_per_gpu`, `cpus_per_trial`, `memory`, `shm_size`, `max_parallel`, `retries`, `max_failed`, `objective`, `early_stop`, `timeout`, `output`",
             yaml::SWEEP.hint,
         ),
     ];

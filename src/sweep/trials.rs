@@ -112,6 +112,8 @@ pub fn param_sets(search: &Search) -> Vec<Vec<Param>> {
             seed,
             params,
         } => random::draw(*count, *seed, params),
+        // Known before the sweep runs: the random draws TPE starts from.
+        Search::Tpe(tpe) => tpe.startup_sets(),
         Search::List(sets) => sets.clone(),
     }
 }
@@ -136,25 +138,28 @@ fn grid(axes: &[(String, Vec<ParamValue>)]) -> Vec<Vec<Param>> {
         .collect()
 }
 
-/// The trials of `sweep`, in order.
+/// The trials of `sweep` known before it runs, in order: every trial, but for `tpe:`
+/// its first `startup` (the rest are proposed as it runs).
 pub fn expand(sweep: &Sweep) -> Vec<Trial> {
-    let sets = param_sets(&sweep.search);
-    let count = sets.len();
-    sets.into_iter()
+    param_sets(&sweep.search)
+        .into_iter()
         .enumerate()
-        .map(|(index, params)| {
-            let id = trial_id(index, count);
-            let command = sweep.command.render(&params);
-            let env = trial_env(sweep, &id, &params);
-            Trial {
-                id,
-                index,
-                params,
-                command,
-                env,
-            }
-        })
+        .map(|(index, params)| trial(sweep, index, params))
         .collect()
+}
+
+/// Trial `index` (from 0) of `sweep` with `params`; its id counts the sweep's trials.
+pub fn trial(sweep: &Sweep, index: usize, params: Vec<Param>) -> Trial {
+    let id = trial_id(index, sweep.search.count());
+    let command = sweep.command.render(&params);
+    let env = trial_env(sweep, &id, &params);
+    Trial {
+        id,
+        index,
+        params,
+        command,
+        env,
+    }
 }
 
 fn trial_env(sweep: &Sweep, id: &str, params: &[Param]) -> Vec<(String, String)> {

@@ -90,6 +90,23 @@ impl ParamValue {
         }
     }
 
+    /// A value `to_json` wrote, read back (the journal's proposals); `None` for what it
+    /// never writes (null, lists, objects, non-finite numbers).
+    pub fn from_json(value: &serde_json::Value) -> Option<ParamValue> {
+        match value {
+            serde_json::Value::Bool(flag) => Some(ParamValue::Bool(*flag)),
+            serde_json::Value::Number(number) => match number.as_i64() {
+                Some(whole) => Some(ParamValue::Int(whole)),
+                None => number
+                    .as_f64()
+                    .filter(|float| float.is_finite())
+                    .map(ParamValue::Float),
+            },
+            serde_json::Value::String(text) => Some(ParamValue::Text(text.clone())),
+            _ => None,
+        }
+    }
+
     /// How YAML would write it back: text that would read as another type is quoted
     /// (`"1e-3"`, `"true"`, `""`), for messages and fingerprints.
     pub fn yaml_text(&self) -> String {

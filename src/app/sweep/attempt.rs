@@ -34,6 +34,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         &mut self,
         start: Start,
     ) -> anyhow::Result<std::pin::Pin<Box<dyn std::future::Future<Output = Ending> + 'a>>> {
+        self.propose(start.trial)?;
         let trial = &self.trials[start.trial];
         let slot = self.scheduler.slot(start.slot).clone();
         let dir = self.trial_dir(start.trial);
@@ -193,11 +194,12 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
 
 /// Where every trial stands, with the time left as the finished attempts tell it.
 pub(super) fn counts<E: Engine, H: Host>(runner: &Runner<'_, E, H>) -> Counts {
+    // `tpe:` trials not proposed yet are queued.
     let mut counts = Counts {
-        total: runner.trials.len(),
+        total: runner.run.sweep.search.count(),
         ..Counts::default()
     };
-    for trial in 0..runner.trials.len() {
+    for trial in 0..counts.total {
         match runner.scheduler.progress(trial) {
             Progress::Queued | Progress::Stopped { .. } => counts.queued += 1,
             Progress::Running { .. } => {

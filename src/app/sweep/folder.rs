@@ -82,8 +82,8 @@ pub fn read(host: &impl Host, dir: &Path) -> anyhow::Result<SweepFolder> {
     let mut sweep = sweep::parse_file(&display, bytes, dir)?;
     // The folder it was found in, whatever the copy says about where it was written.
     sweep.output = dir.to_path_buf();
-    let trials = sweep.trials();
     let replay = read_journal(host, dir)?;
+    let trials = sweep.trials_known(&replay);
     let points = trials
         .iter()
         .filter_map(|trial| {

@@ -587,3 +587,171 @@ fn a_trial_past_its_timeout_is_stopped_counts_as_failed_and_is_retried() {
     assert_eq!(row.status.word(), "failed");
     assert!(engine.container_names().is_empty());
 }
+
+/// A `tpe:` sweep of 8 trials over `x` and `aug`, one at a time.
+fn tpe_text(rest: &str) -> String {
+    format!(
+        "sweep: lab\nimage: {IMAGE}\ncommand: [sh, -c, \"echo {{x}} {{aug}}\"]\ntpe: {{count: 8, seed: 7, startup: 3, x: {{uniform: [0, 1]}}, aug: {{choice: [low, high]}}}}\nobjective: {{metric: acc, mode: max}}\nmax_parallel: 1\n{rest}"
+    )
+}
+
+/// Runs the sweep with every trial held until it has reported `acc` = `score(params)`
+/// (its params.json read back), then ended by itself; Ctrl-C comes once `interrupt_after`
+/// trials ended.
+fn go_scoring(
+    engine: &FakeEngine,
+    host: &FakeHost,
+    run: &SweepRun,
+    score: impl Fn(&serde_json::Value) -> f64,
+    interrupt_after: Option<usize>,
+) -> (anyhow::Result<Finished>, Vec<Note>) {
+    engine.state.borrow_mut().held = (1..=8).map(|n| format!("lab-t{n:03}")).collect();
+    let notes = RefCell::new(Vec::new());
+    let notify = |note: Note| notes.borrow_mut().push(note);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let (finished, ()) = runtime.block_on(async {
+        let trials = async {
+            let mut ended = 0;
+            loop {
+                let created: Vec<String> = engine
+                    .state
+                    .borrow()
+                    .created
+                    .iter()
+                    .map(|plan| plan.name.clone())
+                    .collect();
+                for name in created {
+                    if !engine.state.borrow().held.contains(&name) {
+                        continue;
+                    }
+                    let dir = format!("/lab/runs/{}", name.replacen('-', "/", 1));
+                    let params =
+                        host.files.borrow()[Path::new(&format!("{dir}/params.json"))].clone();
+                    let params: serde_json::Value = serde_json::from_slice(&params).unwrap();
+                    let line = format!("{{\"epoch\": 1, \"acc\": {}}}\n", score(&params));
+                    host.files
+                        .borrow_mut()
+                        .insert(format!("{dir}/metrics.jsonl").into(), line.into_bytes());
+                    engine.state.borrow_mut().held.remove(&name);
+                    ended += 1;
+                }
+                if interrupt_after.is_some_and(|after| ended >= after) {
+                    host.interrupt.set(true);
+                    return;
+                }
+                if engine.state.borrow().held.is_empty() {
+                    return;
+                }
+                tokio::task::yield_now().await;
+            }
+        };
+        futures_util::join!(super::run(engine, host, run, &notify), trials)
+    });
+    (finished, notes.into_inner())
+}
+
+/// The params `tpe:` proposed, in journal order, as `t001 {x: 0.5, aug: low}`.
+fn proposals(host: &FakeHost) -> Vec<String> {
+    events(host)
+        .iter()
+        .filter_map(|event| match event {
+            journal::Event::TrialProposed { trial, params, .. } => Some(format!(
+                "{trial} {}",
+                serde_json::Value::Object(params.clone())
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Best near `x` = 0.8 with `aug: high`.
+fn peak(params: &serde_json::Value) -> f64 {
+    let x = params["x"].as_f64().unwrap();
+    let aug = if params["aug"] == "high" { 0.0 } else { 0.3 };
+    1.0 - (x - 0.8).powi(2) - aug
+}
+
+#[test]
+fn tpe_proposes_each_trial_from_the_ended_ones_journals_it_first_and_a_seed_repeats_it() {
+    let host = FakeHost::new();
+    let engine = engine();
+    let run = sweep_run(&tpe_text(""), &host);
+    let (finished, notes) = go_scoring(&engine, &host, &run, peak, None);
+    let finished = finished.unwrap();
+    assert_eq!((finished.counts.total, finished.counts.done), (8, 8));
+    // The first three are random draws; each later one learned from all that ended before.
+    let learned: Vec<usize> = notes
+        .iter()
+        .filter_map(|note| match note {
+            Note::Proposed { learned_from, .. } => Some(*learned_from),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(learned, [0, 0, 0, 3, 4, 5, 6, 7]);
+    // Each proposal is in the journal before its trial starts, and its params are the
+    // trial's (its params.json and its command).
+    let events = events(&host);
+    for n in 1..=8 {
+        let trial = format!("t{n:03}");
+        let proposed = events.iter().position(
+            |event| matches!(event, journal::Event::TrialProposed { trial: t, .. } if *t == trial),
+        );
+        let started = events.iter().position(
+            |event| matches!(event, journal::Event::TrialStarted { trial: t, .. } if *t == trial),
+        );
+        assert!(proposed.unwrap() < started.unwrap(), "{trial}");
+    }
+    let first = proposals(&host);
+    assert_eq!(first.len(), 8);
+    let t004 = host.files.borrow()[Path::new("/lab/runs/lab/t004/params.json")].clone();
+    let t004: serde_json::Value = serde_json::from_slice(&t004).unwrap();
+    assert!(
+        first[3].ends_with(&t004.to_string().replace(", ", ",")),
+        "{first:?} {t004}"
+    );
+    let plan = &engine.state.borrow().created[3];
+    let command = plan.command.join(" ");
+    assert!(command.contains(t004["aug"].as_str().unwrap()), "{command}");
+
+    // The same file with the same seed on a fresh host proposes the same trials.
+    let (host2, engine2) = (FakeHost::new(), self::engine());
+    let (finished, _) = go_scoring(&engine2, &host2, &run, peak, None);
+    finished.unwrap();
+    assert_eq!(proposals(&host2), first);
+    // And the results know every proposed trial.
+    let folder = folder::read(&host2, Path::new("/lab/runs/lab")).unwrap();
+    assert_eq!(folder.trials.len(), 8);
+    assert_eq!(folder.results(None).rows.len(), 8);
+}
+
+#[test]
+fn a_tpe_sweep_stopped_and_resumed_runs_what_it_proposed_and_proposes_only_the_rest() {
+    // Uninterrupted, for comparison.
+    let (host, engine) = (FakeHost::new(), engine());
+    let run = sweep_run(&tpe_text(""), &host);
+    go_scoring(&engine, &host, &run, peak, None).0.unwrap();
+    let whole = proposals(&host);
+
+    let (host, engine) = (FakeHost::new(), self::engine());
+    let (finished, _) = go_scoring(&engine, &host, &run, peak, Some(4));
+    let error = finished.unwrap_err();
+    assert!(error.downcast_ref::<Interrupted>().is_some(), "{error:#}");
+    let before = proposals(&host);
+    assert!((4..8).contains(&before.len()), "{before:?}");
+    host.interrupt.set(false);
+    let created_before = engine.state.borrow().created.len();
+    let (finished, _) = go_scoring(&engine, &host, &run, peak, None);
+    let finished = finished.unwrap();
+    assert_eq!((finished.counts.total, finished.counts.done), (8, 8));
+    // Nothing proposed twice, nothing done run again, and with one slot the same trials
+    // as the run that was never stopped.
+    assert_eq!(proposals(&host), whole);
+    let rerun: Vec<String> = engine.state.borrow().created[created_before..]
+        .iter()
+        .map(|plan| plan.name.clone())
+        .collect();
+    assert!(!rerun.contains(&"lab-t001".to_string()), "{rerun:?}");
+    assert_eq!(rerun.last().map(String::as_str), Some("lab-t008"));
+}

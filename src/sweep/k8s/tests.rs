@@ -332,6 +332,25 @@ fn early_stopping_is_refused_at_its_key_because_an_indexed_job_cannot_stop_trial
 }
 
 #[test]
+fn tpe_is_refused_at_its_key_because_an_indexed_job_s_trials_are_fixed() {
+    let sweep = sweep(concat!(
+        "sweep: lab\nspec: x\ncommand: [\"{a}\"]\n",
+        "objective: {metric: acc, mode: max}\n",
+        "tpe: {count: 9, a: {uniform: [0, 1]}}\n",
+    ));
+    let error = export(&sweep, &sweep.trials(), &options()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`sweep.yaml`:5:1: `tpe:` cannot go to Kubernetes: an Indexed Job's trials are fixed when it is created, and TPE proposes each trial from the ones that ended"
+    );
+    assert!(
+        error.hint.contains("use `random:` with the same params"),
+        "{}",
+        error.hint
+    );
+}
+
+#[test]
 fn a_timeout_is_each_pod_s_deadline() {
     let export = exported(concat!(
         "sweep: lab\nspec: x\ncommand: [\"{a}\"]\nparams: {a: [1, 2]}\n",

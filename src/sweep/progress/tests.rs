@@ -181,9 +181,9 @@ fn status_says_how_to_go_on_only_when_nothing_else_is_said() {
     }];
     let lines = unwatched_lines("lab", &unwatched, None);
 
-    let quiet = status_text(&results, "lab", "runs/lab", false, &[]);
-    let watched = status_text(&results, "lab", "runs/lab", true, &[]);
-    let with_lines = status_text(&results, "lab", "runs/lab", false, &lines);
+    let quiet = status_text(&results, "lab", "runs/lab", (false, 0), &[]);
+    let watched = status_text(&results, "lab", "runs/lab", (true, 0), &[]);
+    let with_lines = status_text(&results, "lab", "runs/lab", (false, 0), &lines);
 
     assert_eq!(
         quiet,
@@ -197,10 +197,20 @@ fn status_says_how_to_go_on_only_when_nothing_else_is_said() {
         with_lines,
         "\nsweep `lab` in `runs/lab`: 3 queued; no tfimg is running it\nrunning while no tfimg watches them: t001; `tfimg sweep FILE` watches them again, `tfimg sweep stop lab` stops them\n"
     );
-    let json = status_json(&results, "lab", false, &unwatched, Some("no daemon"));
+    let json = status_json(&results, "lab", false, 0, &unwatched, Some("no daemon"));
     assert_eq!(json["tally"], serde_json::json!({"queued": 3}));
     assert_eq!(json["unwatched"][0]["state"], "running");
     assert_eq!(json["unreached"], "no daemon");
+    // `tpe:` trials not proposed yet are counted, and the sweep is not over.
+    assert_eq!(
+        status_text(&no_results(), "lab", "runs/lab", (false, 5), &[]),
+        "\nsweep `lab` in `runs/lab`: 5 to propose; no tfimg is running it\n`tfimg sweep FILE` goes on with it\n"
+    );
+    let json = status_json(&results, "lab", false, 2, &[], None);
+    assert_eq!(
+        json["tally"],
+        serde_json::json!({"queued": 3, "to propose": 2})
+    );
 }
 
 fn no_results() -> Results {
@@ -209,4 +219,23 @@ fn no_results() -> Results {
         param_names: Vec::new(),
         rows: Vec::new(),
     }
+}
+
+#[test]
+fn a_tpe_dry_run_shows_its_random_draws_and_says_the_rest_are_proposed_as_it_runs() {
+    let text = "sweep: lab\nimage: tfimg/cpu-headless:2.9.3\ncommand: [python, \"{lr}\"]\ntpe: {count: 12, seed: 7, lr: {loguniform: [1e-5, 1e-2]}}\nobjective: {metric: acc, mode: max}\n";
+    let sweep = crate::sweep::parse(text, "sweep.yaml", std::path::Path::new("/lab")).unwrap();
+    let trials = sweep.trials();
+    assert_eq!(trials.len(), 4);
+
+    let lines = dry_run_lines(&sweep, trials.len(), 1);
+
+    assert_eq!(
+        lines,
+        [
+            "dry run of sweep `lab`: 12 trial(s) (tpe 12 (seed 7)) on 1 slot(s), the CPU, from image tfimg/cpu-headless:2.9.3; nothing was created",
+            "the 4 above are random draws; t005 to t012 are proposed by TPE from the trials that ended, as slots free up",
+            "results would go to `/lab/runs/lab`",
+        ]
+    );
 }

@@ -53,7 +53,7 @@ impl Distribution {
         }
     }
 
-    fn draw(&self, rng: &mut ChaCha8Rng) -> ParamValue {
+    pub(super) fn draw(&self, rng: &mut ChaCha8Rng) -> ParamValue {
         match self {
             Distribution::Uniform(low, high) => ParamValue::rounded(rng.random_range(*low..*high)),
             Distribution::LogUniform(low, high) => {
@@ -88,37 +88,7 @@ pub fn draw(
 }
 
 pub(super) fn read(random: &Mapping, places: &Places) -> Result<Search, SpecError> {
-    let mut count = None;
-    let mut seed = 0;
-    let mut params: Vec<(String, Distribution)> = Vec::new();
-    for (key, value) in random {
-        match key.as_str() {
-            Some("count") => {
-                count = Some(whole(value, "random.count", 1, MAX_TRIALS as u64, places)? as usize)
-            }
-            Some("seed") => seed = whole(value, "random.seed", 0, u64::MAX, places)?,
-            _ => {
-                let names: Vec<String> = params.iter().map(|(name, _)| name.clone()).collect();
-                let name = param_name(key, "random", &names, places)?;
-                let distribution = distribution(value, &format!("random.{name}"), places)?;
-                params.push((name, distribution));
-            }
-        }
-    }
-    let Some(count) = count else {
-        return Err(places.bad_key(
-            "random",
-            "`random` has no `count`".into(),
-            "say how many trials to draw: `random: {count: 20, seed: 7, lr: {loguniform: [1e-5, 1e-2]}}`",
-        ));
-    };
-    if params.is_empty() {
-        return Err(places.bad_key(
-            "random",
-            "`random` has no param to draw".into(),
-            format!("add a distribution per param beside `count` and `seed`: {DISTRIBUTION_HINT}"),
-        ));
-    }
+    let (count, seed, params) = read_space(random, "random", places, |_, _| Ok(false))?;
     Ok(Search::Random {
         count,
         seed,
@@ -126,8 +96,56 @@ pub(super) fn read(random: &Mapping, places: &Places) -> Result<Search, SpecErro
     })
 }
 
+/// The params a search draws from, in file order, each with its distribution.
+pub type Space = Vec<(String, Distribution)>;
+
+/// What `random:` and `tpe:` (`section`) share: `count`, `seed` (0 when left out) and
+/// a distribution per param, in file order. `own` is offered every other key first and
+/// says whether it took it (`tpe.startup`).
+pub(super) fn read_space(
+    mapping: &Mapping,
+    section: &str,
+    places: &Places,
+    mut own: impl FnMut(&str, &Value) -> Result<bool, SpecError>,
+) -> Result<(usize, u64, Space), SpecError> {
+    let mut count = None;
+    let mut seed = 0;
+    let mut params: Vec<(String, Distribution)> = Vec::new();
+    for (key, value) in mapping {
+        match key.as_str() {
+            Some("count") => {
+                let path = format!("{section}.count");
+                count = Some(whole(value, &path, 1, MAX_TRIALS as u64, places)? as usize)
+            }
+            Some("seed") => seed = whole(value, &format!("{section}.seed"), 0, u64::MAX, places)?,
+            Some(key) if own(key, value)? => {}
+            _ => {
+                let names: Vec<String> = params.iter().map(|(name, _)| name.clone()).collect();
+                let name = param_name(key, section, &names, places)?;
+                let distribution = distribution(value, &format!("{section}.{name}"), places)?;
+                params.push((name, distribution));
+            }
+        }
+    }
+    let Some(count) = count else {
+        return Err(places.bad_key(
+            section,
+            format!("`{section}` has no `count`"),
+            format!("say how many trials to draw: `{section}: {{count: 20, seed: 7, lr: {{loguniform: [1e-5, 1e-2]}}}}`"),
+        ));
+    };
+    if params.is_empty() {
+        return Err(places.bad_key(
+            section,
+            format!("`{section}` has no param to draw"),
+            format!("add a distribution per param beside `count` and `seed`: {DISTRIBUTION_HINT}"),
+        ));
+    }
+    Ok((count, seed, params))
+}
+
 /// A whole number from `low` to `high` at `path`.
-fn whole(
+pub(super) fn whole(
     value: &Value,
     path: &str,
     low: u64,
@@ -139,11 +157,12 @@ fn whole(
         _ => Err(places.bad(
             path,
             format!("`{path}` must be a whole number from {low} to {high}"),
-            match path {
-                "random.seed" => {
-                    "the seed makes the draws repeatable: any whole number, such as `seed: 7`"
-                }
-                _ => "say how many trials to draw, such as `count: 20`",
+            if path.ends_with(".seed") {
+                "the seed makes the draws repeatable: any whole number, such as `seed: 7`"
+            } else if path.ends_with(".startup") {
+                "say how many trials are random draws before TPE proposes the rest, such as `startup: 5`"
+            } else {
+                "say how many trials to draw, such as `count: 20`"
             },
         )),
     }

@@ -49,7 +49,7 @@ fn bad_grids_point_at_the_value() {
         ("params:\n  lr: [0.001, 1e-3]\n", "`sweep.yaml`:5:15: `params.lr` lists 0.001 twice\nhint: list each value once: a repeated value would run the same trial twice"),
         ("params:\n  lr: [1]\n  learning-rate: [1]\n", "`sweep.yaml`:6:3: param name `learning-rate` is not valid\nhint: use letters, digits and `_`, starting with a letter, at most 64 characters: the trial gets it as `{name}` and `TFIMG_PARAM_<NAME>`"),
         ("params:\n  lr: [1]\n  LR: [2]\n", "`sweep.yaml`:6:3: params `lr` and `LR` would both be `TFIMG_PARAM_LR`\nhint: give the params names that differ in more than upper and lower case"),
-        ("params: {lr: [1]}\nrandom: {count: 2}\n", "`sweep.yaml`:5:1: `random` and `params` both define the trials\nhint: keep one of `params` (a grid), `random` and `trials` (a list)"),
+        ("params: {lr: [1]}\nrandom: {count: 2}\n", "`sweep.yaml`:5:1: `random` and `params` both define the trials\nhint: keep one of `params` (a grid), `random`, `tpe` and `trials` (a list)"),
         ("params: [lr]\n", "`sweep.yaml`:4:9: params: invalid type: sequence, expected a YAML mapping\nhint: a sweep file has `sweep`, `spec` (or `image`), `command` and `params`, such as `sweep: lr`, `spec: cpu-headless`, `command: [python, train.py]`, `params: {lr: [0.1, 0.01]}`"),
     ];
     for (rest, message) in cases {

@@ -1,9 +1,14 @@
-//! `early_stop:` on the real Engine: a sweep where half the configurations diverge (they
+//! Sweeps that learn, on the real Engine.
+//!
+//! `early_stop:`: a sweep where half the configurations diverge (they
 //! report a low `acc` from their first epoch) has those trials stopped by ASHA at the
 //! first rung: their containers are gone, the next trials take their slots, their
 //! folders and curves are kept, and the journal and the results say why. Then the same
 //! sweep interrupted with Ctrl-C right after its first stop and run again: the stopped
 //! trial is never restarted and the decisions are those of the uninterrupted run.
+//!
+//! `tpe:`: a seeded sweep run one trial at a time proposes each trial from the ones that
+//! ended, and proposes the same trials when the same file runs again from scratch.
 
 mod common;
 
@@ -179,4 +184,80 @@ fn ctrl_c_after_the_first_stop_and_running_again_makes_the_same_decisions() {
     );
     assert!(run.stderr.contains("going on with sweep"), "{}", run.stderr);
     assert_eq!(sweep_containers(&name).trim(), "");
+}
+
+/// Six TPE trials one at a time over `x` and `aug`; each reports `acc`, best at `x` =
+/// 0.8 with `aug: high`.
+fn tpe_sweep(name: &str) -> tempfile::TempDir {
+    let text = format!(
+        "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\n\
+         command: [python3, -c, \"x = {{x}}; aug = '{{aug}}'; print('acc=%s' % (1 - (x - 0.8) ** 2 - (0.3 if aug == 'low' else 0)))\"]\n\
+         tpe: {{count: 6, seed: 7, startup: 2, x: {{uniform: [0, 1]}}, aug: {{choice: [low, high]}}}}\n\
+         max_parallel: 1\nobjective: {{metric: acc, mode: max}}\n"
+    );
+    common::scratch(&[("sweep.yaml", &text)])
+}
+
+/// The params each `trial_proposed` event gave, in journal order, as `t001 {...}`.
+fn proposed(dir: &Path) -> Vec<String> {
+    journal(dir)
+        .iter()
+        .filter(|event| event["event"] == "trial_proposed")
+        .map(|event| format!("{} {}", event["trial"].as_str().unwrap(), event["params"]))
+        .collect()
+}
+
+#[test]
+fn a_seeded_tpe_sweep_one_at_a_time_proposes_the_same_trials_on_a_second_run() {
+    let name = unique("t-tpe").to_lowercase();
+    let _guard = sweep_guard(&name);
+    let first = tpe_sweep(&name);
+    let run = tfimg(first.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let dir = first.path().join("runs").join(&name);
+    let once = proposed(&dir);
+    assert_eq!(once.len(), 6, "{once:?}");
+    // Two random draws, then each proposal learned from every trial that ended before it.
+    assert!(
+        run.stderr.contains("t002 is a random draw: {x: "),
+        "{}",
+        run.stderr
+    );
+    for (trial, ended) in [("t003", 2), ("t006", 5)] {
+        let said = format!("{trial} is proposed by TPE from {ended} ended trial(s): {{x: ");
+        assert!(run.stderr.contains(&said), "{said}\n{}", run.stderr);
+    }
+    // Each trial ran the params proposed for it: its params.json and its acc.
+    for line in &once {
+        let (trial, params) = line.split_once(' ').unwrap();
+        let params: serde_json::Value = serde_json::from_str(params).unwrap();
+        let written = std::fs::read_to_string(dir.join(trial).join("params.json")).unwrap();
+        let written: serde_json::Value = serde_json::from_str(&written).unwrap();
+        assert_eq!(written, params, "{trial}");
+        let x = params["x"].as_f64().unwrap();
+        let low = if params["aug"] == "low" { 0.3 } else { 0.0 };
+        let stdout = std::fs::read_to_string(dir.join(trial).join("stdout.log")).unwrap();
+        let acc: f64 = stdout.trim().strip_prefix("acc=").unwrap().parse().unwrap();
+        assert!(
+            (acc - (1.0 - (x - 0.8).powi(2) - low)).abs() < 1e-9,
+            "{trial}: {stdout}"
+        );
+    }
+    // The results have every proposed trial, in trial order, all done.
+    let results = tfimg(
+        first.path(),
+        &["sweep", "results", &format!("runs/{name}"), "--json"],
+    );
+    assert_eq!(results.code, 0, "{}", results.stderr);
+    let results: serde_json::Value = serde_json::from_str(&results.stdout).unwrap();
+    let rows = results["trials"].as_array().unwrap();
+    assert_eq!(rows.len(), 6, "{results}");
+    assert!(rows.iter().all(|row| row["status"] == "done"), "{results}");
+
+    // The same file from scratch in another folder: the same six trials.
+    let second = tpe_sweep(&name);
+    let run = tfimg(second.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(proposed(&second.path().join("runs").join(&name)), once);
+    assert_eq!(sweep_containers(&name).trim(), "", "no container is left");
 }
