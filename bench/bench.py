@@ -6,9 +6,10 @@ after one warm-up of each, and reports the median of the runs with min and max, 
 ratio tfimg / alternative (lower is better). Prints a table and writes bench/results.md.
 Everything a row creates carries the label io.tfimg.bench and is removed at the end.
 
-Usage: bench/bench.py [--runs N] [--only ROW,...]   (rows 1-13; 6 is split into 6 = packing
+Usage: bench/bench.py [--runs N] [--only ROW,...]   (rows 1-14; 6 is split into 6 = packing
 throughput and 8 = peak RSS during a 1 GiB build; run via `just bench`). Rows 10-12 are in
-bench/build_rows.py, row 13 (the model server) in bench/serving_row.py, what rows share
+bench/build_rows.py, row 13 (the model server) in bench/serving_row.py, row 14 (sweeps that learn, against Ray
+Tune and Optuna; three seeds, about half an hour) in bench/search_row.py, what rows share
 in bench/common.py.
 
 Rows 10 and 11 are cold builds (every layer rebuilt, every wheel downloaded again; the base
@@ -274,8 +275,14 @@ def row_serving(work, runs):
     return serving_row.row(work, runs, sh=sh, tfimg=TFIMG, ca=CA, label=LABEL)
 
 
+def row_search(work, runs):
+    import search_row  # bench/search_row.py: rows 14a-14c
+    return search_row.row(work, runs, sh=sh, tfimg=TFIMG, ca=CA)
+
+
 ROWS = {1: row_noop_rebuild, 2: row_pip_change, 3: row_detached_launch, 4: row_jupyter, 5: row_team, 6: row_context, 7: row_ps, 8: row_rss, 9: row_sweep,
-        10: cold_build(10, "cpu-jupyter"), 11: cold_build(11, "gpu-jupyter"), 12: row_disk, 13: row_serving}
+        10: cold_build(10, "cpu-jupyter"), 11: cold_build(11, "gpu-jupyter"), 12: row_disk, 13: row_serving,
+        14: row_search}
 
 
 def row_number(row):
@@ -310,7 +317,7 @@ def main():
     finally:
         remove_containers()
         sh("docker", "image", "rm", "-f", "tfbench/noop:docker", "tfbench/pip:docker", check=False)
-        for name in ("tfbench-noop", "tfbench-pip", "tfbench-big"):
+        for name in ("tfbench-noop", "tfbench-pip", "tfbench-big", "tfbench-search"):
             for ref in sh("docker", "images", "--format", "{{.Repository}}:{{.Tag}}", f"tfimg/{name}").stdout.split():
                 sh("docker", "rmi", "-f", ref, check=False)
             # docker build's superseded (dangling) images of the same Dockerfiles.
