@@ -7,7 +7,7 @@ import argparse
 
 import train as job
 
-GRID = {"lr": [1e-3, 5e-4, 1e-4], "wd": [1e-4, 5e-5, 1e-5], "aug": ["low", "medium", "high"]}
+GRID = {"lr": [1e-4, 5e-4, 1e-3], "wd": [1e-5, 5e-5, 1e-4], "aug": ["low", "medium", "high"]}
 
 
 def main():
