@@ -34,9 +34,11 @@ TPE_COUNT = 15
 WITHIN = 0.005
 IMAGE = "tfimg/tfbench-search:2.18.1"
 CODE = Path(__file__).resolve().parent / "search"
-# Numbers in ascending order, as a user lists them: the grid's best is not its first
-# trial (with lr first, the 1e-3 block is its last third).
-GRID = "lr: [1e-4, 5e-4, 1e-3]\n  wd: [1e-5, 5e-5, 1e-4]\n  aug: [low, medium, high]"
+# Numbers in ascending order, as a user lists them, so the grid's best is not its first
+# trial; the axes in the order Ray Tune expands its `grid_search` (by name, the first
+# varying fastest: aug, then lr, then wd), so both grids run the same trials in the
+# same order.
+GRID = "wd: [1e-5, 5e-5, 1e-4]\n  lr: [1e-4, 5e-4, 1e-3]\n  aug: [low, medium, high]"
 CHOICES = "lr: {choice: [1e-4, 5e-4, 1e-3]}, wd: {choice: [1e-5, 5e-5, 1e-4]}, aug: {choice: [low, medium, high]}"
 ASHA = "early_stop: {rule: asha, max_epochs: 9, grace: 1, reduction: 3}\n"
 
