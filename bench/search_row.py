@@ -190,15 +190,15 @@ def write_markdown(figures):
         "| contender | seed | grid's best | to within 0.5 pp | trial-epochs | best | last epoch at |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    fmt = lambda value, spec: "not reached" if value is None else format(value, spec)
+    fmt = lambda value, spec, unit="": "not reached" if value is None else format(value, spec) + unit
     for name, runs in figures.items():
         for figure in runs:
-            lines.append(f"| {name} | {figure['seed']} | {figure['reference']:.4f} | {fmt(figure['to_best_s'], '.0f')} s | "
-                         f"{figure['trial_epochs']} | {fmt(figure['best'], '.4f')} | {fmt(figure['wall_s'], '.0f')} s |")
+            lines.append(f"| {name} | {figure['seed']} | {figure['reference']:.4f} | {fmt(figure['to_best_s'], '.0f', ' s')} | "
+                         f"{figure['trial_epochs']} | {fmt(figure['best'], '.4f')} | {fmt(figure['wall_s'], '.0f', ' s')} |")
     lines += ["", "Medians over the seeds:", "", "| contender | to within 0.5 pp | trial-epochs | best |", "| --- | --- | --- | --- |"]
     for name in figures:
         to_best, epochs, best = (median_of(figures, name, key) for key in ("to_best_s", "trial_epochs", "best"))
         reached = sum(figure["to_best_s"] is not None for figure in figures[name])
-        lines.append(f"| {name} | {fmt(to_best and to_best['median'], '.0f')} s ({reached} of {len(SEEDS)} seeds) | "
+        lines.append(f"| {name} | {fmt(to_best and to_best['median'], '.0f', ' s')} ({reached} of {len(SEEDS)} seeds reached it; median of those) | "
                      f"{fmt(epochs and epochs['median'], '.0f')} | {fmt(best and best['median'], '.4f')} |")
     (Path(__file__).resolve().parent / "search.md").write_text("\n".join(lines) + "\n")
