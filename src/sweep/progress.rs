@@ -448,12 +448,12 @@ pub fn status_tally(results: &Results, unproposed: usize) -> BTreeMap<String, us
 }
 
 /// `tfimg sweep status --json`: the results, the sweep's name, whether a tfimg runs it,
-/// the tally, the trials no tfimg watched and why the engine could not say.
+/// the tally (with `unproposed`, the `tpe:` trials not proposed yet), the trials no
+/// tfimg watched and why the engine could not say.
 pub fn status_json(
     results: &Results,
     name: &str,
-    running: bool,
-    unproposed: usize,
+    (running, unproposed): (bool, usize),
     unwatched: &[Unwatched],
     unreached: Option<&str>,
 ) -> serde_json::Value {

@@ -35,6 +35,11 @@ impl SweepFolder {
             .collect()
     }
 
+    /// The `tpe:` trials not proposed yet (0 for other searches).
+    pub fn unproposed(&self) -> usize {
+        self.sweep.search.count().saturating_sub(self.trials.len())
+    }
+
     /// The results table, sorted by the objective; running trials' time up to `now_ms`.
     pub fn results(&self, now_ms: Option<u64>) -> Results {
         results::results(

@@ -104,21 +104,10 @@ pub(super) fn status(
     let mut results = found.results(Some(app::sweep::now_ms(host)));
     results.rows.sort_by(|a, b| a.trial.cmp(&b.trial));
     let name = &found.sweep.name;
-    let unproposed = found
-        .sweep
-        .search
-        .count()
-        .saturating_sub(found.trials.len());
+    let state = (looked.running, found.unproposed());
     if args.json {
         let unreached = looked.unreached.as_deref();
-        let value = progress::status_json(
-            &results,
-            name,
-            looked.running,
-            unproposed,
-            &looked.unwatched,
-            unreached,
-        );
+        let value = progress::status_json(&results, name, state, &looked.unwatched, unreached);
         output::print_json(&value)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -126,7 +115,6 @@ pub(super) fn status(
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     output::print_table(&header, &results.table_rows())?;
     let dir = shown(&settings.current_dir().unwrap_or_default(), &found.dir);
-    let state = (looked.running, unproposed);
     let text = progress::status_text(&results, name, &dir, state, &looked.lines());
     output::print_text(&text)?;
     Ok(ExitCode::SUCCESS)

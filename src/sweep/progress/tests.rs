@@ -197,7 +197,7 @@ fn status_says_how_to_go_on_only_when_nothing_else_is_said() {
         with_lines,
         "\nsweep `lab` in `runs/lab`: 3 queued; no tfimg is running it\nrunning while no tfimg watches them: t001; `tfimg sweep FILE` watches them again, `tfimg sweep stop lab` stops them\n"
     );
-    let json = status_json(&results, "lab", false, 0, &unwatched, Some("no daemon"));
+    let json = status_json(&results, "lab", (false, 0), &unwatched, Some("no daemon"));
     assert_eq!(json["tally"], serde_json::json!({"queued": 3}));
     assert_eq!(json["unwatched"][0]["state"], "running");
     assert_eq!(json["unreached"], "no daemon");
@@ -206,7 +206,7 @@ fn status_says_how_to_go_on_only_when_nothing_else_is_said() {
         status_text(&no_results(), "lab", "runs/lab", (false, 5), &[]),
         "\nsweep `lab` in `runs/lab`: 5 to propose; no tfimg is running it\n`tfimg sweep FILE` goes on with it\n"
     );
-    let json = status_json(&results, "lab", false, 2, &[], None);
+    let json = status_json(&results, "lab", (false, 2), &[], None);
     assert_eq!(
         json["tally"],
         serde_json::json!({"queued": 3, "to propose": 2})
