@@ -208,7 +208,7 @@ pub fn told(note: &Note, sweep: &Sweep) -> Told {
             "trial_proposed",
             serde_json::json!({
                 "trial": trial,
-                "params": params.iter().map(|(name, value)| (name.clone(), value.to_json())).collect::<serde_json::Map<_, _>>(),
+                "params": super::value::params_object(params),
                 "learned_from": learned_from,
             }),
         ),

@@ -140,6 +140,14 @@ impl Serialize for ParamValue {
 /// A param's name and value: one coordinate of a trial.
 pub type Param = (String, ParamValue);
 
+/// `params` as one JSON object by name (the journal's proposals, `--json` events).
+pub fn params_object(params: &[Param]) -> serde_json::Map<String, serde_json::Value> {
+    params
+        .iter()
+        .map(|(name, value)| (name.clone(), value.to_json()))
+        .collect()
+}
+
 /// `[a, b, c]` as messages and fingerprints show a list of values.
 pub fn list_text(values: &[ParamValue]) -> String {
     let items: Vec<String> = values.iter().map(ParamValue::yaml_text).collect();

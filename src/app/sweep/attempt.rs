@@ -184,7 +184,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
 
     /// The objective's value so far in the trial's metrics, as `objective.use` picks it,
     /// with what it is (`last val_accuracy`).
-    fn metric(&self, trial: usize) -> Option<(String, f64)> {
+    pub(super) fn metric(&self, trial: usize) -> Option<(String, f64)> {
         let objective = self.run.sweep.objective.as_ref()?;
         let points = folder::trial_points(self.host, &self.trial_dir(trial));
         let picked = MetricsSummary::of(&points).pick(objective)?;

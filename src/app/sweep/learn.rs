@@ -3,17 +3,14 @@
 //! value they reached), and journaled before the trial starts, so a resumed sweep runs
 //! the trials it proposed and proposes only the rest.
 
-use std::collections::BTreeMap;
-
-use super::{folder, Note, Runner};
+use super::{Note, Runner};
 use crate::engine::Engine;
 use crate::host::Host;
 use crate::sweep::journal::Event;
-use crate::sweep::metrics::MetricsSummary;
 use crate::sweep::schedule::Progress;
 use crate::sweep::search::Search;
 use crate::sweep::trials;
-use crate::sweep::value::Param;
+use crate::sweep::value::{params_object, Param};
 
 impl<E: Engine, H: Host> Runner<'_, E, H> {
     /// Makes trial `index` (and any before it) known: for `tpe:`, proposes its params
@@ -34,14 +31,9 @@ impl<E: Engine, H: Host> Runner<'_, E, H> {
             let params = tpe.propose(next, objective.mode, &ended, &taken);
             let learned_from = if next < tpe.startup { 0 } else { ended.len() };
             let trial = trials::trial(sweep, next, params);
-            let by_name: serde_json::Map<String, serde_json::Value> = trial
-                .params
-                .iter()
-                .map(|(name, value)| (name.clone(), value.to_json()))
-                .collect();
             self.journal(&Event::TrialProposed {
                 trial: trial.id.clone(),
-                params: by_name,
+                params: params_object(&trial.params),
                 time_ms: self.now_ms(),
             })?;
             (self.notify)(Note::Proposed {
@@ -57,25 +49,17 @@ impl<E: Engine, H: Host> Runner<'_, E, H> {
     /// The objective value of every known trial that ended, in trial order: each read
     /// from its metrics once.
     fn ended_values(&mut self) -> Vec<(usize, f64)> {
-        let Some(objective) = self.run.sweep.objective.as_ref() else {
-            return Vec::new();
-        };
         for trial in 0..self.trials.len() {
             let ended = matches!(
                 self.scheduler.progress(trial),
                 Progress::Done { .. } | Progress::StoppedEarly { .. }
             );
-            if !ended || self.ended_values.contains_key(&trial) {
-                continue;
+            if ended && !self.ended_values.contains_key(&trial) {
+                let value = self.metric(trial).map(|(_, value)| value);
+                self.ended_values.insert(trial, value);
             }
-            let points = folder::trial_points(self.host, &self.trial_dir(trial));
-            let value = MetricsSummary::of(&points)
-                .pick(objective)
-                .map(|picked| picked.value);
-            self.ended_values.insert(trial, value);
         }
-        let known: &BTreeMap<usize, Option<f64>> = &self.ended_values;
-        known
+        self.ended_values
             .iter()
             .filter_map(|(trial, value)| value.map(|value| (*trial, value)))
             .collect()
