@@ -95,12 +95,26 @@ pub(super) fn go(
     run: &SweepRun,
 ) -> (anyhow::Result<Finished>, Vec<Note>) {
     let notes = RefCell::new(Vec::new());
+    let finished = go_beside(engine, host, run, &notes, async {});
+    (finished, notes.into_inner())
+}
+
+/// Runs the sweep beside `driver` (which plays the trials' part and may read `notes`),
+/// collecting what it notes into `notes`.
+fn go_beside(
+    engine: &FakeEngine,
+    host: &FakeHost,
+    run: &SweepRun,
+    notes: &RefCell<Vec<Note>>,
+    driver: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<Finished> {
     let notify = |note: Note| notes.borrow_mut().push(note);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let finished = runtime.block_on(super::run(engine, host, run, &notify));
-    (finished, notes.into_inner())
+    let (finished, ()) = runtime
+        .block_on(async { futures_util::join!(super::run(engine, host, run, &notify), driver) });
+    finished
 }
 
 /// The journal's events.
@@ -396,45 +410,39 @@ fn go_reporting(
     stops: usize,
 ) -> (anyhow::Result<Finished>, Vec<Note>) {
     let notes = RefCell::new(Vec::new());
-    let notify = |note: Note| notes.borrow_mut().push(note);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let (finished, ()) = runtime.block_on(async {
-        let trials = async {
-            let mut reported = 0;
-            loop {
-                let started = engine.calls_to("start").len();
-                while reported < started.min(acc.len()) {
-                    let path = format!("/lab/runs/lab/t{:03}/metrics.jsonl", reported + 1);
-                    let line = format!("{{\"epoch\": 1, \"acc\": {}}}\n", acc[reported]);
-                    host.files
-                        .borrow_mut()
-                        .insert(path.into(), line.into_bytes());
-                    reported += 1;
-                }
-                let stopped_early = notes
-                    .borrow()
-                    .iter()
-                    .filter(|note| {
-                        matches!(
-                            note,
-                            Note::Ended {
-                                outcome: schedule::Outcome::StoppedEarly,
-                                ..
-                            }
-                        )
-                    })
-                    .count();
-                if stopped_early >= stops {
-                    host.interrupt.set(true);
-                    return;
-                }
-                tokio::task::yield_now().await;
+    let trials = async {
+        let mut reported = 0;
+        loop {
+            let started = engine.calls_to("start").len();
+            while reported < started.min(acc.len()) {
+                let path = format!("/lab/runs/lab/t{:03}/metrics.jsonl", reported + 1);
+                let line = format!("{{\"epoch\": 1, \"acc\": {}}}\n", acc[reported]);
+                host.files
+                    .borrow_mut()
+                    .insert(path.into(), line.into_bytes());
+                reported += 1;
             }
-        };
-        futures_util::join!(super::run(engine, host, run, &notify), trials)
-    });
+            let stopped_early = notes
+                .borrow()
+                .iter()
+                .filter(|note| {
+                    matches!(
+                        note,
+                        Note::Ended {
+                            outcome: schedule::Outcome::StoppedEarly,
+                            ..
+                        }
+                    )
+                })
+                .count();
+            if stopped_early >= stops {
+                host.interrupt.set(true);
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    let finished = go_beside(engine, host, run, &notes, trials);
     (finished, notes.into_inner())
 }
 
@@ -607,48 +615,41 @@ fn go_scoring(
 ) -> (anyhow::Result<Finished>, Vec<Note>) {
     engine.state.borrow_mut().held = (1..=8).map(|n| format!("lab-t{n:03}")).collect();
     let notes = RefCell::new(Vec::new());
-    let notify = |note: Note| notes.borrow_mut().push(note);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let (finished, ()) = runtime.block_on(async {
-        let trials = async {
-            let mut ended = 0;
-            loop {
-                let created: Vec<String> = engine
-                    .state
-                    .borrow()
-                    .created
-                    .iter()
-                    .map(|plan| plan.name.clone())
-                    .collect();
-                for name in created {
-                    if !engine.state.borrow().held.contains(&name) {
-                        continue;
-                    }
-                    let dir = format!("/lab/runs/{}", name.replacen('-', "/", 1));
-                    let params =
-                        host.files.borrow()[Path::new(&format!("{dir}/params.json"))].clone();
-                    let params: serde_json::Value = serde_json::from_slice(&params).unwrap();
-                    let line = format!("{{\"epoch\": 1, \"acc\": {}}}\n", score(&params));
-                    host.files
-                        .borrow_mut()
-                        .insert(format!("{dir}/metrics.jsonl").into(), line.into_bytes());
-                    engine.state.borrow_mut().held.remove(&name);
-                    ended += 1;
+    let trials = async {
+        let mut ended = 0;
+        loop {
+            let created: Vec<String> = engine
+                .state
+                .borrow()
+                .created
+                .iter()
+                .map(|plan| plan.name.clone())
+                .collect();
+            for name in created {
+                if !engine.state.borrow().held.contains(&name) {
+                    continue;
                 }
-                if interrupt_after.is_some_and(|after| ended >= after) {
-                    host.interrupt.set(true);
-                    return;
-                }
-                if engine.state.borrow().held.is_empty() {
-                    return;
-                }
-                tokio::task::yield_now().await;
+                let dir = format!("/lab/runs/{}", name.replacen('-', "/", 1));
+                let params = host.files.borrow()[Path::new(&format!("{dir}/params.json"))].clone();
+                let params: serde_json::Value = serde_json::from_slice(&params).unwrap();
+                let line = format!("{{\"epoch\": 1, \"acc\": {}}}\n", score(&params));
+                host.files
+                    .borrow_mut()
+                    .insert(format!("{dir}/metrics.jsonl").into(), line.into_bytes());
+                engine.state.borrow_mut().held.remove(&name);
+                ended += 1;
             }
-        };
-        futures_util::join!(super::run(engine, host, run, &notify), trials)
-    });
+            if interrupt_after.is_some_and(|after| ended >= after) {
+                host.interrupt.set(true);
+                return;
+            }
+            if engine.state.borrow().held.is_empty() {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    let finished = go_beside(engine, host, run, &notes, trials);
     (finished, notes.into_inner())
 }
 
