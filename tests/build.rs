@@ -33,7 +33,7 @@ async fn build_verifies_labels_tags_and_a_second_build_is_up_to_date() {
     let folder = spec_project(&name, "extends: cpu-headless\n");
 
     let first = build(folder.path(), &name, &[]);
-    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(first.code, 0, "{}", first.tail());
     assert_eq!(first.stdout, format!("tfimg/{name}:2.9.3\n"));
     assert_contains(&first.stderr, "ok    tensorflow version: 2.9.3");
     assert_contains(&first.stderr, "ok    pin numpy<1.24: numpy 1.");
@@ -70,9 +70,9 @@ async fn build_verifies_labels_tags_and_a_second_build_is_up_to_date() {
     assert!(image.tags.contains(&keyed), "{:?}", image.tags);
 
     let second = build(folder.path(), &name, &[]);
-    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(second.code, 0, "{}", second.tail());
     assert_contains(&second.stderr, "is up to date");
-    assert!(!second.stderr.contains("Step "), "{}", second.stderr);
+    assert!(!second.stderr.contains("Step "), "{}", second.tail());
     let again = engine
         .image(&format!("tfimg/{name}:2.9.3"))
         .await
@@ -86,7 +86,7 @@ async fn build_verifies_labels_tags_and_a_second_build_is_up_to_date() {
         &["build", &name, "--ca-cert", HOST_CA, "--progress", "json"],
         &[],
     );
-    assert_eq!(json.code, 0, "{}", json.stderr);
+    assert_eq!(json.code, 0, "{}", json.tail());
     let events: Vec<serde_json::Value> = json
         .stdout
         .lines()
@@ -109,7 +109,7 @@ async fn changing_one_pip_package_changes_the_key_and_rebuilds() {
     };
     let folder = write("1.16.0");
     let first = build(folder.path(), &name, &[]);
-    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(first.code, 0, "{}", first.tail());
     let before = engine
         .image(&format!("tfimg/{name}:2.9.3"))
         .await
@@ -118,7 +118,7 @@ async fn changing_one_pip_package_changes_the_key_and_rebuilds() {
 
     let folder = write("1.17.0");
     let second = build(folder.path(), &name, &[]);
-    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(second.code, 0, "{}", second.tail());
     assert!(
         !second.stderr.contains("is up to date"),
         "{}",
@@ -210,7 +210,7 @@ async fn proxy_credentials_never_reach_the_image_or_its_history() {
             ("no_proxy", NO_PROXY_HOSTS),
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     let reference = format!("tfimg/{name}:2.9.3");
     let history = engine.history(&reference).await.unwrap();
     assert!(history.len() > 5);
@@ -258,7 +258,7 @@ async fn the_ca_lands_where_apt_pip_and_curl_look() {
     let Some((engine, name, _guard)) = common::image_test("t-ca").await else { return };
     let folder = spec_project(&name, "extends: cpu-headless\n");
     let run = build(folder.path(), &name, &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     let script = "set -e; \
         test -s /usr/local/share/ca-certificates/tfimg-ca.crt; \
         echo \"PIP_CERT=$PIP_CERT REQUESTS_CA_BUNDLE=$REQUESTS_CA_BUNDLE SSL_CERT_FILE=$SSL_CERT_FILE\"; \
@@ -300,7 +300,7 @@ fn an_unreachable_daemon_exits_2_naming_the_socket_and_the_fix() {
         &["build", "cpu-headless"],
         &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")],
     );
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.code, 2, "{}", run.tail());
     assert_eq!(
         run.stderr,
         "error: cannot reach the Docker daemon at `unix:///nonexistent/docker.sock`: the socket does not exist (is the daemon running?)\n\
@@ -316,7 +316,7 @@ fn network_flags_are_checked_before_anything_is_created() {
         &["build", "cpu-headless", "--ca-cert", "not-a-cert.pem"],
         &[],
     );
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 1, "{}", run.tail());
     assert!(
         run.stderr
             .starts_with("error: `not-a-cert.pem` holds no PEM certificate\nhint: "),
@@ -333,7 +333,7 @@ fn network_flags_are_checked_before_anything_is_created() {
         ],
         &[],
     );
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 1, "{}", run.tail());
     assert_contains(&run.stderr, "carries credentials");
     let rendered = tfimg_with_env(
         folder.path(),
@@ -349,7 +349,7 @@ fn network_flags_are_checked_before_anything_is_created() {
         ],
         &[],
     );
-    assert_eq!(rendered.code, 0, "{}", rendered.stderr);
+    assert_eq!(rendered.code, 0, "{}", rendered.tail());
     insta::assert_snapshot!(rendered.stdout);
 }
 
@@ -374,7 +374,7 @@ async fn a_missing_base_names_the_command_that_makes_it_and_bootstrap_makes_it()
         .trim_start_matches("name: ")
         .to_string();
     let run = tfimg_with_env(folder.path(), &["build", &name], &[]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 1, "{}", run.tail());
     assert!(
         run.stderr.contains(&format!(
             "\nerror: base image `{reference}` is not on this machine and could not be pulled: "
@@ -391,7 +391,7 @@ async fn a_missing_base_names_the_command_that_makes_it_and_bootstrap_makes_it()
     );
 
     let made = tfimg_with_env(folder.path(), &["base", "bootstrap", &reference], &[]);
-    assert_eq!(made.code, 0, "{}", made.stderr);
+    assert_eq!(made.code, 0, "{}", made.tail());
     assert_eq!(made.stdout, format!("{reference}\n"));
     let image = engine.image(&reference).await.unwrap().expect("imported");
     assert_eq!(
@@ -420,7 +420,7 @@ async fn a_gpu_image_verifies_every_cuda_library_but_the_driver_and_xla_s_tools(
     guard.containers = vec![container.clone()];
     let folder = spec_project(&name, "extends: gpu-headless\n");
     let run = build(folder.path(), &name, &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     let nvcc = "/opt/venv/lib/python3.9/site-packages/nvidia/cuda_nvcc";
     for line in [
         "ok    built with CUDA: True",
@@ -449,7 +449,7 @@ async fn a_gpu_image_verifies_every_cuda_library_but_the_driver_and_xla_s_tools(
             run.stderr
         );
     }
-    assert!(!run.stderr.contains("libcuda.so.1"), "{}", run.stderr);
+    assert!(!run.stderr.contains("libcuda.so.1"), "{}", run.tail());
     let image = engine
         .image(&format!("tfimg/{name}:2.9.3"))
         .await
@@ -486,7 +486,7 @@ print("xla", float(f(tf.range(10.0))))' 2>/dev/null"#;
         ],
         &[],
     );
-    assert_eq!(user.code, 0, "{}", user.stderr);
+    assert_eq!(user.code, 0, "{}", user.tail());
     assert_eq!(
         user.stdout,
         format!(
@@ -514,7 +514,7 @@ async fn files_of_a_spec_are_copied_minus_their_ignore_patterns() {
         ("README.md", "hello\n"),
     ]);
     let run = build(folder.path(), &name, &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     let finished = common::run_in(&engine, &format!("tfimg/{name}:2.9.3"), &["sh",
                     "-c",
                     "cd /tf/code && find . -type f | sort && python train.py && cat /opt/readme.md && stat -c %u train.py"], false).await;
@@ -523,7 +523,7 @@ async fn files_of_a_spec_are_copied_minus_their_ignore_patterns() {
 
     // The rendered context holds the same files, so `docker build` of it is identical.
     let rendered = tfimg_with_env(folder.path(), &["render", &name, "-o", "out"], &[]);
-    assert_eq!(rendered.code, 0, "{}", rendered.stderr);
+    assert_eq!(rendered.code, 0, "{}", rendered.tail());
     assert!(folder.path().join("out/files/0/train.py").is_file());
     assert!(!folder.path().join("out/files/0/model.ckpt").exists());
     assert_eq!(
@@ -537,7 +537,7 @@ async fn files_of_a_spec_are_copied_minus_their_ignore_patterns() {
 async fn failed_build(engine: &tfimg::engine::Docker, name: &str, body: &str) -> common::Run {
     let folder = spec_project(name, body);
     let run = build(folder.path(), name, &[]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 1, "{}", run.tail());
     assert_eq!(run.stdout, "");
     assert_no_image_of(engine, name).await;
     run

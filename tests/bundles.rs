@@ -121,7 +121,7 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
         checked.stderr
     );
     let built = tfimg(project.path(), &["build", &spec_file, "--ca-cert", HOST_CA]);
-    assert_eq!(built.code, 0, "{}", built.stderr);
+    assert_eq!(built.code, 0, "{}", built.tail());
     let image_id = docker(&[
         "image",
         "inspect",
@@ -136,8 +136,8 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
         project.path(),
         &["save", &spec_file, "-o", "lab.tar", "--ca-cert", HOST_CA],
     );
-    assert_eq!(saved.code, 0, "{}", saved.stderr);
-    eprintln!("{}", saved.stderr);
+    assert_eq!(saved.code, 0, "{}", saved.tail());
+    eprintln!("{}", saved.tail());
     let bundle = project.path().join("lab.tar");
     assert!(
         saved
@@ -237,14 +237,14 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
         &standin.env(),
     );
     flip(&bundle, position);
-    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_eq!(refused.code, 1, "{}", refused.tail());
     assert!(refused.stdout.is_empty(), "{}", refused.stdout);
     let expected = format!(
         "error: `{}` is refused, nothing was loaded: part `images.tar` does not match its sha256 in the manifest (expected `{}`, found `",
         bundle.display(),
         manifest["parts"][2]["sha256"].as_str().unwrap()
     );
-    assert!(refused.stderr.starts_with(&expected), "{}", refused.stderr);
+    assert!(refused.stderr.starts_with(&expected), "{}", refused.tail());
     assert!(
         refused
             .stderr
@@ -262,7 +262,7 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
     )
     .unwrap();
     let refused = tfimg_with_env(offline.path(), &["load", "cut.tar"], &standin.env());
-    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_eq!(refused.code, 1, "{}", refused.tail());
     assert!(
         refused.stderr.starts_with("error: `cut.tar` is refused, nothing was loaded: it is truncated: it ends inside part `images.tar`, "),
         "{}",
@@ -277,8 +277,8 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
         &["load", bundle.to_str().unwrap()],
         &standin.env(),
     );
-    assert_eq!(loaded.code, 0, "{}", loaded.stderr);
-    eprintln!("{}", loaded.stderr);
+    assert_eq!(loaded.code, 0, "{}", loaded.tail());
+    eprintln!("{}", loaded.tail());
     assert!(
         loaded
             .stdout
@@ -341,8 +341,8 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
         ],
         &standin.env(),
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout.trim(), format!("mark={mark}"), "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
+    assert_eq!(run.stdout.trim(), format!("mark={mark}"), "{}", run.tail());
 
     // As after `docker system prune -af` there: exactly this image's tags removed (the
     // image goes with them), then the bundle loaded again brings it back, the same id;
@@ -366,7 +366,7 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
         &["load", bundle.to_str().unwrap()],
         &standin.env(),
     );
-    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(again.code, 0, "{}", again.tail());
     assert!(
         again
             .stdout
@@ -389,7 +389,7 @@ fn a_saved_spec_loads_and_runs_on_a_daemon_without_it_and_damaged_copies_are_ref
         ],
         &standin.env(),
     );
-    assert_eq!(run.stdout.trim(), format!("mark={mark}"), "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), format!("mark={mark}"), "{}", run.tail());
 }
 
 #[tokio::test]
@@ -402,7 +402,7 @@ async fn save_refuses_what_is_not_there_before_writing_anything() {
     )]);
     let spec_file = format!("./{name}.yaml");
     let refused = tfimg(project.path(), &["save", &spec_file, "-o", "x.tar"]);
-    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_eq!(refused.code, 1, "{}", refused.tail());
     assert_eq!(
         refused.stderr,
         format!(
@@ -413,7 +413,7 @@ async fn save_refuses_what_is_not_there_before_writing_anything() {
         project.path(),
         &["save", "tfimg/none-such:1", "cpu-headless", "-o", "x.tar"],
     );
-    assert_eq!(missing.code, 1, "{}", missing.stderr);
+    assert_eq!(missing.code, 1, "{}", missing.tail());
     assert!(
         missing
             .stderr

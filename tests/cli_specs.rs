@@ -9,7 +9,7 @@ use common::{scratch, tfimg, BUILTINS};
 fn list_prints_the_builtins_with_their_stack() {
     let folder = scratch(&[]);
     let run = tfimg(folder.path(), &["list"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     insta::assert_snapshot!(run.stdout);
 }
 
@@ -17,7 +17,7 @@ fn list_prints_the_builtins_with_their_stack() {
 fn list_json_carries_the_same_entries() {
     let folder = scratch(&[]);
     let run = tfimg(folder.path(), &["list", "--json"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     let entries: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
     let names: Vec<&str> = entries
         .iter()
@@ -54,7 +54,7 @@ fn every_builtin_renders_to_its_snapshot_and_identically_twice() {
 fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unprivileged() {
     let folder = scratch(&[]);
     let run = tfimg(folder.path(), &["render", "gpu-jupyter", "-o", "context"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     let output = folder.path().join("context");
     let dockerfile = std::fs::read_to_string(output.join("Dockerfile")).unwrap();
     let lines: Vec<&str> = dockerfile.lines().map(str::trim).collect();
@@ -178,7 +178,7 @@ fn up_to_tensorflow(spec: &str) -> Vec<String> {
 
 fn up_to_tensorflow_in(folder: &tempfile::TempDir, spec: &str) -> Vec<String> {
     let run = tfimg(folder.path(), &["render", spec, "-o", "ctx"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     let dockerfile = std::fs::read_to_string(folder.path().join("ctx/Dockerfile")).unwrap();
     let mut copied = Vec::new();
     for group in ["pip", "tensorflow"] {
@@ -270,13 +270,13 @@ fn the_variants_of_one_tensorflow_share_every_layer_up_to_tensorflow_and_carry_t
 fn cpu_headless_installs_tensorflow_cpu_and_no_cuda() {
     let folder = scratch(&[]);
     let run = tfimg(folder.path(), &["render", "cpu-headless"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     // From its embedded lock, by hash: tensorflow-cpu and what it pulls, no CUDA wheel.
     assert!(run.stdout.contains(
         "\n && pip install --require-hashes --no-deps -r /opt/tfimg/lock/tensorflow.txt\n"
     ));
     let context = tfimg(folder.path(), &["render", "cpu-headless", "-o", "ctx"]);
-    assert_eq!(context.code, 0, "{}", context.stderr);
+    assert_eq!(context.code, 0, "{}", context.tail());
     let locked = std::fs::read_to_string(folder.path().join("ctx/lock-tensorflow.txt")).unwrap();
     assert!(
         locked
@@ -294,7 +294,7 @@ fn cpu_headless_installs_tensorflow_cpu_and_no_cuda() {
 fn show_prints_the_resolved_spec() {
     let folder = scratch(&[]);
     let run = tfimg(folder.path(), &["show", "cpu-jupyter"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     insta::assert_snapshot!(run.stdout);
 }
 
@@ -305,7 +305,7 @@ fn a_local_spec_overrides_and_extends_builtins() {
         "name: gpu-jupyter\nextends: builtin:gpu-jupyter\ndescription: ours\npackages:\n  pip: [scikit-learn]\n",
     )]);
     let run = tfimg(folder.path(), &["show", "gpu-jupyter"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     assert!(
         run.stdout.contains("source: images/gpu-jupyter.yaml"),
         "{}",
@@ -324,7 +324,7 @@ fn tensorboard_serves_the_workdir_or_the_spec_s_logdir_and_only_with_its_port() 
     )]);
     let shown = |spec: &str| {
         let run = tfimg(folder.path(), &["show", spec]);
-        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.code, 0, "{}", run.tail());
         run.stdout
             .lines()
             .find_map(|line| line.strip_prefix("tensorboard_logdir: "))
@@ -342,7 +342,7 @@ fn tensorboard_serves_the_workdir_or_the_spec_s_logdir_and_only_with_its_port() 
             folder.path(),
             &["render", spec, "-o", out.to_str().unwrap()],
         );
-        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.code, 0, "{}", run.tail());
         std::fs::read_to_string(out.join("entrypoint.sh")).unwrap()
     };
     let ssh = entrypoint("runs.yaml");
@@ -611,7 +611,7 @@ fn files_never_copy_what_lies_outside_the_project() {
     std::fs::write(project.join("shared/lib.py"), "x = 1\n").unwrap();
     std::os::unix::fs::symlink("../shared/lib.py", project.join("code/lib.py")).unwrap();
     let outcome = tfimg(&project, &["render", "lab.yaml", "-o", "ctx"]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert_eq!(outcome.code, 0, "{}", outcome.tail());
     let copied: Vec<String> = files_under(&project.join("ctx"))
         .into_iter()
         .filter(|path| path.starts_with("files/"))
@@ -630,7 +630,7 @@ fn files_never_copy_what_lies_outside_the_project() {
         .unwrap()
         .join("top/outside/id_rsa");
     let outcome = tfimg(&project, &["render", "lab.yaml", "-o", "ctx"]);
-    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert_eq!(outcome.code, 1, "{}", outcome.tail());
     assert_eq!(
         outcome.stderr,
         format!(
@@ -646,7 +646,7 @@ fn files_never_copy_what_lies_outside_the_project() {
     std::fs::remove_dir_all(project.join("code")).unwrap();
     std::os::unix::fs::symlink("../outside", project.join("code")).unwrap();
     let outcome = tfimg(&project, &["render", "lab.yaml", "-o", "ctx"]);
-    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert_eq!(outcome.code, 1, "{}", outcome.tail());
     assert!(
         outcome.stderr.contains("leads outside the project"),
         "{}",
@@ -675,7 +675,7 @@ fn list_descriptions_follow_the_spec_and_cannot_forge_rows() {
         ),
     ]);
     let outcome = tfimg(folder.path(), &["list"]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert_eq!(outcome.code, 0, "{}", outcome.tail());
     let line = |name: &str| -> String {
         outcome
             .stdout
@@ -715,7 +715,7 @@ fn list_descriptions_follow_the_spec_and_cannot_forge_rows() {
 fn show_says_which_parts_are_past_support_and_what_to_move_to() {
     let folder = scratch(&[]);
     let old = tfimg(folder.path(), &["show", "gpu-jupyter"]);
-    assert_eq!(old.code, 0, "{}", old.stderr);
+    assert_eq!(old.code, 0, "{}", old.tail());
     assert_eq!(
         old.stderr,
         "warning: Debian 11 (bullseye): long-term support ended 2026-08-31 → move to Debian 12 (bookworm): `tf218-gpu-jupyter`\n\
@@ -729,7 +729,7 @@ fn show_says_which_parts_are_past_support_and_what_to_move_to() {
     assert_eq!(yaml["support"]["parts"][0]["past_support"], true);
 
     let current = tfimg(folder.path(), &["show", "tf218-gpu-jupyter"]);
-    assert_eq!(current.code, 0, "{}", current.stderr);
+    assert_eq!(current.code, 0, "{}", current.tail());
     assert_eq!(current.stderr, "");
     assert!(
         current
@@ -745,7 +745,7 @@ fn show_says_which_parts_are_past_support_and_what_to_move_to() {
     for (day, flagged) in [("2025-06-01", 1), ("2026-08-31", 1), ("2026-09-01", 3)] {
         let run =
             common::tfimg_with_env(folder.path(), &["show", "cpu-ssh"], &[("TFIMG_TODAY", day)]);
-        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.code, 0, "{}", run.tail());
         assert_eq!(run.stderr.lines().count(), flagged, "{day}: {}", run.stderr);
         assert!(run.stderr.contains("TensorFlow 2.9: no more releases"));
     }
@@ -756,7 +756,7 @@ fn show_says_which_parts_are_past_support_and_what_to_move_to() {
 fn list_marks_the_2_9_line_past_support_and_json_says_why() {
     let folder = scratch(&[]);
     let run = tfimg(folder.path(), &["list", "--json"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     let entries: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
     for entry in &entries {
         let name = entry["name"].as_str().unwrap();

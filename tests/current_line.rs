@@ -42,7 +42,7 @@ async fn the_current_line_builds_verifies_and_trains_the_seed_mlp() {
         ],
         &[],
     );
-    assert_eq!(build.code, 0, "{}", build.stderr);
+    assert_eq!(build.code, 0, "{}", build.tail());
     let image = format!("tfimg/{name}:2.18.1");
     assert_eq!(build.stdout, format!("{image}\n"));
     for line in [

@@ -51,7 +51,7 @@ async fn a_daemon_restart_ends_commands_clearly_and_restart_policies_bring_conta
         "sleep",
         "3000",
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     let run = tfimg(&[
         "run",
         "cpu-jupyter",
@@ -62,7 +62,7 @@ async fn a_daemon_restart_ends_commands_clearly_and_restart_policies_bring_conta
         "--name",
         &notebook,
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     let url = field(&run.stdout, "jupyter").unwrap();
     let common::JupyterUrl { port, token, .. } = common::jupyter_url(&url);
     let run = tfimg(&[
@@ -76,7 +76,7 @@ async fn a_daemon_restart_ends_commands_clearly_and_restart_policies_bring_conta
         "sleep",
         "3000",
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
 
     // In flight when the daemon goes: a build inside a step (pip waits on an index that
     // never answers), a notebook that never becomes ready, `logs -f`, an attached run.
@@ -154,7 +154,7 @@ async fn a_daemon_restart_ends_commands_clearly_and_restart_policies_bring_conta
     }
     let ps = tfimg(&["ps"]);
     assert_eq!(ps.code, 2);
-    assert!(ps.stderr.contains(unreachable), "{}", ps.stderr);
+    assert!(ps.stderr.contains(unreachable), "{}", ps.tail());
 
     // After: the policies decide who runs.
     daemon.start();
@@ -176,7 +176,7 @@ async fn a_daemon_restart_ends_commands_clearly_and_restart_policies_bring_conta
     });
     assert_eq!(http("GET", port, "/api/status", &[], "").0, 403);
     let ps = tfimg(&["ps", "--json"]);
-    assert_eq!(ps.code, 0, "{}", ps.stderr);
+    assert_eq!(ps.code, 0, "{}", ps.tail());
     let listed: Vec<serde_json::Value> = serde_json::from_str(&ps.stdout).unwrap();
     let state = |name: &str| {
         listed

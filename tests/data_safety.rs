@@ -146,7 +146,7 @@ async fn no_removal_path_deletes_or_re_owns_anything_on_the_host_side_of_a_mount
         "-c",
         "echo from-container > /tf/data/written-1.txt; sleep 300",
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     wait_for("the container's file", HANG, || {
         data.join("written-1.txt").exists()
     });
@@ -175,7 +175,7 @@ async fn no_removal_path_deletes_or_re_owns_anything_on_the_host_side_of_a_mount
         "-c",
         "echo fg > /tf/data/written-2.txt",
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     assert_eq!(container_state(&names[1]), None);
     assert_only_added(&before, &tree(&data), &["written-2.txt"], "attached run");
 
@@ -191,7 +191,7 @@ async fn no_removal_path_deletes_or_re_owns_anything_on_the_host_side_of_a_mount
         "--mount",
         "./data",
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     assert_eq!(tfimg(&["stop", &names[2]]).code, 0);
     assert_eq!(tfimg(&["rm", &names[2]]).code, 0);
     assert_only_added(&before, &tree(&data), &[], "stop + rm");
@@ -213,7 +213,7 @@ async fn no_removal_path_deletes_or_re_owns_anything_on_the_host_side_of_a_mount
         "-p",
         &format!("{held}:8888"),
     ]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 1, "{}", run.tail());
     assert_eq!(container_state(&names[3]), None);
     let run = tfimg(&[
         "run",
@@ -258,7 +258,7 @@ async fn no_removal_path_deletes_or_re_owns_anything_on_the_host_side_of_a_mount
         "sleep",
         "300",
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     wait_for("the container to run", HANG, || {
         container_state(&names[5]).as_deref() == Some("running")
     });
@@ -275,9 +275,9 @@ async fn no_removal_path_deletes_or_re_owns_anything_on_the_host_side_of_a_mount
     .unwrap();
     let before = tree(&data);
     let up = tfimg(&["up", "team.yaml", "--ca-cert", common::HOST_CA]);
-    assert_eq!(up.code, 0, "{}", up.stderr);
+    assert_eq!(up.code, 0, "{}", up.tail());
     let down = tfimg(&["down", "team.yaml"]);
-    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert_eq!(down.code, 0, "{}", down.tail());
     assert_eq!(container_state(&members[0]), None);
     assert_only_added(&before, &tree(&data), &[], "up + down");
 
@@ -331,7 +331,7 @@ async fn nothing_inside_a_mount_is_re_owned_even_when_the_mount_holds_the_workdi
     let env = [("XDG_DATA_HOME", xdg.to_str().unwrap())];
     let tfimg = |args: &[&str]| tfimg_with_env(folder.path(), args, &env);
     let build = tfimg(&["build", "./images/deep.yaml", "--ca-cert", common::HOST_CA]);
-    assert_eq!(build.code, 0, "{}", build.stderr);
+    assert_eq!(build.code, 0, "{}", build.tail());
     let trees = || (tree(&proj), tree(&homes), tree(&data));
     let before = trees();
 
@@ -347,7 +347,7 @@ async fn nothing_inside_a_mount_is_re_owned_even_when_the_mount_holds_the_workdi
         "--",
         "true",
     ]);
-    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_eq!(refused.code, 1, "{}", refused.tail());
     assert!(
         refused.stderr.ends_with("error: `--mount ./proj:/mnt`: the destination `/mnt` would hide the image's workdir `/mnt/tf`\nhint: mount at `/mnt/tf` itself or beside it, such as `--mount ./proj:/data`\n"),
         "{}",
@@ -373,7 +373,7 @@ async fn nothing_inside_a_mount_is_re_owned_even_when_the_mount_holds_the_workdi
         "-c",
         "id -u; ls /data/code",
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     assert!(run.stdout.starts_with("4321\n"), "{}", run.stdout);
     assert!(
         run.stderr

@@ -354,7 +354,7 @@ async fn three_members_behind_one_tls_port_each_with_their_own_token() {
     );
 
     let down = tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
-    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert_eq!(down.code, 0, "{}", down.tail());
     let left = docker(&[
         "ps",
         "-aq",
@@ -799,7 +799,7 @@ async fn members_are_kept_apart_by_origin_network_and_gateway() {
     );
 
     let down = tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
-    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert_eq!(down.code, 0, "{}", down.tail());
     assert!(
         broken.is_empty(),
         "broken promises:\n- {}",
@@ -823,7 +823,7 @@ fn k8s_exports_the_gateway_as_an_ingress() {
             &["k8s", "team.yaml", "-o", "out"],
             &[("XDG_DATA_HOME", data.to_str().unwrap())],
         );
-        assert_eq!(made.code, 0, "{}", made.stderr);
+        assert_eq!(made.code, 0, "{}", made.tail());
         let manifests = folder.path().join("out/lab.yaml");
         common::k8s::assert_valid(&manifests);
         let text = std::fs::read_to_string(&manifests).unwrap();
@@ -905,7 +905,7 @@ async fn compose_exports_the_gateway_and_it_serves_each_member_behind_it() {
         ],
         &[("XDG_DATA_HOME", data.to_str().unwrap())],
     );
-    assert_eq!(made.code, 0, "{}", made.stderr);
+    assert_eq!(made.code, 0, "{}", made.tail());
     use std::os::unix::fs::PermissionsExt;
     let files = folder.path().join(format!("out/{team}.gateway"));
     let mode =

@@ -122,7 +122,7 @@ fn a_gpu_image_on_the_stand_in_mounts_its_user_s_cuda_cache_which_the_user_write
         "echo $NVIDIA_VISIBLE_DEVICES; echo $CUDA_CACHE_PATH $CUDA_CACHE_MAXSIZE; id -u; \
          echo kernels > $CUDA_CACHE_PATH/compiled && stat -c '%u %a' $CUDA_CACHE_PATH $CUDA_CACHE_PATH/compiled",
     );
-    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(first.code, 0, "{}", first.tail());
     assert_eq!(
         first.stdout,
         format!("1\n/var/cache/tfimg/cuda 4294967296\n{uid}\n0 1777\n{uid} 644\n"),
@@ -150,7 +150,7 @@ fn a_gpu_image_on_the_stand_in_mounts_its_user_s_cuda_cache_which_the_user_write
     assert_eq!(volume_label.trim(), uid);
     // The next container of the same user finds what the first one compiled.
     let second = run_as_user(&names[1], "cat $CUDA_CACHE_PATH/compiled");
-    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(second.code, 0, "{}", second.tail());
     assert_eq!(second.stdout, "kernels\n");
 }
 
@@ -194,7 +194,7 @@ fn a_team_member_s_gpus_start_on_the_stand_in_with_exactly_its_ids() {
         );
     }
     let down = tfimg(&gpu, folder.path(), &["down", "team.yaml"]);
-    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert_eq!(down.code, 0, "{}", down.tail());
     assert!(gpu
         .docker(&[
             "ps",
@@ -246,7 +246,7 @@ fn on_the_machine_s_own_daemon_a_created_gpu_container_has_the_cache_the_user_ca
         ],
         &[("PATH", &path), ("XDG_DATA_HOME", data.to_str().unwrap())],
     );
-    assert_eq!(created.code, 0, "{}", created.stderr);
+    assert_eq!(created.code, 0, "{}", created.tail());
     let inspected: serde_json::Value =
         serde_json::from_str(&common::docker(&["inspect", &name])).unwrap();
     let container = &inspected[0];

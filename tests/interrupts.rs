@@ -188,7 +188,7 @@ async fn sigterm_to_an_attached_run_stops_and_removes_its_container() {
     });
     run.signal(libc::SIGTERM);
     let run = run.finish(HANG);
-    assert_eq!(run.code, 130, "{}", run.stderr);
+    assert_eq!(run.code, 130, "{}", run.tail());
     assert!(
         run.stderr.contains(&format!("tfimg: stopping `{name}`")),
         "{}",
@@ -271,7 +271,7 @@ async fn an_interrupted_up_keeps_only_fully_started_members_and_rollback_keeps_n
         up.signal(libc::SIGINT);
         let run = up.finish(HANG);
 
-        assert_eq!(run.code, 130, "{}", run.stderr);
+        assert_eq!(run.code, 130, "{}", run.tail());
         assert_eq!(
             container_state(&stuck),
             None,
@@ -308,7 +308,7 @@ async fn an_interrupted_up_keeps_only_fully_started_members_and_rollback_keeps_n
                 &["down", "team.yaml"],
                 &[("XDG_DATA_HOME", data.to_str().unwrap())],
             );
-            assert_eq!(down.code, 0, "{}", down.stderr);
+            assert_eq!(down.code, 0, "{}", down.tail());
             assert_eq!(container_state(&quick), None);
         }
     }

@@ -118,7 +118,7 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
         dir,
         &["lock", &name, "--ca-cert", HOST_CA, "--progress", "plain"],
     );
-    assert_eq!(locked.code, 0, "{}", locked.stderr);
+    assert_eq!(locked.code, 0, "{}", locked.tail());
     assert_eq!(locked.stdout, "images/lab.lock\n");
     let text = std::fs::read_to_string(dir.join("images/lab.lock")).unwrap();
     assert!(
@@ -138,14 +138,14 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
         .map(|(name, version)| (normalize(&name), version))
         .collect();
     let check = tfimg(dir, &["lock", &name, "--check"]);
-    assert_eq!(check.code, 0, "{}", check.stderr);
-    assert!(check.stderr.contains("lock up to date"), "{}", check.stderr);
+    assert_eq!(check.code, 0, "{}", check.tail());
+    assert!(check.stderr.contains("lock up to date"), "{}", check.tail());
     let after_lock = started.elapsed();
 
     // A build, then a cold one (`--no-cache`: every layer again, pip downloads every
     // file: PIP_NO_CACHE_DIR=1 keeps no cache in any layer).
     let first = build(dir, &name, &[]);
-    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(first.code, 0, "{}", first.tail());
     assert!(
         first
             .stderr
@@ -180,8 +180,8 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
     let after_first = started.elapsed();
 
     let cold = build(dir, &name, &["--no-cache"]);
-    assert_eq!(cold.code, 0, "{}", cold.stderr);
-    assert!(!cold.stderr.contains("Using cache"), "{}", cold.stderr);
+    assert_eq!(cold.code, 0, "{}", cold.tail());
+    assert!(!cold.stderr.contains("Using cache"), "{}", cold.tail());
     assert!(
         cold.stderr.contains("Downloading tensorflow_cpu-2.9.3"),
         "the cold build downloads TensorFlow again: {}",
@@ -209,7 +209,7 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
     std::fs::write(dir.join("images/altered.lock"), altered_text).unwrap();
     std::fs::write(dir.join("images/altered.yaml"), spec_file(&altered, "rich")).unwrap();
     let refused = build(dir, &altered, &[]);
-    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_eq!(refused.code, 1, "{}", refused.tail());
     assert!(
         refused.stderr.contains(&format!(
             "error: pip refused `mdurl=={}`: its sha256 is not the lock's (`images/altered.lock`)",
@@ -218,7 +218,7 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
         "{}",
         refused.stderr
     );
-    assert!(refused.stderr.contains("hint: "), "{}", refused.stderr);
+    assert!(refused.stderr.contains("hint: "), "{}", refused.tail());
     assert!(engine
         .image(&format!("tfimg/{altered}:2.9.3"))
         .await
@@ -228,7 +228,7 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
     // A package added to the spec: --check and build name it, and build builds nothing.
     std::fs::write(dir.join("images/lab.yaml"), spec_file(&name, "rich, tqdm")).unwrap();
     let stale = tfimg(dir, &["lock", &name, "--check"]);
-    assert_eq!(stale.code, 1, "{}", stale.stderr);
+    assert_eq!(stale.code, 1, "{}", stale.tail());
     assert!(
         stale
             .stderr
@@ -244,9 +244,9 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
         stale.stderr
     );
     let refused = build(dir, &name, &[]);
-    assert_eq!(refused.code, 1, "{}", refused.stderr);
-    assert!(refused.stderr.contains("`tqdm`"), "{}", refused.stderr);
-    assert!(!refused.stderr.contains("Step 1/"), "{}", refused.stderr);
+    assert_eq!(refused.code, 1, "{}", refused.tail());
+    assert!(refused.stderr.contains("`tqdm`"), "{}", refused.tail());
+    assert!(!refused.stderr.contains("Step 1/"), "{}", refused.tail());
     eprintln!(
         "timings: lock {:.0} s, first build {:.0} s, cold build {:.0} s, total {:.0} s",
         after_lock.as_secs_f64(),
@@ -295,12 +295,12 @@ async fn a_spec_without_a_lock_builds_on_its_built_in_s_locked_layers_and_shares
     let dir = folder.path();
     // The built-in from its embedded lock (from the cache when scripts/test built it).
     let builtin = build(dir, "cpu-headless", &[]);
-    assert_eq!(builtin.code, 0, "{}", builtin.stderr);
+    assert_eq!(builtin.code, 0, "{}", builtin.tail());
 
     // Its own pip package on top: the layers below come from the built-in's lock, by hash
     // and from the cache; rich floats, and the build says so.
     let built = build(dir, &name, &[]);
-    assert_eq!(built.code, 0, "{}", built.stderr);
+    assert_eq!(built.code, 0, "{}", built.tail());
     assert!(
         built.stderr.contains(&format!(
             "`{name}` has no lock of its own: `builtin:cpu-headless.lock` pins every layer but the spec's own pip packages (the images built from it share them); `tfimg lock images/lab.yaml` pins the rest too\n"
@@ -315,7 +315,7 @@ async fn a_spec_without_a_lock_builds_on_its_built_in_s_locked_layers_and_shares
         "{}",
         built.stderr
     );
-    assert!(!built.stderr.contains("tensorflow_cpu"), "{}", built.stderr);
+    assert!(!built.stderr.contains("tensorflow_cpu"), "{}", built.tail());
     let tag = format!("tfimg/{name}:2.9.3");
     let image = engine.image(&tag).await.unwrap().expect("tagged");
     assert_eq!(image.labels.get("io.tfimg.lock"), None, "not locked whole");
@@ -341,7 +341,7 @@ async fn a_spec_without_a_lock_builds_on_its_built_in_s_locked_layers_and_shares
 
     // Only a variable more: every layer is the lock's, and the image holds exactly it.
     let whole = build(dir, &same, &[]);
-    assert_eq!(whole.code, 0, "{}", whole.stderr);
+    assert_eq!(whole.code, 0, "{}", whole.tail());
     assert!(
         whole.stderr.contains(&format!(
             "`{same}` has no lock of its own: `builtin:cpu-headless.lock` pins every layer (the images built from it share them)\n"

@@ -67,7 +67,7 @@ async fn a_pushed_image_can_be_pulled_back_by_digest() {
         ],
         &[],
     );
-    assert_eq!(pushed.code, 0, "{}", pushed.stderr);
+    assert_eq!(pushed.code, 0, "{}", pushed.tail());
     let reference = pushed.stdout.trim().to_string();
     assert!(
         reference.starts_with(&format!("{registry}/debian@sha256:")),

@@ -116,17 +116,17 @@ async fn build_run_ps_logs_and_rm_work_over_ssh() {
             "echo hello-over-ssh; sleep 300",
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     // The machine's own daemon (through its local socket) has it running.
     let state = docker(&["inspect", "--format", "{{.State.Running}}", &name]);
     assert_eq!(state.trim(), "true");
 
     let ps = tfimg_at(&sshd, &[], &["ps"]);
-    assert_eq!(ps.code, 0, "{}", ps.stderr);
+    assert_eq!(ps.code, 0, "{}", ps.tail());
     assert!(ps.stdout.contains(&name), "{}", ps.stdout);
 
     let logs = tfimg_at(&sshd, &[], &["logs", &name]);
-    assert_eq!(logs.code, 0, "{}", logs.stderr);
+    assert_eq!(logs.code, 0, "{}", logs.tail());
     assert!(logs.stdout.contains("hello-over-ssh"), "{}", logs.stdout);
 
     // exec upgrades the HTTP connection to a raw stream (a hijack) through the dial.
@@ -142,11 +142,11 @@ async fn build_run_ps_logs_and_rm_work_over_ssh() {
             "echo exec-over-ssh $((6*7))",
         ],
     );
-    assert_eq!(exec.code, 0, "{}", exec.stderr);
+    assert_eq!(exec.code, 0, "{}", exec.tail());
     assert!(exec.stdout.contains("exec-over-ssh 42"), "{}", exec.stdout);
 
     let removed = tfimg_at(&sshd, &[], &["rm", "-f", &name]);
-    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert_eq!(removed.code, 0, "{}", removed.tail());
     assert!(
         docker(&["ps", "-aq", "--filter", &format!("name=^{name}$")])
             .trim()
@@ -171,7 +171,7 @@ async fn a_spec_is_built_over_ssh_and_its_background_pruning_reaches_the_same_en
     let started = Instant::now();
     let built = tfimg_in(&folder, &sshd, &[], &["build", &name, "--ca-cert", HOST_CA]);
     eprintln!("a new spec built over ssh in {:?}", started.elapsed());
-    assert_eq!(built.code, 0, "{}", built.stderr);
+    assert_eq!(built.code, 0, "{}", built.tail());
     assert!(
         built
             .stderr
@@ -204,7 +204,7 @@ async fn a_spec_is_built_over_ssh_and_its_background_pruning_reaches_the_same_en
     );
 
     let again = tfimg_in(&folder, &sshd, &[], &["build", &name, "--ca-cert", HOST_CA]);
-    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(again.code, 0, "{}", again.tail());
     assert!(
         again
             .stderr
@@ -262,7 +262,7 @@ async fn a_docker_context_is_honoured_by_flag_variable_and_current_context() {
             "300",
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     assert_eq!(
         accepted(&sshd),
         before + 1,
@@ -308,7 +308,7 @@ async fn a_docker_context_is_honoured_by_flag_variable_and_current_context() {
         std::slice::from_ref(&no_host),
         &["ps", "--context", &broken],
     );
-    assert_eq!(failed.code, 2, "{}", failed.stderr);
+    assert_eq!(failed.code, 2, "{}", failed.tail());
     assert!(
         failed.stderr.contains(&format!(
             "error: cannot reach the Docker daemon at `ssh://root@127.0.0.1:{}` (context `{broken}`): `docker` is not installed on `127.0.0.1`",
@@ -329,13 +329,13 @@ async fn a_docker_context_is_honoured_by_flag_variable_and_current_context() {
         &[],
         &["ps", "--host", &sshd.url(sshd.port), "--context", &good],
     );
-    assert_eq!(both.code, 1, "{}", both.stderr);
+    assert_eq!(both.code, 1, "{}", both.tail());
     assert!(both
         .stderr
         .contains("`--host` and `--context` were both given"));
 
     let removed = tfimg_at(&sshd, &[no_host], &["rm", "-f", &name, "--context", &good]);
-    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert_eq!(removed.code, 0, "{}", removed.tail());
     assert_nothing_left(&sshd, "the context commands");
 }
 
@@ -459,7 +459,7 @@ async fn a_mount_of_a_local_folder_is_refused_on_a_remote_engine_before_anything
             "true",
         ],
     );
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 1, "{}", run.tail());
     let url = sshd.docker_host();
     assert!(
         run.stderr.contains(&format!(
@@ -493,7 +493,7 @@ async fn a_team_member_s_mount_is_refused_on_a_remote_engine_before_anything_is_
         ),
     ]);
     let up = tfimg_in(&folder, &sshd, &[], &["up", "team.yaml"]);
-    assert_eq!(up.code, 1, "{}", up.stderr);
+    assert_eq!(up.code, 1, "{}", up.tail());
     let url = sshd.docker_host();
     assert!(
         up.stderr.contains(&format!(

@@ -262,7 +262,7 @@ fn run_over_ssh_gets_the_gpus_the_server_has_not_the_laptop_s() {
         "echo visible=$NVIDIA_VISIBLE_DEVICES; nvidia-smi --query-gpu=index,uuid --format=csv,noheader",
     );
     let until = now();
-    assert_eq!(two.code, 0, "{}", two.stderr);
+    assert_eq!(two.code, 0, "{}", two.tail());
     assert_eq!(
         two.stdout,
         format!("visible=0,1\n0, {}\n1, {}\n", uuid(0), uuid(1)),
@@ -303,7 +303,7 @@ fn more_gpus_than_the_server_has_are_refused_with_its_count_and_nothing_is_creat
         &[("PATH", path)],
         &run_args("cpu-headless", &["--gpus", "7"], &name, &["true"]),
     );
-    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_eq!(refused.code, 1, "{}", refused.tail());
     assert!(refused.stdout.is_empty());
     let listed: Vec<String> = (0..4)
         .map(|index| format!("{index} ({}, {H100})", uuid(index)))
@@ -374,7 +374,7 @@ fn a_server_without_the_toolkit_is_named_and_its_driver_learned_over_ssh() {
         &[],
         &run_args("cpu-headless", &["--gpus", "1"], &name, &["true"]),
     );
-    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert_eq!(refused.code, 2, "{}", refused.tail());
     let stderr = errors(&refused.stderr);
     assert!(
         stderr.starts_with(&format!("error: cannot give GPUs to the container: the NVIDIA container toolkit is missing on `{url}`: Docker there refused a `--gpus all` container (")),

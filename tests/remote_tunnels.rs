@@ -97,7 +97,7 @@ async fn a_detached_notebook_answers_on_a_local_port_that_forward_reopens_and_rm
 
     // `ps` shows the tunnel's local address; the record is the user's only.
     let ps = tfimg(&sshd, &[], &["ps"]);
-    assert_eq!(ps.code, 0, "{}", ps.stderr);
+    assert_eq!(ps.code, 0, "{}", ps.tail());
     let row = ps.stdout.lines().find(|line| line.starts_with(&name));
     assert!(
         row.is_some_and(|row| row.ends_with(&url.address)),
@@ -116,7 +116,7 @@ async fn a_detached_notebook_answers_on_a_local_port_that_forward_reopens_and_rm
 
     // Closed, the local port refuses and `ps` says how to open it; `forward` opens it.
     let closed = tfimg(&sshd, &[], &["forward", &name, "--close"]);
-    assert_eq!(closed.code, 0, "{}", closed.stderr);
+    assert_eq!(closed.code, 0, "{}", closed.tail());
     assert!(refuses_within(url.port, CLOSED_WITHIN), "still open");
     let ps = tfimg(&sshd, &[], &["ps"]);
     assert!(
@@ -125,13 +125,13 @@ async fn a_detached_notebook_answers_on_a_local_port_that_forward_reopens_and_rm
         ps.stdout
     );
     let forward = tfimg(&sshd, &[], &["forward", &name]);
-    assert_eq!(forward.code, 0, "{}", forward.stderr);
+    assert_eq!(forward.code, 0, "{}", forward.tail());
     let again = field(&forward.stdout, "jupyter").expect("the URL again");
     assert_eq!(again, format!("{}?token={}", url.address, url.token));
     assert_jupyter_answers(url.port, &url.token);
 
     let removed = tfimg(&sshd, &[], &["rm", "-f", &name]);
-    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert_eq!(removed.code, 0, "{}", removed.tail());
     assert!(
         refuses_within(url.port, CLOSED_WITHIN),
         "the local port still answers after `rm`"
@@ -158,7 +158,7 @@ async fn a_detached_tunnel_ends_by_itself_when_its_container_stops() {
             &["python", "-m", "http.server", "8000"],
         ),
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     common::wait_for("the server through the tunnel", SETTLE, || {
         try_http("GET", local, "/", &[], "").is_some_and(|(status, _)| status == 200)
     });
@@ -170,7 +170,7 @@ async fn a_detached_tunnel_ends_by_itself_when_its_container_stops() {
     );
     assert_nothing_left(&sshd, "a stopped container's tunnel");
     let removed = tfimg(&sshd, &[], &["rm", &name]);
-    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert_eq!(removed.code, 0, "{}", removed.tail());
 }
 
 #[tokio::test]
@@ -207,7 +207,7 @@ async fn an_interrupted_foreground_run_closes_its_tunnel() {
     assert_ne!(published(&name, 8888).1, local);
     run.signal(libc::SIGINT);
     let run = run.finish(Duration::from_secs(60));
-    assert_eq!(run.code, 130, "{}", run.stderr);
+    assert_eq!(run.code, 130, "{}", run.tail());
     assert!(refuses(local), "the forward outlived the run");
     assert_eq!(
         common::container_state(&name),
@@ -240,7 +240,7 @@ async fn a_docker_context_s_notebook_is_tunneled_the_same_way() {
     assert_ne!(published(&name, 8888).1, url.port);
     assert_jupyter_answers(url.port, &url.token);
     let removed = tfimg(&sshd, &through_context, &["rm", "-f", &name]);
-    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert_eq!(removed.code, 0, "{}", removed.tail());
     assert!(refuses_within(url.port, CLOSED_WITHIN));
     assert_nothing_left(&sshd, "the context's notebook");
 }
@@ -279,13 +279,13 @@ async fn a_team_member_is_tunneled_by_up_reopened_by_up_and_closed_by_down() {
 
     // A member whose tunnel closed gets it back from the next `up`, on the same port.
     let closed = tfimg(&sshd, &[], &["forward", &member, "--close"]);
-    assert_eq!(closed.code, 0, "{}", closed.stderr);
+    assert_eq!(closed.code, 0, "{}", closed.tail());
     assert!(refuses_within(url.port, CLOSED_WITHIN));
     assert_eq!(up().address, url.address);
     assert_jupyter_answers(url.port, &url.token);
 
     let down = sshd.tfimg_in(folder.path(), &[], &["down", "team.yaml"]);
-    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert_eq!(down.code, 0, "{}", down.tail());
     assert!(
         refuses_within(url.port, CLOSED_WITHIN),
         "`down` left the tunnel"

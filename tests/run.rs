@@ -83,7 +83,7 @@ fn gpu_selection_becomes_one_device_request_on_a_gpu_host() {
             ],
             &gpu.env(),
         );
-        assert_eq!(created.code, 0, "{}", created.stderr);
+        assert_eq!(created.code, 0, "{}", created.tail());
         assert_eq!(created.stdout, format!("{name}\n"));
         let container = gpu.inspect(name);
         let host_config = &container["HostConfig"];
@@ -129,7 +129,7 @@ fn gpu_selection_becomes_one_device_request_on_a_gpu_host() {
         assert_eq!(host_config["Privileged"], false);
         assert_eq!(host_config["ShmSize"], 2_i64 * 1024 * 1024 * 1024);
         let removed = tfimg_with_env(folder.path(), &["rm", name], &gpu.env());
-        assert_eq!(removed.code, 0, "{}", removed.stderr);
+        assert_eq!(removed.code, 0, "{}", removed.tail());
     }
 }
 
@@ -179,7 +179,7 @@ async fn gpus_on_a_host_without_an_nvidia_driver_are_refused_before_anything_is_
     )
     .unwrap();
     let unbuilt = run(folder.path(), &["./never.yaml", "--gpus", "1", "-d"]);
-    assert_eq!(unbuilt.code, 2, "{}", unbuilt.stderr);
+    assert_eq!(unbuilt.code, 2, "{}", unbuilt.tail());
     assert!(
         unbuilt
             .stderr
@@ -220,7 +220,7 @@ async fn jupyter_answers_with_its_token_only_and_writes_notebooks_as_the_host_us
             "--no-build",
         ],
     );
-    assert_eq!(started.code, 0, "{}", started.stderr);
+    assert_eq!(started.code, 0, "{}", started.tail());
     let url = field(&started.stdout, "jupyter").expect("a jupyter line");
     assert!(
         url.starts_with("http://127.0.0.1:") && url.contains("/lab?token="),
@@ -280,10 +280,10 @@ async fn jupyter_answers_with_its_token_only_and_writes_notebooks_as_the_host_us
         container.labels
     );
     let id = tfimg(folder.path(), &["exec", &name, "--", "id", "-u"]);
-    assert_eq!((id.code, id.stdout.trim()), (0, "4321"), "{}", id.stderr);
+    assert_eq!((id.code, id.stdout.trim()), (0, "4321"), "{}", id.tail());
 
     let removed = tfimg(folder.path(), &["rm", "-f", &name]);
-    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert_eq!(removed.code, 0, "{}", removed.tail());
     assert!(engine.container(&name).await.unwrap().is_none());
     assert!(
         notebook.is_file(),
@@ -310,7 +310,7 @@ async fn the_printed_ssh_line_logs_in_with_the_key_and_passwords_are_refused() {
             "--no-build",
         ],
     );
-    assert_eq!(started.code, 0, "{}", started.stderr);
+    assert_eq!(started.code, 0, "{}", started.tail());
     let line = field(&started.stdout, "ssh").expect("an ssh line");
     assert!(line.starts_with("ssh -p "), "{line}");
     assert!(line.contains(&format!("-i {}", key.display())), "{line}");
@@ -390,9 +390,9 @@ async fn a_headless_command_passes_its_exit_code_through_and_leaves_nothing() {
             "python code/train.py && exit 7",
         ],
     );
-    assert_eq!(ran.code, 7, "{}", ran.stderr);
+    assert_eq!(ran.code, 7, "{}", ran.tail());
     assert_eq!(ran.stdout, "training\n");
-    assert!(ran.stderr.contains("to stderr"), "{}", ran.stderr);
+    assert!(ran.stderr.contains("to stderr"), "{}", ran.tail());
     assert!(
         engine.container(&name).await.unwrap().is_none(),
         "removed after exit"
@@ -410,7 +410,7 @@ async fn a_headless_command_passes_its_exit_code_through_and_leaves_nothing() {
             "true",
         ],
     );
-    assert_eq!(kept.code, 0, "{}", kept.stderr);
+    assert_eq!(kept.code, 0, "{}", kept.tail());
     assert_eq!(
         engine.container(&name).await.unwrap().unwrap().state,
         "exited"
@@ -439,7 +439,7 @@ async fn two_jupyters_at_once_get_different_ports_and_ps_lists_both() {
             .collect()
     });
     for started in &runs {
-        assert_eq!(started.code, 0, "{}", started.stderr);
+        assert_eq!(started.code, 0, "{}", started.tail());
     }
     let urls: Vec<String> = runs
         .iter()
@@ -448,7 +448,7 @@ async fn two_jupyters_at_once_get_different_ports_and_ps_lists_both() {
     assert_ne!(port_of(&urls[0]), port_of(&urls[1]));
 
     let listed = tfimg(folder.path(), &["ps", "--json", "--show-tokens"]);
-    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    assert_eq!(listed.code, 0, "{}", listed.tail());
     let entries: Vec<serde_json::Value> = serde_json::from_str(&listed.stdout).unwrap();
     for (name, url) in names.iter().zip(&urls) {
         let entry = entries
@@ -495,7 +495,7 @@ async fn a_missing_mount_source_is_always_made_an_empty_folder_and_said() {
         "ls -A /tf/notbooks /data /tf/b; echo listed",
     ];
     let made = run(folder.path(), &args);
-    assert_eq!(made.code, 0, "{}", made.stderr);
+    assert_eq!(made.code, 0, "{}", made.tail());
     assert_eq!(made.stdout, "/data:\n\n/tf/b:\n\n/tf/notbooks:\nlisted\n");
     let created: Vec<&str> = made
         .stderr
@@ -517,8 +517,8 @@ async fn a_missing_mount_source_is_always_made_an_empty_folder_and_said() {
     }
     // There now: nothing more to say.
     let again = run(folder.path(), &args);
-    assert_eq!(again.code, 0, "{}", again.stderr);
-    assert!(!again.stderr.contains("note: created"), "{}", again.stderr);
+    assert_eq!(again.code, 0, "{}", again.tail());
+    assert!(!again.stderr.contains("note: created"), "{}", again.tail());
 }
 
 #[tokio::test]
@@ -537,7 +537,7 @@ async fn jupyter_moved_off_a_taken_8888_says_where_and_why() {
         folder.path(),
         &["cpu-jupyter", "-d", "--no-build", "--name", &name],
     );
-    assert_eq!(started.code, 0, "{}", started.stderr);
+    assert_eq!(started.code, 0, "{}", started.tail());
     let url = started
         .stdout
         .lines()
@@ -623,7 +623,7 @@ async fn bad_input_exits_1_before_any_container_exists() {
             "./newdir",
         ],
     );
-    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert_eq!(outcome.code, 1, "{}", outcome.tail());
     assert!(
         outcome
             .stderr
@@ -767,7 +767,7 @@ async fn gpus_the_host_does_not_have_are_refused_and_runtime_mode_needs_the_tool
         ],
         &[("PATH", &path)],
     );
-    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_eq!(refused.code, 1, "{}", refused.tail());
     assert_eq!(
         refused.stderr,
         "error: GPU `1` does not exist on this host\nhint: this host has: 0 (GPU-8a2b44f3-1c2d-3e4f-5a6b-7c8d9e0f1a2b, Tesla T4)\n"
@@ -789,7 +789,7 @@ async fn gpus_the_host_does_not_have_are_refused_and_runtime_mode_needs_the_tool
         ],
         &[("PATH", &path)],
     );
-    assert_eq!(runtime.code, 2, "{}", runtime.stderr);
+    assert_eq!(runtime.code, 2, "{}", runtime.tail());
     // A driver but no toolkit: refused before Docker is asked (its "Unknown runtime
     // specified nvidia" is never reached).
     assert!(
@@ -843,7 +843,7 @@ async fn mounted_folders_are_never_re_owned_and_a_read_only_workdir_still_starts
             "stat -c %u /home/tf/shared/weights.bin; stat -c %u /home/tf; cat /tf/readme.txt",
         ],
     );
-    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.code, 0, "{}", ran.tail());
     assert_eq!(ran.stdout, "1000\n4321\nr");
     use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&weights).unwrap().uid(), 1000);
@@ -894,8 +894,8 @@ async fn gpu_images_take_the_gpus_by_default_only_where_docker_can_hand_them_ove
 
     // This machine has no GPU: a GPU image without `--gpus` runs on the CPU and says why.
     let ran = run(folder.path(), &["gpu-headless", "--no-build", "--", "true"]);
-    assert_eq!(ran.code, 0, "{}", ran.stderr);
-    assert_eq!(notes(&ran.stderr), [no_gpu_note], "{}", ran.stderr);
+    assert_eq!(ran.code, 0, "{}", ran.tail());
+    assert_eq!(notes(&ran.stderr), [no_gpu_note], "{}", ran.tail());
     let created = run(
         folder.path(),
         &[
@@ -906,7 +906,7 @@ async fn gpu_images_take_the_gpus_by_default_only_where_docker_can_hand_them_ove
             &names[0],
         ],
     );
-    assert_eq!(created.code, 0, "{}", created.stderr);
+    assert_eq!(created.code, 0, "{}", created.tail());
     assert_eq!(notes(&created.stderr), [no_gpu_note]);
     let container = engine.container(&names[0]).await.unwrap().expect("created");
     assert!(
@@ -938,7 +938,7 @@ async fn gpu_images_take_the_gpus_by_default_only_where_docker_can_hand_them_ove
         "--name",
         &names[1],
     ]);
-    assert_eq!(created.code, 0, "{}", created.stderr);
+    assert_eq!(created.code, 0, "{}", created.tail());
     assert_eq!(
         notes(&created.stderr),
         ["note: `gpu-headless` runs on the CPU: this host has 1 GPU but Docker cannot hand GPUs to containers (the NVIDIA Container Toolkit is missing); install it and restart Docker to get them (`tfimg doctor` checks the host; `--gpus none` skips this note)"],
@@ -960,7 +960,7 @@ async fn gpu_images_take_the_gpus_by_default_only_where_docker_can_hand_them_ove
         "--name",
         &names[2],
     ]);
-    assert_eq!(created.code, 0, "{}", created.stderr);
+    assert_eq!(created.code, 0, "{}", created.tail());
     assert_eq!(
         notes(&created.stderr),
         ["note: `gpu-headless` gets all 1 GPU of this host (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)"]
@@ -984,9 +984,9 @@ async fn gpu_images_take_the_gpus_by_default_only_where_docker_can_hand_them_ove
         "--",
         "true",
     ]);
-    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.code, 0, "{}", ran.tail());
     let ran_notes = notes(&ran.stderr);
-    assert_eq!(ran_notes.len(), 2, "{}", ran.stderr);
+    assert_eq!(ran_notes.len(), 2, "{}", ran.tail());
     assert!(
         ran_notes[1].starts_with("note: `gpu-headless` runs on the CPU: Docker could not hand it the GPUs (")
             && ran_notes[1].contains("could not select device driver")
@@ -1005,7 +1005,7 @@ async fn gpu_images_take_the_gpus_by_default_only_where_docker_can_hand_them_ove
         "--",
         "true",
     ]);
-    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert_eq!(refused.code, 2, "{}", refused.tail());
     assert!(
         refused.stderr.contains("could not select device driver"),
         "{}",
@@ -1036,7 +1036,7 @@ async fn tensorboard_answers_at_the_printed_url_serves_the_workdir_as_the_user_a
             "4322",
         ],
     );
-    assert_eq!(started.code, 0, "{}", started.stderr);
+    assert_eq!(started.code, 0, "{}", started.tail());
     let url = field(&started.stdout, "tensorboard").expect("a tensorboard line");
     let port = port_of(&url);
     assert_eq!(url, format!("http://127.0.0.1:{port}/"));
@@ -1076,7 +1076,7 @@ async fn tensorboard_answers_at_the_printed_url_serves_the_workdir_as_the_user_a
                  tf.summary.scalar('loss', 0.5, step=1)\n",
         ],
     );
-    assert_eq!(wrote.code, 0, "{}", wrote.stderr);
+    assert_eq!(wrote.code, 0, "{}", wrote.tail());
     common::wait_for("the run in /data/runs", Duration::from_secs(60), || {
         common::try_http("GET", port, "/data/runs", &[], "")
             .is_some_and(|(_, body)| body.contains("\"logs/demo\""))
@@ -1128,7 +1128,7 @@ async fn tensorboard_answers_at_the_printed_url_serves_the_workdir_as_the_user_a
             folder.path(),
             &[reference, "-d", "--no-wait", "--name", &other],
         );
-        assert_eq!(started.code, 0, "{}", started.stderr);
+        assert_eq!(started.code, 0, "{}", started.tail());
         assert_eq!(
             field(&started.stdout, "tensorboard").is_some(),
             printed,
@@ -1159,7 +1159,7 @@ async fn tensorboard_answers_at_the_printed_url_serves_the_workdir_as_the_user_a
              done",
         ],
     );
-    assert_eq!(killed.code, 0, "{}", killed.stderr);
+    assert_eq!(killed.code, 0, "{}", killed.tail());
     common::wait_for("the restart in the log", Duration::from_secs(30), || {
         let logs = tfimg(folder.path(), &["logs", &name]);
         format!("{}{}", logs.stdout, logs.stderr).contains("tfimg: tensorboard exited (status ")
@@ -1193,7 +1193,7 @@ async fn the_ssh_image_has_a_shell_s_tools_and_the_jupyter_image_has_git() {
             &format!("for t in {tools}; do command -v $t || echo missing $t; done; tmux -V"),
         ],
     );
-    assert_eq!(found.code, 0, "{}", found.stderr);
+    assert_eq!(found.code, 0, "{}", found.tail());
     assert!(!found.stdout.contains("missing"), "{}", found.stdout);
     assert!(found.stdout.contains("tmux 3."), "{}", found.stdout);
     let git = run(
@@ -1208,6 +1208,6 @@ async fn the_ssh_image_has_a_shell_s_tools_and_the_jupyter_image_has_git() {
             "--version",
         ],
     );
-    assert_eq!(git.code, 0, "{}", git.stderr);
+    assert_eq!(git.code, 0, "{}", git.tail());
     assert!(git.stdout.starts_with("git version 2."), "{}", git.stdout);
 }

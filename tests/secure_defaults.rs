@@ -36,7 +36,7 @@ async fn jupyter_is_token_only_loopback_only_unprivileged_and_the_token_stays_ou
         "--gid",
         "4322",
     ]);
-    assert_eq!(started.code, 0, "{}", started.stderr);
+    assert_eq!(started.code, 0, "{}", started.tail());
     let url = field(&started.stdout, "jupyter").expect("a jupyter line");
     let common::JupyterUrl {
         address,
@@ -102,7 +102,7 @@ async fn jupyter_is_token_only_loopback_only_unprivileged_and_the_token_stays_ou
     ]);
     assert!(!image_labels.contains(token));
     let ps = tfimg(&["ps"]);
-    assert_eq!(ps.code, 0, "{}", ps.stderr);
+    assert_eq!(ps.code, 0, "{}", ps.tail());
     assert!(!ps.stdout.contains(token), "{}", ps.stdout);
     assert!(ps.stdout.contains(address), "{}", ps.stdout);
     assert!(
@@ -129,10 +129,10 @@ async fn jupyter_is_token_only_loopback_only_unprivileged_and_the_token_stays_ou
         "--name",
         &public,
     ]);
-    assert_eq!(created.code, 0, "{}", created.stderr);
+    assert_eq!(created.code, 0, "{}", created.tail());
     assert!(created.stderr.contains(
         "warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect; TensorBoard, which has no login, stays on 127.0.0.1 (reach it from elsewhere through `ssh -L`)\n"
-    ), "{}", created.stderr);
+    ), "{}", created.tail());
     // Jupyter (behind its token) on every interface; TensorBoard, which has no login,
     // never: `--public` does not open it to the network.
     let binding = |port: &str| {
@@ -181,7 +181,7 @@ async fn ssh_takes_only_the_users_key_never_root_and_the_key_tfimg_makes_is_priv
         ],
         &env,
     );
-    assert_eq!(started.code, 0, "{}", started.stderr);
+    assert_eq!(started.code, 0, "{}", started.tail());
     let private = data.join("tfimg/ssh/id_ed25519");
     let mode =
         |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;

@@ -452,7 +452,7 @@ async fn a_wide_model_s_printed_request_answers_and_its_name_finds_its_container
         "{stdout}"
     );
     let logs = tfimg(folder.path(), &["logs", &model]);
-    assert_eq!(logs.code, 0, "{}", logs.stderr);
+    assert_eq!(logs.code, 0, "{}", logs.tail());
     let text = format!("{}{}", logs.stdout, logs.stderr);
     assert!(
         text.contains(&format!("serving model {model} version 1")),
@@ -550,7 +550,7 @@ async fn a_team_member_serves_its_model_and_up_waits_until_it_answers() {
     assert_eq!(mounts.trim(), format!("/models/{model} false"));
 
     let down = tfimg(folder.path(), &["down", "team.yaml"]);
-    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert_eq!(down.code, 0, "{}", down.tail());
     assert!(common::docker(&[
         "ps",
         "-aq",

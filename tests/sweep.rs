@@ -215,7 +215,7 @@ mod sweep_report {
                 out.to_str().unwrap(),
             ],
         );
-        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.code, 0, "{}", run.tail());
         let html = std::fs::read_to_string(&out).unwrap();
         assert!(html.contains("<svg"), "the report has charts");
         let Some(chromium) = chromium() else {
@@ -309,7 +309,7 @@ fn ctrl_c_half_way_leaves_no_container_and_running_again_finishes_only_the_rest(
     });
     running.signal(libc::SIGINT);
     let run = running.finish(HANG);
-    assert_eq!(run.code, 130, "{}", run.stderr);
+    assert_eq!(run.code, 130, "{}", run.tail());
     assert!(
         run.stderr.contains("its trial containers removed"),
         "{}",
@@ -334,7 +334,7 @@ fn ctrl_c_half_way_leaves_no_container_and_running_again_finishes_only_the_rest(
     )
     .unwrap();
     let refused = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
-    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_eq!(refused.code, 1, "{}", refused.tail());
     assert!(
         refused
             .stderr
@@ -345,13 +345,13 @@ fn ctrl_c_half_way_leaves_no_container_and_running_again_finishes_only_the_rest(
     );
     std::fs::write(&file, text).unwrap();
     let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     let starts = starts(&dir);
     for trial in &done_before {
         assert_eq!(starts[trial], 1, "{trial} ran again: {starts:?}");
     }
     assert_eq!(starts.len(), 6);
-    assert!(run.stderr.contains("going on with sweep"), "{}", run.stderr);
+    assert!(run.stderr.contains("going on with sweep"), "{}", run.tail());
     assert_eq!(table(&run.stdout, "LAST ACC").len(), 6);
     assert_eq!(sweep_containers(&name).trim(), "");
 }
@@ -384,7 +384,7 @@ fn a_trial_that_fails_once_passes_on_retry_and_ends_done_attempt_2() {
     assert_eq!(aside, "broken\n");
     assert_eq!(status(&dir, "t002")["attempt"], 2);
     let results = tfimg(folder.path(), &["sweep", "results", &name, "--json"]);
-    assert_eq!(results.code, 0, "{}", results.stderr);
+    assert_eq!(results.code, 0, "{}", results.tail());
     assert!(
         results.stdout.contains("\"done (attempt 2)\""),
         "{}",
@@ -398,7 +398,7 @@ fn a_detached_sweep_is_followed_with_status_and_stopped_with_stop() {
     let _guard = sweep_guard(&name);
     let folder = cpu_sweep(&name, 6, 30, "");
     let run = tfimg(folder.path(), &["sweep", "sweep.yaml", "-d"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     assert!(
         run.stderr.contains("runs in the background"),
         "{}",
@@ -409,7 +409,7 @@ fn a_detached_sweep_is_followed_with_status_and_stopped_with_stop() {
         sweep_containers(&name).lines().count() == 2
     });
     let status = tfimg(folder.path(), &["sweep", "status", &name]);
-    assert_eq!(status.code, 0, "{}", status.stderr);
+    assert_eq!(status.code, 0, "{}", status.tail());
     assert!(
         status
             .stdout
@@ -419,14 +419,14 @@ fn a_detached_sweep_is_followed_with_status_and_stopped_with_stop() {
     );
     // A second run of the same sweep is refused while the first runs.
     let second = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
-    assert_eq!(second.code, 1, "{}", second.stderr);
+    assert_eq!(second.code, 1, "{}", second.tail());
     assert!(
         second.stderr.contains("is already running"),
         "{}",
         second.stderr
     );
     let stop = tfimg(folder.path(), &["sweep", "stop", &name]);
-    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    assert_eq!(stop.code, 0, "{}", stop.tail());
     assert_eq!(sweep_containers(&name).trim(), "");
     let status = tfimg(
         folder.path(),
@@ -460,7 +460,7 @@ fn stop_cleans_up_after_a_sweep_whose_tfimg_was_killed() {
         status.stdout
     );
     let stop = tfimg(folder.path(), &["sweep", "stop", &name]);
-    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    assert_eq!(stop.code, 0, "{}", stop.tail());
     assert!(
         stop.stderr.contains("no tfimg was running the sweep"),
         "{}",
@@ -579,7 +579,7 @@ fn trials_that_finish_after_kill_9_keep_their_results_in_status_stop_and_the_nex
 
     // `status` shows them done, the best by value, and says nothing is recorded yet.
     let shown = tfimg(folder.path(), &["sweep", "status", &name]);
-    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert_eq!(shown.code, 0, "{}", shown.tail());
     insta::assert_snapshot!("status_after_kill_9", redacted(&shown.stdout, &name));
     let json = tfimg(folder.path(), &["sweep", "status", &name, "--json"]);
     let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
@@ -604,7 +604,7 @@ fn trials_that_finish_after_kill_9_keep_their_results_in_status_stop_and_the_nex
 
     // `stop` records the finished results as they are, never as stopped.
     let stop = tfimg(folder.path(), &["sweep", "stop", &name]);
-    assert_eq!(stop.code, 0, "{}", stop.stderr);
+    assert_eq!(stop.code, 0, "{}", stop.tail());
     insta::assert_snapshot!("stop_after_kill_9", redacted(&stop.stderr, &name));
     assert_eq!(sweep_containers(&name).trim(), "");
     let ends: Vec<(String, serde_json::Value, serde_json::Value)> = journal(&dir)
@@ -629,7 +629,7 @@ fn trials_that_finish_after_kill_9_keep_their_results_in_status_stop_and_the_nex
 
     // Running again runs only t004, and sets no finished folder aside.
     let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     assert_eq!(
         starts(&dir),
         BTreeMap::from(["t001", "t002", "t003", "t004"].map(|trial| (trial.to_string(), 1)))
@@ -765,14 +765,14 @@ fn a_gpu_pool_the_host_cannot_give_is_refused_at_gpus_naming_the_sweep_file_s_ke
     let path = common::gpu::standin_path();
     let env = [("PATH", path.as_str())];
     let run = common::tfimg_with_env(folder.path(), &["sweep", "missing.yaml", "--dry-run"], &env);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 1, "{}", run.tail());
     insta::assert_snapshot!("gpus_the_host_lacks", stderr(&run));
     // The toolkit's hook is on tfimg's PATH but this daemon has no NVIDIA device driver
     // (installed, Docker not restarted): the daemon's refusal is said at `gpus:`.
     let run = common::tfimg_with_env(folder.path(), &["sweep", "listed.yaml"], &env);
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.code, 2, "{}", run.tail());
     insta::assert_snapshot!("gpus_the_daemon_refuses", stderr(&run));
-    assert!(!run.stderr.contains("--gpus"), "{}", run.stderr);
+    assert!(!run.stderr.contains("--gpus"), "{}", run.tail());
     assert_eq!(sweep_containers(&name).trim(), "");
 }
 
@@ -799,7 +799,7 @@ fn a_trial_past_its_timeout_is_stopped_retried_and_counted_as_failed() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("(`timeout: 3s`)"), "{}", run.stderr);
+    assert!(run.stderr.contains("(`timeout: 3s`)"), "{}", run.tail());
     assert!(
         run.stderr.contains("queued again (retry 1 of 1)"),
         "{}",

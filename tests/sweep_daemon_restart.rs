@@ -75,7 +75,7 @@ async fn a_daemon_restart_mid_sweep_then_running_again_completes_it_without_reru
         let _restarter = Restarter(&daemon);
         daemon.stop();
         let run = running.finish(HANG);
-        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert_eq!(run.code, 2, "{}", run.tail());
         assert!(
             run.stderr.contains("cannot reach the Docker daemon"),
             "{}",

@@ -35,7 +35,7 @@ fn export(folder: &Path, file: &Path, args: &[&str]) -> (String, Vec<serde_yaml:
     let mut argv = vec!["sweep", file, "--k8s", "-o", "out"];
     argv.extend(args);
     let made = tfimg_with_env(folder, &argv, &[NO_DAEMON]);
-    assert_eq!(made.code, 0, "{}", made.stderr);
+    assert_eq!(made.code, 0, "{}", made.tail());
     assert_eq!(made.stdout, "", "the manifests go to the file");
     let written: Vec<PathBuf> = std::fs::read_dir(folder.join("out"))
         .unwrap()

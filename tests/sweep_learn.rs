@@ -82,7 +82,7 @@ fn the_diverging_half_is_stopped_at_the_first_rung_and_its_slots_go_to_the_next_
     let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let stopped: Vec<String> = stops(&dir).into_iter().map(|(trial, ..)| trial).collect();
-    assert_eq!(stopped, ["t002", "t004", "t006"], "{}", run.stderr);
+    assert_eq!(stopped, ["t002", "t004", "t006"], "{}", run.tail());
     for trial in ["t002", "t004", "t006"] {
         // The results say why, and the line the run printed when it stopped it.
         let row = run
@@ -133,7 +133,7 @@ fn the_diverging_half_is_stopped_at_the_first_rung_and_its_slots_go_to_the_next_
     assert_eq!(sweep_containers(&name).trim(), "", "no container is left");
     // `status` tallies them apart from the trials stopped by Ctrl-C.
     let status = tfimg(folder.path(), &["sweep", "status", &format!("runs/{name}")]);
-    assert_eq!(status.code, 0, "{}", status.stderr);
+    assert_eq!(status.code, 0, "{}", status.tail());
     assert!(
         status.stdout.contains("3 done, 3 stopped early"),
         "{}",
@@ -153,7 +153,7 @@ fn ctrl_c_after_the_first_stop_and_running_again_makes_the_same_decisions() {
     });
     running.signal(libc::SIGINT);
     let interrupted = running.finish(HANG);
-    assert_eq!(interrupted.code, 130, "{}", interrupted.stderr);
+    assert_eq!(interrupted.code, 130, "{}", interrupted.tail());
     assert_eq!(sweep_containers(&name).trim(), "");
 
     let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
@@ -182,7 +182,7 @@ fn ctrl_c_after_the_first_stop_and_running_again_makes_the_same_decisions() {
         "{}",
         run.stdout
     );
-    assert!(run.stderr.contains("going on with sweep"), "{}", run.stderr);
+    assert!(run.stderr.contains("going on with sweep"), "{}", run.tail());
     assert_eq!(sweep_containers(&name).trim(), "");
 }
 
@@ -248,7 +248,7 @@ fn a_seeded_tpe_sweep_one_at_a_time_proposes_the_same_trials_on_a_second_run() {
         first.path(),
         &["sweep", "results", &format!("runs/{name}"), "--json"],
     );
-    assert_eq!(results.code, 0, "{}", results.stderr);
+    assert_eq!(results.code, 0, "{}", results.tail());
     let results: serde_json::Value = serde_json::from_str(&results.stdout).unwrap();
     let rows = results["trials"].as_array().unwrap();
     assert_eq!(rows.len(), 6, "{results}");

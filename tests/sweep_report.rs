@@ -220,7 +220,7 @@ fn the_report_shows_the_sweep_in_a_real_browser() {
             page.to_str().unwrap(),
         ],
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     assert_eq!(run.stdout, "");
     assert_eq!(
         run.stderr,
@@ -331,7 +331,7 @@ fn a_sweep_named_from_its_parent_folder_gets_report_html_in_its_folder() {
     let root = scratch(&[]);
     let dir = sweep_folder(root.path());
     let run = tfimg(root.path(), &["sweep", "report", "report-test"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     assert_eq!(
         run.stderr,
         "report written to `runs/report-test/report.html`\n"

@@ -154,7 +154,7 @@ async fn an_interrupted_run_still_syncs_back_what_it_wrote() {
     assert_eq!(line.as_deref(), Ok("written"));
     running.signal(libc::SIGINT);
     let outcome = running.finish(Duration::from_secs(120));
-    assert_eq!(outcome.code, 130, "{}", outcome.stderr);
+    assert_eq!(outcome.code, 130, "{}", outcome.tail());
     assert!(
         outcome
             .stderr
@@ -189,13 +189,13 @@ async fn pull_files_copies_from_a_stopped_detached_run() {
             script,
         ],
     );
-    assert_eq!(started.code, 0, "{}", started.stderr);
+    assert_eq!(started.code, 0, "{}", started.tail());
     common::wait_for("the detached run to exit", Duration::from_secs(60), || {
         common::container_state(&name).as_deref() == Some("exited")
     });
 
     let pulled = tfimg(folder.path(), &["pull-files", &name, "./pulled"]);
-    assert_eq!(pulled.code, 0, "{}", pulled.stderr);
+    assert_eq!(pulled.code, 0, "{}", pulled.tail());
     assert_eq!(
         pulled.stderr,
         format!("copied `/tf/code` from `{name}` → `./pulled` (5 new)\n")
@@ -214,7 +214,7 @@ async fn pull_files_copies_from_a_stopped_detached_run() {
             "/tf/code/out/result.txt",
         ],
     );
-    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert_eq!(one.code, 0, "{}", one.tail());
     assert_eq!(read("result.txt"), "done\n");
 
     let missing = tfimg(
@@ -253,7 +253,7 @@ async fn a_sync_into_a_folder_the_image_lacks_is_refused_and_removed() {
             "true",
         ],
     );
-    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert_eq!(outcome.code, 1, "{}", outcome.tail());
     assert!(
         outcome.stderr.contains(
             "error: `--sync ./code:/opt/nothere/code`: the folder `/opt/nothere` does not exist in the image\nhint: choose a DST whose folder exists in the image, such as `/tf/code` (the workdir)\n"
@@ -299,10 +299,10 @@ async fn a_volume_is_writable_from_the_first_run_and_keeps_its_files() {
         &names[0],
         "echo kept > /tf/data/note.txt && stat -c %u /tf/data",
     );
-    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(first.code, 0, "{}", first.tail());
     assert_eq!(first.stdout, "4321\n");
     let second = run(&names[1], "cat /tf/data/note.txt");
-    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(second.code, 0, "{}", second.tail());
     assert_eq!(second.stdout, "kept\n");
     let label = docker(&[
         "volume",

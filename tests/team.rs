@@ -162,7 +162,7 @@ async fn a_team_comes_up_stays_up_changes_one_member_and_goes_down_keeping_data(
     assert_eq!(written.0, 201, "{}", written.1);
 
     let second = up(&[]);
-    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(second.code, 0, "{}", second.tail());
     assert!(
         second.stderr.contains(&format!(
             "no change: the 4 member(s) of `{team}` are up to date"
@@ -181,7 +181,7 @@ async fn a_team_comes_up_stays_up_changes_one_member_and_goes_down_keeping_data(
     .unwrap();
     let bob_id = engine.container(&members[1]).await.unwrap().unwrap().id;
     let third = up(&[]);
-    assert_eq!(third.code, 0, "{}", third.stderr);
+    assert_eq!(third.code, 0, "{}", third.tail());
     assert_eq!(column(&third.stdout, "alice", 2), "recreated");
     for member in ["bob", "carol", "train"] {
         assert_eq!(
@@ -197,7 +197,7 @@ async fn a_team_comes_up_stays_up_changes_one_member_and_goes_down_keeping_data(
     );
 
     let down = tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
-    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert_eq!(down.code, 0, "{}", down.tail());
     for name in &members {
         assert!(
             engine.container(name).await.unwrap().is_none(),
@@ -294,7 +294,7 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
         ],
         &[],
     );
-    assert_eq!(made.code, 0, "{}", made.stderr);
+    assert_eq!(made.code, 0, "{}", made.tail());
     assert!(
         made.stderr.contains("reach the members once `docker compose -f out/team.compose.yaml up -d` started them (the tokens are this export's own, kept in its env files; the containers `tfimg up` started keep theirs):\nMEMBER "),
         "{}",
@@ -467,7 +467,7 @@ async fn kubernetes_manifests_validate_strictly_and_every_worker_gets_its_tf_con
         ],
         &[("XDG_DATA_HOME", data.to_str().unwrap())],
     );
-    assert_eq!(made.code, 0, "{}", made.stderr);
+    assert_eq!(made.code, 0, "{}", made.tail());
     let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode();
     assert_eq!(
         mode(&manifests) & 0o777,
@@ -656,7 +656,7 @@ async fn an_ssh_member_exported_to_kubernetes_serves_ssh_as_its_uid_with_no_capa
         ],
         &[("XDG_DATA_HOME", data.to_str().unwrap())],
     );
-    assert_eq!(made.code, 0, "{}", made.stderr);
+    assert_eq!(made.code, 0, "{}", made.tail());
     let text = std::fs::read_to_string(folder.path().join(format!("out/{team}.yaml"))).unwrap();
     let documents = documents_of(&text);
     let name = format!("{team}-carol");
@@ -886,7 +886,7 @@ async fn two_teams_racing_for_the_same_free_ports_both_come_up() {
     assert_eq!(jupyter_ports.len(), 4, "{jupyter_ports:?}");
     for team in ["a.yaml", "b.yaml"] {
         let down = tfimg_with_env(folder.path(), &["down", team], &[]);
-        assert_eq!(down.code, 0, "{}", down.stderr);
+        assert_eq!(down.code, 0, "{}", down.tail());
     }
 }
 
@@ -902,7 +902,7 @@ fn compose_and_k8s_need_no_daemon() {
         &["compose", "team.yaml", "-o", "out/team.compose.yaml"],
         &no_daemon,
     );
-    assert_eq!(compose.code, 0, "{}", compose.stderr);
+    assert_eq!(compose.code, 0, "{}", compose.tail());
     let text = std::fs::read_to_string(folder.path().join("out/team.compose.yaml")).unwrap();
     assert!(text.contains("image: tfimg/cpu-jupyter:2.9.3\n"), "{text}");
     assert!(text.contains("image: tfimg/cpu-headless:2.9.3\n"), "{text}");
@@ -916,7 +916,7 @@ fn compose_and_k8s_need_no_daemon() {
         &["k8s", "team.yaml", "-o", "manifests"],
         &no_daemon,
     );
-    assert_eq!(k8s.code, 0, "{}", k8s.stderr);
+    assert_eq!(k8s.code, 0, "{}", k8s.tail());
     let manifests = std::fs::read_to_string(folder.path().join("manifests/nodaemon.yaml")).unwrap();
     assert!(
         manifests.contains("image: tfimg/cpu-jupyter:2.9.3\n"),
@@ -924,7 +924,7 @@ fn compose_and_k8s_need_no_daemon() {
     );
     // `--build` needs the daemon, and says so.
     let build = tfimg_with_env(folder.path(), &["k8s", "team.yaml", "--build"], &no_daemon);
-    assert_eq!(build.code, 2, "{}", build.stderr);
+    assert_eq!(build.code, 2, "{}", build.tail());
     assert!(
         build.stderr.contains("cannot reach the Docker daemon"),
         "{}",
@@ -952,7 +952,7 @@ fn a_serving_member_exports_to_compose_and_kubernetes() {
         &["compose", "team.yaml", "-o", "team.compose.yaml"],
         &no_daemon,
     );
-    assert_eq!(compose.code, 0, "{}", compose.stderr);
+    assert_eq!(compose.code, 0, "{}", compose.tail());
     let config = std::process::Command::new("docker-compose")
         .args(["-f", "team.compose.yaml", "config"])
         .current_dir(folder.path())
@@ -1013,7 +1013,7 @@ fn a_serving_member_exports_to_compose_and_kubernetes() {
         &["k8s", "team.yaml", "-o", "manifests"],
         &no_daemon,
     );
-    assert_eq!(k8s.code, 0, "{}", k8s.stderr);
+    assert_eq!(k8s.code, 0, "{}", k8s.tail());
     let manifests = folder.path().join("manifests/models.yaml");
     common::k8s::assert_valid(&manifests);
     let text = std::fs::read_to_string(&manifests).unwrap();

@@ -79,7 +79,7 @@ async fn a_trial_that_plants_links_and_fifos_in_its_folder_reaches_nothing_of_th
         run.stdout
     );
     let results = tfimg(folder.path(), &["sweep", "results", &name, "--json"]);
-    assert_eq!(results.code, 0, "{}", results.stderr);
+    assert_eq!(results.code, 0, "{}", results.tail());
     assert!(!results.stdout.contains("0.999"), "{}", results.stdout);
 
     let dir = folder.path().join("runs").join(&name);
@@ -182,10 +182,10 @@ async fn as_root_no_container_process_runs_as_root_or_keeps_a_capability() {
         ),
         &env,
     );
-    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(ran.code, 0, "{}", ran.tail());
     assert_eq!(ran.stdout, "1000\nCapEff:\t0000000000000000\n");
     let note = "note: tfimg runs as root, not through sudo: containers run as their image's user (1000:1000), never as root";
-    assert_eq!(ran.stderr.matches(note).count(), 1, "{}", ran.stderr);
+    assert_eq!(ran.stderr.matches(note).count(), 1, "{}", ran.tail());
 
     // up: every process of the member, and its service's own status.
     let up = common::tfimg_with_env(
@@ -194,7 +194,7 @@ async fn as_root_no_container_process_runs_as_root_or_keeps_a_capability() {
         &env,
     );
     assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
-    assert_eq!(up.stderr.matches(note).count(), 1, "{}", up.stderr);
+    assert_eq!(up.stderr.matches(note).count(), 1, "{}", up.tail());
     let processes = process_uids(&members[0]);
     assert!(!processes.is_empty());
     assert!(
@@ -218,7 +218,7 @@ async fn as_root_no_container_process_runs_as_root_or_keeps_a_capability() {
         status.stderr
     );
     let down = common::tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
-    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert_eq!(down.code, 0, "{}", down.tail());
 
     // sweep: each trial reports, and writes into its own folder.
     let swept = common::tfimg_with_env(folder.path(), &["sweep", "sweep.yaml"], &env);
@@ -321,7 +321,7 @@ fn compose_writes_nothing_through_links_planted_in_its_output_folder() {
         &["compose", "team.yaml", "-o", "out/team.yaml"],
         &no_daemon,
     );
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 1, "{}", run.tail());
     assert!(
         run.stderr
             .contains("out/linked.gateway` is a link: not followed"),
@@ -352,7 +352,7 @@ fn compose_writes_nothing_through_links_planted_in_its_output_folder() {
         &["compose", "team.yaml", "-o", "out/team.yaml"],
         &no_daemon,
     );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     assert_eq!(std::fs::read_to_string(&victim_file).unwrap(), "victim\n");
     assert_eq!(
         (mode(&victim), std::fs::metadata(&victim).unwrap().uid()),
@@ -386,7 +386,7 @@ async fn pull_files_takes_a_container_s_odd_files_safely() {
         folder.path(),
         &common::cli::run_args("cpu-headless", &["-d"], &name, &["sh", "-c", script]),
     );
-    assert_eq!(started.code, 0, "{}", started.stderr);
+    assert_eq!(started.code, 0, "{}", started.tail());
     common::wait_for("the detached run to exit", HANG, || {
         common::container_state(&name).as_deref() == Some("exited")
     });
@@ -452,7 +452,7 @@ async fn pull_files_takes_a_container_s_odd_files_safely() {
             script,
         ],
     );
-    assert_eq!(started.code, 0, "{}", started.stderr);
+    assert_eq!(started.code, 0, "{}", started.tail());
     common::wait_for("the detached run to exit", HANG, || {
         common::container_state(&root).as_deref() == Some("exited")
     });
@@ -460,9 +460,9 @@ async fn pull_files_takes_a_container_s_odd_files_safely() {
         folder.path(),
         &["pull-files", &root, "./root", "--from", "/"],
     );
-    assert_eq!(copied.code, 0, "{}", copied.stderr);
+    assert_eq!(copied.code, 0, "{}", copied.tail());
     let said = format!("copied `/` from `{root}` → `./root` (");
-    assert!(copied.stderr.starts_with(&said), "{}", copied.stderr);
+    assert!(copied.stderr.starts_with(&said), "{}", copied.tail());
     let root_copy = folder.path().join("root");
     let marker = std::fs::read_to_string(root_copy.join("tmp/marker")).unwrap();
     assert_eq!(marker, "here\n");
@@ -478,7 +478,7 @@ fn render_writes_nothing_through_a_link_in_its_output_folder() {
     let victim = folder.path().join("victim.txt");
     std::os::unix::fs::symlink(&victim, folder.path().join("ctx/Dockerfile")).unwrap();
     let run = tfimg(folder.path(), &["render", "cpu-headless", "-o", "ctx"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.tail());
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim\n");
     let written = folder.path().join("ctx/Dockerfile");
     assert!(std::fs::symlink_metadata(&written).unwrap().is_file());

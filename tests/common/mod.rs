@@ -22,6 +22,21 @@ pub struct Run {
     pub stderr: String,
 }
 
+impl Run {
+    /// The last 60 lines of stderr, for a failed assertion's message: a build's error
+    /// comes last, after thousands of lines of pip's output that CI's log would cut.
+    pub fn tail(&self) -> String {
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        let from = lines.len().saturating_sub(60);
+        let cut = if from > 0 {
+            format!("[{from} earlier lines]\n")
+        } else {
+            String::new()
+        };
+        cut + &lines[from..].join("\n")
+    }
+}
+
 pub fn tfimg(current_dir: &Path, args: &[&str]) -> Run {
     tfimg_with_env(current_dir, args, &[])
 }
