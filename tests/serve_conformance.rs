@@ -40,14 +40,14 @@
 //! - binary values: {"b64": ...} inputs decoded, and refused when not base64; outputs
 //!   named `*_bytes` written as {"b64": ...}
 //!
-//! Expected to fail until issue 31 (TF1 SavedModels through the session loader, a model
-//! config file) lands, as ignored tests that say what they check: the page's Example
-//! section on TensorFlow Serving's own `saved_model_half_plus_three` (a TF1 SavedModel;
-//! the same requests pass here on SAVE_CONFORMANCE's TF2 copy of its signatures), and a
-//! version label that names a version. Until then a label is answered as TensorFlow
-//! Serving answers one without a model config file, which the checks above assert: the
-//! status for every version, 400 "Unrecognized servable version label" elsewhere. gRPC and
-//! many models at once are not part of this page.
+//! TF1 SavedModels: the page's Example section on TensorFlow Serving's own
+//! `saved_model_half_plus_three` (tests/fixtures), and a `half_plus_two` made with
+//! `tf.compat.v1` here. Expected to fail until issue 31 brings a model config file, as an
+//! ignored test that says what it checks: a version label that names a version. Until
+//! then a label is answered as TensorFlow Serving answers one without a model config file,
+//! which the checks above assert: the status for every version, 400 "Unrecognized
+//! servable version label" elsewhere. gRPC and many models at once are not part of this
+//! page.
 
 mod common;
 
@@ -754,19 +754,14 @@ async fn tensorflow_serving_s_rest_api_as_its_page_describes_it() {
 /// The page's Example section on TensorFlow Serving's own testdata model: its status
 /// names version 123, predict answers [3.5, 4.0, 5.5], regress on
 /// `tensorflow/serving/regress` answers [3.5, 4.0], and an unknown model is 404 with the
-/// page's error. It needs `tests/fixtures/saved_model_half_plus_three/00000123`, a TF1
-/// SavedModel, which issue 31 brings with the session loader TF1 models need.
+/// page's error. The model is `tests/fixtures/saved_model_half_plus_three/00000123`,
+/// copied from tensorflow/serving's testdata (see the fixture's README): a TF1 SavedModel
+/// whose signatures declare shapes its tensors do not have, served through the session.
 #[tokio::test]
-#[ignore = "issue 31: TF1 SavedModels (saved_model_half_plus_three) load through the session loader"]
 async fn the_page_s_example_answers_on_tensorflow_serving_s_half_plus_three() {
     let Some(_engine) = common::engine().await else { return };
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/saved_model_half_plus_three");
-    assert!(
-        fixture.join("00000123/saved_model.pb").exists(),
-        "issue 31 adds TensorFlow Serving's testdata model at {}",
-        fixture.display()
-    );
     let model = common::unique("half");
     let mut guard = common::DockerGuard::default();
     guard.container_label = Some(format!("io.tfimg.model={model}"));
@@ -785,6 +780,114 @@ async fn the_page_s_example_answers_on_tensorflow_serving_s_half_plus_three() {
     page_example(&mut checks, &server, "123");
     checks.assert_all_passed("api_rest.md's Example on saved_model_half_plus_three");
     drop(guard);
+}
+
+/// A TF1 SavedModel made with `tf.compat.v1` as TensorFlow Serving's testdata generator
+/// makes `saved_model_half_plus_two` (written here, not copied): `x` and `x2` parsed from
+/// serialized examples fed to the placeholder `tf_example`, `y = 0.5 x + 2`,
+/// `y2 = 0.5 x + 3`; predict feeds `x` itself, a tensor that is no placeholder. The
+/// signature builder declares `x` as `[?, 1]`.
+const SAVE_TF1_HALF_PLUS_TWO: &str = r#"
+import tensorflow.compat.v1 as tf
+
+tf.disable_eager_execution()
+features = {"x": tf.FixedLenFeature([1], tf.float32),
+            "x2": tf.FixedLenFeature([1], tf.float32, default_value=[0.0])}
+info = tf.saved_model.utils.build_tensor_info
+constants = tf.saved_model.signature_constants
+
+
+def signature(inputs, outputs, method):
+    return tf.saved_model.signature_def_utils.build_signature_def(
+        {k: info(v) for k, v in inputs.items()}, {k: info(v) for k, v in outputs.items()}, method)
+
+
+with tf.Session(graph=tf.Graph()) as session:
+    a, b, c = tf.Variable(0.5, name="a"), tf.Variable(2.0, name="b"), tf.Variable(3.0, name="c")
+    serialized = tf.placeholder(tf.string, shape=[None], name="tf_example")
+    parsed = tf.parse_example(serialized, features)
+    x = tf.identity(parsed["x"], name="x")
+    y = tf.identity(a * x + b, name="y")
+    y2 = tf.identity(a * x + c, name="y2")
+    session.run(tf.global_variables_initializer())
+    builder = tf.saved_model.builder.SavedModelBuilder("/tf/export/half_plus_two/1")
+    builder.add_meta_graph_and_variables(session, ["serve"], signature_def_map={
+        "serving_default": signature({"x": x}, {"y": y}, constants.PREDICT_METHOD_NAME),
+        "regress_x_to_y": signature({"inputs": serialized}, {"outputs": y}, constants.REGRESS_METHOD_NAME),
+        "regress_x_to_y2": signature({"inputs": serialized}, {"outputs": y2}, constants.REGRESS_METHOD_NAME),
+        "classify_x_to_y": signature({"inputs": serialized}, {"scores": y}, constants.CLASSIFY_METHOD_NAME),
+    })
+    builder.save()
+"#;
+
+/// A TF1 model answers as TensorFlow Serving documents `half_plus_two`: predict on
+/// `[1.0, 2.0, 5.0]` is `[2.5, 3.0, 4.5]` (its Docker guide), regress and classify run on
+/// the serialized examples, and the metadata shows the signatures as declared.
+#[tokio::test]
+async fn a_tf1_model_answers_predict_regress_classify_and_metadata_as_tf_serving_documents() {
+    let Some(_engine) = common::engine().await else { return };
+    let served = save_and_serve(SAVE_TF1_HALF_PLUS_TWO, "half_plus_two", "tf1");
+    let server = Server {
+        port: served.port,
+        model: served.model.clone(),
+    };
+    let mut checks = Checks::default();
+    checks.check(
+        "tf1: predict in the row format (TensorFlow Serving's Docker guide)",
+        server.posts(
+            "/v1/models/{m}:predict",
+            r#"{"instances": [1.0, 2.0, 5.0]}"#,
+            json!({"predictions": [2.5, 3.0, 4.5]}),
+        ),
+    );
+    checks.check(
+        "tf1: predict in the columnar format, rows of one",
+        server.posts(
+            "/v1/models/{m}:predict",
+            r#"{"inputs": {"x": [[1.0], [3.0]]}}"#,
+            json!({"outputs": [[2.5], [3.5]]}),
+        ),
+    );
+    checks.check(
+        "tf1: regress on examples fed to the string placeholder",
+        server.posts(
+            "/v1/models/{m}:regress",
+            r#"{"signature_name": "regress_x_to_y2", "examples": [{"x": 1.0}, {"x": -2.0}]}"#,
+            json!({"results": [3.5, 2.0]}),
+        ),
+    );
+    checks.check(
+        "tf1: classify with scores only (no classes: empty labels)",
+        server.posts(
+            "/v1/models/{m}:classify",
+            r#"{"signature_name": "classify_x_to_y", "examples": [{"x": 1.0}], "context": {"x2": 4.0}}"#,
+            json!({"results": [[["", 2.5]]]}),
+        ),
+    );
+    checks.check(
+        "tf1: a value the graph's tensor cannot take is 400",
+        server.refuses_post("/v1/models/{m}:predict", r#"{"instances": ["a"]}"#, &["x"]),
+    );
+    let (status, body) = server.send("GET", "/v1/models/{m}/metadata", "");
+    let metadata: Value = serde_json::from_str(&body).unwrap_or_default();
+    let defs = &metadata["metadata"]["signature_def"]["signature_def"];
+    checks.check(
+        "tf1: metadata shows each signature as declared",
+        match (
+            status,
+            defs["serving_default"]["inputs"]["x"]["name"].as_str(),
+            defs["regress_x_to_y"]["method_name"].as_str(),
+            defs["classify_x_to_y"]["outputs"]["scores"]["dtype"].as_str(),
+        ) {
+            (200, Some("x:0"), Some("tensorflow/serving/regress"), Some("DT_FLOAT")) => Ok(()),
+            _ => Err(format!(
+                "the metadata answered {status} {}",
+                shortened(&body)
+            )),
+        },
+    );
+    checks.assert_all_passed("a TF1 half_plus_two");
+    drop(served);
 }
 
 /// A version label names a version: with a model config file labelling version 1

@@ -2,7 +2,10 @@
 #
 # TensorFlow Serving's REST API on port @SERVING_PORT@ for every SavedModel under
 # @MODELS@/NAME/VERSION/ (numbered folders; the highest version is served, and a new one
-# is picked up without a restart):
+# is picked up without a restart). A SavedModel written by TensorFlow 2 runs through its
+# functions; one written by TensorFlow 1 (Estimator exports, tf.compat.v1) runs in a
+# session, its tensors fed and fetched by name as TensorFlow Serving does
+# (`SessionSignature`):
 #
 #   GET  /v1/models/NAME[/versions/N|/labels/L]                  status
 #   GET  /v1/models/NAME[/versions/N|/labels/L]/metadata         signatures
@@ -53,7 +56,7 @@ import numpy as np
 import tensorflow as tf
 import uvicorn
 from tensorflow.core.framework import types_pb2
-from tensorflow.core.protobuf import saved_model_pb2
+from tensorflow.core.protobuf import config_pb2, saved_model_pb2
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MODELS = "@MODELS@"
@@ -136,8 +139,15 @@ class Servable:
 
     def __init__(self, name, version, path):
         self.name, self.version = name, version
-        self.model = tf.saved_model.load(path)
-        self.signature_defs = read_signature_defs(path)
+        graph = read_meta_graph(path)
+        self.signature_defs = signature_defs_of(graph)
+        if graph.object_graph_def.nodes:  # written by TensorFlow 2: its functions
+            self.model = tf.saved_model.load(path)
+            self.signatures = {key: FunctionSignature(f) for key, f in self.model.signatures.items()}
+        else:  # written by TensorFlow 1 (an Estimator, tf.compat.v1): its graph in a session
+            self.model = tf.compat.v1.Session(graph=tf.Graph())
+            loaded = tf.compat.v1.saved_model.loader.load(self.model, ["serve"], path)
+            self.signatures = session_signatures(self.model, loaded)
         self.lock = threading.Lock()
         self.workers = {}
         self.closed = False
@@ -274,8 +284,7 @@ class Worker:
                     job.settle(None, RuntimeError(f"the model call failed: {error!r}"))
 
     def call(self, feeds):
-        outputs = self.signature(**{key: tf.constant(value) for key, value in feeds.items()})
-        return {key: value.numpy() for key, value in outputs.items()}
+        return self.signature(feeds)
 
     def run(self, group):
         if len(group) > 1:
@@ -297,15 +306,76 @@ class Worker:
                 job.settle(None, error)
 
 
-def read_signature_defs(path):
-    """The `serve` graph's signature_defs from saved_model.pb, as TensorFlow Serving's
-    metadata shows them: every one (`__saved_model_init_op`, which no request can call,
-    included), with every field, defaults included."""
+class FunctionSignature:
+    """A signature of a SavedModel written by TensorFlow 2: a function, called with tensors
+    of the dtypes and shapes it declares."""
+
+    def __init__(self, function):
+        self.function = function
+        self.inputs = dict(function.structured_input_signature[1])  # name -> tf.TensorSpec
+
+    def __call__(self, feeds):
+        outputs = self.function(**{key: tf.constant(value) for key, value in feeds.items()})
+        return {key: value.numpy() for key, value in outputs.items()}
+
+
+class SessionSignature:
+    """A signature of a SavedModel written by TensorFlow 1, run as TensorFlow Serving runs
+    it: its tensors fed and fetched by name in the model's session. What the signature
+    declares of them is not enforced: TF1 exports declare shapes their tensors do not have
+    (`saved_model_half_plus_three`'s `x` is declared `()` and is `[?, 1]`, and it answers
+    `[1.0, 2.0, 5.0]`) and even dtypes (its regress input is declared DT_FLOAT and takes
+    serialized examples), so a value is converted to the dtype of the graph's tensor, and
+    its shape is the graph's to refuse. The session's callable is used, not `Session.run`,
+    which checks the declared shapes in Python."""
+
+    def __init__(self, session, definition):
+        graph = session.graph
+        self.input_keys, self.output_keys = sorted(definition.inputs), sorted(definition.outputs)
+        self.inputs = {
+            key: tf.TensorSpec(None, graph.get_tensor_by_name(definition.inputs[key].name).dtype)
+            for key in self.input_keys
+        }
+        for key in self.output_keys:
+            graph.get_tensor_by_name(definition.outputs[key].name)  # KeyError when missing
+        self.callable = session._make_callable_from_options(
+            config_pb2.CallableOptions(
+                feed=[definition.inputs[key].name for key in self.input_keys],
+                fetch=[definition.outputs[key].name for key in self.output_keys],
+            )
+        )
+
+    def __call__(self, feeds):
+        values = self.callable(*[feeds[key] for key in self.input_keys])
+        return dict(zip(self.output_keys, values))
+
+
+def session_signatures(session, meta_graph):
+    """The signatures of a TF1 SavedModel whose tensors are in its graph (a signature
+    naming a tensor the graph lacks is logged and left out, as no request could run it)."""
+    found = {}
+    for key, definition in meta_graph.signature_def.items():
+        try:
+            found[key] = SessionSignature(session, definition)
+        except (KeyError, ValueError) as error:
+            log.warning("signature %s names a tensor the graph does not have: %s", key, error)
+    return found
+
+
+def read_meta_graph(path):
+    """The `serve` graph of the SavedModel in `path` (its saved_model.pb)."""
     saved = saved_model_pb2.SavedModel()
     with open(os.path.join(path, "saved_model.pb"), "rb") as file:
         saved.ParseFromString(file.read())
     graphs = [g for g in saved.meta_graphs if "serve" in g.meta_info_def.tags]
-    graph = (graphs or list(saved.meta_graphs))[0]
+    return (graphs or list(saved.meta_graphs))[0]
+
+
+def signature_defs_of(graph):
+    """The graph's signature_defs as TensorFlow Serving's metadata shows them: every one
+    (`__saved_model_init_op`, which no request can call, included), with every field,
+    defaults included, as declared (for a TF1 model, what it declares, not what its
+    tensors are)."""
 
     def tensor(info):
         shape = info.tensor_shape
@@ -582,7 +652,7 @@ def to_json(array, name):
 
 async def run(servable, signature_name, feeds):
     signature = signature_of(servable, signature_name)
-    specs = signature.structured_input_signature[1]
+    specs = signature.inputs
     missing = sorted(set(specs) - set(feeds))
     extra = sorted(set(feeds) - set(specs))
     if missing or extra:
@@ -617,12 +687,12 @@ def signature_name_of(body):
 def signature_of(servable, signature_name):
     """The served version's signature `signature_name`, or a 400 that names the
     signatures it has (after TensorFlow Serving's words)."""
-    signature = servable.model.signatures.get(signature_name)
+    signature = servable.signatures.get(signature_name)
     if signature is None:
         raise ApiError(
             400,
             f'Serving signature name: "{signature_name}" not found in signature def; '
-            f"the model's signatures are {names_text(sorted(servable.model.signatures))}",
+            f"the model's signatures are {names_text(sorted(servable.signatures))}",
         )
     return signature
 
@@ -640,7 +710,7 @@ def json_type(value):
 async def predict(servable, body):
     signature_name = signature_name_of(body)
     signature = signature_of(servable, signature_name)
-    input_names = sorted(signature.structured_input_signature[1])
+    input_names = sorted(signature.inputs)
     row_format, feeds = predict_feeds(body, input_names)
     body.clear()  # the values live on in `feeds` only, until they are converted
     outputs = await run(servable, signature_name, feeds)
