@@ -25,6 +25,7 @@ pub fn inputs_of(spec: &ResolvedSpec) -> Inputs {
         requirements,
         constraints: spec.constraints.clone(),
         pip: spec.packages.pip.clone(),
+        pip_no_deps: spec.packages.pip_no_deps.clone(),
         apt: spec.packages.apt.clone(),
     }
 }
@@ -66,7 +67,9 @@ pub fn inherit(inputs: &Inputs, locked: Locked) -> Option<Inherited> {
         now == then
     };
     let variant = same(&inputs.apt, &locked.file.inputs.apt);
-    let packages = variant && same(&inputs.pip, &locked.file.inputs.pip);
+    let packages = variant
+        && same(&inputs.pip, &locked.file.inputs.pip)
+        && same(&inputs.pip_no_deps, &locked.file.inputs.pip_no_deps);
     Some(Inherited {
         locked,
         variant,
@@ -113,6 +116,12 @@ pub fn differences(spec: &ResolvedSpec, lock: &LockFile) -> Vec<String> {
     );
     list(&mut found, "pin", &now.constraints, &then.constraints);
     list(&mut found, "pip package", &now.pip, &then.pip);
+    list(
+        &mut found,
+        "pip package without dependencies",
+        &now.pip_no_deps,
+        &then.pip_no_deps,
+    );
     list(&mut found, "apt package", &now.apt, &then.apt);
     found
 }

@@ -74,7 +74,7 @@ pub fn dockerfile(
     if spec.packages.apt.iter().any(|package| !is_system(package)) {
         variant_packages(w, spec, network, has_ca);
     }
-    if !spec.packages.pip.is_empty() {
+    if !spec.packages.pip.is_empty() || !spec.packages.pip_no_deps.is_empty() {
         pip_packages(w, spec);
     }
     user(w, spec);
@@ -361,7 +361,23 @@ fn pip_packages(w: &mut String, spec: &ResolvedSpec) {
             locked::copy_requirements(w, "packages");
             locked::pip_install(w, "RUN ", "pip", "packages", false);
         }
-        None => pip_install(w, "RUN ", &spec.packages.pip, false),
+        None => {
+            let no_deps = &spec.packages.pip_no_deps;
+            let mut lead = "RUN ";
+            if !spec.packages.pip.is_empty() {
+                pip_install(w, lead, &spec.packages.pip, !no_deps.is_empty());
+                lead = " && ";
+            }
+            if !no_deps.is_empty() {
+                // Without their declared dependencies, which the image has under other
+                // names (`tensorflow-cpu` for `tensorflow`).
+                line(w, &format!("{lead}pip install --no-deps \\"));
+                for (index, requirement) in no_deps.iter().enumerate() {
+                    let tail = if index + 1 < no_deps.len() { " \\" } else { "" };
+                    line(w, &format!("      {}{tail}", shell_word(requirement)));
+                }
+            }
+        }
     }
     line(w, "");
 }

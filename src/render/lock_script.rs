@@ -46,7 +46,7 @@ pub fn script(spec: &ResolvedSpec, network: &NetworkOptions, shared: Option<&Loc
     } else {
         format!("simulate {} > /tmp/tfimg-apt-variant\n", words(&variant))
     };
-    let packages_line = if spec.packages.pip.is_empty() {
+    let mut packages_line = if spec.packages.pip.is_empty() {
         String::new()
     } else {
         format!(
@@ -55,6 +55,13 @@ pub fn script(spec: &ResolvedSpec, network: &NetworkOptions, shared: Option<&Loc
             words(&spec.packages.pip)
         )
     };
+    if !spec.packages.pip_no_deps.is_empty() {
+        // Only the packages themselves: their declared dependencies are not installed.
+        packages_line += &format!(
+            "report /tmp/tfimg-no-deps.json --no-deps {}\n",
+            words(&spec.packages.pip_no_deps)
+        );
+    }
     let (system_steps, tensorflow_steps) = match shared {
         Some(shared) => {
             let pinned: Vec<String> = shared

@@ -43,6 +43,10 @@ pub struct Inputs {
     pub constraints: Vec<String>,
     /// The spec's own pip packages.
     pub pip: Vec<String>,
+    /// Those installed without their dependencies (the serving image's TensorFlow Serving
+    /// API); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pip_no_deps: Vec<String>,
     /// Every apt package the spec asks for (the shared ones and the variant's).
     pub apt: Vec<String>,
 }

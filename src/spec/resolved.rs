@@ -18,6 +18,9 @@ pub const TENSORBOARD_PORT: &str = "tensorboard";
 /// The serving service's port: TensorFlow Serving's REST port, under its usual name.
 pub const SERVING_PORT_NAME: &str = "rest";
 pub const SERVING_PORT: u16 = 8501;
+/// And its gRPC port, TensorFlow Serving's too.
+pub const SERVING_GRPC_PORT_NAME: &str = "grpc";
+pub const SERVING_GRPC_PORT: u16 = 8500;
 
 /// Where a serving image looks for models: `/models/NAME/VERSION/saved_model.pb`, as
 /// TensorFlow Serving's image does.
@@ -112,6 +115,9 @@ pub struct GpuStack {
 pub struct ResolvedPackages {
     pub apt: Vec<String>,
     pub pip: Vec<String>,
+    /// Installed after `pip`, without their dependencies: what the image needs but whose
+    /// declared dependencies it has under another name (`serving_api`).
+    pub pip_no_deps: Vec<String>,
 }
 
 impl ResolvedSpec {

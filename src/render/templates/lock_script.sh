@@ -4,7 +4,7 @@
 # packages (simulated on top), the venv with the pinned pip, then pip's own resolution of
 # the TensorFlow layer and of the spec's packages under the TensorFlow layer's exact pins
 # (`pip install --dry-run --ignore-installed --report`: metadata only, no wheel is
-# installed). Logs go to stderr; the result is one line on stdout: @MARKER@ {json}.
+# installed), and of the packages installed without their dependencies (`--no-deps`). Logs go to stderr; the result is one line on stdout: @MARKER@ {json}.
 set -eu
 exec 3>&1 1>&2
 export DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
@@ -52,6 +52,7 @@ echo '{"install": []}' > /tmp/tfimg-pip.json
 echo '{"install": []}' > /tmp/tfimg-tensorflow.json
 printf '%s\n' @CONSTRAINTS@ > /tmp/tfimg-constraints.txt
 @TENSORFLOW_STEPS@echo '{"install": []}' > /tmp/tfimg-packages.json
+echo '{"install": []}' > /tmp/tfimg-no-deps.json
 @PACKAGES@/opt/venv/bin/python - >&3 <<'EOF'
 import json
 
@@ -75,6 +76,7 @@ def distributions(path):
 tensorflow = distributions("/tmp/tfimg-tensorflow.json")
 pins = dict(line.lower().split("==", 1) for line in open("/tmp/tfimg-tensorflow-pins.txt").read().split())
 packages = distributions("/tmp/tfimg-packages.json")
+packages.update(distributions("/tmp/tfimg-no-deps.json"))
 for key, version in pins.items():
     if key in packages and packages[key]["version"] != version:
         raise SystemExit("the spec's pip packages need {} {}, but the TensorFlow layer has {}".format(key, packages[key]["version"], version))

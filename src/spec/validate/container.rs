@@ -7,19 +7,24 @@ use std::collections::BTreeMap;
 use super::Resolver;
 use crate::input::SpecError;
 use crate::spec::model::Service;
-use crate::spec::resolved::{SERVING_PORT, SERVING_PORT_NAME, TENSORBOARD_PORT};
+use crate::spec::resolved::{
+    SERVING_GRPC_PORT, SERVING_GRPC_PORT_NAME, SERVING_PORT, SERVING_PORT_NAME, TENSORBOARD_PORT,
+};
 use crate::spec::syntax::valid_identifier;
 
 const DEFAULT_USER: &str = "tf";
 const DEFAULT_WORKDIR: &str = "/tf";
 
 /// Container ports each service listens on unless the spec says otherwise.
-fn service_port(service: Service) -> Option<(&'static str, u16)> {
+fn service_ports(service: Service) -> &'static [(&'static str, u16)] {
     match service {
-        Service::Jupyter => Some(("jupyter", 8888)),
-        Service::Ssh => Some(("ssh", 22)),
-        Service::Serving => Some((SERVING_PORT_NAME, SERVING_PORT)),
-        Service::None => None,
+        Service::Jupyter => &[("jupyter", 8888)],
+        Service::Ssh => &[("ssh", 22)],
+        Service::Serving => &[
+            (SERVING_PORT_NAME, SERVING_PORT),
+            (SERVING_GRPC_PORT_NAME, SERVING_GRPC_PORT),
+        ],
+        Service::None => &[],
     }
 }
 
@@ -58,7 +63,7 @@ impl Resolver<'_> {
             }
             ports.insert(name, port);
         }
-        if let Some((name, port)) = service_port(service) {
+        for &(name, port) in service_ports(service) {
             if !ports.contains_key(name) {
                 if let Some((other, _)) = ports.iter().find(|(_, existing)| **existing == port) {
                     return Err(self.error(

@@ -34,7 +34,22 @@ pub const JUPYTER_TOOLS: &[&str] = &["git"];
 /// The HTTP server under the serving image's model server: uvicorn on uvloop's event loop
 /// with httptools' parser (README, "Serving a model", says why this one). A spec that
 /// declares one of them by name keeps its own.
-pub const SERVING_SERVER: &[&str] = &["uvicorn==0.39.0", "uvloop==0.23.0", "httptools==0.9.0"];
+pub const SERVING_SERVER: &[&str] = &[
+    "uvicorn==0.39.0",
+    "uvloop==0.23.0",
+    "httptools==0.9.0",
+    "prometheus-client==0.21.1",
+];
+
+/// TensorFlow Serving's own gRPC API (its protos, generated for grpcio) at the image's
+/// TensorFlow line: the serving image's model server speaks it on 8500. It requires
+/// `tensorflow`, and CPU images hold `tensorflow-cpu`, so it is installed without its
+/// dependencies (grpcio and protobuf come with TensorFlow) and the image keeps one
+/// TensorFlow.
+pub fn serving_api(tensorflow: &Version) -> String {
+    let (major, minor) = tensorflow.major_minor();
+    format!("tensorflow-serving-api~={major}.{minor}.0")
+}
 
 impl Resolver<'_> {
     pub(super) fn packages(
@@ -99,7 +114,9 @@ impl Resolver<'_> {
         if service == Service::Jupyter && !names.iter().any(|name| name == "jupyterlab") {
             pip.push("jupyterlab>=4,<5".to_string());
         }
+        let mut pip_no_deps = Vec::new();
         if service == Service::Serving {
+            pip_no_deps.push(serving_api(tensorflow));
             for package in SERVING_SERVER {
                 let name = requirement_name(package);
                 if !names.iter().any(|declared| Some(declared) == name.as_ref()) {
@@ -107,7 +124,11 @@ impl Resolver<'_> {
                 }
             }
         }
-        Ok(ResolvedPackages { apt, pip })
+        Ok(ResolvedPackages {
+            apt,
+            pip,
+            pip_no_deps,
+        })
     }
 }
 
