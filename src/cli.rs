@@ -249,7 +249,11 @@ pub struct ServeArgs {
     )]
     pub port: Option<String>,
 
-    /// Bind the port on every interface (0.0.0.0) instead of 127.0.0.1.
+    /// The host port of the gRPC API (container port 8500) [default: 8500 when free].
+    #[arg(long, value_name = "PORT", allow_hyphen_values = true)]
+    pub grpc_port: Option<String>,
+
+    /// Bind the ports on every interface (0.0.0.0) instead of 127.0.0.1.
     #[arg(long)]
     pub public: bool,
 

@@ -25,7 +25,9 @@ use crate::plan::ports::PortRequest;
 use crate::plan::serving::{self, ModelState, TryRequest};
 use crate::plan::sync::SyncPlan;
 use crate::plan::Resources;
-use crate::spec::resolved::{SERVING_PORT, SERVING_PORT_NAME};
+use crate::spec::resolved::{
+    SERVING_GRPC_PORT, SERVING_GRPC_PORT_NAME, SERVING_PORT, SERVING_PORT_NAME,
+};
 use crate::spec::ResolvedSpec;
 
 /// `tfimg serve`'s options, resolved.
@@ -40,6 +42,8 @@ pub struct ServeRequest {
     pub gpus: Option<GpuSelection>,
     /// `-p PORT`: the host port of the REST API.
     pub port: Option<u16>,
+    /// `--grpc-port PORT`: the host port of the gRPC API.
+    pub grpc_port: Option<u16>,
     pub public: bool,
     pub detach: bool,
     /// `--max-batch ROWS`: the server's cap on merged rows (TFIMG_SERVING_MAX_BATCH).
@@ -81,10 +85,14 @@ pub struct Serving {
     pub launched: Launched,
     /// The model's status URL.
     pub url: String,
+    /// The gRPC API's address (`127.0.0.1:8500`).
+    pub grpc: String,
     /// The version the server answers with.
     pub version: String,
     /// A ready-to-run `predict` request, or why none can be printed.
     pub try_request: TryRequest,
+    /// The same through gRPC.
+    pub try_grpc: TryRequest,
     /// What to tell the user (the spec chosen, the copy on a remote engine).
     pub notes: Vec<String>,
 }
@@ -97,16 +105,20 @@ impl Serving {
         let mut lines = vec![
             format!("{:<12}{}", "container", self.launched.name),
             format!("{:<12}{}", "model", self.url),
+            format!("{:<12}{}", "grpc", self.grpc),
         ];
         if !self.version.is_empty() {
             lines.push(format!("{:<12}{}", "version", self.version));
         }
-        let note = match &self.try_request {
-            TryRequest::Command(command) => {
-                lines.push(format!("{:<12}{command}", "try"));
+        let note = match (&self.try_request, &self.try_grpc) {
+            (TryRequest::Command(rest), grpc) => {
+                lines.push(format!("{:<12}{rest}", "try"));
+                if let TryRequest::Command(grpc) = grpc {
+                    lines.push(format!("{:<12}{grpc}", "try grpc"));
+                }
                 None
             }
-            TryRequest::Unavailable(why) => Some(format!("note: no request to try: {why}")),
+            (TryRequest::Unavailable(why), _) => Some(format!("note: no request to try: {why}")),
         };
         (lines, note)
     }
@@ -234,14 +246,18 @@ pub fn launch_request(
             (Vec::new(), vec![sync])
         }
     };
-    let port_requests = request
-        .port
-        .map(|port| PortRequest {
-            host: Some(port),
-            container: SERVING_PORT,
+    let port_requests = [
+        (request.port, SERVING_PORT),
+        (request.grpc_port, SERVING_GRPC_PORT),
+    ]
+    .into_iter()
+    .filter_map(|(host, container)| {
+        host.map(|host| PortRequest {
+            host: Some(host),
+            container,
         })
-        .into_iter()
-        .collect();
+    })
+    .collect();
     Ok(LaunchRequest {
         env: request
             .max_batch
@@ -306,7 +322,13 @@ pub async fn serve(
     let reserved = std::cell::RefCell::new(std::collections::BTreeSet::new());
     let launched = launch::start(engine, host, prepared, &reserved, false, |_| {}).await?;
     notes.extend(launched.notes.iter().cloned());
-    let ready = await_service(engine, host, &launched, false).await;
+    let mut ready = await_service(engine, host, &launched, false).await;
+    if let Ok(Some(_)) = ready {
+        let grpc_port = host_port(&launched, SERVING_GRPC_PORT_NAME, SERVING_GRPC_PORT);
+        if let Err(error) = grpc_ready(host, grpc_port).await {
+            ready = Err(error);
+        }
+    }
     match ready {
         Ok(Some(_)) => {}
         Ok(None) | Err(_) => {
@@ -351,14 +373,10 @@ async fn answered(
     model: &Model,
     notes: Vec<String>,
 ) -> anyhow::Result<Serving> {
-    let port = launched
-        .plan
-        .ports
-        .iter()
-        .find(|port| port.name == SERVING_PORT_NAME)
-        .map(|port| port.host)
-        .unwrap_or(SERVING_PORT);
+    let port = host_port(&launched, SERVING_PORT_NAME, SERVING_PORT);
+    let grpc_port = host_port(&launched, SERVING_GRPC_PORT_NAME, SERVING_GRPC_PORT);
     let url = crate::plan::serving_url(port, Some(&model.name));
+    let grpc = format!("127.0.0.1:{grpc_port}");
     let status_path = format!("/v1/models/{}", model.name);
     let version = match host.http_get(port, &status_path).await {
         Some((status, body)) => match serving::model_state(status, &body) {
@@ -368,21 +386,57 @@ async fn answered(
         None => String::new(),
     };
     let metadata_path = format!("{status_path}/metadata");
-    let try_request = match host.http_get(port, &metadata_path).await {
-        Some((200, body)) => serving::try_request(&url, &body),
-        Some((status, _)) => {
-            TryRequest::Unavailable(format!("the server answered {status} for its metadata"))
+    let (try_request, try_grpc) = match host.http_get(port, &metadata_path).await {
+        Some((200, body)) => (
+            serving::try_request(&url, &body),
+            serving::try_grpc(&grpc, &model.name, &url, &body),
+        ),
+        answer => {
+            let why = match answer {
+                Some((status, _)) => format!("the server answered {status} for its metadata"),
+                None => "the server did not answer for its metadata".into(),
+            };
+            (
+                TryRequest::Unavailable(why.clone()),
+                TryRequest::Unavailable(why),
+            )
         }
-        None => TryRequest::Unavailable("the server did not answer for its metadata".into()),
     };
     Ok(Serving {
         launched,
         url,
+        grpc,
         version,
         try_request,
+        try_grpc,
         notes,
     })
 }
+
+/// The host port published for the container port named `name`.
+fn host_port(launched: &Launched, name: &str, default: u16) -> u16 {
+    (launched.plan.ports.iter())
+        .find(|port| port.name == name)
+        .map_or(default, |port| port.host)
+}
+
+/// The gRPC server starts before the REST one answers, in the same process: it answers
+/// within `GRPC_WAIT` of the model being available, or the server is not what tfimg
+/// built.
+async fn grpc_ready(host: &impl Host, port: u16) -> anyhow::Result<()> {
+    for _ in 0..GRPC_WAIT.as_secs() {
+        if host.grpc_answers(port).await {
+            return Ok(());
+        }
+        host.sleep(std::time::Duration::from_secs(1)).await;
+    }
+    anyhow::bail!(
+        "the model server answers REST, but nothing answers gRPC on 127.0.0.1:{port} after {} s; its log (`tfimg logs`) says why",
+        GRPC_WAIT.as_secs()
+    )
+}
+
+const GRPC_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn versions_text(versions: &[u64]) -> String {
     let all: Vec<String> = versions.iter().map(u64::to_string).collect();

@@ -43,21 +43,20 @@ pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::R
 /// Every flag checked, and MODEL_DIR made absolute.
 fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputError> {
     let gpus = args.gpus.as_deref().map(GpuSelection::parse).transpose()?;
-    let port = args
-        .port
-        .as_deref()
-        .map(|text| {
-            text.parse::<u16>()
-                .ok()
-                .filter(|port| *port > 0)
-                .ok_or_else(|| {
+    let port = |text: &Option<String>, flag: &str, api: &str, example: u16| {
+        (text.as_deref())
+            .map(|text| {
+                text.parse::<u16>().ok().filter(|port| *port > 0).ok_or_else(|| {
                     InputError::new(
-                        format!("`-p {text}` is not a port"),
-                        "give the host port for the REST API, from 1 to 65535, such as `-p 8501`",
+                        format!("`{flag} {text}` is not a port"),
+                        format!("give the host port for the {api} API, from 1 to 65535, such as `{flag} {example}`"),
                     )
                 })
-        })
-        .transpose()?;
+            })
+            .transpose()
+    };
+    let grpc_port = port(&args.grpc_port, "--grpc-port", "gRPC", 8500)?;
+    let port = port(&args.port, "-p", "REST", 8501)?;
     let max_batch = args
         .max_batch
         .as_deref()
@@ -88,6 +87,7 @@ fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputE
         name: args.name.clone(),
         gpus,
         port,
+        grpc_port,
         public: args.public,
         detach: args.detach,
         max_batch,

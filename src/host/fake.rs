@@ -31,6 +31,8 @@ pub struct FakeHost {
     pub removed: RefCell<Vec<PathBuf>>,
     /// What the HTTP probe answers (`None`: nothing listens).
     pub http: Option<u16>,
+    /// Whether the gRPC probe finds a server.
+    pub grpc: bool,
     /// What `http_get` answers for a path, in turn (the last one again and again); a
     /// path not listed answers `http` with an empty body. Paths asked, in order.
     pub http_answers: RefCell<std::collections::BTreeMap<String, Vec<(u16, String)>>>,
@@ -58,6 +60,7 @@ impl FakeHost {
     pub fn new() -> FakeHost {
         FakeHost {
             http: Some(200),
+            grpc: true,
             ..FakeHost::default()
         }
     }
@@ -204,6 +207,10 @@ impl Host for FakeHost {
 
     async fn ssh_banner(&self, _port: u16) -> bool {
         true
+    }
+
+    async fn grpc_answers(&self, _port: u16) -> bool {
+        self.grpc
     }
 
     /// No time passes, but the task yields, as any sleep does.

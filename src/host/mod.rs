@@ -136,6 +136,8 @@ pub trait Host {
     async fn http_get(&self, port: u16, path: &str) -> Option<(u16, Vec<u8>)>;
     /// Whether an SSH server on 127.0.0.1:`port` sends its banner.
     async fn ssh_banner(&self, port: u16) -> bool;
+    /// Whether a gRPC (HTTP/2) server on 127.0.0.1:`port` answers.
+    async fn grpc_answers(&self, port: u16) -> bool;
     async fn sleep(&self, duration: Duration);
     /// Resolves when the user interrupts (Ctrl-C) or the session ends (SIGTERM, SIGHUP).
     async fn interrupted(&self);
@@ -320,6 +322,10 @@ impl Host for Machine {
 
     async fn ssh_banner(&self, port: u16) -> bool {
         probe::ssh_banner(port).await
+    }
+
+    async fn grpc_answers(&self, port: u16) -> bool {
+        probe::http2_settings(port).await
     }
 
     async fn sleep(&self, duration: Duration) {

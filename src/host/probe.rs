@@ -58,6 +58,32 @@ pub async fn http_get(port: u16, path: &str) -> Option<(u16, Vec<u8>)> {
         .flatten()
 }
 
+/// Whether an HTTP/2 server (gRPC's) on 127.0.0.1:`port` answers the client's connection
+/// preface with its SETTINGS frame, as RFC 9113 (3.4) has every server do first.
+pub async fn http2_settings(port: u16) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    // An empty SETTINGS frame: length 0, type 4, no flags, stream 0.
+    const SETTINGS: [u8; 9] = [0, 0, 0, 4, 0, 0, 0, 0, 0];
+    let probe = async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()?;
+        stream
+            .write_all(&[PREFACE, &SETTINGS].concat())
+            .await
+            .ok()?;
+        let mut head = [0u8; 9];
+        stream.read_exact(&mut head).await.ok()?;
+        Some(head[3] == 4)
+    };
+    tokio::time::timeout(PROBE_LIMIT, probe)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+}
+
 /// Whether an SSH server on 127.0.0.1:`port` sends its banner.
 pub async fn ssh_banner(port: u16) -> bool {
     use tokio::io::AsyncReadExt;

@@ -208,28 +208,10 @@ pub const LITERAL_BODY_BYTES: usize = 512;
 /// inputs (zeros, `""` for strings, `false` for booleans; an unknown dimension other than
 /// the batch one counts 1), or why none can be printed.
 pub fn try_request(url: &str, metadata: &[u8]) -> TryRequest {
-    let Ok(metadata) = serde_json::from_slice::<Metadata>(metadata) else {
-        return TryRequest::Unavailable("the server's metadata for the model is unreadable".into());
+    let signature = match default_signature(url, metadata) {
+        Ok(signature) => signature,
+        Err(why) => return TryRequest::Unavailable(why),
     };
-    let signatures = &metadata.metadata.signature_def.signature_def;
-    let Some(signature) = signatures.get(DEFAULT_SIGNATURE) else {
-        let names: Vec<String> = signatures
-            .keys()
-            .filter(|name| !name.starts_with("__"))
-            .map(|name| format!("`{name}`"))
-            .collect();
-        return TryRequest::Unavailable(format!(
-            "the model has no `{DEFAULT_SIGNATURE}` signature; name one of its signatures ({}) in a request's `signature_name`",
-            names.join(", ")
-        ));
-    };
-    for verb in ["classify", "regress"] {
-        if signature.method_name == format!("tensorflow/serving/{verb}") {
-            return TryRequest::Unavailable(format!(
-                "its default signature takes tf.Example features, which its metadata does not name: POST `{{\"examples\": [{{\"FEATURE\": VALUE}}]}}` to {url}:{verb}"
-            ));
-        }
-    }
     let instance = |value: fn(&TensorInfo) -> String| match signature.inputs.len() {
         1 => value(signature.inputs.values().next().unwrap()),
         _ => {
@@ -255,6 +237,66 @@ pub fn try_request(url: &str, metadata: &[u8]) -> TryRequest {
         }
     };
     TryRequest::Command(command)
+}
+
+/// The gRPC request to try on model `model` at `address` (`127.0.0.1:8500`): Predict
+/// through TensorFlow Serving's own client (`pip install tensorflow-serving-api`), with
+/// the same instance of zeros as `try_request`'s, or why none can be printed.
+pub fn try_grpc(address: &str, model: &str, url: &str, metadata: &[u8]) -> TryRequest {
+    let signature = match default_signature(url, metadata) {
+        Ok(signature) => signature,
+        Err(why) => return TryRequest::Unavailable(why),
+    };
+    let inputs: Vec<String> = (signature.inputs.iter())
+        .map(|(name, info)| {
+            let shape: Vec<String> = std::iter::once(1)
+                .chain(instance_sizes(info))
+                .map(|size| size.to_string())
+                .collect();
+            let dtype = info.dtype.strip_prefix("DT_").unwrap_or(&info.dtype);
+            format!(
+                "r.inputs[{}].CopyFrom(tf.make_tensor_proto(tf.zeros([{}], {})))",
+                json_text(name),
+                shape.join(", "),
+                json_text(&dtype.to_ascii_lowercase())
+            )
+        })
+        .collect();
+    let program = format!(
+        "import grpc, tensorflow as tf; from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc as api; r = predict_pb2.PredictRequest(); r.model_spec.name = {}; {}; o = api.PredictionServiceStub(grpc.insecure_channel({})).Predict(r, 30).outputs; print({{k: tf.make_ndarray(v).tolist() for k, v in o.items()}})",
+        json_text(model),
+        inputs.join("; "),
+        json_text(address)
+    );
+    TryRequest::Command(format!("python3 -c {}", quoted(&program)))
+}
+
+/// The default signature in the server's `metadata` answer for the model at `url`, or why
+/// no request to try can be made from it.
+fn default_signature(url: &str, metadata: &[u8]) -> Result<Signature, String> {
+    let Ok(metadata) = serde_json::from_slice::<Metadata>(metadata) else {
+        return Err("the server's metadata for the model is unreadable".into());
+    };
+    let mut signatures = metadata.metadata.signature_def.signature_def;
+    let Some(signature) = signatures.remove(DEFAULT_SIGNATURE) else {
+        let names: Vec<String> = signatures
+            .keys()
+            .filter(|name| !name.starts_with("__"))
+            .map(|name| format!("`{name}`"))
+            .collect();
+        return Err(format!(
+            "the model has no `{DEFAULT_SIGNATURE}` signature; name one of its signatures ({}) in a request's `signature_name`",
+            names.join(", ")
+        ));
+    };
+    for verb in ["classify", "regress"] {
+        if signature.method_name == format!("tensorflow/serving/{verb}") {
+            return Err(format!(
+                "its default signature takes tf.Example features, which its metadata does not name: POST `{{\"examples\": [{{\"FEATURE\": VALUE}}]}}` to {url}:{verb}"
+            ));
+        }
+    }
+    Ok(signature)
 }
 
 /// An instance's value of the tensor as JSON: its shape without the batch dimension,

@@ -8,7 +8,9 @@ use super::dockerfile::requirements_file;
 use super::dockerfile::TFIMG_DIR;
 use super::NetworkOptions;
 use crate::lock;
-use crate::spec::resolved::{MODELS_FOLDER, SERVING_PORT_NAME, TENSORBOARD_PORT, VENV};
+use crate::spec::resolved::{
+    MODELS_FOLDER, SERVING_GRPC_PORT_NAME, SERVING_PORT_NAME, TENSORBOARD_PORT, VENV,
+};
 use crate::spec::{ResolvedSpec, Service};
 
 /// One file of the build context.
@@ -181,6 +183,7 @@ fn fill(template: &str, spec: &ResolvedSpec) -> String {
         .replace("@SERVING@\n", serving)
         .replace("@SERVING_SERVER@", SERVING_SERVER)
         .replace("@SERVING_PORT@", &port(SERVING_PORT_NAME))
+        .replace("@GRPC_PORT@", &port(SERVING_GRPC_PORT_NAME))
         .replace("@MODELS@", MODELS_FOLDER)
         .replace("@TFIMG_DIR@", TFIMG_DIR)
         .replace("@TENSORBOARD_PORT@", &port(TENSORBOARD_PORT))

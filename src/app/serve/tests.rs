@@ -19,6 +19,7 @@ fn request(dir: &str) -> ServeRequest {
         name: None,
         gpus: None,
         port: None,
+        grpc_port: None,
         public: false,
         detach: true,
         max_batch: None,
@@ -232,11 +233,79 @@ fn the_server_is_waited_for_until_its_model_is_available() {
     assert_eq!(plan.memory, Some(8 * 1024 * 1024 * 1024));
     assert_eq!(plan.mounts[0].target, "/models/mlp");
     assert!(engine.calls_to("remove-container").is_empty());
+    assert_eq!(serving.grpc, "127.0.0.1:8500");
+    assert_eq!(
+        serving.try_grpc,
+        TryRequest::Command(
+            r#"python3 -c 'import grpc, tensorflow as tf; from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc as api; r = predict_pb2.PredictRequest(); r.model_spec.name = "mlp"; r.inputs["x"].CopyFrom(tf.make_tensor_proto(tf.zeros([1, 2], "float"))); o = api.PredictionServiceStub(grpc.insecure_channel("127.0.0.1:8500")).Predict(r, 30).outputs; print({k: tf.make_ndarray(v).tolist() for k, v in o.items()})'"#
+                .to_string()
+        )
+    );
     let (lines, note) = serving.summary();
     assert_eq!(lines[1], "model       http://127.0.0.1:8501/v1/models/mlp");
-    assert_eq!(lines[2], "version     3");
-    assert!(lines[3].starts_with("try         curl -s -X POST"));
+    assert_eq!(lines[2], "grpc        127.0.0.1:8500");
+    assert_eq!(lines[3], "version     3");
+    assert!(lines[4].starts_with("try         curl -s -X POST"));
+    assert!(lines[5].starts_with("try grpc    python3 -c 'import grpc"));
     assert_eq!(note, None);
+}
+
+#[test]
+fn a_server_whose_grpc_never_answers_is_removed_naming_the_port() {
+    let engine = FakeEngine::new();
+    engine.add_image(&["debian:bullseye-slim"], &[]);
+    let mut host = host_with_model();
+    host.grpc = false;
+    host.http_answers.borrow_mut().extend([
+        ("/v1/models/mlp".to_string(), vec![(200, AVAILABLE.into())]),
+        (
+            "/v1/models/mlp/metadata".to_string(),
+            vec![(200, METADATA.into())],
+        ),
+    ]);
+    let error = serve_on(&engine, &host).unwrap_err();
+    let text = format!("{error:#}");
+    assert!(
+        text.contains("nothing answers gRPC on 127.0.0.1:8500 after 30 s"),
+        "{text}"
+    );
+    assert_eq!(engine.calls_to("remove-container").len(), 1);
+    assert!(engine.container_names().is_empty());
+}
+
+#[test]
+fn grpc_port_publishes_the_grpc_api_on_the_port_given() {
+    let host = host_with_model();
+    let mut request = request("/work/export/mlp");
+    request.grpc_port = Some(9500);
+    request.port = Some(9501);
+    let model = check_model(&host, &request).unwrap();
+    let target = crate::app::launch::Target {
+        spec_name: "cpu-serving".into(),
+        image: "tfimg/cpu-serving:2.9.3".into(),
+        service: crate::spec::model::Service::Serving,
+        image_user: "tf".into(),
+        workdir: "/tf".into(),
+        ports: specs().cpu.ports,
+        gpu_image: false,
+        gpu: None,
+        tfimg_image: true,
+        cuda_cache: None,
+    };
+    let launch = launch_request(
+        &host,
+        &request,
+        &model,
+        target,
+        GpuSelection::None,
+        None,
+        false,
+    )
+    .unwrap();
+    let published: Vec<(Option<u16>, u16)> = (launch.port_requests.iter())
+        .map(|port| (port.host, port.container))
+        .collect();
+    assert_eq!(published, [(Some(9501), 8501), (Some(9500), 8500)]);
 }
 
 #[test]

@@ -178,3 +178,28 @@ fn without_a_predict_default_signature_it_says_why_there_is_no_request() {
         TryRequest::Unavailable("the server's metadata for the model is unreadable".into())
     );
 }
+
+/// The gRPC line feeds every input a tensor of zeros of its dtype (strings and booleans
+/// included: `tf.zeros` makes `b""` and `False`), shaped as the REST line's instance with
+/// a batch of one, through TensorFlow Serving's own client.
+#[test]
+fn the_grpc_request_to_try_feeds_each_input_zeros_of_its_dtype() {
+    let two_inputs = METADATA.replace(
+        r#""name": "serving_default_dense_input:0"}}"#,
+        r#""name": "a:0"}, "tag": {"dtype": "DT_STRING", "tensor_shape": {"dim": [{"size": "-1", "name": ""}]}, "name": "b:0"}}"#,
+    );
+    assert_eq!(
+        command(try_grpc(
+            "127.0.0.1:9500",
+            "mlp",
+            URL,
+            two_inputs.as_bytes()
+        )),
+        r#"python3 -c 'import grpc, tensorflow as tf; from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc as api; r = predict_pb2.PredictRequest(); r.model_spec.name = "mlp"; r.inputs["dense_input"].CopyFrom(tf.make_tensor_proto(tf.zeros([1, 4], "float"))); r.inputs["tag"].CopyFrom(tf.make_tensor_proto(tf.zeros([1], "string"))); o = api.PredictionServiceStub(grpc.insecure_channel("127.0.0.1:9500")).Predict(r, 30).outputs; print({k: tf.make_ndarray(v).tolist() for k, v in o.items()})'"#
+    );
+    let classify = METADATA.replace("tensorflow/serving/predict", "tensorflow/serving/classify");
+    assert!(matches!(
+        try_grpc("127.0.0.1:9500", "mlp", URL, classify.as_bytes()),
+        TryRequest::Unavailable(why) if why.contains("tf.Example features")
+    ));
+}

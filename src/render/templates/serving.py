@@ -52,15 +52,28 @@ import threading
 import time
 import warnings
 
+import grpc
+import grpc.aio
 import numpy as np
 import tensorflow as tf
 import uvicorn
 from tensorflow.core.framework import types_pb2
+from tensorflow_serving.apis import (
+    classification_pb2,
+    get_model_metadata_pb2,
+    get_model_status_pb2,
+    inference_pb2,
+    model_service_pb2_grpc,
+    predict_pb2,
+    prediction_service_pb2_grpc,
+    regression_pb2,
+)
 from tensorflow.core.protobuf import config_pb2, saved_model_pb2
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MODELS = "@MODELS@"
 PORT = int("@SERVING_PORT@")
+GRPC_PORT = int("@GRPC_PORT@")
 MAX_IN_FLIGHT = 256  # requests whose body is in, being answered at once; past it, 503
 CONNECTIONS = 1024  # uvicorn's own cap on connections (its 503 is plain text)
 HEADER_SECONDS = 10  # a request's headers arrive whole within this, or 408
@@ -141,6 +154,7 @@ class Servable:
         self.name, self.version = name, version
         graph = read_meta_graph(path)
         self.signature_defs = signature_defs_of(graph)
+        self.signature_def_protos = graph.signature_def
         if graph.object_graph_def.nodes:  # written by TensorFlow 2: its functions
             self.model = tf.saved_model.load(path)
             self.signatures = {key: FunctionSignature(f) for key, f in self.model.signatures.items()}
@@ -651,16 +665,28 @@ def to_json(array, name):
 
 
 async def run(servable, signature_name, feeds):
+    """The outputs of the signature on `feeds`, JSON values by input name."""
     signature = signature_of(servable, signature_name)
     specs = signature.inputs
+    check_input_names(specs, feeds)
+    arrays = {key: to_array(value, specs[key], key) for key, value in feeds.items()}
+    feeds.clear()  # the caller's decoded JSON, let go of while the model runs
+    return await run_arrays(servable, signature_name, signature, arrays)
+
+
+def check_input_names(specs, feeds):
     missing = sorted(set(specs) - set(feeds))
     extra = sorted(set(feeds) - set(specs))
     if missing or extra:
         wrong = [f"{names_text(missing)} missing"] if missing else []
         wrong += [f"{names_text(extra)} unknown"] if extra else []
         raise ApiError(400, f"inputs {' and '.join(wrong)}; the signature takes {names_text(sorted(specs))}")
-    arrays = {key: to_array(value, specs[key], key) for key, value in feeds.items()}
-    feeds.clear()  # the caller's decoded JSON, let go of while the model runs
+
+
+async def run_arrays(servable, signature_name, signature, arrays):
+    """The outputs of the signature on `arrays` (numpy, of its inputs' dtypes), run by the
+    signature's worker with the requests that queued meanwhile."""
+    specs = signature.inputs
     for key, array in arrays.items():
         if not specs[key].shape.is_compatible_with(array.shape):
             wanted = [d if d is not None else -1 for d in specs[key].shape.as_list()]
@@ -811,8 +837,9 @@ def feature_value(key, item):
     )
 
 
-async def classify_or_regress(servable, body, verb):
-    signature_name = signature_name_of(body)
+def example_input(servable, signature_name, verb):
+    """The one input of a classify or regress signature, which takes serialized examples;
+    400 when the signature has another method."""
     method = f"tensorflow/serving/{verb}"
     signature_of(servable, signature_name)
     definition = servable.signature_defs[signature_name]
@@ -821,6 +848,37 @@ async def classify_or_regress(servable, body, verb):
             400,
             f"Expected {verb} signature method_name to be {method}. Was: {definition['method_name']}",
         )
+    if len(definition["inputs"]) != 1:
+        raise ApiError(400, f"the {verb} signature `{signature_name}` must have one input, the serialized examples")
+    (input_name,) = definition["inputs"]
+    return input_name
+
+
+def classifications(outputs, count):
+    """Per example, its (label, score) pairs from a classify signature's `classes` and
+    `scores` (labels empty without `classes`, scores 0 without `scores`)."""
+    scores = outputs.get("scores")
+    classes = outputs.get("classes")
+    if scores is None and classes is None:
+        raise ApiError(400, "the classify signature has neither `classes` nor `scores` outputs")
+    found = []
+    for row in range(count):
+        width = (scores if scores is not None else classes).shape[-1]
+        labels = [c.decode() for c in classes[row]] if classes is not None else [""] * width
+        values = to_json(scores[row], "scores") if scores is not None else [0.0] * width
+        found.append(list(zip(labels, values)))
+    return found
+
+
+def regressions(outputs):
+    if "outputs" not in outputs:
+        raise ApiError(400, "the regress signature has no `outputs` output")
+    return to_json(outputs["outputs"].reshape(-1), "outputs")
+
+
+async def classify_or_regress(servable, body, verb):
+    signature_name = signature_name_of(body)
+    input_name = example_input(servable, signature_name, verb)
     examples = body.get("examples")
     context = body.get("context", {})
     if not isinstance(examples, list) or not all(isinstance(e, dict) for e in examples):
@@ -833,19 +891,10 @@ async def classify_or_regress(servable, body, verb):
     count = len(examples)
     del examples, context
     body.clear()
-    (input_name,) = definition["inputs"]
     outputs = await run(servable, signature_name, {input_name: serialized})
     if verb == "regress":
-        return {"results": to_json(outputs["outputs"].reshape(-1), "outputs")}
-    scores = outputs.get("scores")
-    classes = outputs.get("classes")
-    results = []
-    for row in range(count):
-        width = (scores if scores is not None else classes).shape[-1]
-        labels = [c.decode() for c in classes[row]] if classes is not None else [""] * width
-        values = to_json(scores[row], "scores") if scores is not None else [0.0] * width
-        results.append([[label, score] for label, score in zip(labels, values)])
-    return {"results": results}
+        return {"results": regressions(outputs)}
+    return {"results": [[list(pair) for pair in row] for row in classifications(outputs, count)]}
 
 
 # --- HTTP: the client → server boundary ---------------------------------------------------
@@ -1259,14 +1308,278 @@ async def answer(send, status, payload, close):
     await send({"type": "http.response.body", "body": payload})
 
 
+# --- gRPC: TensorFlow Serving's PredictionService and ModelService ----------------------
+#
+# The same servables as REST, through TensorFlow Serving's own protos (the
+# tensorflow-serving-api package at the image's TensorFlow line) on grpcio's asyncio
+# server, on a thread and event loop of its own. The same errors, as TensorFlow Serving's
+# gRPC status codes (400 INVALID_ARGUMENT, 404 NOT_FOUND, 413 RESOURCE_EXHAUSTED, 503
+# UNAVAILABLE, anything else INTERNAL without its details).
+#
+# Trust boundary, client → server, as for REST: a message is at most MAX_BODY_BYTES
+# (grpcio refuses larger ones, RESOURCE_EXHAUSTED), at most MAX_IN_FLIGHT calls run at
+# once (grpcio refuses more), and a tensor's shape may not claim more values than
+# MAX_DECODED_BYTES holds (a TensorProto of shape [10**9] with one value would be
+# broadcast to all of them). The dtype of each input is the signature's, exactly: gRPC's
+# tensors are typed, and TensorFlow Serving refuses a float64 for a float32 input.
+
+GRPC_CODES = {
+    400: grpc.StatusCode.INVALID_ARGUMENT,
+    404: grpc.StatusCode.NOT_FOUND,
+    408: grpc.StatusCode.DEADLINE_EXCEEDED,
+    413: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    503: grpc.StatusCode.UNAVAILABLE,
+}
+METHODS = {"tensorflow/serving/classify": "classify", "tensorflow/serving/regress": "regress"}
+ERROR_CODES = {"OK": 0, "UNKNOWN": 2}  # tensorflow.error.Code, as a status names them
+
+
+async def grpc_answer(context, what, work):
+    """The answer of `work()`, or the call aborted with the status its error maps to."""
+    try:
+        return await work()
+    except ApiError as error:
+        code, message = GRPC_CODES.get(error.status, grpc.StatusCode.INTERNAL), client_text(error)
+    except RecursionError:
+        code, message = grpc.StatusCode.INVALID_ARGUMENT, "the request is nested too deeply"
+    except Exception:  # a bug, or a model failing on its own: logged, never shown
+        log.exception("gRPC %s failed", what)
+        code, message = grpc.StatusCode.INTERNAL, FAILED
+    await context.abort(code, message)
+
+
+def grpc_servable(models, spec):
+    """The servable a ModelSpec names: its name, and its version or label."""
+    if not spec.name:
+        raise ApiError(400, "Missing model name in request.")
+    choice = spec.WhichOneof("version_choice")
+    if choice == "version_label":
+        raise ApiError(400, f"Unrecognized servable version label: {spec.version_label[:200]}")
+    return models.get(spec.name, spec.version.value if choice == "version" else None)
+
+
+def answered_spec(target, servable, signature_name):
+    target.name = servable.name
+    target.version.value = servable.version
+    target.signature_name = signature_name
+
+
+def array_of(proto, key, spec):
+    """A TensorProto as a numpy array of the input's dtype, or 400 (413 when its shape
+    claims more values than the server decodes)."""
+    if proto.dtype != spec.dtype.as_datatype_enum:
+        got = types_pb2.DataType.Name(proto.dtype) if proto.dtype in types_pb2.DataType.values() else proto.dtype
+        raise ApiError(400, f"input `{key}` is {got}; the signature takes {types_pb2.DataType.Name(spec.dtype.as_datatype_enum)}")
+    count = 1
+    for dim in proto.tensor_shape.dim:
+        if dim.size < 0:
+            raise ApiError(400, f"input `{key}` has a dimension of size {dim.size}")
+        count *= dim.size
+    if count * max(spec.dtype.size, 8) > MAX_DECODED_BYTES:
+        raise ApiError(413, f"input `{key}` claims {count} values, over what the server decodes at once")
+    try:
+        return tf.make_ndarray(proto)
+    except (ValueError, TypeError) as error:
+        raise ApiError(400, f"input `{key}`: {error}") from None
+
+
+def serialized_examples(source):
+    """The serialized tf.train.Examples of a classify, regress or multi-inference Input;
+    with a context, the context's features go first in each (an example's own win)."""
+    kind = source.WhichOneof("kind")
+    if kind == "example_list":
+        found = [example.SerializeToString() for example in source.example_list.examples]
+    elif kind == "example_list_with_context":
+        context = source.example_list_with_context.context.SerializeToString()
+        found = [context + example.SerializeToString() for example in source.example_list_with_context.examples]
+    else:
+        found = []
+    if not found:
+        raise ApiError(400, "Input is empty")
+    return found
+
+
+async def examples_outputs(servable, signature_name, verb, serialized):
+    input_name = example_input(servable, signature_name, verb)
+    return await run(servable, signature_name, {input_name: serialized})
+
+
+def fill_classification(result, outputs, count):
+    for row in classifications(outputs, count):
+        classes = result.classifications.add()
+        for label, score in row:
+            classes.classes.add(label=label, score=score)
+
+
+def fill_regression(result, outputs):
+    for value in regressions(outputs):
+        result.regressions.add(value=value)
+
+
+class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
+    def __init__(self, models):
+        self.models = models
+
+    async def Predict(self, request, context):
+        async def work():
+            servable = grpc_servable(self.models, request.model_spec)
+            signature_name = request.model_spec.signature_name or DEFAULT_SIGNATURE
+            signature = signature_of(servable, signature_name)
+            check_input_names(signature.inputs, request.inputs)
+            arrays = {key: array_of(proto, key, signature.inputs[key]) for key, proto in request.inputs.items()}
+            outputs = await run_arrays(servable, signature_name, signature, arrays)
+            wanted = list(request.output_filter) or sorted(outputs)
+            unknown = [name for name in wanted if name not in outputs]
+            if unknown:
+                raise ApiError(
+                    400, f"output_filter names {names_text(unknown)}; the signature's outputs are {names_text(sorted(outputs))}"
+                )
+            response = predict_pb2.PredictResponse()
+            answered_spec(response.model_spec, servable, signature_name)
+            for name in wanted:
+                response.outputs[name].CopyFrom(tf.make_tensor_proto(outputs[name]))
+            return response
+
+        return await grpc_answer(context, "Predict", work)
+
+    async def Classify(self, request, context):
+        async def work():
+            servable = grpc_servable(self.models, request.model_spec)
+            signature_name = request.model_spec.signature_name or DEFAULT_SIGNATURE
+            serialized = serialized_examples(request.input)
+            outputs = await examples_outputs(servable, signature_name, "classify", serialized)
+            response = classification_pb2.ClassificationResponse()
+            answered_spec(response.model_spec, servable, signature_name)
+            fill_classification(response.result, outputs, len(serialized))
+            return response
+
+        return await grpc_answer(context, "Classify", work)
+
+    async def Regress(self, request, context):
+        async def work():
+            servable = grpc_servable(self.models, request.model_spec)
+            signature_name = request.model_spec.signature_name or DEFAULT_SIGNATURE
+            outputs = await examples_outputs(servable, signature_name, "regress", serialized_examples(request.input))
+            response = regression_pb2.RegressionResponse()
+            answered_spec(response.model_spec, servable, signature_name)
+            fill_regression(response.result, outputs)
+            return response
+
+        return await grpc_answer(context, "Regress", work)
+
+    async def MultiInference(self, request, context):
+        """Each task a classify or regress signature of one model, on the same examples,
+        each signature once (TensorFlow Serving's rules)."""
+
+        async def work():
+            if not request.tasks:
+                raise ApiError(400, "MultiInferenceRequest must have at least one task")
+            if len({task.model_spec.name for task in request.tasks}) > 1:
+                raise ApiError(400, "All ModelSpecs in a MultiInferenceRequest must access the same model name.")
+            servable = grpc_servable(self.models, request.tasks[0].model_spec)
+            serialized = serialized_examples(request.input)
+            response = inference_pb2.MultiInferenceResponse()
+            seen = set()
+            for task in request.tasks:
+                signature_name = task.model_spec.signature_name or DEFAULT_SIGNATURE
+                if signature_name in seen:
+                    raise ApiError(400, f"Duplicate evaluation of signature: {signature_name}")
+                seen.add(signature_name)
+                verb = METHODS.get(task.method_name)
+                if verb is None:
+                    raise ApiError(400, f"Unsupported signature method_name: {task.method_name[:200]}")
+                outputs = await examples_outputs(servable, signature_name, verb, serialized)
+                result = response.results.add()
+                answered_spec(result.model_spec, servable, signature_name)
+                if verb == "classify":
+                    fill_classification(result.classification_result, outputs, len(serialized))
+                else:
+                    fill_regression(result.regression_result, outputs)
+            return response
+
+        return await grpc_answer(context, "MultiInference", work)
+
+    async def GetModelMetadata(self, request, context):
+        async def work():
+            servable = grpc_servable(self.models, request.model_spec)
+            fields = list(request.metadata_field)
+            if not fields:
+                raise ApiError(400, "GetModelMetadataRequest must specify at least one metadata_field")
+            for field in fields:
+                if field != "signature_def":
+                    raise ApiError(400, f"Metadata field {field[:200]} is not supported")
+            definitions = get_model_metadata_pb2.SignatureDefMap()
+            for key, definition in servable.signature_def_protos.items():
+                definitions.signature_def[key].CopyFrom(definition)
+            response = get_model_metadata_pb2.GetModelMetadataResponse()
+            answered_spec(response.model_spec, servable, "")
+            response.model_spec.ClearField("signature_name")
+            response.metadata["signature_def"].Pack(definitions)
+            return response
+
+        return await grpc_answer(context, "GetModelMetadata", work)
+
+
+class ModelService(model_service_pb2_grpc.ModelServiceServicer):
+    def __init__(self, models):
+        self.models = models
+
+    async def GetModelStatus(self, request, context):
+        async def work():
+            spec = request.model_spec
+            if not spec.name:
+                raise ApiError(400, "Missing model name in request.")
+            choice = spec.WhichOneof("version_choice")
+            status = self.models.status(spec.name, spec.version.value if choice == "version" else None)
+            response = get_model_status_pb2.GetModelStatusResponse()
+            for entry in status["model_version_status"]:
+                found = response.model_version_status.add()
+                found.version = int(entry["version"])
+                found.state = get_model_status_pb2.ModelVersionStatus.State.Value(entry["state"])
+                found.status.error_code = ERROR_CODES[entry["status"]["error_code"]]
+                found.status.error_message = entry["status"]["error_message"]
+            return response
+
+        return await grpc_answer(context, "GetModelStatus", work)
+
+    async def HandleReloadConfigRequest(self, request, context):
+        await context.abort(
+            grpc.StatusCode.UNIMPLEMENTED, "this server reads no model config file: its models are the folders it serves"
+        )
+
+
+def serve_grpc(models):
+    """The gRPC server on GRPC_PORT, on this thread's own event loop (asyncio's, as grpcio's
+    asyncio server needs)."""
+
+    async def main():
+        server = grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", MAX_BODY_BYTES),
+                ("grpc.max_send_message_length", -1),
+            ],
+            maximum_concurrent_rpcs=MAX_IN_FLIGHT,
+        )
+        prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(PredictionService(models), server)
+        model_service_pb2_grpc.add_ModelServiceServicer_to_server(ModelService(models), server)
+        server.add_insecure_port(f"0.0.0.0:{GRPC_PORT}")
+        await server.start()
+        await server.wait_for_termination()
+
+    loop = asyncio.SelectorEventLoop()
+    asyncio.set_event_loop(loop)
+    loop.run_until_complete(main())
+
+
 def main():
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="tfimg: %(message)s")
     models = Models()
     threading.Thread(target=models.watch, name="models", daemon=True).start()
+    threading.Thread(target=serve_grpc, args=(models,), name="grpc", daemon=True).start()
     log.info(
-        "model server on port %d: models under %s, at most %d requests at once, batches of up to %d rows, "
-        "%d MiB of request bodies held at once",
-        PORT, MODELS, MAX_IN_FLIGHT, MAX_BATCH_ROWS, BODY_BUDGET >> 20,
+        "model server on port %d (REST) and %d (gRPC): models under %s, at most %d requests at once, "
+        "batches of up to %d rows, %d MiB of request bodies held at once",
+        PORT, GRPC_PORT, MODELS, MAX_IN_FLIGHT, MAX_BATCH_ROWS, BODY_BUDGET >> 20,
     )
     uvicorn.run(
         application(models),

@@ -1,0 +1,168 @@
+//! `tfimg serve`'s gRPC API against TensorFlow Serving's own client: the
+//! `tensorflow-serving-api` package's stubs, in a container on the host's network (the
+//! serving image holds the package), calling the port `serve` printed. Every number is
+//! compared with the same SavedModel run in-process in that container; errors with
+//! TensorFlow Serving's status codes and messages; the hostile tensors a client may send
+//! (a shape that claims 2**40 values, a message over 64 MiB) refused without harm. And
+//! the `try grpc` line `serve` prints, run as a user would run it.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::serving::{save_and_serve, tfimg};
+use common::{field, unique, DockerGuard};
+
+/// A TF2 model with the three kinds of signature: `serving_default` (float32 `x`, 3 a
+/// row: `logits` = x W + b, and their softmax `probabilities`), and the classify (classes
+/// `no`, `yes` and their scores) and regress (the sum of the logits) signatures on
+/// serialized examples of the feature `x`.
+const SAVE_GRPC: &str = r#"
+import tensorflow as tf
+from methods import set_methods
+
+X = {"x": tf.io.FixedLenFeature([3], tf.float32)}
+W = tf.constant([[0.5, -1.0], [2.0, 0.25], [-0.75, 1.5]])
+
+
+class Model(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def predict(self, x):
+        logits = tf.matmul(x, W) + [0.1, -0.2]
+        return {"logits": logits, "probabilities": tf.nn.softmax(logits)}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def classify(self, inputs):
+        logits = self.predict(tf.io.parse_example(inputs, X)["x"])["logits"]
+        classes = tf.tile(tf.constant([["no", "yes"]]), [tf.shape(logits)[0], 1])
+        return {"classes": classes, "scores": tf.nn.softmax(logits)}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def regress(self, inputs):
+        logits = self.predict(tf.io.parse_example(inputs, X)["x"])["logits"]
+        return {"outputs": tf.reduce_sum(logits, axis=1, keepdims=True)}
+
+
+model = Model()
+path = "/tf/export/grpc/1"
+tf.saved_model.save(model, path, signatures={
+    "serving_default": model.predict,
+    "tensorflow/serving/classify": model.classify,
+    "tensorflow/serving/regress": model.regress,
+})
+set_methods(path, {"tensorflow/serving/classify": "tensorflow/serving/classify",
+                   "tensorflow/serving/regress": "tensorflow/serving/regress"})
+"#;
+
+/// The serving image `serve` built, which has the client package.
+const CLIENT_IMAGE: &str = "tfimg/cpu-serving:2.9.3";
+
+/// A container of the client image on the host's network, running `command` with the
+/// fixtures at /fixtures and `export` (when given) at /export, read-only; its exit code
+/// and output. It is removed when it ends, and by the guard if the test fails first.
+fn client(command: &[&str], export: Option<&Path>) -> (i32, String) {
+    let name = unique("t-grpc-client");
+    let _guard = DockerGuard::containers(&[&name]);
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/serving");
+    let mut args = vec![
+        "run".to_string(),
+        "--rm".into(),
+        "--name".into(),
+        name.clone(),
+        "--network".into(),
+        "host".into(),
+        "-v".into(),
+        format!("{}:/fixtures:ro", fixtures.display()),
+    ];
+    if let Some(export) = export {
+        args.extend(["-v".into(), format!("{}:/export:ro", export.display())]);
+    }
+    args.push(CLIENT_IMAGE.into());
+    args.extend(command.iter().map(|word| word.to_string()));
+    let output = Command::new("docker").args(&args).output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output.status.code().unwrap_or(-1), text)
+}
+
+/// The checks' lines of the client's output (TensorFlow's own log lines left out).
+fn checks(output: &str) -> String {
+    (output.lines())
+        .filter(|line| {
+            ["ok   ", "FAIL ", "Traceback"]
+                .iter()
+                .any(|start| line.starts_with(start))
+                || line.ends_with("checks pass")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn tensorflow_serving_s_own_grpc_client_gets_the_in_process_numbers() {
+    let Some(_engine) = common::engine().await else { return };
+    let served = save_and_serve(SAVE_GRPC, "grpc", "grpc");
+    let address = field(&served.stdout, "grpc").expect("serve prints the gRPC address");
+    assert!(address.starts_with("127.0.0.1:"), "{}", served.stdout);
+    let export = served.folder.path().join("export/grpc/1");
+    let (code, output) = client(
+        &[
+            "python",
+            "/fixtures/grpc_client.py",
+            &address,
+            &served.model,
+            "tf2",
+            "/export",
+        ],
+        Some(&export),
+    );
+    let found = checks(&output);
+    assert_eq!(code, 0, "{found}\n{output}");
+    assert!(found.ends_with("14 of 14 checks pass"), "{found}");
+
+    // The example `serve` printed, as a user runs it where the package is installed.
+    let try_grpc = (served.stdout.lines())
+        .find_map(|line| line.strip_prefix("try grpc"))
+        .expect("serve prints a gRPC request to try")
+        .trim();
+    let (code, output) = client(&["sh", "-c", try_grpc], None);
+    assert_eq!(code, 0, "{try_grpc}\n{output}");
+    for key in ["'logits': [[0.1", "'probabilities': [["] {
+        assert!(output.contains(key), "{try_grpc}\n{output}");
+    }
+    drop(served);
+}
+
+/// TensorFlow Serving's own TF1 test model answers over gRPC as its REST page documents
+/// it answers over REST.
+#[tokio::test]
+async fn the_tf1_half_plus_three_answers_over_grpc() {
+    let Some(_engine) = common::engine().await else { return };
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/saved_model_half_plus_three");
+    let model = unique("half");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    let folder = common::scratch(&[]);
+    let served = tfimg(
+        folder.path(),
+        &["serve", fixture.to_str().unwrap(), "--name", &model, "-d"],
+    );
+    assert_eq!(served.code, 0, "serve failed: {}", served.tail());
+    let address = field(&served.stdout, "grpc").expect("serve prints the gRPC address");
+    let (code, output) = client(
+        &[
+            "python",
+            "/fixtures/grpc_client.py",
+            &address,
+            &model,
+            "tf1",
+        ],
+        None,
+    );
+    let found = checks(&output);
+    assert_eq!(code, 0, "{found}\n{output}");
+    assert!(found.ends_with("2 of 2 checks pass"), "{found}");
+    drop(guard);
+}
