@@ -4,7 +4,9 @@
 //! compared with the same SavedModel run in-process in that container; errors with
 //! TensorFlow Serving's status codes and messages; the hostile tensors a client may send
 //! (a shape that claims 2**40 values, a message over 64 MiB) refused without harm. And
-//! the `try grpc` line `serve` prints, run as a user would run it.
+//! the `try grpc` line `serve` prints, run as a user would run it. And the metrics both
+//! APIs feed, scraped at TensorFlow Serving's path and read with the Prometheus project's
+//! own parser.
 
 mod common;
 
@@ -12,7 +14,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::serving::{save_and_serve, tfimg};
-use common::{field, unique, DockerGuard};
+use common::{field, http, unique, DockerGuard};
 
 /// A TF2 model with the three kinds of signature: `serving_default` (float32 `x`, 3 a
 /// row: `logits` = x W + b, and their softmax `probabilities`), and the classify (classes
@@ -164,5 +166,136 @@ async fn the_tf1_half_plus_three_answers_over_grpc() {
     let found = checks(&output);
     assert_eq!(code, 0, "{found}\n{output}");
     assert!(found.ends_with("2 of 2 checks pass"), "{found}");
+    drop(guard);
+}
+
+/// The Prometheus metrics count what REST and gRPC answered, by model and status, with
+/// TensorFlow Serving's names; requests for made-up models share one series (a client
+/// cannot grow the server's memory by inventing names).
+#[tokio::test]
+async fn the_metrics_count_rest_and_grpc_requests_by_model_and_status() {
+    let Some(_engine) = common::engine().await else { return };
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/saved_model_half_plus_three");
+    let model = unique("half");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    let folder = common::scratch(&[]);
+    let served = tfimg(
+        folder.path(),
+        &["serve", fixture.to_str().unwrap(), "--name", &model, "-d"],
+    );
+    assert_eq!(served.code, 0, "serve failed: {}", served.tail());
+    let url = field(&served.stdout, "model").expect("the model's URL");
+    let port = common::serving::port_of(&url);
+    let predict = format!("/v1/models/{model}:predict");
+    for _ in 0..3 {
+        let (status, _) = http("POST", port, &predict, &[], r#"{"instances": [1.0]}"#);
+        assert_eq!(status, 200);
+    }
+    let (status, _) = http("POST", port, &predict, &[], r#"{"instances": ["a"]}"#);
+    assert_eq!(status, 400);
+    for made_up in 0..200 {
+        let path = format!("/v1/models/made-up-{made_up}:predict");
+        let (status, _) = http("POST", port, &path, &[], r#"{"instances": [1.0]}"#);
+        assert_eq!(status, 404);
+    }
+    let address = field(&served.stdout, "grpc").expect("the gRPC address");
+    let (code, output) = client(
+        &[
+            "python",
+            "/fixtures/grpc_client.py",
+            &address,
+            &model,
+            "tf1",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{}", checks(&output));
+
+    let metrics = format!("http://127.0.0.1:{port}/monitoring/prometheus/metrics");
+    let (code, output) = client(&["python", "/fixtures/scrape.py", &metrics], None);
+    assert_eq!(code, 0, "{output}");
+    let samples: Vec<(String, serde_json::Value, serde_json::Value)> = (output.lines())
+        .filter(|line| line.starts_with('['))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let value = |name: &str, labels: serde_json::Value| {
+        (samples.iter())
+            .find(|(found, with, _)| found == name && *with == labels)
+            .map(|(_, _, value)| value.clone())
+    };
+    let text = || {
+        output
+            .lines()
+            .filter(|line| !line.contains("_bucket"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        value("content-type", serde_json::json!({})),
+        Some(serde_json::json!(
+            "text/plain; version=0.0.4; charset=utf-8"
+        )),
+        "{}",
+        text()
+    );
+    // Every answer counts once, under its status: serve's own readiness requests (the
+    // status and the metadata, as many as it took) among them.
+    let count = ":tensorflow:serving:request_count_total";
+    let answered: f64 = (samples.iter())
+        .filter(|(name, labels, _)| {
+            name == ":tensorflow:serving:request_latency_count" && labels["model_name"] == model
+        })
+        .filter_map(|(_, _, value)| value.as_f64())
+        .sum();
+    for (labels, wanted) in [
+        (
+            serde_json::json!({"model_name": model, "status": "OK"}),
+            answered - 1.0,
+        ),
+        (
+            serde_json::json!({"model_name": model, "status": "INVALID_ARGUMENT"}),
+            1.0,
+        ),
+        (
+            serde_json::json!({"model_name": "", "status": "NOT_FOUND"}),
+            200.0,
+        ),
+    ] {
+        assert_eq!(
+            value(count, labels.clone()),
+            Some(serde_json::json!(wanted)),
+            "{labels}: {}",
+            text()
+        );
+    }
+    let series = samples.iter().filter(|(name, _, _)| name == count).count();
+    assert_eq!(series, 3, "{}", text());
+    let latency = ":tensorflow:serving:request_latency_count";
+    for (api, entrypoint, wanted) in [
+        ("predict", "REST", 4.0),
+        ("predict", "GRPC", 1.0),
+        ("regress", "GRPC", 1.0),
+    ] {
+        let labels = serde_json::json!({"model_name": model, "API": api, "entrypoint": entrypoint});
+        assert_eq!(
+            value(latency, labels.clone()),
+            Some(serde_json::json!(wanted)),
+            "{labels}: {}",
+            text()
+        );
+    }
+    let loaded =
+        serde_json::json!({"model_path": format!("/models/{model}/00000123"), "status": "success"});
+    assert_eq!(
+        value(
+            ":tensorflow:cc:saved_model:load_attempt_count_total",
+            loaded
+        ),
+        Some(serde_json::json!(1.0)),
+        "{}",
+        text()
+    );
     drop(guard);
 }

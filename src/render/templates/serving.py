@@ -11,6 +11,10 @@
 #   GET  /v1/models/NAME[/versions/N|/labels/L]/metadata         signatures
 #   POST /v1/models/NAME[/versions/N|/labels/L]:predict          {"instances": ...} or {"inputs": ...}
 #   POST /v1/models/NAME[/versions/N|/labels/L]:classify|regress {"examples": [...], "context": {...}}
+#   GET  /monitoring/prometheus/metrics                           TensorFlow Serving's metrics
+#
+# and its gRPC API on port @GRPC_PORT@ (PredictionService and ModelService, from the
+# tensorflow-serving-api package's protos): the same models, the same errors.
 #
 # As TensorFlow Serving's own handler (`http_rest_api_util.cc`) matches them: the path's
 # words in any case (`/V1/MODELS/m`), though only a lowercase verb is one; a version too
@@ -55,6 +59,7 @@ import warnings
 import grpc
 import grpc.aio
 import numpy as np
+import prometheus_client
 import tensorflow as tf
 import uvicorn
 from tensorflow.core.framework import types_pb2
@@ -142,6 +147,60 @@ class ApiError(Exception):
     def __init__(self, status, message):
         super().__init__(message)
         self.status = status
+
+
+# --- Metrics: TensorFlow Serving's, in the Prometheus text format ------------------------
+#
+# GET METRICS_PATH on the REST port, as TensorFlow Serving with a monitoring config
+# answers it, with its metric names (prometheus_client adds `_total` to a counter's):
+# requests by model and status (a gRPC status code's name, OK for success), their wall
+# time in microseconds by model, API and entrypoint (REST or GRPC), and each SavedModel's
+# load attempts and time by path. A model name is a label only when it names a model the
+# server has: a client that asks for a million made-up names adds one series (""), not a
+# million.
+
+METRICS_PATH = "/monitoring/prometheus/metrics"
+prometheus_client.disable_created_metrics()
+REGISTRY = prometheus_client.CollectorRegistry()
+REQUESTS = prometheus_client.Counter(
+    ":tensorflow:serving:request_count",
+    "The requests answered, by model and status (TensorFlow Serving's metric)",
+    ["model_name", "status"],
+    registry=REGISTRY,
+)
+REQUEST_LATENCY = prometheus_client.Histogram(
+    ":tensorflow:serving:request_latency",
+    "The wall time of a request in microseconds, by model, API and entrypoint (TensorFlow Serving's metric)",
+    ["model_name", "API", "entrypoint"],
+    buckets=[10 * 1.8**power for power in range(33)],  # TensorFlow Serving's buckets
+    registry=REGISTRY,
+)
+LOAD_ATTEMPTS = prometheus_client.Counter(
+    ":tensorflow:cc:saved_model:load_attempt_count",
+    "The attempts to load a SavedModel, by its path and their outcome (TensorFlow's metric)",
+    ["model_path", "status"],
+    registry=REGISTRY,
+)
+LOAD_LATENCY = prometheus_client.Counter(
+    ":tensorflow:cc:saved_model:load_latency",
+    "The microseconds spent loading SavedModels, by path (TensorFlow's metric)",
+    ["model_path"],
+    registry=REGISTRY,
+)
+
+
+def record_request(models, name, api, entrypoint, status, started):
+    """One answered request in the metrics; `status` the gRPC code's name."""
+    label = name if models.knows(name) else ""
+    REQUESTS.labels(label, status).inc()
+    REQUEST_LATENCY.labels(label, api, entrypoint).observe((time.perf_counter() - started) * 1e6)
+
+
+def status_name(http_status):
+    """An HTTP answer's status as TensorFlow Serving's metrics name it: a gRPC code's name."""
+    if http_status < 400:
+        return "OK"
+    return GRPC_CODES.get(http_status, grpc.StatusCode.INTERNAL).name
 
 
 # --- Models: load, watch, look up -------------------------------------------------------
@@ -455,13 +514,17 @@ class Models:
     def load(self, name, version, path, files):
         self.set_state(name, version, "LOADING", "")
         log.info("loading model %s version %d from %s", name, version, path)
+        started = time.perf_counter()
         try:
             servable = Servable(name, version, path)
         except Exception as error:  # any broken SavedModel: reported in the status
+            LOAD_ATTEMPTS.labels(path, "fail").inc()
             self.failed[(name, version)] = files
             self.set_state(name, version, "END", f"loading failed: {error}")
             log.error("model %s version %d could not be loaded: %s", name, version, error)
             return
+        LOAD_ATTEMPTS.labels(path, "success").inc()
+        LOAD_LATENCY.labels(path).inc((time.perf_counter() - started) * 1e6)
         with self.lock:
             old = self.served.get(name)
             self.served[name] = servable
@@ -472,6 +535,11 @@ class Models:
         if old is not None:
             old.close()
         log.info("serving model %s version %d", name, version)
+
+    def knows(self, name):
+        """Whether `name` is a model the server has (served, loading or failed)."""
+        with self.lock:
+            return name in self.states
 
     def set_state(self, name, version, state, message):
         with self.lock:
@@ -1224,7 +1292,24 @@ async def within(seconds, receive):
 
 
 async def respond(models, request):
-    """The status and JSON bytes that answer one request whose body is in."""
+    """The status, bytes and content type that answer one request whose body is in: JSON,
+    or the metrics in Prometheus' text format."""
+    if request.path == METRICS_PATH and request.method == "GET":
+        return 200, prometheus_client.generate_latest(REGISTRY), prometheus_client.CONTENT_TYPE_LATEST
+    started = time.perf_counter()
+    status, payload = await respond_json(models, request)
+    match = ROUTE.match(request.path)
+    if match and match["name"]:
+        api = match["verb"] or ("metadata" if match["metadata"] else "status")
+        record_request(models, match["name"], api.lower(), "REST", status_name(status), started)
+    return status, payload, JSON
+
+
+JSON = "application/json"
+
+
+async def respond_json(models, request):
+    """The status and JSON bytes that answer one request of the API."""
     try:
         status, answer = 200, await handle(models, request)
     except ApiError as error:
@@ -1289,19 +1374,19 @@ async def serve_one(models, capacity, large, scope, receive, send):
         try:
             if len(request.body) > LARGE_BODY_BYTES:  # on the default executor's bounded pool
                 async with large:
-                    status, payload = await asyncio.to_thread(answer_apart, models, request)
+                    status, payload, kind = await asyncio.to_thread(answer_apart, models, request)
             else:
-                status, payload = await respond(models, request)
+                status, payload, kind = await respond(models, request)
         finally:
             capacity.in_flight -= 1
         capacity.release(request)  # a client slow to read its answer holds neither
-        await answer(send, status, payload, close=False)
+        await answer(send, status, payload, close=False, kind=kind)
     finally:
         capacity.release(request)
 
 
-async def answer(send, status, payload, close):
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+async def answer(send, status, payload, close, kind=JSON):
+    headers = [(b"content-type", kind.encode()), (b"content-length", str(len(payload)).encode())]
     if close:
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -1334,10 +1419,14 @@ METHODS = {"tensorflow/serving/classify": "classify", "tensorflow/serving/regres
 ERROR_CODES = {"OK": 0, "UNKNOWN": 2}  # tensorflow.error.Code, as a status names them
 
 
-async def grpc_answer(context, what, work):
-    """The answer of `work()`, or the call aborted with the status its error maps to."""
+async def grpc_answer(context, models, what, name, work):
+    """The answer of `work()`, or the call aborted with the status its error maps to; the
+    call counted in the metrics under model `name` and API `what`."""
+    started = time.perf_counter()
     try:
-        return await work()
+        answer = await work()
+        record_request(models, name, what, "GRPC", "OK", started)
+        return answer
     except ApiError as error:
         code, message = GRPC_CODES.get(error.status, grpc.StatusCode.INTERNAL), client_text(error)
     except RecursionError:
@@ -1345,6 +1434,7 @@ async def grpc_answer(context, what, work):
     except Exception:  # a bug, or a model failing on its own: logged, never shown
         log.exception("gRPC %s failed", what)
         code, message = grpc.StatusCode.INTERNAL, FAILED
+    record_request(models, name, what, "GRPC", code.name, started)
     await context.abort(code, message)
 
 
@@ -1440,7 +1530,7 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
                 response.outputs[name].CopyFrom(tf.make_tensor_proto(outputs[name]))
             return response
 
-        return await grpc_answer(context, "Predict", work)
+        return await grpc_answer(context, self.models, "predict", request.model_spec.name, work)
 
     async def Classify(self, request, context):
         async def work():
@@ -1453,7 +1543,7 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
             fill_classification(response.result, outputs, len(serialized))
             return response
 
-        return await grpc_answer(context, "Classify", work)
+        return await grpc_answer(context, self.models, "classify", request.model_spec.name, work)
 
     async def Regress(self, request, context):
         async def work():
@@ -1465,7 +1555,7 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
             fill_regression(response.result, outputs)
             return response
 
-        return await grpc_answer(context, "Regress", work)
+        return await grpc_answer(context, self.models, "regress", request.model_spec.name, work)
 
     async def MultiInference(self, request, context):
         """Each task a classify or regress signature of one model, on the same examples,
@@ -1497,7 +1587,7 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
                     fill_regression(result.regression_result, outputs)
             return response
 
-        return await grpc_answer(context, "MultiInference", work)
+        return await grpc_answer(context, self.models, "multi_inference", request.tasks[0].model_spec.name if request.tasks else "", work)
 
     async def GetModelMetadata(self, request, context):
         async def work():
@@ -1517,7 +1607,7 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
             response.metadata["signature_def"].Pack(definitions)
             return response
 
-        return await grpc_answer(context, "GetModelMetadata", work)
+        return await grpc_answer(context, self.models, "metadata", request.model_spec.name, work)
 
 
 class ModelService(model_service_pb2_grpc.ModelServiceServicer):
@@ -1540,7 +1630,7 @@ class ModelService(model_service_pb2_grpc.ModelServiceServicer):
                 found.status.error_message = entry["status"]["error_message"]
             return response
 
-        return await grpc_answer(context, "GetModelStatus", work)
+        return await grpc_answer(context, self.models, "status", request.model_spec.name, work)
 
     async def HandleReloadConfigRequest(self, request, context):
         await context.abort(
