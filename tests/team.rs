@@ -966,8 +966,8 @@ fn a_serving_member_exports_to_compose_and_kubernetes() {
         String::from_utf8_lossy(&config.stderr)
     );
     // docker-compose's own reading of the file (1.29 writes the short syntax back, with
-    // the source made absolute): the bind mount read-only at /models/NAME, the REST port
-    // on 127.0.0.1, the healthcheck.
+    // the source made absolute): the bind mount read-only at /models/NAME, the REST and
+    // gRPC ports on 127.0.0.1, the healthcheck.
     let read: serde_yaml::Value = serde_yaml::from_str(&config_text).unwrap();
     let text = |value: &serde_yaml::Value| value.as_str().unwrap_or_default().to_string();
     let fraud = &read["services"]["fraud"];
@@ -979,15 +979,25 @@ fn a_serving_member_exports_to_compose_and_kubernetes() {
         ),
         "{config_text}"
     );
-    let port = text(&fraud["ports"][0]);
-    assert!(
-        port.starts_with("127.0.0.1:") && port.ends_with(":8501/tcp"),
-        "{config_text}"
-    );
+    let ports = |service: &serde_yaml::Value| -> Vec<String> {
+        (service["ports"].as_sequence().into_iter().flatten())
+            .map(text)
+            .collect()
+    };
+    for container in [":8501/tcp", ":8500/tcp"] {
+        assert!(
+            (ports(fraud).iter())
+                .any(|port| port.starts_with("127.0.0.1:") && port.ends_with(container)),
+            "{container}: {config_text}"
+        );
+    }
     // A model server takes hostile request bytes: it has a memory limit by default.
     assert_eq!(text(&fraud["mem_limit"]), "8589934592", "{config_text}");
     let spam = &read["services"]["spam"];
-    assert_eq!(text(&spam["ports"][0]), "127.0.0.1:8601:8501/tcp");
+    assert!(
+        ports(spam).contains(&"127.0.0.1:8601:8501/tcp".to_string()),
+        "{config_text}"
+    );
     assert_eq!(
         text(&spam["volumes"][0]),
         format!(

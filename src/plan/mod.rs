@@ -21,7 +21,7 @@ pub mod volumes;
 use std::collections::BTreeMap;
 
 use crate::labels;
-use crate::spec::resolved::SERVING_PORT_NAME;
+use crate::spec::resolved::{SERVING_GRPC_PORT_NAME, SERVING_PORT_NAME};
 use crate::spec::Service;
 use cache::VolumePlan;
 use gpus::{GpuPlan, GpuSelection};
@@ -252,6 +252,12 @@ fn endpoints(input: &LaunchInput) -> Vec<(String, String)> {
                 endpoints.push((
                     SERVING_PORT_NAME.to_string(),
                     serving_url(plan.host, model.map(String::as_str)),
+                ));
+            }
+            if let Some(plan) = port(SERVING_GRPC_PORT_NAME) {
+                endpoints.push((
+                    SERVING_GRPC_PORT_NAME.to_string(),
+                    format!("127.0.0.1:{}", plan.host),
                 ));
             }
         }
