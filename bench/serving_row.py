@@ -57,7 +57,6 @@ def row(work, runs, sh, tfimg, ca, label):
     root = Path(__file__).resolve().parent.parent
     folder = work / "serving"
     (folder / "code").mkdir(parents=True, exist_ok=True)
-    (folder / "export").mkdir(exist_ok=True)
     shutil.copy(root / "examples" / "sweep" / "code" / "train.py", folder / "code" / "train.py")
     (folder / "code" / "save.py").write_text(SAVE)
     (folder / "post.lua").write_text(WRK_SCRIPT)
@@ -71,7 +70,7 @@ def row(work, runs, sh, tfimg, ca, label):
     image = sh(tfimg, "build", "cpu-serving", "--ca-cert", ca, cwd=folder).stdout.strip()
     served = sh(tfimg, "serve", "./export/mlp", "-d", "--ca-cert", ca, cwd=folder).stdout
     fields = dict(line.split(None, 1) for line in served.splitlines() if line.strip())
-    container, url = fields["container"].strip(), fields["model"].strip()
+    container, url, address = fields["container"].strip(), fields["model"].strip(), fields["grpc"].strip()
 
     def in_process(clients, batches):
         done = sh("docker", "run", "--rm", "--label", label, "--name", "tfbench-serving-load",
@@ -79,6 +78,16 @@ def row(work, runs, sh, tfimg, ca, label):
                   "-v", f"{folder / 'export' / 'mlp'}:/models/mlp:ro",
                   "-v", f"{root / 'bench'}:/bench:ro",
                   image, "/bench/serving_load.py", "--model-dir", "/models/mlp",
+                  "--clients", str(clients), "--batches", ",".join(map(str, batches)),
+                  "--seconds", str(SECONDS))
+        measured = json.loads(done.stdout.strip().splitlines()[-1])
+        return {batch: measured[f"batch_{batch}"] for batch in batches}
+
+    def over_grpc(clients, batches):
+        done = sh("docker", "run", "--rm", "--label", label, "--name", "tfbench-serving-grpc",
+                  "--network", "host", "--user", "root", "--entrypoint", "python3",
+                  "-v", f"{root / 'bench'}:/bench:ro", "-w", "/bench",
+                  image, "/bench/grpc_load.py", "--address", address, "--model", "mlp",
                   "--clients", str(clients), "--batches", ",".join(map(str, batches)),
                   "--seconds", str(SECONDS))
         measured = json.loads(done.stdout.strip().splitlines()[-1])
@@ -104,20 +113,23 @@ def row(work, runs, sh, tfimg, ca, label):
         for round_number in range(ROUNDS):
             for clients, batches in plans:
                 sides = [("in_process", in_process), ("http", over_http)]
+                if clients == 8:
+                    sides.append(("grpc", over_grpc))
                 if round_number % 2:
                     sides.reverse()
                 measured = {side: run(clients, batches) for side, run in sides}
                 results[(clients, batches)].append(measured)
                 for batch in batches:
-                    http, ceiling = measured["http"][batch], measured["in_process"][batch]
-                    print(f"  round {round_number + 1}, {clients} client(s), batch {batch}: http p50 "
-                          f"{http['p50_ms']:.2f} ms, in-process p50 {ceiling['p50_ms']:.2f} ms", flush=True)
+                    shown = ", ".join(f"{side} p50 {measured[side][batch]['p50_ms']:.2f} ms" for side, _ in sides)
+                    print(f"  round {round_number + 1}, {clients} client(s), batch {batch}: {shown}", flush=True)
     finally:
         sh("docker", "rm", "-f", container, check=False)
     eight, one = results[plans[0]], results[plans[1]]
     return [serving_row(eight, 1, 8, "13a", "<= 2 ms added at p50", 2.0),
-            serving_row(eight, 32, 8, "13b", None, None),
-            serving_row(one, 1, 1, "13c", None, None)]
+            serving_row(eight, 32, 8, "13b", "<= 1 ms added at p50", 1.0),
+            serving_row(one, 1, 1, "13c", None, None),
+            serving_row(eight, 1, 8, "13d", None, None, side="grpc"),
+            serving_row(eight, 32, 8, "13e", None, None, side="grpc")]
 
 
 def check(url, body, batch):
@@ -145,7 +157,7 @@ def parse_wrk(text):
     return {"requests": requests, "rps": rps, "p50_ms": latency(50), "p99_ms": latency(99)}
 
 
-def serving_row(rounds, batch, clients, number, target, limit):
+def serving_row(rounds, batch, clients, number, target, limit, side="http"):
     def median(side, key):
         return statistics.median(measured[side][batch][key] for measured in rounds)
 
@@ -153,17 +165,18 @@ def serving_row(rounds, batch, clients, number, target, limit):
         return (f"p50 {median(side, 'p50_ms'):.2f} ms, p99 {median(side, 'p99_ms'):.2f} ms, "
                 f"{median(side, 'rps'):.0f} req/s")
 
-    added = statistics.median(m["http"][batch]["p50_ms"] - m["in_process"][batch]["p50_ms"] for m in rounds)
+    added = statistics.median(m[side][batch]["p50_ms"] - m["in_process"][batch]["p50_ms"] for m in rounds)
     who = "8 concurrent clients" if clients == 8 else f"{clients} client"
-    name = (f"{number}. model server at batch {batch}, {who} (tfimg serve, "
-            f"POST :predict over HTTP driven by wrk, vs the SavedModel's signature in-process)")
-    print(f"  {name}: {cell('http')} vs {cell('in_process')}; adds {added:.2f} ms at p50", flush=True)
+    how = {"http": "POST :predict over HTTP driven by wrk",
+           "grpc": "Predict over gRPC driven by tensorflow-serving-api's stubs (bench/grpc_load.py)"}[side]
+    name = f"{number}. model server at batch {batch}, {who} (tfimg serve, {how}, vs the SavedModel's signature in-process)"
+    print(f"  {name}: {cell(side)} vs {cell('in_process')}; adds {added:.2f} ms at p50", flush=True)
     return {
         "name": name, "unit": "ms", "target": target, "limit": limit,
-        "tfimg": {"median": median("http", "p50_ms"), "min": median("http", "p50_ms"), "max": median("http", "p99_ms")},
+        "tfimg": {"median": median(side, "p50_ms"), "min": median(side, "p50_ms"), "max": median(side, "p99_ms")},
         "alternative": {"median": median("in_process", "p50_ms"), "min": median("in_process", "p50_ms"),
                         "max": median("in_process", "p99_ms")},
-        "cells": {"tfimg": cell("http"), "alternative": cell("in_process")},
+        "cells": {"tfimg": cell(side), "alternative": cell("in_process")},
         "ratio": added, "ratio_text": f"{added:+.2f} ms at p50",
         "raw": {"rounds": [{side: {str(b): v for b, v in m[side].items()} for side in m} for m in rounds]},
     }
