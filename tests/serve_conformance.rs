@@ -52,7 +52,7 @@
 mod common;
 
 use common::http;
-use common::serving::{error_of, save_and_serve, tfimg};
+use common::serving::{error_of, save_and_serve, serve_half_plus_three};
 use serde_json::{json, Value};
 
 /// A TF2 model with the signatures of TensorFlow Serving's `saved_model_half_plus_three`
@@ -760,26 +760,15 @@ async fn tensorflow_serving_s_rest_api_as_its_page_describes_it() {
 #[tokio::test]
 async fn the_page_s_example_answers_on_tensorflow_serving_s_half_plus_three() {
     let Some(_engine) = common::engine().await else { return };
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/saved_model_half_plus_three");
-    let model = common::unique("half");
-    let mut guard = common::DockerGuard::default();
-    guard.container_label = Some(format!("io.tfimg.model={model}"));
-    let folder = common::scratch(&[]);
-    let served = tfimg(
-        folder.path(),
-        &["serve", fixture.to_str().unwrap(), "--name", &model, "-d"],
-    );
-    assert_eq!(served.code, 0, "serve failed: {}", served.stderr);
-    let url = common::field(&served.stdout, "model").expect("the model's URL");
+    let served = serve_half_plus_three();
     let server = Server {
-        port: common::serving::port_of(&url),
-        model,
+        port: served.port,
+        model: served.model.clone(),
     };
     let mut checks = Checks::default();
     page_example(&mut checks, &server, "123");
     checks.assert_all_passed("api_rest.md's Example on saved_model_half_plus_three");
-    drop(guard);
+    drop(served);
 }
 
 /// A TF1 SavedModel made with `tf.compat.v1` as TensorFlow Serving's testdata generator

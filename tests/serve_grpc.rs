@@ -13,7 +13,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::serving::{save_and_serve, tfimg};
+use common::serving::{save_and_serve, serve_half_plus_three};
 use common::{field, http, unique, DockerGuard};
 
 /// A TF2 model with the three kinds of signature: `serving_default` (float32 `x`, 3 a
@@ -141,17 +141,8 @@ async fn tensorflow_serving_s_own_grpc_client_gets_the_in_process_numbers() {
 #[tokio::test]
 async fn the_tf1_half_plus_three_answers_over_grpc() {
     let Some(_engine) = common::engine().await else { return };
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/saved_model_half_plus_three");
-    let model = unique("half");
-    let mut guard = DockerGuard::default();
-    guard.container_label = Some(format!("io.tfimg.model={model}"));
-    let folder = common::scratch(&[]);
-    let served = tfimg(
-        folder.path(),
-        &["serve", fixture.to_str().unwrap(), "--name", &model, "-d"],
-    );
-    assert_eq!(served.code, 0, "serve failed: {}", served.tail());
+    let served = serve_half_plus_three();
+    let model = served.model.clone();
     let address = field(&served.stdout, "grpc").expect("serve prints the gRPC address");
     let (code, output) = client(
         &[
@@ -166,7 +157,7 @@ async fn the_tf1_half_plus_three_answers_over_grpc() {
     let found = checks(&output);
     assert_eq!(code, 0, "{found}\n{output}");
     assert!(found.ends_with("2 of 2 checks pass"), "{found}");
-    drop(guard);
+    drop(served);
 }
 
 /// The Prometheus metrics count what REST and gRPC answered, by model and status, with
@@ -175,19 +166,9 @@ async fn the_tf1_half_plus_three_answers_over_grpc() {
 #[tokio::test]
 async fn the_metrics_count_rest_and_grpc_requests_by_model_and_status() {
     let Some(_engine) = common::engine().await else { return };
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/saved_model_half_plus_three");
-    let model = unique("half");
-    let mut guard = DockerGuard::default();
-    guard.container_label = Some(format!("io.tfimg.model={model}"));
-    let folder = common::scratch(&[]);
-    let served = tfimg(
-        folder.path(),
-        &["serve", fixture.to_str().unwrap(), "--name", &model, "-d"],
-    );
-    assert_eq!(served.code, 0, "serve failed: {}", served.tail());
-    let url = field(&served.stdout, "model").expect("the model's URL");
-    let port = common::serving::port_of(&url);
+    let served = serve_half_plus_three();
+    let model = served.model.clone();
+    let port = served.port;
     let predict = format!("/v1/models/{model}:predict");
     for _ in 0..3 {
         let (status, _) = http("POST", port, &predict, &[], r#"{"instances": [1.0]}"#);
@@ -297,5 +278,5 @@ async fn the_metrics_count_rest_and_grpc_requests_by_model_and_status() {
         "{}",
         text()
     );
-    drop(guard);
+    drop(served);
 }

@@ -98,17 +98,29 @@ pub fn save_and_serve(script: &str, export: &str, prefix: &str) -> Served {
         ("code/methods.py", METHODS),
     ]);
     save_in_cpu_headless(folder.path());
-    let served = tfimg(
-        folder.path(),
-        &[
-            "serve",
-            &format!("./export/{export}"),
-            "--name",
-            &model,
-            "-d",
-        ],
-    );
-    assert_eq!(served.code, 0, "serve failed: {}", served.stderr);
+    serve_in(folder, &format!("./export/{export}"), model, guard)
+}
+
+/// TensorFlow Serving's own `saved_model_half_plus_three` (tests/fixtures), a TF1
+/// SavedModel, served under a unique name starting with `half`.
+pub fn serve_half_plus_three() -> Served {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/saved_model_half_plus_three");
+    let model = unique("half");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    serve_in(scratch(&[]), fixture.to_str().unwrap(), model, guard)
+}
+
+/// `tfimg serve MODEL_DIR --name MODEL -d` in `folder`.
+fn serve_in(
+    folder: tempfile::TempDir,
+    model_dir: &str,
+    model: String,
+    guard: DockerGuard,
+) -> Served {
+    let served = tfimg(folder.path(), &["serve", model_dir, "--name", &model, "-d"]);
+    assert_eq!(served.code, 0, "serve failed: {}", served.tail());
     let port = port_of(&field(&served.stdout, "model").expect("the model's URL"));
     let container = field(&served.stdout, "container").expect("the container's name");
     Served {
