@@ -1129,6 +1129,12 @@ fn cases() -> Vec<Case> {
             Some(("model/1/saved_model.pb", b"")),
         ),
         serve_case(
+            "serve-grpc-port-too-large",
+            "`--grpc-port 70000`",
+            &["serve", "./model", "--grpc-port", "70000"],
+            Some(("model/1/saved_model.pb", b"")),
+        ),
+        serve_case(
             "serve-max-batch-zero",
             "`--max-batch 0`",
             &["serve", "./model", "--max-batch", "0"],
