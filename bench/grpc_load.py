@@ -15,18 +15,14 @@ import numpy as np
 import tensorflow as tf
 from tensorflow_serving.apis import get_model_metadata_pb2, predict_pb2, prediction_service_pb2_grpc
 
-from serving_load import drive
+from serving_load import drive, load_arguments
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--address", required=True)
     parser.add_argument("--model", required=True)
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--seconds", type=float, default=10)
-    parser.add_argument("--warm-up", type=float, default=2)
-    parser.add_argument("--batches", default="1,32")
-    parser.add_argument("--features", type=int, default=16)
+    load_arguments(parser)
     args = parser.parse_args()
     stubs = [prediction_service_pb2_grpc.PredictionServiceStub(grpc.insecure_channel(args.address))
              for _ in range(args.clients)]

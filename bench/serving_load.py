@@ -52,14 +52,19 @@ def drive(call, clients, seconds, warm_up):
     }
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--model-dir", required=True)
+def load_arguments(parser):
+    """The load's own flags, shared with bench/grpc_load.py."""
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--warm-up", type=float, default=2)
     parser.add_argument("--batches", default="1,32")
     parser.add_argument("--features", type=int, default=16)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model-dir", required=True)
+    load_arguments(parser)
     args = parser.parse_args()
     versions = sorted((int(v) for v in os.listdir(args.model_dir) if v.isdigit()), reverse=True)
     model = tf.saved_model.load(os.path.join(args.model_dir, str(versions[0])))

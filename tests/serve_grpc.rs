@@ -13,7 +13,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::serving::{save_and_serve, serve_half_plus_three};
+use common::serving::{save_and_serve, serve_half_plus_three, Served};
 use common::{field, http, unique, DockerGuard};
 
 /// A TF2 model with the three kinds of signature: `serving_default` (float32 `x`, 3 a
@@ -88,6 +88,27 @@ fn client(command: &[&str], export: Option<&Path>) -> (i32, String) {
     (output.status.code().unwrap_or(-1), text)
 }
 
+/// fixtures/serving/grpc_client.py against the gRPC address `serve` printed for `served`,
+/// with `args` after the address and the model (its kind, and the export's path in the
+/// container); every one of its `count` checks passes.
+fn client_checks_pass(served: &Served, args: &[&str], export: Option<&Path>, count: usize) {
+    let address = field(&served.stdout, "grpc").expect("serve prints the gRPC address");
+    let mut command = vec![
+        "python",
+        "/fixtures/grpc_client.py",
+        &address,
+        &served.model,
+    ];
+    command.extend(args);
+    let (code, output) = client(&command, export);
+    let found = checks(&output);
+    assert_eq!(code, 0, "{found}\n{output}");
+    assert!(
+        found.ends_with(&format!("{count} of {count} checks pass")),
+        "{found}"
+    );
+}
+
 /// The checks' lines of the client's output (TensorFlow's own log lines left out).
 fn checks(output: &str) -> String {
     (output.lines())
@@ -108,20 +129,7 @@ async fn tensorflow_serving_s_own_grpc_client_gets_the_in_process_numbers() {
     let address = field(&served.stdout, "grpc").expect("serve prints the gRPC address");
     assert!(address.starts_with("127.0.0.1:"), "{}", served.stdout);
     let export = served.folder.path().join("export/grpc/1");
-    let (code, output) = client(
-        &[
-            "python",
-            "/fixtures/grpc_client.py",
-            &address,
-            &served.model,
-            "tf2",
-            "/export",
-        ],
-        Some(&export),
-    );
-    let found = checks(&output);
-    assert_eq!(code, 0, "{found}\n{output}");
-    assert!(found.ends_with("14 of 14 checks pass"), "{found}");
+    client_checks_pass(&served, &["tf2", "/export"], Some(&export), 14);
 
     // The example `serve` printed, as a user runs it where the package is installed.
     let try_grpc = (served.stdout.lines())
@@ -142,21 +150,7 @@ async fn tensorflow_serving_s_own_grpc_client_gets_the_in_process_numbers() {
 async fn the_tf1_half_plus_three_answers_over_grpc() {
     let Some(_engine) = common::engine().await else { return };
     let served = serve_half_plus_three();
-    let model = served.model.clone();
-    let address = field(&served.stdout, "grpc").expect("serve prints the gRPC address");
-    let (code, output) = client(
-        &[
-            "python",
-            "/fixtures/grpc_client.py",
-            &address,
-            &model,
-            "tf1",
-        ],
-        None,
-    );
-    let found = checks(&output);
-    assert_eq!(code, 0, "{found}\n{output}");
-    assert!(found.ends_with("2 of 2 checks pass"), "{found}");
+    client_checks_pass(&served, &["tf1"], None, 2);
     drop(served);
 }
 
@@ -181,18 +175,7 @@ async fn the_metrics_count_rest_and_grpc_requests_by_model_and_status() {
         let (status, _) = http("POST", port, &path, &[], r#"{"instances": [1.0]}"#);
         assert_eq!(status, 404);
     }
-    let address = field(&served.stdout, "grpc").expect("the gRPC address");
-    let (code, output) = client(
-        &[
-            "python",
-            "/fixtures/grpc_client.py",
-            &address,
-            &model,
-            "tf1",
-        ],
-        None,
-    );
-    assert_eq!(code, 0, "{}", checks(&output));
+    client_checks_pass(&served, &["tf1"], None, 2);
 
     let metrics = format!("http://127.0.0.1:{port}/monitoring/prometheus/metrics");
     let (code, output) = client(&["python", "/fixtures/scrape.py", &metrics], None);

@@ -1155,9 +1155,9 @@ TRACEBACK_LINE = re.compile(
 )
 
 
-async def handle(models, request):
+async def handle(models, request, match):
+    """The answer to one request of the API; `match` is ROUTE's match of its path."""
     method, path = request.method, request.path
-    match = ROUTE.match(path)
     verb = match and match["verb"]
     # A POST needs a model and a verb, written in lowercase (the route matches `:PREDICT`,
     # as TensorFlow Serving's does, which then knows no such verb); a GET has no verb.
@@ -1297,8 +1297,8 @@ async def respond(models, request):
     if request.path == METRICS_PATH and request.method == "GET":
         return 200, prometheus_client.generate_latest(REGISTRY), prometheus_client.CONTENT_TYPE_LATEST
     started = time.perf_counter()
-    status, payload = await respond_json(models, request)
     match = ROUTE.match(request.path)
+    status, payload = await respond_json(models, request, match)
     if match and match["name"]:
         api = match["verb"] or ("metadata" if match["metadata"] else "status")
         record_request(models, match["name"], api.lower(), "REST", status_name(status), started)
@@ -1308,10 +1308,10 @@ async def respond(models, request):
 JSON = "application/json"
 
 
-async def respond_json(models, request):
+async def respond_json(models, request, match):
     """The status and JSON bytes that answer one request of the API."""
     try:
-        status, answer = 200, await handle(models, request)
+        status, answer = 200, await handle(models, request, match)
     except ApiError as error:
         status, answer = error.status, {"error": client_text(error)}
     except RecursionError:  # only the client's JSON is walked recursively
@@ -1501,7 +1501,7 @@ def fill_classification(result, outputs, count):
             classes.classes.add(label=label, score=score)
 
 
-def fill_regression(result, outputs):
+def fill_regression(result, outputs, _count):
     for value in regressions(outputs):
         result.regressions.add(value=value)
 
@@ -1533,29 +1533,27 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
         return await grpc_answer(context, self.models, "predict", request.model_spec.name, work)
 
     async def Classify(self, request, context):
+        response = classification_pb2.ClassificationResponse()
+        return await self.on_examples(request, context, "classify", response, fill_classification)
+
+    async def Regress(self, request, context):
+        response = regression_pb2.RegressionResponse()
+        return await self.on_examples(request, context, "regress", response, fill_regression)
+
+    async def on_examples(self, request, context, verb, response, fill):
+        """Classify or Regress: the signature run on the request's examples, its outputs
+        written into `response` by `fill`."""
+
         async def work():
             servable = grpc_servable(self.models, request.model_spec)
             signature_name = request.model_spec.signature_name or DEFAULT_SIGNATURE
             serialized = serialized_examples(request.input)
-            outputs = await examples_outputs(servable, signature_name, "classify", serialized)
-            response = classification_pb2.ClassificationResponse()
+            outputs = await examples_outputs(servable, signature_name, verb, serialized)
             answered_spec(response.model_spec, servable, signature_name)
-            fill_classification(response.result, outputs, len(serialized))
+            fill(response.result, outputs, len(serialized))
             return response
 
-        return await grpc_answer(context, self.models, "classify", request.model_spec.name, work)
-
-    async def Regress(self, request, context):
-        async def work():
-            servable = grpc_servable(self.models, request.model_spec)
-            signature_name = request.model_spec.signature_name or DEFAULT_SIGNATURE
-            outputs = await examples_outputs(servable, signature_name, "regress", serialized_examples(request.input))
-            response = regression_pb2.RegressionResponse()
-            answered_spec(response.model_spec, servable, signature_name)
-            fill_regression(response.result, outputs)
-            return response
-
-        return await grpc_answer(context, self.models, "regress", request.model_spec.name, work)
+        return await grpc_answer(context, self.models, verb, request.model_spec.name, work)
 
     async def MultiInference(self, request, context):
         """Each task a classify or regress signature of one model, on the same examples,
@@ -1584,7 +1582,7 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
                 if verb == "classify":
                     fill_classification(result.classification_result, outputs, len(serialized))
                 else:
-                    fill_regression(result.regression_result, outputs)
+                    fill_regression(result.regression_result, outputs, len(serialized))
             return response
 
         return await grpc_answer(context, self.models, "multi_inference", request.tasks[0].model_spec.name if request.tasks else "", work)
