@@ -229,7 +229,14 @@ pub struct RunArgs {
 pub struct ServeArgs {
     /// The model's folder: numbered SavedModel versions (`1/`, `2/`, ...), mounted
     /// read-only at `/models/NAME`.
-    pub model_dir: String,
+    #[arg(required_unless_present = "model_config")]
+    pub model_dir: Option<String>,
+
+    /// Serve the models of a TensorFlow Serving model config file instead (its
+    /// `model_config_list`: names, absolute `base_path`s mounted read-only, version
+    /// policies and labels); the server rereads it when it changes.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["model_dir", "name"])]
+    pub model_config: Option<String>,
 
     /// The model's name in the API's URLs [default: the folder's name].
     #[arg(long)]

@@ -71,6 +71,9 @@ pub const GATEWAY: &str = "io.tfimg.gateway";
 
 /// A serving container's model (`tfimg serve`): readiness waits for it, its URL names it.
 pub const MODEL: &str = "io.tfimg.model";
+/// Every model a model server serves from a model config (`a,b`), when more than one;
+/// `MODEL` names the first.
+pub const MODELS: &str = "io.tfimg.models";
 
 // The entrypoint's run-time contract (variables tfimg sets in containers).
 

@@ -42,12 +42,11 @@
 //!
 //! TF1 SavedModels: the page's Example section on TensorFlow Serving's own
 //! `saved_model_half_plus_three` (tests/fixtures), and a `half_plus_two` made with
-//! `tf.compat.v1` here. Expected to fail until issue 31 brings a model config file, as an
-//! ignored test that says what it checks: a version label that names a version. Until
-//! then a label is answered as TensorFlow Serving answers one without a model config file,
-//! which the checks above assert: the status for every version, 400 "Unrecognized
-//! servable version label" elsewhere. gRPC and many models at once are not part of this
-//! page.
+//! `tf.compat.v1` here. Served from a folder, without a model config file, a label is
+//! answered as TensorFlow Serving answers one then, which the checks above assert: the
+//! status for every version, 400 "Unrecognized servable version label" elsewhere. Labels
+//! that name versions, and many models at once, are serve_models.rs's (a model config
+//! file); gRPC is serve_grpc.rs's.
 
 mod common;
 
@@ -877,15 +876,4 @@ async fn a_tf1_model_answers_predict_regress_classify_and_metadata_as_tf_serving
     );
     checks.assert_all_passed("a TF1 half_plus_two");
     drop(served);
-}
-
-/// A version label names a version: with a model config file labelling version 1
-/// `stable`, `/labels/stable` answers as `/versions/1` does for the status, the metadata
-/// and predict, and a label the file does not name is 400 "Unrecognized servable version
-/// label". tfimg reads no model config file yet; until issue 31 the checks above assert
-/// what TensorFlow Serving answers without one.
-#[test]
-#[ignore = "issue 31: version labels come from a model config file, which tfimg serve does not read yet"]
-fn a_version_label_names_a_version() {
-    unimplemented!("issue 31: `tfimg serve` takes a model config file with version_labels");
 }

@@ -11,10 +11,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
-use common::serving::{save_and_serve, serve_half_plus_three, Served};
-use common::{field, http, unique, DockerGuard};
+use common::serving::{checks, client, save_and_serve, serve_half_plus_three, Served};
+use common::{field, http};
 
 /// A TF2 model with the three kinds of signature: `serving_default` (float32 `x`, 3 a
 /// row: `logits` = x W + b, and their softmax `probabilities`), and the classify (classes
@@ -57,37 +56,6 @@ set_methods(path, {"tensorflow/serving/classify": "tensorflow/serving/classify",
                    "tensorflow/serving/regress": "tensorflow/serving/regress"})
 "#;
 
-/// The serving image `serve` built, which has the client package.
-const CLIENT_IMAGE: &str = "tfimg/cpu-serving:2.9.3";
-
-/// A container of the client image on the host's network, running `command` with the
-/// fixtures at /fixtures and `export` (when given) at /export, read-only; its exit code
-/// and output. It is removed when it ends, and by the guard if the test fails first.
-fn client(command: &[&str], export: Option<&Path>) -> (i32, String) {
-    let name = unique("t-grpc-client");
-    let _guard = DockerGuard::containers(&[&name]);
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/serving");
-    let mut args = vec![
-        "run".to_string(),
-        "--rm".into(),
-        "--name".into(),
-        name.clone(),
-        "--network".into(),
-        "host".into(),
-        "-v".into(),
-        format!("{}:/fixtures:ro", fixtures.display()),
-    ];
-    if let Some(export) = export {
-        args.extend(["-v".into(), format!("{}:/export:ro", export.display())]);
-    }
-    args.push(CLIENT_IMAGE.into());
-    args.extend(command.iter().map(|word| word.to_string()));
-    let output = Command::new("docker").args(&args).output().unwrap();
-    let text = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    (output.status.code().unwrap_or(-1), text)
-}
-
 /// fixtures/serving/grpc_client.py against the gRPC address `serve` printed for `served`,
 /// with `args` after the address and the model (its kind, and the export's path in the
 /// container); every one of its `count` checks passes.
@@ -107,19 +75,6 @@ fn client_checks_pass(served: &Served, args: &[&str], export: Option<&Path>, cou
         found.ends_with(&format!("{count} of {count} checks pass")),
         "{found}"
     );
-}
-
-/// The checks' lines of the client's output (TensorFlow's own log lines left out).
-fn checks(output: &str) -> String {
-    (output.lines())
-        .filter(|line| {
-            ["ok   ", "FAIL ", "Traceback"]
-                .iter()
-                .any(|start| line.starts_with(start))
-                || line.ends_with("checks pass")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[tokio::test]

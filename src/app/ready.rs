@@ -91,7 +91,14 @@ async fn answers(
             _ => true,
         },
         Some("serving") => match port(SERVING_PORT_NAME) {
-            Some(port) => serving_answers(host, port, plan.labels.get(labels::MODEL)).await?,
+            Some(port) => {
+                let models = (plan.labels.get(labels::MODELS)).or(plan.labels.get(labels::MODEL));
+                let mut answered = true;
+                for model in models.map(|names| names.split(',')).into_iter().flatten() {
+                    answered &= serving_answers(host, port, Some(model)).await?;
+                }
+                answered && (models.is_some() || serving_answers(host, port, None).await?)
+            }
             None => true,
         },
         _ => true,
@@ -124,12 +131,9 @@ async fn answers_inside(
 }
 
 /// A model server answers: with its model `AVAILABLE` when it serves one for tfimg (`tfimg
-/// serve`), else with any HTTP answer. A model that failed to load ends the wait.
-async fn serving_answers(
-    host: &impl Host,
-    port: u16,
-    model: Option<&String>,
-) -> anyhow::Result<bool> {
+/// serve`; each of a model config's), else with any HTTP answer. A model that failed to
+/// load ends the wait.
+async fn serving_answers(host: &impl Host, port: u16, model: Option<&str>) -> anyhow::Result<bool> {
     let Some(model) = model else {
         return Ok(host.http_get(port, "/").await.is_some());
     };

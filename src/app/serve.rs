@@ -15,11 +15,12 @@ use crate::app::run::{await_service, finish, spec_target, stream_until_exit, Aft
 use crate::app::{gpu_host, Interrupted};
 use crate::engine::Engine;
 use crate::host::{Host, NvidiaFacts};
-use crate::input::InputError;
+use crate::input::{printable, InputError, SpecError};
 use crate::labels;
 use crate::output::progress::Reporter;
 use crate::output::ui::Ui;
 use crate::plan::gpus::{self, GpuSelection};
+use crate::plan::model_config::{self, VersionPolicy};
 use crate::plan::mounts::MountPlan;
 use crate::plan::ports::PortRequest;
 use crate::plan::serving::{self, ModelState, TryRequest};
@@ -33,10 +34,12 @@ use crate::spec::ResolvedSpec;
 /// `tfimg serve`'s options, resolved.
 #[derive(Debug, Clone)]
 pub struct ServeRequest {
-    /// MODEL_DIR, absolute.
+    /// MODEL_DIR, absolute; with `model_config`, the model config file.
     pub model_dir: PathBuf,
-    /// MODEL_DIR as typed, for messages.
+    /// It as typed, for messages.
     pub shown: String,
+    /// `--model-config FILE`: `model_dir` is TensorFlow Serving's model config file.
+    pub model_config: bool,
     /// `--name`; the folder's name otherwise.
     pub name: Option<String>,
     pub gpus: Option<GpuSelection>,
@@ -72,19 +75,51 @@ impl ServingSpecs {
     }
 }
 
-/// MODEL_DIR checked: the model's name and its versions, highest last.
+/// A model folder checked: the model's name and the versions it serves, highest last.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Model {
     pub name: String,
     pub versions: Vec<u64>,
+    /// Its folder, absolute, and as the user wrote it.
+    pub folder: PathBuf,
+    pub shown: String,
+    /// In a model config: its `base_path` as written, and its policy.
+    pub configured: Option<(String, VersionPolicy)>,
+}
+
+/// What `tfimg serve` serves, checked: MODEL_DIR's model, or the models of a model
+/// config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    pub models: Vec<Model>,
+    /// `--model-config`: the file, absolute, and as typed.
+    pub config: Option<(PathBuf, String)>,
+}
+
+impl From<Model> for Served {
+    fn from(model: Model) -> Served {
+        Served {
+            models: vec![model],
+            config: None,
+        }
+    }
+}
+
+impl Served {
+    /// The model the container is named after, whose URL and request to try are printed.
+    pub fn first(&self) -> &Model {
+        &self.models[0]
+    }
 }
 
 /// A model server that answers.
 #[derive(Debug, Clone)]
 pub struct Serving {
     pub launched: Launched,
-    /// The model's status URL.
+    /// The model's status URL (the first model's, of a model config).
     pub url: String,
+    /// The other models' status URLs.
+    pub others: Vec<String>,
     /// The gRPC API's address (`127.0.0.1:8500`).
     pub grpc: String,
     /// The version the server answers with.
@@ -105,8 +140,9 @@ impl Serving {
         let mut lines = vec![
             format!("{:<12}{}", "container", self.launched.name),
             format!("{:<12}{}", "model", self.url),
-            format!("{:<12}{}", "grpc", self.grpc),
         ];
+        lines.extend((self.others.iter()).map(|url| format!("{:<12}{url}", "model")));
+        lines.push(format!("{:<12}{}", "grpc", self.grpc));
         if !self.version.is_empty() {
             lines.push(format!("{:<12}{}", "version", self.version));
         }
@@ -122,6 +158,75 @@ impl Serving {
         };
         (lines, note)
     }
+}
+
+/// What the request serves, checked (`check_model`, or `check_config` with
+/// `--model-config`). Asks only the host; creates nothing.
+pub fn check(host: &impl Host, request: &ServeRequest) -> anyhow::Result<Served> {
+    match request.model_config {
+        true => Ok(check_config(host, &request.model_dir, &request.shown)?),
+        false => Ok(check_model(host, request)?.into()),
+    }
+}
+
+/// A model config file read as TensorFlow Serving reads it, and each model's `base_path`
+/// a folder on this machine holding a version its policy serves; every problem named at
+/// the line and column of the file. Asks only the host; creates nothing.
+pub fn check_config(host: &impl Host, file: &Path, shown: &str) -> anyhow::Result<Served> {
+    let unreadable = |why: String| {
+        InputError::new(
+            format!("--model-config `{}` {why}", printable(shown)),
+            "give TensorFlow Serving's model config file, in protobuf's text format (`model_config_list { config { ... } }`)",
+        )
+    };
+    if host.is_folder(file) {
+        return Err(unreadable("is a folder".into()).into());
+    }
+    let bytes = (host.read_at_most(file, model_config::MAX_CONFIG_BYTES + 1))
+        .map_err(|error| unreadable(format!("cannot be read: {error}")))?;
+    if bytes.len() as u64 > model_config::MAX_CONFIG_BYTES {
+        let limit = model_config::MAX_CONFIG_BYTES >> 20;
+        return Err(unreadable(format!("is over {limit} MiB, which no model config is")).into());
+    }
+    let text = model_config::text_of(shown, bytes)?;
+    let config = model_config::read(shown, &text)?;
+    let mut models = Vec::new();
+    for configured in config.models {
+        let folder = crate::input::paths::lexical(Path::new(&configured.base_path));
+        let what = format!(
+            "model `{}`'s base_path `{}`",
+            configured.name, configured.base_path
+        );
+        let at = Some(configured.base_path_at.clone());
+        let on_disk = model_versions(host, &folder, &what)
+            .map_err(|error| SpecError::new(at.clone(), error.message, error.hint))?;
+        let versions = configured.policy.served(&on_disk);
+        if versions.is_empty() {
+            return Err(SpecError::new(
+                at,
+                format!(
+                    "model `{}`'s policy serves {}, and `{}` holds none of them (it holds {})",
+                    configured.name,
+                    configured.policy.describe(),
+                    configured.base_path,
+                    versions_list(&on_disk),
+                ),
+                "save those versions there, or change the model's `model_version_policy`",
+            )
+            .into());
+        }
+        models.push(Model {
+            name: configured.name,
+            versions,
+            folder,
+            shown: configured.base_path.clone(),
+            configured: Some((configured.base_path, configured.policy)),
+        });
+    }
+    Ok(Served {
+        models,
+        config: Some((file.to_path_buf(), shown.to_string())),
+    })
 }
 
 /// MODEL_DIR holds at least one numbered SavedModel version, and the model's name is one
@@ -143,7 +248,13 @@ pub fn check_model(host: &impl Host, request: &ServeRequest) -> Result<Model, In
             folder
         }
     };
-    Ok(Model { name, versions })
+    Ok(Model {
+        name,
+        versions,
+        folder: request.model_dir.clone(),
+        shown: request.shown.clone(),
+        configured: None,
+    })
 }
 
 /// The servable versions in the model folder `dir` (named `what` in messages), lowest
@@ -214,38 +325,74 @@ pub async fn choose_spec<'a>(
     })
 }
 
-/// The launch of the model server: the folder read-only at `/models/NAME` (copied in when
-/// `remote`), the REST port, the model named in a label, a memory limit always (`--memory`,
-/// else `serving::DEFAULT_MEMORY`).
+/// The launch of the model server: each model's folder read-only at `/models/NAME` (copied
+/// in when `remote`, as a model config file is), the REST and gRPC ports, the models named
+/// in labels, a memory limit always (`--memory`, else `serving::DEFAULT_MEMORY`).
 pub fn launch_request(
     host: &impl Host,
     request: &ServeRequest,
-    model: &Model,
+    served: &Served,
     target: launch::Target,
     gpus: GpuSelection,
     nvidia: Option<NvidiaFacts>,
     remote: bool,
 ) -> anyhow::Result<LaunchRequest> {
-    let destination = serving::model_target(&model.name);
-    let (mounts, syncs) = match remote {
-        false => {
-            let mount = MountPlan {
-                source: request.model_dir.clone(),
-                target: destination,
-                read_only: true,
-            };
-            (vec![(mount, request.shown.clone())], Vec::new())
-        }
-        true => {
-            let sync = SyncPlan {
-                text: request.shown.clone(),
-                source: request.model_dir.clone(),
-                target: destination,
+    let mut copies: Vec<(PathBuf, String, String)> = (served.models.iter())
+        .map(|model| {
+            let target = serving::model_target(&model.name);
+            (model.folder.clone(), target, model.shown.clone())
+        })
+        .collect();
+    let mut env: Vec<(String, String)> = (request.max_batch)
+        .map(|rows| (serving::MAX_BATCH_ENV.to_string(), rows.to_string()))
+        .into_iter()
+        .collect();
+    if let Some((file, shown)) = &served.config {
+        let target = serving::MODEL_CONFIG_TARGET.to_string();
+        copies.push((file.clone(), target.clone(), shown.clone()));
+        let base_paths: BTreeMap<String, String> = (served.models.iter())
+            .filter_map(|model| {
+                let (base_path, _) = model.configured.as_ref()?;
+                Some((
+                    serving::base_path_key(base_path),
+                    serving::model_target(&model.name),
+                ))
+            })
+            .collect();
+        env.push((serving::MODEL_CONFIG_ENV.to_string(), target));
+        env.push((
+            serving::BASE_PATHS_ENV.to_string(),
+            serde_json::to_string(&base_paths)?,
+        ));
+    }
+    let (mut mounts, mut syncs) = (Vec::new(), Vec::new());
+    for (source, target, text) in copies {
+        match remote {
+            false => mounts.push((
+                MountPlan {
+                    source,
+                    target,
+                    read_only: true,
+                },
+                text,
+            )),
+            true => syncs.push(SyncPlan {
+                text,
+                source,
+                target,
                 whole: true,
-            };
-            (Vec::new(), vec![sync])
+            }),
         }
-    };
+    }
+    let names: Vec<&str> = served
+        .models
+        .iter()
+        .map(|model| model.name.as_str())
+        .collect();
+    let mut extra_labels = BTreeMap::from([(labels::MODEL.to_string(), names[0].to_string())]);
+    if names.len() > 1 {
+        extra_labels.insert(labels::MODELS.to_string(), names.join(","));
+    }
     let port_requests = [
         (request.port, SERVING_PORT),
         (request.grpc_port, SERVING_GRPC_PORT),
@@ -259,11 +406,7 @@ pub fn launch_request(
     })
     .collect();
     Ok(LaunchRequest {
-        env: request
-            .max_batch
-            .map(|rows| (serving::MAX_BATCH_ENV.to_string(), rows.to_string()))
-            .into_iter()
-            .collect(),
+        env,
         mounts,
         syncs,
         make_sync_parents: true,
@@ -274,7 +417,7 @@ pub fn launch_request(
             memory: Some(request.memory.unwrap_or(serving::DEFAULT_MEMORY)),
             ..Resources::default()
         },
-        extra_labels: BTreeMap::from([(labels::MODEL.to_string(), model.name.clone())]),
+        extra_labels,
         tunnel: match request.detach {
             true => TunnelMode::Detached,
             false => TunnelMode::Session,
@@ -282,7 +425,7 @@ pub fn launch_request(
         nvidia,
         ..LaunchRequest::new(
             target,
-            launch::container_name(host, &format!("serve-{}", model.name))?,
+            launch::container_name(host, &format!("serve-{}", names[0]))?,
             Some(host.container_ids().ids),
         )
     })
@@ -295,19 +438,14 @@ pub async fn serve(
     engine: &impl Engine,
     host: &impl Host,
     request: &ServeRequest,
-    model: Model,
+    served: Served,
     specs: &ServingSpecs,
     network: &Network,
     reporter: &Reporter,
 ) -> anyhow::Result<Serving> {
     let remote = engine.remote_endpoint().is_some();
     let (spec, gpus, nvidia) = choose_spec(engine, host, request.gpus.as_ref(), specs).await?;
-    let mut notes = vec![format!(
-        "note: serving `{}` (versions {}) with `{}`",
-        model.name,
-        versions_text(&model.versions),
-        spec.name
-    )];
+    let mut notes = serving_notes(&served, &spec.name);
     if remote {
         notes.push(format!(
             "note: the engine runs on another host: `{}` is copied into the container (a mount would name that host's folders); a new version needs `tfimg serve` again",
@@ -316,7 +454,7 @@ pub async fn serve(
     }
     let target = spec_target(engine, host, spec, network, false, reporter).await?;
     reporter.clear();
-    let launch_request = launch_request(host, request, &model, target, gpus, nvidia, remote)?;
+    let launch_request = launch_request(host, request, &served, target, gpus, nvidia, remote)?;
     let prepared = launch::prepare(engine, host, launch_request).await?;
     notes.extend(prepared.notes.iter().cloned());
     let reserved = std::cell::RefCell::new(std::collections::BTreeSet::new());
@@ -345,7 +483,7 @@ pub async fn serve(
             });
         }
     }
-    answered(host, launched, &model, notes).await
+    answered(host, launched, &served, notes).await
 }
 
 /// In the foreground: the server's output until it exits or the user interrupts (it is
@@ -370,12 +508,16 @@ pub async fn follow(
 async fn answered(
     host: &impl Host,
     launched: Launched,
-    model: &Model,
+    served: &Served,
     notes: Vec<String>,
 ) -> anyhow::Result<Serving> {
     let port = host_port(&launched, SERVING_PORT_NAME, SERVING_PORT);
     let grpc_port = host_port(&launched, SERVING_GRPC_PORT_NAME, SERVING_GRPC_PORT);
+    let model = served.first();
     let url = crate::plan::serving_url(port, Some(&model.name));
+    let others = (served.models[1..].iter())
+        .map(|other| crate::plan::serving_url(port, Some(&other.name)))
+        .collect();
     let grpc = format!("127.0.0.1:{grpc_port}");
     let status_path = format!("/v1/models/{}", model.name);
     let version = match host.http_get(port, &status_path).await {
@@ -405,6 +547,7 @@ async fn answered(
     Ok(Serving {
         launched,
         url,
+        others,
         grpc,
         version,
         try_request,
@@ -438,9 +581,39 @@ async fn grpc_ready(host: &impl Host, port: u16) -> anyhow::Result<()> {
 
 const GRPC_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-fn versions_text(versions: &[u64]) -> String {
+/// What is served, with which spec: `serving `mlp` (versions 1, 3; the highest is
+/// served) with `cpu-serving``, or a line per model of a model config.
+fn serving_notes(served: &Served, spec: &str) -> Vec<String> {
+    let mut notes: Vec<String> = (served.models.iter())
+        .map(|model| match &model.configured {
+            None => format!(
+                "note: serving `{}` (versions {}; the highest is served) with `{spec}`",
+                model.name,
+                versions_list(&model.versions)
+            ),
+            Some((base_path, policy)) => format!(
+                "note: serving `{}` from `{base_path}`: {} (now {})",
+                model.name,
+                policy.describe(),
+                versions_list(&model.versions)
+            ),
+        })
+        .collect();
+    if let Some((_, shown)) = &served.config {
+        notes.push(format!(
+            "note: with `{spec}`; the server rereads `{shown}` when it changes (policies and labels; a new base_path needs `tfimg serve` again)"
+        ));
+    }
+    notes
+}
+
+/// `1, 3`, or `no version`.
+fn versions_list(versions: &[u64]) -> String {
+    if versions.is_empty() {
+        return "no version".into();
+    }
     let all: Vec<String> = versions.iter().map(u64::to_string).collect();
-    format!("{}; the highest is served", all.join(", "))
+    all.join(", ")
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! `tfimg serve MODEL_DIR [--name N] [--gpus ...] [-p PORT] [--public] [--max-batch ROWS]
-//! [--memory SIZE] [-d]`: the flags
-//! and MODEL_DIR checked first (exit 1 before anything exists), then `app::serve` (the
+//! `tfimg serve MODEL_DIR|--model-config FILE [--name N] [--gpus ...] [-p PORT] [--public]
+//! [--max-batch ROWS] [--memory SIZE] [-d]`: the flags
+//! and MODEL_DIR (or the model config and its folders) checked first (exit 1 before anything exists), then `app::serve` (the
 //! serving image built when missing, the model server started by the launcher and waited
 //! for); it prints the model's URL and a `curl` line. Detached, that is all; in the
 //! foreground it streams the server's log until Ctrl-C, then stops and removes it.
@@ -16,11 +16,11 @@ use crate::input::InputError;
 use crate::output::progress::Reporter;
 use crate::output::ui::Terminal;
 use crate::plan::gpus::GpuSelection;
-use crate::plan::serving::parse_max_batch;
+use crate::plan::serving::flags as serving_flags;
 
 pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let request = resolve(args, settings)?;
-    let model = serve::check_model(host, &request)?;
+    let model = serve::check(host, &request)?;
     let specs = ServingSpecs::resolve(host, &super::catalog(settings, host))?;
     let network = settings.network(&args.network.choices(), host)?;
     let reporter = Reporter::new(args.progress);
@@ -40,50 +40,30 @@ pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     })
 }
 
-/// Every flag checked, and MODEL_DIR made absolute.
+/// Every flag checked, and MODEL_DIR (or the model config file) made absolute.
 fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputError> {
     let gpus = args.gpus.as_deref().map(GpuSelection::parse).transpose()?;
-    let port = |text: &Option<String>, flag: &str, api: &str, example: u16| {
+    let port = |text: &Option<String>, flag, api, example| {
         (text.as_deref())
-            .map(|text| {
-                text.parse::<u16>().ok().filter(|port| *port > 0).ok_or_else(|| {
-                    InputError::new(
-                        format!("`{flag} {text}` is not a port"),
-                        format!("give the host port for the {api} API, from 1 to 65535, such as `{flag} {example}`"),
-                    )
-                })
-            })
+            .map(|text| serving_flags::port(text, flag, api, example))
             .transpose()
     };
     let grpc_port = port(&args.grpc_port, "--grpc-port", "gRPC", 8500)?;
     let port = port(&args.port, "-p", "REST", 8501)?;
-    let max_batch = args
-        .max_batch
-        .as_deref()
-        .map(|text| {
-            parse_max_batch(text).ok_or_else(|| {
-                InputError::new(
-                    format!("`--max-batch {text}` is not a number of rows"),
-                    "give a whole number of rows from 1 (every request alone), such as `--max-batch 64`",
-                )
-            })
-        })
+    let max_batch = (args.max_batch.as_deref())
+        .map(serving_flags::max_batch)
         .transpose()?;
     let memory = args
         .memory
         .as_deref()
         .map(|text| crate::plan::parse_size(text, "--memory"))
         .transpose()?;
-    if args.model_dir.is_empty() {
-        return Err(InputError::new(
-            "MODEL_DIR is empty",
-            "give the folder that holds the model's numbered versions (`MODEL_DIR/1/saved_model.pb`)",
-        ));
-    }
-    let current_dir = settings.current_dir()?;
+    let shown = serving_flags::source(args.model_dir.as_deref(), args.model_config.as_deref())?;
+    let path = lexical(&settings.current_dir()?.join(shown));
     Ok(ServeRequest {
-        model_dir: lexical(&current_dir.join(&args.model_dir)),
-        shown: args.model_dir.clone(),
+        model_dir: path,
+        shown: shown.to_string(),
+        model_config: args.model_config.is_some(),
         name: args.name.clone(),
         gpus,
         port,

@@ -6,6 +6,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod paths;
 pub mod source;
+pub mod text_proto;
 pub mod yaml;
 
 pub use error::InputError;

@@ -6,6 +6,7 @@ pub mod base;
 pub mod cache;
 pub mod gpus;
 pub mod image;
+pub mod model_config;
 pub mod mounts;
 pub mod network;
 mod parse;

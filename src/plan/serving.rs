@@ -38,6 +38,51 @@ pub fn parse_max_batch(text: &str) -> Option<u32> {
     text.parse::<u32>().ok().filter(|rows| *rows > 0)
 }
 
+/// `tfimg serve`'s flags as typed, each checked with the error that names it.
+pub mod flags {
+    use crate::input::InputError;
+
+    /// `-p` or `--grpc-port` (`flag`) for the `api`'s host port: 1 to 65535.
+    pub fn port(text: &str, flag: &str, api: &str, example: u16) -> Result<u16, InputError> {
+        text.parse::<u16>().ok().filter(|port| *port > 0).ok_or_else(|| {
+            InputError::new(
+                format!("`{flag} {text}` is not a port"),
+                format!("give the host port for the {api} API, from 1 to 65535, such as `{flag} {example}`"),
+            )
+        })
+    }
+
+    /// `--max-batch ROWS`.
+    pub fn max_batch(text: &str) -> Result<u32, InputError> {
+        super::parse_max_batch(text).ok_or_else(|| {
+            InputError::new(
+                format!("`--max-batch {text}` is not a number of rows"),
+                "give a whole number of rows from 1 (every request alone), such as `--max-batch 64`",
+            )
+        })
+    }
+
+    /// What is served, as typed: MODEL_DIR, or `--model-config FILE` (clap keeps them
+    /// apart); never empty.
+    pub fn source<'a>(
+        model_dir: Option<&'a str>,
+        model_config: Option<&'a str>,
+    ) -> Result<&'a str, InputError> {
+        let (shown, what, hint) = match model_config {
+            Some(file) => (file, "--model-config", "give TensorFlow Serving's model config file (`--model-config ./models.config`)"),
+            None => (
+                model_dir.unwrap_or_default(),
+                "MODEL_DIR",
+                "give the folder that holds the model's numbered versions (`MODEL_DIR/1/saved_model.pb`)",
+            ),
+        };
+        match shown.is_empty() {
+            true => Err(InputError::new(format!("{what} is empty"), hint)),
+            false => Ok(shown),
+        }
+    }
+}
+
 /// The files that make a folder a SavedModel.
 pub const SAVED_MODEL_FILES: &[&str] = &["saved_model.pb", "saved_model.pbtxt"];
 
@@ -87,6 +132,22 @@ pub fn no_version(what: &str, entries: &[String]) -> InputError {
         printable(&format!("{what}: {detail}")).into_owned(),
         "save the model into a numbered folder, as TensorFlow Serving reads it: `tf.saved_model.save(model, \"MODEL_DIR/1\")` (or `model.save(\"MODEL_DIR/1\")`)",
     )
+}
+
+/// `--model-config`: the server's variable naming the model config file in the container,
+/// where the file is mounted read-only, and the variable mapping each `base_path` to where
+/// its folder is mounted (JSON: `base_path_key` → `/models/NAME`).
+pub const MODEL_CONFIG_ENV: &str = "TFIMG_SERVING_MODEL_CONFIG";
+pub const MODEL_CONFIG_TARGET: &str = "/etc/tfimg-serving/models.config";
+pub const BASE_PATHS_ENV: &str = "TFIMG_SERVING_BASE_PATHS";
+
+/// A `base_path` as the server looks it up: without trailing `/` (`/srv/m/` and `/srv/m`
+/// name one folder), as `serving.py`'s `container_path` does.
+pub fn base_path_key(base_path: &str) -> String {
+    match base_path.trim_end_matches('/') {
+        "" => "/".to_string(),
+        trimmed => trimmed.to_string(),
+    }
 }
 
 /// Where the model's folder appears in the serving container.

@@ -3,6 +3,7 @@
 //! name (removed when the test ends, failed or not), and its answers read.
 
 use std::path::Path;
+use std::process::Command;
 
 use super::{field, scratch, tfimg_with_env, unique, DockerGuard, Run, HOST_CA};
 
@@ -132,4 +133,48 @@ fn serve_in(
         folder,
         guard,
     }
+}
+
+/// The serving image `serve` built, which has the client package.
+pub const CLIENT_IMAGE: &str = "tfimg/cpu-serving:2.9.3";
+
+/// A container of the client image on the host's network, running `command` with the
+/// fixtures at /fixtures and `export` (when given) at /export, read-only; its exit code
+/// and output. It is removed when it ends, and by the guard if the test fails first.
+pub fn client(command: &[&str], export: Option<&Path>) -> (i32, String) {
+    let name = unique("t-grpc-client");
+    let _guard = DockerGuard::containers(&[&name]);
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/serving");
+    let mut args = vec![
+        "run".to_string(),
+        "--rm".into(),
+        "--name".into(),
+        name.clone(),
+        "--network".into(),
+        "host".into(),
+        "-v".into(),
+        format!("{}:/fixtures:ro", fixtures.display()),
+    ];
+    if let Some(export) = export {
+        args.extend(["-v".into(), format!("{}:/export:ro", export.display())]);
+    }
+    args.push(CLIENT_IMAGE.into());
+    args.extend(command.iter().map(|word| word.to_string()));
+    let output = Command::new("docker").args(&args).output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output.status.code().unwrap_or(-1), text)
+}
+
+/// The checks' lines of the client's output (TensorFlow's own log lines left out).
+pub fn checks(output: &str) -> String {
+    (output.lines())
+        .filter(|line| {
+            ["ok   ", "FAIL ", "Traceback"]
+                .iter()
+                .any(|start| line.starts_with(start))
+                || line.ends_with("checks pass")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

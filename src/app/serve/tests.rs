@@ -16,6 +16,7 @@ fn request(dir: &str) -> ServeRequest {
     ServeRequest {
         model_dir: PathBuf::from(dir),
         shown: "./export/mlp".to_string(),
+        model_config: false,
         name: None,
         gpus: None,
         port: None,
@@ -83,7 +84,7 @@ fn cpu_launch(host: &FakeHost, asked: &ServeRequest, model: &Model, remote: bool
     launch_request(
         host,
         asked,
-        model,
+        &Served::from(model.clone()),
         target("cpu-serving"),
         GpuSelection::None,
         None,
@@ -188,7 +189,7 @@ fn serve_on(engine: &FakeEngine, host: &FakeHost) -> anyhow::Result<Serving> {
         engine,
         host,
         &request,
-        model,
+        model.into(),
         &specs(),
         &Network::default(),
         &reporter,
@@ -295,7 +296,7 @@ fn grpc_port_publishes_the_grpc_api_on_the_port_given() {
     let launch = launch_request(
         &host,
         &request,
-        &model,
+        &model.into(),
         target,
         GpuSelection::None,
         None,
@@ -367,5 +368,143 @@ fn ctrl_c_stops_a_foreground_server_removes_it_and_closes_its_tunnel() {
     assert_eq!(
         *ui.notes.borrow(),
         [format!("tfimg: stopping `{}`", launched.name)]
+    );
+}
+
+const CONFIG: &str = "model_config_list {\n  config {\n    name: 'mlp'\n    base_path: '/work/export/mlp/'\n    model_version_policy { specific { versions: 1 versions: 2 } }\n    version_labels { key: 'stable' value: 1 }\n  }\n  config { name: 'other' base_path: '/work/export/mlp' model_version_policy { all {} } }\n}\n";
+
+/// `host_with_model`, with `CONFIG` at `/work/models.config` and `--model-config` naming it.
+fn config_request(text: &str) -> (FakeHost, ServeRequest) {
+    let host = host_with_model();
+    (host.files.borrow_mut()).insert(
+        PathBuf::from("/work/models.config"),
+        text.as_bytes().to_vec(),
+    );
+    let mut asked = request("/work/models.config");
+    asked.shown = "models.config".into();
+    asked.model_config = true;
+    (host, asked)
+}
+
+#[test]
+fn a_model_config_serves_each_model_s_policy_of_the_versions_on_disk() {
+    let (host, asked) = config_request(CONFIG);
+    let served = check(&host, &asked).unwrap();
+    let names: Vec<(&str, &[u64])> = (served.models.iter())
+        .map(|model| (model.name.as_str(), model.versions.as_slice()))
+        .collect();
+    assert_eq!(names, [("mlp", &[1][..]), ("other", &[1, 3][..])]);
+    assert_eq!(
+        served.config,
+        Some((PathBuf::from("/work/models.config"), "models.config".into()))
+    );
+    let notes = serving_notes(&served, "cpu-serving");
+    assert_eq!(
+        notes[0],
+        "note: serving `mlp` from `/work/export/mlp/`: versions 1, 2 (now 1)"
+    );
+    assert_eq!(
+        notes[1],
+        "note: serving `other` from `/work/export/mlp`: every version (now 1, 3)"
+    );
+}
+
+#[test]
+fn a_model_config_s_mistakes_name_the_file_s_line_and_column_before_anything_exists() {
+    let cases = [
+        ("model_config_list { config { name: 'a' base_path: '/work/nothing' } }", "`models.config`:1:40: model `a`'s base_path `/work/nothing` does not exist"),
+        ("model_config_list { config { name: 'a' base_path: '/work/export/mlp' model_version_policy { specific { versions: 2 } } } }", "`models.config`:1:40: model `a`'s policy serves versions 2, and `/work/export/mlp` holds none of them (it holds 1, 3)"),
+        ("model_config_list { config { name: 'a' base_path: 'export/mlp' } }", "`models.config`:1:40: `base_path: \"export/mlp\"` is not an absolute path"),
+        ("model_config_list {", "`models.config`:1:19: the message opened here is not closed with `}`"),
+    ];
+    for (text, wanted) in cases {
+        let (host, asked) = config_request(text);
+        let error = check(&host, &asked).unwrap_err();
+        assert_eq!(error.to_string(), wanted, "{text}");
+    }
+    let (host, mut asked) = config_request(CONFIG);
+    asked.model_dir = PathBuf::from("/work/missing.config");
+    let error = check(&host, &asked).unwrap_err().to_string();
+    assert!(
+        error.starts_with("--model-config `models.config` cannot be read"),
+        "{error}"
+    );
+    let (host, asked) = config_request(&"#".repeat(2 << 20));
+    let error = check(&host, &asked).unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "--model-config `models.config` is over 1 MiB, which no model config is"
+    );
+    let (host, asked) = config_request("");
+    (host.files.borrow_mut()).insert(PathBuf::from("/work/models.config"), vec![0xff, 0xfe]);
+    let error = check(&host, &asked).unwrap_err().to_string();
+    assert_eq!(error, "--model-config `models.config` is not UTF-8 text");
+}
+
+#[test]
+fn a_model_config_mounts_each_folder_and_the_file_read_only_and_names_them_to_the_server() {
+    let (host, asked) = config_request(CONFIG);
+    let served = check(&host, &asked).unwrap();
+    let launch = |remote| {
+        launch_request(
+            &host,
+            &asked,
+            &served,
+            target("cpu-serving"),
+            GpuSelection::None,
+            None,
+            remote,
+        )
+        .unwrap()
+    };
+    let local = launch(false);
+    let mounts: Vec<(&Path, &str, bool)> = (local.mounts.iter())
+        .map(|(mount, _)| {
+            (
+                mount.source.as_path(),
+                mount.target.as_str(),
+                mount.read_only,
+            )
+        })
+        .collect();
+    assert_eq!(
+        mounts,
+        [
+            (Path::new("/work/export/mlp"), "/models/mlp", true),
+            (Path::new("/work/export/mlp"), "/models/other", true),
+            (
+                Path::new("/work/models.config"),
+                serving::MODEL_CONFIG_TARGET,
+                true
+            ),
+        ]
+    );
+    let env: BTreeMap<&str, &str> = local
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(env[serving::MODEL_CONFIG_ENV], serving::MODEL_CONFIG_TARGET);
+    let base_paths: BTreeMap<String, String> =
+        serde_json::from_str(env[serving::BASE_PATHS_ENV]).unwrap();
+    assert_eq!(
+        base_paths.len(),
+        1,
+        "both spellings of one folder are one key: {base_paths:?}"
+    );
+    assert!(["/models/mlp", "/models/other"].contains(&base_paths["/work/export/mlp"].as_str()));
+    assert_eq!(local.extra_labels[labels::MODEL], "mlp");
+    assert_eq!(local.extra_labels[labels::MODELS], "mlp,other");
+    assert!(local.name.starts_with("serve-mlp-"));
+    let remote = launch(true);
+    assert!(remote.mounts.is_empty());
+    let targets: Vec<&str> = remote
+        .syncs
+        .iter()
+        .map(|sync| sync.target.as_str())
+        .collect();
+    assert_eq!(
+        targets,
+        ["/models/mlp", "/models/other", serving::MODEL_CONFIG_TARGET]
     );
 }

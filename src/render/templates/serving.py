@@ -2,10 +2,12 @@
 #
 # TensorFlow Serving's REST API on port @SERVING_PORT@ for every SavedModel under
 # @MODELS@/NAME/VERSION/ (numbered folders; the highest version is served, and a new one
-# is picked up without a restart). A SavedModel written by TensorFlow 2 runs through its
-# functions; one written by TensorFlow 1 (Estimator exports, tf.compat.v1) runs in a
-# session, its tensors fed and fetched by name as TensorFlow Serving does
-# (`SessionSignature`):
+# is picked up without a restart), or for the models of a model config file
+# (TFIMG_SERVING_MODEL_CONFIG: TensorFlow Serving's text format, its version policies and
+# labels; reread when it changes, or sent with gRPC's HandleReloadConfigRequest). A
+# SavedModel written by TensorFlow 2 runs through its functions; one written by
+# TensorFlow 1 (Estimator exports, tf.compat.v1) runs in a session, its tensors fed and
+# fetched by name as TensorFlow Serving does (`SessionSignature`):
 #
 #   GET  /v1/models/NAME[/versions/N|/labels/L]                  status
 #   GET  /v1/models/NAME[/versions/N|/labels/L]/metadata         signatures
@@ -18,8 +20,9 @@
 #
 # As TensorFlow Serving's own handler (`http_rest_api_util.cc`) matches them: the path's
 # words in any case (`/V1/MODELS/m`), though only a lowercase verb is one; a version too
-# large for int64 is a 400; a label has no version without a model config file (not read
-# here yet), so the status answers for every version and the other routes refuse it.
+# large for int64 is a 400; a label names a version only in a model config file (400
+# "Unrecognized servable version label" otherwise), and the status answers for every
+# version whatever the label.
 # Errors are {"error": "..."} with TensorFlow Serving's codes (400 bad request, 404 unknown
 # model or version) and HTTP's for the limits below (408 too slow, 413 too large, 431
 # headers too large, 503 busy).
@@ -63,22 +66,31 @@ import prometheus_client
 import tensorflow as tf
 import uvicorn
 from tensorflow.core.framework import types_pb2
+from google.protobuf import text_format
 from tensorflow_serving.apis import (
     classification_pb2,
     get_model_metadata_pb2,
     get_model_status_pb2,
     inference_pb2,
+    model_management_pb2,
     model_service_pb2_grpc,
     predict_pb2,
     prediction_service_pb2_grpc,
     regression_pb2,
 )
+from tensorflow_serving.config import model_server_config_pb2
 from tensorflow.core.protobuf import config_pb2, saved_model_pb2
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MODELS = "@MODELS@"
 PORT = int("@SERVING_PORT@")
 GRPC_PORT = int("@GRPC_PORT@")
+# A model config file (TensorFlow Serving's --model_config_file, `tfimg serve
+# --model-config`) instead of every folder under MODELS; and where tfimg mounted each
+# base_path it names (JSON: host path -> path here).
+MODEL_CONFIG = os.environ.get("TFIMG_SERVING_MODEL_CONFIG", "")
+BASE_PATHS = json.loads(os.environ.get("TFIMG_SERVING_BASE_PATHS") or "{}")
+MAX_CONFIG_BYTES = 1024 * 1024
 MAX_IN_FLIGHT = 256  # requests whose body is in, being answered at once; past it, 503
 CONNECTIONS = 1024  # uvicorn's own cap on connections (its 503 is plain text)
 HEADER_SECONDS = 10  # a request's headers arrive whole within this, or 408
@@ -472,44 +484,118 @@ def signature_defs_of(graph):
 
 
 class Models:
-    """The models under MODELS: the highest version of each is served; a version that
-    appears later is loaded once its files stopped changing, then replaces the old one."""
+    """The models served: every folder under MODELS (its highest version), or those of the
+    model config file MODEL_CONFIG (each its policy's versions, with its labels), reread
+    when the file changes. A version that appears later is loaded once its files stopped
+    changing; the versions its policy no longer wants are unloaded once one it wants is
+    served (TensorFlow Serving's availability-preserving order)."""
 
     def __init__(self):
-        self.lock = threading.Lock()
-        self.served = {}  # name -> Servable
+        self.lock = threading.Lock()  # the maps below
+        self.polling = threading.Lock()  # one poll at a time: the watcher's, a reload's
+        self.served = {}  # name -> {version: Servable}
         self.states = {}  # name -> {version: (state, error message)}
+        self.labels = {}  # name -> {label: version}
         self.seen = {}  # (name, version) -> its files at the last poll
         self.failed = {}  # (name, version) -> its files when loading them failed
+        self.missing = set()  # the configured folders found missing (logged once)
+        self.config = None  # the ModelServerConfig in force; None: every folder under MODELS
+        self.config_text = None  # the file's text it was read from
 
     def watch(self):
         first = True
         while True:
             try:
-                self.poll(wait_for_quiet=not first)
+                if MODEL_CONFIG:
+                    self.read_config_file()
+                with self.polling:
+                    self.poll(wait_for_quiet=not first)
             except Exception:  # a poll must never end the watcher
-                log.exception("scanning %s failed", MODELS)
+                log.exception("scanning the models failed")
             first = False
             time.sleep(POLL_SECONDS)
 
+    def read_config_file(self):
+        """MODEL_CONFIG applied when its text changed; a config that does not parse is
+        logged and the one in force kept."""
+        try:
+            with open(MODEL_CONFIG, encoding="utf-8") as file:
+                text = file.read(MAX_CONFIG_BYTES + 1)
+        except (OSError, ValueError) as error:
+            if self.config_text != "":
+                log.error("the model config %s cannot be read: %s", MODEL_CONFIG, error)
+                self.config_text = ""
+            return
+        if text == self.config_text:
+            return
+        self.config_text = text
+        try:
+            config = parse_model_config(text)
+        except ApiError as error:
+            log.error("the model config %s is not applied: %s", MODEL_CONFIG, error)
+            return
+        self.apply(config)
+        log.info("model config %s applied: %s", MODEL_CONFIG, ", ".join(c.name for c in config.model_config_list.config))
+
+    def apply(self, config):
+        with self.lock:
+            self.config = config
+            self.labels = {c.name: dict(c.version_labels) for c in config.model_config_list.config}
+
+    def reload(self, config):
+        """A config from HandleReloadConfigRequest, applied and loaded before it returns."""
+        self.apply(config)
+        with self.polling:
+            self.poll(wait_for_quiet=False)
+
+    def entries(self):
+        """(name, folder, version policy or None) of each model to serve."""
+        with self.lock:
+            config = self.config
+        if config is None:
+            return [(name, os.path.join(MODELS, name), None) for name in model_folders(MODELS)]
+        return [
+            (c.name, container_path(c.base_path), c.model_version_policy if c.HasField("model_version_policy") else None)
+            for c in config.model_config_list.config
+        ]
+
     def poll(self, wait_for_quiet):
-        """Loads each model's highest version when it is not served yet. After the first
-        poll, a version is loaded only once its files are as they were a poll ago (a copy
-        in progress is not read half-way), and one that failed only once its files change."""
-        for name, versions in scan(MODELS).items():
-            if not versions:
+        """Loads the versions each model's policy wants that are not served yet, then
+        unloads those it no longer wants. After the first poll, a version is loaded only
+        once its files are as they were a poll ago (a copy in progress is not read
+        half-way), and one that failed only once its files change."""
+        entries = self.entries()
+        names = {name for name, _, _ in entries}
+        with self.lock:
+            dropped = [(name, version) for name in self.served if name not in names for version in self.served[name]]
+        for name, version in dropped:
+            self.unload(name, version)
+        for name, folder, policy in entries:
+            versions = versions_in(folder)
+            if not os.path.isdir(folder):
+                if folder not in self.missing:
+                    log.error("model %s: its folder %s is not in the container", name, folder)
+                    self.missing.add(folder)
                 continue
-            version = max(versions)
-            current = self.served.get(name)
-            if current is not None and current.version == version:
-                continue
-            key = (name, version)
-            files = files_of(versions[version])
-            changed = self.seen.get(key) != files
-            self.seen[key] = files
-            if self.failed.get(key) == files or (wait_for_quiet and changed):
-                continue
-            self.load(name, version, versions[version], files)
+            self.missing.discard(folder)
+            wanted = served_versions(policy, sorted(versions))
+            for version in wanted:
+                with self.lock:
+                    if version in self.served.get(name, {}):
+                        continue
+                key = (name, version)
+                files = files_of(versions[version])
+                changed = self.seen.get(key) != files
+                self.seen[key] = files
+                if self.failed.get(key) == files or (wait_for_quiet and changed):
+                    continue
+                self.load(name, version, versions[version], files)
+            with self.lock:
+                served = list(self.served.get(name, {}))
+            if not wanted or any(version in served for version in wanted):
+                for version in served:
+                    if version not in wanted:
+                        self.unload(name, version)
 
     def load(self, name, version, path, files):
         self.set_state(name, version, "LOADING", "")
@@ -526,15 +612,19 @@ class Models:
         LOAD_ATTEMPTS.labels(path, "success").inc()
         LOAD_LATENCY.labels(path).inc((time.perf_counter() - started) * 1e6)
         with self.lock:
-            old = self.served.get(name)
-            self.served[name] = servable
-            states = self.states.setdefault(name, {})
-            states[version] = ("AVAILABLE", "")
-            if old is not None:
-                states[old.version] = ("END", "")
-        if old is not None:
-            old.close()
+            self.served.setdefault(name, {})[version] = servable
+            self.states.setdefault(name, {})[version] = ("AVAILABLE", "")
         log.info("serving model %s version %d", name, version)
+
+    def unload(self, name, version):
+        with self.lock:
+            servable = self.served.get(name, {}).pop(version, None)
+            if not self.served.get(name):
+                self.served.pop(name, None)
+            self.states.setdefault(name, {})[version] = ("END", "")
+        if servable is not None:
+            servable.close()
+            log.info("model %s version %d unloaded", name, version)
 
     def knows(self, name):
         """Whether `name` is a model the server has (served, loading or failed)."""
@@ -546,6 +636,8 @@ class Models:
             self.states.setdefault(name, {})[version] = (state, message)
 
     def status(self, name, version):
+        """Every version's state, or the one asked for (a label is not looked at: TensorFlow
+        Serving's status answers for every version then too)."""
         with self.lock:
             states = dict(self.states.get(name, {}))
         if version is not None:
@@ -565,32 +657,90 @@ class Models:
             ]
         }
 
-    def get(self, name, version):
+    def get(self, name, version=None, label=None):
+        """The servable of `name` a request names: by `version`, by `label`, or its highest."""
         with self.lock:
-            servable = self.served.get(name)
-        if servable is None or (version is not None and servable.version != version):
+            if label is not None:
+                version = self.labels.get(name, {}).get(label)
+                if version is None:
+                    raise ApiError(400, f"Unrecognized servable version label: {label[:200]}")
+            versions = self.served.get(name, {})
+            if version is None:
+                servable = versions[max(versions)] if versions else None
+            else:
+                servable = versions.get(version)
+        if servable is None:
             wanted = "Latest" if version is None else "Specific"
             detail = name if version is None else f"{name}, {version}"
             raise ApiError(404, f"Servable not found for request: {wanted}({detail})")
         return servable
 
 
-def scan(folder):
-    """{model name: {version: path}} for the numbered SavedModel folders under `folder`."""
-    found = {}
+def served_versions(policy, available):
+    """The versions of `available` (lowest first) that a ModelVersionPolicy serves, as
+    TensorFlow Serving's: `latest` (the default) its num_versions highest (1 unless
+    given), `all`, or `specific` those listed."""
+    choice = policy.WhichOneof("policy_choice") if policy is not None else None
+    if choice == "all":
+        return list(available)
+    if choice == "specific":
+        listed = set(policy.specific.versions)
+        return [version for version in available if version in listed]
+    count = policy.latest.num_versions if choice == "latest" and policy.latest.num_versions > 0 else 1
+    return list(available[-count:])
+
+
+def parse_model_config(text):
+    """A ModelServerConfig from TensorFlow Serving's text format, checked as its server
+    checks one (and as tfimg did before starting this one); ApiError 400 when it is not."""
+    config = model_server_config_pb2.ModelServerConfig()
+    try:
+        text_format.Parse(text, config)
+    except text_format.ParseError as error:
+        raise ApiError(400, f"the model config does not parse: {error}") from None
+    if config.WhichOneof("config") != "model_config_list":
+        raise ApiError(400, "the model config has no model_config_list")
+    names = set()
+    for model in config.model_config_list.config:
+        if not MODEL_NAME.match(model.name):
+            raise ApiError(400, f"the model config names a model {model.name[:200]!r}, which is no model name")
+        if model.name in names:
+            raise ApiError(400, f"the model config names model {model.name} twice")
+        names.add(model.name)
+        if model.model_platform not in ("", "tensorflow"):
+            raise ApiError(400, f"model {model.name}: platform {model.model_platform[:200]!r} is not served here")
+        if not model.base_path:
+            raise ApiError(400, f"model {model.name} has no base_path")
+    return config
+
+
+def container_path(base_path):
+    """Where a config's base_path is in this container: tfimg mounts each at /models/NAME
+    and names them in TFIMG_SERVING_BASE_PATHS (host path, trailing `/` dropped → path
+    here); a path it did not mount is read as it is."""
+    return BASE_PATHS.get(base_path.rstrip("/") or "/", base_path)
+
+
+def model_folders(folder):
+    """The model folders under `folder`, by name."""
     try:
         names = os.listdir(folder)
     except OSError:
-        return found
-    for name in names:
-        base = os.path.join(folder, name)
-        if not MODEL_NAME.match(name) or not os.path.isdir(base):
-            continue
-        found[name] = {}
-        for entry in os.listdir(base):
-            path = os.path.join(base, entry)
-            if entry.isdigit() and os.path.isfile(os.path.join(path, "saved_model.pb")):
-                found[name][int(entry)] = path
+        return []
+    return [name for name in names if MODEL_NAME.match(name) and os.path.isdir(os.path.join(folder, name))]
+
+
+def versions_in(base):
+    """{version: path} of the numbered SavedModel folders under a model's folder."""
+    try:
+        entries = os.listdir(base)
+    except OSError:
+        return {}
+    found = {}
+    for entry in entries:
+        path = os.path.join(base, entry)
+        if entry.isdigit() and os.path.isfile(os.path.join(path, "saved_model.pb")):
+            found[int(entry)] = path
     return found
 
 
@@ -1173,9 +1323,7 @@ async def handle(models, request, match):
         # The status, for every version when a label is given. `/METADATA` asks for it too:
         # TensorFlow Serving matches the word in any case but compares it in lowercase.
         return models.status(name, version)
-    if match["label"] is not None:
-        raise ApiError(400, f"Unrecognized servable version label: {match['label']}")
-    servable = models.get(name, version)
+    servable = models.get(name, version, match["label"])
     if verb is None:
         return {
             "model_spec": {"name": name, "signature_name": "", "version": str(servable.version)},
@@ -1443,9 +1591,8 @@ def grpc_servable(models, spec):
     if not spec.name:
         raise ApiError(400, "Missing model name in request.")
     choice = spec.WhichOneof("version_choice")
-    if choice == "version_label":
-        raise ApiError(400, f"Unrecognized servable version label: {spec.version_label[:200]}")
-    return models.get(spec.name, spec.version.value if choice == "version" else None)
+    version = spec.version.value if choice == "version" else None
+    return models.get(spec.name, version, spec.version_label if choice == "version_label" else None)
 
 
 def answered_spec(target, servable, signature_name):
@@ -1631,9 +1778,17 @@ class ModelService(model_service_pb2_grpc.ModelServiceServicer):
         return await grpc_answer(context, self.models, "status", request.model_spec.name, work)
 
     async def HandleReloadConfigRequest(self, request, context):
-        await context.abort(
-            grpc.StatusCode.UNIMPLEMENTED, "this server reads no model config file: its models are the folders it serves"
-        )
+        """The config applied and its models loaded before the answer, as TensorFlow
+        Serving's; it stays in force until the model config file changes."""
+
+        async def work():
+            config = parse_model_config(text_format.MessageToString(request.config))
+            await asyncio.to_thread(self.models.reload, config)
+            response = model_management_pb2.ReloadConfigResponse()
+            response.status.error_code = 0
+            return response
+
+        return await grpc_answer(context, self.models, "reload", "", work)
 
 
 def serve_grpc(models):
@@ -1665,9 +1820,9 @@ def main():
     threading.Thread(target=models.watch, name="models", daemon=True).start()
     threading.Thread(target=serve_grpc, args=(models,), name="grpc", daemon=True).start()
     log.info(
-        "model server on port %d (REST) and %d (gRPC): models under %s, at most %d requests at once, "
+        "model server on port %d (REST) and %d (gRPC): models %s, at most %d requests at once, "
         "batches of up to %d rows, %d MiB of request bodies held at once",
-        PORT, GRPC_PORT, MODELS, MAX_IN_FLIGHT, MAX_BATCH_ROWS, BODY_BUDGET >> 20,
+        PORT, GRPC_PORT, f"of {MODEL_CONFIG}" if MODEL_CONFIG else f"under {MODELS}", MAX_IN_FLIGHT, MAX_BATCH_ROWS, BODY_BUDGET >> 20,
     )
     uvicorn.run(
         application(models),
