@@ -580,6 +580,11 @@ fn cases() -> Vec<Case> {
             &members("  - name: alice\n    gpu_ids: [0]\n"),
         ),
         team(
+            "model-config-with-model",
+            "8:5",
+            &members("  - name: fraud\n    spec: cpu-serving\n    model: ./export\n    model_config: ./models.config\n"),
+        ),
+        team(
             "unknown-team-field",
             "2:1",
             "team: lab\nmember:\n  - name: alice\n",
@@ -1133,6 +1138,27 @@ fn cases() -> Vec<Case> {
             "`--grpc-port 70000`",
             &["serve", "./model", "--grpc-port", "70000"],
             Some(("model/1/saved_model.pb", b"")),
+        ),
+        serve_case(
+            "serve-model-config-relative-base-path",
+            "`models.config`:1:40",
+            &["serve", "--model-config", "models.config"],
+            Some((
+                "models.config",
+                b"model_config_list { config { name: 'a' base_path: 'model' } }",
+            )),
+        ),
+        serve_case(
+            "serve-model-config-unknown-field",
+            "`models.config`:2:3",
+            &["serve", "--model-config", "models.config"],
+            Some(("models.config", b"model_config_list {\n  confg { name: 'a' }\n}\n")),
+        ),
+        serve_case(
+            "serve-model-config-missing",
+            "`nothing.config`",
+            &["serve", "--model-config", "nothing.config"],
+            None,
         ),
         serve_case(
             "serve-max-batch-zero",

@@ -83,8 +83,10 @@ pub struct Model {
     /// Its folder, absolute, and as the user wrote it.
     pub folder: PathBuf,
     pub shown: String,
-    /// In a model config: its `base_path` as written, and its policy.
-    pub configured: Option<(String, VersionPolicy)>,
+    /// In a model config: its `base_path` as written (what the server looks up).
+    pub base_path: Option<String>,
+    /// In a model config `tfimg serve` read: its version policy.
+    pub policy: Option<VersionPolicy>,
 }
 
 /// What `tfimg serve` serves, checked: MODEL_DIR's model, or the models of a model
@@ -175,7 +177,7 @@ pub fn check(host: &impl Host, request: &ServeRequest) -> anyhow::Result<Served>
 pub fn check_config(host: &impl Host, file: &Path, shown: &str) -> anyhow::Result<Served> {
     let unreadable = |why: String| {
         InputError::new(
-            format!("--model-config `{}` {why}", printable(shown)),
+            format!("the model config `{}` {why}", printable(shown)),
             "give TensorFlow Serving's model config file, in protobuf's text format (`model_config_list { config { ... } }`)",
         )
     };
@@ -199,7 +201,13 @@ pub fn check_config(host: &impl Host, file: &Path, shown: &str) -> anyhow::Resul
         );
         let at = Some(configured.base_path_at.clone());
         let on_disk = model_versions(host, &folder, &what)
-            .map_err(|error| SpecError::new(at.clone(), error.message, error.hint))?;
+            .map_err(|error| {
+                let hint = match error.message.ends_with("exist") {
+                    true => "write the absolute path of the folder that holds the model's numbered versions (`BASE_PATH/1/saved_model.pb`)".to_string(),
+                    false => error.hint,
+                };
+                SpecError::new(at.clone(), error.message, hint)
+            })?;
         let versions = configured.policy.served(&on_disk);
         if versions.is_empty() {
             return Err(SpecError::new(
@@ -220,7 +228,8 @@ pub fn check_config(host: &impl Host, file: &Path, shown: &str) -> anyhow::Resul
             versions,
             folder,
             shown: configured.base_path.clone(),
-            configured: Some((configured.base_path, configured.policy)),
+            base_path: Some(configured.base_path),
+            policy: Some(configured.policy),
         });
     }
     Ok(Served {
@@ -253,7 +262,8 @@ pub fn check_model(host: &impl Host, request: &ServeRequest) -> Result<Model, In
         versions,
         folder: request.model_dir.clone(),
         shown: request.shown.clone(),
-        configured: None,
+        base_path: None,
+        policy: None,
     })
 }
 
@@ -337,22 +347,82 @@ pub fn launch_request(
     nvidia: Option<NvidiaFacts>,
     remote: bool,
 ) -> anyhow::Result<LaunchRequest> {
+    let models = served_launch(served, remote);
+    let mut env: Vec<(String, String)> = (request.max_batch)
+        .map(|rows| (serving::MAX_BATCH_ENV.to_string(), rows.to_string()))
+        .into_iter()
+        .collect();
+    env.extend(models.env);
+    let name = format!("serve-{}", served.first().name);
+    let port_requests = [
+        (request.port, SERVING_PORT),
+        (request.grpc_port, SERVING_GRPC_PORT),
+    ]
+    .into_iter()
+    .filter_map(|(host, container)| {
+        host.map(|host| PortRequest {
+            host: Some(host),
+            container,
+        })
+    })
+    .collect();
+    Ok(LaunchRequest {
+        env,
+        mounts: models.mounts,
+        syncs: models.syncs,
+        make_sync_parents: true,
+        port_requests,
+        public: request.public,
+        gpus: Some(gpus),
+        resources: Resources {
+            memory: Some(request.memory.unwrap_or(serving::DEFAULT_MEMORY)),
+            ..Resources::default()
+        },
+        extra_labels: models.labels,
+        tunnel: match request.detach {
+            true => TunnelMode::Detached,
+            false => TunnelMode::Session,
+        },
+        nvidia,
+        ..LaunchRequest::new(
+            target,
+            launch::container_name(host, &name)?,
+            Some(host.container_ids().ids),
+        )
+    })
+}
+
+/// What a model server's launch takes of what it serves (`tfimg serve`'s, or a team
+/// member's).
+pub struct ServedLaunch {
+    /// Each model's folder read-only at `/models/NAME`, and a model config file at
+    /// `serving::MODEL_CONFIG_TARGET`, with the text that names them.
+    pub mounts: Vec<(MountPlan, String)>,
+    /// The same copied in, on an engine on another host.
+    pub syncs: Vec<SyncPlan>,
+    /// With a model config: the server's variables naming the file and each base_path's
+    /// folder.
+    pub env: Vec<(String, String)>,
+    /// The first model (`labels::MODEL`), and all of them when more (`labels::MODELS`):
+    /// readiness waits for each.
+    pub labels: BTreeMap<String, String>,
+}
+
+/// The mounts (or copies, when `remote`), variables and labels of `served`.
+pub fn served_launch(served: &Served, remote: bool) -> ServedLaunch {
     let mut copies: Vec<(PathBuf, String, String)> = (served.models.iter())
         .map(|model| {
             let target = serving::model_target(&model.name);
             (model.folder.clone(), target, model.shown.clone())
         })
         .collect();
-    let mut env: Vec<(String, String)> = (request.max_batch)
-        .map(|rows| (serving::MAX_BATCH_ENV.to_string(), rows.to_string()))
-        .into_iter()
-        .collect();
+    let mut env = Vec::new();
     if let Some((file, shown)) = &served.config {
         let target = serving::MODEL_CONFIG_TARGET.to_string();
         copies.push((file.clone(), target.clone(), shown.clone()));
         let base_paths: BTreeMap<String, String> = (served.models.iter())
             .filter_map(|model| {
-                let (base_path, _) = model.configured.as_ref()?;
+                let base_path = model.base_path.as_ref()?;
                 Some((
                     serving::base_path_key(base_path),
                     serving::model_target(&model.name),
@@ -362,7 +432,7 @@ pub fn launch_request(
         env.push((serving::MODEL_CONFIG_ENV.to_string(), target));
         env.push((
             serving::BASE_PATHS_ENV.to_string(),
-            serde_json::to_string(&base_paths)?,
+            serde_json::json!(base_paths).to_string(),
         ));
     }
     let (mut mounts, mut syncs) = (Vec::new(), Vec::new());
@@ -389,46 +459,16 @@ pub fn launch_request(
         .iter()
         .map(|model| model.name.as_str())
         .collect();
-    let mut extra_labels = BTreeMap::from([(labels::MODEL.to_string(), names[0].to_string())]);
+    let mut labels = BTreeMap::from([(labels::MODEL.to_string(), names[0].to_string())]);
     if names.len() > 1 {
-        extra_labels.insert(labels::MODELS.to_string(), names.join(","));
+        labels.insert(labels::MODELS.to_string(), names.join(","));
     }
-    let port_requests = [
-        (request.port, SERVING_PORT),
-        (request.grpc_port, SERVING_GRPC_PORT),
-    ]
-    .into_iter()
-    .filter_map(|(host, container)| {
-        host.map(|host| PortRequest {
-            host: Some(host),
-            container,
-        })
-    })
-    .collect();
-    Ok(LaunchRequest {
-        env,
+    ServedLaunch {
         mounts,
         syncs,
-        make_sync_parents: true,
-        port_requests,
-        public: request.public,
-        gpus: Some(gpus),
-        resources: Resources {
-            memory: Some(request.memory.unwrap_or(serving::DEFAULT_MEMORY)),
-            ..Resources::default()
-        },
-        extra_labels,
-        tunnel: match request.detach {
-            true => TunnelMode::Detached,
-            false => TunnelMode::Session,
-        },
-        nvidia,
-        ..LaunchRequest::new(
-            target,
-            launch::container_name(host, &format!("serve-{}", names[0]))?,
-            Some(host.container_ids().ids),
-        )
-    })
+        env,
+        labels,
+    }
 }
 
 /// The whole story after `check_model`, up to a model that answers. A server that does not come up (or an
@@ -585,16 +625,16 @@ const GRPC_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// served) with `cpu-serving``, or a line per model of a model config.
 fn serving_notes(served: &Served, spec: &str) -> Vec<String> {
     let mut notes: Vec<String> = (served.models.iter())
-        .map(|model| match &model.configured {
-            None => format!(
-                "note: serving `{}` (versions {}; the highest is served) with `{spec}`",
-                model.name,
-                versions_list(&model.versions)
-            ),
-            Some((base_path, policy)) => format!(
+        .map(|model| match (&model.base_path, &model.policy) {
+            (Some(base_path), Some(policy)) => format!(
                 "note: serving `{}` from `{base_path}`: {} (now {})",
                 model.name,
                 policy.describe(),
+                versions_list(&model.versions)
+            ),
+            _ => format!(
+                "note: serving `{}` (versions {}; the highest is served) with `{spec}`",
+                model.name,
                 versions_list(&model.versions)
             ),
         })

@@ -438,7 +438,7 @@ impl Reader<'_> {
 pub fn text_of(file: &str, bytes: Vec<u8>) -> Result<String, InputError> {
     String::from_utf8(bytes).map_err(|_| {
         InputError::new(
-            format!("--model-config `{}` is not UTF-8 text", printable(file)),
+            format!("the model config `{}` is not UTF-8 text", printable(file)),
             "give TensorFlow Serving's model config file, in protobuf's text format",
         )
     })

@@ -189,7 +189,7 @@ fn storage(
     let mut volumes = vec![shm];
     let mut mounts = vec![shm_mount];
     for (index, mount) in plan.mounts.iter().enumerate() {
-        let volume = serving::volume_name(&mount.target, index);
+        let (volume, mount_path) = serving::volume_of(plan, &mount.target, index);
         let claim = format!("{name}-{volume}");
         claims.push(json!({
             "apiVersion": "v1",
@@ -201,8 +201,7 @@ fn storage(
             },
         }));
         volumes.push(json!({"name": volume, "persistentVolumeClaim": {"claimName": claim, "readOnly": mount.read_only}}));
-        mounts
-            .push(json!({"name": volume, "mountPath": mount.target, "readOnly": mount.read_only}));
+        mounts.push(json!({"name": volume, "mountPath": mount_path, "readOnly": mount.read_only}));
     }
     (volumes, mounts)
 }

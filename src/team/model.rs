@@ -101,6 +101,8 @@ pub struct Member {
     pub model: Option<String>,
     /// The model's name in its URLs; the folder's name otherwise.
     pub model_name: Option<String>,
+    /// A serving member's models instead: TensorFlow Serving's model config file.
+    pub model_config: Option<String>,
     /// The model server's cap on merged rows (`tfimg serve --max-batch`).
     pub max_batch: Option<u32>,
 }

@@ -3,7 +3,8 @@
 //! numbered SavedModel versions, as for `tfimg serve`) and, optionally, the model's name
 //! with `model_name:` (else the folder's name), and the server's cap on merged rows with
 //! `max_batch:` (as `tfimg serve --max-batch`). The folder is mounted read-only at
-//! `/models/NAME`. Checked here as written, without the disk: the folder's contents are
+//! `/models/NAME`. Or it names several models with `model_config:`, TensorFlow Serving's
+//! model config file (as `tfimg serve --model-config`), which `app::team` reads. Checked here as written, without the disk: the folder's contents are
 //! the use case's to check (`app::team`), the spec's kind once it is resolved
 //! (`check_service`).
 
@@ -32,6 +33,18 @@ pub struct MemberModel {
     pub location: Location,
     /// `max_batch:`, the server's cap on merged rows; its own default otherwise.
     pub max_batch: Option<u32>,
+    /// `model_config:` (then `folder` is the file, and `name` empty): its models, once
+    /// `app::team::check_models` read it.
+    pub config: Option<Vec<ConfigModel>>,
+}
+
+/// A model of a member's model config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigModel {
+    pub name: String,
+    pub folder: PathBuf,
+    /// Its `base_path` as written, which the server looks up.
+    pub base_path: String,
 }
 
 const MODEL_HINT: &str =
@@ -55,6 +68,9 @@ pub(super) fn check(
             hint,
         )
     };
+    if let Some(text) = &member.model_config {
+        return config_model(member, places, folder, text).map(Some);
+    }
     let Some(text) = &member.model else {
         let field = match (&member.model_name, member.max_batch) {
             (Some(_), _) => "model_name",
@@ -133,7 +149,55 @@ pub(super) fn check(
         name,
         location,
         max_batch: member.max_batch,
+        config: None,
     }))
+}
+
+/// `model_config:`: a file, without `model` or `model_name` (the file names the models),
+/// or a `command`.
+fn config_model(
+    member: &Member,
+    places: &Places,
+    folder: &Path,
+    text: &str,
+) -> Result<MemberModel, SpecError> {
+    let at = places.member(&member.name, "model_config");
+    let bad = |message: &str, hint: &str| {
+        places.bad(
+            at.clone(),
+            format!("member `{}`: {message}", member.name),
+            hint,
+        )
+    };
+    if member.model.is_some() || member.model_name.is_some() {
+        return Err(bad(
+            "`model_config` with `model` or `model_name`",
+            "name the models in the model config file, or serve one folder with `model:`",
+        ));
+    }
+    if text.trim().is_empty() || text.contains([':', '\0', '\n']) {
+        return Err(bad(
+            &printable(&format!("`model_config: {text}` is not a file name tfimg mounts")),
+            "give TensorFlow Serving's model config file (`./models.config`), without `:` or control characters",
+        ));
+    }
+    if !member.command.is_empty() {
+        return Err(bad(
+            "`model_config` with a `command`",
+            "a member with a `model_config` runs the model server: remove its `command`",
+        ));
+    }
+    let location = at
+        .or_else(|| places.key("members"))
+        .unwrap_or_else(|| places.at((1, 1)));
+    Ok(MemberModel {
+        text: text.to_string(),
+        folder: lexical(&folder.join(text)),
+        name: String::new(),
+        location,
+        max_batch: member.max_batch,
+        config: Some(Vec::new()),
+    })
 }
 
 /// The last named folder of `path` (`./export/fraud/` gives `fraud`); empty when it has

@@ -426,19 +426,19 @@ fn a_model_config_s_mistakes_name_the_file_s_line_and_column_before_anything_exi
     asked.model_dir = PathBuf::from("/work/missing.config");
     let error = check(&host, &asked).unwrap_err().to_string();
     assert!(
-        error.starts_with("--model-config `models.config` cannot be read"),
+        error.starts_with("the model config `models.config` cannot be read"),
         "{error}"
     );
     let (host, asked) = config_request(&"#".repeat(2 << 20));
     let error = check(&host, &asked).unwrap_err().to_string();
     assert_eq!(
         error,
-        "--model-config `models.config` is over 1 MiB, which no model config is"
+        "the model config `models.config` is over 1 MiB, which no model config is"
     );
     let (host, asked) = config_request("");
     (host.files.borrow_mut()).insert(PathBuf::from("/work/models.config"), vec![0xff, 0xfe]);
     let error = check(&host, &asked).unwrap_err().to_string();
-    assert_eq!(error, "--model-config `models.config` is not UTF-8 text");
+    assert_eq!(error, "the model config `models.config` is not UTF-8 text");
 }
 
 #[test]

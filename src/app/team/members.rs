@@ -269,6 +269,9 @@ pub fn member_hash(team: &Team, member: &TeamMember, image: &str) -> String {
     }
     if let Some(model) = &member.model {
         text.push_str(&format!("|model:{}:{}", model.folder.display(), model.name));
+        for each in model.config.iter().flatten() {
+            text.push_str(&format!("|{}:{}", each.name, each.folder.display()));
+        }
         if let Some(rows) = model.max_batch {
             text.push_str(&format!("|max_batch:{rows}"));
         }

@@ -2,33 +2,52 @@
 //! version (checked before anything is built or created, with the place of its `model:`),
 //! and a member's launch mounts it read-only at `/models/NAME` and names the model in a
 //! label, which makes the launcher's plan print the model's URL and `up` wait until the
-//! model is `AVAILABLE` (`ready`), as `tfimg serve` does.
+//! model is `AVAILABLE` (`ready`), as `tfimg serve` does. A member's `model_config:` is
+//! read here as `tfimg serve --model-config` reads one (`serve::check_config`), and its
+//! models are launched as `serve` launches them (`serve::served_launch`).
 
 use std::collections::BTreeMap;
 
 use crate::app::launch::LaunchRequest;
-use crate::app::serve::model_versions;
+use crate::app::serve::{self, model_versions, Model, Served};
 use crate::host::Host;
 use crate::input::source::SpecError;
-use crate::labels;
-use crate::plan::mounts::MountPlan;
-use crate::plan::serving::{model_target, MAX_BATCH_ENV};
+use crate::plan::serving::MAX_BATCH_ENV;
 use crate::spec::{ResolvedSpec, Service};
+use crate::team::serving::{ConfigModel, MemberModel};
 use crate::team::{serving, Team, TeamMember};
 
 /// Every member's model against its spec's kind, then every model folder on this machine
-/// (`host`): a numbered version with a SavedModel in it.
+/// (`host`): a numbered version with a SavedModel in it; a model config read, its models
+/// kept in the member.
 pub fn check_models(
     host: &impl Host,
-    team: &Team,
+    team: &mut Team,
     specs: &BTreeMap<String, ResolvedSpec>,
-) -> Result<(), SpecError> {
-    for member in &team.members {
+) -> anyhow::Result<()> {
+    for member in &mut team.members {
         let resolved = &specs[&member.spec];
         serving::check_service(member, &resolved.name, resolved.service == Service::Serving)?;
-        let Some(model) = &member.model else {
+        let Some(model) = &mut member.model else {
             continue;
         };
+        if model.config.is_some() {
+            let served =
+                serve::check_config(host, &model.folder, &model.text).map_err(|error| {
+                    error.context(format!("member `{}`: its `model_config`", member.name))
+                })?;
+            model.name = served.first().name.clone();
+            model.config = Some(
+                (served.models.into_iter())
+                    .map(|model| ConfigModel {
+                        name: model.name,
+                        folder: model.folder,
+                        base_path: model.base_path.unwrap_or_default(),
+                    })
+                    .collect(),
+            );
+            continue;
+        }
         let what = format!("the model folder `{}`", model.text);
         model_versions(host, &model.folder, &what).map_err(|error| {
             SpecError::new(
@@ -41,25 +60,49 @@ pub fn check_models(
     Ok(())
 }
 
-/// The member's model in its launch: the folder read-only at `/models/NAME`, the model
-/// named in a label.
+/// The member's models in its launch, as `tfimg serve` launches them: each folder
+/// read-only at `/models/NAME` (and a model config file), the models named in labels.
 pub(super) fn add_model(member: &TeamMember, request: &mut LaunchRequest) {
     let Some(model) = &member.model else {
         return;
     };
-    let mount = MountPlan {
-        source: model.folder.clone(),
-        target: model_target(&model.name),
-        read_only: true,
-    };
-    request.mounts.push((mount, model.text.clone()));
-    request
-        .extra_labels
-        .insert(labels::MODEL.to_string(), model.name.clone());
+    let launch = serve::served_launch(&served_of(model), false);
+    request.mounts.extend(launch.mounts);
+    request.env.extend(launch.env);
+    request.extra_labels.extend(launch.labels);
     if let Some(rows) = model.max_batch {
         request
             .env
             .push((MAX_BATCH_ENV.to_string(), rows.to_string()));
+    }
+}
+
+/// A member's model as `serve` takes it: its folder, or the models of its config file.
+fn served_of(model: &MemberModel) -> Served {
+    let served =
+        |name: &str, folder: &std::path::Path, shown: &str, base_path: Option<&str>| Model {
+            name: name.to_string(),
+            versions: Vec::new(),
+            folder: folder.to_path_buf(),
+            shown: shown.to_string(),
+            base_path: base_path.map(str::to_string),
+            policy: None,
+        };
+    match &model.config {
+        None => served(&model.name, &model.folder, &model.text, None).into(),
+        Some(models) => Served {
+            models: (models.iter())
+                .map(|each| {
+                    served(
+                        &each.name,
+                        &each.folder,
+                        &each.base_path,
+                        Some(&each.base_path),
+                    )
+                })
+                .collect(),
+            config: Some((model.folder.clone(), model.text.clone())),
+        },
     }
 }
 

@@ -23,7 +23,7 @@ pub fn load(
     catalog: &Catalog,
     file: &Path,
 ) -> anyhow::Result<(Team, BTreeMap<String, ResolvedSpec>)> {
-    let team = crate::app::catalog::load_team(host, file)?;
+    let mut team = crate::app::catalog::load_team(host, file)?;
     let mut specs: BTreeMap<String, ResolvedSpec> = BTreeMap::new();
     for member in &team.members {
         if !specs.contains_key(&member.spec) {
@@ -43,7 +43,7 @@ pub fn load(
         }
     }
     // Serving members' models, before anything is built or created.
-    super::check_models(host, &team, &specs)?;
+    super::check_models(host, &mut team, &specs)?;
     Ok((team, specs))
 }
 

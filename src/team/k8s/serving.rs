@@ -6,6 +6,8 @@
 
 use serde_json::{json, Value};
 
+use crate::labels;
+use crate::plan::serving::MODEL_CONFIG_TARGET;
 use crate::plan::LaunchPlan;
 use crate::spec::resolved::{MODELS_FOLDER, SERVING_PORT, SERVING_PORT_NAME};
 
@@ -46,10 +48,20 @@ pub(super) fn add_probes(container: &mut Value, plan: &LaunchPlan) {
     });
 }
 
-/// The claim and volume name of a mount: the model's folder has its own.
-pub(super) fn volume_name(target: &str, index: usize) -> String {
-    match target.strip_prefix(MODELS_FOLDER) {
-        Some(rest) if rest.starts_with('/') => "model".to_string(),
-        _ => format!("data-{index}"),
+/// The volume name of a mount and where it is mounted: the model's folder is `model`
+/// (each other model of a model config `model-N`), a model config file's claim is
+/// `model-config`, mounted as its folder (a claim is a folder; the user puts the file
+/// in it), the other folders `data-N`.
+pub(super) fn volume_of(plan: &LaunchPlan, target: &str, index: usize) -> (String, String) {
+    if target == MODEL_CONFIG_TARGET {
+        let folder = target.rsplit_once('/').map_or(target, |(folder, _)| folder);
+        return ("model-config".to_string(), folder.to_string());
     }
+    let first = plan.labels.get(labels::MODEL);
+    let volume = match target.strip_prefix(MODELS_FOLDER) {
+        Some(rest) if first.is_some_and(|name| rest == format!("/{name}")) => "model".to_string(),
+        Some(rest) if rest.starts_with('/') => format!("model-{index}"),
+        _ => format!("data-{index}"),
+    };
+    (volume, target.to_string())
 }

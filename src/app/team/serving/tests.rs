@@ -7,6 +7,7 @@ use super::*;
 use crate::app::team::{export_plans, up, Action, TeamImages, UpReport};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
+use crate::labels;
 use crate::spec::Catalog;
 
 const AVAILABLE: &str = r#"{"model_version_status": [{"version": "2", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}}]}"#;
@@ -79,7 +80,8 @@ fn up_mounts_the_model_read_only_and_waits_until_it_is_available() {
         (200, LOADING.into()),
         (200, AVAILABLE.into()),
     ]);
-    assert!(check_models(&host, &lab, &specs()).is_ok());
+    let mut lab = lab;
+    assert!(check_models(&host, &mut lab, &specs()).is_ok());
     let report = up_once(&engine, &host, &lab);
     assert!(report.failures.is_empty(), "{:?}", report.failures);
     assert_eq!(report.actions["fraud"], Action::Created);
@@ -158,7 +160,7 @@ fn a_model_that_fails_to_load_is_the_member_s_failure() {
 fn models_are_checked_against_their_specs_and_folders_at_their_place() {
     let host = host(Vec::new());
     let error = |text: &str| {
-        check_models(&host, &team(text), &specs())
+        check_models(&host, &mut team(text), &specs())
             .unwrap_err()
             .to_string()
     };
@@ -184,10 +186,10 @@ fn models_are_checked_against_their_specs_and_folders_at_their_place() {
         "`team.yaml`:5:5: member `bob`: the model folder `export/empty`: its numbered folders hold no `saved_model.pb`"
     );
     // A command replaces the server: no model needed.
-    let batch = team(
+    let mut batch = team(
         "team: lab\nmembers:\n  - name: bob\n    spec: cpu-serving\n    command: [python, x.py]\n",
     );
-    assert!(check_models(&host, &batch, &specs()).is_ok());
+    assert!(check_models(&host, &mut batch, &specs()).is_ok());
 }
 
 #[test]
@@ -204,4 +206,88 @@ fn a_model_is_refused_on_a_remote_engine_and_exported_with_its_mount() {
     let (_, plan) = plans.iter().find(|(name, _)| name == "fraud").unwrap();
     assert_eq!(plan.mounts[0].target, "/models/fraud");
     assert!(host.made.borrow().is_empty(), "{:?}", host.made.borrow());
+}
+
+/// A member with `model_config:` is launched as `tfimg serve --model-config` launches:
+/// each model's folder and the file mounted read-only, the server told where, and `up`
+/// waits for every model.
+#[test]
+fn a_member_s_model_config_serves_each_of_its_models_and_up_waits_for_all() {
+    let text = "team: lab\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model_config: ./models.config\n";
+    let mut lab = team(text);
+    let host = host(vec![(200, AVAILABLE.into())]);
+    for path in [
+        "/project/export/churn",
+        "/project/export/churn/1/saved_model.pb",
+    ] {
+        host.paths.borrow_mut().insert(PathBuf::from(path));
+    }
+    host.http_answers.borrow_mut().insert(
+        "/v1/models/churn".to_string(),
+        vec![(404, String::new()), (200, AVAILABLE.into())],
+    );
+    let config = "model_config_list {\n  config { name: 'fraud' base_path: '/project/export/fraud' }\n  config { name: 'churn' base_path: '/project/export/churn' }\n}\n";
+    (host.files.borrow_mut()).insert(PathBuf::from("/project/models.config"), config.into());
+    check_models(&host, &mut lab, &specs()).unwrap();
+    let engine = FakeEngine::new();
+    let report = up_once(&engine, &host, &lab);
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let plan = engine.plan_of("lab-fraud").unwrap();
+    let mounts: Vec<(&str, &str, bool)> = (plan.mounts.iter())
+        .map(|mount| {
+            (
+                mount.source.to_str().unwrap(),
+                mount.target.as_str(),
+                mount.read_only,
+            )
+        })
+        .collect();
+    assert_eq!(
+        mounts,
+        [
+            ("/project/export/fraud", "/models/fraud", true),
+            ("/project/export/churn", "/models/churn", true),
+            (
+                "/project/models.config",
+                crate::plan::serving::MODEL_CONFIG_TARGET,
+                true
+            ),
+        ]
+    );
+    assert_eq!(plan.labels[labels::MODEL], "fraud");
+    assert_eq!(plan.labels[labels::MODELS], "fraud,churn");
+    let asked = host.http_asked.borrow().clone();
+    assert!(
+        asked.contains(&"/v1/models/churn".to_string()),
+        "up waited for churn too: {asked:?}"
+    );
+
+    let fresh = self::host(Vec::new());
+    let refused = |text: &str| {
+        let mut lab = team(text);
+        check_models(&fresh, &mut lab, &specs())
+            .map(|_| ())
+            .map_err(|error| format!("{error:#}"))
+    };
+    assert_eq!(
+        crate::team::parse(
+            &format!("{text}    model: ./export/fraud\n"),
+            "team.yaml",
+            PathBuf::from("/project")
+        )
+        .map(|_| ())
+        .map_err(|error| error.to_string()),
+        Err(
+            "`team.yaml`:5:5: member `fraud`: `model_config` with `model` or `model_name`"
+                .to_string()
+        )
+    );
+    (fresh.files.borrow_mut()).insert(
+        PathBuf::from("/project/models.config"),
+        b"model_config_list { config { name: 'x' base_path: '/nowhere' } }".to_vec(),
+    );
+    assert_eq!(
+        refused(text),
+        Err("member `fraud`: its `model_config`: `./models.config`:1:40: model `x`'s base_path `/nowhere` does not exist".to_string())
+    );
 }
