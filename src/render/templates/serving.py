@@ -1364,14 +1364,14 @@ def parse_json(request):
     body with a run of 20 digits, which may be an integer past uint64: orjson reads one as
     a float, json as the integer it is (then refused for an int input, as it was)."""
     data, request.body = request.body or b"null", None
-    size = decoded_size(data)
+    size = decoded_size(data) if len(data) * MOST_PER_BYTE > MAX_DECODED_BYTES else 0
     if size > MAX_DECODED_BYTES:
         raise ApiError(
             413,
             f"the request's JSON holds too many values: about {size >> 20} MiB once decoded, over "
             f"the server's limit of {MAX_DECODED_BYTES >> 20} MiB; send fewer rows a request",
         )
-    if not LONG_NUMBER.search(data):
+    if b"0" * 20 not in data.translate(ZEROED_DIGITS):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -1386,7 +1386,15 @@ def parse_json(request):
         raise ApiError(400, "JSON Parse error: the JSON is nested too deeply") from None
 
 
-LONG_NUMBER = re.compile(rb"[0-9]{20}")
+# Every digit made 0: a run of 20 digits is then a plain substring search (a regex for it
+# backtracks at every digit, 500 µs on a batch of 32 rows).
+ZEROED_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+
+
+# The most `decoded_size` counts for one byte of text (a `{`: an object and a value, and
+# the byte): a body shorter than MAX_DECODED_BYTES / MOST_PER_BYTE (about 930 KiB) is
+# never over the limit, and is not counted (5 passes over a batch of 32 rows, 70 µs).
+MOST_PER_BYTE = 240 + 40 + 1
 
 
 def decoded_size(data):
