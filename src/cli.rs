@@ -89,9 +89,10 @@ pub enum Command {
     /// a list of params, queued onto the GPUs (or CPU slots) of this host, resumable; or
     /// look at a sweep with `status`, `results`, `stop` and `report`.
     Sweep(SweepArgs),
-    /// Serve a SavedModel folder (numbered versions, `MODEL_DIR/1/saved_model.pb`) over
-    /// TensorFlow Serving's REST API: waits until the model answers and prints a `curl`
-    /// line; new versions copied into the folder are served without a restart.
+    /// Serve a SavedModel folder (numbered versions, `MODEL_DIR/1/saved_model.pb`), or the
+    /// models of a model config file, over TensorFlow Serving's REST and gRPC APIs: waits
+    /// until the models answer and prints a request to try; new versions copied into the
+    /// folder are served without a restart.
     Serve(ServeArgs),
     /// Internal: drop superseded builds of a spec (started by `build` in the background).
     #[command(hide = true)]

@@ -31,6 +31,7 @@ use crate::spec::{validate, SpecError};
 pub const SPEC_DISPLAY: &str = "images/fuzzed.yaml";
 pub const TEAM_DISPLAY: &str = "compose/fuzzed-team.yaml";
 pub const SWEEP_DISPLAY: &str = "examples/fuzzed-sweep.yaml";
+pub const MODEL_CONFIG_DISPLAY: &str = "fuzzed.config";
 
 /// Words that may start an error message although they are capitalised.
 const PROPER_NOUNS: &[&str] = &["Python", "TensorFlow", "Docker", "Debian", "Ubuntu"];
@@ -127,6 +128,15 @@ pub fn ports(data: &[u8]) {
     }
 }
 
+/// A TensorFlow Serving model config file (`tfimg serve --model-config`), in protobuf's
+/// text format.
+pub fn model_config(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Err(error) = crate::plan::model_config::read(MODEL_CONFIG_DISPLAY, &text) {
+        check_spec_error("model_config", &text, &error, false);
+    }
+}
+
 /// The built-ins only, seen from a folder that does not exist.
 fn builtins() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
@@ -138,6 +148,7 @@ fn check_spec_error(target: &str, input: &str, error: &SpecError, builtins_allow
     let display = match target {
         "team" => TEAM_DISPLAY,
         "sweep" => SWEEP_DISPLAY,
+        "model_config" => MODEL_CONFIG_DISPLAY,
         _ => SPEC_DISPLAY,
     };
     let Some(location) = &error.location else {
