@@ -240,6 +240,19 @@ impl Reader<'_> {
         }
     }
 
+    /// A string a URL carries (a model's name, a label): what a model name may be.
+    fn url_word(&self, field: &Field, what: &str) -> Result<String, SpecError> {
+        let text = self.string(field)?;
+        if !valid_model_name(text) {
+            return Err(self.bad(
+                field,
+                format!("`{}` is not {what}", printable(text)),
+                "use letters, digits, `.`, `_` and `-`, starting with a letter or digit (at most 64)",
+            ));
+        }
+        Ok(text.to_string())
+    }
+
     /// A field that may appear once, given twice: protobuf's parser refuses it too.
     fn once(&self, seen: &mut Vec<String>, field: &Field) -> Result<(), SpecError> {
         if seen.contains(&field.name) {
@@ -262,17 +275,7 @@ impl Reader<'_> {
                 self.once(&mut seen, field)?;
             }
             match field.name.as_str() {
-                "name" => {
-                    let text = self.string(field)?;
-                    if !valid_model_name(text) {
-                        return Err(self.bad(
-                            field,
-                            format!("`{}` is not a model name tfimg's server takes", printable(text)),
-                            "use letters, digits, `.`, `_` and `-`, starting with a letter or digit (at most 64)",
-                        ));
-                    }
-                    name = Some(text.to_string());
-                }
+                "name" => name = Some(self.url_word(field, "a model name tfimg's server takes")?),
                 "base_path" => {
                     let text = self.string(field)?;
                     if !text.starts_with('/') || text.contains('\0') {
@@ -408,17 +411,7 @@ impl Reader<'_> {
         for inner in self.message(field)? {
             self.once(&mut seen, inner)?;
             match inner.name.as_str() {
-                "key" => {
-                    let text = self.string(inner)?;
-                    if !valid_model_name(text) {
-                        return Err(self.bad(
-                            inner,
-                            format!("`{}` is not a label a URL takes (`/labels/LABEL`)", printable(text)),
-                            "use letters, digits, `.`, `_` and `-`, starting with a letter or digit (at most 64)",
-                        ));
-                    }
-                    key = Some(text.to_string());
-                }
+                "key" => key = Some(self.url_word(inner, "a label a URL takes (`/labels/LABEL`)")?),
                 "value" => value = Some(self.number::<i64>(inner, "a version number")?),
                 _ => return Err(self.unknown(inner, &["key", "value"])),
             }
