@@ -200,14 +200,8 @@ pub fn check_config(host: &impl Host, file: &Path, shown: &str) -> anyhow::Resul
             configured.name, configured.base_path
         );
         let at = Some(configured.base_path_at.clone());
-        let on_disk = model_versions(host, &folder, &what)
-            .map_err(|error| {
-                let hint = match error.message.ends_with("exist") {
-                    true => "write the absolute path of the folder that holds the model's numbered versions (`BASE_PATH/1/saved_model.pb`)".to_string(),
-                    false => error.hint,
-                };
-                SpecError::new(at.clone(), error.message, hint)
-            })?;
+        let on_disk = versions_in_folder(host, &folder, &what, BASE_PATH_HINT)
+            .map_err(|error| SpecError::new(at.clone(), error.message, error.hint))?;
         let versions = configured.policy.served(&on_disk);
         if versions.is_empty() {
             return Err(SpecError::new(
@@ -237,6 +231,8 @@ pub fn check_config(host: &impl Host, file: &Path, shown: &str) -> anyhow::Resul
         config: Some((file.to_path_buf(), shown.to_string())),
     })
 }
+
+const BASE_PATH_HINT: &str = "write the absolute path of the folder that holds the model's numbered versions (`BASE_PATH/1/saved_model.pb`)";
 
 /// MODEL_DIR holds at least one numbered SavedModel version, and the model's name is one
 /// the server takes. Asks only the host; creates nothing.
@@ -270,15 +266,25 @@ pub fn check_model(host: &impl Host, request: &ServeRequest) -> Result<Model, In
 /// The servable versions in the model folder `dir` (named `what` in messages), lowest
 /// first: numbered subfolders holding a SavedModel; an error when there is none.
 pub fn model_versions(host: &impl Host, dir: &Path, what: &str) -> Result<Vec<u64>, InputError> {
+    versions_in_folder(host, dir, what, FOLDER_HINT)
+}
+
+const FOLDER_HINT: &str =
+    "give the folder that holds the model's numbered versions (`MODEL_DIR/1/saved_model.pb`)";
+
+/// `model_versions`, with `missing` the hint for a folder that does not exist.
+fn versions_in_folder(
+    host: &impl Host,
+    dir: &Path,
+    what: &str,
+    missing: &str,
+) -> Result<Vec<u64>, InputError> {
     if !host.is_folder(dir) {
-        let problem = match host.exists(dir) {
-            true => "is not a folder",
-            false => "does not exist",
+        let (problem, hint) = match host.exists(dir) {
+            true => ("is not a folder", FOLDER_HINT),
+            false => ("does not exist", missing),
         };
-        return Err(InputError::new(
-            format!("{what} {problem}"),
-            "give the folder that holds the model's numbered versions (`MODEL_DIR/1/saved_model.pb`)",
-        ));
+        return Err(InputError::new(format!("{what} {problem}"), hint));
     }
     let entries = host.folder_entries(dir);
     let mut versions: Vec<u64> = entries
@@ -347,12 +353,7 @@ pub fn launch_request(
     nvidia: Option<NvidiaFacts>,
     remote: bool,
 ) -> anyhow::Result<LaunchRequest> {
-    let models = served_launch(served, remote);
-    let mut env: Vec<(String, String)> = (request.max_batch)
-        .map(|rows| (serving::MAX_BATCH_ENV.to_string(), rows.to_string()))
-        .into_iter()
-        .collect();
-    env.extend(models.env);
+    let models = served_launch(served, request.max_batch, remote);
     let name = format!("serve-{}", served.first().name);
     let port_requests = [
         (request.port, SERVING_PORT),
@@ -367,7 +368,7 @@ pub fn launch_request(
     })
     .collect();
     Ok(LaunchRequest {
-        env,
+        env: models.env,
         mounts: models.mounts,
         syncs: models.syncs,
         make_sync_parents: true,
@@ -400,23 +401,27 @@ pub struct ServedLaunch {
     pub mounts: Vec<(MountPlan, String)>,
     /// The same copied in, on an engine on another host.
     pub syncs: Vec<SyncPlan>,
-    /// With a model config: the server's variables naming the file and each base_path's
-    /// folder.
+    /// The server's cap on merged rows when given; with a model config, its variables
+    /// naming the file and each base_path's folder.
     pub env: Vec<(String, String)>,
     /// The first model (`labels::MODEL`), and all of them when more (`labels::MODELS`):
     /// readiness waits for each.
     pub labels: BTreeMap<String, String>,
 }
 
-/// The mounts (or copies, when `remote`), variables and labels of `served`.
-pub fn served_launch(served: &Served, remote: bool) -> ServedLaunch {
+/// The mounts (or copies, when `remote`), variables and labels of `served`, and
+/// `max_batch` (`--max-batch`, a member's `max_batch:`) for the server.
+pub fn served_launch(served: &Served, max_batch: Option<u32>, remote: bool) -> ServedLaunch {
     let mut copies: Vec<(PathBuf, String, String)> = (served.models.iter())
         .map(|model| {
             let target = serving::model_target(&model.name);
             (model.folder.clone(), target, model.shown.clone())
         })
         .collect();
-    let mut env = Vec::new();
+    let mut env: Vec<(String, String)> = max_batch
+        .map(|rows| (serving::MAX_BATCH_ENV.to_string(), rows.to_string()))
+        .into_iter()
+        .collect();
     if let Some((file, shown)) = &served.config {
         let target = serving::MODEL_CONFIG_TARGET.to_string();
         copies.push((file.clone(), target.clone(), shown.clone()));

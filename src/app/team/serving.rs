@@ -12,7 +12,6 @@ use crate::app::launch::LaunchRequest;
 use crate::app::serve::{self, model_versions, Model, Served};
 use crate::host::Host;
 use crate::input::source::SpecError;
-use crate::plan::serving::MAX_BATCH_ENV;
 use crate::spec::{ResolvedSpec, Service};
 use crate::team::serving::{ConfigModel, MemberModel};
 use crate::team::{serving, Team, TeamMember};
@@ -66,15 +65,10 @@ pub(super) fn add_model(member: &TeamMember, request: &mut LaunchRequest) {
     let Some(model) = &member.model else {
         return;
     };
-    let launch = serve::served_launch(&served_of(model), false);
+    let launch = serve::served_launch(&served_of(model), model.max_batch, false);
     request.mounts.extend(launch.mounts);
     request.env.extend(launch.env);
     request.extra_labels.extend(launch.labels);
-    if let Some(rows) = model.max_batch {
-        request
-            .env
-            .push((MAX_BATCH_ENV.to_string(), rows.to_string()));
-    }
 }
 
 /// A member's model as `serve` takes it: its folder, or the models of its config file.

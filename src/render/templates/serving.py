@@ -572,13 +572,13 @@ class Models:
         for name, version in dropped:
             self.unload(name, version)
         for name, folder, policy in entries:
-            versions = versions_in(folder)
             if not os.path.isdir(folder):
                 if folder not in self.missing:
                     log.error("model %s: its folder %s is not in the container", name, folder)
                     self.missing.add(folder)
                 continue
             self.missing.discard(folder)
+            versions = versions_in(folder)
             wanted = served_versions(policy, sorted(versions))
             for version in wanted:
                 with self.lock:
