@@ -20,6 +20,8 @@ pub type Exported = (u32, Option<(u32, u32)>);
 #[derive(Debug, Default)]
 pub struct FakeHost {
     pub nvidia: NvidiaFacts,
+    /// What `gpu_processes` answers.
+    pub gpu_processes: Vec<crate::host::nvidia::GpuProcess>,
     /// Host ports some other program holds.
     pub held_ports: RefCell<BTreeSet<u16>>,
     /// Ports another program takes right after tfimg found them free (a race lost).
@@ -86,6 +88,10 @@ impl Host for FakeHost {
 
     fn nvidia(&self) -> NvidiaFacts {
         self.nvidia.clone()
+    }
+
+    fn gpu_processes(&self) -> Vec<crate::host::nvidia::GpuProcess> {
+        self.gpu_processes.clone()
     }
 
     fn port_is_free(&self, _ip: &str, port: u16) -> bool {

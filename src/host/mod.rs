@@ -87,6 +87,8 @@ pub trait Host {
     fn container_ids(&self) -> crate::plan::ContainerIds;
     /// GPUs, driver and the NVIDIA toolkit's programs (nvidia-smi, /proc, PATH).
     fn nvidia(&self) -> NvidiaFacts;
+    /// The processes using this machine's GPUs now, each with its container.
+    fn gpu_processes(&self) -> Vec<nvidia::GpuProcess>;
     /// Whether `ip:port` can be bound right now (TCP).
     fn port_is_free(&self, ip: &str, port: u16) -> bool;
     /// A port the kernel hands out as free on `ip`.
@@ -241,6 +243,10 @@ impl Host for Machine {
             &|path| std::fs::read_to_string(path).ok(),
             &on_path,
         )
+    }
+
+    fn gpu_processes(&self) -> Vec<nvidia::GpuProcess> {
+        nvidia::processes(&run_program, &|path| std::fs::read_to_string(path).ok())
     }
 
     fn port_is_free(&self, ip: &str, port: u16) -> bool {

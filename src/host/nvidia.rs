@@ -5,6 +5,8 @@
 //! Parsing is pure and tested against outputs captured on real machines
 //! (tests/fixtures/nvidia/).
 
+use std::collections::BTreeMap;
+
 use crate::plan::gpus::HostGpu;
 use crate::spec::compat::ComputeCapability;
 
@@ -16,6 +18,8 @@ pub struct NvidiaFacts {
     /// The CUDA version the driver supports (the table's `CUDA Version`).
     pub driver_cuda: Option<String>,
     pub gpus: Vec<HostGpu>,
+    /// Each GPU's use now ([`USE_QUERY`]; empty when it was not asked or did not answer).
+    pub usage: Vec<GpuUse>,
     /// Where the facts came from: `nvidia-smi`, `/proc/driver/nvidia/version`, or nothing.
     pub source: Option<String>,
     /// Toolkit programs found on PATH (`nvidia-container-runtime-hook`, `nvidia-ctk`).
@@ -23,6 +27,16 @@ pub struct NvidiaFacts {
     /// `Some` when these are the facts of another host, the engine's, learned through a
     /// container there (its PATH says nothing here); `None`: this machine's.
     pub probe: Option<EngineProbe>,
+}
+
+impl NvidiaFacts {
+    /// GPU memory in use now, MiB by GPU index.
+    pub fn used_mib(&self) -> BTreeMap<u32, u64> {
+        self.usage
+            .iter()
+            .filter_map(|gpu| Some((gpu.index, gpu.memory_used_mib?)))
+            .collect()
+    }
 }
 
 /// How the NVIDIA facts of an engine on another host were learned: a short `--gpus all`
@@ -82,6 +96,9 @@ pub fn facts(
             }
         }
         answer.fill(&mut facts, "nvidia-smi");
+        if let Some(output) = run("nvidia-smi", &USE_QUERY) {
+            facts.usage = parse_use(&output);
+        }
         return facts;
     }
     if let Some(text) = read("/proc/driver/nvidia/version") {
@@ -179,6 +196,119 @@ pub fn parse_query(text: &str) -> Vec<(HostGpu, String)> {
             ))
         })
         .collect()
+}
+
+/// What tfimg asks nvidia-smi of each GPU's use now.
+pub const USE_QUERY: [&str; 2] = [
+    "--query-gpu=index,uuid,memory.used,memory.total,utilization.gpu,utilization.memory",
+    FORMAT,
+];
+
+/// One GPU's use now, as [`USE_QUERY`] answers it. A value the driver cannot report
+/// (`[N/A]`, `[Not Supported]`) is `None`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GpuUse {
+    pub index: u32,
+    pub uuid: String,
+    pub memory_used_mib: Option<u64>,
+    pub memory_total_mib: Option<u64>,
+    /// Percent of the last sample period a kernel ran.
+    pub utilization_gpu: Option<u32>,
+    pub utilization_memory: Option<u32>,
+}
+
+/// nvidia-smi's answer to [`USE_QUERY`]: a GPU per line; lines of another shape are
+/// skipped.
+pub fn parse_use(text: &str) -> Vec<GpuUse> {
+    text.lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+            let [index, uuid, used, total, gpu, memory] = fields.as_slice() else {
+                return None;
+            };
+            Some(GpuUse {
+                index: index.parse().ok()?,
+                uuid: uuid.to_string(),
+                memory_used_mib: used.parse().ok(),
+                memory_total_mib: total.parse().ok(),
+                utilization_gpu: gpu.parse().ok(),
+                utilization_memory: memory.parse().ok(),
+            })
+        })
+        .collect()
+}
+
+/// What tfimg asks nvidia-smi of the processes using GPUs.
+pub const PROCESSES_QUERY: [&str; 2] = [
+    "--query-compute-apps=pid,gpu_uuid,used_memory,process_name",
+    FORMAT,
+];
+
+/// A process using a GPU, as [`PROCESSES_QUERY`] answers, and the container it runs in.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GpuProcess {
+    /// Its pid on the host (nvidia-smi's, outside any container).
+    pub pid: u32,
+    pub gpu_uuid: String,
+    /// `None` where the driver cannot say (`[N/A]`).
+    pub used_mib: Option<u64>,
+    pub name: String,
+    /// The id of the container it runs in, from its cgroup, when it runs in one.
+    pub container: Option<String>,
+}
+
+/// nvidia-smi's answer to [`PROCESSES_QUERY`]; `container` is left for the caller.
+pub fn parse_processes(text: &str) -> Vec<GpuProcess> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.splitn(4, ',').map(str::trim);
+            let pid = fields.next()?.parse().ok()?;
+            let gpu_uuid = fields.next()?.to_string();
+            let used_mib = fields.next()?.parse().ok();
+            let name = fields.next()?.to_string();
+            Some(GpuProcess {
+                pid,
+                gpu_uuid,
+                used_mib,
+                name,
+                container: None,
+            })
+        })
+        .collect()
+}
+
+/// The container a process runs in, from its `/proc/PID/cgroup`: the 64-hex id Docker
+/// names its cgroup by (cgroup v2 `.../docker-ID.scope`, v1 `.../docker/ID`, or under a
+/// daemon's own cgroup parent `/PARENT/ID`).
+pub fn container_of_cgroup(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let path = line.splitn(3, ':').nth(2)?;
+        path.split('/').rev().find_map(|part| {
+            let id = part
+                .strip_prefix("docker-")
+                .and_then(|rest| rest.strip_suffix(".scope"))
+                .unwrap_or(part);
+            (id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| id.to_string())
+        })
+    })
+}
+
+/// The processes using GPUs now, each with its container (read through `run` and `read`
+/// as [`facts`] reads).
+pub fn processes(
+    run: &dyn Fn(&str, &[&str]) -> Option<String>,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Vec<GpuProcess> {
+    let Some(output) = run("nvidia-smi", &PROCESSES_QUERY) else {
+        return Vec::new();
+    };
+    let mut found = parse_processes(&output);
+    for process in &mut found {
+        process.container = read(&format!("/proc/{}/cgroup", process.pid))
+            .as_deref()
+            .and_then(container_of_cgroup);
+    }
+    found
 }
 
 /// The parts of nvidia-smi's default table tfimg uses.

@@ -19,6 +19,7 @@ fn facts(driver: Option<&str>, outcome: ProbeOutcome) -> NvidiaFacts {
                 }]
             })
             .unwrap_or_default(),
+        usage: Vec::new(),
         source: driver.map(|_| "nvidia-smi in a `--gpus all` container".to_string()),
         // This machine's PATH is never consulted for another host.
         toolkit_programs: vec!["nvidia-container-runtime-hook".into()],

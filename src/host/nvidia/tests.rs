@@ -1,3 +1,5 @@
+use std::collections::BTreeMap;
+
 use super::*;
 
 fn fixture(name: &str) -> String {
@@ -54,11 +56,14 @@ fn a_real_h100_on_driver_580_reads_as_it_is() {
         (program == "nvidia-smi").then(|| match args.first() {
             None => real("table.txt"),
             Some(query) if query.contains("compute_cap") => real("query-gpu-cc.csv"),
+            Some(query) if query.contains("memory.used") => real("query-use.csv"),
             Some(_) => real("query-gpu.csv"),
         })
     };
     let found = facts(&answer, &|_| None, &|_| false);
     assert_eq!(found.driver.as_deref(), Some("580.159.04"));
+    // A process held 1 GiB of it while the use was asked.
+    assert_eq!(found.used_mib(), BTreeMap::from([(0, 1551)]));
     assert_eq!(found.driver_cuda.as_deref(), Some("13.0"));
     assert_eq!(found.gpus.len(), 1, "{:?}", found.gpus);
     let gpu = &found.gpus[0];
@@ -172,6 +177,83 @@ fn compute_capabilities_come_from_the_query_and_old_drivers_get_the_query_withou
                 "--query-gpu=index,uuid,name,memory.total,driver_version,compute_cap --format=csv,noheader,nounits",
                 "--query-gpu=index,uuid,name,memory.total,driver_version --format=csv,noheader,nounits",
                 "",
+                "--query-gpu=index,uuid,memory.used,memory.total,utilization.gpu,utilization.memory --format=csv,noheader,nounits",
             ]
         );
+}
+
+/// [`USE_QUERY`] as the real driver answered it (tests/fixtures/nvidia/capture.sh asks it
+/// while a process holds 1 GiB), and the values a driver cannot report.
+#[test]
+fn gpu_use_reads_the_real_answer() {
+    assert_eq!(
+        USE_QUERY[0],
+        "--query-gpu=index,uuid,memory.used,memory.total,utilization.gpu,utilization.memory"
+    );
+    let real = parse_use(&fixture("h100-580.159.04/query-use.csv"));
+    assert_eq!(
+        real,
+        [GpuUse {
+            index: 0,
+            uuid: "GPU-bd7f583f-50f0-c144-ad6d-a1e676ec3a27".to_string(),
+            memory_used_mib: Some(1551),
+            memory_total_mib: Some(81559),
+            utilization_gpu: Some(1),
+            utilization_memory: Some(0),
+        }]
+    );
+    let unsupported = parse_use("1, GPU-x, [N/A], 16384, [Not Supported], [N/A]\ngarbage\n");
+    assert_eq!(unsupported.len(), 1);
+    assert_eq!(unsupported[0].memory_used_mib, None);
+    assert_eq!(unsupported[0].utilization_gpu, None);
+    assert_eq!(unsupported[0].memory_total_mib, Some(16384));
+}
+
+/// [`PROCESSES_QUERY`] as the real driver answered it while a process held 1 GiB of the
+/// H100 (not in a container), and the containers processes run in, from their cgroups.
+#[test]
+fn gpu_processes_read_the_real_answer_and_find_their_containers() {
+    assert_eq!(
+        PROCESSES_QUERY[0],
+        "--query-compute-apps=pid,gpu_uuid,used_memory,process_name"
+    );
+    let real = parse_processes(&fixture("h100-580.159.04/compute-apps.csv"));
+    assert_eq!(
+        real,
+        [GpuProcess {
+            pid: 592,
+            gpu_uuid: "GPU-bd7f583f-50f0-c144-ad6d-a1e676ec3a27".to_string(),
+            used_mib: Some(1542),
+            name: "python3".to_string(),
+            container: None,
+        }]
+    );
+    let id = "4f1c".repeat(16);
+    for cgroup in [
+        format!("0::/system.slice/docker-{id}.scope\n"),
+        format!("12:memory:/docker/{id}\n11:cpu:/docker/{id}\n"),
+        format!("0::/tfimg-gpu-standin/{id}\n"),
+    ] {
+        assert_eq!(container_of_cgroup(&cgroup), Some(id.clone()), "{cgroup}");
+    }
+    for outside in [
+        "0::/user.slice/user-1000.slice/session-3.scope\n",
+        "0::/\n",
+        "",
+    ] {
+        assert_eq!(container_of_cgroup(outside), None, "{outside}");
+    }
+    let answer = |program: &str, args: &[&str]| {
+        (program == "nvidia-smi" && args == PROCESSES_QUERY)
+            .then(|| "77, GPU-1, [N/A], python, with, commas\n88, GPU-2, 300, sshd\n".to_string())
+    };
+    let read = |path: &str| {
+        (path == "/proc/77/cgroup").then(|| format!("0::/docker/{}\n", "ab".repeat(32)))
+    };
+    let found = processes(&answer, &read);
+    assert_eq!(found.len(), 2);
+    assert_eq!(found[0].name, "python, with, commas");
+    assert_eq!(found[0].used_mib, None);
+    assert_eq!(found[0].container, Some("ab".repeat(32)));
+    assert_eq!(found[1].container, None);
 }
