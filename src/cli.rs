@@ -118,10 +118,16 @@ pub struct RunArgs {
     pub target: Option<String>,
 
     /// GPUs: `all`, a count (`2`), indices (`0,1`), UUIDs (`GPU-...`), or `none`
-    /// [default: `all` for GPU images where the host's driver and the NVIDIA container
-    /// toolkit can give them, else `none` with a note].
+    /// [default: the GPUs no other tfimg container holds, for GPU images where the host's
+    /// driver and the NVIDIA container toolkit can give them, else `none` with a note].
+    /// A count takes the least-loaded free GPUs.
     #[arg(long, value_name = "GPUS", allow_hyphen_values = true)]
     pub gpus: Option<String>,
+
+    /// Allow GPUs other tfimg containers hold (refused otherwise, naming who holds them);
+    /// the container is labelled as sharing.
+    #[arg(long)]
+    pub share_gpus: bool,
 
     /// How GPUs reach the container: `devices` (Docker's nvidia driver), `cdi`, or
     /// `runtime` (hosts that only register the nvidia runtime).
@@ -244,9 +250,14 @@ pub struct ServeArgs {
     pub name: Option<String>,
 
     /// GPUs: `all`, a count, indices, UUIDs, or `none` [default: `gpu-serving` with every
-    /// GPU where the host can give them, else `cpu-serving`].
+    /// GPU no other tfimg container holds where the host can give them, else
+    /// `cpu-serving`].
     #[arg(long, value_name = "GPUS", allow_hyphen_values = true)]
     pub gpus: Option<String>,
+
+    /// Allow GPUs other tfimg containers hold (refused otherwise, naming who holds them).
+    #[arg(long)]
+    pub share_gpus: bool,
 
     /// The host port of the REST API (container port 8501) [default: 8501 when free].
     #[arg(
@@ -299,6 +310,11 @@ pub struct PsArgs {
     /// a log could use them).
     #[arg(long)]
     pub show_tokens: bool,
+
+    /// Show the GPUs instead: per GPU its memory and utilisation now and who holds it,
+    /// per container its GPUs and the GPU memory its processes use.
+    #[arg(long, conflicts_with = "show_tokens")]
+    pub gpus: bool,
 }
 
 #[derive(Debug, Args)]

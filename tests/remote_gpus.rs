@@ -272,11 +272,10 @@ fn run_over_ssh_gets_the_gpus_the_server_has_not_the_laptop_s() {
     assert!(probes_created(Some(&gpu.host), &since, &until) >= 1);
     let container = gpu.inspect(&names[1]);
     let request = &container["HostConfig"]["DeviceRequests"][0];
-    assert_eq!(
-        (request["Driver"].as_str(), request["Count"].as_i64()),
-        (Some("nvidia"), Some(2))
-    );
-    assert_eq!(container["Config"]["Labels"]["io.tfimg.gpus"], "2");
+    // A count takes the server's free GPUs by index, never Docker's count.
+    assert_eq!(request["Driver"].as_str(), Some("nvidia"));
+    assert_eq!(request["DeviceIDs"], serde_json::json!(["0", "1"]));
+    assert_eq!(container["Config"]["Labels"]["io.tfimg.gpus"], "0,1");
     let id = container["Id"].as_str().unwrap();
     assert!(hook_ran_for(id), "no prestart hook for {id}");
     // Nothing of it on this machine's daemon.

@@ -64,12 +64,16 @@ fn gpu_selection_becomes_one_device_request_on_a_gpu_host() {
     let names: Vec<String> = (0..3).map(|_| unique("t-gpus")).collect();
     let _guard = DockerGuard::containers(&names.iter().map(String::as_str).collect::<Vec<_>>())
         .on(&gpu.host);
+    // `--gpus`, the request's count and ids, the label. A count takes free GPUs by index
+    // (the least-loaded first), never Docker's count. Each container is removed before
+    // the next, which would otherwise find its GPUs held.
+    let _turn = common::gpu::gpu_turn();
     let cases = [
-        ("0,1", None, vec!["0", "1"]),
-        ("all", Some(-1), vec![]),
-        ("2", Some(2), vec![]),
+        ("0,1", None, vec!["0", "1"], "0,1"),
+        ("all", Some(-1), vec![], "all"),
+        ("2", None, vec!["0", "1"], "0,1"),
     ];
-    for ((gpus, count, ids), name) in cases.iter().zip(&names) {
+    for ((gpus, count, ids, label), name) in cases.iter().zip(&names) {
         let created = run_with_env(
             folder.path(),
             &[
@@ -105,7 +109,7 @@ fn gpu_selection_becomes_one_device_request_on_a_gpu_host() {
                 "{gpus}: {request}"
             ),
         }
-        assert_eq!(container["Config"]["Labels"]["io.tfimg.gpus"], *gpus);
+        assert_eq!(container["Config"]["Labels"]["io.tfimg.gpus"], *label);
         // Only Docker's defaults the entrypoint's first instant needs stay; none is added.
         assert_eq!(
             host_config["CapDrop"],

@@ -17,7 +17,9 @@ use crate::engine::{Engine, EngineError, StartFailure};
 use crate::host::HostError;
 use crate::host::{Host, NvidiaFacts, SshKey};
 use crate::input::InputError;
+use crate::labels;
 use crate::plan::cache::VolumePlan;
+use crate::plan::gpus::share::{self, Holder, Sharing};
 use crate::plan::gpus::{self, GpuMode, GpuPlan, GpuSelection};
 use crate::plan::mounts::MountPlan;
 use crate::plan::ports::PortRequest;
@@ -96,6 +98,12 @@ pub struct LaunchRequest {
     /// `None`: a GPU image takes every GPU when the host can give them (run's default).
     pub gpus: Option<GpuSelection>,
     pub gpu_mode: GpuMode,
+    /// `--share-gpus`: GPUs other tfimg containers hold may be taken too (the container is
+    /// labelled as sharing); otherwise asking for one is refused.
+    pub share_gpus: bool,
+    /// GPUs that launches prepared before this one will hold once they start (a team's
+    /// earlier members), beside those of the engine's containers.
+    pub pending_holders: Vec<Holder>,
     /// Host uid/gid the container user takes; `None` runs as root (`--user root`).
     pub ids: Option<(u32, u32)>,
     pub ssh: SshSource,
@@ -133,6 +141,8 @@ impl LaunchRequest {
             public: false,
             gpus: None,
             gpu_mode: GpuMode::Auto,
+            share_gpus: false,
+            pending_holders: Vec::new(),
             ids,
             ssh: SshSource::User(None),
             resources: plan::Resources::default(),
@@ -161,6 +171,26 @@ pub struct Prepared {
     pub nvidia: Option<NvidiaFacts>,
 }
 
+impl Prepared {
+    /// The GPUs this launch will hold once it starts, for the launches prepared after it.
+    pub fn holder(&self) -> Option<Holder> {
+        let nvidia = self.nvidia.as_ref()?;
+        let mut container_labels: std::collections::HashMap<String, String> = self
+            .request
+            .extra_labels
+            .iter()
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        container_labels.insert(labels::GPUS.to_string(), self.gpus.describe());
+        share::holder(
+            &self.request.name,
+            "running",
+            &container_labels,
+            &nvidia.gpus,
+        )
+    }
+}
+
 /// A started (or, with `no_start`, created) container.
 #[derive(Debug, Clone)]
 pub struct Launched {
@@ -182,8 +212,13 @@ pub struct Launched {
 pub async fn prepare(
     engine: &impl Engine,
     host: &impl Host,
-    request: LaunchRequest,
+    mut request: LaunchRequest,
 ) -> anyhow::Result<Prepared> {
+    if request.share_gpus {
+        request
+            .extra_labels
+            .insert(labels::GPUS_SHARED.to_string(), "true".to_string());
+    }
     let target = &request.target;
     let home = if target.tfimg_image {
         home_folder(&target.image_user)
@@ -265,7 +300,7 @@ async fn choose_gpus(
     let explicit = requested.filter(|requested| !requested.is_none());
     let default = gpus::needs_host_facts(requested, target.gpu_image);
     if explicit.is_none() && !default {
-        let choice = gpus::choose(requested, target.gpu_image, &target.spec_name, None);
+        let choice = gpus::choose(requested, target.gpu_image, &target.spec_name, None, None);
         return Ok((choice.selection, None));
     }
     let nvidia = match &request.nvidia {
@@ -273,11 +308,25 @@ async fn choose_gpus(
         None => gpu_host::engine_nvidia(engine, host, std::slice::from_ref(&target.image)).await,
     };
     let info = engine.info().await?;
+    let engine_host = nvidia.probe.as_ref().map(|probe| probe.engine.as_str());
+    let mut holders = gpu_holders(engine, &nvidia, &request.name).await?;
+    holders.extend(request.pending_holders.iter().cloned());
+    let used = nvidia.used_mib();
+    let sharing = Sharing {
+        host: &nvidia.gpus,
+        used_mib: &used,
+        holders: &holders,
+        share: request.share_gpus,
+        engine_host,
+    };
+    let mut allocated = None;
     if let Some(requested) = explicit {
         refuse_gpus_without_driver(requested, &nvidia)?;
         if nvidia.driver.is_some() {
-            let engine_host = nvidia.probe.as_ref().map(|probe| probe.engine.as_str());
             gpus::check_against_host(requested, &nvidia.gpus, engine_host)?;
+            if !nvidia.gpus.is_empty() {
+                allocated = Some(sharing.allocate(requested)?);
+            }
         }
         if let Some(problem) =
             crate::doctor::gpu_launch_problem(&nvidia, &info, target.gpu.as_ref())
@@ -293,13 +342,40 @@ async fn choose_gpus(
     }
     let facts = default.then(|| crate::doctor::gpu_host(&nvidia, &info, target.gpu.as_ref()));
     let choice = gpus::choose(
-        requested,
+        allocated.as_ref().or(requested),
         target.gpu_image,
         &target.spec_name,
         facts.as_ref(),
+        Some(&sharing),
     );
     notes.extend(choice.note);
     Ok((choice.selection, Some(nvidia)))
+}
+
+/// The tfimg containers of the engine that hold GPUs of its host (`nvidia`'s), but the
+/// one named `replacing` (a launch under its name replaces it).
+pub async fn gpu_holders(
+    engine: &impl Engine,
+    nvidia: &NvidiaFacts,
+    replacing: &str,
+) -> Result<Vec<Holder>, EngineError> {
+    if nvidia.gpus.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(engine
+        .containers_with_label(labels::GPUS)
+        .await?
+        .iter()
+        .filter(|container| container.name != replacing)
+        .filter_map(|container| {
+            share::holder(
+                &container.name,
+                &container.state,
+                &container.labels,
+                &nvidia.gpus,
+            )
+        })
+        .collect())
 }
 
 /// The facts of this machine's NVIDIA host for an explicit `--gpus` (anything but

@@ -37,6 +37,8 @@ pub struct RunOptions {
     /// `--gpus` as given; without it a GPU image's GPUs are decided on the host's facts.
     pub gpus: Option<GpuSelection>,
     pub gpu_mode: GpuMode,
+    /// `--share-gpus`.
+    pub share_gpus: bool,
     pub mounts: Vec<MountRequest>,
     pub syncs: Vec<SyncRequest>,
     pub volumes: Vec<VolumePlan>,
@@ -151,6 +153,7 @@ fn launch_request(
         public: options.public,
         gpus: options.gpus.clone(),
         gpu_mode: options.gpu_mode,
+        share_gpus: options.share_gpus,
         ssh: SshSource::User(options.ssh_key.clone()),
         resources: options.resources,
         tunnel: if options.detach {

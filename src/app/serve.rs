@@ -19,6 +19,7 @@ use crate::input::{printable, InputError, SpecError};
 use crate::labels;
 use crate::output::progress::Reporter;
 use crate::output::ui::Ui;
+use crate::plan::gpus::share::Sharing;
 use crate::plan::gpus::{self, GpuSelection};
 use crate::plan::model_config::{self, VersionPolicy};
 use crate::plan::mounts::MountPlan;
@@ -43,6 +44,8 @@ pub struct ServeRequest {
     /// `--name`; the folder's name otherwise.
     pub name: Option<String>,
     pub gpus: Option<GpuSelection>,
+    /// `--share-gpus`: GPUs other tfimg containers hold may be taken too.
+    pub share_gpus: bool,
     /// `-p PORT`: the host port of the REST API.
     pub port: Option<u16>,
     /// `--grpc-port PORT`: the host port of the gRPC API.
@@ -320,6 +323,7 @@ pub async fn choose_spec<'a>(
     engine: &impl Engine,
     host: &impl Host,
     requested: Option<&GpuSelection>,
+    share: bool,
     specs: &'a ServingSpecs,
 ) -> anyhow::Result<(&'a ResolvedSpec, GpuSelection, Option<NvidiaFacts>)> {
     if let Some(requested) = requested {
@@ -334,7 +338,16 @@ pub async fn choose_spec<'a>(
     let nvidia = gpu_host::engine_nvidia(engine, host, &[gpu.image_reference()]).await;
     let info = engine.info().await?;
     let facts = crate::doctor::gpu_host(&nvidia, &info, gpu.gpu.as_ref());
-    let choice = gpus::choose(None, true, &gpu.name, Some(&facts));
+    let holders = launch::gpu_holders(engine, &nvidia, "").await?;
+    let used = nvidia.used_mib();
+    let sharing = Sharing {
+        host: &nvidia.gpus,
+        used_mib: &used,
+        holders: &holders,
+        share,
+        engine_host: nvidia.probe.as_ref().map(|probe| probe.engine.as_str()),
+    };
+    let choice = gpus::choose(None, true, &gpu.name, Some(&facts), Some(&sharing));
     Ok(match choice.selection.is_none() {
         true => (&specs.cpu, GpuSelection::None, None),
         false => (gpu, choice.selection, Some(nvidia)),
@@ -375,6 +388,7 @@ pub fn launch_request(
         port_requests,
         public: request.public,
         gpus: Some(gpus),
+        share_gpus: request.share_gpus,
         resources: Resources {
             memory: Some(request.memory.unwrap_or(serving::DEFAULT_MEMORY)),
             ..Resources::default()
@@ -489,7 +503,14 @@ pub async fn serve(
     reporter: &Reporter,
 ) -> anyhow::Result<Serving> {
     let remote = engine.remote_endpoint().is_some();
-    let (spec, gpus, nvidia) = choose_spec(engine, host, request.gpus.as_ref(), specs).await?;
+    let (spec, gpus, nvidia) = choose_spec(
+        engine,
+        host,
+        request.gpus.as_ref(),
+        request.share_gpus,
+        specs,
+    )
+    .await?;
     let mut notes = serving_notes(&served, &spec.name);
     if remote {
         notes.push(format!(

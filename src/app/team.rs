@@ -118,6 +118,7 @@ pub async fn up(
         let mut request = member_request(team, member, &specs[&member.spec], &images.specs, ids)?;
         gateway::place_member(team, member, &mut request);
         request.nvidia = prepared.iter().find_map(|earlier| earlier.nvidia.clone());
+        request.pending_holders = prepared.iter().filter_map(Prepared::holder).collect();
         let member_error = |error: anyhow::Error| prefixed(member, error);
         let ready = launch::prepare(engine, host, request)
             .await

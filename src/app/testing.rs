@@ -55,6 +55,17 @@ pub fn up_team(
     spec: &str,
     gateway: Option<&str>,
 ) -> crate::app::team::UpReport {
+    up_team_result(engine, host, team, spec, gateway).unwrap()
+}
+
+/// [`up_team`], its error kept.
+pub fn up_team_result(
+    engine: &crate::engine::fake::FakeEngine,
+    host: &crate::host::fake::FakeHost,
+    team: &crate::team::Team,
+    spec: &str,
+    gateway: Option<&str>,
+) -> anyhow::Result<crate::app::team::UpReport> {
     let catalog = Catalog::builtin(PathBuf::from("/project"));
     let resolved = crate::spec::resolve(&catalog, spec).unwrap();
     let specs = BTreeMap::from([(spec.to_string(), resolved)]);
@@ -71,5 +82,4 @@ pub fn up_team(
         (4321, 4322),
         false,
     ))
-    .unwrap()
 }

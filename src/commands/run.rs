@@ -100,6 +100,7 @@ fn resolve_options(
             .unwrap_or_else(|| DEFAULT_TARGET.to_string()),
         gpus,
         gpu_mode: args.gpu_mode.into(),
+        share_gpus: args.share_gpus,
         mounts,
         syncs,
         volumes,

@@ -66,6 +66,7 @@ fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputE
         model_config: args.model_config.is_some(),
         name: args.name.clone(),
         gpus,
+        share_gpus: args.share_gpus,
         port,
         grpc_port,
         public: args.public,

@@ -7,6 +7,7 @@ use crate::input::source::printable;
 use crate::input::InputError;
 
 mod host;
+pub mod share;
 
 pub use host::{
     check_against_host, choose, daemon_refused_note, host_name, needs_host_facts, GpuHost, HostGpu,
@@ -123,13 +124,21 @@ impl GpuSelection {
         matches!(self, GpuSelection::None)
     }
 
-    /// The label value and the text users see (`all`, `2`, `0,1`, `none`).
+    /// The label value and the text users see (`all`, `2`, `0,1`, `none`), which
+    /// [`GpuSelection::parse`] reads back as it is: GPU 1 alone is `device=1`, as Docker
+    /// writes it (`1` is a count).
     pub fn describe(&self) -> String {
         match self {
             GpuSelection::None => "none".to_string(),
             GpuSelection::All => "all".to_string(),
             GpuSelection::Count(count) => count.to_string(),
-            GpuSelection::Devices(devices) => devices.join(","),
+            GpuSelection::Devices(devices) => {
+                let text = devices.join(",");
+                match GpuSelection::parse(&text) {
+                    Ok(GpuSelection::Devices(_)) => text,
+                    _ => format!("device={text}"),
+                }
+            }
         }
     }
 

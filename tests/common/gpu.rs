@@ -196,3 +196,12 @@ extern "C" fn stop_at_exit() {
         .stdout(std::process::Stdio::null())
         .status();
 }
+
+/// The stand-in's GPUs to this test alone among the tests of its binary that hold GPUs
+/// there: tfimg refuses GPUs another of its containers holds, and a GPU image's default
+/// takes only free ones, so such tests must not overlap (test binaries run one at a time).
+pub fn gpu_turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -54,7 +54,8 @@ fn gpus_on_another_host_are_checked_and_given_on_its_facts() {
         request("cpu-headless", Some(GpuSelection::Count(2))),
     ))
     .unwrap();
-    assert_eq!(prepared.gpus, GpuSelection::Count(2));
+    // A count takes GPUs by index (the least-loaded free ones), never Docker's count.
+    assert_eq!(prepared.gpus, GpuSelection::parse("0,1").unwrap());
     let nvidia = prepared.nvidia.clone().expect("the facts it decided on");
     assert_eq!(nvidia.gpus.len(), 4);
     assert_eq!(nvidia.probe.unwrap().outcome, ProbeOutcome::Ran);
@@ -69,8 +70,8 @@ fn gpus_on_another_host_are_checked_and_given_on_its_facts() {
         launched.plan.gpu,
         GpuPlan::Request(DeviceRequestPlan {
             driver: "nvidia".into(),
-            count: Some(2),
-            device_ids: Vec::new(),
+            count: None,
+            device_ids: vec!["0".into(), "1".into()],
             capabilities: vec![vec!["gpu".into()]],
         })
     );
@@ -169,4 +170,46 @@ fn a_daemon_there_without_the_toolkit_is_explained_before_anything_exists() {
         .hint
         .starts_with("on `fake://engine`: install the NVIDIA Container Toolkit"));
     assert!(engine.calls_to("create").is_empty());
+}
+
+/// The GPUs tfimg's containers hold are read back from the engine (their labels): a count
+/// takes free ones, a GPU held by another container is refused before anything exists,
+/// naming it, and `--share-gpus` takes it anyway, labelled as sharing.
+#[test]
+fn counts_take_free_gpus_and_a_held_one_is_refused_naming_its_holder() {
+    let (engine, host) = (gpu_box(), laptop());
+    let reserved = RefCell::new(BTreeSet::new());
+    // The host's facts are asked once, then passed on (as `up` does for its members).
+    let known = RefCell::new(None);
+    let launch = |name: &str, gpus: &str, share: bool| {
+        let mut asked = request("cpu-headless", Some(GpuSelection::parse(gpus).unwrap()));
+        asked.name = name.to_string();
+        asked.share_gpus = share;
+        asked.nvidia = known.borrow().clone();
+        let prepared = block_on(prepare(&engine, &host, asked))?;
+        known.replace(prepared.nvidia.clone());
+        block_on(start(&engine, &host, prepared, &reserved, false, |_| {}))
+    };
+    let ana = launch("ana", "1", false).unwrap();
+    let bo = launch("bo", "2", false).unwrap();
+    assert_eq!(ana.plan.labels[labels::GPUS], "0");
+    assert_eq!(bo.plan.labels[labels::GPUS], "1,2");
+    let before = engine.state.borrow().containers.len();
+    let refused = launch("cy", "0,3", false).unwrap_err().to_string();
+    assert_eq!(
+        refused,
+        "`--gpus 0,3`: GPU 0 of the engine's host `fake://engine` is held: GPU 0 by `ana`"
+    );
+    let refused = launch("cy", "2", false).unwrap_err().to_string();
+    assert!(refused.contains("1 of the 4 GPUs"), "{refused}");
+    assert_eq!(engine.state.borrow().containers.len(), before);
+    let shared = launch("cy", "0", true).unwrap();
+    assert_eq!(shared.plan.labels[labels::GPUS], "0");
+    assert_eq!(shared.plan.labels[labels::GPUS_SHARED], "true");
+    // Launched again under its name, a container does not hold against itself.
+    let again = launch("ana", "0", false).unwrap_err().to_string();
+    assert!(
+        again.contains("`cy`") && !again.contains("`ana`"),
+        "{again}"
+    );
 }

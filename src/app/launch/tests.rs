@@ -268,6 +268,11 @@ fn a_gpu_image_takes_every_gpu_by_default_and_gives_way_when_the_daemon_refuses(
 #[test]
 fn every_gpu_container_gets_its_user_s_cuda_cache_and_no_other_container_does() {
     let (engine, host) = (FakeEngine::new(), gpu_host());
+    // Each container here shares the GPUs the ones before it hold.
+    let request = |spec: &str| LaunchRequest {
+        share_gpus: true,
+        ..request(spec)
+    };
     let cache = |launched: &Launched| -> Vec<(String, String)> {
         launched
             .plan

@@ -17,6 +17,7 @@ fn options(target: &str) -> RunOptions {
         target: target.to_string(),
         gpus: None,
         gpu_mode: GpuMode::Auto,
+        share_gpus: false,
         mounts: Vec::new(),
         syncs: Vec::new(),
         volumes: Vec::new(),

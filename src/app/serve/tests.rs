@@ -19,6 +19,7 @@ fn request(dir: &str) -> ServeRequest {
         model_config: false,
         name: None,
         gpus: None,
+        share_gpus: false,
         port: None,
         grpc_port: None,
         public: false,
@@ -150,8 +151,14 @@ fn the_gpus_choose_the_serving_spec() {
     let host = FakeHost::new();
     let specs = specs();
     let chosen = |host: &FakeHost, requested: Option<GpuSelection>| {
-        let (spec, gpus, _) =
-            block_on(choose_spec(&engine, host, requested.as_ref(), &specs)).unwrap();
+        let (spec, gpus, _) = block_on(choose_spec(
+            &engine,
+            host,
+            requested.as_ref(),
+            false,
+            &specs,
+        ))
+        .unwrap();
         (spec.name.clone(), gpus)
     };
     assert_eq!(
@@ -168,6 +175,7 @@ fn the_gpus_choose_the_serving_spec() {
         &engine,
         &host,
         Some(&GpuSelection::All),
+        false,
         &specs,
     ));
     assert!(refused

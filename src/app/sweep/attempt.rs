@@ -271,6 +271,9 @@ pub(super) fn request(
         make_sync_parents: true,
         gpus: Some(gpus),
         gpu_mode: GpuMode::Devices,
+        // The sweep's slots place its trials (`trials_per_gpu` puts several on one GPU);
+        // what others hold is not checked per trial yet.
+        share_gpus: true,
         resources: Resources {
             memory: sweep.limits.memory,
             nano_cpus: sweep.limits.nano_cpus,

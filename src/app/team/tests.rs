@@ -158,6 +158,40 @@ fn a_member_s_mount_is_refused_on_a_remote_engine() {
     assert!(check_mounts_are_local(&without, Some("ssh://gpu-box")).is_ok());
 }
 
+/// Every member is prepared before any starts: a member's count takes none of the GPUs
+/// the members prepared before it will hold, and a GPU they hold is refused by name.
+#[test]
+fn members_asking_one_gpu_each_get_different_ones() {
+    let engine = FakeEngine::gpu_server("tfimg/cpu-headless:2.9.3-0123456789ab", 4);
+    let host = FakeHost::new();
+    let two = "  - name: alice\n    gpus: 1\n    command: [sleep, '9']\n  - name: bob\n    gpus: 1\n    command: [sleep, '9']\n";
+    up_once(&engine, &host, &team(two));
+    let held: Vec<String> = ["lab-alice", "lab-bob"]
+        .iter()
+        .map(|name| {
+            let state = engine.state.borrow();
+            let container = state.containers.values().find(|c| c.name == *name);
+            container.unwrap().labels[labels::GPUS].clone()
+        })
+        .collect();
+    assert_eq!(held, ["0", "device=1"]);
+    // A third asking for GPU 1 by index, in the same file, is refused naming bob.
+    // Still running (the fake ends a command at once), they hold their GPUs; the second
+    // `up` asks the server again.
+    for container in engine.state.borrow_mut().containers.values_mut() {
+        container.state = "running".to_string();
+    }
+    engine.answer_gpu_probe(4);
+    let three = format!("{two}  - name: cy\n    gpus: [1]\n    command: [sleep, '9']\n");
+    let refused =
+        crate::app::testing::up_team_result(&engine, &host, &team(&three), "cpu-headless", None);
+    let text = format!("{:#}", refused.unwrap_err());
+    assert!(
+        text.contains("GPU 1 by `lab-bob` (team lab, member bob)"),
+        "{text}"
+    );
+}
+
 #[test]
 fn members_on_a_gpu_server_are_checked_against_it_asking_it_once() {
     let engine = FakeEngine::gpu_server("tfimg/cpu-headless:2.9.3-0123456789ab", 2);

@@ -80,20 +80,25 @@ impl FakeEngine {
         let engine = FakeEngine::new();
         engine.tunnels.borrow_mut().remote = true;
         engine.add_image(&[image], &[]);
+        engine.answer_gpu_probe(gpus);
+        engine
+    }
+
+    /// Queues the answers of one GPU probe (its query and its table) for a host of
+    /// `gpus` H100s: each probe takes them.
+    pub fn answer_gpu_probe(&self, gpus: u32) {
         let rows: String = (0..gpus)
             .map(|index| {
                 format!("{index}, GPU-{index}, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n")
             })
             .collect();
         let table = "| NVIDIA-SMI 580.65.06   Driver Version: 580.65.06   CUDA Version: 13.0 |\n";
-        let mut state = engine.state.borrow_mut();
+        let mut state = self.state.borrow_mut();
         for stdout in [rows, table.to_string()] {
             state.one_offs.push_back(Ok(Finished {
                 stdout,
                 ..Finished::default()
             }));
         }
-        drop(state);
-        engine
     }
 }

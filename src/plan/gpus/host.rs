@@ -2,6 +2,7 @@
 //! of an explicit selection against the GPUs the host reports. Pure: the caller gathers
 //! the facts.
 
+use super::share::{self, Sharing};
 use super::GpuSelection;
 use crate::input::source::printable;
 use crate::input::InputError;
@@ -43,11 +44,15 @@ pub struct GpuChoice {
 /// over (as `docker run --gpus all` in every guide), else the CPU with a note saying why
 /// and how to get them; never any for other images. `host` is read only for that
 /// default (the caller gathers it only then: see [`needs_host_facts`]).
+///
+/// With `sharing` (the GPUs tfimg's containers hold), the default takes only the free
+/// GPUs, and the CPU when none is free (naming who holds them), unless the launch shares.
 pub fn choose(
     requested: Option<&GpuSelection>,
     gpu_image: bool,
     image: &str,
     host: Option<&GpuHost>,
+    sharing: Option<&Sharing>,
 ) -> GpuChoice {
     let chosen = |selection: GpuSelection, note: Option<String>| GpuChoice { selection, note };
     if let Some(requested) = requested {
@@ -86,13 +91,42 @@ pub fn choose(
                 problem.clone(),
                 "upgrade the driver to use the GPUs",
             ),
-            None => chosen(
-                GpuSelection::All,
-                Some(format!(
-                    "note: `{image}` gets all {} of {name} (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)",
-                    gpu_count(host.gpus)
-                )),
-            ),
+            None => {
+                let held = sharing
+                    .filter(|sharing| !sharing.share)
+                    .map(|sharing| (sharing, sharing.held()))
+                    .filter(|(_, held)| !held.is_empty());
+                match held {
+                    None => chosen(
+                        GpuSelection::All,
+                        Some(format!(
+                            "note: `{image}` gets all {} of {name} (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)",
+                            gpu_count(host.gpus)
+                        )),
+                    ),
+                    Some((sharing, held)) => {
+                        let free = sharing.free();
+                        if free.is_empty() {
+                            return on_the_cpu(
+                                format!(
+                                    "every GPU of {name} is held by another container ({})",
+                                    sharing.held_text(&held)
+                                ),
+                                "`--share-gpus` shares them, or stop a holder (`tfimg ps` shows them)",
+                            );
+                        }
+                        chosen(
+                            GpuSelection::Devices(free.iter().map(u32::to_string).collect()),
+                            Some(format!(
+                                "note: `{image}` gets the free {} of {name} ({} held: {}; `--share-gpus` takes them too)",
+                                share::plural_gpus(&free),
+                                share::plural_gpus(&held),
+                                sharing.held_text(&held)
+                            )),
+                        )
+                    }
+                }
+            }
         },
     }
 }

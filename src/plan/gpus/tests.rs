@@ -92,3 +92,28 @@ fn device_requests_never_mix_count_and_ids() {
         }
     );
 }
+
+/// The label a container carries reads back as the GPUs it got: one index alone is written
+/// as Docker writes it, since `1` alone is a count.
+#[test]
+fn a_description_reads_back_as_the_same_selection() {
+    for text in [
+        "all",
+        "none",
+        "2",
+        "0",
+        "0,1",
+        "device=1",
+        "device=12",
+        "GPU-3f2a-0",
+    ] {
+        let selection = GpuSelection::parse(text).unwrap();
+        assert_eq!(selection.describe(), text);
+        assert_eq!(
+            GpuSelection::parse(&selection.describe()).unwrap(),
+            selection
+        );
+    }
+    let one = GpuSelection::Devices(vec!["1".to_string()]);
+    assert_eq!(one.describe(), "device=1");
+}

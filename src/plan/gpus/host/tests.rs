@@ -9,7 +9,7 @@ fn gpu_images_default_to_every_gpu_only_where_docker_can_hand_them_over() {
         driver_problem: None,
         engine_host: None,
     };
-    let choice = choose(None, true, "gpu-jupyter", Some(&working));
+    let choice = choose(None, true, "gpu-jupyter", Some(&working), None);
     assert_eq!(choice.selection, GpuSelection::All);
     assert_eq!(
             choice.note.as_deref(),
@@ -17,7 +17,7 @@ fn gpu_images_default_to_every_gpu_only_where_docker_can_hand_them_over() {
         );
 
     let cpu = |host: GpuHost| {
-        let choice = choose(None, true, "gpu-jupyter", Some(&host));
+        let choice = choose(None, true, "gpu-jupyter", Some(&host), None);
         assert_eq!(choice.selection, GpuSelection::None, "{host:?}");
         choice.note.expect("a note says why")
     };
@@ -50,7 +50,7 @@ fn gpu_images_default_to_every_gpu_only_where_docker_can_hand_them_over() {
 
     // `--gpus` always wins, `none` silently; other images never get GPUs by default.
     for requested in [GpuSelection::None, GpuSelection::Count(1)] {
-        let choice = choose(Some(&requested), true, "gpu-jupyter", Some(&working));
+        let choice = choose(Some(&requested), true, "gpu-jupyter", Some(&working), None);
         assert_eq!((choice.selection, choice.note), (requested, None));
     }
     let remote = GpuHost {
@@ -58,10 +58,10 @@ fn gpu_images_default_to_every_gpu_only_where_docker_can_hand_them_over() {
         ..working.clone()
     };
     assert_eq!(
-            choose(None, true, "gpu-jupyter", Some(&remote)).note.as_deref(),
+            choose(None, true, "gpu-jupyter", Some(&remote), None).note.as_deref(),
             Some("note: `gpu-jupyter` gets all 2 GPUs of the engine's host `ssh://me@gpu-box` (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)")
         );
-    let plain = choose(None, false, "cpu-jupyter", Some(&working));
+    let plain = choose(None, false, "cpu-jupyter", Some(&working), None);
     assert_eq!((plain.selection, plain.note), (GpuSelection::None, None));
     assert!(needs_host_facts(None, true));
     assert!(!needs_host_facts(None, false));
@@ -92,4 +92,61 @@ fn unknown_host_gpus_are_refused() {
             "the engine's host `ssh://me@gpu-box` has: 0 (GPU-aaaa, Tesla T4)"
         )
     );
+}
+
+/// A GPU image's default takes the GPUs no other tfimg container holds: all of them when
+/// none is held, the free ones otherwise, and the CPU (naming the holders) when none is
+/// free; with `--share-gpus`, all.
+#[test]
+fn the_default_takes_only_free_gpus_and_names_the_holders() {
+    let working = GpuHost {
+        driver: Some("580.65.06".into()),
+        gpus: 3,
+        toolkit: true,
+        driver_problem: None,
+        engine_host: None,
+    };
+    let gpus: Vec<HostGpu> = (0..3)
+        .map(|index| HostGpu {
+            index,
+            uuid: format!("GPU-{index}"),
+            name: "NVIDIA H100 80GB HBM3".into(),
+            memory_mib: Some(81559),
+            compute_capability: None,
+        })
+        .collect();
+    let used = std::collections::BTreeMap::new();
+    let holder = |name: &str, indices: &[u32]| share::Holder {
+        container: name.to_string(),
+        who: Some(format!("team lab, member {name}")),
+        gpus: indices.iter().copied().collect(),
+        sharing: false,
+    };
+    let choose_with = |holders: &[share::Holder], share: bool| {
+        let sharing = Sharing {
+            host: &gpus,
+            used_mib: &used,
+            holders,
+            share,
+            engine_host: None,
+        };
+        choose(None, true, "gpu-jupyter", Some(&working), Some(&sharing))
+    };
+    assert_eq!(choose_with(&[], false).selection, GpuSelection::All);
+    let some = choose_with(&[holder("ana", &[1])], false);
+    assert_eq!(some.selection, GpuSelection::parse("0,2").unwrap());
+    assert_eq!(
+        some.note.as_deref(),
+        Some("note: `gpu-jupyter` gets the free GPUs 0, 2 of this host (GPU 1 held: GPU 1 by `ana` (team lab, member ana); `--share-gpus` takes them too)")
+    );
+    let every = [holder("ana", &[0, 1]), holder("bo", &[2])];
+    let none = choose_with(&every, false);
+    assert_eq!(none.selection, GpuSelection::None);
+    let note = none.note.unwrap();
+    assert!(
+        note.starts_with("note: `gpu-jupyter` runs on the CPU: every GPU of this host is held by another container (GPU 0 by `ana` (team lab, member ana); GPU 1 by `ana` (team lab, member ana); GPU 2 by `bo` (team lab, member bo))"),
+        "{note}"
+    );
+    assert!(note.contains("`--share-gpus` shares them"), "{note}");
+    assert_eq!(choose_with(&every, true).selection, GpuSelection::All);
 }
