@@ -10,7 +10,9 @@ mod common;
 use std::time::Duration;
 
 use common::cli::run_args;
-use common::gpu::{gpu_engine, gpu_engine_with, hook_ran_for, GpuEngine, HOOK_LOG, STANDIN_IMAGES};
+use common::gpu::{
+    gpu_engine, gpu_engine_with, gpu_turn, hook_ran_for, GpuEngine, HOOK_LOG, STANDIN_IMAGES,
+};
 use common::{scratch, tfimg_with_env, unique, wait_for, DockerGuard, HOST_CA};
 
 /// `tfimg ARGS` against the stand-in, with its nvidia-smi and hook on PATH and a data
@@ -34,14 +36,15 @@ fn gpus_start_on_the_stand_in_and_each_container_sees_exactly_its_ids() {
     let Some(gpu) = gpu_engine() else {
         return;
     };
+    let _turn = gpu_turn();
     let folder = scratch(&[]);
     let uuid = "GPU-5a1d0c3e-7b2f-4e91-a6d8-000000000002";
     // `--gpus`, what the container sees, the label `ps` shows.
     let cases = [
         ("0,1", "0,1", "0,1"),
         ("all", "all", "all"),
-        ("2", "0,1", "2"),
-        ("device=3", "3", "3"),
+        ("2", "0,1", "0,1"),
+        ("device=3", "3", "device=3"),
         (uuid, uuid, uuid),
     ];
     let names: Vec<String> = cases.iter().map(|_| unique("t-standin-gpus")).collect();
@@ -86,6 +89,7 @@ fn a_gpu_image_on_the_stand_in_mounts_its_user_s_cuda_cache_which_the_user_write
     let Some(gpu) = gpu_engine_with(&images) else {
         return;
     };
+    let _turn = gpu_turn();
     let labels = gpu.docker(&[
         "image",
         "inspect",
@@ -159,6 +163,7 @@ fn a_team_member_s_gpus_start_on_the_stand_in_with_exactly_its_ids() {
     let Some(gpu) = gpu_engine() else {
         return;
     };
+    let _turn = gpu_turn();
     let team = unique("t-standin-team");
     let file = format!(
         "team: {team}\nmembers:\n  - name: trainer\n    spec: cpu-headless\n    gpus: [1]\n    command: [\"sh\", \"-c\", \"echo visible=$NVIDIA_VISIBLE_DEVICES\"]\n  - name: pair\n    spec: cpu-headless\n    gpus: [2, 3]\n    command: [\"sh\", \"-c\", \"echo visible=$NVIDIA_VISIBLE_DEVICES\"]\n"
@@ -280,4 +285,142 @@ fn on_the_machine_s_own_daemon_a_created_gpu_container_has_the_cache_the_user_ca
         "touch /var/cache/tfimg/cuda/kernel && stat -c '%u %a' /var/cache/tfimg/cuda /var/cache/tfimg/cuda/kernel",
     ]);
     assert_eq!(written, format!("0 1777\n{uid} 644\n"));
+}
+
+/// The shared GPU server: the GPUs tfimg's containers hold are read back from the
+/// stand-in's containers. Members asking one GPU each get different ones, the least-loaded
+/// free ones (GPU 0 is busy with a process tfimg did not start, as the stand-in's
+/// nvidia-smi reports); a count then takes what is left; a GPU a member holds is refused
+/// by name before anything is created, and taken with `--share-gpus`; `all` is refused
+/// while any GPU is held.
+#[test]
+fn members_get_different_free_gpus_and_a_held_gpu_is_refused_naming_its_holder() {
+    let Some(gpu) = gpu_engine() else {
+        return;
+    };
+    let _turn = gpu_turn();
+    let team = unique("t-share");
+    let member = |name: &str| {
+        format!(
+            "  - name: {name}\n    spec: cpu-headless\n    gpus: 1\n    command: [sleep, '300']\n"
+        )
+    };
+    let file = format!("team: {team}\nmembers:\n{}{}", member("ana"), member("bo"));
+    let folder = scratch(&[("team.yaml", &file)]);
+    let (counted, refused, shared) = (
+        unique("t-share-count"),
+        unique("t-share-refused"),
+        unique("t-share-shared"),
+    );
+    let mut guard = DockerGuard::containers(&[&counted, &refused, &shared]).on(&gpu.host);
+    guard.container_label = Some(format!("io.tfimg.team={team}"));
+    let data = folder.path().join(".tfimg-data");
+    let mut env = gpu.env();
+    env.push(("XDG_DATA_HOME", data.to_str().unwrap()));
+    env.push(("TFIMG_STANDIN_USE", "0:30000:80"));
+    let tfimg = |args: &[&str]| tfimg_with_env(folder.path(), args, &env);
+    let create = |name: &str, gpus: &[&str]| {
+        let mut args = vec!["run", "cpu-headless", "-d", "--no-build", "--name", name];
+        args.extend_from_slice(gpus);
+        args.extend_from_slice(&["--", "sleep", "300"]);
+        tfimg(&args)
+    };
+    let device_ids =
+        |name: &str| gpu.inspect(name)["HostConfig"]["DeviceRequests"][0]["DeviceIDs"].clone();
+
+    let up = tfimg(&["up", "team.yaml", "--ca-cert", HOST_CA]);
+    assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
+    assert_eq!(device_ids(&format!("{team}-ana")), serde_json::json!(["1"]));
+    assert_eq!(device_ids(&format!("{team}-bo")), serde_json::json!(["2"]));
+
+    let count = create(&counted, &["--gpus", "1"]);
+    assert_eq!(count.code, 0, "{}", count.tail());
+    assert_eq!(device_ids(&counted), serde_json::json!(["3"]));
+
+    let taken = create(&refused, &["--gpus", "device=1"]);
+    assert_eq!(taken.code, 1, "{}", taken.tail());
+    assert!(
+        taken.stderr.contains(&format!(
+            "`--gpus device=1`: GPU 1 of this host is held: GPU 1 by `{team}-ana` (team {team}, member ana)"
+        )),
+        "{}",
+        taken.stderr
+    );
+    assert!(taken.stderr.contains("--share-gpus"), "{}", taken.stderr);
+    let all = create(&refused, &["--gpus", "all"]);
+    assert_eq!(all.code, 1, "{}", all.tail());
+    assert!(
+        all.stderr
+            .contains("`--gpus all`: GPUs 1, 2, 3 of this host are held"),
+        "{}",
+        all.stderr
+    );
+    assert!(
+        gpu.docker(&["ps", "-aq", "--filter", &format!("name=^{refused}$")])
+            .trim()
+            .is_empty(),
+        "a refused launch created nothing"
+    );
+
+    let sharing = create(&shared, &["--gpus", "device=1", "--share-gpus"]);
+    assert_eq!(sharing.code, 0, "{}", sharing.tail());
+    assert_eq!(device_ids(&shared), serde_json::json!(["1"]));
+    let labels = gpu.inspect(&shared)["Config"]["Labels"].clone();
+    assert_eq!(labels["io.tfimg.gpus-shared"], "true");
+    assert_eq!(labels["io.tfimg.gpus"], "device=1");
+
+    // `ps --gpus`: the stand-in's nvidia-smi reports a process of ana's container (its
+    // real pid on this machine, mapped back through its cgroup) using 2 GiB of GPU 1.
+    let ana = format!("{team}-ana");
+    let pid = gpu.docker(&["inspect", "--format", "{{.State.Pid}}", &ana]);
+    let apps = format!("{}:1:2048:python3", pid.trim());
+    let mut seen_env = env.clone();
+    seen_env.retain(|(key, _)| *key != "TFIMG_STANDIN_USE");
+    seen_env.push(("TFIMG_STANDIN_USE", "0:30000:80,1:2100:37"));
+    seen_env.push(("TFIMG_STANDIN_APPS", &apps));
+    let shown = tfimg_with_env(folder.path(), &["ps", "--gpus", "--json"], &seen_env);
+    assert_eq!(shown.code, 0, "{}", shown.tail());
+    let view: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    let gpu_line = |index: usize| view["gpus"][index].clone();
+    assert_eq!(gpu_line(0)["memory_used_mib"], 30000);
+    assert_eq!(gpu_line(0)["held_by"], serde_json::json!([]));
+    assert_eq!(gpu_line(1)["utilization"], 37);
+    let held_by_1: Vec<String> = serde_json::from_value(gpu_line(1)["held_by"].clone()).unwrap();
+    assert!(
+        held_by_1.contains(&ana) && held_by_1.contains(&shared),
+        "{held_by_1:?}"
+    );
+    let containers = view["containers"].as_array().unwrap();
+    let ana_row = containers
+        .iter()
+        .find(|c| c["name"] == ana.as_str())
+        .expect("ana is shown");
+    assert_eq!(ana_row["gpus"], serde_json::json!([1]));
+    assert_eq!(ana_row["memory_used_mib"], 2048);
+    assert_eq!(ana_row["processes"], 1);
+    assert_eq!(ana_row["utilization"], 37);
+    assert_eq!(ana_row["member"], "ana");
+    let shared_row = containers
+        .iter()
+        .find(|c| c["name"] == shared.as_str())
+        .unwrap();
+    assert_eq!(shared_row["sharing"], true);
+    assert_eq!(shared_row["memory_used_mib"], 0);
+    let table = tfimg_with_env(folder.path(), &["ps", "--gpus"], &seen_env);
+    assert_eq!(table.code, 0, "{}", table.tail());
+    let ana_line = table
+        .stdout
+        .lines()
+        .find(|line| line.starts_with(&ana))
+        .unwrap_or_default();
+    assert!(
+        ana_line.contains(&format!("{team}/ana"))
+            && ana_line.contains("2048 MiB")
+            && ana_line.contains("37%"),
+        "{}",
+        table.stdout
+    );
+
+    let down = tfimg(&["down", "team.yaml"]);
+    assert_eq!(down.code, 0, "{}", down.tail());
 }

@@ -28,6 +28,7 @@ pub mod doctor;
 pub mod files;
 pub mod gateway;
 pub mod gpu_host;
+pub mod gpu_use;
 pub mod launch;
 pub mod lock;
 pub mod push;

@@ -4,8 +4,8 @@
 
 use std::process::ExitCode;
 
-use crate::app::containers;
 use crate::app::settings::Settings;
+use crate::app::{containers, gpu_use};
 use crate::cli::{ExecArgs, LogsArgs, NamesArgs, PsArgs, RemoveArgs};
 use crate::engine::prelude::*;
 use crate::engine::ContainerFacts;
@@ -18,6 +18,11 @@ pub fn ps(args: &PsArgs, settings: &Settings, host: &impl Host) -> anyhow::Resul
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
         let team = args.team.as_deref();
+        if args.gpus {
+            let view = gpu_use::view(&engine, host, team).await?;
+            crate::output::gpus::print_view(&view, args.json)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         let (entries, hidden) = containers::ps(&engine, host, team, args.show_tokens).await?;
         if args.json {
             crate::output::print_json(&entries)?;

@@ -9,6 +9,7 @@ use crate::input::source::printable;
 use tracing_subscriber::EnvFilter;
 
 pub mod exit;
+pub mod gpus;
 pub mod progress;
 pub mod ui;
 

@@ -1,0 +1,50 @@
+//! `tfimg ps --gpus`: what the GPUs of the engine's host are used for. Per GPU its memory
+//! and utilisation now (nvidia-smi) and the tfimg containers holding it; per tfimg
+//! container its GPUs, the GPU memory its processes use (nvidia-smi's compute processes,
+//! mapped to containers through their cgroups) and the utilisation of its GPUs. The
+//! processes are this machine's: on an engine elsewhere the GPUs and their holders are
+//! shown, without use.
+
+use crate::app::{gpu_host, launch};
+use crate::engine::Engine;
+use crate::host::Host;
+use crate::labels;
+use crate::output::gpus::{build, GpuView};
+
+/// The view of the engine's host's GPUs and tfimg's containers (a team's with `team`).
+pub async fn view(
+    engine: &impl Engine,
+    host: &impl Host,
+    team: Option<&str>,
+) -> anyhow::Result<GpuView> {
+    let nvidia = gpu_host::engine_nvidia(engine, host, &[]).await;
+    let holders = launch::gpu_holders(engine, &nvidia, "").await?;
+    let mut containers = engine.containers_with_label(labels::SPEC).await?;
+    if let Some(team) = team {
+        containers.retain(|container| {
+            container.labels.get(labels::TEAM).map(String::as_str) == Some(team)
+        });
+    }
+    let (processes, source) = match (engine.on_this_machine(), &nvidia.driver) {
+        (_, None) => (Vec::new(), "no NVIDIA driver answered".to_string()),
+        (true, Some(_)) => (
+            host.gpu_processes(),
+            "nvidia-smi on this machine".to_string(),
+        ),
+        (false, Some(_)) => (
+            Vec::new(),
+            format!(
+                "the GPUs of `{}`: their use is shown for an engine on this machine only",
+                engine.endpoint()
+            ),
+        ),
+    };
+    Ok(build(
+        &nvidia.gpus,
+        &nvidia.usage,
+        &processes,
+        &containers,
+        &holders,
+        source,
+    ))
+}
