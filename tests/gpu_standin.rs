@@ -424,3 +424,76 @@ fn members_get_different_free_gpus_and_a_held_gpu_is_refused_naming_its_holder()
     let down = tfimg(&["down", "team.yaml"]);
     assert_eq!(down.code, 0, "{}", down.tail());
 }
+
+/// Two members asking for one GPU each and a sweep on `gpus: all` get four different
+/// GPUs: the sweep's pool is the GPUs no other tfimg container holds; a sweep listing a
+/// GPU a member holds is refused at `gpus:`, naming it, before any trial exists.
+#[test]
+fn members_and_a_sweep_on_every_free_gpu_get_four_different_gpus() {
+    let Some(gpu) = gpu_engine() else {
+        return;
+    };
+    let _turn = gpu_turn();
+    let team = unique("t-share-lab");
+    let sweep = unique("t-share-sweep").to_lowercase();
+    let member = |name: &str| {
+        format!(
+            "  - name: {name}\n    spec: cpu-headless\n    gpus: 1\n    command: [sleep, '300']\n"
+        )
+    };
+    let file = format!("team: {team}\nmembers:\n{}{}", member("ana"), member("bo"));
+    let pool = |gpus: &str| {
+        format!(
+            "sweep: {sweep}\nimage: tfimg/cpu-headless:2.9.3\ncommand: [sh, -c, \"echo acc={{n}} gpu=$NVIDIA_VISIBLE_DEVICES\"]\nparams: {{n: [1, 2, 3, 4]}}\nobjective: {{metric: acc, mode: max}}\n{gpus}"
+        )
+    };
+    let folder = scratch(&[
+        ("team.yaml", &file),
+        ("sweep.yaml", &pool("gpus: all\n")),
+        ("held.yaml", &pool("gpus: [0, 2]\n")),
+    ]);
+    let mut members_guard = DockerGuard::default().on(&gpu.host);
+    members_guard.container_label = Some(format!("io.tfimg.team={team}"));
+    let _trials_guard = common::sweep::sweep_guard(&sweep).on(&gpu.host);
+    let up = tfimg(
+        &gpu,
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", HOST_CA],
+    );
+    assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
+    let device_ids =
+        |name: &str| gpu.inspect(name)["HostConfig"]["DeviceRequests"][0]["DeviceIDs"].clone();
+    assert_eq!(device_ids(&format!("{team}-ana")), serde_json::json!(["0"]));
+    assert_eq!(device_ids(&format!("{team}-bo")), serde_json::json!(["1"]));
+
+    let refused = tfimg(&gpu, folder.path(), &["sweep", "held.yaml"]);
+    assert_eq!(refused.code, 1, "{}", refused.tail());
+    assert!(
+        refused.stderr.contains(&format!(
+            "GPU 0 of this host is held by another container: GPU 0 by `{team}-ana` (team {team}, member ana)"
+        )),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains("free: 2, 3"), "{}", refused.stderr);
+
+    let swept = tfimg(&gpu, folder.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(swept.code, 0, "{}{}", swept.stdout, swept.stderr);
+    let runs = folder.path().join("runs").join(&sweep);
+    let mut used = std::collections::BTreeSet::new();
+    for trial in ["t001", "t002", "t003", "t004"] {
+        let text = std::fs::read_to_string(runs.join(trial).join("status.json")).unwrap();
+        let status: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let gpus: Vec<String> = serde_json::from_value(status["gpus"].clone()).unwrap();
+        let stdout = std::fs::read_to_string(runs.join(trial).join("stdout.log")).unwrap();
+        assert!(
+            stdout.contains(&format!("gpu={}", gpus.join(","))),
+            "{trial}: {stdout}"
+        );
+        used.extend(gpus);
+    }
+    assert_eq!(used, ["2", "3"].map(String::from).into_iter().collect());
+
+    let down = tfimg(&gpu, folder.path(), &["down", "team.yaml"]);
+    assert_eq!(down.code, 0, "{}", down.tail());
+}

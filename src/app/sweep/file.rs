@@ -96,7 +96,7 @@ async fn plan(
     let (slots, nvidia) = match engine {
         Some(engine) => {
             let images = super::images_to_probe(&sweep.source, spec.as_ref());
-            super::plan_slots(engine, host, &sweep.pool, &images).await?
+            super::plan_slots(engine, host, &sweep.pool, &images, &sweep.name).await?
         }
         None => (schedule::slots(&sweep.pool, &[], None)?, None),
     };

@@ -8,18 +8,24 @@ use crate::engine::Engine;
 use crate::host::nvidia::ProbeOutcome;
 use crate::host::{Host, HostError, NvidiaFacts};
 use crate::input::source::SpecError;
+use crate::labels;
+use crate::plan::gpus::host_name;
+use crate::plan::gpus::share::{self, Holder, Sharing};
 use crate::spec::ResolvedSpec;
 use crate::sweep::schedule::{self, KnownGpus, Slot};
 use crate::sweep::{GpuPool, ImageSource, Pool};
 
 /// The slots of `pool` on the engine's host, and the facts they were planned on (for the
 /// trials' launches; `None` for a CPU pool). `images`: what a probe of another host may
-/// run ([`images_to_probe`]).
+/// run ([`images_to_probe`]). The GPUs other tfimg containers hold (but the trials of
+/// the sweep named `sweep`, from an earlier run of it) are not the pool's: `gpus: all`
+/// is every free GPU, and a listed GPU another container holds is refused, naming it.
 pub async fn plan_slots(
     engine: &impl Engine,
     host: &impl Host,
     pool: &Pool,
     images: &[String],
+    sweep: &str,
 ) -> anyhow::Result<(Vec<Slot>, Option<NvidiaFacts>)> {
     if pool.gpus == GpuPool::Cpu {
         return Ok((schedule::slots(pool, &[], None)?, None));
@@ -45,11 +51,89 @@ pub async fn plan_slots(
         }
         .into());
     }
-    let indices: Vec<String> = nvidia
-        .gpus
+    let others: Vec<Holder> = engine
+        .containers_with_label(labels::GPUS)
+        .await?
         .iter()
-        .map(|gpu| gpu.index.to_string())
+        .filter(|container| container.labels.get(labels::SWEEP).map(String::as_str) != Some(sweep))
+        .filter_map(|container| {
+            share::holder(
+                &container.name,
+                &container.state,
+                &container.labels,
+                &nvidia.gpus,
+            )
+        })
         .collect();
+    let used = nvidia.used_mib();
+    let sharing = Sharing {
+        host: &nvidia.gpus,
+        used_mib: &used,
+        holders: &others,
+        share: false,
+        engine_host,
+    };
+    let free = sharing.free();
+    let held = sharing.held();
+    let free_text = free
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    match &pool.gpus {
+        GpuPool::All if free.is_empty() && !held.is_empty() => {
+            return Err(SpecError::new(
+                Some(pool.location.clone()),
+                format!(
+                    "`gpus: all`, but every GPU of {} is held by another container: {}",
+                    host_name(engine_host),
+                    sharing.held_text(&held)
+                ),
+                "wait for one to be let go (`tfimg ps --gpus` shows who holds them), or leave `gpus:` out to run the trials on the CPU",
+            )
+            .into());
+        }
+        GpuPool::Devices(devices) => {
+            let taken: Vec<u32> = devices
+                .iter()
+                .filter_map(|device| {
+                    nvidia
+                        .gpus
+                        .iter()
+                        .find(|gpu| gpu.index.to_string() == *device || gpu.uuid == *device)
+                        .map(|gpu| gpu.index)
+                })
+                .filter(|index| held.contains(index))
+                .collect();
+            if !taken.is_empty() {
+                return Err(SpecError::new(
+                    Some(pool.location.clone()),
+                    format!(
+                        "{} of {} {} held by another container: {}",
+                        share::plural_gpus(&taken),
+                        host_name(engine_host),
+                        if taken.len() == 1 { "is" } else { "are" },
+                        sharing.held_text(&taken)
+                    ),
+                    if free.is_empty() {
+                        "no GPU is free now (`tfimg ps --gpus` shows who holds them): wait, or leave `gpus:` out to run the trials on the CPU".to_string()
+                    } else {
+                        format!("list free ones (free: {free_text}), or write `gpus: all` for every free GPU")
+                    },
+                )
+                .into());
+            }
+        }
+        _ => {}
+    }
+    let indices: Vec<String> = match pool.gpus {
+        GpuPool::All => free.iter().map(u32::to_string).collect(),
+        _ => nvidia
+            .gpus
+            .iter()
+            .map(|gpu| gpu.index.to_string())
+            .collect(),
+    };
     let slots = schedule::slots(pool, &indices, engine_host)?;
     Ok((slots, Some(nvidia)))
 }

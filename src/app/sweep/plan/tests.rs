@@ -24,7 +24,7 @@ fn all_gpus_of_another_host_are_asked_once_and_its_trials_are_not_asked_again() 
     let sweep = sweep("gpus: all\n");
     let images = images_to_probe(&sweep.source, None);
     assert_eq!(images, [IMAGE]);
-    let (slots, nvidia) = block_on(plan_slots(&engine, &host, &sweep.pool, &images)).unwrap();
+    let (slots, nvidia) = block_on(plan_slots(&engine, &host, &sweep.pool, &images, "lr")).unwrap();
     let gpus: Vec<String> = slots.iter().map(|slot| slot.describe()).collect();
     assert_eq!(gpus, ["0", "1"]);
     assert_eq!(
@@ -49,13 +49,13 @@ fn a_cpu_pool_asks_no_host_and_a_gpu_the_engine_s_host_lacks_is_refused() {
     let engine = FakeEngine::gpu_server(IMAGE, 2);
     let host = FakeHost::new();
     let cpu = sweep("max_parallel: 2\n");
-    let (slots, nvidia) = block_on(plan_slots(&engine, &host, &cpu.pool, &[])).unwrap();
+    let (slots, nvidia) = block_on(plan_slots(&engine, &host, &cpu.pool, &[], "lr")).unwrap();
     assert_eq!((slots.len(), nvidia), (2, None));
     assert!(engine.calls().is_empty(), "{:?}", engine.calls());
 
     let listed = sweep("gpus: [0, 5]\n");
     let images = [IMAGE.to_string()];
-    let error = block_on(plan_slots(&engine, &host, &listed.pool, &images)).unwrap_err();
+    let error = block_on(plan_slots(&engine, &host, &listed.pool, &images, "lr")).unwrap_err();
     assert_eq!(
         error.to_string(),
         "`sweep.yaml`:6:7: `gpus: [0, 5]`: GPU `5` not on the engine's host `fake://engine`"
@@ -70,7 +70,7 @@ fn a_gpu_pool_on_a_host_without_a_driver_is_refused_at_gpus_before_anything_star
     let host = FakeHost::new();
     let sweep = sweep("gpus: [0, 1, 7]\n");
     let images = [IMAGE.to_string()];
-    let error = block_on(plan_slots(&engine, &host, &sweep.pool, &images)).unwrap_err();
+    let error = block_on(plan_slots(&engine, &host, &sweep.pool, &images, "lr")).unwrap_err();
     let spec = error
         .downcast_ref::<crate::input::SpecError>()
         .expect("bad input, exit 1");
@@ -112,6 +112,7 @@ fn the_daemon_refusing_the_trials_gpus_is_said_at_gpus_with_the_sweep_file_s_key
         &host,
         &sweep.pool,
         &[IMAGE.to_string()],
+        "lr",
     ))
     .unwrap();
     let run = crate::app::sweep::tests::image_run(sweep, slots, nvidia);
@@ -128,4 +129,48 @@ fn the_daemon_refusing_the_trials_gpus_is_said_at_gpus_with_the_sweep_file_s_key
     );
     assert!(!hint.contains("--gpus"), "{hint}");
     assert_eq!(code, 2);
+}
+
+/// The pool leaves out the GPUs other tfimg containers hold: `gpus: all` is the free ones
+/// (a member holds 0 and 1; a trial of this very sweep from an earlier run, on 2, does
+/// not count), and a listed GPU a member holds is refused at `gpus:`, naming it.
+#[test]
+fn the_pool_is_the_free_gpus_and_a_held_one_is_refused_naming_its_holder() {
+    let engine = FakeEngine::gpu_server(IMAGE, 4);
+    let host = FakeHost::new();
+    let member = |gpus: &str, name: &str| {
+        vec![
+            (labels::GPUS, gpus.to_string()),
+            (labels::TEAM, "lab".to_string()),
+            (labels::MEMBER, name.to_string()),
+        ]
+    };
+    engine.add_container("lab-ana", "running", &member("0,1", "ana"));
+    engine.add_container("lab-old", "exited", &member("3", "old"));
+    engine.add_container(
+        "lr-t001",
+        "running",
+        &[
+            (labels::GPUS, "device=2".to_string()),
+            (labels::SWEEP, "lr".to_string()),
+        ],
+    );
+    let all = sweep("gpus: all\n");
+    let images = [IMAGE.to_string()];
+    let (slots, _) = block_on(plan_slots(&engine, &host, &all.pool, &images, "lr")).unwrap();
+    let gpus: Vec<String> = slots.iter().map(|slot| slot.describe()).collect();
+    assert_eq!(gpus, ["2", "3"]);
+
+    engine.answer_gpu_probe(4);
+    let listed = sweep("gpus: [1, 2]\n");
+    let error = block_on(plan_slots(&engine, &host, &listed.pool, &images, "lr")).unwrap_err();
+    let text = format!("{error:#}");
+    assert!(
+        text.contains("GPU 1 of the engine's host `fake://engine` is held by another container: GPU 1 by `lab-ana` (team lab, member ana)"),
+        "{text}"
+    );
+    // Another sweep's trial holds GPU 2 as any container does.
+    engine.answer_gpu_probe(4);
+    let other = block_on(plan_slots(&engine, &host, &listed.pool, &images, "other")).unwrap_err();
+    assert!(format!("{other:#}").contains("GPUs 1, 2"), "{other:#}");
 }
