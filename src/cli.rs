@@ -129,6 +129,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub share_gpus: bool,
 
+    /// Shut down Jupyter kernels that ran nothing for this long (`1h`, `30m`), with
+    /// Jupyter's own culling, so an idle notebook lets go of its GPU memory.
+    #[arg(long, value_name = "DURATION")]
+    pub idle_kernels: Option<String>,
+
     /// How GPUs reach the container: `devices` (Docker's nvidia driver), `cdi`, or
     /// `runtime` (hosts that only register the nvidia runtime).
     #[arg(long, value_enum, default_value = "auto")]

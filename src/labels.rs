@@ -88,6 +88,9 @@ pub const GID_VARIABLE: &str = "TFIMG_GID";
 pub const JUPYTER_TOKEN_VARIABLE: &str = "TFIMG_JUPYTER_TOKEN";
 /// Jupyter's `base_url` behind a team's gateway (`/alice/`); `/` when unset.
 pub const JUPYTER_BASE_URL_VARIABLE: &str = "TFIMG_JUPYTER_BASE_URL";
+/// Seconds a Jupyter kernel may run nothing before Jupyter shuts it down (`--idle-kernels`,
+/// a team's `idle: {kernels: ...}`); unset: never.
+pub const IDLE_KERNELS_VARIABLE: &str = "TFIMG_IDLE_KERNELS";
 /// The public keys that may log in over SSH.
 pub const SSH_KEYS_VARIABLE: &str = "TFIMG_SSH_AUTHORIZED_KEYS";
 /// The port sshd listens on instead of the spec's (Kubernetes pods).

@@ -1215,3 +1215,82 @@ async fn the_ssh_image_has_a_shell_s_tools_and_the_jupyter_image_has_git() {
     assert_eq!(git.code, 0, "{}", git.tail());
     assert!(git.stdout.starts_with("git version 2."), "{}", git.stdout);
 }
+
+/// `--idle-kernels`: Jupyter's own culling shuts down a kernel that ran nothing for that
+/// long, as Jupyter's API shows; an image without Jupyter is refused before anything
+/// exists.
+#[test]
+fn an_idle_kernel_is_shut_down_by_jupyter_and_a_non_jupyter_image_is_refused() {
+    let name = unique("t-idle");
+    let refused_name = unique("t-idle-headless");
+    let _guard = DockerGuard::containers(&[&name, &refused_name]);
+    let folder = scratch(&[]);
+    let refused = run(
+        folder.path(),
+        &[
+            "cpu-headless",
+            "--idle-kernels",
+            "1h",
+            "--name",
+            &refused_name,
+            "--no-build",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(refused.code, 1, "{}", refused.tail());
+    assert!(
+        refused
+            .stderr
+            .contains("`--idle-kernels` shuts down idle Jupyter kernels"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        common::docker(&["ps", "-aq", "--filter", &format!("name=^{refused_name}$")])
+            .trim()
+            .is_empty()
+    );
+
+    let started = run(
+        folder.path(),
+        &[
+            "cpu-jupyter",
+            "-d",
+            "--idle-kernels",
+            "10s",
+            "--name",
+            &name,
+            "--no-build",
+        ],
+    );
+    assert_eq!(started.code, 0, "{}", started.tail());
+    let url = field(&started.stdout, "jupyter").expect("a jupyter line");
+    let (port, token) = (port_of(&url), token_of(&url));
+    let kernels = || http("GET", port, &format!("/api/kernels?token={token}"), &[], "");
+    let (status, body) = http(
+        "POST",
+        port,
+        &format!("/api/kernels?token={token}"),
+        &[("Content-Type", "application/json")],
+        "{\"name\": \"python3\"}",
+    );
+    assert_eq!(status, 201, "{body}");
+    let listed = kernels();
+    assert_eq!(listed.0, 200);
+    assert!(
+        listed.1.contains("\"execution_state\""),
+        "one kernel: {}",
+        listed.1
+    );
+    common::wait_for(
+        "Jupyter to shut the idle kernel down",
+        Duration::from_secs(90),
+        || kernels().1.trim() == "[]",
+    );
+    // The server itself stays up.
+    assert_eq!(
+        http("GET", port, &format!("/api/status?token={token}"), &[], "").0,
+        200
+    );
+}

@@ -104,6 +104,9 @@ pub struct LaunchRequest {
     /// GPUs that launches prepared before this one will hold once they start (a team's
     /// earlier members), beside those of the engine's containers.
     pub pending_holders: Vec<Holder>,
+    /// Seconds a Jupyter kernel may sit idle before Jupyter shuts it down (a service
+    /// without Jupyter ignores it).
+    pub idle_kernels: Option<u64>,
     /// Host uid/gid the container user takes; `None` runs as root (`--user root`).
     pub ids: Option<(u32, u32)>,
     pub ssh: SshSource,
@@ -143,6 +146,7 @@ impl LaunchRequest {
             gpu_mode: GpuMode::Auto,
             share_gpus: false,
             pending_holders: Vec::new(),
+            idle_kernels: None,
             ids,
             ssh: SshSource::User(None),
             resources: plan::Resources::default(),
@@ -218,6 +222,11 @@ pub async fn prepare(
         request
             .extra_labels
             .insert(labels::GPUS_SHARED.to_string(), "true".to_string());
+    }
+    let jupyter = request.target.service == Service::Jupyter && request.command.is_empty();
+    if let Some(seconds) = request.idle_kernels.filter(|_| jupyter) {
+        let variable = labels::IDLE_KERNELS_VARIABLE.to_string();
+        request.env.push((variable, seconds.to_string()));
     }
     let target = &request.target;
     let home = if target.tfimg_image {

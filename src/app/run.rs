@@ -39,6 +39,8 @@ pub struct RunOptions {
     pub gpu_mode: GpuMode,
     /// `--share-gpus`.
     pub share_gpus: bool,
+    /// `--idle-kernels`, in seconds.
+    pub idle_kernels: Option<u64>,
     pub mounts: Vec<MountRequest>,
     pub syncs: Vec<SyncRequest>,
     pub volumes: Vec<VolumePlan>,
@@ -129,6 +131,14 @@ fn launch_request(
     options: &RunOptions,
     target: Target,
 ) -> anyhow::Result<LaunchRequest> {
+    let jupyter = target.service == Service::Jupyter && options.command.is_empty();
+    if options.idle_kernels.is_some() && !jupyter {
+        return Err(InputError::new(
+            format!("`--idle-kernels` shuts down idle Jupyter kernels, and `{}` runs no Jupyter here", target.spec_name),
+            "drop `--idle-kernels`, or run a Jupyter image (`cpu-jupyter`, `gpu-jupyter`) without a command",
+        )
+        .into());
+    }
     let name = match &options.name {
         Some(name) => name.clone(),
         None => launch::container_name(host, &target.spec_name)?,
@@ -154,6 +164,7 @@ fn launch_request(
         gpus: options.gpus.clone(),
         gpu_mode: options.gpu_mode,
         share_gpus: options.share_gpus,
+        idle_kernels: options.idle_kernels,
         ssh: SshSource::User(options.ssh_key.clone()),
         resources: options.resources,
         tunnel: if options.detach {

@@ -86,6 +86,12 @@ pub async fn up(
         removed: remove_dropped(engine, team, &existing).await?,
         ..UpReport::default()
     };
+    if let Some(seconds) = team.idle_kernels {
+        let idle = humantime::format_duration(std::time::Duration::from_secs(seconds));
+        report.notes.push(format!(
+            "note: Jupyter shuts down the members' kernels that ran nothing for {idle} (`idle: kernels`), letting go of their memory and GPU memory; their notebooks stay"
+        ));
+    }
     // Host ports the unchanged members keep: new members must not take them.
     let reserved = RefCell::new(BTreeSet::new());
     let by_member: HashMap<String, &ContainerFacts> = existing

@@ -101,6 +101,11 @@ fn resolve_options(
         gpus,
         gpu_mode: args.gpu_mode.into(),
         share_gpus: args.share_gpus,
+        idle_kernels: args
+            .idle_kernels
+            .as_deref()
+            .map(|text| plan::parse_idle(text, "--idle-kernels"))
+            .transpose()?,
         mounts,
         syncs,
         volumes,

@@ -52,6 +52,30 @@ impl RestartPolicy {
     }
 }
 
+/// The longest idle time tfimg takes: a year (Jupyter's setting is whole seconds).
+pub const MAX_IDLE_SECONDS: u64 = 365 * 24 * 3600;
+
+/// `--idle-kernels 1h`, a team's `idle: {kernels: 1h}` (`what` names which): how long a
+/// Jupyter kernel may run nothing before Jupyter shuts it down, in whole seconds, at least
+/// 10 and at most a year (a duration as humantime reads it: `90s`, `30m`, `2h 30m`).
+pub fn parse_idle(text: &str, what: &str) -> Result<u64, InputError> {
+    let hint = format!("write a duration of 10 seconds or more, like `{what} 1h` or `{what} 30m`");
+    let duration = humantime::parse_duration(text.trim()).map_err(|error| {
+        InputError::new(
+            format!("`{what} {text}` is not a duration: {error}"),
+            hint.clone(),
+        )
+    })?;
+    let seconds = duration.as_secs();
+    if !(10..=MAX_IDLE_SECONDS).contains(&seconds) || duration.subsec_nanos() != 0 {
+        return Err(InputError::new(
+            format!("`{what} {text}` must be whole seconds from 10 s to a year"),
+            hint,
+        ));
+    }
+    Ok(seconds)
+}
+
 /// `512m`, `8g`, `1.5g`, `1048576` → bytes.
 pub fn parse_size(text: &str, flag: &str) -> Result<i64, InputError> {
     let bad = || {

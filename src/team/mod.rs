@@ -60,6 +60,8 @@ pub struct Team {
     pub members: Vec<TeamMember>,
     /// One published port in front of the members' services (`gateway:`).
     pub gateway: Option<gateway::Gateway>,
+    /// `idle: {kernels: ...}`: seconds a Jupyter member's kernel may sit idle.
+    pub idle_kernels: Option<u64>,
 }
 
 /// Mounts from `mounts_root` land under the workdir of the member's spec, which is known
@@ -101,11 +103,18 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
     if let Some(gateway) = &gateway {
         gateway::check_members(gateway, &members, &places)?;
     }
+    let idle_kernels = match file.idle.as_ref().and_then(|idle| idle.kernels.as_deref()) {
+        Some(text) => Some(crate::plan::parse_idle(text, "kernels:").map_err(|error| {
+            places.bad(places.value("idle.kernels"), error.message, &error.hint)
+        })?),
+        None => None,
+    };
     Ok(Team {
         name: file.team,
         folder,
         members,
         gateway,
+        idle_kernels,
     })
 }
 

@@ -12,7 +12,7 @@ use crate::spec::model::{EnvValue, PortNumber};
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `team`, `defaults`, `members` and `gateway`"
+    expecting = "a mapping with `team`, `defaults`, `members`, `gateway` and `idle`"
 )]
 pub struct TeamFile {
     pub team: String,
@@ -21,6 +21,19 @@ pub struct TeamFile {
     pub members: Vec<Member>,
     /// One published address for the whole team, in front of the members' services.
     pub gateway: Option<GatewayFile>,
+    /// What is let go when idle.
+    pub idle: Option<IdleFile>,
+}
+
+/// `idle:` as written.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "idle: a mapping with `kernels` (a duration such as `1h`)"
+)]
+pub struct IdleFile {
+    /// How long a Jupyter kernel may run nothing before Jupyter shuts it down.
+    pub kernels: Option<String>,
 }
 
 /// `gateway:` as written.

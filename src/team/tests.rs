@@ -239,7 +239,7 @@ fn broken_files_are_named_for_what_they_are() {
         message(&format!(
             "teams: lab\nmembers:\n  - name: a\n    gpus: {deep}\n"
         )),
-        "`team.yaml`:1:1: unknown field `teams`, expected one of `team`, `defaults`, `members`, `gateway`"
+        "`team.yaml`:1:1: unknown field `teams`, expected one of `team`, `defaults`, `members`, `gateway`, `idle`"
     );
 }
 
@@ -359,4 +359,31 @@ fn a_mistyped_key_is_answered_with_the_one_meant() {
         error.message
     );
     assert_eq!(error.hint, "did you mean `mounts_root`?");
+}
+
+#[test]
+fn idle_kernels_is_a_duration_said_at_its_line() {
+    let members = "members:\n  - name: alice\n    spec: cpu-jupyter\n";
+    let team = parse_text(&format!("team: lab\nidle: {{kernels: 1h}}\n{members}")).unwrap();
+    assert_eq!(team.idle_kernels, Some(3600));
+    assert_eq!(
+        parse_text(&format!("team: lab\n{members}"))
+            .unwrap()
+            .idle_kernels,
+        None
+    );
+    let error = parse_text(&format!("team: lab\nidle:\n  kernels: 5s\n{members}")).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("`team.yaml`:3:12: `kernels: 5s` must be whole seconds"),
+        "{error}"
+    );
+    // Containers are not let go yet: the key is unknown, not silently ignored.
+    let unknown =
+        parse_text(&format!("team: lab\nidle: {{containers: 12h}}\n{members}")).unwrap_err();
+    assert!(
+        unknown.to_string().contains("unknown field `containers`"),
+        "{unknown}"
+    );
 }

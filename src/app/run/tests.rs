@@ -18,6 +18,7 @@ fn options(target: &str) -> RunOptions {
         gpus: None,
         gpu_mode: GpuMode::Auto,
         share_gpus: false,
+        idle_kernels: None,
         mounts: Vec::new(),
         syncs: Vec::new(),
         volumes: Vec::new(),

@@ -65,6 +65,7 @@ pub fn member_request(
         mounts: member_mounts(team, member, resolved)?,
         port_requests,
         gpus: Some(member.gpus.clone()),
+        idle_kernels: team.idle_kernels,
         ssh: SshSource::Member {
             team: team.name.clone(),
             member: member.name.clone(),
@@ -266,6 +267,9 @@ pub fn member_hash(team: &Team, member: &TeamMember, image: &str) -> String {
             gateway.url(&member.name, "jupyter"),
             crate::plan::network::member_network(&team.name, &member.name)
         ));
+    }
+    if let Some(seconds) = team.idle_kernels {
+        text.push_str(&format!("|idle-kernels:{seconds}"));
     }
     if let Some(model) = &member.model {
         text.push_str(&format!("|model:{}:{}", model.folder.display(), model.name));

@@ -213,3 +213,40 @@ fn members_on_a_gpu_server_are_checked_against_it_asking_it_once() {
         engine.calls()
     );
 }
+
+/// `idle: {kernels: ...}` reaches each member that serves Jupyter as Jupyter's setting,
+/// not a member running a command, and `up` says it is on.
+#[test]
+fn idle_kernels_reach_the_jupyter_members_and_up_says_so() {
+    let engine = FakeEngine::new();
+    let host = FakeHost::new();
+    let file = "team: lab\ndefaults: {spec: cpu-jupyter}\nidle: {kernels: 1h}\nmembers:\n  - name: nb\n  - name: job\n    command: [sleep, '9']\n";
+    let team = team::parse(file, "team.yaml", PathBuf::from("/project")).unwrap();
+    let report = crate::app::testing::up_team(&engine, &host, &team, "cpu-jupyter", None);
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|note| note.contains("ran nothing for 1h (`idle: kernels`)")),
+        "{:?}",
+        report.notes
+    );
+    let env_of = |name: &str| {
+        let state = engine.state.borrow();
+        state
+            .containers
+            .values()
+            .find(|c| c.name == name)
+            .unwrap()
+            .env
+            .clone()
+    };
+    assert!(
+        env_of("lab-nb").contains(&"TFIMG_IDLE_KERNELS=3600".to_string()),
+        "{:?}",
+        env_of("lab-nb")
+    );
+    assert!(!env_of("lab-job")
+        .iter()
+        .any(|entry| entry.starts_with("TFIMG_IDLE_KERNELS=")));
+}

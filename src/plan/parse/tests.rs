@@ -30,3 +30,22 @@ fn sizes_cpus_and_env() {
     assert!(parse_env("1A=b", none).is_err());
     assert!(parse_env(&format!("{}=0", labels::UID_VARIABLE), none).is_err());
 }
+
+#[test]
+fn idle_times_are_whole_seconds_from_ten_to_a_year() {
+    assert_eq!(parse_idle("1h", "--idle-kernels").unwrap(), 3600);
+    assert_eq!(parse_idle("2h 30m", "kernels:").unwrap(), 9000);
+    assert_eq!(parse_idle(" 10s ", "kernels:").unwrap(), 10);
+    assert_eq!(parse_idle("365days", "kernels:").unwrap(), MAX_IDLE_SECONDS);
+    for bad in ["", "1", "soon", "9s", "0s", "10.5s", "366days", "-1h"] {
+        let error = parse_idle(bad, "--idle-kernels").unwrap_err();
+        assert!(
+            error
+                .message
+                .starts_with(&format!("`--idle-kernels {bad}`")),
+            "{bad}: {}",
+            error.message
+        );
+        assert!(error.hint.contains("`--idle-kernels 1h`"), "{bad}");
+    }
+}

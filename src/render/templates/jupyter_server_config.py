@@ -23,3 +23,16 @@ c.ServerApp.allow_remote_access = True
 # The server only runs as root when the host user is root.
 c.ServerApp.allow_root = True
 c.ServerApp.terminado_settings = {"shell_command": ["/bin/bash", "-l"]}
+
+# Idle kernels (`tfimg run --idle-kernels`, a team's `idle: {kernels: ...}`): Jupyter's own
+# culling shuts down a kernel that ran nothing for TFIMG_IDLE_KERNELS seconds, an open
+# browser tab or not (a tab left open is how a notebook keeps its GPU memory for days), and
+# never one that is running a cell.
+idle_kernels = os.environ.get("TFIMG_IDLE_KERNELS", "")
+if idle_kernels:
+    if not idle_kernels.isdigit() or int(idle_kernels) < 1:
+        raise SystemExit(f"tfimg: TFIMG_IDLE_KERNELS must be whole seconds, got {idle_kernels!r}")
+    c.MappingKernelManager.cull_idle_timeout = int(idle_kernels)
+    c.MappingKernelManager.cull_interval = max(1, min(60, int(idle_kernels) // 4))
+    c.MappingKernelManager.cull_connected = True
+    c.MappingKernelManager.cull_busy = False
