@@ -43,6 +43,8 @@ pub const LOCK_RESOLVE: &str = "io.tfimg.lock-resolve";
 pub const GPUS: &str = "io.tfimg.gpus";
 /// `true` on a container started with `--share-gpus`: it may hold GPUs others hold.
 pub const GPUS_SHARED: &str = "io.tfimg.gpus-shared";
+/// The host user who started the container (`SUDO_USER` under sudo, else `USER`).
+pub const OWNER: &str = "io.tfimg.owner";
 pub const TEAM: &str = "io.tfimg.team";
 pub const MEMBER: &str = "io.tfimg.member";
 /// Hash of a member's settings and image: equal hashes mean `up` leaves it alone.

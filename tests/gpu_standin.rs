@@ -400,6 +400,13 @@ fn members_get_different_free_gpus_and_a_held_gpu_is_refused_naming_its_holder()
     assert_eq!(ana_row["processes"], 1);
     assert_eq!(ana_row["utilization"], 37);
     assert_eq!(ana_row["member"], "ana");
+    // Its owner: the host user who ran `up`.
+    let me = std::env::var("SUDO_USER")
+        .or_else(|_| std::env::var("USER"))
+        .unwrap_or_default();
+    if !me.is_empty() {
+        assert_eq!(ana_row["owner"], me.as_str());
+    }
     let shared_row = containers
         .iter()
         .find(|c| c["name"] == shared.as_str())

@@ -223,6 +223,12 @@ pub async fn prepare(
             .extra_labels
             .insert(labels::GPUS_SHARED.to_string(), "true".to_string());
     }
+    if let Some(user) = host.user_name() {
+        request
+            .extra_labels
+            .entry(labels::OWNER.to_string())
+            .or_insert(user);
+    }
     let jupyter = request.target.service == Service::Jupyter && request.command.is_empty();
     if let Some(seconds) = request.idle_kernels.filter(|_| jupyter) {
         let variable = labels::IDLE_KERNELS_VARIABLE.to_string();

@@ -90,6 +90,10 @@ impl Host for FakeHost {
         self.nvidia.clone()
     }
 
+    fn user_name(&self) -> Option<String> {
+        Some("ana".to_string())
+    }
+
     fn gpu_processes(&self) -> Vec<crate::host::nvidia::GpuProcess> {
         self.gpu_processes.clone()
     }

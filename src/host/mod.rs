@@ -87,6 +87,9 @@ pub trait Host {
     fn container_ids(&self) -> crate::plan::ContainerIds;
     /// GPUs, driver and the NVIDIA toolkit's programs (nvidia-smi, /proc, PATH).
     fn nvidia(&self) -> NvidiaFacts;
+    /// The name of the user running tfimg (the one who ran sudo, under sudo), for the
+    /// containers' owner label.
+    fn user_name(&self) -> Option<String>;
     /// The processes using this machine's GPUs now, each with its container.
     fn gpu_processes(&self) -> Vec<nvidia::GpuProcess>;
     /// Whether `ip:port` can be bound right now (TCP).
@@ -243,6 +246,20 @@ impl Host for Machine {
             &|path| std::fs::read_to_string(path).ok(),
             &on_path,
         )
+    }
+
+    fn user_name(&self) -> Option<String> {
+        ["SUDO_USER", "USER", "LOGNAME"]
+            .iter()
+            .filter_map(|variable| std::env::var(variable).ok())
+            .map(|name| {
+                name.trim()
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(64)
+                    .collect::<String>()
+            })
+            .find(|name| !name.is_empty())
     }
 
     fn gpu_processes(&self) -> Vec<nvidia::GpuProcess> {

@@ -40,6 +40,8 @@ pub struct GpuLine {
 pub struct ContainerGpus {
     pub name: String,
     pub state: String,
+    /// The host user who started it.
+    pub owner: Option<String>,
     pub team: Option<String>,
     pub member: Option<String>,
     /// The host indices of the GPUs it holds.
@@ -106,6 +108,7 @@ pub fn build(
             Some(ContainerGpus {
                 name: container.name.clone(),
                 state: container.state.clone(),
+                owner: label(labels::OWNER),
                 team: label(labels::TEAM),
                 member: label(labels::MEMBER),
                 gpus: held.iter().copied().collect(),
@@ -160,6 +163,7 @@ pub fn container_rows(view: &GpuView) -> Vec<Vec<String>> {
                 .join(",");
             vec![
                 container.name.clone(),
+                container.owner.clone().unwrap_or_else(|| "-".to_string()),
                 match (&container.team, &container.member) {
                     (Some(team), Some(member)) => format!("{team}/{member}"),
                     _ => "-".to_string(),
@@ -206,6 +210,7 @@ pub fn print_view(view: &GpuView, json: bool) -> anyhow::Result<()> {
         println!();
         let header = [
             "CONTAINER",
+            "OWNER",
             "TEAM/MEMBER",
             "GPUS",
             "GPU MEMORY",

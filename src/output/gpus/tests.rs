@@ -59,6 +59,7 @@ fn each_gpu_shows_its_use_and_holders_and_each_container_what_its_processes_use(
             (labels::GPUS, "device=1"),
             (labels::TEAM, "lab"),
             (labels::MEMBER, "ana"),
+            (labels::OWNER, "ana"),
         ],
     );
     let idle = container(
@@ -128,7 +129,7 @@ fn each_gpu_shows_its_use_and_holders_and_each_container_what_its_processes_use(
     );
     assert_eq!(
         container_rows(&view),
-        [["lab-ana", "lab/ana", "1", "2000 MiB", "37%", "running"]]
+        [["lab-ana", "ana", "lab/ana", "1", "2000 MiB", "37%", "running"]]
     );
 }
 
