@@ -66,6 +66,7 @@ pub fn member_request(
         port_requests,
         gpus: Some(member.gpus.clone()),
         idle_kernels: team.idle_kernels,
+        share_gpus: member.shared,
         ssh: SshSource::Member {
             team: team.name.clone(),
             member: member.name.clone(),

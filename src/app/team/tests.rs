@@ -190,6 +190,18 @@ fn members_asking_one_gpu_each_get_different_ones() {
         text.contains("GPU 1 by `lab-bob` (team lab, member bob)"),
         "{text}"
     );
+    // `shared: true` takes it on purpose, labelled as sharing.
+    engine.answer_gpu_probe(4);
+    let sharing =
+        format!("{two}  - name: cy\n    gpus: [1]\n    shared: true\n    command: [sleep, '9']\n");
+    up_once(&engine, &host, &team(&sharing));
+    let state = engine.state.borrow();
+    let cy = state
+        .containers
+        .values()
+        .find(|c| c.name == "lab-cy")
+        .unwrap();
+    assert_eq!(cy.labels[labels::GPUS_SHARED], "true");
 }
 
 #[test]

@@ -180,7 +180,7 @@ impl Sharing<'_> {
     pub fn allocate(&self, requested: &GpuSelection) -> Result<GpuSelection, InputError> {
         let free = self.free();
         let name = host_name(self.engine_host);
-        let how_to_share = "or share them with `--share-gpus` (GPU images grow their memory as needed, so several containers fit on one GPU); `tfimg ps` shows what runs";
+        let how_to_share = "or share them with `--share-gpus` (a team member: `shared: true`; GPU images grow their memory as needed, so several containers fit on one GPU); `tfimg ps --gpus` shows who holds what";
         match requested {
             GpuSelection::None => Ok(GpuSelection::None),
             GpuSelection::Count(count) => {
