@@ -52,7 +52,7 @@ pub fn place_member(team: &Team, member: &TeamMember, request: &mut LaunchReques
     let Some(gateway) = &team.gateway else {
         return;
     };
-    let behind = request.target.service == Service::Jupyter && member.command.is_empty();
+    let behind = request.target.serves_jupyter(&member.command);
     let route = behind.then(|| {
         let tensorboard = request.target.ports.contains_key("tensorboard");
         GatewayRoute {

@@ -18,8 +18,10 @@ pub async fn view(
     team: Option<&str>,
 ) -> anyhow::Result<GpuView> {
     let nvidia = gpu_host::engine_nvidia(engine, host, &[]).await;
-    let holders = launch::gpu_holders(engine, &nvidia, "").await?;
+    // Every launch labels its spec and its GPUs: one listing gives both the holders (of
+    // every team) and the containers shown.
     let mut containers = engine.containers_with_label(labels::SPEC).await?;
+    let holders = launch::holders_among(&containers, &nvidia, |_| false);
     if let Some(team) = team {
         containers.retain(|container| {
             container.labels.get(labels::TEAM).map(String::as_str) == Some(team)

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::app::gpu_host;
-use crate::engine::{Engine, EngineError, StartFailure};
+use crate::engine::{ContainerFacts, Engine, EngineError, StartFailure};
 use crate::host::HostError;
 use crate::host::{Host, NvidiaFacts, SshKey};
 use crate::input::InputError;
@@ -55,6 +55,14 @@ pub struct Target {
     /// The image's CUDA compute cache folder (`io.tfimg.cuda-cache`): a GPU container gets
     /// its user's cache volume there.
     pub cuda_cache: Option<String>,
+}
+
+impl Target {
+    /// Whether a container of it serves Jupyter: a Jupyter image whose service no
+    /// `command` replaces.
+    pub fn serves_jupyter(&self, command: &[String]) -> bool {
+        self.service == Service::Jupyter && command.is_empty()
+    }
 }
 
 /// How the ports of a container on a remote engine reach this machine.
@@ -229,7 +237,7 @@ pub async fn prepare(
             .entry(labels::OWNER.to_string())
             .or_insert(user);
     }
-    let jupyter = request.target.service == Service::Jupyter && request.command.is_empty();
+    let jupyter = request.target.serves_jupyter(&request.command);
     if let Some(seconds) = request.idle_kernels.filter(|_| jupyter) {
         let variable = labels::IDLE_KERNELS_VARIABLE.to_string();
         request.env.push((variable, seconds.to_string()));
@@ -288,7 +296,8 @@ fn credentials(
 ) -> anyhow::Result<(Option<String>, Option<SshKey>)> {
     let target = &request.target;
     let serves = request.command.is_empty();
-    let jupyter_token = (target.service == Service::Jupyter && serves)
+    let jupyter_token = target
+        .serves_jupyter(&request.command)
         .then(|| host.random_hex(24))
         .transpose()?;
     let ssh = match (&request.ssh, target.service == Service::Ssh && serves) {
@@ -324,16 +333,10 @@ async fn choose_gpus(
     };
     let info = engine.info().await?;
     let engine_host = nvidia.probe.as_ref().map(|probe| probe.engine.as_str());
-    let mut holders = gpu_holders(engine, &nvidia, &request.name).await?;
+    let mut holders =
+        gpu_holders(engine, &nvidia, |container| container.name == request.name).await?;
     holders.extend(request.pending_holders.iter().cloned());
-    let used = nvidia.used_mib();
-    let sharing = Sharing {
-        host: &nvidia.gpus,
-        used_mib: &used,
-        holders: &holders,
-        share: request.share_gpus,
-        engine_host,
-    };
+    let sharing = sharing(&nvidia, &holders, request.share_gpus);
     let mut allocated = None;
     if let Some(requested) = explicit {
         refuse_gpus_without_driver(requested, &nvidia)?;
@@ -367,21 +370,29 @@ async fn choose_gpus(
     Ok((choice.selection, Some(nvidia)))
 }
 
-/// The tfimg containers of the engine that hold GPUs of its host (`nvidia`'s), but the
-/// one named `replacing` (a launch under its name replaces it).
+/// The tfimg containers of the engine that hold GPUs of its host (`nvidia`'s), but those
+/// `skip` leaves out (the one a launch replaces, a sweep's own trials).
 pub async fn gpu_holders(
     engine: &impl Engine,
     nvidia: &NvidiaFacts,
-    replacing: &str,
+    skip: impl Fn(&ContainerFacts) -> bool,
 ) -> Result<Vec<Holder>, EngineError> {
     if nvidia.gpus.is_empty() {
         return Ok(Vec::new());
     }
-    Ok(engine
-        .containers_with_label(labels::GPUS)
-        .await?
+    let containers = engine.containers_with_label(labels::GPUS).await?;
+    Ok(holders_among(&containers, nvidia, skip))
+}
+
+/// The holders among `containers` (a listing already made), but those `skip` leaves out.
+pub fn holders_among(
+    containers: &[ContainerFacts],
+    nvidia: &NvidiaFacts,
+    skip: impl Fn(&ContainerFacts) -> bool,
+) -> Vec<Holder> {
+    containers
         .iter()
-        .filter(|container| container.name != replacing)
+        .filter(|container| !skip(container))
         .filter_map(|container| {
             share::holder(
                 &container.name,
@@ -390,7 +401,18 @@ pub async fn gpu_holders(
                 &nvidia.gpus,
             )
         })
-        .collect())
+        .collect()
+}
+
+/// What a launch on the host of `nvidia` may take, given its `holders`.
+pub fn sharing<'a>(nvidia: &'a NvidiaFacts, holders: &'a [Holder], share: bool) -> Sharing<'a> {
+    Sharing {
+        host: &nvidia.gpus,
+        used_mib: nvidia.used_mib(),
+        holders,
+        share,
+        engine_host: nvidia.probe.as_ref().map(|probe| probe.engine.as_str()),
+    }
 }
 
 /// The facts of this machine's NVIDIA host for an explicit `--gpus` (anything but

@@ -131,8 +131,7 @@ fn launch_request(
     options: &RunOptions,
     target: Target,
 ) -> anyhow::Result<LaunchRequest> {
-    let jupyter = target.service == Service::Jupyter && options.command.is_empty();
-    if options.idle_kernels.is_some() && !jupyter {
+    if options.idle_kernels.is_some() && !target.serves_jupyter(&options.command) {
         return Err(InputError::new(
             format!("`--idle-kernels` shuts down idle Jupyter kernels, and `{}` runs no Jupyter here", target.spec_name),
             "drop `--idle-kernels`, or run a Jupyter image (`cpu-jupyter`, `gpu-jupyter`) without a command",

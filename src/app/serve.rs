@@ -19,7 +19,6 @@ use crate::input::{printable, InputError, SpecError};
 use crate::labels;
 use crate::output::progress::Reporter;
 use crate::output::ui::Ui;
-use crate::plan::gpus::share::Sharing;
 use crate::plan::gpus::{self, GpuSelection};
 use crate::plan::model_config::{self, VersionPolicy};
 use crate::plan::mounts::MountPlan;
@@ -338,15 +337,8 @@ pub async fn choose_spec<'a>(
     let nvidia = gpu_host::engine_nvidia(engine, host, &[gpu.image_reference()]).await;
     let info = engine.info().await?;
     let facts = crate::doctor::gpu_host(&nvidia, &info, gpu.gpu.as_ref());
-    let holders = launch::gpu_holders(engine, &nvidia, "").await?;
-    let used = nvidia.used_mib();
-    let sharing = Sharing {
-        host: &nvidia.gpus,
-        used_mib: &used,
-        holders: &holders,
-        share,
-        engine_host: nvidia.probe.as_ref().map(|probe| probe.engine.as_str()),
-    };
+    let holders = launch::gpu_holders(engine, &nvidia, |_| false).await?;
+    let sharing = launch::sharing(&nvidia, &holders, share);
     let choice = gpus::choose(None, true, &gpu.name, Some(&facts), Some(&sharing));
     Ok(match choice.selection.is_none() {
         true => (&specs.cpu, GpuSelection::None, None),

@@ -3,14 +3,14 @@
 //! would refuse every trial, each said at `gpus:` before anything is built, in the dry
 //! run too), `gpus: all` made into their indices. A CPU pool asks nothing of any host.
 
-use crate::app::gpu_host;
-use crate::engine::Engine;
+use crate::app::{gpu_host, launch};
+use crate::engine::{ContainerFacts, Engine};
 use crate::host::nvidia::ProbeOutcome;
 use crate::host::{Host, HostError, NvidiaFacts};
 use crate::input::source::SpecError;
 use crate::labels;
 use crate::plan::gpus::host_name;
-use crate::plan::gpus::share::{self, Holder, Sharing};
+use crate::plan::gpus::share;
 use crate::spec::ResolvedSpec;
 use crate::sweep::schedule::{self, KnownGpus, Slot};
 use crate::sweep::{GpuPool, ImageSource, Pool};
@@ -51,35 +51,13 @@ pub async fn plan_slots(
         }
         .into());
     }
-    let others: Vec<Holder> = engine
-        .containers_with_label(labels::GPUS)
-        .await?
-        .iter()
-        .filter(|container| container.labels.get(labels::SWEEP).map(String::as_str) != Some(sweep))
-        .filter_map(|container| {
-            share::holder(
-                &container.name,
-                &container.state,
-                &container.labels,
-                &nvidia.gpus,
-            )
-        })
-        .collect();
-    let used = nvidia.used_mib();
-    let sharing = Sharing {
-        host: &nvidia.gpus,
-        used_mib: &used,
-        holders: &others,
-        share: false,
-        engine_host,
+    let own_trial = |container: &ContainerFacts| {
+        container.labels.get(labels::SWEEP).map(String::as_str) == Some(sweep)
     };
+    let others = launch::gpu_holders(engine, &nvidia, own_trial).await?;
+    let sharing = launch::sharing(&nvidia, &others, false);
     let free = sharing.free();
     let held = sharing.held();
-    let free_text = free
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
     match &pool.gpus {
         GpuPool::All if free.is_empty() && !held.is_empty() => {
             return Err(SpecError::new(
@@ -94,17 +72,7 @@ pub async fn plan_slots(
             .into());
         }
         GpuPool::Devices(devices) => {
-            let taken: Vec<u32> = devices
-                .iter()
-                .filter_map(|device| {
-                    nvidia
-                        .gpus
-                        .iter()
-                        .find(|gpu| gpu.index.to_string() == *device || gpu.uuid == *device)
-                        .map(|gpu| gpu.index)
-                })
-                .filter(|index| held.contains(index))
-                .collect();
+            let taken = sharing.taken(devices);
             if !taken.is_empty() {
                 return Err(SpecError::new(
                     Some(pool.location.clone()),
@@ -118,7 +86,7 @@ pub async fn plan_slots(
                     if free.is_empty() {
                         "no GPU is free now (`tfimg ps --gpus` shows who holds them): wait, or leave `gpus:` out to run the trials on the CPU".to_string()
                     } else {
-                        format!("list free ones (free: {free_text}), or write `gpus: all` for every free GPU")
+                        format!("list free ones ({}), or write `gpus: all` for every free GPU", share::free_text(&free))
                     },
                 )
                 .into());

@@ -98,10 +98,10 @@ fn index_of(device: &str, host: &[HostGpu]) -> Option<u32> {
 
 /// What a launch may take: the host's GPUs, what each has in use (MiB of memory, by
 /// index; empty when unknown), the containers holding some, and whether it shares.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Sharing<'a> {
     pub host: &'a [HostGpu],
-    pub used_mib: &'a BTreeMap<u32, u64>,
+    pub used_mib: BTreeMap<u32, u64>,
     pub holders: &'a [Holder],
     pub share: bool,
     /// As in [`super::GpuHost`]: the engine's URL when the host is another one.
@@ -109,16 +109,38 @@ pub struct Sharing<'a> {
 }
 
 impl Sharing<'_> {
-    /// The host's GPUs no container holds, in index order.
-    pub fn free(&self) -> Vec<u32> {
-        let mut free: Vec<u32> = self
+    /// The host's GPUs no container holds (`held` false) or some container holds, in
+    /// index order.
+    fn indices(&self, held: bool) -> Vec<u32> {
+        let mut indices: Vec<u32> = self
             .host
             .iter()
             .map(|gpu| gpu.index)
-            .filter(|index| !self.holders.iter().any(|h| h.gpus.contains(index)))
+            .filter(|index| self.holders.iter().any(|h| h.gpus.contains(index)) == held)
             .collect();
-        free.sort_unstable();
-        free
+        indices.sort_unstable();
+        indices
+    }
+
+    /// The host's GPUs no container holds, in index order.
+    pub fn free(&self) -> Vec<u32> {
+        self.indices(false)
+    }
+
+    /// The held GPUs among the host's, in index order.
+    pub fn held(&self) -> Vec<u32> {
+        self.indices(true)
+    }
+
+    /// The held GPUs among `devices` (indices or UUIDs; those the host does not list are
+    /// left to [`super::check_against_host`]).
+    pub fn taken(&self, devices: &[String]) -> Vec<u32> {
+        let held = self.held();
+        devices
+            .iter()
+            .filter_map(|device| index_of(device, self.host))
+            .filter(|index| held.contains(index))
+            .collect()
     }
 
     /// The containers holding `index`.
@@ -143,19 +165,6 @@ impl Sharing<'_> {
             })
             .collect::<Vec<_>>()
             .join("; ")
-    }
-
-    /// The held GPUs among the host's, in index order.
-    pub fn held(&self) -> Vec<u32> {
-        let free = self.free();
-        let mut held: Vec<u32> = self
-            .host
-            .iter()
-            .map(|gpu| gpu.index)
-            .filter(|index| !free.contains(index))
-            .collect();
-        held.sort_unstable();
-        held
     }
 
     /// `count` of `candidates`, the least-loaded first (memory in use, then index).
@@ -209,11 +218,7 @@ impl Sharing<'_> {
             }
             GpuSelection::Devices(listed) => {
                 if !self.share {
-                    let taken: Vec<u32> = listed
-                        .iter()
-                        .filter_map(|device| index_of(device, self.host))
-                        .filter(|index| !free.contains(index))
-                        .collect();
+                    let taken = self.taken(listed);
                     if !taken.is_empty() {
                         return Err(InputError::new(
                             format!(
@@ -274,7 +279,7 @@ pub fn plural_gpus(indices: &[u32]) -> String {
 }
 
 /// `free: 1, 3` or `none is free`.
-fn free_text(free: &[u32]) -> String {
+pub fn free_text(free: &[u32]) -> String {
     if free.is_empty() {
         "none is free".to_string()
     } else {

@@ -115,7 +115,6 @@ fn the_default_takes_only_free_gpus_and_names_the_holders() {
             compute_capability: None,
         })
         .collect();
-    let used = std::collections::BTreeMap::new();
     let holder = |name: &str, indices: &[u32]| share::Holder {
         container: name.to_string(),
         who: Some(format!("team lab, member {name}")),
@@ -125,7 +124,7 @@ fn the_default_takes_only_free_gpus_and_names_the_holders() {
     let choose_with = |holders: &[share::Holder], share: bool| {
         let sharing = Sharing {
             host: &gpus,
-            used_mib: &used,
+            used_mib: Default::default(),
             holders,
             share,
             engine_host: None,

@@ -36,7 +36,7 @@ fn sharing<'a>(
 ) -> Sharing<'a> {
     Sharing {
         host,
-        used_mib: used,
+        used_mib: used.clone(),
         holders,
         share,
         engine_host: None,
