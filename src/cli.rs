@@ -134,6 +134,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION")]
     pub idle_kernels: Option<String>,
 
+    /// Stop the container when nobody used it for this long (`12h`): no Jupyter kernel or
+    /// terminal, no SSH or exec session, no process left running, no GPU in use.
+    #[arg(long, value_name = "DURATION")]
+    pub idle_containers: Option<String>,
+
     /// How GPUs reach the container: `devices` (Docker's nvidia driver), `cdi`, or
     /// `runtime` (hosts that only register the nvidia runtime).
     #[arg(long, value_enum, default_value = "auto")]

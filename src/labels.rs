@@ -45,6 +45,11 @@ pub const GPUS: &str = "io.tfimg.gpus";
 pub const GPUS_SHARED: &str = "io.tfimg.gpus-shared";
 /// The host user who started the container (`SUDO_USER` under sudo, else `USER`).
 pub const OWNER: &str = "io.tfimg.owner";
+/// Seconds nobody may use the container before its idle watch stops it (`--idle-containers`,
+/// a team's `idle: {containers: ...}`); `ps` says `stopped (idle 12h)` for one it stopped.
+pub const IDLE_CONTAINERS: &str = "io.tfimg.idle-containers";
+/// How the output of a container its idle watch stopped ends (`tfimg: idle for 12h: ...`).
+pub const IDLE_STOPPED: &str = "tfimg: idle for";
 pub const TEAM: &str = "io.tfimg.team";
 pub const MEMBER: &str = "io.tfimg.member";
 /// Hash of a member's settings and image: equal hashes mean `up` leaves it alone.
@@ -93,6 +98,9 @@ pub const JUPYTER_BASE_URL_VARIABLE: &str = "TFIMG_JUPYTER_BASE_URL";
 /// Seconds a Jupyter kernel may run nothing before Jupyter shuts it down (`--idle-kernels`,
 /// a team's `idle: {kernels: ...}`); unset: never.
 pub const IDLE_KERNELS_VARIABLE: &str = "TFIMG_IDLE_KERNELS";
+/// Seconds nobody may use the container before the entrypoint's idle watch stops it; unset:
+/// never.
+pub const IDLE_CONTAINERS_VARIABLE: &str = "TFIMG_IDLE_CONTAINERS";
 /// The public keys that may log in over SSH.
 pub const SSH_KEYS_VARIABLE: &str = "TFIMG_SSH_AUTHORIZED_KEYS";
 /// The port sshd listens on instead of the spec's (Kubernetes pods).

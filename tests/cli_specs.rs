@@ -150,6 +150,7 @@ fn gpu_jupyter_pins_tensorflow_installs_cuda_wheels_exposes_8888_and_runs_unpriv
         [
             "Dockerfile",
             "entrypoint.sh",
+            "idle.py",
             "jupyter_server_config.py",
             "lock-packages.txt",
             "lock-pip.txt",

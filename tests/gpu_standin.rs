@@ -504,3 +504,91 @@ fn members_and_a_sweep_on_every_free_gpu_get_four_different_gpus() {
     let down = tfimg(&gpu, folder.path(), &["down", "team.yaml"]);
     assert_eq!(down.code, 0, "{}", down.tail());
 }
+
+/// Issue 32: a GPU member idle past `idle: {containers: 10s}` (a headless one: no session,
+/// no process left running) stops itself and lets go of its GPU, which a `run` asking
+/// for exactly that GPU then gets; `ps` says `stopped (idle 10s)`; the next `up` starts
+/// the member again (`restarted`) on a GPU still free, with what it wrote on its mount.
+#[test]
+fn an_idle_member_lets_go_of_its_gpu_and_up_brings_it_back_with_its_data() {
+    let Some(gpu) = gpu_engine() else {
+        return;
+    };
+    let _turn = gpu_turn();
+    let team = unique("t-idle");
+    let file = format!(
+        "team: {team}\ndefaults:\n  mounts_root: ./work\nidle: {{containers: 10s}}\n\
+         members:\n  - name: ana\n    spec: cpu-headless\n    gpus: 1\n"
+    );
+    let folder = scratch(&[("team.yaml", &file)]);
+    let taker = unique("t-idle-taker");
+    let mut guard = DockerGuard::containers(&[&taker]).on(&gpu.host);
+    guard.container_label = Some(format!("io.tfimg.team={team}"));
+    let data = folder.path().join(".tfimg-data");
+    let mut env = gpu.env();
+    env.push(("XDG_DATA_HOME", data.to_str().unwrap()));
+    let tfimg = |args: &[&str]| tfimg_with_env(folder.path(), args, &env);
+    let ana = format!("{team}-ana");
+    let device_ids =
+        |name: &str| gpu.inspect(name)["HostConfig"]["DeviceRequests"][0]["DeviceIDs"].clone();
+    let state = || {
+        gpu.inspect(&ana)["State"]["Status"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+
+    let up = tfimg(&["up", "team.yaml", "--ca-cert", HOST_CA]);
+    assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
+    let first = device_ids(&ana)[0].as_str().unwrap().to_string();
+    let wrote = tfimg(&["exec", &ana, "--", "sh", "-c", "echo notes > work/kept.txt"]);
+    assert_eq!(wrote.code, 0, "{}", wrote.tail());
+
+    wait_for(
+        "the idle member to stop itself",
+        Duration::from_secs(90),
+        || state() == "exited",
+    );
+    let ps = tfimg(&["ps", "--team", &team]);
+    assert_eq!(ps.code, 0, "{}", ps.tail());
+    assert!(
+        ps.stdout
+            .lines()
+            .any(|line| line.starts_with(&ana) && line.contains("stopped (idle 10s)")),
+        "{}",
+        ps.stdout
+    );
+    let taken = tfimg(&[
+        "run",
+        "cpu-headless",
+        "-d",
+        "--no-build",
+        "--name",
+        &taker,
+        "--gpus",
+        &format!("device={first}"),
+        "--",
+        "sleep",
+        "300",
+    ]);
+    assert_eq!(taken.code, 0, "its GPU is free again: {}", taken.tail());
+
+    let again = tfimg(&["up", "team.yaml", "--ca-cert", HOST_CA]);
+    assert_eq!(again.code, 0, "{}{}", again.stdout, again.stderr);
+    assert!(
+        again
+            .stdout
+            .lines()
+            .any(|line| line.split_whitespace().take(3).collect::<Vec<_>>()
+                == ["ana", "cpu-headless", "restarted"]),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(state(), "running");
+    let now = device_ids(&ana)[0].as_str().unwrap().to_string();
+    assert_ne!(now, first, "GPU {first} is the other container's now");
+    let read = tfimg(&["exec", &ana, "--", "cat", "work/kept.txt"]);
+    assert_eq!(read.stdout.trim(), "notes", "{}", read.tail());
+    let down = tfimg(&["down", "team.yaml"]);
+    assert_eq!(down.code, 0, "{}", down.tail());
+}

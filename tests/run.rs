@@ -1225,32 +1225,26 @@ fn an_idle_kernel_is_shut_down_by_jupyter_and_a_non_jupyter_image_is_refused() {
     let refused_name = unique("t-idle-headless");
     let _guard = DockerGuard::containers(&[&name, &refused_name]);
     let folder = scratch(&[]);
-    let refused = run(
-        folder.path(),
-        &[
-            "cpu-headless",
-            "--idle-kernels",
-            "1h",
-            "--name",
-            &refused_name,
-            "--no-build",
-            "--",
-            "true",
-        ],
-    );
-    assert_eq!(refused.code, 1, "{}", refused.tail());
-    assert!(
-        refused
-            .stderr
-            .contains("`--idle-kernels` shuts down idle Jupyter kernels"),
-        "{}",
-        refused.stderr
-    );
-    assert!(
-        common::docker(&["ps", "-aq", "--filter", &format!("name=^{refused_name}$")])
-            .trim()
-            .is_empty()
-    );
+    // Each flag is refused where it has nothing to act on, before anything is created:
+    // `--idle-kernels` without Jupyter, `--idle-containers` on a command (which ends by
+    // itself).
+    for (flag, said) in [
+        ("--idle-kernels", "`--idle-kernels` shuts down idle Jupyter kernels"),
+        (
+            "--idle-containers",
+            "`--idle-containers` stops a container nobody uses, and `cpu-headless` here runs a command",
+        ),
+    ] {
+        let args = ["cpu-headless", flag, "1h", "--name", &refused_name, "--no-build", "--", "true"];
+        let refused = run(folder.path(), &args);
+        assert_eq!(refused.code, 1, "{}", refused.tail());
+        assert!(refused.stderr.contains(said), "{}", refused.stderr);
+        assert!(
+            common::docker(&["ps", "-aq", "--filter", &format!("name=^{refused_name}$")])
+                .trim()
+                .is_empty()
+        );
+    }
 
     let started = run(
         folder.path(),
@@ -1268,14 +1262,7 @@ fn an_idle_kernel_is_shut_down_by_jupyter_and_a_non_jupyter_image_is_refused() {
     let url = field(&started.stdout, "jupyter").expect("a jupyter line");
     let (port, token) = (port_of(&url), token_of(&url));
     let kernels = || http("GET", port, &format!("/api/kernels?token={token}"), &[], "");
-    let (status, body) = http(
-        "POST",
-        port,
-        &format!("/api/kernels?token={token}"),
-        &[("Content-Type", "application/json")],
-        "{\"name\": \"python3\"}",
-    );
-    assert_eq!(status, 201, "{body}");
+    common::start_kernel(port, &token);
     let listed = kernels();
     assert_eq!(listed.0, 200);
     assert!(

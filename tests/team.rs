@@ -1051,3 +1051,109 @@ fn a_serving_member_exports_to_compose_and_kubernetes() {
     let service = document(&documents, "Service", "models-spam");
     assert_eq!(service["spec"]["ports"][0]["port"].as_u64(), Some(8501));
 }
+
+/// Issue 32: `idle: {containers: 10s}`. A member with a Jupyter kernel, then with a `docker
+/// exec` session, stays up past the idle time; with neither it stops itself (exit 0, so
+/// the `on-failure` policy leaves it stopped), `ps` says `stopped (idle 10s)`, and the next
+/// `up` starts it again (`restarted`) with what it wrote on its mount.
+#[tokio::test]
+async fn an_idle_member_stops_itself_and_up_starts_it_again_with_its_data() {
+    let Some(_engine) = common::engine().await else { return };
+    let team = unique("idle").replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+    let team = format!("i{}", &team[team.len() - 12..]).to_lowercase();
+    let name = format!("{team}-nb");
+    let _guard = DockerGuard::containers(&[&name]);
+    let port = free_port();
+    let file = format!(
+        "team: {team}\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\n\
+         idle: {{containers: 10s}}\nmembers:\n  - name: nb\n    ports: {{jupyter: {port}}}\n"
+    );
+    let folder = scratch(&[("team.yaml", &file)]);
+    let data = folder.path().join(".tfimg-data");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+    let tfimg = |args: &[&str]| tfimg_with_env(folder.path(), args, &env);
+    let up = || tfimg(&["up", "team.yaml", "--ca-cert", HOST_CA]);
+    let state = || common::container_state(&name).unwrap_or_default();
+
+    let first = up();
+    assert_eq!(first.code, 0, "{}{}", first.stdout, first.stderr);
+    assert!(
+        first.stderr.contains("nobody used for 10s"),
+        "up says the idle time is on: {}",
+        first.stderr
+    );
+    let url = column(&first.stdout, "nb", 4);
+    let token = url.split("token=").nth(1).unwrap().to_string();
+    // What the member writes on its mount.
+    let wrote = tfimg(&[
+        "exec",
+        &name,
+        "--",
+        "sh",
+        "-c",
+        "echo notes > work/kept.txt",
+    ]);
+    assert_eq!(wrote.code, 0, "{}", wrote.stderr);
+    assert_eq!(
+        std::fs::read_to_string(folder.path().join("work/nb/kept.txt")).unwrap(),
+        "notes\n"
+    );
+
+    // A kernel is use: it stays up past the idle time.
+    let kernel = common::start_kernel(port, &token);
+    std::thread::sleep(std::time::Duration::from_secs(15));
+    assert_eq!(state(), "running", "a kernel keeps the member up");
+
+    // So is a `docker exec` session, once the kernel is gone.
+    common::docker(&["exec", "-d", &name, "sleep", "15"]);
+    let (status, body) = http(
+        "DELETE",
+        port,
+        &format!("/api/kernels/{kernel}?token={token}"),
+        &[],
+        "",
+    );
+    assert_eq!(status, 204, "{body}");
+    std::thread::sleep(std::time::Duration::from_secs(12));
+    assert_eq!(state(), "running", "an exec session keeps the member up");
+
+    // With neither, it stops itself and stays stopped.
+    common::wait_for(
+        "the idle member to stop itself",
+        std::time::Duration::from_secs(90),
+        || state() == "exited",
+    );
+    assert_eq!(
+        common::docker(&[
+            "inspect",
+            "--format",
+            "{{.State.ExitCode}} {{.HostConfig.RestartPolicy.Name}}",
+            &name
+        ])
+        .trim(),
+        "0 on-failure"
+    );
+    let ps = tfimg(&["ps", "--team", &team]);
+    assert_eq!(ps.code, 0, "{}", ps.stderr);
+    let row = ps
+        .stdout
+        .lines()
+        .find(|line| line.starts_with(&name))
+        .unwrap_or_else(|| panic!("no row for {name}: {}", ps.stdout));
+    assert!(row.contains("stopped (idle 10s)"), "{}", ps.stdout);
+
+    // `up` starts it again, with its data.
+    let again = up();
+    assert_eq!(again.code, 0, "{}{}", again.stdout, again.stderr);
+    assert_eq!(
+        column(&again.stdout, "nb", 2),
+        "restarted",
+        "{}",
+        again.stdout
+    );
+    assert_eq!(state(), "running");
+    let read = tfimg(&["exec", &name, "--", "cat", "work/kept.txt"]);
+    assert_eq!(read.stdout.trim(), "notes", "{}", read.stderr);
+    let down = tfimg(&["down", "team.yaml"]);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+}

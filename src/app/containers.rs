@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::engine::{ContainerFacts, Engine};
+use crate::engine::{ContainerFacts, Engine, OutputChunk};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
@@ -96,7 +96,10 @@ pub async fn ps(
     containers.sort_by(|a, b| a.name.cmp(&b.name));
     let mut entries = Vec::new();
     crate::app::tunnels::tidy(engine, host).await?;
-    for container in containers {
+    for mut container in containers {
+        if let Some(seconds) = stopped_idle(engine, &container).await {
+            container.status = idle_status(&container.status, seconds);
+        }
         let tunnel = tunnel_of(engine, host, &container);
         entries.push(PsEntry {
             tunnel: tunnel.as_ref().map(|forwards| match forwards {
@@ -173,6 +176,51 @@ fn entry(container: ContainerFacts, forwards: Option<Vec<Forward>>) -> PsEntry {
         state: container.state,
         status: container.status,
         tunnel: None,
+    }
+}
+
+/// How long nobody had used the container when its idle watch stopped it, if that is how
+/// it stopped (the last line of its output says so): `ps` shows `stopped (idle 12h)`, and
+/// `up` starts such a member again.
+pub async fn stopped_idle(engine: &impl Engine, container: &ContainerFacts) -> Option<u64> {
+    let seconds = container
+        .labels
+        .get(labels::IDLE_CONTAINERS)?
+        .parse()
+        .ok()?;
+    if container.state != "exited" {
+        return None;
+    }
+    // What the container printed is its own: three lines may be any size, so only their
+    // last 4 KiB are kept (the watch's line is short).
+    const KEPT: usize = 4096;
+    let mut tail = Vec::new();
+    engine
+        .stream_output(&container.id, false, Some("3"), |chunk| {
+            let (OutputChunk::Stdout(bytes) | OutputChunk::Stderr(bytes)) = chunk;
+            tail.extend(bytes);
+            if tail.len() > KEPT {
+                tail.drain(..tail.len() - KEPT);
+            }
+        })
+        .await
+        .ok()?;
+    let tail = String::from_utf8_lossy(&tail);
+    let last = tail.lines().rev().find(|line| !line.trim().is_empty())?;
+    last.starts_with(labels::IDLE_STOPPED).then_some(seconds)
+}
+
+/// What `ps` says of a container its idle watch stopped: Docker's `Exited (0) 2 hours ago`
+/// as `stopped (idle 12h) 2 hours ago`.
+fn idle_status(status: &str, seconds: u64) -> String {
+    let idle = humantime::format_duration(std::time::Duration::from_secs(seconds));
+    let ago = status
+        .strip_prefix("Exited (0)")
+        .map(str::trim)
+        .filter(|ago| !ago.is_empty());
+    match ago {
+        Some(ago) => format!("stopped (idle {idle}) {ago}"),
+        None => format!("stopped (idle {idle})"),
     }
 }
 

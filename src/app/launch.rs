@@ -63,6 +63,13 @@ impl Target {
     pub fn serves_jupyter(&self, command: &[String]) -> bool {
         self.service == Service::Jupyter && command.is_empty()
     }
+
+    /// Whether a container of it runs its service under the entrypoint's idle watch when
+    /// asked: a tfimg image whose service is someone's session (Jupyter, SSH, headless),
+    /// not a model server, and no `command` replaces it.
+    pub fn watches_idle(&self, command: &[String]) -> bool {
+        self.tfimg_image && self.service != Service::Serving && command.is_empty()
+    }
 }
 
 /// How the ports of a container on a remote engine reach this machine.
@@ -115,6 +122,9 @@ pub struct LaunchRequest {
     /// Seconds a Jupyter kernel may sit idle before Jupyter shuts it down (a service
     /// without Jupyter ignores it).
     pub idle_kernels: Option<u64>,
+    /// Seconds nobody may use the container before its idle watch stops it (a launch the
+    /// watch does not apply to ignores it: `Target::watches_idle`).
+    pub idle_containers: Option<u64>,
     /// Host uid/gid the container user takes; `None` runs as root (`--user root`).
     pub ids: Option<(u32, u32)>,
     pub ssh: SshSource,
@@ -155,6 +165,7 @@ impl LaunchRequest {
             share_gpus: false,
             pending_holders: Vec::new(),
             idle_kernels: None,
+            idle_containers: None,
             ids,
             ssh: SshSource::User(None),
             resources: plan::Resources::default(),
@@ -241,6 +252,23 @@ pub async fn prepare(
     if let Some(seconds) = request.idle_kernels.filter(|_| jupyter) {
         let variable = labels::IDLE_KERNELS_VARIABLE.to_string();
         request.env.push((variable, seconds.to_string()));
+    }
+    let watched = request.target.watches_idle(&request.command);
+    if let Some(seconds) = request.idle_containers.filter(|_| watched) {
+        let variable = labels::IDLE_CONTAINERS_VARIABLE.to_string();
+        request.env.push((variable, seconds.to_string()));
+        request
+            .extra_labels
+            .insert(labels::IDLE_CONTAINERS.to_string(), seconds.to_string());
+        // The watch stops the container with exit code 0, which `on-failure` leaves
+        // stopped; stopped from outside it exits as a signal would, so it still comes back
+        // with the daemon. `always` and `unless-stopped` would start it again at once.
+        if matches!(
+            request.resources.restart,
+            Some(plan::RestartPolicy::Always | plan::RestartPolicy::UnlessStopped)
+        ) {
+            request.resources.restart = Some(plan::RestartPolicy::OnFailure(None));
+        }
     }
     let target = &request.target;
     let home = if target.tfimg_image {

@@ -41,6 +41,8 @@ pub struct RunOptions {
     pub share_gpus: bool,
     /// `--idle-kernels`, in seconds.
     pub idle_kernels: Option<u64>,
+    /// `--idle-containers`, in seconds.
+    pub idle_containers: Option<u64>,
     pub mounts: Vec<MountRequest>,
     pub syncs: Vec<SyncRequest>,
     pub volumes: Vec<VolumePlan>,
@@ -138,6 +140,14 @@ fn launch_request(
         )
         .into());
     }
+    if options.idle_containers.is_some() && !target.watches_idle(&options.command) {
+        return Err(InputError::new(
+            format!("`--idle-containers` stops a container nobody uses, and `{}` here runs {}", target.spec_name,
+                if options.command.is_empty() { "a model server or an image tfimg did not build" } else { "a command, which ends by itself" }),
+            "drop `--idle-containers`, or use it with a Jupyter, SSH or headless image of tfimg's without a command",
+        )
+        .into());
+    }
     let name = match &options.name {
         Some(name) => name.clone(),
         None => launch::container_name(host, &target.spec_name)?,
@@ -164,6 +174,7 @@ fn launch_request(
         gpu_mode: options.gpu_mode,
         share_gpus: options.share_gpus,
         idle_kernels: options.idle_kernels,
+        idle_containers: options.idle_containers,
         ssh: SshSource::User(options.ssh_key.clone()),
         resources: options.resources,
         tunnel: if options.detach {

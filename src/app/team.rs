@@ -30,6 +30,9 @@ pub enum Action {
     Unchanged,
     Created,
     Recreated,
+    /// Stopped by its idle watch, started again (created anew from the same settings, so
+    /// its GPUs are chosen again; its mounted data is where it was).
+    Woken,
 }
 
 /// The outcome of an `up` that ran to the end.
@@ -92,6 +95,12 @@ pub async fn up(
             "note: Jupyter shuts down the members' kernels that ran nothing for {idle} (`idle: kernels`), letting go of their memory and GPU memory; their notebooks stay"
         ));
     }
+    if let Some(seconds) = team.idle_containers {
+        let idle = humantime::format_duration(std::time::Duration::from_secs(seconds));
+        report.notes.push(format!(
+            "note: a member's container nobody used for {idle} (no kernel, terminal, SSH or exec session, no process left running, no GPU in use) stops itself (`idle: containers`), keeping its data; `tfimg up` starts it again"
+        ));
+    }
     // Host ports the unchanged members keep: new members must not take them.
     let reserved = RefCell::new(BTreeSet::new());
     let by_member: HashMap<String, &ContainerFacts> = existing
@@ -106,8 +115,12 @@ pub async fn up(
                 Action::Unchanged
             }
             Some(container) => {
+                let idle = crate::app::containers::stopped_idle(engine, container).await;
                 engine.remove_container(&container.id, true).await?;
-                Action::Recreated
+                match idle {
+                    Some(_) => Action::Woken,
+                    None => Action::Recreated,
+                }
             }
             None => Action::Created,
         };

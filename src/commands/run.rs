@@ -106,6 +106,11 @@ fn resolve_options(
             .as_deref()
             .map(|text| plan::parse_idle(text, "--idle-kernels"))
             .transpose()?,
+        idle_containers: args
+            .idle_containers
+            .as_deref()
+            .map(|text| plan::parse_idle(text, "--idle-containers"))
+            .transpose()?,
         mounts,
         syncs,
         volumes,

@@ -46,6 +46,8 @@ pub struct FakeState {
     pub build_failure: Option<BuildFailure>,
     /// Exit code and output of the next one-off containers (verification).
     pub run_once: Option<Finished>,
+    /// What a container printed, by its name (`stream_output` hands it over whole).
+    pub output: BTreeMap<String, String>,
     /// What the next one-off containers end with, in order, before `run_once` answers.
     pub one_offs: VecDeque<Result<Finished, EngineError>>,
     /// Every one-off container asked for, in order.
@@ -399,8 +401,17 @@ impl Containers for FakeEngine {
         id: &str,
         follow: bool,
         _tail: Option<&str>,
-        _sink: impl FnMut(OutputChunk),
+        mut sink: impl FnMut(OutputChunk),
     ) -> Result<(), EngineError> {
+        let printed = {
+            let state = self.state.borrow();
+            state
+                .container_id(id)
+                .and_then(|id| state.output.get(&state.containers[&id].name).cloned())
+        };
+        if let Some(printed) = printed {
+            sink(OutputChunk::Stderr(printed.into_bytes()));
+        }
         // Following a held container lasts while it runs (until it is stopped).
         while follow && {
             let state = self.state.borrow();

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::files::{
-    ContextFile, CA_CERTIFICATES, ENTRYPOINT, JUPYTER_CONFIG, JUPYTER_PAGE_CONFIG, PIP_PIN,
-    PROFILE, SERVING_SERVER, SSHD_CONFIG, VERIFY,
+    ContextFile, CA_CERTIFICATES, ENTRYPOINT, IDLE_WATCH, JUPYTER_CONFIG, JUPYTER_PAGE_CONFIG,
+    PIP_PIN, PROFILE, SERVING_SERVER, SSHD_CONFIG, VERIFY,
 };
 use super::NetworkOptions;
 use crate::labels;
@@ -462,7 +462,7 @@ fn generated_files(w: &mut String, files: &BTreeMap<String, ContextFile>) {
             &format!("COPY {JUPYTER_PAGE_CONFIG} /etc/jupyter/labconfig/{JUPYTER_PAGE_CONFIG}"),
         );
     }
-    for own in [SSHD_CONFIG, SERVING_SERVER] {
+    for own in [SSHD_CONFIG, SERVING_SERVER, IDLE_WATCH] {
         if files.contains_key(own) {
             line(w, &format!("COPY {own} {TFIMG_DIR}/{own}"));
         }

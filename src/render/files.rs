@@ -39,6 +39,9 @@ pub const JUPYTER_PAGE_CONFIG: &str = "page_config.json";
 pub const SSHD_CONFIG: &str = "sshd_config";
 pub const PROFILE: &str = "profile.sh";
 pub const VERIFY: &str = "verify.py";
+/// The idle watch the entrypoint starts the service under (`templates/idle.py`): every
+/// image with a service that is someone's session (Jupyter, SSH, headless).
+pub const IDLE_WATCH: &str = "idle.py";
 /// The serving service's model server (`templates/serving.py`).
 pub const SERVING_SERVER: &str = "serving.py";
 pub const CA_CERTIFICATES: &str = "tfimg-ca.crt";
@@ -53,6 +56,7 @@ const JUPYTER_PAGE_TEMPLATE: &str = include_str!("templates/page_config.json");
 const SSHD_TEMPLATE: &str = include_str!("templates/sshd_config");
 const PROFILE_TEMPLATE: &str = include_str!("templates/profile.sh");
 const VERIFY_TEMPLATE: &str = include_str!("templates/verify.py");
+const IDLE_TEMPLATE: &str = include_str!("templates/idle.py");
 /// verify.py's check of a locked image: the installed distributions equal the lock's.
 const VERIFY_LOCK_TEMPLATE: &str = include_str!("templates/verify_lock.py");
 /// The entrypoint's TensorBoard stanza, for specs with a `tensorboard` port only (the
@@ -126,6 +130,9 @@ pub fn context_files(
         Service::Serving => insert(SERVING_SERVER, substitute(SERVING_TEMPLATE), 0o644),
         Service::None => {}
     }
+    if spec.service != Service::Serving {
+        insert(IDLE_WATCH, substitute(IDLE_TEMPLATE), 0o644);
+    }
     files
 }
 
@@ -186,6 +193,7 @@ fn fill(template: &str, spec: &ResolvedSpec) -> String {
         .replace("@GRPC_PORT@", &port(SERVING_GRPC_PORT_NAME))
         .replace("@MODELS@", MODELS_FOLDER)
         .replace("@TFIMG_DIR@", TFIMG_DIR)
+        .replace("@IDLE_STOPPED@", crate::labels::IDLE_STOPPED)
         .replace("@TENSORBOARD_PORT@", &port(TENSORBOARD_PORT))
         .replace(
             "@TENSORBOARD_LOGDIR@",

@@ -62,6 +62,9 @@ pub struct Team {
     pub gateway: Option<gateway::Gateway>,
     /// `idle: {kernels: ...}`: seconds a Jupyter member's kernel may sit idle.
     pub idle_kernels: Option<u64>,
+    /// `idle: {containers: ...}`: seconds nobody may use a member's container before it
+    /// stops itself.
+    pub idle_containers: Option<u64>,
 }
 
 /// Mounts from `mounts_root` land under the workdir of the member's spec, which is known
@@ -103,18 +106,34 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
     if let Some(gateway) = &gateway {
         gateway::check_members(gateway, &members, &places)?;
     }
-    let idle_kernels = match file.idle.as_ref().and_then(|idle| idle.kernels.as_deref()) {
-        Some(text) => Some(crate::plan::parse_idle(text, "kernels:").map_err(|error| {
-            places.bad(places.value("idle.kernels"), error.message, &error.hint)
-        })?),
-        None => None,
+    let idle = |key: &str, text: Option<&str>| match text {
+        Some(text) => crate::plan::parse_idle(text, &format!("{key}:"))
+            .map(Some)
+            .map_err(|error| {
+                places.bad(
+                    places.value(&format!("idle.{key}")),
+                    error.message,
+                    &error.hint,
+                )
+            }),
+        None => Ok(None),
     };
+    let idle_file = file.idle.as_ref();
+    let idle_kernels = idle(
+        "kernels",
+        idle_file.and_then(|idle| idle.kernels.as_deref()),
+    )?;
+    let idle_containers = idle(
+        "containers",
+        idle_file.and_then(|idle| idle.containers.as_deref()),
+    )?;
     Ok(Team {
         name: file.team,
         folder,
         members,
         gateway,
         idle_kernels,
+        idle_containers,
     })
 }
 

@@ -29,11 +29,13 @@ pub struct TeamFile {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(
     deny_unknown_fields,
-    expecting = "idle: a mapping with `kernels` (a duration such as `1h`)"
+    expecting = "idle: a mapping with `kernels` and `containers` (durations such as `1h`)"
 )]
 pub struct IdleFile {
     /// How long a Jupyter kernel may run nothing before Jupyter shuts it down.
     pub kernels: Option<String>,
+    /// How long nobody may use a member's container before it stops itself.
+    pub containers: Option<String>,
 }
 
 /// `gateway:` as written.

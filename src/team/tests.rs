@@ -379,11 +379,26 @@ fn idle_kernels_is_a_duration_said_at_its_line() {
             .starts_with("`team.yaml`:3:12: `kernels: 5s` must be whole seconds"),
         "{error}"
     );
-    // Containers are not let go yet: the key is unknown, not silently ignored.
-    let unknown =
-        parse_text(&format!("team: lab\nidle: {{containers: 12h}}\n{members}")).unwrap_err();
+    let both = parse_text(&format!(
+        "team: lab\nidle: {{kernels: 1h, containers: 12h}}\n{members}"
+    ))
+    .unwrap();
+    assert_eq!(
+        (both.idle_kernels, both.idle_containers),
+        (Some(3600), Some(12 * 3600))
+    );
+    let error =
+        parse_text(&format!("team: lab\nidle:\n  containers: soon\n{members}")).unwrap_err();
     assert!(
-        unknown.to_string().contains("unknown field `containers`"),
+        error
+            .to_string()
+            .starts_with("`team.yaml`:3:15: `containers: soon` is not a duration"),
+        "{error}"
+    );
+    // A key it does not know is refused, not silently ignored.
+    let unknown = parse_text(&format!("team: lab\nidle: {{gpus: 12h}}\n{members}")).unwrap_err();
+    assert!(
+        unknown.to_string().contains("unknown field `gpus`"),
         "{unknown}"
     );
 }

@@ -281,6 +281,21 @@ pub fn tfimg_with_env(current_dir: &Path, args: &[&str], env: &[(&str, &str)]) -
     }
 }
 
+/// Starts a Python kernel through Jupyter's REST API (as a notebook tab does), on the
+/// server at 127.0.0.1:`port`; its id.
+pub fn start_kernel(port: u16, token: &str) -> String {
+    let (status, body) = http(
+        "POST",
+        port,
+        &format!("/api/kernels?token={token}"),
+        &[("Content-Type", "application/json")],
+        "{\"name\": \"python3\"}",
+    );
+    assert_eq!(status, 201, "{body}");
+    let kernel: serde_json::Value = serde_json::from_str(&body).unwrap();
+    kernel["id"].as_str().expect("a kernel id").to_string()
+}
+
 /// One HTTP/1.0 request to 127.0.0.1:`port`; the status code and the body.
 pub fn http(
     method: &str,

@@ -144,3 +144,50 @@ fn ps_hides_jupyter_tokens_unless_asked() {
     assert!(!hidden);
     assert!(entries[0].urls["jupyter"].contains("token="), "{entries:?}");
 }
+
+/// `ps` says `stopped (idle 12h)` only for a container whose idle watch stopped it: the
+/// label and the watch's last line; an exit of its own, or a line earlier in the output
+/// (it ran again since), keep Docker's words.
+#[test]
+fn ps_says_stopped_idle_only_for_what_the_idle_watch_stopped() {
+    let engine = FakeEngine::new();
+    let idle = [
+        (labels::SPEC, "cpu-jupyter".to_string()),
+        (labels::IDLE_CONTAINERS, "43200".to_string()),
+    ];
+    for name in ["watched", "exited-itself", "ran-again", "unwatched", "huge"] {
+        let labels: &[(&str, String)] = if name == "unwatched" {
+            &idle[..1]
+        } else {
+            &idle
+        };
+        engine.add_container(name, "exited", labels);
+    }
+    for container in engine.state.borrow_mut().containers.values_mut() {
+        container.status = "Exited (0) 2 hours ago".to_string();
+    }
+    let stopped = "tfimg: nobody used this container for 12h: stopping it\ntfimg: idle for 12h: stopped, with its data\n";
+    let mut state = engine.state.borrow_mut();
+    for name in ["watched", "unwatched"] {
+        state.output.insert(name.to_string(), stopped.to_string());
+    }
+    state.output.insert(
+        "exited-itself".to_string(),
+        "[I] Shutting down 0 kernels\n".to_string(),
+    );
+    state.output.insert(
+        "ran-again".to_string(),
+        format!("{stopped}[I] Jupyter Server is running\n"),
+    );
+    drop(state);
+    let host = crate::host::fake::FakeHost::new();
+    let (entries, _) = block_on(ps(&engine, &host, None, false)).unwrap();
+    let status: BTreeMap<&str, &str> = entries
+        .iter()
+        .map(|entry| (entry.name.as_str(), entry.status.as_str()))
+        .collect();
+    assert_eq!(status["watched"], "stopped (idle 12h) 2 hours ago");
+    for name in ["exited-itself", "ran-again", "unwatched", "huge"] {
+        assert_eq!(status[name], "Exited (0) 2 hours ago", "{name}");
+    }
+}

@@ -19,6 +19,7 @@ fn options(target: &str) -> RunOptions {
         gpu_mode: GpuMode::Auto,
         share_gpus: false,
         idle_kernels: None,
+        idle_containers: None,
         mounts: Vec::new(),
         syncs: Vec::new(),
         volumes: Vec::new(),

@@ -66,6 +66,7 @@ pub fn member_request(
         port_requests,
         gpus: Some(member.gpus.clone()),
         idle_kernels: team.idle_kernels,
+        idle_containers: team.idle_containers,
         share_gpus: member.shared,
         ssh: SshSource::Member {
             team: team.name.clone(),
@@ -271,6 +272,9 @@ pub fn member_hash(team: &Team, member: &TeamMember, image: &str) -> String {
     }
     if let Some(seconds) = team.idle_kernels {
         text.push_str(&format!("|idle-kernels:{seconds}"));
+    }
+    if let Some(seconds) = team.idle_containers {
+        text.push_str(&format!("|idle-containers:{seconds}"));
     }
     if let Some(model) = &member.model {
         text.push_str(&format!("|model:{}:{}", model.folder.display(), model.name));

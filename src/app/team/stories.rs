@@ -120,7 +120,7 @@ pub async fn bring_up(
 pub struct MemberAccess {
     pub member: String,
     pub spec: String,
-    /// What this `up` did: created, recreated or unchanged.
+    /// What this `up` did: created, recreated, restarted (it had stopped idle) or unchanged.
     pub action: &'static str,
     pub gpus: String,
     /// Its service's address, else its state (`exited (1)`), else `-`.
@@ -174,6 +174,7 @@ pub async fn access(
             action: match actions.get(&member.name) {
                 Some(Action::Created) => "created",
                 Some(Action::Recreated) => "recreated",
+                Some(Action::Woken) => "restarted",
                 _ => "unchanged",
             },
             gpus: member.gpus.describe(),

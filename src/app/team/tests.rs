@@ -226,39 +226,80 @@ fn members_on_a_gpu_server_are_checked_against_it_asking_it_once() {
     );
 }
 
-/// `idle: {kernels: ...}` reaches each member that serves Jupyter as Jupyter's setting,
-/// not a member running a command, and `up` says it is on.
+/// `idle:` reaches each member it applies to, not a member running a command, and `up`
+/// says each setting is on: `kernels` as Jupyter's setting; `containers` as the idle
+/// watch's variable and label, with `on-failure` (which leaves the container stopped when
+/// the watch exits 0) in place of `unless-stopped`.
 #[test]
-fn idle_kernels_reach_the_jupyter_members_and_up_says_so() {
+fn idle_settings_reach_the_members_with_a_service_and_up_says_so() {
     let engine = FakeEngine::new();
     let host = FakeHost::new();
-    let file = "team: lab\ndefaults: {spec: cpu-jupyter}\nidle: {kernels: 1h}\nmembers:\n  - name: nb\n  - name: job\n    command: [sleep, '9']\n";
+    let file = "team: lab\ndefaults: {spec: cpu-jupyter}\nidle: {kernels: 1h, containers: 12h}\nmembers:\n  - name: nb\n  - name: job\n    command: [sleep, '9']\n";
     let team = team::parse(file, "team.yaml", PathBuf::from("/project")).unwrap();
     let report = crate::app::testing::up_team(&engine, &host, &team, "cpu-jupyter", None);
-    assert!(
-        report
-            .notes
-            .iter()
-            .any(|note| note.contains("ran nothing for 1h (`idle: kernels`)")),
-        "{:?}",
-        report.notes
+    for said in [
+        "ran nothing for 1h (`idle: kernels`)",
+        "nobody used for 12h",
+        "`tfimg up` starts it again",
+    ] {
+        assert!(
+            report.notes.iter().any(|note| note.contains(said)),
+            "{said}: {:?}",
+            report.notes
+        );
+    }
+    let nb = engine.plan_of("lab-nb").unwrap();
+    for variable in ["TFIMG_IDLE_KERNELS=3600", "TFIMG_IDLE_CONTAINERS=43200"] {
+        assert!(nb.env.contains(&variable.to_string()), "{:?}", nb.env);
+    }
+    assert_eq!(
+        nb.labels
+            .get(crate::labels::IDLE_CONTAINERS)
+            .map(String::as_str),
+        Some("43200")
     );
-    let env_of = |name: &str| {
-        let state = engine.state.borrow();
+    assert_eq!(
+        nb.restart,
+        Some(crate::plan::RestartPolicy::OnFailure(None))
+    );
+    let job = engine.plan_of("lab-job").unwrap();
+    assert!(!job.env.iter().any(|entry| entry.starts_with("TFIMG_IDLE_")));
+    assert!(!job.labels.contains_key(crate::labels::IDLE_CONTAINERS));
+}
+
+/// A member its idle watch stopped (exited, its output ending with the watch's line) is
+/// started again by the next `up`, said as `restarted`; one that exited otherwise is
+/// recreated as before.
+#[test]
+fn up_starts_a_member_stopped_idle_again() {
+    let engine = FakeEngine::new();
+    let host = FakeHost::new();
+    let file = "team: lab\ndefaults: {spec: cpu-jupyter}\nidle: {containers: 12h}\nmembers:\n  - name: nb\n  - name: other\n";
+    let team = team::parse(file, "team.yaml", PathBuf::from("/project")).unwrap();
+    crate::app::testing::up_team(&engine, &host, &team, "cpu-jupyter", None);
+    {
+        let mut state = engine.state.borrow_mut();
+        for container in state.containers.values_mut() {
+            container.state = "exited".to_string();
+        }
+        state.output.insert(
+            "lab-nb".to_string(),
+            "tfimg: stopping it\ntfimg: idle for 12h: stopped, with its data\n".to_string(),
+        );
         state
-            .containers
-            .values()
-            .find(|c| c.name == name)
-            .unwrap()
-            .env
-            .clone()
-    };
-    assert!(
-        env_of("lab-nb").contains(&"TFIMG_IDLE_KERNELS=3600".to_string()),
-        "{:?}",
-        env_of("lab-nb")
-    );
-    assert!(!env_of("lab-job")
-        .iter()
-        .any(|entry| entry.starts_with("TFIMG_IDLE_KERNELS=")));
+            .output
+            .insert("lab-other".to_string(), "[I] Shutting down\n".to_string());
+    }
+    let again = crate::app::testing::up_team(&engine, &host, &team, "cpu-jupyter", None);
+    assert_eq!(again.actions["nb"], Action::Woken);
+    assert_eq!(again.actions["other"], Action::Recreated);
+    let running: Vec<String> = engine
+        .state
+        .borrow()
+        .containers
+        .values()
+        .filter(|c| c.state == "running")
+        .map(|c| c.name.clone())
+        .collect();
+    assert_eq!(running.len(), 2, "{running:?}");
 }

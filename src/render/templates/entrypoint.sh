@@ -10,6 +10,9 @@
 #   TFIMG_SSH_AUTHORIZED_KEYS  public keys that may log in over SSH (keys only)
 #   TFIMG_SSH_PORT             the port sshd listens on instead of the spec's (`tfimg k8s`
 #                              sets it: a pod without capabilities cannot bind 22)
+#   TFIMG_IDLE_CONTAINERS      seconds: the service runs under tfimg's idle watch
+#                              (@TFIMG_DIR@/idle.py), which stops the container when nobody
+#                              used it for that long (a team's `idle: {containers: 12h}`)
 #
 # With arguments it runs them instead of the service: `tfimg run SPEC -- CMD`.
 set -eu
@@ -115,6 +118,14 @@ if [ "$#" -gt 0 ]; then
     exec "$@"
 fi
 
+# The idle watch: it starts the service and stays its parent.
+watch=
+case "${TFIMG_IDLE_CONTAINERS:-}" in
+    '') ;;
+    *[!0-9]*) say "TFIMG_IDLE_CONTAINERS must be whole seconds, got '$TFIMG_IDLE_CONTAINERS'"; exit 64 ;;
+    *) watch="@VENV@/bin/python @TFIMG_DIR@/idle.py $TFIMG_IDLE_CONTAINERS --" ;;
+esac
+
 @TENSORBOARD@
 case "$service" in
     jupyter)
@@ -123,7 +134,7 @@ case "$service" in
             export TFIMG_JUPYTER_TOKEN
             say "no token was given; generated one: $TFIMG_JUPYTER_TOKEN"
         fi
-        exec jupyter lab
+        exec $watch jupyter lab
         ;;
     ssh)
         if [ -z "${TFIMG_SSH_AUTHORIZED_KEYS:-}" ]; then
@@ -154,12 +165,12 @@ case "$service" in
             *[!0-9]*) say "TFIMG_SSH_PORT must be a port number, got '$TFIMG_SSH_PORT'"; exit 64 ;;
             *) set -- "$@" -p "$TFIMG_SSH_PORT" ;;
         esac
-        exec /usr/sbin/sshd -D -e "$@" -o "HostKey=$host_key" \
+        exec $watch /usr/sbin/sshd -D -e "$@" -o "HostKey=$host_key" \
             -o "AllowUsers=${USER:-$(id -un)}" -o "PermitRootLogin=$root_login"
         ;;
 @SERVING@
     *)
         say "headless image: no service to start, waiting; pass a command or use \`tfimg exec\`"
-        exec sleep infinity
+        exec $watch sleep infinity
         ;;
 esac
