@@ -432,11 +432,12 @@ fn members_get_different_free_gpus_and_a_held_gpu_is_refused_naming_its_holder()
     assert_eq!(down.code, 0, "{}", down.tail());
 }
 
-/// Two members asking for one GPU each and a sweep on `gpus: all` get four different
-/// GPUs: the sweep's pool is the GPUs no other tfimg container holds; a sweep listing a
-/// GPU a member holds is refused at `gpus:`, naming it, before any trial exists.
+/// Two members asking for one GPU each and a sweep on a pool of two (`gpus: 2`) get four
+/// different GPUs: the sweep's pool is taken from the GPUs no other tfimg container holds;
+/// a sweep listing a GPU a member holds, or asking for more than are free, is refused at
+/// `gpus:`, naming the holders, before any trial exists.
 #[test]
-fn members_and_a_sweep_on_every_free_gpu_get_four_different_gpus() {
+fn members_and_a_sweep_on_a_pool_of_two_get_four_different_gpus() {
     let Some(gpu) = gpu_engine() else {
         return;
     };
@@ -456,8 +457,9 @@ fn members_and_a_sweep_on_every_free_gpu_get_four_different_gpus() {
     };
     let folder = scratch(&[
         ("team.yaml", &file),
-        ("sweep.yaml", &pool("gpus: all\n")),
+        ("sweep.yaml", &pool("gpus: 2\n")),
         ("held.yaml", &pool("gpus: [0, 2]\n")),
+        ("three.yaml", &pool("gpus: 3\n")),
     ]);
     let mut members_guard = DockerGuard::default().on(&gpu.host);
     members_guard.container_label = Some(format!("io.tfimg.team={team}"));
@@ -500,6 +502,16 @@ fn members_and_a_sweep_on_every_free_gpu_get_four_different_gpus() {
         used.extend(gpus);
     }
     assert_eq!(used, ["2", "3"].map(String::from).into_iter().collect());
+
+    let three = tfimg(&gpu, folder.path(), &["sweep", "three.yaml"]);
+    assert_eq!(three.code, 1, "{}", three.tail());
+    assert!(
+        three
+            .stderr
+            .contains("`gpus: 3`, but 2 of the 4 GPUs of this host are free"),
+        "{}",
+        three.stderr
+    );
 
     let down = tfimg(&gpu, folder.path(), &["down", "team.yaml"]);
     assert_eq!(down.code, 0, "{}", down.tail());

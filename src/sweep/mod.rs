@@ -131,10 +131,13 @@ pub struct Pool {
 pub enum GpuPool {
     /// No `gpus:` (or `none`): trials run on the CPU, `max_parallel` at a time.
     Cpu,
-    /// Every GPU of the host, known once the host is asked.
+    /// Every GPU of the host no other container holds, known once the host is asked.
     All,
     /// Indices or UUIDs, as written.
     Devices(Vec<String>),
+    /// This many GPUs, the least-loaded of those no other container holds, chosen when
+    /// the sweep starts (`gpus: 2`, as a team member's `gpus: 1`).
+    Count(u32),
 }
 
 /// Per-trial container limits.
@@ -279,7 +282,7 @@ impl Sweep {
             (GpuPool::Cpu, true) => format!(
                 "`{name}` is a GPU image but the sweep has no `gpus`: its trials run on the CPU"
             ),
-            (GpuPool::All | GpuPool::Devices(_), false) => format!(
+            (GpuPool::All | GpuPool::Devices(_) | GpuPool::Count(_), false) => format!(
                 "`{name}` has no CUDA: its trials get GPUs they cannot use (a `gpu-*` spec can)"
             ),
             _ => return None,

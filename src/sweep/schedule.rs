@@ -57,6 +57,12 @@ pub fn slots(
                 .collect());
         }
         GpuPool::Devices(devices) => devices.clone(),
+        // The GPUs chosen for it on the host; where there is none (a cluster, the checks
+        // before a host is asked), as many placeholders.
+        GpuPool::Count(count) if host_gpus.is_empty() => {
+            (0..*count).map(|index| index.to_string()).collect()
+        }
+        GpuPool::Count(_) => host_gpus.to_vec(),
         GpuPool::All => {
             if host_gpus.is_empty() {
                 return Err(SpecError::new(
@@ -122,6 +128,7 @@ pub fn check_pool_against_host(
         GpuPool::Cpu => return Ok(()),
         GpuPool::All => "`gpus: all`".to_string(),
         GpuPool::Devices(devices) => format!("`gpus: [{}]`", devices.join(", ")),
+        GpuPool::Count(count) => format!("`gpus: {count}`"),
     };
     match known {
         KnownGpus::Unknown => Ok(()),
@@ -131,6 +138,16 @@ pub fn check_pool_against_host(
             "leave `gpus:` out of the sweep file to run the trials on the CPU (`max_parallel` of them at once), or run the sweep where the GPUs are (`--host`, `DOCKER_HOST`); `tfimg doctor` shows what this host has",
         )),
         KnownGpus::Listed(host) => {
+            if let GpuPool::Count(count) = pool.gpus {
+                if count as usize > host.len() {
+                    return Err(SpecError::new(
+                        Some(pool.location.clone()),
+                        format!("{asked}: {name} has {} GPU(s)", host.len()),
+                        format!("ask for {} or fewer, or write `gpus: all`", host.len()),
+                    ));
+                }
+                return Ok(());
+            }
             let GpuPool::Devices(devices) = &pool.gpus else {
                 return Ok(());
             };
@@ -439,6 +456,15 @@ impl Scheduler {
 
     pub fn slot(&self, slot: usize) -> &Slot {
         &self.slots[slot]
+    }
+
+    pub fn slots(&self) -> &[Slot] {
+        &self.slots
+    }
+
+    /// The slot's trials run on `gpus` from now on (another container took its own).
+    pub fn move_slot(&mut self, slot: usize, gpus: Vec<String>) {
+        self.slots[slot].gpus = gpus;
     }
 }
 

@@ -263,7 +263,8 @@ fn objective_use_is_last_unless_the_file_says_best_and_its_error_has_a_hint() {
 #[test]
 fn the_gpu_pool_and_how_it_is_shared() {
     let cases = [
-        ("gpus: 2\n", "`sweep.yaml`:5:7: `gpus: 2` could mean 2 GPU(s) or GPU 2"),
+        ("gpus: 2\ngpus_per_trial: 3\n", "`sweep.yaml`:6:17: `gpus_per_trial: 3` is more than the 2 GPU(s) of the pool"),
+        ("gpus: 1001\n", "`sweep.yaml`:5:7: `gpus: 1001` is not valid: the count is above 1000"),
         ("gpus: []\n", "`sweep.yaml`:5:7: `gpus` is an empty list"),
         ("gpus: [0, 0]\n", "`sweep.yaml`:5:7: `gpus: 0,0` is not valid: `0` is listed twice"),
         ("gpus: [0, x]\n", "`sweep.yaml`:5:7: `gpus: 0,x` is not valid: `x` is neither a GPU index nor a GPU-/MIG- UUID"),
@@ -292,6 +293,12 @@ fn the_gpu_pool_and_how_it_is_shared() {
             .collect::<Vec<_>>(),
         ["`sweep.yaml`:6:17: 1 GPU(s) of the pool stay idle: 3 GPUs, 2 per trial"]
     );
+    // A number is how many GPUs (the least-loaded free ones, chosen at the start), as a
+    // team member's `gpus: 1`; `0` is GPU 0, as `--gpus 0`.
+    let sweep = parse_text(&head("params: {lr: [1]}\ngpus: 2\n")).unwrap();
+    assert_eq!(sweep.pool.gpus, GpuPool::Count(2));
+    let sweep = parse_text(&head("params: {lr: [1]}\ngpus: 0\n")).unwrap();
+    assert_eq!(sweep.pool.gpus, GpuPool::Devices(vec!["0".into()]));
     let sweep = parse_text(&head("params: {lr: [1]}\ngpus: \"GPU-3f2a, 1\"\n")).unwrap();
     assert_eq!(
         sweep.pool.gpus,

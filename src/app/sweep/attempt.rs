@@ -13,7 +13,7 @@ use crate::app::launch::{self, LaunchRequest};
 use crate::engine::{Engine, EngineError, OutputChunk};
 use crate::host::{Host, HostError};
 use crate::input::InputError;
-use crate::plan::gpus::{GpuMode, GpuSelection};
+use crate::plan::gpus::{share, GpuMode, GpuSelection};
 use crate::plan::mounts::{self, MountPlan};
 use crate::plan::sync::SyncPlan;
 use crate::plan::Resources;
@@ -35,8 +35,8 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         start: Start,
     ) -> anyhow::Result<std::pin::Pin<Box<dyn std::future::Future<Output = Ending> + 'a>>> {
         self.propose(start.trial)?;
+        let slot = self.free_slot(start.slot).await?;
         let trial = &self.trials[start.trial];
-        let slot = self.scheduler.slot(start.slot).clone();
         let dir = self.trial_dir(start.trial);
         set_aside(self.host, &dir, start.attempt)?;
         // The trial's folder belongs to the user its container runs as (root's only when
@@ -81,6 +81,67 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         self.watched.insert(start.trial, watched);
         self.write_status(start.trial, None)?;
         Ok(self.watch(start.trial, launched.id))
+    }
+
+    /// The slot a trial starts on, its GPUs checked against the holders now: when another
+    /// container (a member `up` started, a `run`) took one of them since the sweep began,
+    /// the slot moves to GPUs nobody holds (this sweep's other slots included), the
+    /// least-loaded first, and says so; when none is free the trial shares them, said too.
+    async fn free_slot(&mut self, index: usize) -> anyhow::Result<Slot> {
+        let slot = self.scheduler.slot(index).clone();
+        let Some(nvidia) = self.run.nvidia.as_ref().filter(|_| !slot.gpus.is_empty()) else {
+            return Ok(slot);
+        };
+        let sweep = self.run.sweep.name.as_str();
+        let mut holders = launch::gpu_holders(self.engine, nvidia, |container| {
+            container
+                .labels
+                .get(crate::labels::SWEEP)
+                .map(String::as_str)
+                == Some(sweep)
+        })
+        .await?;
+        let taken = launch::sharing(nvidia, &holders, false).taken(&slot.gpus);
+        if taken.is_empty() {
+            return Ok(slot);
+        }
+        let held = launch::sharing(nvidia, &holders, false).held_text(&taken);
+        // This sweep's slots hold their GPUs too, for the choice of new ones.
+        holders.push(share::Holder {
+            container: sweep.to_string(),
+            who: None,
+            gpus: self
+                .scheduler
+                .slots()
+                .iter()
+                .flat_map(|other| other.gpus.iter())
+                .filter_map(|device| device.parse().ok())
+                .collect(),
+            sharing: false,
+        });
+        let count = GpuSelection::Count(slot.gpus.len() as u32);
+        let said = match launch::sharing(nvidia, &holders, false).allocate(&count) {
+            Ok(GpuSelection::Devices(moved)) => {
+                let said = format!(
+                    "{} of slot {} {} held by another container now ({held}): its trials run on {} from now on",
+                    share::plural_gpus(&taken),
+                    slot.index,
+                    if taken.len() == 1 { "is" } else { "are" },
+                    moved.join(",")
+                );
+                self.scheduler.move_slot(index, moved);
+                said
+            }
+            _ => format!(
+                "{} of slot {} {} held by another container now ({held}) and no other GPU is free: its trial shares {}",
+                share::plural_gpus(&taken),
+                slot.index,
+                if taken.len() == 1 { "is" } else { "are" },
+                if taken.len() == 1 { "it" } else { "them" }
+            ),
+        };
+        (self.notify)(Note::Said(said));
+        Ok(self.scheduler.slot(index).clone())
     }
 
     /// The future that follows a started (or reattached) container: its output into the

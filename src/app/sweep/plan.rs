@@ -11,6 +11,7 @@ use crate::input::source::SpecError;
 use crate::labels;
 use crate::plan::gpus::host_name;
 use crate::plan::gpus::share;
+use crate::plan::gpus::GpuSelection;
 use crate::spec::ResolvedSpec;
 use crate::sweep::schedule::{self, KnownGpus, Slot};
 use crate::sweep::{GpuPool, ImageSource, Pool};
@@ -71,6 +72,25 @@ pub async fn plan_slots(
             )
             .into());
         }
+        GpuPool::Count(count) if !nvidia.gpus.is_empty() && free.len() < *count as usize => {
+            return Err(SpecError::new(
+                Some(pool.location.clone()),
+                format!(
+                    "`gpus: {count}`, but {} of the {} GPUs of {} {} free: {}",
+                    free.len(),
+                    nvidia.gpus.len(),
+                    host_name(engine_host),
+                    if free.len() == 1 { "is" } else { "are" },
+                    sharing.held_text(&held)
+                ),
+                if free.is_empty() {
+                    "wait for one to be let go (`tfimg ps --gpus` shows who holds them), or leave `gpus:` out to run the trials on the CPU".to_string()
+                } else {
+                    format!("ask for fewer (`gpus: {}`), or wait for more to be let go (`tfimg ps --gpus` shows who holds them)", free.len())
+                },
+            )
+            .into());
+        }
         GpuPool::Devices(devices) => {
             let taken = sharing.taken(devices);
             if !taken.is_empty() {
@@ -96,6 +116,12 @@ pub async fn plan_slots(
     }
     let indices: Vec<String> = match pool.gpus {
         GpuPool::All => free.iter().map(u32::to_string).collect(),
+        // Unknown GPUs (nvidia-smi listed none): the first ones, as Docker would.
+        GpuPool::Count(_) if nvidia.gpus.is_empty() => Vec::new(),
+        GpuPool::Count(count) => match sharing.allocate(&GpuSelection::Count(count))? {
+            GpuSelection::Devices(chosen) => chosen,
+            _ => Vec::new(),
+        },
         _ => nvidia
             .gpus
             .iter()

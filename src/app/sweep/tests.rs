@@ -756,3 +756,67 @@ fn a_tpe_sweep_stopped_and_resumed_runs_what_it_proposed_and_proposes_only_the_r
     assert!(!rerun.contains(&"lab-t001".to_string()), "{rerun:?}");
     assert_eq!(rerun.last().map(String::as_str), Some("lab-t008"));
 }
+
+/// Issue 32: each trial's GPUs are checked when it starts. A GPU of the sweep's pool that
+/// another container took since the sweep began (a member `up` started) is left alone: the
+/// slot moves to a GPU nobody holds, not one of the sweep's own, and says so; with none
+/// free the trial shares it, said too.
+#[test]
+fn a_slot_whose_gpu_another_container_took_moves_to_a_free_one() {
+    let host = gpu_host(4);
+    let engine = engine();
+    engine.add_container(
+        "lab-ana",
+        "running",
+        &[
+            (crate::labels::GPUS, "device=1".to_string()),
+            (crate::labels::TEAM, "lab".to_string()),
+            (crate::labels::MEMBER, "ana".to_string()),
+        ],
+    );
+    let mut run = sweep_run(&sweep_text(2, "gpus: [0, 1, 2]\n"), &host);
+    run.nvidia = Some(host.nvidia.clone());
+    let (finished, notes) = go(&engine, &host, &run);
+    assert_eq!(finished.unwrap().counts.done, 2);
+    let gpus_of = |trial: &str| {
+        engine
+            .state
+            .borrow()
+            .created
+            .iter()
+            .find(|plan| plan.name == trial)
+            .and_then(|plan| match &plan.gpu {
+                crate::plan::gpus::GpuPlan::Request(request) => Some(request.device_ids.join(",")),
+                _ => None,
+            })
+            .unwrap()
+    };
+    assert_eq!(gpus_of("lab-t001"), "0");
+    assert_eq!(gpus_of("lab-t002"), "3");
+    let said = |text: &str| {
+        notes
+            .iter()
+            .any(|note| matches!(note, Note::Said(said) if said.contains(text)))
+    };
+    assert!(
+        said("GPU 1 of slot 1 is held by another container now (GPU 1 by `lab-ana` (team lab, member ana)): its trials run on 3 from now on"),
+        "{notes:?}"
+    );
+
+    // Every other GPU held: the trial shares GPU 1, and says so.
+    let host = gpu_host(4);
+    let engine = super::tests::engine();
+    engine.add_container(
+        "lab-ana",
+        "running",
+        &[(crate::labels::GPUS, "device=1,3".to_string())],
+    );
+    let mut run = sweep_run(&sweep_text(2, "gpus: [0, 1, 2]\n"), &host);
+    run.nvidia = Some(host.nvidia.clone());
+    let (finished, notes) = go(&engine, &host, &run);
+    assert_eq!(finished.unwrap().counts.done, 2);
+    assert!(
+        notes.iter().any(|note| matches!(note, Note::Said(said) if said.contains("no other GPU is free: its trial shares it"))),
+        "{notes:?}"
+    );
+}

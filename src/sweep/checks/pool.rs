@@ -48,24 +48,27 @@ pub(super) fn pool(
             "give each trial 1 GPU or more; leave `gpus` out to run on the CPU",
         ));
     }
-    if let GpuPool::Devices(devices) = &gpus {
-        if gpus_per_trial as usize > devices.len() {
+    let sized = match &gpus {
+        GpuPool::Devices(devices) => Some(devices.len()),
+        GpuPool::Count(count) => Some(*count as usize),
+        GpuPool::Cpu | GpuPool::All => None,
+    };
+    if let Some(size) = sized {
+        if gpus_per_trial as usize > size {
             return Err(places.bad(
                 "gpus_per_trial",
                 format!(
-                    "`gpus_per_trial: {gpus_per_trial}` is more than the {} GPU(s) of the pool",
-                    devices.len()
+                    "`gpus_per_trial: {gpus_per_trial}` is more than the {size} GPU(s) of the pool"
                 ),
-                "list more GPUs in `gpus`, or give each trial fewer",
+                "give the pool more GPUs in `gpus`, or give each trial fewer",
             ));
         }
-        let idle = devices.len() % gpus_per_trial as usize;
+        let idle = size % gpus_per_trial as usize;
         if idle > 0 {
             warnings.push(Warning {
                 location: places.value("gpus_per_trial"),
                 message: format!(
-                    "{idle} GPU(s) of the pool stay idle: {} GPUs, {gpus_per_trial} per trial",
-                    devices.len()
+                    "{idle} GPU(s) of the pool stay idle: {size} GPUs, {gpus_per_trial} per trial"
                 ),
             });
         }
@@ -105,18 +108,14 @@ pub(super) fn pool(
 }
 
 fn gpu_pool(value: Option<&Value>, places: &Places) -> Result<GpuPool, SpecError> {
-    let hint = "list the GPUs trials may use (`gpus: [0, 1, 2]`, UUIDs too), write `all`, or leave `gpus` out on a CPU host";
+    let hint = "give the number of GPUs trials may use (`gpus: 2`: the least-loaded free ones), list them (`gpus: [0, 1, 2]`, UUIDs too), write `all` (every free GPU), or leave `gpus` out on a CPU host";
     let bad = |message: String| places.bad("gpus", message, hint);
     let text = match value {
         None => return Ok(GpuPool::Cpu),
         Some(Value::String(text)) => text.clone(),
-        Some(Value::Number(number)) => {
-            return Err(places.bad(
-                "gpus",
-                format!("`gpus: {number}` could mean {number} GPU(s) or GPU {number}"),
-                format!("write the pool as a list: `gpus: [{number}]` for GPU {number}, `gpus: [0, 1]` for two GPUs"),
-            ))
-        }
+        // A number is how many GPUs, as a team member's `gpus: 1` and `run --gpus 2`
+        // (`0`, as `--gpus 0`, is GPU 0); GPU 2 alone is `[2]`.
+        Some(Value::Number(number)) => number.to_string(),
         Some(Value::Sequence(items)) => {
             if items.is_empty() {
                 return Err(bad("`gpus` is an empty list".into()));
@@ -126,12 +125,22 @@ fn gpu_pool(value: Option<&Value>, places: &Places) -> Result<GpuPool, SpecError
                 match item {
                     Value::Number(number) if number.is_u64() => listed.push(number.to_string()),
                     Value::String(text) => listed.push(text.clone()),
-                    _ => return Err(places.bad(&format!("gpus[{index}]"), "a GPU must be an index or a UUID".into(), hint)),
+                    _ => {
+                        return Err(places.bad(
+                            &format!("gpus[{index}]"),
+                            "a GPU must be an index or a UUID".into(),
+                            hint,
+                        ))
+                    }
                 }
             }
             format!("device={}", listed.join(","))
         }
-        Some(_) => return Err(bad("`gpus` must be `all`, `none` or a list of GPU indices and UUIDs".into())),
+        Some(_) => {
+            return Err(bad(
+                "`gpus` must be `all`, `none` or a list of GPU indices and UUIDs".into(),
+            ))
+        }
     };
     let selection = GpuSelection::parse(&text).map_err(|error: InputError| {
         let message = error.message.replace("`--gpus ", "`gpus: ");
@@ -141,10 +150,6 @@ fn gpu_pool(value: Option<&Value>, places: &Places) -> Result<GpuPool, SpecError
         GpuSelection::None => Ok(GpuPool::Cpu),
         GpuSelection::All => Ok(GpuPool::All),
         GpuSelection::Devices(devices) => Ok(GpuPool::Devices(devices)),
-        GpuSelection::Count(count) => Err(places.bad(
-            "gpus",
-            format!("`gpus: {count}` could mean {count} GPU(s) or GPU {count}"),
-            format!("write the pool as a list: `gpus: [{count}]` for GPU {count}, `gpus: [0, 1]` for two GPUs"),
-        )),
+        GpuSelection::Count(count) => Ok(GpuPool::Count(count)),
     }
 }

@@ -174,3 +174,39 @@ fn the_pool_is_the_free_gpus_and_a_held_one_is_refused_naming_its_holder() {
     let other = block_on(plan_slots(&engine, &host, &listed.pool, &images, "other")).unwrap_err();
     assert!(format!("{other:#}").contains("GPUs 1, 2"), "{other:#}");
 }
+
+/// `gpus: N` is that many of the free GPUs, the least-loaded first, chosen when the sweep
+/// starts; more than are free is refused at `gpus:`, naming the holders.
+#[test]
+fn a_counted_pool_takes_the_least_loaded_free_gpus() {
+    let engine = FakeEngine::gpu_server(IMAGE, 4);
+    let host = FakeHost::new();
+    engine.add_container(
+        "lab-ana",
+        "running",
+        &[
+            (labels::GPUS, "device=0".to_string()),
+            (labels::TEAM, "lab".to_string()),
+            (labels::MEMBER, "ana".to_string()),
+        ],
+    );
+    let images = [IMAGE.to_string()];
+    let two = sweep("gpus: 2\n");
+    let (slots, _) = block_on(plan_slots(&engine, &host, &two.pool, &images, "lr")).unwrap();
+    let gpus: Vec<String> = slots.iter().map(|slot| slot.describe()).collect();
+    assert_eq!(gpus, ["1", "2"]);
+
+    engine.answer_gpu_probe(4);
+    let four = sweep("gpus: 4\n");
+    let error = block_on(plan_slots(&engine, &host, &four.pool, &images, "lr")).unwrap_err();
+    let text = format!("{error:#}");
+    assert!(
+        text.contains("`gpus: 4`, but 3 of the 4 GPUs of the engine's host `fake://engine` are free: GPU 0 by `lab-ana` (team lab, member ana)"),
+        "{text}"
+    );
+    let hint = &error
+        .downcast_ref::<crate::input::source::SpecError>()
+        .unwrap()
+        .hint;
+    assert!(hint.starts_with("ask for fewer (`gpus: 3`)"), "{hint}");
+}
