@@ -325,6 +325,10 @@ pub struct PsArgs {
     /// per container its GPUs and the GPU memory its processes use.
     #[arg(long, conflicts_with = "show_tokens")]
     pub gpus: bool,
+
+    /// With `--gpus`: show it again every 2 seconds, in place, until Ctrl-C (exit 130).
+    #[arg(long, requires = "gpus", conflicts_with = "json")]
+    pub watch: bool,
 }
 
 #[derive(Debug, Args)]

@@ -604,3 +604,63 @@ fn an_idle_member_lets_go_of_its_gpu_and_up_brings_it_back_with_its_data() {
     let down = tfimg(&["down", "team.yaml"]);
     assert_eq!(down.code, 0, "{}", down.tail());
 }
+
+/// Issue 32: `ps --gpus --watch` in a real terminal redraws in place: a container that
+/// takes GPU 2 after it started shows up on a later screen, holding GPU 2; Ctrl-C ends it
+/// (exit 130, as any interrupted command).
+#[test]
+fn ps_gpus_watch_redraws_in_a_terminal_until_ctrl_c() {
+    let Some(gpu) = gpu_engine() else {
+        return;
+    };
+    let _turn = gpu_turn();
+    let name = unique("t-watch");
+    let _guard = DockerGuard::containers(&[&name]).on(&gpu.host);
+    let folder = scratch(&[]);
+    let data = folder.path().join(".tfimg-data");
+    let mut env = gpu.env();
+    env.push(("XDG_DATA_HOME", data.to_str().unwrap()));
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tfimg"));
+    command
+        .args(["ps", "--gpus", "--watch"])
+        .current_dir(folder.path())
+        .env_remove("RUST_LOG")
+        .envs(env.iter().cloned());
+    let mut session = rexpect::session::spawn_command(command, Some(60_000)).unwrap();
+    session.exp_string("every 2s, Ctrl-C ends").unwrap();
+    session.exp_string("NVIDIA H100 80GB HBM3").unwrap();
+    let taken = tfimg_with_env(
+        folder.path(),
+        &[
+            "run",
+            "cpu-headless",
+            "-d",
+            "--no-build",
+            "--name",
+            &name,
+            "--gpus",
+            "device=2",
+            "--",
+            "sleep",
+            "300",
+        ],
+        &env,
+    );
+    assert_eq!(taken.code, 0, "{}", taken.tail());
+    // A later screen: the container in GPU 2's HELD BY column, then its own line.
+    session.exp_string("\x1b[H\x1b[2J").unwrap();
+    session
+        .exp_regex(&format!("\n2 +NVIDIA H100 80GB HBM3 [^\n]*{name}"))
+        .unwrap();
+    let (_, row) = session
+        .exp_regex(&format!("CONTAINER [^\n]*\n{name} [^\n]*"))
+        .unwrap();
+    assert!(row.contains(" 2 ") && row.contains("running"), "{row}");
+    session.send_control('c').unwrap();
+    session.exp_eof().unwrap();
+    let status = session.process().wait().unwrap();
+    assert!(
+        matches!(status, rexpect::process::WaitStatus::Exited(_, 130)),
+        "{status:?}"
+    );
+}

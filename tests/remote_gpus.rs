@@ -389,3 +389,40 @@ fn a_server_without_the_toolkit_is_named_and_its_driver_learned_over_ssh() {
     assert_no_probe_left(None);
     assert_nothing_left(&sshd);
 }
+
+/// Issue 32: `ps --gpus` over ssh shows the server's GPUs and what each has in use, read
+/// by nvidia-smi in short `--gpus all` containers there (the stand-in's, which report
+/// 0 MiB and 0 % where nothing is set: numbers, not the unknown of a GPU never asked),
+/// never on this machine, and leaves no container behind.
+#[test]
+fn ps_gpus_over_ssh_reads_the_server_s_gpu_use_from_a_container_there() {
+    let Some((_turn, gpu, sshd)) = setup() else {
+        return;
+    };
+    let folder = scratch(&[]);
+    let url = sshd.url(sshd.gpu_port);
+    let since = now();
+    let shown = tfimg(
+        &sshd,
+        sshd.gpu_port,
+        folder.path(),
+        &[],
+        &["ps", "--gpus", "--json"],
+    );
+    let until = now();
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let view: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    let gpus = view["gpus"].as_array().unwrap();
+    assert_eq!(gpus.len(), 4, "{view}");
+    for (index, line) in gpus.iter().enumerate() {
+        assert_eq!(line["uuid"], uuid(index as u32).as_str(), "{view}");
+        assert_eq!(line["memory_total_mib"], 81559, "{view}");
+        assert_eq!(line["memory_used_mib"], 0, "{view}");
+        assert_eq!(line["utilization"], 0, "{view}");
+    }
+    assert!(view["source"].as_str().unwrap().contains(&url), "{view}");
+    // The GPUs, the driver's table, then their use: three containers, all gone.
+    assert_eq!(probes_created(Some(&gpu.host), &since, &until), 3);
+    assert_no_probe_left(Some(&gpu.host));
+    assert_nothing_left(&sshd);
+}

@@ -12,7 +12,9 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::engine::{Engine, EngineError, OneOff};
-use crate::host::nvidia::{read_answer, EngineProbe, ProbeOutcome, SmiAnswer, SMI_QUERIES};
+use crate::host::nvidia::{
+    parse_use, read_answer, EngineProbe, ProbeOutcome, SmiAnswer, SMI_QUERIES, USE_QUERY,
+};
 use crate::host::{Host, NvidiaFacts};
 use crate::labels;
 
@@ -59,6 +61,36 @@ pub async fn engine_nvidia(
         outcome,
     });
     facts
+}
+
+/// What each GPU of the engine's host has in use now (`ps --gpus`), into `facts`: on this
+/// machine `Host::nvidia` read it already; elsewhere one more short `--gpus all` container
+/// of the probe's image asks nvidia-smi (memory and utilisation are the GPUs', the same
+/// from any container; processes are not: a container sees only its own), or, where the
+/// daemon refused GPUs, nvidia-smi on an ssh engine's host itself.
+pub async fn engine_gpu_use(engine: &impl Engine, host: &impl Host, facts: &mut NvidiaFacts) {
+    if engine.on_this_machine() || !facts.usage.is_empty() {
+        return;
+    }
+    let Some(probe) = &facts.probe else {
+        return;
+    };
+    let stdout = match (&probe.outcome, &probe.image) {
+        (ProbeOutcome::Ran, Some(image)) => {
+            let marker = host.random_hex(6).unwrap_or_default();
+            run_smi(engine, image, &USE_QUERY, &marker).await.ok()
+        }
+        (ProbeOutcome::Refused(_), _) if facts.driver.is_some() => {
+            let program: Vec<&str> = std::iter::once("nvidia-smi")
+                .chain(USE_QUERY.iter().copied())
+                .collect();
+            engine.run_on_host(&program, SSH_DEADLINE).await
+        }
+        _ => None,
+    };
+    if let Some(stdout) = stdout {
+        facts.usage = parse_use(&stdout);
+    }
 }
 
 /// nvidia-smi's answers from `--gpus all` containers of `image` into `facts`; whether

@@ -2,8 +2,8 @@
 //! and utilisation now (nvidia-smi) and the tfimg containers holding it; per tfimg
 //! container its GPUs, the GPU memory its processes use (nvidia-smi's compute processes,
 //! mapped to containers through their cgroups) and the utilisation of its GPUs. The
-//! processes are this machine's: on an engine elsewhere the GPUs and their holders are
-//! shown, without use.
+//! processes are this machine's: on an engine elsewhere the GPUs' use is asked there (a
+//! short container, as the doctor does), not its processes.
 
 use crate::app::{gpu_host, launch};
 use crate::engine::Engine;
@@ -11,13 +11,32 @@ use crate::host::Host;
 use crate::labels;
 use crate::output::gpus::{build, GpuView};
 
+/// How often `ps --gpus --watch` looks again.
+pub const WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// `ps --gpus --watch`: the view handed to `show` every [`WATCH_EVERY`], until Ctrl-C
+/// ends tfimg (exit 130, as for any command that leaves nothing to clean up) or reading
+/// a view fails.
+pub async fn watch(
+    engine: &impl Engine,
+    host: &impl Host,
+    team: Option<&str>,
+    mut show: impl FnMut(&GpuView) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    loop {
+        show(&view(engine, host, team).await?)?;
+        tokio::time::sleep(WATCH_EVERY).await;
+    }
+}
+
 /// The view of the engine's host's GPUs and tfimg's containers (a team's with `team`).
 pub async fn view(
     engine: &impl Engine,
     host: &impl Host,
     team: Option<&str>,
 ) -> anyhow::Result<GpuView> {
-    let nvidia = gpu_host::engine_nvidia(engine, host, &[]).await;
+    let mut nvidia = gpu_host::engine_nvidia(engine, host, &[]).await;
+    gpu_host::engine_gpu_use(engine, host, &mut nvidia).await;
     // Every launch labels its spec and its GPUs: one listing gives both the holders (of
     // every team) and the containers shown.
     let mut containers = engine.containers_with_label(labels::SPEC).await?;
@@ -36,7 +55,7 @@ pub async fn view(
         (false, Some(_)) => (
             Vec::new(),
             format!(
-                "the GPUs of `{}`: their use is shown for an engine on this machine only",
+                "the GPUs of `{}`; the GPU memory of each container's processes is shown for an engine on this machine only",
                 engine.endpoint()
             ),
         ),

@@ -18,6 +18,10 @@ pub fn ps(args: &PsArgs, settings: &Settings, host: &impl Host) -> anyhow::Resul
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
         let team = args.team.as_deref();
+        if args.watch {
+            let show = |view: &_| crate::output::gpus::print_watched(view, gpu_use::WATCH_EVERY);
+            gpu_use::watch(&engine, host, team, show).await?;
+        }
         if args.gpus {
             let view = gpu_use::view(&engine, host, team).await?;
             crate::output::gpus::print_view(&view, args.json)?;

@@ -101,16 +101,11 @@ fn resolve_options(
         gpus,
         gpu_mode: args.gpu_mode.into(),
         share_gpus: args.share_gpus,
-        idle_kernels: args
-            .idle_kernels
-            .as_deref()
-            .map(|text| plan::parse_idle(text, "--idle-kernels"))
-            .transpose()?,
-        idle_containers: args
-            .idle_containers
-            .as_deref()
-            .map(|text| plan::parse_idle(text, "--idle-containers"))
-            .transpose()?,
+        idle_kernels: plan::parse_idle_flag(args.idle_kernels.as_deref(), "--idle-kernels")?,
+        idle_containers: plan::parse_idle_flag(
+            args.idle_containers.as_deref(),
+            "--idle-containers",
+        )?,
         mounts,
         syncs,
         volumes,

@@ -198,10 +198,33 @@ fn percent(value: Option<u32>) -> String {
         .unwrap_or_else(|| "-".to_string())
 }
 
+/// One screen of `ps --gpus --watch`: the terminal cleared, what it is and where the use
+/// came from first (on stdout, so the screen holds it), then the tables.
+pub fn print_watched(view: &GpuView, every: std::time::Duration) -> anyhow::Result<()> {
+    use std::io::Write;
+    print!("\x1b[H\x1b[2J");
+    println!(
+        "tfimg ps --gpus: every {}s, Ctrl-C ends; use from {}",
+        every.as_secs(),
+        view.source
+    );
+    println!();
+    print_tables(view)?;
+    std::io::stdout().flush()?;
+    Ok(())
+}
+
 pub fn print_view(view: &GpuView, json: bool) -> anyhow::Result<()> {
     if json {
         return super::print_json(view);
     }
+    print_tables(view)?;
+    eprintln!("note: use from {}", view.source);
+    Ok(())
+}
+
+/// The GPUs' table, then the containers' (when there are any).
+fn print_tables(view: &GpuView) -> anyhow::Result<()> {
     super::print_table(
         &["GPU", "NAME", "MEMORY", "UTIL", "HELD BY"],
         &gpu_rows(view),
@@ -219,7 +242,6 @@ pub fn print_view(view: &GpuView, json: bool) -> anyhow::Result<()> {
         ];
         super::print_table(&header, &container_rows(view))?;
     }
-    eprintln!("note: use from {}", view.source);
     Ok(())
 }
 

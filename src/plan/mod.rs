@@ -30,7 +30,7 @@ use mounts::MountPlan;
 use network::NetworkPlan;
 use ports::PortPlan;
 
-pub use parse::{parse_cpus, parse_env, parse_idle, parse_size, RestartPolicy};
+pub use parse::{parse_cpus, parse_env, parse_idle, parse_idle_flag, parse_size, RestartPolicy};
 use user::user_and_capabilities;
 pub use user::{container_ids, ContainerIds};
 

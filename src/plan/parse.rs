@@ -76,6 +76,11 @@ pub fn parse_idle(text: &str, what: &str) -> Result<u64, InputError> {
     Ok(seconds)
 }
 
+/// [`parse_idle`] of a flag that may be absent.
+pub fn parse_idle_flag(text: Option<&str>, flag: &str) -> Result<Option<u64>, InputError> {
+    text.map(|text| parse_idle(text, flag)).transpose()
+}
+
 /// `512m`, `8g`, `1.5g`, `1048576` → bytes.
 pub fn parse_size(text: &str, flag: &str) -> Result<i64, InputError> {
     let bad = || {

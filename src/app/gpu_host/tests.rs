@@ -239,3 +239,34 @@ fn any_other_failure_is_reported_as_it_came() {
     assert_eq!(facts.driver, None);
     assert!(engine.calls_to("run-on-host").is_empty());
 }
+
+/// `ps --gpus` on another host: the GPUs' use is asked in one more `--gpus all` container
+/// of the probe's image (the use query), never on this machine; on this machine's engine
+/// `Host::nvidia` has it already and nothing runs.
+#[test]
+fn the_use_of_another_host_s_gpus_is_asked_in_a_container_there() {
+    let engine = ssh_engine(&["lab:1"]);
+    {
+        let mut state = engine.state.borrow_mut();
+        state.one_offs.push_back(printed(H100));
+        state.one_offs.push_back(printed(TABLE));
+        state.one_offs.push_back(printed(
+            "0, GPU-5a1d, 2100, 81559, 37, 5\n1, GPU-5a1e, 0, 81559, 0, 0\n",
+        ));
+    }
+    let host = FakeHost::new();
+    let mut facts = run(engine_nvidia(&engine, &host, &names(&["lab:1"])));
+    run(engine_gpu_use(&engine, &host, &mut facts));
+    assert_eq!(facts.used_mib().get(&0), Some(&2100));
+    assert_eq!(facts.usage[0].utilization_gpu, Some(37));
+    let state = engine.state.borrow();
+    let last = state.one_offs_run.last().unwrap();
+    assert_eq!(last.command, USE_QUERY.map(String::from));
+    assert!(last.all_gpus && last.auto_remove && last.image == "lab:1");
+    drop(state);
+
+    let local = FakeEngine::new();
+    let mut facts = host.nvidia.clone();
+    run(engine_gpu_use(&local, &host, &mut facts));
+    assert!(local.calls().is_empty(), "{:?}", local.calls());
+}
