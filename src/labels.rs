@@ -48,6 +48,10 @@ pub const OWNER: &str = "io.tfimg.owner";
 /// Seconds nobody may use the container before its idle watch stops it (`--idle-containers`,
 /// a team's `idle: {containers: ...}`); `ps` says `stopped (idle 12h)` for one it stopped.
 pub const IDLE_CONTAINERS: &str = "io.tfimg.idle-containers";
+/// Where the idle watch keeps when the container was last used (whole seconds since the
+/// Unix epoch), rewritten at each look: `ps --gpus` reads it through the archive API,
+/// which starts no process there (the watch would count one as use).
+pub const IDLE_LAST_USED: &str = "/tmp/tfimg-last-used";
 /// How the output of a container its idle watch stopped ends (`tfimg: idle for 12h: ...`).
 pub const IDLE_STOPPED: &str = "tfimg: idle for";
 pub const TEAM: &str = "io.tfimg.team";

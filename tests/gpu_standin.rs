@@ -555,6 +555,15 @@ fn an_idle_member_lets_go_of_its_gpu_and_up_brings_it_back_with_its_data() {
     let first = device_ids(&ana)[0].as_str().unwrap().to_string();
     let wrote = tfimg(&["exec", &ana, "--", "sh", "-c", "echo notes > work/kept.txt"]);
     assert_eq!(wrote.code, 0, "{}", wrote.tail());
+    // `ps --gpus` says how long nobody has used it, from what its idle watch keeps.
+    let shown = tfimg(&["ps", "--gpus", "--json", "--team", &team]);
+    assert_eq!(shown.code, 0, "{}", shown.tail());
+    let view: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    let idle = view["containers"][0]["idle_seconds"].as_u64();
+    assert!(
+        state() != "running" || idle.is_some_and(|seconds| seconds <= 10),
+        "{view}"
+    );
 
     wait_for(
         "the idle member to stop itself",

@@ -60,12 +60,66 @@ pub async fn view(
             ),
         ),
     };
-    Ok(build(
+    let mut view = build(
         &nvidia.gpus,
         &nvidia.usage,
         &processes,
         &containers,
         &holders,
         source,
-    ))
+    );
+    let now = host
+        .now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    for shown in &mut view.containers {
+        let watched = containers.iter().find(|container| {
+            container.name == shown.name
+                && container.state == "running"
+                && container.labels.contains_key(labels::IDLE_CONTAINERS)
+        });
+        if let Some(container) = watched {
+            shown.idle_seconds = idle_seconds(engine, &container.id, now).await;
+        }
+    }
+    Ok(view)
 }
+
+/// The most of the idle watch's file tfimg reads: its tar (a header, a block of data and
+/// the end) is 2 KiB.
+const LAST_USED_TAR_MAX: usize = 16 * 1024;
+
+/// How long nobody has used a container its idle watch follows, from the file the watch
+/// keeps ([`labels::IDLE_LAST_USED`]). The file is the container's to write: at most
+/// 16 KiB of its tar are read, only a plain file of a few bytes is taken (a link, a
+/// folder or anything larger is no answer), and so is anything but a time not after now.
+pub async fn idle_seconds(engine: &impl Engine, id: &str, now: u64) -> Option<u64> {
+    use std::io::Read;
+    use std::ops::ControlFlow;
+    let mut tar = Vec::new();
+    let found = engine
+        .download(id, labels::IDLE_LAST_USED, |chunk| {
+            tar.extend_from_slice(&chunk);
+            match tar.len() > LAST_USED_TAR_MAX {
+                true => ControlFlow::Break(()),
+                false => ControlFlow::Continue(()),
+            }
+        })
+        .await
+        .ok()?;
+    if !found || tar.len() > LAST_USED_TAR_MAX {
+        return None;
+    }
+    let mut archive = tar::Archive::new(tar.as_slice());
+    let mut entry = archive.entries().ok()?.next()?.ok()?;
+    if !entry.header().entry_type().is_file() || entry.size() > 32 {
+        return None;
+    }
+    let mut text = String::new();
+    entry.read_to_string(&mut text).ok()?;
+    let last_used: u64 = text.trim().parse().ok()?;
+    now.checked_sub(last_used)
+}
+
+#[cfg(test)]
+mod tests;

@@ -52,6 +52,9 @@ pub struct ContainerGpus {
     pub processes: usize,
     /// The highest utilisation among its GPUs (they may be shared: it is the GPU's).
     pub utilization: Option<u32>,
+    /// Seconds since someone last used it, for a container under the idle watch
+    /// (`--idle-containers`, a team's `idle: {containers: ...}`); `None` otherwise.
+    pub idle_seconds: Option<u64>,
 }
 
 /// The view from what was gathered. Pure.
@@ -120,6 +123,7 @@ pub fn build(
                     .iter()
                     .filter_map(|index| use_of(*index).and_then(|used| used.utilization_gpu))
                     .max(),
+                idle_seconds: None,
             })
         })
         .collect();
@@ -178,10 +182,24 @@ pub fn container_rows(view: &GpuView) -> Vec<Vec<String>> {
                     .map(|used| format!("{used} MiB"))
                     .unwrap_or_else(|| "-".to_string()),
                 percent(container.utilization),
+                container
+                    .idle_seconds
+                    .map(idle_text)
+                    .unwrap_or_else(|| "-".to_string()),
                 container.state.clone(),
             ]
         })
         .collect()
+}
+
+/// `45s`, `2h 5m` (whole minutes from a minute on).
+fn idle_text(seconds: u64) -> String {
+    let shown = if seconds < 60 {
+        seconds
+    } else {
+        seconds - seconds % 60
+    };
+    humantime::format_duration(std::time::Duration::from_secs(shown)).to_string()
 }
 
 fn mib_of(used: Option<u64>, total: Option<u64>) -> String {
@@ -238,6 +256,7 @@ fn print_tables(view: &GpuView) -> anyhow::Result<()> {
             "GPUS",
             "GPU MEMORY",
             "UTIL",
+            "IDLE",
             "STATE",
         ];
         super::print_table(&header, &container_rows(view))?;

@@ -194,6 +194,7 @@ fn fill(template: &str, spec: &ResolvedSpec) -> String {
         .replace("@MODELS@", MODELS_FOLDER)
         .replace("@TFIMG_DIR@", TFIMG_DIR)
         .replace("@IDLE_STOPPED@", crate::labels::IDLE_STOPPED)
+        .replace("@IDLE_LAST_USED@", crate::labels::IDLE_LAST_USED)
         .replace("@TENSORBOARD_PORT@", &port(TENSORBOARD_PORT))
         .replace(
             "@TENSORBOARD_LOGDIR@",

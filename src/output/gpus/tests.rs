@@ -129,8 +129,14 @@ fn each_gpu_shows_its_use_and_holders_and_each_container_what_its_processes_use(
     );
     assert_eq!(
         container_rows(&view),
-        [["lab-ana", "ana", "lab/ana", "1", "2000 MiB", "37%", "running"]]
+        [["lab-ana", "ana", "lab/ana", "1", "2000 MiB", "37%", "-", "running"]]
     );
+    // Under the idle watch, how long nobody used it: seconds, then whole minutes.
+    let mut watched = view.clone();
+    for (seconds, shown) in [(45, "45s"), (7_290, "2h 1m")] {
+        watched.containers[0].idle_seconds = Some(seconds);
+        assert_eq!(container_rows(&watched)[0][6], shown);
+    }
 }
 
 /// A process of a container on a GPU it does not hold (started with `--gpus all`

@@ -29,6 +29,9 @@ SERVICE = "@SERVICE@"
 JUPYTER_PORT = "@JUPYTER_PORT@"
 # How the container's output ends when it lets go; `tfimg ps` and `tfimg up` look for it.
 STOPPED = "@IDLE_STOPPED@"
+# When it was last used, in whole seconds since the Unix epoch, rewritten at each look:
+# `tfimg ps --gpus` shows how long it has been idle from it.
+LAST_USED = "@IDLE_LAST_USED@"
 
 
 def say(text):
@@ -133,6 +136,15 @@ def jupyter_last_activity():
         return None
 
 
+def keep_last_used(seconds_ago):
+    try:
+        with open(LAST_USED + ".new", "w") as file:
+            file.write("%d\n" % int(time.time() - seconds_ago))
+        os.replace(LAST_USED + ".new", LAST_USED)
+    except OSError:
+        pass
+
+
 def main():
     if len(sys.argv) < 4 or sys.argv[2] != "--" or not sys.argv[1].isdigit():
         say("usage: idle.py SECONDS -- COMMAND...")
@@ -155,6 +167,7 @@ def main():
 
     me = os.getpid()
     last_used = time.monotonic()
+    keep_last_used(0)
     while True:
         try:
             code = child.wait(timeout=every)
@@ -170,6 +183,7 @@ def main():
         since = jupyter_last_activity()
         if since is not None:
             last_used = max(last_used, now - since)
+        keep_last_used(now - last_used)
         if now - last_used >= limit:
             break
     idle = duration(limit)
