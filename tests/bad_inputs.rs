@@ -844,9 +844,9 @@ fn cases() -> Vec<Case> {
             &sweep_with("params: {lr: [0.1]}\ngpus: [0, 1]\ngpus_per_trial: 3\n"),
         ),
         sweep(
-            "sweep-gpus-a-bare-number",
+            "sweep-gpus-a-count-above-the-limit",
             "5:7",
-            &sweep_with("params: {lr: [0.1]}\ngpus: 2\n"),
+            &sweep_with("params: {lr: [0.1]}\ngpus: 1001\n"),
         ),
         sweep(
             "sweep-shared-gpus-with-two-per-trial",

@@ -673,3 +673,81 @@ fn ps_gpus_watch_redraws_in_a_terminal_until_ctrl_c() {
         "{status:?}"
     );
 }
+
+/// Issue 32: `run --gpus 0` while a sweep's trial holds GPU 0 is refused before anything
+/// is created, naming the trial; the sweep is then interrupted as a user would (Ctrl-C),
+/// which removes its trial.
+#[test]
+fn a_gpu_a_trial_holds_is_refused_naming_the_trial() {
+    let Some(gpu) = gpu_engine() else {
+        return;
+    };
+    let _turn = gpu_turn();
+    let sweep = unique("t-held").to_lowercase();
+    let refused = unique("t-held-run");
+    let file = format!(
+        "sweep: {sweep}\nimage: tfimg/cpu-headless:2.9.3\ncommand: [sh, -c, \"sleep 120; echo acc=1\"]\nparams: {{n: [1]}}\nobjective: {{metric: acc, mode: max}}\ngpus: [0]\n"
+    );
+    let folder = scratch(&[("sweep.yaml", &file)]);
+    let _trials = common::sweep::sweep_guard(&sweep).on(&gpu.host);
+    let _refused = DockerGuard::containers(&[&refused]).on(&gpu.host);
+    let data = folder.path().join(".tfimg-data");
+    let mut env = gpu.env();
+    env.push(("XDG_DATA_HOME", data.to_str().unwrap()));
+    let mut swept = std::process::Command::new(env!("CARGO_BIN_EXE_tfimg"))
+        .args(["sweep", "sweep.yaml"])
+        .current_dir(folder.path())
+        .env_remove("RUST_LOG")
+        .envs(env.iter().cloned())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let trial = format!("{sweep}-t001");
+    wait_for("the trial to run on GPU 0", Duration::from_secs(60), || {
+        gpu.inspect(&trial)["State"]["Status"] == "running"
+    });
+
+    let taken = tfimg_with_env(
+        folder.path(),
+        &[
+            "run",
+            "cpu-headless",
+            "--no-build",
+            "--name",
+            &refused,
+            "--gpus",
+            "0",
+            "--",
+            "true",
+        ],
+        &env,
+    );
+    assert_eq!(taken.code, 1, "{}", taken.tail());
+    assert!(
+        taken.stderr.contains(&format!(
+            "GPU 0 of this host is held: GPU 0 by `{trial}` (sweep {sweep}, trial t001)"
+        )),
+        "{}",
+        taken.stderr
+    );
+    assert!(
+        gpu.docker(&["ps", "-aq", "--filter", &format!("name=^{refused}$")])
+            .trim()
+            .is_empty(),
+        "a refused launch created nothing"
+    );
+
+    let interrupted = std::process::Command::new("kill")
+        .args(["-INT", &swept.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    swept.wait().unwrap();
+    assert!(
+        gpu.docker(&["ps", "-aq", "--filter", &format!("name=^{trial}$")])
+            .trim()
+            .is_empty(),
+        "the interrupted sweep removed its trial"
+    );
+}
