@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod bundle;
 mod engine;
 mod files;
+pub mod reference;
 mod sweep;
 mod team;
 pub use bundle::*;
@@ -94,6 +95,17 @@ pub enum Command {
     /// until the models answer and prints a request to try; new versions copied into the
     /// folder are served without a restart.
     Serve(ServeArgs),
+    /// Print the completion script for a shell (`tfimg completions bash >
+    /// /etc/bash_completion.d/tfimg`; zsh: into a folder of `$fpath` as `_tfimg`).
+    Completions {
+        #[arg(value_enum)]
+        shell: reference::Shell,
+    },
+    /// Print a man page: tfimg's, or a command's (`tfimg man run > tfimg-run.1`).
+    Man {
+        /// The command (`run`, `base bootstrap`); none: tfimg's own page.
+        command: Vec<String>,
+    },
     /// Internal: drop superseded builds of a spec (started by `build` in the background).
     #[command(hide = true)]
     PruneSuperseded { name: String, key: String },

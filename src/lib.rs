@@ -51,6 +51,25 @@ pub fn main() -> ExitCode {
         }
     };
     output::init_tracing(cli.verbose);
+    // The generated reference needs no engine, settings or host.
+    match &cli.command {
+        Command::Completions { shell } => {
+            return output::write_stdout(&cli::reference::completions(*shell));
+        }
+        Command::Man { command } => {
+            return match cli::reference::man_page(command) {
+                Some(page) => output::write_stdout(&page),
+                None => output::exit::report(&anyhow::Error::from(input::InputError::new(
+                    format!(
+                        "`tfimg man {}`: tfimg has no such command",
+                        command.join(" ")
+                    ),
+                    "`tfimg --help` lists the commands; `tfimg man` alone prints tfimg's own page",
+                ))),
+            };
+        }
+        _ => {}
+    }
     // What a command is run with besides its flags, captured once; resolved only by the
     // commands that need it.
     let environment = std::env::vars_os()
@@ -97,6 +116,8 @@ pub fn main() -> ExitCode {
         Command::K8s(args) => commands::export::k8s(&args, &settings, host),
         Command::Sweep(args) => commands::sweep::run(&args, &settings, host),
         Command::Serve(args) => commands::serve::run(&args, &settings, host),
+        // Answered above.
+        Command::Completions { .. } | Command::Man { .. } => Ok(ExitCode::SUCCESS),
         Command::PruneSuperseded { name, key } => {
             commands::build::prune_command(&name, &key, &settings, host)
         }

@@ -782,3 +782,62 @@ fn list_marks_the_2_9_line_past_support_and_json_says_why() {
         table.stderr
     );
 }
+
+/// Issue 33: the completion script `tfimg completions bash` prints, sourced by a real bash
+/// and asked as bash asks it (COMP_WORDS, COMP_CWORD), completes commands and flags; the
+/// man page of a command is roff that `man` renders.
+#[test]
+fn bash_completes_tfimg_from_its_script_and_man_renders_its_pages() {
+    let folder = scratch(&[]);
+    let script = tfimg(folder.path(), &["completions", "bash"]);
+    assert_eq!(script.code, 0, "{}", script.tail());
+    std::fs::write(folder.path().join("tfimg.bash"), &script.stdout).unwrap();
+    let complete = |words: &[&str]| {
+        let listed = words.join(" ");
+        let current = words.len() - 1;
+        let output = std::process::Command::new("bash")
+            .current_dir(folder.path())
+            .args([
+                "--norc",
+                "-c",
+                &format!(
+                    "source ./tfimg.bash; COMP_WORDS=({listed}); COMP_CWORD={current}; \
+                     _tfimg tfimg \"${{COMP_WORDS[$COMP_CWORD]}}\" \"${{COMP_WORDS[$COMP_CWORD-1]}}\"; \
+                     printf '%s\\n' \"${{COMPREPLY[@]}}\""
+                ),
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    assert_eq!(complete(&["tfimg", "swe"]).trim(), "sweep");
+    let flags = complete(&["tfimg", "ps", "--w"]);
+    assert_eq!(flags.trim(), "--watch", "{flags}");
+    let run_flags = complete(&["tfimg", "run", "--idle-c"]);
+    assert_eq!(run_flags.trim(), "--idle-containers", "{run_flags}");
+
+    let page = tfimg(folder.path(), &["man", "ps"]);
+    assert_eq!(page.code, 0, "{}", page.tail());
+    std::fs::write(folder.path().join("tfimg-ps.1"), &page.stdout).unwrap();
+    let rendered = std::process::Command::new("man")
+        .args(["-l", "tfimg-ps.1"])
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "100")
+        .current_dir(folder.path())
+        .output();
+    // `man` is not on every machine; where it is, the page renders with its flags.
+    if let Some(rendered) = rendered.ok().filter(|output| output.status.success()) {
+        let text = String::from_utf8_lossy(&rendered.stdout);
+        assert!(
+            text.contains("tfimg-ps") && text.contains("--watch"),
+            "{text}"
+        );
+    }
+    let missing = tfimg(folder.path(), &["man", "nope"]);
+    assert_eq!(missing.code, 1);
+    assert!(
+        missing.stderr.contains("tfimg has no such command"),
+        "{}",
+        missing.stderr
+    );
+}

@@ -86,6 +86,21 @@ fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     text
 }
 
+/// `bytes` on stdout as they are (a generated completion script or man page): success
+/// (also when the reader closed the pipe early), or the exit code of a failed write.
+pub fn write_stdout(bytes: &[u8]) -> std::process::ExitCode {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        // A reader that stopped early (`| head`) is not a failure.
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            std::process::ExitCode::SUCCESS
+        }
+        Err(error) => exit::report(&anyhow::Error::from(error)),
+    }
+}
+
 /// Pretty JSON on stdout, newline-terminated.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     let mut text = serde_json::to_string_pretty(value)?;
