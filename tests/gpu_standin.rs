@@ -332,6 +332,15 @@ fn members_get_different_free_gpus_and_a_held_gpu_is_refused_naming_its_holder()
     assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
     assert_eq!(device_ids(&format!("{team}-ana")), serde_json::json!(["1"]));
     assert_eq!(device_ids(&format!("{team}-bo")), serde_json::json!(["2"]));
+    // `up`'s table says which GPU each got, not the count asked.
+    for (member, given) in [("ana", "device=1"), ("bo", "device=2")] {
+        let row = up
+            .stdout
+            .lines()
+            .find(|line| line.split_whitespace().next() == Some(member))
+            .unwrap_or_default();
+        assert_eq!(row.split_whitespace().nth(3), Some(given), "{}", up.stdout);
+    }
 
     let count = create(&counted, &["--gpus", "1"]);
     assert_eq!(count.code, 0, "{}", count.tail());

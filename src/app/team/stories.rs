@@ -122,6 +122,8 @@ pub struct MemberAccess {
     pub spec: String,
     /// What this `up` did: created, recreated, restarted (it had stopped idle) or unchanged.
     pub action: &'static str,
+    /// The GPUs it was given (`device=2`: a count shows the GPUs chosen), from its label;
+    /// what the file asks while it has no container.
     pub gpus: String,
     /// Its service's address, else its state (`exited (1)`), else `-`.
     pub access: String,
@@ -177,7 +179,12 @@ pub async fn access(
                 Some(Action::Woken) => "restarted",
                 _ => "unchanged",
             },
-            gpus: member.gpus.describe(),
+            // What it was given (a count becomes the GPUs chosen), as its label says;
+            // what the file asks before it exists.
+            gpus: container
+                .as_ref()
+                .and_then(|found| found.labels.get(crate::labels::GPUS).cloned())
+                .unwrap_or_else(|| member.gpus.describe()),
             access,
             tensorboard: tensorboard.unwrap_or("-").to_string(),
         });
