@@ -545,10 +545,7 @@ fn an_idle_member_lets_go_of_its_gpu_and_up_brings_it_back_with_its_data() {
     let taker = unique("t-idle-taker");
     let mut guard = DockerGuard::containers(&[&taker]).on(&gpu.host);
     guard.container_label = Some(format!("io.tfimg.team={team}"));
-    let data = folder.path().join(".tfimg-data");
-    let mut env = gpu.env();
-    env.push(("XDG_DATA_HOME", data.to_str().unwrap()));
-    let tfimg = |args: &[&str]| tfimg_with_env(folder.path(), args, &env);
+    let tfimg = |args: &[&str]| tfimg(&gpu, folder.path(), args);
     let ana = format!("{team}-ana");
     let device_ids =
         |name: &str| gpu.inspect(name)["HostConfig"]["DeviceRequests"][0]["DeviceIDs"].clone();

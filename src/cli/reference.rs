@@ -18,44 +18,40 @@ pub fn completions(shell: Shell) -> Vec<u8> {
     script
 }
 
-/// Every man page: `tfimg.1`, then one per command (`tfimg-run.1`, `tfimg-base-bootstrap.1`),
-/// hidden and help commands left out; (file name, roff).
-pub fn man_pages() -> Vec<(String, Vec<u8>)> {
-    let mut command = Cli::command();
-    command.build();
-    let mut pages = Vec::new();
-    add_pages(&command, &mut pages);
-    pages
-}
-
-fn add_pages(command: &clap::Command, pages: &mut Vec<(String, Vec<u8>)>) {
-    let name = command
-        .get_display_name()
-        .unwrap_or_else(|| command.get_name())
-        .to_string();
-    let mut roff = Vec::new();
-    // Rendering into memory cannot fail.
-    let _ = clap_mangen::Man::new(command.clone()).render(&mut roff);
-    pages.push((format!("{name}.1"), roff));
-    for sub in command
-        .get_subcommands()
-        .filter(|sub| !sub.is_hide_set() && sub.get_name() != "help")
-    {
-        add_pages(sub, pages);
-    }
-}
-
 /// The page `tfimg man [COMMAND...]` prints: `tfimg.1` without words, else the command's
 /// (`run`, `base bootstrap`); `None` for a command tfimg does not have.
 pub fn man_page(words: &[String]) -> Option<Vec<u8>> {
-    let wanted = std::iter::once("tfimg".to_string())
-        .chain(words.iter().cloned())
-        .collect::<Vec<_>>()
-        .join("-");
-    man_pages()
-        .into_iter()
-        .find(|(file, _)| *file == format!("{wanted}.1"))
-        .map(|(_, roff)| roff)
+    let root = built();
+    let mut command = &root;
+    for word in words {
+        command = paged(command).find(|sub| sub.get_name() == word)?;
+    }
+    Some(page(command).1)
+}
+
+/// The command line with every command's display name (`tfimg-run`) filled in.
+fn built() -> clap::Command {
+    let mut command = Cli::command();
+    command.build();
+    command
+}
+
+/// The commands under `command` that get a page: not hidden, not `help`.
+fn paged(command: &clap::Command) -> impl Iterator<Item = &clap::Command> {
+    command
+        .get_subcommands()
+        .filter(|sub| !sub.is_hide_set() && sub.get_name() != "help")
+}
+
+/// One command's page: its file name and roff.
+fn page(command: &clap::Command) -> (String, Vec<u8>) {
+    let name = command
+        .get_display_name()
+        .unwrap_or_else(|| command.get_name());
+    let mut roff = Vec::new();
+    // Rendering into memory cannot fail.
+    let _ = clap_mangen::Man::new(command.clone()).render(&mut roff);
+    (format!("{name}.1"), roff)
 }
 
 #[cfg(test)]

@@ -101,11 +101,15 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 == Some(sweep)
         })
         .await?;
-        let taken = launch::sharing(nvidia, &holders, false).taken(&slot.gpus);
+        let (taken, held) = {
+            let now = launch::sharing(nvidia, &holders, false);
+            let taken = now.taken(&slot.gpus);
+            let held = now.held_text(&taken);
+            (taken, held)
+        };
         if taken.is_empty() {
             return Ok(slot);
         }
-        let held = launch::sharing(nvidia, &holders, false).held_text(&taken);
         // This sweep's slots hold their GPUs too, for the choice of new ones.
         holders.push(share::Holder {
             container: sweep.to_string(),
@@ -115,28 +119,25 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 .slots()
                 .iter()
                 .flat_map(|other| other.gpus.iter())
-                .filter_map(|device| device.parse().ok())
+                .filter_map(|device| share::index_of(device, &nvidia.gpus))
                 .collect(),
             sharing: false,
         });
+        let said = format!(
+            "{} of slot {} {} held by another container now ({held})",
+            share::plural_gpus(&taken),
+            slot.index,
+            share::is_are(taken.len()),
+        );
         let count = GpuSelection::Count(slot.gpus.len() as u32);
         let said = match launch::sharing(nvidia, &holders, false).allocate(&count) {
             Ok(GpuSelection::Devices(moved)) => {
-                let said = format!(
-                    "{} of slot {} {} held by another container now ({held}): its trials run on {} from now on",
-                    share::plural_gpus(&taken),
-                    slot.index,
-                    if taken.len() == 1 { "is" } else { "are" },
-                    moved.join(",")
-                );
+                let said = format!("{said}: its trials run on {} from now on", moved.join(","));
                 self.scheduler.move_slot(index, moved);
                 said
             }
             _ => format!(
-                "{} of slot {} {} held by another container now ({held}) and no other GPU is free: its trial shares {}",
-                share::plural_gpus(&taken),
-                slot.index,
-                if taken.len() == 1 { "is" } else { "are" },
+                "{said} and no other GPU is free: its trial shares {}",
                 if taken.len() == 1 { "it" } else { "them" }
             ),
         };

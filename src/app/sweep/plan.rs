@@ -80,7 +80,7 @@ pub async fn plan_slots(
                     free.len(),
                     nvidia.gpus.len(),
                     host_name(engine_host),
-                    if free.len() == 1 { "is" } else { "are" },
+                    share::is_are(free.len()),
                     sharing.held_text(&held)
                 ),
                 if free.is_empty() {
@@ -100,7 +100,7 @@ pub async fn plan_slots(
                         "{} of {} {} held by another container: {}",
                         share::plural_gpus(&taken),
                         host_name(engine_host),
-                        if taken.len() == 1 { "is" } else { "are" },
+                        share::is_are(taken.len()),
                         sharing.held_text(&taken)
                     ),
                     if free.is_empty() {

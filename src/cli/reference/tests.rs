@@ -6,6 +6,20 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 
+/// Every man page: `tfimg.1`, then one per command (`tfimg-run.1`,
+/// `tfimg-base-bootstrap.1`), hidden and help commands left out; (file name, roff).
+fn man_pages() -> Vec<(String, Vec<u8>)> {
+    fn add(command: &clap::Command, pages: &mut Vec<(String, Vec<u8>)>) {
+        pages.push(page(command));
+        for sub in paged(command) {
+            add(sub, pages);
+        }
+    }
+    let mut pages = Vec::new();
+    add(&built(), &mut pages);
+    pages
+}
+
 fn reference() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference")
 }

@@ -90,7 +90,7 @@ pub fn holder(
 }
 
 /// The host index a device (an index or a `GPU-` UUID) names, when the host lists it.
-fn index_of(device: &str, host: &[HostGpu]) -> Option<u32> {
+pub fn index_of(device: &str, host: &[HostGpu]) -> Option<u32> {
     host.iter()
         .find(|gpu| gpu.index.to_string() == device || gpu.uuid == device)
         .map(|gpu| gpu.index)
@@ -205,7 +205,7 @@ impl Sharing<'_> {
                             "`--gpus {count}`: {} of the {} GPUs of {name} {} free; {}",
                             free.len(),
                             self.host.len(),
-                            if free.len() == 1 { "is" } else { "are" },
+                            is_are(free.len()),
                             self.held_text(&held),
                         ),
                         format!(
@@ -225,7 +225,7 @@ impl Sharing<'_> {
                                 "`--gpus {}`: {} of {name} {} held: {}",
                                 requested.describe(),
                                 plural_gpus(&taken),
-                                if taken.len() == 1 { "is" } else { "are" },
+                                is_are(taken.len()),
                                 self.held_text(&taken)
                             ),
                             format!("pick a free one ({}), {how_to_share}", free_text(&free)),
@@ -243,7 +243,7 @@ impl Sharing<'_> {
                     format!(
                         "`--gpus all`: {} of {name} {} held: {}",
                         plural_gpus(&held),
-                        if held.len() == 1 { "is" } else { "are" },
+                        is_are(held.len()),
                         self.held_text(&held)
                     ),
                     format!(
@@ -262,6 +262,15 @@ impl Sharing<'_> {
 
 fn devices(indices: Vec<u32>) -> GpuSelection {
     GpuSelection::Devices(indices.iter().map(u32::to_string).collect())
+}
+
+/// The verb for `count` GPUs: `is` for one, `are` for none or several.
+pub fn is_are(count: usize) -> &'static str {
+    if count == 1 {
+        "is"
+    } else {
+        "are"
+    }
 }
 
 /// `GPU 0` or `GPUs 0, 2`.
