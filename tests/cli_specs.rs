@@ -387,7 +387,7 @@ fn unknown_field_names_file_line_column_and_hints() {
     assert_eq!(
         stderr,
         "error: `mine.yaml`:3:1: unknown field `gpu_ids`, expected one of `name`, `abstract`, `extends`, `description`, `base`, `tensorflow`, `python`, `gpu`, `cuda_provider`, `cuda`, `cudnn`, `service`, `packages`, `env`, `ports`, `user`, `workdir`, `tensorboard_logdir`, `files`\n\
-         hint: did you mean `gpu`? check the spelling; every field is described under \"Spec reference\" in README.md\n"
+         hint: did you mean `gpu`? check the spelling; every field is described in docs/reference/spec.md\n"
     );
 }
 

@@ -6,7 +6,7 @@
 //! 2-core machine while other builds ran; cold, the warm-up costs a `base bootstrap` of
 //! `debian:bookworm-slim` (73 s) and the image's first build (236 s). The GPU variants
 //! share the same templates and are covered by their rendered Dockerfiles (`cli_specs.rs`)
-//! and the README's measured builds.
+//! and the measured builds in docs/reference/builtins.md.
 
 mod common;
 

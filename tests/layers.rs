@@ -1,6 +1,6 @@
 //! The layers of src/ as a ratchet (issue 29): the imports between its folders, read from
-//! the text (no daemon, no build of anything), against the layer order of the README's
-//! Architecture section, from the ground up:
+//! the text (no daemon, no build of anything), against the layer order of docs/architecture.md's
+//! section, from the ground up:
 //!
 //! input and labels; spec, lock, render, plan, team, sweep, bundle (the pure core);
 //! engine, host; output, doctor; app; commands and cli.
@@ -309,12 +309,11 @@ fn no_folders_import_each_other_in_a_circle() {
 }
 
 #[test]
-fn the_readme_s_architecture_places_every_folder_of_src() {
+fn the_architecture_page_places_every_folder_of_src() {
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let start = readme
-        .find("## Architecture")
-        .expect("an Architecture section");
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    let start = readme.find("# Architecture").expect("an Architecture page");
     let block = &readme[start..];
     let block = &block[block.find("```").unwrap() + 3..];
     let block = &block[..block.find("```").unwrap()];
@@ -337,7 +336,7 @@ fn the_readme_s_architecture_places_every_folder_of_src() {
     missing.sort();
     assert!(
         missing.is_empty(),
-        "README.md's Architecture places no {missing:?}"
+        "docs/architecture.md places no {missing:?}"
     );
 }
 

@@ -1,4 +1,4 @@
-//! The trust boundaries (README "Trust boundaries"), tried as the other side would, on the
+//! The trust boundaries (docs/architecture.md, "Trust boundaries"), tried as the other side would, on the
 //! real Engine: trials that plant links, FIFOs and devices in their folders; containers
 //! started by root that must hold no root; a container whose files come back with links,
 //! hard links, odd modes, sparse holes and terminal escapes; exports and team folders where

@@ -105,7 +105,7 @@ pub fn parse_config(path: &Path, text: std::io::Result<Vec<u8>>) -> Result<Confi
             .unwrap_or(message);
         InputError::new(
             format!("`{}`{place}: {message}", path.display()),
-            "the config file takes ca_cert, pip_index_url, apt_mirror, registry_mirror and proxy (http, https, no); see README.md",
+            "the config file takes ca_cert, pip_index_url, apt_mirror, registry_mirror and proxy (http, https, no); see docs/offline.md",
         )
     })
 }

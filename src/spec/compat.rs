@@ -270,5 +270,69 @@ pub fn nvidia_cuda_image(cuda: &CudaRow, cudnn_major: u32, ubuntu: &str) -> Stri
     )
 }
 
+/// The table as Markdown, for docs/reference/compatibility.md (generated from this data
+/// and checked against it by the tests, so the page cannot drift from what tfimg does).
+pub fn table_markdown() -> String {
+    let mut text = String::from(
+        "| TensorFlow | newest patch | Python | built with CUDA / cuDNN | GPU images carry | NVIDIA driver | pins |\n\
+         | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for row in TENSORFLOW {
+        let pinned = |name: &str| {
+            row.pip_cuda.pins().iter().find_map(|pin| {
+                let (package, version) = pin.split_once("==")?;
+                let (major, minor) = Version::parse(version)?.major_minor();
+                (package == name).then(|| format!("{major}.{minor}"))
+            })
+        };
+        let carried = match row.pip_cuda {
+            PipCuda::Wheels { cuda, cudnn, .. } => Some((
+                format!("CUDA {cuda} / cuDNN {cudnn} (NVIDIA's wheels, pinned by tfimg)"),
+                cuda.to_string(),
+            )),
+            PipCuda::AndCudaExtra { .. } => {
+                let cuda = pinned("nvidia-cuda-runtime-cu12").unwrap_or_default();
+                let cudnn = pinned("nvidia-cudnn-cu12").unwrap_or_default();
+                Some((
+                    format!("CUDA {cuda} / cuDNN {cudnn} (`tensorflow[and-cuda]`'s wheels)"),
+                    cuda,
+                ))
+            }
+            PipCuda::Unavailable => None,
+        };
+        let (carried, driver) = match carried {
+            Some((text, cuda)) => {
+                let driver = Version::parse(&cuda)
+                    .and_then(|cuda| cuda_row_for(&cuda))
+                    .map(|row| {
+                        format!(
+                            "{} or later ({} or later through minor-version compatibility)",
+                            row.driver_min, row.driver_compat_min
+                        )
+                    })
+                    .unwrap_or_else(|| "-".to_string());
+                (text, driver)
+            }
+            None => (
+                "no wheels carry its libraries: `cuda_provider: image`".to_string(),
+                "-".to_string(),
+            ),
+        };
+        let pins = match row.pins {
+            [] => "-".to_string(),
+            pins => pins
+                .iter()
+                .map(|pin| format!("`{pin}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        text.push_str(&format!(
+            "| {} | {} | {} to {} | {} / {} | {carried} | {driver} | {pins} |\n",
+            row.minor, row.latest_patch, row.python_min, row.python_max, row.cuda, row.cudnn
+        ));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests;

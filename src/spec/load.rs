@@ -162,9 +162,9 @@ fn serde_error(
         );
     }
     let hint = if message.starts_with("unknown field") {
-        "check the spelling; every field is described under \"Spec reference\" in README.md"
+        "check the spelling; every field is described in docs/reference/spec.md"
     } else if message.contains("unknown variant") {
-        "use one of the values listed; see \"Spec reference\" in README.md"
+        "use one of the values listed; see docs/reference/spec.md"
     } else {
         "run `tfimg show gpu-jupyter` to see a valid resolved spec"
     };

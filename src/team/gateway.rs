@@ -118,7 +118,7 @@ impl Gateway {
         Err(SpecError::new(
             Some(place.clone()),
             format!("`tfimg {export}` needs the gateway's `domain`: members are reached by host name (`route: host`, the default)"),
-            "add `domain: lab.example` under `gateway` (its `*.lab.example` names pointing at the gateway), or `route: path` to put the whole team on one origin (see the README on its risk)",
+            "add `domain: lab.example` under `gateway` (its `*.lab.example` names pointing at the gateway), or `route: path` to put the whole team on one origin (docs/lab.md says what it risks)",
         ))
     }
 }

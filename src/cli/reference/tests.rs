@@ -90,3 +90,19 @@ fn the_man_pages_in_docs_match_the_command_line_one_per_command() {
     assert!(run.contains("idle\\-containers"), "{run}");
     assert!(man_page(&["nope".to_string()]).is_none());
 }
+
+/// The compatibility table's page is the table tfimg decides with.
+#[test]
+fn the_compatibility_page_is_the_table_tfimg_uses() {
+    let page = format!(
+        "# The compatibility table\n\n\
+         Generated from tfimg's own table (`src/spec/compat/table.rs`) by\n\
+         `TFIMG_UPDATE_REFERENCE=1 cargo test --lib reference`; a test fails when they differ.\n\
+         A spec's `tensorflow`, `python`, `cuda` and `cudnn` are checked against it, and\n\
+         `tfimg doctor` checks the host's driver against the CUDA its image carries. The pins\n\
+         go into every pip install of the image (`/opt/tfimg/constraints.txt`). TensorFlow's\n\
+         \"tested build configurations\" and NVIDIA's CUDA release notes are the sources.\n\n{}",
+        crate::spec::compat::table_markdown()
+    );
+    check(&reference().join("compatibility.md"), page.as_bytes());
+}

@@ -32,7 +32,7 @@ pub const SSH_TOOLS: &[&str] = &[
 pub const JUPYTER_TOOLS: &[&str] = &["git"];
 
 /// The HTTP server under the serving image's model server: uvicorn on uvloop's event loop
-/// with httptools' parser (README, "Serving a model", says why this one), Prometheus'
+/// with httptools' parser (docs/serving.md says why this one), Prometheus'
 /// client for its metrics, and orjson for its JSON (a batch-32 body parsed in a tenth of
 /// the json module's time, numpy outputs written without Python lists). A spec that
 /// declares one of them by name keeps its own.
