@@ -150,6 +150,7 @@ pub async fn run<E: Engine, H: Host>(
     let replay = resume::open_journal(host, sweep, run.resume_only)?;
     host.write_file(&sweep.output.join(FILE_COPY), &run.file_bytes)
         .map_err(|error| resume::folder_error(sweep, &error))?;
+    folder::remember(host, &sweep.name, &sweep.output);
     host.remove_file(&sweep.output.join(STOP_REQUEST))?;
     let image_id = match engine.image(&run.target.image).await? {
         Some(image) => image.id,

@@ -104,13 +104,18 @@ pub(super) fn sweep(file: &SweepFile, places: &Places, folder: &Path) -> Result<
     })
 }
 
-fn name(name: &str, places: &Places) -> Result<(), SpecError> {
-    let hint = "use lowercase letters, digits and `-`, starting with a letter and ending with a letter or digit (it names the trials' containers)";
-    let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
+/// Whether `name` is made of what a sweep's name may hold (lowercase letters, digits and
+/// `-`, starting with a letter); the rest of the rules are `name`'s.
+pub fn sweep_name_characters(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if !valid {
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+fn name(name: &str, places: &Places) -> Result<(), SpecError> {
+    let hint = "use lowercase letters, digits and `-`, starting with a letter and ending with a letter or digit (it names the trials' containers)";
+    if !sweep_name_characters(name) {
         return Err(places.bad(
             "sweep",
             format!("sweep name `{}` is not valid", shortened(name)),

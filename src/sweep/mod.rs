@@ -34,7 +34,7 @@ pub mod trials;
 pub mod unwatched;
 pub mod value;
 
-mod checks;
+pub mod checks;
 mod model;
 mod read;
 

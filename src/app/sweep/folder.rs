@@ -61,19 +61,39 @@ pub fn shown(current: &Path, path: &Path) -> String {
         .to_string()
 }
 
+/// Where tfimg remembers the folder of each sweep it ran, by name: a sweep run from the
+/// top of a project (`tfimg sweep examples/sweep/sweep.yaml`) writes its results beside
+/// its file, which `runs/<name>` from the current folder would not find.
+fn remembered(host: &impl Host, name: &str) -> PathBuf {
+    host.data_dir().join("sweeps").join(name)
+}
+
+/// Remembers `dir` as the folder of sweep `name` (best effort: a sweep runs without it).
+pub fn remember(host: &impl Host, name: &str, dir: &Path) {
+    let _ = host.write_file(&remembered(host, name), dir.to_string_lossy().as_bytes());
+}
+
 /// The folder of sweep `target` (relative to `current`, an absolute folder): a folder
-/// holding a sweep (`runs/lr-grid`), else the sweep of that name under `./runs`.
+/// holding a sweep (`runs/lr-grid`), else the sweep of that name under `./runs`, else the
+/// folder the last sweep of that name ran in.
 pub fn locate(host: &impl Host, current: &Path, target: &str) -> Result<PathBuf, InputError> {
     let given = lexical(&current.join(target));
     let by_name = lexical(&current.join("runs").join(target));
-    for dir in [given, by_name] {
+    let is_name = crate::sweep::checks::sweep_name_characters(target) && target.len() <= 64;
+    let last_run = is_name
+        .then(|| host.read_at_most(&remembered(host, target), 4096).ok())
+        .flatten()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute());
+    for dir in [Some(given), Some(by_name), last_run].into_iter().flatten() {
         if host.exists(&dir.join(journal::JOURNAL_FILE)) || host.exists(&dir.join(FILE_COPY)) {
             return Ok(dir);
         }
     }
     Err(InputError::new(
-        format!("no sweep at `{target}`: neither it nor `runs/{target}` holds a sweep's journal"),
-        "give a sweep's folder (`runs/<sweep>`, where `tfimg sweep FILE` put it) or its name from the folder you ran it in",
+        format!("no sweep at `{target}`: neither it nor `runs/{target}` holds a sweep's journal, and tfimg ran no sweep of that name"),
+        "give a sweep's folder (`runs/<sweep>` beside its sweep file, where `tfimg sweep FILE` put it) or the name of a sweep tfimg ran",
     ))
 }
 

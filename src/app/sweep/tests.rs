@@ -206,6 +206,34 @@ fn trials_fill_the_gpu_slots_first_in_first_out_each_on_its_own_gpu() {
     assert!(files.contains_key(Path::new("/lab/runs/lab/sweep.yaml")));
 }
 
+/// A sweep run from the top of a project (its results beside its file) is found by its
+/// name from anywhere, as `tfimg sweep status|results|report NAME` take it.
+#[test]
+fn a_sweep_is_found_by_its_name_from_any_folder_once_it_ran() {
+    let host = gpu_host(1);
+    let engine = engine();
+    let elsewhere = Path::new("/home/me");
+    let missing = folder::locate(&host, elsewhere, "lab").unwrap_err();
+    assert!(
+        missing
+            .to_string()
+            .contains("tfimg ran no sweep of that name"),
+        "{missing}"
+    );
+    let run = sweep_run(&sweep_text(1, "gpus: all\n"), &host);
+    go(&engine, &host, &run).0.unwrap();
+    // The fake's files are not its folders: the journal's folder is there as on a disk.
+    host.paths
+        .borrow_mut()
+        .insert(Path::new("/lab/runs/lab/journal.jsonl").into());
+    assert_eq!(
+        folder::locate(&host, elsewhere, "lab").unwrap(),
+        Path::new("/lab/runs/lab")
+    );
+    // Not a name: a path is only ever taken as written.
+    assert!(folder::locate(&host, elsewhere, "../lab").is_err());
+}
+
 #[test]
 fn a_trial_that_fails_once_is_retried_and_ends_done_on_attempt_2() {
     let host = gpu_host(2);
