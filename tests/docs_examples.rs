@@ -46,6 +46,9 @@ struct Page {
     files: Vec<(String, String)>,
     steps: Vec<(Mode, Step)>,
     not_run: usize,
+    /// A `console engine ssh-server` block: the page reaches this machine's Docker through
+    /// the test's OpenSSH server, as host `gpu-box` of `./lab_ssh_config`.
+    ssh_server: bool,
 }
 
 /// The pages: README.md and every Markdown file under docs/.
@@ -109,14 +112,17 @@ fn block(page: &mut Page, info: &str, line: usize, body: &str) -> Result<(), Str
     }
     let mode = match rest.first().copied() {
         None => Mode::NoDaemon,
-        Some("engine") if rest.len() == 1 => Mode::Engine,
+        Some("engine") if rest[1..].iter().all(|word| *word == "ssh-server") => {
+            page.ssh_server |= rest.len() > 1;
+            Mode::Engine
+        }
         Some("not-run:") if rest.len() > 1 => {
             page.not_run += 1;
             return Ok(());
         }
         _ => {
             return Err(format!(
-                "```{info}: a console block is `console`, `console engine` or `console not-run: REASON`"
+                "```{info}: a console block is `console`, `console engine [ssh-server]` or `console not-run: REASON`"
             ))
         }
     };
@@ -185,7 +191,7 @@ fn redactions(root: &Path) -> snapbox::Redactions {
 }
 
 /// Runs the page's steps of `mode` in `folder`; the failures, each with the page's line.
-fn run_page(page: &Page, mode: Mode, folder: &Path) -> Vec<String> {
+fn run_page(page: &Page, mode: Mode, folder: &Path, env: &[(String, String)]) -> Vec<String> {
     // The pages' commands start where a clone's would: `examples/` is there.
     copy_folder(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"),
@@ -233,7 +239,8 @@ fn run_page(page: &Page, mode: Mode, folder: &Path) -> Vec<String> {
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_DATA_HOME")
             .env_remove("TFIMG_CONFIG")
-            .env_remove("RUST_LOG");
+            .env_remove("RUST_LOG")
+            .envs(env.iter().map(|(key, value)| (key, value)));
         if mode == Mode::NoDaemon {
             command.env(
                 "DOCKER_HOST",
@@ -311,7 +318,7 @@ fn console_examples_that_need_no_daemon_print_what_the_pages_say() {
     for page in &pages {
         if page.steps.iter().any(|(mode, _)| *mode == Mode::NoDaemon) {
             let folder = tempfile::tempdir().unwrap();
-            failures.extend(run_page(page, Mode::NoDaemon, folder.path()));
+            failures.extend(run_page(page, Mode::NoDaemon, folder.path(), &[]));
             ran += page
                 .steps
                 .iter()
@@ -343,7 +350,18 @@ async fn console_examples_on_the_engine_print_what_the_pages_say() {
     for page in &pages {
         if page.steps.iter().any(|(mode, _)| *mode == Mode::Engine) {
             let folder = tempfile::tempdir().unwrap();
-            failures.extend(run_page(page, Mode::Engine, folder.path()));
+            let server = match page.ssh_server {
+                true => match common::sshd::Sshd::start() {
+                    Some(server) => Some(server),
+                    None => continue,
+                },
+                false => None,
+            };
+            let env = server
+                .as_ref()
+                .map(|server| gpu_box(server, folder.path()))
+                .unwrap_or_default();
+            failures.extend(run_page(page, Mode::Engine, folder.path(), &env));
             ran += page
                 .steps
                 .iter()
@@ -359,6 +377,22 @@ async fn console_examples_on_the_engine_print_what_the_pages_say() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+/// `./lab_ssh_config` in `folder`, naming `server` host `gpu-box` (its key and host key
+/// are the test's), and the environment its ssh client needs (a short runtime folder for
+/// the control sockets).
+fn gpu_box(server: &common::sshd::Sshd, folder: &Path) -> Vec<(String, String)> {
+    let dir = server.dir.path().display();
+    let config = format!(
+        "Host gpu-box\n    HostName 127.0.0.1\n    Port {}\n    User root\n    IdentityFile {dir}/client_key\n    IdentitiesOnly yes\n    IdentityAgent none\n    UserKnownHostsFile {dir}/known_hosts\n    StrictHostKeyChecking yes\n",
+        server.port
+    );
+    std::fs::write(folder.join("lab_ssh_config"), config).unwrap();
+    vec![(
+        "XDG_RUNTIME_DIR".to_string(),
+        server.runtime.path().display().to_string(),
+    )]
 }
 
 /// What the engine holds of tfimg's (containers, networks, volumes) when the guard is
@@ -519,7 +553,7 @@ fn a_drifted_example_fails_and_patterns_match_only_what_they_say() {
     let text = "```console\n$ echo hello; echo token=0123456789abcdef0123456789abcdef0123456789abcdef\nhello\ntoken=[TOKEN]\n$ echo one; echo two; echo three\none\n...\nthree\n$ echo a b c; exit 3\na [..] c\n[exit 3]\n$ echo drifted\nas written\n$ true\n[exit 1]\n```\n";
     let page = parse(Path::new("t.md"), text).unwrap();
     assert_eq!(page.steps.len(), 5);
-    let failures = run_page(&page, Mode::NoDaemon, folder.path());
+    let failures = run_page(&page, Mode::NoDaemon, folder.path(), &[]);
     assert_eq!(failures.len(), 2, "{failures:#?}");
     assert!(
         failures[0].contains("t.md:12 `$ echo drifted`"),
