@@ -105,6 +105,47 @@ pub struct Results {
     pub rows: Vec<ResultRow>,
 }
 
+/// The warning for a sweep whose objective no ended trial has a value for: the script
+/// reports its metric under another name (`val_acc` for `val_accuracy`), or reports
+/// nothing readable, so nothing can be ranked, learned from or stopped early. Names what
+/// the trials did report, from `metrics` (each trial's, by id); `None` while no trial has
+/// ended, or once one has a value.
+pub fn unreported_objective(
+    objective: Option<&Objective>,
+    rows: &[ResultRow],
+    metrics: &BTreeMap<String, MetricsSummary>,
+) -> Option<String> {
+    let objective = objective?;
+    let ended = |row: &&ResultRow| {
+        matches!(
+            row.status,
+            RowStatus::Done { .. } | RowStatus::Failed | RowStatus::TimedOut(_)
+        )
+    };
+    if rows.iter().any(|row| row.value.is_some()) || !rows.iter().any(|row| ended(&row)) {
+        return None;
+    }
+    let reported: std::collections::BTreeSet<&str> = metrics
+        .values()
+        .flat_map(|summary| summary.curves.keys().map(String::as_str))
+        .collect();
+    let metric = &objective.metric;
+    let what = match reported.is_empty() {
+        true => "they reported no metric at all".to_string(),
+        false => format!(
+            "they reported {}",
+            reported
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Some(format!(
+        "warning: no trial reported `{metric}`, the objective's metric ({what}), so no trial is ranked; set `objective.metric` to what the script reports, or have it append `{{\"epoch\": N, \"{metric}\": VALUE}}` lines to $TFIMG_TRIAL_DIR/metrics.jsonl (docs/reference/sweep.md says what a line holds)"
+    ))
+}
+
 /// The results of `trials` from the journal's `replay` and each trial's metrics (by trial
 /// id); `now_ms` gives running trials their time so far.
 pub fn results(

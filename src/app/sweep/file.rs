@@ -150,6 +150,8 @@ pub struct Ended {
     pub sweep: Sweep,
     pub finished: Finished,
     pub results: Results,
+    /// No ended trial reported the objective's metric (`SweepFolder::objective_warning`).
+    pub objective_warning: Option<String>,
     /// The run's progress, for the result (with `--json`, its last event).
     pub reporter: Reporter,
 }
@@ -212,11 +214,12 @@ pub async fn start<E: Engine>(
     }
     let finished = super::run(&engine, host, &run, &notify).await?;
     reporter.clear();
-    let results = super::folder::read(host, &run.sweep.output)?.results(None);
+    let folder = super::folder::read(host, &run.sweep.output)?;
     Ok(Started::Ended(Box::new(Ended {
         sweep: run.sweep,
         finished,
-        results,
+        results: folder.results(None),
+        objective_warning: folder.objective_warning(),
         reporter,
     })))
 }

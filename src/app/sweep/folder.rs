@@ -40,6 +40,16 @@ impl SweepFolder {
         self.sweep.search.count().saturating_sub(self.trials.len())
     }
 
+    /// The warning when no ended trial reports the objective's metric
+    /// (`results::unreported_objective`).
+    pub fn objective_warning(&self) -> Option<String> {
+        results::unreported_objective(
+            self.sweep.objective.as_ref(),
+            &self.results(None).rows,
+            &self.summaries(),
+        )
+    }
+
     /// The results table, sorted by the objective; running trials' time up to `now_ms`.
     pub fn results(&self, now_ms: Option<u64>) -> Results {
         results::results(

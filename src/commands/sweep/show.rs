@@ -46,6 +46,9 @@ pub(super) fn ended(ended: &Ended) -> anyhow::Result<ExitCode> {
     for line in finished.closing_lines(&ended.sweep, &ended.results) {
         eprintln!("{line}");
     }
+    if let Some(warning) = &ended.objective_warning {
+        eprintln!("{warning}");
+    }
     Ok(match finished.failed() {
         true => ExitCode::from(output::exit::EXIT_BAD_INPUT),
         false => ExitCode::SUCCESS,
@@ -88,6 +91,9 @@ pub(super) fn results(
         output::print_text(&results.to_csv())?;
     } else {
         print_results(&results)?;
+    }
+    if let Some(warning) = looked.found.objective_warning() {
+        eprintln!("{warning}");
     }
     Ok(ExitCode::SUCCESS)
 }

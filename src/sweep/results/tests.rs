@@ -324,3 +324,44 @@ fn savings_count_the_epochs_the_stopped_trials_did_not_run() {
         "early stopping stopped 2 of 4 trials: 22 of 36 trial-epochs run (39% fewer), about 0.04 GPU-hours saved"
     );
 }
+
+/// The trap a new user falls into: the script says `val_acc`, the objective asks for
+/// `val_accuracy`; the sweep says so, naming what the trials did report.
+#[test]
+fn an_objective_no_ended_trial_reports_is_named_with_what_they_did_report() {
+    let (trials, replay, metrics, _) = fixture("objective: {metric: val_accuracy, mode: max}\n");
+    let named = |objective: &str| {
+        let (_, _, _, objective) = fixture(objective);
+        let rows = results(&trials, &replay, &metrics, objective.as_ref(), None).rows;
+        unreported_objective(objective.as_ref(), &rows, &metrics)
+    };
+    assert_eq!(
+        named("objective: {metric: val_accuracy, mode: max}\n"),
+        None
+    );
+    let warning = named("objective: {metric: val_acc, mode: max}\n").unwrap();
+    assert!(
+        warning.starts_with("warning: no trial reported `val_acc`, the objective's metric (they reported `val_accuracy`), so no trial is ranked"),
+        "{warning}"
+    );
+    assert_eq!(named(""), None, "no objective, nothing to warn about");
+    let silent = BTreeMap::new();
+    let (_, _, _, objective) = fixture("objective: {metric: loss, mode: min}\n");
+    let rows = results(&trials, &replay, &silent, objective.as_ref(), None).rows;
+    let warning = unreported_objective(objective.as_ref(), &rows, &silent).unwrap();
+    assert!(
+        warning.contains("(they reported no metric at all)"),
+        "{warning}"
+    );
+    // While nothing has ended there is nothing to say yet.
+    let queued = replay_of_nothing();
+    let rows = results(&trials, &queued, &silent, objective.as_ref(), None).rows;
+    assert_eq!(
+        unreported_objective(objective.as_ref(), &rows, &silent),
+        None
+    );
+}
+
+fn replay_of_nothing() -> Replay {
+    replay(&[])
+}
