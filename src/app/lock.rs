@@ -297,7 +297,7 @@ pub fn check(
                     resolved.name,
                     path.display()
                 ),
-                format!("make it with `tfimg lock {}`", resolved.name),
+                format!("make it with `tfimg lock {}`", lock_argument(resolved)),
             )
         })?,
         None => match builtin(&resolved.name) {

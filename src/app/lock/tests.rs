@@ -273,6 +273,18 @@ fn check_names_the_missing_lock_file_and_passes_a_fitting_one() {
         error.to_string(),
         "`lab` has no lock: `images/lab.lock` does not exist"
     );
+    let hint = |resolved: &ResolvedSpec| {
+        check(&host, resolved, None)
+            .unwrap_err()
+            .downcast::<InputError>()
+            .unwrap()
+            .hint
+    };
+    assert_eq!(hint(&resolved), "make it with `tfimg lock lab`");
+    // A spec file outside ./images is named by its path: `tfimg lock lab` would not find it.
+    let mut elsewhere = spec("");
+    elsewhere.source = "work/lab.yaml".to_string();
+    assert_eq!(hint(&elsewhere), "make it with `tfimg lock work/lab.yaml`");
     let catalog = Catalog::builtin(PathBuf::from("/project"));
     let builtin = spec::resolve(&catalog, "cpu-headless").unwrap();
     let locked = check(&host, &builtin, None).unwrap();
