@@ -696,7 +696,7 @@ async fn ctrl_c_stops_and_removes_a_foreground_container() {
             "600",
         ])
         .current_dir(folder.path())
-        .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+        .env("TFIMG_CONFIG", "/dev/null")
         .env("XDG_DATA_HOME", &data)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

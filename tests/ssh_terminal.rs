@@ -61,7 +61,7 @@ fn start(user: &HostUser, folder: &Path, name: &str, key: &Path) -> Vec<String> 
         .env("HOME", folder)
         .env("XDG_DATA_HOME", folder.join(".tfimg-data"))
         .env("NO_COLOR", "1")
-        .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+        .env("TFIMG_CONFIG", "/dev/null")
         .env("TFIMG_TODAY", common::TODAY)
         .env_remove("SUDO_UID")
         .env_remove("SUDO_GID");

@@ -847,7 +847,7 @@ async fn two_teams_racing_for_the_same_free_ports_both_come_up() {
                 .args(["up", team, "--ca-cert", HOST_CA, "--progress", "plain"])
                 .current_dir(folder.path())
                 .env("XDG_DATA_HOME", &data)
-                .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+                .env("TFIMG_CONFIG", "/dev/null")
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()

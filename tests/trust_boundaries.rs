@@ -399,7 +399,7 @@ async fn pull_files_takes_a_container_s_odd_files_safely() {
         .args([binary, &name])
         .current_dir(folder.path())
         .env("NO_COLOR", "1")
-        .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+        .env("TFIMG_CONFIG", "/dev/null")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&pulled.stderr);

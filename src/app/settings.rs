@@ -128,12 +128,28 @@ impl Settings {
     }
 
     /// The config file (`$TFIMG_CONFIG`, else `$XDG_CONFIG_HOME/tfimg/config.yaml`, else
-    /// `~/.config/tfimg/config.yaml`), read; a missing one is empty.
+    /// `~/.config/tfimg/config.yaml`), read; a missing one is empty, unless
+    /// `$TFIMG_CONFIG` named it (a typo there would silently drop the user's mirrors).
     pub fn config(&self, host: &impl Host) -> Result<network::Config, InputError> {
-        match network::config_path(|name| self.variable(name)) {
-            Some(path) => network::parse_config(&path, host.read_file(&path)),
-            None => Ok(network::Config::default()),
+        let Some(path) = network::config_path(|name| self.variable(name)) else {
+            return Ok(network::Config::default());
+        };
+        let read = host.read_file(&path);
+        let missing = matches!(&read, Err(error) if error.kind() == std::io::ErrorKind::NotFound);
+        if missing && self.variable(crate::labels::CONFIG_VARIABLE).is_some() {
+            return Err(InputError::new(
+                format!(
+                    "{} names `{}`, which does not exist",
+                    crate::labels::CONFIG_VARIABLE,
+                    path.display()
+                ),
+                format!(
+                    "point {} at your config file, or unset it to use `$XDG_CONFIG_HOME/tfimg/config.yaml` (else `~/.config/tfimg/config.yaml`)",
+                    crate::labels::CONFIG_VARIABLE
+                ),
+            ));
         }
+        network::parse_config(&path, read)
     }
 
     /// The network settings: the flags (and their variables) over the config file, the CA

@@ -283,7 +283,7 @@ pub fn tfimg_with_env(current_dir: &Path, args: &[&str], env: &[(&str, &str)]) -
         .env_remove("RUST_LOG")
         .env("NO_COLOR", "1")
         // Keep a developer's own config file out of the tests.
-        .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+        .env("TFIMG_CONFIG", "/dev/null")
         // Support windows are judged on a fixed day, never the machine's clock.
         .env("TFIMG_TODAY", TODAY);
     for (key, value) in env {
@@ -409,7 +409,7 @@ pub fn spawn_tfimg(current_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> R
         .current_dir(current_dir)
         .env_remove("RUST_LOG")
         .env("NO_COLOR", "1")
-        .env("TFIMG_CONFIG", "/nonexistent/tfimg-test-config.yaml")
+        .env("TFIMG_CONFIG", "/dev/null")
         .env("TFIMG_TODAY", TODAY)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())

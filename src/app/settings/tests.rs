@@ -83,6 +83,16 @@ fn the_config_file_is_found_through_the_variables_and_a_missing_one_is_empty() {
         error.message.starts_with("`/etc/tfimg.yaml`:1:"),
         "{error:?}"
     );
+    // A file TFIMG_CONFIG names must be there: a typo is said, not read as no settings.
+    let named = self::settings(&[
+        ("HOME", "/home/u"),
+        (labels::CONFIG_VARIABLE, "/etc/tfimg.yml"),
+    ]);
+    let error = named.config(&host).unwrap_err();
+    assert_eq!(
+        error.message,
+        "TFIMG_CONFIG names `/etc/tfimg.yml`, which does not exist"
+    );
 }
 
 fn settings_with_config(path: &str, host: &FakeHost, text: &str) -> Settings {
