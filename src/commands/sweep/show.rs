@@ -43,11 +43,9 @@ pub(super) fn ended(ended: &Ended) -> anyhow::Result<ExitCode> {
     } else {
         print_results(&ended.results)?;
     }
-    for line in finished.closing_lines(&ended.sweep, &ended.results) {
+    let closing = finished.closing_lines(&ended.sweep, &ended.results);
+    for line in closing.iter().chain(&ended.objective_warning) {
         eprintln!("{line}");
-    }
-    if let Some(warning) = &ended.objective_warning {
-        eprintln!("{warning}");
     }
     Ok(match finished.failed() {
         true => ExitCode::from(output::exit::EXIT_BAD_INPUT),
