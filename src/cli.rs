@@ -72,7 +72,7 @@ pub enum Command {
     /// Bring up every member of a team file (new and changed ones; unchanged stay).
     Up(TeamArgs),
     /// Remove a team's containers (never the data on their mounts).
-    Down(TeamArgs),
+    Down(DownArgs),
     /// Write a team as a Compose file (secrets in env files beside it).
     Compose(ComposeArgs),
     /// Push an image to a registry (so a cluster can pull it) and print it by digest.

@@ -75,11 +75,17 @@ pub struct ComposeArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct DownArgs {
+    /// The team file.
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Args)]
 pub struct TeamArgs {
     /// The team file.
     pub file: PathBuf,
 
-    /// With `up`: when a member fails to start, remove the members this `up` started.
+    /// When a member fails to start, remove the members this `up` started.
     #[arg(long)]
     pub rollback: bool,
 

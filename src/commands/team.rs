@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use crate::app::settings::Settings;
 use crate::app::team::stories;
-use crate::cli::TeamArgs;
+use crate::cli::{DownArgs, TeamArgs};
 use crate::host::Host;
 use crate::output::exit::EXIT_ENGINE;
 use crate::output::progress::Reporter;
@@ -67,7 +67,7 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
     })
 }
 
-pub fn down(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
+pub fn down(args: &DownArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let team = crate::app::catalog::load_team(host, &args.file)?;
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;

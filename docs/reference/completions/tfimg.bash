@@ -544,32 +544,12 @@ _tfimg() {
             return 0
             ;;
         tfimg__subcmd__down)
-            opts="-v -H -h -V --rollback --progress --ca-cert --pip-index-url --apt-mirror --registry-mirror --verbose --host --context --help --version"
+            opts="-v -H -h -V --verbose --host --context --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --progress)
-                    COMPREPLY=($(compgen -W "auto plain json" -- "${cur}"))
-                    return 0
-                    ;;
-                --ca-cert)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --pip-index-url)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --apt-mirror)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --registry-mirror)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -231,22 +231,14 @@ complete -c tfimg -n "__fish_tfimg_using_subcommand up" -l apt-mirror -d 'An apt
 complete -c tfimg -n "__fish_tfimg_using_subcommand up" -l registry-mirror -d 'A registry mirroring Docker Hub, used to pull base images (`mirror.example:5000`)' -r
 complete -c tfimg -n "__fish_tfimg_using_subcommand up" -s H -l host -d 'The Docker Engine to talk to: `ssh://[user@]host[:port]`, `tcp://host:port` or `unix:///path` (beats DOCKER_HOST and DOCKER_CONTEXT)' -r
 complete -c tfimg -n "__fish_tfimg_using_subcommand up" -l context -d 'A Docker context (`docker context ls`) whose endpoint to talk to' -r
-complete -c tfimg -n "__fish_tfimg_using_subcommand up" -l rollback -d 'With `up`: when a member fails to start, remove the members this `up` started'
+complete -c tfimg -n "__fish_tfimg_using_subcommand up" -l rollback -d 'When a member fails to start, remove the members this `up` started'
 complete -c tfimg -n "__fish_tfimg_using_subcommand up" -s v -l verbose -d 'More logging on stderr: -v for debug, -vv for trace (RUST_LOG overrides)'
 complete -c tfimg -n "__fish_tfimg_using_subcommand up" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tfimg -n "__fish_tfimg_using_subcommand up" -s V -l version -d 'Print version'
-complete -c tfimg -n "__fish_tfimg_using_subcommand down" -l progress -r -f -a "auto\t'A live display on a terminal, plain lines otherwise'
-plain\t'The daemon\'s output line by line (for CI logs)'
-json\t'One JSON event per line on stdout'"
-complete -c tfimg -n "__fish_tfimg_using_subcommand down" -l ca-cert -d 'A PEM file with extra CA certificates (a TLS-inspecting proxy\'s), trusted by apt, pip and curl during the build and inside the image' -r -F
-complete -c tfimg -n "__fish_tfimg_using_subcommand down" -l pip-index-url -d 'pip\'s package index (PIP_INDEX_URL), e.g. a Nexus or devpi mirror of PyPI' -r
-complete -c tfimg -n "__fish_tfimg_using_subcommand down" -l apt-mirror -d 'An apt mirror replacing http://deb.debian.org/debian (or Ubuntu\'s archive)' -r
-complete -c tfimg -n "__fish_tfimg_using_subcommand down" -l registry-mirror -d 'A registry mirroring Docker Hub, used to pull base images (`mirror.example:5000`)' -r
 complete -c tfimg -n "__fish_tfimg_using_subcommand down" -s H -l host -d 'The Docker Engine to talk to: `ssh://[user@]host[:port]`, `tcp://host:port` or `unix:///path` (beats DOCKER_HOST and DOCKER_CONTEXT)' -r
 complete -c tfimg -n "__fish_tfimg_using_subcommand down" -l context -d 'A Docker context (`docker context ls`) whose endpoint to talk to' -r
-complete -c tfimg -n "__fish_tfimg_using_subcommand down" -l rollback -d 'With `up`: when a member fails to start, remove the members this `up` started'
 complete -c tfimg -n "__fish_tfimg_using_subcommand down" -s v -l verbose -d 'More logging on stderr: -v for debug, -vv for trace (RUST_LOG overrides)'
-complete -c tfimg -n "__fish_tfimg_using_subcommand down" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tfimg -n "__fish_tfimg_using_subcommand down" -s h -l help -d 'Print help'
 complete -c tfimg -n "__fish_tfimg_using_subcommand down" -s V -l version -d 'Print version'
 complete -c tfimg -n "__fish_tfimg_using_subcommand compose" -s o -l output -d 'Write the Compose file here (env files go beside it) instead of printing it' -r -F
 complete -c tfimg -n "__fish_tfimg_using_subcommand compose" -l ca-cert -d 'A PEM file with extra CA certificates (a TLS-inspecting proxy\'s), trusted by apt, pip and curl during the build and inside the image' -r -F
