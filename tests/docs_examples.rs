@@ -310,30 +310,43 @@ fn read_pages() -> Vec<Page> {
         .collect()
 }
 
-#[test]
-fn console_examples_that_need_no_daemon_print_what_the_pages_say() {
-    let pages = read_pages();
+/// Runs every page's `mode` steps, each page in a scratch folder of its own with the
+/// environment `prepare` gives it (and keeps, such as a server, while the page runs;
+/// `None` skips the page), then fails naming every example that differs.
+fn check_pages<Kept>(
+    mode: Mode,
+    (what, where_): (&str, &str),
+    mut prepare: impl FnMut(&Page, &Path) -> Option<(Vec<(String, String)>, Kept)>,
+) {
     let mut failures = Vec::new();
     let mut ran = 0;
-    for page in &pages {
-        if page.steps.iter().any(|(mode, _)| *mode == Mode::NoDaemon) {
-            let folder = tempfile::tempdir().unwrap();
-            failures.extend(run_page(page, Mode::NoDaemon, folder.path(), &[]));
-            ran += page
-                .steps
-                .iter()
-                .filter(|(mode, _)| *mode == Mode::NoDaemon)
-                .count();
+    for page in read_pages() {
+        let steps = page.steps.iter().filter(|(step, _)| *step == mode).count();
+        if steps == 0 {
+            continue;
         }
+        let folder = tempfile::tempdir().unwrap();
+        let Some((env, _kept)) = prepare(&page, folder.path()) else {
+            continue;
+        };
+        failures.extend(run_page(&page, mode, folder.path(), &env));
+        ran += steps;
     }
-    eprintln!("ran {ran} commands from the pages without a daemon");
-    assert!(ran > 0, "no console example was found");
+    eprintln!("ran {ran} commands from the pages {where_}");
+    assert!(ran > 0, "no {what} example was found");
     assert!(
         failures.is_empty(),
         "{} example(s) differ from what tfimg prints:\n\n{}",
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+#[test]
+fn console_examples_that_need_no_daemon_print_what_the_pages_say() {
+    check_pages(Mode::NoDaemon, ("console", "without a daemon"), |_, _| {
+        Some((Vec::new(), ()))
+    });
 }
 
 /// The engine examples run one page at a time (the only test in this binary that uses
@@ -343,40 +356,14 @@ async fn console_examples_on_the_engine_print_what_the_pages_say() {
     if common::engine().await.is_none() {
         return;
     }
-    let pages = read_pages();
     let _guard = Leftovers::now();
-    let mut failures = Vec::new();
-    let mut ran = 0;
-    for page in &pages {
-        if page.steps.iter().any(|(mode, _)| *mode == Mode::Engine) {
-            let folder = tempfile::tempdir().unwrap();
-            let server = match page.ssh_server {
-                true => match common::sshd::Sshd::start() {
-                    Some(server) => Some(server),
-                    None => continue,
-                },
-                false => None,
-            };
-            let env = server
-                .as_ref()
-                .map(|server| gpu_box(server, folder.path()))
-                .unwrap_or_default();
-            failures.extend(run_page(page, Mode::Engine, folder.path(), &env));
-            ran += page
-                .steps
-                .iter()
-                .filter(|(mode, _)| *mode == Mode::Engine)
-                .count();
+    check_pages(Mode::Engine, ("engine", "on the engine"), |page, folder| {
+        if !page.ssh_server {
+            return Some((Vec::new(), None));
         }
-    }
-    eprintln!("ran {ran} commands from the pages on the engine");
-    assert!(ran > 0, "no engine example was found");
-    assert!(
-        failures.is_empty(),
-        "{} example(s) differ from what tfimg prints:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
+        let server = common::sshd::Sshd::start()?;
+        Some((gpu_box(&server, folder), Some(server)))
+    });
 }
 
 /// `./lab_ssh_config` in `folder`, naming `server` host `gpu-box` (its key and host key

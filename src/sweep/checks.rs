@@ -104,9 +104,14 @@ pub(super) fn sweep(file: &SweepFile, places: &Places, folder: &Path) -> Result<
     })
 }
 
+/// Whether `name` is a sweep's name as `name` checks it (what it holds, its end, its length).
+pub fn is_sweep_name(name: &str) -> bool {
+    sweep_name_characters(name) && !name.ends_with('-') && name.len() <= MAX_SWEEP_NAME
+}
+
 /// Whether `name` is made of what a sweep's name may hold (lowercase letters, digits and
-/// `-`, starting with a letter); the rest of the rules are `name`'s.
-pub fn sweep_name_characters(name: &str) -> bool {
+/// `-`, starting with a letter).
+fn sweep_name_characters(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()

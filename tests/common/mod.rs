@@ -232,20 +232,14 @@ impl Drop for DockerGuard {
             docker(&["volume", "rm", "-f", volume]);
         }
         // A sweep's guard: tfimg's record of where the sweep ran goes too (in this
-        // machine's data folder, `$XDG_DATA_HOME/tfimg` or `~/.local/share/tfimg`, whatever
-        // the engine).
+        // machine's data folder, whatever the engine).
         let sweep = self
             .container_label
             .as_deref()
             .and_then(|label| label.strip_prefix("io.tfimg.sweep="));
-        let data = std::env::var_os("XDG_DATA_HOME")
-            .map(std::path::PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .map(|home| std::path::Path::new(&home).join(".local/share"))
-            });
-        if let (Some(sweep), Some(data)) = (sweep, data) {
-            let _ = std::fs::remove_file(data.join("tfimg").join("sweeps").join(sweep));
+        if let Some(sweep) = sweep {
+            let _ =
+                std::fs::remove_file(tfimg::host::machine::data_dir().join("sweeps").join(sweep));
         }
         for repository in &self.repositories {
             // Tags, and digests for what was pulled by digest (its tag is `<none>`).

@@ -215,11 +215,12 @@ pub async fn start<E: Engine>(
     let finished = super::run(&engine, host, &run, &notify).await?;
     reporter.clear();
     let folder = super::folder::read(host, &run.sweep.output)?;
+    let results = folder.results(None);
     Ok(Started::Ended(Box::new(Ended {
         sweep: run.sweep,
         finished,
-        results: folder.results(None),
-        objective_warning: folder.objective_warning(),
+        objective_warning: folder.objective_warning(&results),
+        results,
         reporter,
     })))
 }

@@ -40,12 +40,12 @@ impl SweepFolder {
         self.sweep.search.count().saturating_sub(self.trials.len())
     }
 
-    /// The warning when no ended trial reports the objective's metric
-    /// (`results::unreported_objective`).
-    pub fn objective_warning(&self) -> Option<String> {
+    /// The warning when no ended trial of `results` (this folder's) reports the
+    /// objective's metric (`results::unreported_objective`).
+    pub fn objective_warning(&self, results: &Results) -> Option<String> {
         results::unreported_objective(
             self.sweep.objective.as_ref(),
-            &self.results(None).rows,
+            &results.rows,
             &self.summaries(),
         )
     }
@@ -89,8 +89,7 @@ pub fn remember(host: &impl Host, name: &str, dir: &Path) {
 pub fn locate(host: &impl Host, current: &Path, target: &str) -> Result<PathBuf, InputError> {
     let given = lexical(&current.join(target));
     let by_name = lexical(&current.join("runs").join(target));
-    let is_name = crate::sweep::checks::sweep_name_characters(target) && target.len() <= 64;
-    let last_run = is_name
+    let last_run = crate::sweep::checks::is_sweep_name(target)
         .then(|| host.read_at_most(&remembered(host, target), 4096).ok())
         .flatten()
         .and_then(|bytes| String::from_utf8(bytes).ok())

@@ -90,7 +90,7 @@ pub(super) fn results(
     } else {
         print_results(&results)?;
     }
-    if let Some(warning) = looked.found.objective_warning() {
+    if let Some(warning) = looked.found.objective_warning(&results) {
         eprintln!("{warning}");
     }
     Ok(ExitCode::SUCCESS)
