@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::{
     ExportError, ExportFile, FileStream, Host, InputFile, LockAttempt, NvidiaFacts, OutputFile,
-    SshKey, SyncArchive, UnpackSummary, Unpacker,
+    SshKey, SyncArchive, TrustError, UnpackSummary, Unpacker,
 };
 use crate::input::InputError;
 use crate::plan::sync::SyncPlan;
@@ -55,6 +55,11 @@ pub struct FakeHost {
     /// Each file and folder an export wrote, with its mode and the owner it was given
     /// (its bytes are in `files`).
     pub exported: RefCell<std::collections::BTreeMap<PathBuf, Exported>>,
+    /// Folders another account owns or can write (`trusted_folder` refuses them and every
+    /// path below them).
+    pub untrusted: RefCell<std::collections::BTreeMap<PathBuf, super::Untrusted>>,
+    /// Folders no other account can enter (`closed_folders`); the others are open.
+    pub closed: RefCell<BTreeSet<PathBuf>>,
     counter: RefCell<u32>,
 }
 
@@ -129,8 +134,37 @@ impl Host for FakeHost {
         ))
     }
 
-    fn data_dir(&self) -> PathBuf {
-        PathBuf::from("/fake/data/tfimg")
+    fn data_dir(&self) -> std::io::Result<PathBuf> {
+        let folder = PathBuf::from("/fake/data/tfimg");
+        self.trusted_folder(&folder, None, None)?;
+        Ok(folder)
+    }
+
+    fn trusted_folder(
+        &self,
+        path: &Path,
+        _make: Option<u32>,
+        _also: Option<u32>,
+    ) -> Result<(), TrustError> {
+        match self
+            .untrusted
+            .borrow()
+            .iter()
+            .find(|(planted, _)| path.starts_with(planted))
+        {
+            Some((_, untrusted)) => Err(TrustError::Untrusted(untrusted.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn closed_folders(&self, path: &Path) -> std::io::Result<(PathBuf, Vec<PathBuf>)> {
+        let closed = self.closed.borrow();
+        let found = path
+            .ancestors()
+            .filter(|folder| closed.contains(*folder))
+            .map(Path::to_path_buf)
+            .collect();
+        Ok((path.to_path_buf(), found))
     }
 
     fn ssh_key(&self, _explicit: Option<&Path>) -> Result<SshKey, InputError> {
@@ -143,7 +177,12 @@ impl Host for FakeHost {
     fn member_ssh_key(&self, team: &str, member: &str) -> Result<SshKey, InputError> {
         Ok(SshKey {
             public_key: format!("ssh-ed25519 AAAAfake {team}/{member}"),
-            identity: Some(self.data_dir().join("teams").join(team).join(member)),
+            identity: Some(
+                PathBuf::from("/fake/data/tfimg")
+                    .join("teams")
+                    .join(team)
+                    .join(member),
+            ),
         })
     }
 

@@ -79,6 +79,30 @@ pub fn data_dir() -> std::path::PathBuf {
     home_dir().join(".local/share/tfimg")
 }
 
+/// `data_dir`, made private (0700, its parents as the umask says) when missing, and
+/// checked: tfimg keeps keys, locks and records there, so another account must not own
+/// or be able to write it or a folder above it (`trusted`; a few `lstat`s each time).
+pub fn trusted_data_dir() -> std::io::Result<std::path::PathBuf> {
+    let folder = data_dir();
+    if let Some(parent) = folder.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().mode(0o700).create(&folder) {
+        Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => return Err(error),
+        _ => {}
+    }
+    super::trusted::check(&folder, &super::trusted::Trusted::current())?;
+    Ok(folder)
+}
+
+/// `trusted_data_dir`, its error as the user reads it.
+pub fn data_folder() -> Result<std::path::PathBuf, crate::input::InputError> {
+    trusted_data_dir().map_err(|error| {
+        super::trusted::explained(error.into(), "tfimg's data folder", &data_dir())
+    })
+}
+
 pub fn home_dir() -> std::path::PathBuf {
     std::env::var_os("HOME")
         .filter(|value| !value.is_empty())
@@ -155,15 +179,24 @@ pub fn write_export(
         Some(mode) => {
             let (parent, name) =
                 folder_and_name(folder).map_err(failed(ExportStep::MakeFolder, folder))?;
-            let handle = super::confined::Confined::open_or_make(parent)
+            super::confined::Confined::open_or_make(parent)
                 .and_then(|above| above.make_folders(name, mode))
-                .map_err(failed(ExportStep::MakeFolder, folder))?;
-            handle
-                .set_mode(mode)
-                .map_err(failed(ExportStep::MakeFolder, folder))?;
-            handle
+                .map_err(failed(ExportStep::MakeFolder, folder))?
         }
     };
+    // Another account's folder (or one it can write) on the way is refused before a byte
+    // is written: it could read or swap what tfimg writes (`trusted`).
+    let mut trusted = super::trusted::Trusted::current();
+    if let Some((uid, _)) = owner {
+        trusted = trusted.with(uid);
+    }
+    super::trusted::check(folder, &trusted)
+        .map_err(|error| failed(ExportStep::MakeFolder, folder)(error.into()))?;
+    if let Some(mode) = folder_mode {
+        handle
+            .set_mode(mode)
+            .map_err(failed(ExportStep::MakeFolder, folder))?;
+    }
     for file in files {
         handle
             .write(&file.name, &file.bytes, file.mode)
@@ -230,8 +263,9 @@ pub fn make_folder(
 
 /// The lock file `name` in tfimg's data folder, taken without waiting.
 pub fn try_lock(name: &str, shared: bool) -> super::LockAttempt {
-    let folder = data_dir().join("locks");
-    let file = std::fs::create_dir_all(&folder).and_then(|()| {
+    let file = trusted_data_dir().and_then(|data| {
+        let folder = data.join("locks");
+        std::fs::create_dir_all(&folder)?;
         std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -357,21 +391,11 @@ async fn listen_here() {
     }
 }
 
-/// Appends `bytes` to `path` (made, with its folders, when missing) and syncs it.
+/// Appends `bytes` to `path` (made, with its folders, when missing) and syncs it; a link,
+/// FIFO or device at its name is refused, never written through (`confined`).
 pub fn append(path: &std::path::Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
-    use std::io::Write;
-    if let Some(folder) = path.parent() {
-        std::fs::create_dir_all(folder)?;
-    }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    file.write_all(bytes)?;
-    if durable {
-        file.sync_data()?;
-    }
-    Ok(())
+    let (folder, name) = folder_and_name(path)?;
+    super::confined::Confined::open_or_make(folder)?.append(name, bytes, durable)
 }
 
 /// Starts this program again with `args` in a session of its own (a closed terminal

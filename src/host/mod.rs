@@ -14,6 +14,7 @@ pub mod machine;
 pub mod nvidia;
 mod probe;
 mod ssh;
+pub mod trusted;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,6 +30,7 @@ pub use machine::{
 };
 pub use nvidia::NvidiaFacts;
 pub use ssh::SshKey;
+pub use trusted::{TrustError, Untrusted};
 
 /// The user interrupted the command (Ctrl-C, SIGTERM, SIGHUP) and tfimg cleaned up what
 /// it had started; `what` says what was stopped and what is left.
@@ -101,12 +103,35 @@ pub trait Host {
     /// A new self-signed TLS certificate for `names` (host names or IP addresses) and its
     /// private key, both PEM.
     fn self_signed_certificate(&self, names: &[String]) -> std::io::Result<(String, String)>;
-    /// tfimg's data folder (keys, known_hosts, locks).
-    fn data_dir(&self) -> PathBuf;
-    /// tfimg's own known_hosts, where containers' host keys are pinned.
-    fn known_hosts(&self) -> PathBuf {
-        self.data_dir().join("ssh").join("known_hosts")
+    /// tfimg's data folder (keys, known_hosts, locks, where each sweep ran), made private
+    /// (0700) when missing; refused (`trusted::untrusted_in` finds why) when another account
+    /// owns or can write it or a folder above it.
+    fn data_dir(&self) -> std::io::Result<PathBuf>;
+    /// `data_dir`, its error as the user reads it (a refusal is bad input).
+    fn data_folder(&self) -> Result<PathBuf, InputError> {
+        self.data_dir().map_err(|error| {
+            trusted::explained(error.into(), "tfimg's data folder", &machine::data_dir())
+        })
     }
+    /// tfimg's own known_hosts, where containers' host keys are pinned.
+    fn known_hosts(&self) -> Result<PathBuf, InputError> {
+        Ok(self.data_folder()?.join("ssh").join("known_hosts"))
+    }
+    /// Trust boundary **another local account → tfimg** (`trusted`): the folder `path`
+    /// (made first with `make`'s mode when missing, with its parents) and every folder
+    /// above it belong to the user running tfimg, root or sudo's user, and no other
+    /// account can write them.
+    /// `also`: one more account whose folders are trusted there (the one tfimg gives a
+    /// member's folder to).
+    fn trusted_folder(
+        &self,
+        path: &Path,
+        make: Option<u32>,
+        also: Option<u32>,
+    ) -> Result<(), TrustError>;
+    /// Trust boundary **member files → host**: `path` made real, and the folders at and
+    /// above it that no account but a trusted one can enter (`trusted::closed_folders`).
+    fn closed_folders(&self, path: &Path) -> std::io::Result<(PathBuf, Vec<PathBuf>)>;
     /// The key a container admits: `--ssh-key`, the user's own, or one tfimg makes.
     fn ssh_key(&self, explicit: Option<&Path>) -> Result<SshKey, InputError>;
     /// A team member's own key pair (made once).
@@ -282,8 +307,28 @@ impl Host for Machine {
         machine::self_signed_certificate(names)
     }
 
-    fn data_dir(&self) -> PathBuf {
-        machine::data_dir()
+    fn data_dir(&self) -> std::io::Result<PathBuf> {
+        machine::trusted_data_dir()
+    }
+
+    fn trusted_folder(
+        &self,
+        path: &Path,
+        make: Option<u32>,
+        also: Option<u32>,
+    ) -> Result<(), TrustError> {
+        let mut trusted = trusted::Trusted::current();
+        if let Some(uid) = also {
+            trusted = trusted.with(uid);
+        }
+        match make {
+            Some(mode) => trusted::make_and_check(path, mode, &trusted),
+            None => trusted::check(path, &trusted),
+        }
+    }
+
+    fn closed_folders(&self, path: &Path) -> std::io::Result<(PathBuf, Vec<PathBuf>)> {
+        trusted::closed_folders(path, &trusted::Trusted::current())
     }
 
     fn ssh_key(&self, explicit: Option<&Path>) -> Result<SshKey, InputError> {

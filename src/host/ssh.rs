@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::machine::{data_dir, home_dir};
+use super::machine::{data_folder, home_dir};
 use crate::input::InputError;
 
 /// Records `host_key` (`ssh-ed25519 AAAA...`) for `[127.0.0.1]:port` in `known_hosts`,
@@ -35,7 +35,7 @@ pub fn pin_host_key(
 
 /// A key pair of its own for one team member (made once, kept in tfimg's data folder).
 pub fn member_ssh_key(team: &str, member: &str) -> Result<SshKey, InputError> {
-    let folder = data_dir().join("teams").join(team).join(member);
+    let folder = data_folder()?.join("teams").join(team).join(member);
     let private = folder.join("id_ed25519");
     if !private.is_file() {
         std::fs::create_dir_all(&folder).map_err(|error| {
@@ -100,7 +100,7 @@ pub fn ssh_key(explicit: Option<&Path>) -> Result<SshKey, InputError> {
             });
         }
     }
-    let folder = data_dir().join("ssh");
+    let folder = data_folder()?.join("ssh");
     let (private, public) = (folder.join("id_ed25519"), folder.join("id_ed25519.pub"));
     if !public.is_file() {
         make_key_pair(&folder, &private, &public)?;
