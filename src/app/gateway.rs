@@ -352,7 +352,7 @@ fn certificate(
         Tls::Files { cert, key } => Ok((read(cert)?, read(key)?)),
         Tls::SelfSigned => {
             let folder = host
-                .data_dir()
+                .data_folder()?
                 .join("teams")
                 .join(&team.name)
                 .join("gateway");

@@ -300,7 +300,7 @@ pub async fn prepare(
     };
     let gpu_plan = gpus.plan(mode)?;
     let (jupyter_token, ssh) = credentials(host, &request)?;
-    let known_hosts = ssh.as_ref().map(|_| host.known_hosts());
+    let known_hosts = ssh.as_ref().map(|_| host.known_hosts()).transpose()?;
     let files = files::prepare_files(engine, host, &request, &home, &mut notes).await?;
     Ok(Prepared {
         request,
@@ -671,7 +671,7 @@ pub fn plan_without_engine(
     let gpu_plan = gpus.plan(GpuMode::Devices)?;
     let (jupyter_token, ssh) = credentials(host, &request)?;
     let ports = choose_ports(host, &request, false, reserved)?;
-    let known_hosts = ssh.as_ref().map(|_| host.known_hosts());
+    let known_hosts = ssh.as_ref().map(|_| host.known_hosts()).transpose()?;
     let prepared = Prepared {
         request,
         gpus: gpus.clone(),

@@ -179,7 +179,7 @@ pub async fn pin_ssh_host_key(
     id: &str,
     port: u16,
 ) -> anyhow::Result<bool> {
-    pin_printed_key(engine, host, id, port, &host.known_hosts()).await
+    pin_printed_key(engine, host, id, port, &host.known_hosts()?).await
 }
 
 /// Whether the plan's TensorBoard does not answer yet. It starts beside the service,

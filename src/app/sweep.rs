@@ -146,6 +146,7 @@ pub async fn run<E: Engine, H: Host>(
     notify: &dyn Fn(Note),
 ) -> anyhow::Result<Finished> {
     let sweep = &run.sweep;
+    folder::trusted(host, &sweep.output, true)?;
     let _lock = resume::lock(host, sweep)?;
     let replay = resume::open_journal(host, sweep, run.resume_only)?;
     host.write_file(&sweep.output.join(FILE_COPY), &run.file_bytes)

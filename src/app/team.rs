@@ -377,7 +377,8 @@ pub mod stories;
 
 use members::prefixed;
 pub use members::{
-    check_member_folders, check_mounts_are_local, export_plans, member_hash, member_request,
+    check_member_folders, check_mounts_are_local, export_plans, make_mounts_root, member_hash,
+    member_request,
 };
 pub use serving::check_models;
 

@@ -30,17 +30,17 @@ pub struct TunnelRecord {
     pub forwards: Vec<Forward>,
 }
 
-fn folder(host: &impl Host) -> PathBuf {
-    host.data_dir().join("tunnels")
+fn folder(host: &impl Host) -> Result<PathBuf, InputError> {
+    Ok(host.data_folder()?.join("tunnels"))
 }
 
-fn path(host: &impl Host, container_id: &str) -> PathBuf {
-    folder(host).join(format!("{container_id}.json"))
+fn path(host: &impl Host, container_id: &str) -> Result<PathBuf, InputError> {
+    Ok(folder(host)?.join(format!("{container_id}.json")))
 }
 
 pub fn save(host: &impl Host, record: &TunnelRecord) -> anyhow::Result<()> {
     let json = serde_json::to_vec_pretty(record)?;
-    let path = path(host, &record.container_id);
+    let path = path(host, &record.container_id)?;
     host.write_private_file(&path, &json).map_err(|error| {
         anyhow::anyhow!(
             "cannot write the tunnel record `{}`: {error}",
@@ -50,17 +50,22 @@ pub fn save(host: &impl Host, record: &TunnelRecord) -> anyhow::Result<()> {
 }
 
 fn load(host: &impl Host, container_id: &str) -> Option<TunnelRecord> {
-    let bytes = host.read_file(&path(host, container_id)).ok()?;
+    let bytes = host.read_file(&path(host, container_id).ok()?).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
 fn forget(host: &impl Host, container_id: &str) {
-    let _ = host.remove_file(&path(host, container_id));
+    if let Ok(path) = path(host, container_id) {
+        let _ = host.remove_file(&path);
+    }
 }
 
 /// The records of `engine`'s containers.
 fn all(engine: &impl Engine, host: &impl Host) -> Vec<TunnelRecord> {
-    host.files_with_extension(&folder(host), "json")
+    let Ok(folder) = folder(host) else {
+        return Vec::new();
+    };
+    host.files_with_extension(&folder, "json")
         .iter()
         .filter_map(|path| serde_json::from_slice(&host.read_file(path).ok()?).ok())
         .filter(|record: &TunnelRecord| record.endpoint == engine.endpoint())

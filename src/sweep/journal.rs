@@ -18,6 +18,8 @@ use super::{ParamValue, Sweep};
 
 /// The journal's file name in the sweep's folder.
 pub const JOURNAL_FILE: &str = "journal.jsonl";
+/// The most of a journal tfimg reads (a sweep of 100 000 trials writes a few tens of MB).
+pub const JOURNAL_READ_LIMIT: u64 = 512 * 1024 * 1024;
 
 /// One line of the journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -162,12 +162,12 @@ fn members_sit_behind_one_published_port_each_on_a_network_of_their_own() {
         ]
     );
     drop(state);
-    let key = host.data_dir().join("teams/lab/gateway/key.pem");
+    let key = host.data_dir().unwrap().join("teams/lab/gateway/key.pem");
     assert!(
         host.files.borrow().contains_key(&key),
         "the self-signed pair is kept"
     );
-    let cert = host.data_dir().join("teams/lab/gateway/cert.pem");
+    let cert = host.data_dir().unwrap().join("teams/lab/gateway/cert.pem");
     assert_eq!(
         String::from_utf8_lossy(&host.files.borrow()[&cert]),
         "FAKE CERTIFICATE for localhost,127.0.0.1,lab.localhost,*.lab.localhost"
@@ -199,7 +199,7 @@ fn path_routing_is_there_when_asked_for() {
     // Routing by host afterwards: the kept certificate is made again for the new names.
     let again = up_once(&engine, &host, &gateway_team(&["alice"]));
     assert_eq!(again.gateway, Some(GatewayAction::Created));
-    let cert = host.data_dir().join("teams/lab/gateway/cert.pem");
+    let cert = host.data_dir().unwrap().join("teams/lab/gateway/cert.pem");
     assert_eq!(
         String::from_utf8_lossy(&host.files.borrow()[&cert]),
         "FAKE CERTIFICATE for localhost,127.0.0.1,lab.localhost,*.lab.localhost"

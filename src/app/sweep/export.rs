@@ -5,8 +5,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-
 use super::file::load;
 use super::unwatched::look_named;
 use crate::engine::Engine;
@@ -70,10 +68,10 @@ pub fn k8s_export(
     for note in &export.notes {
         ui.note(&format!("note: {note}"));
     }
-    // The folders above it are made.
-    let path = folder.join(format!("{}.yaml", sweep.name));
-    host.write_file(&path, export.manifests.as_bytes())
-        .with_context(|| format!("cannot write `{}`", path.display()))?;
+    // The folders above it are made; one another account owns or can write is refused.
+    let name = PathBuf::from(format!("{}.yaml", sweep.name));
+    let path = folder.join(&name);
+    crate::app::team::export::write(host, folder, &[(name, export.manifests.as_bytes(), 0o666)])?;
     let gpus = match sweep.pool.gpus {
         GpuPool::Cpu => String::new(),
         _ => format!(", {} GPU(s) each", sweep.pool.gpus_per_trial),

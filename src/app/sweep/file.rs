@@ -175,6 +175,8 @@ pub async fn start<E: Engine>(
             "give the path of a sweep YAML file",
         )
     })?;
+    // Its folder holds the journal and the trials' results: one no other account can change.
+    super::folder::trusted(host, &loaded.sweep.output, true)?;
     let engine = connect().await?;
     // Before any probe or build: `mounts:` name folders of this machine.
     super::check_engine(&engine, &loaded.sweep)?;

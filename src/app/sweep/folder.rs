@@ -74,23 +74,44 @@ pub fn shown(current: &Path, path: &Path) -> String {
 /// Where tfimg remembers the folder of each sweep it ran, by name: a sweep run from the
 /// top of a project (`tfimg sweep examples/sweep/sweep.yaml`) writes its results beside
 /// its file, which `runs/<name>` from the current folder would not find.
-fn remembered(host: &impl Host, name: &str) -> PathBuf {
-    host.data_dir().join("sweeps").join(name)
+fn remembered(host: &impl Host, name: &str) -> Result<PathBuf, InputError> {
+    Ok(host.data_folder()?.join("sweeps").join(name))
 }
 
 /// Remembers `dir` as the folder of sweep `name` (best effort: a sweep runs without it).
 pub fn remember(host: &impl Host, name: &str, dir: &Path) {
-    let _ = host.write_file(&remembered(host, name), dir.to_string_lossy().as_bytes());
+    if let Ok(record) = remembered(host, name) {
+        let _ = host.write_file(&record, dir.to_string_lossy().as_bytes());
+    }
+}
+
+/// Trust boundary **another local account → tfimg** (`host::trusted`): a sweep's folder
+/// holds its journal, which names the containers `stop` stops and the folders results are
+/// copied into, so it is used only when no other account owns or can write it or a folder
+/// above it (made first, with `make`, when missing). Refused naming the owner and the mode.
+pub fn trusted(host: &impl Host, dir: &Path, make: bool) -> Result<(), InputError> {
+    host.trusted_folder(dir, make.then_some(0o755), None)
+        .map_err(|error| crate::host::trusted::explained(error, "a sweep's folder", dir))
 }
 
 /// The folder of sweep `target` (relative to `current`, an absolute folder): a folder
 /// holding a sweep (`runs/lr-grid`), else the sweep of that name under `./runs`, else the
-/// folder the last sweep of that name ran in.
+/// folder the last sweep of that name ran in; refused when another account could have
+/// made or changed it (`trusted`).
 pub fn locate(host: &impl Host, current: &Path, target: &str) -> Result<PathBuf, InputError> {
+    let dir = find(host, current, target)?;
+    trusted(host, &dir, false)?;
+    Ok(dir)
+}
+
+fn find(host: &impl Host, current: &Path, target: &str) -> Result<PathBuf, InputError> {
     let given = lexical(&current.join(target));
     let by_name = lexical(&current.join("runs").join(target));
     let last_run = crate::sweep::checks::is_sweep_name(target)
-        .then(|| host.read_at_most(&remembered(host, target), 4096).ok())
+        .then(|| {
+            host.read_at_most(&remembered(host, target).ok()?, 4096)
+                .ok()
+        })
         .flatten()
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .map(PathBuf::from)
@@ -134,12 +155,26 @@ pub fn read(host: &impl Host, dir: &Path) -> anyhow::Result<SweepFolder> {
     })
 }
 
+/// The bytes of the journal in `dir` (`None`: it has none yet), read without following a
+/// link, a FIFO or a device at its name (`confined`) and refused past
+/// `JOURNAL_READ_LIMIT`.
+pub fn journal_bytes(host: &impl Host, dir: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    match host.read_confined(dir, journal::JOURNAL_FILE, journal::JOURNAL_READ_LIMIT) {
+        Ok(read) if read.cut => Err(std::io::Error::other(format!(
+            "it is larger than {} MiB",
+            journal::JOURNAL_READ_LIMIT >> 20
+        ))),
+        Ok(read) => Ok(Some(read.bytes)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
 /// The journal of the sweep in `dir`, replayed (empty when it has none yet).
 pub fn read_journal(host: &impl Host, dir: &Path) -> anyhow::Result<Replay> {
     let path = dir.join(journal::JOURNAL_FILE);
-    let text = match host.read_file(&path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+    let text = match journal_bytes(host, dir) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned(),
         Err(error) => {
             return Err(InputError::new(
                 format!(

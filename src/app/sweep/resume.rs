@@ -11,7 +11,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use super::unwatched::{self, Seen};
+use super::unwatched::{self, Named, Seen};
 use super::{folder, Note, Runner, Watched, Watching};
 use crate::engine::Engine;
 use crate::host::{Host, LockAttempt};
@@ -61,9 +61,9 @@ pub(super) fn open_journal(
     resume_only: bool,
 ) -> anyhow::Result<Replay> {
     let path = sweep.journal_path();
-    let bytes = match host.read_file(&path) {
-        Ok(bytes) => bytes,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+    let bytes = match folder::journal_bytes(host, &sweep.output) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => {
             if resume_only {
                 return Err(InputError::new(
                     format!(
@@ -199,12 +199,16 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 timed_out: false,
             },
         );
-        let facts = self.engine.container(&attempt.container_id).await?;
         let id = &self.trials[trial].id;
-        match Seen::of(facts.as_ref()) {
+        let named =
+            unwatched::named(self.engine, &self.run.sweep.name, id, &attempt.container_id).await?;
+        if let Some(note) = named.stranger_note(id) {
+            (self.notify)(Note::Said(note));
+        }
+        match Seen::of(named.facts()) {
             Seen::Running => {
-                let facts = facts.expect("a running container was found");
-                watching.push(self.watch(trial, facts.id));
+                let facts = named.facts().expect("a running container was found");
+                watching.push(self.watch(trial, facts.id.clone()));
                 return Ok(true);
             }
             Seen::Ended { code, finished_ms } => {
@@ -280,7 +284,9 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         };
         // Its logs are taken from the container while it is there (they were written
         // live only while a tfimg watched).
-        if let Ok(Some(_)) = self.engine.container(&attempt.container_id).await {
+        let id = &self.trials[trial].id;
+        let named = unwatched::named(self.engine, &self.run.sweep.name, id, &attempt.container_id);
+        if let Ok(Named::Trial(_)) = named.await {
             let _ = self
                 .engine
                 .stop(&attempt.container_id, super::STOP_SECONDS)

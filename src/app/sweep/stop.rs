@@ -104,8 +104,9 @@ async fn stop_here(
         let Some(attempt) = history.last().filter(|attempt| attempt.end.is_none()) else {
             continue;
         };
-        let facts = engine.container(&attempt.container_id).await?;
-        open.push((trial.id.clone(), attempt.clone(), Seen::of(facts.as_ref())));
+        let named = unwatched::named(engine, &sweep.name, &trial.id, &attempt.container_id).await?;
+        notes.extend(named.stranger_note(&trial.id));
+        open.push((trial.id.clone(), attempt.clone(), Seen::of(named.facts())));
     }
     let running = open
         .iter()

@@ -322,8 +322,22 @@ fn running_again_keeps_finished_trials_and_learns_what_ended_while_away() {
     let run = sweep_run(&sweep_text(5, "gpus: [0, 1]\nretries: 0\n"), &host);
     // The last run: t001 done; t002 ran on GPU 0 and exited 0 while tfimg was away;
     // t003 ran on GPU 1 and was killed by a daemon restart.
-    let t002 = engine.add_container("lab-t002", "exited", &[("io.tfimg.sweep", "lab".into())]);
-    let t003 = engine.add_container("lab-t003", "exited", &[("io.tfimg.sweep", "lab".into())]);
+    let t002 = engine.add_container(
+        "lab-t002",
+        "exited",
+        &[
+            ("io.tfimg.sweep", "lab".into()),
+            ("io.tfimg.trial", "t002".into()),
+        ],
+    );
+    let t003 = engine.add_container(
+        "lab-t003",
+        "exited",
+        &[
+            ("io.tfimg.sweep", "lab".into()),
+            ("io.tfimg.trial", "t003".into()),
+        ],
+    );
     engine
         .state
         .borrow_mut()

@@ -40,6 +40,56 @@ impl Seen {
     }
 }
 
+/// The container a journal line names, as its own labels tell it.
+#[derive(Debug, Clone)]
+pub enum Named {
+    /// It is that trial of that sweep.
+    Trial(Box<ContainerFacts>),
+    /// It is there, but its labels do not make it that trial: acted on never (a journal
+    /// another account wrote, or one edited by hand, can name any container).
+    Stranger(String),
+    Gone,
+}
+
+impl Named {
+    /// The trial's container, when it is one.
+    pub fn facts(&self) -> Option<&ContainerFacts> {
+        match self {
+            Named::Trial(facts) => Some(facts),
+            _ => None,
+        }
+    }
+
+    /// What is said of a stranger a journal named for `trial`.
+    pub fn stranger_note(&self, trial: &str) -> Option<String> {
+        match self {
+            Named::Stranger(name) => Some(format!(
+                "{trial}: the journal names container `{name}`, whose labels do not make it this trial's; it is left alone and the trial counts as gone"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The container `id` that the journal names for `trial` of `sweep`, inspected: a trial's
+/// only when its labels say it is that sweep's trial (`io.tfimg.sweep`, `io.tfimg.trial`).
+pub async fn named(
+    engine: &impl Engine,
+    sweep: &str,
+    trial: &str,
+    id: &str,
+) -> Result<Named, EngineError> {
+    let Some(facts) = engine.container(id).await? else {
+        return Ok(Named::Gone);
+    };
+    let says = |key: &str, wanted: &str| facts.labels.get(key).map(String::as_str) == Some(wanted);
+    if says(labels::SWEEP, sweep) && says(labels::TRIAL, trial) {
+        Ok(Named::Trial(Box::new(facts)))
+    } else {
+        Ok(Named::Stranger(facts.name))
+    }
+}
+
 /// The starts to add to the journal for containers of the sweep that no journal line
 /// owns but whose labels name one of `trials` and its next attempt (made by a run killed
 /// before it wrote the start), when that trial has nothing running and is not done.
@@ -156,12 +206,12 @@ pub async fn learn(
         if attempt.end.is_some() {
             continue;
         }
-        let facts = engine.container(&attempt.container_id).await?;
+        let named = named(engine, sweep, &trial.id, &attempt.container_id).await?;
         let unwatched = Unwatched {
             trial: trial.id.clone(),
             attempt: attempt.number,
             container: attempt.container.clone(),
-            seen: Seen::of(facts.as_ref()),
+            seen: Seen::of(named.facts()),
             adopted: adopted.contains(&attempt.container_id),
         };
         let recorded = match unwatched.seen {

@@ -276,3 +276,101 @@ fn a_failure_after_a_stopped_attempt_is_its_first_retry() {
         [(2, Outcome::Retry { retry: 1 }), (3, Outcome::Failed)]
     );
 }
+
+/// A journal can name any container (one another account wrote, or one edited by hand):
+/// `stop` and going on act only on a container whose own labels make it that trial. A
+/// Jupyter the journal names for t003 keeps running, and the trial counts as gone.
+#[test]
+fn a_container_the_journal_names_is_stopped_only_when_its_labels_make_it_the_trial() {
+    let host = FakeHost::new();
+    let engine = engine();
+    let run = killed_run(&engine, &host);
+    let jupyter = engine.add_container("alice-jupyter", "running", &[]);
+    let other_sweep = engine.add_container(
+        "other-t002",
+        "running",
+        &[
+            ("io.tfimg.sweep", "other".into()),
+            ("io.tfimg.trial", "t002".into()),
+        ],
+    );
+    let started = |trial: &str, id: &str| Event::TrialStarted {
+        trial: trial.into(),
+        attempt: 2,
+        container: "lab-x".into(),
+        container_id: id.into(),
+        gpus: vec![],
+        image: "sha256:abc".into(),
+        time_ms: 1_800_000_020_000,
+    };
+    let finished = |trial: &str| Event::TrialFinished {
+        trial: trial.into(),
+        attempt: 1,
+        exit_code: None,
+        stopped: true,
+        time_ms: 1_800_000_019_000,
+    };
+    let mut text = String::new();
+    for event in [
+        finished("t002"),
+        started("t002", &other_sweep),
+        finished("t003"),
+        started("t003", &jupyter),
+    ] {
+        text.push_str(&event.line());
+    }
+    host.append_file(&run.sweep.journal_path(), text.as_bytes(), true)
+        .unwrap();
+    let Stopped::Here { notes, .. } = block_on(stop(&engine, &host, Path::new(DIR))).unwrap()
+    else {
+        panic!("no tfimg ran it");
+    };
+    for (trial, name) in [("t002", "other-t002"), ("t003", "alice-jupyter")] {
+        let note = format!("{trial}: the journal names container `{name}`, whose labels do not make it this trial's; it is left alone and the trial counts as gone");
+        assert!(notes.contains(&note), "{notes:?}");
+    }
+    let state = engine.state.borrow();
+    assert_eq!(state.containers[&jupyter].state, "running");
+    assert_eq!(state.containers[&other_sweep].state, "running");
+    assert!(!engine
+        .calls()
+        .iter()
+        .any(|call| call.contains(&jupyter)
+            && (call.starts_with("stop") || call.starts_with("remove"))));
+}
+
+/// A sweep folder another account owns (or can write) is refused by name and by path
+/// before anything is read from it, naming the owner and the mode.
+#[test]
+fn a_sweep_folder_another_account_controls_is_refused_by_name_and_by_path() {
+    let host = FakeHost::new();
+    let engine = engine();
+    killed_run(&engine, &host);
+    host.paths
+        .borrow_mut()
+        .insert(Path::new(DIR).join("journal.jsonl"));
+    host.untrusted.borrow_mut().insert(
+        Path::new("/lab/runs").to_path_buf(),
+        crate::host::Untrusted {
+            path: Path::new("/lab/runs").to_path_buf(),
+            uid: 1001,
+            owner: "mallory".into(),
+            mode: 0o755,
+            finding: crate::host::trusted::Finding::Owner,
+        },
+    );
+    for target in ["lab", "runs/lab", DIR] {
+        let error = folder::locate(&host, Path::new("/lab"), target).unwrap_err();
+        assert_eq!(
+            error.message,
+            "`/lab/runs` belongs to `mallory` (uid 1001, mode 0755), not to you or root: tfimg uses a sweep's folder only where no other account can change it",
+            "{target}"
+        );
+        assert!(
+            error.hint.contains("another account made it"),
+            "{}",
+            error.hint
+        );
+    }
+    assert!(engine.calls().is_empty(), "nothing asked of the engine");
+}

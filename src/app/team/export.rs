@@ -122,6 +122,7 @@ pub fn compose(
 ) -> anyhow::Result<ComposeExport> {
     let ids = chosen.ids;
     let behind_gateway = team.gateway.is_some();
+    check_output_folder(host, folder)?;
     let (mut plans, notes) = export_plans(host, team, specs, &images.specs, ids, behind_gateway)?;
     if let Some(note) = chosen
         .note
@@ -245,6 +246,16 @@ pub fn write_k8s(
     Ok(written)
 }
 
+/// An output folder that is there already is one no other account can change (`host::
+/// trusted`), checked before anything is made: `write` checks it again as it writes.
+fn check_output_folder(host: &impl Host, folder: &Path) -> Result<(), InputError> {
+    if !host.exists(folder) {
+        return Ok(());
+    }
+    host.trusted_folder(folder, None, None)
+        .map_err(|error| crate::host::trusted::explained(error, "an export's folder", folder))
+}
+
 /// Writes export files into `folder`: (name, bytes, mode) each.
 pub fn write(
     host: &impl Host,
@@ -293,6 +304,9 @@ fn failed(failure: ExportError) -> anyhow::Error {
         ExportStep::Write => format!("cannot write `{path}`"),
         ExportStep::GiveAway(uid, gid) => format!("cannot give `{path}` to {uid}:{gid}"),
     };
+    if let Some(untrusted) = crate::host::trusted::untrusted_in(&failure.error) {
+        return untrusted.refused("an export's folder").into();
+    }
     match crate::host::confined::refused(&failure.error) {
         Some(refused) => InputError::new(
             format!("{context}: {refused}"),

@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
@@ -128,31 +129,38 @@ pub fn check_mounts_are_local(team: &Team, remote: Option<&str>) -> Result<(), I
     }
 }
 
-/// Trust boundary **member → member** (and other host users → a member): each member's
-/// folder under `mounts_root` must be a real folder. A link there, planted by whoever can
-/// write the shared root, would bind-mount its target (another member's folder, a system
-/// folder) into the member's container: refused at its path before anything is built or
-/// created. tfimg makes a missing one itself, through a handle of the root
-/// (`host::confined`), so no link can be slipped in as it is made.
+/// The members' folders, checked before anything is built or created, at three
+/// boundaries:
+/// - **member → member** (and other host users → a member): each member's folder under
+///   `mounts_root` must be a real folder. A link there, planted by whoever can write the
+///   shared root, would bind-mount its target (another member's folder, a system folder)
+///   into the member's container: refused at its path. tfimg makes a missing one itself,
+///   through a handle of the root (`host::confined`), so no link can be slipped in as it
+///   is made.
+/// - **another local account → tfimg** (`host::trusted`): `mounts_root` and each member's
+///   folder in it belong to the user running tfimg, root or the account the members run
+///   as, and no other account can write them (nor a folder above them), or another
+///   account could have planted the folder or swap a member's files.
+/// - **member files → host**: members run as one host uid (the admin's), and anything a
+///   member can write it can mark setuid or setgid (no capability is needed for one's own
+///   file, and a bind mount cannot be made `nosuid` through the Engine), so the bits are
+///   made useless instead: every writable folder a member mounts lies below a folder no
+///   other account can enter (`host::trusted::closed_folders`) and no member can change
+///   (it is not inside any member's writable mount). A missing `mounts_root` is made so
+///   (0700, `make_mounts_root`); an open one is refused with the `chmod` that closes it.
 pub fn check_member_folders(host: &impl Host, team: &Team) -> Result<(), InputError> {
-    for member in &team.members {
-        let Some(text) = member
-            .mounts
-            .iter()
-            .find(|text| text.contains(team::WORKDIR_MARK))
-        else {
-            continue;
-        };
-        // Its source is all that matters here: the workdir it lands in is any one.
-        let Ok(mount) = mounts::parse(
-            &text.replace(team::WORKDIR_MARK, "/tf"),
-            &team.folder,
-            "/tf",
-        ) else {
-            continue;
-        };
-        let path = mount.source;
-        if host.is_link(&path) {
+    let members_uid = host.container_ids().ids.0;
+    let writable = writable_mounts(team);
+    let writable_real: Vec<PathBuf> = writable
+        .iter()
+        .map(|(_, mount, _)| {
+            host.closed_folders(&mount.source)
+                .map_or_else(|_| mount.source.clone(), |(real, _)| real)
+        })
+        .collect();
+    for (member, mount, in_root) in &writable {
+        let path = &mount.source;
+        if *in_root && host.is_link(path) {
             return Err(InputError::new(
                 format!(
                     "member `{}`: its folder `{}` under `mounts_root` is a link: it would mount what the link points at",
@@ -165,8 +173,96 @@ pub fn check_member_folders(host: &impl Host, team: &Team) -> Result<(), InputEr
                 ),
             ));
         }
+        // The folder itself when it is there, else the nearest one above it that is.
+        let Some(existing) = path.ancestors().find(|folder| host.exists(folder)) else {
+            continue;
+        };
+        if *in_root {
+            let what = format!("member `{}`'s folder", member.name);
+            host.trusted_folder(existing, None, Some(members_uid))
+                .map_err(|error| crate::host::trusted::explained(error, &what, existing))?;
+        }
+        let root = path.parent().unwrap_or(path);
+        if *in_root && !host.exists(root) {
+            continue; // made closed by `make_mounts_root`
+        }
+        let (_, closed) = host.closed_folders(existing).map_err(|error| {
+            InputError::new(
+                format!(
+                    "member `{}`: cannot read `{}`: {error}",
+                    member.name,
+                    existing.display()
+                ),
+                "check the folder's permissions",
+            )
+        })?;
+        let shut = closed.iter().any(|folder| {
+            folder != path
+                && !writable_real
+                    .iter()
+                    .any(|mounted| folder.starts_with(mounted))
+        });
+        if !shut {
+            // The folder above the mount: the member's container can change the mount itself.
+            let open = match (*in_root, existing == path.as_path()) {
+                (true, _) => root,
+                (false, true) => path.parent().unwrap_or(path),
+                (false, false) => existing,
+            };
+            return Err(InputError::new(
+                format!(
+                    "member `{}`: other accounts on this machine can reach its folder `{}`, where a program the member marks setuid would run as uid {members_uid} for any of them",
+                    member.name,
+                    path.display()
+                ),
+                format!(
+                    "make a folder on its way private: `chmod 700 {}` (the members' containers still reach their folders; only you and root can enter it)",
+                    open.display()
+                ),
+            ));
+        }
     }
     Ok(())
+}
+
+/// Makes a missing `mounts_root` closed to other accounts (0700): members' files below it
+/// are out of their reach (`check_member_folders`).
+pub fn make_mounts_root(host: &impl Host, team: &Team) -> Result<(), InputError> {
+    for (member, mount, in_root) in writable_mounts(team) {
+        let Some(root) = mount.source.parent().filter(|_| in_root) else {
+            continue;
+        };
+        if host.exists(root) {
+            continue;
+        }
+        let what = format!("the team's `mounts_root` (for member `{}`)", member.name);
+        host.trusted_folder(root, Some(0o700), None)
+            .map_err(|error| crate::host::trusted::explained(error, &what, root))?;
+    }
+    Ok(())
+}
+
+/// Each member's writable mounts, their sources resolved; `true` for its folder under
+/// `mounts_root` (at the workdir mark).
+fn writable_mounts(team: &Team) -> Vec<(&TeamMember, MountPlan, bool)> {
+    let mut found = Vec::new();
+    for member in &team.members {
+        for text in &member.mounts {
+            let in_root = text.contains(team::WORKDIR_MARK);
+            // Its source is all that matters here: the workdir it lands in is any one.
+            let Ok(mount) = mounts::parse(
+                &text.replace(team::WORKDIR_MARK, "/tf"),
+                &team.folder,
+                "/tf",
+            ) else {
+                continue;
+            };
+            if !mount.read_only {
+                found.push((member, mount, in_root));
+            }
+        }
+    }
+    found
 }
 
 /// A member's mounts (and the text each came from), with the spec's workdir in place.
@@ -238,6 +334,7 @@ pub fn export_plans(
         plans.push((member.name.clone(), plan));
     }
     // Every member planned first: a bad one leaves no folder behind.
+    make_mounts_root(host, team)?;
     let mut notes = Vec::new();
     for request in &requests {
         notes.extend(launch::make_folders(host, request)?);

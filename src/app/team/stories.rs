@@ -106,6 +106,7 @@ pub async fn bring_up(
     {
         ui.note(&note);
     }
+    super::make_mounts_root(host, team)?;
     let report = super::up(engine, host, team, specs, &images, chosen.ids, rollback).await?;
     for note in &report.notes {
         ui.note(note);

@@ -303,3 +303,104 @@ fn up_starts_a_member_stopped_idle_again() {
         .collect();
     assert_eq!(running.len(), 2, "{running:?}");
 }
+
+/// Members' setuid files are kept out of other accounts' reach: a writable folder a
+/// member mounts must lie below a folder no other account can enter and no member can
+/// change. An open `mounts_root` is refused with the `chmod` that closes it, a closed
+/// one (or one above it, as `/root` is) passes, a missing one is made closed (0700), and
+/// a shared writable mount is refused the same way.
+#[test]
+fn members_folders_lie_below_a_folder_no_other_account_can_enter() {
+    let host = FakeHost::new();
+    let lab = team::parse(
+        "team: lab\ndefaults:\n  spec: cpu-headless\n  mounts_root: ./work\nmembers:\n  - name: ada\n  - name: bob\n    mounts: [./shared:/tf/shared, ./data:/tf/data:ro]\n",
+        "team.yaml",
+        PathBuf::from("/project"),
+    )
+    .unwrap();
+    // Nothing there yet: `mounts_root` is made closed; `./shared` (made open by the
+    // launch) lies in `/project`, which others can enter.
+    host.paths.borrow_mut().insert(PathBuf::from("/project"));
+    let error = check_member_folders(&host, &lab).unwrap_err();
+    assert_eq!(
+        error.message,
+        "member `bob`: other accounts on this machine can reach its folder `/project/shared`, where a program the member marks setuid would run as uid 4321 for any of them"
+    );
+    assert_eq!(
+        error.hint,
+        "make a folder on its way private: `chmod 700 /project` (the members' containers still reach their folders; only you and root can enter it)"
+    );
+    host.closed.borrow_mut().insert(PathBuf::from("/project"));
+    check_member_folders(&host, &lab).unwrap();
+    make_mounts_root(&host, &lab).unwrap();
+    // An existing, open `mounts_root` below the closed `/project` is closed by it...
+    host.paths
+        .borrow_mut()
+        .insert(PathBuf::from("/project/work"));
+    check_member_folders(&host, &lab).unwrap();
+    // ...unless a member mounts `/project` itself, writable: it could open it up.
+    let wide = team::parse(
+        "team: lab\ndefaults:\n  spec: cpu-headless\n  mounts_root: ./work\nmembers:\n  - name: ada\n  - name: bob\n    mounts: [/project:/tf/all]\n",
+        "team.yaml",
+        PathBuf::from("/project"),
+    )
+    .unwrap();
+    let error = check_member_folders(&host, &wide).unwrap_err();
+    assert_eq!(
+        error.message,
+        "member `ada`: other accounts on this machine can reach its folder `/project/work/ada`, where a program the member marks setuid would run as uid 4321 for any of them"
+    );
+    assert!(
+        error.hint.contains("`chmod 700 /project/work`"),
+        "{}",
+        error.hint
+    );
+    // With `/project` open, an open `mounts_root` is refused naming itself.
+    host.closed.borrow_mut().clear();
+    host.closed
+        .borrow_mut()
+        .insert(PathBuf::from("/project/shared"));
+    let error = check_member_folders(&host, &lab).unwrap_err();
+    assert!(
+        error.message.starts_with("member `ada`: other accounts"),
+        "{}",
+        error.message
+    );
+    assert!(
+        error.hint.contains("`chmod 700 /project/work`"),
+        "{}",
+        error.hint
+    );
+}
+
+/// A member folder another account planted (or owns) in `mounts_root` is refused naming
+/// the owner before anything is created.
+#[test]
+fn a_member_folder_another_account_owns_is_refused() {
+    let host = FakeHost::new();
+    let lab = team::parse(
+        "team: lab\ndefaults:\n  spec: cpu-headless\n  mounts_root: ./work\nmembers:\n  - name: ada\n",
+        "team.yaml",
+        PathBuf::from("/project"),
+    )
+    .unwrap();
+    host.paths
+        .borrow_mut()
+        .insert(PathBuf::from("/project/work/ada"));
+    host.closed.borrow_mut().insert(PathBuf::from("/project"));
+    host.untrusted.borrow_mut().insert(
+        PathBuf::from("/project/work/ada"),
+        crate::host::Untrusted {
+            path: PathBuf::from("/project/work/ada"),
+            uid: 1001,
+            owner: "mallory".into(),
+            mode: 0o755,
+            finding: crate::host::trusted::Finding::Owner,
+        },
+    );
+    let error = check_member_folders(&host, &lab).unwrap_err();
+    assert_eq!(
+        error.message,
+        "`/project/work/ada` belongs to `mallory` (uid 1001, mode 0755), not to you or root: tfimg uses member `ada`'s folder only where no other account can change it"
+    );
+}
