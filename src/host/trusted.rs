@@ -344,95 +344,29 @@ fn found(path: &Path, metadata: &std::fs::Metadata, finding: Finding) -> Untrust
 
 /// Whether `gid` is `uid`'s own group: its primary group, with no member but it.
 fn private_group(gid: u32, uid: u32) -> bool {
-    let Some(user) = passwd_entry(uid) else {
+    let Some(user) = user_entry(uid) else {
         return false;
     };
-    if user.gid != gid {
-        return false;
-    }
-    group_entry(gid).is_some_and(|group| group.members.iter().all(|member| *member == user.name))
+    user.gid.as_raw() == gid
+        && group_entry(gid).is_some_and(|group| group.mem.iter().all(|member| *member == user.name))
 }
 
 /// The name of account `uid`, from the system's user database.
 pub fn user_name(uid: u32) -> Option<String> {
-    passwd_entry(uid).map(|user| user.name)
+    user_entry(uid).map(|user| user.name)
 }
 
 fn group_name(gid: u32) -> Option<String> {
     group_entry(gid).map(|group| group.name)
 }
 
-struct UserEntry {
-    name: String,
-    gid: u32,
+/// The system's user database (through NSS: LDAP accounts too).
+fn user_entry(uid: u32) -> Option<nix::unistd::User> {
+    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)).ok()?
 }
 
-struct GroupEntry {
-    name: String,
-    members: Vec<String>,
-}
-
-/// `getpwuid_r`, through NSS (LDAP accounts included), its buffer grown on `ERANGE`.
-fn passwd_entry(uid: u32) -> Option<UserEntry> {
-    let mut size = 1024;
-    loop {
-        let mut buffer = vec![0 as libc::c_char; size];
-        // SAFETY: zeroed `passwd` is a valid out-value; the buffer outlives the call and
-        // its length is passed; `found` is set to null or to `entry`.
-        let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-        let mut found: *mut libc::passwd = std::ptr::null_mut();
-        let code =
-            unsafe { libc::getpwuid_r(uid, &mut entry, buffer.as_mut_ptr(), size, &mut found) };
-        if code == libc::ERANGE && size < 1 << 20 {
-            size *= 4;
-            continue;
-        }
-        if code != 0 || found.is_null() {
-            return None;
-        }
-        // SAFETY: on success `pw_name` points at a NUL-terminated string in `buffer`.
-        let name = unsafe { std::ffi::CStr::from_ptr(entry.pw_name) };
-        return Some(UserEntry {
-            name: name.to_string_lossy().into_owned(),
-            gid: entry.pw_gid,
-        });
-    }
-}
-
-/// `getgrgid_r`, as `passwd_entry`.
-fn group_entry(gid: u32) -> Option<GroupEntry> {
-    let mut size = 1024;
-    loop {
-        let mut buffer = vec![0 as libc::c_char; size];
-        // SAFETY: as in `passwd_entry`.
-        let mut entry: libc::group = unsafe { std::mem::zeroed() };
-        let mut found: *mut libc::group = std::ptr::null_mut();
-        let code =
-            unsafe { libc::getgrgid_r(gid, &mut entry, buffer.as_mut_ptr(), size, &mut found) };
-        if code == libc::ERANGE && size < 1 << 20 {
-            size *= 4;
-            continue;
-        }
-        if code != 0 || found.is_null() {
-            return None;
-        }
-        // SAFETY: on success the name and the NULL-terminated member list point into
-        // `buffer`, each a NUL-terminated string.
-        let name = unsafe { std::ffi::CStr::from_ptr(entry.gr_name) }
-            .to_string_lossy()
-            .into_owned();
-        let mut members = Vec::new();
-        let mut member = entry.gr_mem;
-        while !member.is_null() && unsafe { !(*member).is_null() } {
-            members.push(
-                unsafe { std::ffi::CStr::from_ptr(*member) }
-                    .to_string_lossy()
-                    .into_owned(),
-            );
-            member = unsafe { member.add(1) };
-        }
-        return Some(GroupEntry { name, members });
-    }
+fn group_entry(gid: u32) -> Option<nix::unistd::Group> {
+    nix::unistd::Group::from_gid(nix::unistd::Gid::from_raw(gid)).ok()?
 }
 
 #[cfg(test)]
