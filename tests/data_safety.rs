@@ -274,6 +274,10 @@ async fn no_removal_path_deletes_or_re_owns_anything_on_the_host_side_of_a_mount
     )
     .unwrap();
     let before = tree(&data);
+    // A member's writable folder must be out of other accounts' reach (a setuid file she
+    // leaves there would run as the members' uid): the project folder is made private,
+    // as `up`'s hint asks.
+    std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     let up = tfimg(&["up", "team.yaml", "--ca-cert", common::HOST_CA]);
     assert_eq!(up.code, 0, "{}", up.tail());
     let down = tfimg(&["down", "team.yaml"]);

@@ -232,7 +232,7 @@ fn half_ready_team(team: &str) -> String {
     format!(
         "team: {team}\nmembers:\n\
          \x20 - name: quick\n    spec: cpu-headless\n    command: [\"sleep\", \"300\"]\n\
-         \x20 - name: stuck\n    spec: cpu-jupyter\n    mounts: [\"./hang:/opt/hang\"]\n    env: {{PYTHONPATH: /opt/hang}}\n"
+         \x20 - name: stuck\n    spec: cpu-jupyter\n    mounts: [\"./hang:/opt/hang:ro\"]\n    env: {{PYTHONPATH: /opt/hang}}\n"
     )
 }
 

@@ -268,6 +268,9 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
         ports[1]
     );
     let folder = scratch(&[("team.yaml", &file), ("data$x/marker", "mounted\n")]);
+    // `echo`'s writable `./data$x` must be out of other accounts' reach (a member's setuid
+    // file there would run as the members' uid): the project folder is private.
+    std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     let output = folder.path().join("out/team.compose.yaml");
     let guard = ComposeGuard {
         file: output.clone(),

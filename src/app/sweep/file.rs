@@ -175,8 +175,12 @@ pub async fn start<E: Engine>(
             "give the path of a sweep YAML file",
         )
     })?;
-    // Its folder holds the journal and the trials' results: one no other account can change.
-    super::folder::trusted(host, &loaded.sweep.output, true)?;
+    // Its folder holds the journal and the trials' results: one no other account can
+    // change. Checked here when it is there (nothing is made before the sweep file's
+    // checks); the run makes a missing one and checks it then.
+    if host.exists(&loaded.sweep.output) {
+        super::folder::trusted(host, &loaded.sweep.output, false)?;
+    }
     let engine = connect().await?;
     // Before any probe or build: `mounts:` name folders of this machine.
     super::check_engine(&engine, &loaded.sweep)?;
