@@ -2,6 +2,7 @@
 //! folder and capture what a user would see.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod cli;
 pub mod compose;
 pub mod daemon;
