@@ -1202,6 +1202,18 @@ fn k8s_exports_the_gateway_as_an_ingress() {
             .find(|entry| entry["name"] == "TFIMG_JUPYTER_BASE_URL")
             .unwrap_or_else(|| panic!("{env:?}"));
         assert_eq!(base["value"], alice_path);
+        // On a host of its own, Jupyter's cookies are `__Host-` ones (the Ingress has no
+        // gateway of tfimg's to drop another member's).
+        let host_cookies = env
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|entry| entry["name"] == "TFIMG_JUPYTER_HOST_COOKIES");
+        assert_eq!(
+            host_cookies.map(|entry| &entry["value"]),
+            (route == "host").then_some(&serde_yaml::Value::from("1")),
+            "{env:?}"
+        );
     }
 }
 
