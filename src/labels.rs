@@ -99,6 +99,16 @@ pub const GID_VARIABLE: &str = "TFIMG_GID";
 pub const JUPYTER_TOKEN_VARIABLE: &str = "TFIMG_JUPYTER_TOKEN";
 /// Jupyter's `base_url` behind a team's gateway (`/alice/`); `/` when unset.
 pub const JUPYTER_BASE_URL_VARIABLE: &str = "TFIMG_JUPYTER_BASE_URL";
+/// Set to `1` in a member behind a team's gateway that routes by host: Jupyter names its
+/// login and XSRF cookies `JUPYTER_LOGIN_COOKIE` and `JUPYTER_XSRF_COOKIE` (`__Host-`
+/// cookies, which no page of a sibling host can set).
+pub const JUPYTER_HOST_COOKIES_VARIABLE: &str = "TFIMG_JUPYTER_HOST_COOKIES";
+/// Jupyter's login cookie behind a gateway routing by host: the image's Jupyter sets and
+/// reads it, the gateway passes it (and `JUPYTER_XSRF_COOKIE`) to the member and no other.
+pub const JUPYTER_LOGIN_COOKIE: &str = "__Host-jupyter-login";
+/// Jupyter's XSRF cookie there. Its name still ends in `_xsrf`, where JupyterLab's client
+/// looks for the token (`\b_xsrf=` in `document.cookie`).
+pub const JUPYTER_XSRF_COOKIE: &str = "__Host-_xsrf";
 /// Seconds a Jupyter kernel may run nothing before Jupyter shuts it down (`--idle-kernels`,
 /// a team's `idle: {kernels: ...}`); unset: never.
 pub const IDLE_KERNELS_VARIABLE: &str = "TFIMG_IDLE_KERNELS";

@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::browser::Browser;
 use common::cli::free_port;
 use common::compose::ComposeGuard;
 use common::{docker, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
@@ -807,6 +808,337 @@ async fn members_are_kept_apart_by_origin_network_and_gateway() {
     );
 }
 
+/// JupyterLab has started in the tab: its launcher lists what it can open (its API
+/// answered with the browser's login).
+const LAB_READY: &str = "document.querySelector('.jp-LauncherCard') !== null";
+
+/// Cookie tossing (issue 44), on the real Engine in headless Chromium driven over the
+/// DevTools protocol. Alice and Bob are behind the gateway's defaults, each on a host of
+/// their own under `<team>.localhost`. Bob logs in with his link; then he opens Alice's
+/// Lab, where her page's script (hers to write) sets cookies for the whole team's domain
+/// under the names Bob's Jupyter reads (`_xsrf` and the login cookie, as named before and
+/// after issue 44), on several paths, with Alice's own XSRF token and login cookie as
+/// values. Back in his Lab, Bob must find what he had: still logged in without his link,
+/// the same identity once he opens it again, a notebook made, run in its kernel (a
+/// WebSocket) and saved through Lab's own buttons, a terminal (another WebSocket), his
+/// TensorBoard; and none of Alice's values may reach his container (what reaches it is
+/// read on his TensorBoard's port). Logging out still logs him out. Every promise is
+/// collected and asserted at the end (main, 465f969, broke three: Bob was logged out, came
+/// back as another identity, and his container got Alice's cookies).
+#[tokio::test]
+async fn a_members_page_sets_no_cookie_another_members_servers_read() {
+    let Some(_engine) = common::engine().await else { return };
+    if !common::chromium_available() {
+        return;
+    }
+    let (team, spec) = unique_team("gt");
+    let _network = NetworkGuard(team.clone());
+    let mut guard = DockerGuard::images(&[&format!("tfimg/{spec}")]);
+    guard.container_label = Some(format!("io.tfimg.team={team}"));
+    let port = free_port();
+    let folder = scratch(&[
+        (
+            &format!("images/{spec}.yaml") as &str,
+            &format!("name: {spec}\nextends: cpu-jupyter\n") as &str,
+        ),
+        (
+            "team.yaml",
+            &team_file(&team, &spec, port, &["alice", "bob"]),
+        ),
+    ]);
+    let data = folder.path().join(".tfimg-data");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+    let up = tfimg_with_env(
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", HOST_CA],
+        &env,
+    );
+    assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
+    let bob = format!("{team}-bob");
+    let (alice_token, bob_token) = (token_of(&up.stdout, "alice"), token_of(&up.stdout, "bob"));
+    let (alice_base, bob_base) = (base_of(&up.stdout, "alice"), base_of(&up.stdout, "bob"));
+    let cert = data.join(format!("tfimg/teams/{team}/gateway/cert.pem"));
+    let mut broken: Vec<String> = Vec::new();
+    let mut expect = |kept: bool, promise: String| {
+        if !kept {
+            broken.push(promise);
+        }
+    };
+    common::wait_for(
+        "bob's TensorBoard through the gateway",
+        std::time::Duration::from_secs(180),
+        || status_of(&format!("{bob_base}tensorboard/?token={bob_token}"), &cert) == "200",
+    );
+    // Alice's login cookie, as her own server gives it to her (its value is hers to use).
+    let alice_login = login_cookie_of(&format!("{alice_base}lab?token={alice_token}"), &cert);
+
+    let mut browser = Browser::launch(&[format!(
+        "--ignore-certificate-errors-spki-list={}",
+        spki_of(&cert)
+    )]);
+    let tab = browser.tab();
+    let lab_limit = std::time::Duration::from_secs(120);
+    let me = "fetch('/api/me').then(async (answer) => answer.status === 200 ? (await answer.json()).identity.username : 'status ' + answer.status)";
+
+    // Bob logs in with his link.
+    browser.open(&tab, &format!("{bob_base}lab?token={bob_token}"));
+    browser.wait_until(&tab, LAB_READY, lab_limit);
+    let identity = browser.evaluate(&tab, me);
+    assert!(
+        identity
+            .as_str()
+            .is_some_and(|name| !name.starts_with("status")),
+        "bob is logged in: {identity}"
+    );
+
+    // He opens Alice's Lab; her page sets cookies for the team's domain.
+    browser.open(&tab, &format!("{alice_base}lab?token={alice_token}"));
+    browser.wait_until(&tab, LAB_READY, lab_limit);
+    let bob_host = bob_base
+        .trim_start_matches("https://")
+        .trim_end_matches('/');
+    let names = [
+        "_xsrf".to_string(),
+        "__Host-_xsrf".to_string(),
+        format!("username-{}", bob_host.replace(['.', ':'], "-")),
+        "__Host-jupyter-login".to_string(),
+    ];
+    let toss = format!(
+        "(() => {{
+            const domain = location.hostname.slice(location.hostname.indexOf('.') + 1);
+            const xsrf = (document.cookie.match('\\\\b_xsrf=([^;]*)\\\\b') || [])[1];
+            for (const name of {names}) {{
+                const value = name.endsWith('_xsrf') ? xsrf : {login};
+                for (const path of ['/', '/lab', '/api', '/tensorboard']) {{
+                    document.cookie = `${{name}}=${{value}}; Domain=${{domain}}; Path=${{path}}; Secure; Max-Age=3600`;
+                }}
+            }}
+            return {{xsrf, cookie: document.cookie}};
+        }})()",
+        names = serde_json::to_string(&names).unwrap(),
+        login = serde_json::to_string(&alice_login).unwrap(),
+    );
+    let tossed = browser.evaluate(&tab, &toss);
+    eprintln!("alice's page set: {tossed}");
+    let alice_xsrf = tossed["xsrf"]
+        .as_str()
+        .expect("alice's XSRF token")
+        .to_string();
+    assert!(
+        tossed["cookie"]
+            .as_str()
+            .is_some_and(|cookie| cookie.contains(&format!("_xsrf={alice_xsrf}; "))),
+        "the browser took alice's cookies for the team's domain: {tossed}"
+    );
+
+    // Bob goes back to his Lab, as it was open in his tab (no token) ...
+    browser.open(&tab, &format!("{bob_base}lab"));
+    let reopened = browser.wait_until(
+        &tab,
+        &format!("{LAB_READY} ? 'his Lab' : location.pathname.startsWith('/login') ? 'the login page' : null"),
+        lab_limit,
+    );
+    expect(
+        reopened == "his Lab",
+        format!("bob's Lab, reopened after alice's page, is still his: {reopened}"),
+    );
+    // ... then with his link.
+    browser.open(&tab, &format!("{bob_base}lab?token={bob_token}"));
+    browser.wait_until(&tab, LAB_READY, lab_limit);
+    let again = browser.evaluate(&tab, me);
+    expect(
+        again == identity,
+        format!("bob is still {identity} after alice's page: {again}"),
+    );
+
+    // A new notebook from the launcher, a cell run in its kernel, saved with Lab's button.
+    browser.click(&tab, ".jp-LauncherCard[data-category='Notebook']");
+    browser.wait_until(
+        &tab,
+        "document.querySelector('.jp-Notebook .jp-Cell .cm-content') !== null && document.querySelector(\".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']\") !== null",
+        lab_limit,
+    );
+    // Its kernel is up once the tab's WebSocket to it is connected (Jupyter counts it).
+    let connected = browser.poll(
+        &tab,
+        "fetch('/api/sessions').then((answer) => answer.json()).then((sessions) => sessions.some((session) => session.kernel.connections > 0 && session.kernel.execution_state === 'idle'))",
+        lab_limit,
+    );
+    expect(
+        connected.is_ok(),
+        format!("bob's notebook connects to its kernel: {connected:?}"),
+    );
+    browser.click(&tab, ".jp-Notebook .jp-Cell .cm-content");
+    browser.type_text(&tab, "print(6*7)");
+    browser.click(
+        &tab,
+        ".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']",
+    );
+    let output = browser.poll(
+        &tab,
+        "[...document.querySelectorAll('.jp-OutputArea-output')].map((output) => output.textContent).join('')",
+        lab_limit,
+    );
+    let kernel = browser.evaluate(
+        &tab,
+        "document.querySelector('.jp-Notebook-ExecutionIndicator')?.getAttribute('data-status')",
+    );
+    expect(
+        output
+            .as_ref()
+            .is_ok_and(|text| text.as_str().is_some_and(|text| text.trim() == "42")),
+        format!("bob's kernel runs his cell: {output:?} (kernel {kernel})"),
+    );
+    let notebook = browser.evaluate(
+        &tab,
+        "document.querySelector('.jp-mod-current .lm-TabBar-tabLabel').textContent",
+    );
+    let notebook = notebook.as_str().unwrap().to_string();
+    browser.click(
+        &tab,
+        ".jp-NotebookPanel-toolbar [data-command='docmanager:save']",
+    );
+    // Lab asks once whether to rename an untitled notebook; saving as it is answers it.
+    let asked = browser.poll(
+        &tab,
+        "document.querySelector('.jp-Dialog .jp-mod-accept') ? 'asked' : document.querySelector('.jp-mod-current.jp-mod-dirty') ? null : 'saved'",
+        lab_limit,
+    );
+    if asked.is_ok_and(|answer| answer == "asked") {
+        browser.click(&tab, ".jp-Dialog .jp-mod-accept");
+    }
+    let saved = format!("{bob_base}api/contents/{notebook}?token={bob_token}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let content = loop {
+        let (_, content) = get(&saved, &cert);
+        if content.contains("print(6*7)") || std::time::Instant::now() > deadline {
+            break content;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    expect(
+        content.contains("print(6*7)") && content.contains("42\\n"),
+        format!("bob's notebook is saved with its cell and output: {content}"),
+    );
+
+    // A terminal, as Lab opens one: made through the API, then its WebSocket.
+    let terminal = browser.evaluate(
+        &tab,
+        "(async () => {
+            const config = JSON.parse(document.getElementById('jupyter-config-data').textContent);
+            const xsrf = (document.cookie.match('\\\\b_xsrf=([^;]*)\\\\b') || [])[1];
+            const headers = {'Content-Type': 'application/json'};
+            if (config.token) headers.Authorization = 'token ' + config.token;
+            if (xsrf) headers['X-XSRFToken'] = xsrf;
+            const made = await fetch('/api/terminals', {method: 'POST', headers, body: '{}'});
+            if (made.status !== 200) return 'POST /api/terminals: ' + made.status;
+            const name = (await made.json()).name;
+            return await new Promise((resolve) => {
+                const socket = new WebSocket(`wss://${location.host}/terminals/websocket/${name}`);
+                let seen = '';
+                const timer = setTimeout(() => resolve('no answer: ' + seen), 60000);
+                socket.onopen = () => socket.send(JSON.stringify(['stdin', 'echo $((6*7))x\\r']));
+                socket.onmessage = (event) => {
+                    const [kind, text] = JSON.parse(event.data);
+                    if (kind === 'stdout') seen += text;
+                    if (seen.includes('42x')) { clearTimeout(timer); socket.close(); resolve('42'); }
+                };
+                socket.onclose = (event) => { clearTimeout(timer); resolve('closed ' + event.code + ': ' + seen); };
+            });
+        })()",
+    );
+    expect(
+        terminal == "42",
+        format!("bob's terminal runs his command: {terminal}"),
+    );
+
+    // His TensorBoard, through the gateway's check of his login.
+    browser.open(&tab, &format!("{bob_base}tensorboard/"));
+    let title = browser.poll(&tab, "document.title", lab_limit);
+    expect(
+        title.as_ref().is_ok_and(|title| title == "TensorBoard"),
+        format!("bob's TensorBoard opens in his browser: {title:?}"),
+    );
+
+    // What reaches Bob's container: his TensorBoard's port answers with the cookies it got.
+    docker(&[
+        "cp",
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/gateway/take_port.py")
+            .to_str()
+            .unwrap(),
+        &format!("{bob}:/tmp/take_port.py"),
+    ]);
+    let ids = docker(&["exec", &bob, "sh", "-c", "echo \"$TFIMG_UID:$TFIMG_GID\""]);
+    docker(&[
+        "exec",
+        "-d",
+        "-u",
+        ids.trim(),
+        &bob,
+        "python3",
+        "/tmp/take_port.py",
+        "6006",
+        "--cookies",
+    ]);
+    let echo = format!("{bob_base}tensorboard/cookies");
+    common::wait_for(
+        "bob's cookie echo through the gateway",
+        std::time::Duration::from_secs(60),
+        || {
+            get(&format!("{echo}?token={bob_token}"), &cert)
+                .1
+                .contains("\"cookie\"")
+        },
+    );
+    browser.open(&tab, &echo);
+    let reached = browser.evaluate(&tab, "document.body.innerText");
+    let reached = reached.as_str().unwrap_or_default();
+    eprintln!("what reached bob's container: {reached}");
+    expect(
+        reached.contains("\"cookie\"")
+            && !reached.contains(&alice_xsrf)
+            && !reached.contains(&alice_login),
+        format!("none of alice's cookies reaches bob's container: {reached}"),
+    );
+
+    // Logging out (Lab's File > Log Out) ends his login.
+    browser.open(&tab, &format!("{bob_base}logout"));
+    let after = browser.evaluate(&tab, me);
+    expect(
+        after == "status 403",
+        format!("bob is logged out after logging out: {after}"),
+    );
+
+    let down = tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
+    assert_eq!(down.code, 0, "{}", down.tail());
+    assert!(
+        broken.is_empty(),
+        "broken promises:\n- {}",
+        broken.join("\n- ")
+    );
+}
+
+/// The login cookie a member's Jupyter sets when its link is opened: its value.
+fn login_cookie_of(url: &str, cert: &std::path::Path) -> String {
+    let output = std::process::Command::new("curl")
+        .args(["-sS", "-o", "/dev/null", "-m", "30", "-D", "-"])
+        .arg("--cacert")
+        .arg(cert)
+        .arg(url)
+        .output()
+        .unwrap();
+    let headers = String::from_utf8_lossy(&output.stdout).into_owned();
+    headers
+        .lines()
+        .filter_map(|line| line.strip_prefix("Set-Cookie: "))
+        .map(|cookie| cookie.split(';').next().unwrap())
+        .find(|pair| !pair.contains("_xsrf="))
+        .and_then(|pair| pair.split_once('='))
+        .map(|(_, value)| value.to_string())
+        .unwrap_or_else(|| panic!("no login cookie from {url}:\n{headers}"))
+}
+
 /// `k8s` of a team with a gateway: the members' Services behind an Ingress (paths, then
 /// host names) with a TLS Secret, each Jupyter under its base URL; kubernetes-validate
 /// accepts every document.
@@ -870,6 +1202,18 @@ fn k8s_exports_the_gateway_as_an_ingress() {
             .find(|entry| entry["name"] == "TFIMG_JUPYTER_BASE_URL")
             .unwrap_or_else(|| panic!("{env:?}"));
         assert_eq!(base["value"], alice_path);
+        // On a host of its own, Jupyter's cookies are `__Host-` ones (the Ingress has no
+        // gateway of tfimg's to drop another member's).
+        let host_cookies = env
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|entry| entry["name"] == "TFIMG_JUPYTER_HOST_COOKIES");
+        assert_eq!(
+            host_cookies.map(|entry| &entry["value"]),
+            (route == "host").then_some(&serde_yaml::Value::from("1")),
+            "{env:?}"
+        );
     }
 }
 

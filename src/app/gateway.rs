@@ -31,7 +31,7 @@ use crate::plan::ports::PortRequest;
 use crate::plan::{Resources, RestartPolicy};
 use crate::spec::{ResolvedSpec, Service};
 use crate::team::gateway::nginx::{self, Backend, GATEWAY_UID};
-use crate::team::gateway::{Gateway, Tls, LISTEN_PORT, ROUTED_SERVICES};
+use crate::team::gateway::{Gateway, Route, Tls, LISTEN_PORT, ROUTED_SERVICES};
 use crate::team::{Team, TeamMember};
 
 /// Beside a kept self-signed certificate: the names it was made for, one a line.
@@ -60,6 +60,7 @@ pub fn place_member(team: &Team, member: &TeamMember, request: &mut LaunchReques
             jupyter_port: request.target.ports.get("jupyter").copied().unwrap_or(8888),
             jupyter_url: gateway.url(&member.name, "jupyter"),
             tensorboard_url: tensorboard.then(|| gateway.url(&member.name, "tensorboard")),
+            host_cookies: gateway.route == Route::Host,
         }
     });
     request

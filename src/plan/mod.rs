@@ -197,6 +197,12 @@ fn environment(input: &LaunchInput) -> Vec<String> {
             labels::JUPYTER_BASE_URL_VARIABLE.to_string(),
             route.base_url.clone(),
         );
+        if route.host_cookies {
+            env.insert(
+                labels::JUPYTER_HOST_COOKIES_VARIABLE.to_string(),
+                "1".to_string(),
+            );
+        }
     }
     if let Some(key) = &input.ssh_public_key {
         env.insert(labels::SSH_KEYS_VARIABLE.to_string(), key.clone());

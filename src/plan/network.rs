@@ -33,6 +33,9 @@ pub struct GatewayRoute {
     pub jupyter_url: String,
     /// Its TensorBoard through the gateway, where the image runs one.
     pub tensorboard_url: Option<String>,
+    /// The member has a host of its own (routing by host), whose siblings could toss it
+    /// cookies: Jupyter keeps its own as `__Host-` cookies.
+    pub host_cookies: bool,
 }
 
 /// The gateway's own network of team `team` (no member is on it).

@@ -195,6 +195,8 @@ fn fill(template: &str, spec: &ResolvedSpec) -> String {
         .replace("@TFIMG_DIR@", TFIMG_DIR)
         .replace("@IDLE_STOPPED@", crate::labels::IDLE_STOPPED)
         .replace("@IDLE_LAST_USED@", crate::labels::IDLE_LAST_USED)
+        .replace("@LOGIN_COOKIE@", crate::labels::JUPYTER_LOGIN_COOKIE)
+        .replace("@XSRF_COOKIE@", crate::labels::JUPYTER_XSRF_COOKIE)
         .replace("@TENSORBOARD_PORT@", &port(TENSORBOARD_PORT))
         .replace(
             "@TENSORBOARD_LOGDIR@",

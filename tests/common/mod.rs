@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod account;
+pub mod browser;
 pub mod cli;
 pub mod compose;
 pub mod daemon;

@@ -14,7 +14,7 @@ use crate::plan::LaunchPlan;
 use crate::spec::ResolvedSpec;
 use crate::team::gateway::ingress::IngressPlan;
 use crate::team::gateway::nginx::{self, GATEWAY_UID};
-use crate::team::gateway::LISTEN_PORT;
+use crate::team::gateway::{Route, LISTEN_PORT};
 use crate::team::Team;
 
 /// The gateway on Kubernetes: each Jupyter member serves under its base URL, and the
@@ -36,6 +36,10 @@ pub fn k8s_export(
                 labels::JUPYTER_BASE_URL_VARIABLE,
                 gateway.base_url(member)
             ));
+            if gateway.route == Route::Host {
+                plan.env
+                    .push(format!("{}=1", labels::JUPYTER_HOST_COOKIES_VARIABLE));
+            }
             plan.env.sort();
         }
     }

@@ -93,6 +93,10 @@ fn members_sit_behind_one_published_port_each_on_a_network_of_their_own() {
     assert!(alice
         .env
         .contains(&format!("{}=/", labels::JUPYTER_BASE_URL_VARIABLE)));
+    // On a host of its own, Jupyter keeps `__Host-` cookies no sibling host can toss it.
+    assert!(alice
+        .env
+        .contains(&format!("{}=1", labels::JUPYTER_HOST_COOKIES_VARIABLE)));
     assert_eq!(alice.endpoints[0].0, "jupyter");
     assert!(alice.endpoints[0]
         .1
@@ -187,6 +191,11 @@ fn path_routing_is_there_when_asked_for() {
     assert!(alice
         .env
         .contains(&format!("{}=/alice/", labels::JUPYTER_BASE_URL_VARIABLE)));
+    // One origin for all: cookies scoped to the member's path, which `__Host-` ones cannot.
+    assert!(!alice
+        .env
+        .iter()
+        .any(|variable| variable.starts_with(labels::JUPYTER_HOST_COOKIES_VARIABLE)));
     assert!(alice.endpoints[0]
         .1
         .starts_with("https://127.0.0.1:9443/alice/lab?token="));

@@ -36,3 +36,37 @@ if idle_kernels:
     c.MappingKernelManager.cull_interval = max(1, min(60, int(idle_kernels) // 4))
     c.MappingKernelManager.cull_connected = True
     c.MappingKernelManager.cull_busy = False
+
+# Behind a team's gateway that routes by host, this Jupyter has an HTTPS origin of its own
+# (`bob.lab.localhost`), but its neighbours are on sibling hosts: a page another member
+# serves may set cookies for the whole team's domain (`Domain=lab.localhost`), which the
+# browser then sends here too (cookie tossing). So Jupyter's login and XSRF cookies are
+# `__Host-` cookies: a browser keeps one only from this very host, over HTTPS, for the path
+# `/`, never with a `Domain`; no page of another host can set or replace it, and Jupyter
+# reads no other name. The gateway passes on nothing but these two.
+if os.environ.get("TFIMG_JUPYTER_HOST_COOKIES") == "1":
+    import tornado
+    from jupyter_server.auth.identity import PasswordIdentityProvider
+
+    # tornado names its XSRF cookie as told since 6.3; before, it would silently keep `_xsrf`.
+    if tornado.version_info < (6, 3):
+        raise SystemExit(
+            f"tfimg: Jupyter behind a team gateway needs tornado 6.3 or later, found {tornado.version}"
+        )
+
+    class HostCookies(PasswordIdentityProvider):
+        """Jupyter's identity provider, clearing its login cookie (logout, a bad cookie) the
+        way it was set: a browser ignores a `__Host-` cookie sent without `Secure`, even
+        one that only expires it, and the login would survive the logout."""
+
+        def clear_login_cookie(self, handler):
+            handler.clear_cookie(self.get_cookie_name(handler), path="/", secure=True)
+
+    c.ServerApp.identity_provider_class = HostCookies
+    c.IdentityProvider.cookie_name = "@LOGIN_COOKIE@"
+    c.IdentityProvider.secure_cookie = True
+    c.IdentityProvider.cookie_options = {"path": "/"}
+    c.ServerApp.tornado_settings = {
+        "xsrf_cookie_name": "@XSRF_COOKIE@",
+        "xsrf_cookie_kwargs": {"secure": True, "path": "/"},
+    }

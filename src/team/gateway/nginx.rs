@@ -8,10 +8,13 @@
 //! requests (the member networks of `app::gateway` hold it for connections: the gateway is
 //! the only container on more than one). It:
 //! - gives each member a browser origin of their own with host routing (the default), so
-//!   cookies are host-only and `frame-ancestors 'self'` keeps one member's page from
-//!   framing another's Jupyter; requests a page of another origin makes here (fetches,
-//!   frames, sockets, form posts: `Sec-Fetch-*`) are refused, links still work. Path
-//!   routing shares one origin and cannot hold this part;
+//!   `frame-ancestors 'self'` keeps one member's page from framing another's Jupyter;
+//!   requests a page of another origin makes here (fetches, frames, sockets, form posts:
+//!   `Sec-Fetch-*`) are refused, links still work. Path routing shares one origin and
+//!   cannot hold this part;
+//! - passes a member's servers only their own Jupyter's cookies (host routing): the two
+//!   `__Host-` cookies it sets, which no page of a sibling host can set, so cookies another
+//!   member's page sets for the team's whole domain (cookie tossing) reach no one;
 //! - lets TensorBoard, which has no login, answer only when the member's Jupyter accepts
 //!   the request's cookie, `Authorization` header or `?token=` (`auth_request`);
 //! - reads no request body before the member's Jupyter has accepted the request, never
@@ -27,6 +30,8 @@ use std::fmt::Write;
 use super::{Gateway, Route, LISTEN_PORT};
 // The image's side of the contract (its user, folder and command) is its Dockerfile's.
 pub use crate::render::dockerfile::gateway::{CONFIG, FOLDER, GATEWAY_UID};
+// Jupyter's side: the names its own cookies have behind a gateway routing by host.
+use crate::labels::{JUPYTER_LOGIN_COOKIE, JUPYTER_XSRF_COOKIE};
 
 /// The certificate's and the key's names in `FOLDER`, beside the configuration.
 pub const CERT: &str = "cert.pem";
@@ -90,7 +95,7 @@ pub fn certificate_names(gateway: &Gateway) -> Vec<String> {
 
 /// The whole nginx.conf of `team`'s gateway.
 pub fn config(team: &str, gateway: &Gateway, backends: &[Backend]) -> String {
-    let mut text = head(team);
+    let mut text = head(team, gateway.route);
     match gateway.route {
         Route::Path => {
             text.push_str(&server_start("_", Some(&index(team, gateway, backends))));
@@ -122,9 +127,10 @@ pub fn config(team: &str, gateway: &Gateway, backends: &[Backend]) -> String {
 }
 
 /// Everything before the servers: a process without root, logs without tokens, bodies
-/// bounded and never buffered, the browser rules, and the proxy settings every location
-/// shares.
-fn head(team: &str) -> String {
+/// bounded and never buffered, the browser rules, the cookies a member is given, and the
+/// proxy settings every location shares.
+fn head(team: &str, route: Route) -> String {
+    let cookies = cookies(route);
     format!(
         "# The gateway of team `{team}`, rendered by tfimg from the team file: edit that, not this.
 # It holds the member -> member boundary: members are different people, and each controls
@@ -187,13 +193,14 @@ http {{
     }}
 
     # The credentials Jupyter is asked about for a request: its `?token=` (kept in
-    # $tfimg_token by the location), else its own `Authorization` header; cookies pass as
-    # they are.
+    # $tfimg_token by the location), else its own `Authorization` header, with the
+    # member's cookies ($tfimg_cookies).
     map $tfimg_token $tfimg_authorization {{
         \"\" $http_authorization;
         default \"token $tfimg_token\";
     }}
 
+{cookies}
     # Docker's embedded DNS: members are found by container name when a request comes.
     resolver 127.0.0.11 valid=10s ipv6=off;
 
@@ -206,6 +213,7 @@ http {{
     # whose WebSocket origin check compares it with the Origin header.
     proxy_http_version 1.1;
     proxy_set_header Host $http_host;
+    proxy_set_header Cookie $tfimg_cookies;
     proxy_set_header Upgrade $http_upgrade;
     proxy_set_header Connection $connection_upgrade;
     proxy_set_header X-Real-IP $remote_addr;
@@ -224,6 +232,48 @@ http {{
     ssl_session_cache shared:tls:1m;
 "
     )
+}
+
+/// The `$tfimg_cookies` a member's servers are given. Routing by host, every member has a
+/// host of their own, but their hosts are siblings under the team's domain, and a page on
+/// one may set cookies for the whole domain (cookie tossing), which the browser then
+/// sends to every member. So a member's servers get only their Jupyter's own two cookies,
+/// which it names `__Host-...`: a browser takes such a cookie only from the very host it
+/// is sent to (over HTTPS, for `/`, never with a `Domain`), so no other member's page can
+/// have set it. Routing by path, the team shares one origin, where no cookie is anyone's
+/// own: they pass as they are.
+fn cookies(route: Route) -> String {
+    match route {
+        Route::Path => {
+            "    # Cookies: the whole team shares one origin, where a path is no boundary; they
+    # pass as they are.
+    map $http_cookie $tfimg_cookies {
+        default $http_cookie;
+    }
+"
+            .to_string()
+        }
+        Route::Host => format!(
+            "    # Cookies: a member's servers get only the two cookies their Jupyter sets, both
+    # `__Host-` cookies, which a browser takes only from the member's own host. Cookies a
+    # page on another member's host sets for the whole team's domain never reach them.
+    map $http_cookie $tfimg_login_cookie {{
+        default \"\";
+        \"~(?:^|;) *(?<tfimg_login>{JUPYTER_LOGIN_COOKIE}=[^;]*)\" $tfimg_login;
+    }}
+    map $http_cookie $tfimg_xsrf_cookie {{
+        default \"\";
+        \"~(?:^|;) *(?<tfimg_xsrf>{JUPYTER_XSRF_COOKIE}=[^;]*)\" $tfimg_xsrf;
+    }}
+    map \"$tfimg_login_cookie;$tfimg_xsrf_cookie\" $tfimg_cookies {{
+        \";\" \"\";
+        \"~^;(?<tfimg_one>.+)$\" $tfimg_one;
+        \"~^(?<tfimg_one>.+);$\" $tfimg_one;
+        default \"$tfimg_login_cookie; $tfimg_xsrf_cookie\";
+    }}
+"
+        ),
+    }
 }
 
 /// A server on the one port. The default one (`index` is its page) shows the index at
@@ -367,6 +417,7 @@ fn ask_jupyter(index: usize, upstream: &str, base: &str) -> String {
         "            proxy_pass_request_body off;
             proxy_set_header Content-Length \"\";
             proxy_set_header Host $http_host;
+            proxy_set_header Cookie $tfimg_cookies;
             proxy_set_header Authorization $tfimg_authorization;
             set $status_{index} {upstream};
             proxy_pass http://$status_{index}{base}api/me;

@@ -256,5 +256,38 @@ fn the_config_holds_the_member_boundary() {
         }
         assert!(!config.contains("client_max_body_size 0"), "{config}");
         assert!(!config.contains("access_log off"), "{config}");
+        // Cookies: every proxied request (the auth checks too) carries `$tfimg_cookies`.
+        let proxied = config.matches("proxy_pass ").count();
+        let own_headers = config.matches("proxy_set_header Authorization").count();
+        assert!(proxied > own_headers, "{config}");
+        assert_eq!(
+            config
+                .matches("proxy_set_header Cookie $tfimg_cookies;")
+                .count(),
+            1 + own_headers,
+            "{config}"
+        );
+        // Routing by host, only Jupyter's own `__Host-` cookies; by path, all of them.
+        let own_cookies = [
+            format!(
+                "(?<tfimg_login>{}=[^;]*)",
+                crate::labels::JUPYTER_LOGIN_COOKIE
+            ),
+            format!(
+                "(?<tfimg_xsrf>{}=[^;]*)",
+                crate::labels::JUPYTER_XSRF_COOKIE
+            ),
+        ];
+        let passes_all =
+            config.contains("map $http_cookie $tfimg_cookies {\n        default $http_cookie;");
+        match gateway.route {
+            Route::Host => {
+                assert!(!passes_all, "{config}");
+                for cookie in &own_cookies {
+                    assert!(config.contains(cookie.as_str()), "{cookie}\n{config}");
+                }
+            }
+            Route::Path => assert!(passes_all, "{config}"),
+        }
     }
 }
