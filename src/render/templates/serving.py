@@ -4,7 +4,8 @@
 # @MODELS@/NAME/VERSION/ (numbered folders; the highest version is served, and a new one
 # is picked up without a restart), or for the models of a model config file
 # (TFIMG_SERVING_MODEL_CONFIG: TensorFlow Serving's text format, its version policies and
-# labels; reread when it changes, or sent with gRPC's HandleReloadConfigRequest). A
+# labels; reread when it changes, or sent with gRPC's HandleReloadConfigRequest, which
+# only `tfimg serve --allow-reload-config` turns on: TFIMG_SERVING_ALLOW_RELOAD_CONFIG). A
 # SavedModel written by TensorFlow 2 runs through its functions; one written by
 # TensorFlow 1 (Estimator exports, tf.compat.v1) runs in a session, its tensors fed and
 # fetched by name as TensorFlow Serving does (`SessionSignature`):
@@ -29,14 +30,15 @@
 # headers too large, 503 busy).
 #
 # Trust boundary, client → server (DESIGN.md): whoever reaches the ports is on the other
-# side and controls every byte of a request (and when it arrives); the model, its folder
-# and this server are on ours. This module is the one place that enforces the boundary:
-# its HTTP section takes the bytes (timeouts for headers and bodies, caps on their sizes
-# and on what a body may cost decoded, bounded concurrency, connections made room for by
-# closing the silent longest, 400, never 500 and never a traceback, for any client
-# input), its gRPC section the calls (a deadline for the message, streams capped per
-# connection, a slot only once the message is in), its JSON section the values (refused
-# rather than coerced).
+# side and controls every byte of a request (and when it arrives, and which calls it
+# makes); the model, its folder and this server are on ours. This module is the one place
+# that enforces the boundary: its HTTP section takes the bytes (timeouts for headers and
+# bodies, caps on their sizes and on what a body may cost decoded, bounded concurrency,
+# connections made room for by closing the silent longest, 400, never 500 and never a
+# traceback, for any client input), its gRPC section the calls (a deadline for the
+# message, streams capped per connection, a slot only once the message is in, no reload
+# unless asked), its JSON section the values (refused rather than coerced), and its
+# metrics keep series only for the models configured.
 #
 # The HTTP server is uvicorn (uvloop's event loop, httptools' parser): one event loop reads
 # each request whole, then answers it, at most MAX_IN_FLIGHT at once (503 beyond); a
@@ -102,6 +104,8 @@ OPEN_CONNECTIONS = 4 * CONNECTIONS  # open at once, silent ones too: past it, a 
 MESSAGE_SECONDS = 30  # a gRPC call's request message arrives whole within this (the largest
 # at 2.2 MB/s), or DEADLINE_EXCEEDED; while it comes, it holds no slot
 STREAMS_PER_CONNECTION = 100  # gRPC calls one connection has open at once (HTTP/2's streams)
+# HandleReloadConfigRequest: UNIMPLEMENTED unless `tfimg serve --allow-reload-config`.
+ALLOW_RELOAD_CONFIG = os.environ.get("TFIMG_SERVING_ALLOW_RELOAD_CONFIG") == "1"
 HEADER_SECONDS = 10  # a request's headers arrive whole within this, or 408
 MAX_HEADER_BYTES = 64 * 1024  # its URL and headers together; past it, 431
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -176,9 +180,11 @@ class ApiError(Exception):
 # answers it, with its metric names (prometheus_client adds `_total` to a counter's):
 # requests by model and status (a gRPC status code's name, OK for success), their wall
 # time in microseconds by model, API and entrypoint (REST or GRPC), and each SavedModel's
-# load attempts and time by path. A model name is a label only when it names a model the
-# server has: a client that asks for a million made-up names adds one series (""), not a
-# million.
+# load attempts and time by path. A model name is a label only while it names a model the
+# server is configured with (a folder under MODELS, or the model config in force): a client
+# that asks for a million made-up names adds one series (""), not a million, and a model the
+# config drops takes its series with it (`forget_series`), so no sequence of configs leaves
+# more series than the models in force have.
 
 METRICS_PATH = "/monitoring/prometheus/metrics"
 prometheus_client.disable_created_metrics()
@@ -212,9 +218,29 @@ LOAD_LATENCY = prometheus_client.Counter(
 
 def record_request(models, name, api, entrypoint, status, started):
     """One answered request in the metrics; `status` the gRPC code's name."""
-    label = name if models.knows(name) else ""
-    REQUESTS.labels(label, status).inc()
-    REQUEST_LATENCY.labels(label, api, entrypoint).observe((time.perf_counter() - started) * 1e6)
+    took = (time.perf_counter() - started) * 1e6
+    with models.lock:  # not between `configure` dropping the model and its series
+        label = name if name in models.configured else ""
+        REQUESTS.labels(label, status).inc()
+        REQUEST_LATENCY.labels(label, api, entrypoint).observe(took)
+
+
+API_NAMES = ("predict", "classify", "regress", "multi_inference", "metadata", "status", "reload")
+
+
+def forget_series(name):
+    """Every request series of model `name` removed (the labels they can have are few)."""
+    for status in grpc.StatusCode:
+        try:
+            REQUESTS.remove(name, status.name)
+        except KeyError:
+            pass
+    for api in API_NAMES:
+        for entrypoint in ("REST", "GRPC"):
+            try:
+                REQUEST_LATENCY.remove(name, api, entrypoint)
+            except KeyError:
+                pass
 
 
 def status_name(http_status):
@@ -510,6 +536,7 @@ class Models:
         self.missing = set()  # the configured folders found missing (logged once)
         self.config = None  # the ModelServerConfig in force; None: every folder under MODELS
         self.config_text = None  # the file's text it was read from
+        self.configured = set()  # the names of entries() at the last poll: the metrics' labels
 
     def watch(self):
         first = True
@@ -575,6 +602,7 @@ class Models:
         half-way), and one that failed only once its files change."""
         entries = self.entries()
         names = {name for name, _, _ in entries}
+        self.configure(names)
         with self.lock:
             dropped = [(name, version) for name in self.served if name not in names for version in self.served[name]]
         for name, version in dropped:
@@ -635,10 +663,12 @@ class Models:
             servable.close()
             log.info("model %s version %d unloaded", name, version)
 
-    def knows(self, name):
-        """Whether `name` is a model the server has (served, loading or failed)."""
+    def configure(self, names):
+        """`names` are the models configured now; the metrics' series of any other go."""
         with self.lock:
-            return name in self.states
+            for name in self.configured - names:
+                forget_series(name)
+            self.configured = names
 
     def set_state(self, name, version, state, message):
         with self.lock:
@@ -1673,18 +1703,23 @@ async def answer(send, status, payload, close, kind=JSON):
 # values than MAX_DECODED_BYTES holds (a TensorProto of shape [10**9] with one value would
 # be broadcast to all of them). The dtype of each input is the signature's, exactly: gRPC's
 # tensors are typed, and TensorFlow Serving refuses a float64 for a float32 input.
+# HandleReloadConfigRequest, which changes the models served for anyone who reaches the
+# port, is UNIMPLEMENTED unless the server was started with it (ALLOW_RELOAD_CONFIG).
 
 GRPC_CODES = {
     400: grpc.StatusCode.INVALID_ARGUMENT,
     404: grpc.StatusCode.NOT_FOUND,
     408: grpc.StatusCode.DEADLINE_EXCEEDED,
     413: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    501: grpc.StatusCode.UNIMPLEMENTED,
     503: grpc.StatusCode.UNAVAILABLE,
 }
 SLOW_MESSAGE = f"the request message did not arrive within {MESSAGE_SECONDS} s"
 BUSY_CALLS = f"the server is answering {MAX_IN_FLIGHT} calls already: try again shortly"
-
-
+RELOAD_OFF = (
+    "HandleReloadConfigRequest is turned off: it would let anyone who reaches this port change "
+    "the models served; start the server with `tfimg serve --allow-reload-config` to allow it"
+)
 METHODS = {"tensorflow/serving/classify": "classify", "tensorflow/serving/regress": "regress"}
 ERROR_CODES = {"OK": 0, "UNKNOWN": 2}  # tensorflow.error.Code, as a status names them
 
@@ -1904,6 +1939,8 @@ class ModelService:
         Serving's; it stays in force until the model config file changes."""
 
         async def work():
+            if not ALLOW_RELOAD_CONFIG:
+                raise ApiError(501, RELOAD_OFF)
             config = parse_model_config(text_format.MessageToString(request.config))
             await asyncio.to_thread(self.models.reload, config)
             response = model_management_pb2.ReloadConfigResponse()
