@@ -311,6 +311,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub memory: Option<String>,
 
+    /// Answer gRPC's `HandleReloadConfigRequest` (with `--model-config`), which replaces
+    /// the model config in force. Its risk: anyone who reaches the gRPC port can then
+    /// change the models served (an empty list unloads them all), as there is no login.
+    /// Without it the call is refused (UNIMPLEMENTED).
+    #[arg(long)]
+    pub allow_reload_config: bool,
+
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,
 

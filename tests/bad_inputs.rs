@@ -1179,6 +1179,12 @@ fn cases() -> Vec<Case> {
             Some(("model/1/saved_model.pb", b"")),
         ),
         serve_case(
+            "serve-allow-reload-config-without-model-config",
+            "`--allow-reload-config`",
+            &["serve", "./model", "--allow-reload-config"],
+            Some(("model/1/saved_model.pb", b"")),
+        ),
+        serve_case(
             "serve-memory-not-a-size",
             "`--memory lots`",
             &["serve", "./model", "--memory", "lots"],

@@ -21,7 +21,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::serving::{
-    error_of, json, port_of, save_and_serve, save_in_cpu_headless, tfimg, Served,
+    client, client_on, error_of, json, port_of, save_and_serve, save_in_cpu_headless,
+    serve_half_plus_three, tfimg, Served,
 };
 use common::{field, http, scratch, unique, DockerGuard};
 
@@ -672,8 +673,10 @@ fn all_answered(streams: &mut [std::net::TcpStream], seconds: u64, status: u16, 
 /// (before, 256 of them made everyone else's a 503) and are each answered 408, as is one
 /// that keeps sending a byte a second; of 300 requests whose bodies are in, held by the
 /// model, 256 take every slot and the others and the next one are told 503, and the 256
-/// are answered once the model lets them go. Nothing asserts a duration: the test reads
-/// the answers it expects.
+/// are answered once the model lets them go. So for gRPC meanwhile (issue 44, which
+/// took grpcio's own limit away): of 300 Predict calls the model holds, 256 take every
+/// slot and 44 and the next one are RESOURCE_EXHAUSTED. Nothing asserts a duration: the
+/// test reads the answers it expects.
 #[tokio::test]
 async fn slow_clients_hold_no_request_slot_and_are_cut_off() {
     let Some(_engine) = common::engine().await else { return };
@@ -682,6 +685,7 @@ async fn slow_clients_hold_no_request_slot_and_are_cut_off() {
         port,
         folder,
         guard,
+        stdout,
         ..
     } = served_limits();
     let predict = format!("/v1/models/{model}:predict");
@@ -767,6 +771,30 @@ async fn slow_clients_hold_no_request_slot_and_are_cut_off() {
     let (status, body) = http("POST", port, &predict, &[], &row);
     assert_eq!(status, 503, "{body}");
     assert!(error_of(&body).contains("256 requests already"), "{body}");
+    // gRPC calls queue behind the gate too: 256 take the gRPC slots, the others are told.
+    let address = field(&stdout, "grpc").expect("serve prints the gRPC address");
+    let (code, output) = client(
+        &["python", "/fixtures/held_grpc.py", &address, &model],
+        None,
+    );
+    let busy = "RESOURCE_EXHAUSTED the server is answering 256 calls already: try again shortly";
+    let found: Vec<&str> = (output.lines())
+        .filter(|line| {
+            ["refused: ", "held: ", "then: "]
+                .iter()
+                .any(|start| line.starts_with(start))
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            format!("refused: 44 {busy}"),
+            "held: 256".to_string(),
+            format!("then: {busy}")
+        ],
+        "{output}"
+    );
+    assert_eq!(code, 0, "{output}");
     std::fs::write(folder.path().join("export/limits/open"), "").unwrap();
     let mut answered = std::collections::BTreeMap::new();
     for (index, stream) in held.iter_mut().enumerate() {
@@ -1018,4 +1046,87 @@ async fn a_large_body_costs_at_most_about_four_times_its_size() {
     assert!(growth <= 3.0, "the peak grew by {growth:.2} times the body");
     assert_eq!(http("POST", port, &predict, &[], &row).0, 200);
     drop(guard);
+}
+
+/// Issue 44: a client that reconnects each slow-header connection as soon as the server
+/// cuts it (1100 connections, past the server's 1024, from a container of its own on the
+/// bridge network, straight to the server's address) keeps no one else out: while it runs,
+/// a request from another address (this host, through the published port) once a second
+/// is answered 200 every time, and so is one a second from the attacker's own address (a
+/// whole request that finds the server full closes the connections silent longest,
+/// whoever opened them). The attacker's connections were held and cut (each answered
+/// 408). Before: 503 for nearly every request (2 of 30 answered here, 0 of 37 from the
+/// attacker's address).
+#[tokio::test]
+async fn a_slow_header_client_that_reconnects_keeps_no_one_else_out() {
+    let Some(_engine) = common::engine().await else { return };
+    let served = serve_half_plus_three();
+    let address = common::docker(&[
+        "inspect",
+        "--format",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+        &served.container,
+    ]);
+    let address = address.trim().to_string();
+    assert!(!address.is_empty(), "the server's address on its network");
+    let attack = {
+        let model = served.model.clone();
+        std::thread::spawn(move || {
+            let command = [
+                "python",
+                "/fixtures/slow_headers.py",
+                &address,
+                "8501",
+                &model,
+                "40",
+            ];
+            client_on("bridge", &command, None)
+        })
+    };
+    // Its 1100 connections open within the first seconds; then a request a second from
+    // here until shortly before the attacker stops.
+    std::thread::sleep(Duration::from_secs(5));
+    let status_path = format!("/v1/models/{}", served.model);
+    let until = Instant::now() + Duration::from_secs(30);
+    let mut answered = std::collections::BTreeMap::new();
+    while Instant::now() < until {
+        let started = Instant::now();
+        let answer = common::try_http("GET", served.port, &status_path, &[], "");
+        let took = started.elapsed();
+        let status = answer.map(|(status, _)| status.to_string());
+        answered
+            .entry(status.unwrap_or_else(|| "no answer".into()))
+            .or_insert_with(Vec::new)
+            .push(took.as_millis());
+        std::thread::sleep(Duration::from_secs(1).saturating_sub(took));
+    }
+    let (code, output) = attack.join().unwrap();
+    eprintln!("from this host, status: milliseconds each: {answered:?}");
+    let attacker: Vec<&str> = (output.lines())
+        .filter(|line| line.starts_with("slow connections") || line.contains("probes from"))
+        .collect();
+    eprintln!("{}", attacker.join("\n"));
+    assert_eq!(code, 0, "{output}");
+    let cut = (attacker.iter())
+        .find_map(|line| {
+            line.strip_prefix("slow connections answered: ")?
+                .strip_suffix(" 408")
+        })
+        .and_then(|count| count.parse::<usize>().ok());
+    assert!(
+        cut.is_some_and(|count| count >= 1100),
+        "the attacker's connections were held and cut: {output}"
+    );
+    assert_eq!(
+        answered.keys().collect::<Vec<_>>(),
+        ["200"],
+        "every request from this host answered: {answered:?}"
+    );
+    assert!(answered["200"].len() >= 20, "{answered:?}");
+    let own = (attacker.iter())
+        .find_map(|line| line.strip_suffix(" probes from the attacker's address answered 200"))
+        .and_then(|counts| counts.split_once(" of "))
+        .expect("the attacker's own probes");
+    assert_eq!(own.0, own.1, "{output}");
+    drop(served);
 }

@@ -4,9 +4,11 @@
 //! each model served as its policy says, `/labels/L` routes, TensorFlow Serving's errors
 //! for an unknown label and a version the policy leaves out. Over gRPC, with TensorFlow
 //! Serving's own client package (fixtures/serving/grpc_client.py): a `version_label`, and
-//! a `HandleReloadConfigRequest` that serves every version. Then the file is rewritten in
-//! place and the server follows it: a new policy, a new label, a model dropped; a file
-//! that does not parse is logged and changes nothing.
+//! (with `--allow-reload-config`) a `HandleReloadConfigRequest` that serves every version,
+//! then one that adds made-up names and one that drops them, leaving no metrics series of
+//! theirs. Then the file is rewritten in place and the server follows it: a new policy, a
+//! new label, a model dropped; a file that does not parse is logged and changes nothing.
+//! Without the flag, `HandleReloadConfigRequest` is refused (issue 44).
 
 mod common;
 
@@ -14,7 +16,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::serving::{checks, client, error_of, json, port_of, save_in_cpu_headless, tfimg};
+use common::serving::{
+    checks, client, error_of, json, metrics, model_names, port_of, save_in_cpu_headless, tfimg,
+};
 use common::{field, http, scratch, unique, wait_for, DockerGuard};
 
 /// `adder` versions 1, 2 and 3 (y = x + N) and `scaler` version 1 (y = 10 x), each with
@@ -102,7 +106,13 @@ async fn a_model_config_serves_two_models_by_policy_and_label_and_follows_its_ch
 
     let served = tfimg(
         folder.path(),
-        &["serve", "--model-config", "models.config", "-d"],
+        &[
+            "serve",
+            "--model-config",
+            "models.config",
+            "--allow-reload-config",
+            "-d",
+        ],
     );
     assert_eq!(served.code, 0, "serve failed: {}", served.tail());
     // Both models answer once `serve` returns: it waited for each.
@@ -126,6 +136,7 @@ async fn a_model_config_serves_two_models_by_policy_and_label_and_follows_its_ch
             folder.path().display()
         ),
         "the server rereads `models.config` when it changes".to_string(),
+        "note: gRPC's `HandleReloadConfigRequest` is allowed (`--allow-reload-config`): anyone who reaches the gRPC port can change the models served".to_string(),
     ] {
         assert!(
             served.stderr.contains(&wanted),
@@ -229,7 +240,15 @@ async fn a_model_config_serves_two_models_by_policy_and_label_and_follows_its_ch
     );
     let found = checks(&output);
     assert_eq!(code, 0, "{found}\n{output}");
-    assert!(found.ends_with("7 of 7 checks pass"), "{found}");
+    assert!(found.ends_with("8 of 8 checks pass"), "{found}");
+    // The made-up names the reloads added, then dropped, left no series in the metrics;
+    // nor did `scaler`, which the reloaded config dropped too.
+    let (samples, scraped) = metrics(port);
+    assert_eq!(
+        model_names(&samples),
+        ["".to_string(), adder.clone()],
+        "{scraped}"
+    );
 
     // The file rewritten in place: the highest version only, `stable` now 3, `scaler` gone.
     let second = first_config(folder.path(), &adder, &scaler)
@@ -342,4 +361,64 @@ fn a_broken_model_config_exits_1_naming_the_line_and_column() {
         "{}",
         both.stderr
     );
+}
+
+/// Issue 44: without `--allow-reload-config`, anyone who reaches the gRPC port could
+/// replace the model config: an empty list unloaded every model, and 40 made-up names for
+/// the model's folder loaded it 40 times, each name then a series of the metrics. Now the
+/// call is UNIMPLEMENTED, naming the flag, whatever it asks; the model still answers
+/// (REST and gRPC), and the metrics have series for the configured model and `""` only.
+#[tokio::test]
+async fn handle_reload_config_request_is_refused_unless_asked() {
+    let Some(_engine) = common::engine().await else { return };
+    let model = unique("half");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/saved_model_half_plus_three");
+    let base_path = fixture.to_str().unwrap();
+    let config = format!(
+        "model_config_list {{ config {{ name: \"{model}\" base_path: \"{base_path}\" }} }}\n"
+    );
+    let folder = scratch(&[("models.config", &config)]);
+    let served = tfimg(
+        folder.path(),
+        &["serve", "--model-config", "models.config", "-d"],
+    );
+    assert_eq!(served.code, 0, "serve failed: {}", served.tail());
+    assert!(
+        !served.stderr.contains("HandleReloadConfigRequest"),
+        "{}",
+        served.stderr
+    );
+    let port = port_of(&field(&served.stdout, "model").expect("the model's URL"));
+    let address = field(&served.stdout, "grpc").expect("serve prints the gRPC address");
+    let (code, output) = client(
+        &[
+            "python",
+            "/fixtures/grpc_client.py",
+            &address,
+            &model,
+            "reload-off",
+            base_path,
+        ],
+        None,
+    );
+    let found = checks(&output);
+    assert_eq!(code, 0, "{found}\n{output}");
+    assert!(found.ends_with("4 of 4 checks pass"), "{found}");
+    assert_eq!(states(port, &model), pairs(&[("123", "AVAILABLE")]));
+    let (status, answer, body) = predict(port, &format!("/v1/models/{model}:predict"));
+    assert_eq!(
+        (status, answer["predictions"].to_string()),
+        (200, "[3.5,4.0]".to_string()),
+        "{body}"
+    );
+    let (samples, scraped) = metrics(port);
+    assert_eq!(
+        model_names(&samples),
+        ["".to_string(), model.clone()],
+        "{scraped}"
+    );
+    drop(guard);
 }

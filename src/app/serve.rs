@@ -55,6 +55,9 @@ pub struct ServeRequest {
     pub max_batch: Option<u32>,
     /// `--memory SIZE` in bytes; `serving::DEFAULT_MEMORY` otherwise.
     pub memory: Option<i64>,
+    /// `--allow-reload-config` (with `model_config`): the server answers gRPC's
+    /// `HandleReloadConfigRequest` (serving::ALLOW_RELOAD_CONFIG_ENV).
+    pub allow_reload_config: bool,
 }
 
 /// The two serving specs, resolved (`cpu-serving`, `gpu-serving`).
@@ -165,8 +168,10 @@ impl Serving {
 }
 
 /// What the request serves, checked (`check_model`, or `check_config` with
-/// `--model-config`). Asks only the host; creates nothing.
+/// `--model-config`, which `--allow-reload-config` needs). Asks only the host; creates
+/// nothing.
 pub fn check(host: &impl Host, request: &ServeRequest) -> anyhow::Result<Served> {
+    serving::flags::allow_reload_config(request.allow_reload_config, request.model_config)?;
     match request.model_config {
         true => Ok(check_config(host, &request.model_dir, &request.shown)?),
         false => Ok(check_model(host, request)?.into()),
@@ -358,7 +363,12 @@ pub fn launch_request(
     nvidia: Option<NvidiaFacts>,
     remote: bool,
 ) -> anyhow::Result<LaunchRequest> {
-    let models = served_launch(served, request.max_batch, remote);
+    let models = served_launch(
+        served,
+        request.max_batch,
+        request.allow_reload_config,
+        remote,
+    );
     let name = format!("serve-{}", served.first().name);
     let port_requests = [
         (request.port, SERVING_PORT),
@@ -408,7 +418,8 @@ pub struct ServedLaunch {
     /// The same copied in, on an engine on another host.
     pub syncs: Vec<SyncPlan>,
     /// The server's cap on merged rows when given; with a model config, its variables
-    /// naming the file and each base_path's folder.
+    /// naming the file and each base_path's folder; and whether it answers
+    /// `HandleReloadConfigRequest`, when it does.
     pub env: Vec<(String, String)>,
     /// The first model (`labels::MODEL`), and all of them when more (`labels::MODELS`):
     /// readiness waits for each.
@@ -416,8 +427,14 @@ pub struct ServedLaunch {
 }
 
 /// The mounts (or copies, when `remote`), variables and labels of `served`, and
-/// `max_batch` (`--max-batch`, a member's `max_batch:`) for the server.
-pub fn served_launch(served: &Served, max_batch: Option<u32>, remote: bool) -> ServedLaunch {
+/// `max_batch` (`--max-batch`, a member's `max_batch:`) and `allow_reload_config`
+/// (`--allow-reload-config`; never for a team member) for the server.
+pub fn served_launch(
+    served: &Served,
+    max_batch: Option<u32>,
+    allow_reload_config: bool,
+    remote: bool,
+) -> ServedLaunch {
     let mut copies: Vec<(PathBuf, String, String)> = (served.models.iter())
         .map(|model| {
             let target = serving::model_target(&model.name);
@@ -428,6 +445,12 @@ pub fn served_launch(served: &Served, max_batch: Option<u32>, remote: bool) -> S
         .map(|rows| (serving::MAX_BATCH_ENV.to_string(), rows.to_string()))
         .into_iter()
         .collect();
+    if allow_reload_config {
+        env.push((
+            serving::ALLOW_RELOAD_CONFIG_ENV.to_string(),
+            "1".to_string(),
+        ));
+    }
     if let Some((file, shown)) = &served.config {
         let target = serving::MODEL_CONFIG_TARGET.to_string();
         copies.push((file.clone(), target.clone(), shown.clone()));
@@ -504,6 +527,9 @@ pub async fn serve(
     )
     .await?;
     let mut notes = serving_notes(&served, &spec.name);
+    if request.allow_reload_config {
+        notes.push(RELOAD_ALLOWED.to_string());
+    }
     if remote {
         notes.push(format!(
             "note: the engine runs on another host: `{}` is copied into the container (a mount would name that host's folders); a new version needs `tfimg serve` again",
@@ -664,6 +690,9 @@ fn serving_notes(served: &Served, spec: &str) -> Vec<String> {
     }
     notes
 }
+
+/// What `serve --allow-reload-config` says of the risk it takes.
+pub const RELOAD_ALLOWED: &str = "note: gRPC's `HandleReloadConfigRequest` is allowed (`--allow-reload-config`): anyone who reaches the gRPC port can change the models served";
 
 /// `1, 3`, or `no version`.
 fn versions_list(versions: &[u64]) -> String {

@@ -1,6 +1,7 @@
 //! `tfimg serve MODEL_DIR|--model-config FILE [--name N] [--gpus ...] [-p PORT] [--public]
-//! [--max-batch ROWS] [--memory SIZE] [-d]`: the flags
-//! and MODEL_DIR (or the model config and its folders) checked first (exit 1 before anything exists), then `app::serve` (the
+//! [--max-batch ROWS] [--memory SIZE] [--allow-reload-config] [-d]`: the flags
+//! and MODEL_DIR (or the model config and its folders, and `--allow-reload-config` with
+//! it) checked first (exit 1 before anything exists), then `app::serve` (the
 //! serving image built when missing, the model server started by the launcher and waited
 //! for); it prints the model's URL and a `curl` line. Detached, that is all; in the
 //! foreground it streams the server's log until Ctrl-C, then stops and removes it.
@@ -53,9 +54,7 @@ fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputE
     let max_batch = (args.max_batch.as_deref())
         .map(serving_flags::max_batch)
         .transpose()?;
-    let memory = args
-        .memory
-        .as_deref()
+    let memory = (args.memory.as_deref())
         .map(|text| crate::plan::parse_size(text, "--memory"))
         .transpose()?;
     let shown = serving_flags::source(args.model_dir.as_deref(), args.model_config.as_deref())?;
@@ -73,6 +72,7 @@ fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputE
         detach: args.detach,
         max_batch,
         memory,
+        allow_reload_config: args.allow_reload_config,
     })
 }
 

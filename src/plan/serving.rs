@@ -20,6 +20,10 @@ pub const DEFAULT_SIGNATURE: &str = "serving_default";
 /// 1 runs every request alone).
 pub const MAX_BATCH_ENV: &str = "TFIMG_SERVING_MAX_BATCH";
 
+/// `tfimg serve --allow-reload-config`: the model server answers gRPC's
+/// `HandleReloadConfigRequest` when this variable is `1` (refused, UNIMPLEMENTED, otherwise).
+pub const ALLOW_RELOAD_CONFIG_ENV: &str = "TFIMG_SERVING_ALLOW_RELOAD_CONFIG";
+
 /// The memory limit of a model server unless `--memory` (a team member's `memory:`, or
 /// the team's `defaults.memory`) says otherwise: 8 GiB. The server takes hostile request
 /// bytes, and whatever it was not foreseen to bound must not take the host with it; 8 GiB
@@ -60,6 +64,18 @@ pub mod flags {
                 "give a whole number of rows from 1 (every request alone), such as `--max-batch 64`",
             )
         })
+    }
+
+    /// `--allow-reload-config` needs `--model-config`: a reload replaces the model config in
+    /// force, and MODEL_DIR serves none (nor names a `base_path` a reload could look up).
+    pub fn allow_reload_config(allow: bool, model_config: bool) -> Result<(), InputError> {
+        match allow && !model_config {
+            true => Err(InputError::new(
+                "`--allow-reload-config` needs `--model-config`: `HandleReloadConfigRequest` replaces a model config, and MODEL_DIR has none",
+                "serve a model config file (`tfimg serve --model-config ./models.config --allow-reload-config`), or leave the flag out",
+            )),
+            false => Ok(()),
+        }
     }
 
     /// What is served, as typed: MODEL_DIR, or `--model-config FILE` (clap keeps them

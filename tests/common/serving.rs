@@ -142,6 +142,12 @@ pub const CLIENT_IMAGE: &str = "tfimg/cpu-serving:2.9.3";
 /// fixtures at /fixtures and `export` (when given) at /export, read-only; its exit code
 /// and output. It is removed when it ends, and by the guard if the test fails first.
 pub fn client(command: &[&str], export: Option<&Path>) -> (i32, String) {
+    client_on("host", command, export)
+}
+
+/// `client` on the Docker network `network` (`bridge`: an address of its own, beside the
+/// model server's container).
+pub fn client_on(network: &str, command: &[&str], export: Option<&Path>) -> (i32, String) {
     let name = unique("t-grpc-client");
     let _guard = DockerGuard::containers(&[&name]);
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/serving");
@@ -151,7 +157,7 @@ pub fn client(command: &[&str], export: Option<&Path>) -> (i32, String) {
         "--name".into(),
         name.clone(),
         "--network".into(),
-        "host".into(),
+        network.into(),
         "-v".into(),
         format!("{}:/fixtures:ro", fixtures.display()),
     ];
@@ -177,4 +183,28 @@ pub fn checks(output: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The samples of the server's metrics on `port` as the Prometheus project's own parser
+/// reads them (fixtures/serving/scrape.py in the client image): (name, labels, value), the
+/// first being ("content-type", {}, the answer's Content-Type); and the scrape's output.
+pub fn metrics(port: u16) -> (Vec<(String, serde_json::Value, serde_json::Value)>, String) {
+    let url = format!("http://127.0.0.1:{port}/monitoring/prometheus/metrics");
+    let (code, output) = client(&["python", "/fixtures/scrape.py", &url], None);
+    assert_eq!(code, 0, "{output}");
+    let samples = (output.lines())
+        .filter(|line| line.starts_with('['))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (samples, output)
+}
+
+/// The model names the metrics' samples carry a series for.
+pub fn model_names(samples: &[(String, serde_json::Value, serde_json::Value)]) -> Vec<String> {
+    let mut names: Vec<String> = (samples.iter())
+        .filter_map(|(_, labels, _)| labels["model_name"].as_str().map(str::to_string))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }

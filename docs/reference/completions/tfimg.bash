@@ -1718,7 +1718,7 @@ _tfimg() {
             return 0
             ;;
         tfimg__subcmd__serve)
-            opts="-p -d -v -H -h -V --model-config --name --gpus --share-gpus --port --grpc-port --public --detach --max-batch --memory --progress --ca-cert --pip-index-url --apt-mirror --registry-mirror --verbose --host --context --help --version"
+            opts="-p -d -v -H -h -V --model-config --name --gpus --share-gpus --port --grpc-port --public --detach --max-batch --memory --allow-reload-config --progress --ca-cert --pip-index-url --apt-mirror --registry-mirror --verbose --host --context --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -369,6 +369,7 @@ complete -c tfimg -n "__fish_tfimg_using_subcommand serve" -l context -d 'A Dock
 complete -c tfimg -n "__fish_tfimg_using_subcommand serve" -l share-gpus -d 'Allow GPUs other tfimg containers hold (refused otherwise, naming who holds them)'
 complete -c tfimg -n "__fish_tfimg_using_subcommand serve" -l public -d 'Bind the ports on every interface (0.0.0.0) instead of 127.0.0.1'
 complete -c tfimg -n "__fish_tfimg_using_subcommand serve" -s d -l detach -d 'Run in the background once the model answers'
+complete -c tfimg -n "__fish_tfimg_using_subcommand serve" -l allow-reload-config -d 'Answer gRPC\'s `HandleReloadConfigRequest` (with `--model-config`), which replaces the model config in force. Its risk: anyone who reaches the gRPC port can then change the models served (an empty list unloads them all), as there is no login. Without it the call is refused (UNIMPLEMENTED)'
 complete -c tfimg -n "__fish_tfimg_using_subcommand serve" -s v -l verbose -d 'More logging on stderr: -v for debug, -vv for trace (RUST_LOG overrides)'
 complete -c tfimg -n "__fish_tfimg_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tfimg -n "__fish_tfimg_using_subcommand serve" -s V -l version -d 'Print version'

@@ -26,6 +26,7 @@ fn request(dir: &str) -> ServeRequest {
         detach: true,
         max_batch: None,
         memory: None,
+        allow_reload_config: false,
     }
 }
 
@@ -493,6 +494,10 @@ fn a_model_config_mounts_each_folder_and_the_file_read_only_and_names_them_to_th
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
     assert_eq!(env[serving::MODEL_CONFIG_ENV], serving::MODEL_CONFIG_TARGET);
+    assert!(
+        !env.contains_key(serving::ALLOW_RELOAD_CONFIG_ENV),
+        "HandleReloadConfigRequest is off unless asked: {env:?}"
+    );
     let base_paths: BTreeMap<String, String> =
         serde_json::from_str(env[serving::BASE_PATHS_ENV]).unwrap();
     assert_eq!(
@@ -514,5 +519,41 @@ fn a_model_config_mounts_each_folder_and_the_file_read_only_and_names_them_to_th
     assert_eq!(
         targets,
         ["/models/mlp", "/models/other", serving::MODEL_CONFIG_TARGET]
+    );
+}
+
+#[test]
+fn allow_reload_config_tells_the_server_to_answer_reloads_and_says_the_risk() {
+    let (host, mut asked) = config_request(CONFIG);
+    asked.allow_reload_config = true;
+    let served = check(&host, &asked).unwrap();
+    let launch = launch_request(
+        &host,
+        &asked,
+        &served,
+        target("cpu-serving"),
+        GpuSelection::None,
+        None,
+        false,
+    )
+    .unwrap();
+    let reload: Vec<&(String, String)> = (launch.env.iter())
+        .filter(|(name, _)| name == serving::ALLOW_RELOAD_CONFIG_ENV)
+        .collect();
+    assert_eq!(
+        reload,
+        [&(
+            serving::ALLOW_RELOAD_CONFIG_ENV.to_string(),
+            "1".to_string()
+        )]
+    );
+    assert!(RELOAD_ALLOWED.contains("anyone who reaches the gRPC port"));
+    // A folder has no model config for a reload to replace: refused before anything.
+    let (host, _, mut from_folder) = checked_mlp();
+    from_folder.allow_reload_config = true;
+    let refused = check(&host, &from_folder).unwrap_err().to_string();
+    assert!(
+        refused.starts_with("`--allow-reload-config` needs `--model-config`"),
+        "{refused}"
     );
 }

@@ -65,7 +65,9 @@ pub(super) fn add_model(member: &TeamMember, request: &mut LaunchRequest) {
     let Some(model) = &member.model else {
         return;
     };
-    let launch = serve::served_launch(&served_of(model), model.max_batch, false);
+    // HandleReloadConfigRequest stays off: the team file is the one source of a member's
+    // models, and a reload over gRPC would change them for anyone reaching the port.
+    let launch = serve::served_launch(&served_of(model), model.max_batch, false, false);
     request.mounts.extend(launch.mounts);
     request.env.extend(launch.env);
     request.extra_labels.extend(launch.labels);

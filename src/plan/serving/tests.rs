@@ -203,3 +203,17 @@ fn the_grpc_request_to_try_feeds_each_input_zeros_of_its_dtype() {
         TryRequest::Unavailable(why) if why.contains("tf.Example features")
     ));
 }
+
+#[test]
+fn allow_reload_config_needs_a_model_config() {
+    assert!(flags::allow_reload_config(true, true).is_ok());
+    assert!(flags::allow_reload_config(false, false).is_ok());
+    let refused = flags::allow_reload_config(true, false).unwrap_err();
+    assert_eq!(
+        refused.message,
+        "`--allow-reload-config` needs `--model-config`: `HandleReloadConfigRequest` replaces a model config, and MODEL_DIR has none"
+    );
+    assert!(refused
+        .hint
+        .contains("--model-config ./models.config --allow-reload-config"));
+}

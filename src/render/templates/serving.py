@@ -4,7 +4,8 @@
 # @MODELS@/NAME/VERSION/ (numbered folders; the highest version is served, and a new one
 # is picked up without a restart), or for the models of a model config file
 # (TFIMG_SERVING_MODEL_CONFIG: TensorFlow Serving's text format, its version policies and
-# labels; reread when it changes, or sent with gRPC's HandleReloadConfigRequest). A
+# labels; reread when it changes, or sent with gRPC's HandleReloadConfigRequest, which
+# only `tfimg serve --allow-reload-config` turns on: TFIMG_SERVING_ALLOW_RELOAD_CONFIG). A
 # SavedModel written by TensorFlow 2 runs through its functions; one written by
 # TensorFlow 1 (Estimator exports, tf.compat.v1) runs in a session, its tensors fed and
 # fetched by name as TensorFlow Serving does (`SessionSignature`):
@@ -16,7 +17,8 @@
 #   GET  /monitoring/prometheus/metrics                           TensorFlow Serving's metrics
 #
 # and its gRPC API on port @GRPC_PORT@ (PredictionService and ModelService, from the
-# tensorflow-serving-api package's protos): the same models, the same errors.
+# tensorflow-serving-api package's protos): the same models, the same errors, as
+# TensorFlow Serving's status codes.
 #
 # As TensorFlow Serving's own handler (`http_rest_api_util.cc`) matches them: the path's
 # words in any case (`/V1/MODELS/m`), though only a lowercase verb is one; a version too
@@ -27,13 +29,16 @@
 # model or version) and HTTP's for the limits below (408 too slow, 413 too large, 431
 # headers too large, 503 busy).
 #
-# Trust boundary, client → server (DESIGN.md): whoever reaches the port is on the other
-# side and controls every byte of a request (and when it arrives); the model, its folder
-# and this server are on ours. This module is the one place that enforces the boundary:
-# its HTTP section takes the bytes (timeouts for headers and bodies, caps on their sizes
-# and on what a body may cost decoded, bounded concurrency, 400, never 500 and never a
-# traceback, for any client input), its JSON section the values (refused rather than
-# coerced).
+# Trust boundary, client → server (DESIGN.md): whoever reaches the ports is on the other
+# side and controls every byte of a request (and when it arrives, and which calls it
+# makes); the model, its folder and this server are on ours. This module is the one place
+# that enforces the boundary: its HTTP section takes the bytes (timeouts for headers and
+# bodies, caps on their sizes and on what a body may cost decoded, bounded concurrency,
+# connections made room for by closing the silent longest, 400, never 500 and never a
+# traceback, for any client input), its gRPC section the calls (a deadline for the
+# message, streams capped per connection, a slot only once the message is in, no reload
+# unless asked), its JSON section the values (refused rather than coerced), and its
+# metrics keep series only for the models configured.
 #
 # The HTTP server is uvicorn (uvloop's event loop, httptools' parser): one event loop reads
 # each request whole, then answers it, at most MAX_IN_FLIGHT at once (503 beyond); a
@@ -49,6 +54,7 @@
 # small ones.
 import asyncio
 import base64
+import heapq
 import json
 import logging
 import os
@@ -68,15 +74,14 @@ import tensorflow as tf
 import uvicorn
 from tensorflow.core.framework import types_pb2
 from google.protobuf import text_format
+from google.protobuf.message import DecodeError
 from tensorflow_serving.apis import (
     classification_pb2,
     get_model_metadata_pb2,
     get_model_status_pb2,
     inference_pb2,
     model_management_pb2,
-    model_service_pb2_grpc,
     predict_pb2,
-    prediction_service_pb2_grpc,
     regression_pb2,
 )
 from tensorflow_serving.config import model_server_config_pb2
@@ -93,7 +98,14 @@ MODEL_CONFIG = os.environ.get("TFIMG_SERVING_MODEL_CONFIG", "")
 BASE_PATHS = json.loads(os.environ.get("TFIMG_SERVING_BASE_PATHS") or "{}")
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_IN_FLIGHT = 256  # requests whose body is in, being answered at once; past it, 503
-CONNECTIONS = 1024  # uvicorn's own cap on connections (its 503 is plain text)
+CONNECTIONS = 1024  # uvicorn's cap: a request that finds them open closes silent ones, or 503
+OPEN_CONNECTIONS = 4 * CONNECTIONS  # open at once, silent ones too: past it, a new one
+# closes the silent longest (each may hold MAX_HEADER_BYTES: 256 MiB in all)
+MESSAGE_SECONDS = 30  # a gRPC call's request message arrives whole within this (the largest
+# at 2.2 MB/s), or DEADLINE_EXCEEDED; while it comes, it holds no slot
+STREAMS_PER_CONNECTION = 100  # gRPC calls one connection has open at once (HTTP/2's streams)
+# HandleReloadConfigRequest: UNIMPLEMENTED unless `tfimg serve --allow-reload-config`.
+ALLOW_RELOAD_CONFIG = os.environ.get("TFIMG_SERVING_ALLOW_RELOAD_CONFIG") == "1"
 HEADER_SECONDS = 10  # a request's headers arrive whole within this, or 408
 MAX_HEADER_BYTES = 64 * 1024  # its URL and headers together; past it, 431
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -168,9 +180,11 @@ class ApiError(Exception):
 # answers it, with its metric names (prometheus_client adds `_total` to a counter's):
 # requests by model and status (a gRPC status code's name, OK for success), their wall
 # time in microseconds by model, API and entrypoint (REST or GRPC), and each SavedModel's
-# load attempts and time by path. A model name is a label only when it names a model the
-# server has: a client that asks for a million made-up names adds one series (""), not a
-# million.
+# load attempts and time by path. A model name is a label only while it names a model the
+# server is configured with (a folder under MODELS, or the model config in force): a client
+# that asks for a million made-up names adds one series (""), not a million, and a model the
+# config drops takes its series with it (`forget_series`), so no sequence of configs leaves
+# more series than the models in force have.
 
 METRICS_PATH = "/monitoring/prometheus/metrics"
 prometheus_client.disable_created_metrics()
@@ -204,9 +218,29 @@ LOAD_LATENCY = prometheus_client.Counter(
 
 def record_request(models, name, api, entrypoint, status, started):
     """One answered request in the metrics; `status` the gRPC code's name."""
-    label = name if models.knows(name) else ""
-    REQUESTS.labels(label, status).inc()
-    REQUEST_LATENCY.labels(label, api, entrypoint).observe((time.perf_counter() - started) * 1e6)
+    took = (time.perf_counter() - started) * 1e6
+    with models.lock:  # not between `configure` dropping the model and its series
+        label = name if name in models.configured else ""
+        REQUESTS.labels(label, status).inc()
+        REQUEST_LATENCY.labels(label, api, entrypoint).observe(took)
+
+
+API_NAMES = ("predict", "classify", "regress", "multi_inference", "metadata", "status", "reload")
+
+
+def forget_series(name):
+    """Every request series of model `name` removed (the labels they can have are few)."""
+    for status in grpc.StatusCode:
+        try:
+            REQUESTS.remove(name, status.name)
+        except KeyError:
+            pass
+    for api in API_NAMES:
+        for entrypoint in ("REST", "GRPC"):
+            try:
+                REQUEST_LATENCY.remove(name, api, entrypoint)
+            except KeyError:
+                pass
 
 
 def status_name(http_status):
@@ -502,6 +536,7 @@ class Models:
         self.missing = set()  # the configured folders found missing (logged once)
         self.config = None  # the ModelServerConfig in force; None: every folder under MODELS
         self.config_text = None  # the file's text it was read from
+        self.configured = set()  # the names of entries() at the last poll: the metrics' labels
 
     def watch(self):
         first = True
@@ -567,6 +602,7 @@ class Models:
         half-way), and one that failed only once its files change."""
         entries = self.entries()
         names = {name for name, _, _ in entries}
+        self.configure(names)
         with self.lock:
             dropped = [(name, version) for name in self.served if name not in names for version in self.served[name]]
         for name, version in dropped:
@@ -627,10 +663,12 @@ class Models:
             servable.close()
             log.info("model %s version %d unloaded", name, version)
 
-    def knows(self, name):
-        """Whether `name` is a model the server has (served, loading or failed)."""
+    def configure(self, names):
+        """`names` are the models configured now; the metrics' series of any other go."""
         with self.lock:
-            return name in self.states
+            for name in self.configured - names:
+                forget_series(name)
+            self.configured = names
 
     def set_state(self, name, version, state, message):
         with self.lock:
@@ -1132,6 +1170,12 @@ async def classify_or_regress(servable, body, verb):
 #     held at once at most BODY_BUDGET bytes (503);
 #   - a request slot (MAX_IN_FLIGHT, 503 beyond) only once the body is in, so a slow client
 #     holds one connection until a timeout frees it, never a slot;
+#   - connections: a request whose headers are in, finding CONNECTIONS open, closes those
+#     the server waits on that went longest without a byte (`make_room`; 408), so a slow
+#     client that reconnects each connection as it is cut keeps no one out, from whatever
+#     address (every client on the host comes through Docker's proxy, from one address:
+#     a cap per address would put them all with the attacker); past OPEN_CONNECTIONS a new
+#     connection does the same, which bounds what silent connections hold;
 #   - the JSON: refused (413) before it is parsed when its values would take over
 #     MAX_DECODED_BYTES, its text and bytes let go of once parsed, its lists of numbers
 #     given to numpy as they are (no second copy, never a string array), and let go of
@@ -1172,6 +1216,12 @@ class Capacity:
         request.held = 0
 
 
+EVICTED = (
+    "the server closed this connection for another client: it holds {connections} connections, and this "
+    "request had gone longest without a byte ({silent:.1f} s)"
+)
+
+
 def raw_answer(status, message):
     """A whole HTTP/1.1 error response that closes the connection, for the protocol, which
     answers before there is a request for the application."""
@@ -1192,18 +1242,31 @@ class Protocol(HttpToolsProtocol):
     nothing is just closed) and the connection ends. uvicorn's own timeout only runs between
     requests: without this, clients that never finish their headers hold their connections
     forever, and CONNECTIONS of them lock everyone out; and a URL or header of gigabytes
-    would be kept in memory whole."""
+    would be kept in memory whole.
+
+    And a request whose headers are in, finding CONNECTIONS open (where uvicorn answers
+    503), makes room (`make_room`): the connections the server waits on that have gone
+    longest without a byte are closed. A timeout alone frees a slow connection only for the
+    client that held it to open the next one: a client that reconnected each as it was cut
+    kept everyone else at 503. Only a whole request makes room, so slow clients do not
+    close each other's connections over and over; past OPEN_CONNECTIONS (silent ones
+    included) a new connection makes room too, which bounds what they may hold."""
 
     header_timer = None
     header_bytes = 0
     begun = False  # some of a request's head arrived
     refused = False  # answered here: what else arrives is ignored
+    last_heard = 0.0  # the loop's time of the client's last bytes (or of the connection)
 
     def connection_made(self, transport):
         super().connection_made(transport)
+        self.last_heard = self.loop.time()
         self.start_header_timer()
+        if len(self.connections) > OPEN_CONNECTIONS:
+            make_room(self, len(self.connections) - OPEN_CONNECTIONS)
 
     def data_received(self, data):
+        self.last_heard = self.loop.time()
         if self.refused:
             return
         idle = self.cycle is None or self.cycle.response_complete
@@ -1232,6 +1295,8 @@ class Protocol(HttpToolsProtocol):
             return
         self.stop_header_timer()
         self.begun = False
+        if len(self.connections) >= CONNECTIONS:
+            make_room(self, len(self.connections) - CONNECTIONS + 1)
         super().on_headers_complete()
 
     def on_body(self, body):
@@ -1277,6 +1342,38 @@ class Protocol(HttpToolsProtocol):
             if status is not None:
                 self.transport.write(raw_answer(status, message))
             self.transport.close()
+
+    def waits_for_client(self):
+        """Whether the server waits on the client: for a request (an idle kept-alive
+        connection, or headers on their way) or for the rest of a body. A request whose
+        body is in is being answered, and its connection is not the client's to lose."""
+        if self.refused or self.transport.is_closing() or self.pipeline:
+            return False
+        cycle = self.cycle
+        if cycle is None or cycle.response_complete:
+            return True
+        return cycle.more_body and not cycle.response_started
+
+    def close_for_room(self):
+        """Closed for another client: 408 for a request on its way (one that had not begun
+        is just closed, as the keep-alive timeout closes it)."""
+        silent = self.loop.time() - self.last_heard
+        on_its_way = self.begun or (self.cycle is not None and not self.cycle.response_complete)
+        message = EVICTED.format(connections=len(self.connections), silent=silent)
+        self.refuse(408 if on_its_way else None, message if on_its_way else None)
+        self.connections.discard(self)
+
+
+def make_room(making, count):
+    """Closes `count` of the connections the server waits on (`waits_for_client`), those
+    that have gone longest without a byte, for the connection `making` room. A client that
+    sends its request is not closed while others wait silently: stalled or trickled headers
+    and bodies and idle kept-alive connections go first, whatever address they come from.
+    When too few connections wait (every one has a request being answered), fewer are
+    closed, and uvicorn answers 503."""
+    waiting = (connection for connection in making.connections if connection is not making and connection.waits_for_client())
+    for connection in heapq.nsmallest(count, waiting, key=lambda connection: connection.last_heard):
+        connection.close_for_room()
 
 
 def client_text(text):
@@ -1599,19 +1696,30 @@ async def answer(send, status, payload, close, kind=JSON):
 # UNAVAILABLE, anything else INTERNAL without its details).
 #
 # Trust boundary, client → server, as for REST: a message is at most MAX_BODY_BYTES
-# (grpcio refuses larger ones, RESOURCE_EXHAUSTED), at most MAX_IN_FLIGHT calls run at
-# once (grpcio refuses more), and a tensor's shape may not claim more values than
-# MAX_DECODED_BYTES holds (a TensorProto of shape [10**9] with one value would be
-# broadcast to all of them). The dtype of each input is the signature's, exactly: gRPC's
+# (grpcio refuses larger ones, RESOURCE_EXHAUSTED); a call's message arrives within
+# MESSAGE_SECONDS (DEADLINE_EXCEEDED), holding nothing but its stream while it comes (a
+# connection has STREAMS_PER_CONNECTION at most), and takes one of MAX_IN_FLIGHT slots only
+# once it is in (RESOURCE_EXHAUSTED beyond): `unary`; a tensor's shape may not claim more
+# values than MAX_DECODED_BYTES holds (a TensorProto of shape [10**9] with one value would
+# be broadcast to all of them). The dtype of each input is the signature's, exactly: gRPC's
 # tensors are typed, and TensorFlow Serving refuses a float64 for a float32 input.
+# HandleReloadConfigRequest, which changes the models served for anyone who reaches the
+# port, is UNIMPLEMENTED unless the server was started with it (ALLOW_RELOAD_CONFIG).
 
 GRPC_CODES = {
     400: grpc.StatusCode.INVALID_ARGUMENT,
     404: grpc.StatusCode.NOT_FOUND,
     408: grpc.StatusCode.DEADLINE_EXCEEDED,
     413: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    501: grpc.StatusCode.UNIMPLEMENTED,
     503: grpc.StatusCode.UNAVAILABLE,
 }
+SLOW_MESSAGE = f"the request message did not arrive within {MESSAGE_SECONDS} s"
+BUSY_CALLS = f"the server is answering {MAX_IN_FLIGHT} calls already: try again shortly"
+RELOAD_OFF = (
+    "HandleReloadConfigRequest is turned off: it would let anyone who reaches this port change "
+    "the models served; start the server with `tfimg serve --allow-reload-config` to allow it"
+)
 METHODS = {"tensorflow/serving/classify": "classify", "tensorflow/serving/regress": "regress"}
 ERROR_CODES = {"OK": 0, "UNKNOWN": 2}  # tensorflow.error.Code, as a status names them
 
@@ -1702,7 +1810,7 @@ def fill_regression(result, outputs, _count):
         result.regressions.add(value=float(value))
 
 
-class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
+class PredictionService:
     def __init__(self, models):
         self.models = models
 
@@ -1804,7 +1912,7 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
         return await grpc_answer(context, self.models, "metadata", request.model_spec.name, work)
 
 
-class ModelService(model_service_pb2_grpc.ModelServiceServicer):
+class ModelService:
     def __init__(self, models):
         self.models = models
 
@@ -1831,6 +1939,8 @@ class ModelService(model_service_pb2_grpc.ModelServiceServicer):
         Serving's; it stays in force until the model config file changes."""
 
         async def work():
+            if not ALLOW_RELOAD_CONFIG:
+                raise ApiError(501, RELOAD_OFF)
             config = parse_model_config(text_format.MessageToString(request.config))
             await asyncio.to_thread(self.models.reload, config)
             response = model_management_pb2.ReloadConfigResponse()
@@ -1840,20 +1950,103 @@ class ModelService(model_service_pb2_grpc.ModelServiceServicer):
         return await grpc_answer(context, self.models, "reload", "", work)
 
 
+class Slots:
+    """The gRPC calls being answered (their message in), at most MAX_IN_FLIGHT. Used on the
+    gRPC loop only."""
+
+    in_flight = 0
+
+
+def unary(method, request_type, response_type, slots):
+    """A unary method of the API, served as grpcio serves a stream of requests: the bytes on
+    the wire are the same (headers, one message, the end). grpcio hands a unary call over
+    once its message is in, but counts it against `maximum_concurrent_rpcs` from its
+    headers: 300 calls that never sent a message held every slot, and every other client
+    was told RESOURCE_EXHAUSTED for as long as they liked. Here the call waits at most
+    MESSAGE_SECONDS for its message (DEADLINE_EXCEEDED), holding its stream and nothing
+    else, then takes a slot (RESOURCE_EXHAUSTED when all are taken) until it is answered.
+    The message is parsed here, so bytes that are no `request_type` are INVALID_ARGUMENT
+    (grpcio's parser answered UNKNOWN and logged a traceback)."""
+
+    async def handler(_requests, context):
+        try:
+            data = await asyncio.wait_for(context.read(), MESSAGE_SECONDS)
+        except asyncio.TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, SLOW_MESSAGE)
+        if data is grpc.aio.EOF:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the call ended without its request message")
+        try:
+            request = request_type.FromString(data)
+        except DecodeError as error:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"the request message is no {request_type.DESCRIPTOR.name}: {error}"
+            )
+        del data
+        if slots.in_flight >= MAX_IN_FLIGHT:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, BUSY_CALLS)
+        slots.in_flight += 1
+        try:
+            return await method(request, context)
+        finally:
+            slots.in_flight -= 1
+
+    return grpc.stream_unary_rpc_method_handler(handler, response_serializer=response_type.SerializeToString)
+
+
+def grpc_handlers(models):
+    """TensorFlow Serving's two services, each method `unary`, sharing the slots."""
+    prediction, model_service, slots = PredictionService(models), ModelService(models), Slots()
+    services = {
+        "tensorflow.serving.PredictionService": {
+            "Predict": (prediction.Predict, predict_pb2.PredictRequest, predict_pb2.PredictResponse),
+            "Classify": (
+                prediction.Classify, classification_pb2.ClassificationRequest, classification_pb2.ClassificationResponse
+            ),
+            "Regress": (prediction.Regress, regression_pb2.RegressionRequest, regression_pb2.RegressionResponse),
+            "MultiInference": (
+                prediction.MultiInference, inference_pb2.MultiInferenceRequest, inference_pb2.MultiInferenceResponse
+            ),
+            "GetModelMetadata": (
+                prediction.GetModelMetadata,
+                get_model_metadata_pb2.GetModelMetadataRequest,
+                get_model_metadata_pb2.GetModelMetadataResponse,
+            ),
+        },
+        "tensorflow.serving.ModelService": {
+            "GetModelStatus": (
+                model_service.GetModelStatus,
+                get_model_status_pb2.GetModelStatusRequest,
+                get_model_status_pb2.GetModelStatusResponse,
+            ),
+            "HandleReloadConfigRequest": (
+                model_service.HandleReloadConfigRequest,
+                model_management_pb2.ReloadConfigRequest,
+                model_management_pb2.ReloadConfigResponse,
+            ),
+        },
+    }
+    return tuple(
+        grpc.method_handlers_generic_handler(
+            service, {name: unary(method, request, response, slots) for name, (method, request, response) in methods.items()}
+        )
+        for service, methods in services.items()
+    )
+
+
 def serve_grpc(models):
     """The gRPC server on GRPC_PORT, on this thread's own event loop (asyncio's, as grpcio's
-    asyncio server needs)."""
+    asyncio server needs). No `maximum_concurrent_rpcs`: `unary` counts the calls, from
+    their message rather than their headers."""
 
     async def main():
         server = grpc.aio.server(
             options=[
                 ("grpc.max_receive_message_length", MAX_BODY_BYTES),
                 ("grpc.max_send_message_length", -1),
+                ("grpc.max_concurrent_streams", STREAMS_PER_CONNECTION),
             ],
-            maximum_concurrent_rpcs=MAX_IN_FLIGHT,
         )
-        prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(PredictionService(models), server)
-        model_service_pb2_grpc.add_ModelServiceServicer_to_server(ModelService(models), server)
+        server.add_generic_rpc_handlers(grpc_handlers(models))
         server.add_insecure_port(f"0.0.0.0:{GRPC_PORT}")
         await server.start()
         await server.wait_for_termination()

@@ -256,6 +256,13 @@ fn a_member_s_model_config_serves_each_of_its_models_and_up_waits_for_all() {
     );
     assert_eq!(plan.labels[labels::MODEL], "fraud");
     assert_eq!(plan.labels[labels::MODELS], "fraud,churn");
+    // The team file is the one source of a member's models: no reload over gRPC.
+    let reload = crate::plan::serving::ALLOW_RELOAD_CONFIG_ENV;
+    assert!(
+        !plan.env.iter().any(|variable| variable.starts_with(reload)),
+        "{:?}",
+        plan.env
+    );
     let asked = host.http_asked.borrow().clone();
     assert!(
         asked.contains(&"/v1/models/churn".to_string()),
