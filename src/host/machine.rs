@@ -323,6 +323,18 @@ pub fn listen_for_interrupts(handled: bool) {
     }
 }
 
+/// An interrupt that is no signal: the reader of this process's stdout or stderr went
+/// away (`output::streams`). A command that cleans up gets it as it gets Ctrl-C (true);
+/// false for any other, which the caller then ends at once.
+pub fn interrupt_from_within() -> bool {
+    let Some(state) = INTERRUPTS.get().filter(|state| state.handled) else {
+        return false;
+    };
+    state.seen.store(true, std::sync::atomic::Ordering::SeqCst);
+    state.notify.notify_waiters();
+    true
+}
+
 /// Resolves when the user interrupts (Ctrl-C) or the session ends (SIGTERM, SIGHUP), so a
 /// command can clean up what it started before exiting; at once when that already
 /// happened.
