@@ -71,7 +71,8 @@ pub fn down(args: &DownArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     let team = crate::app::catalog::load_team(host, &args.file)?;
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let removed = stories::down(&engine, host, &team.name).await?;
+        let reporter = Reporter::new(crate::output::progress::Progress::Plain);
+        let removed = stories::down(&engine, host, &team.name, &reporter).await?;
         for name in &removed {
             outln!("{name}");
         }

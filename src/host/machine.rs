@@ -228,16 +228,33 @@ pub fn make_folder(
     }))
 }
 
-/// The lock file `name` in tfimg's data folder, taken without waiting.
+/// The lock file `name` in tfimg's data folder, taken without waiting. The `locks`
+/// folder is made 0700 and used only while the user running tfimg (or root) owns it and
+/// nobody else can write it, and the file is never opened through a link: another
+/// account could otherwise hold every lock, or have root create a file where it points.
 pub fn try_lock(name: &str, shared: bool) -> super::LockAttempt {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
     let folder = data_dir().join("locks");
-    let file = std::fs::create_dir_all(&folder).and_then(|()| {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(folder.join(name))
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&folder);
+    let uid = current_ids().map(|(uid, _)| uid);
+    let trusted = std::fs::symlink_metadata(&folder).is_ok_and(|found| {
+        found.is_dir()
+            && (Some(found.uid()) == uid || found.uid() == 0)
+            && found.mode() & 0o022 == 0
     });
+    if !trusted {
+        return super::LockAttempt::Unavailable;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(folder.join(name));
     let Ok(file) = file else {
         return super::LockAttempt::Unavailable;
     };
