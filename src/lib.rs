@@ -4,6 +4,11 @@
 //! (Dockerfile and context) → `engine` (the Docker API). `commands` holds one thin module
 //! per subcommand; `cli` only the flag definitions; `error` the exit-code contract.
 
+// First: its `outln!` and `errln!` (stdout and stderr, where a closed pipe ends tfimg as
+// a pipe expects) are for every module declared after it.
+#[macro_use]
+pub(crate) mod output;
+
 // The integration tests use the binary; the engine, the host and the specs' types (and
 // the fuzzing properties) are the small public API they and the benches also call.
 pub mod engine;
@@ -19,7 +24,6 @@ pub(crate) mod commands;
 pub(crate) mod doctor;
 pub(crate) mod input;
 pub(crate) mod labels;
-pub(crate) mod output;
 pub(crate) mod plan;
 pub(crate) mod render;
 
@@ -36,13 +40,24 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 
-/// Parse, run, and turn the outcome into the documented exit code.
+/// Parse, run, and turn the outcome into the documented exit code; a reader of stdout
+/// or stderr that went away ends tfimg as a pipe expects instead (`output::streams`).
 pub fn main() -> ExitCode {
+    let code = run();
+    output::streams::end_if_reader_gone();
+    code
+}
+
+fn run() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
+            if let Err(failed) = error.print() {
+                if failed.kind() == std::io::ErrorKind::BrokenPipe {
+                    output::streams::reader_gone();
+                }
+            }
             // Help and version are successes; every other usage problem is bad input (1).
-            let _ = error.print();
             return if error.use_stderr() {
                 ExitCode::from(output::exit::EXIT_BAD_INPUT)
             } else {

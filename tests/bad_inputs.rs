@@ -1450,6 +1450,47 @@ fn cases() -> Vec<Case> {
             ],
             None,
         ),
+        // Issue 44: an `-o` in any spelling ssh reads, and combined flags.
+        engine(
+            "engine-ssh-command-fork-after-authentication-with-equals",
+            "`TFIMG_SSH_COMMAND=",
+            &["ps"],
+            &[
+                ("DOCKER_HOST", "ssh://gpu-box"),
+                ("TFIMG_SSH_COMMAND", "ssh -i key -o=ForkAfterAuthentication=yes"),
+            ],
+            None,
+        ),
+        engine(
+            "engine-ssh-command-stdin-null-with-equals",
+            "`TFIMG_SSH_COMMAND=",
+            &["ps"],
+            &[
+                ("DOCKER_HOST", "ssh://gpu-box"),
+                ("TFIMG_SSH_COMMAND", "ssh -o=StdinNull=yes"),
+            ],
+            None,
+        ),
+        engine(
+            "engine-ssh-command-quoted-control-master",
+            "`TFIMG_SSH_COMMAND=",
+            &["ps"],
+            &[
+                ("DOCKER_HOST", "ssh://gpu-box"),
+                ("TFIMG_SSH_COMMAND", "ssh -o '\"controlmaster\" auto'"),
+            ],
+            None,
+        ),
+        engine(
+            "engine-ssh-command-combined-master-flag",
+            "`TFIMG_SSH_COMMAND=",
+            &["ps"],
+            &[
+                ("DOCKER_HOST", "ssh://gpu-box"),
+                ("TFIMG_SSH_COMMAND", "ssh -4vM"),
+            ],
+            None,
+        ),
         engine(
             "engine-ssh-command-unclosed-quote",
             "`TFIMG_SSH_COMMAND=",

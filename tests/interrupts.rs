@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::io::Read;
 use std::time::Duration;
 
 use tfimg::engine::Containers;
@@ -312,4 +313,182 @@ async fn an_interrupted_up_keeps_only_fully_started_members_and_rollback_keeps_n
             assert_eq!(container_state(&quick), None);
         }
     }
+}
+
+/// Which of tfimg's streams go to a pipe whose reader is gone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Closed {
+    Both,
+    Stdout,
+    Stderr,
+}
+
+/// How `program ARGS` ended with `closed` on a pipe whose read end is closed (as after
+/// `| true`), and what it wrote on the other stream. `limit` only catches a hang.
+fn with_reader_gone(
+    program: &str,
+    args: &[&str],
+    closed: Closed,
+    limit: Duration,
+) -> (std::process::ExitStatus, String) {
+    use std::process::Stdio;
+    let folder = scratch(&[]);
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let gone = || Stdio::from(writer.try_clone().unwrap());
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .current_dir(folder.path())
+        .env_remove("RUST_LOG")
+        .env("NO_COLOR", "1")
+        .env("TFIMG_CONFIG", "/dev/null")
+        .env("TFIMG_TODAY", common::TODAY)
+        .stdin(Stdio::null())
+        .stdout(match closed {
+            Closed::Stderr => Stdio::piped(),
+            _ => gone(),
+        })
+        .stderr(match closed {
+            Closed::Stdout => Stdio::piped(),
+            _ => gone(),
+        })
+        .spawn()
+        .unwrap();
+    drop(writer);
+    let mut open = child
+        .stdout
+        .take()
+        .map(|pipe| Box::new(pipe) as Box<dyn std::io::Read + Send>)
+        .or_else(|| {
+            child
+                .stderr
+                .take()
+                .map(|pipe| Box::new(pipe) as Box<dyn std::io::Read + Send>)
+        });
+    let reading = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(pipe) = open.as_mut() {
+            let _ = pipe.read_to_string(&mut text);
+        }
+        text
+    });
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "`{program} {}` hung for {limit:?} with {closed:?} closed",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status, reading.join().unwrap())
+}
+
+fn killed_by_sigpipe(status: std::process::ExitStatus) -> bool {
+    std::os::unix::process::ExitStatusExt::signal(&status) == Some(libc::SIGPIPE)
+}
+
+/// Issue 44: `tfimg ps 2>&1 | true` (and `list`, ...) exited 101 with a panic writing to
+/// the closed stderr, and a closed stdout was passed over silently (exit 0). Now a
+/// closed stdout or stderr ends tfimg as it ends `yes`: killed by SIGPIPE (141 in a
+/// shell), with nothing printed.
+#[tokio::test]
+async fn a_closed_stdout_or_stderr_ends_tfimg_as_it_ends_yes() {
+    let Some(_engine) = common::engine().await else { return };
+    let tfimg = env!("CARGO_BIN_EXE_tfimg");
+    let limit = Duration::from_secs(60);
+    let (yes, _) = with_reader_gone("yes", &[], Closed::Both, limit);
+    assert!(killed_by_sigpipe(yes), "yes: {yes:?}");
+    // (args, writes on stdout, writes on stderr)
+    let commands: [(&[&str], bool, bool); 8] = [
+        (&["ps"], true, false),
+        (&["ps", "--json"], true, false),
+        (&["list"], true, true),
+        (&["list", "--json"], true, false),
+        (&["show", "cpu-headless"], true, true),
+        (&["completions", "bash"], true, false),
+        (&["--help"], true, false),
+        (&["show", "nosuch"], false, true),
+    ];
+    for (args, on_stdout, on_stderr) in commands {
+        let shown = args.join(" ");
+        let (status, _) = with_reader_gone(tfimg, args, Closed::Both, limit);
+        assert!(
+            killed_by_sigpipe(status),
+            "`tfimg {shown} >&- 2>&-`: {status:?}"
+        );
+        let (status, stderr) = with_reader_gone(tfimg, args, Closed::Stdout, limit);
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "`tfimg {shown} | true`: {stderr}"
+        );
+        if on_stdout {
+            assert!(
+                killed_by_sigpipe(status),
+                "`tfimg {shown} | true`: {status:?} {stderr}"
+            );
+        } else {
+            assert_eq!(status.code(), Some(1), "`tfimg {shown} | true`: {stderr}");
+            assert!(stderr.starts_with("error: "), "{stderr}");
+        }
+        // `ps` prints a note on stderr only when a Jupyter runs on this machine.
+        if args[0] != "ps" {
+            let (status, stdout) = with_reader_gone(tfimg, args, Closed::Stderr, limit);
+            if on_stderr {
+                assert!(
+                    killed_by_sigpipe(status),
+                    "`tfimg {shown} 2>&-`: {status:?}"
+                );
+            } else {
+                assert_eq!(status.code(), Some(0), "`tfimg {shown}` with stderr closed");
+                assert!(!stdout.is_empty());
+            }
+        }
+    }
+}
+
+/// A command that cleans up ends as it does on Ctrl-C: an attached `run` whose stdout
+/// reader went away stops and removes its container, then ends by SIGPIPE; `logs -f`
+/// of a container that keeps printing ends too. Before, both went on for ever.
+#[tokio::test]
+async fn a_closed_stdout_stops_an_attached_run_and_ends_logs_follow() {
+    let Some(_engine) = common::engine().await else { return };
+    let tfimg = env!("CARGO_BIN_EXE_tfimg");
+    let name = unique("closed-run").to_lowercase();
+    let _guard = DockerGuard::containers(&[&name]);
+    let ticking = ["sh", "-c", "while :; do echo tick; sleep 0.1; done"];
+    let mut args = vec!["run", "cpu-headless", "--no-build", "--name", &name, "--"];
+    args.extend(ticking);
+    let (status, stderr) = with_reader_gone(tfimg, &args, Closed::Stdout, HANG);
+    assert!(killed_by_sigpipe(status), "{status:?}: {stderr}");
+    assert!(
+        stderr.contains(&format!("tfimg: stopping `{name}`")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(container_state(&name), None, "the container is removed");
+
+    let detached = {
+        let mut args = vec![
+            "run",
+            "-d",
+            "cpu-headless",
+            "--no-build",
+            "--name",
+            &name,
+            "--",
+        ];
+        args.extend(ticking);
+        common::tfimg(scratch(&[]).path(), &args)
+    };
+    assert_eq!(detached.code, 0, "{}", detached.tail());
+    let (status, stderr) = with_reader_gone(tfimg, &["logs", "-f", &name], Closed::Stdout, HANG);
+    assert!(killed_by_sigpipe(status), "{status:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -54,10 +54,15 @@ const COMMANDS_IMPORTS: &[(&str, usize)] = &[
     ("tokio::fs", 0),
 ];
 
-/// Statics that hold state, and why each stays: the process's signal state, and the fuzz
+/// Statics that hold state, and why each stays: the process's signal state, whether a
+/// reader of its stdout or stderr went away (the SIGPIPE it stands for), and the fuzz
 /// targets' lazily parsed built-in catalog (a constant). The engine flags are a settings
 /// value passed down (`app::settings`).
-const STATICS: &[&str] = &["fuzzing.rs: CATALOG", "host/machine.rs: INTERRUPTS"];
+const STATICS: &[&str] = &[
+    "fuzzing.rs: CATALOG",
+    "host/machine.rs: INTERRUPTS",
+    "output/streams.rs: READER_GONE",
+];
 
 /// The lines of `commands/` today: only fewer from now (issue 29's goal is 1 600).
 const COMMANDS_LINES: usize = 1_509;
@@ -266,6 +271,35 @@ fn no_static_holds_state_but_the_listed_ones() {
     assert_eq!(
         found, expected,
         "statics holding state (STATICS lists the ones allowed)"
+    );
+}
+
+/// stdout and stderr are written through `output/streams.rs` only, where a reader that
+/// went away ends tfimg as a pipe expects: std's `println!` and its kin panic on a closed
+/// stream (issue 44: `tfimg ps 2>&1 | true` exited 101).
+#[test]
+fn only_output_streams_writes_to_stdout_and_stderr() {
+    let mut found = Vec::new();
+    for (file, code) in sources() {
+        if file == "output/streams.rs" {
+            continue;
+        }
+        for (number, line) in code.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            let prints = ["println!", "print!(", "dbg!("]
+                .iter()
+                .any(|name| code.contains(name))
+                || ["io::stdout()", "io::stderr()"]
+                    .iter()
+                    .any(|name| code.contains(name) && !code.contains("is_terminal"));
+            if prints {
+                found.push(format!("{file}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "write through `outln!`/`errln!` or `output::streams` instead: {found:#?}"
     );
 }
 

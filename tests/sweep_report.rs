@@ -358,3 +358,49 @@ fn a_sweep_named_from_its_parent_folder_gets_report_html_in_its_folder() {
         ]
     );
 }
+
+/// A trial that reports a million distinct epochs (a 30 MB `metrics.jsonl`): `sweep
+/// results`, `status` and `report` read it in one pass. Issue 44: every epoch was looked
+/// for among those before it (141 s in a release build; the debug build of the tests had
+/// not finished after 17 minutes). The 120 s limit only catches that blow-up.
+#[test]
+fn a_trial_with_a_million_epochs_is_read_in_one_pass() {
+    const EPOCHS: u32 = 1_000_000;
+    let root = scratch(&[]);
+    let dir = sweep_folder(root.path());
+    let mut lines = String::with_capacity(32 * EPOCHS as usize);
+    for epoch in 1..=EPOCHS {
+        let accuracy = if epoch == EPOCHS { 0.99 } else { 0.5 };
+        lines.push_str(&format!(
+            "{{\"epoch\": {epoch}, \"val_accuracy\": {accuracy}}}\n"
+        ));
+    }
+    std::fs::write(dir.join("t001/metrics.jsonl"), &lines).unwrap();
+    let limit = std::time::Duration::from_secs(120);
+    let run = common::spawn_tfimg(
+        root.path(),
+        &["sweep", "results", "report-test", "--json"],
+        &[],
+    )
+    .finish(limit);
+    assert_eq!(run.code, 0, "{}", run.tail());
+    let results: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let t001 = results["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["trial"] == "t001")
+        .unwrap();
+    assert_eq!(t001["epochs"], EPOCHS);
+    assert_eq!(t001["points"], EPOCHS);
+    assert_eq!(t001["value"], 0.99);
+    assert_eq!(t001["epoch"], f64::from(EPOCHS));
+    assert_eq!(results["best"], "t001");
+    for command in ["status", "report"] {
+        let run =
+            common::spawn_tfimg(root.path(), &["sweep", command, "report-test"], &[]).finish(limit);
+        assert_eq!(run.code, 0, "{command}: {}", run.tail());
+    }
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("data-trial=\"t001\""));
+}

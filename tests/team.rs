@@ -1160,3 +1160,239 @@ async fn an_idle_member_stops_itself_and_up_starts_it_again_with_its_data() {
     let down = tfimg(&["down", "team.yaml"]);
     assert_eq!(down.code, 0, "{}", down.stderr);
 }
+
+/// Removes every network carrying the team's label (each by its id: twins too) when
+/// dropped, after the containers' guard declared before it.
+struct TeamNetworks(String);
+
+impl Drop for TeamNetworks {
+    fn drop(&mut self) {
+        let label = format!("label=io.tfimg.team={}", self.0);
+        for id in common::docker(&["network", "ls", "-q", "--filter", &label]).split_whitespace() {
+            common::docker(&["network", "rm", id]);
+        }
+    }
+}
+
+/// The names of the networks carrying the team's label, sorted (a name made twice shows
+/// twice).
+fn team_networks(team: &str) -> Vec<String> {
+    let label = format!("label=io.tfimg.team={team}");
+    let mut names: Vec<String> =
+        common::docker(&["network", "ls", "--filter", &label, "--format", "{{.Name}}"])
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+    names.sort();
+    names
+}
+
+/// Makes a network named `name` with the team's labels through the Engine API, as an
+/// older tfimg did: Docker lets a second one of the same name be made (the docker CLI
+/// asks it not to). Its id.
+fn twin_network(name: &str, labels: &str) -> String {
+    let body = format!("{{\"Name\":\"{name}\",\"Driver\":\"bridge\",\"Labels\":{labels}}}");
+    let answer = std::process::Command::new("curl")
+        .args([
+            "-sf",
+            "--unix-socket",
+            "/var/run/docker.sock",
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            &body,
+            "http://localhost/v1.41/networks/create",
+        ])
+        .output()
+        .unwrap();
+    let made: serde_json::Value = serde_json::from_slice(&answer.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&answer.stderr)));
+    made["Id"].as_str().unwrap().to_string()
+}
+
+/// A team of two headless members behind a gateway (the members' and the gateway's
+/// networks are what two `up` at once made twice).
+fn gateway_team(team: &str) -> String {
+    format!(
+        "team: {team}\ndefaults:\n  spec: cpu-headless\nmembers:\n\
+         \x20 - name: alice\n    command: [sleep, \"600\"]\n\
+         \x20 - name: bob\n    command: [sleep, \"600\"]\n\
+         gateway:\n  port: {}\n",
+        free_port()
+    )
+}
+
+/// Issue 44: two `tfimg up` of one team file at once both failed, one with
+/// `Engine(Failed {… ambiguous …})`, and left two networks of each name, after which
+/// `up` and `down` failed with "ambiguous". Now one waits for the other: both exit 0, each
+/// network is made once, and a third `up` and a `down` work.
+#[tokio::test]
+async fn two_ups_of_one_team_at_once_take_turns_and_a_third_up_and_down_work() {
+    let Some(_engine) = common::engine().await else { return };
+    let team = unique("ups").replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let team = format!("u{}", &team[team.len() - 10..]).to_lowercase();
+    let _networks = TeamNetworks(team.clone());
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.team={team}"));
+    let folder = scratch(&[("team.yaml", &gateway_team(&team))]);
+    let data = folder.path().join(".tfimg-data");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+    let up = |progress: &str| {
+        common::spawn_tfimg(
+            folder.path(),
+            &[
+                "up",
+                "team.yaml",
+                "--ca-cert",
+                HOST_CA,
+                "--progress",
+                progress,
+            ],
+            &env,
+        )
+    };
+    let (first, second) = (up("plain"), up("plain"));
+    let limit = std::time::Duration::from_secs(300);
+    let runs = [first.finish(limit), second.finish(limit)];
+    for run in &runs {
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        assert!(!run.stderr.contains("Engine("), "{}", run.stderr);
+    }
+    // One of them waited, then found the team up.
+    let waited: Vec<&common::Run> = runs
+        .iter()
+        .filter(|run| {
+            run.stderr.contains(&format!(
+                "waiting for another `tfimg up` or `tfimg down` of team `{team}` to finish"
+            ))
+        })
+        .collect();
+    assert_eq!(
+        waited.len(),
+        1,
+        "{}\n----\n{}",
+        runs[0].stderr,
+        runs[1].stderr
+    );
+    assert!(
+        waited[0].stderr.contains(&format!(
+            "no change: the 2 member(s) of `{team}` are up to date"
+        )),
+        "{}",
+        waited[0].stderr
+    );
+    let once = [
+        format!("tfimg-{team}"),
+        format!("tfimg-{team}.alice"),
+        format!("tfimg-{team}.bob"),
+    ];
+    assert_eq!(team_networks(&team), once);
+
+    let third = tfimg_with_env(
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", HOST_CA],
+        &env,
+    );
+    assert_eq!(third.code, 0, "{}", third.stderr);
+    assert!(third.stderr.contains("no change"), "{}", third.stderr);
+    let down = tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert_eq!(team_networks(&team), Vec::<String>::new());
+    assert_eq!(
+        common::docker(&[
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=io.tfimg.team={team}")
+        ])
+        .trim(),
+        ""
+    );
+}
+
+/// Networks an older tfimg made twice: `up` removes the empty twins it made and keeps
+/// the one in use; twins that both have containers on them are refused, naming them, with
+/// the exact command that clears them; `down` removes every network of the team's names.
+#[tokio::test]
+async fn networks_made_twice_are_settled_by_up_or_refused_and_down_removes_them() {
+    let Some(_engine) = common::engine().await else { return };
+    let team = unique("twins").replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let team = format!("w{}", &team[team.len() - 10..]).to_lowercase();
+    let squatter = format!("{team}-squatter");
+    let _networks = TeamNetworks(team.clone());
+    let mut guard = DockerGuard::containers(&[&squatter]);
+    guard.container_label = Some(format!("io.tfimg.team={team}"));
+    let folder = scratch(&[("team.yaml", &gateway_team(&team))]);
+    let data = folder.path().join(".tfimg-data");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+    let team_label = format!("{{\"io.tfimg.team\":\"{team}\"}}");
+    let bob_labels = format!("{{\"io.tfimg.team\":\"{team}\",\"io.tfimg.member\":\"bob\"}}");
+    for _ in 0..2 {
+        twin_network(&format!("tfimg-{team}"), &team_label);
+        twin_network(&format!("tfimg-{team}.bob"), &bob_labels);
+    }
+    assert_eq!(team_networks(&team).len(), 4);
+    let up = tfimg_with_env(
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", HOST_CA],
+        &env,
+    );
+    assert_eq!(up.code, 0, "{}", up.stderr);
+    let once = [
+        format!("tfimg-{team}"),
+        format!("tfimg-{team}.alice"),
+        format!("tfimg-{team}.bob"),
+    ];
+    assert_eq!(team_networks(&team), once);
+
+    // A twin of bob's network with a container on it: which one is bob's is not tfimg's
+    // to guess.
+    let twin = twin_network(&format!("tfimg-{team}.bob"), &bob_labels);
+    let started = common::docker(&[
+        "run",
+        "-d",
+        "--name",
+        &squatter,
+        "tfimg/cpu-headless:2.9.3",
+        "sleep",
+        "600",
+    ]);
+    assert!(!started.trim().is_empty());
+    common::docker(&["network", "connect", &twin, &squatter]);
+    let refused = tfimg_with_env(
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", HOST_CA],
+        &env,
+    );
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    let first_line = refused.stderr.lines().next().unwrap_or_default();
+    assert!(
+        first_line.starts_with(&format!("error: 2 networks are named `tfimg-{team}.bob` ("))
+            && first_line.ends_with("): containers are on more than one of them"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains(
+            "hint: run `tfimg down team.yaml` (it removes the team's containers and networks, never the data on their mounts), then `tfimg up team.yaml`"
+        ),
+        "{}",
+        refused.stderr
+    );
+    assert!(!refused.stderr.contains("Engine("), "{}", refused.stderr);
+
+    let down = tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert_eq!(team_networks(&team), Vec::<String>::new());
+    let up = tfimg_with_env(
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", HOST_CA],
+        &env,
+    );
+    assert_eq!(up.code, 0, "{}", up.stderr);
+    assert_eq!(team_networks(&team), once);
+    let down = tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+}

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 use crate::app::launch::{self, LaunchRequest, Target, TunnelMode};
 use crate::engine::prelude::*;
-use crate::engine::OutputChunk;
+use crate::engine::{EngineError, OutputChunk};
 use crate::host::archive::BuildContext;
 use crate::host::Host;
 use crate::input::InputError;
@@ -103,21 +103,37 @@ pub fn check_local(team: &Team, remote: Option<&str>) -> Result<(), InputError> 
     }
 }
 
-/// The gateway's network and each member's, made before any member that joins them.
+/// The gateway's network and each member's, made before any member that joins them (and
+/// made one each again where an older tfimg left two of a name: `Networks::ensure_network`).
 pub async fn prepare_network(engine: &impl Engine, team: &Team) -> anyhow::Result<()> {
     if team.gateway.is_none() {
         return Ok(());
     }
     let labels = BTreeMap::from([(labels::TEAM.to_string(), team.name.clone())]);
-    engine
-        .ensure_network(&network::team_network(&team.name), &labels)
-        .await?;
+    let ensure = |name: String, labels: BTreeMap<String, String>| async move {
+        engine
+            .ensure_network(&name, &labels)
+            .await
+            .map_err(|error| match error {
+                EngineError::DuplicateNetworks { name, ids, why, .. } => {
+                    EngineError::DuplicateNetworks {
+                        name,
+                        ids,
+                        why,
+                        hint: format!(
+                            "run `tfimg down {file}` (it removes the team's containers and networks, never the data on their mounts), then `tfimg up {file}`",
+                            file = team.file
+                        ),
+                    }
+                }
+                other => other,
+            })
+    };
+    ensure(network::team_network(&team.name), labels.clone()).await?;
     for member in &team.members {
         let mut labels = labels.clone();
         labels.insert(labels::MEMBER.to_string(), member.name.clone());
-        engine
-            .ensure_network(&network::member_network(&team.name, &member.name), &labels)
-            .await?;
+        ensure(network::member_network(&team.name, &member.name), labels).await?;
     }
     Ok(())
 }
@@ -246,7 +262,8 @@ async fn create(
                         "stop what listens there, or give the gateway another `port`",
                     ))
                 }
-                other => anyhow::anyhow!("the gateway did not start: {other:?}"),
+                other => anyhow::Error::from(other.into_engine_error())
+                    .context("the gateway did not start"),
             })
     };
     if let Err(error) = started.await {

@@ -22,14 +22,14 @@ pub fn run(
         let reporter = Reporter::new(Progress::Auto);
         let done = bootstrap_unless_present(&engine, &target, mirror, args.force, &reporter);
         match done.await? {
-            Bootstrapped::Existing(id) => eprintln!(
+            Bootstrapped::Existing(id) => errln!(
                 "`{}` already exists ({}); `--force` replaces it",
                 target.reference,
                 short_id(&id)
             ),
             Bootstrapped::Made(id) => {
                 reporter.clear();
-                eprintln!(
+                errln!(
                     "bootstrapped `{}` ({}) in {:.0} s",
                     target.reference,
                     short_id(&id),
@@ -37,7 +37,7 @@ pub fn run(
                 );
             }
         }
-        println!("{}", target.reference);
+        outln!("{}", target.reference);
         Ok(ExitCode::SUCCESS)
     })
 }

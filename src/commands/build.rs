@@ -63,6 +63,6 @@ fn finish(reporter: &Reporter, built: &Built) {
         }));
     } else {
         reporter.clear();
-        println!("{}", plan.tag);
+        outln!("{}", plan.tag);
     }
 }

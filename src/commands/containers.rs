@@ -60,7 +60,7 @@ pub fn ps(args: &PsArgs, settings: &Settings, host: &impl Host) -> anyhow::Resul
             .collect();
         crate::output::print_table(&["NAME", "SPEC", "STATUS", "GPUS", "URL"], &rows)?;
         if hidden {
-            eprintln!(
+            errln!(
                 "note: Jupyter tokens are hidden; `tfimg ps --show-tokens` prints the full URLs"
             );
         }
@@ -111,7 +111,7 @@ pub fn exec(args: &ExecArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
 pub fn stop(args: &NamesArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     for_each(settings, &args.names, |engine, container| async move {
         containers::stop(&engine, host, &container).await?;
-        println!("{}", container.name);
+        outln!("{}", container.name);
         Ok(())
     })
 }
@@ -124,7 +124,7 @@ pub fn remove(
     let force = args.force;
     for_each(settings, &args.names, move |engine, container| async move {
         containers::remove(&engine, host, &container, force).await?;
-        println!("{}", container.name);
+        outln!("{}", container.name);
         Ok(())
     })
 }

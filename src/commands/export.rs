@@ -51,7 +51,7 @@ pub fn compose(
     )?;
     match &args.output {
         Some(path) => {
-            eprintln!(
+            errln!(
                 "wrote {} and {} env file(s) in {}",
                 path.display(),
                 output.env_files,
@@ -65,7 +65,7 @@ pub fn compose(
         || "-f -".to_string(),
         |path| format!("-f {}", path.display()),
     );
-    eprintln!(
+    errln!(
         "reach the members once `docker compose {file} up -d` started them (the tokens are this export's own, kept in its env files; the containers `tfimg up` started keep theirs):"
     );
     let rows = export::reach_rows(&output.plans);
@@ -99,9 +99,9 @@ pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
         Some(folder) => {
             let written =
                 export::write_k8s(host, folder, &team.name, &manifests, tfjobs.as_deref())?;
-            eprintln!("wrote {}", written[0].display());
+            errln!("wrote {}", written[0].display());
             if let Some(path) = written.get(1) {
-                eprintln!(
+                errln!(
                     "wrote {} (needs Kubeflow's training operator)",
                     path.display()
                 );
@@ -115,7 +115,7 @@ pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
         }
     }
     if args.registry.is_none() {
-        eprintln!("note: the images are referenced without a registry; push them (`tfimg push IMAGE --registry HOST`) and pass `--registry HOST`");
+        errln!("note: the images are referenced without a registry; push them (`tfimg push IMAGE --registry HOST`) and pass `--registry HOST`");
     }
     Ok(ExitCode::SUCCESS)
 }

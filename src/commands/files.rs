@@ -30,7 +30,7 @@ pub fn pull_files(
         )
         .await?;
         for line in lines {
-            eprintln!("{line}");
+            errln!("{line}");
         }
         Ok(ExitCode::SUCCESS)
     })

@@ -16,13 +16,13 @@ pub fn run(args: &ForwardArgs, settings: &Settings, host: &impl Host) -> anyhow:
     })?;
     match forwarded {
         Forwarded::Closed { name, was_open } => match was_open {
-            true => eprintln!("closed the tunnel of `{name}`"),
-            false => eprintln!("`{name}` has no open tunnel"),
+            true => errln!("closed the tunnel of `{name}`"),
+            false => errln!("`{name}` has no open tunnel"),
         },
         Forwarded::Open { name, endpoints } => {
-            println!("{:<12}{name}", "container");
+            outln!("{:<12}{name}", "container");
             for (service, address) in endpoints {
-                println!("{service:<12}{address}");
+                outln!("{service:<12}{address}");
             }
         }
     }

@@ -19,13 +19,13 @@ pub fn run(args: &ListArgs, settings: &Settings, host: &impl Host) -> anyhow::Re
         print_table(&entries)?;
     }
     if !args.json && entries.iter().any(|entry| entry.past_support) {
-        eprintln!(
+        errln!(
             "note: `ended`: a part of the spec (base release, Python or TensorFlow line) is past its support as of {today}; `tfimg show SPEC` says which and what to move to"
         );
     }
     for problem in &problems {
-        eprintln!("error: {problem}");
-        eprintln!("hint: {}", problem.hint);
+        errln!("error: {problem}");
+        errln!("hint: {}", problem.hint);
     }
     Ok(if problems.is_empty() {
         ExitCode::SUCCESS

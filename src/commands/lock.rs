@@ -14,10 +14,8 @@ pub fn run(args: &LockArgs, settings: &Settings, host: &impl Host) -> anyhow::Re
         crate::app::catalog::resolve_unlocked(host, &super::catalog(settings, host), &args.spec)?;
     if args.check {
         let locked = lock::check(host, &resolved, args.output.as_deref())?;
-        eprintln!(
-            "lock up to date: `{}` fits spec `{}`",
-            locked.display, resolved.name
-        );
+        let (file, spec) = (&locked.display, &resolved.name);
+        errln!("lock up to date: `{file}` fits spec `{spec}`");
         return Ok(ExitCode::SUCCESS);
     }
     let path = lock::destination(&resolved, args.output.as_deref())?;
@@ -31,7 +29,7 @@ pub fn run(args: &LockArgs, settings: &Settings, host: &impl Host) -> anyhow::Re
         let made = made.await?;
         reporter.status(&lock::locked_line(&resolved, &made, reporter.elapsed()));
         reporter.clear();
-        println!("{}", path.display());
+        outln!("{}", path.display());
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -13,7 +13,7 @@ pub fn run(args: &PushArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
     let reporter = Reporter::new(args.progress);
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        println!(
+        outln!(
             "{}",
             push::push(&engine, &args.image, &target, &reporter).await?
         );

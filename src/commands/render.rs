@@ -32,7 +32,7 @@ pub fn run(args: &RenderArgs, settings: &Settings, host: &impl Host) -> anyhow::
     context
         .unpack_into(folder)
         .with_context(|| format!("cannot write the build context into `{}`", folder.display()))?;
-    eprintln!(
+    errln!(
         "wrote {} files for `{}` to {}",
         context.len(),
         resolved.name,

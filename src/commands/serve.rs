@@ -30,7 +30,7 @@ pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::R
         let serving =
             serve::serve(&engine, host, &request, model, &specs, &network, &reporter).await?;
         for note in &serving.notes {
-            eprintln!("{note}");
+            errln!("{note}");
         }
         print(&serving, args.detach);
         if args.detach {
@@ -81,12 +81,12 @@ fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputE
 fn print(serving: &Serving, to_stdout: bool) {
     let (lines, note) = serving.summary();
     if let Some(note) = note {
-        eprintln!("{note}");
+        errln!("{note}");
     }
     for line in lines {
         match to_stdout {
-            true => println!("{line}"),
-            false => eprintln!("{line}"),
+            true => outln!("{line}"),
+            false => errln!("{line}"),
         }
     }
 }

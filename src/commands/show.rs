@@ -16,7 +16,7 @@ pub fn run(args: &ShowArgs, settings: &Settings, host: &impl Host) -> anyhow::Re
     let (text, warnings) = crate::lock::show::show(&catalog, &resolved, today)?;
     crate::output::print_text(&text)?;
     for warning in warnings {
-        eprintln!("{warning}");
+        errln!("{warning}");
     }
     Ok(ExitCode::SUCCESS)
 }

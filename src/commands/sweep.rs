@@ -43,7 +43,7 @@ fn file(args: &SweepRunArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     }
     let loaded = app::sweep::load(host, &super::catalog(settings, host), &file)?;
     for warning in loaded.warnings() {
-        eprintln!("{warning}");
+        errln!("{warning}");
     }
     let connect = async || settings.connect().await;
     if args.dry_run {
@@ -80,15 +80,15 @@ fn stop(target: &SweepTarget, settings: &Settings, host: &impl Host) -> anyhow::
         app::sweep::stop(&engine, host, &dir).await
     })?;
     match stopped {
-        Stopped::ByItsRun => eprintln!(
+        Stopped::ByItsRun => errln!(
             "stopped the sweep in `{}`: its trial containers are removed, its results kept",
             shown(&current, &dir)
         ),
         Stopped::Here { containers, notes } => {
             for note in notes {
-                eprintln!("{note}");
+                errln!("{note}");
             }
-            eprintln!(
+            errln!(
                 "no tfimg was running the sweep in `{}`; removed {} trial container(s), results kept",
                 shown(&current, &dir),
                 containers.len()
@@ -120,6 +120,6 @@ fn report(
         Some(output) => output.display().to_string(),
         None => shown(&current, &path),
     };
-    eprintln!("report written to `{written}`");
+    errln!("report written to `{written}`");
     Ok(ExitCode::SUCCESS)
 }

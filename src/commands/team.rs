@@ -36,32 +36,32 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
         .await?;
         if !report.failures.is_empty() {
             for (member, error) in &report.failures {
-                eprintln!("error: member `{member}` did not start: {error:#}");
+                errln!("error: member `{member}` did not start: {error:#}");
             }
             if args.rollback {
-                eprintln!(
+                errln!(
                     "rolled back: removed the {} member(s) this `up` started",
                     report.rolled_back
                 );
             } else {
-                eprintln!("hint: the other members are up; fix the failing ones and run `up` again, or `up --rollback` to undo a partial start");
+                errln!("hint: the other members are up; fix the failing ones and run `up` again, or `up --rollback` to undo a partial start");
             }
             return Ok(ExitCode::from(EXIT_ENGINE));
         }
         if report.started.is_empty() && report.removed.is_empty() {
-            eprintln!(
+            errln!(
                 "no change: the {} member(s) of `{}` are up to date",
                 team.members.len(),
                 team.name
             );
         }
         for member in &report.removed {
-            eprintln!("removed `{member}` (no longer in the team file)");
+            errln!("removed `{member}` (no longer in the team file)");
         }
         let rows = stories::access(&engine, host, &team, &report.actions).await?;
         print_team(&rows)?;
         if let (Some(gateway), Some(action)) = (&team.gateway, report.gateway) {
-            eprintln!("gateway: {} ({action})", gateway.address());
+            errln!("gateway: {} ({action})", gateway.address());
         }
         Ok(ExitCode::SUCCESS)
     })
@@ -71,12 +71,13 @@ pub fn down(args: &DownArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     let team = crate::app::catalog::load_team(host, &args.file)?;
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let removed = stories::down(&engine, host, &team.name).await?;
+        let reporter = Reporter::new(crate::output::progress::Progress::Plain);
+        let removed = stories::down(&engine, host, &team.name, &reporter).await?;
         for name in &removed {
-            println!("{name}");
+            outln!("{name}");
         }
         if removed.is_empty() {
-            eprintln!("`{}` has no containers", team.name);
+            errln!("`{}` has no containers", team.name);
         }
         Ok(ExitCode::SUCCESS)
     })

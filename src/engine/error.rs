@@ -25,12 +25,22 @@ pub enum EngineError {
     },
     #[error("the container asked for GPUs, but Docker has no NVIDIA device driver: {message}")]
     GpuToolkitMissing { message: String },
+    /// Docker lets several networks share a name (two `tfimg up` of one team at once made
+    /// them before `up` took a lock); tfimg removes the empty extras it made and names the
+    /// rest here. `hint` says how to clear them (the caller knows the team file).
+    #[error("{} networks are named `{name}` ({}): {why}", ids.len(), ids.join(", "))]
+    DuplicateNetworks {
+        name: String,
+        ids: Vec<String>,
+        why: String,
+        hint: String,
+    },
 }
 
 impl EngineError {
     pub fn hint(&self) -> Option<&str> {
         Some(match self {
-            EngineError::Ssh { hint, .. } => hint,
+            EngineError::Ssh { hint, .. } | EngineError::DuplicateNetworks { hint, .. } => hint,
             EngineError::Unreachable { .. } | EngineError::Timeout { .. } => {
                 "start the daemon (`sudo systemctl start docker`, or `sudo dockerd &` where there is no systemd), or point DOCKER_HOST at a running one"
             }

@@ -99,6 +99,21 @@ pub enum StartFailure {
     Engine(EngineError),
 }
 
+impl StartFailure {
+    /// The failure as an error to report, where the caller has nothing better to do with
+    /// it (its Debug text is never for the user).
+    pub fn into_engine_error(self) -> EngineError {
+        match self {
+            StartFailure::GpuDriver(message) => EngineError::GpuToolkitMissing { message },
+            StartFailure::PortTaken(message) => EngineError::Failed {
+                what: "start container".to_string(),
+                message,
+            },
+            StartFailure::Engine(error) => error,
+        }
+    }
+}
+
 /// A finished one-off container.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Finished {

@@ -261,17 +261,32 @@ pub fn make_folder(
     }))
 }
 
-/// The lock file `name` in tfimg's data folder, taken without waiting.
+/// The lock file `name` in tfimg's data folder, taken without waiting. The data folder is
+/// used only while no other account can change it (`trusted_data_dir`), the `locks` folder
+/// in it is made 0700, and the file is never opened through a link: another account could
+/// otherwise hold every lock, or have root create a file where it points.
 pub fn try_lock(name: &str, shared: bool) -> super::LockAttempt {
-    let file = trusted_data_dir().and_then(|data| {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    // Inside the checked data folder (`trusted_data_dir`), which no other account can
+    // write: nobody else can have made `locks` or put a name in it.
+    let folder = trusted_data_dir().and_then(|data| {
         let folder = data.join("locks");
-        std::fs::create_dir_all(&folder)?;
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(folder.join(name))
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&folder)?;
+        Ok(folder)
     });
+    let Ok(folder) = folder else {
+        return super::LockAttempt::Unavailable;
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(folder.join(name));
     let Ok(file) = file else {
         return super::LockAttempt::Unavailable;
     };
@@ -355,6 +370,18 @@ pub fn listen_for_interrupts(handled: bool) {
             }
         });
     }
+}
+
+/// An interrupt that is no signal: the reader of this process's stdout or stderr went
+/// away (`output::streams`). A command that cleans up gets it as it gets Ctrl-C (true);
+/// false for any other, which the caller then ends at once.
+pub fn interrupt_from_within() -> bool {
+    let Some(state) = INTERRUPTS.get().filter(|state| state.handled) else {
+        return false;
+    };
+    state.seen.store(true, std::sync::atomic::Ordering::SeqCst);
+    state.notify.notify_waiters();
+    true
 }
 
 /// Resolves when the user interrupts (Ctrl-C) or the session ends (SIGTERM, SIGHUP), so a

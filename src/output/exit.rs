@@ -17,9 +17,9 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// calls for.
 pub fn report(error: &anyhow::Error) -> ExitCode {
     let (hint, code) = classify(error);
-    eprintln!("error: {error:#}");
+    errln!("error: {error:#}");
     if let Some(hint) = hint {
-        eprintln!("hint: {hint}");
+        errln!("hint: {hint}");
     }
     ExitCode::from(code)
 }

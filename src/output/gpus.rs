@@ -219,16 +219,14 @@ fn percent(value: Option<u32>) -> String {
 /// One screen of `ps --gpus --watch`: the terminal cleared, what it is and where the use
 /// came from first (on stdout, so the screen holds it), then the tables.
 pub fn print_watched(view: &GpuView, every: std::time::Duration) -> anyhow::Result<()> {
-    use std::io::Write;
-    print!("\x1b[H\x1b[2J");
-    println!(
+    super::streams::out(b"\x1b[H\x1b[2J")?;
+    outln!(
         "tfimg ps --gpus: every {}s, Ctrl-C ends; use from {}",
         every.as_secs(),
         view.source
     );
-    println!();
+    outln!();
     print_tables(view)?;
-    std::io::stdout().flush()?;
     Ok(())
 }
 
@@ -237,7 +235,7 @@ pub fn print_view(view: &GpuView, json: bool) -> anyhow::Result<()> {
         return super::print_json(view);
     }
     print_tables(view)?;
-    eprintln!("note: use from {}", view.source);
+    errln!("note: use from {}", view.source);
     Ok(())
 }
 
@@ -248,7 +246,7 @@ fn print_tables(view: &GpuView) -> anyhow::Result<()> {
         &gpu_rows(view),
     )?;
     if !view.containers.is_empty() {
-        println!();
+        outln!();
         let header = [
             "CONTAINER",
             "OWNER",

@@ -8,6 +8,10 @@ use tabwriter::TabWriter;
 use crate::input::source::printable;
 use tracing_subscriber::EnvFilter;
 
+// First: its `outln!` and `errln!` are for every module declared after it.
+#[macro_use]
+pub mod streams;
+
 pub mod exit;
 pub mod gpus;
 pub mod progress;
@@ -24,52 +28,47 @@ pub fn init_tracing(verbose: u8) {
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| streams::TracingWriter)
         .with_ansi(color)
         .with_target(false)
         .try_init();
 }
 
-/// Text on stdout. A closed pipe (`tfimg show x | head`) is not an error.
+/// Text on stdout. A closed pipe (`tfimg show x | head`) ends tfimg as a pipe expects
+/// (`streams`).
 pub fn print_text(text: &str) -> std::io::Result<()> {
-    quiet_on_broken_pipe(std::io::stdout().lock().write_all(text.as_bytes()))
-}
-
-fn quiet_on_broken_pipe(result: std::io::Result<()>) -> std::io::Result<()> {
-    match result {
-        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
-    }
+    streams::out(text.as_bytes())
 }
 
 /// A container's output, passed through to this process's stdout or stderr as it comes.
+/// A closed pipe (`tfimg logs -f x | head`) ends the stream, and tfimg (`streams`).
 pub fn pass_through(chunk: crate::engine::OutputChunk) {
-    let result = match chunk {
+    match chunk {
         crate::engine::OutputChunk::Stdout(bytes) => {
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(&bytes).and_then(|()| stdout.flush())
+            let _ = streams::out(&bytes);
         }
-        crate::engine::OutputChunk::Stderr(bytes) => {
-            let mut stderr = std::io::stderr().lock();
-            stderr.write_all(&bytes).and_then(|()| stderr.flush())
-        }
-    };
-    // A closed pipe (`tfimg logs x | head`) ends nothing here: the stream just goes on.
-    let _ = result;
+        crate::engine::OutputChunk::Stderr(bytes) => streams::err(&bytes),
+    }
 }
 
 /// Writes rows as aligned columns (two spaces apart) to stdout.
 pub fn print_table(header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
-    let mut writer = TabWriter::new(std::io::stdout().lock()).padding(2);
-    writer.write_all(table(header, rows).as_bytes())?;
-    quiet_on_broken_pipe(writer.flush())
+    streams::out(&aligned(header, rows)?)
 }
 
 /// `print_table` on stderr (beside a document printed on stdout).
 pub fn eprint_table(header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
-    let mut writer = TabWriter::new(std::io::stderr().lock()).padding(2);
+    streams::err(&aligned(header, rows)?);
+    Ok(())
+}
+
+/// The table's text, its columns aligned.
+fn aligned(header: &[&str], rows: &[Vec<String>]) -> std::io::Result<Vec<u8>> {
+    let mut writer = TabWriter::new(Vec::new()).padding(2);
     writer.write_all(table(header, rows).as_bytes())?;
-    quiet_on_broken_pipe(writer.flush())
+    writer
+        .into_inner()
+        .map_err(|error| std::io::Error::other(error.to_string()))
 }
 
 /// The table's lines, cells separated by tabs. Every cell has its control and invisible
@@ -86,17 +85,12 @@ fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     text
 }
 
-/// `bytes` on stdout as they are (a generated completion script or man page): success
-/// (also when the reader closed the pipe early), or the exit code of a failed write.
+/// `bytes` on stdout as they are (a generated completion script or man page): success,
+/// or the exit code of a failed write (a reader that stopped early ends tfimg as a pipe
+/// expects: `streams`).
 pub fn write_stdout(bytes: &[u8]) -> std::process::ExitCode {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        // A reader that stopped early (`| head`) is not a failure.
+    match streams::out(bytes) {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
-            std::process::ExitCode::SUCCESS
-        }
         Err(error) => exit::report(&anyhow::Error::from(error)),
     }
 }

@@ -2,7 +2,7 @@
 //! stdout with `--progress json`: a live spinner with the current step on a terminal,
 //! the daemon's lines otherwise.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -62,7 +62,7 @@ impl Reporter {
     pub fn status(&self, message: &str) {
         match &self.mode {
             Mode::Live(bar) => bar.println(message),
-            Mode::Plain => eprintln!("{message}"),
+            Mode::Plain => errln!("{message}"),
             Mode::Json => emit(json!({"event": "status", "message": message})),
         }
     }
@@ -71,7 +71,7 @@ impl Reporter {
     pub fn output(&self, line: &str) {
         match &self.mode {
             Mode::Live(bar) => bar.set_message(truncate(line, 100)),
-            Mode::Plain => eprintln!("{line}"),
+            Mode::Plain => errln!("{line}"),
             Mode::Json => emit(json!({"event": "output", "line": line})),
         }
     }
@@ -99,7 +99,7 @@ impl Reporter {
                 },
                 Mode::Plain,
             ) => {
-                eprintln!("Step {index}/{total} : {instruction}");
+                errln!("Step {index}/{total} : {instruction}");
             }
             (
                 BuildEvent::Step {
@@ -161,9 +161,7 @@ impl Drop for Reporter {
 }
 
 fn emit(value: serde_json::Value) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{value}");
-    let _ = stdout.flush();
+    outln!("{value}");
 }
 
 fn truncate(text: &str, width: usize) -> String {

@@ -20,7 +20,7 @@ pub struct Terminal;
 
 impl Ui for Terminal {
     fn note(&self, line: &str) {
-        eprintln!("{line}");
+        errln!("{line}");
     }
 
     fn data(&self, line: &str) {

@@ -19,11 +19,11 @@
 //! judgements again (`Judge::recorded`) judges nothing twice: a resumed sweep makes the
 //! same decisions and never restarts a trial it stopped. Pure.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::{MetricsSummary, Point};
+use super::metrics::{number_key, MetricsSummary, Point};
 use super::results::number_text;
 use super::{Mode, Objective};
 use crate::input::source::Location;
@@ -186,29 +186,92 @@ impl Judgement {
     }
 }
 
-/// The judge of one sweep run: what the rule has seen and recorded so far.
+/// The judge of one sweep run: what the rule has seen and recorded so far. A trial may
+/// report a million epochs: what is looked up for each report is kept in sets, and each
+/// curve is sorted once (`Curve`), so judging is never quadratic in the reports.
 #[derive(Debug, Clone)]
 pub struct Judge {
     rule: Rule,
+    /// The rule's rungs (ASHA), lowest first.
+    rule_rungs: Vec<u32>,
     mode: Mode,
     metric: String,
     /// ASHA: by rung, each trial's value recorded there, in the order they came.
     rungs: BTreeMap<u32, Vec<(String, f64)>>,
-    /// The progress each trial was judged at (journaled), by trial.
-    judged: BTreeMap<String, Vec<f64>>,
+    /// ASHA: the highest rung each trial has a value recorded at.
+    reached: BTreeMap<String, u32>,
+    /// The progress each trial was judged at (journaled; `metrics::number_key`), by trial.
+    judged: BTreeMap<String, HashSet<u64>>,
     /// Trials a judgement stopped: never judged again.
     stopped: BTreeSet<String>,
-    /// Every trial's curve of the objective's metric so far: (progress, value).
-    curves: BTreeMap<String, Vec<(f64, f64)>>,
+    /// Every trial's curve of the objective's metric so far.
+    curves: BTreeMap<String, Curve>,
+}
+
+/// One trial's curve of the objective as scores (higher is better), ordered by progress
+/// (reports of equal progress in report order), with the running sums and bests the
+/// median rule asks for at any progress.
+#[derive(Debug, Clone, Default)]
+struct Curve {
+    /// Progress, ascending.
+    xs: Vec<f64>,
+    /// `sums[i]`: the scores of the first `i + 1` reports (in `xs`'s order) added up.
+    sums: Vec<f64>,
+    /// `bests[i]`: the highest score among the first `i + 1`.
+    bests: Vec<f64>,
+}
+
+impl Curve {
+    /// The curve of (progress, score) pairs in report order.
+    fn of(points: impl Iterator<Item = (f64, f64)>) -> Curve {
+        let mut sorted: Vec<(f64, f64)> = points.collect();
+        // Stable: reports of equal progress keep their order.
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut curve = Curve::default();
+        let (mut sum, mut best) = (0.0, f64::NEG_INFINITY);
+        for (x, score) in sorted {
+            sum += score;
+            best = best.max(score);
+            curve.xs.push(x);
+            curve.sums.push(sum);
+            curve.bests.push(best);
+        }
+        curve
+    }
+
+    /// How many reports are at or before `at`.
+    fn up_to(&self, at: f64) -> usize {
+        self.xs.partition_point(|x| *x <= at)
+    }
+
+    /// The best score of the reports at or before `at`.
+    fn best_up_to(&self, at: f64) -> Option<f64> {
+        self.up_to(at).checked_sub(1).map(|last| self.bests[last])
+    }
+
+    /// The mean score of the reports at or before `at`.
+    fn average_up_to(&self, at: f64) -> Option<f64> {
+        let count = self.up_to(at);
+        count
+            .checked_sub(1)
+            .map(|last| self.sums[last] / count as f64)
+    }
+
+    /// Whether a report reached `at`.
+    fn reaches(&self, at: f64) -> bool {
+        self.xs.last().is_some_and(|last| *last >= at)
+    }
 }
 
 impl Judge {
     pub fn new(rule: Rule, objective: &Objective) -> Judge {
         Judge {
             rule,
+            rule_rungs: rule.rungs(),
             mode: objective.mode,
             metric: objective.metric.clone(),
             rungs: BTreeMap::new(),
+            reached: BTreeMap::new(),
             judged: BTreeMap::new(),
             stopped: BTreeSet::new(),
             curves: BTreeMap::new(),
@@ -221,11 +284,13 @@ impl Judge {
         self.judged
             .entry(trial.to_string())
             .or_default()
-            .push(judgement.at);
+            .insert(number_key(judgement.at));
         if judgement.stop {
             self.stopped.insert(trial.to_string());
         }
         if let Some(rung) = judgement.rung {
+            let reached = self.reached.entry(trial.to_string()).or_insert(rung);
+            *reached = rung.max(*reached);
             self.rungs
                 .entry(rung)
                 .or_default()
@@ -236,12 +301,14 @@ impl Judge {
     /// What `trial` reported so far (its whole metrics, read again), for comparisons with
     /// other trials; judges nothing. For trials that ended, and on resume.
     pub fn seen(&mut self, trial: &str, points: &[Point]) {
-        let curve = self
-            .curve(points)
-            .into_iter()
-            .map(|(x, v, _)| (x, v))
-            .collect();
-        self.curves.insert(trial.to_string(), curve);
+        let curve = self.curve(points);
+        self.keep_curve(trial, &curve);
+    }
+
+    fn keep_curve(&mut self, trial: &str, curve: &[(f64, f64, Unit)]) {
+        let mode = self.mode;
+        let points = curve.iter().map(|(x, value, _)| (*x, score(mode, *value)));
+        self.curves.insert(trial.to_string(), Curve::of(points));
     }
 
     /// The judgements due for the running `trial`, given everything it reported so far,
@@ -249,10 +316,7 @@ impl Judge {
     /// before the runner acts on it.
     pub fn judge(&mut self, trial: &str, points: &[Point]) -> Vec<Judgement> {
         let curve = self.curve(points);
-        self.curves.insert(
-            trial.to_string(),
-            curve.iter().map(|(x, v, _)| (*x, *v)).collect(),
-        );
+        self.keep_curve(trial, &curve);
         let mut made = Vec::new();
         if self.stopped.contains(trial) {
             return made;
@@ -302,15 +366,12 @@ impl Judge {
     fn was_judged(&self, trial: &str, at: f64) -> bool {
         self.judged
             .get(trial)
-            .is_some_and(|judged| judged.contains(&at))
+            .is_some_and(|judged| judged.contains(&number_key(at)))
     }
 
     /// `value` as higher-is-better.
     fn score(&self, value: f64) -> f64 {
-        match self.mode {
-            Mode::Max => value,
-            Mode::Min => -value,
-        }
+        score(self.mode, value)
     }
 
     fn asha(
@@ -326,16 +387,11 @@ impl Judge {
             return None;
         }
         // The highest rung the report reached, above every rung the trial was recorded at.
-        let recorded_up_to = self
-            .rungs
-            .iter()
-            .filter(|(_, values)| values.iter().any(|(name, _)| name == trial))
-            .map(|(rung, _)| *rung)
-            .max();
+        let recorded_up_to = self.reached.get(trial).copied();
         let rung = self
-            .rule
-            .rungs()
-            .into_iter()
+            .rule_rungs
+            .iter()
+            .copied()
             .filter(|rung| f64::from(*rung) <= at && Some(*rung) > recorded_up_to)
             .max()?;
         let scores: Vec<f64> = self
@@ -369,24 +425,12 @@ impl Judge {
         {
             return None;
         }
-        let own = self.curves.get(trial)?;
-        let best = own
-            .iter()
-            .filter(|(x, _)| *x <= at)
-            .map(|(_, v)| self.score(*v))
-            .reduce(f64::max)?;
+        let best = self.curves.get(trial)?.best_up_to(at)?;
         let mut averages: Vec<f64> = self
             .curves
             .iter()
-            .filter(|(name, curve)| name.as_str() != trial && curve.iter().any(|(x, _)| *x >= at))
-            .filter_map(|(_, curve)| {
-                let upto: Vec<f64> = curve
-                    .iter()
-                    .filter(|(x, _)| *x <= at)
-                    .map(|(_, v)| self.score(*v))
-                    .collect();
-                (!upto.is_empty()).then(|| upto.iter().sum::<f64>() / upto.len() as f64)
-            })
+            .filter(|(name, curve)| name.as_str() != trial && curve.reaches(at))
+            .filter_map(|(_, curve)| curve.average_up_to(at))
             .collect();
         let cutoff = if averages.len() >= min_trials.max(1) as usize {
             averages.sort_by(f64::total_cmp);
@@ -402,6 +446,14 @@ impl Judge {
             cutoff: cutoff.map(|score| self.score(score)),
             stop: cutoff.is_some_and(|cutoff| best < cutoff),
         })
+    }
+}
+
+/// `value` as higher-is-better under `mode`.
+fn score(mode: Mode, value: f64) -> f64 {
+    match mode {
+        Mode::Max => value,
+        Mode::Min => -value,
     }
 }
 

@@ -5,11 +5,18 @@
 //! metric's curve, the objective's value as `objective.use` picks it (the best report or
 //! the last) and where it was reported, how many epochs or points. Pure.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
 use super::{Objective, Pick};
+
+/// A finite number as a key of a set or map: equal numbers (`0` and `-0` too) have
+/// equal keys.
+pub(crate) fn number_key(number: f64) -> u64 {
+    // Adding 0.0 makes -0.0 +0.0 and leaves every other number as it is.
+    (number + 0.0).to_bits()
+}
 
 /// One report of a trial: the values of one line.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -172,16 +179,15 @@ pub struct Picked {
 }
 
 impl MetricsSummary {
+    /// The summary of `points`, in one pass: a trial may report a million epochs.
     pub fn of(points: &[Point]) -> MetricsSummary {
         let mut curves: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
         let mut places: BTreeMap<String, Vec<Place>> = BTreeMap::new();
-        let mut epochs: Vec<f64> = Vec::new();
+        let mut epochs: HashSet<u64> = HashSet::new();
         for (index, point) in points.iter().enumerate() {
             let x = point.epoch.or(point.step).unwrap_or((index + 1) as f64);
             if let Some(epoch) = point.epoch {
-                if !epochs.contains(&epoch) {
-                    epochs.push(epoch);
-                }
+                epochs.insert(number_key(epoch));
             }
             for (name, value) in &point.values {
                 curves.entry(name.clone()).or_default().push((x, *value));

@@ -55,6 +55,8 @@ pub struct TeamMember {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Team {
     pub name: String,
+    /// The team file as the user named it (`lab.yaml`), for hints that give a command.
+    pub file: String,
     /// The folder of the team file: relative mounts start there.
     pub folder: PathBuf,
     pub members: Vec<TeamMember>,
@@ -129,6 +131,7 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
     )?;
     Ok(Team {
         name: file.team,
+        file: display.to_string(),
         folder,
         members,
         gateway,

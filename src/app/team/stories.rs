@@ -1,7 +1,9 @@
 //! `tfimg up` and `tfimg down` as the commands tell them: the team file and its members'
 //! specs read and checked, the images built, the team brought up (`team::up`) and each
 //! member's access read back; `down` removes the team's containers, closes their tunnels
-//! and removes its networks, never the data on their mounts.
+//! and removes its networks, never the data on their mounts. `up` and `down` of one team
+//! are one at a time on this machine (`one_at_a_time`): two at once made each network
+//! twice and both failed.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -73,9 +75,33 @@ pub async fn images_for(
     Ok(images)
 }
 
+/// The lock file of team `team`: `up` and `down` hold it, one at a time.
+pub fn lock_name(team: &str) -> String {
+    format!("team-{team}.lock")
+}
+
+/// Waits (saying so once) while another tfimg brings team `team` up or down, then holds
+/// its lock until dropped; `None` where locks are impossible here (no data folder of
+/// this user's own: `Host::try_lock`), and the command then runs unserialised.
+async fn one_at_a_time(
+    host: &impl Host,
+    team: &str,
+    reporter: &Reporter,
+) -> anyhow::Result<Option<Box<dyn std::any::Any + Send>>> {
+    crate::app::build::lock(
+        host,
+        &lock_name(team),
+        false,
+        &format!("waiting for another `tfimg up` or `tfimg down` of team `{team}` to finish"),
+        reporter,
+    )
+    .await
+}
+
 /// `tfimg up`: what is refused before any build (mounts and a gateway on a remote engine,
 /// members' folders), the images, then the team brought to its file; the tunnels of
-/// members replaced or rolled back are tidied away.
+/// members replaced or rolled back are tidied away. Waits while another `up` or `down`
+/// of the team runs.
 #[allow(clippy::too_many_arguments)]
 pub async fn bring_up(
     engine: &impl Engine,
@@ -88,6 +114,7 @@ pub async fn bring_up(
     reporter: &Reporter,
     ui: &impl Ui,
 ) -> anyhow::Result<UpReport> {
+    let _one_at_a_time = one_at_a_time(host, &team.name, reporter).await?;
     // Before any build: members' mounts name folders of this machine.
     super::check_mounts_are_local(team, engine.remote_endpoint())?;
     super::check_member_folders(host, team)?;
@@ -194,12 +221,15 @@ pub async fn access(
 }
 
 /// `tfimg down`: the team's containers removed (their tunnels closed), then its networks;
-/// the names removed, in the engine's order.
+/// the names removed, in the engine's order. Waits while another `up` or `down` of the
+/// team runs.
 pub async fn down(
     engine: &impl Engine,
     host: &impl Host,
     team: &str,
+    reporter: &Reporter,
 ) -> anyhow::Result<Vec<String>> {
+    let _one_at_a_time = one_at_a_time(host, team, reporter).await?;
     let containers = engine
         .containers_with_label(&crate::labels::team_filter(team))
         .await?;

@@ -30,7 +30,7 @@ pub(super) fn dry_run(planned: &Planned, json: bool) -> anyhow::Result<ExitCode>
         output::print_table(&["SLOT", "GPUS"], &progress::slot_rows(slots))?;
     }
     for line in progress::dry_run_lines(sweep, trials.len(), slots.len()) {
-        eprintln!("{line}");
+        errln!("{line}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -45,7 +45,7 @@ pub(super) fn ended(ended: &Ended) -> anyhow::Result<ExitCode> {
     }
     let closing = finished.closing_lines(&ended.sweep, &ended.results);
     for line in closing.iter().chain(&ended.objective_warning) {
-        eprintln!("{line}");
+        errln!("{line}");
     }
     Ok(match finished.failed() {
         true => ExitCode::from(output::exit::EXIT_BAD_INPUT),
@@ -80,7 +80,7 @@ pub(super) fn results(
 ) -> anyhow::Result<ExitCode> {
     let looked = look(settings, host, &args.target.sweep)?;
     for line in looked.lines() {
-        eprintln!("note: {line}");
+        errln!("note: {line}");
     }
     let results = looked.found.results(Some(app::sweep::now_ms(host)));
     if args.json {
@@ -91,7 +91,7 @@ pub(super) fn results(
         print_results(&results)?;
     }
     if let Some(warning) = looked.found.objective_warning(&results) {
-        eprintln!("{warning}");
+        errln!("{warning}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -218,3 +218,45 @@ fn the_median_rule_on_a_loss_and_at_steps() {
     assert_eq!(made.len(), 1, "stopped at step 100: {made:?}");
     assert_eq!(made[0].reason(), "step 100: 0.9 > median 0.5");
 }
+
+/// Runs `work` on a thread of its own and fails when it has not finished within
+/// `limit`: a catch for a quadratic blow-up, never a timing expectation.
+fn within<T: Send + 'static>(
+    limit: std::time::Duration,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sender.send(work()));
+    receiver
+        .recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("not done within {limit:?}: quadratic in the reports?"))
+}
+
+#[test]
+fn a_trial_reporting_many_epochs_is_judged_once_per_report_without_a_blow_up() {
+    // Issue 44: each report was judged against every report before it and the judged
+    // ones were looked for in a list, so 200 000 epochs took hours.
+    const EPOCHS: usize = 200_000;
+    let made = within(std::time::Duration::from_secs(120), || {
+        let mut judge = Judge::new(
+            Rule::Median {
+                grace: 2,
+                min_trials: 1,
+                max_epochs: None,
+            },
+            &objective(Mode::Max),
+        );
+        judge.seen("t001", &epochs(&vec![0.5; EPOCHS]));
+        let mut rising = vec![0.6; EPOCHS];
+        rising[EPOCHS - 1] = 0.9;
+        let points = epochs(&rising);
+        let made = judge.judge("t002", &points);
+        // The next look at the same reports judges nothing again.
+        assert!(judge.judge("t002", &points).is_empty());
+        made
+    });
+    assert_eq!(made.len(), EPOCHS - 1);
+    assert!(made.iter().all(|judgement| !judgement.stop));
+    let last = made.last().unwrap();
+    assert_eq!(last.reason(), "epoch 200000: 0.9 > median 0.5");
+}

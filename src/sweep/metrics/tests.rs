@@ -90,3 +90,21 @@ fn metric_names() {
         assert!(!valid_metric_name(name), "{name}");
     }
 }
+
+#[test]
+fn epochs_are_counted_once_each_whatever_their_order() {
+    let line = |epoch: f64| Point {
+        epoch: Some(epoch),
+        step: None,
+        values: [("acc".to_string(), 0.5)].into(),
+    };
+    // A resumed trial reports epochs 2 and 3 again; 0 and -0 are one epoch.
+    let points: Vec<Point> = [0.0, -0.0, 1.0, 2.0, 3.0, 2.0, 3.0, 4.0, 0.5]
+        .into_iter()
+        .map(line)
+        .collect();
+    let summary = MetricsSummary::of(&points);
+    assert_eq!(summary.epochs, Some(6));
+    assert_eq!(summary.points, 9);
+    assert_eq!(MetricsSummary::of(&[]).epochs, None);
+}

@@ -7,6 +7,10 @@ use crate::app::testing::{block_on, up_team};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 
+fn plain() -> Reporter {
+    Reporter::new(crate::output::progress::Progress::Plain)
+}
+
 fn team(spec: &str) -> Team {
     let text = format!(
         "team: lab\ndefaults:\n  spec: {spec}\nmembers:\n  - name: ana\n  - name: bo\n    command: [\"sleep\", \"300\"]\n"
@@ -25,7 +29,7 @@ fn down_removes_the_members_closes_their_tunnels_and_removes_the_networks() {
     assert_eq!(ids.len(), 2);
     let calls_before = engine.calls().len();
 
-    let removed = block_on(down(&engine, &host, "lab")).unwrap();
+    let removed = block_on(down(&engine, &host, "lab", &plain())).unwrap();
     assert_eq!(removed.len(), 2, "{removed:?}");
     assert!(engine.state.borrow().containers.is_empty());
     let calls = engine.calls()[calls_before..].to_vec();
@@ -45,7 +49,9 @@ fn down_removes_the_members_closes_their_tunnels_and_removes_the_networks() {
     );
 
     // A second `down` finds nothing to remove and still succeeds.
-    assert!(block_on(down(&engine, &host, "lab")).unwrap().is_empty());
+    assert!(block_on(down(&engine, &host, "lab", &plain()))
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
@@ -87,5 +93,64 @@ fn up_reads_back_each_member_s_access_and_state() {
             .map(|row| (row.action, row.access.as_str(), row.tensorboard.as_str()))
             .collect::<Vec<_>>(),
         [("unchanged", "-", "-"), ("unchanged", "exited (2)", "-")]
+    );
+}
+
+/// Issue 44: two `up` of one team at once made each network twice. `up` and `down` of a
+/// team now wait while another tfimg holds the team's lock; an interrupt while waiting
+/// ends them before they touch the engine.
+#[test]
+fn up_and_down_wait_for_the_team_s_lock_and_touch_nothing_until_they_hold_it() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    let team = team("cpu-jupyter");
+    up_team(&engine, &host, &team, "cpu-jupyter", None);
+    let calls_before = engine.calls().len();
+    host.busy_locks.borrow_mut().insert(lock_name("lab"));
+    assert_eq!(lock_name("lab"), "team-lab.lock");
+    host.interrupt.set(true);
+    let waiting = "waiting for another `tfimg up` or `tfimg down` of team `lab` to finish";
+    let error = block_on(down(&engine, &host, "lab", &plain())).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("interrupted: stopped while {waiting}")
+    );
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let specs = BTreeMap::from([(
+        "cpu-jupyter".to_string(),
+        crate::spec::resolve(&catalog, "cpu-jupyter").unwrap(),
+    )]);
+    let network = crate::app::build::Network::default();
+    let chosen = ContainerIds {
+        ids: (4321, 4322),
+        note: None,
+    };
+    let ui = crate::output::ui::Recorded::default();
+    let error = block_on(bring_up(
+        &engine,
+        &host,
+        &team,
+        &specs,
+        &network,
+        chosen,
+        false,
+        &plain(),
+        &ui,
+    ))
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("interrupted: stopped while {waiting}")
+    );
+    assert_eq!(engine.calls().len(), calls_before, "{:?}", engine.calls());
+    assert_eq!(engine.container_names().len(), 2);
+
+    // Free again: `down` goes on.
+    host.busy_locks.borrow_mut().clear();
+    host.interrupt.set(false);
+    assert_eq!(
+        block_on(down(&engine, &host, "lab", &plain()))
+            .unwrap()
+            .len(),
+        2
     );
 }

@@ -43,7 +43,9 @@ fn defaults() -> Vec<String> {
 /// ssh's flags that take a value (OpenSSH 9's getopt string).
 const WITH_VALUE: &str = "BbcDEeFIiJLlmOoPpQRSWw";
 
-/// Flags tfimg sets itself or that would break the transport.
+/// Flags tfimg sets itself, that would break the transport (detach it, background it,
+/// multiplex it, take its standard input) or that would undo `MANDATORY`. Found in any
+/// spelling getopt reads: alone (`-f`) or among others (`-vfN`).
 const FORBIDDEN: &[(char, &str)] = &[
     ('M', "tfimg runs its own master connection"),
     ('S', "tfimg manages control sockets itself"),
@@ -65,6 +67,17 @@ const FORBIDDEN: &[(char, &str)] = &[
         'G',
         "ssh would print its configuration instead of connecting",
     ),
+    ('V', "ssh would print its version instead of connecting"),
+    (
+        'Q',
+        "ssh would print what it supports instead of connecting",
+    ),
+    ('y', "tfimg reads ssh's errors to say what went wrong"),
+    // ssh's own flags beat the `-o ForwardAgent=no` and `-o ForwardX11=no` tfimg puts
+    // first (an `-o` only sets what is still unset).
+    ('A', "tfimg never forwards your agent to a Docker host"),
+    ('X', "tfimg never forwards X11 to a Docker host"),
+    ('Y', "tfimg never forwards X11 to a Docker host"),
 ];
 
 /// `-o` options that do what a forbidden flag does (`-oForkAfterAuthentication=yes` is
@@ -169,7 +182,9 @@ fn check_words(words: &[String]) -> Result<Option<u64>, String> {
                 rest.to_string()
             };
             if flag == 'o' {
-                timeout = check_option(&value)?.or(timeout);
+                // ssh keeps the first value it reads.
+                let given = check_option(&value)?;
+                timeout = timeout.or(given);
             }
             break;
         }
@@ -179,9 +194,11 @@ fn check_words(words: &[String]) -> Result<Option<u64>, String> {
 
 /// One `-o Key=value`: `Control*` is tfimg's; a `ConnectTimeout` is returned.
 fn check_option(option: &str) -> Result<Option<u64>, String> {
-    let (key, value) = option
-        .split_once(['=', ' ', '\t'])
-        .map_or((option, ""), |(key, value)| (key, value.trim()));
+    // What ssh itself reads as the keyword: `-o=StdinNull=yes` is `StdinNull`.
+    let Some((key, value)) = config_keyword(option) else {
+        return Ok(None);
+    };
+    let value = value.trim();
     let lower = key.to_ascii_lowercase();
     if lower.starts_with("control") {
         return Err(format!(
@@ -190,7 +207,12 @@ fn check_option(option: &str) -> Result<Option<u64>, String> {
     }
     if matches!(
         lower.as_str(),
-        "localforward" | "remoteforward" | "dynamicforward" | "requesttty" | "remotecommand"
+        "localforward"
+            | "remoteforward"
+            | "dynamicforward"
+            | "clearallforwardings"
+            | "requesttty"
+            | "remotecommand"
     ) {
         return Err(format!(
             "`-o {key}` may not be set: tfimg manages forwards and commands itself"
@@ -209,6 +231,51 @@ fn check_option(option: &str) -> Result<Option<u64>, String> {
         return Ok(value.parse().ok());
     }
     Ok(None)
+}
+
+/// ssh's word separators in a configuration line (OpenSSH's `WHITESPACE`).
+const SSH_WHITESPACE: &[char] = &[' ', '\t', '\r', '\n'];
+
+/// The keyword of one configuration line and the rest, split as OpenSSH's
+/// `process_config_line` splits an `-o` value (`strdelim` in its misc.c): trailing
+/// whitespace dropped; the keyword ends at whitespace, a quote or one `=`; an empty first
+/// word (leading whitespace, or an `=` first: `-o=Key=value`) is skipped once; a quoted
+/// keyword is what is between its quotes. `None` where ssh reads no keyword (an empty
+/// line, an unclosed quote, a comment): it then sets nothing. ssh compares keywords
+/// without regard to case.
+fn config_keyword(line: &str) -> Option<(String, &str)> {
+    let line = line.trim_end_matches(|c| SSH_WHITESPACE.contains(&c) || c == '\u{c}');
+    let (mut keyword, mut rest) = next_word(line)?;
+    if keyword.is_empty() {
+        (keyword, rest) = next_word(rest)?;
+    }
+    (!keyword.is_empty() && !keyword.starts_with('#')).then_some((keyword, rest))
+}
+
+/// OpenSSH's `strdelim`: the first word of `text` and what follows it; `None` for an
+/// unclosed quote.
+fn next_word(text: &str) -> Option<(String, &str)> {
+    let Some(at) = text.find(|c| SSH_WHITESPACE.contains(&c) || c == '"' || c == '=') else {
+        return Some((text.to_string(), ""));
+    };
+    let (word, rest) = (&text[..at], &text[at + 1..]);
+    match text.as_bytes()[at] {
+        b'"' => {
+            // The quote is taken out and the word runs to the next quote.
+            let close = rest.find('"')?;
+            let word = format!("{word}{}", &rest[..close]);
+            Some((word, rest[close + 1..].trim_start_matches(SSH_WHITESPACE)))
+        }
+        b'=' => Some((word.to_string(), rest.trim_start_matches(SSH_WHITESPACE))),
+        _ => {
+            let rest = rest.trim_start_matches(SSH_WHITESPACE);
+            // One `=` after the whitespace is part of the separator.
+            let rest = rest
+                .strip_prefix('=')
+                .map_or(rest, |after| after.trim_start_matches(SSH_WHITESPACE));
+            Some((word.to_string(), rest))
+        }
+    }
 }
 
 /// `[-l USER] [-p PORT] -- HOST`, in docker/cli's order.

@@ -209,6 +209,67 @@ fn the_user_s_words_may_not_take_over_what_tfimg_controls() {
             "ssh -G",
             "`-G` may not be set: ssh would print its configuration instead of connecting",
         ),
+        // Issue 44: every spelling ssh reads an `-o` in.
+        (
+            "ssh -o=ForkAfterAuthentication=yes",
+            "`-o ForkAfterAuthentication` may not be set (it is `-f`): tfimg waits for its ssh processes itself",
+        ),
+        (
+            "ssh -o=StdinNull=yes",
+            "`-o StdinNull` may not be set (it is `-n`): the Docker API is spoken over ssh's standard input",
+        ),
+        (
+            "ssh -o ' forkafterauthentication yes'",
+            "`-o forkafterauthentication` may not be set (it is `-f`): tfimg waits for its ssh processes itself",
+        ),
+        (
+            "ssh -o '\"StdinNull\" yes'",
+            "`-o StdinNull` may not be set (it is `-n`): the Docker API is spoken over ssh's standard input",
+        ),
+        (
+            "ssh -o 'Control\"Master\"=yes'",
+            "`-o ControlMaster` may not be set: tfimg manages control sockets itself",
+        ),
+        (
+            "ssh -o ' = ControlPersist 1h'",
+            "`-o ControlPersist` may not be set: tfimg manages control sockets itself",
+        ),
+        (
+            "ssh -4o=SessionType=none",
+            "`-o SessionType` may not be set (it is `-N`): tfimg runs its own commands on the host",
+        ),
+        (
+            "ssh -o FORKAFTERAUTHENTICATION",
+            "`-o FORKAFTERAUTHENTICATION` may not be set (it is `-f`): tfimg waits for its ssh processes itself",
+        ),
+        (
+            "ssh -o RemoteCommand=sh",
+            "`-o RemoteCommand` may not be set: tfimg manages forwards and commands itself",
+        ),
+        (
+            "ssh -o ClearAllForwardings=yes",
+            "`-o ClearAllForwardings` may not be set: tfimg manages forwards and commands itself",
+        ),
+        (
+            "ssh -nM",
+            "`-n` may not be set: the Docker API is spoken over ssh's standard input",
+        ),
+        (
+            "ssh -4Mv",
+            "`-M` may not be set: tfimg runs its own master connection",
+        ),
+        (
+            "ssh -vA",
+            "`-A` may not be set: tfimg never forwards your agent to a Docker host",
+        ),
+        (
+            "ssh -Y",
+            "`-Y` may not be set: tfimg never forwards X11 to a Docker host",
+        ),
+        (
+            "ssh -y",
+            "`-y` may not be set: tfimg reads ssh's errors to say what went wrong",
+        ),
         (
             "ssh gpu-box",
             "`gpu-box` is not an option: the host and command come from the endpoint",
@@ -249,4 +310,48 @@ fn options_with_values_are_skipped_whole_and_a_connect_timeout_is_kept() {
         SshCommand::default()
     );
     assert_eq!(SshCommand::default().connect_seconds(), 10);
+}
+
+#[test]
+fn an_option_s_keyword_is_read_as_openssh_reads_it() {
+    // OpenSSH's `process_config_line` on an `-o` value (strdelim in misc.c).
+    let table: [(&str, Option<(&str, &str)>); 14] = [
+        ("Key=value", Some(("Key", "value"))),
+        ("Key value", Some(("Key", "value"))),
+        ("Key = value", Some(("Key", "value"))),
+        ("Key\t=\tvalue", Some(("Key", "value"))),
+        ("Key==value", Some(("Key", "=value"))),
+        ("=Key=value", Some(("Key", "value"))),
+        ("  Key value  ", Some(("Key", "value"))),
+        (" = Key value", Some(("Key", "value"))),
+        ("\"Key\" value", Some(("Key", "value"))),
+        // The quote is taken out and the keyword ends at the next one.
+        ("K\"e\"y=value", Some(("Ke", "y=value"))),
+        ("Key", Some(("Key", ""))),
+        // ssh reads no keyword, and sets nothing.
+        ("==Key=value", None),
+        ("\"Key value", None),
+        ("#Key value", None),
+    ];
+    for (line, expected) in table {
+        let read = config_keyword(line);
+        assert_eq!(
+            read.as_ref().map(|(key, rest)| (key.as_str(), *rest)),
+            expected,
+            "{line}"
+        );
+    }
+    assert_eq!(config_keyword(""), None);
+    assert_eq!(config_keyword("   "), None);
+}
+
+#[test]
+fn the_first_connect_timeout_counts_as_for_ssh() {
+    let command = SshCommand::parse(Some(
+        "ssh -o ConnectTimeout=30 -o=ConnectTimeout=5 -o 'connecttimeout 7'",
+    ))
+    .unwrap();
+    assert_eq!(command.connect_timeout, Some(30));
+    let command = SshCommand::parse(Some("ssh -o=ConnectTimeout=5")).unwrap();
+    assert_eq!(command.connect_timeout, Some(5));
 }
