@@ -158,7 +158,17 @@ impl Browser {
     /// Opens `url` in `tab`, as typing it in the address bar does; returns once the new
     /// document is there (Chromium's error text when it could not be loaded).
     pub fn open(&mut self, tab: &Tab, url: &str) {
-        let navigated = self.call(Some(tab), "Page.navigate", json!({"url": url}));
+        // Chromium drops a navigation under way when the machine's network interfaces
+        // change (`net::ERR_NETWORK_CHANGED`), as they do whenever a test beside this one
+        // makes or removes a Docker network: that navigation is made again.
+        let mut navigated = self.call(Some(tab), "Page.navigate", json!({"url": url}));
+        for _ in 0..5 {
+            if navigated["errorText"] != "net::ERR_NETWORK_CHANGED" {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+            navigated = self.call(Some(tab), "Page.navigate", json!({"url": url}));
+        }
         assert!(
             navigated.get("errorText").is_none(),
             "{url}: {}",
