@@ -757,3 +757,185 @@ fn a_gpu_a_trial_holds_is_refused_naming_the_trial() {
         "the interrupted sweep removed its trial"
     );
 }
+
+/// The DeviceIDs each of `names` was created with on the stand-in (`None`: it does not
+/// exist), and whether it runs.
+fn gpus_of(gpu: &GpuEngine, name: &str) -> Option<(Vec<String>, bool)> {
+    let listed = gpu.docker(&["ps", "-aq", "--filter", &format!("name=^{name}$")]);
+    if listed.trim().is_empty() {
+        return None;
+    }
+    let inspected = gpu.inspect(name);
+    let ids =
+        serde_json::from_value(inspected["HostConfig"]["DeviceRequests"][0]["DeviceIDs"].clone())
+            .unwrap_or_default();
+    Some((ids, inspected["State"]["Running"] == true))
+}
+
+/// Eight `tfimg run --gpus 1 -d` started in the same instant on the stand-in's four free
+/// GPUs: each reads the same free GPUs, yet exactly four start, on four different GPUs,
+/// and the other four are refused naming the containers that hold them. (Before the claim
+/// was read again after the create, all eight took GPU 0.)
+#[test]
+fn eight_runs_started_together_on_four_free_gpus_take_four_different_gpus_and_four_are_refused() {
+    let Some(gpu) = gpu_engine() else {
+        return;
+    };
+    let _turn = gpu_turn();
+    let folder = scratch(&[]);
+    let names: Vec<String> = (0..8).map(|i| unique(&format!("t-race{i}"))).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let _guard = DockerGuard::containers(&refs).on(&gpu.host);
+    let start = std::sync::Barrier::new(names.len());
+    let runs: Vec<common::Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = names
+            .iter()
+            .map(|name| {
+                let (gpu, folder, start) = (&gpu, folder.path(), &start);
+                scope.spawn(move || {
+                    start.wait();
+                    tfimg(
+                        gpu,
+                        folder,
+                        &[
+                            "run",
+                            "cpu-headless",
+                            "-d",
+                            "--no-build",
+                            "--name",
+                            name,
+                            "--gpus",
+                            "1",
+                            "--",
+                            "sleep",
+                            "300",
+                        ],
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut taken = Vec::new();
+    let mut refusals = Vec::new();
+    for (name, run) in names.iter().zip(&runs) {
+        match run.code {
+            0 => {
+                let (ids, running) = gpus_of(&gpu, name).expect("a started run exists");
+                assert!(running, "{name}: {}", run.tail());
+                assert_eq!(ids.len(), 1, "{name}: {ids:?}");
+                taken.push(ids[0].clone());
+            }
+            1 => {
+                assert!(gpus_of(&gpu, name).is_none(), "a refused run left {name}");
+                refusals.push(run.stderr.clone());
+            }
+            code => panic!("{name}: exit {code}: {}", run.tail()),
+        }
+    }
+    taken.sort();
+    assert_eq!(taken, ["0", "1", "2", "3"], "{runs:#?}");
+    assert_eq!(refusals.len(), 4);
+    for refusal in &refusals {
+        assert!(
+            refusal.contains("`--gpus 1`: 0 of the 4 GPUs of this host are free"),
+            "{refusal}"
+        );
+        let holders = names
+            .iter()
+            .filter(|name| refusal.contains(&format!("by `{name}`")))
+            .count();
+        assert_eq!(holders, 4, "each holder is named: {refusal}");
+    }
+}
+
+/// Three `tfimg up` of three teams of two `gpus: 1` members started together on four free
+/// GPUs: whatever runs in the end holds a GPU no other container holds.
+#[test]
+fn three_teams_brought_up_together_never_give_one_gpu_twice() {
+    let Some(gpu) = gpu_engine() else {
+        return;
+    };
+    let _turn = gpu_turn();
+    let teams: Vec<String> = (0..3).map(|i| unique(&format!("t-upr{i}"))).collect();
+    let member = |name: &str| {
+        format!(
+            "  - name: {name}\n    spec: cpu-headless\n    gpus: 1\n    command: [sleep, '300']\n"
+        )
+    };
+    let files: Vec<(String, String)> = teams
+        .iter()
+        .map(|team| {
+            (
+                format!("{team}.yaml"),
+                format!("team: {team}\nmembers:\n{}{}", member("ana"), member("bo")),
+            )
+        })
+        .collect();
+    let file_refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_str()))
+        .collect();
+    let folder = scratch(&file_refs);
+    let _guards: Vec<DockerGuard> = teams
+        .iter()
+        .map(|team| {
+            let mut guard = DockerGuard::default().on(&gpu.host);
+            guard.container_label = Some(format!("io.tfimg.team={team}"));
+            guard
+        })
+        .collect();
+    let start = std::sync::Barrier::new(teams.len());
+    let ups: Vec<common::Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .iter()
+            .map(|(file, _)| {
+                let (gpu, folder, start) = (&gpu, folder.path(), &start);
+                scope.spawn(move || {
+                    start.wait();
+                    tfimg(gpu, folder, &["up", file, "--ca-cert", HOST_CA])
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut held = Vec::new();
+    for (team, up) in teams.iter().zip(&ups) {
+        // A team that could not have its GPUs ends with 1 (refused before anything was
+        // made) or 2 (a member did not start).
+        assert!(matches!(up.code, 0..=2), "{team}: {}", up.tail());
+        for name in ["ana", "bo"] {
+            let container = format!("{team}-{name}");
+            match gpus_of(&gpu, &container) {
+                Some((ids, true)) => held.extend(ids),
+                Some((_, false)) | None => {
+                    assert_ne!(
+                        up.code,
+                        0,
+                        "{container} of a team that came up: {}",
+                        up.tail()
+                    )
+                }
+            }
+        }
+        if up.code != 0 {
+            assert!(
+                up.stderr.contains("GPUs of this host are free"),
+                "{team}: {}",
+                up.stderr
+            );
+        }
+    }
+    let mut distinct = held.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(
+        distinct.len(),
+        held.len(),
+        "a GPU given twice: {held:?} {ups:#?}"
+    );
+    assert!(ups.iter().any(|up| up.code == 0), "{ups:#?}");
+    for (team, _) in teams.iter().zip(&ups) {
+        let _ = tfimg(&gpu, folder.path(), &["down", &format!("{team}.yaml")]);
+    }
+}

@@ -2,7 +2,9 @@
 //! member asked for it. `prepare` checks everything first and creates nothing (mounts
 //! against the image's home and workdir, GPUs against the host and the daemon, the
 //! token, the SSH key); `start` then makes the missing mount folders, chooses host
-//! ports, creates the container, copies the `--sync` sources in (`files`), starts it,
+//! ports, creates the container, reads the GPU claims again and lets its GPUs go to a
+//! launch that claimed them first (`reserve`), copies the `--sync` sources in (`files`),
+//! starts it,
 //! retries a port another process took in the meantime, and on a remote engine carries its
 //! ports to this machine (`tunnels`). A container that never ran (or whose tunnel could
 //! not be made) is removed, and so are the folders made for it.
@@ -31,12 +33,16 @@ use crate::spec::Service;
 use files::Files;
 use folders::{check_mounts, make_mount_folders, MadeFolders};
 use input::{choose_ports, launch_input, release};
+use reserve::Standing;
 
 pub use folders::make_folders;
 
 /// Attempts when another process takes a chosen port between planning and starting (20
 /// `tfimg run` at once all want 8888 first; each lost race moves to a kernel-chosen port).
 pub const PORT_ATTEMPTS: usize = 10;
+
+/// Times a launch may let its GPUs go to launches that claimed them first (`reserve`).
+pub const GPU_ROUNDS: usize = 20;
 
 /// What runs: a spec's image, or an image as it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -287,18 +293,7 @@ pub async fn prepare(
     }
     let (gpus, nvidia) = choose_gpus(engine, host, &request, &mut notes).await?;
     let gpus_by_default = request.gpus.is_none() && !gpus.is_none();
-    let mode = match request.gpu_mode {
-        _ if gpus.is_none() => GpuMode::Devices,
-        // CDI names devices; a count always goes to the nvidia device driver.
-        GpuMode::Auto
-            if !matches!(gpus, GpuSelection::Count(_)) && engine.cdi_supported().await =>
-        {
-            GpuMode::Cdi
-        }
-        GpuMode::Auto => GpuMode::Devices,
-        other => other,
-    };
-    let gpu_plan = gpus.plan(mode)?;
+    let gpu_plan = plan_gpus(engine, request.gpu_mode, &gpus).await?;
     let (jupyter_token, ssh) = credentials(host, &request)?;
     let known_hosts = ssh.as_ref().map(|_| host.known_hosts()).transpose()?;
     let files = files::prepare_files(engine, host, &request, &home, &mut notes).await?;
@@ -314,6 +309,27 @@ pub async fn prepare(
         notes,
         nvidia,
     })
+}
+
+/// How the daemon is asked for `gpus`: `mode`, where `Auto` becomes CDI when the daemon
+/// knows it and the GPUs are named.
+async fn plan_gpus(
+    engine: &impl Engine,
+    mode: GpuMode,
+    gpus: &GpuSelection,
+) -> Result<GpuPlan, InputError> {
+    let mode = match mode {
+        _ if gpus.is_none() => GpuMode::Devices,
+        // CDI names devices; a count always goes to the nvidia device driver.
+        GpuMode::Auto
+            if !matches!(gpus, GpuSelection::Count(_)) && engine.cdi_supported().await =>
+        {
+            GpuMode::Cdi
+        }
+        GpuMode::Auto => GpuMode::Devices,
+        other => other,
+    };
+    gpus.plan(mode)
 }
 
 /// The token of a Jupyter service and the key of an SSH service (none when a command
@@ -501,6 +517,8 @@ pub async fn start(
     let mut notes = Vec::new();
     let mut folders: Option<MadeFolders<'_, _>> = None;
     let mut attempt = 0;
+    let mut rounds = 0;
+    let mut ignored = BTreeSet::new();
     loop {
         attempt += 1;
         let ports = choose_ports(host, request, engine.tunnels_ports(), reserved)?;
@@ -510,6 +528,47 @@ pub async fn start(
         let plan = plan::launch(&launch_input(&prepared, ports, &gpus, &gpu_plan));
         let id = create(engine, &plan).await?;
         on_created(&id);
+        let standing = match prepared.nvidia.as_ref().filter(|_| !gpus.is_none()) {
+            Some(nvidia) => reserve::settle(engine, host, nvidia, &id, &mut ignored).await,
+            None => Ok(Standing::Kept),
+        };
+        let let_go = match standing {
+            Ok(Standing::Kept) => None,
+            Ok(Standing::LetGo { holders, racers }) => Some((holders, racers)),
+            Err(error) => {
+                let _ = engine.remove_container(&id, true).await;
+                release(reserved, &plan);
+                return Err(error.into());
+            }
+        };
+        if let Some((holders, racers)) = let_go {
+            // Another launch claimed a GPU first: this one lets go and chooses again
+            // once that one has started.
+            let _ = engine.remove_container(&id, true).await;
+            release(reserved, &plan);
+            rounds += 1;
+            if rounds > GPU_ROUNDS {
+                return Err(HostError {
+                    message: format!(
+                        "the GPUs chosen for `{}` were taken by other launches {GPU_ROUNDS} times in a row (last by `{}`)",
+                        request.name,
+                        holders.join("`, `")
+                    ),
+                    hint: "try again; `tfimg ps --gpus` shows who holds what".to_string(),
+                }
+                .into());
+            }
+            reserve::wait_for(engine, host, &racers, &mut ignored).await?;
+            let before = gpus_text(&gpus);
+            (gpus, gpu_plan) = choose_again(engine, host, &prepared).await?;
+            notes.push(format!(
+                "{before} was taken by `{}` as `{}` started: it runs on {} instead",
+                holders.join("`, `"),
+                request.name,
+                gpus_text(&gpus)
+            ));
+            continue;
+        }
         if let Err(error) = files::copy_in(engine, &prepared.files, &id).await {
             let _ = engine.remove_container(&id, true).await;
             release(reserved, &plan);
@@ -576,6 +635,31 @@ pub async fn start(
                 gpu_plan = GpuPlan::None;
             }
         }
+    }
+}
+
+/// The GPUs of a launch whose first choice another launch took (see `reserve`): chosen
+/// again as `prepare` chose them, against the holders now.
+async fn choose_again(
+    engine: &impl Engine,
+    host: &impl Host,
+    prepared: &Prepared,
+) -> anyhow::Result<(GpuSelection, GpuPlan)> {
+    let mut request = prepared.request.clone();
+    request.nvidia = prepared.nvidia.clone();
+    let (gpus, _) = choose_gpus(engine, host, &request, &mut Vec::new()).await?;
+    let gpu_plan = plan_gpus(engine, request.gpu_mode, &gpus).await?;
+    Ok((gpus, gpu_plan))
+}
+
+/// `GPU 0`, `GPUs 0, 1`, `every GPU`.
+fn gpus_text(gpus: &GpuSelection) -> String {
+    match gpus {
+        GpuSelection::None => "no GPU".to_string(),
+        GpuSelection::All => "every GPU".to_string(),
+        GpuSelection::Count(count) => format!("{count} GPUs"),
+        GpuSelection::Devices(devices) if devices.len() == 1 => format!("GPU {}", devices[0]),
+        GpuSelection::Devices(devices) => format!("GPUs {}", devices.join(", ")),
     }
 }
 
@@ -708,6 +792,9 @@ mod folders;
 #[cfg(test)]
 mod gpu_tests;
 mod input;
+mod reserve;
+#[cfg(test)]
+mod reserve_tests;
 #[cfg(test)]
 mod tests;
 mod tunnels;

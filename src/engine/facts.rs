@@ -67,6 +67,9 @@ pub struct ContainerFacts {
     /// `container`; `None` while it never did).
     pub started_ms: Option<u64>,
     pub finished_ms: Option<u64>,
+    /// When the daemon created it, in seconds since the Unix epoch by the daemon's clock
+    /// (listings and `container` both fill it).
+    pub created_s: Option<i64>,
 }
 
 /// An ssh connection that carries port forwards from this machine's 127.0.0.1 to the

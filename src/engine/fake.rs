@@ -78,6 +78,14 @@ pub struct FakeState {
     pub made_folders: std::collections::BTreeSet<String>,
     /// Networks that exist, by name.
     pub networks: BTreeMap<String, networks::FakeNetwork>,
+    /// Containers another tfimg makes in the same instant as this one's next creates: each
+    /// create adds the next of these beside its own (`created_s` as given, else just after
+    /// the created one), as a racer that chose the same GPUs would.
+    pub created_beside: VecDeque<ContainerFacts>,
+    /// How many more listings a racer left `created` by `created_beside` stays so; at the
+    /// listing after that it runs (`Some`), or it stays created for good (`None`).
+    pub racers_start_after: Option<usize>,
+    racers: Vec<String>,
     next_id: u32,
 }
 
@@ -341,11 +349,13 @@ impl Containers for FakeEngine {
             });
         }
         let id = state.new_id("container");
+        let second = i64::from(state.next_id);
         let facts = ContainerFacts {
             id: id.clone(),
             name: plan.name.clone(),
             image: plan.image.clone(),
             state: "created".to_string(),
+            created_s: Some(second),
             labels: plan.labels.clone().into_iter().collect(),
             user: plan.user.clone().unwrap_or_default(),
             env: plan.env.clone(),
@@ -357,6 +367,12 @@ impl Containers for FakeEngine {
         state.volumes.extend(volumes);
         state.plans.insert(id.clone(), plan.clone());
         state.created.push(plan.clone());
+        if let Some(mut racer) = state.created_beside.pop_front() {
+            racer.id = state.new_id("container");
+            racer.created_s = racer.created_s.or(Some(i64::from(state.next_id)));
+            state.racers.push(racer.id.clone());
+            state.containers.insert(racer.id.clone(), racer);
+        }
         Ok(id)
     }
 
@@ -383,7 +399,21 @@ impl Containers for FakeEngine {
     }
 
     async fn containers_with_label(&self, label: &str) -> Result<Vec<ContainerFacts>, EngineError> {
-        let state = self.state.borrow();
+        let mut state = self.state.borrow_mut();
+        state.racers_start_after = match state.racers_start_after {
+            Some(0) => {
+                for id in state.racers.clone() {
+                    if let Some(racer) = state.containers.get_mut(&id) {
+                        if racer.state == "created" {
+                            racer.state = "running".to_string();
+                        }
+                    }
+                }
+                None
+            }
+            Some(left) => Some(left - 1),
+            None => None,
+        };
         Ok(state
             .containers
             .values()

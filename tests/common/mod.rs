@@ -18,6 +18,7 @@ use std::process::Command;
 
 use tfimg::engine::prelude::*;
 
+#[derive(Debug)]
 pub struct Run {
     pub code: i32,
     pub stdout: String,

@@ -128,6 +128,11 @@ impl Containers for Docker {
             published: published(inspected.network_settings),
             started_ms: state.started_at.as_deref().and_then(unix_ms),
             finished_ms: state.finished_at.as_deref().and_then(unix_ms),
+            created_s: inspected
+                .created
+                .as_deref()
+                .and_then(unix_ms)
+                .and_then(|ms| i64::try_from(ms / 1000).ok()),
         }))
     }
 
@@ -174,6 +179,7 @@ impl Containers for Docker {
                 published: Vec::new(),
                 started_ms: None,
                 finished_ms: None,
+                created_s: summary.created,
             })
             .collect())
     }
