@@ -939,3 +939,66 @@ fn three_teams_brought_up_together_never_give_one_gpu_twice() {
         let _ = tfimg(&gpu, folder.path(), &["down", &format!("{team}.yaml")]);
     }
 }
+
+/// Two sweeps of one trial each on a pool of one GPU (`gpus: 1`), started in the same
+/// instant: both pools are GPU 0 when they start (each is the least-loaded free GPU then),
+/// and the trials, running together, end on two different GPUs: the one whose claim came
+/// second moves its slot to a free GPU and says so.
+#[test]
+fn two_sweeps_started_together_run_their_trials_on_different_gpus() {
+    let Some(gpu) = gpu_engine() else {
+        return;
+    };
+    let _turn = gpu_turn();
+    let sweeps: Vec<String> = (0..2)
+        .map(|i| unique(&format!("t-sweeprace{i}")).to_lowercase())
+        .collect();
+    let file = |sweep: &str| {
+        format!(
+            "sweep: {sweep}\nimage: tfimg/cpu-headless:2.9.3\ncommand: [sh, -c, \"echo acc={{n}} gpu=$NVIDIA_VISIBLE_DEVICES; sleep 4\"]\nparams: {{n: [1]}}\nobjective: {{metric: acc, mode: max}}\ngpus: 1\n"
+        )
+    };
+    let files: Vec<(String, String)> = sweeps
+        .iter()
+        .map(|sweep| (format!("{sweep}.yaml"), file(sweep)))
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_str()))
+        .collect();
+    let folder = scratch(&refs);
+    let _guards: Vec<DockerGuard> = sweeps
+        .iter()
+        .map(|sweep| common::sweep::sweep_guard(sweep).on(&gpu.host))
+        .collect();
+    let start = std::sync::Barrier::new(files.len());
+    let swept: Vec<common::Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .iter()
+            .map(|(file, _)| {
+                let (gpu, folder, start) = (&gpu, folder.path(), &start);
+                scope.spawn(move || {
+                    start.wait();
+                    tfimg(gpu, folder, &["sweep", file])
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut used = Vec::new();
+    for (sweep, run) in sweeps.iter().zip(&swept) {
+        assert_eq!(run.code, 0, "{sweep}: {}", run.tail());
+        let trial = folder.path().join("runs").join(sweep).join("t001");
+        let stdout = std::fs::read_to_string(trial.join("stdout.log")).unwrap();
+        let text = std::fs::read_to_string(trial.join("status.json")).unwrap();
+        let status: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let gpus: Vec<String> = serde_json::from_value(status["gpus"].clone()).unwrap();
+        assert!(
+            stdout.contains(&format!("gpu={}", gpus.join(","))),
+            "{sweep}: {stdout}"
+        );
+        used.extend(gpus);
+    }
+    assert_eq!(used.len(), 2, "{used:?}");
+    assert_ne!(used[0], used[1], "{swept:#?}");
+}

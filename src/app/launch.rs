@@ -125,6 +125,11 @@ pub struct LaunchRequest {
     /// GPUs that launches prepared before this one will hold once they start (a team's
     /// earlier members), beside those of the engine's containers.
     pub pending_holders: Vec<Holder>,
+    /// A launch that shares (a sweep's trial, placed by its slots) still claims its GPUs
+    /// against every container but those carrying this label (`key`, `value`): when
+    /// another claimed them first, `start` ends with [`GpusClaimed`] for the caller to
+    /// place it again.
+    pub claim_beside: Option<(String, String)>,
     /// Seconds a Jupyter kernel may sit idle before Jupyter shuts it down (a service
     /// without Jupyter ignores it).
     pub idle_kernels: Option<u64>,
@@ -170,6 +175,7 @@ impl LaunchRequest {
             gpu_mode: GpuMode::Auto,
             share_gpus: false,
             pending_holders: Vec::new(),
+            claim_beside: None,
             idle_kernels: None,
             idle_containers: None,
             ids,
@@ -528,8 +534,9 @@ pub async fn start(
         let plan = plan::launch(&launch_input(&prepared, ports, &gpus, &gpu_plan));
         let id = create(engine, &plan).await?;
         on_created(&id);
+        let kin = request.claim_beside.as_ref();
         let standing = match prepared.nvidia.as_ref().filter(|_| !gpus.is_none()) {
-            Some(nvidia) => reserve::settle(engine, host, nvidia, &id, &mut ignored).await,
+            Some(nvidia) => reserve::settle(engine, host, nvidia, &id, kin, &mut ignored).await,
             None => Ok(Standing::Kept),
         };
         let let_go = match standing {
@@ -559,6 +566,9 @@ pub async fn start(
                 .into());
             }
             reserve::wait_for(engine, host, &racers, &mut ignored).await?;
+            if kin.is_some() {
+                return Err(GpusClaimed { holders }.into());
+            }
             let before = gpus_text(&gpus);
             (gpus, gpu_plan) = choose_again(engine, host, &prepared).await?;
             notes.push(format!(
@@ -680,6 +690,25 @@ async fn create(engine: &impl Engine, plan: &LaunchPlan) -> anyhow::Result<Strin
         Err(error) => Err(error.into()),
     }
 }
+
+/// A launch with `claim_beside` whose GPUs another container claimed first: nothing of
+/// it is left, and those containers have started (or gone) by now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpusClaimed {
+    pub holders: Vec<String>,
+}
+
+impl std::fmt::Display for GpusClaimed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the GPUs were claimed first by `{}`",
+            self.holders.join("`, `")
+        )
+    }
+}
+
+impl std::error::Error for GpusClaimed {}
 
 /// How to try again after a failed start.
 enum Retry {

@@ -55,6 +55,7 @@ pub async fn settle(
     host: &impl Host,
     nvidia: &NvidiaFacts,
     mine: &str,
+    kin: Option<&(String, String)>,
     ignored: &mut BTreeSet<String>,
 ) -> Result<Standing, EngineError> {
     let mut polls = 0;
@@ -63,7 +64,7 @@ pub async fn settle(
         let Some(own) = containers.iter().find(|container| container.id == mine) else {
             return Ok(Standing::Kept);
         };
-        let rivals = rivals(own, &containers, nvidia, ignored);
+        let rivals = rivals(own, &containers, nvidia, kin, ignored);
         if rivals.is_empty() {
             return Ok(Standing::Kept);
         }
@@ -112,18 +113,23 @@ pub async fn wait_for(
 }
 
 /// The containers among `containers` that claim a GPU `own` claims: those that hold
-/// theirs, and racers created close to it; none when `own` shares.
+/// theirs, and racers created close to it. None when `own` shares, unless it claims
+/// beside its `kin` (the containers carrying that label, which are never rivals).
 fn rivals<'a>(
     own: &ContainerFacts,
     containers: &'a [ContainerFacts],
     nvidia: &NvidiaFacts,
+    kin: Option<&(String, String)>,
     ignored: &BTreeSet<String>,
 ) -> Vec<&'a ContainerFacts> {
     let claim = |container: &ContainerFacts| {
         share::holder(&container.name, "running", &container.labels, &nvidia.gpus)
     };
-    let Some(claimed) = claim(own).filter(|claimed| !claimed.sharing) else {
+    let Some(claimed) = claim(own).filter(|claimed| kin.is_some() || !claimed.sharing) else {
         return Vec::new();
+    };
+    let is_kin = |container: &ContainerFacts| {
+        kin.is_some_and(|(key, value)| container.labels.get(key) == Some(value))
     };
     let close = |container: &ContainerFacts| match (container.created_s, own.created_s) {
         (Some(theirs), Some(ours)) => (theirs - ours).abs() <= RACE_WINDOW_S,
@@ -132,6 +138,7 @@ fn rivals<'a>(
     containers
         .iter()
         .filter(|container| container.id != own.id && !ignored.contains(&container.id))
+        .filter(|container| !is_kin(container))
         .filter(|container| {
             share::holder(
                 &container.name,

@@ -35,7 +35,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         start: Start,
     ) -> anyhow::Result<std::pin::Pin<Box<dyn std::future::Future<Output = Ending> + 'a>>> {
         self.propose(start.trial)?;
-        let slot = self.free_slot(start.slot).await?;
+        let (mut slot, mut claim) = self.free_slot(start.slot).await?;
         let trial = &self.trials[start.trial];
         let dir = self.trial_dir(start.trial);
         set_aside(self.host, &dir, start.attempt)?;
@@ -47,12 +47,30 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         }
         self.host
             .write_confined(&dir, PARAMS_FILE, trial.params_json().as_bytes())?;
-        let request = request(self.run, trial, &slot, start.attempt, &dir, self.remote)?;
-        let prepared = launch::prepare(self.engine, self.host, request).await?;
-        let reserved = RefCell::new(BTreeSet::new());
-        let launched = launch::start(self.engine, self.host, prepared, &reserved, false, |_| {})
-            .await
-            .map_err(|error| gpu_refusal(error, &self.run.sweep))?;
+        let mut placings = 0;
+        let launched = loop {
+            let trial = &self.trials[start.trial];
+            let mut request = request(self.run, trial, &slot, start.attempt, &dir, self.remote)?;
+            if claim {
+                let sweep = self.run.sweep.name.clone();
+                request.claim_beside = Some((crate::labels::SWEEP.to_string(), sweep));
+            }
+            let prepared = launch::prepare(self.engine, self.host, request).await?;
+            let reserved = RefCell::new(BTreeSet::new());
+            match launch::start(self.engine, self.host, prepared, &reserved, false, |_| {}).await {
+                // Another command claimed the slot's GPUs in the same instant (and has
+                // started by now): the slot is placed again, on GPUs nobody holds.
+                Err(error)
+                    if error.downcast_ref::<launch::GpusClaimed>().is_some()
+                        && placings < launch::GPU_ROUNDS =>
+                {
+                    placings += 1;
+                    (slot, claim) = self.free_slot(start.slot).await?;
+                }
+                launched => break launched.map_err(|error| gpu_refusal(error, &self.run.sweep))?,
+            }
+        };
+        let trial = &self.trials[start.trial];
         let watched = Watched {
             attempt: start.attempt,
             container: launched.name.clone(),
@@ -87,10 +105,12 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
     /// container (a member `up` started, a `run`) took one of them since the sweep began,
     /// the slot moves to GPUs nobody holds (this sweep's other slots included), the
     /// least-loaded first, and says so; when none is free the trial shares them, said too.
-    async fn free_slot(&mut self, index: usize) -> anyhow::Result<Slot> {
+    /// Also whether the trial claims them (`LaunchRequest::claim_beside`): not when it
+    /// shares GPUs others hold, or has none.
+    async fn free_slot(&mut self, index: usize) -> anyhow::Result<(Slot, bool)> {
         let slot = self.scheduler.slot(index).clone();
         let Some(nvidia) = self.run.nvidia.as_ref().filter(|_| !slot.gpus.is_empty()) else {
-            return Ok(slot);
+            return Ok((slot, false));
         };
         let sweep = self.run.sweep.name.as_str();
         let mut holders = launch::gpu_holders(self.engine, nvidia, |container| {
@@ -108,7 +128,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             (taken, held)
         };
         if taken.is_empty() {
-            return Ok(slot);
+            return Ok((slot, true));
         }
         // This sweep's slots hold their GPUs too, for the choice of new ones.
         holders.push(share::Holder {
@@ -130,19 +150,22 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             share::is_are(taken.len()),
         );
         let count = GpuSelection::Count(slot.gpus.len() as u32);
-        let said = match launch::sharing(nvidia, &holders, false).allocate(&count) {
+        let (said, claim) = match launch::sharing(nvidia, &holders, false).allocate(&count) {
             Ok(GpuSelection::Devices(moved)) => {
                 let said = format!("{said}: its trials run on {} from now on", moved.join(","));
                 self.scheduler.move_slot(index, moved);
-                said
+                (said, true)
             }
-            _ => format!(
-                "{said} and no other GPU is free: its trial shares {}",
-                if taken.len() == 1 { "it" } else { "them" }
+            _ => (
+                format!(
+                    "{said} and no other GPU is free: its trial shares {}",
+                    if taken.len() == 1 { "it" } else { "them" }
+                ),
+                false,
             ),
         };
         (self.notify)(Note::Said(said));
-        Ok(self.scheduler.slot(index).clone())
+        Ok((self.scheduler.slot(index).clone(), claim))
     }
 
     /// The future that follows a started (or reattached) container: its output into the

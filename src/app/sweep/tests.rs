@@ -862,3 +862,55 @@ fn a_slot_whose_gpu_another_container_took_moves_to_a_free_one() {
         "{notes:?}"
     );
 }
+
+/// Issue 45: a trial of another sweep (or any container) that claimed the slot's GPU in
+/// the same instant as this trial's create keeps it: this trial lets it go, and its slot
+/// moves to a GPU nobody holds, said as when the GPU was taken earlier.
+#[test]
+fn a_gpu_another_command_claimed_in_the_same_instant_moves_the_slot() {
+    let host = gpu_host(4);
+    let engine = engine();
+    engine
+        .state
+        .borrow_mut()
+        .created_beside
+        .push_back(crate::engine::ContainerFacts {
+            name: "other-t001".to_string(),
+            state: "running".to_string(),
+            labels: [
+                (crate::labels::GPUS.to_string(), "device=0".to_string()),
+                (crate::labels::SWEEP.to_string(), "other".to_string()),
+                (crate::labels::TRIAL.to_string(), "t001".to_string()),
+            ]
+            .into(),
+            ..Default::default()
+        });
+    let mut run = sweep_run(&sweep_text(1, "gpus: [0, 1, 2]\n"), &host);
+    run.nvidia = Some(host.nvidia.clone());
+    let (finished, notes) = go(&engine, &host, &run);
+    assert_eq!(finished.unwrap().counts.done, 1);
+    let created: Vec<(String, String)> = engine
+        .state
+        .borrow()
+        .created
+        .iter()
+        .map(|plan| {
+            let gpus = match &plan.gpu {
+                crate::plan::gpus::GpuPlan::Request(request) => request.device_ids.join(","),
+                other => format!("{other:?}"),
+            };
+            (plan.name.clone(), gpus)
+        })
+        .collect();
+    assert_eq!(
+        created,
+        [
+            ("lab-t001".to_string(), "0".to_string()),
+            ("lab-t001".to_string(), "3".to_string())
+        ]
+    );
+    assert!(
+        notes.iter().any(|note| matches!(note, Note::Said(said) if said == "GPU 0 of slot 0 is held by another container now (GPU 0 by `other-t001` (sweep other, trial t001)): its trials run on 3 from now on")),
+        "{notes:?}"
+    );
+}
