@@ -4,11 +4,15 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap_complete::engine::ArgValueCompleter;
 
 mod bundle;
+pub mod complete;
 mod engine;
+mod examples;
 mod files;
 pub mod reference;
+pub mod suggest;
 mod sweep;
 mod team;
 pub use bundle::*;
@@ -37,10 +41,12 @@ pub enum Command {
     /// List the built-in and local specs with their TensorFlow, Python, CUDA and cuDNN.
     List(ListArgs),
     /// Print a spec fully resolved (defaults, versions, pins) as YAML.
+    #[command(after_help = examples::SHOW)]
     Show(ShowArgs),
     /// Print the Dockerfile a spec renders to, or write it with its context to a folder.
     Render(RenderArgs),
     /// Build a spec's image through the Docker API, verify it, and tag it.
+    #[command(after_help = examples::BUILD)]
     Build(BuildArgs),
     /// Resolve a spec once and write SPEC.lock beside it (every pip distribution with its
     /// sha256, every apt package with its version), or check that the lock still fits.
@@ -50,16 +56,22 @@ pub enum Command {
     Base(BaseCommand),
     /// Start a container from a spec (built first when its image is missing or stale) or
     /// an image: GPUs, mounts, ports, Jupyter token, SSH key, the host user's uid/gid.
+    #[command(after_help = examples::RUN)]
     Run(Box<RunArgs>),
     /// List tfimg's containers with their URLs and GPUs.
+    #[command(after_help = examples::PS)]
     Ps(PsArgs),
     /// Print a container's output.
+    #[command(after_help = examples::LOGS)]
     Logs(LogsArgs),
     /// Run a command in a running container, as its user.
+    #[command(after_help = examples::EXEC)]
     Exec(ExecArgs),
     /// Stop containers (they can be started again with `docker start`).
+    #[command(after_help = examples::STOP)]
     Stop(NamesArgs),
     /// Remove stopped containers (`-f` also running ones). Mounts and volumes stay.
+    #[command(after_help = examples::RM)]
     Rm(RemoveArgs),
     /// Copy files out of a container (running or stopped) into a local folder: new and
     /// changed files only; nothing local is deleted.
@@ -68,10 +80,13 @@ pub enum Command {
     /// again: opens its ssh tunnel (or prints the open one's addresses); `--close` closes it.
     Forward(ForwardArgs),
     /// Check Docker, the NVIDIA driver and toolkit, and a spec against them, with fixes.
+    #[command(after_help = examples::DOCTOR)]
     Doctor(DoctorArgs),
     /// Bring up every member of a team file (new and changed ones; unchanged stay).
+    #[command(after_help = examples::UP)]
     Up(TeamArgs),
     /// Remove a team's containers (never the data on their mounts).
+    #[command(after_help = examples::DOWN)]
     Down(DownArgs),
     /// Write a team as a Compose file (secrets in env files beside it).
     Compose(ComposeArgs),
@@ -89,11 +104,13 @@ pub enum Command {
     /// Run a sweep file: many trials of one command over a grid, a seeded random search or
     /// a list of params, queued onto the GPUs (or CPU slots) of this host, resumable; or
     /// look at a sweep with `status`, `results`, `stop` and `report`.
+    #[command(after_help = examples::SWEEP)]
     Sweep(SweepArgs),
     /// Serve a SavedModel folder (numbered versions, `MODEL_DIR/1/saved_model.pb`), or the
     /// models of a model config file, over TensorFlow Serving's REST and gRPC APIs: waits
     /// until the models answer and prints a request to try; new versions copied into the
     /// folder are served without a restart.
+    #[command(after_help = examples::SERVE)]
     Serve(ServeArgs),
     /// Print the completion script for a shell (`tfimg completions bash >
     /// /etc/bash_completion.d/tfimg`; zsh: into a folder of `$fpath` as `_tfimg`).
@@ -114,6 +131,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// The spec to check against the host [default: gpu-jupyter].
+    #[arg(add = ArgValueCompleter::new(complete::spec))]
     pub spec: Option<String>,
 
     /// Print JSON: one object per check with its verdict and fix.
@@ -127,6 +145,7 @@ pub struct DoctorArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// A spec name, a spec file, or an image reference [default: gpu-jupyter].
+    #[arg(add = ArgValueCompleter::new(complete::spec))]
     pub target: Option<String>,
 
     /// GPUs: `all`, a count (`2`), indices (`0,1`), UUIDs (`GPU-...`), or `none`
@@ -258,13 +277,13 @@ pub struct RunArgs {
 pub struct ServeArgs {
     /// The model's folder: numbered SavedModel versions (`1/`, `2/`, ...), mounted
     /// read-only at `/models/NAME`.
-    #[arg(required_unless_present = "model_config")]
+    #[arg(required_unless_present = "model_config", value_hint = clap::ValueHint::DirPath)]
     pub model_dir: Option<String>,
 
     /// Serve the models of a TensorFlow Serving model config file instead (its
     /// `model_config_list`: names, absolute `base_path`s mounted read-only, version
     /// policies and labels); the server rereads it when it changes.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["model_dir", "name"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["model_dir", "name"], value_hint = clap::ValueHint::FilePath)]
     pub model_config: Option<String>,
 
     /// The model's name in the API's URLs [default: the folder's name].
@@ -332,7 +351,7 @@ pub struct PsArgs {
     pub json: bool,
 
     /// Only the containers of this team.
-    #[arg(long)]
+    #[arg(long, add = ArgValueCompleter::new(complete::team))]
     pub team: Option<String>,
 
     /// Show Jupyter URLs with their tokens (hidden by default: anyone reading the screen or
@@ -352,6 +371,7 @@ pub struct PsArgs {
 
 #[derive(Debug, Args)]
 pub struct LogsArgs {
+    #[arg(add = ArgValueCompleter::new(complete::container))]
     pub name: String,
 
     /// Keep printing new output until the container stops.
@@ -365,6 +385,7 @@ pub struct LogsArgs {
 
 #[derive(Debug, Args)]
 pub struct ExecArgs {
+    #[arg(add = ArgValueCompleter::new(complete::container))]
     pub name: String,
 
     /// The command.
@@ -374,13 +395,13 @@ pub struct ExecArgs {
 
 #[derive(Debug, Args)]
 pub struct NamesArgs {
-    #[arg(required = true)]
+    #[arg(required = true, add = ArgValueCompleter::new(complete::container))]
     pub names: Vec<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct RemoveArgs {
-    #[arg(required = true)]
+    #[arg(required = true, add = ArgValueCompleter::new(complete::container))]
     pub names: Vec<String>,
 
     /// Stop running containers first.
@@ -450,6 +471,7 @@ pub use crate::output::progress::Progress;
 #[derive(Debug, Args)]
 pub struct BuildArgs {
     /// A spec name (`tfimg list`) or the path of a spec file.
+    #[arg(add = ArgValueCompleter::new(complete::spec))]
     pub spec: String,
 
     /// An extra tag for the image (`team/lab:1`), besides `tfimg/<name>:<tensorflow>`.
@@ -482,6 +504,7 @@ pub struct BuildArgs {
 #[derive(Debug, Args)]
 pub struct LockArgs {
     /// A spec name (`tfimg list`) or the path of a spec file.
+    #[arg(add = ArgValueCompleter::new(complete::spec))]
     pub spec: String,
 
     /// Only compare the spec with its lock: exit 0 when they agree, 1 naming each
@@ -516,12 +539,14 @@ pub struct ListArgs {
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// A spec name (`tfimg list`) or the path of a spec file.
+    #[arg(add = ArgValueCompleter::new(complete::spec))]
     pub spec: String,
 }
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     /// A spec name (`tfimg list`) or the path of a spec file.
+    #[arg(add = ArgValueCompleter::new(complete::spec))]
     pub spec: String,
 
     /// Write the Dockerfile and every context file into this folder instead of printing.
@@ -575,3 +600,6 @@ impl From<GpuModeArg> for crate::plan::gpus::GpuMode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -49,9 +49,21 @@ pub fn main() -> ExitCode {
 }
 
 fn run() -> ExitCode {
+    // The shell asking what may follow at a TAB (`tfimg completions`' script).
+    if let Some(code) = cli::complete::answer_the_shell() {
+        return code;
+    }
+    let words: Vec<String> = std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
+            let error = cli::suggest::with_suggestion(
+                error,
+                &words,
+                &<Cli as clap::CommandFactory>::command(),
+            );
             if let Err(failed) = error.print() {
                 if failed.kind() == std::io::ErrorKind::BrokenPipe {
                     output::streams::reader_gone();
@@ -73,7 +85,9 @@ fn run() -> ExitCode {
         }
         Command::Man { command } => {
             return match cli::reference::man_page(command) {
-                Some(page) => output::write_stdout(&page),
+                Some(page) => {
+                    cli::reference::show(&page, command, || cli::reference::long_help(command))
+                }
                 None => output::exit::report(&anyhow::Error::from(input::InputError::new(
                     format!(
                         "`tfimg man {}`: tfimg has no such command",

@@ -785,7 +785,8 @@ fn list_marks_the_2_9_line_past_support_and_json_says_why() {
 
 /// Issue 33: the completion script `tfimg completions bash` prints, sourced by a real bash
 /// and asked as bash asks it (COMP_WORDS, COMP_CWORD), completes commands and flags; the
-/// man page of a command is roff that `man` renders.
+/// man page of a command is roff that `man` renders. Issue 45: the script asks `tfimg`
+/// (found on PATH) at each TAB (tests/help.rs presses TAB on a terminal).
 #[test]
 fn bash_completes_tfimg_from_its_script_and_man_renders_its_pages() {
     let folder = scratch(&[]);
@@ -795,14 +796,23 @@ fn bash_completes_tfimg_from_its_script_and_man_renders_its_pages() {
     let complete = |words: &[&str]| {
         let listed = words.join(" ");
         let current = words.len() - 1;
+        let bin = std::path::Path::new(env!("CARGO_BIN_EXE_tfimg"))
+            .parent()
+            .unwrap()
+            .display()
+            .to_string();
         let output = std::process::Command::new("bash")
             .current_dir(folder.path())
+            .env(
+                "PATH",
+                format!("{bin}:{}", std::env::var("PATH").unwrap_or_default()),
+            )
             .args([
                 "--norc",
                 "-c",
                 &format!(
-                    "source ./tfimg.bash; COMP_WORDS=({listed}); COMP_CWORD={current}; \
-                     _tfimg tfimg \"${{COMP_WORDS[$COMP_CWORD]}}\" \"${{COMP_WORDS[$COMP_CWORD-1]}}\"; \
+                    "source ./tfimg.bash; COMP_WORDS=({listed}); COMP_CWORD={current}; COMP_TYPE=9; \
+                     _clap_complete_tfimg tfimg \"${{COMP_WORDS[$COMP_CWORD]}}\" \"${{COMP_WORDS[$COMP_CWORD-1]}}\"; \
                      printf '%s\\n' \"${{COMPREPLY[@]}}\""
                 ),
             ])

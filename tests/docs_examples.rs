@@ -548,3 +548,51 @@ fn a_drifted_example_fails_and_patterns_match_only_what_they_say() {
     );
     assert!(failures[1].contains("t.md:14 `$ true`: exited 0, the page says 1"));
 }
+
+/// Issue 45: every file under `examples/` a page names is in the repository (a reader
+/// follows the guide from a clone: docs/tuning.md ran `examples/sweep/quick.yaml`, which
+/// only the test wrote), and a page's `file=examples/...` block is that file, byte for
+/// byte. What a run writes there (`examples/sweep/runs/...`) is left out.
+#[test]
+fn every_example_file_a_page_names_is_in_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let named = regex::Regex::new(r"examples/[A-Za-z0-9_./-]*[A-Za-z0-9_]").unwrap();
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for path in pages() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let page = path.strip_prefix(root).unwrap().display().to_string();
+        for (number, line) in text.lines().enumerate() {
+            for found in named.find_iter(line) {
+                let file = found.as_str();
+                if file.split('/').any(|part| part == "runs") {
+                    continue;
+                }
+                checked += 1;
+                if !root.join(file).exists() {
+                    problems.push(format!(
+                        "{page}:{}: `{file}` is not in the repository",
+                        number + 1
+                    ));
+                }
+            }
+        }
+    }
+    for page in read_pages() {
+        for (file, body) in page
+            .files
+            .iter()
+            .filter(|(file, _)| file.starts_with("examples/"))
+        {
+            let kept = std::fs::read_to_string(root.join(file)).unwrap_or_default();
+            if &kept != body {
+                problems.push(format!(
+                    "{}: the block `file={file}` is not the repository's `{file}`",
+                    page.path.strip_prefix(root).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(checked > 10, "only {checked} names found");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

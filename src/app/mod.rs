@@ -10,6 +10,7 @@
 //! - `files`: files out of containers (`--sync-back`, `tfimg pull-files`).
 //! - `gpu_host`: the NVIDIA facts of the engine's host, which GPU decisions are made on.
 //! - `lock`: a spec resolved once into its lock (`tfimg lock`); a spec's lock found.
+//! - `names`: the names a shell completes (specs, containers, teams, sweeps).
 //! - `launch`: THE launcher, one container from a request (run, a team member, ...).
 //! - `ready`: waiting until a started container's service answers.
 //! - `push`: an image tagged for a registry and pushed (`tfimg push`).
@@ -31,6 +32,7 @@ pub mod gpu_host;
 pub mod gpu_use;
 pub mod launch;
 pub mod lock;
+pub mod names;
 pub mod push;
 pub mod ready;
 pub mod run;

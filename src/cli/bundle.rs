@@ -3,15 +3,16 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use clap_complete::engine::ArgValueCompleter;
 
-use super::{NetworkArgs, Progress};
+use super::{complete, NetworkArgs, Progress};
 
 #[derive(Debug, Args)]
 pub struct SaveArgs {
     /// What to carry: specs (a name from `tfimg list` or a spec file: its current image,
     /// the spec file, the local specs it extends and their locks) and images (any local
     /// reference or id).
-    #[arg(required = true, value_name = "SPEC|IMAGE")]
+    #[arg(required = true, value_name = "SPEC|IMAGE", add = ArgValueCompleter::new(complete::spec))]
     pub targets: Vec<String>,
 
     /// The bundle to write (a tar; written beside it first, then renamed into place).

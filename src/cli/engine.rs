@@ -2,6 +2,9 @@
 //! forward`'s, which only a remote engine has a use for.
 
 use clap::Args;
+use clap_complete::engine::ArgValueCompleter;
+
+use super::complete;
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct EngineArgs {
@@ -18,6 +21,7 @@ pub struct EngineArgs {
 #[derive(Debug, Args)]
 pub struct ForwardArgs {
     /// A running container tfimg started on a remote (`ssh://`) engine.
+    #[arg(add = ArgValueCompleter::new(complete::container))]
     pub name: String,
 
     /// Close its tunnel instead (the container keeps running).

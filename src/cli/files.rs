@@ -4,6 +4,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use clap_complete::engine::ArgValueCompleter;
+
+use super::complete;
 
 #[derive(Debug, Args)]
 pub struct FilesArgs {
@@ -27,6 +30,7 @@ pub struct FilesArgs {
 #[derive(Debug, Args)]
 pub struct PullFilesArgs {
     /// A container tfimg started (running or stopped).
+    #[arg(add = ArgValueCompleter::new(complete::container))]
     pub name: String,
 
     /// The local folder (or file) to copy into; a missing folder is created.

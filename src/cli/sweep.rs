@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
+use clap_complete::engine::ArgValueCompleter;
 
-use super::NetworkArgs;
+use super::{complete, NetworkArgs};
 
 /// `tfimg sweep FILE [...]` or `tfimg sweep status|results|stop|report SWEEP [...]`.
 #[derive(Debug, Args)]
@@ -25,7 +26,7 @@ pub struct SweepArgs {
 #[derive(Debug, Args)]
 pub struct SweepRunArgs {
     /// The sweep file (see examples/sweep/sweep.yaml).
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required = true, value_name = "FILE", add = ArgValueCompleter::new(complete::yaml_file))]
     pub file: Option<PathBuf>,
 
     /// Print the trials and the slot plan (the GPUs of each slot); create nothing.
@@ -81,7 +82,7 @@ pub enum SweepCommand {
 #[derive(Debug, Args)]
 pub struct SweepTarget {
     /// The sweep's name (its folder under `./runs`), or its folder.
-    #[arg(value_name = "SWEEP")]
+    #[arg(value_name = "SWEEP", add = ArgValueCompleter::new(complete::sweep))]
     pub sweep: String,
 }
 

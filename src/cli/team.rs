@@ -4,12 +4,14 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use clap_complete::engine::ArgValueCompleter;
 
-use super::{container_id, NetworkArgs, Progress};
+use super::{complete, container_id, NetworkArgs, Progress};
 
 #[derive(Debug, Args)]
 pub struct K8sArgs {
     /// The team file.
+    #[arg(add = ArgValueCompleter::new(complete::yaml_file))]
     pub file: PathBuf,
 
     /// Write `<team>.yaml` (and `<team>.tfjob.yaml`) into this folder instead of printing.
@@ -60,6 +62,7 @@ pub struct PushArgs {
 #[derive(Debug, Args)]
 pub struct ComposeArgs {
     /// The team file.
+    #[arg(add = ArgValueCompleter::new(complete::yaml_file))]
     pub file: PathBuf,
 
     /// Write the Compose file here (env files go beside it) instead of printing it.
@@ -77,12 +80,14 @@ pub struct ComposeArgs {
 #[derive(Debug, Args)]
 pub struct DownArgs {
     /// The team file.
+    #[arg(add = ArgValueCompleter::new(complete::yaml_file))]
     pub file: PathBuf,
 }
 
 #[derive(Debug, Args)]
 pub struct TeamArgs {
     /// The team file.
+    #[arg(add = ArgValueCompleter::new(complete::yaml_file))]
     pub file: PathBuf,
 
     /// When a member fails to start, remove the members this `up` started.
