@@ -248,7 +248,28 @@ async fn create(
     let request = request(team, gateway, image, hash);
     let prepared = launch::prepare(engine, host, request).await?;
     let reserved = RefCell::new(BTreeSet::new());
-    let launched = launch::start(engine, host, prepared, &reserved, true, |_| {}).await?;
+    // The launcher's hint names `-p`, which `up` does not have: the file's key instead.
+    let taken = |error: anyhow::Error| {
+        match error.downcast::<InputError>() {
+        Ok(input) if input.message.contains("already in use") => {
+            anyhow::Error::from(InputError::new(
+                format!(
+                    "the gateway's port {} (`gateway.port` in `{}`) is already in use",
+                    gateway.port, team.file
+                ),
+                format!(
+                    "give the gateway a free port: `gateway.port` in `{}`, or stop what listens there",
+                    team.file
+                ),
+            ))
+        }
+        Ok(input) => input.into(),
+        Err(other) => other,
+    }
+    };
+    let launched = launch::start(engine, host, prepared, &reserved, true, |_| {})
+        .await
+        .map_err(taken)?;
     let started = async {
         join_members(engine, team, &launched.id).await?;
         upload(engine, &launched.id, files).await?;
@@ -259,7 +280,7 @@ async fn create(
                 crate::engine::StartFailure::PortTaken(message) => {
                     anyhow::Error::from(InputError::new(
                         format!("the gateway's port {} is taken: {message}", gateway.port),
-                        "stop what listens there, or give the gateway another `port`",
+                        format!("stop what listens there, or give the gateway another port: `gateway.port` in `{}`", team.file),
                     ))
                 }
                 other => anyhow::Error::from(other.into_engine_error())

@@ -85,9 +85,15 @@ pub struct TeamArgs {
     /// The team file.
     pub file: PathBuf,
 
-    /// When a member fails to start, remove the members this `up` started.
-    #[arg(long)]
+    /// When a member (or the gateway) fails to start, remove what this `up` started, also
+    /// where members already ran before it (the default only for a team that had none).
+    #[arg(long, conflicts_with = "no_rollback")]
     pub rollback: bool,
+
+    /// Keep the members that came up when another fails, even for a team that had none
+    /// running before (the default then removes what this `up` made).
+    #[arg(long)]
+    pub no_rollback: bool,
 
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,

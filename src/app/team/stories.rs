@@ -110,7 +110,7 @@ pub async fn bring_up(
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
     chosen: ContainerIds,
-    rollback: bool,
+    rollback: Option<bool>,
     reporter: &Reporter,
     ui: &impl Ui,
 ) -> anyhow::Result<UpReport> {
