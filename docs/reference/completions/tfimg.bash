@@ -2102,7 +2102,7 @@ _tfimg() {
             return 0
             ;;
         tfimg__subcmd__up)
-            opts="-v -H -h -V --rollback --progress --ca-cert --pip-index-url --apt-mirror --registry-mirror --verbose --host --context --help --version"
+            opts="-v -H -h -V --rollback --no-rollback --progress --ca-cert --pip-index-url --apt-mirror --registry-mirror --verbose --host --context --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

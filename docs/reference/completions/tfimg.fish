@@ -231,7 +231,8 @@ complete -c tfimg -n "__fish_tfimg_using_subcommand up" -l apt-mirror -d 'An apt
 complete -c tfimg -n "__fish_tfimg_using_subcommand up" -l registry-mirror -d 'A registry mirroring Docker Hub, used to pull base images (`mirror.example:5000`)' -r
 complete -c tfimg -n "__fish_tfimg_using_subcommand up" -s H -l host -d 'The Docker Engine to talk to: `ssh://[user@]host[:port]`, `tcp://host:port` or `unix:///path` (beats DOCKER_HOST and DOCKER_CONTEXT)' -r
 complete -c tfimg -n "__fish_tfimg_using_subcommand up" -l context -d 'A Docker context (`docker context ls`) whose endpoint to talk to' -r
-complete -c tfimg -n "__fish_tfimg_using_subcommand up" -l rollback -d 'When a member fails to start, remove the members this `up` started'
+complete -c tfimg -n "__fish_tfimg_using_subcommand up" -l rollback -d 'When a member (or the gateway) fails to start, remove what this `up` started, also where members already ran before it (the default only for a team that had none)'
+complete -c tfimg -n "__fish_tfimg_using_subcommand up" -l no-rollback -d 'Keep the members that came up when another fails, even for a team that had none running before (the default then removes what this `up` made)'
 complete -c tfimg -n "__fish_tfimg_using_subcommand up" -s v -l verbose -d 'More logging on stderr: -v for debug, -vv for trace (RUST_LOG overrides)'
 complete -c tfimg -n "__fish_tfimg_using_subcommand up" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tfimg -n "__fish_tfimg_using_subcommand up" -s V -l version -d 'Print version'
