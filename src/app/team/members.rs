@@ -391,14 +391,15 @@ pub fn member_hash(team: &Team, member: &TeamMember, image: &str) -> String {
         member.shm_size,
         member.shared
     );
-    // Without a gateway or a model the text is what it always was: no member is
-    // recreated for them.
-    if let Some(gateway) = &team.gateway {
-        text.push_str(&format!(
-            "|{}|{}",
-            gateway.url(&member.name, "jupyter"),
-            crate::plan::network::member_network(&team.name, &member.name)
-        ));
+    let network = crate::plan::network::member_network(&team.name, &member.name);
+    match &team.gateway {
+        Some(gateway) => text.push_str(&format!(
+            "|{}|{network}",
+            gateway.url(&member.name, "jupyter")
+        )),
+        // A member of a team without a gateway that still runs on Docker's default
+        // bridge (beside the other members) is moved onto its own network.
+        None => text.push_str(&format!("|network:{network}")),
     }
     if let Some(seconds) = team.idle_kernels {
         text.push_str(&format!("|idle-kernels:{seconds}"));
