@@ -101,3 +101,15 @@ pub struct TeamArgs {
     #[command(flatten)]
     pub network: NetworkArgs,
 }
+
+impl TeamArgs {
+    /// `--rollback`: yes; `--no-rollback`: no; neither: `up` decides (it rolls back a team
+    /// that had no container before).
+    pub fn rollback_choice(&self) -> Option<bool> {
+        match (self.rollback, self.no_rollback) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        }
+    }
+}

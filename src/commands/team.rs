@@ -29,11 +29,7 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
             &specs,
             &network,
             chosen,
-            match (args.rollback, args.no_rollback) {
-                (true, _) => Some(true),
-                (_, true) => Some(false),
-                _ => None,
-            },
+            args.rollback_choice(),
             &reporter,
             &Terminal,
         )
