@@ -535,9 +535,10 @@ async fn members_without_a_gateway_do_not_reach_each_other_s_jupyter() {
     let Some(_engine) = common::engine().await else { return };
     let name = common::unique("t-apart").replace('-', "");
     let team = format!("a{}", &name[name.len() - 10..]).to_lowercase();
+    // Declared first, dropped last: the networks go after the containers on them.
+    let _networks = TeamNetworks(team.clone());
     let mut guard = common::DockerGuard::default();
     guard.container_label = Some(format!("io.tfimg.team={team}"));
-    let _networks = TeamNetworks(team.clone());
     let team_file = format!(
         "team: {team}\ndefaults:\n  spec: cpu-jupyter\nmembers:\n  - name: alice\n  - name: bob\n"
     );
