@@ -248,7 +248,9 @@ async fn an_interrupted_up_keeps_only_fully_started_members_and_rollback_keeps_n
             .to_lowercase();
         let quick = format!("{team}-quick");
         let stuck = format!("{team}-stuck");
-        let _guard = DockerGuard::containers(&[&quick, &stuck]);
+        let mut guard = DockerGuard::containers(&[&quick, &stuck]);
+        // The members' networks go too (each member has one, issue 45).
+        guard.container_label = Some(format!("io.tfimg.team={team}"));
         let folder = scratch(&[
             ("team.yaml", &half_ready_team(&team)),
             ("hang/sitecustomize.py", "import time\ntime.sleep(600)\n"),

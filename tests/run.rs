@@ -339,6 +339,23 @@ async fn the_printed_ssh_line_logs_in_with_the_key_and_passwords_are_refused() {
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "2.9.3");
 
     let port = port_of(&line.replace("ssh -p ", "127.0.0.1:"));
+    // Issue 45: without `-p` the service went to host port 22, the host's own sshd's on
+    // most servers. Its port is one the kernel chose, and `ps` shows the line that answers.
+    assert_ne!(port, 22, "never the host's own sshd port: {line}");
+    let ps = common::tfimg(folder.path(), &["ps", "--json"]);
+    let rows: serde_json::Value = serde_json::from_str(&ps.stdout).unwrap();
+    let shown = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["name"] == name.as_str())
+        .map(|row| row["urls"]["ssh"].as_str().unwrap_or_default().to_string());
+    assert!(
+        shown
+            .as_deref()
+            .is_some_and(|shown| shown.starts_with(&format!("ssh -p {port} "))),
+        "{shown:?}"
+    );
     let password = std::process::Command::new("ssh")
         .args([
             "-p",

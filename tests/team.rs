@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use common::cli::free_port;
 use common::compose::ComposeGuard;
-use common::{http, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
+use common::{docker, http, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
 
 fn team_file(team: &str, ports: &[u16; 3], alice_env: &str) -> String {
     format!(
@@ -1395,4 +1395,242 @@ async fn networks_made_twice_are_settled_by_up_or_refused_and_down_removes_them(
     assert_eq!(team_networks(&team), once);
     let down = tfimg_with_env(folder.path(), &["down", "team.yaml"], &env);
     assert_eq!(down.code, 0, "{}", down.stderr);
+}
+
+/// What the daemon made of team `team` since `since` (Unix seconds): `container create
+/// NAME` and `network create NAME` for every container and network whose name has the
+/// team's in it, in order. Read from the daemon's own event log, so a member created and
+/// then removed again still shows.
+fn made_since(team: &str, since: u64) -> Vec<String> {
+    let until = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 1;
+    common::docker(&[
+        "events",
+        "--since",
+        &since.to_string(),
+        "--until",
+        &until.to_string(),
+        "--filter",
+        "event=create",
+        "--format",
+        "{{.Type}} {{.Action}} {{.Actor.Attributes.name}}",
+    ])
+    .lines()
+    .filter(|line| line.contains(team))
+    .map(str::to_string)
+    .collect()
+}
+
+fn now_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// A team name no other test uses: `<prefix><10 characters>`.
+fn unique_team(prefix: &str) -> String {
+    let id = unique(prefix).replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    format!("{prefix}{}", &id[id.len() - 10..]).to_lowercase()
+}
+
+/// `curl`'s HTTP status for `url` (the gateway's certificate `cert` trusted), `000` and
+/// curl's error when nothing answered.
+fn status_of(url: &str, cert: &std::path::Path) -> String {
+    let output = std::process::Command::new("curl")
+        .args(["-sS", "-o", "/dev/null", "-m", "30", "-w", "%{http_code}"])
+        .arg("--cacert")
+        .arg(cert)
+        .arg(url)
+        .output()
+        .unwrap();
+    let status = String::from_utf8_lossy(&output.stdout).into_owned();
+    match status.as_str() {
+        "000" => format!("000 ({})", String::from_utf8_lossy(&output.stderr).trim()),
+        _ => status,
+    }
+}
+
+/// What tfimg itself said on stderr: its `error:`, `hint:` and `note:` lines (not a
+/// build's output).
+fn said(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|line| {
+            ["error:", "hint:", "note:"]
+                .iter()
+                .any(|start| line.starts_with(start))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every address `tfimg ps --json` shows for team `team`.
+fn ps_urls(folder: &std::path::Path, env: &[(&str, &str)], team: &str) -> Vec<String> {
+    let ps = tfimg_with_env(folder, &["ps", "--json"], env);
+    assert_eq!(ps.code, 0, "{}", ps.stderr);
+    let rows: serde_json::Value = serde_json::from_str(&ps.stdout).unwrap();
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["team"] == team)
+        .flat_map(|row| {
+            row["urls"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|url| url.as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Issue 45: a second team whose gateway asked for the port the first team's gateway
+/// publishes had its member `erin` created and left running, then failed with a hint
+/// naming `-p OTHER:PORT` (a flag `up` does not have), and `ps` showed erin at
+/// `https://erin.<team>.localhost:PORT/lab`: the first team's gateway. Now the second `up`
+/// exits 1 before the daemon creates any container or network of its team, naming the
+/// key `gateway.port`; the same when any other process holds the port. And `ps` shows a
+/// member's address through the gateway only while its team's gateway runs: every
+/// address it shows answers.
+#[tokio::test]
+async fn a_second_team_on_a_taken_gateway_port_creates_nothing_and_ps_shows_only_live_addresses() {
+    let Some(_engine) = common::engine().await else { return };
+    let (first, second) = (unique_team("ga"), unique_team("gb"));
+    let (_first_networks, _second_networks) =
+        (TeamNetworks(first.clone()), TeamNetworks(second.clone()));
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.team={first}"));
+    let mut second_guard = DockerGuard::default();
+    second_guard.container_label = Some(format!("io.tfimg.team={second}"));
+    let port = free_port();
+    let jupyter_team = |team: &str, member: &str, port: u16| {
+        format!(
+            "team: {team}\ndefaults:\n  spec: cpu-jupyter\nmembers:\n  - name: {member}\ngateway:\n  port: {port}\n"
+        )
+    };
+    let folder = scratch(&[
+        ("first.yaml", &jupyter_team(&first, "dave", port)),
+        ("second.yaml", &jupyter_team(&second, "erin", port)),
+    ]);
+    let data = folder.path().join(".tfimg-data");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+    let up = |file: &str| tfimg_with_env(folder.path(), &["up", file, "--ca-cert", HOST_CA], &env);
+
+    let one = up("first.yaml");
+    assert_eq!(one.code, 0, "{}{}", one.stdout, one.stderr);
+    let since = now_seconds();
+    let two = up("second.yaml");
+    assert_eq!(two.code, 1, "{}{}", two.stdout, two.stderr);
+    assert!(
+        two.stderr.contains(&format!("port {port}")) && two.stderr.contains("`gateway.port`"),
+        "the refusal names the port and the file's key: {}",
+        two.stderr
+    );
+    assert!(
+        !said(&two.stderr).contains("-p "),
+        "no flag `up` lacks: {}",
+        two.stderr
+    );
+    assert_eq!(
+        made_since(&second, since),
+        Vec::<String>::new(),
+        "nothing of the second team was created: {}",
+        two.stderr
+    );
+
+    // Any other process on the port: the same refusal, nothing made.
+    docker(&["stop", &format!("{first}-gateway")]);
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let since = now_seconds();
+    let three = up("second.yaml");
+    assert_eq!(three.code, 1, "{}{}", three.stdout, three.stderr);
+    assert!(three.stderr.contains("`gateway.port`"), "{}", three.stderr);
+    assert_eq!(
+        made_since(&second, since),
+        Vec::<String>::new(),
+        "{}",
+        three.stderr
+    );
+    drop(listener);
+
+    // The first team's gateway stopped: `ps` shows no address through it.
+    let urls = ps_urls(folder.path(), &env, &first);
+    assert!(
+        urls.iter().all(|url| !url.contains(&format!(":{port}/"))),
+        "no address through a gateway that is not running: {urls:?}"
+    );
+    docker(&["start", &format!("{first}-gateway")]);
+    let cert = data.join(format!("tfimg/teams/{first}/gateway/cert.pem"));
+    let urls = ps_urls(folder.path(), &env, &first);
+    assert!(
+        urls.iter()
+            .any(|url| url.contains(&format!("dave.{first}.localhost:{port}"))),
+        "dave through his team's running gateway: {urls:?}"
+    );
+    let mut answers = Vec::new();
+    common::wait_for(
+        "every address ps shows answers",
+        std::time::Duration::from_secs(60),
+        || {
+            answers = urls
+                .iter()
+                .map(|url| (url.clone(), status_of(url, &cert)))
+                .collect();
+            answers.iter().all(|(_, status)| !status.starts_with("000"))
+        },
+    );
+    assert!(ps_urls(folder.path(), &env, &second).is_empty());
+}
+
+/// Issue 45: a member's fixed host port (`ports:` in the team file) that another process
+/// holds was found only when that member was created, after the others were: `up` exits
+/// 1 naming the member's key, and the daemon never created a container or network of the
+/// team.
+#[tokio::test]
+async fn a_member_s_taken_port_is_refused_before_anything_is_created() {
+    let Some(_engine) = common::engine().await else { return };
+    let team = unique_team("mp");
+    let _networks = TeamNetworks(team.clone());
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.team={team}"));
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let file = format!(
+        "team: {team}\ndefaults:\n  spec: cpu-headless\nmembers:\n\
+         \x20 - name: alice\n    command: [sleep, \"600\"]\n\
+         \x20 - name: bob\n    spec: cpu-jupyter\n    ports: {{jupyter: {port}}}\n"
+    );
+    let folder = scratch(&[("team.yaml", &file)]);
+    let data = folder.path().join(".tfimg-data");
+    let env = [("XDG_DATA_HOME", data.to_str().unwrap())];
+    let since = now_seconds();
+    let up = tfimg_with_env(
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", HOST_CA],
+        &env,
+    );
+    assert_eq!(up.code, 1, "{}{}", up.stdout, up.stderr);
+    assert!(
+        up.stderr.contains("`bob`")
+            && up.stderr.contains(&format!("{port}"))
+            && up.stderr.contains("`ports:`"),
+        "{}",
+        up.stderr
+    );
+    assert!(
+        !said(&up.stderr).contains("-p "),
+        "no flag `up` lacks: {}",
+        up.stderr
+    );
+    assert_eq!(
+        made_since(&team, since),
+        Vec::<String>::new(),
+        "{}",
+        up.stderr
+    );
+    drop(listener);
 }

@@ -484,3 +484,113 @@ fn render_writes_nothing_through_a_link_in_its_output_folder() {
     assert!(std::fs::symlink_metadata(&written).unwrap().is_file());
     assert!(std::fs::read_to_string(written).unwrap().contains("FROM "));
 }
+
+/// The answers `tests/fixtures/team/peer.py` got in `container`, asking `rounds` times
+/// on `port` at each of `addresses`: one map a round, address → outcome.
+fn peer_answers(
+    container: &str,
+    rounds: u32,
+    port: u16,
+    addresses: &[String],
+) -> Vec<serde_json::Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/team/peer.py");
+    common::docker(&[
+        "cp",
+        script.to_str().unwrap(),
+        &format!("{container}:/tmp/peer.py"),
+    ]);
+    let rounds = rounds.to_string();
+    let port = port.to_string();
+    let mut args = vec!["exec", container, "python3", "/tmp/peer.py", &rounds, &port];
+    args.extend(addresses.iter().map(String::as_str));
+    let output = common::docker(&args);
+    output
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("{output}")))
+        .collect()
+}
+
+/// Every address `container` has, on each of its networks.
+fn addresses_of(container: &str) -> Vec<String> {
+    common::docker(&[
+        "inspect",
+        "-f",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}",
+        container,
+    ])
+    .split_whitespace()
+    .map(str::to_string)
+    .collect()
+}
+
+/// Issue 45, member → member without a gateway: the members of a team with no `gateway:`
+/// shared Docker's default bridge, where Alice's container reached Bob's Jupyter. Now
+/// each member is alone on a network of its own: from Alice's container an HTTP request
+/// to Bob's Jupyter, at every address Bob's container has, gets no answer from Bob's
+/// Jupyter, 20 rounds in a row. What is read is Jupyter's own answer (its version at
+/// `/api`), not a TCP handshake; and the same request from Bob's own container does get
+/// that answer, so the probe can tell.
+#[tokio::test]
+async fn members_without_a_gateway_do_not_reach_each_other_s_jupyter() {
+    let Some(_engine) = common::engine().await else { return };
+    let name = common::unique("t-apart").replace('-', "");
+    let team = format!("a{}", &name[name.len() - 10..]).to_lowercase();
+    // Declared first, dropped last: the networks go after the containers on them.
+    let _networks = TeamNetworks(team.clone());
+    let mut guard = common::DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.team={team}"));
+    let team_file = format!(
+        "team: {team}\ndefaults:\n  spec: cpu-jupyter\nmembers:\n  - name: alice\n  - name: bob\n"
+    );
+    let folder = common::scratch(&[("team.yaml", &team_file)]);
+    let data = folder.path().join(".tfimg-data");
+    let up = common::tfimg_with_env(
+        folder.path(),
+        &["up", "team.yaml", "--ca-cert", common::HOST_CA],
+        &[("XDG_DATA_HOME", data.to_str().unwrap())],
+    );
+    assert_eq!(up.code, 0, "{}{}", up.stdout, up.stderr);
+    let (alice, bob) = (format!("{team}-alice"), format!("{team}-bob"));
+    let addresses = addresses_of(&bob);
+    assert!(!addresses.is_empty(), "bob has an address");
+
+    // The control: Bob's Jupyter answers the probe from his own container.
+    let own = peer_answers(&bob, 1, 8888, &addresses);
+    for address in &addresses {
+        let outcome = own[0][address].as_str().unwrap_or_default();
+        assert!(
+            outcome.starts_with("jupyter "),
+            "bob's Jupyter answers at {address} from his own container: {own:?}"
+        );
+    }
+    // Alice, 20 rounds in a row: never Bob's Jupyter, nor any other HTTP answer.
+    let rounds = peer_answers(&alice, 20, 8888, &addresses);
+    assert_eq!(rounds.len(), 20, "{rounds:?}");
+    let answered: Vec<&serde_json::Value> = rounds
+        .iter()
+        .filter(|round| {
+            addresses.iter().any(|address| {
+                let outcome = round[address].as_str().unwrap_or_default();
+                outcome.starts_with("jupyter ") || outcome.starts_with("http ")
+            })
+        })
+        .collect();
+    assert!(
+        answered.is_empty(),
+        "from alice's container bob's Jupyter answered in {} of 20 rounds: {answered:?}",
+        answered.len()
+    );
+    eprintln!("from alice's container, round 1: {}", rounds[0]);
+}
+
+/// Removes every network carrying the team's label when dropped.
+struct TeamNetworks(String);
+
+impl Drop for TeamNetworks {
+    fn drop(&mut self) {
+        let label = format!("label=io.tfimg.team={}", self.0);
+        for id in common::docker(&["network", "ls", "-q", "--filter", &label]).split_whitespace() {
+            common::docker(&["network", "rm", id]);
+        }
+    }
+}

@@ -96,7 +96,9 @@ pub async fn ps(
     containers.sort_by(|a, b| a.name.cmp(&b.name));
     let mut entries = Vec::new();
     crate::app::tunnels::tidy(engine, host).await?;
+    let gateways = running_gateways(&containers);
     for mut container in containers {
+        drop_dead_gateway_urls(&mut container, &gateways);
         if let Some(seconds) = stopped_idle(engine, &container).await {
             container.status = idle_status(&container.status, seconds);
         }
@@ -126,6 +128,55 @@ pub async fn ps(
         }
     }
     Ok((entries, hidden))
+}
+
+/// The host ports each team's running gateway publishes, by team.
+fn running_gateways(containers: &[ContainerFacts]) -> BTreeMap<String, Vec<u16>> {
+    containers
+        .iter()
+        .filter(|container| container.state == "running")
+        .filter_map(|container| {
+            let team = container.labels.get(labels::GATEWAY)?;
+            Some((team.clone(), published_ports(container)))
+        })
+        .collect()
+}
+
+fn published_ports(container: &ContainerFacts) -> Vec<u16> {
+    container
+        .labels
+        .get(labels::PORTS)
+        .map(|ports| {
+            labels::decode_ports(ports)
+                .iter()
+                .map(|port| port.host)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A team's addresses through its gateway (the `https://` ones of its members and of the
+/// gateway itself) are shown only while that team's own gateway runs and publishes that
+/// port: otherwise the port is nobody's, or another team's gateway (a second team's `up`
+/// that stopped half-way once showed its member at the first team's gateway).
+fn drop_dead_gateway_urls(container: &mut ContainerFacts, gateways: &BTreeMap<String, Vec<u16>>) {
+    let Some(team) = container.labels.get(labels::TEAM).cloned() else {
+        return;
+    };
+    let served = gateways.get(&team);
+    container.labels.retain(|key, url| {
+        if !key.starts_with(labels::URL_PREFIX) || !url.starts_with("https://") {
+            return true;
+        }
+        url_port(url).is_some_and(|port| served.is_some_and(|ports| ports.contains(&port)))
+    });
+}
+
+/// The port of `https://host:PORT/...`.
+fn url_port(url: &str) -> Option<u16> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split('/').next()?;
+    authority.rsplit_once(':')?.1.parse().ok()
 }
 
 /// A running container's tunnel on a remote engine: `Some(Some(forwards))` while it is

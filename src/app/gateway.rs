@@ -49,7 +49,13 @@ pub fn container_name(team: &str) -> String {
 /// publishes Jupyter or TensorBoard: an SSH member keeps its ssh port, and reaches its
 /// TensorBoard through it (`ssh -L`), since TensorBoard has no login the gateway could ask.
 pub fn place_member(team: &Team, member: &TeamMember, request: &mut LaunchRequest) {
+    let network = network::member_network(&team.name, &member.name);
     let Some(gateway) = &team.gateway else {
+        // No gateway: alone on its network all the same (its ports published as `run`'s).
+        request.network = Some(NetworkPlan {
+            name: network,
+            gateway: None,
+        });
         return;
     };
     let behind = request.target.serves_jupyter(&member.command);
@@ -68,7 +74,7 @@ pub fn place_member(team: &Team, member: &TeamMember, request: &mut LaunchReques
         .ports
         .retain(|service, _| !ROUTED_SERVICES.contains(&service.as_str()));
     request.network = Some(NetworkPlan {
-        name: network::member_network(&team.name, &member.name),
+        name: network,
         gateway: route,
     });
 }
@@ -103,12 +109,10 @@ pub fn check_local(team: &Team, remote: Option<&str>) -> Result<(), InputError> 
     }
 }
 
-/// The gateway's network and each member's, made before any member that joins them (and
-/// made one each again where an older tfimg left two of a name: `Networks::ensure_network`).
+/// Each member's network and the gateway's (where the team has one), made before any
+/// member that joins them (and made one each again where an older tfimg left two of a
+/// name: `Networks::ensure_network`).
 pub async fn prepare_network(engine: &impl Engine, team: &Team) -> anyhow::Result<()> {
-    if team.gateway.is_none() {
-        return Ok(());
-    }
     let labels = BTreeMap::from([(labels::TEAM.to_string(), team.name.clone())]);
     let ensure = |name: String, labels: BTreeMap<String, String>| async move {
         engine
@@ -129,7 +133,9 @@ pub async fn prepare_network(engine: &impl Engine, team: &Team) -> anyhow::Resul
                 other => other,
             })
     };
-    ensure(network::team_network(&team.name), labels.clone()).await?;
+    if team.gateway.is_some() {
+        ensure(network::team_network(&team.name), labels.clone()).await?;
+    }
     for member in &team.members {
         let mut labels = labels.clone();
         labels.insert(labels::MEMBER.to_string(), member.name.clone());
@@ -153,14 +159,20 @@ pub async fn remove_networks(engine: &impl Engine, team: &str) -> anyhow::Result
 /// The gateway joins every member's network (the only container that does), and leaves
 /// the networks of members gone from the file, which go with it.
 async fn join_members(engine: &impl Engine, team: &Team, gateway: &str) -> anyhow::Result<()> {
+    for member in &team.members {
+        let name = network::member_network(&team.name, &member.name);
+        engine.connect_network(&name, gateway).await?;
+    }
+    remove_dropped_networks(engine, team).await
+}
+
+/// Removes the networks of members gone from the file (their containers went first).
+async fn remove_dropped_networks(engine: &impl Engine, team: &Team) -> anyhow::Result<()> {
     let wanted: BTreeSet<String> = team
         .members
         .iter()
         .map(|member| network::member_network(&team.name, &member.name))
         .collect();
-    for name in &wanted {
-        engine.connect_network(name, gateway).await?;
-    }
     let label = format!("{}={}", labels::TEAM, team.name);
     for name in engine.networks_with_label(&label).await? {
         if name != network::team_network(&team.name) && !wanted.contains(&name) {
@@ -203,12 +215,18 @@ pub async fn reconcile(
 ) -> anyhow::Result<Option<GatewayAction>> {
     let existing = engine.container(&container_name(&team.name)).await?;
     let Some(gateway) = &team.gateway else {
-        let Some(found) = existing else {
-            return Ok(None);
+        let removed = match existing {
+            Some(found) => {
+                engine.remove_container(&found.id, true).await?;
+                engine
+                    .remove_network(&network::team_network(&team.name))
+                    .await?;
+                Some(GatewayAction::Removed)
+            }
+            None => None,
         };
-        engine.remove_container(&found.id, true).await?;
-        remove_networks(engine, &team.name).await?;
-        return Ok(Some(GatewayAction::Removed));
+        remove_dropped_networks(engine, team).await?;
+        return Ok(removed);
     };
     let image = image.context("the gateway's image was not built before `up`")?;
     let hash = settings_hash(gateway, image);
@@ -248,7 +266,28 @@ async fn create(
     let request = request(team, gateway, image, hash);
     let prepared = launch::prepare(engine, host, request).await?;
     let reserved = RefCell::new(BTreeSet::new());
-    let launched = launch::start(engine, host, prepared, &reserved, true, |_| {}).await?;
+    // The launcher's hint names `-p`, which `up` does not have: the file's key instead.
+    let taken = |error: anyhow::Error| {
+        match error.downcast::<InputError>() {
+        Ok(input) if input.message.contains("already in use") => {
+            anyhow::Error::from(InputError::new(
+                format!(
+                    "the gateway's port {} (`gateway.port` in `{}`) is already in use",
+                    gateway.port, team.file
+                ),
+                format!(
+                    "give the gateway a free port: `gateway.port` in `{}`, or stop what listens there",
+                    team.file
+                ),
+            ))
+        }
+        Ok(input) => input.into(),
+        Err(other) => other,
+    }
+    };
+    let launched = launch::start(engine, host, prepared, &reserved, true, |_| {})
+        .await
+        .map_err(taken)?;
     let started = async {
         join_members(engine, team, &launched.id).await?;
         upload(engine, &launched.id, files).await?;
@@ -259,7 +298,7 @@ async fn create(
                 crate::engine::StartFailure::PortTaken(message) => {
                     anyhow::Error::from(InputError::new(
                         format!("the gateway's port {} is taken: {message}", gateway.port),
-                        "stop what listens there, or give the gateway another `port`",
+                        format!("stop what listens there, or give the gateway another port: `gateway.port` in `{}`", team.file),
                     ))
                 }
                 other => anyhow::Error::from(other.into_engine_error())

@@ -1,8 +1,11 @@
-//! A team brought to what its file says. `up`: members gone from the file are removed,
-//! unchanged ones (same settings, same image, still running) are left alone, new and
-//! changed ones go through the one launcher (every member checked before any is
-//! created), start at once and are waited for; an interrupt keeps only the members that
-//! were fully up. The exports' plans come from the same members, without a daemon.
+//! A team brought to what its file says. `up`: the host ports the file names (the
+//! gateway's, members' `ports:`) are checked first, then members gone from the file are
+//! removed, unchanged ones (same settings, same image, still running) are left alone, new
+//! and changed ones go through the one launcher (every member checked before any
+//! container or network is created), start at once and are waited for; an interrupt
+//! keeps only the members that were fully up. A failure after the first create rolls back
+//! what this `up` made when nothing of the team existed before (or with `--rollback`).
+//! The exports' plans come from the same members, without a daemon.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -45,8 +48,12 @@ pub struct UpReport {
     pub started: Vec<String>,
     /// Members that did not come up, and why.
     pub failures: Vec<(String, anyhow::Error)>,
-    /// With `--rollback`, the failures made this `up` remove what it started.
+    /// Rolling back (the default for a team that did not exist, or `--rollback`), the
+    /// failures made this `up` remove what it started.
     pub rolled_back: usize,
+    /// Whether this `up` rolls back on a failure (what `rollback` asked, else whether
+    /// nothing of the team existed before).
+    pub rollback: bool,
     /// What happened to the team's gateway, when it has (or had) one.
     pub gateway: Option<GatewayAction>,
     /// What the launcher said of each member (a folder it created, a GPU choice), each
@@ -56,6 +63,7 @@ pub struct UpReport {
 
 /// A launcher's note about `member`: `note: `alice`: created ./work/alice (empty)`.
 fn member_note(member: &str, note: &str) -> String {
+    let note = members::in_file_terms(note);
     match note.split_once(": ") {
         Some((kind @ ("note" | "warning"), rest)) => format!("{kind}: `{member}`: {rest}"),
         _ => format!("`{member}`: {note}"),
@@ -72,7 +80,10 @@ pub struct TeamImages {
 }
 
 /// Brings `team` up: `images` holds each spec's image (and the gateway's), `ids` the user
-/// the members run as.
+/// the members run as. `rollback`: whether a failure after the first create removes what
+/// this `up` made; `None` rolls back where nothing of the team existed before (members
+/// that already ran were replaced or kept, and an `up` that fixes one member should not
+/// take the others down).
 pub async fn up(
     engine: &impl Engine,
     host: &impl Host,
@@ -80,13 +91,19 @@ pub async fn up(
     specs: &BTreeMap<String, ResolvedSpec>,
     images: &TeamImages,
     ids: (u32, u32),
-    rollback: bool,
+    rollback: Option<bool>,
 ) -> anyhow::Result<UpReport> {
     let existing = engine
         .containers_with_label(&labels::team_filter(&team.name))
         .await?;
+    // The host ports the file names, before anything is removed or created.
+    ports::check(host, team, &existing)?;
+    let fresh = existing.is_empty();
+    let explicit = rollback;
+    let rollback = rollback.unwrap_or(fresh);
     let mut report = UpReport {
         removed: remove_dropped(engine, team, &existing).await?,
+        rollback,
         ..UpReport::default()
     };
     if let Some(seconds) = team.idle_kernels {
@@ -126,10 +143,10 @@ pub async fn up(
         };
         report.actions.insert(member.name.clone(), action);
     }
-    // Every member is checked (mounts, GPUs, ports, keys) before any is created; the
-    // engine's host is asked about its GPUs once, for the first member that has some.
+    // Every member is checked (mounts, GPUs, ports, keys) before any container or network
+    // is created; the engine's host is asked about its GPUs once, for the first member
+    // that has some.
     let mut prepared: Vec<launch::Prepared> = Vec::new();
-    gateway::prepare_network(engine, team).await?;
     for member in &team.members {
         if report.actions[&member.name] == Action::Unchanged {
             continue;
@@ -149,9 +166,36 @@ pub async fn up(
         report.notes.extend(said);
         prepared.push(ready);
     }
-    start_all(engine, host, prepared, &reserved, rollback, &mut report).await?;
+    gateway::prepare_network(engine, team).await?;
+    let undo = |created: Vec<(String, String)>| async move {
+        for (_, id) in &created {
+            let _ = engine.remove_container(id, true).await;
+        }
+        // Nothing of the team was there before: its networks go too.
+        if fresh {
+            let _ = gateway::remove_networks(engine, &team.name).await;
+        }
+    };
+    // An interrupt is the user's stop, not a failure: it keeps the members fully up
+    // unless `--rollback` was given.
+    let on_interrupt = explicit == Some(true);
+    let created =
+        match start_all(engine, host, prepared, &reserved, on_interrupt, &mut report).await {
+            Ok(created) => created,
+            Err(error) if error.downcast_ref::<Interrupted>().is_some() => return Err(error),
+            Err(error) => {
+                // A member not even created: `start_all` removed the others.
+                undo(Vec::new()).await;
+                return Err(error);
+            }
+        };
+    if !report.failures.is_empty() && rollback {
+        undo(created).await;
+        report.rolled_back = report.started.len();
+        return Ok(report);
+    }
     let changed = !report.started.is_empty() || !report.removed.is_empty();
-    report.gateway = gateway::reconcile(
+    let gateway = gateway::reconcile(
         engine,
         host,
         team,
@@ -159,7 +203,18 @@ pub async fn up(
         images.gateway.as_deref(),
         changed,
     )
-    .await?;
+    .await;
+    match gateway {
+        Ok(action) => report.gateway = action,
+        Err(error) if rollback => {
+            undo(created).await;
+            return Err(error.context(format!(
+                "the gateway did not come up, so this `up` removed the {} member(s) it had started (rolled back)",
+                report.started.len()
+            )));
+        }
+        Err(error) => return Err(error),
+    }
     Ok(report)
 }
 
@@ -220,7 +275,8 @@ async fn keeps(
 
 /// Starts every prepared member at once and waits for each one's service; one failing
 /// does not stop the others. An interrupt keeps only the members fully up (none with
-/// `rollback`); a member that could not even be created undoes the whole `up`.
+/// `rollback`); a member that could not even be created undoes the whole `up`. The
+/// members it created and their containers' ids.
 async fn start_all(
     engine: &impl Engine,
     host: &impl Host,
@@ -228,7 +284,7 @@ async fn start_all(
     reserved: &RefCell<BTreeSet<u16>>,
     rollback: bool,
     report: &mut UpReport,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<(String, String)>> {
     // What this `up` created and which of those are fully up, kept outside the work so
     // an interrupt can leave exactly the members that are ready.
     let created: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
@@ -292,13 +348,7 @@ async fn start_all(
             Err(error) => report.failures.push((member, error)),
         }
     }
-    if !report.failures.is_empty() && rollback {
-        for (_, id) in &created {
-            let _ = engine.remove_container(id, true).await;
-        }
-        report.rolled_back = created.len();
-    }
-    Ok(())
+    Ok(created)
 }
 
 fn member_of(prepared: &Prepared) -> String {
@@ -372,6 +422,7 @@ fn ports_of(container: &ContainerFacts) -> Vec<u16> {
 
 pub mod export;
 mod members;
+mod ports;
 mod serving;
 pub mod stories;
 

@@ -80,6 +80,6 @@ pub fn up_team_result(
         &specs,
         &images,
         (4321, 4322),
-        false,
+        Some(false),
     ))
 }

@@ -90,13 +90,31 @@ pub struct TeamArgs {
     #[arg(add = ArgValueCompleter::new(complete::yaml_file))]
     pub file: PathBuf,
 
-    /// When a member fails to start, remove the members this `up` started.
-    #[arg(long)]
+    /// When a member (or the gateway) fails to start, remove what this `up` started, also
+    /// where members already ran before it (the default only for a team that had none).
+    #[arg(long, conflicts_with = "no_rollback")]
     pub rollback: bool,
+
+    /// Keep the members that came up when another fails, even for a team that had none
+    /// running before (the default then removes what this `up` made).
+    #[arg(long)]
+    pub no_rollback: bool,
 
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,
 
     #[command(flatten)]
     pub network: NetworkArgs,
+}
+
+impl TeamArgs {
+    /// `--rollback`: yes; `--no-rollback`: no; neither: `up` decides (it rolls back a team
+    /// that had no container before).
+    pub fn rollback_choice(&self) -> Option<bool> {
+        match (self.rollback, self.no_rollback) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        }
+    }
 }

@@ -29,7 +29,7 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
             &specs,
             &network,
             chosen,
-            args.rollback,
+            args.rollback_choice(),
             &reporter,
             &Terminal,
         )
@@ -38,11 +38,12 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
             for (member, error) in &report.failures {
                 errln!("error: member `{member}` did not start: {error:#}");
             }
-            if args.rollback {
+            if report.rollback {
                 errln!(
                     "rolled back: removed the {} member(s) this `up` started",
                     report.rolled_back
                 );
+                errln!("hint: fix the failing member(s) and run `up` again (`up --no-rollback` keeps the members that came up)");
             } else {
                 errln!("hint: the other members are up; fix the failing ones and run `up` again, or `up --rollback` to undo a partial start");
             }

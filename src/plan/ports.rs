@@ -1,6 +1,9 @@
 //! Published ports: every service port of the image goes to 127.0.0.1 (0.0.0.0 with
 //! `--public`, except TensorBoard's, which has no login), on the same host port when it
-//! is free and on a free one otherwise; `-p [HOST:]CONTAINER` overrides or adds. On a
+//! is free and on a free one otherwise; a service port below 1024 (SSH's 22) always goes
+//! to a port the kernel chooses, since the host's own services live on those numbers (its
+//! sshd on 22), and a user who types `ssh -p 22` there reaches the host, not the
+//! container; `-p [HOST:]CONTAINER` overrides or adds. On a
 //! remote engine every port is tunneled: the engine's host publishes it on a port its
 //! daemon chooses (on its 127.0.0.1, or every interface with `--public`) and the host
 //! port chosen here is the local end of an ssh tunnel on this machine's 127.0.0.1. Pure:
@@ -80,13 +83,17 @@ pub struct Publishing {
     pub remote: bool,
 }
 
+/// Service ports below this never take their own number on the host (`assign`).
+pub const FIRST_SHARED_PORT: u16 = 1024;
+
 /// A note for each port that is not on its own number because that one was in use (and
 /// no `-p` named a host port for it): where it went and why, so a user who expected 8888
-/// is not left guessing.
+/// is not left guessing. (A port below 1024 is never on its own number, by design: its
+/// line or URL says where it is.)
 pub fn moved(plans: &[PortPlan], requests: &[PortRequest]) -> Vec<String> {
     plans
         .iter()
-        .filter(|plan| plan.host != plan.container)
+        .filter(|plan| plan.host != plan.container && plan.container >= FIRST_SHARED_PORT)
         .filter(|plan| {
             !requests
                 .iter()
@@ -165,7 +172,12 @@ pub fn assign(
                 }
                 port
             }
-            None if !taken_by_us(container, &plans) && free(probe_ip, container) => container,
+            None if container >= FIRST_SHARED_PORT
+                && !taken_by_us(container, &plans)
+                && free(probe_ip, container) =>
+            {
+                container
+            }
             None => loop {
                 let candidate = any_free(probe_ip).ok_or_else(|| {
                     InputError::new(

@@ -222,13 +222,33 @@ impl Drop for DockerGuard {
     fn drop(&mut self) {
         let docker = |args: &[&str]| docker_at(self.host.as_deref(), args);
         for name in &self.containers {
+            // A team member's network (`tfimg-<team>.<member>` for `<team>-<member>`) goes
+            // with it, once nothing else is on it (`docker network rm` refuses otherwise).
+            let network = docker(&[
+                "inspect",
+                "-f",
+                "{{index .Config.Labels \"io.tfimg.team\"}}.{{index .Config.Labels \"io.tfimg.member\"}}",
+                name,
+            ]);
             docker(&["rm", "-f", name]);
+            let network = network.trim();
+            if !network.starts_with('.') && !network.ends_with('.') && !network.is_empty() {
+                docker(&["network", "rm", &format!("tfimg-{network}")]);
+            }
         }
         if let Some(label) = &self.container_label {
             for id in
                 docker(&["ps", "-aq", "--filter", &format!("label={label}")]).split_whitespace()
             {
                 docker(&["rm", "-f", id]);
+            }
+            // A team's networks (each member has one, with a gateway or without) go once
+            // its containers are gone.
+            if label.starts_with("io.tfimg.team=") {
+                let filter = format!("label={label}");
+                for id in docker(&["network", "ls", "-q", "--filter", &filter]).split_whitespace() {
+                    docker(&["network", "rm", id]);
+                }
             }
         }
         for volume in &self.volumes {

@@ -191,3 +191,77 @@ fn ps_says_stopped_idle_only_for_what_the_idle_watch_stopped() {
         assert_eq!(status[name], "Exited (0) 2 hours ago", "{name}");
     }
 }
+
+/// Issue 45: a second team's `up` that stopped half-way left its member labelled with an
+/// address on the port of the first team's gateway, and `ps` showed it. A member's
+/// address through a gateway is shown only while its own team's gateway runs and
+/// publishes that port; its own published addresses always are.
+#[test]
+fn ps_shows_an_address_through_a_gateway_only_while_the_member_s_own_gateway_serves_it() {
+    let engine = FakeEngine::new();
+    let host = crate::host::fake::FakeHost::new();
+    let gateway_ports = "gateway=127.0.0.1:8443->8443".to_string();
+    let member = |name: &str, team: &str, url: &str| {
+        engine.add_container(
+            name,
+            "running",
+            &[
+                (labels::SPEC, "cpu-jupyter".to_string()),
+                (labels::TEAM, team.to_string()),
+                (labels::MEMBER, name.rsplit('-').next().unwrap().to_string()),
+                (&labels::url_label("jupyter"), url.to_string()),
+                (
+                    &labels::url_label("ssh"),
+                    "ssh -p 2222 tf@127.0.0.1".to_string(),
+                ),
+            ],
+        );
+    };
+    engine.add_container(
+        "lab-gateway",
+        "running",
+        &[
+            (labels::SPEC, "gateway".to_string()),
+            (labels::TEAM, "lab".to_string()),
+            (labels::GATEWAY, "lab".to_string()),
+            (labels::PORTS, gateway_ports),
+            (
+                &labels::url_label("gateway"),
+                "https://lab.localhost:8443/".to_string(),
+            ),
+        ],
+    );
+    member("lab-alice", "lab", "https://alice.lab.localhost:8443/lab");
+    member(
+        "other-erin",
+        "other",
+        "https://erin.other.localhost:8443/lab",
+    );
+    let urls = |engine: &FakeEngine| {
+        let (entries, _) = block_on(ps(engine, &host, None, false)).unwrap();
+        entries
+            .into_iter()
+            .map(|entry| (entry.name, entry.urls.into_keys().collect::<Vec<_>>()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        urls(&engine),
+        [
+            (
+                "lab-alice".to_string(),
+                vec!["jupyter".to_string(), "ssh".to_string()]
+            ),
+            ("lab-gateway".to_string(), vec!["gateway".to_string()]),
+            ("other-erin".to_string(), vec!["ssh".to_string()]),
+        ]
+    );
+    engine
+        .state
+        .borrow_mut()
+        .containers
+        .values_mut()
+        .filter(|container| container.name == "lab-gateway")
+        .for_each(|container| container.state = "exited".to_string());
+    assert_eq!(urls(&engine)[0].1, ["ssh"], "lab's gateway stopped");
+    assert_eq!(urls(&engine)[1].1, Vec::<String>::new());
+}

@@ -266,8 +266,10 @@ fn a_changed_team_reloads_the_gateway_and_an_unchanged_one_does_nothing() {
         .contains(&"remove-network tfimg-lab.bob".to_string()));
 }
 
+/// Without its gateway the team keeps one network a member (issue 45: members without a
+/// gateway are kept apart too); the gateway's own network goes with it.
 #[test]
-fn a_team_file_without_its_gateway_removes_it_and_the_networks() {
+fn a_team_file_without_its_gateway_removes_it_and_its_network() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
     up_once(&engine, &host, &gateway_team(&["alice"]));
     let without = team::parse(
@@ -280,13 +282,40 @@ fn a_team_file_without_its_gateway_removes_it_and_the_networks() {
     assert_eq!(report.gateway, Some(GatewayAction::Removed));
     assert_eq!(engine.container_names(), ["lab-alice"]);
     let alice = engine.plan_of("lab-alice").unwrap();
-    assert_eq!(alice.network, None);
+    assert_eq!(alice.network.as_deref(), Some("tfimg-lab.alice"));
     assert_eq!(
         alice.ports.len(),
         2,
         "jupyter and tensorboard published again"
     );
-    assert!(engine.state.borrow().networks.is_empty());
+    let networks: Vec<String> = engine.state.borrow().networks.keys().cloned().collect();
+    assert_eq!(networks, ["tfimg-lab.alice"]);
+}
+
+/// Issue 45: members of a team without a gateway shared Docker's default bridge. Each is
+/// alone on a network of its own (`tfimg-<team>.<member>`), made before either is created
+/// and removed with the member.
+#[test]
+fn members_without_a_gateway_are_each_alone_on_a_network() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    let lab = |members: &str| {
+        team::parse(
+            &format!("team: lab\ndefaults:\n  spec: cpu-jupyter\nmembers:\n{members}"),
+            "team.yaml",
+            PathBuf::from("/project"),
+        )
+        .unwrap()
+    };
+    up_once(&engine, &host, &lab("  - name: alice\n  - name: bob\n"));
+    for member in ["alice", "bob"] {
+        let plan = engine.plan_of(&format!("lab-{member}")).unwrap();
+        assert_eq!(plan.network, Some(format!("tfimg-lab.{member}")));
+    }
+    let networks: Vec<String> = engine.state.borrow().networks.keys().cloned().collect();
+    assert_eq!(networks, ["tfimg-lab.alice", "tfimg-lab.bob"]);
+    up_once(&engine, &host, &lab("  - name: alice\n"));
+    let networks: Vec<String> = engine.state.borrow().networks.keys().cloned().collect();
+    assert_eq!(networks, ["tfimg-lab.alice"], "bob's went with him");
 }
 
 #[test]

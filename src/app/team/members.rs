@@ -289,9 +289,42 @@ fn member_mounts(
 
 fn member_error(member: &TeamMember, error: InputError) -> InputError {
     InputError::new(
-        format!("member `{}`: {}", member.name, error.message),
-        error.hint,
+        format!(
+            "member `{}`: {}",
+            member.name,
+            in_file_terms(&error.message)
+        ),
+        in_file_terms(&error.hint),
     )
+}
+
+/// The launcher's words for `run`'s flags, as the team file's keys: a member asking for
+/// one GPU in the file is not told to pass `--gpus 1`, a flag `up` does not have.
+pub(super) fn in_file_terms(text: &str) -> String {
+    const WORDS: [(&str, &str); 8] = [
+        (
+            "share them with `--share-gpus` (a team member: `shared: true`; ",
+            "share them with the member's `shared: true` (",
+        ),
+        ("`--share-gpus`", "the member's `shared: true`"),
+        ("drop `--gpus`", "set the member's `gpus: none`"),
+        ("`--gpus`", "the member's `gpus:`"),
+        ("`--gpus ", "`gpus: "),
+        ("`--mount`", "the member's `mounts:`"),
+        ("`--mount ", "`mounts: "),
+        ("leave `-p` out", "remove it from the member's `ports:`"),
+    ];
+    let mut text = WORDS.iter().fold(text.to_string(), |text, (flag, key)| {
+        text.replace(flag, key)
+    });
+    // `-p OTHER:8888`, `-p HOST:CONTAINER`, `-p HOST:6006`: the member's `ports:`.
+    while let Some(start) = text.find("`-p ") {
+        let Some(length) = text[start + 1..].find('`') else {
+            break;
+        };
+        text.replace_range(start..start + length + 2, "the member's `ports:`");
+    }
+    text.replace("with the member's `ports:`", "in the member's `ports:`")
 }
 
 /// An error about one member says which (input errors keep their exit code).
@@ -358,14 +391,15 @@ pub fn member_hash(team: &Team, member: &TeamMember, image: &str) -> String {
         member.shm_size,
         member.shared
     );
-    // Without a gateway or a model the text is what it always was: no member is
-    // recreated for them.
-    if let Some(gateway) = &team.gateway {
-        text.push_str(&format!(
-            "|{}|{}",
-            gateway.url(&member.name, "jupyter"),
-            crate::plan::network::member_network(&team.name, &member.name)
-        ));
+    let network = crate::plan::network::member_network(&team.name, &member.name);
+    match &team.gateway {
+        Some(gateway) => text.push_str(&format!(
+            "|{}|{network}",
+            gateway.url(&member.name, "jupyter")
+        )),
+        // A member of a team without a gateway that still runs on Docker's default
+        // bridge (beside the other members) is moved onto its own network.
+        None => text.push_str(&format!("|network:{network}")),
     }
     if let Some(seconds) = team.idle_kernels {
         text.push_str(&format!("|idle-kernels:{seconds}"));

@@ -110,7 +110,7 @@ pub async fn bring_up(
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
     chosen: ContainerIds,
-    rollback: bool,
+    rollback: Option<bool>,
     reporter: &Reporter,
     ui: &impl Ui,
 ) -> anyhow::Result<UpReport> {
@@ -239,7 +239,7 @@ pub async fn down(
         crate::app::tunnels::close(engine, host, &container.id).await;
         removed.push(container.name.clone());
     }
-    // The team's networks go with its last container (a team without a gateway has none).
+    // The team's networks (each member's, and the gateway's) go with its last container.
     crate::app::gateway::remove_networks(engine, team).await?;
     Ok(removed)
 }

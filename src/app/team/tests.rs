@@ -98,7 +98,7 @@ fn members_take_different_ports_and_a_member_that_cannot_start_is_reported() {
                 &specs,
                 &images,
                 (4321, 4322),
-                false,
+                Some(false),
             ))
             .unwrap()
     };
@@ -403,4 +403,165 @@ fn a_member_folder_another_account_owns_is_refused() {
         error.message,
         "`/project/work/ada` belongs to `mallory` (uid 1001, mode 0755), not to you or root: tfimg uses member `ada`'s folder only where no other account can change it"
     );
+}
+
+/// The whole refusal as a user reads it.
+fn refusal(result: anyhow::Result<UpReport>) -> String {
+    let error = result.unwrap_err();
+    match error.downcast::<crate::input::InputError>() {
+        Ok(input) => format!("{}\nhint: {}", input.message, input.hint),
+        Err(other) => format!("{other:#}"),
+    }
+}
+
+/// Issue 45: a member asking for one GPU in the file, refused because every GPU is
+/// held, was told to "ask for fewer (`--gpus 1`)", a flag `up` does not have. Every
+/// refusal of a member names the team file's keys (`gpus:`, `shared: true`), never a flag.
+#[test]
+fn a_member_s_gpu_refusal_names_the_file_s_keys_never_a_flag() {
+    let engine = FakeEngine::gpu_server("tfimg/cpu-headless:2.9.3-0123456789ab", 1);
+    let host = FakeHost::new();
+    let one = "  - name: alice\n    gpus: 1\n    command: [sleep, '9']\n";
+    up_once(&engine, &host, &team(one));
+    for container in engine.state.borrow_mut().containers.values_mut() {
+        container.state = "running".to_string();
+    }
+    for asked in ["1", "[0]", "all"] {
+        engine.answer_gpu_probe(1);
+        let both = format!("{one}  - name: bob\n    gpus: {asked}\n    command: [sleep, '9']\n");
+        let text = refusal(crate::app::testing::up_team_result(
+            &engine,
+            &host,
+            &team(&both),
+            "cpu-headless",
+            None,
+        ));
+        assert!(
+            text.starts_with("member `bob`: `gpus: "),
+            "the member and its key: {text}"
+        );
+        assert!(text.contains("`shared: true`"), "{text}");
+        assert!(
+            !text.contains("`--") && !text.contains("`-p"),
+            "no flag: {text}"
+        );
+    }
+    assert_eq!(
+        members::in_file_terms(
+            "choose another with `-p OTHER:8888`, or leave `-p` out and tfimg picks a free one"
+        ),
+        "choose another in the member's `ports:`, or remove it from the member's `ports:` and tfimg picks a free one"
+    );
+    assert_eq!(
+        member_note(
+            "bob",
+            "note: port 8888 (jupyter) is in use, so it is on 40001 instead (`-p HOST:8888` chooses)"
+        ),
+        "note: `bob`: port 8888 (jupyter) is in use, so it is on 40001 instead (the member's `ports:` chooses)"
+    );
+}
+
+/// Issue 45: the ports the file names are checked before anything is created: a member's
+/// `ports:` held by another process, or a gateway's `gateway.port`, is refused naming the
+/// key, and the engine was asked to create nothing (no container, no network). A port
+/// the team's own running containers publish is the team's.
+#[test]
+fn taken_ports_the_file_names_are_refused_before_anything_is_created() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    host.held_ports.borrow_mut().insert(9001);
+    let file = "  - name: alice\n    command: [sleep, '9']\n  - name: bob\n    spec: cpu-jupyter\n    ports: {jupyter: 9001}\n";
+    let text = refusal(crate::app::testing::up_team_result(
+        &engine,
+        &host,
+        &team(file),
+        "cpu-headless",
+        None,
+    ));
+    assert_eq!(
+        text,
+        "member `bob`: host port 9001 (`jupyter: 9001` in its `ports:` in `team.yaml`) is already in use\nhint: choose another in member `bob`'s `ports:`, or remove `jupyter` there and tfimg picks a free one"
+    );
+    let gateway = format!("{TEAM}  - name: alice\ngateway:\n  port: 9001\n");
+    let gateway = team::parse(&gateway, "team.yaml", PathBuf::from("/project")).unwrap();
+    let text = refusal(crate::app::testing::up_team_result(
+        &engine,
+        &host,
+        &gateway,
+        "cpu-headless",
+        Some("tfimg/gateway:x"),
+    ));
+    assert!(
+        text.starts_with(
+            "the gateway's port 9001 (`gateway.port` in `team.yaml`) is already in use"
+        ) && text.contains("hint: give the gateway a free port: `gateway.port` in `team.yaml`"),
+        "{text}"
+    );
+    let made: Vec<_> = engine
+        .calls()
+        .into_iter()
+        .filter(|call| call.starts_with("create") || call.contains("network"))
+        .collect();
+    assert!(made.is_empty(), "{made:?}");
+}
+
+/// Issue 45: a failure after the first create rolls back what this `up` made when
+/// nothing of the team existed before (containers and networks); `--no-rollback` keeps
+/// the members that came up; where members already ran, the default keeps them.
+#[test]
+fn a_failed_up_of_a_new_team_rolls_back_by_default() {
+    let file =
+        "  - name: alice\n    command: [sleep, '9']\n  - name: bob\n    command: [sleep, '9']\n";
+    let catalog = Catalog::builtin(PathBuf::from("/project"));
+    let resolved = crate::spec::resolve(&catalog, "cpu-headless").unwrap();
+    let specs = BTreeMap::from([("cpu-headless".to_string(), resolved)]);
+    let images = TeamImages {
+        specs: BTreeMap::from([(
+            "cpu-headless".to_string(),
+            "tfimg/cpu-headless:x".to_string(),
+        )]),
+        gateway: None,
+    };
+    let bring_up = |engine: &FakeEngine, lab: &Team, rollback: Option<bool>| {
+        crate::app::testing::block_on(up(
+            engine,
+            &FakeHost::new(),
+            lab,
+            &specs,
+            &images,
+            (4321, 4322),
+            rollback,
+        ))
+        .unwrap()
+    };
+    let failing = |engine: &FakeEngine| {
+        engine
+            .state
+            .borrow_mut()
+            .start_failures
+            .push_back(crate::engine::StartFailure::Engine(EngineFailure::gone()));
+    };
+    let engine = FakeEngine::new();
+    failing(&engine);
+    let report = bring_up(&engine, &team(file), None);
+    assert!(report.rollback && report.failures.len() == 1, "{report:?}");
+    assert_eq!(report.rolled_back, 1);
+    assert!(engine.container_names().is_empty());
+
+    let engine = FakeEngine::new();
+    failing(&engine);
+    let report = bring_up(&engine, &team(file), Some(false));
+    assert!(!report.rollback);
+    assert_eq!(engine.container_names().len(), 1, "--no-rollback keeps it");
+
+    // alice already ran; bob is new and fails: alice stays.
+    let engine = FakeEngine::new();
+    let alice = "  - name: alice\n    command: [sleep, '9']\n";
+    bring_up(&engine, &team(alice), None);
+    for container in engine.state.borrow_mut().containers.values_mut() {
+        container.state = "running".to_string();
+    }
+    failing(&engine);
+    let report = bring_up(&engine, &team(file), None);
+    assert!(!report.rollback && report.failures.len() == 1, "{report:?}");
+    assert_eq!(engine.container_names(), ["lab-alice"]);
 }

@@ -180,3 +180,27 @@ fn port_requests_parse() {
     let error = PortRequest::parse("80\u{1b}[2J").unwrap_err();
     assert_eq!(error.message, "`-p 80\\u{1b}[2J` is not a port mapping");
 }
+
+/// Issue 45: without `-p`, SSH's service port 22 was published on host port 22 whenever
+/// it was free there: the host's own sshd's port on most servers. A service port below
+/// 1024 goes to a port the kernel chooses, said by its line, not by a "moved" note; `-p
+/// 22:22` still asks for 22.
+#[test]
+fn a_service_port_below_1024_never_takes_its_own_number_unless_named() {
+    let mut next = 40000;
+    let mut any = |_: &str| {
+        next += 1;
+        Some(next)
+    };
+    let mut free = |_: &str, _: u16| true;
+    let ssh = BTreeMap::from([("ssh".to_string(), 22)]);
+    let plans = assign(&ssh, &[], LOCAL, &mut free, &mut any).unwrap();
+    assert_eq!(plans[0].host, 40001);
+    assert!(moved(&plans, &[]).is_empty());
+    let named = [PortRequest {
+        host: Some(22),
+        container: 22,
+    }];
+    let plans = assign(&ssh, &named, LOCAL, &mut free, &mut any).unwrap();
+    assert_eq!(plans[0].host, 22);
+}

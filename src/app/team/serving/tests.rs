@@ -67,7 +67,7 @@ fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
         &specs(),
         &images(),
         (4321, 4322),
-        false,
+        Some(false),
     ))
     .unwrap()
 }

@@ -132,7 +132,7 @@ fn up_and_down_wait_for_the_team_s_lock_and_touch_nothing_until_they_hold_it() {
         &specs,
         &network,
         chosen,
-        false,
+        None,
         &plain(),
         &ui,
     ))
