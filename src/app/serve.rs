@@ -404,7 +404,7 @@ pub fn launch_request(
         ..LaunchRequest::new(
             target,
             launch::container_name(host, &name)?,
-            Some(host.container_ids().ids),
+            Some(crate::plan::user::unattended(host.container_ids())),
         )
     })
 }
