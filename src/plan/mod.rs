@@ -5,6 +5,7 @@
 pub mod base;
 pub mod cache;
 pub mod gpus;
+pub mod host_urls;
 pub mod image;
 pub mod model_config;
 pub mod mounts;
