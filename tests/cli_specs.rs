@@ -656,9 +656,10 @@ fn files_never_copy_what_lies_outside_the_project() {
     assert!(!project.join("ctx").exists());
 }
 
-/// A local spec that inherits a description and changes the TensorFlow version lists its
-/// own version, and no description can forge rows or reach the terminal raw (issue 12,
-/// items 12 and 18).
+/// A local spec that changes the TensorFlow version lists its own version, takes no
+/// built-in's description (issue 45; issue 12 had it inherit the built-in's template,
+/// filled with its own versions), fills `{stack}` in its own, and no description can forge
+/// rows or reach the terminal raw (issue 12, items 12 and 18).
 #[test]
 fn list_descriptions_follow_the_spec_and_cannot_forge_rows() {
     let folder = scratch(&[
@@ -689,11 +690,11 @@ fn list_descriptions_follow_the_spec_and_cannot_forge_rows() {
     };
     assert_eq!(
         line("newer"),
-        "newer 2.15.1 3.9 - - jupyter ended images/newer.yaml TensorFlow 2.15 (CPU) with JupyterLab"
+        "newer 2.15.1 3.9 - - jupyter ended images/newer.yaml"
     );
     assert_eq!(
         line("cpu-twin"),
-        "cpu-twin 2.9.3 3.9 - - none ended images/cpu-twin.yaml TensorFlow 2.9 (CPU) for batch jobs"
+        "cpu-twin 2.9.3 3.9 - - none ended images/cpu-twin.yaml"
     );
     assert_eq!(
         line("forged"),
@@ -850,4 +851,51 @@ fn bash_completes_tfimg_from_its_script_and_man_renders_its_pages() {
         "{}",
         missing.stderr
     );
+}
+
+/// Issue 45: a spec of yours that extends a built-in shows its own description, or none,
+/// never the built-in's (`mylab` is not "for batch jobs" because `cpu-headless` is); a spec
+/// extending yours still takes yours.
+#[test]
+fn a_derived_spec_shows_its_own_description_or_none() {
+    let folder = scratch(&[
+        ("images/mylab.yaml", "name: mylab\nextends: cpu-headless\n"),
+        (
+            "images/vision.yaml",
+            "name: vision\nextends: cpu-jupyter\ndescription: image models for the lab\n",
+        ),
+        (
+            "images/vision-big.yaml",
+            "name: vision-big\nextends: vision\n",
+        ),
+    ]);
+    let list = tfimg(folder.path(), &["list", "--json"]);
+    assert_eq!(list.code, 0, "{}", list.tail());
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&list.stdout).unwrap();
+    let description = |name: &str| {
+        entries
+            .iter()
+            .find(|entry| entry["name"] == name)
+            .unwrap_or_else(|| panic!("no `{name}` in {}", list.stdout))["description"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(description("mylab"), "");
+    assert_eq!(description("vision"), "image models for the lab");
+    assert_eq!(description("vision-big"), "image models for the lab");
+    assert_eq!(
+        description("cpu-headless"),
+        "TensorFlow 2.9 (CPU) for batch jobs"
+    );
+    let shown = tfimg(folder.path(), &["show", "mylab"]);
+    assert_eq!(shown.code, 0, "{}", shown.tail());
+    assert!(!shown.stdout.contains("batch jobs"), "{}", shown.stdout);
+    let table = tfimg(folder.path(), &["list"]);
+    let row = table
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("mylab "))
+        .unwrap();
+    assert!(row.trim_end().ends_with("images/mylab.yaml"), "{row}");
 }
