@@ -656,9 +656,10 @@ fn files_never_copy_what_lies_outside_the_project() {
     assert!(!project.join("ctx").exists());
 }
 
-/// A local spec that inherits a description and changes the TensorFlow version lists its
-/// own version, and no description can forge rows or reach the terminal raw (issue 12,
-/// items 12 and 18).
+/// A local spec that changes the TensorFlow version lists its own version, takes no
+/// built-in's description (issue 45; issue 12 had it inherit the built-in's template,
+/// filled with its own versions), fills `{stack}` in its own, and no description can forge
+/// rows or reach the terminal raw (issue 12, items 12 and 18).
 #[test]
 fn list_descriptions_follow_the_spec_and_cannot_forge_rows() {
     let folder = scratch(&[
@@ -689,11 +690,11 @@ fn list_descriptions_follow_the_spec_and_cannot_forge_rows() {
     };
     assert_eq!(
         line("newer"),
-        "newer 2.15.1 3.9 - - jupyter ended images/newer.yaml TensorFlow 2.15 (CPU) with JupyterLab"
+        "newer 2.15.1 3.9 - - jupyter ended images/newer.yaml"
     );
     assert_eq!(
         line("cpu-twin"),
-        "cpu-twin 2.9.3 3.9 - - none ended images/cpu-twin.yaml TensorFlow 2.9 (CPU) for batch jobs"
+        "cpu-twin 2.9.3 3.9 - - none ended images/cpu-twin.yaml"
     );
     assert_eq!(
         line("forged"),
@@ -709,9 +710,9 @@ fn list_descriptions_follow_the_spec_and_cannot_forge_rows() {
     assert!(!outcome.stdout.contains('\u{1b}'));
 }
 
-/// The 2.9 line on 2026-11-22 (the tests' `TFIMG_TODAY`): `show` says on stderr which parts
-/// are past support, until when each was supported and what to move to, and its YAML
-/// carries the same facts; the current line has nothing to say.
+/// The 2.9 line on 2026-11-22 (the tests' `TFIMG_TODAY`): `show` says once on stderr which
+/// parts are past support and the built-in to move to (issue 45: it was three warnings),
+/// and its YAML carries until when each was supported; the current line has nothing to say.
 #[test]
 fn show_says_which_parts_are_past_support_and_what_to_move_to() {
     let folder = scratch(&[]);
@@ -719,9 +720,7 @@ fn show_says_which_parts_are_past_support_and_what_to_move_to() {
     assert_eq!(old.code, 0, "{}", old.tail());
     assert_eq!(
         old.stderr,
-        "warning: Debian 11 (bullseye): long-term support ended 2026-08-31 → move to Debian 12 (bookworm): `tf218-gpu-jupyter`\n\
-         warning: Python 3.9: end of life 2025-10-31; Debian 11 (bullseye)'s python3 got fixes until 2026-08-31 → move to Python 3.11 to 3.12: `tf218-gpu-jupyter`\n\
-         warning: TensorFlow 2.9: no more releases: the last is 2.9.3 → move to TensorFlow 2.18: `tf218-gpu-jupyter`\n"
+        "warning: `gpu-jupyter` is past its support (Debian 11 (bullseye), Python 3.9, TensorFlow 2.9; `support:` says since when) → move to `tf218-gpu-jupyter` (Debian 12 (bookworm), Python 3.11 to 3.12, TensorFlow 2.18)\n"
     );
     let yaml: serde_yaml::Value = serde_yaml::from_str(&old.stdout).unwrap();
     assert_eq!(yaml["support"]["checked_on"], "2026-11-22");
@@ -742,13 +741,25 @@ fn show_says_which_parts_are_past_support_and_what_to_move_to() {
 
     // The day is the one given, not the machine's: before Debian 11's LTS ended (and
     // with it Debian's fixes to its Python 3.9), only the TensorFlow line is flagged, on
-    // its last LTS day too; the day after, all three.
-    for (day, flagged) in [("2025-06-01", 1), ("2026-08-31", 1), ("2026-09-01", 3)] {
+    // its last LTS day too; the day after, all three (in one line).
+    for (day, flagged) in [
+        ("2025-06-01", "TensorFlow 2.9"),
+        ("2026-08-31", "TensorFlow 2.9"),
+        (
+            "2026-09-01",
+            "Debian 11 (bullseye), Python 3.9, TensorFlow 2.9",
+        ),
+    ] {
         let run =
             common::tfimg_with_env(folder.path(), &["show", "cpu-ssh"], &[("TFIMG_TODAY", day)]);
         assert_eq!(run.code, 0, "{}", run.tail());
-        assert_eq!(run.stderr.lines().count(), flagged, "{day}: {}", run.stderr);
-        assert!(run.stderr.contains("TensorFlow 2.9: no more releases"));
+        assert_eq!(run.stderr.lines().count(), 1, "{day}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("past its support ({flagged}; ")),
+            "{day}: {}",
+            run.stderr
+        );
     }
 }
 
@@ -850,4 +861,51 @@ fn bash_completes_tfimg_from_its_script_and_man_renders_its_pages() {
         "{}",
         missing.stderr
     );
+}
+
+/// Issue 45: a spec of yours that extends a built-in shows its own description, or none,
+/// never the built-in's (`mylab` is not "for batch jobs" because `cpu-headless` is); a spec
+/// extending yours still takes yours.
+#[test]
+fn a_derived_spec_shows_its_own_description_or_none() {
+    let folder = scratch(&[
+        ("images/mylab.yaml", "name: mylab\nextends: cpu-headless\n"),
+        (
+            "images/vision.yaml",
+            "name: vision\nextends: cpu-jupyter\ndescription: image models for the lab\n",
+        ),
+        (
+            "images/vision-big.yaml",
+            "name: vision-big\nextends: vision\n",
+        ),
+    ]);
+    let list = tfimg(folder.path(), &["list", "--json"]);
+    assert_eq!(list.code, 0, "{}", list.tail());
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&list.stdout).unwrap();
+    let description = |name: &str| {
+        entries
+            .iter()
+            .find(|entry| entry["name"] == name)
+            .unwrap_or_else(|| panic!("no `{name}` in {}", list.stdout))["description"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(description("mylab"), "");
+    assert_eq!(description("vision"), "image models for the lab");
+    assert_eq!(description("vision-big"), "image models for the lab");
+    assert_eq!(
+        description("cpu-headless"),
+        "TensorFlow 2.9 (CPU) for batch jobs"
+    );
+    let shown = tfimg(folder.path(), &["show", "mylab"]);
+    assert_eq!(shown.code, 0, "{}", shown.tail());
+    assert!(!shown.stdout.contains("batch jobs"), "{}", shown.stdout);
+    let table = tfimg(folder.path(), &["list"]);
+    let row = table
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("mylab "))
+        .unwrap();
+    assert!(row.trim_end().ends_with("images/mylab.yaml"), "{row}");
 }

@@ -325,7 +325,12 @@ fn check_pages<Kept>(
         if steps == 0 {
             continue;
         }
-        let folder = tempfile::tempdir().unwrap();
+        // The page's folder is its user's home (`HOME`): private, as a home is (root's
+        // `/root` is 0700), so nothing about other accounts is said there.
+        let folder = tempfile::Builder::new()
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()
+            .unwrap();
         let Some((env, _kept)) = prepare(&page, folder.path()) else {
             continue;
         };

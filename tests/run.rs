@@ -1298,3 +1298,74 @@ fn an_idle_kernel_is_shut_down_by_jupyter_and_a_non_jupyter_image_is_refused() {
         200
     );
 }
+
+/// Issue 45: a foreground `tfimg run cpu-jupyter` in a real terminal shows only URLs that
+/// answer on this machine. Jupyter's own log names its in-container address
+/// (`http://127.0.0.1:8888/lab?token=...` and the container's host name) and TensorBoard
+/// its bind address (`http://0.0.0.0:6006/`); with both ports published elsewhere, every
+/// `http://` URL on the terminal is the host's, Jupyter's with its token.
+#[test]
+fn a_foreground_jupyter_shows_no_url_but_the_host_s_on_a_terminal() {
+    if common::docker(&["image", "inspect", "tfimg/cpu-jupyter:2.9.3"]).is_empty() {
+        eprintln!("skipping: no engine or no cpu-jupyter image");
+        return;
+    }
+    let name = unique("t-urls");
+    let _guard = DockerGuard::containers(&[&name]);
+    let folder = scratch(&[]);
+    let data = folder.path().join(".tfimg-data");
+    let (jupyter, tensorboard) = (common::cli::free_port(), common::cli::free_port());
+    let (jupyter_map, tensorboard_map) = (format!("{jupyter}:8888"), format!("{tensorboard}:6006"));
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tfimg"));
+    command
+        .args(common::cli::run_args(
+            "cpu-jupyter",
+            &["-p", &jupyter_map, "-p", &tensorboard_map],
+            &name,
+            &[],
+        ))
+        .current_dir(folder.path())
+        .env_remove("RUST_LOG")
+        .env("TFIMG_CONFIG", "/dev/null")
+        .env("TFIMG_TODAY", common::TODAY)
+        .env("XDG_DATA_HOME", &data);
+    let mut session = rexpect::session::spawn_command(command, Some(120_000)).unwrap();
+    let mut seen = String::new();
+    // Line by line until both servers have announced themselves, whatever their order:
+    // TensorBoard's line (`TensorBoard 2.9.1 at URL (Press CTRL+C to quit)`), and the two addresses under Jupyter's `is running at:`.
+    let announced = |seen: &str| {
+        seen.contains("(Press CTRL+C to quit)")
+            && seen
+                .split_once("is running at:")
+                .is_some_and(|(_, after)| after.lines().count() >= 3)
+    };
+    while !announced(&seen) {
+        let (before, end) = session.exp_regex("\r?\n").unwrap_or_else(|error| {
+            panic!("the servers did not announce themselves: {error}\n{seen}");
+        });
+        seen.push_str(&before);
+        seen.push_str(&end);
+    }
+    session.send_control('c').unwrap();
+    seen.push_str(&session.exp_eof().unwrap());
+    let host_url = format!("http://127.0.0.1:{jupyter}/lab?token=");
+    assert!(seen.contains(&host_url), "{seen}");
+    assert!(
+        seen.contains(&format!("at http://127.0.0.1:{tensorboard}/")),
+        "{seen}"
+    );
+    for wrong in ["127.0.0.1:8888", "0.0.0.0:6006", ":8888/", ":6006/"] {
+        assert!(!seen.contains(wrong), "`{wrong}` on the terminal:\n{seen}");
+    }
+    let answering = [
+        format!("127.0.0.1:{jupyter}/"),
+        format!("127.0.0.1:{tensorboard}/"),
+    ];
+    for url in seen.split("http://").skip(1) {
+        assert!(
+            answering.iter().any(|host| url.starts_with(host.as_str())),
+            "a URL that does not answer here: http://{}\n{seen}",
+            url.lines().next().unwrap_or_default()
+        );
+    }
+}

@@ -1130,3 +1130,17 @@ async fn a_slow_header_client_that_reconnects_keeps_no_one_else_out() {
     assert_eq!(own.0, own.1, "{output}");
     drop(served);
 }
+
+/// Issue 45: `serve` given a version folder (`./export/fraud/1`, which holds the
+/// SavedModel) points at the model folder above it, the one to serve; nothing is created.
+#[test]
+fn a_version_folder_points_at_the_model_folder_above_it() {
+    let folder = scratch(&[("export/fraud/1/saved_model.pb", "")]);
+    let served = common::tfimg(folder.path(), &["serve", "./export/fraud/1"]);
+    assert_eq!(served.code, 1, "{}", served.stderr);
+    assert_eq!(
+        served.stderr,
+        "error: MODEL_DIR `./export/fraud/1` is a version folder of the model (it holds `saved_model.pb` and its name is the version number)\n\
+         hint: serve the folder that holds the numbered versions: `tfimg serve ./export/fraud`\n"
+    );
+}

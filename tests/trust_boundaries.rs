@@ -142,13 +142,16 @@ fn process_uids(name: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Item 4: tfimg run by root (no sudo) starts no process as uid 0 and leaves none with a
-/// capability, in `run` (foreground and detached), `up` and `sweep`; files the containers
-/// write on their mounts (and the folders tfimg makes for them) belong to the image's
-/// user, never to root; the note says so once. `serve` is checked in tests/serve.rs.
+/// Item 4: tfimg run by root (no sudo) leaves no container process with a capability, in
+/// `run` (foreground and detached), `up` and `sweep`. `run` and `up` take root's own ids
+/// (issue 45: a folder root made is then root's to write, as outside); a sweep's trials,
+/// which may be someone else's code, keep the image's user, as the folders tfimg makes for
+/// them do; no note about ids is said. `serve` is checked in tests/serve.rs.
 #[tokio::test]
-async fn as_root_no_container_process_runs_as_root_or_keeps_a_capability() {
+async fn as_root_no_container_process_keeps_a_capability() {
     let Some(_engine) = common::engine().await else { return };
+    // Its team's `up` and `down` make and remove networks.
+    let _turn = network_turn();
     if !common::running_as_root() {
         eprintln!("skipping: needs root (CI runs as root)");
         return;
@@ -183,9 +186,9 @@ async fn as_root_no_container_process_runs_as_root_or_keeps_a_capability() {
         &env,
     );
     assert_eq!(ran.code, 0, "{}", ran.tail());
-    assert_eq!(ran.stdout, "1000\nCapEff:\t0000000000000000\n");
-    let note = "note: tfimg runs as root, not through sudo: containers run as their image's user (1000:1000), never as root";
-    assert_eq!(ran.stderr.matches(note).count(), 1, "{}", ran.tail());
+    assert_eq!(ran.stdout, "0\nCapEff:\t0000000000000000\n");
+    let note = "note: tfimg runs as root";
+    assert_eq!(ran.stderr.matches(note).count(), 0, "{}", ran.tail());
 
     // up: every process of the member, and its service's own status.
     let up = common::tfimg_with_env(
@@ -194,13 +197,10 @@ async fn as_root_no_container_process_runs_as_root_or_keeps_a_capability() {
         &env,
     );
     assert_eq!(up.code, 0, "{}\n{}", up.stdout, up.stderr);
-    assert_eq!(up.stderr.matches(note).count(), 1, "{}", up.tail());
+    assert_eq!(up.stderr.matches(note).count(), 0, "{}", up.tail());
     let processes = process_uids(&members[0]);
     assert!(!processes.is_empty());
-    assert!(
-        processes.iter().all(|(uid, _)| uid == "1000"),
-        "{processes:?}"
-    );
+    assert!(processes.iter().all(|(uid, _)| uid == "0"), "{processes:?}");
     let status = common::tfimg(
         folder.path(),
         &[
@@ -236,27 +236,95 @@ async fn as_root_no_container_process_runs_as_root_or_keeps_a_capability() {
         assert_eq!(log, "1000\nCapEff:\t0000000000000000\n");
     }
 
-    // Nothing the containers or tfimg made on a mount belongs to root (the sweep's own
-    // journal beside the trials' folders is tfimg's record, not a mount).
+    // What the containers wrote on their mounts, and the folders tfimg made for them,
+    // belong to the ids they ran as: root's for `run` and `up`, the image user's for the
+    // trials (the sweep's own journal beside their folders is tfimg's record, not a mount).
     let runs = format!("runs/{name}");
-    for mount in [
-        "out",
-        "work",
-        &format!("{runs}/t001"),
-        &format!("{runs}/t002"),
+    for (mount, uid) in [
+        ("out", 0),
+        ("work", 0),
+        (&format!("{runs}/t001")[..], 1000),
+        (&format!("{runs}/t002")[..], 1000),
     ] {
         let owned = owners(&folder.path().join(mount));
         assert!(
             owned.iter().any(|(path, _)| path.contains("from-")),
             "{owned:?}"
         );
-        let by_root: Vec<_> = owned.iter().filter(|(_, uid)| *uid == 0).collect();
-        assert!(by_root.is_empty(), "{mount}: {by_root:?}");
+        let others: Vec<_> = owned.iter().filter(|(_, owner)| *owner != uid).collect();
+        assert!(others.is_empty(), "{mount}: {others:?}");
     }
-    for made in ["out", "work/alice", &format!("{runs}/t001")] {
-        let uid = std::fs::metadata(folder.path().join(made)).unwrap().uid();
-        assert_eq!(uid, 1000, "{made}");
+    for (made, uid) in [
+        ("out", 0),
+        ("work/alice", 0),
+        (&format!("{runs}/t001")[..], 1000),
+    ] {
+        let owner = std::fs::metadata(folder.path().join(made)).unwrap().uid();
+        assert_eq!(owner, uid, "{made}");
     }
+}
+/// The first five minutes as plain root (issue 45), the guide's own lines: `mkdir work &&
+/// tfimg run cpu-headless --mount ./work -- python -c "open('/tf/work/x','w')"` trains and
+/// saves. The container takes root's ids without any capability (none effective, none to
+/// gain, `no-new-privileges`), so it writes root's folder as root's files and can do nothing
+/// root's capabilities allow; the folder itself is not re-owned, and no note is repeated.
+#[tokio::test]
+async fn as_plain_root_a_folder_root_made_is_written_by_a_container_with_no_capability() {
+    let Some(_engine) = common::engine().await else { return };
+    if !common::running_as_root() || std::env::var_os("SUDO_UID").is_some() {
+        eprintln!("skipping: needs plain root (no sudo), as CI runs");
+        return;
+    }
+    let name = common::unique("t-plain-root").to_lowercase();
+    let status = format!("{name}-status");
+    let _guard = common::DockerGuard::containers(&[&name, &status]);
+    let folder = common::scratch(&[]);
+    std::fs::create_dir(folder.path().join("work")).unwrap();
+    let work = folder.path().join("work");
+    let before = std::fs::metadata(&work).unwrap();
+
+    let ran = tfimg(
+        folder.path(),
+        &common::cli::run_args(
+            "cpu-headless",
+            &["--mount", "./work"],
+            &name,
+            &["python", "-c", "open('/tf/work/x','w')"],
+        ),
+    );
+    assert_eq!(ran.code, 0, "{}", ran.tail());
+    let written = std::fs::metadata(work.join("x")).expect("the file the container wrote");
+    assert_eq!((written.uid(), written.gid()), (0, 0));
+    let after = std::fs::metadata(&work).unwrap();
+    assert_eq!(
+        (after.uid(), after.gid(), after.mode()),
+        (before.uid(), before.gid(), before.mode())
+    );
+    let mut lines: Vec<&str> = ran.stderr.lines().collect();
+    let said = lines.len();
+    lines.sort();
+    lines.dedup();
+    assert_eq!(lines.len(), said, "a line said twice:\n{}", ran.stderr);
+
+    // What the container's processes hold: the entrypoint's PID 1 and the command alike.
+    let report =
+        "id -u; grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/1/status /proc/self/status";
+    let held = tfimg(
+        folder.path(),
+        &common::cli::run_args(
+            "cpu-headless",
+            &["--mount", "./work"],
+            &status,
+            &["sh", "-c", report],
+        ),
+    );
+    assert_eq!(held.code, 0, "{}", held.tail());
+    let zero = "0000000000000000";
+    let expected = format!(
+        "0\n/proc/1/status:CapPrm:\t{zero}\n/proc/1/status:CapEff:\t{zero}\n/proc/1/status:CapBnd:\t{zero}\n/proc/1/status:NoNewPrivs:\t1\n\
+         /proc/self/status:CapPrm:\t{zero}\n/proc/self/status:CapEff:\t{zero}\n/proc/self/status:CapBnd:\t{zero}\n/proc/self/status:NoNewPrivs:\t1\n"
+    );
+    assert_eq!(held.stdout, expected, "{}", held.tail());
 }
 
 /// Item 6: a member's folder under `mounts_root` that another user replaced with a link
@@ -533,6 +601,7 @@ fn addresses_of(container: &str) -> Vec<String> {
 #[tokio::test]
 async fn members_without_a_gateway_do_not_reach_each_other_s_jupyter() {
     let Some(_engine) = common::engine().await else { return };
+    let _turn = network_turn();
     let name = common::unique("t-apart").replace('-', "");
     let team = format!("a{}", &name[name.len() - 10..]).to_lowercase();
     // Declared first, dropped last: the networks go after the containers on them.
@@ -581,6 +650,17 @@ async fn members_without_a_gateway_do_not_reach_each_other_s_jupyter() {
         answered.len()
     );
     eprintln!("from alice's container, round 1: {}", rounds[0]);
+}
+
+/// One test of this binary at a time creates or removes networks while the isolation
+/// test probes: Docker 20.10 deletes and re-inserts its isolation rules on every network
+/// change, and for those instants traffic between bridges passes (docs/architecture.md,
+/// member → member). That is the engine's window, which tfimg cannot close; the test
+/// proves tfimg's own placement, so no sibling test opens the window under it.
+fn network_turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Removes every network carrying the team's label when dropped.

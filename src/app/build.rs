@@ -63,19 +63,32 @@ pub fn check_tags(tags: &[String]) -> Result<(), InputError> {
     }
 }
 
-/// The warning that the base image here is not the one `resolved`'s lock was made on: a
-/// bootstrapped base differs per machine, while apt and pip stay pinned by the lock.
+/// The warning that the base image here is not the one `resolved`'s lock was made on, said
+/// only where the user can act on it: the spec's own lock file, which `tfimg lock` makes
+/// again on this base. A built-in's lock, or the parent's a derived spec inherits, was made
+/// on another machine's base (a pulled or bootstrapped base differs per machine) while apt
+/// and pip stay pinned: nothing to do, so it goes to the log (`-v`) only (issue 45).
 fn base_drift(resolved: &ResolvedSpec, base_id: &str) -> Option<String> {
-    let locked = crate::lock::pins(resolved)?.locked;
-    (locked.file.base.id != base_id).then(|| {
-        format!(
-            "warning: the base image `{}` here ({}) is not the one `{}` was made on ({}); apt and pip stay pinned",
-            resolved.base,
-            short_id(base_id),
-            locked.display,
-            short_id(&locked.file.base.id)
-        )
-    })
+    let pins = crate::lock::pins(resolved)?;
+    let locked = pins.locked;
+    if locked.file.base.id == base_id {
+        return None;
+    }
+    let text = format!(
+        "the base image `{}` here ({}) is not the one `{}` was made on ({}); apt and pip stay pinned",
+        resolved.base,
+        short_id(base_id),
+        locked.display,
+        short_id(&locked.file.base.id)
+    );
+    if !pins.own || resolved.source == "built-in" {
+        tracing::info!("{text}");
+        return None;
+    }
+    Some(format!(
+        "warning: {text}; `tfimg lock {}` makes the lock on this one",
+        resolved.source
+    ))
 }
 
 /// The image of `resolved` for its current build key: the existing one, or a new one

@@ -159,7 +159,7 @@ pub async fn spec_facts(
         name: resolved.name.clone(),
         summary,
         tensorflow: resolved.tensorflow.clone(),
-        cuda_cache_volume: crate::labels::cuda_cache_volume(host.container_ids().ids.0),
+        cuda_cache_volume: crate::labels::cuda_cache_volume(host.container_ids().0),
         gpu: resolved.gpu.clone(),
         base: resolved.base.clone(),
         base_present: false,

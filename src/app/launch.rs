@@ -260,6 +260,7 @@ pub async fn prepare(
             .entry(labels::OWNER.to_string())
             .or_insert(user);
     }
+    request.ids = service_ids(&request);
     let jupyter = request.target.serves_jupyter(&request.command);
     if let Some(seconds) = request.idle_kernels.filter(|_| jupyter) {
         let variable = labels::IDLE_KERNELS_VARIABLE.to_string();
@@ -294,6 +295,7 @@ pub async fn prepare(
     }
     check_mounts(&request, &home)?;
     let mut notes = folders::unwritable_mounts(host, &request);
+    notes.extend(folders::open_to_other_accounts(host, &request));
     if !request.mounts.is_empty() {
         notes.extend(crate::plan::sync::mounts_on_tcp_note(engine.endpoint()));
     }
@@ -336,6 +338,13 @@ async fn plan_gpus(
         other => other,
     };
     gpus.plan(mode)
+}
+
+/// The ids the request's container takes for its service (`plan::user::for_service`: an
+/// SSH service never runs at uid 0 without asking for root).
+fn service_ids(request: &LaunchRequest) -> Option<(u32, u32)> {
+    let service = request.target.service;
+    plan::user::for_service(request.ids, service, !request.command.is_empty())
 }
 
 /// The token of a Jupyter service and the key of an SSH service (none when a command
@@ -606,15 +615,6 @@ pub async fn start(
             if let Some(folders) = folders.take() {
                 folders.keep();
             }
-            // Whose ids it took, when they were tfimg's choice (`plan::user`) and it may
-            // write a folder of this machine (a writable mount, a sync), whose files they
-            // decide: said once it exists, never in front of a refusal.
-            let chosen = host.container_ids();
-            let writes_here = request.mounts.iter().any(|(mount, _)| !mount.read_only)
-                || !request.syncs.is_empty();
-            if request.ids == Some(chosen.ids) && writes_here {
-                notes.extend(chosen.note);
-            }
             notes.extend(plan::ports::moved(&plan.ports, &request.port_requests));
             return Ok(Launched {
                 id,
@@ -779,6 +779,8 @@ pub fn plan_without_engine(
     request: LaunchRequest,
     reserved: &RefCell<BTreeSet<u16>>,
 ) -> anyhow::Result<LaunchPlan> {
+    let mut request = request;
+    request.ids = service_ids(&request);
     check_mounts(&request, &home_folder(&request.target.image_user))?;
     let gpus = request.gpus.clone().unwrap_or(GpuSelection::None);
     let gpu_plan = gpus.plan(GpuMode::Devices)?;

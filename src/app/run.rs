@@ -19,6 +19,7 @@ use crate::output::progress::Reporter;
 use crate::output::ui::Ui;
 use crate::plan::cache::VolumePlan;
 use crate::plan::gpus::{GpuMode, GpuPlan, GpuSelection};
+use crate::plan::host_urls::HostUrls;
 use crate::plan::mounts::MountRequest;
 use crate::plan::ports::PortRequest;
 use crate::plan::sync::SyncRequest;
@@ -239,6 +240,15 @@ pub async fn follow(
     launched: &Launched,
     ui: &impl Ui,
 ) -> anyhow::Result<After> {
+    // A service's own log names its in-container addresses: shown as this machine's
+    // (`plan::host_urls`). A command's output is passed on as it comes.
+    let service = !launched.plan.endpoints.is_empty();
+    let ports = if service {
+        &launched.plan.ports[..]
+    } else {
+        &[]
+    };
+    let (mut stdout, mut stderr) = (HostUrls::new(ports), HostUrls::new(ports));
     let outcome = attend(
         engine,
         host,
@@ -246,9 +256,28 @@ pub async fn follow(
         options.detach,
         options.no_wait,
         |moment| tell(ui, moment, &launched.plan, &launched.name, options.detach),
-        |chunk| ui.output(chunk),
+        |chunk| match chunk {
+            OutputChunk::Stdout(bytes) if service => {
+                ui.output(OutputChunk::Stdout(stdout.feed(&bytes)))
+            }
+            OutputChunk::Stderr(bytes) if service => {
+                ui.output(OutputChunk::Stderr(stderr.feed(&bytes)))
+            }
+            other => ui.output(other),
+        },
     )
     .await;
+    for (rest, chunk) in [
+        (
+            stdout.finish(),
+            OutputChunk::Stdout as fn(Vec<u8>) -> OutputChunk,
+        ),
+        (stderr.finish(), OutputChunk::Stderr),
+    ] {
+        if !rest.is_empty() {
+            ui.output(chunk(rest));
+        }
+    }
     finish(
         engine,
         host,

@@ -244,6 +244,10 @@ const BASE_PATH_HINT: &str = "write the absolute path of the folder that holds t
 /// MODEL_DIR holds at least one numbered SavedModel version, and the model's name is one
 /// the server takes. Asks only the host; creates nothing.
 pub fn check_model(host: &impl Host, request: &ServeRequest) -> Result<Model, InputError> {
+    let folder = folder_name(&request.model_dir);
+    if serving::version_of(&folder).is_some() && is_saved_model(host, &request.model_dir) {
+        return Err(serving::version_folder_given(&request.shown));
+    }
     let versions = model_versions(
         host,
         &request.model_dir,
@@ -404,7 +408,7 @@ pub fn launch_request(
         ..LaunchRequest::new(
             target,
             launch::container_name(host, &name)?,
-            Some(host.container_ids().ids),
+            Some(crate::plan::user::unattended(host.container_ids())),
         )
     })
 }
@@ -665,8 +669,9 @@ async fn grpc_ready(host: &impl Host, port: u16) -> anyhow::Result<()> {
 
 const GRPC_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// What is served, with which spec: `serving `mlp` (versions 1, 3; the highest is
-/// served) with `cpu-serving``, or a line per model of a model config.
+/// What is served, with which spec: `serving the model `mlp` (versions 1, 3; the highest
+/// is served) with `cpu-serving`; ...`, saying that `--name` names the model (`run
+/// --name` names a container), or a line per model of a model config.
 fn serving_notes(served: &Served, spec: &str) -> Vec<String> {
     let mut notes: Vec<String> = (served.models.iter())
         .map(|model| match (&model.base_path, &model.policy) {
@@ -677,7 +682,7 @@ fn serving_notes(served: &Served, spec: &str) -> Vec<String> {
                 versions_list(&model.versions)
             ),
             _ => format!(
-                "note: serving `{}` (versions {}; the highest is served) with `{spec}`",
+                "note: serving the model `{}` (versions {}; the highest is served) with `{spec}`; `--name` names the model in the URLs, not the container",
                 model.name,
                 versions_list(&model.versions)
             ),

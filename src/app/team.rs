@@ -326,15 +326,10 @@ async fn start_all(
         let ready = std::mem::take(&mut *lock(&ready));
         return Err(interrupted_up(engine, &created, &ready, rollback).await);
     };
-    // Whose ids the members took is said once for the team (`stories::up`), not per member.
-    let ids_note = host.container_ids().note;
     for (member, exists, result, notes) in outcome {
-        report.notes.extend(
-            notes
-                .iter()
-                .filter(|note| Some(*note) != ids_note.as_ref())
-                .map(|note| member_note(&member, note)),
-        );
+        report
+            .notes
+            .extend(notes.iter().map(|note| member_note(&member, note)));
         match result {
             Ok(()) => report.started.push(member),
             // Not even created: a name in use, the daemon failing. Nothing of this `up`

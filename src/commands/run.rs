@@ -148,7 +148,7 @@ fn ids(args: &RunArgs, host: &impl Host) -> Result<Option<(u32, u32)>, InputErro
             let (uid, gid) = match (args.uid, args.gid) {
                 // Both given: the user's own choice; nothing to say about tfimg's ids.
                 (Some(uid), Some(gid)) => (uid, gid),
-                _ => host.container_ids().ids,
+                _ => host.container_ids(),
             };
             Ok(Some((
                 args.uid.unwrap_or(uid),

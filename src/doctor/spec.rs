@@ -67,7 +67,7 @@ pub fn spec_checks(
         }
     };
     let mut checks = vec![check("spec", Verdict::Pass, facts.summary.clone(), None)];
-    checks.extend(support_checks(&facts.support));
+    checks.extend(support_checks(&facts.support, &facts.name));
     if let (Some(gpu), Some(driver)) = (&facts.gpu, &nvidia.driver) {
         checks.push(driver_check(gpu, driver));
         checks.extend(kernels_check(
@@ -84,36 +84,42 @@ pub fn spec_checks(
     checks
 }
 
-/// One check per part with a support window: a warning (never a failure: the image still
-/// works) for a part past its support, with what to move to.
-fn support_checks(support: &SpecSupport) -> Vec<Check> {
-    support
+/// One check per part with a support window that passes, and one warning (never a
+/// failure: the image still works) for all the parts past their support, with where to
+/// move: said once, not once a part.
+fn support_checks(support: &SpecSupport, spec: &str) -> Vec<Check> {
+    let mut checks: Vec<Check> = support
         .parts
         .iter()
+        .filter(|part| !part.past_support)
         .map(|part| {
             let name = match part.part {
                 Part::Base => "base-release",
                 Part::Python => "python-release",
                 Part::Tensorflow => "tensorflow-line",
             };
-            if !part.past_support {
-                return check(name, Verdict::Pass, part.summary(), None);
-            }
-            let fix = part
-                .move_to
-                .as_ref()
-                .map(|target| match &support.move_to_spec {
-                    Some(spec) => format!("move to {target}: the built-in `{spec}` has it"),
-                    None => format!("move to {target}"),
-                });
-            check(
-                name,
-                Verdict::Warn,
-                format!("{} (as of {})", part.summary(), support.checked_on),
-                fix,
-            )
+            check(name, Verdict::Pass, part.summary(), None)
         })
-        .collect()
+        .collect();
+    if support.is_past() {
+        let names = support.past_names();
+        let listed = match names.split_last() {
+            Some((last, [])) => format!("{last} is"),
+            Some((last, rest)) => format!("{} and {last} are", rest.join(", ")),
+            None => String::new(),
+        };
+        let past = format!(
+            "{listed} past {} support (as of {}; `tfimg show {spec}` says since when)",
+            if names.len() == 1 { "its" } else { "their" },
+            support.checked_on
+        );
+        let fix = match &support.move_to_spec {
+            Some(_) => format!("move to the built-in {}", support.move_to()),
+            None => format!("move to {}", support.move_to()),
+        };
+        checks.push(check("support", Verdict::Warn, past, Some(fix)));
+    }
+    checks
 }
 
 /// Whether the base image is here, and how to get it without a registry.

@@ -84,11 +84,8 @@ impl Host for FakeHost {
         Some((4321, 4322))
     }
 
-    fn container_ids(&self) -> crate::plan::ContainerIds {
-        crate::plan::ContainerIds {
-            ids: (4321, 4322),
-            note: None,
-        }
+    fn container_ids(&self) -> (u32, u32) {
+        (4321, 4322)
     }
 
     fn nvidia(&self) -> NvidiaFacts {

@@ -84,9 +84,9 @@ pub enum LockAttempt {
 pub trait Host {
     /// The uid and gid tfimg runs as.
     fn ids(&self) -> Option<(u32, u32)>;
-    /// The uid and gid containers run as (never root's: `plan::user`), and the note to
-    /// show about it.
-    fn container_ids(&self) -> crate::plan::ContainerIds;
+    /// The uid and gid containers run as (`plan::user`: root's own, without capabilities,
+    /// as plain root).
+    fn container_ids(&self) -> (u32, u32);
     /// GPUs, driver and the NVIDIA toolkit's programs (nvidia-smi, /proc, PATH).
     fn nvidia(&self) -> NvidiaFacts;
     /// The name of the user running tfimg (the one who ran sudo, under sudo), for the
@@ -256,7 +256,7 @@ impl Host for Machine {
         machine::current_ids()
     }
 
-    fn container_ids(&self) -> crate::plan::ContainerIds {
+    fn container_ids(&self) -> (u32, u32) {
         let sudo_uid = std::env::var("SUDO_UID").ok();
         let sudo_gid = std::env::var("SUDO_GID").ok();
         crate::plan::container_ids(

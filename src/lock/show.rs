@@ -28,7 +28,8 @@ struct ShownLock<'a> {
     pins: &'static str,
 }
 
-/// The text for stdout, and the warnings (each with what to move to) for stderr.
+/// The text for stdout, and the warning (which parts are past support, where to move) for
+/// stderr.
 pub fn show(
     catalog: &Catalog,
     resolved: &ResolvedSpec,
@@ -49,10 +50,7 @@ pub fn show(
     text.push_str(&serde_yaml::to_string(&SupportSection {
         support: &support,
     })?);
-    let warnings = support
-        .past()
-        .map(|part| format!("warning: {}", support.advice(part)))
-        .collect();
+    let warnings = support.warning(&resolved.name).into_iter().collect();
     Ok((text, warnings))
 }
 

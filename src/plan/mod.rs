@@ -5,6 +5,7 @@
 pub mod base;
 pub mod cache;
 pub mod gpus;
+pub mod host_urls;
 pub mod image;
 pub mod model_config;
 pub mod mounts;
@@ -31,8 +32,8 @@ use network::NetworkPlan;
 use ports::PortPlan;
 
 pub use parse::{parse_cpus, parse_env, parse_idle, parse_idle_flag, parse_size, RestartPolicy};
+pub use user::container_ids;
 use user::user_and_capabilities;
-pub use user::{container_ids, ContainerIds};
 
 /// Default /dev/shm: Docker's 64 MB breaks tf.data and multi-worker loaders.
 pub const DEFAULT_SHM: i64 = 2 * 1024 * 1024 * 1024;

@@ -150,6 +150,21 @@ pub fn no_version(what: &str, entries: &[String]) -> InputError {
     )
 }
 
+/// MODEL_DIR given as one of its own version folders (`./export/fraud/1`, which holds the
+/// SavedModel): the folder above it, as the user wrote it, is the one to serve.
+pub fn version_folder_given(shown: &str) -> InputError {
+    let trimmed = shown.trim_end_matches('/');
+    let parent = match trimmed.rsplit_once('/') {
+        Some(("", _)) => "/",
+        Some((parent, _)) => parent,
+        None => "..",
+    };
+    InputError::new(
+        printable(&format!("MODEL_DIR `{shown}` is a version folder of the model (it holds `saved_model.pb` and its name is the version number)")).into_owned(),
+        printable(&format!("serve the folder that holds the numbered versions: `tfimg serve {parent}`")).into_owned(),
+    )
+}
+
 /// `--model-config`: the server's variable naming the model config file in the container,
 /// where the file is mounted read-only, and the variable mapping each `base_path` to where
 /// its folder is mounted (JSON: `base_path_key` → `/models/NAME`).

@@ -60,6 +60,31 @@ fn a_jupyter_launch_maps_the_user_keeps_few_capabilities_and_labels_its_url() {
 }
 
 #[test]
+fn root_s_ids_keep_only_what_empties_the_bounding_set() {
+    // Plain root's default: the entrypoint takes uid 0, so it also keeps SETPCAP to empty
+    // the bounding set before it hands over (CapEff 0 after the exec).
+    let mut root_ids = input();
+    root_ids.ids = Some((0, 0));
+    let plan = launch(&root_ids);
+    assert_eq!(plan.user.as_deref(), Some("root"));
+    assert_eq!(
+        plan.cap_drop,
+        [
+            "AUDIT_WRITE",
+            "FSETID",
+            "KILL",
+            "MKNOD",
+            "NET_BIND_SERVICE",
+            "NET_RAW",
+            "SETFCAP",
+            "SYS_CHROOT"
+        ]
+    );
+    assert_eq!(plan.security_opt, ["no-new-privileges"]);
+    assert!(plan.env.contains(&format!("{}=0", labels::UID_VARIABLE)));
+}
+
+#[test]
 fn a_command_replaces_the_service_and_ssh_lines_are_exact() {
     let mut with_command = input();
     with_command.command = vec!["python".into()];

@@ -39,6 +39,35 @@ impl SpecSupport {
         self.past().next().is_some()
     }
 
+    /// The parts past support, by name: `Debian 11 (bullseye)`, `Python 3.9`, ...
+    pub fn past_names(&self) -> Vec<&str> {
+        self.past().map(|part| part.name.as_str()).collect()
+    }
+
+    /// Where to move: the built-in (with what it has), else what each part moves to.
+    pub fn move_to(&self) -> String {
+        let targets: Vec<&str> = self
+            .past()
+            .filter_map(|part| part.move_to.as_deref())
+            .collect();
+        match &self.move_to_spec {
+            Some(spec) => format!("`{spec}` ({})", targets.join(", ")),
+            None => targets.join(", "),
+        }
+    }
+
+    /// The one warning for a spec with parts past support, said once where a spec is
+    /// shown: which parts, and where to move (the `support:` section has the dates).
+    pub fn warning(&self, spec: &str) -> Option<String> {
+        self.is_past().then(|| {
+            format!(
+                "warning: `{spec}` is past its support ({}; `support:` says since when) → move to {}",
+                self.past_names().join(", "),
+                self.move_to()
+            )
+        })
+    }
+
     /// `Debian 11 (bullseye): long-term support ended 2026-08-31 → move to Debian 12
     /// (bookworm): `tf218-gpu-jupyter``
     pub fn advice(&self, part: &PartSupport) -> String {

@@ -62,6 +62,20 @@ impl Resolver<'_> {
         SpecError::new(location, message, hint)
     }
 
+    /// The description: the leaf's, else the nearest one up the chain among specs of the
+    /// leaf's own kind. A spec of yours never takes a built-in's: `mylab` extending
+    /// `cpu-headless` is not "for batch jobs" because `cpu-headless` is (issue 45); the
+    /// built-ins' twins (`tf218-*`) take their parents' templates.
+    fn own_description(&self, leaf: &SpecDocument) -> String {
+        let builtin = |document: &SpecDocument| matches!(document.origin, Origin::Builtin);
+        self.chain
+            .iter()
+            .rev()
+            .take_while(|document| builtin(document) == builtin(leaf))
+            .find_map(|document| document.file.description.clone())
+            .unwrap_or_default()
+    }
+
     /// Each part is checked in this order, so a spec with several problems is told about
     /// the same one first every time.
     fn resolve(&self, leaf: &SpecDocument) -> Result<ResolvedSpec, SpecError> {
@@ -88,7 +102,7 @@ impl Resolver<'_> {
         Ok(ResolvedSpec {
             name: leaf.name.clone(),
             description: describe(
-                merged.description.as_deref().unwrap_or_default(),
+                &self.own_description(leaf),
                 &tensorflow,
                 &python,
                 gpu.as_ref(),

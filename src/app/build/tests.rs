@@ -115,21 +115,32 @@ fn a_failed_step_is_bad_input_with_its_output() {
 }
 
 #[test]
-fn a_base_other_than_the_locked_one_is_named_with_both_ids() {
+fn a_base_other_than_the_locked_one_is_said_only_where_the_user_can_act() {
     let (_, _, mut resolved) = setup();
     let text = crate::spec::load::builtin_lock("cpu-headless").unwrap();
-    let locked = crate::lock::load(
-        text.as_bytes().to_vec(),
-        "builtin:cpu-headless.lock",
-        "cpu-headless",
-    );
-    resolved.lock = Some(locked.unwrap());
+    let load = |display: &str| {
+        crate::lock::load(text.as_bytes().to_vec(), display, "cpu-headless").unwrap()
+    };
+    resolved.lock = Some(load("builtin:cpu-headless.lock"));
     let locked_id = resolved.lock.as_ref().unwrap().file.base.id.clone();
+    let other = "sha256:0123456789abcdef0123";
     assert_eq!(base_drift(&resolved, &locked_id), None);
+    // A built-in's lock (and a parent's, which a derived spec inherits) was made on
+    // another machine's base: nothing the user can do, so nothing is said (issue 45).
+    assert_eq!(base_drift(&resolved, other), None);
+    let mut derived = resolved.clone();
+    derived.name = "mylab".to_string();
+    derived.source = "images/mylab.yaml".to_string();
+    derived.lock = None;
+    derived.extends = vec!["cpu-headless".to_string()];
+    assert_eq!(base_drift(&derived, other), None);
+    // The spec's own lock file: `tfimg lock` makes it again on this base.
+    resolved.source = "images/cpu-headless.yaml".to_string();
+    resolved.lock = Some(load("images/cpu-headless.lock"));
     assert_eq!(
-        base_drift(&resolved, "sha256:0123456789abcdef0123").unwrap(),
+        base_drift(&resolved, other).unwrap(),
         format!(
-            "warning: the base image `debian:bullseye-slim` here (0123456789ab) is not the one `builtin:cpu-headless.lock` was made on ({}); apt and pip stay pinned",
+            "warning: the base image `debian:bullseye-slim` here (0123456789ab) is not the one `images/cpu-headless.lock` was made on ({}); apt and pip stay pinned; `tfimg lock images/cpu-headless.yaml` makes the lock on this one",
             &locked_id["sha256:".len().."sha256:".len() + 12]
         )
     );

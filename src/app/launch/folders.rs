@@ -37,6 +37,30 @@ pub(super) fn unwritable_mounts(host: &impl Host, request: &LaunchRequest) -> Ve
         .collect()
 }
 
+/// A warning for each writable mount that a container with root's ids (plain root's
+/// default, `plan::user`) writes into while other accounts can enter it: the container
+/// has no capability, but a file it owns may still be setuid, and there it would run as
+/// root for anyone who reaches it (a bind mount cannot be made `nosuid` through the
+/// Engine). Below a folder only root can enter (`/root`, a 0700 project folder) nothing
+/// is said.
+pub(super) fn open_to_other_accounts(host: &impl Host, request: &LaunchRequest) -> Vec<String> {
+    if !matches!(request.ids, Some((0, _))) {
+        return Vec::new();
+    }
+    request
+        .mounts
+        .iter()
+        .filter(|(mount, _)| !mount.read_only)
+        .filter_map(|(mount, text)| {
+            let existing = mount.source.ancestors().find(|path| host.exists(path))?;
+            let (_, closed) = host.closed_folders(existing).ok()?;
+            closed
+                .is_empty()
+                .then(|| crate::plan::user::open_mount(text, &mount.source))
+        })
+        .collect()
+}
+
 /// Makes a request's missing mount folders for good (an export's, which Compose would
 /// otherwise make as root); what to tell the user.
 pub fn make_folders(host: &impl Host, request: &LaunchRequest) -> anyhow::Result<Vec<String>> {

@@ -449,3 +449,31 @@ fn a_writable_mount_the_container_s_user_cannot_write_is_warned_about_not_re_own
         ["warning: `--mount ./data`: the folder belongs to 0:0 (mode 755) and the container runs as 4321:4322, so it cannot write there; `chown -R 4321:4322` it, run tfimg as the folder's owner (or with sudo), or mount it `:ro`"]
     );
 }
+
+#[test]
+fn root_s_ids_on_a_mount_other_accounts_can_enter_are_warned_about() {
+    let (engine, host) = (FakeEngine::new(), FakeHost::new());
+    let project = PathBuf::from("/project");
+    for folder in ["open", "closed/work", "closed"] {
+        host.paths.borrow_mut().insert(project.join(folder));
+        host.access
+            .borrow_mut()
+            .insert(project.join(folder), (0, 0, 0o755));
+    }
+    // Only root may enter `closed` (a 0700 project folder, `/root`).
+    host.closed.borrow_mut().insert(project.join("closed"));
+    let mut request = request("cpu-headless");
+    request.ids = Some((0, 0));
+    request.mounts = ["./open", "./closed/work", "./open:/tf/ro:ro"]
+        .iter()
+        .map(|text| {
+            let mount = crate::plan::mounts::parse(text, &project, "/tf").unwrap();
+            (mount, text.to_string())
+        })
+        .collect();
+    let (notes, _) = run(launch(&engine, &host, request, true)).unwrap();
+    assert_eq!(
+        notes,
+        ["warning: `--mount ./open`: the container writes there as root (0:0, without capabilities) and other accounts can enter the folder, where a setuid file it leaves would run as root for them; close it (`chmod go-rwx /project/open`), run tfimg as yourself (or with sudo), or mount it `:ro`"]
+    );
+}

@@ -236,7 +236,7 @@ fn the_server_is_waited_for_until_its_model_is_available() {
     );
     assert_eq!(
         serving.notes[0],
-        "note: serving `mlp` (versions 1, 3; the highest is served) with `cpu-serving`"
+        "note: serving the model `mlp` (versions 1, 3; the highest is served) with `cpu-serving`; `--name` names the model in the URLs, not the container"
     );
     let plan = engine.plan_of(&serving.launched.name).unwrap();
     assert_eq!(plan.labels[labels::MODEL], "mlp");

@@ -201,23 +201,20 @@ pub async fn start<E: Engine>(
         detach(host, &planned.sweep, &options.argv, engine.endpoint(), ui)?;
         return Ok(Started::Detached);
     }
-    // Whose ids the trials take (`plan::user`), said once: their folders are mounted.
-    let chosen = host.container_ids();
+    // Whose ids the trials take (`plan::user`): never root's; their folders are made for them.
+    let ids = crate::plan::user::unattended(host.container_ids());
     let run = SweepRun {
         file: file.display().to_string(),
         file_bytes,
         target,
         slots: planned.slots,
         nvidia: planned.nvidia,
-        ids: Some(chosen.ids),
+        ids: Some(ids),
         resume_only: options.resume,
         sweep: planned.sweep,
     };
     let reporter = Reporter::new(options.progress);
     let notify = |note: Note| tell(&reporter, &run.sweep, &note);
-    if let Some(note) = chosen.note {
-        ui.note(&note);
-    }
     let finished = super::run(&engine, host, &run, &notify).await?;
     reporter.clear();
     let folder = super::folder::read(host, &run.sweep.output)?;

@@ -13,7 +13,6 @@ use crate::host::{ExportError, ExportFile, ExportStep, Host};
 use crate::input::InputError;
 use crate::output::progress::{Progress, Reporter};
 use crate::output::ui::Ui;
-use crate::plan::ContainerIds;
 use crate::spec::ResolvedSpec;
 use crate::team::gateway::nginx::GATEWAY_IMAGE;
 use crate::team::k8s::{K8sMember, K8sOptions};
@@ -105,7 +104,7 @@ pub struct ComposeExport {
     pub plans: MemberPlans,
 }
 
-/// `tfimg compose`: the members' plans as the user who runs Compose (`chosen`), the
+/// `tfimg compose`: the members' plans as the user who runs Compose (`ids`), the
 /// gateway's service and folder, the Compose text and its env files (secrets, 0600)
 /// written in `folder`; the Compose file too when `file_name` is given.
 #[allow(clippy::too_many_arguments)]
@@ -114,22 +113,15 @@ pub fn compose(
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
     images: &TeamImages,
-    chosen: ContainerIds,
+    ids: (u32, u32),
     folder: &Path,
     source: &str,
     file_name: Option<&Path>,
     ui: &impl Ui,
 ) -> anyhow::Result<ComposeExport> {
-    let ids = chosen.ids;
     let behind_gateway = team.gateway.is_some();
     check_output_folder(host, folder)?;
     let (mut plans, notes) = export_plans(host, team, specs, &images.specs, ids, behind_gateway)?;
-    if let Some(note) = chosen
-        .note
-        .filter(|_| team.members.iter().any(|m| !m.mounts.is_empty()))
-    {
-        ui.note(&note);
-    }
     for note in notes {
         ui.note(&note);
     }

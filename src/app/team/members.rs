@@ -149,7 +149,7 @@ pub fn check_mounts_are_local(team: &Team, remote: Option<&str>) -> Result<(), I
 ///   (it is not inside any member's writable mount). A missing `mounts_root` is made so
 ///   (0700, `make_mounts_root`); an open one is refused with the `chmod` that closes it.
 pub fn check_member_folders(host: &impl Host, team: &Team) -> Result<(), InputError> {
-    let members_uid = host.container_ids().ids.0;
+    let members_uid = host.container_ids().0;
     let writable = writable_mounts(team);
     let writable_real: Vec<PathBuf> = writable
         .iter()

@@ -14,7 +14,7 @@ use crate::engine::Engine;
 use crate::host::Host;
 use crate::output::progress::Reporter;
 use crate::output::ui::Ui;
-use crate::plan::{self, ContainerIds};
+use crate::plan;
 use crate::spec::{self, Catalog, ResolvedSpec};
 use crate::team::Team;
 
@@ -109,7 +109,7 @@ pub async fn bring_up(
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
-    chosen: ContainerIds,
+    chosen: (u32, u32),
     rollback: Option<bool>,
     reporter: &Reporter,
     ui: &impl Ui,
@@ -127,14 +127,8 @@ pub async fn bring_up(
         },
     };
     reporter.clear();
-    if let Some(note) = chosen
-        .note
-        .filter(|_| team.members.iter().any(|m| !m.mounts.is_empty()))
-    {
-        ui.note(&note);
-    }
     super::make_mounts_root(host, team)?;
-    let report = super::up(engine, host, team, specs, &images, chosen.ids, rollback).await?;
+    let report = super::up(engine, host, team, specs, &images, chosen, rollback).await?;
     for note in &report.notes {
         ui.note(note);
     }

@@ -217,3 +217,15 @@ fn allow_reload_config_needs_a_model_config() {
         .hint
         .contains("--model-config ./models.config --allow-reload-config"));
 }
+
+#[test]
+fn a_version_folder_points_at_its_parent_as_written() {
+    let hint = |shown: &str| version_folder_given(shown).hint;
+    assert_eq!(
+        hint("./export/fraud/1"),
+        "serve the folder that holds the numbered versions: `tfimg serve ./export/fraud`"
+    );
+    assert!(hint("/srv/m/3/").ends_with("`tfimg serve /srv/m`"));
+    assert!(hint("1").ends_with("`tfimg serve ..`"));
+    assert!(hint("/1").ends_with("`tfimg serve /`"));
+}

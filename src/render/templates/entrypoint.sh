@@ -4,7 +4,8 @@
 #
 #   TFIMG_UID, TFIMG_GID       when started as root, the in-image user `@USER@` takes these
 #                              ids (files written on mounts then belong to the host user)
-#                              and root is dropped before anything else runs
+#                              and root is dropped before anything else runs; taking uid 0
+#                              (a host user who is root) keeps no capability either
 #   TFIMG_JUPYTER_TOKEN        Jupyter's token; one is generated when it is missing, so
 #                              Jupyter never runs without one
 #   TFIMG_SSH_AUTHORIZED_KEYS  public keys that may log in over SSH (keys only)
@@ -108,6 +109,13 @@ if [ -z "${TFIMG_INNER:-}" ]; then
         fi
         export HOME="$home" USER="$user" LOGNAME="$user"
         unset TFIMG_UID TFIMG_GID
+        # Changing to another uid clears the capabilities; staying at uid 0 would keep them,
+        # and an exec as uid 0 takes the whole bounding set back: empty it (tfimg keeps
+        # SETPCAP for this), so root's ids come without any of root's powers.
+        if [ "$uid" -eq 0 ]; then
+            exec setpriv --reuid=0 --regid="$gid" --init-groups --inh-caps=-all \
+                --bounding-set=-all -- /usr/bin/tini -g -- "$0" "$@"
+        fi
         exec setpriv --reuid="$uid" --regid="$gid" --init-groups -- /usr/bin/tini -g -- "$0" "$@"
     fi
     exec /usr/bin/tini -g -- "$0" "$@"
