@@ -295,7 +295,6 @@ pub async fn prepare(
     }
     check_mounts(&request, &home)?;
     let mut notes = folders::unwritable_mounts(host, &request);
-    notes.extend(folders::open_to_other_accounts(host, &request));
     if !request.mounts.is_empty() {
         notes.extend(crate::plan::sync::mounts_on_tcp_note(engine.endpoint()));
     }
@@ -615,6 +614,8 @@ pub async fn start(
             if let Some(folders) = folders.take() {
                 folders.keep();
             }
+            // Said once the container exists, never in front of a refusal.
+            notes.extend(folders::open_to_other_accounts(host, request));
             notes.extend(plan::ports::moved(&plan.ports, &request.port_requests));
             return Ok(Launched {
                 id,

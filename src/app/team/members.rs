@@ -18,6 +18,7 @@ use crate::labels;
 use crate::plan::mounts::{self, MountPlan};
 use crate::plan::ports::PortRequest;
 use crate::plan::{self, sync};
+use crate::render::dockerfile::IMAGE_UID;
 use crate::spec::ResolvedSpec;
 use crate::team::{self, Team, TeamMember};
 
@@ -179,7 +180,15 @@ pub fn check_member_folders(host: &impl Host, team: &Team) -> Result<(), InputEr
         };
         if *in_root {
             let what = format!("member `{}`'s folder", member.name);
+            // As plain root members take root's ids, but an SSH member keeps the image's
+            // user (`plan::user::for_service`), whose folder tfimg made for it.
             host.trusted_folder(existing, None, Some(members_uid))
+                .or_else(|error| match members_uid {
+                    0 => host
+                        .trusted_folder(existing, None, Some(IMAGE_UID))
+                        .map_err(|_| error),
+                    _ => Err(error),
+                })
                 .map_err(|error| crate::host::trusted::explained(error, &what, existing))?;
         }
         let root = path.parent().unwrap_or(path);
@@ -301,7 +310,7 @@ fn member_error(member: &TeamMember, error: InputError) -> InputError {
 /// The launcher's words for `run`'s flags, as the team file's keys: a member asking for
 /// one GPU in the file is not told to pass `--gpus 1`, a flag `up` does not have.
 pub(super) fn in_file_terms(text: &str) -> String {
-    const WORDS: [(&str, &str); 8] = [
+    const WORDS: [(&str, &str); 9] = [
         (
             "share them with `--share-gpus` (a team member: `shared: true`; ",
             "share them with the member's `shared: true` (",
@@ -313,6 +322,7 @@ pub(super) fn in_file_terms(text: &str) -> String {
         ("`--mount`", "the member's `mounts:`"),
         ("`--mount ", "`mounts: "),
         ("leave `-p` out", "remove it from the member's `ports:`"),
+        ("`--memory ", "`memory: "),
     ];
     let mut text = WORDS.iter().fold(text.to_string(), |text, (flag, key)| {
         text.replace(flag, key)
