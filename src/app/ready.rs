@@ -41,10 +41,13 @@ pub async fn wait_until_ready(
         if polls % 10 == 1 {
             if let Some(facts) = engine.container(id).await? {
                 if facts.state != "running" {
-                    anyhow::bail!(
-                        "the container stopped (exit {})",
-                        facts.exit_code.unwrap_or(-1)
-                    );
+                    let code = facts.exit_code.unwrap_or(-1);
+                    if facts.oom_killed {
+                        let (why, fix) =
+                            crate::plan::out_of_memory(plan.memory, "`--memory VALUE`");
+                        anyhow::bail!("the container stopped (exit {code}): {why}; {fix}");
+                    }
+                    anyhow::bail!("the container stopped (exit {code})");
                 }
             }
         }

@@ -341,6 +341,19 @@ pub async fn finish(
             }
         }
     }
+    if let Ok(After::Exited(code @ 137)) = outcome {
+        // SIGKILL: the OOM killer's, when the daemon says so.
+        if let Ok(Some(facts)) = engine.container(&launched.id).await {
+            if facts.oom_killed {
+                let (why, fix) = plan::out_of_memory(launched.plan.memory, "`--memory VALUE`");
+                ui.note(&format!(
+                    "note: `{}` ended with {code}: {why}",
+                    launched.name
+                ));
+                ui.note(&format!("hint: {fix}"));
+            }
+        }
+    }
     if steps.remove {
         let _ = engine.remove_container(&launched.id, true).await;
     }

@@ -70,6 +70,9 @@ pub struct ContainerFacts {
     /// When the daemon created it, in seconds since the Unix epoch by the daemon's clock
     /// (listings and `container` both fill it).
     pub created_s: Option<i64>,
+    /// The kernel killed it for memory (its limit, or the host's) when it last ended
+    /// (filled by `container`).
+    pub oom_killed: bool,
 }
 
 /// An ssh connection that carries port forwards from this machine's 127.0.0.1 to the

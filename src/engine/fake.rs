@@ -86,6 +86,8 @@ pub struct FakeState {
     /// listing after that it runs (`Some`), or it stays created for good (`None`).
     pub racers_start_after: Option<usize>,
     racers: Vec<String>,
+    /// A container that ends with 137 was killed by the kernel for memory (`OOMKilled`).
+    pub out_of_memory: bool,
     next_id: u32,
 }
 
@@ -467,10 +469,13 @@ impl Containers for FakeEngine {
                 }
                 if !state.held.contains(&name) {
                     let scripted = state.exits.get_mut(&name).and_then(VecDeque::pop_front);
+                    let out_of_memory = state.out_of_memory;
                     let container = state.containers.get_mut(&id).expect("found above");
                     let code = scripted.or(container.exit_code).unwrap_or(0);
                     container.state = "exited".to_string();
                     container.exit_code = Some(code);
+                    // The kernel's SIGKILL, when scripted so (`exits` 137 beside `out_of_memory`).
+                    container.oom_killed = code == 137 && out_of_memory;
                     return Ok(code);
                 }
             }

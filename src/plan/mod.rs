@@ -359,5 +359,54 @@ fn launch_labels(input: &LaunchInput, endpoints: &[(String, String)]) -> BTreeMa
     labels
 }
 
+/// What the user reads when the kernel killed a container for memory: the limit it had
+/// (`memory`, bytes; `None`: the host's memory) and the setting that raises it, as the
+/// user writes it, `VALUE` standing for the new limit (`` `--memory VALUE` ``).
+pub fn out_of_memory(memory: Option<i64>, setting: &str) -> (String, String) {
+    match memory {
+        Some(limit) => (
+            format!(
+                "the kernel killed it for using more than its memory limit ({})",
+                memory_text(limit)
+            ),
+            format!(
+                "raise the limit ({}), or have the job use less (a smaller batch)",
+                setting.replace("VALUE", &memory_value(limit.saturating_mul(2)))
+            ),
+        ),
+        None => (
+            "the kernel killed it for memory: the host ran out".to_string(),
+            format!(
+                "have the job use less (a smaller batch), or give it a limit ({}) so that it alone fails",
+                setting.replace("VALUE", "8g")
+            ),
+        ),
+    }
+}
+
+/// `512 MiB`, `8 GiB`, `1.5 GiB`.
+fn memory_text(bytes: i64) -> String {
+    const MIB: i64 = 1024 * 1024;
+    const GIB: i64 = 1024 * MIB;
+    if bytes >= GIB {
+        let tenths = bytes * 10 / GIB;
+        match tenths % 10 {
+            0 => format!("{} GiB", tenths / 10),
+            rest => format!("{}.{rest} GiB", tenths / 10),
+        }
+    } else {
+        format!("{} MiB", bytes / MIB)
+    }
+}
+
+/// A limit as the flags take it: `16g`, `768m`.
+fn memory_value(bytes: i64) -> String {
+    const MIB: i64 = 1024 * 1024;
+    match bytes % (1024 * MIB) {
+        0 => format!("{}g", bytes / (1024 * MIB)),
+        _ => format!("{}m", (bytes + MIB - 1) / MIB),
+    }
+}
+
 #[cfg(test)]
 mod tests;

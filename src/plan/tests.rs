@@ -122,3 +122,27 @@ fn other_images_start_as_the_host_user_and_root_opt_out_logs_in_as_root() {
     assert_eq!(plan.user.as_deref(), Some("root"));
     assert!(plan.cap_drop.is_empty());
 }
+
+#[test]
+fn out_of_memory_names_the_limit_and_the_setting_that_doubles_it() {
+    let (why, fix) = out_of_memory(Some(64 << 20), "`--memory VALUE`");
+    assert_eq!(
+        why,
+        "the kernel killed it for using more than its memory limit (64 MiB)"
+    );
+    assert_eq!(
+        fix,
+        "raise the limit (`--memory 128m`), or have the job use less (a smaller batch)"
+    );
+    let (why, fix) = out_of_memory(Some(8 << 30), "`memory: VALUE` in the sweep file");
+    assert_eq!(
+        why,
+        "the kernel killed it for using more than its memory limit (8 GiB)"
+    );
+    assert_eq!(fix, "raise the limit (`memory: 16g` in the sweep file), or have the job use less (a smaller batch)");
+    let (why, _) = out_of_memory(Some(3 << 29), "`--memory VALUE`");
+    assert!(why.ends_with("(1.5 GiB)"), "{why}");
+    let (why, fix) = out_of_memory(None, "`--memory VALUE`");
+    assert_eq!(why, "the kernel killed it for memory: the host ran out");
+    assert!(fix.contains("`--memory 8g`"), "{fix}");
+}

@@ -220,6 +220,9 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             }),
         )?;
         self.bring_back(trial, &watched.container_id).await;
+        if code == Some(137) {
+            self.said_out_of_memory(trial, &watched.container_id).await;
+        }
         self.watched.remove(&trial);
         if let Some(judge) = self.judge.as_mut() {
             // Its whole curve, for the median rule's comparisons with the trials to come.
@@ -245,6 +248,21 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             away,
         });
         Ok(())
+    }
+
+    /// A trial the kernel killed for memory (the daemon says so: exit 137 alone is any
+    /// SIGKILL) is said as such, with the sweep file's setting that raises the limit.
+    async fn said_out_of_memory(&self, trial: usize, id: &str) {
+        let Ok(Some(facts)) = self.engine.container(id).await else {
+            return;
+        };
+        if facts.oom_killed {
+            let limit = self.run.sweep.limits.memory;
+            let setting = "`memory: VALUE` in the sweep file";
+            let (why, fix) = crate::plan::out_of_memory(limit, setting);
+            let said = format!("trial {}: {why}; {fix}", self.trials[trial].id);
+            (self.notify)(Note::Said(said));
+        }
     }
 
     /// `status.json` of a watched attempt (`end` once it ended).

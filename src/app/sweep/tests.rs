@@ -914,3 +914,29 @@ fn a_gpu_another_command_claimed_in_the_same_instant_moves_the_slot() {
         "{notes:?}"
     );
 }
+
+/// Issue 45: a trial the kernel killed for memory is said as such, with the sweep file's
+/// setting that raises its limit; one killed otherwise (137 alone) says nothing of memory.
+#[test]
+fn a_trial_killed_for_memory_names_the_limit_to_raise() {
+    for (oom, said) in [(true, true), (false, false)] {
+        let host = gpu_host(1);
+        let engine = engine();
+        {
+            let mut state = engine.state.borrow_mut();
+            state.exits.insert("lab-t001".into(), [137].into());
+            state.out_of_memory = oom;
+        }
+        let run = sweep_run(&sweep_text(1, "memory: 512m\n"), &host);
+        let (finished, notes) = go(&engine, &host, &run);
+        assert_eq!(finished.unwrap().counts.failed, 1);
+        let expected = "trial t001: the kernel killed it for using more than its memory limit (512 MiB); raise the limit (`memory: 1g` in the sweep file), or have the job use less (a smaller batch)";
+        assert_eq!(
+            notes
+                .iter()
+                .any(|note| matches!(note, Note::Said(text) if text == expected)),
+            said,
+            "{notes:?}"
+        );
+    }
+}

@@ -128,6 +128,7 @@ impl Containers for Docker {
             published: published(inspected.network_settings),
             started_ms: state.started_at.as_deref().and_then(unix_ms),
             finished_ms: state.finished_at.as_deref().and_then(unix_ms),
+            oom_killed: state.oom_killed.unwrap_or(false),
             created_s: inspected
                 .created
                 .as_deref()
@@ -180,6 +181,7 @@ impl Containers for Docker {
                 started_ms: None,
                 finished_ms: None,
                 created_s: summary.created,
+                oom_killed: false,
             })
             .collect())
     }
