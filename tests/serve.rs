@@ -1048,6 +1048,61 @@ async fn a_large_body_costs_at_most_about_four_times_its_size() {
     drop(guard);
 }
 
+/// Issue 45: a client that asks for a large answer (3 million values: 12 MB, more
+/// than the kernel's buffers on both sides hold) and reads none of it loses its
+/// connection after the server's 30 s, which frees the request slot it held: when it reads
+/// at last, the answer stops short. A control reads the same answer at once, whole.
+/// Before: the server waited for such a reader forever, holding a slot per connection.
+#[tokio::test]
+async fn a_client_that_never_reads_its_answer_loses_the_connection() {
+    let Some(_engine) = common::engine().await else { return };
+    let served = serve_half_plus_three();
+    let address = common::docker(&[
+        "inspect",
+        "--format",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+        &served.container,
+    ]);
+    let address = address.trim().to_string();
+    assert!(!address.is_empty(), "the server's address on its network");
+    let reader = |seconds: &str| {
+        let command = [
+            "python",
+            "/fixtures/never_reads.py",
+            &address,
+            "8501",
+            &served.model,
+            "3000000",
+            seconds,
+        ];
+        client_on("bridge", &command, None)
+    };
+    let (code, control) = reader("0");
+    assert_eq!(code, 0, "{control}");
+    assert!(
+        control.contains("status 200; read") && control.contains("bytes, complete"),
+        "{control}"
+    );
+    let (code, stalled) = reader("45");
+    assert_eq!(code, 0, "{stalled}");
+    assert!(
+        stalled.contains("status 200; read")
+            && (stalled.contains("then the server closed the connection")
+                || stalled.contains("then the server reset the connection")),
+        "{stalled}"
+    );
+    let logs = std::process::Command::new("docker")
+        .args(["logs", &served.container])
+        .output()
+        .unwrap();
+    let logs =
+        String::from_utf8_lossy(&logs.stdout).into_owned() + &String::from_utf8_lossy(&logs.stderr);
+    assert!(
+        logs.contains("a client read nothing of its answer for 30 s: its connection is closed"),
+        "{logs}"
+    );
+}
+
 /// Issue 44: a client that reconnects each slow-header connection as soon as the server
 /// cuts it (1100 connections, past the server's 1024, from a container of its own on the
 /// bridge network, straight to the server's address) keeps no one else out: while it runs,

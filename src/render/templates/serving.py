@@ -107,6 +107,7 @@ STREAMS_PER_CONNECTION = 100  # gRPC calls one connection has open at once (HTTP
 # HandleReloadConfigRequest: UNIMPLEMENTED unless `tfimg serve --allow-reload-config`.
 ALLOW_RELOAD_CONFIG = os.environ.get("TFIMG_SERVING_ALLOW_RELOAD_CONFIG") == "1"
 HEADER_SECONDS = 10  # a request's headers arrive whole within this, or 408
+WRITE_SECONDS = 30  # an answer the client reads nothing of for this long: the connection is cut
 MAX_HEADER_BYTES = 64 * 1024  # its URL and headers together; past it, 431
 MAX_BODY_BYTES = 64 * 1024 * 1024
 TOO_LARGE = f"the request body is over the server's limit of {MAX_BODY_BYTES} bytes"
@@ -1170,6 +1171,9 @@ async def classify_or_regress(servable, body, verb):
 #     held at once at most BODY_BUDGET bytes (503);
 #   - a request slot (MAX_IN_FLIGHT, 503 beyond) only once the body is in, so a slow client
 #     holds one connection until a timeout frees it, never a slot;
+#   - the answer: a client that reads nothing of it for WRITE_SECONDS (the server's
+#     buffers full) loses its connection, and with it the request slot (`Protocol`:
+#     uvicorn waits for such a reader forever);
 #   - connections: a request whose headers are in, finding CONNECTIONS open, closes those
 #     the server waits on that went longest without a byte (`make_room`; 408), so a slow
 #     client that reconnects each connection as it is cut keeps no one out, from whatever
@@ -1253,6 +1257,7 @@ class Protocol(HttpToolsProtocol):
     included) a new connection makes room too, which bounds what they may hold."""
 
     header_timer = None
+    write_timer = None  # runs while the client reads nothing of an answer (`pause_writing`)
     header_bytes = 0
     begun = False  # some of a request's head arrived
     refused = False  # answered here: what else arrives is ignored
@@ -1309,7 +1314,31 @@ class Protocol(HttpToolsProtocol):
 
     def connection_lost(self, exc):
         self.stop_header_timer()
+        self.stop_write_timer()
         super().connection_lost(exc)
+
+    def pause_writing(self):
+        # The transport's buffer is full: the client has stopped reading its answer.
+        super().pause_writing()
+        if self.write_timer is None:
+            self.write_timer = self.loop.call_later(WRITE_SECONDS, self.reads_too_slowly)
+
+    def resume_writing(self):
+        super().resume_writing()
+        self.stop_write_timer()
+
+    def stop_write_timer(self):
+        if self.write_timer is not None:
+            self.write_timer.cancel()
+            self.write_timer = None
+
+    def reads_too_slowly(self):
+        """The client read nothing of its answer for WRITE_SECONDS: the connection is cut,
+        which ends the answer (uvicorn's `send` returns once the connection is lost) and
+        frees its request slot."""
+        self.write_timer = None
+        log.warning("a client read nothing of its answer for %d s: its connection is closed", WRITE_SECONDS)
+        self.transport.abort()
 
     def start_header_timer(self):
         self.header_timer = self.loop.call_later(HEADER_SECONDS, self.headers_too_slow)
