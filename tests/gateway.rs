@@ -900,7 +900,7 @@ async fn a_members_page_sets_no_cookie_another_members_servers_read() {
 
     // Bob logs in with his link.
     browser.open(&tab, &format!("{bob_base}lab?token={bob_token}"));
-    browser.wait_until(&tab, LAB_READY, lab_limit);
+    browser.wait_until_started(&tab, LAB_READY, lab_limit);
     let identity = browser.evaluate(&tab, me);
     assert!(
         identity
@@ -911,7 +911,7 @@ async fn a_members_page_sets_no_cookie_another_members_servers_read() {
 
     // He opens Alice's Lab; her page sets cookies for the team's domain.
     browser.open(&tab, &format!("{alice_base}lab?token={alice_token}"));
-    browser.wait_until(&tab, LAB_READY, lab_limit);
+    browser.wait_until_started(&tab, LAB_READY, lab_limit);
     let bob_host = bob_base
         .trim_start_matches("https://")
         .trim_end_matches('/');
@@ -962,7 +962,7 @@ async fn a_members_page_sets_no_cookie_another_members_servers_read() {
     );
     // ... then with his link.
     browser.open(&tab, &format!("{bob_base}lab?token={bob_token}"));
-    browser.wait_until(&tab, LAB_READY, lab_limit);
+    browser.wait_until_started(&tab, LAB_READY, lab_limit);
     let again = browser.evaluate(&tab, me);
     expect(
         again == identity,

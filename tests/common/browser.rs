@@ -234,6 +234,26 @@ impl Browser {
             .unwrap_or_else(|failure| panic!("{failure}"))
     }
 
+    /// `wait_until` for a page that loads an application (JupyterLab fetches dozens of
+    /// files after its page): when a test beside this one makes or removes a Docker
+    /// network, Chromium drops the fetches under way (`net::ERR_NETWORK_CHANGED`) and the
+    /// application never starts, so a page not ready after 45 s is loaded again, until
+    /// `limit` passes.
+    pub fn wait_until_started(&mut self, tab: &Tab, expression: &str, limit: Duration) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.poll(tab, expression, left.min(Duration::from_secs(45))) {
+                Ok(value) => return value,
+                Err(failure) if left <= Duration::from_secs(45) => panic!("{failure}"),
+                Err(failure) => {
+                    eprintln!("loading the page again: {failure}");
+                    self.call(Some(tab), "Page.reload", json!({}));
+                }
+            }
+        }
+    }
+
     /// `wait_until`, with what the page showed last as an `Err` when `limit` passes.
     pub fn poll(&mut self, tab: &Tab, expression: &str, limit: Duration) -> Result<Value, String> {
         let deadline = Instant::now() + limit;
