@@ -471,9 +471,11 @@ fn root_s_ids_on_a_mount_other_accounts_can_enter_are_warned_about() {
             (mount, text.to_string())
         })
         .collect();
-    let (notes, _) = run(launch(&engine, &host, request, true)).unwrap();
+    // Said once the container exists (never in front of a refusal): the launch's notes.
+    let (prepared_notes, launched) = run(launch(&engine, &host, request, true)).unwrap();
+    assert!(prepared_notes.is_empty(), "{prepared_notes:?}");
     assert_eq!(
-        notes,
+        launched.notes,
         ["warning: `--mount ./open`: the container writes there as root (0:0, without capabilities) and other accounts can enter the folder, where a setuid file it leaves would run as root for them; close it (`chmod go-rwx /project/open`), run tfimg as yourself (or with sudo), or mount it `:ro`"]
     );
 }
