@@ -758,6 +758,25 @@ fn a_gpu_a_trial_holds_is_refused_naming_the_trial() {
     );
 }
 
+/// `job` of each of `items`, each on a thread of its own, all released by one barrier
+/// (commands started in the same instant); their results in order.
+fn released_together<T: Sync, R: Send>(items: &[T], job: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let start = std::sync::Barrier::new(items.len());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .iter()
+            .map(|item| {
+                let (start, job) = (&start, &job);
+                scope.spawn(move || {
+                    start.wait();
+                    job(item)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
 /// The DeviceIDs each of `names` was created with on the stand-in (`None`: it does not
 /// exist), and whether it runs.
 fn gpus_of(gpu: &GpuEngine, name: &str) -> Option<(Vec<String>, bool)> {
@@ -786,35 +805,24 @@ fn eight_runs_started_together_on_four_free_gpus_take_four_different_gpus_and_fo
     let names: Vec<String> = (0..8).map(|i| unique(&format!("t-race{i}"))).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let _guard = DockerGuard::containers(&refs).on(&gpu.host);
-    let start = std::sync::Barrier::new(names.len());
-    let runs: Vec<common::Run> = std::thread::scope(|scope| {
-        let handles: Vec<_> = names
-            .iter()
-            .map(|name| {
-                let (gpu, folder, start) = (&gpu, folder.path(), &start);
-                scope.spawn(move || {
-                    start.wait();
-                    tfimg(
-                        gpu,
-                        folder,
-                        &[
-                            "run",
-                            "cpu-headless",
-                            "-d",
-                            "--no-build",
-                            "--name",
-                            name,
-                            "--gpus",
-                            "1",
-                            "--",
-                            "sleep",
-                            "300",
-                        ],
-                    )
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    let runs = released_together(&names, |name| {
+        tfimg(
+            &gpu,
+            folder.path(),
+            &[
+                "run",
+                "cpu-headless",
+                "-d",
+                "--no-build",
+                "--name",
+                name,
+                "--gpus",
+                "1",
+                "--",
+                "sleep",
+                "300",
+            ],
+        )
     });
     let mut taken = Vec::new();
     let mut refusals = Vec::new();
@@ -885,19 +893,8 @@ fn three_teams_brought_up_together_never_give_one_gpu_twice() {
             guard
         })
         .collect();
-    let start = std::sync::Barrier::new(teams.len());
-    let ups: Vec<common::Run> = std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .iter()
-            .map(|(file, _)| {
-                let (gpu, folder, start) = (&gpu, folder.path(), &start);
-                scope.spawn(move || {
-                    start.wait();
-                    tfimg(gpu, folder, &["up", file, "--ca-cert", HOST_CA])
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    let ups = released_together(&files, |(file, _)| {
+        tfimg(&gpu, folder.path(), &["up", file, "--ca-cert", HOST_CA])
     });
     let mut held = Vec::new();
     for (team, up) in teams.iter().zip(&ups) {
@@ -971,19 +968,8 @@ fn two_sweeps_started_together_run_their_trials_on_different_gpus() {
         .iter()
         .map(|sweep| common::sweep::sweep_guard(sweep).on(&gpu.host))
         .collect();
-    let start = std::sync::Barrier::new(files.len());
-    let swept: Vec<common::Run> = std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .iter()
-            .map(|(file, _)| {
-                let (gpu, folder, start) = (&gpu, folder.path(), &start);
-                scope.spawn(move || {
-                    start.wait();
-                    tfimg(gpu, folder, &["sweep", file])
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    let swept = released_together(&files, |(file, _)| {
+        tfimg(&gpu, folder.path(), &["sweep", file])
     });
     let mut used = Vec::new();
     for (sweep, run) in sweeps.iter().zip(&swept) {

@@ -1048,6 +1048,59 @@ async fn a_large_body_costs_at_most_about_four_times_its_size() {
     drop(guard);
 }
 
+/// Issue 45: on a shared server someone else already serves on 8501. `serve` moves to
+/// another port, says so, and every address it prints is the one that answers with this
+/// model (the guide's `curl` uses the printed address, not 8501).
+#[tokio::test]
+async fn serve_on_a_taken_8501_prints_the_address_that_answers() {
+    let Some(_engine) = common::engine().await else { return };
+    // Someone else's server (a listener of this test's; when another program holds 8501
+    // already, it stands in for it).
+    let _someone_else = std::net::TcpListener::bind("127.0.0.1:8501");
+    let served = serve_half_plus_three();
+    assert_ne!(served.port, 8501, "{}", served.stdout);
+    assert!(
+        served.stderr.contains(&format!(
+            "note: port 8501 (rest) is in use, so it is on {} instead",
+            served.port
+        )),
+        "{}",
+        served.stderr
+    );
+    for line in served
+        .stdout
+        .lines()
+        .filter(|line| line.contains("http://"))
+    {
+        assert!(
+            !line.contains(":8501"),
+            "a printed address points at someone else's server: {line}"
+        );
+    }
+    let (status, body) = http(
+        "GET",
+        served.port,
+        &format!("/v1/models/{}", served.model),
+        &[],
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("AVAILABLE"), "{body}");
+}
+
+/// The address of `container` on its network (the bridge), for clients beside it.
+fn address_of(container: &str) -> String {
+    let address = common::docker(&[
+        "inspect",
+        "--format",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+        container,
+    ]);
+    let address = address.trim().to_string();
+    assert!(!address.is_empty(), "the server's address on its network");
+    address
+}
+
 /// Issue 45: a client that asks for a large answer (3 million values: 12 MB, more
 /// than the kernel's buffers on both sides hold) and reads none of it loses its
 /// connection after the server's 30 s, which frees the request slot it held: when it reads
@@ -1057,14 +1110,7 @@ async fn a_large_body_costs_at_most_about_four_times_its_size() {
 async fn a_client_that_never_reads_its_answer_loses_the_connection() {
     let Some(_engine) = common::engine().await else { return };
     let served = serve_half_plus_three();
-    let address = common::docker(&[
-        "inspect",
-        "--format",
-        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
-        &served.container,
-    ]);
-    let address = address.trim().to_string();
-    assert!(!address.is_empty(), "the server's address on its network");
+    let address = address_of(&served.container);
     let reader = |seconds: &str| {
         let command = [
             "python",
@@ -1116,14 +1162,7 @@ async fn a_client_that_never_reads_its_answer_loses_the_connection() {
 async fn a_slow_header_client_that_reconnects_keeps_no_one_else_out() {
     let Some(_engine) = common::engine().await else { return };
     let served = serve_half_plus_three();
-    let address = common::docker(&[
-        "inspect",
-        "--format",
-        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
-        &served.container,
-    ]);
-    let address = address.trim().to_string();
-    assert!(!address.is_empty(), "the server's address on its network");
+    let address = address_of(&served.container);
     let attack = {
         let model = served.model.clone();
         std::thread::spawn(move || {
