@@ -758,6 +758,15 @@ fn a_gpu_a_trial_holds_is_refused_naming_the_trial() {
     );
 }
 
+/// A scratch folder holding `files` (name, text).
+fn scratch_of(files: &[(String, String)]) -> tempfile::TempDir {
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_str()))
+        .collect();
+    scratch(&refs)
+}
+
 /// `job` of each of `items`, each on a thread of its own, all released by one barrier
 /// (commands started in the same instant); their results in order.
 fn released_together<T: Sync, R: Send>(items: &[T], job: impl Fn(&T) -> R + Sync) -> Vec<R> {
@@ -880,11 +889,7 @@ fn three_teams_brought_up_together_never_give_one_gpu_twice() {
             )
         })
         .collect();
-    let file_refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(name, text)| (name.as_str(), text.as_str()))
-        .collect();
-    let folder = scratch(&file_refs);
+    let folder = scratch_of(&files);
     let _guards: Vec<DockerGuard> = teams
         .iter()
         .map(|team| {
@@ -959,11 +964,7 @@ fn two_sweeps_started_together_run_their_trials_on_different_gpus() {
         .iter()
         .map(|sweep| (format!("{sweep}.yaml"), file(sweep)))
         .collect();
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(name, text)| (name.as_str(), text.as_str()))
-        .collect();
-    let folder = scratch(&refs);
+    let folder = scratch_of(&files);
     let _guards: Vec<DockerGuard> = sweeps
         .iter()
         .map(|sweep| common::sweep::sweep_guard(sweep).on(&gpu.host))

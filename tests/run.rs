@@ -1383,9 +1383,9 @@ async fn a_job_killed_for_memory_says_so_and_names_the_flag_that_raises_the_limi
     let folder = scratch(&[]);
     let name = unique("t-oom");
     let _guard = DockerGuard::containers(&[&name]);
-    let ran = run(
-        folder.path(),
-        &[
+    // `command` in cpu-headless under a 64 MiB limit.
+    let limited = |command: &[&str]| {
+        let mut args = vec![
             "cpu-headless",
             "--name",
             &name,
@@ -1393,11 +1393,11 @@ async fn a_job_killed_for_memory_says_so_and_names_the_flag_that_raises_the_limi
             "64m",
             "--no-build",
             "--",
-            "python",
-            "-c",
-            "b = bytearray(1024 << 20); print(len(b))",
-        ],
-    );
+        ];
+        args.extend_from_slice(command);
+        run(folder.path(), &args)
+    };
+    let ran = limited(&["python", "-c", "b = bytearray(1024 << 20); print(len(b))"]);
     assert_eq!(ran.code, 137, "{}", ran.tail());
     assert!(
         ran.stderr.contains(&format!(
@@ -1409,21 +1409,7 @@ async fn a_job_killed_for_memory_says_so_and_names_the_flag_that_raises_the_limi
     assert!(engine.container(&name).await.unwrap().is_none());
 
     // A SIGKILL that is not the kernel's says nothing of memory.
-    let killed = run(
-        folder.path(),
-        &[
-            "cpu-headless",
-            "--name",
-            &name,
-            "--memory",
-            "64m",
-            "--no-build",
-            "--",
-            "sh",
-            "-c",
-            "kill -9 $$",
-        ],
-    );
+    let killed = limited(&["sh", "-c", "kill -9 $$"]);
     assert_eq!(killed.code, 137, "{}", killed.tail());
     assert!(!killed.stderr.contains("memory"), "{}", killed.stderr);
 }
