@@ -439,6 +439,38 @@ fn a_detached_sweep_is_followed_with_status_and_stopped_with_stop() {
 }
 
 #[test]
+fn sweep_stop_ends_the_running_sweep_with_exit_1_saying_who_stopped_it_and_how_to_go_on() {
+    let name = unique("t-stopfg").to_lowercase();
+    let _guard = sweep_guard(&name);
+    let folder = cpu_sweep(&name, 4, 60, "");
+    let running = spawn_tfimg(folder.path(), &["sweep", "sweep.yaml"], &[]);
+    wait_for("two trials running", HANG, || {
+        sweep_containers(&name).lines().count() == 2
+    });
+    let stop = tfimg(folder.path(), &["sweep", "stop", &name]);
+    assert_eq!(stop.code, 0, "{}", stop.tail());
+    let run = running.finish(HANG);
+    assert_eq!(run.code, 1, "{}", run.tail());
+    assert!(
+        run.stderr.contains(&format!(
+            "error: sweep `{name}` was stopped by `tfimg sweep stop`, asked by "
+        )) && run.stderr.contains(" (uid ")
+            && run
+                .stderr
+                .contains(": its trial containers are removed and its results kept"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hint: `tfimg sweep sweep.yaml` goes on with the 4 trial(s) not done"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(sweep_containers(&name).trim(), "");
+}
+
+#[test]
 fn stop_cleans_up_after_a_sweep_whose_tfimg_was_killed() {
     let name = unique("t-killed").to_lowercase();
     let _guard = sweep_guard(&name);

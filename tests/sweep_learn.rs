@@ -261,3 +261,117 @@ fn a_seeded_tpe_sweep_one_at_a_time_proposes_the_same_trials_on_a_second_run() {
     assert_eq!(proposed(&second.path().join("runs").join(&name)), once);
     assert_eq!(sweep_containers(&name).trim(), "", "no container is left");
 }
+
+/// Three trials writing `metrics.jsonl` with Python's `json.dumps`, one line per epoch of
+/// `losses`: t002's `val_loss` is the lowest until it turns NaN at its last epoch (its
+/// saved model is NaN), written bare, as `json.dumps` writes it.
+fn nan_sweep(name: &str) -> tempfile::TempDir {
+    let text = format!(
+        "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\n\
+         command: [python3, -c, \"import json, os; path = os.path.join(os.environ['TFIMG_TRIAL_DIR'], 'metrics.jsonl'); out = open(path, 'a'); [out.write(json.dumps({{{{'epoch': e + 1, 'val_loss': float(v)}}}}) + chr(10)) for e, v in enumerate('{{losses}}'.split(':'))]\"]\n\
+         params:\n  losses: ['0.5:0.4:0.3', '0.2:0.025:nan', '0.9:0.8:0.7']\n\
+         max_parallel: 2\nobjective: {{metric: val_loss, mode: min}}\n"
+    );
+    common::scratch(&[("sweep.yaml", &text)])
+}
+
+#[test]
+fn a_trial_whose_metric_turns_nan_is_diverged_ranked_last_and_never_best() {
+    let name = unique("t-nan").to_lowercase();
+    let _guard = sweep_guard(&name);
+    let folder = nan_sweep(&name);
+    let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    // The table: t001 (0.3) best, t003 (0.7), then t002, diverged.
+    let rows: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        .collect();
+    let order: Vec<&str> = rows
+        .iter()
+        .map(|row| row.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(order, ["t001", "t003", "t002"], "{}", run.stdout);
+    assert!(
+        rows[2].contains("NaN") && rows[2].trim_end().ends_with("diverged"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("best: t001 last val_loss=0.3 "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr
+            .contains("3 of 3 trials done (1 diverged: NaN or infinite `val_loss`), 0 failed"),
+        "{}",
+        run.stderr
+    );
+    let results = tfimg(folder.path(), &["sweep", "results", &name, "--json"]);
+    assert_eq!(results.code, 0, "{}", results.tail());
+    let results: serde_json::Value = serde_json::from_str(&results.stdout).unwrap();
+    assert_eq!(results["best"], "t001", "{results}");
+    let t002 = &results["trials"][2];
+    assert_eq!(t002["trial"], "t002", "{results}");
+    assert_eq!(t002["status"], "diverged", "{results}");
+    let status = tfimg(folder.path(), &["sweep", "status", &name]);
+    assert_eq!(status.code, 0, "{}", status.tail());
+    assert!(
+        status.stdout.contains("1 diverged, 2 done"),
+        "{}",
+        status.stdout
+    );
+}
+
+#[test]
+fn a_misspelled_objective_metric_is_warned_about_at_the_first_report_while_the_trial_runs() {
+    let name = unique("t-misspelt").to_lowercase();
+    let _guard = sweep_guard(&name);
+    // The script reports `val_acc`; the file's objective is `val_accuracy`.
+    let text = format!(
+        "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\n\
+         command: [sh, -c, \"echo epoch=1 val_acc=0.5 loss=1.2; sleep 300 # {{n}}\"]\n\
+         params: {{n: [1, 2]}}\nmax_parallel: 1\nobjective: {{metric: val_accuracy, mode: max}}\n"
+    );
+    let folder = common::scratch(&[("sweep.yaml", &text)]);
+    let running = spawn_tfimg(folder.path(), &["sweep", "sweep.yaml", "--json"], &[]);
+    let mut said = Vec::new();
+    let warned = loop {
+        let line = running
+            .stdout_lines
+            .recv_timeout(HANG)
+            .expect("a warning while t001 runs, before it ends");
+        let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if event["event"] == "objective_unreported" {
+            break event;
+        }
+        if event["event"] == "status" {
+            said.push(event["message"].as_str().unwrap().to_string());
+        }
+    };
+    let line = said.last().map(String::as_str).unwrap_or_default();
+    assert!(
+        line.starts_with(
+            "warning: t001 reported `loss`, `val_acc` but not `val_accuracy`, the objective's metric"
+        ) && line.contains("did you mean `val_acc`?"),
+        "{said:?}"
+    );
+    assert_eq!(warned["trial"], "t001", "{warned}");
+    assert_eq!(warned["metric"], "val_accuracy", "{warned}");
+    assert_eq!(
+        warned["reported"],
+        serde_json::json!(["loss", "val_acc"]),
+        "{warned}"
+    );
+    // Said at t001's first report: t001 is still running (it sleeps 300 s after it).
+    let dir = folder.path().join("runs").join(&name);
+    assert_eq!(starts(&dir).len(), 1, "only t001 started");
+    assert_eq!(sweep_containers(&name).lines().count(), 1);
+    running.signal(libc::SIGINT);
+    let run = running.finish(HANG);
+    assert_eq!(run.code, 130, "{}", run.tail());
+    assert_eq!(sweep_containers(&name).trim(), "");
+}

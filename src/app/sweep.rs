@@ -64,8 +64,13 @@ use crate::sweep::{Sweep, Trial, FILE_COPY};
 /// How long a trial gets to stop after SIGTERM before it is killed.
 pub const STOP_SECONDS: i32 = 5;
 
-/// How often the live view is brought up to date.
+/// How often the live view is brought up to date, timeouts and `sweep stop` looked for.
 const TICK: Duration = Duration::from_secs(1);
+
+/// How often running trials' reports are looked at (a file's length, read again only
+/// when it grew): each new report is judged (`early_stop`) within this of its writing,
+/// so a trial with short epochs is not let run several past its stop.
+const REPORT_TICK: Duration = Duration::from_millis(100);
 
 /// The file that asks a running sweep to stop (`tfimg sweep stop`), in its folder.
 pub const STOP_REQUEST: &str = "stop-requested";
@@ -134,6 +139,16 @@ struct Runner<'a, E: Engine, H: Host> {
     /// The objective value of each ended trial `tpe:` learns from (`None`: it reported
     /// none), by trial index: read once (`learn`).
     ended_values: BTreeMap<usize, Option<f64>>,
+    /// Who asked the run to stop (`tfimg sweep stop`), as the request says.
+    stopped_by: Option<String>,
+    /// When the work of each `TICK` was last done.
+    ticked_ms: u64,
+    /// The lengths of each running trial's metrics and stdout files when its reports
+    /// were last read, by trial index.
+    report_lengths: BTreeMap<usize, (Option<u64>, Option<u64>)>,
+    /// A trial's first report lacked the objective's metric but had one named like it,
+    /// and that was said; or a trial reported the metric. Either way, nothing more to say.
+    names_checked: bool,
 }
 
 /// Runs (or goes on with) the sweep until every trial ended, it was stopped, or
@@ -178,6 +193,10 @@ pub async fn run<E: Engine, H: Host>(
             .zip(sweep.objective.as_ref())
             .map(|(early_stop, objective)| Judge::new(early_stop.rule, objective)),
         ended_values: BTreeMap::new(),
+        stopped_by: None,
+        ticked_ms: 0,
+        report_lengths: BTreeMap::new(),
+        names_checked: false,
     };
     runner.journal(&Event::SweepStarted {
         sweep: sweep.name.clone(),
@@ -205,7 +224,12 @@ pub async fn run<E: Engine, H: Host>(
         }
         .into());
     }
-    Ok(Finished { reason, counts })
+    Ok(Finished {
+        reason,
+        counts,
+        stopped_by: runner.stopped_by.take(),
+        file: run.file.clone(),
+    })
 }
 
 impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
@@ -251,14 +275,24 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                     self.scheduler.stop();
                     self.stop_all().await;
                 }
-                () = self.host.sleep(TICK) => {
-                    if reason.is_none() && self.stop_requested() {
-                        reason = Some(StopReason::Stopped);
-                        self.scheduler.stop();
-                        self.stop_all().await;
+                () = self.host.sleep(REPORT_TICK) => {
+                    let now = self.now_ms();
+                    let tick = now.saturating_sub(self.ticked_ms) >= TICK.as_millis() as u64;
+                    if tick {
+                        self.ticked_ms = now;
+                        if reason.is_none() && self.stop_requested() {
+                            reason = Some(StopReason::Stopped);
+                            self.stopped_by = self.stop_asker();
+                            self.scheduler.stop();
+                            self.stop_all().await;
+                        }
+                        self.fetch_metrics().await;
                     }
-                    self.fetch_metrics().await;
-                    let checked = match self.time_out_running().await {
+                    let checked = match tick {
+                        true => self.time_out_running().await,
+                        false => Ok(()),
+                    };
+                    let checked = match checked {
                         Ok(()) => self.judge_running().await,
                         Err(error) => Err(error),
                     };
@@ -268,7 +302,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                         failure.get_or_insert(error);
                     }
                     let counts = self.counts();
-                    if self.last_progress.as_ref() != Some(&counts) {
+                    if tick && self.last_progress.as_ref() != Some(&counts) {
                         (self.notify)(Note::Progress(counts.clone()));
                         self.last_progress = Some(counts);
                     }
@@ -334,27 +368,89 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         Ok(())
     }
 
-    /// Judges every running trial on what it reported so far (`early_stop`). Each
-    /// judgement is journaled before anything is done about it; a stop then stops the
-    /// trial's container, whose end comes as usual and counts as stopped early.
+    /// Looks at what each running trial reported since it was last looked at: its first
+    /// report is checked for the objective's metric, and every report judged
+    /// (`early_stop`). Each judgement is journaled before anything is done about it; a
+    /// stop then stops the trial's container, whose end comes as usual and counts as
+    /// stopped early.
     async fn judge_running(&mut self) -> anyhow::Result<()> {
-        let Some(mut judge) = self.judge.take() else {
+        let looks =
+            self.run.sweep.objective.is_some() && (self.judge.is_some() || !self.names_checked);
+        if !looks {
             return Ok(());
-        };
-        let judged = self.judge_with(&mut judge).await;
-        self.judge = Some(judge);
+        }
+        let mut judge = self.judge.take();
+        let judged = self.judge_with(judge.as_mut()).await;
+        self.judge = judge;
         judged
     }
 
-    async fn judge_with(&mut self, judge: &mut Judge) -> anyhow::Result<()> {
+    /// The running trials whose metrics (or stdout) grew since they were last read.
+    fn reported_more(&mut self) -> Vec<usize> {
         let running: Vec<usize> = self
             .watched
             .iter()
             .filter(|(_, watched)| !watched.stopping)
             .map(|(trial, _)| *trial)
             .collect();
-        for trial in running {
+        self.report_lengths
+            .retain(|trial, _| running.contains(trial));
+        running
+            .into_iter()
+            .filter(|trial| {
+                let dir = self.trial_dir(*trial);
+                let lengths = (
+                    self.host
+                        .confined_len(&dir, crate::sweep::trials::METRICS_FILE),
+                    self.host
+                        .confined_len(&dir, crate::sweep::trials::STDOUT_FILE),
+                );
+                self.report_lengths.insert(*trial, lengths) != Some(lengths)
+            })
+            .collect()
+    }
+
+    /// Says, once, a trial whose first report has no value of the objective's metric but
+    /// one named like it (`val_acc` for `val_accuracy`): a misspelling, in the file or
+    /// the script. A report of other metrics only (a training loss each step, the
+    /// objective each epoch) is not one; a sweep whose trials never report the metric
+    /// at all is told so when it ends (`SweepFolder::objective_warning`).
+    fn check_reported_names(&mut self, trial: usize, points: &[crate::sweep::metrics::Point]) {
+        let Some(objective) = &self.run.sweep.objective else {
+            return;
+        };
+        if self.names_checked || points.is_empty() {
+            return;
+        }
+        if points
+            .iter()
+            .any(|point| point.values.contains_key(&objective.metric))
+        {
+            self.names_checked = true;
+            return;
+        }
+        let reported: std::collections::BTreeSet<String> = points
+            .iter()
+            .flat_map(|point| point.values.keys().cloned())
+            .collect();
+        if crate::input::closest(&objective.metric, reported.iter().map(String::as_str)).is_none() {
+            return;
+        }
+        self.names_checked = true;
+        (self.notify)(Note::ObjectiveUnreported {
+            trial: self.trials[trial].id.clone(),
+            metric: objective.metric.clone(),
+            reported: reported.into_iter().collect(),
+        });
+    }
+
+    async fn judge_with(&mut self, mut judge: Option<&mut Judge>) -> anyhow::Result<()> {
+        for trial in self.reported_more() {
             let points = folder::trial_points(self.host, &self.trial_dir(trial));
+            self.check_reported_names(trial, &points);
+            let Some(judge) = judge.as_deref_mut() else {
+                continue;
+            };
             let id = self.trials[trial].id.clone();
             let attempt = self.watched[&trial].attempt;
             for judgement in judge.judge(&id, &points) {
@@ -386,6 +482,27 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
     /// Whether `tfimg sweep stop` asked this run to stop.
     fn stop_requested(&self) -> bool {
         self.host.exists(&self.run.sweep.output.join(STOP_REQUEST))
+    }
+
+    /// Who the stop request says asked (`ada (uid 1000) at ...`): its first line, at
+    /// most 200 printable characters of it (anyone who can write the sweep's folder
+    /// wrote it; it is only ever shown).
+    fn stop_asker(&self) -> Option<String> {
+        let bytes = self
+            .host
+            .read_at_most(&self.run.sweep.output.join(STOP_REQUEST), 1024)
+            .ok()?;
+        let text = String::from_utf8_lossy(&bytes);
+        let line: String = text
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(200)
+            .collect();
+        let line = line.trim();
+        (!line.is_empty()).then(|| line.to_string())
     }
 
     /// A watched attempt ended: decides what its end means and records it.

@@ -316,6 +316,12 @@ impl Host for FakeHost {
         self.write_file(&folder.join(name), bytes)
     }
 
+    fn confined_len(&self, folder: &Path, name: &str) -> Option<u64> {
+        self.read_file(&folder.join(name))
+            .ok()
+            .map(|bytes| bytes.len() as u64)
+    }
+
     fn append_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
         self.append_file(&folder.join(name), bytes, false)
     }

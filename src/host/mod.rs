@@ -208,6 +208,10 @@ pub trait Host {
     /// `append_file` for `name` in such a folder (the folder itself must exist): a link,
     /// FIFO or device there is refused.
     fn append_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()>;
+    /// The length of the regular file `name` in such a folder, as `read_confined` would
+    /// open it (none when it is missing, a link, a FIFO or a device): a cheap look at
+    /// whether a trial wrote more.
+    fn confined_len(&self, folder: &Path, name: &str) -> Option<u64>;
     /// Renames a file or folder (on one file system).
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()>;
     /// Whether `path` is a folder.
@@ -472,6 +476,14 @@ impl Host for Machine {
         confined::Confined::open_or_make(folder)?
             .owned_by_folder()?
             .write(Path::new(name), bytes, 0o644)
+    }
+
+    fn confined_len(&self, folder: &Path, name: &str) -> Option<u64> {
+        let file = confined::Confined::open(folder)
+            .ok()?
+            .open_file(Path::new(name))
+            .ok()?;
+        file.metadata().ok().map(|metadata| metadata.len())
     }
 
     fn append_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {

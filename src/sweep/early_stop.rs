@@ -146,7 +146,9 @@ pub struct Judgement {
     /// ASHA: the rung the report reached (its value is recorded there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rung: Option<u32>,
-    /// ASHA: the trial's value at `at`; median: its best value up to `at`.
+    /// ASHA: the trial's value at `at`; median: its best value up to `at`. NaN when it
+    /// was not finite (the journal's `null`).
+    #[serde(with = "maybe_finite")]
     pub value: f64,
     /// What the value had to reach (ASHA: the rung's quantile; median: the others'
     /// median); none when there was nothing yet to compare with.
@@ -166,7 +168,10 @@ impl Judgement {
         } else {
             "median"
         };
-        match self.cutoff {
+        if !self.value.is_finite() {
+            return format!("{at}: {}, diverged", number_text(self.value));
+        }
+        match self.cutoff.filter(|cutoff| cutoff.is_finite()) {
             Some(cutoff) => {
                 let sign = if self.value < cutoff {
                     "<"
@@ -175,15 +180,29 @@ impl Judgement {
                 } else {
                     "="
                 };
-                format!(
-                    "{at}: {} {sign} {against} {}",
-                    number_text(self.value),
-                    number_text(cutoff)
-                )
+                let (value, cutoff) = distinct_texts(self.value, cutoff);
+                format!("{at}: {value} {sign} {against} {cutoff}")
             }
             None => format!("{at}: {}", number_text(self.value)),
         }
     }
+}
+
+/// `a` and `b` as text, with as many digits as it takes to tell two different numbers
+/// apart (`0.19837 < 0.19843`, never `0.1984 < 0.1984`).
+fn distinct_texts(a: f64, b: f64) -> (String, String) {
+    let (short_a, short_b) = (number_text(a), number_text(b));
+    if a == b || short_a != short_b {
+        return (short_a, short_b);
+    }
+    (5..=17)
+        .map(|digits| (format!("{a:.digits$}"), format!("{b:.digits$}")))
+        .find(|(a, b)| a != b)
+        .map(|(a, b)| {
+            let trim = |text: String| text.trim_end_matches('0').trim_end_matches('.').to_string();
+            (trim(a), trim(b))
+        })
+        .unwrap_or((format!("{a:e}"), format!("{b:e}")))
 }
 
 /// The judge of one sweep run: what the rule has seen and recorded so far. A trial may
@@ -374,6 +393,15 @@ impl Judge {
         score(self.mode, value)
     }
 
+    /// The objective's value of `score`: NaN for the score of one that diverged.
+    fn unscore(&self, score: f64) -> f64 {
+        match (score.is_finite(), self.mode) {
+            (false, _) => f64::NAN,
+            (true, Mode::Max) => score,
+            (true, Mode::Min) => -score,
+        }
+    }
+
     fn asha(
         &self,
         trial: &str,
@@ -405,7 +433,7 @@ impl Judge {
             unit,
             rung: Some(rung),
             value,
-            cutoff: cutoff.map(|score| self.score(score)),
+            cutoff: cutoff.map(|score| self.unscore(score)),
             stop: cutoff.is_some_and(|cutoff| self.score(value) < cutoff),
         })
     }
@@ -442,18 +470,39 @@ impl Judge {
             at,
             unit,
             rung: None,
-            value: self.score(best),
-            cutoff: cutoff.map(|score| self.score(score)),
+            value: self.unscore(best),
+            cutoff: cutoff.map(|score| self.unscore(score)),
             stop: cutoff.is_some_and(|cutoff| best < cutoff),
         })
     }
 }
 
-/// `value` as higher-is-better under `mode`.
+/// `value` as higher-is-better under `mode`; a value that is not finite (a trial that
+/// diverged: NaN, an infinite loss) scores below every finite one.
 fn score(mode: Mode, value: f64) -> f64 {
+    if !value.is_finite() {
+        return f64::NEG_INFINITY;
+    }
     match mode {
         Mode::Max => value,
         Mode::Min => -value,
+    }
+}
+
+/// A judgement's value in the journal: JSON has no NaN nor infinity, so those are
+/// written `null` and read back as NaN (a value that diverged, whichever it was).
+mod maybe_finite {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+        match value.is_finite() {
+            true => serializer.serialize_f64(*value),
+            false => serializer.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
     }
 }
 
@@ -469,7 +518,16 @@ pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
     let lower = position.floor() as usize;
     let upper = position.ceil() as usize;
     let fraction = position - lower as f64;
-    Some(sorted[lower] + (sorted[upper] - sorted[lower]) * fraction)
+    let (low, high) = (sorted[lower], sorted[upper]);
+    if fraction == 0.0 || low == high {
+        return Some(low);
+    }
+    // Between a diverged trial's score (minus infinity) and a finite one, no
+    // interpolation makes a number: the finite one, which every diverged trial is below.
+    if !low.is_finite() {
+        return Some(high);
+    }
+    Some(low + (high - low) * fraction)
 }
 
 #[cfg(test)]

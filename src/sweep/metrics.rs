@@ -23,7 +23,8 @@ pub(crate) fn number_key(number: f64) -> u64 {
 pub struct Point {
     pub epoch: Option<f64>,
     pub step: Option<f64>,
-    /// Every other finite number of the line, by name.
+    /// Every other number of the line, by name: NaN and the infinities too (a metric
+    /// that diverged is what it is, never the value before it).
     pub values: BTreeMap<String, f64>,
 }
 
@@ -38,8 +39,9 @@ pub fn valid_metric_name(name: &str) -> bool {
 }
 
 /// The points of a `metrics.jsonl`. Python's `json.dumps` writes NaN and infinities as
-/// bare `NaN`/`Infinity`, which JSON lacks: they are read as missing values, so a loss
-/// that diverged does not hide the line's other metrics.
+/// bare `NaN`/`Infinity`, which JSON lacks: they are read as those numbers (as are the
+/// strings `"NaN"`, `"Infinity"` and `"-Infinity"`), so a loss that diverged is seen as
+/// such and does not hide the line's other metrics.
 pub fn parse_jsonl(text: &str) -> Vec<Point> {
     text.lines()
         .filter_map(|line| jsonl_point(line.trim()))
@@ -55,15 +57,38 @@ fn jsonl_point(line: &str) -> Option<Point> {
         .ok()?;
     let mut point = Point::default();
     for (name, value) in object {
-        let Some(number) = value.as_f64().filter(|number| number.is_finite()) else {
+        let number = match &value {
+            serde_json::Value::String(text) => non_finite(text),
+            _ => value.as_f64(),
+        };
+        let Some(number) = number else {
             continue;
         };
+        // `epoch` and `step` place a report: only a finite one does.
+        if matches!(name.as_str(), "epoch" | "step") && !number.is_finite() {
+            continue;
+        }
         point.add(&name, number);
     }
     (!point.is_empty()).then_some(point)
 }
 
-/// `line` with the bare words `NaN`, `Infinity` and `-Infinity` outside strings made `null`.
+/// The number a non-finite word stands for (`NaN`, `Infinity`, `-Infinity`, or what
+/// `without_non_finite` made of them), or none.
+fn non_finite(text: &str) -> Option<f64> {
+    match text.trim_start_matches(NON_FINITE_MARK) {
+        "NaN" | "nan" => Some(f64::NAN),
+        "Infinity" | "inf" => Some(f64::INFINITY),
+        "-Infinity" | "-inf" => Some(f64::NEG_INFINITY),
+        _ => None,
+    }
+}
+
+/// What marks a non-finite word made a string by `without_non_finite`.
+const NON_FINITE_MARK: char = '\u{0}';
+
+/// `line` with the bare words `NaN`, `Infinity` and `-Infinity` outside strings made
+/// strings (`non_finite` reads them back).
 fn without_non_finite(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut in_string = false;
@@ -88,7 +113,7 @@ fn without_non_finite(line: &str) -> String {
             .iter()
             .find(|word| rest.starts_with(**word))
         {
-            out.push_str("null");
+            out.push_str(&format!("\"\\u0000{word}\""));
             rest = &rest[word.len()..];
             continue;
         }
@@ -111,10 +136,10 @@ fn stdout_point(line: &str) -> Option<Point> {
         if !valid_metric_name(name) {
             return None;
         }
-        let number: f64 = value
-            .parse()
-            .ok()
-            .filter(|number: &f64| number.is_finite())?;
+        let number: f64 = value.parse().ok()?;
+        if matches!(name, "epoch" | "step") && !number.is_finite() {
+            return None;
+        }
         point.add(name, number);
     }
     (!point.is_empty()).then_some(point)

@@ -199,9 +199,15 @@ pub enum Mode {
 impl Mode {
     /// Whether `a` is better than `b`.
     pub fn better(self, a: f64, b: f64) -> bool {
-        match self {
-            Mode::Max => a > b,
-            Mode::Min => a < b,
+        // A value that is not finite (NaN, an infinity) diverged: any finite one is
+        // better, and none of those is better than another.
+        match (a.is_finite(), b.is_finite()) {
+            (true, false) => true,
+            (false, _) => false,
+            (true, true) => match self {
+                Mode::Max => a > b,
+                Mode::Min => a < b,
+            },
         }
     }
 

@@ -44,6 +44,13 @@ pub enum Note {
     TimedOut { trial: String, after_ms: u64 },
     /// The `early_stop` rule stopped a running trial (its end follows).
     StoppedEarly { trial: String, reason: String },
+    /// A trial's first report has no value of the objective's metric (misspelled in the
+    /// file or the script): said once per run, at that report, with what it did report.
+    ObjectiveUnreported {
+        trial: String,
+        metric: String,
+        reported: Vec<String>,
+    },
     /// `tpe:` proposed a trial's params from `learned_from` ended trials (0: a random
     /// draw).
     Proposed {
@@ -77,6 +84,10 @@ pub struct Counts {
 pub struct Finished {
     pub reason: StopReason,
     pub counts: Counts,
+    /// `tfimg sweep stop` stopped it: who asked, and when (`root (uid 0) at ...`).
+    pub stopped_by: Option<String>,
+    /// The sweep file as the user named it, for how to go on.
+    pub file: String,
 }
 
 /// A note as the user sees it: a line (the live summary's, when `live`, which only a
@@ -217,6 +228,26 @@ pub fn told(note: &Note, sweep: &Sweep) -> Told {
             "trial_stopped_early",
             serde_json::json!({"trial": trial, "reason": reason}),
         ),
+        Note::ObjectiveUnreported {
+            trial,
+            metric,
+            reported,
+        } => {
+            let names: Vec<String> = reported.iter().map(|name| format!("`{name}`")).collect();
+            let guess = crate::input::did_you_mean(metric, reported.iter().map(String::as_str));
+            status(
+                format!(
+                    "warning: {trial} reported {} but not `{metric}`, the objective's metric: no trial can be ranked{} on it; {guess}set `objective.metric` to what the script reports, or have it report `{metric}`",
+                    names.join(", "),
+                    match sweep.early_stop.is_some() || sweep.search.learns() {
+                        true => ", stopped early or learned from",
+                        false => "",
+                    }
+                ),
+                "objective_unreported",
+                serde_json::json!({"trial": trial, "metric": metric, "reported": reported}),
+            )
+        }
         Note::Said(message) => status(
             format!("note: {message}"),
             "note",
@@ -310,6 +341,7 @@ impl Finished {
         let mut value = results.to_json();
         value["reason"] = serde_json::json!(self.reason);
         value["counts"] = counts_json(&self.counts);
+        value["stopped_by"] = serde_json::json!(self.stopped_by);
         value
     }
 
@@ -318,12 +350,23 @@ impl Finished {
     /// `max_failed` trials failed, the error.
     pub fn closing_lines(&self, sweep: &Sweep, results: &Results) -> Vec<String> {
         let counts = &self.counts;
+        let diverged = results
+            .rows
+            .iter()
+            .filter(|row| matches!(row.status, RowStatus::Diverged { .. }))
+            .count();
         let early = match counts.stopped_early {
             0 => String::new(),
             n => format!(", {n} stopped early"),
         };
+        let diverged = match (diverged, &results.objective) {
+            (0, _) | (_, None) => String::new(),
+            (n, Some(objective)) => {
+                format!(" ({n} diverged: NaN or infinite `{}`)", objective.metric)
+            }
+        };
         let mut lines = vec![format!(
-            "sweep `{}`: {} of {} trials done, {} failed{early}; results in `{}`",
+            "sweep `{}`: {} of {} trials done{diverged}, {} failed{early}; results in `{}`",
             sweep.name,
             counts.done,
             counts.total,
@@ -336,12 +379,30 @@ impl Finished {
         if self.reason == StopReason::MaxFailed {
             lines.push("error: the sweep stopped early: `max_failed` trials failed".to_string());
         }
+        if self.reason == StopReason::Stopped {
+            let by = self
+                .stopped_by
+                .as_deref()
+                .map_or(String::new(), |by| format!(", asked by {by}"));
+            let left = counts
+                .total
+                .saturating_sub(counts.done + counts.failed + counts.stopped_early);
+            lines.push(format!(
+                "error: sweep `{}` was stopped by `tfimg sweep stop`{by}: its trial containers are removed and its results kept",
+                sweep.name
+            ));
+            lines.push(format!(
+                "hint: `tfimg sweep {}` goes on with the {left} trial(s) not done",
+                self.file
+            ));
+        }
         lines
     }
 
-    /// Whether the run failed (exit 1): it stopped early, or a trial failed for good.
+    /// Whether the run failed (exit 1): it was stopped (`tfimg sweep stop`) or stopped
+    /// early by `max_failed`, or a trial failed for good.
     pub fn failed(&self) -> bool {
-        self.reason == StopReason::MaxFailed || self.counts.failed > 0
+        matches!(self.reason, StopReason::MaxFailed | StopReason::Stopped) || self.counts.failed > 0
     }
 }
 
@@ -495,6 +556,7 @@ pub fn status_text(
         !matches!(
             row.status,
             RowStatus::Done { .. }
+                | RowStatus::Diverged { .. }
                 | RowStatus::Failed
                 | RowStatus::TimedOut(_)
                 | RowStatus::StoppedEarly(_)

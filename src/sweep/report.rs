@@ -148,6 +148,10 @@ fn header(sweep: &str, results: &Results, generated: &str) -> Markup {
     let counts = [
         ("done", count(|s| matches!(s, RowStatus::Done { .. }))),
         (
+            "diverged",
+            count(|s| matches!(s, RowStatus::Diverged { .. })),
+        ),
+        (
             "failed",
             count(|s| matches!(s, RowStatus::Failed | RowStatus::TimedOut(_))),
         ),
@@ -174,7 +178,7 @@ fn header(sweep: &str, results: &Results, generated: &str) -> Markup {
             }
             ul.counts {
                 @for (name, number) in counts {
-                    @if number > 0 || !name.starts_with("stopped") {
+                    @if number > 0 || !(name.starts_with("stopped") || name == "diverged") {
                         li class=(format!("count {}", name.replace(' ', "-"))) { strong { (number) } " " (name) }
                     }
                 }
@@ -461,6 +465,7 @@ fn table(results: &Results) -> Markup {
 fn status_class(status: RowStatus) -> &'static str {
     match status {
         RowStatus::Done { .. } => "done",
+        RowStatus::Diverged { .. } => "diverged",
         RowStatus::Failed | RowStatus::TimedOut(_) => "failed",
         RowStatus::Running => "running",
         RowStatus::Queued => "queued",

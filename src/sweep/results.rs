@@ -21,6 +21,11 @@ pub enum RowStatus {
     Done {
         attempt: u32,
     },
+    /// Done, but the value it is ranked by is not finite (NaN, an infinity): its
+    /// training diverged, and it ranks after every trial with a finite value.
+    Diverged {
+        attempt: u32,
+    },
     Failed,
     Running,
     Queued,
@@ -37,6 +42,7 @@ impl RowStatus {
     pub fn word(&self) -> &'static str {
         match self {
             RowStatus::Done { .. } => "done",
+            RowStatus::Diverged { .. } => "diverged",
             RowStatus::Failed => "failed",
             RowStatus::Running => "running",
             RowStatus::Queued => "queued",
@@ -52,6 +58,8 @@ impl fmt::Display for RowStatus {
         match self {
             RowStatus::Done { attempt: 1 } => f.write_str("done"),
             RowStatus::Done { attempt } => write!(f, "done (attempt {attempt})"),
+            RowStatus::Diverged { attempt: 1 } => f.write_str("diverged"),
+            RowStatus::Diverged { attempt } => write!(f, "diverged (attempt {attempt})"),
             RowStatus::Failed => f.write_str("failed"),
             RowStatus::Running => f.write_str("running"),
             RowStatus::Queued => f.write_str("queued"),
@@ -119,7 +127,10 @@ pub fn unreported_objective(
     let ended = |row: &&ResultRow| {
         matches!(
             row.status,
-            RowStatus::Done { .. } | RowStatus::Failed | RowStatus::TimedOut(_)
+            RowStatus::Done { .. }
+                | RowStatus::Diverged { .. }
+                | RowStatus::Failed
+                | RowStatus::TimedOut(_)
         )
     };
     if rows.iter().any(|row| row.value.is_some()) || !rows.iter().any(|row| ended(&row)) {
@@ -183,10 +194,19 @@ pub fn results(
                     .or_else(|| now_ms.map(|now| now.saturating_sub(attempt.started_ms)))
             });
             let summary = metrics.get(&trial.id).cloned().unwrap_or_default();
+            let value = objective.and_then(|objective| summary.pick(objective));
+            let status = match status {
+                RowStatus::Done { attempt }
+                    if value.is_some_and(|picked| !picked.value.is_finite()) =>
+                {
+                    RowStatus::Diverged { attempt }
+                }
+                status => status,
+            };
             ResultRow {
                 trial: trial.id.clone(),
                 params: trial.params.clone(),
-                value: objective.and_then(|objective| summary.pick(objective)),
+                value,
                 best: objective.and_then(|objective| summary.best(objective)),
                 last: objective.and_then(|objective| summary.last(&objective.metric)),
                 epochs: summary.epochs,
@@ -203,7 +223,8 @@ pub fn results(
         })
         .collect();
     if let Some(objective) = objective {
-        // Stable: equal values and trials without the metric keep trial order.
+        // Stable: equal values and trials without the metric keep trial order; a value
+        // that is not finite ranks after every finite one (`Mode::better`).
         rows.sort_by(|a, b| match (a.ranked(), b.ranked()) {
             (Some(x), Some(y)) if objective.mode.better(x, y) => std::cmp::Ordering::Less,
             (Some(x), Some(y)) if objective.mode.better(y, x) => std::cmp::Ordering::Greater,
@@ -308,7 +329,12 @@ impl Results {
         let done: Vec<&ResultRow> = self
             .rows
             .iter()
-            .filter(|row| matches!(row.status, RowStatus::Done { .. }))
+            .filter(|row| {
+                matches!(
+                    row.status,
+                    RowStatus::Done { .. } | RowStatus::Diverged { .. }
+                )
+            })
             .collect();
         let per_trial = done
             .iter()
@@ -338,17 +364,23 @@ impl Results {
         })
     }
 
-    /// The best trial: the row with the best value of the objective (the first of equal
-    /// ones), in whatever order the rows are.
+    /// The best trial: the row with the best finite value of the objective (the first of
+    /// equal ones), in whatever order the rows are, among the trials that ran to their
+    /// end (a failed or stopped trial's value is of a model never finished); among the
+    /// others only while none did. A diverged trial is never best.
     pub fn best(&self) -> Option<&ResultRow> {
         let objective = self.objective.as_ref()?;
-        self.rows
-            .iter()
-            .filter(|row| row.ranked().is_some())
-            .reduce(|best, row| match (row.ranked(), best.ranked()) {
-                (Some(value), Some(so_far)) if objective.mode.better(value, so_far) => row,
-                _ => best,
-            })
+        let best_of = |done: bool| {
+            self.rows
+                .iter()
+                .filter(|row| row.ranked().is_some_and(f64::is_finite))
+                .filter(|row| !done || matches!(row.status, RowStatus::Done { .. }))
+                .reduce(|best, row| match (row.ranked(), best.ranked()) {
+                    (Some(value), Some(so_far)) if objective.mode.better(value, so_far) => row,
+                    _ => best,
+                })
+        };
+        best_of(true).or_else(|| best_of(false))
     }
 
     /// `best: t014 last val_accuracy=0.9312 (lr=0.001 wd=1e-5): python train.py ...`; with

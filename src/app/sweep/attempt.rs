@@ -181,7 +181,22 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         Box::pin(async move {
             let logs = Logs::new(host, dir);
             let stream = engine.stream_output(&id, true, None, |chunk| logs.add(chunk));
-            let (_, code) = futures_util::future::join(stream, engine.wait(&id)).await;
+            let watched = futures_util::future::join(stream, engine.wait(&id));
+            // Output that came just before a quiet spell (a first report, then a long
+            // epoch) reaches the log within LOG_FLUSH_MS all the same.
+            let flushing = async {
+                loop {
+                    host.sleep(std::time::Duration::from_millis(LOG_FLUSH_MS))
+                        .await;
+                    logs.flush();
+                }
+            };
+            futures_util::pin_mut!(watched, flushing);
+            let code = match futures_util::future::select(watched, flushing).await {
+                futures_util::future::Either::Left(((_, code), _)) => code,
+                // The flushing never ends by itself.
+                futures_util::future::Either::Right(((), watched)) => watched.await.1,
+            };
             logs.flush();
             (trial, code)
         })

@@ -1,7 +1,8 @@
 //! `tpe:` in the run: each trial's params are proposed when a slot is free to start it,
 //! from the objective values of the trials that ended (done, or stopped early: told the
-//! value they reached), and journaled before the trial starts, so a resumed sweep runs
-//! the trials it proposed and proposes only the rest.
+//! value they reached) and the params of those still running (told as pending), and
+//! journaled before the trial starts, so a resumed sweep runs the trials it proposed and
+//! proposes only the rest.
 
 use super::{Note, Runner};
 use crate::engine::Engine;
@@ -28,7 +29,11 @@ impl<E: Engine, H: Host> Runner<'_, E, H> {
                 .map(|(trial, value)| (self.trials[*trial].params.as_slice(), *value))
                 .collect();
             let taken: Vec<&[Param]> = self.trials.iter().map(|t| t.params.as_slice()).collect();
-            let params = tpe.propose(next, objective.mode, &ended, &taken);
+            let pending: Vec<&[Param]> = (0..self.trials.len())
+                .filter(|trial| matches!(self.scheduler.progress(*trial), Progress::Running { .. }))
+                .map(|trial| self.trials[trial].params.as_slice())
+                .collect();
+            let params = tpe.propose(next, objective.mode, &ended, &pending, &taken);
             let learned_from = if next < tpe.startup { 0 } else { ended.len() };
             let trial = trials::trial(sweep, next, params);
             self.journal(&Event::TrialProposed {

@@ -41,9 +41,9 @@ pub async fn stop(engine: &impl Engine, host: &impl Host, dir: &Path) -> anyhow:
             LockAttempt::Busy => {}
             LockAttempt::Held(_) | LockAttempt::Unavailable => break,
         }
-        // Asked once; the run looks for the request every second.
+        // Asked once, saying who asks; the run looks for the request every second.
         if !host.exists(&request) {
-            host.write_file(&request, b"")?;
+            host.write_file(&request, asker(host).as_bytes())?;
         }
         if host.now().duration_since(started).unwrap_or_default() > STOP_WAIT {
             return Err(InputError::new(
@@ -63,6 +63,19 @@ pub async fn stop(engine: &impl Engine, host: &impl Host, dir: &Path) -> anyhow:
         return Ok(Stopped::ByItsRun);
     }
     stop_here(engine, host, dir, &found).await
+}
+
+/// Who asks a sweep to stop, as the run tells it: `ada (uid 1000) at 2026-11-28
+/// 13:04:05 UTC`.
+fn asker(host: &impl Host) -> String {
+    let uid = host
+        .ids()
+        .map_or(String::new(), |(uid, _)| format!(" (uid {uid})"));
+    let name = host
+        .user_name()
+        .unwrap_or_else(|| "an unnamed account".to_string());
+    let at = crate::sweep::report::utc_text(super::attempt::now_ms(host));
+    format!("{name}{uid} at {at}")
 }
 
 /// No tfimg runs the sweep: what became of each attempt no tfimg watched is recorded from

@@ -260,3 +260,75 @@ fn a_trial_reporting_many_epochs_is_judged_once_per_report_without_a_blow_up() {
     let last = made.last().unwrap();
     assert_eq!(last.reason(), "epoch 200000: 0.9 > median 0.5");
 }
+
+#[test]
+fn a_trial_that_diverges_is_stopped_at_its_next_rung_and_its_judgement_survives_the_journal() {
+    for mode in [Mode::Max, Mode::Min] {
+        let mut judge = Judge::new(ASHA_9, &objective(mode));
+        let good = if mode == Mode::Max { 0.5 } else { 0.9 };
+        assert!(!judge.judge("t001", &epochs(&[good]))[0].stop);
+        let judged = judge.judge("t002", &epochs(&[f64::NAN]));
+        assert_eq!(judged.len(), 1);
+        let nan = judged[0];
+        assert!(nan.stop, "{mode:?}: {nan:?}");
+        assert_eq!(nan.reason(), "epoch 1: NaN, diverged");
+        // An infinite loss diverged as well, whichever its sign.
+        let inf = judge.judge("t003", &epochs(&[f64::NEG_INFINITY]))[0];
+        assert!(inf.stop, "{mode:?}: {inf:?}");
+        // JSON has no NaN: the journal writes null and reads NaN back.
+        let line = serde_json::to_string(&nan).unwrap();
+        assert!(line.contains("\"value\":null"), "{line}");
+        let back: Judgement = serde_json::from_str(&line).unwrap();
+        assert!(back.value.is_nan() && back.stop);
+    }
+    // Against a rung of diverged trials, a finite value goes on; the cutoff is no NaN.
+    let mut judge = Judge::new(ASHA_9, &objective(Mode::Max));
+    judge.judge("t001", &epochs(&[f64::NAN]));
+    judge.judge("t002", &epochs(&[f64::NAN]));
+    let fine = judge.judge("t003", &epochs(&[0.1]))[0];
+    assert!(!fine.stop, "{fine:?}");
+}
+
+#[test]
+fn the_median_rule_stops_a_trial_that_diverged() {
+    let rule = Rule::Median {
+        grace: 1,
+        min_trials: 2,
+        max_epochs: None,
+    };
+    let mut judge = Judge::new(rule, &objective(Mode::Min));
+    judge.seen("t001", &epochs(&[0.5, 0.4]));
+    judge.seen("t002", &epochs(&[0.6, 0.5]));
+    let judged = judge.judge("t003", &epochs(&[0.45, f64::NAN]));
+    assert!(!judged[0].stop, "{judged:?}");
+    // Its best so far is finite (0.45): it goes on until its values say otherwise.
+    assert!(!judged[1].stop, "{judged:?}");
+    let judged = judge.judge("t004", &epochs(&[f64::INFINITY]));
+    assert!(judged[0].stop, "{judged:?}");
+    assert_eq!(judged[0].reason(), "epoch 1: NaN, diverged");
+}
+
+#[test]
+fn a_reason_never_rounds_two_different_values_into_one() {
+    let judgement = |value, cutoff| Judgement {
+        at: 1.0,
+        unit: Unit::Epoch,
+        rung: Some(1),
+        value,
+        cutoff: Some(cutoff),
+        stop: value < cutoff,
+    };
+    assert_eq!(
+        judgement(0.19837, 0.19843).reason(),
+        "epoch 1: 0.19837 < rung 0.19843"
+    );
+    assert_eq!(
+        judgement(0.1984, 0.1984).reason(),
+        "epoch 1: 0.1984 = rung 0.1984"
+    );
+    assert_eq!(judgement(0.31, 0.55).reason(), "epoch 1: 0.31 < rung 0.55");
+    assert_eq!(
+        judgement(0.123456789, 0.1234567891).reason(),
+        "epoch 1: 0.123456789 < rung 0.1234567891"
+    );
+}

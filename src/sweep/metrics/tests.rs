@@ -2,7 +2,7 @@ use super::*;
 use crate::sweep::Mode;
 
 #[test]
-fn jsonl_lines_keep_their_numbers_and_bad_lines_are_skipped() {
+fn jsonl_lines_keep_their_numbers_nan_too_and_bad_lines_are_skipped() {
     let text = concat!(
         "{\"epoch\": 1, \"loss\": 0.9, \"val_accuracy\": 0.5, \"note\": \"warm-up\"}\n",
         "not json\n",
@@ -13,7 +13,9 @@ fn jsonl_lines_keep_their_numbers_and_bad_lines_are_skipped() {
     );
     let points = parse_jsonl(text);
     assert_eq!(points.len(), 3);
-    assert_eq!(points[1].values.get("loss"), None);
+    // A loss that diverged is NaN (never the value before it); a string is no number.
+    assert!(points[1].values["loss"].is_nan());
+    assert_eq!(points[1].values.get("text"), None);
     assert_eq!(points[1].values.get("val_accuracy"), Some(&0.7));
     let summary = MetricsSummary::of(&points);
     assert_eq!(summary.epochs, Some(3));
@@ -30,7 +32,18 @@ fn jsonl_lines_keep_their_numbers_and_bad_lines_are_skipped() {
     assert_eq!(summary.best(&max), Some(0.7));
     assert_eq!(summary.best(&min), Some(0.4));
     assert_eq!(summary.last("val_accuracy"), Some(0.65));
-    assert_eq!(summary.curves["loss"], [(1.0, 0.9), (3.0, 0.4)]);
+    let loss = &summary.curves["loss"];
+    assert_eq!((loss[0], loss[2]), ((1.0, 0.9), (3.0, 0.4)));
+    assert!(loss[1].0 == 2.0 && loss[1].1.is_nan());
+    // Infinities and quoted words too; an epoch that is not finite places nothing.
+    let words = parse_jsonl(concat!(
+        "{\"epoch\": 1, \"a\": Infinity, \"b\": -Infinity, \"c\": \"NaN\"}\n",
+        "{\"epoch\": NaN, \"a\": 1}\n",
+    ));
+    assert_eq!(words[0].values["a"], f64::INFINITY);
+    assert_eq!(words[0].values["b"], f64::NEG_INFINITY);
+    assert!(words[0].values["c"].is_nan());
+    assert_eq!((words[1].epoch, words[1].values["a"]), (None, 1.0));
     let missing = Objective {
         metric: "accuracy".into(),
         mode: Mode::Max,
@@ -73,12 +86,32 @@ fn the_objective_s_value_is_the_last_report_or_the_best_with_its_epoch_or_step()
 fn stdout_lines_of_numeric_pairs_only() {
     let text = "Epoch 1/3\nepoch=1 loss=0.8, val_accuracy=0.6\nlr=0.001 starting\nval_accuracy=0.72\nx=abc\nstep=10 loss=inf\n";
     let points = parse_stdout(text);
-    assert_eq!(points.len(), 2);
+    assert_eq!(points.len(), 3);
     assert_eq!(points[0].epoch, Some(1.0));
+    assert_eq!(points[2].values["loss"], f64::INFINITY);
     let summary = MetricsSummary::of(&points);
     // The second point has no epoch or step: its x is its number.
     assert_eq!(summary.curves["val_accuracy"], [(1.0, 0.6), (2.0, 0.72)]);
     assert_eq!(summary.epochs, Some(1));
+}
+
+#[test]
+fn a_value_that_diverged_is_never_best_and_is_the_last_when_it_came_last() {
+    let points = parse_jsonl(concat!(
+        "{\"epoch\": 1, \"val_loss\": NaN}\n",
+        "{\"epoch\": 2, \"val_loss\": 0.025}\n",
+        "{\"epoch\": 3, \"val_loss\": NaN}\n",
+    ));
+    let summary = MetricsSummary::of(&points);
+    let objective = |pick| Objective {
+        metric: "val_loss".into(),
+        mode: Mode::Min,
+        pick,
+    };
+    assert!(summary.pick(&objective(Pick::Last)).unwrap().value.is_nan());
+    let best = summary.pick(&objective(Pick::Best)).unwrap();
+    assert_eq!((best.value, best.place.epoch), (0.025, Some(2.0)));
+    assert_eq!(summary.best(&objective(Pick::Best)), Some(0.025));
 }
 
 #[test]

@@ -125,6 +125,8 @@ fn a_run_that_hit_max_failed_or_had_a_failure_fails() {
             failed,
             ..Counts::default()
         },
+        stopped_by: None,
+        file: "lab.yaml".into(),
     };
 
     let clean = finished(StopReason::Finished, 0);
@@ -144,6 +146,36 @@ fn a_run_that_hit_max_failed_or_had_a_failure_fails() {
             "sweep `lab`: 1 of 3 trials done, 2 failed; results in `/lab/runs/lab`",
             "error: the sweep stopped early: `max_failed` trials failed",
         ]
+    );
+}
+
+#[test]
+fn a_run_stopped_by_sweep_stop_fails_and_says_who_stopped_it_and_how_to_go_on() {
+    let sweep = sweep("");
+    let stopped = Finished {
+        reason: StopReason::Stopped,
+        counts: Counts {
+            total: 5,
+            done: 1,
+            stopped_early: 1,
+            ..Counts::default()
+        },
+        stopped_by: Some("ada (uid 1000) at 2026-11-28 13:04:05 UTC".into()),
+        file: "lab.yaml".into(),
+    };
+
+    assert!(stopped.failed());
+    assert_eq!(
+        stopped.closing_lines(&sweep, &no_results()),
+        [
+            "sweep `lab`: 1 of 5 trials done, 0 failed, 1 stopped early; results in `/lab/runs/lab`",
+            "error: sweep `lab` was stopped by `tfimg sweep stop`, asked by ada (uid 1000) at 2026-11-28 13:04:05 UTC: its trial containers are removed and its results kept",
+            "hint: `tfimg sweep lab.yaml` goes on with the 3 trial(s) not done",
+        ]
+    );
+    assert_eq!(
+        stopped.json(&no_results())["stopped_by"],
+        "ada (uid 1000) at 2026-11-28 13:04:05 UTC"
     );
 }
 

@@ -61,25 +61,30 @@ pub struct Tpe {
     pub location: Location,
 }
 
-/// An ended trial as TPE learns from it: its params and its objective value.
+/// An ended trial as TPE learns from it: its params and its objective value (NaN or an
+/// infinity for one that diverged: told as the worst value seen).
 pub type Ended<'a> = (&'a [Param], f64);
 
 impl Tpe {
     /// The param set of trial `index` (from 0): a random draw among the first `startup`
     /// (or while nothing ended), else TPE's proposal from `ended` for `mode`; never one
-    /// of `taken` while the space has another.
+    /// of `taken` while the space has another. The trials still running (`pending`) are
+    /// told as if they had ended with the worst value seen (the "constant liar" of
+    /// Ginsbourger et al., as Optuna's `TPESampler(constant_liar=True)` does): a second
+    /// slot is then not proposed the very region the first is trying.
     pub fn propose(
         &self,
         index: usize,
         mode: Mode,
         ended: &[Ended<'_>],
+        pending: &[&[Param]],
         taken: &[&[Param]],
     ) -> Vec<Param> {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         rng.set_stream(index as u64);
         let taken: HashSet<String> = taken.iter().map(|set| set_text(set)).collect();
         let mut estimators = match index >= self.startup && !ended.is_empty() {
-            true => self.estimators(mode, ended),
+            true => self.estimators(mode, ended, pending),
             false => None,
         };
         for _ in 0..TRIES {
@@ -107,7 +112,7 @@ impl Tpe {
         let mut sets: Vec<Vec<Param>> = Vec::new();
         for index in 0..self.startup {
             let taken: Vec<&[Param]> = sets.iter().map(Vec::as_slice).collect();
-            let set = self.propose(index, Mode::Max, &[], &taken);
+            let set = self.propose(index, Mode::Max, &[], &[], &taken);
             sets.push(set);
         }
         sets
@@ -130,9 +135,34 @@ impl Tpe {
     }
 
     /// One estimator per param, told every ended trial (TPE minimizes: a `max`
-    /// objective is told negated); `None` when a range cannot be estimated over (an
-    /// `int` range wider than a float tells apart), and the proposal is a random draw.
-    fn estimators(&self, mode: Mode, ended: &[Ended<'_>]) -> Option<Vec<TpeOptimizer>> {
+    /// objective is told negated) and every pending one (as the worst); `None` when a
+    /// range cannot be estimated over (an `int` range wider than a float tells apart),
+    /// and the proposal is a random draw.
+    fn estimators(
+        &self,
+        mode: Mode,
+        ended: &[Ended<'_>],
+        pending: &[&[Param]],
+    ) -> Option<Vec<TpeOptimizer>> {
+        let loss = |value: f64| match mode {
+            Mode::Max => -value,
+            Mode::Min => value,
+        };
+        // The worst finite loss: what a diverged trial and a pending one are told.
+        let worst = ended
+            .iter()
+            .map(|(_, value)| loss(*value))
+            .filter(|loss| loss.is_finite())
+            .reduce(f64::max);
+        let told: Vec<(&[Param], f64)> = ended
+            .iter()
+            .map(|(params, value)| (*params, loss(*value)))
+            .chain(pending.iter().map(|params| (*params, f64::NAN)))
+            .filter_map(|(params, loss)| match loss.is_finite() {
+                true => Some((params, loss)),
+                false => worst.map(|worst| (params, worst)),
+            })
+            .collect();
         let mut estimators = Vec::new();
         for (name, distribution) in &self.params {
             let (builder, range) = match distribution {
@@ -152,19 +182,13 @@ impl Tpe {
                 ),
             };
             let mut estimator = TpeOptimizer::<DefaultEstimatorBuilder>::new(builder, range.ok()?);
-            for (params, value) in ended {
-                let loss = match mode {
-                    Mode::Max => -value,
-                    Mode::Min => *value,
-                };
+            for (params, loss) in &told {
                 let found = params.iter().find(|(param, _)| param == name);
                 let Some(x) = found.and_then(|(_, v)| coordinate(distribution, v)) else {
                     continue;
                 };
-                if loss.is_finite() {
-                    // Out of its range (a value written by hand): not learned from.
-                    let _ = estimator.tell(x, loss);
-                }
+                // Out of its range (a value written by hand): not learned from.
+                let _ = estimator.tell(x, *loss);
             }
             estimators.push(estimator);
         }
