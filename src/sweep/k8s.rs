@@ -473,5 +473,7 @@ fn limits(sweep: &Sweep) -> Map<String, Value> {
     limits
 }
 
+pub mod katib;
+
 #[cfg(test)]
 mod tests;
