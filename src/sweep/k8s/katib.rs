@@ -510,4 +510,6 @@ fn word(pieces: &[Piece]) -> String {
 }
 
 #[cfg(test)]
+mod rules_tests;
+#[cfg(test)]
 mod tests;

@@ -5,8 +5,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::sweep::parse;
 
-#[path = "../../../../tests/katib/mod.rs"]
-mod katib_rules;
+use super::rules_tests as katib_rules;
 
 /// An Experiment as Katib's own examples write one (`median-stop.yaml` with a File
 /// collector): what the checks must pass.
@@ -576,8 +575,9 @@ fn what_katib_cannot_express_is_refused_at_its_place() {
         "{head}random: {{count: 3, seed: 1, a: {{choice: [x, \"$HOME\"]}}}}\n"
     ));
     assert!(error.to_string().starts_with("`sweep.yaml`:6:"), "{error}");
-    let error = refused(&format!(
-        "sweep: lab\nspec: x\ncommand: [\"{{a}}\"]\nobjective: {{metric: acc, mode: max}}\ntpe: {{count: 9, seed: 4294967296, a: {{uniform: [0, 1]}}}}\n"
+    let error = refused(concat!(
+        "sweep: lab\nspec: x\ncommand: [\"{a}\"]\nobjective: {metric: acc, mode: max}\n",
+        "tpe: {count: 9, seed: 4294967296, a: {uniform: [0, 1]}}\n",
     ));
     assert_eq!(
         error.to_string(),

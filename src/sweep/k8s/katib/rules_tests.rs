@@ -1,5 +1,5 @@
 //! Katib's own rules for an Experiment, as the tests hold tfimg's Katib export to them
-//! (used by `tests/sweep_k8s.rs` and, through `#[path]`, by `src/sweep/k8s/katib/tests.rs`).
+//! (`tests.rs` beside this file, and `tests/sweep_k8s.rs` on what the binary writes).
 //!
 //! Two checks, each a list of problems (empty: the Experiment passes):
 //! - `schema_problems`: the Experiment against the v1beta1 definitions of Katib's
@@ -25,7 +25,10 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::Value;
 
 /// Katib's v1beta1 definitions, vendored.
-pub const SWAGGER: &str = include_str!("../fixtures/katib/swagger.json");
+pub const SWAGGER: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/katib/swagger.json"
+));
 
 /// Every keyword the walker reads; any other in the document is a failure.
 const KNOWN_KEYWORDS: [&str; 10] = [
