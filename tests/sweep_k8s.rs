@@ -8,6 +8,9 @@
 //! program received is compared byte for byte with the trial of that index.
 
 mod common;
+// Katib's rules, shared with the export's unit tests.
+#[path = "../src/sweep/k8s/katib/rules_tests.rs"]
+mod katib;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -498,4 +501,120 @@ fn a_pod_of_the_example_trains_its_trial_into_the_claim() {
         "{metrics}"
     );
     assert!(trial.join("tensorboard").is_dir(), "{said}");
+}
+
+/// A TPE sweep with ASHA on GPUs: a Katib Experiment, ASHA written as medianstop and said
+/// so on stderr and in the file; the Experiment passes Katib's rules, and its trial Job,
+/// with a trial's values in place as Katib puts them, passes Kubernetes' schema.
+#[test]
+fn a_sweep_that_learns_exports_to_a_katib_experiment() {
+    let folder = scratch(&[(
+        "learn.yaml",
+        concat!(
+            "sweep: learn\nspec: gpu-headless\n",
+            "command: [python, /tf/code/train.py, --lr, \"{lr}\", --opt, \"{opt}\"]\n",
+            "objective: {metric: val_accuracy, mode: max}\n",
+            "tpe: {count: 24, seed: 5, lr: {loguniform: [1e-5, 1e-2]}, opt: {choice: [adam, sgd]}}\n",
+            "early_stop: {rule: asha, max_epochs: 9, grace: 1, reduction: 3}\n",
+            "gpus: [0, 1]\nmax_failed: 4\n",
+        ),
+    )]);
+    let (stderr, documents, path) = export(
+        folder.path(),
+        &folder.path().join("learn.yaml"),
+        &["--registry", "registry.example.com:5000"],
+    );
+    assert_eq!(path, folder.path().join("out/learn.yaml"));
+    let asha = "note: `early_stop: {rule: asha}` has no Katib equivalent: written as Katib's `medianstop`, the nearest it has";
+    assert!(stderr.contains(asha), "{stderr}");
+    assert!(
+        stderr.contains("note: Katib's `tpe` is hyperopt's TPE"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("wrote `out/learn.yaml`: Katib Experiment `learn` (tpe with medianstop early stopping, 24 trial(s), 2 at once, 1 GPU(s) each, image `registry.example.com:5000/tfimg/gpu-headless:2.9.3`)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "start it with: kubectl apply -f out (Katib must be installed on the cluster)\n"
+        ),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let header: Vec<&str> = text
+        .lines()
+        .take_while(|line| line.starts_with('#'))
+        .collect();
+    assert!(
+        header
+            .iter()
+            .any(|line| line.contains("`early_stop: {rule: asha}` has no Katib equivalent")),
+        "{text}"
+    );
+    assert_eq!(documents.len(), 1);
+    let experiment = serde_json::to_value(&documents[0]).unwrap();
+    assert_eq!(katib::problems(&experiment), Vec::<String>::new(), "{text}");
+    let spec = &experiment["spec"];
+    assert_eq!(experiment["kind"], "Experiment");
+    assert_eq!(spec["algorithm"]["algorithmName"], "tpe");
+    assert_eq!(spec["earlyStopping"]["algorithmName"], "medianstop");
+    assert_eq!(spec["maxFailedTrialCount"], 4);
+
+    // The trial Job as Katib makes it for one trial: values in place, its name set.
+    let mut job = spec["trialTemplate"]["trialSpec"].to_string();
+    for (name, value) in [
+        ("lr", "0.000316"),
+        ("opt", "sgd"),
+        ("tfimg-trial", "learn-x7k2p9qz"),
+    ] {
+        job = job.replace(&format!("${{trialParameters.{name}}}"), value);
+    }
+    let mut job: serde_json::Value = serde_json::from_str(&job).unwrap();
+    job["metadata"]["name"] = "learn-x7k2p9qz".into();
+    let container = &job["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["resources"]["limits"]["nvidia.com/gpu"], 1);
+    assert!(
+        container["command"][2]
+            .as_str()
+            .unwrap()
+            .ends_with("python /tf/code/train.py --lr '0.000316' --opt 'sgd'"),
+        "{container}"
+    );
+    let trial_job = folder.path().join("trial-job.yaml");
+    std::fs::write(&trial_job, serde_yaml::to_string(&job).unwrap()).unwrap();
+    for release in KUBERNETES_RELEASES {
+        let mut command = Command::new("kubernetes-validate");
+        command.arg("--strict");
+        if let Some(release) = release {
+            command.args(["--kubernetes-version", release]);
+        }
+        let validated = command.arg(&trial_job).output().unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&validated.stdout),
+            String::from_utf8_lossy(&validated.stderr)
+        );
+        assert!(validated.status.success(), "{release:?}: {said}");
+        assert_eq!(said.matches(" passed for resource ").count(), 1, "{said}");
+    }
+}
+
+#[test]
+fn what_katib_cannot_express_is_refused_before_anything_is_written() {
+    let folder = scratch(&[(
+        "listed.yaml",
+        "sweep: listed\nimage: tfimg/cpu-headless:2.9.3\ncommand: [python, \"{a}\"]\nobjective: {metric: acc, mode: max}\nearly_stop: {rule: median}\ntrials:\n  - {a: 1}\n  - {a: 2}\n",
+    )]);
+    let made = tfimg_with_env(
+        folder.path(),
+        &["sweep", "listed.yaml", "--k8s", "-o", "out"],
+        &[NO_DAEMON],
+    );
+    assert_eq!(made.code, 1, "{}", made.tail());
+    assert_eq!(
+        made.stderr,
+        "error: `listed.yaml`:6:1: a `trials:` list cannot go to Katib, which has no algorithm that runs given param sets\nhint: for `--k8s`, write the params as `params:` (a grid) or `random:`; or run the sweep with `tfimg sweep FILE`\n"
+    );
+    assert!(!folder.path().join("out").exists());
 }

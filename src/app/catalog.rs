@@ -92,6 +92,24 @@ pub fn load_sweep(host: &impl Host, path: &Path) -> Result<Sweep, SpecError> {
     sweep::parse_file(&path.display().to_string(), read, &folder_of(path))
 }
 
+/// A sweep file's text, as `load_sweep` reads it: what an export reads the places of what
+/// it cannot express from (`sweep::k8s::katib`).
+pub fn sweep_text(host: &impl Host, path: &Path) -> Result<String, SpecError> {
+    let display = path.display().to_string();
+    let bytes = read_file(host, path).map_err(|error| {
+        SpecError::new(
+            None,
+            format!("cannot read sweep file `{display}`: {error}"),
+            format!(
+                "give the path of a sweep YAML file; {}",
+                crate::input::yaml::SWEEP_HINT
+            ),
+        )
+    })?;
+    crate::input::yaml::decode(bytes)
+        .map_err(|problem| problem.error(&display, problem.place(), &crate::input::yaml::SWEEP))
+}
+
 /// The absolute folder of a file named by `path`.
 fn folder_of(path: &Path) -> PathBuf {
     match path.parent() {

@@ -113,7 +113,8 @@ fn is_quantity(text: &str) -> bool {
         && number.chars().any(|c| c.is_ascii_digit() && c != '0')
 }
 
-/// The sweep as manifests, or why it cannot run on a cluster.
+/// The sweep as an Indexed Job's manifests, or why it cannot run as one (a sweep that
+/// `learns` goes to `katib::export`).
 pub fn export(
     sweep: &Sweep,
     trials: &[Trial],
@@ -126,14 +127,14 @@ pub fn export(
                 "`early_stop: {{rule: {}}}` cannot go to Kubernetes: an Indexed Job runs every trial to its end, and nothing there watches the trials to stop the losing ones",
                 early_stop.rule.name()
             ),
-            "run the sweep with `tfimg sweep FILE` (on the GPU server, or `--host ssh://...`), which stops them; or leave `early_stop` out for `--k8s`",
+            "`tfimg sweep FILE --k8s` writes such a sweep as a Katib Experiment (`katib::export`), whose early stopping watches the trials",
         ));
     }
     if let crate::sweep::Search::Tpe(tpe) = &sweep.search {
         return Err(SpecError::new(
             Some(tpe.location.clone()),
             "`tpe:` cannot go to Kubernetes: an Indexed Job's trials are fixed when it is created, and TPE proposes each trial from the ones that ended",
-            "run the sweep with `tfimg sweep FILE` (on the GPU server, or `--host ssh://...`); or, for `--k8s`, use `random:` with the same params, whose trials are known up front",
+            "`tfimg sweep FILE --k8s` writes such a sweep as a Katib Experiment (`katib::export`), whose TPE proposes trials as they end",
         ));
     }
     let parallelism = cluster_slots(sweep)?.min(trials.len()).max(1);
@@ -162,10 +163,7 @@ pub fn export(
             "split the sweep into smaller ones for `--k8s` (fewer trials each)",
         ));
     }
-    let image = match &options.registry {
-        Some(registry) => format!("{}/{}", registry.trim_end_matches('/'), options.image),
-        None => options.image.clone(),
-    };
+    let image = pulled_image(options);
     notes.extend(image_notes(sweep, options, &image));
     let job = job(
         sweep,
@@ -206,6 +204,20 @@ pub fn export(
         completions: trials.len(),
         parallelism,
     })
+}
+
+/// Whether the sweep learns as it runs (`early_stop:` or `tpe:`): then `--k8s` writes a
+/// Katib Experiment (`katib::export`), else an Indexed Job (`export`).
+pub fn learns(sweep: &Sweep) -> bool {
+    sweep.early_stop.is_some() || sweep.search.learns()
+}
+
+/// The image as the cluster pulls it: `--registry`'s prefix, then the image.
+fn pulled_image(options: &K8sOptions) -> String {
+    match &options.registry {
+        Some(registry) => format!("{}/{}", registry.trim_end_matches('/'), options.image),
+        None => options.image.clone(),
+    }
 }
 
 /// The names of the sweep's objects.
@@ -472,6 +484,8 @@ fn limits(sweep: &Sweep) -> Map<String, Value> {
     }
     limits
 }
+
+pub mod katib;
 
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,6 @@
 //! What `tfimg sweep` writes besides running: the sweep as Kubernetes manifests
-//! (`--k8s -o DIR`, made by `sweep::k8s`; no daemon, the image named as `tfimg build` tags
+//! (`--k8s -o DIR`, made by `sweep::k8s`: an Indexed Job, or for a sweep that learns a Katib
+//! Experiment; no daemon, the image named as `tfimg build` tags
 //! it, every check before the folder is made) and the HTML report of a sweep's folder
 //! (`report`, drawn by `sweep::report`). Both are written through the host.
 
@@ -12,7 +13,7 @@ use crate::host::Host;
 use crate::input::InputError;
 use crate::output::ui::Ui;
 use crate::spec::Catalog;
-use crate::sweep::k8s::{self, K8sOptions};
+use crate::sweep::k8s::{self, katib, K8sOptions};
 use crate::sweep::trials::command_line;
 use crate::sweep::{report, GpuPool, ImageSource};
 
@@ -54,13 +55,38 @@ pub fn k8s_export(
         (None, ImageSource::Image { reference, .. }) => reference.clone(),
         (None, ImageSource::Spec { name, .. }) => anyhow::bail!("spec `{name}` was not resolved"),
     };
-    let trials = sweep.trials();
     let options = K8sOptions {
         file: request.file.display().to_string(),
         image,
         registry: request.registry.clone(),
         volume_size: request.volume_size.clone(),
     };
+    if k8s::learns(sweep) {
+        let text = crate::app::catalog::sweep_text(host, &request.file)?;
+        let export = katib::export(sweep, &text, &options)?;
+        for warning in loaded.warnings() {
+            ui.note(&warning);
+        }
+        for note in &export.notes {
+            ui.note(&format!("note: {note}"));
+        }
+        let path = write(host, folder, &sweep.name, &export.manifests)?;
+        let early = export
+            .early_stopping
+            .map_or(String::new(), |name| format!(" with {name} early stopping"));
+        ui.note(&format!(
+            "wrote `{}`: Katib Experiment `{}` ({}{early}, {} trial(s), {} at once{}, image `{}`)",
+            path.display(),
+            export.experiment,
+            export.algorithm,
+            export.max_trials,
+            export.parallel,
+            gpus_each(sweep),
+            export.image,
+        ));
+        return start(folder, ui, " (Katib must be installed on the cluster)");
+    }
+    let trials = sweep.trials();
     let export = k8s::export(sweep, &trials, &options)?;
     for warning in loaded.warnings() {
         ui.note(&warning);
@@ -68,14 +94,8 @@ pub fn k8s_export(
     for note in &export.notes {
         ui.note(&format!("note: {note}"));
     }
-    // The folders above it are made; one another account owns or can write is refused.
-    let name = PathBuf::from(format!("{}.yaml", sweep.name));
-    let path = folder.join(&name);
-    crate::app::team::export::write(host, folder, &[(name, export.manifests.as_bytes(), 0o666)])?;
-    let gpus = match sweep.pool.gpus {
-        GpuPool::Cpu => String::new(),
-        _ => format!(", {} GPU(s) each", sweep.pool.gpus_per_trial),
-    };
+    let path = write(host, folder, &sweep.name, &export.manifests)?;
+    let gpus = gpus_each(sweep);
     ui.note(&format!(
         "wrote `{}`: Job `{}` ({} trial(s) by completion index, {} at once{gpus}, image `{}`), ConfigMap `{}` (each index's trial), PersistentVolumeClaim `{}` ({} ReadWriteMany: the trials' folders)",
         path.display(),
@@ -87,9 +107,31 @@ pub fn k8s_export(
         export.claim,
         request.volume_size
     ));
+    start(folder, ui, "")
+}
+
+/// Writes `FOLDER/<sweep>.yaml`: the folders above it are made; one another account owns
+/// or can write is refused.
+fn write(host: &impl Host, folder: &Path, sweep: &str, manifests: &str) -> anyhow::Result<PathBuf> {
+    let name = PathBuf::from(format!("{sweep}.yaml"));
+    let path = folder.join(&name);
+    crate::app::team::export::write(host, folder, &[(name, manifests.as_bytes(), 0o666)])?;
+    Ok(path)
+}
+
+/// `, 2 GPU(s) each`, or nothing for a CPU sweep.
+fn gpus_each(sweep: &crate::sweep::Sweep) -> String {
+    match sweep.pool.gpus {
+        GpuPool::Cpu => String::new(),
+        _ => format!(", {} GPU(s) each", sweep.pool.gpus_per_trial),
+    }
+}
+
+/// Says how to start what was written in `folder`.
+fn start(folder: &Path, ui: &impl Ui, after: &str) -> anyhow::Result<()> {
     let folder_text = folder.display().to_string();
     ui.note(&format!(
-        "start it with: {}",
+        "start it with: {}{after}",
         command_line(&["kubectl", "apply", "-f", &folder_text].map(String::from))
     ));
     Ok(())

@@ -313,7 +313,7 @@ fn the_registry_prefixes_the_image_and_flags_are_checked() {
 }
 
 #[test]
-fn early_stopping_is_refused_at_its_key_because_an_indexed_job_cannot_stop_trials() {
+fn an_indexed_job_refuses_early_stopping_at_its_key_and_points_to_katib() {
     let sweep = sweep(concat!(
         "sweep: lab\nspec: x\ncommand: [\"{a}\"]\nparams: {a: [1, 2]}\n",
         "objective: {metric: acc, mode: max}\n",
@@ -325,14 +325,16 @@ fn early_stopping_is_refused_at_its_key_because_an_indexed_job_cannot_stop_trial
         "`sweep.yaml`:6:1: `early_stop: {rule: median}` cannot go to Kubernetes: an Indexed Job runs every trial to its end, and nothing there watches the trials to stop the losing ones"
     );
     assert!(
-        error.hint.contains("leave `early_stop` out for `--k8s`"),
+        error
+            .hint
+            .contains("writes such a sweep as a Katib Experiment"),
         "{}",
         error.hint
     );
 }
 
 #[test]
-fn tpe_is_refused_at_its_key_because_an_indexed_job_s_trials_are_fixed() {
+fn an_indexed_job_refuses_tpe_at_its_key_and_points_to_katib() {
     let sweep = sweep(concat!(
         "sweep: lab\nspec: x\ncommand: [\"{a}\"]\n",
         "objective: {metric: acc, mode: max}\n",
@@ -344,7 +346,9 @@ fn tpe_is_refused_at_its_key_because_an_indexed_job_s_trials_are_fixed() {
         "`sweep.yaml`:5:1: `tpe:` cannot go to Kubernetes: an Indexed Job's trials are fixed when it is created, and TPE proposes each trial from the ones that ended"
     );
     assert!(
-        error.hint.contains("use `random:` with the same params"),
+        error
+            .hint
+            .contains("writes such a sweep as a Katib Experiment"),
         "{}",
         error.hint
     );
