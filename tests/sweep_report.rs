@@ -121,13 +121,7 @@ fn attribute_values(html: &str, open: &str, name: &str) -> Vec<String> {
 
 /// The part of `html` from the element carrying `marker` to the end of its section.
 fn section<'a>(html: &'a str, marker: &str) -> &'a str {
-    let start = html
-        .find(marker)
-        .unwrap_or_else(|| panic!("no `{marker}` in the page"));
-    let end = html[start..]
-        .find("</section>")
-        .map_or(html.len(), |end| start + end);
-    &html[start..end]
+    element(html, marker, "</section>")
 }
 
 /// `target/test-artifacts/`, made when missing.
@@ -477,7 +471,7 @@ fn statuses(html: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The part of `html` from `marker` to the end of the element it opens `tag`.
+/// The part of `html` from `marker` to the next `close`.
 fn element<'a>(html: &'a str, marker: &str, close: &str) -> &'a str {
     let start = html
         .find(marker)
@@ -521,7 +515,13 @@ fn trials_that_did_not_run_to_their_end_are_marked_in_every_chart_and_left_out_o
     .map(|(trial, word)| (trial, word.to_string()))
     .collect();
     for (trial, status) in &expected {
-        assert_eq!(&word(trial), status, "{trial}: {}\n{}", row(trial), run.tail());
+        assert_eq!(
+            &word(trial),
+            status,
+            "{trial}: {}\n{}",
+            row(trial),
+            run.tail()
+        );
     }
     // The trials stopped early and failed reported values: the defect drew those as
     // ordinary dots and counted them in the means.
@@ -532,7 +532,13 @@ fn trials_that_did_not_run_to_their_end_are_marked_in_every_chart_and_left_out_o
     let page = folder.path().join("report.html");
     let report = tfimg(
         folder.path(),
-        &["sweep", "report", dir.to_str().unwrap(), "-o", page.to_str().unwrap()],
+        &[
+            "sweep",
+            "report",
+            dir.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
     );
     assert_eq!(report.code, 0, "{}", report.tail());
     std::fs::copy(&page, artifacts().join("sweep-report-marks.html")).unwrap();
@@ -542,23 +548,19 @@ fn trials_that_did_not_run_to_their_end_are_marked_in_every_chart_and_left_out_o
     let dom = chromium(&page, &["--dump-dom".to_string()]);
     std::fs::write(artifacts().join("sweep-report-marks.dom.html"), &dom).unwrap();
 
-    // Every chart: the objective per trial, each param's, the curves of `acc`.
-    let mut charts: Vec<(String, &str)> = vec![(
-        "objective".into(),
-        element(&dom, "<section class=\"objective", "</section>"),
-    )];
+    // Every chart: the objective per trial, each param's, the curves of `acc`; each with
+    // the legend of its section.
+    let objective = section(&dom, "<section class=\"objective");
+    let by_param = section(&dom, "<section class=\"params-by");
+    let curves = section(&dom, "data-metric=\"acc\"");
+    let mut charts: Vec<(String, &str, &str)> = vec![("objective".into(), objective, objective)];
     for param in ["kind", "width", "lr", "top"] {
-        charts.push((
-            format!("by {param}"),
-            element(&dom, &format!("data-param=\"{param}\""), "</figure>"),
-        ));
+        let chart = element(by_param, &format!("data-param=\"{param}\""), "</svg>");
+        charts.push((format!("by {param}"), chart, by_param));
     }
-    charts.push((
-        "acc curves".into(),
-        element(&dom, "data-metric=\"acc\"", "</section>"),
-    ));
-    for (chart, html) in &charts {
-        let marks = statuses(html);
+    charts.push(("acc curves".into(), curves, curves));
+    for (chart, drawing, around) in &charts {
+        let marks = statuses(drawing);
         for (trial, status) in &expected {
             let of_trial: Vec<&String> = marks
                 .iter()
@@ -572,7 +574,7 @@ fn trials_that_did_not_run_to_their_end_are_marked_in_every_chart_and_left_out_o
             );
         }
         // The legend says what the marks of the trials that did not end mean.
-        let legend = element(html, "<ul class=\"legend", "</ul>");
+        let legend = element(around, "<ul class=\"legend", "</ul>");
         for status in ["stopped early", "failed"] {
             assert!(
                 legend.contains(&format!("data-status=\"{status}\"")),
@@ -580,11 +582,12 @@ fn trials_that_did_not_run_to_their_end_are_marked_in_every_chart_and_left_out_o
             );
         }
     }
+    assert!(by_param.contains("left out of the means"));
 
     // The means of the objective by param: over the trials that ran to their end only,
     // as the page shows them (a number beside each mean's bar).
     for param in ["kind", "width"] {
-        let html = element(&dom, &format!("data-param=\"{param}\""), "</figure>");
+        let html = element(by_param, &format!("data-param=\"{param}\""), "</svg>");
         let shown: BTreeMap<String, String> = html
             .split("<g class=\"mean\"")
             .skip(1)
@@ -597,7 +600,10 @@ fn trials_that_did_not_run_to_their_end_are_marked_in_every_chart_and_left_out_o
             })
             .collect();
         let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
-        for row in rows.iter().filter(|row| row["status"].as_str().unwrap().starts_with("done")) {
+        for row in rows
+            .iter()
+            .filter(|row| row["status"].as_str().unwrap().starts_with("done"))
+        {
             let value = match &row["params"][param] {
                 serde_json::Value::String(text) => text.clone(),
                 number => number.to_string(),
@@ -614,6 +620,6 @@ fn trials_that_did_not_run_to_their_end_are_marked_in_every_chart_and_left_out_o
     }
     // A param of numbers is drawn on a numeric axis, `lr` on a log one (its values span
     // more than a decade), whatever their count.
-    let lr = element(&dom, "data-param=\"lr\"", "</figure>");
+    let lr = element(by_param, "data-param=\"lr\"", "</svg>");
     assert!(lr.contains("lr (log scale)"), "{lr}");
 }
