@@ -1,12 +1,15 @@
 //! The sweep report: one self-contained HTML page (inline CSS and SVG, no script, no
 //! address of any kind to load) that shows a sweep at a glance: what it optimises and
 //! how far it got, the best trial with its params and command line, a chart of the
-//! objective's value per trial (as `objective.use` picks it), each trial's curve of the
-//! objective's metric (and of `loss`/`val_loss`) over epochs, and the results table. The page is written with
-//! maud's `html!`, which escapes every spliced value (param values, commands, trial
-//! ids, metric names) by construction: only the constant style sheet goes in unescaped.
-//! Pure: the caller reads the sweep's folder and passes the results, each trial's
-//! metrics and the time of writing as text.
+//! objective's value per trial (as `objective.use` picks it), that value by each param,
+//! each trial's curve of the objective's metric (and of `loss`/`val_loss`) over epochs,
+//! and the results table. Only a done trial is drawn as an ordinary one: every other
+//! status has its mark in every chart (`mark`) and is left out of the means. The page is
+//! written with maud's `html!`, which escapes every spliced value (param values,
+//! commands, trial ids, metric names) by construction: only the constant style sheet
+//! goes in unescaped. Pure: the caller reads the sweep's folder and passes the results,
+//! each trial's metrics, how the search makes each param (`param_scales`) and the time
+//! of writing as text.
 
 mod chart;
 mod mark;

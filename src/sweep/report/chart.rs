@@ -1,6 +1,11 @@
-//! The report's SVG charts, drawn inline: the objective's best value per trial (one dot a
-//! trial, in table order, a cross where a trial has no value) and a metric's curves over
-//! epochs (one line a trial). Axes carry round ticks with labels. Every text that comes
+//! The report's SVG charts, drawn inline: the objective's value per trial (one mark a
+//! trial, in table order, on the base line where a trial has no finite value), that
+//! value against each param ("which value should I pick": a numeric axis for numbers,
+//! log where the search is, columns for other values, a mean where values repeat) and a
+//! metric's curves over epochs (one line a trial). A trial that did not run to its end is
+//! drawn with its status's mark (`mark`) in every chart and counts in no mean. Values
+//! that are not numbers (NaN, infinities) never reach a coordinate: they go on an edge
+//! with a mark. Axes carry round ticks whose labels never touch. Every text that comes
 //! from the user (trial ids, metric names, params) goes through maud's escaping. Pure.
 
 use maud::{html, Markup};
@@ -354,7 +359,7 @@ fn thin(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
     }
     let stride = points.len().div_ceil(max - 1);
     let mut kept: Vec<(f64, f64)> = points.iter().step_by(stride).copied().collect();
-    if (points.len() - 1) % stride != 0 {
+    if !(points.len() - 1).is_multiple_of(stride) {
         kept.extend(points.last());
     }
     kept

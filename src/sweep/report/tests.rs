@@ -666,7 +666,7 @@ fn a_sweep_of_every_status_as_html() {
     insta::assert_snapshot!(html.replace("><", ">\n<"));
 }
 
-/// The x tick labels of `chart` (a param's chart) with their centres.
+/// The x tick labels of `chart` (a param's chart) with their centres, as shown.
 fn x_labels(chart: &str) -> Vec<(f64, String)> {
     chart
         .split("<text class=\"tick x-tick\"")
@@ -675,6 +675,8 @@ fn x_labels(chart: &str) -> Vec<(f64, String)> {
             let x = part(rest, "x=\"", "\" ");
             let x: f64 = x[3..].parse().unwrap();
             let text = &rest[rest.find('>').unwrap() + 1..rest.find("</text>").unwrap()];
+            // A cut label holds its whole text as a title first.
+            let text = text.rsplit("</title>").next().unwrap();
             (x, text.to_string())
         })
         .collect()
@@ -741,4 +743,142 @@ fn a_12_trial_loguniform_param_is_a_log_axis_with_labels_apart() {
     let labels = x_labels(chart);
     assert_apart(&labels, chart);
     assert!(labels.iter().any(|(_, text)| text == "0.001"), "{labels:?}");
+}
+
+#[test]
+fn the_search_decides_a_param_s_axis_whatever_the_count_of_its_values() {
+    use crate::sweep::Distribution;
+    let chart = |values: Vec<ParamValue>, scale: Option<ParamScale>| {
+        let results = twelve(&values);
+        chart::by_param(&results, results.objective.as_ref().unwrap(), "lr", scale).into_string()
+    };
+    let floats = |values: &[f64]| -> Vec<ParamValue> {
+        values
+            .iter()
+            .map(|value| ParamValue::Float(*value))
+            .collect()
+    };
+    let spread: Vec<f64> = (0..12).map(|index| 0.001 + index as f64 * 0.09).collect();
+    // `uniform: [0.001, 1]`: 12 values over three decades, on a linear axis as drawn.
+    let search = Search::Random {
+        count: 12,
+        seed: 1,
+        params: vec![("lr".into(), Distribution::Uniform(0.001, 1.0))],
+    };
+    let scales = param_scales(&search);
+    assert_eq!(scales["lr"], ParamScale::Linear);
+    let uniform = chart(floats(&spread), Some(scales["lr"]));
+    assert!(
+        uniform.contains(">lr</text>") && !uniform.contains("log scale"),
+        "{uniform}"
+    );
+    assert_apart(&x_labels(&uniform), &uniform);
+    // The same values listed (a grid, a choice) or unknown: a log axis, as they are
+    // positive and span more than a decade.
+    let listed = chart(floats(&spread), None);
+    assert!(listed.contains(">lr (log scale)</text>"), "{listed}");
+    // A grid of three numbers a decade apart, four trials each: a log axis, with a mean
+    // at each value.
+    let grid: Vec<f64> = (0..12).map(|index| 10f64.powi(-(index % 3) - 2)).collect();
+    let search = Search::Grid(vec![("lr".into(), floats(&[1e-2, 1e-3, 1e-4]))]);
+    assert_eq!(param_scales(&search)["lr"], ParamScale::Listed);
+    let columns = chart(floats(&grid), Some(ParamScale::Listed));
+    assert!(columns.contains(">lr (log scale)</text>"), "{columns}");
+    assert_eq!(columns.matches("<g class=\"mean\"").count(), 3);
+    // A grid of numbers within a decade: linear; `int:` too.
+    let narrow: Vec<f64> = (0..12)
+        .map(|index| 0.1 + (index % 4) as f64 * 0.1)
+        .collect();
+    assert!(chart(floats(&narrow), Some(ParamScale::Listed)).contains(">lr</text>"));
+    let tpe = Search::Tpe(crate::sweep::search::Tpe {
+        count: 12,
+        seed: 1,
+        startup: 4,
+        params: vec![("lr".into(), Distribution::Int(1, 1000))],
+        location: crate::input::source::Location {
+            file: "sweep.yaml".into(),
+            line: 1,
+            column: 1,
+        },
+    });
+    assert_eq!(param_scales(&tpe)["lr"], ParamScale::Linear);
+    // A choice of strings: a column each; 30 long ones have their labels thinned and cut.
+    let search = Search::Random {
+        count: 30,
+        seed: 1,
+        params: vec![(
+            "lr".into(),
+            Distribution::Choice(vec![ParamValue::Text("a".into())]),
+        )],
+    };
+    assert_eq!(param_scales(&search)["lr"], ParamScale::Categories);
+    let words: Vec<ParamValue> = (0..30)
+        .map(|index| ParamValue::Text(format!("optimizer-number-{index:02}")))
+        .collect();
+    let rows = twelve(&words[..12]);
+    let mut results = rows.clone();
+    results.rows = (0..30)
+        .map(|index| {
+            let mut row = rows.rows[index % 12].clone();
+            row.trial = format!("t{:03}", index + 1);
+            row.params[0].1 = words[index].clone();
+            row
+        })
+        .collect();
+    let many =
+        chart::by_param(&results, results.objective.as_ref().unwrap(), "lr", None).into_string();
+    let labels = x_labels(&many);
+    assert!(labels.len() < 30, "{labels:?}");
+    assert_apart(&labels, &many);
+    assert!(labels[0].1.ends_with('…'), "{labels:?}");
+}
+
+#[test]
+fn every_status_has_a_mark_of_its_own_and_only_done_is_ordinary() {
+    let judgement = crate::sweep::early_stop::Judgement {
+        at: 1.0,
+        unit: crate::sweep::early_stop::Unit::Epoch,
+        rung: Some(1),
+        value: 0.1,
+        cutoff: Some(0.9),
+        stop: true,
+    };
+    // Every status, once. The match is exhaustive: a status added to `RowStatus` stops
+    // the build here until it is listed (the one arm a new status needs in the report;
+    // its mark is found by its word, `mark::MARKS` has `diverged`).
+    let every = [
+        RowStatus::Done { attempt: 1 },
+        RowStatus::Failed,
+        RowStatus::Running,
+        RowStatus::Queued,
+        RowStatus::Stopped,
+        RowStatus::StoppedEarly(judgement),
+        RowStatus::TimedOut(1000),
+    ];
+    for status in &every {
+        match status {
+            RowStatus::Done { .. }
+            | RowStatus::Failed
+            | RowStatus::Running
+            | RowStatus::Queued
+            | RowStatus::Stopped
+            | RowStatus::StoppedEarly(_)
+            | RowStatus::TimedOut(_) => {}
+        }
+        let mark = mark::of(status);
+        assert_eq!(mark.word, status.word(), "{status}");
+        assert_eq!(mark.ordinary(), matches!(status, RowStatus::Done { .. }));
+    }
+    // Marks tell statuses apart by shape or colour.
+    let marks = mark::present(&every);
+    for (index, a) in marks.iter().enumerate() {
+        for b in &marks[index + 1..] {
+            assert!(
+                a.shape != b.shape || a.color != b.color,
+                "{} and {}",
+                a.word,
+                b.word
+            );
+        }
+    }
 }
