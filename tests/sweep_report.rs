@@ -5,14 +5,22 @@
 //! colours, and the DOM with the table in the objective's order, the objective by each
 //! param (a dot per trial, a mean per column), one curve per trial that reported metrics, a param that is markup shown as text and nothing loaded from the
 //! network. The screenshot and the page stay in `target/test-artifacts/`.
+//!
+//! Then a real sweep run on the Engine, whose trials did not all run to their end (one
+//! stopped early by ASHA, one that failed after two reports, one whose metric turned NaN):
+//! every chart of its report marks each of them with its status, and the means of the
+//! objective by param are those of the trials that ran to their end.
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{scratch, tfimg};
+use common::sweep::sweep_guard;
+use common::{scratch, tfimg, unique};
 use tfimg::sweep::report::{BEST_COLOR, POINT_COLOR};
+use tfimg::sweep::results::number_text;
 
 const SWEEP_FILE: &str = r#"sweep: report-test
 image: tfimg/cpu-headless:2.9.3
@@ -113,13 +121,7 @@ fn attribute_values(html: &str, open: &str, name: &str) -> Vec<String> {
 
 /// The part of `html` from the element carrying `marker` to the end of its section.
 fn section<'a>(html: &'a str, marker: &str) -> &'a str {
-    let start = html
-        .find(marker)
-        .unwrap_or_else(|| panic!("no `{marker}` in the page"));
-    let end = html[start..]
-        .find("</section>")
-        .map_or(html.len(), |end| start + end);
-    &html[start..end]
+    element(html, marker, "</section>")
 }
 
 /// `target/test-artifacts/`, made when missing.
@@ -403,4 +405,219 @@ fn a_trial_with_a_million_epochs_is_read_in_one_pass() {
     }
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("data-trial=\"t001\""));
+}
+
+/// Six trials, one at a time, six epochs of a second each, each appending
+/// `{"epoch": E, "acc": top * E / 6}` to its `metrics.jsonl`: three that run to their end
+/// (each above those before it at every rung), one so low that ASHA stops it at its first
+/// rung, one that exits 1 after two reports, and one whose `acc` is NaN at its third
+/// report (Python's `json.dumps` writes it as bare `NaN`), after which it ends.
+fn live_sweep(name: &str) -> tempfile::TempDir {
+    let text = format!(
+        r#"sweep: {name}
+image: tfimg/cpu-headless:2.9.3
+command:
+  - python3
+  - -c
+  - |
+    import json, os, sys, time
+    d = os.environ['TFIMG_TRIAL_DIR']
+    p = json.load(open(d + '/params.json'))
+    for epoch in range(1, 7):
+        acc = p['top'] * epoch / 6
+        if p['kind'] == 'nan' and epoch == 3:
+            acc = float('nan')
+        with open(d + '/metrics.jsonl', 'a') as f:
+            f.write(json.dumps(dict(epoch=epoch, acc=acc)) + '\n')
+        if p['kind'] == 'nan' and epoch == 3:
+            break
+        if p['kind'] == 'fail' and epoch == 2:
+            sys.exit(1)
+        time.sleep(1)
+trials:
+  - {{kind: good, width: 16, lr: 0.01, top: 0.7}}
+  - {{kind: good, width: 32, lr: 0.001, top: 0.8}}
+  - {{kind: good, width: 32, lr: 0.0003, top: 0.9}}
+  - {{kind: slow, width: 16, lr: 0.0001, top: 0.12}}
+  - {{kind: fail, width: 32, lr: 0.03, top: 0.98}}
+  - {{kind: nan, width: 16, lr: 0.003, top: 0.99}}
+max_parallel: 1
+objective: {{metric: acc, mode: max}}
+early_stop: {{rule: asha, max_epochs: 6, grace: 1, reduction: 2}}
+"#
+    );
+    scratch(&[("sweep.yaml", &text)])
+}
+
+/// The status word of the trial whose `acc` turned NaN, as the results table says it.
+const NAN_TRIAL_STATUS: &str = "diverged";
+
+/// Each `data-trial` in `html` with the `data-status` of the same element, in document
+/// order (elements without a status left out).
+fn statuses(html: &str) -> Vec<(String, String)> {
+    html.split('<')
+        .skip(1)
+        .filter_map(|rest| {
+            let tag = &rest[..rest.find('>')?];
+            let value = |name: &str| {
+                let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+                let end = tag[start..].find('"')? + start;
+                Some(tag[start..end].to_string())
+            };
+            Some((value("data-trial")?, value("data-status")?))
+        })
+        .collect()
+}
+
+/// The part of `html` from `marker` to the next `close`.
+fn element<'a>(html: &'a str, marker: &str, close: &str) -> &'a str {
+    let start = html
+        .find(marker)
+        .unwrap_or_else(|| panic!("no `{marker}` in the page"));
+    let end = html[start..]
+        .find(close)
+        .map_or(html.len(), |end| start + end);
+    &html[start..end]
+}
+
+#[test]
+fn trials_that_did_not_run_to_their_end_are_marked_in_every_chart_and_left_out_of_the_means() {
+    let name = unique("t-report-marks").to_lowercase();
+    let _guard = sweep_guard(&name);
+    let folder = live_sweep(&name);
+    let dir = folder.path().join("runs").join(&name);
+    let run = tfimg(folder.path(), &["sweep", "sweep.yaml"]);
+    assert!(run.code <= 1, "{}", run.tail());
+    let results = tfimg(
+        folder.path(),
+        &["sweep", "results", dir.to_str().unwrap(), "--json"],
+    );
+    assert_eq!(results.code, 0, "{}", results.tail());
+    let results: serde_json::Value = serde_json::from_str(&results.stdout).unwrap();
+    let rows = results["trials"].as_array().unwrap();
+    let row = |trial: &str| rows.iter().find(|row| row["trial"] == trial).unwrap();
+    let word = |trial: &str| {
+        let status = row(trial)["status"].as_str().unwrap();
+        let word = status.split(" (").next().unwrap();
+        word.to_string()
+    };
+    let expected: BTreeMap<&str, String> = [
+        ("t001", "done"),
+        ("t002", "done"),
+        ("t003", "done"),
+        ("t004", "stopped early"),
+        ("t005", "failed"),
+        ("t006", NAN_TRIAL_STATUS),
+    ]
+    .into_iter()
+    .map(|(trial, word)| (trial, word.to_string()))
+    .collect();
+    for (trial, status) in &expected {
+        assert_eq!(
+            &word(trial),
+            status,
+            "{trial}: {}\n{}",
+            row(trial),
+            run.tail()
+        );
+    }
+    // The trials stopped early and failed reported values: the defect drew those as
+    // ordinary dots and counted them in the means.
+    for trial in ["t004", "t005"] {
+        assert!(row(trial)["value"].is_f64(), "{trial}: {}", row(trial));
+    }
+
+    let page = folder.path().join("report.html");
+    let report = tfimg(
+        folder.path(),
+        &[
+            "sweep",
+            "report",
+            dir.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(report.code, 0, "{}", report.tail());
+    std::fs::copy(&page, artifacts().join("sweep-report-marks.html")).unwrap();
+    if !common::chromium_available() {
+        return;
+    }
+    let dom = chromium(&page, &["--dump-dom".to_string()]);
+    std::fs::write(artifacts().join("sweep-report-marks.dom.html"), &dom).unwrap();
+
+    // Every chart: the objective per trial, each param's, the curves of `acc`; each with
+    // the legend of its section.
+    let objective = section(&dom, "<section class=\"objective");
+    let by_param = section(&dom, "<section class=\"params-by");
+    let curves = section(&dom, "data-metric=\"acc\"");
+    let mut charts: Vec<(String, &str, &str)> = vec![("objective".into(), objective, objective)];
+    for param in ["kind", "width", "lr", "top"] {
+        let chart = element(by_param, &format!("data-param=\"{param}\""), "</svg>");
+        charts.push((format!("by {param}"), chart, by_param));
+    }
+    charts.push(("acc curves".into(), curves, curves));
+    for (chart, drawing, around) in &charts {
+        let marks = statuses(drawing);
+        for (trial, status) in &expected {
+            let of_trial: Vec<&String> = marks
+                .iter()
+                .filter(|(marked, _)| marked == trial)
+                .map(|(_, status)| status)
+                .collect();
+            assert!(!of_trial.is_empty(), "{chart}: no mark of {trial}");
+            assert!(
+                of_trial.iter().all(|shown| shown == &status),
+                "{chart}: {trial} is {status}, marked {of_trial:?}"
+            );
+        }
+        // The legend says what the marks of the trials that did not end mean.
+        let legend = element(around, "<ul class=\"legend", "</ul>");
+        for status in ["stopped early", "failed"] {
+            assert!(
+                legend.contains(&format!("data-status=\"{status}\"")),
+                "{chart}: the legend does not explain `{status}`: {legend}"
+            );
+        }
+    }
+    assert!(by_param.contains("left out of the means"));
+
+    // The means of the objective by param: over the trials that ran to their end only,
+    // as the page shows them (a number beside each mean's bar).
+    for param in ["kind", "width"] {
+        let html = element(by_param, &format!("data-param=\"{param}\""), "</svg>");
+        let shown: BTreeMap<String, String> = html
+            .split("<g class=\"mean\"")
+            .skip(1)
+            .map(|rest| {
+                let value = rest.split("data-value=\"").nth(1).unwrap();
+                let value = value[..value.find('"').unwrap()].to_string();
+                let label = element(rest, "class=\"mean-label\"", "</text>");
+                let number = label[label.find('>').unwrap() + 1..].to_string();
+                (value, number)
+            })
+            .collect();
+        let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+        for row in rows
+            .iter()
+            .filter(|row| row["status"].as_str().unwrap().starts_with("done"))
+        {
+            let value = match &row["params"][param] {
+                serde_json::Value::String(text) => text.clone(),
+                number => number.to_string(),
+            };
+            let sum = sums.entry(value).or_default();
+            sum.0 += row["value"].as_f64().unwrap();
+            sum.1 += 1;
+        }
+        let wanted: BTreeMap<String, String> = sums
+            .into_iter()
+            .map(|(value, (sum, count))| (value, number_text(sum / count as f64)))
+            .collect();
+        assert_eq!(shown, wanted, "{param}: the means shown");
+    }
+    // A param of numbers is drawn on a numeric axis, `lr` on a log one (its values span
+    // more than a decade), whatever their count.
+    let lr = element(by_param, "data-param=\"lr\"", "</svg>");
+    assert!(lr.contains("lr (log scale)"), "{lr}");
 }

@@ -1,14 +1,18 @@
 //! The sweep report: one self-contained HTML page (inline CSS and SVG, no script, no
 //! address of any kind to load) that shows a sweep at a glance: what it optimises and
 //! how far it got, the best trial with its params and command line, a chart of the
-//! objective's value per trial (as `objective.use` picks it), each trial's curve of the
-//! objective's metric (and of `loss`/`val_loss`) over epochs, and the results table. The page is written with
-//! maud's `html!`, which escapes every spliced value (param values, commands, trial
-//! ids, metric names) by construction: only the constant style sheet goes in unescaped.
-//! Pure: the caller reads the sweep's folder and passes the results, each trial's
-//! metrics and the time of writing as text.
+//! objective's value per trial (as `objective.use` picks it), that value by each param,
+//! each trial's curve of the objective's metric (and of `loss`/`val_loss`) over epochs,
+//! and the results table. Only a done trial is drawn as an ordinary one: every other
+//! status has its mark in every chart (`mark`) and is left out of the means. The page is
+//! written with maud's `html!`, which escapes every spliced value (param values,
+//! commands, trial ids, metric names) by construction: only the constant style sheet
+//! goes in unescaped. Pure: the caller reads the sweep's folder and passes the results,
+//! each trial's metrics, how the search makes each param (`param_scales`) and the time
+//! of writing as text.
 
 mod chart;
+mod mark;
 mod scale;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,9 +20,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::metrics::MetricsSummary;
-use super::results::{number_text, ResultRow, Results, RowStatus};
+use super::results::{number_text, ResultRow, Results};
+use super::search::{Distribution, Search};
 use super::trials::command_line;
-use super::{Mode, Pick};
+use super::{Mode, ParamValue, Pick};
 
 /// The best trial's colour in every chart.
 pub const BEST_COLOR: &str = "#e4572e";
@@ -78,12 +83,55 @@ impl Look {
     }
 }
 
+/// How a sweep's search makes a param's values, which decides the x axis of its chart:
+/// plain data, made from the sweep file's search by `param_scales`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamScale {
+    /// Drawn from a range, evenly (`uniform`, `int`): a linear axis.
+    Linear,
+    /// Drawn from a range, evenly in its logarithm (`loguniform`): a log axis.
+    Log,
+    /// Listed numbers (a grid axis, a choice): a numeric axis, on a log scale when they are
+    /// positive and span more than a decade.
+    Listed,
+    /// Listed values that are not all numbers: a column each.
+    Categories,
+}
+
+/// The scale of each param of `search`, by name (`trials:` lists its values: none, the
+/// chart then looks at the values as `Listed` ones).
+pub fn param_scales(search: &Search) -> BTreeMap<String, ParamScale> {
+    let listed = |values: &[ParamValue]| match values.iter().all(|v| v.as_f64().is_some()) {
+        true => ParamScale::Listed,
+        false => ParamScale::Categories,
+    };
+    let drawn = |distribution: &Distribution| match distribution {
+        Distribution::Uniform(..) | Distribution::Int(..) => ParamScale::Linear,
+        Distribution::LogUniform(..) => ParamScale::Log,
+        Distribution::Choice(values) => listed(values),
+    };
+    match search {
+        Search::Grid(axes) => axes
+            .iter()
+            .map(|(name, values)| (name.clone(), listed(values)))
+            .collect(),
+        Search::Random { params, .. } | Search::Tpe(super::search::Tpe { params, .. }) => params
+            .iter()
+            .map(|(name, distribution)| (name.clone(), drawn(distribution)))
+            .collect(),
+        Search::List(_) => BTreeMap::new(),
+    }
+}
+
 /// The report of sweep `sweep` as one HTML document. `metrics` holds each trial's summary
-/// by trial id; `generated` says when the report was written (`utc_text`).
+/// by trial id; `scales` how the search makes each param (`param_scales`; a param missing
+/// there is charted from its values); `generated` says when the report was written
+/// (`utc_text`).
 pub fn render(
     sweep: &str,
     results: &Results,
     metrics: &BTreeMap<String, MetricsSummary>,
+    scales: &BTreeMap<String, ParamScale>,
     generated: &str,
 ) -> String {
     let looks = looks(results, metrics);
@@ -109,7 +157,7 @@ pub fn render(
                     (header(sweep, results, generated))
                     div.charts {
                         (objective_section(results))
-                        (params_section(results))
+                        (params_section(results, scales))
                         @for metric in &charted[..first_row] {
                             (curve_section(metric, results, metrics, &looks))
                         }
@@ -138,31 +186,29 @@ pub fn render(
 
 /// The sweep's name, objective, counts and best trial.
 fn header(sweep: &str, results: &Results, generated: &str) -> Markup {
-    let count = |wanted: fn(&RowStatus) -> bool| {
+    // Each status by its word; done, failed, running and queued always, the others when
+    // a trial has them.
+    let count = |word: &str| {
         results
             .rows
             .iter()
-            .filter(|row| wanted(&row.status))
+            .filter(|row| row.status.word() == word)
             .count()
     };
-    let counts = [
-        ("done", count(|s| matches!(s, RowStatus::Done { .. }))),
-        (
-            "diverged",
-            count(|s| matches!(s, RowStatus::Diverged { .. })),
-        ),
-        (
-            "failed",
-            count(|s| matches!(s, RowStatus::Failed | RowStatus::TimedOut(_))),
-        ),
-        ("running", count(|s| matches!(s, RowStatus::Running))),
-        ("queued", count(|s| matches!(s, RowStatus::Queued))),
-        ("stopped", count(|s| matches!(s, RowStatus::Stopped))),
-        (
-            "stopped early",
-            count(|s| matches!(s, RowStatus::StoppedEarly(_))),
-        ),
-    ];
+    let always = ["done", "failed", "running", "queued"];
+    let counts: Vec<(&str, usize)> = [
+        "done",
+        "failed",
+        "diverged",
+        "running",
+        "queued",
+        "stopped",
+        "stopped early",
+    ]
+    .into_iter()
+    .map(|word| (word, count(word)))
+    .filter(|(word, number)| *number > 0 || always.contains(word))
+    .collect();
     html! {
         header {
             h1 { "Sweep " span.name { (sweep) } }
@@ -178,9 +224,7 @@ fn header(sweep: &str, results: &Results, generated: &str) -> Markup {
             }
             ul.counts {
                 @for (name, number) in counts {
-                    @if number > 0 || !(name.starts_with("stopped") || name == "diverged") {
-                        li class=(format!("count {}", name.replace(' ', "-"))) { strong { (number) } " " (name) }
-                    }
+                    li class=(format!("count {}", name.replace(' ', "-"))) { strong { (number) } " " (name) }
                 }
             }
             @if let Some(savings) = results.savings() {
@@ -243,8 +287,15 @@ fn objective_section(results: &Results) -> Markup {
     let missing = results
         .rows
         .iter()
-        .filter(|row| row.ranked().is_none())
+        .filter(|row| !row.ranked().is_some_and(f64::is_finite))
         .count();
+    let apart = mark::present(
+        results
+            .rows
+            .iter()
+            .map(|row| &row.status)
+            .filter(|status| !mark::of(status).ordinary()),
+    );
     let wide = wide(results);
     let width = if wide { chart::WIDE } else { chart::WIDTH };
     html! {
@@ -254,9 +305,10 @@ fn objective_section(results: &Results) -> Markup {
                 (chart::objective(results, objective, width))
                 ul.legend {
                     li { span.swatch.dot style=(format!("background:{BEST_COLOR}")) {} "best trial" }
-                    li { span.swatch.dot style=(format!("background:{POINT_COLOR}")) {} "other trials" }
+                    li { span.swatch.dot style=(format!("background:{POINT_COLOR}")) {} "other trials that ran to their end" }
+                    @for mark in &apart { (mark.legend()) }
                     @if missing > 0 {
-                        li { span.cross { "×" } (missing) " without " (objective.metric) " (failed in red, queued, running or stopped in grey)" }
+                        li.missing { (missing) " without a value of " (objective.metric) " (none yet, or not a number): their mark on the base line" }
                     }
                 }
             } @else {
@@ -268,7 +320,7 @@ fn objective_section(results: &Results) -> Markup {
 
 /// Whether the objective's chart takes the page's width: past 36 trials.
 /// "Which value should I pick": the ranked value against each param that varies.
-fn params_section(results: &Results) -> Markup {
+fn params_section(results: &Results, scales: &BTreeMap<String, ParamScale>) -> Markup {
     let Some(objective) = &results.objective else {
         return html! {};
     };
@@ -279,7 +331,7 @@ fn params_section(results: &Results) -> Markup {
             let mut values = results
                 .rows
                 .iter()
-                .filter(|row| row.ranked().is_some())
+                .filter(|row| row.ranked().is_some() || row.attempt.is_some())
                 .filter_map(|row| {
                     row.params
                         .iter()
@@ -293,17 +345,36 @@ fn params_section(results: &Results) -> Markup {
     if varied.is_empty() {
         return html! {};
     }
+    let drawn = results
+        .rows
+        .iter()
+        .filter(|row| row.ranked().is_some() || row.attempt.is_some());
+    let apart = mark::present(
+        drawn
+            .map(|row| &row.status)
+            .filter(|status| !mark::of(status).ordinary()),
+    );
     html! {
         section.params-by.wide {
             h2 { (capitalized(&objective.label())) " by param" }
-            p.note { "Each dot is a trial; a bar is the mean of a column. Pick the value whose trials rank best." }
+            p.note {
+                "Each mark is a trial; where a value repeats, a bar (and its number) is the mean of the trials that ran to their end with that value. Pick the value whose trials rank best."
+                @if !apart.is_empty() {
+                    " Trials that did not run to their end are drawn apart, with the marks below, and left out of the means."
+                }
+            }
             div.param-charts {
                 @for name in varied {
                     figure.param {
                         figcaption { (name) }
-                        (chart::by_param(results, objective, name))
+                        (chart::by_param(results, objective, name, scales.get(name.as_str()).copied()))
                     }
                 }
+            }
+            ul.legend {
+                li { span.swatch.dot style=(format!("background:{BEST_COLOR}")) {} "best trial" }
+                li { span.swatch.dot style=(format!("background:{POINT_COLOR}")) {} "trials that ran to their end" }
+                @for mark in &apart { (mark.legend()) }
             }
         }
     }
@@ -387,7 +458,7 @@ fn curve_section(
                 look,
                 points,
                 label: trial_label(row),
-                stopped_early: matches!(row.status, RowStatus::StoppedEarly(_)),
+                status: row.status,
             };
             Some((line, row))
         })
@@ -402,6 +473,15 @@ fn curve_section(
         .filter(|(line, _)| line.look == Look::Other)
         .count();
     let drawn: Vec<chart::Line> = lines.iter().map(|(line, _)| line.clone()).collect();
+    let apart = mark::present(
+        lines
+            .iter()
+            .map(|(_, row)| &row.status)
+            .filter(|status| !mark::of(status).ordinary()),
+    );
+    let off_chart = lines
+        .iter()
+        .any(|(line, _)| line.points.iter().any(|(_, value)| !value.is_finite()));
     html! {
         section.curves data-metric=(metric) {
             h2 { (metric) " by " (x_title) }
@@ -416,6 +496,13 @@ fn curve_section(
                 }
                 @if greys > 0 {
                     li { span.swatch style=(format!("background:{OTHER_COLOR}")) {} (greys) " more trials" }
+                }
+                @if !apart.is_empty() {
+                    li.dashed { span.swatch.dashes {} "dashed: a trial that did not run to its end, its curve ending in its status's mark:" }
+                    @for mark in &apart { (mark.legend()) }
+                }
+                @if off_chart {
+                    li.not-finite { "▲ at the top edge: a value that is not a number (NaN or infinite), where the curve breaks" }
                 }
             }
         }
@@ -448,7 +535,7 @@ fn table(results: &Results) -> Markup {
                             tr class=[(best == Some(row.trial.as_str())).then_some("best")] data-trial=(row.trial) title=(command_line(&row.command)) {
                                 @for (column, cell) in cells.iter().enumerate() {
                                     @if column + 1 == cells.len() {
-                                        td.status { span class=(format!("chip {}", status_class(row.status))) { (cell) } }
+                                        td.status { span class=(format!("chip {}", row.status.word().replace(' ', "-"))) { (cell) } }
                                     } @else {
                                         td class=[numeric(column).then_some("num")] { (cell) }
                                     }
@@ -459,18 +546,6 @@ fn table(results: &Results) -> Markup {
                 }
             }
         }
-    }
-}
-
-fn status_class(status: RowStatus) -> &'static str {
-    match status {
-        RowStatus::Done { .. } => "done",
-        RowStatus::Diverged { .. } => "diverged",
-        RowStatus::Failed | RowStatus::TimedOut(_) => "failed",
-        RowStatus::Running => "running",
-        RowStatus::Queued => "queued",
-        RowStatus::Stopped => "stopped",
-        RowStatus::StoppedEarly(_) => "stopped-early",
     }
 }
 
@@ -499,7 +574,7 @@ header .name { font-family: ui-monospace, "DejaVu Sans Mono", "Liberation Mono",
 .count { padding: 4px 12px; border-radius: 999px; background: #fff; border: 1px solid var(--line); }
 .count.done strong { color: #2d8a4e; } .count.failed strong { color: #c0392b; }
 .count.running strong { color: #2e86ab; } .count.queued strong, .count.stopped strong { color: var(--muted); }
-.count.stopped-early strong { color: #b8860b; }
+.count.stopped-early strong { color: #b8860b; } .count.diverged strong { color: #7768ae; }
 .savings { margin: 0 0 14px; color: #80600b; }
 .param-charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(360px, 1fr)); gap: 8px 18px; }
 figure.param { margin: 0; } figure.param figcaption { font-weight: 600; margin: 0 0 4px; }
@@ -534,6 +609,10 @@ tr.best { background: #fff4ef !important; } tr.best td:first-child { box-shadow:
 .chip.done { background: #e3f4e8; color: #216e3c; } .chip.failed { background: #fbe4e1; color: #a8322a; }
 .chip.running { background: #e1f0f7; color: #22698a; } .chip.queued, .chip.stopped { background: #eef1f4; color: #4a5560; }
 .chip.stopped-early { background: #fbf1dc; color: #80600b; }
+.chip.diverged { background: #efeaf7; color: #5b4a8f; }
+.swatch.dashes { height: 0; border-top: 3px dashed var(--muted); background: none; }
+.mark-swatch { vertical-align: middle; }
+svg text.mean-label { font-size: 11px; fill: var(--ink); font-weight: 600; }
 footer { color: var(--muted); font-size: 13px; text-align: center; }
 "#;
 

@@ -159,6 +159,7 @@ pub async fn report<E: Engine>(
         &sweep.sweep.name,
         &sweep.results(Some(now_ms)),
         &sweep.summaries(),
+        &report::param_scales(&sweep.sweep.search),
         &report::utc_text(now_ms),
     );
     let path = output.map_or_else(|| sweep.dir.join(REPORT_FILE), Path::to_path_buf);

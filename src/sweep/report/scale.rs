@@ -147,5 +147,132 @@ pub fn coordinate(value: f64) -> String {
     }
 }
 
+/// A tick label's width in SVG units, about, for `chars` characters of the 12px type.
+pub fn label_width(chars: usize) -> f64 {
+    chars as f64 * 7.0
+}
+
+/// The space kept between two labels.
+const LABEL_GAP: f64 = 10.0;
+
+/// Whether labels of `texts`, `spacing` apart, stand clear of each other.
+fn clear<'a>(texts: impl IntoIterator<Item = &'a str>, spacing: f64) -> bool {
+    let widest = texts
+        .into_iter()
+        .map(|text| text.chars().count())
+        .max()
+        .unwrap_or(0);
+    spacing >= label_width(widest) + LABEL_GAP
+}
+
+/// An x axis of numbers `width` units long: round ticks (at most `most`, fewer where
+/// their labels would touch) with their labels. On a `log` axis the ticks' values are
+/// powers of ten (and 2 and 5 times them where they fit): `place` gives a value's
+/// position in the axis's units (log10 of it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub low: f64,
+    pub high: f64,
+    pub log: bool,
+    /// (position, label).
+    pub ticks: Vec<(f64, String)>,
+}
+
+impl Axis {
+    /// Where `value` lies on the axis, in its units; `None` for a value it cannot place
+    /// (not finite, or not positive on a log axis).
+    pub fn place(&self, value: f64) -> Option<f64> {
+        match self.log {
+            true => (value > 0.0 && value.is_finite()).then(|| value.log10()),
+            false => value.is_finite().then_some(value),
+        }
+    }
+
+    /// A linear axis over `values` (non-finite ones ignored).
+    pub fn linear(values: &[f64], most: usize, whole: bool, width: f64) -> Axis {
+        let mut target = most.max(2);
+        loop {
+            let ticks = ticks(values.iter().copied(), target, whole);
+            let labels: Vec<String> = ticks.values.iter().map(|v| ticks.label(*v)).collect();
+            let spacing = width / (labels.len().max(2) - 1) as f64;
+            if target <= 2 || clear(labels.iter().map(String::as_str), spacing) {
+                return Axis {
+                    low: ticks.low,
+                    high: ticks.high,
+                    log: false,
+                    ticks: ticks.values.iter().copied().zip(labels).collect(),
+                };
+            }
+            target -= 1;
+        }
+    }
+
+    /// A log axis over the positive finite `values`, from the power of ten at or below the
+    /// least to the one at or above the greatest.
+    pub fn log(values: &[f64], width: f64) -> Axis {
+        let (least, greatest) = values
+            .iter()
+            .filter(|value| value.is_finite() && **value > 0.0)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), value| {
+                (low.min(*value), high.max(*value))
+            });
+        let (mut low, mut high) = match least <= greatest {
+            true => (least.log10().floor(), greatest.log10().ceil()),
+            false => (0.0, 1.0),
+        };
+        if high <= low {
+            (low, high) = (low - 0.5, high + 0.5);
+            (low, high) = (low.floor(), high.ceil());
+        }
+        let (first, last) = (low as i32, high as i32);
+        let per_unit = width / (high - low);
+        // Powers of ten, and 2 and 5 times them when their labels fit.
+        let candidates = |mantissas: &[u8]| -> Vec<(f64, String)> {
+            (first..=last)
+                .flat_map(|exponent| mantissas.iter().map(move |m| (*m, exponent)))
+                .map(|(mantissa, exponent)| {
+                    let position = f64::from(exponent) + f64::from(mantissa).log10();
+                    (position, decade_label(mantissa, exponent))
+                })
+                .filter(|(position, _)| *position <= high + 1e-9)
+                .collect()
+        };
+        let fits = |ticks: &[(f64, String)]| {
+            ticks.windows(2).all(|pair| {
+                let spacing = (pair[1].0 - pair[0].0) * per_unit;
+                clear([pair[0].1.as_str(), pair[1].1.as_str()], spacing)
+            })
+        };
+        let with_minor = candidates(&[1, 2, 5]);
+        let ticks = if last - first <= 2 && fits(&with_minor) {
+            with_minor
+        } else {
+            // Every `stride`-th power of ten, the stride the least that fits.
+            let powers = candidates(&[1]);
+            (1..=powers.len().max(1))
+                .map(|stride| powers.iter().step_by(stride).cloned().collect::<Vec<_>>())
+                .find(|kept| fits(kept))
+                .unwrap_or_default()
+        };
+        Axis {
+            low,
+            high,
+            log: true,
+            ticks,
+        }
+    }
+}
+
+/// `0.001`, `20`, `1e-5`, `5e6`: `mantissa` × 10^`exponent` as a tick's label.
+fn decade_label(mantissa: u8, exponent: i32) -> String {
+    match exponent {
+        -4..=5 => {
+            let value = f64::from(mantissa) * 10f64.powi(exponent);
+            format!("{value:.*}", (-exponent).max(0) as usize)
+        }
+        _ => format!("{mantissa}e{exponent}"),
+    }
+}
+
 #[cfg(test)]
 mod tests;

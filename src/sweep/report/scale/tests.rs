@@ -67,3 +67,34 @@ fn linear_maps_and_coordinates() {
     assert_eq!(coordinate(-0.04), "0.0");
     assert_eq!(coordinate(12.345), "12.3");
 }
+
+#[test]
+fn log_axes_tick_powers_of_ten_and_thin_them_to_fit() {
+    let labels = |axis: &Axis| -> Vec<String> {
+        axis.ticks.iter().map(|(_, label)| label.clone()).collect()
+    };
+    // Within a decade: 1, 2 and 5 times its powers.
+    let narrow = Axis::log(&[0.002, 0.008], 518.0);
+    assert_eq!(labels(&narrow), ["0.001", "0.002", "0.005", "0.01"]);
+    assert_eq!(narrow.place(0.01), Some(-2.0));
+    assert_eq!(narrow.place(0.0), None);
+    assert_eq!(narrow.place(f64::NAN), None);
+    // Twelve decades on a short axis: every other power, exponents where they are long.
+    let wide = Axis::log(&[1e-9, 1e3], 300.0);
+    assert!(wide.ticks.len() < 13, "{:?}", wide.ticks);
+    assert_eq!(labels(&wide)[0], "1e-9");
+    for pair in wide.ticks.windows(2) {
+        let spacing = (pair[1].0 - pair[0].0) * 300.0 / (wide.high - wide.low);
+        let widest = pair[0].1.len().max(pair[1].1.len());
+        assert!(spacing >= label_width(widest), "{:?}", wide.ticks);
+    }
+    // One value, and nothing: still an axis.
+    assert_eq!(
+        (Axis::log(&[1.0], 500.0).low, Axis::log(&[1.0], 500.0).high),
+        (-1.0, 1.0)
+    );
+    assert!(Axis::log(&[], 500.0).ticks.len() >= 2);
+    // A linear axis takes fewer ticks where its labels would touch.
+    let steps = Axis::linear(&[0.0, 1_234_567.0], 8, true, 200.0);
+    assert!(steps.ticks.len() <= 4, "{:?}", steps.ticks);
+}
