@@ -24,7 +24,7 @@ use crate::sweep::trials::{self, PARAMS_FILE, STATUS_FILE, STDERR_FILE, STDOUT_F
 use crate::sweep::{Trial, TRIAL_DIR};
 
 /// Output is written to the trial's logs at least this often (milliseconds) ...
-const LOG_FLUSH_MS: u64 = 1000;
+const LOG_FLUSH_MS: u64 = 250;
 /// ... or once this much is waiting.
 const LOG_FLUSH_BYTES: usize = 64 * 1024;
 
