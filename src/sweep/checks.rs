@@ -451,6 +451,20 @@ fn timeout(file: &SweepFile, places: &Places) -> Result<Option<std::time::Durati
 /// at epochs 1 and 3 (W&B's hyperband `eta`; Ray Tune and Optuna default to 4).
 pub const DEFAULT_REDUCTION: u32 = 3;
 
+/// The rule of `early_stop: {max_epochs: N}` with no `rule:`, chosen from bench row 14's
+/// replays on two jobs (bench/search.md): see `default_grace`.
+pub const DEFAULT_RULE: RuleFile = RuleFile::Asha;
+
+/// The grace when the file gives none and `max_epochs` is known: a share of a full
+/// trial, so a configuration that starts slowly (a higher dropout, a wider layer, a lower
+/// learning rate) is not judged on its first epoch; at least 1.
+pub fn default_grace(max_epochs: Option<u32>) -> u32 {
+    max_epochs.map_or(1, |max| (max / GRACE_SHARE).max(1))
+}
+
+/// `default_grace`'s share: a quarter of `max_epochs`.
+const GRACE_SHARE: u32 = 4;
+
 /// The median rule compares a trial with at least this many others (Ray Tune's
 /// `min_samples_required`).
 pub const DEFAULT_MIN_TRIALS: u32 = 3;
@@ -470,11 +484,18 @@ fn early_stop(
             "add the metric the trials report each epoch, such as `objective: {metric: val_accuracy, mode: max}`",
         ));
     }
-    let (own, other, other_key) = match written.rule {
+    let Some(rule) = written.rule.or(written.max_epochs.map(|_| DEFAULT_RULE)) else {
+        return Err(places.bad(
+            "early_stop",
+            "`early_stop` needs `max_epochs`: the epochs (or steps) a full trial reports".into(),
+            "add it, such as `early_stop: {max_epochs: 12}` (the default rule), or name a rule: `early_stop: {rule: median}`",
+        ));
+    };
+    let (own, other, other_key) = match rule {
         RuleFile::Asha => ("asha", "median", "min_trials"),
         RuleFile::Median => ("median", "asha", "reduction"),
     };
-    let misplaced = match written.rule {
+    let misplaced = match rule {
         RuleFile::Asha => written.min_trials.is_some(),
         RuleFile::Median => written.reduction.is_some(),
     };
@@ -500,7 +521,7 @@ fn early_stop(
         "grace",
         written.grace,
         1,
-        1,
+        default_grace(written.max_epochs),
         "`grace` is the first epoch (or step) a trial can be stopped at, such as `grace: 1`",
     )?;
     let max_epochs = match written.max_epochs {
@@ -511,7 +532,7 @@ fn early_stop(
             1,
             "`max_epochs` is the epochs (or steps) a full trial reports, such as `max_epochs: 9`",
         )?),
-        None if written.rule == RuleFile::Asha => {
+        None if rule == RuleFile::Asha => {
             return Err(places.bad(
                 "early_stop",
                 "`early_stop: {rule: asha}` needs `max_epochs`: its rungs follow from the epochs (or steps) a full trial reports".into(),
@@ -529,7 +550,7 @@ fn early_stop(
             format!("give a grace below {max}, such as `grace: 1`"),
         ));
     }
-    let rule = match written.rule {
+    let rule = match rule {
         RuleFile::Asha => Rule::Asha {
             max_epochs: max_epochs.unwrap_or(1),
             grace,

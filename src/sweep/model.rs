@@ -50,10 +50,11 @@ pub struct SweepFile {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `rule` (`asha` or `median`) and its settings"
+    expecting = "a mapping with `max_epochs`, and optionally `rule` (`asha` or `median`) and its settings"
 )]
 pub struct EarlyStopFile {
-    pub rule: RuleFile,
+    /// None: the default rule (`checks::DEFAULT_RULE`).
+    pub rule: Option<RuleFile>,
     pub max_epochs: Option<u32>,
     pub grace: Option<u32>,
     pub reduction: Option<u32>,

@@ -415,13 +415,27 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
         .map(|stop| stop.rule)
     };
     assert_eq!(rule(""), None);
+    // The grace a file leaves out is a quarter of `max_epochs` (at least 1).
     assert_eq!(
         rule("early_stop: {rule: asha, max_epochs: 9}\n"),
         Some(Rule::Asha {
             max_epochs: 9,
+            grace: 2,
+            reduction: 3
+        })
+    );
+    assert_eq!(
+        rule("early_stop: {rule: asha, max_epochs: 3}\n"),
+        Some(Rule::Asha {
+            max_epochs: 3,
             grace: 1,
             reduction: 3
         })
+    );
+    // `max_epochs` alone: the default rule, with its settings.
+    assert_eq!(
+        rule("early_stop: {max_epochs: 12}\n"),
+        rule("early_stop: {rule: asha, max_epochs: 12, grace: 3, reduction: 3}\n"),
     );
     assert_eq!(
         rule("early_stop: {rule: asha, max_epochs: 100, grace: 2, reduction: 4}\n"),
@@ -461,6 +475,7 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
         ("early_stop: {rule: median, reduction: 3}\n", objective, "`sweep.yaml`:6:28: `reduction` is a setting of the asha rule, not of `median`"),
         ("early_stop: {rule: median, min_trials: 0}\n", objective, "`sweep.yaml`:6:40: `min_trials: 0` is less than 1"),
         ("early_stop: {rule: hyperband}\n", objective, "`sweep.yaml`:6:20: early_stop.rule: unknown variant `hyperband`, expected `asha` or `median`"),
+        ("early_stop: {grace: 2}\n", objective, "`sweep.yaml`:6:13: `early_stop` needs `max_epochs`: the epochs (or steps) a full trial reports"),
         ("early_stop: {rule: asha, max_epoch: 9}\n", objective, "`sweep.yaml`:6:26: early_stop: unknown field `max_epoch`, expected one of `rule`, `max_epochs`, `grace`, `reduction`, `min_trials`"),
     ];
     for (rest, objective, message) in cases {
