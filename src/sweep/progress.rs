@@ -271,10 +271,16 @@ fn ended_line(
         format!("exit {code}")
     });
     let time = duration_text((seconds * 1000.0) as u64);
+    // A trial whose value is NaN or infinite diverged: said as such.
+    let diverged = metric.is_some_and(|(_, value)| !value.is_finite());
     let metric = metric.map_or(String::new(), |(name, value)| {
         format!(": {name} {}", number_text(*value))
     });
     let away = if away { " while tfimg was away" } else { "" };
+    let metric = match diverged {
+        true => format!("{metric} (diverged)"),
+        false => metric,
+    };
     match outcome {
         Outcome::Done if attempt > 1 => {
             format!("{trial} done (attempt {attempt}) in {time}{away}{metric}")
