@@ -415,18 +415,27 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
         .map(|stop| stop.rule)
     };
     assert_eq!(rule(""), None);
+    // The grace a file leaves out is a quarter of `max_epochs` (at least 1).
     assert_eq!(
         rule("early_stop: {rule: asha, max_epochs: 9}\n"),
         Some(Rule::Asha {
             max_epochs: 9,
+            grace: 2,
+            reduction: 3
+        })
+    );
+    assert_eq!(
+        rule("early_stop: {rule: asha, max_epochs: 3}\n"),
+        Some(Rule::Asha {
+            max_epochs: 3,
             grace: 1,
-            reduction: 2
+            reduction: 3
         })
     );
     // `max_epochs` alone: the default rule, with its settings.
     assert_eq!(
         rule("early_stop: {max_epochs: 12}\n"),
-        rule("early_stop: {rule: asha, max_epochs: 12, grace: 1, reduction: 2}\n"),
+        rule("early_stop: {rule: asha, max_epochs: 12, grace: 3, reduction: 3}\n"),
     );
     assert_eq!(
         rule("early_stop: {rule: asha, max_epochs: 100, grace: 2, reduction: 4}\n"),
