@@ -31,7 +31,8 @@ trial that ran all its epochs is within WITHIN of the grid's best. `--max N` rep
 recordings cut at N epochs (a job that trains N epochs; its grid's best taken at N), to see
 how a rule's settings scale with max_epochs.
 
-    python3 bench/search/replay.py [--max N] [--only NAME,...] [--trace CANDIDATE]
+    python3 bench/search/replay.py [--max N] [--only NAME,...] [--trace CANDIDATE] [--json FILE]
+    python3 bench/search/replay.py --ranks
 """
 
 import argparse
@@ -155,13 +156,13 @@ class Median:
         return best < quantile(averages, 0.5)
 
 
-def simulate(trials, rule, max_epochs, trace=None):
-    """One replayed sweep: (trial-epochs, [(trial, final value)] of trials that ran all
-    their epochs, wall seconds, {trial: epoch it was stopped at})."""
-    clock, order, events, seq = 0.0, list(range(len(trials))), [], 0
+def simulate(trials, rule, max_epochs, trace=None, order=None):
+    """One replayed sweep, trials started in `order` (default: the grid's): (trial-epochs,
+    [(trial, final value)] of trials that ran all their epochs, wall seconds, {trial:
+    epoch it was stopped at})."""
+    clock, events, seq = 0.0, [], 0
     seen = {}  # what each trial reported so far, as the judge sees it
-    free = [0.0] * SLOTS
-    queue = list(order)
+    queue = list(order or range(len(trials)))
     epochs, finished, stopped = 0, [], {}
 
     def start(slot_time):
@@ -230,69 +231,105 @@ def load(max_epochs=None):
     return jobs
 
 
+GRACES = (("1", lambda m: 1), ("2", lambda m: 2), ("m/4", lambda m: max(1, m // 4)),
+          ("m/3", lambda m: max(1, m // 3)), ("m/2", lambda m: max(1, m // 2)))
+
+
 def candidates(max_epochs):
-    """(name, factory) of every rule replayed; factory(draw) -> a fresh judge."""
+    """(name, factory) of every rule replayed; factory(draw) -> a fresh judge. Names do
+    not depend on max_epochs (`m`): a grace of m/4 is 2 of 9 epochs, 3 of 12."""
     m = max_epochs
-    out = [("asha g1 r3 (bench's)", lambda d: Asha(m, 1, 3))]
+    out = []
     for reduction in (2, 3, 4):
-        for label, grace in (("1", 1), ("m/4", max(1, m // 4)), ("m/3", max(1, m // 3)), ("m/2", max(1, m // 2))):
-            if (label, reduction) == ("1", 3):
-                continue
-            out.append((f"asha g{label}={grace} r{reduction}", lambda d, g=grace, r=reduction: Asha(m, g, r)))
+        for label, grace in GRACES:
+            if label != "2":
+                out.append((f"asha grace {label} r{reduction}", lambda d, g=grace(m), r=reduction: Asha(m, g, r)))
     for brackets in (2, 3):
         for reduction in (2, 3, 4):
             for assign in ("rr", "ray"):
-                out.append((f"hyperband b{brackets} r{reduction} g1 {assign}",
+                out.append((f"hyperband b{brackets} r{reduction} grace 1 {assign}",
                             lambda d, b=brackets, r=reduction, a=assign: Hyperband(m, 1, r, b, a, d)))
-    for label, grace in (("2", 2), ("m/4", max(1, m // 4)), ("m/3", max(1, m // 3)), ("m/2", max(1, m // 2))):
-        for min_trials in (3, 5):
-            out.append((f"median g{label}={grace} n{min_trials}",
-                        lambda d, g=grace, n=min_trials: Median(g, n, m)))
+    for label, grace in GRACES:
+        if label != "1":
+            for min_trials in (3, 5):
+                out.append((f"median grace {label} n{min_trials}",
+                            lambda d, g=grace(m), n=min_trials: Median(g, n, m)))
     return out
 
 
-def evaluate(jobs, only=None, trace=None):
-    """{candidate: {job: [(seed, fraction, hit, stopped)]}}."""
+def evaluate(jobs, only=None, trace=None, orders=0):
+    """{candidate: {job: [(seed, fraction, hit, stopped)]}}. With `orders`, each seed is
+    replayed in that many random orders of its trials instead of the grid's (as TPE or a
+    random search would start them): `hit` is then the share of orders that hit, and
+    `fraction` the median."""
     table = {}
     for job, seeds in sorted(jobs.items()):
         for seed, (top, trials, best) in sorted(seeds.items()):
             grid = len(trials) * top
+            if orders:
+                runs = [(k, random.Random(seed * 1000 + k).sample(range(len(trials)), len(trials)))
+                        for k in range(orders)]
             for name, factory in candidates(top):
                 if only and name not in only:
                     continue
-                random_rule = "ray" in name.split()
-                draws = range(DRAWS) if random_rule else [0]
+                if not orders:
+                    runs = [(draw, None) for draw in (range(DRAWS) if "ray" in name.split() else [0])]
                 fractions, hits, stops = [], [], {}
-                for draw in draws:
-                    if trace and name in trace:
-                        print(f"  {job} seed {seed} {name}:", file=sys.stdout)
-                    epochs, finished, clock, stopped = simulate(
-                        trials, factory(draw), top, sys.stdout if trace and name in trace else None)
+                for draw, order in runs:
+                    traced = sys.stdout if trace and name in trace else None
+                    if traced:
+                        print(f"  {job} seed {seed} {name}:", file=traced)
+                    epochs, finished, clock, stopped = simulate(trials, factory(draw), top, traced, order)
                     fractions.append(epochs / grid)
                     hits.append(any(v >= best - WITHIN for _, v in finished))
                     stops = stopped
-                hit = sum(hits) > len(hits) / 2
+                hit = sum(hits) / len(hits) if orders else sum(hits) > len(hits) / 2
                 table.setdefault(name, {}).setdefault(job, []).append(
                     (seed, statistics.median(fractions), hit, stops))
     return table
 
 
+def ranks(jobs):
+    """Per job and seed, the final top 3 and their ranks among the grid at epochs 1, 3,
+    half-way and the last: a late-bloomer job's best rank low early."""
+    for job, seeds in sorted(jobs.items()):
+        for seed, (top, trials, best) in sorted(seeds.items()):
+            at = lambda trial, epoch: next(v for e, v, _ in trial["curve"] if e == epoch)
+            marks = sorted({1, 3, top // 2, top})
+            order = {m: sorted(trials, key=lambda t: -at(t, m)) for m in marks}
+            final = order[top]
+            third = len(trials) // 3
+            print(f"{job} seed {seed}: top third = ranks 1-{third}; clear losers (final < best - 10 pp): "
+                  f"{sum(at(t, top) < best - 0.10 for t in trials)} of {len(trials)}")
+            for trial in final[:3]:
+                where = ", ".join(f"{m}: {order[m].index(trial) + 1}" for m in marks)
+                print(f"  {trial['id']} {json.dumps(trial['params'], separators=(',', ':'))} final {at(trial, top):.4f}; "
+                      f"rank at epoch {where}; epoch 1 value {at(trial, 1):.4f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ranks", action="store_true", help="the grid's final top 3 and their ranks by epoch")
     parser.add_argument("--max", type=int, help="replay as if the job trained this many epochs")
     parser.add_argument("--only", help="candidates, comma-separated")
     parser.add_argument("--trace", help="print the stops of these candidates, comma-separated")
     parser.add_argument("--json", help="write the table here")
+    parser.add_argument("--orders", type=int, default=0,
+                        help="replay each seed in this many random orders of its trials instead of the grid's")
     args = parser.parse_args()
     jobs = load(args.max)
+    if args.ranks:
+        return ranks(jobs)
     only = set(args.only.split(",")) if args.only else None
     trace = set(args.trace.split(",")) if args.trace else None
-    table = evaluate(jobs, only, trace)
+    table = evaluate(jobs, only, trace, args.orders)
     names = sorted(jobs)
     seeds = {job: len(jobs[job]) for job in names}
-    print(f"{SLOTS} slots, {', '.join(f'{job}: {seeds[job]} seeds, {next(iter(jobs[job].values()))[0]} epochs' for job in names)};"
+    print(("in random orders, " + str(args.orders) + " per seed (hits: expected seeds hit); " if args.orders else "in the grid's order; ") + f"{SLOTS} slots, {', '.join(f'{job}: {seeds[job]} seeds, {next(iter(jobs[job].values()))[0]} epochs' for job in names)};"
           f" hit: a trial that ran all its epochs is within {WITHIN * 100:g} pp of the grid's best")
-    print("target: hits >= 4 of 5 and median fraction <= 0.55 on every job")
+    print("target: hits >= 4 of 5 and median fraction <= 0.55 on every job; graces: " + "; ".join(
+        f"{job}: " + ", ".join(f"{label} = {grace(next(iter(jobs[job].values()))[0])}" for label, grace in GRACES)
+        for job in names))
     header = f"{'candidate':34}" + "".join(f" | {job + ' hits':>10} {'med':>5} {'max':>5}" for job in names) + " | meets"
     print(header)
     print("-" * len(header))
@@ -301,11 +338,11 @@ def main():
         cells, meets = [], True
         for job in names:
             rows = by_job.get(job, [])
-            hits = sum(hit for _, _, hit, _ in rows)
+            hits = sum(hit for _, _, hit, _ in rows)  # with --orders: expected seeds hit
             fractions = [fraction for _, fraction, _, _ in rows]
             med, top = statistics.median(fractions), max(fractions)
             meets = meets and hits >= 0.8 * len(rows) and med <= 0.55
-            cells.append(f" | {hits:>5} of {len(rows)} {med:5.2f} {top:5.2f}")
+            cells.append(f" | {hits:>5.3g} of {len(rows)} {med:5.2f} {top:5.2f}")
             out.setdefault(name, {})[job] = {"hits": hits, "seeds": len(rows), "median_fraction": med,
                                              "max_fraction": top,
                                              "per_seed": [{"seed": s, "fraction": f, "hit": h, "stopped": st}
