@@ -6,7 +6,7 @@ Two jobs, each a 27-grid, one core per trial, `val_accuracy` after each epoch:
   lr {1e-4, 5e-4, 1e-3} × wd {1e-5, 5e-5, 1e-4} × aug {low, medium, high} (lr 1e-4 and
   augmentation that does not fit the data are clear losers; the best lead early);
 - `late` (bench/search/late.py): a Keras MLP on 10 noisy classes, 12 epochs;
-  lr {2e-4, 1e-3, 3e-3} × dropout {0, 0.4, 0.7} × width {32, 128, 512}, whose best
+  lr {2e-4, 1e-3, 3e-3} × dropout {0, 0.4, 0.75} × width {32, 128, 512}, whose best
   settings start slowly and finish on top (late bloomers): early stopping that judges
   too early stops them.
 
@@ -75,8 +75,8 @@ JOBS = {
     },
     "late": {
         "script": "late.py", "epochs": 12,
-        "grid": "width: [32, 128, 512]\n  lr: [2e-4, 1e-3, 3e-3]\n  dropout: [0.0, 0.4, 0.7]",
-        "choices": "lr: {choice: [2e-4, 1e-3, 3e-3]}, dropout: {choice: [0.0, 0.4, 0.7]}, width: {choice: [32, 128, 512]}",
+        "grid": "width: [32, 128, 512]\n  lr: [2e-4, 1e-3, 3e-3]\n  dropout: [0.0, 0.4, 0.75]",
+        "choices": "lr: {choice: [2e-4, 1e-3, 3e-3]}, dropout: {choice: [0.0, 0.4, 0.75]}, width: {choice: [32, 128, 512]}",
         "params": ("lr", "dropout", "width"),
     },
 }

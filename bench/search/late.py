@@ -28,7 +28,7 @@ SPREAD = 0.65
 FLIPPED = 0.4
 BATCH = 16
 # The 27-grid: the names as the sweep files, Ray Tune and Optuna use them.
-GRID = {"lr": [2e-4, 1e-3, 3e-3], "dropout": [0.0, 0.4, 0.7], "width": [32, 128, 512]}
+GRID = {"lr": [2e-4, 1e-3, 3e-3], "dropout": [0.0, 0.4, 0.75], "width": [32, 128, 512]}
 
 
 def threads():
