@@ -60,7 +60,7 @@ CURVES = CODE / "curves"
 # (`{epochs}`: the job's epochs, `{quarter}`: a quarter of them, at least 1). Chosen by
 # bench/search/replay.py on the recorded grids; once `rule:` has a default, this is
 # "{{max_epochs: {epochs}}}".
-EARLY_STOP = "{{max_epochs: {epochs}, rule: median, grace: {quarter}, min_trials: 3}}"
+EARLY_STOP = "{{max_epochs: {epochs}, rule: asha, grace: {quarter}, reduction: 3}}"
 
 # Per job: the script, its epochs, the grid (numbers in ascending order, as a user lists
 # them, so the grid's best is not its first trial; the axes in the order Ray Tune expands
@@ -370,9 +370,17 @@ def curves(jobs):
     try:
         for job in jobs:
             for seed in SEEDS:
-                place = place_of(work, f"grid-{job}-{seed}")
-                began = time.time()
-                _, _, costs, (swept, trials) = tfimg_side("grid")(place, job, seed, sh, TFIMG)
+                for attempt in range(3):  # a trial killed from outside (exit 137) is run again, the whole grid
+                    place = place_of(work, f"grid-{job}-{seed}")
+                    began = time.time()
+                    try:
+                        _, _, costs, (swept, trials) = tfimg_side("grid")(place, job, seed, sh, TFIMG)
+                        break
+                    except SystemExit as failed:
+                        print(f"{job} seed {seed}: the grid failed, again ({str(failed)[-300:]})", flush=True)
+                        shutil.rmtree(place, ignore_errors=True)
+                else:
+                    raise SystemExit(f"{job} seed {seed}: the grid failed three times")
                 write_curves(job, seed, swept, trials)
                 print(f"{job} seed {seed}: {len(trials)} trials in {time.time() - began:.0f} s, "
                       f"start cost median {statistics.median(costs):.2f} s", flush=True)
