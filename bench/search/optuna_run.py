@@ -1,17 +1,17 @@
-"""Bench row 14, the Optuna side: `--count` trials of `train.py` over the same grid values
-(`suggest_categorical`) with `TPESampler` (its defaults: 10 random startup trials) and
-`SuccessiveHalvingPruner` (min resource 1, reduction 3, as tfimg's `early_stop`),
-`--slots` worker processes sharing one study in a journal file, as Optuna's docs run
-parallel trials on one machine. Runs inside the bench image; every epoch goes to `--log`
-with its wall time (train.py)."""
+"""Bench row 14, the Optuna side: `--count` trials of a bench job (`--job`: `train` or
+`late`, jobs.py) over the same grid values (`suggest_categorical`) with `TPESampler` (its
+defaults: 10 random startup trials) and a pruner (`--pruner`): `sh`,
+`SuccessiveHalvingPruner` (min resource 1, reduction 3), or `median`, `MedianPruner` (its
+defaults: 5 startup trials, no warm-up), `--slots` worker processes sharing one study in
+a journal file, as Optuna's docs run parallel trials on one machine. Runs inside the bench
+image; every epoch goes to `--log` with its wall time, and when each trial function was
+entered to `entered.jsonl` beside it (jobs.py)."""
 
 import argparse
 import subprocess
 import sys
 
-import train as job
-
-GRID = {"lr": [1e-4, 5e-4, 1e-3], "wd": [1e-5, 5e-5, 1e-4], "aug": ["low", "medium", "high"]}
+import jobs
 
 
 def storage(path):
@@ -26,10 +26,12 @@ def worker(args):
     study = optuna.load_study(
         study_name="bench", storage=storage(args.journal),
         sampler=optuna.samplers.TPESampler(seed=args.seed * 100 + args.worker),
-        pruner=optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3))
+        pruner=(optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)
+                if args.pruner == "sh" else optuna.pruners.MedianPruner()))
+    spec = jobs.JOBS[args.job]
 
     def objective(trial):
-        params = {name: trial.suggest_categorical(name, values) for name, values in GRID.items()}
+        params = {name: trial.suggest_categorical(name, values) for name, values in spec["grid"].items()}
         pruned = []
 
         def report(epoch, accuracy):
@@ -39,9 +41,8 @@ def worker(args):
                 return False
             return True
 
-        key = f"{params['lr']}-{params['wd']}-{params['aug']}-{trial.number}"
-        accuracy = job.train(params["lr"], params["wd"], params["aug"], args.seed, report,
-                             log=args.log, key=key)
+        key = "-".join(str(params[name]) for name in spec["params"]) + f"-{trial.number}"
+        accuracy = jobs.run(args.job, params, args.seed, report, log=args.log, key=key)
         if pruned:
             raise optuna.TrialPruned()
         return accuracy
@@ -58,6 +59,8 @@ def main():
     parser.add_argument("--slots", type=int, default=2)
     parser.add_argument("--journal", default="/tmp/optuna-journal.log")
     parser.add_argument("--worker", type=int)
+    parser.add_argument("--job", default="train", choices=sorted(jobs.JOBS))
+    parser.add_argument("--pruner", default="sh", choices=["sh", "median"])
     args = parser.parse_args()
     if args.worker is not None:
         return worker(args)

@@ -1,13 +1,12 @@
-"""Bench row 14, the Ray Tune side: the 27-configuration grid of `train.py` under
-`ASHAScheduler` (max_t 9, grace 1, reduction 3, as tfimg's `early_stop`), `--slots`
-trials at a time (one CPU each), as a Ray Tune user writes it. Runs inside the bench
-image; every epoch goes to `--log` with its wall time (train.py)."""
+"""Bench row 14, the Ray Tune side: the 27-configuration grid of a bench job (`--job`:
+`train` or `late`, jobs.py) under `ASHAScheduler` (max_t the job's epochs, grace 1,
+reduction 3), `--slots` trials at a time (one CPU each), as a Ray Tune user writes it.
+Runs inside the bench image; every epoch goes to `--log` with its wall time, and when
+each trial function was entered to `entered.jsonl` beside it (jobs.py)."""
 
 import argparse
 
-import train as job
-
-GRID = {"lr": [1e-4, 5e-4, 1e-3], "wd": [1e-5, 5e-5, 1e-4], "aug": ["low", "medium", "high"]}
+import jobs
 
 
 def main():
@@ -15,6 +14,7 @@ def main():
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--log", required=True)
     parser.add_argument("--slots", type=int, default=2)
+    parser.add_argument("--job", default="train", choices=sorted(jobs.JOBS))
     args = parser.parse_args()
     import ray
     from ray import tune
@@ -22,17 +22,17 @@ def main():
 
     ray.init(num_cpus=args.slots, include_dashboard=False, object_store_memory=200 * 1024 * 1024,
              log_to_driver=False)
-    seed, log = args.seed, args.log
+    seed, log, name = args.seed, args.log, args.job
 
     def trainable(config):
-        import train as job  # in the worker (PYTHONPATH has the bench's code)
-        key = f"{config['lr']}-{config['wd']}-{config['aug']}-{tune.get_context().get_trial_id()}"
-        job.train(config["lr"], config["wd"], config["aug"], seed,
-                  lambda epoch, accuracy: tune.report({"val_accuracy": accuracy, "epoch": epoch}),
-                  log=log, key=key)
+        import jobs  # in the worker (PYTHONPATH has the bench's code)
+        key = "-".join(str(config[param]) for param in jobs.JOBS[name]["params"])
+        jobs.run(name, config, seed,
+                 lambda epoch, accuracy: tune.report({"val_accuracy": accuracy, "epoch": epoch}),
+                 log=log, key=f"{key}-{tune.get_context().get_trial_id()}")
 
-    space = {name: tune.grid_search(values) for name, values in GRID.items()}
-    scheduler = ASHAScheduler(time_attr="training_iteration", max_t=job.EPOCHS, grace_period=1,
+    space = {param: tune.grid_search(values) for param, values in jobs.JOBS[name]["grid"].items()}
+    scheduler = ASHAScheduler(time_attr="training_iteration", max_t=jobs.epochs(name), grace_period=1,
                               reduction_factor=3)
     tuner = tune.Tuner(
         tune.with_resources(trainable, {"cpu": 1}),
