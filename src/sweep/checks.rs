@@ -454,11 +454,12 @@ pub const DEFAULT_REDUCTION: u32 = 3;
 /// The rule of `early_stop: {max_epochs: N}` with no `rule:`: ASHA with its defaults
 /// (`default_grace`, `DEFAULT_REDUCTION`). Chosen from bench row 14's replays
 /// (bench/search/replay.py) of two recorded 27-grids, one whose best settings start
-/// slowly, with the trials in five random orders per seed: the first rung at a quarter
-/// of `max_epochs`, keeping a third, kept the grid's best (within 0.5 pp) in every
-/// seed and order of both jobs at 48% of the grid's trial-epochs; a first rung at epoch 1
+/// slowly, with the trials in random orders (bench/search/replay.md): the first rung at a
+/// quarter of `max_epochs`, keeping a third, kept the grid's best (within 0.5 pp) in 4.9
+/// and 5 of 5 seeds at 50% and 47% of the grid's trial-epochs; a first rung at epoch 1
 /// (Ray Tune's default, whatever the reduction) lost the slow starters in about two
-/// seeds of three; the median rule kept them at 60–67%.
+/// seeds of three; the median rule kept them at 58–67%. ASHA over two brackets held
+/// better still (replay.md's recommendation, not built yet).
 pub const DEFAULT_RULE: RuleFile = RuleFile::Asha;
 
 /// The grace when the file gives none and `max_epochs` is known: a quarter of a full
