@@ -57,9 +57,9 @@ IMAGE = "tfimg/tfbench-search:2.18.1"
 CODE = Path(__file__).resolve().parent / "search"
 CURVES = CODE / "curves"
 # The default early stopping, in ONE place: what `early_stop:` says for the jobs' sweeps
-# (`{epochs}`: the job's epochs, `{quarter}`: a quarter of them, at least 1). Chosen by
-# bench/search/replay.py on the recorded grids; once `rule:` has a default, this is
-# "{{max_epochs: {epochs}}}".
+# (`{epochs}`: the job's epochs, `{quarter}`: a quarter of them, at least 1). From
+# bench/search/replay.md: the best of tfimg's rules today; once `rule:` has a default
+# (recommended there: ASHA over 2 brackets in turn), this is "{{max_epochs: {epochs}}}".
 EARLY_STOP = "{{max_epochs: {epochs}, rule: asha, grace: {quarter}, reduction: 3}}"
 
 # Per job: the script, its epochs, the grid (numbers in ascending order, as a user lists
@@ -296,7 +296,7 @@ def rows_of(figures):
             row["ratio"] = 0.0
         count = len(runs[ours])
         cell = lambda values, side: "-" if values is None else (
-            f"{format(values['median'], spec)} {unit} [{format(values['min'], spec)}–{format(values['max'], spec)}]"
+            f"{format(values['median'], spec)}{' ' + unit if unit else ''} [{format(values['min'], spec)}–{format(values['max'], spec)}]"
             + ("" if reached(side) == len(runs[side]) else f" ({reached(side)} of {len(runs[side])} seeds reached it)"))
         row["cells"] = {"tfimg": cell(mine, ours), "alternative": cell(other, theirs)}
         row["seeds"] = count
@@ -306,7 +306,7 @@ def rows_of(figures):
         title = {"train": "the Keras CNN (train.py, 9 epochs)",
                  "late": "the late-bloomer MLP (late.py, 12 epochs)"}[job]
         row = pair(job, f"14a. trial-epochs of the 27-grid of {title}: tfimg grid + default early stop "
-                        "(`early_stop: {max_epochs: N}`) vs tfimg full grid; met only when it also ends a trial "
+                        "(EARLY_STOP of bench/search_row.py; `early_stop: {max_epochs: N}` once `rule:` has a default) vs tfimg full grid; met only when it also ends a trial "
                         "within 0.5 pp of the grid's best in at least 4 of 5 seeds (bench/search.md)",
                    es, grid, "trial_epochs", "epochs", "<= 0.55")
         if row:
@@ -338,7 +338,7 @@ def write_markdown(figures):
         "best at that seed; trial-epochs run in all; best final `val_accuracy`; wall time of the last epoch; the "
         "per-trial start cost (a trial's start to its first epoch's report, median over its trials: tfimg from the "
         "journal's `trial_started`, after its container started; Ray Tune and Optuna from entering the trial function).",
-        f"The default early stopping: `early_stop: {EARLY_STOP}` (`epochs`: the job's; `quarter`: a quarter of them).",
+        "The default early stopping: " + "; ".join(f"{job}: `{early_stop(job).strip()}`" for job in figures) + ".",
     ]
     fmt = lambda value, spec, unit="": "not reached" if value is None else format(value, spec) + unit
     for job, contenders in figures.items():
