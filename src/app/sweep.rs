@@ -58,6 +58,7 @@ use crate::engine::{Engine, EngineError};
 use crate::host::{Host, NvidiaFacts};
 use crate::sweep::early_stop::{Judge, Judgement};
 use crate::sweep::journal::{Event, StopReason};
+use crate::sweep::metrics::{self, FirstReports};
 use crate::sweep::schedule::{Exit, Halt, Scheduler, Slot};
 use crate::sweep::{Sweep, Trial, FILE_COPY};
 
@@ -422,26 +423,18 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         if self.names_checked || points.is_empty() {
             return;
         }
-        if points
-            .iter()
-            .any(|point| point.values.contains_key(&objective.metric))
-        {
-            self.names_checked = true;
-            return;
+        match metrics::first_reports(&objective.metric, points) {
+            FirstReports::Objective => self.names_checked = true,
+            FirstReports::Misspelled(reported) => {
+                self.names_checked = true;
+                (self.notify)(Note::ObjectiveUnreported {
+                    trial: self.trials[trial].id.clone(),
+                    metric: objective.metric.clone(),
+                    reported,
+                });
+            }
+            FirstReports::Other => {}
         }
-        let reported: std::collections::BTreeSet<String> = points
-            .iter()
-            .flat_map(|point| point.values.keys().cloned())
-            .collect();
-        if crate::input::closest(&objective.metric, reported.iter().map(String::as_str)).is_none() {
-            return;
-        }
-        self.names_checked = true;
-        (self.notify)(Note::ObjectiveUnreported {
-            trial: self.trials[trial].id.clone(),
-            metric: objective.metric.clone(),
-            reported: reported.into_iter().collect(),
-        });
     }
 
     async fn judge_with(&mut self, mut judge: Option<&mut Judge>) -> anyhow::Result<()> {
@@ -493,16 +486,9 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             .read_at_most(&self.run.sweep.output.join(STOP_REQUEST), 1024)
             .ok()?;
         let text = String::from_utf8_lossy(&bytes);
-        let line: String = text
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .chars()
-            .filter(|c| !c.is_control())
-            .take(200)
-            .collect();
-        let line = line.trim();
-        (!line.is_empty()).then(|| line.to_string())
+        let line = text.lines().next().unwrap_or_default().trim();
+        let line: String = crate::input::printable(line).chars().take(200).collect();
+        (!line.is_empty()).then_some(line)
     }
 
     /// A watched attempt ended: decides what its end means and records it.

@@ -162,6 +162,34 @@ impl Point {
     }
 }
 
+/// What a trial's reports so far say of the objective's metric.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FirstReports {
+    /// One of them has it.
+    Objective,
+    /// None has it, but one has a metric named like it (`val_acc` for `val_accuracy`): a
+    /// misspelling, in the file or the script. Every metric they have, by name.
+    Misspelled(Vec<String>),
+    /// None has it nor one like it (nothing yet, or other metrics only: a training loss
+    /// each step, the objective each epoch).
+    Other,
+}
+
+/// Whether `points`, a trial's reports so far, have `metric` or a misspelling of it.
+pub fn first_reports(metric: &str, points: &[Point]) -> FirstReports {
+    if points.iter().any(|point| point.values.contains_key(metric)) {
+        return FirstReports::Objective;
+    }
+    let reported: std::collections::BTreeSet<&str> = points
+        .iter()
+        .flat_map(|point| point.values.keys().map(String::as_str))
+        .collect();
+    match crate::input::closest(metric, reported.iter().copied()) {
+        Some(_) => FirstReports::Misspelled(reported.into_iter().map(String::from).collect()),
+        None => FirstReports::Other,
+    }
+}
+
 /// A trial's metrics, summed up.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MetricsSummary {

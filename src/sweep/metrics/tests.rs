@@ -141,3 +141,15 @@ fn epochs_are_counted_once_each_whatever_their_order() {
     assert_eq!(summary.points, 9);
     assert_eq!(MetricsSummary::of(&[]).epochs, None);
 }
+
+#[test]
+fn first_reports_tell_the_objective_a_misspelling_of_it_or_other_metrics() {
+    let points = parse_stdout("epoch=1 val_acc=0.5 loss=1.2\n");
+    assert_eq!(
+        first_reports("val_accuracy", &points),
+        FirstReports::Misspelled(vec!["loss".into(), "val_acc".into()])
+    );
+    assert_eq!(first_reports("val_acc", &points), FirstReports::Objective);
+    assert_eq!(first_reports("top5", &points), FirstReports::Other);
+    assert_eq!(first_reports("val_accuracy", &[]), FirstReports::Other);
+}
