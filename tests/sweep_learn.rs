@@ -35,7 +35,7 @@ fn diverging_sweep(name: &str) -> tempfile::TempDir {
         "sweep: {name}\nimage: tfimg/cpu-headless:2.9.3\n\
          command: [sh, -c, \"sleep {{delay}}; for e in 1 2 3 4 5 6; do echo epoch=$e acc={{acc}}; sleep 1; done # {{i}}\"]\n\
          trials:\n{}max_parallel: 2\nobjective: {{metric: acc, mode: max}}\n\
-         early_stop: {{rule: asha, max_epochs: 6, grace: 1, reduction: 2}}\n",
+         early_stop: {{rule: asha, max_epochs: 6, grace: 1, reduction: 2, brackets: 1}}\n",
         trials.concat()
     );
     common::scratch(&[("sweep.yaml", &text)])

@@ -443,7 +443,7 @@ trials:
   - {{kind: nan, width: 16, lr: 0.003, top: 0.99}}
 max_parallel: 1
 objective: {{metric: acc, mode: max}}
-early_stop: {{rule: asha, max_epochs: 6, grace: 1, reduction: 2}}
+early_stop: {{rule: asha, max_epochs: 6, grace: 1, reduction: 2, brackets: 1}}
 "#
     );
     scratch(&[("sweep.yaml", &text)])

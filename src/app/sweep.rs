@@ -444,9 +444,9 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             let Some(judge) = judge.as_deref_mut() else {
                 continue;
             };
-            let id = self.trials[trial].id.clone();
+            let (id, index) = (self.trials[trial].id.clone(), self.trials[trial].index);
             let attempt = self.watched[&trial].attempt;
-            for judgement in judge.judge(&id, &points) {
+            for judgement in judge.judge(&id, index, &points) {
                 self.journal(&Event::TrialJudged {
                     trial: id.clone(),
                     attempt,

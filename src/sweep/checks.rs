@@ -451,22 +451,32 @@ fn timeout(file: &SweepFile, places: &Places) -> Result<Option<std::time::Durati
 /// hyperband `eta`; Ray Tune and Optuna default to 4).
 pub const DEFAULT_REDUCTION: u32 = 3;
 
-/// The rule of `early_stop: {max_epochs: N}` with no `rule:`: ASHA with its defaults
-/// (`default_grace`, `DEFAULT_REDUCTION`). Chosen from bench row 14's replays
-/// (bench/search/replay.py) of two recorded 27-grids, one whose best settings start
-/// slowly, with the trials in random orders (bench/search/replay.md): the first rung at a
-/// quarter of `max_epochs`, keeping a third, kept the grid's best (within 0.5 pp) in 4.9
-/// and 5 of 5 seeds at 50% and 47% of the grid's trial-epochs; a first rung at epoch 1
-/// (Ray Tune's default, whatever the reduction) lost the slow starters in about two
-/// seeds of three; the median rule kept them at 58–67%. ASHA over two brackets held
-/// better still (replay.md's recommendation, not built yet).
+/// ASHA's brackets when the file gives none (and the second has a rung below
+/// `max_epochs`; else 1).
+pub const DEFAULT_BRACKETS: u32 = 2;
+
+/// The rule of `early_stop: {max_epochs: N}` with no `rule:`: ASHA over
+/// `DEFAULT_BRACKETS` brackets taken in turn, grace 1, keeping a third
+/// (`DEFAULT_REDUCTION`); for 12 epochs, rungs at epochs 1, 3, 9 and 3, 9. Chosen from
+/// bench row 14's replays (bench/search/replay.py) of two recorded 27-grids, one whose
+/// best settings start slowly (bench/search/replay.md): it kept the grid's best (within
+/// 0.5 pp) in 5 of 5 seeds on both jobs, in the grid's order and in random ones, cut at
+/// 6, 9 and 12 epochs, at 46% and 51% of the grid's trial-epochs in random orders (the
+/// order a shuffled grid runs in, `trials::expand`). One bracket with its first rung at
+/// epoch 1 (Ray Tune's default) lost the slow starters in about two seeds of three; a
+/// first rung at a quarter of `max_epochs` held at 12 epochs but not at 6 or 9; the
+/// median rule held at 58–67%.
 pub const DEFAULT_RULE: RuleFile = RuleFile::Asha;
 
-/// The grace when the file gives none and `max_epochs` is known: a quarter of a full
-/// trial, so a configuration that starts slowly (a higher dropout, a wider layer, a
-/// lower learning rate) is not judged on its first epochs; at least 1.
-pub fn default_grace(max_epochs: Option<u32>) -> u32 {
-    max_epochs.map_or(1, |max| (max / 4).max(1))
+/// The grace when the file gives none: ASHA's is 1 (its second bracket starts later);
+/// the median rule's a quarter of a full trial when `max_epochs` is known, so a
+/// configuration that starts slowly (a higher dropout, a wider layer, a lower learning
+/// rate) is not judged on its first epochs; at least 1.
+pub fn default_grace(rule: RuleFile, max_epochs: Option<u32>) -> u32 {
+    match rule {
+        RuleFile::Asha => 1,
+        RuleFile::Median => max_epochs.map_or(1, |max| (max / 4).max(1)),
+    }
 }
 
 /// The median rule compares a trial with at least this many others (Ray Tune's
@@ -499,15 +509,16 @@ fn early_stop(
         RuleFile::Asha => ("asha", "median", "min_trials"),
         RuleFile::Median => ("median", "asha", "reduction"),
     };
-    let misplaced = match rule {
-        RuleFile::Asha => written.min_trials.is_some(),
-        RuleFile::Median => written.reduction.is_some(),
+    let (misplaced, other_key) = match rule {
+        RuleFile::Asha => (written.min_trials.is_some(), other_key),
+        RuleFile::Median if written.brackets.is_some() => (true, "brackets"),
+        RuleFile::Median => (written.reduction.is_some(), other_key),
     };
     if misplaced {
         return Err(places.bad_key(
             &format!("early_stop.{other_key}"),
             format!("`{other_key}` is a setting of the {other} rule, not of `{own}`"),
-            "asha takes `max_epochs`, `grace` and `reduction`; median takes `grace`, `min_trials` and `max_epochs`",
+            "asha takes `max_epochs`, `grace`, `reduction` and `brackets`; median takes `grace`, `min_trials` and `max_epochs`",
         ));
     }
     let at_least = |key: &str, value: Option<u32>, least: u32, default: u32, hint: &str| {
@@ -525,7 +536,7 @@ fn early_stop(
         "grace",
         written.grace,
         1,
-        default_grace(written.max_epochs),
+        default_grace(rule, written.max_epochs),
         "`grace` is the first epoch (or step) a trial can be stopped at, such as `grace: 1`",
     )?;
     let max_epochs = match written.max_epochs {
@@ -555,17 +566,57 @@ fn early_stop(
         ));
     }
     let rule = match rule {
-        RuleFile::Asha => Rule::Asha {
-            max_epochs: max_epochs.unwrap_or(1),
-            grace,
-            reduction: at_least(
+        RuleFile::Asha => {
+            let max_epochs = max_epochs.unwrap_or(1);
+            let reduction = at_least(
                 "reduction",
                 written.reduction,
                 2,
                 DEFAULT_REDUCTION,
                 "each rung keeps the top 1/reduction of the trials that reach it: `reduction: 2` keeps half, `reduction: 3` a third",
-            )?,
-        },
+            )?;
+            let one = Rule::Asha {
+                max_epochs,
+                grace,
+                reduction,
+                brackets: 1,
+            };
+            // The brackets that judge: the first whose first rung is not below
+            // `max_epochs` judges none, nor any past it (by 32: reduction^32 > u32::MAX).
+            let judging = (1..=32)
+                .find(|bracket| one.bracket_rungs(*bracket).is_empty())
+                .unwrap_or(32);
+            let brackets = match written.brackets {
+                None => DEFAULT_BRACKETS.min(judging),
+                Some(brackets) => {
+                    let brackets = at_least(
+                        "brackets",
+                        Some(brackets),
+                        1,
+                        1,
+                        "trials take the brackets in turn: `brackets: 1` is ASHA alone, `brackets: 2` adds one whose first rung is `grace × reduction`",
+                    )?;
+                    if brackets > judging {
+                        return Err(places.bad(
+                            "early_stop.brackets",
+                            format!(
+                                "`brackets: {brackets}`: bracket {} would first judge at epoch {}, not below `max_epochs: {max_epochs}`, so its trials would never be judged",
+                                judging + 1,
+                                u64::from(grace).saturating_mul(u64::from(reduction).saturating_pow(judging)),
+                            ),
+                            format!("give at most `brackets: {judging}` (or a higher `max_epochs`)"),
+                        ));
+                    }
+                    brackets
+                }
+            };
+            Rule::Asha {
+                max_epochs,
+                grace,
+                reduction,
+                brackets,
+            }
+        }
         RuleFile::Median => Rule::Median {
             grace,
             min_trials: at_least(

@@ -7,7 +7,13 @@
 //!   A trial reaching a rung is compared with the values recorded there before it and
 //!   goes on only when it is in their top `1 / reduction` (at or above their
 //!   `1 - 1 / reduction` quantile); the first trial at a rung always goes on, and
-//!   a stopped trial's value stays recorded.
+//!   a stopped trial's value stays recorded. Over several `brackets` (asynchronous
+//!   Hyperband, Ray Tune's `AsyncHyperBandScheduler`): bracket `b` (from 0) has its own
+//!   rungs from `grace × reduction^b` and its own recorded values, and trial `i` (from 0,
+//!   trial order) is judged in bracket `i mod brackets`, in turn, not drawn as Ray Tune
+//!   does: a resumed sweep puts every trial in the same bracket, and the brackets share
+//!   the trials evenly (bench/search/replay.md: a random draw lost a late bloomer in two
+//!   seeds of five).
 //! - **The median stopping rule** (Golovin et al., "Google Vizier", KDD 2017): from
 //!   `grace` on, a trial whose best value so far is worse than the median of the other
 //!   trials' running averages up to the same epoch is stopped, once at least
@@ -47,6 +53,9 @@ pub enum Rule {
         grace: u32,
         /// Each rung keeps the top `1 / reduction` (at least 2).
         reduction: u32,
+        /// Brackets taken in turn (at least 1): bracket `b`'s first rung is
+        /// `grace × reduction^b`.
+        brackets: u32,
     },
     /// The median stopping rule.
     Median {
@@ -68,28 +77,57 @@ impl Rule {
         }
     }
 
-    /// ASHA's rungs, lowest first: `grace × reduction^k` below `max_epochs` (a trial at
-    /// `max_epochs` is done; it is never judged there). None for the median rule.
+    /// ASHA's rungs of its first bracket, lowest first (see `bracket_rungs`). None for
+    /// the median rule.
     pub fn rungs(&self) -> Vec<u32> {
+        self.bracket_rungs(0)
+    }
+
+    /// ASHA's rungs of `bracket` (from 0), lowest first: `grace × reduction^(b + k)` below
+    /// `max_epochs` (a trial at `max_epochs` is done; it is never judged there). None for
+    /// the median rule.
+    pub fn bracket_rungs(&self, bracket: u32) -> Vec<u32> {
         let Rule::Asha {
             max_epochs,
             grace,
             reduction,
+            ..
         } = *self
         else {
             return Vec::new();
         };
-        let mut rungs = Vec::new();
+        let reduction = u64::from(reduction.max(2));
         let mut rung = u64::from(grace.max(1));
+        for _ in 0..bracket {
+            if rung >= u64::from(max_epochs) {
+                return Vec::new();
+            }
+            rung *= reduction;
+        }
+        let mut rungs = Vec::new();
         while rung < u64::from(max_epochs) {
             rungs.push(rung as u32);
-            rung *= u64::from(reduction.max(2));
+            rung *= reduction;
         }
         rungs
     }
 
-    /// `asha (rungs 1, 3 of 9 epochs, keeps the top 1/3)`, `median (from epoch 2, over at
-    /// least 3 trials)`: for the dry run and the report.
+    /// ASHA's brackets (1 for the median rule).
+    pub fn brackets(&self) -> u32 {
+        match *self {
+            Rule::Asha { brackets, .. } => brackets.max(1),
+            Rule::Median { .. } => 1,
+        }
+    }
+
+    /// The bracket trial `index` (from 0, trial order) is judged in: in turn.
+    pub fn bracket_of(&self, index: usize) -> u32 {
+        (index % self.brackets() as usize) as u32
+    }
+
+    /// `asha (rungs at epoch 1, 3 of 9, each keeps the top 1/3)`, `asha over 2 brackets
+    /// taken in turn (rungs at epoch 1, 3, 9 | 3, 9 of 12, ...)`, `median (from epoch 2,
+    /// against at least 3 other trials)`: for the dry run and the report.
     pub fn describe(&self) -> String {
         match *self {
             Rule::Asha {
@@ -97,10 +135,27 @@ impl Rule {
                 reduction,
                 ..
             } => {
-                let rungs: Vec<String> = self.rungs().iter().map(u32::to_string).collect();
+                let brackets = self.brackets();
+                let rungs: Vec<String> = (0..brackets)
+                    .map(|bracket| {
+                        let rungs: Vec<String> = self
+                            .bracket_rungs(bracket)
+                            .iter()
+                            .map(u32::to_string)
+                            .collect();
+                        match rungs.is_empty() {
+                            true => "none".to_string(),
+                            false => rungs.join(", "),
+                        }
+                    })
+                    .collect();
+                let over = match brackets {
+                    1 => String::new(),
+                    n => format!(" over {n} brackets taken in turn"),
+                };
                 format!(
-                    "asha (rungs at epoch {} of {max_epochs}, each keeps the top 1/{reduction})",
-                    rungs.join(", ")
+                    "asha{over} (rungs at epoch {} of {max_epochs}, each keeps the top 1/{reduction})",
+                    rungs.join(" | ")
                 )
             }
             Rule::Median {
@@ -146,6 +201,9 @@ pub struct Judgement {
     /// ASHA: the rung the report reached (its value is recorded there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rung: Option<u32>,
+    /// ASHA over several brackets: the trial's bracket (from 0); none with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bracket: Option<u32>,
     /// ASHA: the trial's value at `at`; median: its best value up to `at`. NaN when it
     /// was not finite (the journal's `null`).
     #[serde(with = "maybe_finite")]
@@ -211,12 +269,13 @@ fn distinct_texts(a: f64, b: f64) -> (String, String) {
 #[derive(Debug, Clone)]
 pub struct Judge {
     rule: Rule,
-    /// The rule's rungs (ASHA), lowest first.
-    rule_rungs: Vec<u32>,
+    /// The rule's rungs (ASHA), lowest first, by bracket.
+    rule_rungs: Vec<Vec<u32>>,
     mode: Mode,
     metric: String,
-    /// ASHA: by rung, each trial's value recorded there, in the order they came.
-    rungs: BTreeMap<u32, Vec<(String, f64)>>,
+    /// ASHA: by bracket and rung, each trial's value recorded there, in the order they
+    /// came.
+    rungs: BTreeMap<(u32, u32), Vec<(String, f64)>>,
     /// ASHA: the highest rung each trial has a value recorded at.
     reached: BTreeMap<String, u32>,
     /// The progress each trial was judged at (journaled; `metrics::number_key`), by trial.
@@ -286,7 +345,9 @@ impl Judge {
     pub fn new(rule: Rule, objective: &Objective) -> Judge {
         Judge {
             rule,
-            rule_rungs: rule.rungs(),
+            rule_rungs: (0..rule.brackets())
+                .map(|bracket| rule.bracket_rungs(bracket))
+                .collect(),
             mode: objective.mode,
             metric: objective.metric.clone(),
             rungs: BTreeMap::new(),
@@ -311,7 +372,7 @@ impl Judge {
             let reached = self.reached.entry(trial.to_string()).or_insert(rung);
             *reached = rung.max(*reached);
             self.rungs
-                .entry(rung)
+                .entry((judgement.bracket.unwrap_or(0), rung))
                 .or_default()
                 .push((trial.to_string(), judgement.value));
         }
@@ -330,10 +391,10 @@ impl Judge {
         self.curves.insert(trial.to_string(), Curve::of(points));
     }
 
-    /// The judgements due for the running `trial`, given everything it reported so far,
-    /// in report order; the last one stops it when any does. Each is to be journaled
-    /// before the runner acts on it.
-    pub fn judge(&mut self, trial: &str, points: &[Point]) -> Vec<Judgement> {
+    /// The judgements due for the running `trial` (`index` from 0, in trial order: its
+    /// ASHA bracket), given everything it reported so far, in report order; the last one
+    /// stops it when any does. Each is to be journaled before the runner acts on it.
+    pub fn judge(&mut self, trial: &str, index: usize, points: &[Point]) -> Vec<Judgement> {
         let curve = self.curve(points);
         self.keep_curve(trial, &curve);
         let mut made = Vec::new();
@@ -342,11 +403,7 @@ impl Judge {
         }
         for (at, value, unit) in curve {
             let judgement = match self.rule {
-                Rule::Asha {
-                    max_epochs,
-                    reduction,
-                    ..
-                } => self.asha(trial, at, value, unit, max_epochs, reduction),
+                Rule::Asha { .. } => self.asha(trial, self.rule.bracket_of(index), at, value, unit),
                 Rule::Median {
                     grace,
                     min_trials,
@@ -405,12 +462,19 @@ impl Judge {
     fn asha(
         &self,
         trial: &str,
+        bracket: u32,
         at: f64,
         value: f64,
         unit: Unit,
-        max_epochs: u32,
-        reduction: u32,
     ) -> Option<Judgement> {
+        let Rule::Asha {
+            max_epochs,
+            reduction,
+            ..
+        } = self.rule
+        else {
+            return None;
+        };
         if at >= f64::from(max_epochs) {
             return None;
         }
@@ -418,13 +482,14 @@ impl Judge {
         let recorded_up_to = self.reached.get(trial).copied();
         let rung = self
             .rule_rungs
+            .get(bracket as usize)?
             .iter()
             .copied()
             .filter(|rung| f64::from(*rung) <= at && Some(*rung) > recorded_up_to)
             .max()?;
         let scores: Vec<f64> = self
             .rungs
-            .get(&rung)
+            .get(&(bracket, rung))
             .map(|values| values.iter().map(|(_, v)| self.score(*v)).collect())
             .unwrap_or_default();
         let cutoff = quantile(&scores, 1.0 - 1.0 / f64::from(reduction));
@@ -432,6 +497,7 @@ impl Judge {
             at,
             unit,
             rung: Some(rung),
+            bracket: (self.rule_rungs.len() > 1).then_some(bracket),
             value,
             cutoff: cutoff.map(|score| self.unscore(score)),
             stop: cutoff.is_some_and(|cutoff| self.score(value) < cutoff),
@@ -470,6 +536,7 @@ impl Judge {
             at,
             unit,
             rung: None,
+            bracket: None,
             value: self.unscore(best),
             cutoff: cutoff.map(|score| self.unscore(score)),
             stop: cutoff.is_some_and(|cutoff| best < cutoff),

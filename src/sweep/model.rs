@@ -58,6 +58,7 @@ pub struct EarlyStopFile {
     pub max_epochs: Option<u32>,
     pub grace: Option<u32>,
     pub reduction: Option<u32>,
+    pub brackets: Option<u32>,
     pub min_trials: Option<u32>,
 }
 

@@ -415,34 +415,47 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
         .map(|stop| stop.rule)
     };
     assert_eq!(rule(""), None);
-    // The grace a file leaves out is a quarter of `max_epochs` (at least 1).
+    // ASHA's defaults: grace 1, reduction 3, 2 brackets (1, 3, 9 and 3, 9 of 12).
     assert_eq!(
         rule("early_stop: {rule: asha, max_epochs: 9}\n"),
         Some(Rule::Asha {
             max_epochs: 9,
-            grace: 2,
-            reduction: 3
+            grace: 1,
+            reduction: 3,
+            brackets: 2
         })
     );
+    // At 3 epochs a second bracket would judge nothing (its first rung is 3): one.
     assert_eq!(
         rule("early_stop: {rule: asha, max_epochs: 3}\n"),
         Some(Rule::Asha {
             max_epochs: 3,
             grace: 1,
-            reduction: 3
+            reduction: 3,
+            brackets: 1
         })
     );
     // `max_epochs` alone: the default rule, with its settings.
     assert_eq!(
         rule("early_stop: {max_epochs: 12}\n"),
-        rule("early_stop: {rule: asha, max_epochs: 12, grace: 3, reduction: 3}\n"),
+        rule("early_stop: {rule: asha, max_epochs: 12, grace: 1, reduction: 3, brackets: 2}\n"),
     );
     assert_eq!(
-        rule("early_stop: {rule: asha, max_epochs: 100, grace: 2, reduction: 4}\n"),
+        rule("early_stop: {rule: asha, max_epochs: 100, grace: 2, reduction: 4, brackets: 3}\n"),
         Some(Rule::Asha {
             max_epochs: 100,
             grace: 2,
-            reduction: 4
+            reduction: 4,
+            brackets: 3
+        })
+    );
+    assert_eq!(
+        rule("early_stop: {rule: asha, max_epochs: 9, brackets: 1}\n"),
+        Some(Rule::Asha {
+            max_epochs: 9,
+            grace: 1,
+            reduction: 3,
+            brackets: 1
         })
     );
     assert_eq!(
@@ -468,6 +481,10 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
         ("early_stop: {rule: asha}\n", objective, "`sweep.yaml`:6:13: `early_stop: {rule: asha}` needs `max_epochs`: its rungs follow from the epochs (or steps) a full trial reports"),
         ("early_stop: {rule: asha, max_epochs: 9, grace: 9}\n", objective, "`sweep.yaml`:6:48: `grace: 9` is not below `max_epochs: 9`: no trial would ever be judged"),
         ("early_stop: {rule: asha, max_epochs: 9, grace: 12}\n", objective, "`sweep.yaml`:6:48: `grace: 12` is not below `max_epochs: 9`: no trial would ever be judged"),
+        ("early_stop: {rule: asha, max_epochs: 9, brackets: 3}\n", objective, "`sweep.yaml`:6:51: `brackets: 3`: bracket 3 would first judge at epoch 9, not below `max_epochs: 9`, so its trials would never be judged"),
+        ("early_stop: {max_epochs: 9, brackets: 4294967295}\n", objective, "`sweep.yaml`:6:39: `brackets: 4294967295`: bracket 3 would first judge at epoch 9, not below `max_epochs: 9`, so its trials would never be judged"),
+        ("early_stop: {max_epochs: 9, brackets: 0}\n", objective, "`sweep.yaml`:6:39: `brackets: 0` is less than 1"),
+        ("early_stop: {rule: median, brackets: 2}\n", objective, "`sweep.yaml`:6:28: `brackets` is a setting of the asha rule, not of `median`"),
         ("early_stop: {rule: asha, max_epochs: 9, reduction: 1}\n", objective, "`sweep.yaml`:6:52: `reduction: 1` is less than 2"),
         ("early_stop: {rule: asha, max_epochs: 0}\n", objective, "`sweep.yaml`:6:38: `max_epochs: 0` is less than 1"),
         ("early_stop: {rule: asha, max_epochs: 9, grace: 0}\n", objective, "`sweep.yaml`:6:48: `grace: 0` is less than 1"),
@@ -476,7 +493,7 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
         ("early_stop: {rule: median, min_trials: 0}\n", objective, "`sweep.yaml`:6:40: `min_trials: 0` is less than 1"),
         ("early_stop: {rule: hyperband}\n", objective, "`sweep.yaml`:6:20: early_stop.rule: unknown variant `hyperband`, expected `asha` or `median`"),
         ("early_stop: {grace: 2}\n", objective, "`sweep.yaml`:6:13: `early_stop` needs `max_epochs`: the epochs (or steps) a full trial reports"),
-        ("early_stop: {rule: asha, max_epoch: 9}\n", objective, "`sweep.yaml`:6:26: early_stop: unknown field `max_epoch`, expected one of `rule`, `max_epochs`, `grace`, `reduction`, `min_trials`"),
+        ("early_stop: {rule: asha, max_epoch: 9}\n", objective, "`sweep.yaml`:6:26: early_stop: unknown field `max_epoch`, expected one of `rule`, `max_epochs`, `grace`, `reduction`, `brackets`, `min_trials`"),
     ];
     for (rest, objective, message) in cases {
         let text = head(&format!("params: {{lr: [1]}}\n{objective}{rest}"));

@@ -495,7 +495,7 @@ fn asha_stops_the_losing_trials_gives_their_slots_on_and_a_resumed_run_never_res
     // Every trial runs until it is stopped.
     engine.state.borrow_mut().held = (1..=4).map(|n| format!("lab-t{n:03}")).collect();
     let early_stop =
-        "max_parallel: 3\nearly_stop: {rule: asha, max_epochs: 3, grace: 1, reduction: 2}\n";
+        "max_parallel: 3\nearly_stop: {rule: asha, max_epochs: 3, grace: 1, reduction: 2, brackets: 1}\n";
     let run = sweep_run(&sweep_text(4, early_stop), &host);
     // t001 is the first at rung 1; t002 (0.2) is below 0.9, the median of what is there;
     // t003 (0.8) is above 0.55; t004, started in t002's slot, is below 0.8.

@@ -13,6 +13,7 @@ const ASHA_9: Rule = Rule::Asha {
     max_epochs: 9,
     grace: 1,
     reduction: 3,
+    brackets: 1,
 };
 
 /// One report per epoch from 1: `acc` at each.
@@ -36,6 +37,7 @@ fn asha_rungs_grow_by_the_reduction_below_the_full_trial() {
             max_epochs,
             grace,
             reduction,
+            brackets: 1,
         }
         .rungs()
     };
@@ -64,22 +66,22 @@ fn the_quantile_interpolates_as_numpy_does() {
 fn asha_lets_the_first_trials_at_a_rung_go_on_and_stops_those_below_its_top_third() {
     let mut judge = Judge::new(ASHA_9, &objective(Mode::Max));
     for (trial, value) in [("t001", 0.5), ("t002", 0.6), ("t003", 0.7)] {
-        let made = judge.judge(trial, &epochs(&[value]));
+        let made = judge.judge(trial, 0, &epochs(&[value]));
         assert_eq!(made.len(), 1, "{trial}");
         assert!(!made[0].stop, "{trial}: {:?}", made[0]);
         assert_eq!(made[0].rung, Some(1));
     }
     // The 2/3 quantile of 0.5, 0.6, 0.7 is 0.6333...
-    let made = judge.judge("t004", &epochs(&[0.55]));
+    let made = judge.judge("t004", 0, &epochs(&[0.55]));
     assert_eq!(made.len(), 1);
     assert!(made[0].stop);
     assert!((made[0].cutoff.unwrap() - 0.633_333).abs() < 1e-6);
     assert_eq!(made[0].reason(), "epoch 1: 0.55 < rung 0.6333");
     // 0.9 is in the top third; it is recorded, and raises the bar for the next.
-    let made = judge.judge("t005", &epochs(&[0.9]));
+    let made = judge.judge("t005", 0, &epochs(&[0.9]));
     assert!(!made[0].stop);
     // Stopped trials' values stay recorded (as in Ray Tune): 0.5, 0.55, 0.6, 0.7, 0.9.
-    let made = judge.judge("t006", &epochs(&[0.65]));
+    let made = judge.judge("t006", 0, &epochs(&[0.65]));
     assert!(made[0].stop, "{:?}", made[0]);
     assert_eq!(made[0].reason(), "epoch 1: 0.65 < rung 0.6667");
 }
@@ -88,20 +90,20 @@ fn asha_lets_the_first_trials_at_a_rung_go_on_and_stops_those_below_its_top_thir
 fn asha_judges_each_rung_once_and_never_at_the_full_trial() {
     let mut judge = Judge::new(ASHA_9, &objective(Mode::Max));
     let curve = [0.5, 0.6, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7];
-    let made = judge.judge("t001", &epochs(&curve[..2]));
+    let made = judge.judge("t001", 0, &epochs(&curve[..2]));
     assert_eq!(made.iter().map(|j| j.rung).collect::<Vec<_>>(), [Some(1)]);
     // Read again, with more epochs: only the new rung is judged.
-    let made = judge.judge("t001", &epochs(&curve));
+    let made = judge.judge("t001", 0, &epochs(&curve));
     assert_eq!(made.iter().map(|j| j.rung).collect::<Vec<_>>(), [Some(3)]);
     assert_eq!(made[0].at, 3.0);
-    assert!(judge.judge("t001", &epochs(&curve)).is_empty());
+    assert!(judge.judge("t001", 0, &epochs(&curve)).is_empty());
     // A trial whose first report is at epoch 3 is judged at rung 3 only.
     let late = vec![Point {
         epoch: Some(3.0),
         step: None,
         values: [("acc".to_string(), 0.1)].into(),
     }];
-    let made = judge.judge("t002", &late);
+    let made = judge.judge("t002", 0, &late);
     assert_eq!(made.len(), 1);
     assert_eq!(made[0].rung, Some(3));
     assert!(made[0].stop, "0.1 is below the one value at rung 3 (0.7)");
@@ -111,13 +113,13 @@ fn asha_judges_each_rung_once_and_never_at_the_full_trial() {
 fn asha_on_a_loss_stops_the_higher_values() {
     let mut judge = Judge::new(ASHA_9, &objective(Mode::Min));
     for (trial, loss) in [("t001", 0.5), ("t002", 0.4), ("t003", 0.3)] {
-        assert!(!judge.judge(trial, &epochs(&[loss]))[0].stop);
+        assert!(!judge.judge(trial, 0, &epochs(&[loss]))[0].stop);
     }
-    let made = judge.judge("t004", &epochs(&[0.45]));
+    let made = judge.judge("t004", 0, &epochs(&[0.45]));
     assert!(made[0].stop, "{:?}", made[0]);
     // The cutoff is the loss only the best third is under: 0.3666...
     assert_eq!(made[0].reason(), "epoch 1: 0.45 > rung 0.3667");
-    assert!(!judge.judge("t005", &epochs(&[0.2]))[0].stop);
+    assert!(!judge.judge("t005", 0, &epochs(&[0.2]))[0].stop);
 }
 
 #[test]
@@ -132,7 +134,7 @@ fn a_judge_given_the_journal_decides_as_the_one_that_wrote_it() {
     let mut first = Judge::new(ASHA_9, &objective(Mode::Max));
     let mut journal = Vec::new();
     for (trial, curve) in &curves[..3] {
-        for judgement in first.judge(trial, &epochs(curve)) {
+        for judgement in first.judge(trial, 0, &epochs(curve)) {
             journal.push((trial.to_string(), judgement));
         }
     }
@@ -142,12 +144,15 @@ fn a_judge_given_the_journal_decides_as_the_one_that_wrote_it() {
         resumed.recorded(trial, judgement);
     }
     for (trial, curve) in &curves[..3] {
-        assert!(resumed.judge(trial, &epochs(curve)).is_empty(), "{trial}");
+        assert!(
+            resumed.judge(trial, 0, &epochs(curve)).is_empty(),
+            "{trial}"
+        );
     }
     for (trial, curve) in &curves[3..] {
         assert_eq!(
-            resumed.judge(trial, &epochs(curve)),
-            first.judge(trial, &epochs(curve)),
+            resumed.judge(trial, 0, &epochs(curve)),
+            first.judge(trial, 0, &epochs(curve)),
             "{trial}"
         );
     }
@@ -173,7 +178,7 @@ fn the_median_rule_stops_a_trial_whose_best_is_below_the_others_running_averages
     judge.seen("t002", &epochs(&[0.6, 0.7]));
     // Before grace nothing is judged; with fewer than 3 others reaching epoch 2 there is
     // nothing to compare with.
-    let made = judge.judge("t004", &epochs(&[0.1, 0.2]));
+    let made = judge.judge("t004", 0, &epochs(&[0.1, 0.2]));
     assert_eq!(made.len(), 1);
     assert_eq!(
         (made[0].at, made[0].cutoff, made[0].stop),
@@ -181,16 +186,16 @@ fn the_median_rule_stops_a_trial_whose_best_is_below_the_others_running_averages
     );
     judge.seen("t003", &epochs(&[0.7, 0.8, 0.9]));
     // t004 counts too: 0.15, 0.55, 0.65, 0.75, whose median is 0.6.
-    let made = judge.judge("t005", &epochs(&[0.58, 0.5, 0.9]));
+    let made = judge.judge("t005", 0, &epochs(&[0.58, 0.5, 0.9]));
     assert_eq!(made.len(), 1, "{made:?}");
     assert!(made[0].stop);
     assert_eq!(made[0].reason(), "epoch 2: 0.58 < median 0.6");
     // Its best so far counts (0.66), against a median of 0.55 now that t005 is there.
-    let made = judge.judge("t006", &epochs(&[0.66, 0.1]));
+    let made = judge.judge("t006", 0, &epochs(&[0.66, 0.1]));
     assert!(!made[0].stop, "{:?}", made[0]);
     assert_eq!(made[0].reason(), "epoch 2: 0.66 > median 0.55");
     // Judged once per report.
-    assert!(judge.judge("t006", &epochs(&[0.66, 0.1])).is_empty());
+    assert!(judge.judge("t006", 0, &epochs(&[0.66, 0.1])).is_empty());
 }
 
 #[test]
@@ -214,7 +219,11 @@ fn the_median_rule_on_a_loss_and_at_steps() {
             .collect()
     };
     judge.seen("t001", &steps(&[(100.0, 0.5), (200.0, 0.3), (300.0, 0.2)]));
-    let made = judge.judge("t002", &steps(&[(100.0, 0.9), (200.0, 0.8), (300.0, 0.7)]));
+    let made = judge.judge(
+        "t002",
+        0,
+        &steps(&[(100.0, 0.9), (200.0, 0.8), (300.0, 0.7)]),
+    );
     assert_eq!(made.len(), 1, "stopped at step 100: {made:?}");
     assert_eq!(made[0].reason(), "step 100: 0.9 > median 0.5");
 }
@@ -250,9 +259,9 @@ fn a_trial_reporting_many_epochs_is_judged_once_per_report_without_a_blow_up() {
         let mut rising = vec![0.6; EPOCHS];
         rising[EPOCHS - 1] = 0.9;
         let points = epochs(&rising);
-        let made = judge.judge("t002", &points);
+        let made = judge.judge("t002", 0, &points);
         // The next look at the same reports judges nothing again.
-        assert!(judge.judge("t002", &points).is_empty());
+        assert!(judge.judge("t002", 0, &points).is_empty());
         made
     });
     assert_eq!(made.len(), EPOCHS - 1);
@@ -266,14 +275,14 @@ fn a_trial_that_diverges_is_stopped_at_its_next_rung_and_its_judgement_survives_
     for mode in [Mode::Max, Mode::Min] {
         let mut judge = Judge::new(ASHA_9, &objective(mode));
         let good = if mode == Mode::Max { 0.5 } else { 0.9 };
-        assert!(!judge.judge("t001", &epochs(&[good]))[0].stop);
-        let judged = judge.judge("t002", &epochs(&[f64::NAN]));
+        assert!(!judge.judge("t001", 0, &epochs(&[good]))[0].stop);
+        let judged = judge.judge("t002", 0, &epochs(&[f64::NAN]));
         assert_eq!(judged.len(), 1);
         let nan = judged[0];
         assert!(nan.stop, "{mode:?}: {nan:?}");
         assert_eq!(nan.reason(), "epoch 1: NaN, diverged");
         // An infinite loss diverged as well, whichever its sign.
-        let inf = judge.judge("t003", &epochs(&[f64::NEG_INFINITY]))[0];
+        let inf = judge.judge("t003", 0, &epochs(&[f64::NEG_INFINITY]))[0];
         assert!(inf.stop, "{mode:?}: {inf:?}");
         // JSON has no NaN: the journal writes null and reads NaN back.
         let line = serde_json::to_string(&nan).unwrap();
@@ -283,9 +292,9 @@ fn a_trial_that_diverges_is_stopped_at_its_next_rung_and_its_judgement_survives_
     }
     // Against a rung of diverged trials, a finite value goes on; the cutoff is no NaN.
     let mut judge = Judge::new(ASHA_9, &objective(Mode::Max));
-    judge.judge("t001", &epochs(&[f64::NAN]));
-    judge.judge("t002", &epochs(&[f64::NAN]));
-    let fine = judge.judge("t003", &epochs(&[0.1]))[0];
+    judge.judge("t001", 0, &epochs(&[f64::NAN]));
+    judge.judge("t002", 0, &epochs(&[f64::NAN]));
+    let fine = judge.judge("t003", 0, &epochs(&[0.1]))[0];
     assert!(!fine.stop, "{fine:?}");
 }
 
@@ -299,11 +308,11 @@ fn the_median_rule_stops_a_trial_that_diverged() {
     let mut judge = Judge::new(rule, &objective(Mode::Min));
     judge.seen("t001", &epochs(&[0.5, 0.4]));
     judge.seen("t002", &epochs(&[0.6, 0.5]));
-    let judged = judge.judge("t003", &epochs(&[0.45, f64::NAN]));
+    let judged = judge.judge("t003", 0, &epochs(&[0.45, f64::NAN]));
     assert!(!judged[0].stop, "{judged:?}");
     // Its best so far is finite (0.45): it goes on until its values say otherwise.
     assert!(!judged[1].stop, "{judged:?}");
-    let judged = judge.judge("t004", &epochs(&[f64::INFINITY]));
+    let judged = judge.judge("t004", 0, &epochs(&[f64::INFINITY]));
     assert!(judged[0].stop, "{judged:?}");
     assert_eq!(judged[0].reason(), "epoch 1: NaN, diverged");
 }
@@ -314,6 +323,7 @@ fn a_reason_never_rounds_two_different_values_into_one() {
         at: 1.0,
         unit: Unit::Epoch,
         rung: Some(1),
+        bracket: None,
         value,
         cutoff: Some(cutoff),
         stop: value < cutoff,
@@ -331,4 +341,90 @@ fn a_reason_never_rounds_two_different_values_into_one() {
         judgement(0.123456789, 0.1234567891).reason(),
         "epoch 1: 0.123456789 < rung 0.1234567891"
     );
+}
+
+/// ASHA over 2 brackets for 12 epochs: rungs 1, 3, 9 and 3, 9.
+const HYPERBAND_12: Rule = Rule::Asha {
+    max_epochs: 12,
+    grace: 1,
+    reduction: 3,
+    brackets: 2,
+};
+
+#[test]
+fn each_bracket_starts_a_reduction_later_and_the_dry_run_says_them_all() {
+    assert_eq!(HYPERBAND_12.bracket_rungs(0), [1, 3, 9]);
+    assert_eq!(HYPERBAND_12.bracket_rungs(1), [3, 9]);
+    assert_eq!(HYPERBAND_12.bracket_rungs(2), [9]);
+    assert_eq!(HYPERBAND_12.bracket_rungs(3), Vec::<u32>::new());
+    assert_eq!(HYPERBAND_12.bracket_rungs(u32::MAX), Vec::<u32>::new());
+    assert_eq!(
+        HYPERBAND_12.describe(),
+        "asha over 2 brackets taken in turn (rungs at epoch 1, 3, 9 | 3, 9 of 12, each keeps the top 1/3)"
+    );
+    let order: Vec<u32> = (0..5).map(|index| HYPERBAND_12.bracket_of(index)).collect();
+    assert_eq!(order, [0, 1, 0, 1, 0]);
+    assert_eq!(ASHA_9.bracket_of(7), 0);
+}
+
+#[test]
+fn a_trial_in_the_second_bracket_is_not_judged_before_its_first_rung_nor_against_the_first_bracket()
+{
+    let mut judge = Judge::new(HYPERBAND_12, &objective(Mode::Max));
+    // Bracket 0 (even indices): t001 sets rung 1 high.
+    let made = judge.judge("t001", 0, &epochs(&[0.9]));
+    assert_eq!((made[0].rung, made[0].bracket), (Some(1), Some(0)));
+    // t003, bracket 0 too, is below it at epoch 1: stopped there.
+    let made = judge.judge("t003", 2, &epochs(&[0.2]));
+    assert!(made[0].stop, "{made:?}");
+    // t002, bracket 1, with the same slow start: not judged at epochs 1 and 2.
+    let late_bloomer = [0.2, 0.4, 0.8, 0.85];
+    assert!(judge
+        .judge("t002", 1, &epochs(&late_bloomer[..2]))
+        .is_empty());
+    // At epoch 3 it is the first of bracket 1's rung 3: it goes on, whatever bracket 0
+    // recorded there.
+    judge.judge("t001", 0, &epochs(&[0.9, 0.95, 0.99]));
+    let made = judge.judge("t002", 1, &epochs(&late_bloomer[..3]));
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert_eq!((made[0].rung, made[0].bracket), (Some(3), Some(1)));
+    assert!(!made[0].stop);
+    assert_eq!(made[0].cutoff, None);
+    // t004 (bracket 1) below t002 at rung 3 is stopped: compared within its bracket.
+    let made = judge.judge("t004", 3, &epochs(&[0.5, 0.6, 0.7]));
+    assert!(made[0].stop, "{made:?}");
+    assert_eq!(made[0].reason(), "epoch 3: 0.7 < rung 0.8");
+}
+
+#[test]
+fn a_resumed_judge_puts_each_recorded_value_back_in_its_own_bracket() {
+    let mut first = Judge::new(HYPERBAND_12, &objective(Mode::Max));
+    let mut journal = Vec::new();
+    for (trial, index, curve) in [
+        ("t001", 0, vec![0.9, 0.9, 0.9]),
+        ("t002", 1, vec![0.1, 0.2, 0.3]),
+    ] {
+        for judgement in first.judge(trial, index, &epochs(&curve)) {
+            let line = serde_json::to_string(&judgement).unwrap();
+            journal.push((trial, serde_json::from_str::<Judgement>(&line).unwrap()));
+        }
+    }
+    let mut resumed = Judge::new(HYPERBAND_12, &objective(Mode::Max));
+    for (trial, judgement) in &journal {
+        resumed.recorded(trial, judgement);
+    }
+    // Bracket 1's rung 3 holds t002's 0.3 only: 0.5 passes there, as in the first run,
+    // though bracket 0 recorded 0.9.
+    let curve = epochs(&[0.5, 0.5, 0.5]);
+    assert_eq!(
+        resumed.judge("t004", 3, &curve),
+        first.judge("t004", 3, &curve)
+    );
+    assert!(!first.judge("t006", 5, &curve)[0].stop);
+    // A one-bracket rule's judgements carry no bracket (journals written before brackets
+    // read the same).
+    let mut one = Judge::new(ASHA_9, &objective(Mode::Max));
+    let made = one.judge("t001", 1, &epochs(&[0.5]));
+    assert_eq!(made[0].bracket, None);
+    assert!(!serde_json::to_string(&made[0]).unwrap().contains("bracket"));
 }

@@ -346,10 +346,15 @@ fn differences(sweep: &Sweep, parallel: usize) -> Vec<String> {
             max_epochs,
             grace,
             reduction,
+            brackets,
         } = early_stop.rule
         {
+            let brackets = match brackets {
+                1 => String::new(),
+                n => format!(" nor brackets ({n})"),
+            };
             lines.push(format!(
-                "`early_stop: {{rule: asha}}` has no Katib equivalent: written as Katib's `medianstop`, the nearest it has (`start_step` {} from `grace`, `min_trials_required` {} from `reduction`); no rungs, and `max_epochs: {max_epochs}` has no setting",
+                "`early_stop: {{rule: asha}}` has no Katib equivalent: written as Katib's `medianstop`, the nearest it has (`start_step` {} from `grace`, `min_trials_required` {} from `reduction`); no rungs{brackets}, and `max_epochs: {max_epochs}` has no setting",
                 grace.max(1),
                 reduction.max(1)
             ));

@@ -293,6 +293,7 @@ fn savings_count_the_epochs_the_stopped_trials_did_not_run() {
         at: 1.0,
         unit: Unit::Epoch,
         rung: Some(1),
+        bracket: None,
         value: 0.1,
         cutoff: Some(0.9),
         stop: true,

@@ -395,6 +395,7 @@ fn judged(trial: &str, attempt: u32, stop: bool) -> Event {
             at: 1.0,
             unit: crate::sweep::early_stop::Unit::Epoch,
             rung: Some(1),
+            bracket: None,
             value: 0.1,
             cutoff: stop.then_some(0.9),
             stop,
