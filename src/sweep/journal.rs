@@ -181,6 +181,13 @@ impl Fingerprint {
             .map(|argument| ParamValue::Text(argument.clone()))
             .collect();
         entries.insert("command".into(), list_text(&command));
+        if super::trials::shuffled_grid(sweep) {
+            // The grid's trials run shuffled: adding `early_stop` reorders them.
+            entries.insert(
+                "order".into(),
+                "the grid shuffled, as `early_stop` judges it".into(),
+            );
+        }
         for (name, value) in &sweep.env {
             entries.insert(format!("env.{name}"), value.clone());
         }

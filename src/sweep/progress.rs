@@ -490,6 +490,11 @@ pub fn dry_run_lines(sweep: &Sweep, trials: usize, slots: usize) -> Vec<String> 
         sweep.search.describe(),
         sweep.source.describe()
     )];
+    if super::trials::shuffled_grid(sweep) {
+        lines.push(
+            "the grid's trials run in the shuffled order above, the same every run: early stopping compares each trial with those before it, so a grid in the file's order (one axis's values together) would set its bar from whichever values come first".to_string(),
+        );
+    }
     if sweep.search.learns() && trials < total {
         lines.push(format!(
             "the {trials} above are random draws; {} to {} are proposed by TPE from the trials that ended, as slots free up",

@@ -2,7 +2,8 @@
 //! past 999 trials), its params, its rendered command and its environment; the files of
 //! a trial's folder; and the names its container takes. The order is the file's: a grid
 //! varies its last param fastest (as nested loops written in file order), random trials
-//! come in draw order, listed trials as listed. Pure.
+//! come in draw order, listed trials as listed; but a grid with `early_stop` runs in a
+//! shuffled order (`shuffled_grid`), the same every run. Pure.
 
 use super::search::{random, Search};
 use super::value::{Param, ParamValue};
@@ -138,11 +139,41 @@ fn grid(axes: &[(String, Vec<ParamValue>)]) -> Vec<Vec<Param>> {
         .collect()
 }
 
+/// The seed of a grid's order under `early_stop` (`shuffled_grid`): fixed, so every run
+/// of a sweep (and a resumed one) gives its trials the same ids.
+pub const GRID_ORDER_SEED: u64 = 0x7466_696d_6720;
+
+/// Whether `sweep`'s trials run in a shuffled order: a grid whose trials `early_stop`
+/// judges. Early stopping compares each trial with those that reached a rung (or an
+/// epoch) before it, so it assumes trials come in no particular order: a grid in the
+/// file's order lists one axis's values together, and when its first values are losers
+/// they set the bar low for every trial after (bench/search/replay.md: on the late
+/// bloomers' grid the default rule then runs 70% of the grid's trial-epochs, against 46%
+/// shuffled). Random and TPE trials are in no order already; a list is run as listed.
+pub fn shuffled_grid(sweep: &Sweep) -> bool {
+    sweep.early_stop.is_some() && matches!(sweep.search, Search::Grid(_))
+}
+
+/// `items` in an order drawn from `seed`: Fisher-Yates over ChaCha8's `next_u64`, whose
+/// output is specified, so the order never changes with a crate's version (a trial's id
+/// must name the same params in every run of a sweep).
+fn shuffle<T>(items: &mut [T], seed: u64) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(seed);
+    for last in (1..items.len()).rev() {
+        let pick = (rng.next_u64() % (last as u64 + 1)) as usize;
+        items.swap(last, pick);
+    }
+}
+
 /// The trials of `sweep` known before it runs, in order: every trial, but for `tpe:`
 /// its first `startup` (the rest are proposed as it runs).
 pub fn expand(sweep: &Sweep) -> Vec<Trial> {
-    param_sets(&sweep.search)
-        .into_iter()
+    let mut sets = param_sets(&sweep.search);
+    if shuffled_grid(sweep) {
+        shuffle(&mut sets, GRID_ORDER_SEED);
+    }
+    sets.into_iter()
         .enumerate()
         .map(|(index, params)| trial(sweep, index, params))
         .collect()

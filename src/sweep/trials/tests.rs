@@ -103,3 +103,73 @@ fn command_lines_quote_what_a_shell_would_split() {
         .to_vec();
     assert_eq!(command_line(&args), "python -c \"print('hi')\" '$HOME' ''");
 }
+
+#[test]
+fn a_grid_that_stops_early_runs_shuffled_the_same_every_run_and_a_list_as_listed() {
+    let text = |search: &str, early: &str| {
+        format!(
+            "sweep: lab\nspec: x\ncommand: [python, train.py, \"{{width}}\", \"{{lr}}\"]\n{search}objective: {{metric: acc, mode: max}}\n{early}"
+        )
+    };
+    let grid = "params:\n  width: [32, 128, 512]\n  lr: [1, 2, 3]\n";
+    let params = |sweep: &Sweep| -> Vec<String> {
+        sweep
+            .trials()
+            .iter()
+            .map(|trial| format!("{} {}", trial.id, trial.params_json().trim()))
+            .collect()
+    };
+    let in_order = sweep(&text(grid, ""));
+    let shuffled = sweep(&text(grid, "early_stop: {max_epochs: 9}\n"));
+    assert!(!shuffled_grid(&in_order));
+    assert!(shuffled_grid(&shuffled));
+    let (ordered, drawn) = (params(&in_order), params(&shuffled));
+    assert_eq!(ordered[0], r#"t001 {"width": 32, "lr": 1}"#);
+    assert_ne!(ordered, drawn);
+    // The same combinations, each once, ids in the new order.
+    let sets = |lines: &[String]| {
+        let mut sets: Vec<String> = lines.iter().map(|line| line[5..].to_string()).collect();
+        sets.sort();
+        sets
+    };
+    assert_eq!(sets(&ordered), sets(&drawn));
+    let ids: Vec<&str> = drawn.iter().map(|line| &line[..4]).collect();
+    assert_eq!(
+        ids,
+        ["t001", "t002", "t003", "t004", "t005", "t006", "t007", "t008", "t009"]
+    );
+    // The first three widths are not the file's first three (32, 32, 32): the narrow
+    // nets do not come together.
+    assert!(
+        !drawn[..3]
+            .iter()
+            .all(|line| line.contains(r#""width": 32"#)),
+        "{drawn:?}"
+    );
+    // Fixed: the same order every run and in every build (ChaCha8's specified output).
+    assert_eq!(
+        params(&sweep(&text(grid, "early_stop: {max_epochs: 9}\n"))),
+        drawn
+    );
+    assert_eq!(
+        drawn[..3],
+        [
+            r#"t001 {"width": 32, "lr": 2}"#.to_string(),
+            r#"t002 {"width": 512, "lr": 1}"#.to_string(),
+            r#"t003 {"width": 512, "lr": 2}"#.to_string(),
+        ]
+    );
+    // The journal's fingerprint says so: adding `early_stop` to a half-run grid is a
+    // change that refuses to resume (its ids would name other params).
+    let changes = in_order.fingerprint().changes(&shuffled.fingerprint());
+    assert_eq!(
+        changes,
+        ["`order`: (none) → the grid shuffled, as `early_stop` judges it"]
+    );
+    // A list runs as listed, with early stopping or not.
+    let list =
+        "trials:\n  - {width: 512, lr: 1}\n  - {width: 32, lr: 1}\n  - {width: 128, lr: 1}\n";
+    let listed = sweep(&text(list, "early_stop: {max_epochs: 9}\n"));
+    assert!(!shuffled_grid(&listed));
+    assert_eq!(params(&listed)[0], r#"t001 {"width": 512, "lr": 1}"#);
+}
