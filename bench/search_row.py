@@ -15,7 +15,8 @@ first trial). Every contender runs in the same image (`tfbench-search`:
 tf218-cpu-headless with `ray[tune]` and `optuna`), with SLOTS trials at a time:
 
 - `grid`: tfimg full grid (`params:`), the baseline, whose best final value is the reference;
-- `grid-es`: tfimg grid + the default early stopping (EARLY_STOP);
+- `grid-es`: tfimg grid + the default early stopping (EARLY_STOP), which tfimg runs in a
+  shuffled order (a grid with `early_stop`);
 - `tpe-es`: tfimg TPE (TPE_COUNT trials, default startup) + the default early stopping;
 - `ray-asha`: Ray Tune, the grid under `ASHAScheduler` (grace 1, reduction 3; search/ray_tune.py);
 - `optuna-sh`: Optuna, TPE_COUNT trials, `TPESampler` + `SuccessiveHalvingPruner`
@@ -57,10 +58,9 @@ IMAGE = "tfimg/tfbench-search:2.18.1"
 CODE = Path(__file__).resolve().parent / "search"
 CURVES = CODE / "curves"
 # The default early stopping, in ONE place: what `early_stop:` says for the jobs' sweeps
-# (`{epochs}`: the job's epochs, `{quarter}`: a quarter of them, at least 1). From
-# bench/search/replay.md: the best of tfimg's rules today; once `rule:` has a default
-# (recommended there: ASHA over 2 brackets in turn), this is "{{max_epochs: {epochs}}}".
-EARLY_STOP = "{{max_epochs: {epochs}, rule: asha, grace: {quarter}, reduction: 3}}"
+# (`{epochs}`: the job's epochs): `max_epochs` alone, tfimg's default rule (ASHA over 2
+# brackets in turn, grace 1, reduction 3; bench/search/replay.md).
+EARLY_STOP = "{{max_epochs: {epochs}}}"
 
 # Per job: the script, its epochs, the grid (numbers in ascending order, as a user lists
 # them, so the grid's best is not its first trial; the axes in the order Ray Tune expands
@@ -85,7 +85,7 @@ JOB_NAMES = os.environ.get("TFIMG_BENCH_SEARCH_JOBS", ",".join(JOBS)).split(",")
 
 def early_stop(job):
     epochs = JOBS[job]["epochs"]
-    return "early_stop: " + EARLY_STOP.format(epochs=epochs, quarter=max(1, epochs // 4)) + "\n"
+    return "early_stop: " + EARLY_STOP.format(epochs=epochs) + "\n"
 
 
 def sweep_text(name, job, search, seed, early):
@@ -306,7 +306,7 @@ def rows_of(figures):
         title = {"train": "the Keras CNN (train.py, 9 epochs)",
                  "late": "the late-bloomer MLP (late.py, 12 epochs)"}[job]
         row = pair(job, f"14a. trial-epochs of the 27-grid of {title}: tfimg grid + default early stop "
-                        "(EARLY_STOP of bench/search_row.py; `early_stop: {max_epochs: N}` once `rule:` has a default) vs tfimg full grid; met only when it also ends a trial "
+                        "(`early_stop: {max_epochs: N}`, tfimg's default rule) vs tfimg full grid; met only when it also ends a trial "
                         "within 0.5 pp of the grid's best in at least 4 of 5 seeds (bench/search.md)",
                    es, grid, "trial_epochs", "epochs", "<= 0.55")
         if row:
