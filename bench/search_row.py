@@ -252,6 +252,20 @@ def recorded_reference(job, seed):
     return max(point[1] for trial in json.loads(path.read_text())["trials"] for point in trial["curve"] if point[0] == last)
 
 
+def recorded_grid(job, seed, reference):
+    """The full grid's figure at `seed` from its recording (bench/search/curves), for a run
+    that leaves `grid` out; times from the recorded sweep's start."""
+    path = CURVES / f"{job}-{seed}.json"
+    if not path.exists():
+        return None
+    trials = json.loads(path.read_text())["trials"]
+    epochs = [(trial["id"], epoch, value, wall) for trial in trials for epoch, value, wall in trial["curve"]]
+    costs = [trial["curve"][0][2] - trial["started"] for trial in trials if trial["curve"]]
+    figure = summary(0.0, epochs, costs, reference, JOBS[job]["epochs"])
+    figure["seed"], figure["reference"], figure["recorded"] = seed, reference, True
+    return figure
+
+
 def row(work, runs, sh, tfimg, ca):
     folder = work / "search"
     build(folder, sh, tfimg, ca)
@@ -260,6 +274,8 @@ def row(work, runs, sh, tfimg, ca):
         last = JOBS[job]["epochs"]
         for seed in SEEDS:
             reference = None if "grid" in CHOSEN else recorded_reference(job, seed)
+            if "grid" not in CHOSEN and reference is not None:
+                figures[job].setdefault(CONTENDERS["grid"][0], []).append(recorded_grid(job, seed, reference))
             for key in CHOSEN:
                 name, contender = CONTENDERS[key]
                 place = place_of(folder, f"{key}-{job}-{seed}")
@@ -271,6 +287,7 @@ def row(work, runs, sh, tfimg, ca):
                 figures[job][name].append(figure)
                 print(f"  {job} seed {seed} {name}: {figure}", flush=True)
                 shutil.rmtree(place, ignore_errors=True)
+            write_markdown(figures)  # so far: a run cut short keeps what it measured
     write_markdown(figures)
     return rows_of(figures)
 
@@ -340,6 +357,9 @@ def write_markdown(figures):
         "journal's `trial_started`, after its container started; Ray Tune and Optuna from entering the trial function).",
         "The default early stopping: " + "; ".join(f"{job}: `{early_stop(job).strip()}`" for job in figures) + ".",
     ]
+    if any(figure.get("recorded") for runs in figures.values() for figure in runs.get("tfimg full grid", [])):
+        lines.append("`tfimg full grid` was not run again: its figures are its recording's (bench/search/curves, "
+                     "`python3 bench/search_row.py --curves`), the same sweep at the same seeds.")
     fmt = lambda value, spec, unit="": "not reached" if value is None else format(value, spec) + unit
     for job, contenders in figures.items():
         lines += ["", f"## {job} ({JOBS[job]['script']}, {JOBS[job]['epochs']} epochs)", "",
