@@ -23,8 +23,8 @@ each new metrics line), and a stopped trial frees its slot STOP_S later. The rul
   (ray/tune/schedulers/async_hyperband.py, Ray 2.60): bracket s has rungs
   grace × reduction^(k+s), its own recorded values, and a trial goes to bracket s with
   probability ∝ e^(rungs_s - most rungs) (Ray draws it at random: replayed over DRAWS
-  draws, a hit counted when most draws hit) or, `rr`, in turn (trial i to bracket i mod n,
-  deterministic).
+  draws, a hit counted when most draws hit) or, `rr`, in turn as tfimg does (the i-th
+  trial started, from 0, to bracket i mod n, deterministic).
 
 For each candidate, job and seed: trial-epochs as a fraction of the grid's, and whether a
 trial that ran all its epochs is within WITHIN of the grid's best. `--max N` replays the
@@ -164,10 +164,12 @@ def simulate(trials, rule, max_epochs, trace=None, order=None):
     seen = {}  # what each trial reported so far, as the judge sees it
     queue = list(order or range(len(trials)))
     epochs, finished, stopped = 0, [], {}
+    position = {}  # each trial's place in the start order, from 0 (its `rr` bracket)
 
     def start(slot_time):
         nonlocal seq
         index = queue.pop(0)
+        position[index] = len(position)
         trial = trials[index]
         begin = slot_time + trial["launch"]
         seen[trial["id"]] = []
@@ -199,7 +201,7 @@ def simulate(trials, rule, max_epochs, trace=None, order=None):
         epochs += 1
         seen[trial["id"]].append((epoch, value))
         if isinstance(rule, Hyperband):
-            stop = rule.judge(trial["id"], epoch, value, seen, index)
+            stop = rule.judge(trial["id"], epoch, value, seen, position[index])
         else:
             stop = rule.judge(trial["id"], epoch, value, seen)
         if stop:

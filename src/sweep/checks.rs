@@ -451,32 +451,25 @@ fn timeout(file: &SweepFile, places: &Places) -> Result<Option<std::time::Durati
 /// hyperband `eta`; Ray Tune and Optuna default to 4).
 pub const DEFAULT_REDUCTION: u32 = 3;
 
-/// ASHA's brackets when the file gives none (and the second has a rung below
-/// `max_epochs`; else 1).
-pub const DEFAULT_BRACKETS: u32 = 2;
+/// ASHA's brackets when the file gives none: ASHA alone (Ray Tune's `ASHAScheduler`).
+pub const DEFAULT_BRACKETS: u32 = 1;
 
-/// The rule of `early_stop: {max_epochs: N}` with no `rule:`: ASHA over
-/// `DEFAULT_BRACKETS` brackets taken in turn, grace 1, keeping a third
-/// (`DEFAULT_REDUCTION`); for 12 epochs, rungs at epochs 1, 3, 9 and 3, 9. Chosen from
-/// bench row 14's replays (bench/search/replay.py) of two recorded 27-grids, one whose
-/// best settings start slowly (bench/search/replay.md): it kept the grid's best (within
-/// 0.5 pp) in 5 of 5 seeds on both jobs, in the grid's order and in random ones, cut at
-/// 6, 9 and 12 epochs, at 46% and 51% of the grid's trial-epochs in random orders (the
-/// order a shuffled grid runs in, `trials::expand`). One bracket with its first rung at
-/// epoch 1 (Ray Tune's default) lost the slow starters in about two seeds of three; a
-/// first rung at a quarter of `max_epochs` held at 12 epochs but not at 6 or 9; the
-/// median rule held at 58–67%.
+/// The rule of `early_stop: {max_epochs: N}` with no `rule:`: ASHA with its defaults
+/// (`default_grace`, `DEFAULT_REDUCTION`, one bracket). Chosen from bench row 14's
+/// replays (bench/search/replay.py) of two recorded 27-grids, one whose best settings
+/// start slowly, each in 12 random orders per seed, as tfimg runs a grid with
+/// `early_stop` (bench/search/replay.md): the first rung at a quarter of `max_epochs`,
+/// keeping a third, kept the grid's best (within 0.5 pp) in 98% and 100% of the runs at
+/// 52% and 48% of the grid's trial-epochs (medians); a first rung at epoch 1 (Ray Tune's
+/// default) lost the slow starters in two runs of three; two brackets in turn, the first
+/// from epoch 1, in one of three; the median rule kept them at 58–67%.
 pub const DEFAULT_RULE: RuleFile = RuleFile::Asha;
 
-/// The grace when the file gives none: ASHA's is 1 (its second bracket starts later);
-/// the median rule's a quarter of a full trial when `max_epochs` is known, so a
-/// configuration that starts slowly (a higher dropout, a wider layer, a lower learning
-/// rate) is not judged on its first epochs; at least 1.
-pub fn default_grace(rule: RuleFile, max_epochs: Option<u32>) -> u32 {
-    match rule {
-        RuleFile::Asha => 1,
-        RuleFile::Median => max_epochs.map_or(1, |max| (max / 4).max(1)),
-    }
+/// The grace when the file gives none and `max_epochs` is known: a quarter of a full
+/// trial, so a configuration that starts slowly (a higher dropout, a wider layer, a
+/// lower learning rate) is not judged on its first epochs; at least 1.
+pub fn default_grace(max_epochs: Option<u32>) -> u32 {
+    max_epochs.map_or(1, |max| (max / 4).max(1))
 }
 
 /// The median rule compares a trial with at least this many others (Ray Tune's
@@ -536,7 +529,7 @@ fn early_stop(
         "grace",
         written.grace,
         1,
-        default_grace(rule, written.max_epochs),
+        default_grace(written.max_epochs),
         "`grace` is the first epoch (or step) a trial can be stopped at, such as `grace: 1`",
     )?;
     let max_epochs = match written.max_epochs {
@@ -587,7 +580,7 @@ fn early_stop(
                 .find(|bracket| one.bracket_rungs(*bracket).is_empty())
                 .unwrap_or(32);
             let brackets = match written.brackets {
-                None => DEFAULT_BRACKETS.min(judging),
+                None => DEFAULT_BRACKETS,
                 Some(brackets) => {
                     let brackets = at_least(
                         "brackets",

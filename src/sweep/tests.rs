@@ -415,17 +415,17 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
         .map(|stop| stop.rule)
     };
     assert_eq!(rule(""), None);
-    // ASHA's defaults: grace 1, reduction 3, 2 brackets (1, 3, 9 and 3, 9 of 12).
+    // ASHA's defaults: grace a quarter of `max_epochs` (at least 1), reduction 3, one
+    // bracket.
     assert_eq!(
         rule("early_stop: {rule: asha, max_epochs: 9}\n"),
         Some(Rule::Asha {
             max_epochs: 9,
-            grace: 1,
+            grace: 2,
             reduction: 3,
-            brackets: 2
+            brackets: 1
         })
     );
-    // At 3 epochs a second bracket would judge nothing (its first rung is 3): one.
     assert_eq!(
         rule("early_stop: {rule: asha, max_epochs: 3}\n"),
         Some(Rule::Asha {
@@ -438,7 +438,7 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
     // `max_epochs` alone: the default rule, with its settings.
     assert_eq!(
         rule("early_stop: {max_epochs: 12}\n"),
-        rule("early_stop: {rule: asha, max_epochs: 12, grace: 1, reduction: 3, brackets: 2}\n"),
+        rule("early_stop: {rule: asha, max_epochs: 12, grace: 3, reduction: 3, brackets: 1}\n"),
     );
     assert_eq!(
         rule("early_stop: {rule: asha, max_epochs: 100, grace: 2, reduction: 4, brackets: 3}\n"),
@@ -450,12 +450,12 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
         })
     );
     assert_eq!(
-        rule("early_stop: {rule: asha, max_epochs: 9, brackets: 1}\n"),
+        rule("early_stop: {rule: asha, max_epochs: 12, grace: 1, brackets: 2}\n"),
         Some(Rule::Asha {
-            max_epochs: 9,
+            max_epochs: 12,
             grace: 1,
             reduction: 3,
-            brackets: 1
+            brackets: 2
         })
     );
     assert_eq!(
@@ -481,8 +481,8 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
         ("early_stop: {rule: asha}\n", objective, "`sweep.yaml`:6:13: `early_stop: {rule: asha}` needs `max_epochs`: its rungs follow from the epochs (or steps) a full trial reports"),
         ("early_stop: {rule: asha, max_epochs: 9, grace: 9}\n", objective, "`sweep.yaml`:6:48: `grace: 9` is not below `max_epochs: 9`: no trial would ever be judged"),
         ("early_stop: {rule: asha, max_epochs: 9, grace: 12}\n", objective, "`sweep.yaml`:6:48: `grace: 12` is not below `max_epochs: 9`: no trial would ever be judged"),
-        ("early_stop: {rule: asha, max_epochs: 9, brackets: 3}\n", objective, "`sweep.yaml`:6:51: `brackets: 3`: bracket 3 would first judge at epoch 9, not below `max_epochs: 9`, so its trials would never be judged"),
-        ("early_stop: {max_epochs: 9, brackets: 4294967295}\n", objective, "`sweep.yaml`:6:39: `brackets: 4294967295`: bracket 3 would first judge at epoch 9, not below `max_epochs: 9`, so its trials would never be judged"),
+        ("early_stop: {rule: asha, max_epochs: 9, brackets: 3}\n", objective, "`sweep.yaml`:6:51: `brackets: 3`: bracket 3 would first judge at epoch 18, not below `max_epochs: 9`, so its trials would never be judged"),
+        ("early_stop: {max_epochs: 9, brackets: 4294967295}\n", objective, "`sweep.yaml`:6:39: `brackets: 4294967295`: bracket 3 would first judge at epoch 18, not below `max_epochs: 9`, so its trials would never be judged"),
         ("early_stop: {max_epochs: 9, brackets: 0}\n", objective, "`sweep.yaml`:6:39: `brackets: 0` is less than 1"),
         ("early_stop: {rule: median, brackets: 2}\n", objective, "`sweep.yaml`:6:28: `brackets` is a setting of the asha rule, not of `median`"),
         ("early_stop: {rule: asha, max_epochs: 9, reduction: 1}\n", objective, "`sweep.yaml`:6:52: `reduction: 1` is less than 2"),

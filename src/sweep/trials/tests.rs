@@ -146,7 +146,8 @@ fn a_grid_that_stops_early_runs_shuffled_the_same_every_run_and_a_list_as_listed
             .all(|line| line.contains(r#""width": 32"#)),
         "{drawn:?}"
     );
-    // Fixed: the same order every run and in every build (ChaCha8's specified output).
+    // Fixed by the sweep's name: the same order every run and in every build (SHA-256,
+    // then ChaCha8's specified output).
     assert_eq!(
         params(&sweep(&text(grid, "early_stop: {max_epochs: 9}\n"))),
         drawn
@@ -154,11 +155,14 @@ fn a_grid_that_stops_early_runs_shuffled_the_same_every_run_and_a_list_as_listed
     assert_eq!(
         drawn[..3],
         [
-            r#"t001 {"width": 32, "lr": 2}"#.to_string(),
-            r#"t002 {"width": 512, "lr": 1}"#.to_string(),
+            r#"t001 {"width": 128, "lr": 2}"#.to_string(),
+            r#"t002 {"width": 32, "lr": 1}"#.to_string(),
             r#"t003 {"width": 512, "lr": 2}"#.to_string(),
         ]
     );
+    // Another sweep over a grid of the same shape runs in an order of its own.
+    let other = text(grid, "early_stop: {max_epochs: 9}\n").replace("sweep: lab", "sweep: lab2");
+    assert_ne!(params(&sweep(&other))[..3], drawn[..3]);
     // The journal's fingerprint says so: adding `early_stop` to a half-run grid is a
     // change that refuses to resume (its ids would name other params).
     let changes = in_order.fingerprint().changes(&shuffled.fingerprint());
