@@ -58,8 +58,8 @@ IMAGE = "tfimg/tfbench-search:2.18.1"
 CODE = Path(__file__).resolve().parent / "search"
 CURVES = CODE / "curves"
 # The default early stopping, in ONE place: what `early_stop:` says for the jobs' sweeps
-# (`{epochs}`: the job's epochs): `max_epochs` alone, tfimg's default rule (ASHA over 2
-# grace a quarter of it, reduction 3, one bracket; bench/search/replay.md).
+# (`{epochs}`: the job's epochs): `max_epochs` alone, tfimg's default rule (ASHA, grace a
+# quarter of it, reduction 3, one bracket; bench/search/replay.md).
 EARLY_STOP = "{{max_epochs: {epochs}}}"
 
 # Per job: the script, its epochs, the grid (numbers in ascending order, as a user lists
