@@ -579,30 +579,24 @@ fn early_stop(
             let judging = (1..=32)
                 .find(|bracket| one.bracket_rungs(*bracket).is_empty())
                 .unwrap_or(32);
-            let brackets = match written.brackets {
-                None => DEFAULT_BRACKETS,
-                Some(brackets) => {
-                    let brackets = at_least(
-                        "brackets",
-                        Some(brackets),
-                        1,
-                        1,
-                        "trials take the brackets in turn: `brackets: 1` is ASHA alone, `brackets: 2` adds one whose first rung is `grace × reduction`",
-                    )?;
-                    if brackets > judging {
-                        return Err(places.bad(
-                            "early_stop.brackets",
-                            format!(
-                                "`brackets: {brackets}`: bracket {} would first judge at epoch {}, not below `max_epochs: {max_epochs}`, so its trials would never be judged",
-                                judging + 1,
-                                u64::from(grace).saturating_mul(u64::from(reduction).saturating_pow(judging)),
-                            ),
-                            format!("give at most `brackets: {judging}` (or a higher `max_epochs`)"),
-                        ));
-                    }
-                    brackets
-                }
-            };
+            let brackets = at_least(
+                "brackets",
+                written.brackets,
+                1,
+                DEFAULT_BRACKETS,
+                "trials take the brackets in turn: `brackets: 1` is ASHA alone, `brackets: 2` adds one whose first rung is `grace × reduction`",
+            )?;
+            if brackets > judging {
+                return Err(places.bad(
+                    "early_stop.brackets",
+                    format!(
+                        "`brackets: {brackets}`: bracket {} would first judge at epoch {}, not below `max_epochs: {max_epochs}`, so its trials would never be judged",
+                        judging + 1,
+                        u64::from(grace).saturating_mul(u64::from(reduction).saturating_pow(judging)),
+                    ),
+                    format!("give at most `brackets: {judging}` (or a higher `max_epochs`)"),
+                ));
+            }
             Rule::Asha {
                 max_epochs,
                 grace,
