@@ -16,10 +16,7 @@ line per epoch to `$TFIMG_TRIAL_DIR/metrics.jsonl`, as train.py does. `ray_tune.
 logged with its wall-clock time (`wall`) for the bench to read.
 """
 
-import argparse
-import json
-import os
-import time
+from bench_trial import log_epoch, tfimg_trial, threads
 
 EPOCHS = 12
 CLASSES, DIM, CLUSTERS = 10, 64, 3
@@ -29,16 +26,6 @@ FLIPPED = 0.4
 BATCH = 16
 # The 27-grid: the names as the sweep files, Ray Tune and Optuna use them.
 GRID = {"lr": [2e-4, 1e-3, 3e-3], "dropout": [0.0, 0.4, 0.75], "width": [32, 128, 512]}
-
-
-def threads():
-    """One core per trial, for every tool alike (before TensorFlow runs anything)."""
-    import tensorflow as tf
-    try:
-        tf.config.threading.set_intra_op_parallelism_threads(1)
-        tf.config.threading.set_inter_op_parallelism_threads(1)
-    except RuntimeError:
-        pass  # already set in this process
 
 
 def data():
@@ -86,11 +73,7 @@ def train(lr, dropout, width, seed, report, log=None, key=""):
         def on_epoch_end(self, index, logs=None):
             epoch, accuracy = index + 1, float(logs["val_accuracy"])
             last[:] = [accuracy]
-            if log:
-                line = json.dumps({"trial": key, "lr": lr, "dropout": dropout, "width": width, "epoch": epoch,
-                                   "val_accuracy": accuracy, "wall": time.time()})
-                with open(log, "a") as out:
-                    out.write(line + "\n")
+            log_epoch(log, key, {"lr": lr, "dropout": dropout, "width": width}, epoch, accuracy)
             if report(epoch, accuracy) is False:
                 self.model.stop_training = True
 
@@ -101,20 +84,7 @@ def train(lr, dropout, width, seed, report, log=None, key=""):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lr", type=float, required=True)
-    parser.add_argument("--dropout", type=float, required=True)
-    parser.add_argument("--width", type=int, required=True)
-    args = parser.parse_args()
-    folder = os.environ["TFIMG_TRIAL_DIR"]
-    metrics = os.path.join(folder, "metrics.jsonl")
-    seed = int(os.environ.get("BENCH_SEED", "1"))
-
-    def report(epoch, accuracy):
-        with open(metrics, "a") as out:
-            out.write(json.dumps({"epoch": epoch, "val_accuracy": accuracy, "wall": time.time()}) + "\n")
-
-    train(args.lr, args.dropout, args.width, seed, report)
+    tfimg_trial([("lr", float), ("dropout", float), ("width", int)], train)
 
 
 if __name__ == "__main__":

@@ -13,25 +13,12 @@ per epoch to `$TFIMG_TRIAL_DIR/metrics.jsonl`. `ray_tune.py` and `optuna_run.py`
 (`wall`) for the bench to read.
 """
 
-import argparse
-import json
-import os
-import time
+from bench_trial import log_epoch, tfimg_trial, threads
 
 EPOCHS = 9
 SIDE, CLASSES = 16, 4
 TRAIN, VAL = 4000, 1000
 SIGNAL = 0.25
-
-
-def threads():
-    """One core per trial, for every tool alike (before TensorFlow runs anything)."""
-    import tensorflow as tf
-    try:
-        tf.config.threading.set_intra_op_parallelism_threads(1)
-        tf.config.threading.set_inter_op_parallelism_threads(1)
-    except RuntimeError:
-        pass  # already set in this process
 
 
 def data():
@@ -80,31 +67,14 @@ def train(lr, wd, aug, seed, report, log=None, key=""):
     for epoch in range(1, EPOCHS + 1):
         net.fit(x, y, batch_size=64, epochs=1, verbose=0)
         accuracy = float(net.evaluate(vx, vy, batch_size=256, verbose=0)[1])
-        if log:
-            line = json.dumps({"trial": key, "lr": lr, "wd": wd, "aug": aug, "epoch": epoch,
-                               "val_accuracy": accuracy, "wall": time.time()})
-            with open(log, "a") as out:
-                out.write(line + "\n")
+        log_epoch(log, key, {"lr": lr, "wd": wd, "aug": aug}, epoch, accuracy)
         if report(epoch, accuracy) is False:
             return accuracy
     return accuracy
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lr", type=float, required=True)
-    parser.add_argument("--wd", type=float, required=True)
-    parser.add_argument("--aug", required=True)
-    args = parser.parse_args()
-    folder = os.environ["TFIMG_TRIAL_DIR"]
-    metrics = os.path.join(folder, "metrics.jsonl")
-    seed = int(os.environ.get("BENCH_SEED", "1"))
-
-    def report(epoch, accuracy):
-        with open(metrics, "a") as out:
-            out.write(json.dumps({"epoch": epoch, "val_accuracy": accuracy, "wall": time.time()}) + "\n")
-
-    train(args.lr, args.wd, args.aug, seed, report)
+    tfimg_trial([("lr", float), ("wd", float), ("aug", str)], train)
 
 
 if __name__ == "__main__":
