@@ -246,6 +246,23 @@ impl Judgement {
     }
 }
 
+#[cfg(test)]
+impl Judgement {
+    /// ASHA's stop at the rung at `epoch` (one bracket): `value` below `cutoff`. For the
+    /// tests of what shows a trial stopped early.
+    pub(crate) fn asha_stop(epoch: u32, value: f64, cutoff: f64) -> Judgement {
+        Judgement {
+            at: f64::from(epoch),
+            unit: Unit::Epoch,
+            rung: Some(epoch),
+            bracket: None,
+            value,
+            cutoff: Some(cutoff),
+            stop: true,
+        }
+    }
+}
+
 /// `a` and `b` as text, with as many digits as it takes to tell two different numbers
 /// apart (`0.19837 < 0.19843`, never `0.1984 < 0.1984`).
 fn distinct_texts(a: f64, b: f64) -> (String, String) {

@@ -350,15 +350,8 @@ fn utc_texts() {
 
 #[test]
 fn trials_stopped_early_are_counted_apart_with_what_stopping_them_saved() {
-    let stopped = RowStatus::StoppedEarly(crate::sweep::early_stop::Judgement {
-        at: 1.0,
-        unit: crate::sweep::early_stop::Unit::Epoch,
-        rung: Some(1),
-        bracket: None,
-        value: 0.1,
-        cutoff: Some(0.9),
-        stop: true,
-    });
+    let stopped =
+        RowStatus::StoppedEarly(crate::sweep::early_stop::Judgement::asha_stop(1, 0.1, 0.9));
     let results = Results {
         objective: objective(),
         param_names: vec!["lr".into(), "aug".into()],
@@ -466,15 +459,8 @@ fn curve_of(epochs: u32, last: f64, third: Option<&str>) -> MetricsSummary {
 /// A trial of every status, each but the queued one with a ranked value, in the order
 /// `results` sorts them. t007 is diverged: done, but its ranked value is NaN.
 fn every_status() -> (Results, BTreeMap<String, MetricsSummary>) {
-    let stopped_early = RowStatus::StoppedEarly(crate::sweep::early_stop::Judgement {
-        at: 2.0,
-        unit: crate::sweep::early_stop::Unit::Epoch,
-        rung: Some(2),
-        bracket: None,
-        value: 0.2,
-        cutoff: Some(0.6),
-        stop: true,
-    });
+    let stopped_early =
+        RowStatus::StoppedEarly(crate::sweep::early_stop::Judgement::asha_stop(2, 0.2, 0.6));
     let rows = [
         ("t004", "high", Some(0.97), RowStatus::Failed, 2),
         ("t001", "low", Some(0.9), RowStatus::Done { attempt: 1 }, 6),
@@ -836,15 +822,7 @@ fn the_search_decides_a_param_s_axis_whatever_the_count_of_its_values() {
 
 #[test]
 fn every_status_has_a_mark_of_its_own_and_only_done_is_ordinary() {
-    let judgement = crate::sweep::early_stop::Judgement {
-        at: 1.0,
-        unit: crate::sweep::early_stop::Unit::Epoch,
-        rung: Some(1),
-        bracket: None,
-        value: 0.1,
-        cutoff: Some(0.9),
-        stop: true,
-    };
+    let judgement = crate::sweep::early_stop::Judgement::asha_stop(1, 0.1, 0.9);
     // Every status, once. The match is exhaustive: a status added to `RowStatus` stops
     // the build here until it is listed (the one arm a new status needs in the report;
     // its mark is found by its word, `mark::MARKS` has `diverged`).

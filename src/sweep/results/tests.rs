@@ -273,7 +273,7 @@ fn numbers_and_durations_read_well() {
 
 #[test]
 fn savings_count_the_epochs_the_stopped_trials_did_not_run() {
-    use crate::sweep::early_stop::{Judgement, Unit};
+    use crate::sweep::early_stop::Judgement;
     let row = |trial: &str, epochs: usize, seconds: u64, status: RowStatus| ResultRow {
         trial: trial.into(),
         params: Vec::new(),
@@ -289,15 +289,7 @@ fn savings_count_the_epochs_the_stopped_trials_did_not_run() {
         exit_code: Some(0),
         command: Vec::new(),
     };
-    let stopped = RowStatus::StoppedEarly(Judgement {
-        at: 1.0,
-        unit: Unit::Epoch,
-        rung: Some(1),
-        bracket: None,
-        value: 0.1,
-        cutoff: Some(0.9),
-        stop: true,
-    });
+    let stopped = RowStatus::StoppedEarly(Judgement::asha_stop(1, 0.1, 0.9));
     let done = RowStatus::Done { attempt: 1 };
     let results = |rows| Results {
         objective: None,
