@@ -144,9 +144,8 @@ struct Runner<'a, E: Engine, H: Host> {
     stopped_by: Option<String>,
     /// When the work of each `TICK` was last done.
     ticked_ms: u64,
-    /// The lengths of each running trial's metrics and stdout files when its reports
-    /// were last read, by trial index.
-    report_lengths: BTreeMap<usize, (Option<u64>, Option<u64>)>,
+    /// Each running trial's reports so far, read on as its files grow, by trial index.
+    reports: BTreeMap<usize, folder::Reports>,
     /// A trial's first report lacked the objective's metric but had one named like it,
     /// and that was said; or a trial reported the metric. Either way, nothing more to say.
     names_checked: bool,
@@ -196,7 +195,7 @@ pub async fn run<E: Engine, H: Host>(
         ended_values: BTreeMap::new(),
         stopped_by: None,
         ticked_ms: 0,
-        report_lengths: BTreeMap::new(),
+        reports: BTreeMap::new(),
         names_checked: false,
     };
     runner.journal(&Event::SweepStarted {
@@ -302,10 +301,16 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                         self.stop_all().await;
                         failure.get_or_insert(error);
                     }
-                    let counts = self.counts();
-                    if tick && self.last_progress.as_ref() != Some(&counts) {
-                        (self.notify)(Note::Progress(counts.clone()));
-                        self.last_progress = Some(counts);
+                    if tick {
+                        if !self.looks() {
+                            // The live view's values: read on here when nothing judges.
+                            self.reported_more();
+                        }
+                        let counts = self.counts();
+                        if self.last_progress.as_ref() != Some(&counts) {
+                            (self.notify)(Note::Progress(counts.clone()));
+                            self.last_progress = Some(counts);
+                        }
                     }
                 }
             }
@@ -375,9 +380,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
     /// stop then stops the trial's container, whose end comes as usual and counts as
     /// stopped early.
     async fn judge_running(&mut self) -> anyhow::Result<()> {
-        let looks =
-            self.run.sweep.objective.is_some() && (self.judge.is_some() || !self.names_checked);
-        if !looks {
+        if !self.looks() {
             return Ok(());
         }
         let mut judge = self.judge.take();
@@ -386,34 +389,36 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         judged
     }
 
-    /// The running trials whose metrics (or stdout) grew since they were last read.
-    fn reported_more(&mut self) -> Vec<usize> {
+    /// Whether each report tick looks at the running trials' reports: to judge them, or to
+    /// check a first report's metric names.
+    fn looks(&self) -> bool {
+        self.run.sweep.objective.is_some() && (self.judge.is_some() || !self.names_checked)
+    }
+
+    /// The running trials' reports that came since they were last read (each read takes
+    /// only what its files gained), by trial index.
+    fn reported_more(&mut self) -> Vec<(usize, folder::NewReports)> {
         let running: Vec<usize> = self
             .watched
             .iter()
             .filter(|(_, watched)| !watched.stopping)
             .map(|(trial, _)| *trial)
             .collect();
-        self.report_lengths
-            .retain(|trial, _| running.contains(trial));
+        self.reports.retain(|trial, _| running.contains(trial));
+        let objective = self.run.sweep.objective.as_ref();
         running
             .into_iter()
-            .filter(|trial| {
-                let dir = self.trial_dir(*trial);
-                let lengths = (
-                    self.host
-                        .confined_len(&dir, crate::sweep::trials::METRICS_FILE),
-                    self.host
-                        .confined_len(&dir, crate::sweep::trials::STDOUT_FILE),
-                );
-                self.report_lengths.insert(*trial, lengths) != Some(lengths)
+            .filter_map(|trial| {
+                let dir = self.trial_dir(trial);
+                let reports = self.reports.entry(trial).or_default();
+                Some((trial, reports.read_more(self.host, &dir, objective)?))
             })
             .collect()
     }
 
     /// Says, once, a trial whose first report has no value of the objective's metric but
     /// one named like it (`val_acc` for `val_accuracy`): a misspelling, in the file or
-    /// the script. A report of other metrics only (a training loss each step, the
+    /// the script (`points`: the reports that came since the last look). A report of other metrics only (a training loss each step, the
     /// objective each epoch) is not one; a sweep whose trials never report the metric
     /// at all is told so when it ends (`SweepFolder::objective_warning`).
     fn check_reported_names(&mut self, trial: usize, points: &[crate::sweep::metrics::Point]) {
@@ -438,36 +443,47 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
     }
 
     async fn judge_with(&mut self, mut judge: Option<&mut Judge>) -> anyhow::Result<()> {
-        for trial in self.reported_more() {
-            let points = folder::trial_points(self.host, &self.trial_dir(trial));
-            self.check_reported_names(trial, &points);
-            let Some(judge) = judge.as_deref_mut() else {
+        for (trial, new) in self.reported_more() {
+            self.judge_trial(trial, &new, judge.as_deref_mut()).await?;
+        }
+        Ok(())
+    }
+
+    /// The running `trial`'s new reports checked and judged; a judgement that stops it is
+    /// journaled, then acted on.
+    async fn judge_trial(
+        &mut self,
+        trial: usize,
+        new: &folder::NewReports,
+        judge: Option<&mut Judge>,
+    ) -> anyhow::Result<()> {
+        self.check_reported_names(trial, &new.points);
+        let Some(judge) = judge else {
+            return Ok(());
+        };
+        let (id, index) = (self.trials[trial].id.clone(), self.trials[trial].index);
+        let attempt = self.watched[&trial].attempt;
+        for judgement in judge.judge_reports(&id, index, new.first, &new.points) {
+            self.journal(&Event::TrialJudged {
+                trial: id.clone(),
+                attempt,
+                judgement,
+                time_ms: self.now_ms(),
+            })?;
+            if !judgement.stop {
+                continue;
+            }
+            let Some(watched) = self.watched.get_mut(&trial) else {
                 continue;
             };
-            let (id, index) = (self.trials[trial].id.clone(), self.trials[trial].index);
-            let attempt = self.watched[&trial].attempt;
-            for judgement in judge.judge(&id, index, &points) {
-                self.journal(&Event::TrialJudged {
-                    trial: id.clone(),
-                    attempt,
-                    judgement,
-                    time_ms: self.now_ms(),
-                })?;
-                if !judgement.stop {
-                    continue;
-                }
-                let Some(watched) = self.watched.get_mut(&trial) else {
-                    continue;
-                };
-                watched.stopping = true;
-                watched.early = Some(judgement);
-                let container = watched.container_id.clone();
-                (self.notify)(Note::StoppedEarly {
-                    trial: id.clone(),
-                    reason: judgement.reason(),
-                });
-                let _ = self.engine.stop(&container, STOP_SECONDS).await;
-            }
+            watched.stopping = true;
+            watched.early = Some(judgement);
+            let container = watched.container_id.clone();
+            (self.notify)(Note::StoppedEarly {
+                trial: id.clone(),
+                reason: judgement.reason(),
+            });
+            let _ = self.engine.stop(&container, STOP_SECONDS).await;
         }
         Ok(())
     }

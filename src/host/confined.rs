@@ -237,9 +237,13 @@ impl Confined {
         Ok((folder, file))
     }
 
-    /// At most `limit` bytes of the regular file `name`.
-    pub fn read(&self, name: &Path, limit: u64) -> io::Result<Bounded> {
-        let file = self.open_file(name)?;
+    /// At most `limit` bytes of the regular file `name`, from `offset` (a file that grows
+    /// is read on from where the last read ended).
+    pub fn read(&self, name: &Path, offset: u64, limit: u64) -> io::Result<Bounded> {
+        let mut file = self.open_file(name)?;
+        if offset > 0 {
+            io::Seek::seek(&mut file, io::SeekFrom::Start(offset))?;
+        }
         let mut bytes = Vec::new();
         file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
         let cut = bytes.len() as u64 > limit;

@@ -304,9 +304,11 @@ impl Host for FakeHost {
         &self,
         folder: &Path,
         name: &str,
+        offset: u64,
         limit: u64,
     ) -> std::io::Result<super::confined::Bounded> {
         let mut bytes = self.read_file(&folder.join(name))?;
+        bytes.drain(..(offset as usize).min(bytes.len()));
         let cut = bytes.len() as u64 > limit;
         bytes.truncate(limit as usize);
         Ok(super::confined::Bounded { bytes, cut })

@@ -192,13 +192,14 @@ pub trait Host {
     fn append_file(&self, path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()>;
     /// Removes a file; one that is already gone is not an error.
     fn remove_file(&self, path: &Path) -> std::io::Result<()>;
-    /// At most `limit` bytes of the regular file `name` in `folder`, a folder that a less
-    /// trusted side can write (a trial's): never through a link, a FIFO or a device
-    /// (`confined`).
+    /// At most `limit` bytes of the regular file `name` in `folder` from `offset`, a folder
+    /// that a less trusted side can write (a trial's): never through a link, a FIFO or a
+    /// device (`confined`).
     fn read_confined(
         &self,
         folder: &Path,
         name: &str,
+        offset: u64,
         limit: u64,
     ) -> std::io::Result<confined::Bounded>;
     /// `write_file` for `name` in such a folder: a link there is replaced, never followed;
@@ -467,9 +468,10 @@ impl Host for Machine {
         &self,
         folder: &Path,
         name: &str,
+        offset: u64,
         limit: u64,
     ) -> std::io::Result<confined::Bounded> {
-        confined::Confined::open(folder)?.read(Path::new(name), limit)
+        confined::Confined::open(folder)?.read(Path::new(name), offset, limit)
     }
 
     fn write_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {

@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::{number_key, MetricsSummary, Point};
+use super::metrics::{number_key, Point};
 use super::results::number_text;
 use super::{Mode, Objective};
 use crate::input::source::Location;
@@ -301,15 +301,21 @@ pub struct Judge {
     stopped: BTreeSet<String>,
     /// Every trial's curve of the objective's metric so far.
     curves: BTreeMap<String, Curve>,
+    /// How many of each trial's points were taken into its curve: each look takes only
+    /// the points that came since.
+    fed: BTreeMap<String, usize>,
 }
 
 /// One trial's curve of the objective as scores (higher is better), ordered by progress
 /// (reports of equal progress in report order), with the running sums and bests the
-/// median rule asks for at any progress.
+/// median rule asks for at any progress. Reports come in order of progress: each is
+/// added at the end in constant time (one out of order costs the reports after it).
 #[derive(Debug, Clone, Default)]
 struct Curve {
     /// Progress, ascending.
     xs: Vec<f64>,
+    /// The scores, in `xs`'s order.
+    scores: Vec<f64>,
     /// `sums[i]`: the scores of the first `i + 1` reports (in `xs`'s order) added up.
     sums: Vec<f64>,
     /// `bests[i]`: the highest score among the first `i + 1`.
@@ -317,21 +323,26 @@ struct Curve {
 }
 
 impl Curve {
-    /// The curve of (progress, score) pairs in report order.
-    fn of(points: impl Iterator<Item = (f64, f64)>) -> Curve {
-        let mut sorted: Vec<(f64, f64)> = points.collect();
-        // Stable: reports of equal progress keep their order.
-        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut curve = Curve::default();
-        let (mut sum, mut best) = (0.0, f64::NEG_INFINITY);
-        for (x, score) in sorted {
-            sum += score;
-            best = best.max(score);
-            curve.xs.push(x);
-            curve.sums.push(sum);
-            curve.bests.push(best);
+    /// Adds (progress, score) pairs in report order.
+    fn extend(&mut self, points: impl Iterator<Item = (f64, f64)>) {
+        for (x, score) in points {
+            // After the reports of equal progress: they keep their order.
+            let at = self.xs.partition_point(|seen| seen.total_cmp(&x).is_le());
+            self.xs.insert(at, x);
+            self.scores.insert(at, score);
+            self.sums.truncate(at);
+            self.bests.truncate(at);
+            let (mut sum, mut best) = match at.checked_sub(1) {
+                Some(last) => (self.sums[last], self.bests[last]),
+                None => (0.0, f64::NEG_INFINITY),
+            };
+            for score in &self.scores[at..] {
+                sum += score;
+                best = best.max(*score);
+                self.sums.push(sum);
+                self.bests.push(best);
+            }
         }
-        curve
     }
 
     /// How many reports are at or before `at`.
@@ -372,6 +383,7 @@ impl Judge {
             judged: BTreeMap::new(),
             stopped: BTreeSet::new(),
             curves: BTreeMap::new(),
+            fed: BTreeMap::new(),
         }
     }
 
@@ -398,22 +410,63 @@ impl Judge {
     /// What `trial` reported so far (its whole metrics, read again), for comparisons with
     /// other trials; judges nothing. For trials that ended, and on resume.
     pub fn seen(&mut self, trial: &str, points: &[Point]) {
-        let curve = self.curve(points);
-        self.keep_curve(trial, &curve);
+        self.feed(trial, 0, points);
     }
 
-    fn keep_curve(&mut self, trial: &str, curve: &[(f64, f64, Unit)]) {
+    /// Takes `trial`'s reports from number `first` (from 0) on into its curve: the
+    /// objective's (progress, value, unit) of those, in report order. A `first` below the
+    /// reports taken before: they started over (a new attempt, a file written anew), and
+    /// so does its curve.
+    fn feed(&mut self, trial: &str, first: usize, points: &[Point]) -> Vec<(f64, f64, Unit)> {
+        let fed = self.fed.entry(trial.to_string()).or_default();
+        if first < *fed || first == 0 {
+            self.curves.remove(trial);
+        }
+        let start = first;
+        *fed = first + points.len();
+        let new: Vec<(f64, f64, Unit)> = points
+            .iter()
+            .enumerate()
+            .filter_map(|(offset, point)| {
+                let value = *point.values.get(&self.metric)?;
+                // As `MetricsSummary::of` places a report: its epoch, its step, its number.
+                let x = point
+                    .epoch
+                    .or(point.step)
+                    .unwrap_or((start + offset + 1) as f64);
+                Some((x, value, Unit::of(point)))
+            })
+            .collect();
         let mode = self.mode;
-        let points = curve.iter().map(|(x, value, _)| (*x, score(mode, *value)));
-        self.curves.insert(trial.to_string(), Curve::of(points));
+        self.curves
+            .entry(trial.to_string())
+            .or_default()
+            .extend(new.iter().map(|(x, value, _)| (*x, score(mode, *value))));
+        new
     }
 
     /// The judgements due for the running `trial` (`index` from 0, in trial order: its
     /// ASHA bracket), given everything it reported so far, in report order; the last one
-    /// stops it when any does. Each is to be journaled before the runner acts on it.
+    /// stops it when any does. Each is to be journaled before the runner acts on it. Only
+    /// the reports that came since the last look are judged: a report once looked at is
+    /// judged then or never (a median judgement is made at every report from `grace`, an
+    /// ASHA one at the first report at or past a rung).
     pub fn judge(&mut self, trial: &str, index: usize, points: &[Point]) -> Vec<Judgement> {
-        let curve = self.curve(points);
-        self.keep_curve(trial, &curve);
+        let fed = self.fed.get(trial).copied().unwrap_or(0);
+        let first = if points.len() < fed { 0 } else { fed };
+        self.judge_reports(trial, index, first, &points[first..])
+    }
+
+    /// `judge` given only the reports that came since the last look: the trial's reports
+    /// from number `first` (from 0) on (`first` 0 again: they started over).
+    pub fn judge_reports(
+        &mut self,
+        trial: &str,
+        index: usize,
+        first: usize,
+        points: &[Point],
+    ) -> Vec<Judgement> {
+        let curve = self.feed(trial, first, points);
         let mut made = Vec::new();
         if self.stopped.contains(trial) {
             return made;
@@ -437,23 +490,6 @@ impl Judge {
             }
         }
         made
-    }
-
-    /// The objective's curve of `points`: (progress, value, unit), in report order.
-    fn curve(&self, points: &[Point]) -> Vec<(f64, f64, Unit)> {
-        let summary = MetricsSummary::of(points);
-        let Some(curve) = summary.curves.get(&self.metric) else {
-            return Vec::new();
-        };
-        let units = points
-            .iter()
-            .filter(|point| point.values.contains_key(&self.metric))
-            .map(Unit::of);
-        curve
-            .iter()
-            .zip(units)
-            .map(|(&(x, value), unit)| (x, value, unit))
-            .collect()
     }
 
     fn was_judged(&self, trial: &str, at: f64) -> bool {

@@ -123,6 +123,85 @@ fn without_non_finite(line: &str) -> String {
     out
 }
 
+/// The longest line of a report file that is read as one: a longer one (a progress bar
+/// redrawn with `\r` and never ended, a blob) is no report, and is skipped to its end
+/// rather than read again each time the file grows.
+pub const MAX_REPORT_LINE: usize = 1 << 20;
+
+/// A running trial's report file (`metrics.jsonl` or `stdout.log`) read as it grows: each
+/// read takes only the whole lines appended since the last, so a trial that reports every
+/// step costs each look only its new lines, never its whole file again, and the points
+/// are handed on, not kept. Up to `limit` bytes are taken (`METRICS_READ_LIMIT`, as a
+/// whole read). A file found shorter than what was taken was written anew, and is read
+/// again from its start. A line not ended yet waits for its end (a half-written
+/// `val_accuracy=0.` is never read as 0).
+#[derive(Debug, Clone)]
+pub struct Tail {
+    limit: u64,
+    /// Bytes of the file taken: whole lines, and lines skipped as too long.
+    taken: u64,
+    /// What was taken ends inside a line too long to read: skipped to its end.
+    skipping: bool,
+    /// How many points the lines taken had.
+    count: usize,
+}
+
+impl Tail {
+    /// A file not read yet, of which at most `limit` bytes are taken.
+    pub fn new(limit: u64) -> Tail {
+        Tail {
+            limit,
+            taken: 0,
+            skipping: false,
+            count: 0,
+        }
+    }
+
+    /// How many points the file had so far (since it was last written anew).
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Where the next read of the file, now `length` bytes long, starts and how many
+    /// bytes it may take; none when nothing new can be taken.
+    pub fn next_read(&mut self, length: u64) -> Option<(u64, u64)> {
+        if length < self.taken {
+            *self = Tail::new(self.limit);
+        }
+        (length > self.taken && self.taken < self.limit)
+            .then(|| (self.taken, self.limit - self.taken))
+    }
+
+    /// Takes `bytes`, read from where `next_read` said: the points of its whole lines
+    /// (`parse`).
+    pub fn take(&mut self, bytes: &[u8], parse: fn(&str) -> Vec<Point>) -> Vec<Point> {
+        let mut start = 0;
+        if self.skipping {
+            let Some(end) = bytes.iter().position(|&byte| byte == b'\n') else {
+                self.taken += bytes.len() as u64;
+                return Vec::new();
+            };
+            start = end + 1;
+            self.skipping = false;
+        }
+        let rest = &bytes[start..];
+        let whole = rest
+            .iter()
+            .rposition(|&byte| byte == b'\n')
+            .map_or(0, |end| end + 1);
+        let added = parse(&String::from_utf8_lossy(&rest[..whole]));
+        self.count += added.len();
+        self.taken += (start + whole) as u64;
+        // An unended line that can never be a report, or one the limit cuts: skipped.
+        let open = rest.len() - whole;
+        if open >= MAX_REPORT_LINE || self.taken + open as u64 >= self.limit {
+            self.taken += open as u64;
+            self.skipping = true;
+        }
+        added
+    }
+}
+
 /// The points of a trial's stdout: every line made only of `name=value` pairs (split by
 /// spaces or commas) whose values are all numbers, such as `epoch=3 val_accuracy=0.91`.
 pub fn parse_stdout(text: &str) -> Vec<Point> {

@@ -239,6 +239,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             self.said_out_of_memory(trial, &watched.container_id).await;
         }
         self.watched.remove(&trial);
+        self.reports.remove(&trial);
         if let Some(judge) = self.judge.as_mut() {
             // Its whole curve, for the median rule's comparisons with the trials to come.
             let points =
@@ -300,8 +301,14 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         )
     }
 
-    /// The objective's value so far in the trial's metrics, as `objective.use` picks it,
-    /// with what it is (`last val_accuracy`).
+    /// The objective's value so far of a running trial, for the live view: from its reports
+    /// as last read (`reports`, each read taking only what the files gained).
+    fn running_metric(&self, trial: usize) -> Option<f64> {
+        self.reports.get(&trial)?.value()
+    }
+
+    /// The objective's value in the trial's metrics, as `objective.use` picks it, with
+    /// what it is (`last val_accuracy`): its files read whole (a trial that ended).
     pub(super) fn metric(&self, trial: usize) -> Option<(String, f64)> {
         let objective = self.run.sweep.objective.as_ref()?;
         let points = folder::trial_points(self.host, &self.trial_dir(trial));
@@ -325,7 +332,7 @@ pub(super) fn counts<E: Engine, H: Host>(runner: &Runner<'_, E, H>) -> Counts {
                 let id = runner.trials[trial].id.clone();
                 counts
                     .running_metrics
-                    .push((id, runner.metric(trial).map(|(_, value)| value)));
+                    .push((id, runner.running_metric(trial)));
             }
             Progress::Done { .. } => counts.done += 1,
             Progress::Failed { .. } => counts.failed += 1,

@@ -10,10 +10,10 @@ use crate::host::Host;
 use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::sweep::journal::{self, Replay};
-use crate::sweep::metrics::{self, MetricsSummary, Point};
+use crate::sweep::metrics::{self, MetricsSummary, Point, Tail};
 use crate::sweep::results::{self, Results};
 use crate::sweep::trials::{METRICS_FILE, METRICS_READ_LIMIT, STDOUT_FILE};
-use crate::sweep::{self, Sweep, Trial, FILE_COPY};
+use crate::sweep::{self, Objective, Pick, Sweep, Trial, FILE_COPY};
 
 /// Everything a sweep's folder says.
 #[derive(Debug, Clone)]
@@ -159,7 +159,7 @@ pub fn read(host: &impl Host, dir: &Path) -> anyhow::Result<SweepFolder> {
 /// link, a FIFO or a device at its name (`confined`) and refused past
 /// `JOURNAL_READ_LIMIT`.
 pub fn journal_bytes(host: &impl Host, dir: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    match host.read_confined(dir, journal::JOURNAL_FILE, journal::JOURNAL_READ_LIMIT) {
+    match host.read_confined(dir, journal::JOURNAL_FILE, 0, journal::JOURNAL_READ_LIMIT) {
         Ok(read) if read.cut => Err(std::io::Error::other(format!(
             "it is larger than {} MiB",
             journal::JOURNAL_READ_LIMIT >> 20
@@ -198,12 +198,120 @@ pub fn journal_error(path: &Path, error: &journal::JournalError) -> InputError {
     )
 }
 
+/// A running trial's reports as they grow: its `metrics.jsonl`, else the `name=value`
+/// lines of its stdout, as `trial_points` reads them, but each look reads only what the
+/// files gained since the last (`Tail`), through the same confined mechanism, and hands
+/// the new points on: what is kept is the objective's value so far (the live view's).
+#[derive(Debug, Clone)]
+pub struct Reports {
+    metrics: Tail,
+    stdout: Tail,
+    /// The objective's value so far, as `objective.use` picks it.
+    value: Option<f64>,
+}
+
+/// The reports a look found: the trial's reports from number `first` (from 0) on. A
+/// `first` of 0 after earlier looks: its reports started over (its `metrics.jsonl`
+/// written anew, or written at last after `name=value` lines on its stdout).
+#[derive(Debug, Clone)]
+pub struct NewReports {
+    pub first: usize,
+    pub points: Vec<Point>,
+}
+
+impl Default for Reports {
+    fn default() -> Reports {
+        Reports {
+            metrics: Tail::new(METRICS_READ_LIMIT),
+            stdout: Tail::new(METRICS_READ_LIMIT),
+            value: None,
+        }
+    }
+}
+
+impl Reports {
+    /// Reads what the trial's files in `trial_dir` gained: the new reports, if any. Its
+    /// stdout is read only while `metrics.jsonl` has none (it is not looked at after).
+    pub fn read_more(
+        &mut self,
+        host: &impl Host,
+        trial_dir: &Path,
+        objective: Option<&Objective>,
+    ) -> Option<NewReports> {
+        let mut points = read_tail(
+            host,
+            trial_dir,
+            METRICS_FILE,
+            &mut self.metrics,
+            metrics::parse_jsonl,
+        );
+        let mut first = self.metrics.count() - points.len();
+        if self.metrics.count() == 0 {
+            points = read_tail(
+                host,
+                trial_dir,
+                STDOUT_FILE,
+                &mut self.stdout,
+                metrics::parse_stdout,
+            );
+            first = self.stdout.count() - points.len();
+        }
+        if points.is_empty() {
+            return None;
+        }
+        if first == 0 {
+            self.value = None;
+        }
+        if let Some(objective) = objective {
+            let value = |point: &Point| point.values.get(&objective.metric).copied();
+            let mut values = points.iter().filter_map(value);
+            self.value = match objective.pick {
+                Pick::Last => values.next_back().or(self.value),
+                Pick::Best => self.value.into_iter().chain(values).reduce(|best, value| {
+                    if objective.mode.better(value, best) {
+                        value
+                    } else {
+                        best
+                    }
+                }),
+            };
+        }
+        Some(NewReports { first, points })
+    }
+
+    /// The objective's value in the reports read so far, as `objective.use` picks it.
+    pub fn value(&self) -> Option<f64> {
+        self.value
+    }
+}
+
+/// Takes into `tail` what the file `name` in `trial_dir` gained: the points of its new
+/// whole lines (none when it is missing or cannot be read).
+fn read_tail(
+    host: &impl Host,
+    trial_dir: &Path,
+    name: &str,
+    tail: &mut Tail,
+    parse: fn(&str) -> Vec<Point>,
+) -> Vec<Point> {
+    let Some(length) = host.confined_len(trial_dir, name) else {
+        return Vec::new();
+    };
+    let Some((offset, limit)) = tail.next_read(length) else {
+        return Vec::new();
+    };
+    match host.read_confined(trial_dir, name, offset, limit) {
+        Ok(read) => tail.take(&read.bytes, parse),
+        Err(_) => Vec::new(),
+    }
+}
+
 /// A trial's points: its `metrics.jsonl`, else the `name=value` lines of its stdout. Its
 /// container wrote both: they are read through the confined mechanism (no link, FIFO or
 /// device followed) and at most `METRICS_READ_LIMIT` of each (whole lines only).
 pub fn trial_points(host: &impl Host, trial_dir: &Path) -> Vec<Point> {
     let read = |name: &str| {
-        host.read_confined(trial_dir, name, METRICS_READ_LIMIT)
+        host.read_confined(trial_dir, name, 0, METRICS_READ_LIMIT)
             .map(|mut read| {
                 if read.cut {
                     let whole = read.bytes.iter().rposition(|&byte| byte == b'\n');

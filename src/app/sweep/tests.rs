@@ -940,3 +940,54 @@ fn a_trial_killed_for_memory_names_the_limit_to_raise() {
         );
     }
 }
+
+#[test]
+fn a_running_trial_s_reports_are_read_on_as_they_grow_and_its_value_is_the_summary_s() {
+    let host = FakeHost::new();
+    let dir = Path::new("/runs/lab/t001");
+    let lines = [
+        "{\"epoch\": 1, \"val_loss\": 0.5}\n",
+        "{\"step\": 10, \"loss\": 0.9}\n",
+        "{\"epoch\": 2, \"val_loss\": 0.3}\n",
+        "{\"epoch\": 3, \"val_loss\": 0.3}\n",
+        "{\"epoch\": 4, \"val_loss\": 0.4}\n",
+    ];
+    for mode in [crate::sweep::Mode::Min, crate::sweep::Mode::Max] {
+        for pick in [crate::sweep::Pick::Last, crate::sweep::Pick::Best] {
+            let objective = crate::sweep::Objective {
+                metric: "val_loss".into(),
+                mode,
+                pick,
+            };
+            host.write_file(&dir.join("metrics.jsonl"), b"").unwrap();
+            // Before metrics.jsonl has a report, stdout's `name=value` lines are the reports.
+            host.write_file(&dir.join("stdout.log"), b"val_loss=0.7\n")
+                .unwrap();
+            let mut reports = folder::Reports::default();
+            let early = reports.read_more(&host, dir, Some(&objective)).unwrap();
+            assert_eq!(
+                (early.first, early.points.len(), reports.value()),
+                (0, 1, Some(0.7))
+            );
+            let mut all = Vec::new();
+            for (number, line) in lines.iter().enumerate() {
+                host.append_file(&dir.join("metrics.jsonl"), line.as_bytes(), false)
+                    .unwrap();
+                let new = reports.read_more(&host, dir, Some(&objective)).unwrap();
+                // metrics.jsonl's first report starts the reports over.
+                assert_eq!((new.first, new.points.len()), (number, 1));
+                all.extend(new.points);
+                let summary = crate::sweep::metrics::MetricsSummary::of(&all)
+                    .pick(&objective)
+                    .map(|picked| picked.value);
+                assert_eq!(reports.value(), summary, "{mode:?} {pick:?} after {number}");
+            }
+            assert!(reports.read_more(&host, dir, Some(&objective)).is_none());
+            // Written anew: read from its start, the value with it.
+            host.write_file(&dir.join("metrics.jsonl"), lines[4].as_bytes())
+                .unwrap();
+            let new = reports.read_more(&host, dir, Some(&objective)).unwrap();
+            assert_eq!((new.first, reports.value()), (0, Some(0.4)));
+        }
+    }
+}

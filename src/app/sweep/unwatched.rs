@@ -161,7 +161,7 @@ pub async fn adoptions(
 /// container is gone. The trial could have written the file itself; it says no more
 /// than the trial's own exit code would.
 pub fn recorded_end(host: &impl Host, dir: &Path, attempt: &Attempt) -> Option<AttemptEnd> {
-    let read = host.read_confined(dir, STATUS_FILE, 64 * 1024).ok()?;
+    let read = host.read_confined(dir, STATUS_FILE, 0, 64 * 1024).ok()?;
     let status: serde_json::Value = serde_json::from_slice(&read.bytes).ok()?;
     let same = status["attempt"].as_u64() == Some(u64::from(attempt.number))
         && status["container"].as_str() == Some(attempt.container.as_str());

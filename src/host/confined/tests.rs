@@ -38,7 +38,7 @@ fn a_link_at_the_name_is_never_followed() {
             .ends_with("stdout.log` is a link: not followed"),
         "{error}"
     );
-    let error = confined.read(Path::new("stdout.log"), 1024).unwrap_err();
+    let error = confined.read(Path::new("stdout.log"), 0, 1024).unwrap_err();
     assert!(
         error.to_string().contains("is a link: not followed"),
         "{error}"
@@ -66,7 +66,7 @@ fn a_link_on_the_way_is_refused_even_inside_the_folder() {
     for result in [
         confined.write(Path::new("sub/x"), b"x", 0o644).map(|_| ()),
         confined.append(Path::new("sub/x"), b"x", false),
-        confined.read(Path::new("sub/x"), 10).map(|_| ()),
+        confined.read(Path::new("sub/x"), 0, 10).map(|_| ()),
         confined
             .make_folders(Path::new("sub/deeper"), 0o755)
             .map(|_| ()),
@@ -99,7 +99,7 @@ fn names_that_climb_out_are_refused() {
             confined.write(Path::new(name), b"x", 0o644).is_err(),
             "{name}"
         );
-        assert!(confined.read(Path::new(name), 1).is_err(), "{name}");
+        assert!(confined.read(Path::new(name), 0, 1).is_err(), "{name}");
     }
 }
 
@@ -111,7 +111,9 @@ fn fifos_and_devices_are_refused_at_once() {
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
     let started = Instant::now();
-    let error = confined.read(Path::new("metrics.jsonl"), 1024).unwrap_err();
+    let error = confined
+        .read(Path::new("metrics.jsonl"), 0, 1024)
+        .unwrap_err();
     assert!(
         error
             .to_string()
@@ -125,16 +127,16 @@ fn fifos_and_devices_are_refused_at_once() {
 
     // `/dev/zero` behind a link: refused before a byte is read.
     symlink("/dev/zero", temporary.path().join("zero")).unwrap();
-    assert!(confined.read(Path::new("zero"), u64::MAX).is_err());
+    assert!(confined.read(Path::new("zero"), 0, u64::MAX).is_err());
 }
 
 #[test]
 fn reads_stop_at_their_bound() {
     let (temporary, confined) = folder();
     std::fs::write(temporary.path().join("big"), vec![b'a'; 10_000]).unwrap();
-    let read = confined.read(Path::new("big"), 4096).unwrap();
+    let read = confined.read(Path::new("big"), 0, 4096).unwrap();
     assert_eq!((read.bytes.len(), read.cut), (4096, true));
-    let read = confined.read(Path::new("big"), 10_000).unwrap();
+    let read = confined.read(Path::new("big"), 0, 10_000).unwrap();
     assert_eq!((read.bytes.len(), read.cut), (10_000, false));
 }
 
@@ -215,4 +217,17 @@ fn folders_made_and_given_away_through_their_handles() {
             assert_eq!((metadata.uid(), metadata.gid()), (4321, 4322), "{made}");
         }
     }
+}
+
+#[test]
+fn a_read_from_an_offset_takes_what_follows_it() {
+    let (temporary, confined) = folder();
+    std::fs::write(temporary.path().join("grows"), b"one\ntwo\nthree\n").unwrap();
+    let read = confined.read(Path::new("grows"), 4, 4).unwrap();
+    assert_eq!((read.bytes.as_slice(), read.cut), (&b"two\n"[..], true));
+    let read = confined.read(Path::new("grows"), 8, 100).unwrap();
+    assert_eq!((read.bytes.as_slice(), read.cut), (&b"three\n"[..], false));
+    // Past the end: nothing, not an error (the file was cut short meanwhile).
+    let read = confined.read(Path::new("grows"), 100, 100).unwrap();
+    assert!(read.bytes.is_empty() && !read.cut);
 }

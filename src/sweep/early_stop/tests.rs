@@ -428,3 +428,70 @@ fn a_resumed_judge_puts_each_recorded_value_back_in_its_own_bracket() {
     assert_eq!(made[0].bracket, None);
     assert!(!serde_json::to_string(&made[0]).unwrap().contains("bracket"));
 }
+
+#[test]
+fn looking_at_reports_in_pieces_judges_as_looking_at_each_report() {
+    let values = [0.30, 0.42, 0.40, 0.55, 0.50, 0.61, 0.58, 0.66, 0.70];
+    for rule in [ASHA_9, MEDIAN] {
+        let judges = || {
+            let mut judge = Judge::new(rule, &objective(Mode::Max));
+            judge.seen(
+                "t001",
+                &epochs(&[0.5, 0.6, 0.62, 0.64, 0.65, 0.66, 0.67, 0.68, 0.69]),
+            );
+            judge.seen("t002", &epochs(&[0.2, 0.3, 0.35, 0.4]));
+            judge.seen("t003", &epochs(&[0.45, 0.5, 0.52]));
+            judge
+        };
+        let mut each = judges();
+        let one_by_one: Vec<Judgement> = (1..=values.len())
+            .flat_map(|seen| each.judge("t004", 3, &epochs(&values[..seen])))
+            .collect();
+        let mut pieces = judges();
+        let in_pieces: Vec<Judgement> = [2, 5, 9]
+            .into_iter()
+            .flat_map(|seen| pieces.judge("t004", 3, &epochs(&values[..seen])))
+            .collect();
+        assert!(!one_by_one.is_empty(), "{}", rule.name());
+        assert_eq!(in_pieces, one_by_one, "{}", rule.name());
+    }
+}
+
+#[test]
+fn a_curve_given_reports_out_of_order_is_the_sorted_one() {
+    let mut sorted = Curve::default();
+    sorted.extend([(1.0, 0.2), (2.0, 0.5), (2.0, 0.4), (3.0, 0.3)].into_iter());
+    let mut shuffled = Curve::default();
+    shuffled.extend([(2.0, 0.5), (3.0, 0.3), (1.0, 0.2), (2.0, 0.4)].into_iter());
+    assert_eq!(shuffled.xs, sorted.xs);
+    assert_eq!(shuffled.scores, sorted.scores);
+    assert_eq!(shuffled.sums, sorted.sums);
+    assert_eq!(shuffled.bests, sorted.bests);
+    assert_eq!(shuffled.best_up_to(2.0), Some(0.5));
+    assert_eq!(shuffled.average_up_to(2.0), Some((0.2 + 0.5 + 0.4) / 3.0));
+}
+
+#[test]
+fn a_trial_looked_at_after_every_few_reports_costs_only_its_new_ones() {
+    // The runner looks at a running trial each time its file grows: a trial reporting
+    // every step is looked at thousands of times. Each look takes the reports that came
+    // since the last, never the whole curve again.
+    const STEPS: usize = 200_000;
+    let made = within(std::time::Duration::from_secs(120), || {
+        let mut judge = Judge::new(
+            Rule::Median {
+                grace: 2,
+                min_trials: 1,
+                max_epochs: None,
+            },
+            &objective(Mode::Max),
+        );
+        judge.seen("t001", &epochs(&vec![0.5; STEPS]));
+        let points = epochs(&vec![0.6; STEPS]);
+        (100..=STEPS)
+            .step_by(100)
+            .map(|seen| judge.judge("t002", 1, &points[..seen]).len())
+            .sum::<usize>()
+    });
+    assert_eq!(made, STEPS - 1);
+}

@@ -153,3 +153,90 @@ fn first_reports_tell_the_objective_a_misspelling_of_it_or_other_metrics() {
     assert_eq!(first_reports("top5", &points), FirstReports::Other);
     assert_eq!(first_reports("val_accuracy", &[]), FirstReports::Other);
 }
+
+/// Reads `file` as a `Tail` does while a trial writes it: `length` bytes of it are there
+/// at this look. The points of the lines it took.
+fn look(tail: &mut Tail, file: &[u8], length: usize, parse: fn(&str) -> Vec<Point>) -> Vec<Point> {
+    let Some((offset, limit)) = tail.next_read(length as u64) else {
+        return Vec::new();
+    };
+    let end = (offset + limit).min(length as u64) as usize;
+    tail.take(&file[offset as usize..end], parse)
+}
+
+#[test]
+fn a_tail_read_in_any_pieces_has_the_points_of_the_whole_lines() {
+    let file = concat!(
+        "{\"epoch\": 1, \"val_accuracy\": 0.5}\n",
+        "noise\n",
+        "{\"epoch\": 2, \"val_accuracy\": NaN}\n",
+        "{\"epoch\": 3, \"val_accuracy\": 0.7}\n",
+        "{\"epoch\": 4, \"val_acc",
+    )
+    .as_bytes();
+    let open = "{\"epoch\": 4, \"val_acc".len();
+    let whole = parse_jsonl(std::str::from_utf8(&file[..file.len() - open]).unwrap());
+    assert_eq!(whole.len(), 3);
+    for step in 1..file.len() {
+        let mut tail = Tail::new(1 << 20);
+        let mut read = Vec::new();
+        for length in (step..file.len()).step_by(step).chain([file.len()]) {
+            read.extend(look(&mut tail, file, length, parse_jsonl));
+        }
+        assert_eq!(
+            format!("{read:?}"),
+            format!("{whole:?}"),
+            "pieces of {step}"
+        );
+        assert_eq!(tail.count(), 3);
+        // The unended line is not taken: the next read starts at it.
+        let taken = (file.len() - open) as u64;
+        assert_eq!(
+            tail.next_read(file.len() as u64),
+            Some((taken, (1 << 20) - taken))
+        );
+    }
+}
+
+#[test]
+fn a_half_written_value_is_not_read_before_its_line_ends() {
+    let mut tail = Tail::new(1 << 20);
+    let file = b"epoch=1 val_accuracy=0.91\n";
+    assert!(look(&mut tail, file, 23, parse_stdout).is_empty());
+    let read = look(&mut tail, file, file.len(), parse_stdout);
+    assert_eq!(read.len(), 1);
+    assert_eq!(read[0].values["val_accuracy"], 0.91);
+}
+
+#[test]
+fn an_endless_line_is_skipped_to_its_end_and_never_read_again() {
+    let mut tail = Tail::new(64 << 20);
+    // A progress bar redrawn with `\r`, never ended, then a report.
+    let mut file = b"loss=0.5\n".to_vec();
+    file.extend(std::iter::repeat_n(b"12/94 [==>...] \r".as_slice(), 70_000).flatten());
+    assert_eq!(look(&mut tail, &file, file.len(), parse_stdout).len(), 1);
+    let next = tail.next_read(file.len() as u64 + 1).unwrap().0;
+    assert_eq!(
+        next,
+        file.len() as u64,
+        "the open line is taken as skipped, not read again"
+    );
+    file.extend(b"\nepoch=1 val_accuracy=0.8\n");
+    let read = look(&mut tail, &file, file.len(), parse_stdout);
+    assert_eq!(read.len(), 1);
+    assert_eq!(read[0].values["val_accuracy"], 0.8);
+    assert_eq!(tail.count(), 2);
+}
+
+#[test]
+fn a_tail_stops_at_its_limit_and_starts_over_on_a_file_written_anew() {
+    let line = b"{\"epoch\": 1, \"val_accuracy\": 0.5}\n";
+    let file: Vec<u8> = line.iter().copied().cycle().take(line.len() * 10).collect();
+    // A limit in the middle of the fourth line: three are read, and then nothing more.
+    let mut tail = Tail::new(line.len() as u64 * 3 + 5);
+    assert_eq!(look(&mut tail, &file, file.len(), parse_jsonl).len(), 3);
+    assert_eq!(tail.next_read(file.len() as u64), None);
+    // Written anew, shorter: read from its start.
+    assert_eq!(look(&mut tail, &file, line.len() * 2, parse_jsonl).len(), 2);
+    assert_eq!(tail.count(), 2);
+}
