@@ -18,6 +18,8 @@ tf218-cpu-headless with `ray[tune]` and `optuna`), with SLOTS trials at a time:
 - `grid-es`: tfimg grid + the default early stopping (EARLY_STOP), which tfimg runs in a
   shuffled order (a grid with `early_stop`);
 - `tpe-es`: tfimg TPE (TPE_COUNT trials, default startup) + the default early stopping;
+- `tpe-sh`: the same with early stopping set as the Optuna side's pruner (EARLY_STOP_AS_OPTUNA:
+  ASHA from epoch 1, reduction 3), to compare the two TPEs under the same pruning;
 - `ray-asha`: Ray Tune, the grid under `ASHAScheduler` (grace 1, reduction 3; search/ray_tune.py);
 - `optuna-sh`: Optuna, TPE_COUNT trials, `TPESampler` + `SuccessiveHalvingPruner`
   (search/optuna_run.py);
@@ -61,6 +63,9 @@ CURVES = CODE / "curves"
 # (`{epochs}`: the job's epochs): `max_epochs` alone, tfimg's default rule (ASHA, grace a
 # quarter of it, reduction 3, one bracket; bench/search/replay.md).
 EARLY_STOP = "{{max_epochs: {epochs}}}"
+# What the Optuna side's `SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)` does,
+# as tfimg's `early_stop:` says it (rungs at epoch 1, 3, 9, ...; the top third goes on).
+EARLY_STOP_AS_OPTUNA = "{{max_epochs: {epochs}, grace: 1, reduction: 3}}"
 
 # Per job: the script, its epochs, the grid (numbers in ascending order, as a user lists
 # them, so the grid's best is not its first trial; the axes in the order Ray Tune expands
@@ -83,9 +88,9 @@ JOBS = {
 JOB_NAMES = os.environ.get("TFIMG_BENCH_SEARCH_JOBS", ",".join(JOBS)).split(",")
 
 
-def early_stop(job):
+def early_stop(job, setting=EARLY_STOP):
     epochs = JOBS[job]["epochs"]
-    return "early_stop: " + EARLY_STOP.format(epochs=epochs) + "\n"
+    return "early_stop: " + setting.format(epochs=epochs) + "\n"
 
 
 def sweep_text(name, job, search, seed, early):
@@ -144,8 +149,10 @@ def tfimg_side(kind):
             "grid": f"params:\n  {JOBS[job]['grid']}",
             "grid-es": f"params:\n  {JOBS[job]['grid']}",
             "tpe-es": f"tpe: {{count: {TPE_COUNT}, seed: {seed}, {JOBS[job]['choices']}}}",
+            "tpe-sh": f"tpe: {{count: {TPE_COUNT}, seed: {seed}, {JOBS[job]['choices']}}}",
         }[kind]
-        early = early_stop(job) if kind.endswith("-es") else ""
+        early = {"grid": "", "grid-es": early_stop(job), "tpe-es": early_stop(job),
+                 "tpe-sh": early_stop(job, EARLY_STOP_AS_OPTUNA)}[kind]
         (folder / "sweep.yaml").write_text(sweep_text(name, job, search, seed, early))
         watch = subprocess.Popen(
             ["docker", "events", "--format", "{{json .}}", "--filter", "type=container",
@@ -198,6 +205,7 @@ CONTENDERS = {
     "grid": ("tfimg full grid", tfimg_side("grid")),
     "grid-es": ("tfimg grid + default early stop", tfimg_side("grid-es")),
     "tpe-es": ("tfimg TPE + default early stop", tfimg_side("tpe-es")),
+    "tpe-sh": ("tfimg TPE + early stop from epoch 1 (as Optuna's pruner)", tfimg_side("tpe-sh")),
     "ray-asha": ("Ray Tune grid + ASHAScheduler", container_side("ray_tune.py")),
     "optuna-sh": ("Optuna TPESampler + SuccessiveHalvingPruner",
                   container_side("optuna_run.py", "--count", str(TPE_COUNT), "--pruner", "sh")),
