@@ -418,9 +418,10 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
 
     /// Says, once, a trial whose first report has no value of the objective's metric but
     /// one named like it (`val_acc` for `val_accuracy`): a misspelling, in the file or
-    /// the script (`points`: the reports that came since the last look). A report of other metrics only (a training loss each step, the
-    /// objective each epoch) is not one; a sweep whose trials never report the metric
-    /// at all is told so when it ends (`SweepFolder::objective_warning`).
+    /// the script (`points`: the reports that came since the last look). A report of
+    /// other metrics only (a training loss each step, the objective each epoch) is not
+    /// one; a sweep whose trials never report the metric at all is told so when it ends
+    /// (`SweepFolder::objective_warning`).
     fn check_reported_names(&mut self, trial: usize, points: &[crate::sweep::metrics::Point]) {
         let Some(objective) = &self.run.sweep.objective else {
             return;

@@ -419,22 +419,16 @@ impl Judge {
     /// so does its curve.
     fn feed(&mut self, trial: &str, first: usize, points: &[Point]) -> Vec<(f64, f64, Unit)> {
         let fed = self.fed.entry(trial.to_string()).or_default();
-        if first < *fed || first == 0 {
+        if first < *fed {
             self.curves.remove(trial);
         }
-        let start = first;
         *fed = first + points.len();
         let new: Vec<(f64, f64, Unit)> = points
             .iter()
             .enumerate()
             .filter_map(|(offset, point)| {
                 let value = *point.values.get(&self.metric)?;
-                // As `MetricsSummary::of` places a report: its epoch, its step, its number.
-                let x = point
-                    .epoch
-                    .or(point.step)
-                    .unwrap_or((start + offset + 1) as f64);
-                Some((x, value, Unit::of(point)))
+                Some((point.progress(first + offset), value, Unit::of(point)))
             })
             .collect();
         let mode = self.mode;

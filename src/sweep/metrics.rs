@@ -202,6 +202,23 @@ impl Tail {
     }
 }
 
+/// The objective's value as `objective.use` picks it once `values` (in report order) came
+/// after the reports that gave `so_far`: a running trial's, read a look at a time, is
+/// the one `MetricsSummary::pick` gives of all its reports.
+pub fn pick_on(
+    objective: &Objective,
+    so_far: Option<f64>,
+    mut values: impl DoubleEndedIterator<Item = f64>,
+) -> Option<f64> {
+    match objective.pick {
+        Pick::Last => values.next_back().or(so_far),
+        Pick::Best => so_far
+            .into_iter()
+            .chain(values)
+            .reduce(|best, value| objective.mode.better_of(best, value)),
+    }
+}
+
 /// The points of a trial's stdout: every line made only of `name=value` pairs (split by
 /// spaces or commas) whose values are all numbers, such as `epoch=3 val_accuracy=0.91`.
 pub fn parse_stdout(text: &str) -> Vec<Point> {
@@ -225,6 +242,12 @@ fn stdout_point(line: &str) -> Option<Point> {
 }
 
 impl Point {
+    /// Where the report places its values on a curve: its epoch, else its step, else its
+    /// number from 1 (`index`: from 0, among the trial's reports).
+    pub fn progress(&self, index: usize) -> f64 {
+        self.epoch.or(self.step).unwrap_or((index + 1) as f64)
+    }
+
     fn add(&mut self, name: &str, number: f64) {
         match name {
             "epoch" => self.epoch = Some(number),
@@ -317,7 +340,7 @@ impl MetricsSummary {
         let mut places: BTreeMap<String, Vec<Place>> = BTreeMap::new();
         let mut epochs: HashSet<u64> = HashSet::new();
         for (index, point) in points.iter().enumerate() {
-            let x = point.epoch.or(point.step).unwrap_or((index + 1) as f64);
+            let x = point.progress(index);
             if let Some(epoch) = point.epoch {
                 epochs.insert(number_key(epoch));
             }
@@ -367,13 +390,7 @@ impl MetricsSummary {
             .get(&objective.metric)?
             .iter()
             .map(|(_, value)| *value)
-            .reduce(|best, value| {
-                if objective.mode.better(value, best) {
-                    value
-                } else {
-                    best
-                }
-            })
+            .reduce(|best, value| objective.mode.better_of(best, value))
     }
 
     /// The last reported value of `metric`.

@@ -197,6 +197,15 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// `value` when it is better than `best`, else `best` (the first of equal ones stays).
+    pub fn better_of(self, best: f64, value: f64) -> f64 {
+        if self.better(value, best) {
+            value
+        } else {
+            best
+        }
+    }
+
     /// Whether `a` is better than `b`.
     pub fn better(self, a: f64, b: f64) -> bool {
         // A value that is not finite (NaN, an infinity) diverged: any finite one is

@@ -13,7 +13,7 @@ use crate::sweep::journal::{self, Replay};
 use crate::sweep::metrics::{self, MetricsSummary, Point, Tail};
 use crate::sweep::results::{self, Results};
 use crate::sweep::trials::{METRICS_FILE, METRICS_READ_LIMIT, STDOUT_FILE};
-use crate::sweep::{self, Objective, Pick, Sweep, Trial, FILE_COPY};
+use crate::sweep::{self, Objective, Sweep, Trial, FILE_COPY};
 
 /// Everything a sweep's folder says.
 #[derive(Debug, Clone)]
@@ -263,18 +263,10 @@ impl Reports {
             self.value = None;
         }
         if let Some(objective) = objective {
-            let value = |point: &Point| point.values.get(&objective.metric).copied();
-            let mut values = points.iter().filter_map(value);
-            self.value = match objective.pick {
-                Pick::Last => values.next_back().or(self.value),
-                Pick::Best => self.value.into_iter().chain(values).reduce(|best, value| {
-                    if objective.mode.better(value, best) {
-                        value
-                    } else {
-                        best
-                    }
-                }),
-            };
+            let values = points
+                .iter()
+                .filter_map(|point| point.values.get(&objective.metric).copied());
+            self.value = metrics::pick_on(objective, self.value, values);
         }
         Some(NewReports { first, points })
     }

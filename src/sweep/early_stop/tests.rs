@@ -170,6 +170,13 @@ const MEDIAN: Rule = Rule::Median {
     max_epochs: None,
 };
 
+/// The median rule from epoch 2, once one other trial reached the epoch.
+const MEDIAN_AGAINST_ONE: Rule = Rule::Median {
+    grace: 2,
+    min_trials: 1,
+    max_epochs: None,
+};
+
 #[test]
 fn the_median_rule_stops_a_trial_whose_best_is_below_the_others_running_averages() {
     let mut judge = Judge::new(MEDIAN, &objective(Mode::Max));
@@ -247,14 +254,7 @@ fn a_trial_reporting_many_epochs_is_judged_once_per_report_without_a_blow_up() {
     // ones were looked for in a list, so 200 000 epochs took hours.
     const EPOCHS: usize = 200_000;
     let made = within(std::time::Duration::from_secs(120), || {
-        let mut judge = Judge::new(
-            Rule::Median {
-                grace: 2,
-                min_trials: 1,
-                max_epochs: None,
-            },
-            &objective(Mode::Max),
-        );
+        let mut judge = Judge::new(MEDIAN_AGAINST_ONE, &objective(Mode::Max));
         judge.seen("t001", &epochs(&vec![0.5; EPOCHS]));
         let mut rising = vec![0.6; EPOCHS];
         rising[EPOCHS - 1] = 0.9;
@@ -478,14 +478,7 @@ fn a_trial_looked_at_after_every_few_reports_costs_only_its_new_ones() {
     // since the last, never the whole curve again.
     const STEPS: usize = 200_000;
     let made = within(std::time::Duration::from_secs(120), || {
-        let mut judge = Judge::new(
-            Rule::Median {
-                grace: 2,
-                min_trials: 1,
-                max_epochs: None,
-            },
-            &objective(Mode::Max),
-        );
+        let mut judge = Judge::new(MEDIAN_AGAINST_ONE, &objective(Mode::Max));
         judge.seen("t001", &epochs(&vec![0.5; STEPS]));
         let points = epochs(&vec![0.6; STEPS]);
         (100..=STEPS)
