@@ -290,6 +290,11 @@ def row_number(row):
     return int("".join(ch for ch in row["name"].split(".")[0] if ch.isdigit()))
 
 
+def row_id(row):
+    """The row's id, from its name: `6a`, `14b`, `3`."""
+    return row["name"].split(".")[0].strip()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
@@ -326,8 +331,10 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     for row in rows:
         row["date"] = env_note["date"]
-    measured = {row_number(row) for row in rows}
-    kept = [row for row in kept if row_number(row) not in measured]
+    # A row is kept from an earlier run unless this run measured its id (`14b`, `6a`, `3`):
+    # a run of some of a row's contenders keeps the parts it did not measure.
+    measured = {row_id(row) for row in rows}
+    kept = [row for row in kept if row_id(row) not in measured]
     rows = sorted(kept + rows, key=lambda row: (row_number(row), row["name"]))
     lines = [
         "# tfimg benchmarks",

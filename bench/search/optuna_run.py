@@ -1,6 +1,6 @@
 """Bench row 14, the Optuna side: `--count` trials of a bench job (`--job`: `train` or
 `late`, jobs.py) over the same grid values (`suggest_categorical`) with `TPESampler` (its
-defaults: 10 random startup trials) and a pruner (`--pruner`): `sh`,
+defaults, but `--startup` random trials first: its default is 10) and a pruner (`--pruner`): `sh`,
 `SuccessiveHalvingPruner` (min resource 1, reduction 3), or `median`, `MedianPruner` (its
 defaults: 5 startup trials, no warm-up), `--slots` worker processes sharing one study in
 a journal file, as Optuna's docs run parallel trials on one machine. Runs inside the bench
@@ -25,7 +25,7 @@ def worker(args):
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.load_study(
         study_name="bench", storage=storage(args.journal),
-        sampler=optuna.samplers.TPESampler(seed=args.seed * 100 + args.worker),
+        sampler=optuna.samplers.TPESampler(seed=args.seed * 100 + args.worker, n_startup_trials=args.startup),
         pruner=(optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)
                 if args.pruner == "sh" else optuna.pruners.MedianPruner()))
     spec = jobs.JOBS[args.job]
@@ -56,6 +56,7 @@ def main():
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--log", required=True)
     parser.add_argument("--count", type=int, required=True)
+    parser.add_argument("--startup", type=int, default=10)
     parser.add_argument("--slots", type=int, default=2)
     parser.add_argument("--journal", default="/tmp/optuna-journal.log")
     parser.add_argument("--worker", type=int)
