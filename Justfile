@@ -10,8 +10,8 @@ test *ARGS:
 
 # Formatting and lints, as CI checks them.
 lint:
-    cargo fmt --check
-    cargo clippy --locked --all-targets -- -D warnings
+    cargo fmt --all --check
+    cargo clippy --workspace --locked --all-targets -- -D warnings
 
 # Benchmarks against the docker CLI, alternating runs; writes bench/results.md.
 bench *ARGS:

@@ -9,25 +9,21 @@
 #[macro_use]
 pub(crate) mod output;
 
+// Each layer below the binary is its own crate (crates/): the engine, the host and the
+// pure core; their modules keep their paths here (`crate::engine`, `crate::spec`, …).
 // The integration tests use the binary; the engine, the host and the specs' types (and
 // the fuzzing properties) are the small public API they and the benches also call.
-pub mod engine;
-pub mod host;
-pub mod lock;
-pub mod spec;
-pub mod sweep;
+pub use tfimg_engine as engine;
+pub use tfimg_host as host;
+
+pub use tfimg_core::{lock, spec, sweep};
 
 pub(crate) mod app;
-pub(crate) mod bundle;
 pub(crate) mod cli;
 pub(crate) mod commands;
 pub(crate) mod doctor;
-pub(crate) mod input;
-pub(crate) mod labels;
-pub(crate) mod plan;
-pub(crate) mod render;
 
-pub(crate) mod team;
+pub(crate) use tfimg_core::{bundle, input, labels, plan, render, team};
 
 /// The fuzzing properties, shared by `fuzz/` and tests/fuzz_inputs.rs: at the top, since
 /// they reach every parser of the pure core.

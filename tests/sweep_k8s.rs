@@ -9,7 +9,7 @@
 
 mod common;
 // Katib's rules, shared with the export's unit tests.
-#[path = "../src/sweep/k8s/katib/rules_tests.rs"]
+#[path = "../crates/core/src/sweep/k8s/katib/rules_tests.rs"]
 mod katib;
 
 use std::collections::BTreeMap;

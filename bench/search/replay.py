@@ -12,7 +12,7 @@ order; a trial starts when a slot is free, after its recorded launch; its epochs
 their recorded times after its start; each report is judged when it comes (as tfimg judges
 each new metrics line), and a stopped trial frees its slot STOP_S later. The rules:
 
-- `asha`, `median`: tfimg's, as src/sweep/early_stop.rs implements them (rungs
+- `asha`, `median`: tfimg's, as crates/core/src/sweep/early_stop.rs implements them (rungs
   grace × reduction^k below max_epochs; the cutoff is numpy's linear quantile
   1 - 1/reduction of the values recorded at the rung before; the first trial at a rung goes
   on; a stopped trial's value stays recorded. Median: from `grace`, the trial's best so far

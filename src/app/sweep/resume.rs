@@ -205,7 +205,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         if let Some(note) = named.stranger_note(id) {
             (self.notify)(Note::Said(note));
         }
-        match Seen::of(named.facts()) {
+        match unwatched::seen(named.facts()) {
             Seen::Running => {
                 let facts = named.facts().expect("a running container was found");
                 watching.push(self.watch(trial, facts.id.clone()));

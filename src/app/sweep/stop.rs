@@ -119,7 +119,11 @@ async fn stop_here(
         };
         let named = unwatched::named(engine, &sweep.name, &trial.id, &attempt.container_id).await?;
         notes.extend(named.stranger_note(&trial.id));
-        open.push((trial.id.clone(), attempt.clone(), Seen::of(named.facts())));
+        open.push((
+            trial.id.clone(),
+            attempt.clone(),
+            unwatched::seen(named.facts()),
+        ));
     }
     let running = open
         .iter()

@@ -20,23 +20,11 @@ use crate::sweep::Trial;
 
 pub use crate::sweep::unwatched::{exit_of, Seen, Unwatched};
 
-/// `Seen` is the pure core's; reading it off the engine's facts is done here.
-impl Seen {
-    /// What the container `facts` say (`None`: there is none).
-    pub fn of(facts: Option<&ContainerFacts>) -> Seen {
-        let Some(facts) = facts else {
-            return Seen::Gone;
-        };
-        match facts.state.as_str() {
-            "running" | "restarting" | "paused" => Seen::Running,
-            "created" => Seen::NeverStarted,
-            "removing" => Seen::Gone,
-            // `exited`, `dead`: Docker keeps the exit code (-1 when it has none).
-            _ => Seen::Ended {
-                code: facts.exit_code.unwrap_or(-1),
-                finished_ms: facts.finished_ms,
-            },
-        }
+/// What the container `facts` say of its attempt (`None`: there is none).
+pub fn seen(facts: Option<&ContainerFacts>) -> Seen {
+    match facts {
+        Some(facts) => Seen::of_state(&facts.state, facts.exit_code, facts.finished_ms),
+        None => Seen::Gone,
     }
 }
 
@@ -135,7 +123,7 @@ pub async fn adoptions(
         let Some(facts) = engine.container(&listed.id).await? else {
             continue;
         };
-        if Seen::of(Some(&facts)) == Seen::NeverStarted {
+        if seen(Some(&facts)) == Seen::NeverStarted {
             continue;
         }
         let gpus = facts
@@ -211,7 +199,7 @@ pub async fn learn(
             trial: trial.id.clone(),
             attempt: attempt.number,
             container: attempt.container.clone(),
-            seen: Seen::of(named.facts()),
+            seen: seen(named.facts()),
             adopted: adopted.contains(&attempt.container_id),
         };
         let recorded = match unwatched.seen {

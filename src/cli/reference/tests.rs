@@ -96,7 +96,7 @@ fn the_man_pages_in_docs_match_the_command_line_one_per_command() {
 fn the_compatibility_page_is_the_table_tfimg_uses() {
     let page = format!(
         "# The compatibility table\n\n\
-         Generated from tfimg's own table (`src/spec/compat/table.rs`) by\n\
+         Generated from tfimg's own table (`crates/core/src/spec/compat/table.rs`) by\n\
          `TFIMG_UPDATE_REFERENCE=1 cargo test --lib reference`; a test fails when they differ.\n\
          A spec's `tensorflow`, `python`, `cuda` and `cudnn` are checked against it, and\n\
          `tfimg doctor` checks the host's driver against the CUDA its image carries. The pins\n\
