@@ -287,7 +287,7 @@ ROWS = {1: row_noop_rebuild, 2: row_pip_change, 3: row_detached_launch, 4: row_j
 
 def row_number(row):
     """The row's number, from its name (`6a. packing ...` is 6)."""
-    return int("".join(ch for ch in row["name"].split(".")[0] if ch.isdigit()))
+    return int("".join(ch for ch in row_id(row) if ch.isdigit()))
 
 
 def row_id(row):
