@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use futures_util::StreamExt;
-use tfimg::host::archive::BuildContext;
-use tfimg::spec::resolved::CopiedFiles;
+use tfimg_testing::host::archive::BuildContext;
+use tfimg_testing::spec::resolved::CopiedFiles;
 
 fn main() {
     // `cargo test --all-targets` runs benches without arguments: nothing to measure then.

@@ -11,24 +11,17 @@ pub(crate) mod output;
 
 // Each layer below the binary is its own crate (crates/): the engine, the host and the
 // pure core; their modules keep their paths here (`crate::engine`, `crate::spec`, …).
-// The integration tests use the binary; the engine, the host and the specs' types (and
-// the fuzzing properties) are the small public API they and the benches also call.
-pub use tfimg_engine as engine;
-pub use tfimg_host as host;
-
-pub use tfimg_core::{lock, spec, sweep};
+// Nothing here is public but `main`: the integration tests run the binary, and reach the
+// crates below it through their facade, crates/testing (tests/README.md).
+pub(crate) use tfimg_engine as engine;
+pub(crate) use tfimg_host as host;
 
 pub(crate) mod app;
 pub(crate) mod cli;
 pub(crate) mod commands;
 pub(crate) mod doctor;
 
-pub(crate) use tfimg_core::{bundle, input, labels, plan, render, team};
-
-/// The fuzzing properties, shared by `fuzz/` and tests/fuzz_inputs.rs: at the top, since
-/// they reach every parser of the pure core.
-#[doc(hidden)]
-pub mod fuzzing;
+pub(crate) use tfimg_core::{bundle, input, labels, lock, plan, render, spec, sweep, team};
 
 use std::process::ExitCode;
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use tfimg::engine::prelude::*;
+use tfimg_testing::engine::prelude::*;
 
 use common::{assert_contains, scratch, tfimg_with_env, unique, DockerGuard, HOST_CA};
 
@@ -534,7 +534,11 @@ async fn files_of_a_spec_are_copied_minus_their_ignore_patterns() {
 
 /// A build of spec `name` with `body` that fails: exit 1, nothing on stdout, and no
 /// image of it left; what it printed on stderr.
-async fn failed_build(engine: &tfimg::engine::Docker, name: &str, body: &str) -> common::Run {
+async fn failed_build(
+    engine: &tfimg_testing::engine::Docker,
+    name: &str,
+    body: &str,
+) -> common::Run {
     let folder = spec_project(name, body);
     let run = build(folder.path(), name, &[]);
     assert_eq!(run.code, 1, "{}", run.tail());
@@ -545,7 +549,7 @@ async fn failed_build(engine: &tfimg::engine::Docker, name: &str, body: &str) ->
 
 /// Neither the tag of spec `name` nor any image labelled with it (an untagged one a
 /// failed build left behind) is on the engine.
-async fn assert_no_image_of(engine: &tfimg::engine::Docker, name: &str) {
+async fn assert_no_image_of(engine: &tfimg_testing::engine::Docker, name: &str) {
     let tag = format!("tfimg/{name}:2.9.3");
     assert!(engine.image(&tag).await.unwrap().is_none(), "{tag} is left");
     let labelled = engine

@@ -10,7 +10,7 @@
 
 mod common;
 
-use tfimg::engine::prelude::*;
+use tfimg_testing::engine::prelude::*;
 
 use common::{scratch, tfimg_with_env, HOST_CA};
 

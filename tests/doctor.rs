@@ -4,7 +4,7 @@
 
 mod common;
 
-use tfimg::engine::prelude::*;
+use tfimg_testing::engine::prelude::*;
 
 use std::path::Path;
 
@@ -305,7 +305,7 @@ async fn an_h100_under_tensorflow_2_9_warns_that_the_first_start_compiles_ptx_an
     );
     // The cache is the container user's: plain root's containers take root's ids (issue
     // 45), so it is root's (`-0`); a user's is theirs.
-    let uid = tfimg::host::current_ids().map_or(0, |(uid, _)| uid);
+    let uid = tfimg_testing::host::current_ids().map_or(0, |(uid, _)| uid);
     assert_eq!(
         line(&run.stdout, "gpu-kernels"),
         format!("WARN  gpu-kernels        TensorFlow 2.9's wheels carry machine code (SASS) for compute capability 3.5 to 7.5 and PTX for 8.0: GPUs 0, 1, 2, 3 (NVIDIA H100 80GB HBM3, 9.0) are newer, so the first start of each process JIT-compiles TensorFlow's GPU kernels from PTX, which takes minutes; tfimg's CUDA cache (volume `tfimg-cuda-cache-{uid}` at `/var/cache/tfimg/cuda`, mounted into every GPU container it starts) keeps that to once per user and driver")

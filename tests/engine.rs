@@ -3,8 +3,9 @@
 
 mod common;
 
-use tfimg::engine::prelude::*;
-use tfimg::engine::{Docker, EngineError};
+use tfimg_testing::engine::prelude::*;
+use tfimg_testing::engine::{Docker, EngineError};
+use tfimg_testing::Failure;
 
 #[tokio::test]
 async fn the_suite_reaches_the_real_engine_and_negotiates_its_api_version() {

@@ -1,7 +1,7 @@
 //! The fuzzers' properties on stable Rust, in every `cargo test`: replays the committed
 //! corpora and crash reproducers under `fuzz/`, feeds hand-made YAML bombs and deep
 //! nesting, then runs a bounded, seeded mutation loop over the corpora. The checks
-//! themselves live in `tfimg::fuzzing`, shared with the cargo-fuzz targets (`just fuzz`).
+//! themselves live in `tfimg_testing::fuzzing`, shared with the cargo-fuzz targets (`just fuzz`).
 
 use std::fs;
 use std::panic::{self, AssertUnwindSafe};
@@ -12,13 +12,13 @@ type Check = fn(&[u8]);
 /// Each target with how many mutated inputs the loop tries: 26 000 in all. The YAML
 /// files come first (the bombs go to them).
 const TARGETS: &[(&str, Check, usize)] = &[
-    ("spec", tfimg::fuzzing::spec, 8_000),
-    ("team", tfimg::fuzzing::team, 6_000),
-    ("sweep", tfimg::fuzzing::sweep, 4_000),
-    ("gpus", tfimg::fuzzing::gpus, 2_000),
-    ("mounts", tfimg::fuzzing::mounts, 2_000),
-    ("ports", tfimg::fuzzing::ports, 2_000),
-    ("model_config", tfimg::fuzzing::model_config, 2_000),
+    ("spec", tfimg_testing::fuzzing::spec, 8_000),
+    ("team", tfimg_testing::fuzzing::team, 6_000),
+    ("sweep", tfimg_testing::fuzzing::sweep, 4_000),
+    ("gpus", tfimg_testing::fuzzing::gpus, 2_000),
+    ("mounts", tfimg_testing::fuzzing::mounts, 2_000),
+    ("ports", tfimg_testing::fuzzing::ports, 2_000),
+    ("model_config", tfimg_testing::fuzzing::model_config, 2_000),
 ];
 
 /// Fragments the mutations insert: YAML structure, anchors, tags, odd scalars and text.

@@ -7,7 +7,7 @@ mod common;
 use std::io::Read;
 use std::time::Duration;
 
-use tfimg::engine::Containers;
+use tfimg_testing::engine::Containers;
 
 use common::{
     container_state, docker, scratch, silent_index, spawn_tfimg, unique, wait_for, DockerGuard,

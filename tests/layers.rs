@@ -407,7 +407,12 @@ fn the_architecture_page_places_every_folder_of_src() {
             }
         }
     }
-    for name in ["crates/core", "crates/host", "crates/engine"] {
+    for name in [
+        "crates/core",
+        "crates/host",
+        "crates/engine",
+        "crates/testing",
+    ] {
         if !block.contains(name) {
             missing.push(name.into());
         }
@@ -416,6 +421,23 @@ fn the_architecture_page_places_every_folder_of_src() {
     assert!(
         missing.is_empty(),
         "docs/architecture.md places no {missing:?}"
+    );
+}
+
+/// The binary's library exports its entry point alone: a test or bench reaches the crates
+/// through crates/testing, never through `tfimg::` (the compiler then holds every other
+/// item of src/ private to the binary).
+#[test]
+fn the_binary_exports_nothing_but_its_entry_point() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let exported: Vec<&str> = lib
+        .lines()
+        .filter(|line| line.starts_with("pub ") || line.starts_with("pub\t"))
+        .collect();
+    assert_eq!(
+        exported,
+        ["pub fn main() -> ExitCode {"],
+        "src/lib.rs exports more than main"
     );
 }
 
@@ -540,7 +562,7 @@ fn each_crate_depends_only_on_what_its_layer_may() {
         (
             "tfimg",
             Some(1),
-            &["bollard", "hyper", "hyper-util", "reqwest"],
+            &["bollard", "hyper", "hyper-util", "reqwest", "tfimg-testing"],
         ),
     ];
     let mut found = Vec::new();

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use common::account::Account;
 use common::tfimg;
-use tfimg::engine::prelude::*;
+use tfimg_testing::engine::prelude::*;
 
 fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -38,7 +38,7 @@ fn bystander(name: &str) -> String {
 /// A sweep's folder as another account would plant it: its sweep file and a journal whose
 /// trial t001 runs in container `id`.
 fn planted_journal(sweep: &str, id: &str) -> (String, String) {
-    use tfimg::sweep::journal::{Event, Fingerprint};
+    use tfimg_testing::sweep::journal::{Event, Fingerprint};
     let text = format!(
         "sweep: {sweep}\nimage: tfimg/cpu-headless:2.9.3\ncommand: [sleep, \"1\"]\ntrials: [{{n: 1}}]\n"
     );
@@ -160,7 +160,9 @@ async fn sweep_folders_another_account_planted_are_refused_and_the_container_the
     // deleted), planted again by the other account: `cd / && tfimg sweep stop NAME`.
     std::fs::remove_dir_all(&planted).unwrap();
     let gone = shared.join("gone").join("runs").join(&name);
-    let record = tfimg::host::machine::data_dir().join("sweeps").join(&name);
+    let record = tfimg_testing::host::machine::data_dir()
+        .join("sweeps")
+        .join(&name);
     std::fs::create_dir_all(record.parent().unwrap()).unwrap();
     std::fs::write(&record, gone.display().to_string()).unwrap();
     mallory.must(&format!(

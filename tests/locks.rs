@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Mutex;
 
-use tfimg::engine::prelude::*;
+use tfimg_testing::engine::prelude::*;
 
 use common::{docker, scratch, tfimg, unique, DockerGuard, HOST_CA};
 
@@ -125,7 +125,7 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
         text.starts_with("# written by tfimg lock: do not edit\n"),
         "{text}"
     );
-    let lock = tfimg::lock::read::parse(&text, "images/lab.lock", Some(&name)).unwrap();
+    let lock = tfimg_testing::lock::read::parse(&text, "images/lab.lock", Some(&name)).unwrap();
     let own: Vec<&str> = lock.pip.packages.iter().map(|d| d.name.as_str()).collect();
     assert!(own.contains(&"rich") && own.contains(&"mdurl"), "{own:?}");
     assert!(lock
@@ -133,7 +133,7 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
         .tensorflow
         .iter()
         .any(|d| d.name == "tensorflow-cpu"));
-    let expected: BTreeMap<String, String> = tfimg::lock::expected(&lock)
+    let expected: BTreeMap<String, String> = tfimg_testing::lock::expected(&lock)
         .into_iter()
         .map(|(name, version)| (normalize(&name), version))
         .collect();
@@ -157,7 +157,7 @@ async fn a_locked_spec_builds_the_same_environment_twice_and_refuses_an_altered_
     let image = engine.image(&tag).await.unwrap().expect("tagged");
     assert_eq!(
         image.labels.get("io.tfimg.lock"),
-        Some(&tfimg::lock::hex_digest(text.as_bytes()))
+        Some(&tfimg_testing::lock::hex_digest(text.as_bytes()))
     );
     let first_freeze = freeze(&tag);
     let first_id = image.id.clone();
@@ -326,8 +326,9 @@ async fn a_spec_without_a_lock_builds_on_its_built_in_s_locked_layers_and_shares
         "/images/cpu-headless.lock"
     ))
     .unwrap();
-    let builtin_lock = tfimg::lock::read::parse(&builtin_lock, "cpu-headless.lock", None).unwrap();
-    for (name, version) in tfimg::lock::expected_below_packages(&builtin_lock) {
+    let builtin_lock =
+        tfimg_testing::lock::read::parse(&builtin_lock, "cpu-headless.lock", None).unwrap();
+    for (name, version) in tfimg_testing::lock::expected_below_packages(&builtin_lock) {
         assert_eq!(installed.get(&normalize(&name)), Some(&version), "{name}");
     }
     // The TensorFlow layer is another image's too: removing this one keeps it, so the next

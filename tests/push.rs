@@ -3,7 +3,7 @@
 
 mod common;
 
-use tfimg::engine::prelude::*;
+use tfimg_testing::engine::prelude::*;
 
 use common::{scratch, tfimg_with_env, DockerGuard};
 
@@ -44,7 +44,9 @@ async fn a_pushed_image_can_be_pulled_back_by_digest() {
         .expect("docker-registry is installed (scripts/setup-machine)");
     let _registry = Registry(child);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while tfimg::host::Host::http_status(&tfimg::host::Machine, port, "/v2/").await != Some(200) {
+    while tfimg_testing::host::Host::http_status(&tfimg_testing::host::Machine, port, "/v2/").await
+        != Some(200)
+    {
         assert!(
             std::time::Instant::now() < deadline,
             "the registry never answered"

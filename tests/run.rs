@@ -5,7 +5,7 @@
 
 mod common;
 
-use tfimg::engine::prelude::*;
+use tfimg_testing::engine::prelude::*;
 
 use std::path::Path;
 use std::time::Duration;
@@ -112,7 +112,7 @@ fn gpu_selection_becomes_one_device_request_on_a_gpu_host() {
         assert_eq!(container["Config"]["Labels"]["io.tfimg.gpus"], *label);
         // Only Docker's defaults the entrypoint's first instant needs stay; none is added.
         // Taking root's own ids (plain root), it keeps SETPCAP to empty its bounding set.
-        let root_ids = tfimg::host::current_ids() == Some((0, 0))
+        let root_ids = tfimg_testing::host::current_ids() == Some((0, 0))
             && std::env::var("SUDO_UID").map_or(true, |uid| uid.is_empty() || uid == "0");
         let dropped: Vec<&str> = [
             "AUDIT_WRITE",
@@ -837,7 +837,7 @@ async fn gpus_the_host_does_not_have_are_refused_and_runtime_mode_needs_the_tool
 #[tokio::test]
 async fn mounted_folders_are_never_re_owned_and_a_read_only_workdir_still_starts() {
     let Some(_engine) = common::engine().await else { return };
-    if tfimg::host::current_ids() != Some((0, 0)) {
+    if tfimg_testing::host::current_ids() != Some((0, 0)) {
         eprintln!("skipping: needs root to give a test file to uid 1000");
         return;
     }

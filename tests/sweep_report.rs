@@ -19,8 +19,8 @@ use std::process::Command;
 
 use common::sweep::sweep_guard;
 use common::{scratch, tfimg, unique};
-use tfimg::sweep::report::{BEST_COLOR, POINT_COLOR};
-use tfimg::sweep::results::number_text;
+use tfimg_testing::sweep::report::{BEST_COLOR, POINT_COLOR};
+use tfimg_testing::sweep::results::number_text;
 
 const SWEEP_FILE: &str = r#"sweep: report-test
 image: tfimg/cpu-headless:2.9.3

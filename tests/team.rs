@@ -4,7 +4,7 @@
 
 mod common;
 
-use tfimg::engine::prelude::*;
+use tfimg_testing::engine::prelude::*;
 
 use std::os::unix::fs::PermissionsExt;
 
@@ -389,8 +389,8 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
         );
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
         loop {
-            let answered = tfimg::host::Host::http_status(
-                &tfimg::host::Machine,
+            let answered = tfimg_testing::host::Host::http_status(
+                &tfimg_testing::host::Machine,
                 port,
                 &format!("/api/status?token={token}"),
             )

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::sweep::{sweep_containers, sweep_guard};
 use common::{spawn_tfimg, tfimg};
-use tfimg::engine::prelude::*;
+use tfimg_testing::engine::prelude::*;
 
 const HANG: Duration = Duration::from_secs(600);
 

@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| tfimg::fuzzing::model_config(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| tfimg_core::fuzzing::model_config(data));

@@ -9,6 +9,7 @@ use crate::doctor::{self, Check, DockerFacts, ImageState, SpecFacts};
 use crate::engine::{Engine, EngineError};
 use crate::host::nvidia::{EngineProbe, ProbeOutcome};
 use crate::host::{Host, NvidiaFacts};
+use crate::input::Failure;
 use crate::output::progress::Progress;
 use crate::output::progress::Reporter;
 use crate::plan::base::BootstrapTarget;

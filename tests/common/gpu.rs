@@ -112,7 +112,7 @@ pub fn gpu_engine() -> Option<GpuEngine> {
 
 /// The stand-in with `images` copied from the machine's daemon where it lacks them.
 pub fn gpu_engine_with(images: &[&str]) -> Option<GpuEngine> {
-    if tfimg::host::current_ids() != Some((0, 0)) {
+    if tfimg_testing::host::current_ids() != Some((0, 0)) {
         let ci = std::env::var("CI").is_ok_and(|value| value == "true");
         let opted_out = std::env::var("TFIMG_SKIP_ENGINE_TESTS").is_ok_and(|value| value == "1");
         assert!(

@@ -16,7 +16,7 @@ pub mod sweep;
 use std::path::Path;
 use std::process::Command;
 
-use tfimg::engine::prelude::*;
+use tfimg_testing::engine::prelude::*;
 
 #[derive(Debug)]
 pub struct Run {
@@ -80,8 +80,8 @@ pub const BUILTINS: &[&str] = &[
 
 /// The real engine. Unreachable fails the test (always under CI=true); a developer without
 /// Docker can opt out explicitly with TFIMG_SKIP_ENGINE_TESTS=1.
-pub async fn engine() -> Option<tfimg::engine::Docker> {
-    match tfimg::engine::Docker::connect().await {
+pub async fn engine() -> Option<tfimg_testing::engine::Docker> {
+    match tfimg_testing::engine::Docker::connect().await {
         Ok(engine) => Some(engine),
         Err(error) => {
             let ci = std::env::var("CI").is_ok_and(|value| value == "true");
@@ -106,7 +106,9 @@ pub fn assert_contains(text: &str, wanted: &str) {
 /// The opener of a test that builds image `tfimg/<name>`: the real engine (`None` where a
 /// developer opted out, as `engine` says), a name no other test uses, and a guard that
 /// removes that repository's images when the test ends, failed or not.
-pub async fn image_test(prefix: &str) -> Option<(tfimg::engine::Docker, String, DockerGuard)> {
+pub async fn image_test(
+    prefix: &str,
+) -> Option<(tfimg_testing::engine::Docker, String, DockerGuard)> {
     let engine = engine().await?;
     let name = unique(prefix);
     let guard = DockerGuard::images(&[&format!("tfimg/{name}")]);
@@ -115,7 +117,9 @@ pub async fn image_test(prefix: &str) -> Option<(tfimg::engine::Docker, String, 
 
 /// The opener of a test that makes container `<name>`: as `image_test`, with a guard
 /// that removes that container.
-pub async fn container_test(prefix: &str) -> Option<(tfimg::engine::Docker, String, DockerGuard)> {
+pub async fn container_test(
+    prefix: &str,
+) -> Option<(tfimg_testing::engine::Docker, String, DockerGuard)> {
     let engine = engine().await?;
     let name = unique(prefix);
     let guard = DockerGuard::containers(&[&name]);
@@ -261,8 +265,11 @@ impl Drop for DockerGuard {
             .as_deref()
             .and_then(|label| label.strip_prefix("io.tfimg.sweep="));
         if let Some(sweep) = sweep {
-            let _ =
-                std::fs::remove_file(tfimg::host::machine::data_dir().join("sweeps").join(sweep));
+            let _ = std::fs::remove_file(
+                tfimg_testing::host::machine::data_dir()
+                    .join("sweeps")
+                    .join(sweep),
+            );
         }
         for repository in &self.repositories {
             // Tags, and digests for what was pulled by digest (its tag is `<none>`).
@@ -393,12 +400,12 @@ pub fn field(text: &str, key: &str) -> Option<String> {
 /// Runs `command` to completion in a throw-away container of `image` (removed afterwards);
 /// `network` false cuts it off from every network.
 pub async fn run_in(
-    engine: &tfimg::engine::Docker,
+    engine: &tfimg_testing::engine::Docker,
     image: &str,
     command: &[&str],
     network: bool,
-) -> tfimg::engine::Finished {
-    let one_off = tfimg::engine::OneOff {
+) -> tfimg_testing::engine::Finished {
+    let one_off = tfimg_testing::engine::OneOff {
         image: image.to_string(),
         command: command.iter().map(|part| part.to_string()).collect(),
         network_disabled: !network,

@@ -7,6 +7,11 @@
 //! `sweep`; `bundle`.
 
 pub mod bundle;
+/// The properties the fuzzers hold every parser to (the `fuzzing` feature: `fuzz/` and
+/// the integration tests, through tfimg-testing). Not part of tfimg's interface.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod input;
 pub mod labels;
 pub mod lock;

@@ -1,5 +1,7 @@
 //! What goes wrong talking to the engine, each with the fix to print.
 
+use tfimg_core::input::{Exit, Failure};
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("cannot reach the Docker daemon at `{endpoint}`: {reason}")]
@@ -37,8 +39,12 @@ pub enum EngineError {
     },
 }
 
-impl EngineError {
-    pub fn hint(&self) -> Option<&str> {
+impl Failure for EngineError {
+    fn exit(&self) -> Exit {
+        Exit::Failed
+    }
+
+    fn hint(&self) -> Option<&str> {
         Some(match self {
             EngineError::Ssh { hint, .. } | EngineError::DuplicateNetworks { hint, .. } => hint,
             EngineError::Unreachable { .. } | EngineError::Timeout { .. } => {

@@ -21,7 +21,7 @@ pub mod trusted;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tfimg_core::input::InputError;
+use tfimg_core::input::{Exit, Failure, InputError};
 use tfimg_core::plan::sync::SyncPlan;
 use tfimg_core::spec::compat::Date;
 
@@ -48,6 +48,26 @@ pub struct Interrupted {
 pub struct HostError {
     pub message: String,
     pub hint: String,
+}
+
+impl Failure for Interrupted {
+    fn exit(&self) -> Exit {
+        Exit::Interrupted
+    }
+
+    fn hint(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl Failure for HostError {
+    fn exit(&self) -> Exit {
+        Exit::Failed
+    }
+
+    fn hint(&self) -> Option<&str> {
+        Some(&self.hint)
+    }
 }
 
 /// A file written in place: appended to, and patched where it was already written (a

@@ -3,6 +3,7 @@
 //! flag, each with a hint, and the escaping that keeps what the user wrote printable. Pure.
 
 pub mod error;
+pub mod failure;
 #[doc(hidden)]
 pub mod paths;
 pub mod source;
@@ -10,6 +11,7 @@ pub mod text_proto;
 pub mod yaml;
 
 pub use error::InputError;
+pub use failure::{Exit, Failure};
 pub use source::{printable, Location, SpecError};
 
 /// The known name closest to `wanted`, when one is close enough to be what was meant

@@ -11,7 +11,8 @@
 //!   lowercase (an acronym or a product name may lead);
 //! - spec, team and sweep errors name a file: the one being read, or for spec
 //!   resolution a built-in the spec extends;
-//! - it exits 1 through `output::exit::classify`, with a non-empty one-line hint.
+//! - it exits 1 (`input::Failure`, the code the binary ends with), with a non-empty
+//!   one-line hint.
 //!
 //! Pure: nothing here touches the filesystem; the catalog holds the built-ins only, no
 //! `images/` folder. Not part of tfimg's interface.
@@ -19,8 +20,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::input::InputError;
-use crate::output::exit::{self, EXIT_BAD_INPUT};
+use crate::input::{Exit, Failure, InputError};
 use crate::plan::gpus::{GpuMode, GpuSelection};
 use crate::plan::{mounts, ports};
 use crate::render::{self, NetworkOptions};
@@ -176,8 +176,7 @@ fn check_spec_error(target: &str, input: &str, error: &SpecError, builtins_allow
         &error.message,
         &error.hint,
     );
-    let (hint, code) = exit::classify(&anyhow::Error::from(error.clone()));
-    check_classified(target, input, &error.to_string(), hint, code);
+    check_classified(target, input, &error.to_string(), error);
 }
 
 fn check_input_error(target: &str, input: &str, error: &InputError) {
@@ -188,10 +187,7 @@ fn check_input_error(target: &str, input: &str, error: &InputError) {
         &error.message,
         &error.hint,
     );
-    let shown = error.to_string();
-    let copy = InputError::new(error.message.clone(), error.hint.clone());
-    let (hint, code) = exit::classify(&anyhow::Error::from(copy));
-    check_classified(target, input, &shown, hint, code);
+    check_classified(target, input, &error.to_string(), error);
 }
 
 fn check_message(target: &str, input: &str, shown: &str, message: &str, hint: &str) {
@@ -227,11 +223,11 @@ fn check_message(target: &str, input: &str, shown: &str, message: &str, hint: &s
     }
 }
 
-fn check_classified(target: &str, input: &str, shown: &str, hint: Option<String>, code: u8) {
-    if code != EXIT_BAD_INPUT {
+fn check_classified(target: &str, input: &str, shown: &str, error: &dyn Failure) {
+    if error.exit() != Exit::BadInput {
         violation(target, input, shown, "the error does not exit 1");
     }
-    if hint.is_none_or(|hint| hint.trim().is_empty()) {
+    if error.hint().is_none_or(|hint| hint.trim().is_empty()) {
         violation(target, input, shown, "the classified error has no hint");
     }
 }
