@@ -21,7 +21,7 @@ pub(crate) mod cli;
 pub(crate) mod commands;
 pub(crate) mod doctor;
 
-pub(crate) use tfimg_core::{bundle, input, labels, lock, plan, render, spec, sweep, team};
+pub(crate) use tfimg_core::{bundle, input, labels, lock, notice, plan, render, spec, sweep, team};
 
 use std::process::ExitCode;
 

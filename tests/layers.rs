@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u8)] = &[
     ("input", 0),
     ("labels", 0),
+    ("notice", 0),
     ("spec", 1),
     ("lock", 2),
     ("render", 3),
@@ -438,6 +439,31 @@ fn the_binary_exports_nothing_but_its_entry_point() {
         exported,
         ["pub fn main() -> ExitCode {"],
         "src/lib.rs exports more than main"
+    );
+}
+
+/// A note or a warning is a `notice::Notice` (its words only) wherever it is made; only
+/// `output/` writes `note: ` and `warning: ` in front (`output::notice_line`).
+#[test]
+fn notes_and_warnings_are_prefixed_only_in_output() {
+    let prefixed: Vec<String> = sources()
+        .into_iter()
+        .filter(|(path, _)| !path.starts_with("output/"))
+        .flat_map(|(path, code)| {
+            code.lines()
+                .enumerate()
+                .filter(|(_, line)| {
+                    ["\"note: ", "\"warning: "]
+                        .iter()
+                        .any(|start| line.contains(start))
+                })
+                .map(|(number, line)| format!("{path}:{}: {}", number + 1, line.trim()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        prefixed.is_empty(),
+        "notes and warnings worded outside output/: {prefixed:#?}"
     );
 }
 

@@ -14,6 +14,7 @@ use crate::host::Host;
 use crate::host::HostError;
 use crate::input::InputError;
 use crate::labels;
+use crate::notice::Notice;
 use crate::output::progress::Reporter;
 use crate::plan::image::{self, ImagePlan};
 use crate::render::dockerfile::TFIMG_DIR;
@@ -68,7 +69,7 @@ pub fn check_tags(tags: &[String]) -> Result<(), InputError> {
 /// again on this base. A built-in's lock, or the parent's a derived spec inherits, was made
 /// on another machine's base (a pulled or bootstrapped base differs per machine) while apt
 /// and pip stay pinned: nothing to do, so it goes to the log (`-v`) only (issue 45).
-fn base_drift(resolved: &ResolvedSpec, base_id: &str) -> Option<String> {
+fn base_drift(resolved: &ResolvedSpec, base_id: &str) -> Option<Notice> {
     let pins = crate::lock::pins(resolved)?;
     let locked = pins.locked;
     if locked.file.base.id == base_id {
@@ -85,10 +86,10 @@ fn base_drift(resolved: &ResolvedSpec, base_id: &str) -> Option<String> {
         tracing::info!("{text}");
         return None;
     }
-    Some(format!(
-        "warning: {text}; `tfimg lock {}` makes the lock on this one",
+    Some(Notice::warning(format!(
+        "{text}; `tfimg lock {}` makes the lock on this one",
         resolved.source
-    ))
+    )))
 }
 
 /// The image of `resolved` for its current build key: the existing one, or a new one
@@ -134,7 +135,7 @@ pub async fn build_spec(
     }
     // Said when an image is made from it, not on every command that finds one.
     if let Some(note) = base_drift(resolved, &base_id) {
-        reporter.status(&note);
+        reporter.notice(&note);
     }
     reporter.status(&format!(
         "building `{}` from `{}` (build key {})",

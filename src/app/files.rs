@@ -11,6 +11,7 @@ use crate::engine::{ContainerFacts, Engine};
 use crate::host::{Host, HostError, UnpackSummary};
 use crate::input::InputError;
 use crate::labels;
+use crate::notice::Notice;
 
 /// Copies `path` of the container `id` into `into`; `None` when the container has
 /// nothing at `path`.
@@ -42,23 +43,23 @@ pub async fn sync_back(
     engine: &impl Engine,
     host: &impl Host,
     launched: &Launched,
-) -> anyhow::Result<Vec<String>> {
+) -> anyhow::Result<Vec<Notice>> {
     let mut lines = Vec::new();
     for sync in &launched.syncs {
         match pull(engine, host, &launched.id, &sync.target, &sync.source).await? {
-            None => lines.push(format!(
-                "note: `{}` is no longer in the container: nothing to copy back into `{}`",
+            None => lines.push(Notice::note(format!(
+                "`{}` is no longer in the container: nothing to copy back into `{}`",
                 sync.target,
                 sync.source_text()
-            )),
+            ))),
             Some(summary) => {
-                lines.push(format!(
+                lines.push(Notice::status(format!(
                     "synced back `{}` → `{}` ({})",
                     sync.target,
                     sync.source_text(),
                     describe(&summary)
-                ));
-                lines.extend(summary.notes.iter().map(|note| format!("note: {note}")));
+                )));
+                lines.extend(summary.notes.iter().cloned().map(Notice::Note));
             }
         }
     }
@@ -73,7 +74,7 @@ pub async fn pull_files(
     container: &ContainerFacts,
     into: &Path,
     from: Option<&str>,
-) -> anyhow::Result<Vec<String>> {
+) -> anyhow::Result<Vec<Notice>> {
     let name = &container.name;
     let path = match from {
         Some(path) if path.starts_with('/') => path.trim_end_matches('/').to_string(),
@@ -98,12 +99,12 @@ pub async fn pull_files(
         )
         .into());
     };
-    let mut lines = vec![format!(
+    let mut lines = vec![Notice::status(format!(
         "copied `{path}` from `{name}` → `{}` ({})",
         into.display(),
         describe(&summary)
-    )];
-    lines.extend(summary.notes.iter().map(|note| format!("note: {note}")));
+    ))];
+    lines.extend(summary.notes.iter().cloned().map(Notice::Note));
     Ok(lines)
 }
 

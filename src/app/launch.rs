@@ -20,6 +20,7 @@ use crate::host::HostError;
 use crate::host::{Host, NvidiaFacts, SshKey};
 use crate::input::InputError;
 use crate::labels;
+use crate::notice::Notice;
 use crate::plan::cache::VolumePlan;
 use crate::plan::gpus::share::{self, Holder, Sharing};
 use crate::plan::gpus::{self, GpuMode, GpuPlan, GpuSelection};
@@ -201,7 +202,7 @@ pub struct Prepared {
     known_hosts: Option<PathBuf>,
     files: Files,
     /// What to tell the user before the container starts (the GPU choice, the syncs).
-    pub notes: Vec<String>,
+    pub notes: Vec<Notice>,
     /// The NVIDIA facts of the engine's host, when GPUs were involved.
     pub nvidia: Option<NvidiaFacts>,
 }
@@ -237,7 +238,7 @@ pub struct Launched {
     /// What `--sync-back` copies back.
     pub syncs: Vec<SyncPlan>,
     /// What happened on the way (the daemon refused the default GPUs).
-    pub notes: Vec<String>,
+    pub notes: Vec<Notice>,
     /// On a remote engine: the tunnel its ports reach this machine through.
     pub tunnel: Option<crate::app::tunnels::TunnelRecord>,
 }
@@ -375,7 +376,7 @@ async fn choose_gpus(
     engine: &impl Engine,
     host: &impl Host,
     request: &LaunchRequest,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Notice>,
 ) -> anyhow::Result<(GpuSelection, Option<NvidiaFacts>)> {
     let target = &request.target;
     let requested = request.gpus.as_ref();
@@ -579,12 +580,12 @@ pub async fn start(
             }
             let before = gpus_text(&gpus);
             (gpus, gpu_plan) = choose_again(engine, host, &prepared).await?;
-            notes.push(format!(
+            notes.push(Notice::status(format!(
                 "{before} was taken by `{}` as `{}` started: it runs on {} instead",
                 holders.join("`, `"),
                 request.name,
                 gpus_text(&gpus)
-            ));
+            )));
             continue;
         }
         if let Err(error) = files::copy_in(engine, &prepared.files, &id).await {
@@ -716,7 +717,7 @@ enum Retry {
     /// Another process took a chosen host port: choose again after a short, random wait.
     ElsewhereSoon,
     /// The daemon refused the GPUs the default asked for: go on without them, saying so.
-    WithoutGpus(String),
+    WithoutGpus(Notice),
 }
 
 /// Whether (and how) a failed start is tried again, or the error that ends the launch.

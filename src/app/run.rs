@@ -15,6 +15,7 @@ use crate::engine::{Engine, EngineError, ImageFacts, OutputChunk};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels::{self, ImageLabels};
+use crate::notice::Notice;
 use crate::output::progress::Reporter;
 use crate::output::ui::Ui;
 use crate::plan::cache::VolumePlan;
@@ -119,7 +120,7 @@ pub async fn run(
     let launched =
         launch::start(engine, host, prepared, &reserved, options.no_start, |_| {}).await?;
     for note in launched.notes.iter().chain(&public_on_remote(&launched)) {
-        ui.note(note);
+        ui.notice(note);
     }
     if options.no_start {
         ui.data(&launched.name);
@@ -191,12 +192,12 @@ fn launch_request(
 /// `--public` opens.
 fn warn(ui: &impl Ui, public: bool, prepared: &launch::Prepared, remote: Option<&str>) {
     for note in &prepared.notes {
-        ui.note(note);
+        ui.notice(note);
     }
     if public {
         let mut warning = match remote {
-            None => "warning: --public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect".to_string(),
-            Some(url) => format!("warning: --public publishes the ports on every interface (0.0.0.0) of the engine's host (`{url}`): anyone who can reach that host can connect"),
+            None => "--public publishes the ports on every interface (0.0.0.0): anyone who can reach this host can connect".to_string(),
+            Some(url) => format!("--public publishes the ports on every interface (0.0.0.0) of the engine's host (`{url}`): anyone who can reach that host can connect"),
         };
         if prepared.request.target.ports.contains_key(TENSORBOARD_PORT) {
             // plan::ports keeps it there: TensorBoard has no login.
@@ -205,13 +206,13 @@ fn warn(ui: &impl Ui, public: bool, prepared: &launch::Prepared, remote: Option<
                 Some(_) => "; TensorBoard, which has no login, stays on that host's 127.0.0.1 (its address below goes through tfimg's tunnel)",
             });
         }
-        ui.note(&warning);
+        ui.notice(&Notice::Warning(warning));
     }
 }
 
 /// Where `--public` opened the ports of a container on a remote engine (its daemon chose
 /// the ports there; the printed addresses are the tunnels' local ends).
-fn public_on_remote(launched: &Launched) -> Vec<String> {
+fn public_on_remote(launched: &Launched) -> Vec<Notice> {
     let Some(record) = &launched.tunnel else {
         return Vec::new();
     };
@@ -222,10 +223,10 @@ fn public_on_remote(launched: &Launched) -> Vec<String> {
         .filter(|port| port.host_ip == "0.0.0.0")
         .filter_map(|port| {
             let forward = record.forwards.iter().find(|f| f.name == port.name)?;
-            Some(format!(
-                "note: `{}` is also open on port {} of every interface of the engine's host (--public)",
+            Some(Notice::note(format!(
+                "`{}` is also open on port {} of every interface of the engine's host (--public)",
                 port.name, forward.remote
-            ))
+            )))
         })
         .collect()
 }
@@ -334,9 +335,9 @@ pub async fn finish(
     }
     if steps.sync_back {
         match crate::app::files::sync_back(engine, host, launched).await {
-            Ok(lines) => lines.iter().for_each(|line| ui.note(line)),
+            Ok(lines) => lines.iter().for_each(|line| ui.notice(line)),
             Err(error) => {
-                ui.note(&format!("note: `{0}` is kept so its files are not lost: `tfimg pull-files {0} DST` copies them, `tfimg rm {0}` removes it", launched.name));
+                ui.notice(&Notice::note(format!("`{0}` is kept so its files are not lost: `tfimg pull-files {0} DST` copies them, `tfimg rm {0}` removes it", launched.name)));
                 return Err(error.context("copying the synced folders back failed"));
             }
         }
@@ -346,10 +347,10 @@ pub async fn finish(
         if let Ok(Some(facts)) = engine.container(&launched.id).await {
             if facts.oom_killed {
                 let (why, fix) = plan::out_of_memory(launched.plan.memory, "`--memory VALUE`");
-                ui.note(&format!(
-                    "note: `{}` ended with {code}: {why}",
+                ui.notice(&Notice::note(format!(
+                    "`{}` ended with {code}: {why}",
                     launched.name
-                ));
+                )));
                 ui.note(&format!("hint: {fix}"));
             }
         }
@@ -373,7 +374,7 @@ fn tell(ui: &impl Ui, moment: Moment, plan: &LaunchPlan, name: &str, detached: b
                 }
             }
             if tensorboard_starting {
-                ui.note(&format!("note: TensorBoard is still starting and answers in a few seconds (its output: `tfimg logs {name}`)"));
+                ui.notice(&Notice::note(format!("TensorBoard is still starting and answers in a few seconds (its output: `tfimg logs {name}`)")));
             }
         }
         Moment::Stopping => ui.note(&format!("tfimg: stopping `{name}`")),
@@ -420,10 +421,10 @@ pub async fn spec_target(
                 )
                 .into());
             };
-            reporter.status(&format!(
-                "note: `{reference}` is older than the spec (`--no-build` keeps it; `tfimg build {}` updates it)",
+            reporter.notice(&Notice::note(format!(
+                "`{reference}` is older than the spec (`--no-build` keeps it; `tfimg build {}` updates it)",
                 resolved.name
-            ));
+            )));
             // An older build has the cache folder only if its own labels say so.
             let mut target = target_of_spec(resolved, reference);
             target.cuda_cache = ImageLabels::decode(&older.labels).cuda_cache;

@@ -17,6 +17,7 @@ use crate::engine::Engine;
 use crate::host::{Host, NvidiaFacts};
 use crate::input::{printable, InputError, SpecError};
 use crate::labels;
+use crate::notice::Notice;
 use crate::output::progress::Reporter;
 use crate::output::ui::Ui;
 use crate::plan::gpus::{self, GpuSelection};
@@ -136,14 +137,14 @@ pub struct Serving {
     /// The same through gRPC.
     pub try_grpc: TryRequest,
     /// What to tell the user (the spec chosen, the copy on a remote engine).
-    pub notes: Vec<String>,
+    pub notes: Vec<Notice>,
 }
 
 impl Serving {
     /// What `tfimg serve` prints of it: the container's name (which `logs`, `stop` and
     /// `rm` take, as they take the model's), the model's address, the version served and
     /// the request to try; and, when there is no request to try, the note saying why.
-    pub fn summary(&self) -> (Vec<String>, Option<String>) {
+    pub fn summary(&self) -> (Vec<String>, Option<Notice>) {
         let mut lines = vec![
             format!("{:<12}{}", "container", self.launched.name),
             format!("{:<12}{}", "model", self.url),
@@ -161,7 +162,9 @@ impl Serving {
                 }
                 None
             }
-            (TryRequest::Unavailable(why), _) => Some(format!("note: no request to try: {why}")),
+            (TryRequest::Unavailable(why), _) => {
+                Some(Notice::note(format!("no request to try: {why}")))
+            }
         };
         (lines, note)
     }
@@ -532,13 +535,13 @@ pub async fn serve(
     .await?;
     let mut notes = serving_notes(&served, &spec.name);
     if request.allow_reload_config {
-        notes.push(RELOAD_ALLOWED.to_string());
+        notes.push(Notice::note(RELOAD_ALLOWED));
     }
     if remote {
-        notes.push(format!(
-            "note: the engine runs on another host: `{}` is copied into the container (a mount would name that host's folders); a new version needs `tfimg serve` again",
+        notes.push(Notice::note(format!(
+            "the engine runs on another host: `{}` is copied into the container (a mount would name that host's folders); a new version needs `tfimg serve` again",
             request.shown
-        ));
+        )));
     }
     let target = spec_target(engine, host, spec, network, false, reporter).await?;
     reporter.clear();
@@ -597,7 +600,7 @@ async fn answered(
     host: &impl Host,
     launched: Launched,
     served: &Served,
-    notes: Vec<String>,
+    notes: Vec<Notice>,
 ) -> anyhow::Result<Serving> {
     let port = host_port(&launched, SERVING_PORT_NAME, SERVING_PORT);
     let grpc_port = host_port(&launched, SERVING_GRPC_PORT_NAME, SERVING_GRPC_PORT);
@@ -672,32 +675,32 @@ const GRPC_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// What is served, with which spec: `serving the model `mlp` (versions 1, 3; the highest
 /// is served) with `cpu-serving`; ...`, saying that `--name` names the model (`run
 /// --name` names a container), or a line per model of a model config.
-fn serving_notes(served: &Served, spec: &str) -> Vec<String> {
-    let mut notes: Vec<String> = (served.models.iter())
+fn serving_notes(served: &Served, spec: &str) -> Vec<Notice> {
+    let mut notes: Vec<Notice> = (served.models.iter())
         .map(|model| match (&model.base_path, &model.policy) {
-            (Some(base_path), Some(policy)) => format!(
-                "note: serving `{}` from `{base_path}`: {} (now {})",
+            (Some(base_path), Some(policy)) => Notice::note(format!(
+                "serving `{}` from `{base_path}`: {} (now {})",
                 model.name,
                 policy.describe(),
                 versions_list(&model.versions)
-            ),
-            _ => format!(
-                "note: serving the model `{}` (versions {}; the highest is served) with `{spec}`; `--name` names the model in the URLs, not the container",
+            )),
+            _ => Notice::note(format!(
+                "serving the model `{}` (versions {}; the highest is served) with `{spec}`; `--name` names the model in the URLs, not the container",
                 model.name,
                 versions_list(&model.versions)
-            ),
+            )),
         })
         .collect();
     if let Some((_, shown)) = &served.config {
-        notes.push(format!(
-            "note: with `{spec}`; the server rereads `{shown}` when it changes (policies and labels; a new base_path needs `tfimg serve` again)"
-        ));
+        notes.push(Notice::note(format!(
+            "with `{spec}`; the server rereads `{shown}` when it changes (policies and labels; a new base_path needs `tfimg serve` again)"
+        )));
     }
     notes
 }
 
 /// What `serve --allow-reload-config` says of the risk it takes.
-pub const RELOAD_ALLOWED: &str = "note: gRPC's `HandleReloadConfigRequest` is allowed (`--allow-reload-config`): anyone who reaches the gRPC port can change the models served";
+pub const RELOAD_ALLOWED: &str = "gRPC's `HandleReloadConfigRequest` is allowed (`--allow-reload-config`): anyone who reaches the gRPC port can change the models served";
 
 /// `1, 3`, or `no version`.
 fn versions_list(versions: &[u64]) -> String {

@@ -20,6 +20,7 @@ use crate::app::Interrupted;
 use crate::engine::{ContainerFacts, Engine};
 use crate::host::Host;
 use crate::labels;
+use crate::notice::Notice;
 use crate::plan::LaunchPlan;
 use crate::spec::ResolvedSpec;
 use crate::team::{Team, TeamMember};
@@ -58,15 +59,16 @@ pub struct UpReport {
     pub gateway: Option<GatewayAction>,
     /// What the launcher said of each member (a folder it created, a GPU choice), each
     /// naming its member.
-    pub notes: Vec<String>,
+    pub notes: Vec<Notice>,
 }
 
 /// A launcher's note about `member`: `note: `alice`: created ./work/alice (empty)`.
-fn member_note(member: &str, note: &str) -> String {
-    let note = members::in_file_terms(note);
-    match note.split_once(": ") {
-        Some((kind @ ("note" | "warning"), rest)) => format!("{kind}: `{member}`: {rest}"),
-        _ => format!("`{member}`: {note}"),
+fn member_note(member: &str, note: &Notice) -> Notice {
+    let text = format!("`{member}`: {}", members::in_file_terms(note.text()));
+    match note {
+        Notice::Status(_) => Notice::Status(text),
+        Notice::Note(_) => Notice::Note(text),
+        Notice::Warning(_) => Notice::Warning(text),
     }
 }
 
@@ -108,15 +110,15 @@ pub async fn up(
     };
     if let Some(seconds) = team.idle_kernels {
         let idle = humantime::format_duration(std::time::Duration::from_secs(seconds));
-        report.notes.push(format!(
-            "note: Jupyter shuts down the members' kernels that ran nothing for {idle} (`idle: kernels`), letting go of their memory and GPU memory; their notebooks stay"
-        ));
+        report.notes.push(Notice::note(format!(
+            "Jupyter shuts down the members' kernels that ran nothing for {idle} (`idle: kernels`), letting go of their memory and GPU memory; their notebooks stay"
+        )));
     }
     if let Some(seconds) = team.idle_containers {
         let idle = humantime::format_duration(std::time::Duration::from_secs(seconds));
-        report.notes.push(format!(
-            "note: a member's container nobody used for {idle} (no kernel, terminal, SSH or exec session, no process left running, no GPU in use) stops itself (`idle: containers`), keeping its data; `tfimg up` starts it again"
-        ));
+        report.notes.push(Notice::note(format!(
+            "a member's container nobody used for {idle} (no kernel, terminal, SSH or exec session, no process left running, no GPU in use) stops itself (`idle: containers`), keeping its data; `tfimg up` starts it again"
+        )));
     }
     // Host ports the unchanged members keep: new members must not take them.
     let reserved = RefCell::new(BTreeSet::new());

@@ -74,7 +74,7 @@ pub fn load(args: &LoadArgs, settings: &Settings, host: &impl Host) -> anyhow::R
         reporter.clear();
         print_contents(text::loaded_rows(manifest, &args.output, &loaded.unchanged))?;
         for name in &checked.differing_builtins {
-            reporter.status(&text::differing_builtin_note(name, &args.bundle));
+            reporter.notice(&text::differing_builtin_note(name, &args.bundle));
         }
         reporter.status(&format!(
             "loaded {} image(s) in {:.1} s",

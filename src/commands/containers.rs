@@ -60,8 +60,8 @@ pub fn ps(args: &PsArgs, settings: &Settings, host: &impl Host) -> anyhow::Resul
             .collect();
         crate::output::print_table(&["NAME", "SPEC", "STATUS", "GPUS", "URL"], &rows)?;
         if hidden {
-            errln!(
-                "note: Jupyter tokens are hidden; `tfimg ps --show-tokens` prints the full URLs"
+            crate::output::note(
+                "Jupyter tokens are hidden; `tfimg ps --show-tokens` prints the full URLs",
             );
         }
         Ok(ExitCode::SUCCESS)

@@ -115,7 +115,7 @@ pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
         }
     }
     if args.registry.is_none() {
-        errln!("note: the images are referenced without a registry; push them (`tfimg push IMAGE --registry HOST`) and pass `--registry HOST`");
+        crate::output::note("the images are referenced without a registry; push them (`tfimg push IMAGE --registry HOST`) and pass `--registry HOST`");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -29,9 +29,7 @@ pub fn pull_files(
             args.from.as_deref(),
         )
         .await?;
-        for line in lines {
-            errln!("{line}");
-        }
+        lines.iter().for_each(crate::output::notice);
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -19,9 +19,9 @@ pub fn run(args: &ListArgs, settings: &Settings, host: &impl Host) -> anyhow::Re
         print_table(&entries)?;
     }
     if !args.json && entries.iter().any(|entry| entry.past_support) {
-        errln!(
-            "note: `ended`: a part of the spec (base release, Python or TensorFlow line) is past its support as of {today}; `tfimg show SPEC` says which and what to move to"
-        );
+        crate::output::note(format!(
+            "`ended`: a part of the spec (base release, Python or TensorFlow line) is past its support as of {today}; `tfimg show SPEC` says which and what to move to"
+        ));
     }
     for problem in &problems {
         errln!("error: {problem}");

@@ -30,7 +30,7 @@ pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::R
         let serving =
             serve::serve(&engine, host, &request, model, &specs, &network, &reporter).await?;
         for note in &serving.notes {
-            errln!("{note}");
+            crate::output::notice(note);
         }
         print(&serving, args.detach);
         if args.detach {
@@ -81,7 +81,7 @@ fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputE
 fn print(serving: &Serving, to_stdout: bool) {
     let (lines, note) = serving.summary();
     if let Some(note) = note {
-        errln!("{note}");
+        crate::output::notice(&note);
     }
     for line in lines {
         match to_stdout {

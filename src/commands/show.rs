@@ -15,8 +15,8 @@ pub fn run(args: &ShowArgs, settings: &Settings, host: &impl Host) -> anyhow::Re
     let resolved = crate::app::catalog::resolve(host, &catalog, &args.spec)?;
     let (text, warnings) = crate::lock::show::show(&catalog, &resolved, today)?;
     crate::output::print_text(&text)?;
-    for warning in warnings {
-        errln!("{warning}");
+    for warning in &warnings {
+        crate::output::notice(warning);
     }
     Ok(ExitCode::SUCCESS)
 }

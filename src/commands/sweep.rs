@@ -42,8 +42,8 @@ fn file(args: &SweepRunArgs, settings: &Settings, host: &impl Host) -> anyhow::R
         return Ok(ExitCode::SUCCESS);
     }
     let loaded = app::sweep::load(host, &super::catalog(settings, host), &file)?;
-    for warning in loaded.warnings() {
-        errln!("{warning}");
+    for warning in &loaded.warnings() {
+        crate::output::notice(warning);
     }
     let connect = async || settings.connect().await;
     if args.dry_run {

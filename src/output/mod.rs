@@ -6,6 +6,7 @@ use std::io::Write;
 use tabwriter::TabWriter;
 
 use crate::input::source::printable;
+use crate::notice::Notice;
 use tracing_subscriber::EnvFilter;
 
 // First: its `outln!` and `errln!` are for every module declared after it.
@@ -32,6 +33,31 @@ pub fn init_tracing(verbose: u8) {
         .with_ansi(color)
         .with_target(false)
         .try_init();
+}
+
+/// A notice as the user reads it: a status as it is, `note: ...` or `warning: ...`.
+pub fn notice_line(notice: &Notice) -> String {
+    match notice {
+        Notice::Status(text) => text.clone(),
+        Notice::Note(text) => format!("note: {text}"),
+        Notice::Warning(text) => format!("warning: {text}"),
+    }
+}
+
+/// Each notice as the user reads it (for the stories' unit tests).
+#[cfg(test)]
+pub fn shown(notices: &[Notice]) -> Vec<String> {
+    notices.iter().map(notice_line).collect()
+}
+
+/// A note or a warning, on stderr.
+pub fn notice(notice: &Notice) {
+    errln!("{}", notice_line(notice));
+}
+
+/// A note, on stderr.
+pub fn note(text: impl Into<String>) {
+    notice(&Notice::note(text));
 }
 
 /// Text on stdout. A closed pipe (`tfimg show x | head`) ends tfimg as a pipe expects

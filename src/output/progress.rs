@@ -67,6 +67,11 @@ impl Reporter {
         }
     }
 
+    /// A note or a warning, as `output/` shows it.
+    pub fn notice(&self, notice: &crate::notice::Notice) {
+        self.status(&super::notice_line(notice));
+    }
+
     /// A line of a subprocess or the daemon (shown in plain mode, summarised live).
     pub fn output(&self, line: &str) {
         match &self.mode {

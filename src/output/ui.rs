@@ -3,11 +3,16 @@
 //! unit tests read what a `Recorded` sink was told.
 
 use crate::engine::OutputChunk;
+use crate::notice::Notice;
 
 /// A use case's output sink.
 pub trait Ui {
     /// A line for the user, on stderr.
     fn note(&self, line: &str);
+    /// A note or a warning, on stderr as `output/` shows it.
+    fn notice(&self, notice: &Notice) {
+        self.note(&super::notice_line(notice));
+    }
     /// A line of the command's result, on stdout.
     fn data(&self, line: &str);
     /// A container's output, passed through as it comes.

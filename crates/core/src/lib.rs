@@ -15,6 +15,7 @@ pub mod fuzzing;
 pub mod input;
 pub mod labels;
 pub mod lock;
+pub mod notice;
 pub mod plan;
 pub mod render;
 pub mod spec;

@@ -12,6 +12,7 @@ use super::{
     SshKey, SyncArchive, TrustError, UnpackSummary, Unpacker,
 };
 use tfimg_core::input::InputError;
+use tfimg_core::notice::Notice;
 use tfimg_core::plan::sync::SyncPlan;
 
 /// An exported file's (or folder's) mode and the owner it was given.
@@ -207,7 +208,7 @@ impl Host for FakeHost {
         path: &Path,
         _parents: bool,
         _owner: Option<(u32, u32)>,
-    ) -> std::io::Result<Option<String>> {
+    ) -> std::io::Result<Option<Notice>> {
         self.paths.borrow_mut().insert(path.to_path_buf());
         self.made.borrow_mut().push(path.to_path_buf());
         Ok(None)

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tfimg_core::input::{Exit, Failure, InputError};
+use tfimg_core::notice::Notice;
 use tfimg_core::plan::sync::SyncPlan;
 use tfimg_core::spec::compat::Date;
 
@@ -173,7 +174,7 @@ pub trait Host {
         path: &Path,
         parents: bool,
         owner: Option<(u32, u32)>,
-    ) -> std::io::Result<Option<String>>;
+    ) -> std::io::Result<Option<Notice>>;
     /// Removes a folder tfimg made, if it is still empty.
     fn remove_empty_folder(&self, path: &Path);
     /// Takes the lock file `name` in tfimg's data folder, shared or exclusive.
@@ -391,7 +392,7 @@ impl Host for Machine {
         path: &Path,
         parents: bool,
         owner: Option<(u32, u32)>,
-    ) -> std::io::Result<Option<String>> {
+    ) -> std::io::Result<Option<Notice>> {
         machine::make_folder(path, parents, owner)
     }
 

@@ -240,7 +240,7 @@ pub fn make_folder(
     path: &std::path::Path,
     parents: bool,
     owner: Option<(u32, u32)>,
-) -> std::io::Result<Option<String>> {
+) -> std::io::Result<Option<tfimg_core::notice::Notice>> {
     let (parent, name) = folder_and_name(path)?;
     if parents {
         std::fs::create_dir_all(parent)?;
@@ -254,10 +254,10 @@ pub fn make_folder(
         return Ok(None);
     }
     Ok(made.set_owner(uid, gid).err().map(|error| {
-        format!(
-            "warning: created `{}` but could not give it to {uid}:{gid} ({error}); the container may not write to it",
+        tfimg_core::notice::Notice::warning(format!(
+            "created `{}` but could not give it to {uid}:{gid} ({error}); the container may not write to it",
             path.display()
-        )
+        ))
     }))
 }
 

@@ -138,7 +138,7 @@ fn a_base_other_than_the_locked_one_is_said_only_where_the_user_can_act() {
     resolved.source = "images/cpu-headless.yaml".to_string();
     resolved.lock = Some(load("images/cpu-headless.lock"));
     assert_eq!(
-        base_drift(&resolved, other).unwrap(),
+        crate::output::notice_line(&base_drift(&resolved, other).unwrap()),
         format!(
             "warning: the base image `debian:bullseye-slim` here (0123456789ab) is not the one `images/cpu-headless.lock` was made on ({}); apt and pip stay pinned; `tfimg lock images/cpu-headless.yaml` makes the lock on this one",
             &locked_id["sha256:".len().."sha256:".len() + 12]

@@ -65,7 +65,7 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
     let launched = run(async {
         let prepared = launch::prepare(&engine, &host, request_with_sync()).await?;
         assert_eq!(
-            prepared.notes,
+            crate::output::shown(&prepared.notes),
             ["syncing `./code` → `/tf/code` (2 files, 13 B)"]
         );
         let reserved = RefCell::new(BTreeSet::new());
@@ -108,7 +108,7 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
     );
     let lines = run(sync_back(&engine, &host, &launched)).unwrap();
     assert_eq!(
-        lines,
+        crate::output::shown(&lines),
         ["synced back `/tf/code` → `./code` (1 new, 1 changed)"]
     );
     assert_eq!(
@@ -123,7 +123,7 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
     engine.state.borrow_mut().archives.clear();
     let lines = run(sync_back(&engine, &host, &launched)).unwrap();
     assert_eq!(
-        lines,
+        crate::output::shown(&lines),
         ["note: `/tf/code` is no longer in the container: nothing to copy back into `./code`"]
     );
 }
@@ -183,7 +183,7 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
     let into = PathBuf::from("/home/ana/out");
     let lines = run(pull_files(&engine, &host, &container(&synced), &into, None)).unwrap();
     assert_eq!(
-        lines,
+        crate::output::shown(&lines),
         ["copied `/tf/code` from `trained` → `/home/ana/out` (1 new)"]
     );
     assert_eq!(host.read_file(&into.join("out.txt")).unwrap(), b"1");
@@ -196,7 +196,7 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
     ))
     .unwrap();
     assert_eq!(
-        again,
+        crate::output::shown(&again),
         ["copied `/tf/code` from `trained` → `/home/ana/out` (nothing new or changed)"]
     );
 

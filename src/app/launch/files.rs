@@ -13,6 +13,7 @@ use crate::host::{Host, SyncArchive};
 use crate::input::source::printable;
 use crate::input::InputError;
 use crate::labels;
+use crate::notice::Notice;
 use crate::plan::cache::{self, VolumePlan};
 use crate::plan::gpus::GpuPlan;
 use crate::plan::mounts;
@@ -35,21 +36,21 @@ pub(super) async fn prepare_files(
     host: &impl Host,
     request: &LaunchRequest,
     home: &str,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Notice>,
 ) -> anyhow::Result<Files> {
     check_places(request, home)?;
     let owner = request.ids.unwrap_or((0, 0));
     let mut archives = Vec::new();
     for sync in &request.syncs {
         let archive = host.sync_archive(sync, owner)?;
-        notes.push(format!(
+        notes.push(Notice::status(format!(
             "syncing `{}` → `{}` ({})",
             printable(sync.source_text()),
             sync.target,
             describe(archive.files, archive.bytes)
-        ));
+        )));
         if archive.bytes > sync::LARGE_SYNC_BYTES {
-            notes.push("note: large data belongs in a volume (`--volume data:/tf/data`): copied in once, kept between runs".to_string());
+            notes.push(Notice::note("large data belongs in a volume (`--volume data:/tf/data`): copied in once, kept between runs"));
         }
         archives.push((sync.clone(), archive));
     }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use super::LaunchRequest;
 use crate::host::Host;
 use crate::input::InputError;
+use crate::notice::Notice;
 use crate::plan::mounts;
 
 /// Every mount: not above the image's home or workdir. A missing source is made (see
@@ -21,7 +22,7 @@ pub(super) fn check_mounts(request: &LaunchRequest, home: &str) -> Result<(), In
 
 /// A warning for each writable mount whose existing folder the container's user may not
 /// write into (nothing is ever re-owned: the user decides).
-pub(super) fn unwritable_mounts(host: &impl Host, request: &LaunchRequest) -> Vec<String> {
+pub(super) fn unwritable_mounts(host: &impl Host, request: &LaunchRequest) -> Vec<Notice> {
     let Some(ids) = request.ids else {
         return Vec::new();
     };
@@ -43,7 +44,7 @@ pub(super) fn unwritable_mounts(host: &impl Host, request: &LaunchRequest) -> Ve
 /// root for anyone who reaches it (a bind mount cannot be made `nosuid` through the
 /// Engine). Below a folder only root can enter (`/root`, a 0700 project folder) nothing
 /// is said.
-pub(super) fn open_to_other_accounts(host: &impl Host, request: &LaunchRequest) -> Vec<String> {
+pub(super) fn open_to_other_accounts(host: &impl Host, request: &LaunchRequest) -> Vec<Notice> {
     if !matches!(request.ids, Some((0, _))) {
         return Vec::new();
     }
@@ -63,7 +64,7 @@ pub(super) fn open_to_other_accounts(host: &impl Host, request: &LaunchRequest) 
 
 /// Makes a request's missing mount folders for good (an export's, which Compose would
 /// otherwise make as root); what to tell the user.
-pub fn make_folders(host: &impl Host, request: &LaunchRequest) -> anyhow::Result<Vec<String>> {
+pub fn make_folders(host: &impl Host, request: &LaunchRequest) -> anyhow::Result<Vec<Notice>> {
     let mut notes = Vec::new();
     make_mount_folders(host, request, &mut notes)?.keep();
     Ok(notes)
@@ -76,7 +77,7 @@ pub fn make_folders(host: &impl Host, request: &LaunchRequest) -> anyhow::Result
 pub(super) fn make_mount_folders<'a, H: Host>(
     host: &'a H,
     request: &LaunchRequest,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Notice>,
 ) -> anyhow::Result<MadeFolders<'a, H>> {
     let mut made = MadeFolders {
         host,
@@ -97,10 +98,10 @@ pub(super) fn make_mount_folders<'a, H: Host>(
                     "create the folder yourself, or mount another one",
                 )
             })?;
-        notes.push(format!(
-            "note: created {} (empty)",
+        notes.push(Notice::note(format!(
+            "created {} (empty)",
             mounts::source_text(text)
-        ));
+        )));
         notes.extend(warning);
         made.folders.push(mount.source.clone());
     }

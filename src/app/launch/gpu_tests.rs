@@ -122,7 +122,7 @@ fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
     let first = block_on(prepare(&engine, &host, request("gpu-headless", None))).unwrap();
     assert_eq!(first.gpus, GpuSelection::All);
     assert_eq!(
-        first.notes,
+        crate::output::shown(&first.notes),
         ["note: `gpu-headless` gets all 4 GPUs of the engine's host `fake://engine` (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)"]
     );
     // A second launch given those facts (a sweep's trial, a team's next member) asks

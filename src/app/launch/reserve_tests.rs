@@ -77,7 +77,7 @@ fn a_gpu_another_launch_started_on_meanwhile_is_let_go_and_another_is_taken() {
     let launched = launched.unwrap();
     assert_eq!(created, [vec!["0"], vec!["1"]]);
     assert!(
-        launched.notes.iter().any(|note| note
+        launched.notes.iter().any(|note| note.text()
             == "GPU 0 was taken by `their-run` as `lab` started: it runs on GPU 1 instead"),
         "{:?}",
         launched.notes

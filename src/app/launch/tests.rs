@@ -11,7 +11,7 @@ async fn launch(
     host: &impl Host,
     request: LaunchRequest,
     no_start: bool,
-) -> anyhow::Result<(Vec<String>, Launched)> {
+) -> anyhow::Result<(Vec<Notice>, Launched)> {
     let prepared = prepare(engine, host, request).await?;
     let notes = prepared.notes.clone();
     let launched = start(
@@ -445,7 +445,7 @@ fn a_writable_mount_the_container_s_user_cannot_write_is_warned_about_not_re_own
         .collect();
     let (notes, _) = run(launch(&engine, &host, request, true)).unwrap();
     assert_eq!(
-        notes,
+        crate::output::shown(&notes),
         ["warning: `--mount ./data`: the folder belongs to 0:0 (mode 755) and the container runs as 4321:4322, so it cannot write there; `chown -R 4321:4322` it, run tfimg as the folder's owner (or with sudo), or mount it `:ro`"]
     );
 }
@@ -475,7 +475,7 @@ fn root_s_ids_on_a_mount_other_accounts_can_enter_are_warned_about() {
     let (prepared_notes, launched) = run(launch(&engine, &host, request, true)).unwrap();
     assert!(prepared_notes.is_empty(), "{prepared_notes:?}");
     assert_eq!(
-        launched.notes,
+        crate::output::shown(&launched.notes),
         ["warning: `--mount ./open`: the container writes there as root (0:0, without capabilities) and other accounts can enter the folder, where a setuid file it leaves would run as root for them; close it (`chmod go-rwx /project/open`), run tfimg as yourself (or with sudo), or mount it `:ro`"]
     );
 }

@@ -235,7 +235,7 @@ fn the_server_is_waited_for_until_its_model_is_available() {
         )
     );
     assert_eq!(
-        serving.notes[0],
+        crate::output::notice_line(&serving.notes[0]),
         "note: serving the model `mlp` (versions 1, 3; the highest is served) with `cpu-serving`; `--name` names the model in the URLs, not the container"
     );
     let plan = engine.plan_of(&serving.launched.name).unwrap();
@@ -409,11 +409,11 @@ fn a_model_config_serves_each_model_s_policy_of_the_versions_on_disk() {
     );
     let notes = serving_notes(&served, "cpu-serving");
     assert_eq!(
-        notes[0],
+        crate::output::notice_line(&notes[0]),
         "note: serving `mlp` from `/work/export/mlp/`: versions 1, 2 (now 1)"
     );
     assert_eq!(
-        notes[1],
+        crate::output::notice_line(&notes[1]),
         "note: serving `other` from `/work/export/mlp`: every version (now 1, 3)"
     );
 }

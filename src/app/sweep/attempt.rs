@@ -43,7 +43,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         // asked), and is the container's to write: tfimg works in it only through the
         // confined mechanism, and what it writes there takes the folder's owner.
         if let Some(warning) = self.host.make_folder(&dir, true, self.run.ids)? {
-            (self.notify)(Note::Said(warning));
+            (self.notify)(Note::Warned(warning.text().to_string()));
         }
         self.host
             .write_confined(&dir, PARAMS_FILE, trial.params_json().as_bytes())?;

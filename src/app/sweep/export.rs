@@ -11,6 +11,7 @@ use super::unwatched::look_named;
 use crate::engine::Engine;
 use crate::host::Host;
 use crate::input::InputError;
+use crate::notice::Notice;
 use crate::output::ui::Ui;
 use crate::spec::Catalog;
 use crate::sweep::k8s::{self, katib, K8sOptions};
@@ -65,10 +66,10 @@ pub fn k8s_export(
         let text = crate::app::catalog::sweep_text(host, &request.file)?;
         let export = katib::export(sweep, &text, &options)?;
         for warning in loaded.warnings() {
-            ui.note(&warning);
+            ui.notice(&warning);
         }
         for note in &export.notes {
-            ui.note(&format!("note: {note}"));
+            ui.notice(&Notice::note(note.clone()));
         }
         let path = write(host, folder, &sweep.name, &export.manifests)?;
         let early = export
@@ -89,10 +90,10 @@ pub fn k8s_export(
     let trials = sweep.trials();
     let export = k8s::export(sweep, &trials, &options)?;
     for warning in loaded.warnings() {
-        ui.note(&warning);
+        ui.notice(&warning);
     }
     for note in &export.notes {
-        ui.note(&format!("note: {note}"));
+        ui.notice(&Notice::note(note.clone()));
     }
     let path = write(host, folder, &sweep.name, &export.manifests)?;
     let gpus = gpus_each(sweep);
@@ -151,7 +152,7 @@ pub async fn report<E: Engine>(
 ) -> anyhow::Result<PathBuf> {
     let looked = look_named(host, current, target, connect).await?;
     for line in looked.lines() {
-        ui.note(&format!("note: {line}"));
+        ui.notice(&Notice::note(line));
     }
     let sweep = &looked.found;
     let now_ms = super::now_ms(host);

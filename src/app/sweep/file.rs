@@ -14,6 +14,7 @@ use crate::engine::Engine;
 use crate::host::{Host, LockAttempt, NvidiaFacts};
 use crate::input::paths::lexical;
 use crate::input::InputError;
+use crate::notice::Notice;
 use crate::output::progress::{Progress, Reporter};
 use crate::output::ui::Ui;
 use crate::spec::load::looks_like_path;
@@ -35,14 +36,14 @@ pub struct Loaded {
 
 impl Loaded {
     /// The sweep file's warnings, and the image's against the pool, as said on stderr.
-    pub fn warnings(&self) -> Vec<String> {
+    pub fn warnings(&self) -> Vec<Notice> {
         let spec = self.spec.as_ref();
         let image_warning = spec.and_then(|spec| self.sweep.image_warning(spec.gpu.is_some()));
         self.sweep
             .warnings
             .iter()
             .chain(&image_warning)
-            .map(|warning| format!("warning: {warning}"))
+            .map(|warning| Notice::warning(warning.to_string()))
             .collect()
     }
 }
@@ -151,7 +152,7 @@ pub struct Ended {
     pub finished: Finished,
     pub results: Results,
     /// No ended trial reported the objective's metric (`SweepFolder::objective_warning`).
-    pub objective_warning: Option<String>,
+    pub objective_warning: Option<Notice>,
     /// The run's progress, for the result (with `--json`, its last event).
     pub reporter: Reporter,
 }
@@ -233,8 +234,8 @@ pub async fn start<E: Engine>(
 fn tell(reporter: &Reporter, sweep: &Sweep, note: &Note) {
     let told = progress::told(note, sweep);
     match told.live {
-        true => reporter.live(&told.line),
-        false => reporter.status(&told.line),
+        true => reporter.live(told.line.text()),
+        false => reporter.notice(&told.line),
     }
     reporter.event(told.event, told.json);
 }

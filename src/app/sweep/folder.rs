@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::host::Host;
 use crate::input::paths::lexical;
 use crate::input::InputError;
+use crate::notice::Notice;
 use crate::sweep::journal::{self, Replay};
 use crate::sweep::metrics::{self, MetricsSummary, Point, Tail};
 use crate::sweep::results::{self, Results};
@@ -42,7 +43,7 @@ impl SweepFolder {
 
     /// The warning when no ended trial of `results` (this folder's) reports the
     /// objective's metric (`results::unreported_objective`).
-    pub fn objective_warning(&self, results: &Results) -> Option<String> {
+    pub fn objective_warning(&self, results: &Results) -> Option<Notice> {
         results::unreported_objective(
             self.sweep.objective.as_ref(),
             &results.rows,

@@ -11,6 +11,7 @@ use crate::app::gateway::ComposeGateway;
 use crate::engine::{Engine, EngineError};
 use crate::host::{ExportError, ExportFile, ExportStep, Host};
 use crate::input::InputError;
+use crate::notice::Notice;
 use crate::output::progress::{Progress, Reporter};
 use crate::output::ui::Ui;
 use crate::spec::ResolvedSpec;
@@ -52,7 +53,7 @@ pub async fn images(
     };
     reporter.clear();
     if !found {
-        ui.note("note: some images are not built for their specs' current versions; they are referenced by their moving tags (`tfimg/<spec>:<tensorflow>`, `tfimg/gateway:latest`); `--build` builds them first");
+        ui.notice(&Notice::note("some images are not built for their specs' current versions; they are referenced by their moving tags (`tfimg/<spec>:<tensorflow>`, `tfimg/gateway:latest`); `--build` builds them first"));
     }
     Ok(images)
 }
@@ -122,8 +123,8 @@ pub fn compose(
     let behind_gateway = team.gateway.is_some();
     check_output_folder(host, folder)?;
     let (mut plans, notes) = export_plans(host, team, specs, &images.specs, ids, behind_gateway)?;
-    for note in notes {
-        ui.note(&note);
+    for note in &notes {
+        ui.notice(note);
     }
     if let Some(image) = &images.gateway {
         let gateway = crate::app::gateway::compose_export(host, team, specs, image, ids, folder)?;
@@ -192,8 +193,8 @@ pub fn k8s(
 ) -> anyhow::Result<(String, Option<String>)> {
     let ids = (choices.uid, choices.gid);
     let (mut plans, notes) = export_plans(host, team, specs, &images.specs, ids, false)?;
-    for note in notes {
-        ui.note(&note);
+    for note in &notes {
+        ui.notice(note);
     }
     let ingress = crate::app::gateway::k8s_export(host, team, specs, &mut plans)?;
     let members: Vec<K8sMember> = team

@@ -15,6 +15,7 @@ use crate::app::run::target_of_spec;
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
+use crate::notice::Notice;
 use crate::plan::mounts::{self, MountPlan};
 use crate::plan::ports::PortRequest;
 use crate::plan::{self, sync};
@@ -356,7 +357,7 @@ pub fn export_plans(
     images: &BTreeMap<String, String>,
     ids: (u32, u32),
     behind_gateway: bool,
-) -> anyhow::Result<(MemberPlans, Vec<String>)> {
+) -> anyhow::Result<(MemberPlans, Vec<Notice>)> {
     check_member_folders(host, team)?;
     let requests = team
         .members

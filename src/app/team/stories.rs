@@ -130,7 +130,7 @@ pub async fn bring_up(
     super::make_mounts_root(host, team)?;
     let report = super::up(engine, host, team, specs, &images, chosen, rollback).await?;
     for note in &report.notes {
-        ui.note(note);
+        ui.notice(note);
     }
     // Members replaced or rolled back leave tunnels behind on a remote engine.
     crate::app::tunnels::tidy(engine, host).await?;

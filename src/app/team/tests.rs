@@ -2,6 +2,7 @@
 use super::*;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
+use crate::notice::Notice;
 use crate::spec::Catalog;
 use crate::{plan, team};
 use std::path::PathBuf;
@@ -243,7 +244,7 @@ fn idle_settings_reach_the_members_with_a_service_and_up_says_so() {
         "`tfimg up` starts it again",
     ] {
         assert!(
-            report.notes.iter().any(|note| note.contains(said)),
+            report.notes.iter().any(|note| note.text().contains(said)),
             "{said}: {:?}",
             report.notes
         );
@@ -455,9 +456,9 @@ fn a_member_s_gpu_refusal_names_the_file_s_keys_never_a_flag() {
     assert_eq!(
         member_note(
             "bob",
-            "note: port 8888 (jupyter) is in use, so it is on 40001 instead (`-p HOST:8888` chooses)"
+            &Notice::note("port 8888 (jupyter) is in use, so it is on 40001 instead (`-p HOST:8888` chooses)")
         ),
-        "note: `bob`: port 8888 (jupyter) is in use, so it is on 40001 instead (the member's `ports:` chooses)"
+        Notice::note("`bob`: port 8888 (jupyter) is in use, so it is on 40001 instead (the member's `ports:` chooses)")
     );
 }
 

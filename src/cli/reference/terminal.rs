@@ -26,11 +26,11 @@ pub fn show(page: &[u8], words: &[String], help: impl FnOnce() -> String) -> Exi
                 .chain(words.iter().map(String::as_str))
                 .collect::<Vec<_>>()
                 .join(" ");
-            errln!(
-                "note: `man` could not be started ({error}): this is `{command} --help`, which says the same; `{} > {}.1` writes the page",
+            crate::output::note(format!(
+                "`man` could not be started ({error}): this is `{command} --help`, which says the same; `{} > {}.1` writes the page",
                 command.replacen("tfimg", "tfimg man", 1),
                 command.replace(' ', "-"),
-            );
+            ));
             return crate::output::write_stdout(help().as_bytes());
         }
     };

@@ -44,9 +44,10 @@ pub(super) fn ended(ended: &Ended) -> anyhow::Result<ExitCode> {
         print_results(&ended.results)?;
     }
     let closing = finished.closing_lines(&ended.sweep, &ended.results);
-    for line in closing.iter().chain(&ended.objective_warning) {
+    for line in closing {
         errln!("{line}");
     }
+    ended.objective_warning.iter().for_each(output::notice);
     Ok(match finished.failed() {
         true => ExitCode::from(output::exit::EXIT_BAD_INPUT),
         false => ExitCode::SUCCESS,
@@ -80,7 +81,7 @@ pub(super) fn results(
 ) -> anyhow::Result<ExitCode> {
     let looked = look(settings, host, &args.target.sweep)?;
     for line in looked.lines() {
-        errln!("note: {line}");
+        output::note(line);
     }
     let results = looked.found.results(Some(app::sweep::now_ms(host)));
     if args.json {
@@ -91,7 +92,7 @@ pub(super) fn results(
         print_results(&results)?;
     }
     if let Some(warning) = looked.found.objective_warning(&results) {
-        errln!("{warning}");
+        output::notice(&warning);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{BundledImage, BundledSpec, Manifest, SpecSource};
+use crate::notice::Notice;
 
 /// One row per image (its tags and id) and per spec (`files` says where it is), under
 /// KIND, NAME and DETAIL.
@@ -102,11 +103,11 @@ pub fn loaded_rows(manifest: &Manifest, folder: &Path, unchanged: &[PathBuf]) ->
 }
 
 /// The note for a built-in of this tfimg that resolves differently from the bundle's.
-pub fn differing_builtin_note(name: &str, bundle: &Path) -> String {
-    format!(
-        "note: this tfimg's built-in `{name}` resolves differently from the bundle's (`tar -xOf {} specs/{name}.resolved.yaml` shows the bundle's); its image is loaded as it was built",
+pub fn differing_builtin_note(name: &str, bundle: &Path) -> Notice {
+    Notice::note(format!(
+        "this tfimg's built-in `{name}` resolves differently from the bundle's (`tar -xOf {} specs/{name}.resolved.yaml` shows the bundle's); its image is loaded as it was built",
         bundle.display()
-    )
+    ))
 }
 
 #[cfg(test)]

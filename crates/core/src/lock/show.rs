@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use crate::notice::Notice;
 use crate::spec::compat::Date;
 use crate::spec::support::{spec_support, SpecSupport};
 use crate::spec::{Catalog, ResolvedSpec};
@@ -34,7 +35,7 @@ pub fn show(
     catalog: &Catalog,
     resolved: &ResolvedSpec,
     today: Date,
-) -> Result<(String, Vec<String>), serde_yaml::Error> {
+) -> Result<(String, Vec<Notice>), serde_yaml::Error> {
     let support = spec_support(catalog, resolved, today);
     let mut text = serde_yaml::to_string(resolved)?;
     if let Some(pins) = super::pins(resolved) {

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use crate::input::source::printable;
 use crate::input::InputError;
+use crate::notice::Notice;
 use crate::spec::resolved::TENSORBOARD_PORT;
 
 /// A `-p` value.
@@ -90,7 +91,7 @@ pub const FIRST_SHARED_PORT: u16 = 1024;
 /// no `-p` named a host port for it): where it went and why, so a user who expected 8888
 /// is not left guessing. (A port below 1024 is never on its own number, by design: its
 /// line or URL says where it is.)
-pub fn moved(plans: &[PortPlan], requests: &[PortRequest]) -> Vec<String> {
+pub fn moved(plans: &[PortPlan], requests: &[PortRequest]) -> Vec<Notice> {
     plans
         .iter()
         .filter(|plan| plan.host != plan.container && plan.container >= FIRST_SHARED_PORT)
@@ -100,12 +101,12 @@ pub fn moved(plans: &[PortPlan], requests: &[PortRequest]) -> Vec<String> {
                 .any(|request| request.container == plan.container && request.host.is_some())
         })
         .map(|plan| {
-            format!(
-                "note: port {container} ({name}) is in use, so it is on {host} instead (`-p HOST:{container}` chooses)",
+            Notice::note(format!(
+                "port {container} ({name}) is in use, so it is on {host} instead (`-p HOST:{container}` chooses)",
                 container = plan.container,
                 name = plan.name,
                 host = plan.host
-            )
+            ))
         })
         .collect()
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::input::source::printable;
 use crate::input::InputError;
+use crate::notice::Notice;
 use crate::plan::mounts::{is_system_folder, source_and_destination, valid_destination};
 
 /// Above this, a sync says that large data belongs in a volume.
@@ -281,7 +282,7 @@ pub fn launch_mount_on_remote(text: &str, endpoint: &str) -> InputError {
 
 /// A `tcp://` engine that is not this machine's loopback may run on another host, where
 /// mounts would name that host's folders: what to tell the user (an ssh engine refuses).
-pub fn mounts_on_tcp_note(endpoint: &str) -> Option<String> {
+pub fn mounts_on_tcp_note(endpoint: &str) -> Option<Notice> {
     let rest = endpoint.strip_prefix("tcp://")?;
     let authority = rest.split('/').next().unwrap_or(rest);
     let host = match authority.strip_prefix('[') {
@@ -292,10 +293,10 @@ pub fn mounts_on_tcp_note(endpoint: &str) -> Option<String> {
     };
     let local = host == "localhost" || host == "::1" || host.starts_with("127.");
     (!local).then(|| {
-        printable(&format!(
-            "note: the engine `{endpoint}` may run on another host: mounts name folders there, not on this machine (use `--sync` to copy local folders in)"
+        Notice::note(printable(&format!(
+            "the engine `{endpoint}` may run on another host: mounts name folders there, not on this machine (use `--sync` to copy local folders in)"
         ))
-        .into_owned()
+        .into_owned())
     })
 }
 

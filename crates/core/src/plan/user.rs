@@ -21,6 +21,7 @@
 //! else's code, and a model server, which faces the network).
 
 use super::LaunchInput;
+use crate::notice::Notice;
 use crate::render::dockerfile::IMAGE_UID;
 use crate::spec::Service;
 
@@ -68,20 +69,20 @@ pub fn may_write(ids: (u32, u32), owner: u32, group: u32, mode: u32) -> bool {
 
 /// The warning for a writable mount the container's user may not write into (another
 /// user's folder, or a folder of root's mounted into an SSH service started by root).
-pub fn unwritable_mount(text: &str, ids: (u32, u32), owner: u32, group: u32, mode: u32) -> String {
+pub fn unwritable_mount(text: &str, ids: (u32, u32), owner: u32, group: u32, mode: u32) -> Notice {
     let (uid, gid) = ids;
-    format!(
-        "warning: `--mount {text}`: the folder belongs to {owner}:{group} (mode {mode:o}) and the container runs as {uid}:{gid}, so it cannot write there; `chown -R {uid}:{gid}` it, run tfimg as the folder's owner (or with sudo), or mount it `:ro`"
-    )
+    Notice::warning(format!(
+        "`--mount {text}`: the folder belongs to {owner}:{group} (mode {mode:o}) and the container runs as {uid}:{gid}, so it cannot write there; `chown -R {uid}:{gid}` it, run tfimg as the folder's owner (or with sudo), or mount it `:ro`"
+    ))
 }
 
 /// The warning for a writable mount written with root's ids that other accounts can enter
 /// (`app::launch::folders::open_to_other_accounts`).
-pub fn open_mount(text: &str, source: &std::path::Path) -> String {
-    format!(
-        "warning: `--mount {text}`: the container writes there as root (0:0, without capabilities) and other accounts can enter the folder, where a setuid file it leaves would run as root for them; close it (`chmod go-rwx {}`), run tfimg as yourself (or with sudo), or mount it `:ro`",
+pub fn open_mount(text: &str, source: &std::path::Path) -> Notice {
+    Notice::warning(format!(
+        "`--mount {text}`: the container writes there as root (0:0, without capabilities) and other accounts can enter the folder, where a setuid file it leaves would run as root for them; close it (`chmod go-rwx {}`), run tfimg as yourself (or with sudo), or mount it `:ro`",
         source.display()
-    )
+    ))
 }
 
 /// The ids containers run as when tfimg runs as `process` (its real uid and gid; `None`

@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::compat::support::{support, PartSupport};
 use super::compat::Date;
 use super::{Catalog, ResolvedSpec};
+use crate::notice::Notice;
 
 /// What `list`, `show` and `doctor` say about a spec's support.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -58,13 +59,13 @@ impl SpecSupport {
 
     /// The one warning for a spec with parts past support, said once where a spec is
     /// shown: which parts, and where to move (the `support:` section has the dates).
-    pub fn warning(&self, spec: &str) -> Option<String> {
+    pub fn warning(&self, spec: &str) -> Option<Notice> {
         self.is_past().then(|| {
-            format!(
-                "warning: `{spec}` is past its support ({}; `support:` says since when) → move to {}",
+            Notice::warning(format!(
+                "`{spec}` is past its support ({}; `support:` says since when) → move to {}",
                 self.past_names().join(", "),
                 self.move_to()
-            )
+            ))
         })
     }
 

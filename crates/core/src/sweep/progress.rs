@@ -10,6 +10,7 @@ use super::results::{duration_text, number_text, Results, RowStatus};
 use super::schedule::{Outcome, Slot};
 use super::unwatched::{unwatched_json, Unwatched};
 use super::{Sweep, Trial};
+use crate::notice::Notice;
 
 /// What happened, for the live view, the plain lines and `--json`.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,6 +63,8 @@ pub enum Note {
     Progress(Counts),
     /// Something the user should know (a container of this sweep removed, a kill while away).
     Said(String),
+    /// Something that may go wrong (a trial's folder it could not give away).
+    Warned(String),
 }
 
 /// Trials by where they stand, and the time left as far as the finished ones tell.
@@ -94,7 +97,7 @@ pub struct Finished {
 /// terminal shows) and the JSON event of that kind.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Told {
-    pub line: String,
+    pub line: Notice,
     pub live: bool,
     pub event: &'static str,
     pub json: serde_json::Value,
@@ -102,12 +105,13 @@ pub struct Told {
 
 /// `note` of a run of `sweep`, as the user sees it.
 pub fn told(note: &Note, sweep: &Sweep) -> Told {
-    let status = |line: String, event, json| Told {
+    let said = |line: Notice, event, json| Told {
         line,
         live: false,
         event,
         json,
     };
+    let status = |line: String, event, json| said(Notice::Status(line), event, json);
     match note {
         Note::Started {
             trial,
@@ -162,7 +166,7 @@ pub fn told(note: &Note, sweep: &Sweep) -> Told {
             }),
         ),
         Note::Progress(counts) => Told {
-            line: progress_line(counts),
+            line: Notice::Status(progress_line(counts)),
             live: true,
             event: "progress",
             json: counts_json(counts),
@@ -235,22 +239,27 @@ pub fn told(note: &Note, sweep: &Sweep) -> Told {
         } => {
             let names: Vec<String> = reported.iter().map(|name| format!("`{name}`")).collect();
             let guess = crate::input::did_you_mean(metric, reported.iter().map(String::as_str));
-            status(
-                format!(
-                    "warning: {trial} reported {} but not `{metric}`, the objective's metric: no trial can be ranked{} on it; {guess}set `objective.metric` to what the script reports, or have it report `{metric}`",
+            said(
+                Notice::warning(format!(
+                    "{trial} reported {} but not `{metric}`, the objective's metric: no trial can be ranked{} on it; {guess}set `objective.metric` to what the script reports, or have it report `{metric}`",
                     names.join(", "),
                     match sweep.early_stop.is_some() || sweep.search.learns() {
                         true => ", stopped early or learned from",
                         false => "",
                     }
-                ),
+                )),
                 "objective_unreported",
                 serde_json::json!({"trial": trial, "metric": metric, "reported": reported}),
             )
         }
-        Note::Said(message) => status(
-            format!("note: {message}"),
+        Note::Said(message) => said(
+            Notice::note(message.clone()),
             "note",
+            serde_json::json!({"message": message}),
+        ),
+        Note::Warned(message) => said(
+            Notice::warning(message.clone()),
+            "warning",
             serde_json::json!({"message": message}),
         ),
     }

@@ -14,6 +14,7 @@ use super::journal::{Replay, TrialStatus};
 use super::metrics::{MetricsSummary, Picked};
 use super::trials::{command_line, Trial};
 use super::{Objective, Param, Pick};
+use crate::notice::Notice;
 
 /// Where a trial stands, as the table says it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -122,7 +123,7 @@ pub fn unreported_objective(
     objective: Option<&Objective>,
     rows: &[ResultRow],
     metrics: &BTreeMap<String, MetricsSummary>,
-) -> Option<String> {
+) -> Option<Notice> {
     let objective = objective?;
     let ended = |row: &&ResultRow| {
         matches!(
@@ -152,9 +153,9 @@ pub fn unreported_objective(
                 .join(", ")
         ),
     };
-    Some(format!(
-        "warning: no trial reported `{metric}`, the objective's metric ({what}), so no trial is ranked; set `objective.metric` to what the script reports, or have it append `{{\"epoch\": N, \"{metric}\": VALUE}}` lines to $TFIMG_TRIAL_DIR/metrics.jsonl (docs/reference/sweep.md says what a line holds)"
-    ))
+    Some(Notice::warning(format!(
+        "no trial reported `{metric}`, the objective's metric ({what}), so no trial is ranked; set `objective.metric` to what the script reports, or have it append `{{\"epoch\": N, \"{metric}\": VALUE}}` lines to $TFIMG_TRIAL_DIR/metrics.jsonl (docs/reference/sweep.md says what a line holds)"
+    )))
 }
 
 /// The results of `trials` from the journal's `replay` and each trial's metrics (by trial

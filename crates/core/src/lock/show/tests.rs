@@ -1,4 +1,5 @@
 use super::*;
+use crate::notice::Notice;
 
 #[test]
 fn a_built_in_past_its_support_shows_its_lock_and_warns_once() {
@@ -13,6 +14,6 @@ fn a_built_in_past_its_support_shows_its_lock_and_warns_once() {
     assert!(text.contains("\nsupport:\n"), "{text}");
     assert_eq!(
         warnings,
-        ["warning: `cpu-jupyter` is past its support (Debian 11 (bullseye), Python 3.9, TensorFlow 2.9; `support:` says since when) → move to `tf218-cpu-jupyter` (Debian 12 (bookworm), Python 3.11 to 3.12, TensorFlow 2.18)"]
+        [Notice::warning("`cpu-jupyter` is past its support (Debian 11 (bullseye), Python 3.9, TensorFlow 2.9; `support:` says since when) → move to `tf218-cpu-jupyter` (Debian 12 (bookworm), Python 3.11 to 3.12, TensorFlow 2.18)")]
     );
 }

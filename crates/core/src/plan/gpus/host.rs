@@ -6,6 +6,7 @@ use super::share::{self, Sharing};
 use super::GpuSelection;
 use crate::input::source::printable;
 use crate::input::InputError;
+use crate::notice::Notice;
 
 /// What the host offers GPU containers: the facts the default `--gpus` is decided on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,7 +37,7 @@ pub fn host_name(engine_host: Option<&str>) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuChoice {
     pub selection: GpuSelection,
-    pub note: Option<String>,
+    pub note: Option<Notice>,
 }
 
 /// The GPUs of a run: what `--gpus` says when given (`none` opts out, silently); for a
@@ -54,7 +55,7 @@ pub fn choose(
     host: Option<&GpuHost>,
     sharing: Option<&Sharing>,
 ) -> GpuChoice {
-    let chosen = |selection: GpuSelection, note: Option<String>| GpuChoice { selection, note };
+    let chosen = |selection: GpuSelection, note: Option<Notice>| GpuChoice { selection, note };
     if let Some(requested) = requested {
         return chosen(requested.clone(), None);
     }
@@ -65,9 +66,9 @@ pub fn choose(
     let on_the_cpu = |why: String, fix: &str| {
         chosen(
             GpuSelection::None,
-            Some(format!(
-                "note: `{image}` runs on the CPU: {why}; {fix} (`tfimg doctor` checks the host; `--gpus none` skips this note)"
-            )),
+            Some(Notice::note(format!(
+                "`{image}` runs on the CPU: {why}; {fix} (`tfimg doctor` checks the host; `--gpus none` skips this note)"
+            ))),
         )
     };
     match &host.driver {
@@ -99,10 +100,10 @@ pub fn choose(
                 match held {
                     None => chosen(
                         GpuSelection::All,
-                        Some(format!(
-                            "note: `{image}` gets all {} of {name} (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)",
+                        Some(Notice::note(format!(
+                            "`{image}` gets all {} of {name} (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)",
                             gpu_count(host.gpus)
-                        )),
+                        ))),
                     ),
                     Some((sharing, held)) => {
                         let free = sharing.free();
@@ -117,12 +118,12 @@ pub fn choose(
                         }
                         chosen(
                             GpuSelection::Devices(free.iter().map(u32::to_string).collect()),
-                            Some(format!(
-                                "note: `{image}` gets the free {} of {name} ({} held: {}; `--share-gpus` takes them too)",
+                            Some(Notice::note(format!(
+                                "`{image}` gets the free {} of {name} ({} held: {}; `--share-gpus` takes them too)",
                                 share::plural_gpus(&free),
                                 share::plural_gpus(&held),
                                 sharing.held_text(&held)
-                            )),
+                            ))),
                         )
                     }
                 }
@@ -134,11 +135,11 @@ pub fn choose(
 /// The note when the daemon refused the GPUs [`choose`] picked by default (its `nvidia`
 /// device driver is missing: the toolkit was installed but Docker not restarted, or its
 /// hook is on tfimg's PATH only); the run goes on on the CPU.
-pub fn daemon_refused_note(image: &str, daemon_message: &str) -> String {
-    format!(
-        "note: `{image}` runs on the CPU: Docker could not hand it the GPUs ({}); install the NVIDIA Container Toolkit and restart Docker to get them (`tfimg doctor` checks the host; `--gpus none` skips this note)",
+pub fn daemon_refused_note(image: &str, daemon_message: &str) -> Notice {
+    Notice::note(format!(
+        "`{image}` runs on the CPU: Docker could not hand it the GPUs ({}); install the NVIDIA Container Toolkit and restart Docker to get them (`tfimg doctor` checks the host; `--gpus none` skips this note)",
         printable(daemon_message.trim())
-    )
+    ))
 }
 
 /// Whether [`choose`] reads the host: only for a GPU image started without `--gpus`

@@ -1,4 +1,5 @@
 use super::*;
+use crate::notice::Notice;
 
 const LOCAL: Publishing = Publishing {
     public: false,
@@ -35,9 +36,11 @@ fn a_port_moved_off_its_own_number_is_said_one_the_user_named_is_not() {
         container: 9000,
     }];
     assert_eq!(
-            moved(&plans, &named),
-            ["note: port 8888 (jupyter) is in use, so it is on 8889 instead (`-p HOST:8888` chooses)"]
-        );
+        moved(&plans, &named),
+        [Notice::note(
+            "port 8888 (jupyter) is in use, so it is on 8889 instead (`-p HOST:8888` chooses)"
+        )]
+    );
 }
 
 #[test]

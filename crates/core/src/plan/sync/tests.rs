@@ -1,5 +1,6 @@
 //! Unit tests of `sync`.
 use super::*;
+use crate::notice::Notice;
 
 fn parse(text: &str) -> Result<SyncPlan, InputError> {
     Ok(parse_request(text, Path::new("/home/ana/project"))?.at("/tf"))
@@ -150,11 +151,10 @@ fn a_tcp_engine_off_this_machine_gets_a_note_about_mounts() {
         "tcp://[fd00::5]:2375",
     ] {
         let note = mounts_on_tcp_note(elsewhere).expect(elsewhere);
+        let Notice::Note(text) = &note else { panic!("{note:?} is no note") };
         assert!(
-            note.starts_with(&format!(
-                "note: the engine `{elsewhere}` may run on another host"
-            )),
-            "{note}"
+            text.starts_with(&format!("the engine `{elsewhere}` may run on another host")),
+            "{text}"
         );
     }
 }

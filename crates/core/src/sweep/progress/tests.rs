@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::notice::Notice;
 use crate::sweep::journal::Replay;
 use crate::sweep::parse;
 use crate::sweep::unwatched::{unwatched_lines, Seen};
@@ -40,8 +41,11 @@ fn a_start_says_where_the_trial_runs_and_which_attempt_it_is() {
     let told_cpu = told(&note(&[], 1), &sweep);
     let told_gpus = told(&note(&["0", "2"], 2), &sweep);
 
-    assert_eq!(told_cpu.line, "t001 started on the CPU");
-    assert_eq!(told_gpus.line, "t001 started on GPU 0,2 (attempt 2)");
+    assert_eq!(told_cpu.line, Notice::status("t001 started on the CPU"));
+    assert_eq!(
+        told_gpus.line,
+        Notice::status("t001 started on GPU 0,2 (attempt 2)")
+    );
     assert!(!told_gpus.live);
     assert_eq!(told_gpus.event, "trial_started");
     assert_eq!(
@@ -53,7 +57,7 @@ fn a_start_says_where_the_trial_runs_and_which_attempt_it_is() {
 #[test]
 fn an_end_says_how_it_ended_and_what_ranks_it() {
     let sweep = sweep("retries: 2\n");
-    let line = |note: Note| told(&note, &sweep).line;
+    let line = |note: Note| told(&note, &sweep).line.text().to_string();
 
     assert_eq!(
         line(ended(Outcome::Done, 1, Some(0), false)),
@@ -105,7 +109,9 @@ fn progress_is_the_live_line_with_the_eta_and_the_running_trials_metrics() {
     assert!(told.live);
     assert_eq!(
         told.line,
-        "12/27 done · 3 running · 12 queued · 0 failed · ETA 1m20s · t013 0.91 · t014 …"
+        Notice::status(
+            "12/27 done · 3 running · 12 queued · 0 failed · ETA 1m20s · t013 0.91 · t014 …"
+        )
     );
     assert_eq!(told.event, "progress");
     assert_eq!(

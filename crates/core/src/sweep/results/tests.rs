@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::notice::Notice;
 use crate::sweep::journal::{replay, Event};
 use crate::sweep::metrics::{parse_jsonl, MetricsSummary};
 use crate::sweep::parse;
@@ -333,8 +334,10 @@ fn an_objective_no_ended_trial_reports_is_named_with_what_they_did_report() {
         None
     );
     let warning = named("objective: {metric: val_acc, mode: max}\n").unwrap();
+    assert!(matches!(warning, Notice::Warning(_)), "{warning:?}");
+    let warning = warning.text();
     assert!(
-        warning.starts_with("warning: no trial reported `val_acc`, the objective's metric (they reported `val_accuracy`), so no trial is ranked"),
+        warning.starts_with("no trial reported `val_acc`, the objective's metric (they reported `val_accuracy`), so no trial is ranked"),
         "{warning}"
     );
     assert_eq!(named(""), None, "no objective, nothing to warn about");
@@ -342,6 +345,7 @@ fn an_objective_no_ended_trial_reports_is_named_with_what_they_did_report() {
     let (_, _, _, objective) = fixture("objective: {metric: loss, mode: min}\n");
     let rows = results(&trials, &replay, &silent, objective.as_ref(), None).rows;
     let warning = unreported_objective(objective.as_ref(), &rows, &silent).unwrap();
+    let warning = warning.text();
     assert!(
         warning.contains("(they reported no metric at all)"),
         "{warning}"

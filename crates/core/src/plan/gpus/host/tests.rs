@@ -1,4 +1,5 @@
 use super::*;
+use crate::notice::Notice;
 
 #[test]
 fn gpu_images_default_to_every_gpu_only_where_docker_can_hand_them_over() {
@@ -12,8 +13,8 @@ fn gpu_images_default_to_every_gpu_only_where_docker_can_hand_them_over() {
     let choice = choose(None, true, "gpu-jupyter", Some(&working), None);
     assert_eq!(choice.selection, GpuSelection::All);
     assert_eq!(
-            choice.note.as_deref(),
-            Some("note: `gpu-jupyter` gets all 2 GPUs of this host (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)")
+            choice.note,
+            Some(Notice::note("`gpu-jupyter` gets all 2 GPUs of this host (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)"))
         );
 
     let cpu = |host: GpuHost| {
@@ -23,7 +24,7 @@ fn gpu_images_default_to_every_gpu_only_where_docker_can_hand_them_over() {
     };
     assert_eq!(
             cpu(GpuHost::default()),
-            "note: `gpu-jupyter` runs on the CPU: no NVIDIA driver answers on this host (no working `nvidia-smi`); where a GPU, its driver and the NVIDIA Container Toolkit are installed, GPU images get all GPUs (`tfimg doctor` checks the host; `--gpus none` skips this note)"
+            Notice::note("`gpu-jupyter` runs on the CPU: no NVIDIA driver answers on this host (no working `nvidia-smi`); where a GPU, its driver and the NVIDIA Container Toolkit are installed, GPU images get all GPUs (`tfimg doctor` checks the host; `--gpus none` skips this note)")
         );
     // A driver but no toolkit: `--gpus all` would fail with "could not select device
     // driver"; the default runs on the CPU and says what is missing.
@@ -33,18 +34,19 @@ fn gpu_images_default_to_every_gpu_only_where_docker_can_hand_them_over() {
                 gpus: 1,
                 ..working.clone()
             }),
-            "note: `gpu-jupyter` runs on the CPU: this host has 1 GPU but Docker cannot hand GPUs to containers (the NVIDIA Container Toolkit is missing); install it and restart Docker to get them (`tfimg doctor` checks the host; `--gpus none` skips this note)"
+            Notice::note("`gpu-jupyter` runs on the CPU: this host has 1 GPU but Docker cannot hand GPUs to containers (the NVIDIA Container Toolkit is missing); install it and restart Docker to get them (`tfimg doctor` checks the host; `--gpus none` skips this note)")
         );
     assert!(cpu(GpuHost {
         gpus: 0,
         ..working.clone()
     })
+    .text()
     .contains("the NVIDIA driver 535.104.05 lists no GPU"));
     let old = cpu(GpuHost {
         driver_problem: Some("driver 418.87.01 is too old for CUDA 11.8".into()),
         ..working.clone()
     });
-    assert!(old.contains(
+    assert!(old.text().contains(
         "runs on the CPU: driver 418.87.01 is too old for CUDA 11.8; upgrade the driver"
     ));
 
@@ -58,8 +60,8 @@ fn gpu_images_default_to_every_gpu_only_where_docker_can_hand_them_over() {
         ..working.clone()
     };
     assert_eq!(
-            choose(None, true, "gpu-jupyter", Some(&remote), None).note.as_deref(),
-            Some("note: `gpu-jupyter` gets all 2 GPUs of the engine's host `ssh://me@gpu-box` (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)")
+            choose(None, true, "gpu-jupyter", Some(&remote), None).note,
+            Some(Notice::note("`gpu-jupyter` gets all 2 GPUs of the engine's host `ssh://me@gpu-box` (the default for GPU images; `--gpus none` runs it on the CPU, `--gpus 0` picks one)"))
         );
     let plain = choose(None, false, "cpu-jupyter", Some(&working), None);
     assert_eq!((plain.selection, plain.note), (GpuSelection::None, None));
@@ -135,17 +137,20 @@ fn the_default_takes_only_free_gpus_and_names_the_holders() {
     let some = choose_with(&[holder("ana", &[1])], false);
     assert_eq!(some.selection, GpuSelection::parse("0,2").unwrap());
     assert_eq!(
-        some.note.as_deref(),
-        Some("note: `gpu-jupyter` gets the free GPUs 0, 2 of this host (GPU 1 held: GPU 1 by `ana` (team lab, member ana); `--share-gpus` takes them too)")
+        some.note,
+        Some(Notice::note("`gpu-jupyter` gets the free GPUs 0, 2 of this host (GPU 1 held: GPU 1 by `ana` (team lab, member ana); `--share-gpus` takes them too)"))
     );
     let every = [holder("ana", &[0, 1]), holder("bo", &[2])];
     let none = choose_with(&every, false);
     assert_eq!(none.selection, GpuSelection::None);
     let note = none.note.unwrap();
     assert!(
-        note.starts_with("note: `gpu-jupyter` runs on the CPU: every GPU of this host is held by another container (GPU 0 by `ana` (team lab, member ana); GPU 1 by `ana` (team lab, member ana); GPU 2 by `bo` (team lab, member bo))"),
-        "{note}"
+        note.text().starts_with("`gpu-jupyter` runs on the CPU: every GPU of this host is held by another container (GPU 0 by `ana` (team lab, member ana); GPU 1 by `ana` (team lab, member ana); GPU 2 by `bo` (team lab, member bo))"),
+        "{note:?}"
     );
-    assert!(note.contains("`--share-gpus` shares them"), "{note}");
+    assert!(
+        note.text().contains("`--share-gpus` shares them"),
+        "{note:?}"
+    );
     assert_eq!(choose_with(&every, true).selection, GpuSelection::All);
 }
