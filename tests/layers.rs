@@ -442,6 +442,58 @@ fn the_binary_exports_nothing_but_its_entry_point() {
     );
 }
 
+/// The methods each trait of `code` declares (`fn` lines one level inside its body).
+fn trait_sizes(code: &str) -> Vec<(String, usize)> {
+    let mut sizes = Vec::new();
+    let mut current: Option<(String, usize)> = None;
+    let mut depth = 0usize;
+    for line in code.lines() {
+        let trimmed = line.trim_start();
+        if current.is_none() && trimmed.starts_with("pub trait ") && line.trim_end().ends_with('{')
+        {
+            let name = first_name(&trimmed["pub trait ".len()..]);
+            current = Some((name, 0));
+            depth = 0;
+        }
+        if let Some((_, methods)) = current.as_mut() {
+            let declares = trimmed.starts_with("fn ") || trimmed.starts_with("async fn ");
+            if depth == 1 && declares {
+                *methods += 1;
+            }
+            depth += line.matches('{').count();
+            depth -= line.matches('}').count().min(depth);
+            if depth == 0 && line.contains('}') {
+                sizes.extend(current.take());
+            }
+        }
+    }
+    sizes
+}
+
+/// Narrow roles: a trait of the host or the engine has at most 12 methods (`Host` and
+/// `Engine` are the sums of their roles and declare none).
+#[test]
+fn no_trait_of_the_host_or_the_engine_has_more_than_12_methods() {
+    let sizes: Vec<(String, usize)> = sources()
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("host/") || path.starts_with("engine/"))
+        .flat_map(|(path, code)| {
+            trait_sizes(&code)
+                .into_iter()
+                .map(move |(name, methods)| (format!("{path}: {name}"), methods))
+        })
+        .collect();
+    assert!(
+        sizes.iter().any(|(name, _)| name.ends_with(": Files")),
+        "the host's roles are read: {sizes:?}"
+    );
+    let wide: Vec<_> = sizes.iter().filter(|(_, methods)| *methods > 12).collect();
+    assert!(
+        wide.is_empty(),
+        "traits with more than 12 methods: {wide:?}"
+    );
+}
+
 /// A note or a warning is a `notice::Notice` (its words only) wherever it is made; only
 /// `output/` writes `note: ` and `warning: ` in front (`output::notice_line`).
 #[test]

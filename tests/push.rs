@@ -44,7 +44,8 @@ async fn a_pushed_image_can_be_pulled_back_by_digest() {
         .expect("docker-registry is installed (scripts/setup-machine)");
     let _registry = Registry(child);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while tfimg_testing::host::Host::http_status(&tfimg_testing::host::Machine, port, "/v2/").await
+    while tfimg_testing::host::Probes::http_status(&tfimg_testing::host::Machine, port, "/v2/")
+        .await
         != Some(200)
     {
         assert!(

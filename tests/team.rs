@@ -389,7 +389,7 @@ async fn the_compose_export_validates_and_starts_the_cpu_members_with_working_ur
         );
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
         loop {
-            let answered = tfimg_testing::host::Host::http_status(
+            let answered = tfimg_testing::host::Probes::http_status(
                 &tfimg_testing::host::Machine,
                 port,
                 &format!("/api/status?token={token}"),

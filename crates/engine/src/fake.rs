@@ -12,8 +12,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 
 use super::{
-    BuildFailure, ContainerFacts, Containers, EngineError, EngineInfo, Finished, ImageFacts,
-    Images, OneOff, OutputChunk, StartFailure, TarStream,
+    BuildFailure, ContainerFacts, ContainerIo, Containers, EngineError, EngineInfo, Finished,
+    ImageFacts, Images, OneOff, OutputChunk, StartFailure, TarStream,
 };
 use tfimg_core::plan::LaunchPlan;
 mod archive;
@@ -378,7 +378,6 @@ impl Containers for FakeEngine {
         }
         Ok(id)
     }
-
     async fn start(&self, id: &str) -> Result<(), StartFailure> {
         let mut state = self.state.borrow_mut();
         state.record(format!("start {id}"));
@@ -393,14 +392,12 @@ impl Containers for FakeEngine {
             None => Err(StartFailure::Engine(missing("start"))),
         }
     }
-
     async fn container(&self, name: &str) -> Result<Option<ContainerFacts>, EngineError> {
         let state = self.state.borrow();
         Ok(state
             .container_id(name)
             .map(|id| state.containers[&id].clone()))
     }
-
     async fn containers_with_label(&self, label: &str) -> Result<Vec<ContainerFacts>, EngineError> {
         let mut state = self.state.borrow_mut();
         state.racers_start_after = match state.racers_start_after {
@@ -424,11 +421,57 @@ impl Containers for FakeEngine {
             .cloned()
             .collect())
     }
+    async fn wait(&self, id: &str) -> Result<i64, EngineError> {
+        loop {
+            {
+                let mut state = self.state.borrow_mut();
+                let id = state.container_id(id).ok_or_else(|| missing("wait"))?;
+                let container = &state.containers[&id];
+                let name = container.name.clone();
+                if container.state == "exited" && state.held.contains(&name) {
+                    return Ok(143);
+                }
+                if !state.held.contains(&name) {
+                    let scripted = state.exits.get_mut(&name).and_then(VecDeque::pop_front);
+                    let out_of_memory = state.out_of_memory;
+                    let container = state.containers.get_mut(&id).expect("found above");
+                    let code = scripted.or(container.exit_code).unwrap_or(0);
+                    container.state = "exited".to_string();
+                    container.exit_code = Some(code);
+                    // The kernel's SIGKILL, when scripted so (`exits` 137 beside `out_of_memory`).
+                    container.oom_killed = code == 137 && out_of_memory;
+                    return Ok(code);
+                }
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+    async fn stop(&self, id: &str, _seconds: i32) -> Result<(), EngineError> {
+        let mut state = self.state.borrow_mut();
+        state.record(format!("stop {id}"));
+        if let Some(container) = state.containers.get_mut(id) {
+            container.state = "exited".to_string();
+        }
+        Ok(())
+    }
+    async fn remove_container(&self, id: &str, _force: bool) -> Result<(), EngineError> {
+        let mut state = self.state.borrow_mut();
+        state.record(format!("remove-container {id}"));
+        if let Some(id) = state.container_id(id) {
+            state.containers.remove(&id);
+            state.plans.remove(&id);
+        }
+        Ok(())
+    }
+    async fn run_once(&self, spec: &OneOff, _deadline: Duration) -> Result<Finished, EngineError> {
+        daemon::run_once(&mut self.state.borrow_mut(), spec)
+    }
+}
 
+impl ContainerIo for FakeEngine {
     async fn output(&self, _id: &str) -> Result<String, EngineError> {
         Ok(String::new())
     }
-
     async fn stream_output(
         &self,
         id: &str,
@@ -457,52 +500,6 @@ impl Containers for FakeEngine {
         }
         Ok(())
     }
-
-    async fn wait(&self, id: &str) -> Result<i64, EngineError> {
-        loop {
-            {
-                let mut state = self.state.borrow_mut();
-                let id = state.container_id(id).ok_or_else(|| missing("wait"))?;
-                let container = &state.containers[&id];
-                let name = container.name.clone();
-                if container.state == "exited" && state.held.contains(&name) {
-                    return Ok(143);
-                }
-                if !state.held.contains(&name) {
-                    let scripted = state.exits.get_mut(&name).and_then(VecDeque::pop_front);
-                    let out_of_memory = state.out_of_memory;
-                    let container = state.containers.get_mut(&id).expect("found above");
-                    let code = scripted.or(container.exit_code).unwrap_or(0);
-                    container.state = "exited".to_string();
-                    container.exit_code = Some(code);
-                    // The kernel's SIGKILL, when scripted so (`exits` 137 beside `out_of_memory`).
-                    container.oom_killed = code == 137 && out_of_memory;
-                    return Ok(code);
-                }
-            }
-            tokio::task::yield_now().await;
-        }
-    }
-
-    async fn stop(&self, id: &str, _seconds: i32) -> Result<(), EngineError> {
-        let mut state = self.state.borrow_mut();
-        state.record(format!("stop {id}"));
-        if let Some(container) = state.containers.get_mut(id) {
-            container.state = "exited".to_string();
-        }
-        Ok(())
-    }
-
-    async fn remove_container(&self, id: &str, _force: bool) -> Result<(), EngineError> {
-        let mut state = self.state.borrow_mut();
-        state.record(format!("remove-container {id}"));
-        if let Some(id) = state.container_id(id) {
-            state.containers.remove(&id);
-            state.plans.remove(&id);
-        }
-        Ok(())
-    }
-
     async fn exec(
         &self,
         id: &str,
@@ -515,11 +512,6 @@ impl Containers for FakeEngine {
             .record(format!("exec {id} {}", command.join(" ")));
         Ok(0)
     }
-
-    async fn run_once(&self, spec: &OneOff, _deadline: Duration) -> Result<Finished, EngineError> {
-        daemon::run_once(&mut self.state.borrow_mut(), spec)
-    }
-
     async fn upload(
         &self,
         id: &str,
@@ -529,7 +521,6 @@ impl Containers for FakeEngine {
         let bytes = tarball::read_all(tar).await?;
         archive::upload(&mut self.state.borrow_mut(), id, folder, &bytes)
     }
-
     async fn download(
         &self,
         id: &str,
@@ -539,7 +530,6 @@ impl Containers for FakeEngine {
         let mut state = self.state.borrow_mut();
         Ok(archive::download(&mut state, id, path, sink))
     }
-
     async fn volume_exists(&self, name: &str) -> Result<bool, EngineError> {
         Ok(self.state.borrow().volumes.contains(name))
     }

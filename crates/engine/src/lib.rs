@@ -105,6 +105,19 @@ pub trait Containers {
     async fn container(&self, name: &str) -> Result<Option<ContainerFacts>, EngineError>;
     /// Every container (running or not) carrying `label` (`key` or `key=value`).
     async fn containers_with_label(&self, label: &str) -> Result<Vec<ContainerFacts>, EngineError>;
+    /// Waits for the container to stop; its exit code.
+    async fn wait(&self, id: &str) -> Result<i64, EngineError>;
+    async fn stop(&self, id: &str, seconds: i32) -> Result<(), EngineError>;
+    /// Removes it; one that is already gone is not an error.
+    async fn remove_container(&self, id: &str, force: bool) -> Result<(), EngineError>;
+    /// Runs a one-off container to completion (killed after `deadline`) and always removes
+    /// it.
+    async fn run_once(&self, spec: &OneOff, deadline: Duration) -> Result<Finished, EngineError>;
+}
+
+/// What goes into and out of containers: their output, commands run in them, files
+/// copied in and out, and the volumes they mount.
+pub trait ContainerIo {
     /// Output so far (not following).
     async fn output(&self, id: &str) -> Result<String, EngineError>;
     /// Hands output to `sink` until the container stops (or, with `follow` false, until
@@ -116,11 +129,6 @@ pub trait Containers {
         tail: Option<&str>,
         sink: impl FnMut(OutputChunk),
     ) -> Result<(), EngineError>;
-    /// Waits for the container to stop; its exit code.
-    async fn wait(&self, id: &str) -> Result<i64, EngineError>;
-    async fn stop(&self, id: &str, seconds: i32) -> Result<(), EngineError>;
-    /// Removes it; one that is already gone is not an error.
-    async fn remove_container(&self, id: &str, force: bool) -> Result<(), EngineError>;
     /// Runs `command` in a running container as `user`, output to `sink`; the exit code.
     async fn exec(
         &self,
@@ -129,9 +137,6 @@ pub trait Containers {
         user: &str,
         sink: impl FnMut(OutputChunk),
     ) -> Result<i64, EngineError>;
-    /// Runs a one-off container to completion (killed after `deadline`) and always removes
-    /// it.
-    async fn run_once(&self, spec: &OneOff, deadline: Duration) -> Result<Finished, EngineError>;
     /// Unpacks the tar `archive` into the folder `folder` of a container (created or
     /// running), keeping the owners and modes its entries carry (what `docker cp` does
     /// without `-a`); `Ok(false)` when the container has no folder `folder`.
@@ -210,11 +215,11 @@ pub trait Networks {
 
 /// The traits, for calling an engine's methods: `use crate::prelude::*`.
 pub mod prelude {
-    pub use super::{Builds, Containers, Daemon, Engine, Images, Networks, Tunnels};
+    pub use super::{Builds, ContainerIo, Containers, Daemon, Engine, Images, Networks, Tunnels};
 }
 
 /// Everything tfimg asks of a container engine.
-pub trait Engine: Daemon + Images + Containers + Builds + Tunnels + Networks {
+pub trait Engine: Daemon + Images + Containers + ContainerIo + Builds + Tunnels + Networks {
     /// The engine's URL when it runs on another host (reached through ssh): folders of
     /// this machine cannot be mounted there.
     fn remote_endpoint(&self) -> Option<&str> {
@@ -222,4 +227,4 @@ pub trait Engine: Daemon + Images + Containers + Builds + Tunnels + Networks {
     }
 }
 
-impl<T: Daemon + Images + Containers + Builds + Tunnels + Networks> Engine for T {}
+impl<T: Daemon + Images + Containers + ContainerIo + Builds + Tunnels + Networks> Engine for T {}

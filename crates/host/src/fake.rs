@@ -7,9 +7,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::prelude::*;
+
 use super::{
-    ExportError, ExportFile, FileStream, Host, InputFile, LockAttempt, NvidiaFacts, OutputFile,
-    SshKey, SyncArchive, TrustError, UnpackSummary, Unpacker,
+    ExportError, ExportFile, FileStream, InputFile, LockAttempt, NvidiaFacts, OutputFile, SshKey,
+    SyncArchive, TrustError, UnpackSummary, Unpacker,
 };
 use tfimg_core::input::InputError;
 use tfimg_core::notice::Notice;
@@ -80,27 +82,28 @@ impl FakeHost {
     }
 }
 
-impl Host for FakeHost {
+impl Identity for FakeHost {
     fn ids(&self) -> Option<(u32, u32)> {
         Some((4321, 4322))
     }
-
     fn container_ids(&self) -> (u32, u32) {
         (4321, 4322)
     }
-
-    fn nvidia(&self) -> NvidiaFacts {
-        self.nvidia.clone()
-    }
-
     fn user_name(&self) -> Option<String> {
         Some("ana".to_string())
     }
+}
 
+impl Gpus for FakeHost {
+    fn nvidia(&self) -> NvidiaFacts {
+        self.nvidia.clone()
+    }
     fn gpu_processes(&self) -> Vec<crate::nvidia::GpuProcess> {
         self.gpu_processes.clone()
     }
+}
 
+impl Ports for FakeHost {
     fn port_is_free(&self, _ip: &str, port: u16) -> bool {
         if self.held_ports.borrow().contains(&port) {
             return false;
@@ -110,7 +113,6 @@ impl Host for FakeHost {
         }
         true
     }
-
     fn any_free_port(&self, _ip: &str) -> Option<u16> {
         // Kernel-chosen ports count up from 40000, never a held one.
         loop {
@@ -120,24 +122,51 @@ impl Host for FakeHost {
             }
         }
     }
+}
 
-    fn random_hex(&self, bytes: usize) -> std::io::Result<String> {
-        Ok(format!("{:0width$x}", self.next(), width = bytes * 2))
+impl Probes for FakeHost {
+    async fn http_status(&self, _port: u16, _path: &str) -> Option<u16> {
+        self.http
     }
-
-    fn self_signed_certificate(&self, names: &[String]) -> std::io::Result<(String, String)> {
-        Ok((
-            format!("FAKE CERTIFICATE for {}", names.join(",")),
-            format!("FAKE KEY {}", self.next()),
-        ))
+    async fn http_get(&self, _port: u16, path: &str) -> Option<(u16, Vec<u8>)> {
+        self.http_asked.borrow_mut().push(path.to_string());
+        let mut answers = self.http_answers.borrow_mut();
+        match answers.get_mut(path) {
+            Some(queue) if !queue.is_empty() => {
+                let (status, body) = match queue.len() {
+                    1 => queue[0].clone(),
+                    _ => queue.remove(0),
+                };
+                Some((status, body.into_bytes()))
+            }
+            _ => self.http.map(|status| (status, Vec::new())),
+        }
     }
-
-    fn data_dir(&self) -> std::io::Result<PathBuf> {
-        let folder = PathBuf::from("/fake/data/tfimg");
-        self.trusted_folder(&folder, None, None)?;
-        Ok(folder)
+    async fn ssh_banner(&self, _port: u16) -> bool {
+        true
     }
+    async fn grpc_answers(&self, _port: u16) -> bool {
+        self.grpc
+    }
+}
 
+impl Clock for FakeHost {
+    /// No time passes, but the task yields, as any sleep does.
+    async fn sleep(&self, _duration: Duration) {
+        tokio::task::yield_now().await;
+    }
+    async fn interrupted(&self) {
+        while !self.interrupt.get() {
+            tokio::task::yield_now().await;
+        }
+    }
+    fn now(&self) -> std::time::SystemTime {
+        // A clock that moves one second per question.
+        std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + u64::from(self.next()))
+    }
+}
+
+impl Trust for FakeHost {
     fn trusted_folder(
         &self,
         path: &Path,
@@ -154,7 +183,6 @@ impl Host for FakeHost {
             None => Ok(()),
         }
     }
-
     fn closed_folders(&self, path: &Path) -> std::io::Result<(PathBuf, Vec<PathBuf>)> {
         let closed = self.closed.borrow();
         let found = path
@@ -164,14 +192,41 @@ impl Host for FakeHost {
             .collect();
         Ok((path.to_path_buf(), found))
     }
+    fn folder_access(&self, path: &Path) -> Option<(u32, u32, u32)> {
+        self.access.borrow().get(path).copied()
+    }
+}
 
+impl State for FakeHost {
+    fn data_dir(&self) -> std::io::Result<PathBuf> {
+        let folder = PathBuf::from("/fake/data/tfimg");
+        self.trusted_folder(&folder, None, None)?;
+        Ok(folder)
+    }
+    fn try_lock(&self, name: &str, _shared: bool) -> LockAttempt {
+        match self.busy_locks.borrow().contains(name) {
+            true => LockAttempt::Busy,
+            false => LockAttempt::Held(Box::new(())),
+        }
+    }
+}
+
+impl Secrets for FakeHost {
+    fn random_hex(&self, bytes: usize) -> std::io::Result<String> {
+        Ok(format!("{:0width$x}", self.next(), width = bytes * 2))
+    }
+    fn self_signed_certificate(&self, names: &[String]) -> std::io::Result<(String, String)> {
+        Ok((
+            format!("FAKE CERTIFICATE for {}", names.join(",")),
+            format!("FAKE KEY {}", self.next()),
+        ))
+    }
     fn ssh_key(&self, _explicit: Option<&Path>) -> Result<SshKey, InputError> {
         Ok(SshKey {
             public_key: "ssh-ed25519 AAAAfake user".to_string(),
             identity: Some(PathBuf::from("/fake/home/.ssh/id_ed25519")),
         })
     }
-
     fn member_ssh_key(&self, team: &str, member: &str) -> Result<SshKey, InputError> {
         Ok(SshKey {
             public_key: format!("ssh-ed25519 AAAAfake {team}/{member}"),
@@ -183,26 +238,77 @@ impl Host for FakeHost {
             ),
         })
     }
-
     fn pin_host_key(&self, _known_hosts: &Path, _port: u16, _key: &str) -> std::io::Result<()> {
         Ok(())
     }
+}
 
+impl Files for FakeHost {
     fn exists(&self, path: &Path) -> bool {
         self.paths
             .borrow()
             .iter()
             .any(|known| known == path || known.starts_with(path))
     }
-
     fn is_link(&self, path: &Path) -> bool {
         self.links.borrow().contains(path)
     }
-
-    fn folder_access(&self, path: &Path) -> Option<(u32, u32, u32)> {
-        self.access.borrow().get(path).copied()
+    fn is_folder(&self, path: &Path) -> bool {
+        self.paths.borrow().contains(path)
     }
+    fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        self.files
+            .borrow()
+            .get(path)
+            .cloned()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
+    }
+    fn read_at_most(&self, path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+        let mut bytes = self.read_file(path)?;
+        bytes.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        Ok(bytes)
+    }
+    fn files_with_extension(&self, folder: &Path, extension: &str) -> Vec<PathBuf> {
+        // A BTreeMap: already sorted.
+        self.files
+            .borrow()
+            .keys()
+            .filter(|path| {
+                path.parent() == Some(folder)
+                    && path.extension().is_some_and(|found| found == extension)
+            })
+            .cloned()
+            .collect()
+    }
+    fn folder_entries(&self, folder: &Path) -> Vec<String> {
+        let names: BTreeSet<String> = self
+            .paths
+            .borrow()
+            .iter()
+            .filter_map(|path| path.strip_prefix(folder).ok())
+            .filter_map(|rest| rest.components().next())
+            .filter_map(|first| first.as_os_str().to_str().map(str::to_string))
+            .collect();
+        names.into_iter().collect()
+    }
+    fn open_file(&self, path: &Path) -> std::io::Result<(Box<dyn InputFile + '_>, u64)> {
+        let bytes = self.read_file(path)?;
+        let length = bytes.len() as u64;
+        Ok((Box::new(std::io::Cursor::new(bytes)), length))
+    }
+    fn file_stream(&self, path: &Path, offset: u64, length: u64) -> std::io::Result<FileStream> {
+        let bytes = self.read_file(path)?;
+        let start = (offset as usize).min(bytes.len());
+        let end = (offset.saturating_add(length) as usize).min(bytes.len());
+        let chunks: Vec<std::io::Result<bytes::Bytes>> = bytes[start..end]
+            .chunks(777)
+            .map(|chunk| Ok(bytes::Bytes::copy_from_slice(chunk)))
+            .collect();
+        Ok(Box::pin(futures_util::stream::iter(chunks)))
+    }
+}
 
+impl FileWrites for FakeHost {
     fn make_folder(
         &self,
         path: &Path,
@@ -213,122 +319,19 @@ impl Host for FakeHost {
         self.made.borrow_mut().push(path.to_path_buf());
         Ok(None)
     }
-
     fn remove_empty_folder(&self, path: &Path) {
         self.paths.borrow_mut().remove(path);
         self.removed.borrow_mut().push(path.to_path_buf());
     }
-
-    fn try_lock(&self, name: &str, _shared: bool) -> LockAttempt {
-        match self.busy_locks.borrow().contains(name) {
-            true => LockAttempt::Busy,
-            false => LockAttempt::Held(Box::new(())),
-        }
-    }
-
-    fn spawn_prune(&self, name: &str, key: &str, _engine: &str) -> bool {
-        self.prunes
-            .borrow_mut()
-            .push((name.to_string(), key.to_string()));
-        true
-    }
-
-    async fn http_status(&self, _port: u16, _path: &str) -> Option<u16> {
-        self.http
-    }
-
-    async fn http_get(&self, _port: u16, path: &str) -> Option<(u16, Vec<u8>)> {
-        self.http_asked.borrow_mut().push(path.to_string());
-        let mut answers = self.http_answers.borrow_mut();
-        match answers.get_mut(path) {
-            Some(queue) if !queue.is_empty() => {
-                let (status, body) = match queue.len() {
-                    1 => queue[0].clone(),
-                    _ => queue.remove(0),
-                };
-                Some((status, body.into_bytes()))
-            }
-            _ => self.http.map(|status| (status, Vec::new())),
-        }
-    }
-
-    async fn ssh_banner(&self, _port: u16) -> bool {
-        true
-    }
-
-    async fn grpc_answers(&self, _port: u16) -> bool {
-        self.grpc
-    }
-
-    /// No time passes, but the task yields, as any sleep does.
-    async fn sleep(&self, _duration: Duration) {
-        tokio::task::yield_now().await;
-    }
-
-    async fn interrupted(&self) {
-        while !self.interrupt.get() {
-            tokio::task::yield_now().await;
-        }
-    }
-
-    fn now(&self) -> std::time::SystemTime {
-        // A clock that moves one second per question.
-        std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + u64::from(self.next()))
-    }
-
-    fn read_at_most(&self, path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-        let mut bytes = self.read_file(path)?;
-        bytes.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-        Ok(bytes)
-    }
-
-    fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
-        self.files
-            .borrow()
-            .get(path)
-            .cloned()
-            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
-    }
-
     fn write_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         self.files
             .borrow_mut()
             .insert(path.to_path_buf(), bytes.to_vec());
         Ok(())
     }
-
     fn write_private_file(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         self.write_file(path, bytes)
     }
-
-    fn read_confined(
-        &self,
-        folder: &Path,
-        name: &str,
-        offset: u64,
-        limit: u64,
-    ) -> std::io::Result<super::confined::Bounded> {
-        let mut bytes = self.read_file(&folder.join(name))?;
-        bytes.drain(..(offset as usize).min(bytes.len()));
-        let cut = bytes.len() as u64 > limit;
-        bytes.truncate(limit as usize);
-        Ok(super::confined::Bounded { bytes, cut })
-    }
-
-    fn write_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-        self.write_file(&folder.join(name), bytes)
-    }
-
-    fn confined_len(&self, folder: &Path, name: &str) -> Option<u64> {
-        self.read_file(&folder.join(name))
-            .ok()
-            .map(|bytes| bytes.len() as u64)
-    }
-
-    fn append_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-        self.append_file(&folder.join(name), bytes, false)
-    }
-
     fn append_file(&self, path: &Path, bytes: &[u8], _durable: bool) -> std::io::Result<()> {
         self.files
             .borrow_mut()
@@ -337,12 +340,10 @@ impl Host for FakeHost {
             .extend_from_slice(bytes);
         Ok(())
     }
-
     fn remove_file(&self, path: &Path) -> std::io::Result<()> {
         self.files.borrow_mut().remove(path);
         Ok(())
     }
-
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
         let mut files = self.files.borrow_mut();
         let moved: Vec<PathBuf> = files
@@ -364,36 +365,6 @@ impl Host for FakeHost {
         }
         Ok(())
     }
-
-    fn is_folder(&self, path: &Path) -> bool {
-        self.paths.borrow().contains(path)
-    }
-
-    fn folder_entries(&self, folder: &Path) -> Vec<String> {
-        let names: BTreeSet<String> = self
-            .paths
-            .borrow()
-            .iter()
-            .filter_map(|path| path.strip_prefix(folder).ok())
-            .filter_map(|rest| rest.components().next())
-            .filter_map(|first| first.as_os_str().to_str().map(str::to_string))
-            .collect();
-        names.into_iter().collect()
-    }
-
-    fn files_with_extension(&self, folder: &Path, extension: &str) -> Vec<PathBuf> {
-        // A BTreeMap: already sorted.
-        self.files
-            .borrow()
-            .keys()
-            .filter(|path| {
-                path.parent() == Some(folder)
-                    && path.extension().is_some_and(|found| found == extension)
-            })
-            .cloned()
-            .collect()
-    }
-
     fn create_file(&self, path: &Path) -> std::io::Result<Box<dyn OutputFile + '_>> {
         self.files
             .borrow_mut()
@@ -404,31 +375,52 @@ impl Host for FakeHost {
             cursor: std::io::Cursor::new(Vec::new()),
         }))
     }
+}
 
-    fn open_file(&self, path: &Path) -> std::io::Result<(Box<dyn InputFile + '_>, u64)> {
-        let bytes = self.read_file(path)?;
-        let length = bytes.len() as u64;
-        Ok((Box::new(std::io::Cursor::new(bytes)), length))
+impl Confined for FakeHost {
+    fn read_confined(
+        &self,
+        folder: &Path,
+        name: &str,
+        offset: u64,
+        limit: u64,
+    ) -> std::io::Result<super::confined::Bounded> {
+        let mut bytes = self.read_file(&folder.join(name))?;
+        bytes.drain(..(offset as usize).min(bytes.len()));
+        let cut = bytes.len() as u64 > limit;
+        bytes.truncate(limit as usize);
+        Ok(super::confined::Bounded { bytes, cut })
     }
-
-    fn file_stream(&self, path: &Path, offset: u64, length: u64) -> std::io::Result<FileStream> {
-        let bytes = self.read_file(path)?;
-        let start = (offset as usize).min(bytes.len());
-        let end = (offset.saturating_add(length) as usize).min(bytes.len());
-        let chunks: Vec<std::io::Result<bytes::Bytes>> = bytes[start..end]
-            .chunks(777)
-            .map(|chunk| Ok(bytes::Bytes::copy_from_slice(chunk)))
-            .collect();
-        Ok(Box::pin(futures_util::stream::iter(chunks)))
+    fn write_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.write_file(&folder.join(name), bytes)
     }
-
-    fn spawn_detached(&self, args: &[String], log: &Path, engine: &str) -> std::io::Result<u32> {
-        self.spawned
-            .borrow_mut()
-            .push((args.to_vec(), log.to_path_buf(), engine.to_string()));
-        Ok(4242)
+    fn append_confined(&self, folder: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.append_file(&folder.join(name), bytes, false)
     }
-
+    fn confined_len(&self, folder: &Path, name: &str) -> Option<u64> {
+        self.read_file(&folder.join(name))
+            .ok()
+            .map(|bytes| bytes.len() as u64)
+    }
+    fn write_export(
+        &self,
+        folder: &Path,
+        folder_mode: Option<u32>,
+        files: &[ExportFile],
+        owner: Option<(u32, u32)>,
+    ) -> Result<(), ExportError> {
+        let mut exported = self.exported.borrow_mut();
+        if let Some(mode) = folder_mode {
+            exported.insert(folder.to_path_buf(), (mode, owner));
+        }
+        self.paths.borrow_mut().insert(folder.to_path_buf());
+        for file in files {
+            let path = folder.join(&file.name);
+            exported.insert(path.clone(), (file.mode, owner));
+            self.files.borrow_mut().insert(path, file.bytes.clone());
+        }
+        Ok(())
+    }
     /// The files under the source in `files`; a source that is neither a file there nor
     /// a path in `paths` is missing.
     fn sync_archive(&self, sync: &SyncPlan, owner: (u32, u32)) -> Result<SyncArchive, InputError> {
@@ -449,7 +441,6 @@ impl Host for FakeHost {
         }
         Ok(SyncArchive::from_files(sync.name(), &files, owner))
     }
-
     fn unpacker(&self, destination: &Path) -> Box<dyn Unpacker + '_> {
         Box::new(FakeUnpacker {
             host: self,
@@ -457,25 +448,20 @@ impl Host for FakeHost {
             tar: Vec::new(),
         })
     }
+}
 
-    fn write_export(
-        &self,
-        folder: &Path,
-        folder_mode: Option<u32>,
-        files: &[ExportFile],
-        owner: Option<(u32, u32)>,
-    ) -> Result<(), ExportError> {
-        let mut exported = self.exported.borrow_mut();
-        if let Some(mode) = folder_mode {
-            exported.insert(folder.to_path_buf(), (mode, owner));
-        }
-        self.paths.borrow_mut().insert(folder.to_path_buf());
-        for file in files {
-            let path = folder.join(&file.name);
-            exported.insert(path.clone(), (file.mode, owner));
-            self.files.borrow_mut().insert(path, file.bytes.clone());
-        }
-        Ok(())
+impl Processes for FakeHost {
+    fn spawn_detached(&self, args: &[String], log: &Path, engine: &str) -> std::io::Result<u32> {
+        self.spawned
+            .borrow_mut()
+            .push((args.to_vec(), log.to_path_buf(), engine.to_string()));
+        Ok(4242)
+    }
+    fn spawn_prune(&self, name: &str, key: &str, _engine: &str) -> bool {
+        self.prunes
+            .borrow_mut()
+            .push((name.to_string(), key.to_string()));
+        true
     }
 }
 

@@ -11,12 +11,12 @@ pub use tfimg_core::input::{Exit, Failure};
 /// The Docker Engine, as tfimg reaches it: connect, then the role traits' calls.
 pub mod engine {
     pub use tfimg_engine::prelude;
-    pub use tfimg_engine::{Containers, Docker, EngineError, Finished, OneOff};
+    pub use tfimg_engine::{ContainerIo, Containers, Docker, EngineError, Finished, OneOff};
 }
 
 /// This machine: who runs the tests, where tfimg keeps its data, HTTP probes.
 pub mod host {
-    pub use tfimg_host::{current_ids, Host, Machine};
+    pub use tfimg_host::{current_ids, Machine, Probes};
 
     pub mod machine {
         pub use tfimg_host::machine::data_dir;

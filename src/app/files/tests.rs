@@ -1,5 +1,6 @@
 //! Unit tests of `files`, on the fakes: a run with a sync, copied in and back; pull-files'
 //! default path and its bad inputs.
+use crate::host::prelude::*;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use crate::app::team::UpReport;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
-use crate::host::Host;
+use crate::host::prelude::*;
 use crate::labels;
 use crate::spec::Catalog;
 use crate::team::{self, Team};

@@ -1,6 +1,7 @@
 //! Unit tests of `run`'s story on the fakes: what is left of a container once tfimg
 //! stops following it (kept, removed, its tunnel closed, its files copied back), and the
 //! refusals that come before anything is built.
+use crate::host::prelude::*;
 use std::path::PathBuf;
 
 use super::*;

@@ -2,6 +2,7 @@
 //! trial on its own GPUs by device id, retries, `max_failed`, Ctrl-C, and going on from
 //! a journal (finished trials kept, running ones reattached or their end learned).
 
+use crate::host::prelude::*;
 use std::cell::RefCell;
 use std::path::Path;
 

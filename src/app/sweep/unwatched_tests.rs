@@ -3,6 +3,7 @@
 //! sweep each keep a result that finished, stop only what still runs, and take over a
 //! container made just before the kill instead of running its trial again.
 
+use crate::host::prelude::*;
 use std::path::Path;
 
 use super::tests::{engine, go, sweep_run, sweep_text};

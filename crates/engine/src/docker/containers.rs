@@ -13,7 +13,8 @@ use super::create::to_create_body;
 use super::output::hand_over;
 use super::Docker;
 use crate::{
-    ContainerFacts, Containers, EngineError, Finished, OneOff, OutputChunk, StartFailure, TarStream,
+    ContainerFacts, ContainerIo, Containers, EngineError, Finished, OneOff, OutputChunk,
+    StartFailure, TarStream,
 };
 use tfimg_core::plan::tunnels::Published;
 use tfimg_core::plan::LaunchPlan;
@@ -42,7 +43,6 @@ impl Containers for Docker {
             Err(error) => Err(self.fail(&format!("create container `{}`", plan.name), error)),
         }
     }
-
     async fn start(&self, id: &str) -> Result<(), StartFailure> {
         match self.client.start_container(id, None).await {
             Ok(()) => Ok(()),
@@ -60,7 +60,6 @@ impl Containers for Docker {
             Err(error) => Err(StartFailure::Engine(self.fail("start container", error))),
         }
     }
-
     /// The container called `name` (or with that id), or `None`.
     async fn container(&self, name: &str) -> Result<Option<ContainerFacts>, EngineError> {
         let inspected = match self.client.inspect_container(name, None).await {
@@ -136,7 +135,6 @@ impl Containers for Docker {
                 .and_then(|ms| i64::try_from(ms / 1000).ok()),
         }))
     }
-
     /// Every container (running or not) carrying `label` (`key` or `key=value`).
     async fn containers_with_label(&self, label: &str) -> Result<Vec<ContainerFacts>, EngineError> {
         let filters = HashMap::from([("label".to_string(), vec![label.to_string()])]);
@@ -185,7 +183,50 @@ impl Containers for Docker {
             })
             .collect())
     }
+    /// Waits for the container to stop; its exit code.
+    async fn wait(&self, id: &str) -> Result<i64, EngineError> {
+        let mut wait = self.client.wait_container(id, None);
+        match wait.next().await {
+            Some(Ok(response)) => Ok(response.status_code),
+            Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Ok(code),
+            Some(Err(error)) => Err(self.fail("wait for container", error)),
+            None => Err(EngineError::Failed {
+                what: "wait for container".to_string(),
+                message: "the daemon closed the wait without an exit code".to_string(),
+            }),
+        }
+    }
+    async fn stop(&self, id: &str, seconds: i32) -> Result<(), EngineError> {
+        let options = bollard::query_parameters::StopContainerOptionsBuilder::new()
+            .t(seconds)
+            .build();
+        match self.client.stop_container(id, Some(options)).await {
+            Ok(())
+            | Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 304 | 404,
+                ..
+            }) => Ok(()),
+            Err(error) => Err(self.fail("stop container", error)),
+        }
+    }
+    async fn remove_container(&self, id: &str, force: bool) -> Result<(), EngineError> {
+        let options = RemoveContainerOptionsBuilder::new().force(force).build();
+        match self.client.remove_container(id, Some(options)).await {
+            Ok(())
+            | Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            Err(error) => Err(self.fail("remove container", error)),
+        }
+    }
+    /// Runs `spec` to completion (or `deadline`, after which it is killed) and removes it,
+    /// whatever happened.
+    async fn run_once(&self, spec: &OneOff, deadline: Duration) -> Result<Finished, EngineError> {
+        self.one_off(spec, deadline).await
+    }
+}
 
+impl ContainerIo for Docker {
     /// Output so far (not following).
     async fn output(&self, id: &str) -> Result<String, EngineError> {
         let options = LogsOptionsBuilder::new().stdout(true).stderr(true).build();
@@ -197,7 +238,6 @@ impl Containers for Docker {
         }
         Ok(output)
     }
-
     /// Streams output to this process's stdout/stderr until the container stops (or, with
     /// `follow` false, until the output so far is written).
     async fn stream_output(
@@ -233,46 +273,6 @@ impl Containers for Docker {
         }
         Ok(())
     }
-
-    /// Waits for the container to stop; its exit code.
-    async fn wait(&self, id: &str) -> Result<i64, EngineError> {
-        let mut wait = self.client.wait_container(id, None);
-        match wait.next().await {
-            Some(Ok(response)) => Ok(response.status_code),
-            Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Ok(code),
-            Some(Err(error)) => Err(self.fail("wait for container", error)),
-            None => Err(EngineError::Failed {
-                what: "wait for container".to_string(),
-                message: "the daemon closed the wait without an exit code".to_string(),
-            }),
-        }
-    }
-
-    async fn stop(&self, id: &str, seconds: i32) -> Result<(), EngineError> {
-        let options = bollard::query_parameters::StopContainerOptionsBuilder::new()
-            .t(seconds)
-            .build();
-        match self.client.stop_container(id, Some(options)).await {
-            Ok(())
-            | Err(bollard::errors::Error::DockerResponseServerError {
-                status_code: 304 | 404,
-                ..
-            }) => Ok(()),
-            Err(error) => Err(self.fail("stop container", error)),
-        }
-    }
-
-    async fn remove_container(&self, id: &str, force: bool) -> Result<(), EngineError> {
-        let options = RemoveContainerOptionsBuilder::new().force(force).build();
-        match self.client.remove_container(id, Some(options)).await {
-            Ok(())
-            | Err(bollard::errors::Error::DockerResponseServerError {
-                status_code: 404, ..
-            }) => Ok(()),
-            Err(error) => Err(self.fail("remove container", error)),
-        }
-    }
-
     /// Runs `command` in a running container as `user`, streaming its output; the exit code.
     async fn exec(
         &self,
@@ -317,13 +317,6 @@ impl Containers for Docker {
             .map_err(|error| self.fail("exec", error))?;
         Ok(inspected.exit_code.unwrap_or(0))
     }
-
-    /// Runs `spec` to completion (or `deadline`, after which it is killed) and removes it,
-    /// whatever happened.
-    async fn run_once(&self, spec: &OneOff, deadline: Duration) -> Result<Finished, EngineError> {
-        self.one_off(spec, deadline).await
-    }
-
     async fn upload(
         &self,
         id: &str,
@@ -332,7 +325,6 @@ impl Containers for Docker {
     ) -> Result<bool, EngineError> {
         self.put_archive(id, folder, tar).await
     }
-
     async fn download(
         &self,
         id: &str,
@@ -341,7 +333,6 @@ impl Containers for Docker {
     ) -> Result<bool, EngineError> {
         self.get_archive(id, path, sink).await
     }
-
     async fn volume_exists(&self, name: &str) -> Result<bool, EngineError> {
         self.volume_present(name).await
     }

@@ -4,6 +4,7 @@ use super::*;
 use crate::app::testing::{prepare_and_start, request};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
+use crate::host::prelude::*;
 
 fn gateway(host: &FakeHost, owner: (u32, u32)) -> ComposeGateway {
     let plan = prepare_and_start(&FakeEngine::new(), host, request("cpu-headless"))
