@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::engine::{BuildEvent, BuildFailure, BuildRequest, Engine, OneOff};
 use crate::host::archive::BuildContext;
@@ -95,13 +96,13 @@ fn base_drift(resolved: &ResolvedSpec, base_id: &str) -> Option<Notice> {
 /// The image of `resolved` for its current build key: the existing one, or a new one
 /// built, verified and tagged. `None` only with `only_check` when no current image exists.
 pub async fn build_spec(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     resolved: &ResolvedSpec,
     network: &Network,
     options: &BuildOptions<'_>,
     reporter: &Reporter,
 ) -> anyhow::Result<Option<Built>> {
+    let Session { engine, host } = session;
     if let Some(locked) = &resolved.lock {
         if let Some(error) = super::lock::disagreement(resolved, locked) {
             return Err(error.into());
@@ -157,22 +158,19 @@ pub async fn build_spec(
             .collect(),
         no_cache: options.no_cache,
     };
-    let image_id = run_build(
-        engine, host, resolved, &rendered, context, &request, reporter,
-    )
-    .await?;
+    let image_id = run_build(session, resolved, &rendered, context, &request, reporter).await?;
     if !options.no_verify {
         reporter.status(
             "verifying: TensorFlow imports, computes (also XLA-compiled), and keeps its pins",
         );
-        if let Err(error) = verify(engine, host, &image_id, &resolved.name, reporter).await {
+        if let Err(error) = verify(session, &image_id, &resolved.name, reporter).await {
             // Nothing was tagged: dropping the image leaves no trace of the failure.
             let _ = engine.remove_image(&image_id, true).await;
             return Err(error);
         }
     }
     check_base(engine, resolved, &base_id, &image_id).await?;
-    tag(engine, host, resolved, &plan, &image_id, reporter).await?;
+    tag(session, resolved, &plan, &image_id, reporter).await?;
     Ok(Some(Built {
         plan,
         image_id,
@@ -208,13 +206,13 @@ async fn base_image(
 /// critical path, so a detached tfimg does it (as `git gc --auto` does), else it is done
 /// here.
 async fn tag(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     resolved: &ResolvedSpec,
     plan: &ImagePlan,
     image_id: &str,
     reporter: &Reporter,
 ) -> anyhow::Result<()> {
+    let Session { engine, host } = session;
     for tag in plan.all_tags() {
         engine.tag(image_id, &tag).await?;
     }
@@ -264,14 +262,14 @@ async fn up_to_date(
 /// Streams the context to the engine's build; the new image's id. An interrupt removes
 /// the running step's container; a cache lookup that lost an image is retried once.
 async fn run_build(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     resolved: &ResolvedSpec,
     rendered: &Rendered,
     context: BuildContext,
     request: &BuildRequest,
     reporter: &Reporter,
 ) -> anyhow::Result<String> {
+    let Session { engine, host } = session;
     let mut context = Some(context);
     loop {
         let retried = context.is_none();
@@ -295,7 +293,7 @@ async fn run_build(
             // is removed before tfimg exits, whatever the daemon is still doing.
             reporter.clear();
             if let Some(id) = running.take() {
-                remove_build_container(engine, host, &id).await;
+                remove_build_container(session, &id).await;
             }
             return Err(Interrupted {
                 what: format!(
@@ -319,7 +317,7 @@ async fn run_build(
                 if failure.message.ends_with("returned a non-zero code: 137") {
                     // SIGKILL: the daemon shutting down kills the step (so does the OOM
                     // killer). A daemon that is going away is the failure to report.
-                    daemon_gone_during(engine, host, &resolved.name).await?;
+                    daemon_gone_during(session, &resolved.name).await?;
                 }
                 return Err(build_failed(resolved, &failure).into());
             }
@@ -367,10 +365,10 @@ fn short_id(id: &str) -> &str {
 
 /// An error when the daemon stops answering within 3 s (it is shutting down).
 async fn daemon_gone_during(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     name: &str,
 ) -> anyhow::Result<()> {
+    let Session { engine, host } = session;
     for _ in 0..12 {
         if let Err(error) = engine.still_there().await {
             return Err(anyhow::Error::from(error).context(format!(
@@ -384,7 +382,8 @@ async fn daemon_gone_during(
 
 /// Waits (up to 20 s) until the container of an interrupted build step is gone, removing
 /// it when the daemon has not.
-async fn remove_build_container(engine: &impl Engine, host: &impl Host, id: &str) {
+async fn remove_build_container(session: Session<'_, impl Engine, impl Host>, id: &str) {
+    let Session { engine, host } = session;
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while std::time::Instant::now() < deadline {
         match engine.container(id).await {
@@ -459,12 +458,12 @@ fn build_failed(resolved: &ResolvedSpec, failure: &BuildFailure) -> InputError {
 }
 
 async fn verify(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     image_id: &str,
     name: &str,
     reporter: &Reporter,
 ) -> anyhow::Result<()> {
+    let Session { engine, host } = session;
     let marker = format!("{name}-{}", host.random_hex(6)?);
     let one_off = OneOff {
         image: image_id.to_string(),

@@ -13,8 +13,6 @@ mod write;
 
 pub use load::{check, load, LoadOptions};
 pub use save::{check_output, save, save_targets, SaveOptions};
-#[cfg(test)]
-use save::{spec_target, SaveTarget};
 
 pub use crate::bundle::text::human_size;
 

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::app::session::Session;
 use crate::engine::{ContainerFacts, Engine, OutputChunk};
 use crate::host::Host;
 use crate::input::InputError;
@@ -83,11 +84,11 @@ pub struct PsEntry {
 /// `show_tokens` (it lives in the container's environment, not a label); the flag says
 /// whether a token was left out.
 pub async fn ps(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     team: Option<&str>,
     show_tokens: bool,
 ) -> anyhow::Result<(Vec<PsEntry>, bool)> {
+    let Session { engine, .. } = session;
     let label = match team {
         Some(team) => labels::team_filter(team),
         None => labels::SPEC.to_string(),
@@ -95,14 +96,14 @@ pub async fn ps(
     let mut containers = engine.containers_with_label(&label).await?;
     containers.sort_by(|a, b| a.name.cmp(&b.name));
     let mut entries = Vec::new();
-    crate::app::tunnels::tidy(engine, host).await?;
+    crate::app::tunnels::tidy(session).await?;
     let gateways = running_gateways(&containers);
     for mut container in containers {
         drop_dead_gateway_urls(&mut container, &gateways);
         if let Some(seconds) = stopped_idle(engine, &container).await {
             container.status = idle_status(&container.status, seconds);
         }
-        let tunnel = tunnel_of(engine, host, &container);
+        let tunnel = tunnel_of(session, &container);
         entries.push(PsEntry {
             tunnel: tunnel.as_ref().map(|forwards| match forwards {
                 Some(_) => "open",
@@ -182,17 +183,17 @@ fn url_port(url: &str) -> Option<u16> {
 /// A running container's tunnel on a remote engine: `Some(Some(forwards))` while it is
 /// open, `Some(None)` when it is closed; `None` on a local engine or without ports.
 fn tunnel_of(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     container: &ContainerFacts,
 ) -> Option<Option<Vec<Forward>>> {
+    let Session { engine, .. } = session;
     let tunneled = engine.tunnels_ports()
         && container.state == "running"
         && container.labels.contains_key(labels::PORTS);
     if !tunneled {
         return None;
     }
-    Some(crate::app::tunnels::live(engine, host, &container.id).map(|record| record.forwards))
+    Some(crate::app::tunnels::live(session, &container.id).map(|record| record.forwards))
 }
 
 /// A container as `ps` shows it; its addresses with the local ends of `forwards` (a
@@ -293,22 +294,22 @@ pub fn exec_user(container: &ContainerFacts) -> Result<String, InputError> {
 
 /// `tfimg stop`: stopped (ten seconds to end), its tunnel closed.
 pub async fn stop(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     container: &ContainerFacts,
 ) -> anyhow::Result<()> {
+    let Session { engine, .. } = session;
     engine.stop(&container.id, 10).await?;
-    crate::app::tunnels::close(engine, host, &container.id).await;
+    crate::app::tunnels::close(session, &container.id).await;
     Ok(())
 }
 
 /// `tfimg rm`: removed, its tunnel closed; a running one only with `force`.
 pub async fn remove(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     container: &ContainerFacts,
     force: bool,
 ) -> anyhow::Result<()> {
+    let Session { engine, .. } = session;
     if container.state == "running" && !force {
         return Err(InputError::new(
             format!("`{}` is running", container.name),
@@ -320,7 +321,7 @@ pub async fn remove(
         .into());
     }
     engine.remove_container(&container.id, force).await?;
-    crate::app::tunnels::close(engine, host, &container.id).await;
+    crate::app::tunnels::close(session, &container.id).await;
     Ok(())
 }
 

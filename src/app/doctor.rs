@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
+use crate::app::session::Session;
 use crate::doctor::{self, Check, DockerFacts, ImageState, SpecFacts};
 use crate::engine::{Engine, EngineError};
 use crate::host::nvidia::{EngineProbe, ProbeOutcome};
@@ -46,7 +47,7 @@ pub async fn checks(
     let nvidia = match &engine {
         Some(engine) => {
             let images = probe_images(resolved.as_ref().ok());
-            crate::app::gpu_host::engine_nvidia(engine, host, &images).await
+            crate::app::gpu_host::engine_nvidia(Session::new(engine, host), &images).await
         }
         None => unreached_nvidia(engine_url, host),
     };
@@ -181,7 +182,14 @@ pub async fn spec_facts(
         ..BuildOptions::default()
     };
     let reporter = Reporter::new(Progress::Plain);
-    let current = build_spec(engine, host, resolved, network, &options, &reporter).await;
+    let current = build_spec(
+        Session::new(engine, host),
+        resolved,
+        network,
+        &options,
+        &reporter,
+    )
+    .await;
     let any_build = matches!(engine.image(&tag).await, Ok(Some(_)));
     facts.image = match current {
         Ok(Some(built)) => ImageState::Current {

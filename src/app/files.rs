@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use crate::app::launch::Launched;
+use crate::app::session::Session;
 use crate::engine::{ContainerFacts, Engine};
 use crate::host::{Host, HostError, UnpackSummary};
 use crate::input::InputError;
@@ -16,12 +17,12 @@ use crate::notice::Notice;
 /// Copies `path` of the container `id` into `into`; `None` when the container has
 /// nothing at `path`.
 pub async fn pull(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     id: &str,
     path: &str,
     into: &Path,
 ) -> anyhow::Result<Option<UnpackSummary>> {
+    let Session { engine, host } = session;
     let mut unpacker = host.unpacker(into);
     let found = engine
         .download(id, path, |chunk| unpacker.feed(chunk))
@@ -40,13 +41,12 @@ pub async fn pull(
 
 /// `--sync-back`: every sync's destination into its source; what to tell the user.
 pub async fn sync_back(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     launched: &Launched,
 ) -> anyhow::Result<Vec<Notice>> {
     let mut lines = Vec::new();
     for sync in &launched.syncs {
-        match pull(engine, host, &launched.id, &sync.target, &sync.source).await? {
+        match pull(session, &launched.id, &sync.target, &sync.source).await? {
             None => lines.push(Notice::note(format!(
                 "`{}` is no longer in the container: nothing to copy back into `{}`",
                 sync.target,
@@ -69,12 +69,12 @@ pub async fn sync_back(
 /// `tfimg pull-files NAME DST [--from PATH]`: PATH (by default the container's first
 /// `--sync` destination, else its image's workdir) into `into`; what to tell the user.
 pub async fn pull_files(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     container: &ContainerFacts,
     into: &Path,
     from: Option<&str>,
 ) -> anyhow::Result<Vec<Notice>> {
+    let Session { engine, .. } = session;
     let name = &container.name;
     let path = match from {
         Some(path) if path.starts_with('/') => path.trim_end_matches('/').to_string(),
@@ -92,7 +92,7 @@ pub async fn pull_files(
     } else {
         path
     };
-    let Some(summary) = pull(engine, host, &container.id, &path, into).await? else {
+    let Some(summary) = pull(session, &container.id, &path, into).await? else {
         return Err(InputError::new(
             format!("`{path}` does not exist in `{name}`"),
             format!("give the path to copy with `--from PATH`; while `{name}` runs, `tfimg exec {name} -- ls {path}/..` shows what is there"),

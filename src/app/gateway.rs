@@ -19,6 +19,7 @@ use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
 use crate::app::launch::{self, LaunchRequest, Target, TunnelMode};
+use crate::app::session::Session;
 use crate::engine::prelude::*;
 use crate::engine::{EngineError, OutputChunk};
 use crate::host::archive::BuildContext;
@@ -206,13 +207,13 @@ impl std::fmt::Display for GatewayAction {
 /// certificate source changed), reloaded when `members_changed`, or removed with the
 /// team network when the file has no gateway any more.
 pub async fn reconcile(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
     image: Option<&str>,
     members_changed: bool,
 ) -> anyhow::Result<Option<GatewayAction>> {
+    let Session { engine, host } = session;
     let existing = engine.container(&container_name(&team.name)).await?;
     let Some(gateway) = &team.gateway else {
         let removed = match existing {
@@ -247,7 +248,7 @@ pub async fn reconcile(
             if let Some(found) = found {
                 engine.remove_container(&found.id, true).await?;
             }
-            create(engine, host, team, gateway, image, &hash, &files).await?;
+            create(session, team, gateway, image, &hash, &files).await?;
             Ok(Some(GatewayAction::Created))
         }
     }
@@ -255,16 +256,16 @@ pub async fn reconcile(
 
 /// Creates the gateway's container, copies its files in, then starts it.
 async fn create(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     team: &Team,
     gateway: &Gateway,
     image: &str,
     hash: &str,
     files: &[u8],
 ) -> anyhow::Result<()> {
+    let Session { engine, .. } = session;
     let request = request(team, gateway, image, hash);
-    let prepared = launch::prepare(engine, host, request).await?;
+    let prepared = launch::prepare(session, request).await?;
     let reserved = RefCell::new(BTreeSet::new());
     // The launcher's hint names `-p`, which `up` does not have: the file's key instead.
     let taken = |error: anyhow::Error| {
@@ -285,7 +286,7 @@ async fn create(
         Err(other) => other,
     }
     };
-    let launched = launch::start(engine, host, prepared, &reserved, true, |_| {})
+    let launched = launch::start(session, prepared, &reserved, true, |_| {})
         .await
         .map_err(taken)?;
     let started = async {

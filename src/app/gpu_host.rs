@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::app::session::Session;
 use crate::engine::{Engine, EngineError, OneOff};
 use crate::host::nvidia::{
     parse_use, read_answer, EngineProbe, ProbeOutcome, SmiAnswer, SMI_QUERIES, USE_QUERY,
@@ -31,10 +32,10 @@ pub const OVER_SSH: &str = "nvidia-smi over ssh";
 /// of preference (the launch's own image; for the doctor the spec's image, then its
 /// base): the first the engine has, else any image tfimg built there.
 pub async fn engine_nvidia(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     images: &[String],
 ) -> NvidiaFacts {
+    let Session { engine, host } = session;
     if engine.on_this_machine() {
         return host.nvidia();
     }
@@ -68,7 +69,8 @@ pub async fn engine_nvidia(
 /// of the probe's image asks nvidia-smi (memory and utilisation are the GPUs', the same
 /// from any container; processes are not: a container sees only its own), or, where the
 /// daemon refused GPUs, nvidia-smi on an ssh engine's host itself.
-pub async fn engine_gpu_use(engine: &impl Engine, host: &impl Host, facts: &mut NvidiaFacts) {
+pub async fn engine_gpu_use(session: Session<'_, impl Engine, impl Host>, facts: &mut NvidiaFacts) {
+    let Session { engine, host } = session;
     if engine.on_this_machine() || !facts.usage.is_empty() {
         return;
     }

@@ -5,6 +5,7 @@
 //! processes are this machine's: on an engine elsewhere the GPUs' use is asked there (a
 //! short container, as the doctor does), not its processes.
 
+use crate::app::session::Session;
 use crate::app::{gpu_host, launch};
 use crate::engine::Engine;
 use crate::host::Host;
@@ -18,25 +19,24 @@ pub const WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 /// ends tfimg (exit 130, as for any command that leaves nothing to clean up) or reading
 /// a view fails.
 pub async fn watch(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     team: Option<&str>,
     mut show: impl FnMut(&GpuView) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     loop {
-        show(&view(engine, host, team).await?)?;
+        show(&view(session, team).await?)?;
         tokio::time::sleep(WATCH_EVERY).await;
     }
 }
 
 /// The view of the engine's host's GPUs and tfimg's containers (a team's with `team`).
 pub async fn view(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     team: Option<&str>,
 ) -> anyhow::Result<GpuView> {
-    let mut nvidia = gpu_host::engine_nvidia(engine, host, &[]).await;
-    gpu_host::engine_gpu_use(engine, host, &mut nvidia).await;
+    let Session { engine, host } = session;
+    let mut nvidia = gpu_host::engine_nvidia(session, &[]).await;
+    gpu_host::engine_gpu_use(session, &mut nvidia).await;
     // Every launch labels its spec and its GPUs: one listing gives both the holders (of
     // every team) and the containers shown.
     let mut containers = engine.containers_with_label(labels::SPEC).await?;

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::app::gpu_host;
+use crate::app::session::Session;
 use crate::engine::{ContainerFacts, Engine, EngineError, StartFailure};
 use crate::host::HostError;
 use crate::host::{Host, NvidiaFacts, SshKey};
@@ -246,10 +247,10 @@ pub struct Launched {
 /// Checks a launch without creating anything: every mount, the GPUs against the host and
 /// the daemon, then the token and key it will carry, and what it copies in.
 pub async fn prepare(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     mut request: LaunchRequest,
 ) -> anyhow::Result<Prepared> {
+    let Session { engine, host } = session;
     if request.share_gpus {
         request
             .extra_labels
@@ -299,12 +300,12 @@ pub async fn prepare(
     if !request.mounts.is_empty() {
         notes.extend(crate::plan::sync::mounts_on_tcp_note(engine.endpoint()));
     }
-    let (gpus, nvidia) = choose_gpus(engine, host, &request, &mut notes).await?;
+    let (gpus, nvidia) = choose_gpus(session, &request, &mut notes).await?;
     let gpus_by_default = request.gpus.is_none() && !gpus.is_none();
     let gpu_plan = plan_gpus(engine, request.gpu_mode, &gpus).await?;
     let (jupyter_token, ssh) = credentials(host, &request)?;
     let known_hosts = ssh.as_ref().map(|_| host.known_hosts()).transpose()?;
-    let files = files::prepare_files(engine, host, &request, &home, &mut notes).await?;
+    let files = files::prepare_files(session, &request, &home, &mut notes).await?;
     Ok(Prepared {
         request,
         gpus,
@@ -373,11 +374,11 @@ fn credentials(
 /// engine's host. Those facts too, when GPUs are involved at all: without `--gpus` and a
 /// GPU image nothing is asked (a CPU run on a remote engine pays nothing).
 async fn choose_gpus(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     request: &LaunchRequest,
     notes: &mut Vec<Notice>,
 ) -> anyhow::Result<(GpuSelection, Option<NvidiaFacts>)> {
+    let Session { engine, .. } = session;
     let target = &request.target;
     let requested = request.gpus.as_ref();
     let explicit = requested.filter(|requested| !requested.is_none());
@@ -388,7 +389,7 @@ async fn choose_gpus(
     }
     let nvidia = match &request.nvidia {
         Some(known) => known.clone(),
-        None => gpu_host::engine_nvidia(engine, host, std::slice::from_ref(&target.image)).await,
+        None => gpu_host::engine_nvidia(session, std::slice::from_ref(&target.image)).await,
     };
     let info = engine.info().await?;
     let engine_host = nvidia.probe.as_ref().map(|probe| probe.engine.as_str());
@@ -479,10 +480,10 @@ pub fn sharing<'a>(nvidia: &'a NvidiaFacts, holders: &'a [Holder], share: bool) 
 /// (see [`refuse_gpus_without_driver`]). `None` when nothing was asked or the engine is on
 /// another host (its probe runs with the launch).
 pub async fn check_requested_gpus(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     requested: Option<&GpuSelection>,
 ) -> anyhow::Result<Option<NvidiaFacts>> {
+    let Session { engine, host } = session;
     let Some(requested) = requested.filter(|requested| !requested.is_none()) else {
         return Ok(None);
     };
@@ -519,13 +520,13 @@ pub fn refuse_gpus_without_driver(
 /// join them. `on_created` learns the container's id as soon as it exists, so an
 /// interrupted caller can remove it.
 pub async fn start(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     prepared: Prepared,
     reserved: &RefCell<BTreeSet<u16>>,
     no_start: bool,
     mut on_created: impl FnMut(&str),
 ) -> anyhow::Result<Launched> {
+    let Session { engine, host } = session;
     let mut gpus = prepared.gpus.clone();
     let mut gpu_plan = prepared.gpu_plan.clone();
     let request = &prepared.request;
@@ -545,7 +546,7 @@ pub async fn start(
         on_created(&id);
         let kin = request.claim_beside.as_ref();
         let standing = match prepared.nvidia.as_ref().filter(|_| !gpus.is_none()) {
-            Some(nvidia) => reserve::settle(engine, host, nvidia, &id, kin, &mut ignored).await,
+            Some(nvidia) => reserve::settle(session, nvidia, &id, kin, &mut ignored).await,
             None => Ok(Standing::Kept),
         };
         let let_go = match standing {
@@ -574,12 +575,12 @@ pub async fn start(
                 }
                 .into());
             }
-            reserve::wait_for(engine, host, &racers, &mut ignored).await?;
+            reserve::wait_for(session, &racers, &mut ignored).await?;
             if kin.is_some() {
                 return Err(GpusClaimed { holders }.into());
             }
             let before = gpus_text(&gpus);
-            (gpus, gpu_plan) = choose_again(engine, host, &prepared).await?;
+            (gpus, gpu_plan) = choose_again(session, &prepared).await?;
             notes.push(Notice::status(format!(
                 "{before} was taken by `{}` as `{}` started: it runs on {} instead",
                 holders.join("`, `"),
@@ -602,7 +603,7 @@ pub async fn start(
             let opened = if no_start {
                 Ok((plan.clone(), None))
             } else {
-                tunnels::open(engine, host, request, &id, &plan, reserved).await
+                tunnels::open(session, request, &id, &plan, reserved).await
             };
             let (plan, tunnel) = match opened {
                 Ok(opened) => opened,
@@ -653,13 +654,13 @@ pub async fn start(
 /// The GPUs of a launch whose first choice another launch took (see `reserve`): chosen
 /// again as `prepare` chose them, against the holders now.
 async fn choose_again(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     prepared: &Prepared,
 ) -> anyhow::Result<(GpuSelection, GpuPlan)> {
+    let Session { engine, .. } = session;
     let mut request = prepared.request.clone();
     request.nvidia = prepared.nvidia.clone();
-    let (gpus, _) = choose_gpus(engine, host, &request, &mut Vec::new()).await?;
+    let (gpus, _) = choose_gpus(session, &request, &mut Vec::new()).await?;
     let gpu_plan = plan_gpus(engine, request.gpu_mode, &gpus).await?;
     Ok((gpus, gpu_plan))
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::app::build::Network;
+use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::engine::{Engine, OneOff};
 use crate::host::Host;
@@ -116,13 +117,13 @@ fn candidates<'a>(
 /// `resolved` resolved into its lock, in a throw-away container of its base image; the
 /// layers it shares with `shared` are taken from that lock.
 pub async fn resolve(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     resolved: &ResolvedSpec,
     network: &Network,
     shared: Option<&Locked>,
     reporter: &Reporter,
 ) -> anyhow::Result<LockFile> {
+    let Session { engine, host } = session;
     let base_id =
         super::base::ensure_base(engine, &resolved.base, network, false, false, reporter).await?;
     reporter.status(&format!(
@@ -244,19 +245,19 @@ pub fn destination(resolved: &ResolvedSpec, output: Option<&Path>) -> Result<Pat
 /// `tfimg lock`'s story: `resolved` resolved (sharing the layers of a lock beside it unless
 /// `fresh`) and written to `path`; the lock made.
 pub async fn make(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     resolved: &ResolvedSpec,
     network: &Network,
     path: &Path,
     fresh: bool,
     reporter: &Reporter,
 ) -> anyhow::Result<LockFile> {
+    let Session { host, .. } = session;
     let shared = match fresh {
         true => None,
         false => shared_lock(host, resolved, path),
     };
-    let made = resolve(engine, host, resolved, network, shared.as_ref(), reporter).await?;
+    let made = resolve(session, resolved, network, shared.as_ref(), reporter).await?;
     write(host, path, &made)?;
     Ok(made)
 }

@@ -37,6 +37,8 @@ pub mod push;
 pub mod ready;
 pub mod run;
 pub mod serve;
+pub mod session;
+pub use session::Session;
 pub mod settings;
 pub mod sweep;
 pub mod team;

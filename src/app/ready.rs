@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::app::session::Session;
 use crate::engine::Engine;
 use crate::host::Host;
 use crate::labels;
@@ -22,12 +23,12 @@ const HOST_KEY_LINE: &str = "tfimg: ssh host key: ";
 /// Waits until the plan's service answers (or fails when the container stops or
 /// `READY_TIMEOUT` passes).
 pub async fn wait_until_ready(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     id: &str,
     plan: &LaunchPlan,
     known_hosts: Option<&Path>,
 ) -> anyhow::Result<()> {
+    let Session { engine, host } = session;
     // The host's clock, so the fakes' time passes as fast as they ask.
     let started = host.now();
     let mut polls: u32 = 0;
@@ -51,7 +52,7 @@ pub async fn wait_until_ready(
                 }
             }
         }
-        if answers(engine, host, id, plan, known_hosts).await? {
+        if answers(session, id, plan, known_hosts).await? {
             return Ok(());
         }
         host.sleep(Duration::from_millis(50)).await;
@@ -60,12 +61,12 @@ pub async fn wait_until_ready(
 
 /// One round of the service's probe.
 async fn answers(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     id: &str,
     plan: &LaunchPlan,
     known_hosts: Option<&Path>,
 ) -> anyhow::Result<bool> {
+    let Session { host, .. } = session;
     let port = |name: &str| {
         plan.ports
             .iter()
@@ -80,7 +81,7 @@ async fn answers(
                     == Some(200)
             }
             (None, Some(_)) if plan.jupyter_inside.is_some() => {
-                answers_inside(engine, host, id, plan).await?
+                answers_inside(session, id, plan).await?
             }
             _ => true,
         },
@@ -88,7 +89,7 @@ async fn answers(
             // The banner is a local connect; the log (for the host key) is read from the
             // daemon only once sshd answers, not on every round.
             (Some(port), Some(known_hosts)) if host.ssh_banner(port).await => {
-                pin_printed_key(engine, host, id, port, known_hosts).await?
+                pin_printed_key(session, id, port, known_hosts).await?
             }
             (Some(_), Some(_)) => false,
             _ => true,
@@ -112,11 +113,11 @@ async fn answers(
 /// container, where the token and base URL are in the environment. An exec costs more
 /// than a connect, so a failed probe waits a little longer.
 async fn answers_inside(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     id: &str,
     plan: &LaunchPlan,
 ) -> anyhow::Result<bool> {
+    let Session { engine, host } = session;
     let Some((port, _)) = &plan.jupyter_inside else {
         return Ok(true);
     };
@@ -155,12 +156,12 @@ async fn serving_answers(host: &impl Host, port: u16, model: Option<&str>) -> an
 /// Pins the SSH host key the container's entrypoint printed for `[127.0.0.1]:port` in
 /// `known_hosts`; whether it has printed it yet.
 async fn pin_printed_key(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     id: &str,
     port: u16,
     known_hosts: &Path,
 ) -> anyhow::Result<bool> {
+    let Session { engine, host } = session;
     let output = engine.output(id).await?;
     match output
         .lines()
@@ -177,12 +178,12 @@ async fn pin_printed_key(
 /// `pin_printed_key` in tfimg's own known_hosts: a running SSH container reached on a
 /// new local port (a tunnel opened again) is trusted there as it was on the old one.
 pub async fn pin_ssh_host_key(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     id: &str,
     port: u16,
 ) -> anyhow::Result<bool> {
-    pin_printed_key(engine, host, id, port, &host.known_hosts()?).await
+    let Session { host, .. } = session;
+    pin_printed_key(session, id, port, &host.known_hosts()?).await
 }
 
 /// Whether the plan's TensorBoard does not answer yet. It starts beside the service,

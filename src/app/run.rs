@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::launch::{self, LaunchRequest, Launched, SshSource, Target, TunnelMode};
 use crate::app::ready;
+use crate::app::session::Session;
 use crate::engine::{Engine, EngineError, ImageFacts, OutputChunk};
 use crate::host::Host;
 use crate::input::InputError;
@@ -89,23 +90,23 @@ pub fn what_to_run(
 /// any build), the GPUs checked, the target built or found, the container launched and
 /// followed (`follow`).
 pub async fn run(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     options: &RunOptions,
     resolved: Option<&ResolvedSpec>,
     network: &Network,
     reporter: &Reporter,
     ui: &impl Ui,
 ) -> anyhow::Result<After> {
+    let Session { engine, host } = session;
     // Mounts name folders of this machine; an engine on another host refuses them.
     plan::sync::check_mounts_are_local(
         options.mounts.iter().map(|mount| mount.text.as_str()),
         engine.remote_endpoint(),
     )?;
-    let nvidia = launch::check_requested_gpus(engine, host, options.gpus.as_ref()).await?;
+    let nvidia = launch::check_requested_gpus(session, options.gpus.as_ref()).await?;
     let target = match resolved {
         Some(resolved) => {
-            spec_target(engine, host, resolved, network, options.no_build, reporter).await?
+            spec_target(session, resolved, network, options.no_build, reporter).await?
         }
         None => image_target(engine, &options.target).await?,
     };
@@ -114,11 +115,10 @@ pub async fn run(
         nvidia,
         ..launch_request(host, options, target)?
     };
-    let prepared = launch::prepare(engine, host, request).await?;
+    let prepared = launch::prepare(session, request).await?;
     warn(ui, options.public, &prepared, engine.remote_endpoint());
     let reserved = RefCell::new(BTreeSet::new());
-    let launched =
-        launch::start(engine, host, prepared, &reserved, options.no_start, |_| {}).await?;
+    let launched = launch::start(session, prepared, &reserved, options.no_start, |_| {}).await?;
     for note in launched.notes.iter().chain(&public_on_remote(&launched)) {
         ui.notice(note);
     }
@@ -126,7 +126,7 @@ pub async fn run(
         ui.data(&launched.name);
         return Ok(After::Created);
     }
-    follow(engine, host, options, &launched, ui).await
+    follow(session, options, &launched, ui).await
 }
 
 /// The launch the options ask for, on the resolved target.
@@ -235,8 +235,7 @@ fn public_on_remote(launched: &Launched) -> Vec<Notice> {
 /// whatever went wrong after the start (or an interrupt), nothing is left behind but what
 /// `--keep` keeps (`finish`).
 pub async fn follow(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     options: &RunOptions,
     launched: &Launched,
     ui: &impl Ui,
@@ -251,8 +250,7 @@ pub async fn follow(
     };
     let (mut stdout, mut stderr) = (HostUrls::new(ports), HostUrls::new(ports));
     let outcome = attend(
-        engine,
-        host,
+        session,
         launched,
         options.detach,
         options.no_wait,
@@ -280,8 +278,7 @@ pub async fn follow(
         }
     }
     finish(
-        engine,
-        host,
+        session,
         launched,
         outcome,
         options.keep,
@@ -316,14 +313,14 @@ pub fn clean_up(outcome: Option<After>, keep: bool, sync_back: bool, tunneled: b
 /// Carries out `clean_up` for a container whose run ended with `outcome`. A failed copy
 /// back keeps the container (what the run made is still in it) and says how to fetch it.
 pub async fn finish(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     launched: &Launched,
     outcome: anyhow::Result<After>,
     keep: bool,
     sync_back: bool,
     ui: &impl Ui,
 ) -> anyhow::Result<After> {
+    let Session { engine, .. } = session;
     let steps = clean_up(
         outcome.as_ref().ok().copied(),
         keep,
@@ -331,10 +328,10 @@ pub async fn finish(
         launched.tunnel.is_some(),
     );
     if steps.close_tunnel {
-        crate::app::tunnels::close(engine, host, &launched.id).await;
+        crate::app::tunnels::close(session, &launched.id).await;
     }
     if steps.sync_back {
-        match crate::app::files::sync_back(engine, host, launched).await {
+        match crate::app::files::sync_back(session, launched).await {
             Ok(lines) => lines.iter().for_each(|line| ui.notice(line)),
             Err(error) => {
                 ui.notice(&Notice::note(format!("`{0}` is kept so its files are not lost: `tfimg pull-files {0} DST` copies them, `tfimg rm {0}` removes it", launched.name)));
@@ -396,18 +393,18 @@ fn endpoint_lines(plan: &LaunchPlan, name: &str) -> Vec<String> {
 /// The spec's target: its current image, built (and verified) when missing; with
 /// `no_build`, an older build of the spec, said so.
 pub async fn spec_target(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     resolved: &ResolvedSpec,
     network: &Network,
     no_build: bool,
     reporter: &Reporter,
 ) -> anyhow::Result<Target> {
+    let Session { engine, .. } = session;
     let options = BuildOptions {
         only_check: no_build,
         ..BuildOptions::default()
     };
-    let image = match build_spec(engine, host, resolved, network, &options, reporter).await? {
+    let image = match build_spec(session, resolved, network, &options, reporter).await? {
         Some(built) => built.plan.keyed_tag,
         None => {
             let reference = resolved.image_reference();
@@ -544,8 +541,7 @@ pub enum Moment {
 /// the user interrupts (it is stopped). A service that never answers is an error carrying
 /// its last output.
 pub async fn attend(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     launched: &Launched,
     detach: bool,
     no_wait: bool,
@@ -553,7 +549,7 @@ pub async fn attend(
     sink: impl FnMut(OutputChunk),
 ) -> anyhow::Result<After> {
     let plan = &launched.plan;
-    let Some(tensorboard_starting) = await_service(engine, host, launched, no_wait).await? else {
+    let Some(tensorboard_starting) = await_service(session, launched, no_wait).await? else {
         return Ok(After::Interrupted);
     };
     if detach || !plan.endpoints.is_empty() {
@@ -564,7 +560,7 @@ pub async fn attend(
     if detach {
         return Ok(After::Detached);
     }
-    stream_until_exit(engine, host, launched, tell, sink).await
+    stream_until_exit(session, launched, tell, sink).await
 }
 
 /// Waits until the container's service answers (Jupyter, sshd, a model server; a headless
@@ -572,11 +568,11 @@ pub async fn attend(
 /// leaves it, with no extra round trip). `Some(whether TensorBoard is still starting)`,
 /// or `None` when the user interrupted.
 pub async fn await_service(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     launched: &Launched,
     no_wait: bool,
 ) -> anyhow::Result<Option<bool>> {
+    let Session { engine, host } = session;
     let plan = &launched.plan;
     let id = launched.id.as_str();
     let serves = plan
@@ -586,7 +582,7 @@ pub async fn await_service(
     let wait_for_service = !no_wait && serves;
     if wait_for_service {
         let ready = tokio::select! {
-            result = ready::wait_until_ready(engine, host, id, plan, launched.known_hosts.as_deref()) => Some(result),
+            result = ready::wait_until_ready(session, id, plan, launched.known_hosts.as_deref()) => Some(result),
             _ = host.interrupted() => None,
         };
         match ready {
@@ -603,12 +599,12 @@ pub async fn await_service(
 /// In the foreground: the container's output to `sink` until it exits (its code), or
 /// until the user interrupts (then it is stopped).
 pub async fn stream_until_exit(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     launched: &Launched,
     mut tell: impl FnMut(Moment),
     sink: impl FnMut(OutputChunk),
 ) -> anyhow::Result<After> {
+    let Session { engine, host } = session;
     let id = launched.id.as_str();
     let interrupted = tokio::select! {
         result = engine.stream_output(id, true, None, sink) => { result?; false }

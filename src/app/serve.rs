@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::app::build::Network;
 use crate::app::launch::{self, LaunchRequest, Launched, TunnelMode};
 use crate::app::run::{await_service, finish, spec_target, stream_until_exit, After, Moment};
+use crate::app::session::Session;
 use crate::app::{gpu_host, Interrupted};
 use crate::engine::Engine;
 use crate::host::{Host, NvidiaFacts};
@@ -331,22 +332,22 @@ fn folder_name(dir: &Path) -> String {
 /// GPU image's default), else the CPU one. The GPUs to ask for, and the host's facts when
 /// they were read.
 pub async fn choose_spec<'a>(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     requested: Option<&GpuSelection>,
     share: bool,
     specs: &'a ServingSpecs,
 ) -> anyhow::Result<(&'a ResolvedSpec, GpuSelection, Option<NvidiaFacts>)> {
+    let Session { engine, .. } = session;
     if let Some(requested) = requested {
         let spec = match requested.is_none() {
             true => &specs.cpu,
             false => &specs.gpu,
         };
-        let nvidia = launch::check_requested_gpus(engine, host, Some(requested)).await?;
+        let nvidia = launch::check_requested_gpus(session, Some(requested)).await?;
         return Ok((spec, requested.clone(), nvidia));
     }
     let gpu = &specs.gpu;
-    let nvidia = gpu_host::engine_nvidia(engine, host, &[gpu.image_reference()]).await;
+    let nvidia = gpu_host::engine_nvidia(session, &[gpu.image_reference()]).await;
     let info = engine.info().await?;
     let facts = crate::doctor::gpu_host(&nvidia, &info, gpu.gpu.as_ref());
     let holders = launch::gpu_holders(engine, &nvidia, |_| false).await?;
@@ -516,23 +517,17 @@ pub fn served_launch(
 /// interrupt while waiting) leaves nothing behind: the container is removed, and the
 /// error carries its last output.
 pub async fn serve(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     request: &ServeRequest,
     served: Served,
     specs: &ServingSpecs,
     network: &Network,
     reporter: &Reporter,
 ) -> anyhow::Result<Serving> {
+    let Session { engine, host } = session;
     let remote = engine.remote_endpoint().is_some();
-    let (spec, gpus, nvidia) = choose_spec(
-        engine,
-        host,
-        request.gpus.as_ref(),
-        request.share_gpus,
-        specs,
-    )
-    .await?;
+    let (spec, gpus, nvidia) =
+        choose_spec(session, request.gpus.as_ref(), request.share_gpus, specs).await?;
     let mut notes = serving_notes(&served, &spec.name);
     if request.allow_reload_config {
         notes.push(Notice::note(RELOAD_ALLOWED));
@@ -543,15 +538,15 @@ pub async fn serve(
             request.shown
         )));
     }
-    let target = spec_target(engine, host, spec, network, false, reporter).await?;
+    let target = spec_target(session, spec, network, false, reporter).await?;
     reporter.clear();
     let launch_request = launch_request(host, request, &served, target, gpus, nvidia, remote)?;
-    let prepared = launch::prepare(engine, host, launch_request).await?;
+    let prepared = launch::prepare(session, launch_request).await?;
     notes.extend(prepared.notes.iter().cloned());
     let reserved = std::cell::RefCell::new(std::collections::BTreeSet::new());
-    let launched = launch::start(engine, host, prepared, &reserved, false, |_| {}).await?;
+    let launched = launch::start(session, prepared, &reserved, false, |_| {}).await?;
     notes.extend(launched.notes.iter().cloned());
-    let mut ready = await_service(engine, host, &launched, false).await;
+    let mut ready = await_service(session, &launched, false).await;
     if let Ok(Some(_)) = ready {
         let grpc_port = host_port(&launched, SERVING_GRPC_PORT_NAME, SERVING_GRPC_PORT);
         if let Err(error) = grpc_ready(host, grpc_port).await {
@@ -562,7 +557,7 @@ pub async fn serve(
         Ok(Some(_)) => {}
         Ok(None) | Err(_) => {
             if launched.tunnel.is_some() {
-                crate::app::tunnels::close(engine, host, &launched.id).await;
+                crate::app::tunnels::close(session, &launched.id).await;
             }
             let _ = engine.remove_container(&launched.id, true).await;
             return Err(match ready {
@@ -580,8 +575,7 @@ pub async fn serve(
 /// In the foreground: the server's output until it exits or the user interrupts (it is
 /// stopped); then it is removed and its tunnel closed, whatever the end.
 pub async fn follow(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     launched: &Launched,
     ui: &impl Ui,
 ) -> anyhow::Result<After> {
@@ -590,8 +584,8 @@ pub async fn follow(
             ui.note(&format!("tfimg: stopping `{}`", launched.name));
         }
     };
-    let outcome = stream_until_exit(engine, host, launched, tell, |chunk| ui.output(chunk)).await;
-    finish(engine, host, launched, outcome, false, false, ui).await
+    let outcome = stream_until_exit(session, launched, tell, |chunk| ui.output(chunk)).await;
+    finish(session, launched, outcome, false, false, ui).await
 }
 
 /// What the ready server says: the version it serves, and a request to try (or why there

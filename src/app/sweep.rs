@@ -37,12 +37,6 @@ pub use stop::{stop, Stopped};
 pub use unwatched::look_named;
 // The run's notes and end are plain data of the pure core, told as text there.
 pub use crate::sweep::progress::{Counts, Finished, Note};
-#[cfg(test)]
-mod remote_tests;
-#[cfg(test)]
-mod tests;
-#[cfg(test)]
-mod unwatched_tests;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -53,6 +47,7 @@ use futures_util::stream::FuturesUnordered;
 use futures_util::{Future, StreamExt};
 
 use crate::app::launch::Target;
+use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::engine::{Engine, EngineError};
 use crate::host::{Host, NvidiaFacts};
@@ -155,11 +150,11 @@ struct Runner<'a, E: Engine, H: Host> {
 /// `max_failed` trials failed; Ctrl-C stops and removes its containers and returns
 /// `Interrupted`.
 pub async fn run<E: Engine, H: Host>(
-    engine: &E,
-    host: &H,
+    session: Session<'_, E, H>,
     run: &SweepRun,
     notify: &dyn Fn(Note),
 ) -> anyhow::Result<Finished> {
+    let Session { engine, host } = session;
     let sweep = &run.sweep;
     folder::trusted(host, &sweep.output, true)?;
     let _lock = resume::lock(host, sweep)?;
@@ -561,3 +556,10 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         self.run.sweep.trial_dir(&self.trials[trial].id)
     }
 }
+
+#[cfg(test)]
+mod remote_tests;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod unwatched_tests;

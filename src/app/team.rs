@@ -16,6 +16,7 @@ use futures_util::future::join_all;
 use crate::app::gateway::{self, GatewayAction};
 use crate::app::launch::{self, Prepared};
 use crate::app::ready;
+use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::engine::{ContainerFacts, Engine};
 use crate::host::Host;
@@ -87,14 +88,14 @@ pub struct TeamImages {
 /// that already ran were replaced or kept, and an `up` that fixes one member should not
 /// take the others down).
 pub async fn up(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
     images: &TeamImages,
     ids: (u32, u32),
     rollback: Option<bool>,
 ) -> anyhow::Result<UpReport> {
+    let Session { engine, host } = session;
     let existing = engine
         .containers_with_label(&labels::team_filter(&team.name))
         .await?;
@@ -158,7 +159,7 @@ pub async fn up(
         request.nvidia = prepared.iter().find_map(|earlier| earlier.nvidia.clone());
         request.pending_holders = prepared.iter().filter_map(Prepared::holder).collect();
         let member_error = |error: anyhow::Error| prefixed(member, error);
-        let ready = launch::prepare(engine, host, request)
+        let ready = launch::prepare(session, request)
             .await
             .map_err(member_error)?;
         let said = ready
@@ -181,31 +182,23 @@ pub async fn up(
     // An interrupt is the user's stop, not a failure: it keeps the members fully up
     // unless `--rollback` was given.
     let on_interrupt = explicit == Some(true);
-    let created =
-        match start_all(engine, host, prepared, &reserved, on_interrupt, &mut report).await {
-            Ok(created) => created,
-            Err(error) if error.downcast_ref::<Interrupted>().is_some() => return Err(error),
-            Err(error) => {
-                // A member not even created: `start_all` removed the others.
-                undo(Vec::new()).await;
-                return Err(error);
-            }
-        };
+    let created = match start_all(session, prepared, &reserved, on_interrupt, &mut report).await {
+        Ok(created) => created,
+        Err(error) if error.downcast_ref::<Interrupted>().is_some() => return Err(error),
+        Err(error) => {
+            // A member not even created: `start_all` removed the others.
+            undo(Vec::new()).await;
+            return Err(error);
+        }
+    };
     if !report.failures.is_empty() && rollback {
         undo(created).await;
         report.rolled_back = report.started.len();
         return Ok(report);
     }
     let changed = !report.started.is_empty() || !report.removed.is_empty();
-    let gateway = gateway::reconcile(
-        engine,
-        host,
-        team,
-        specs,
-        images.gateway.as_deref(),
-        changed,
-    )
-    .await;
+    let gateway =
+        gateway::reconcile(session, team, specs, images.gateway.as_deref(), changed).await;
     match gateway {
         Ok(action) => report.gateway = action,
         Err(error) if rollback => {
@@ -280,13 +273,13 @@ async fn keeps(
 /// `rollback`); a member that could not even be created undoes the whole `up`. The
 /// members it created and their containers' ids.
 async fn start_all(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     prepared: Vec<Prepared>,
     reserved: &RefCell<BTreeSet<u16>>,
     rollback: bool,
     report: &mut UpReport,
 ) -> anyhow::Result<Vec<(String, String)>> {
+    let Session { engine, host } = session;
     // What this `up` created and which of those are fully up, kept outside the work so
     // an interrupt can leave exactly the members that are ready.
     let created: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
@@ -295,7 +288,7 @@ async fn start_all(
         let (created, ready) = (&created, &ready);
         async move {
             let member = member_of(&prepared);
-            let launched = launch::start(engine, host, prepared, reserved, false, |id| {
+            let launched = launch::start(session, prepared, reserved, false, |id| {
                 lock(created).push((member.clone(), id.to_string()));
             })
             .await;
@@ -308,7 +301,7 @@ async fn start_all(
                 Ok(launched) if launched.plan.endpoints.is_empty() => Ok(()),
                 Ok(launched) => {
                     let known_hosts = launched.known_hosts.as_deref();
-                    ready::wait_until_ready(engine, host, &launched.id, &launched.plan, known_hosts)
+                    ready::wait_until_ready(session, &launched.id, &launched.plan, known_hosts)
                         .await
                 }
                 Err(error) => Err(error),

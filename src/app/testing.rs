@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use crate::app::launch::{self, LaunchRequest, Launched, Target};
+use crate::app::session::Session;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 use crate::spec::Catalog;
@@ -35,33 +36,30 @@ pub fn request(spec: &str) -> LaunchRequest {
 /// `request` checked and started as `run` does: `launch::prepare`, then `launch::start`
 /// (no port reserved before it), on a runtime of its own.
 pub fn prepare_and_start(
-    engine: &FakeEngine,
-    host: &FakeHost,
+    session: Session<'_, FakeEngine, FakeHost>,
     request: LaunchRequest,
 ) -> anyhow::Result<Launched> {
     block_on(async {
-        let prepared = launch::prepare(engine, host, request).await?;
+        let prepared = launch::prepare(session, request).await?;
         let reserved = RefCell::new(BTreeSet::new());
-        launch::start(engine, host, prepared, &reserved, false, |_| {}).await
+        launch::start(session, prepared, &reserved, false, |_| {}).await
     })
 }
 
 /// `app::team::up` of `team`, whose members all use the built-in `spec` (its image as
 /// `target` tags it), as uid/gid 4321/4322, with `gateway` as the gateway's image.
 pub fn up_team(
-    engine: &crate::engine::fake::FakeEngine,
-    host: &crate::host::fake::FakeHost,
+    session: Session<'_, crate::engine::fake::FakeEngine, crate::host::fake::FakeHost>,
     team: &crate::team::Team,
     spec: &str,
     gateway: Option<&str>,
 ) -> crate::app::team::UpReport {
-    up_team_result(engine, host, team, spec, gateway).unwrap()
+    up_team_result(session, team, spec, gateway).unwrap()
 }
 
 /// [`up_team`], its error kept.
 pub fn up_team_result(
-    engine: &crate::engine::fake::FakeEngine,
-    host: &crate::host::fake::FakeHost,
+    session: Session<'_, crate::engine::fake::FakeEngine, crate::host::fake::FakeHost>,
     team: &crate::team::Team,
     spec: &str,
     gateway: Option<&str>,
@@ -74,8 +72,7 @@ pub fn up_team_result(
         gateway: gateway.map(str::to_string),
     };
     block_on(crate::app::team::up(
-        engine,
-        host,
+        session,
         team,
         &specs,
         &images,

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::app::launch::PORT_ATTEMPTS;
+use crate::app::session::Session;
 use crate::engine::{ContainerFacts, Engine, ForwardFailure, Tunnel};
 use crate::host::Host;
 use crate::input::InputError;
@@ -61,7 +62,8 @@ fn forget(host: &impl Host, container_id: &str) {
 }
 
 /// The records of `engine`'s containers.
-fn all(engine: &impl Engine, host: &impl Host) -> Vec<TunnelRecord> {
+fn all(session: Session<'_, impl Engine, impl Host>) -> Vec<TunnelRecord> {
+    let Session { engine, host } = session;
     let Ok(folder) = folder(host) else {
         return Vec::new();
     };
@@ -74,7 +76,8 @@ fn all(engine: &impl Engine, host: &impl Host) -> Vec<TunnelRecord> {
 
 /// The record of container `id` while its tunnel runs; a record whose tunnel ended is
 /// dropped.
-pub fn live(engine: &impl Engine, host: &impl Host, id: &str) -> Option<TunnelRecord> {
+pub fn live(session: Session<'_, impl Engine, impl Host>, id: &str) -> Option<TunnelRecord> {
+    let Session { engine, host } = session;
     let record = load(host, id)?;
     if engine.tunnel_alive(&record.tunnel) {
         return Some(record);
@@ -90,7 +93,8 @@ pub async fn end(engine: &impl Engine, record: &TunnelRecord) {
 }
 
 /// Ends the tunnel of container `id` (see `end`) and drops its record. Whether one ran.
-pub async fn close(engine: &impl Engine, host: &impl Host, id: &str) -> bool {
+pub async fn close(session: Session<'_, impl Engine, impl Host>, id: &str) -> bool {
+    let Session { engine, host } = session;
     let Some(record) = load(host, id) else {
         return false;
     };
@@ -104,18 +108,19 @@ pub async fn close(engine: &impl Engine, host: &impl Host, id: &str) -> bool {
 
 /// Drops the records of this engine whose tunnel ended, and closes those whose container
 /// is no longer among `existing` (container ids).
-pub async fn collect_stale(engine: &impl Engine, host: &impl Host, existing: &[String]) {
-    for record in all(engine, host) {
+pub async fn collect_stale(session: Session<'_, impl Engine, impl Host>, existing: &[String]) {
+    for record in all(session) {
         if !existing.contains(&record.container_id) {
-            close(engine, host, &record.container_id).await;
+            close(session, &record.container_id).await;
         } else {
-            live(engine, host, &record.container_id);
+            live(session, &record.container_id);
         }
     }
 }
 
 /// `collect_stale` over every tfimg container of the engine (after `up` replaced some).
-pub async fn tidy(engine: &impl Engine, host: &impl Host) -> anyhow::Result<()> {
+pub async fn tidy(session: Session<'_, impl Engine, impl Host>) -> anyhow::Result<()> {
+    let Session { engine, .. } = session;
     if !engine.tunnels_ports() {
         return Ok(());
     }
@@ -125,7 +130,7 @@ pub async fn tidy(engine: &impl Engine, host: &impl Host) -> anyhow::Result<()> 
         .into_iter()
         .map(|container| container.id)
         .collect();
-    collect_stale(engine, host, &ids).await;
+    collect_stale(session, &ids).await;
     Ok(())
 }
 
@@ -133,15 +138,15 @@ pub async fn tidy(engine: &impl Engine, host: &impl Host) -> anyhow::Result<()> 
 /// to a free one (up to `PORT_ATTEMPTS` times), kept in `reserved`. The forwards made;
 /// on a failure none is left (and a detached tunnel is closed).
 pub async fn carry(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     tunnel: &Tunnel,
     wanted: Vec<Forward>,
     reserved: &RefCell<BTreeSet<u16>>,
 ) -> anyhow::Result<Vec<Forward>> {
+    let Session { engine, .. } = session;
     let mut made = Vec::new();
     for forward in wanted {
-        match carry_one(engine, host, tunnel, forward, reserved).await {
+        match carry_one(session, tunnel, forward, reserved).await {
             Ok(forward) => made.push(forward),
             Err(error) => {
                 undo(engine, tunnel, &made).await;
@@ -153,12 +158,12 @@ pub async fn carry(
 }
 
 async fn carry_one(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     tunnel: &Tunnel,
     mut forward: Forward,
     reserved: &RefCell<BTreeSet<u16>>,
 ) -> anyhow::Result<Forward> {
+    let Session { engine, host } = session;
     for _ in 1..PORT_ATTEMPTS {
         match engine.forward(tunnel, &forward).await {
             Ok(()) => return Ok(forward),
@@ -211,11 +216,11 @@ pub enum Forwarded {
 /// `tfimg forward NAME [--close]`'s story: only on a remote engine; the container found,
 /// its tunnel closed, or opened again (`reopen`).
 pub async fn forward(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     name: &str,
     close: bool,
 ) -> anyhow::Result<Forwarded> {
+    let Session { engine, .. } = session;
     if !engine.tunnels_ports() {
         return Err(InputError::new(
             format!("`forward` is for remote engines: the ports of `{name}` are already on this machine"),
@@ -226,10 +231,10 @@ pub async fn forward(
     let container = crate::app::containers::find(engine, name).await?;
     let name = container.name.clone();
     if close {
-        let was_open = self::close(engine, host, &container.id).await;
+        let was_open = self::close(session, &container.id).await;
         return Ok(Forwarded::Closed { name, was_open });
     }
-    let endpoints = reopen(engine, host, &container).await?;
+    let endpoints = reopen(session, &container).await?;
     Ok(Forwarded::Open { name, endpoints })
 }
 
@@ -237,10 +242,10 @@ pub async fn forward(
 /// is closed (on the local ports it was launched with, where they are still free). What
 /// to print: its Jupyter URL (with the token), ssh line and TensorBoard URL.
 pub async fn reopen(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     container: &ContainerFacts,
 ) -> anyhow::Result<Vec<(String, String)>> {
+    let Session { engine, host } = session;
     let name = &container.name;
     if container.state != "running" {
         return Err(InputError::new(
@@ -253,7 +258,7 @@ pub async fn reopen(
     let endpoints = |forwards: &[Forward]| {
         plan_tunnels::container_endpoints(&container.labels, token.as_deref(), forwards)
     };
-    if let Some(record) = live(engine, host, &container.id) {
+    if let Some(record) = live(session, &container.id) {
         return Ok(endpoints(&record.forwards));
     }
     let mut wanted = plan_tunnels::forwards_of_container(&container.labels, &container.published);
@@ -276,7 +281,7 @@ pub async fn reopen(
     let tunnel = engine
         .open_tunnel(&container.id, !container.restarts)
         .await?;
-    let forwards = carry(engine, host, &tunnel, wanted, &reserved).await?;
+    let forwards = carry(session, &tunnel, wanted, &reserved).await?;
     let record = TunnelRecord {
         endpoint: engine.endpoint().to_string(),
         container_id: container.id.clone(),
@@ -289,7 +294,7 @@ pub async fn reopen(
         return Err(error);
     }
     if let Some(ssh) = record.forwards.iter().find(|forward| forward.name == "ssh") {
-        crate::app::ready::pin_ssh_host_key(engine, host, &container.id, ssh.local).await?;
+        crate::app::ready::pin_ssh_host_key(session, &container.id, ssh.local).await?;
     }
     Ok(endpoints(&record.forwards))
 }

@@ -27,7 +27,8 @@ pub fn run(args: &BuildArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     };
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
-        let built = build_spec(&engine, host, &resolved, &network, &options, &reporter)
+        let session = crate::app::Session::new(&engine, host);
+        let built = build_spec(session, &resolved, &network, &options, &reporter)
             .await?
             .expect("a build that is not only a check always answers");
         finish(&reporter, &built);
@@ -44,8 +45,9 @@ pub fn prune_command(
 ) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
+        let session = crate::app::Session::new(&engine, host);
         let reporter = Reporter::new(crate::cli::Progress::Plain);
-        build::prune_after_builds(&engine, host, name, key, &reporter).await?;
+        build::prune_after_builds(session, name, key, &reporter).await?;
         Ok(ExitCode::SUCCESS)
     })
 }

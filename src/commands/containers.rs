@@ -17,17 +17,18 @@ use crate::spec::resolved::SERVING_PORT_NAME;
 pub fn ps(args: &PsArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
+        let session = crate::app::Session::new(&engine, host);
         let team = args.team.as_deref();
         if args.watch {
             let show = |view: &_| crate::output::gpus::print_watched(view, gpu_use::WATCH_EVERY);
-            gpu_use::watch(&engine, host, team, show).await?;
+            gpu_use::watch(session, team, show).await?;
         }
         if args.gpus {
-            let view = gpu_use::view(&engine, host, team).await?;
+            let view = gpu_use::view(session, team).await?;
             crate::output::gpus::print_view(&view, args.json)?;
             return Ok(ExitCode::SUCCESS);
         }
-        let (entries, hidden) = containers::ps(&engine, host, team, args.show_tokens).await?;
+        let (entries, hidden) = containers::ps(session, team, args.show_tokens).await?;
         if args.json {
             crate::output::print_json(&entries)?;
             return Ok(ExitCode::SUCCESS);
@@ -110,7 +111,7 @@ pub fn exec(args: &ExecArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
 
 pub fn stop(args: &NamesArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     for_each(settings, &args.names, |engine, container| async move {
-        containers::stop(&engine, host, &container).await?;
+        containers::stop(crate::app::Session::new(&engine, host), &container).await?;
         outln!("{}", container.name);
         Ok(())
     })
@@ -123,7 +124,7 @@ pub fn remove(
 ) -> anyhow::Result<ExitCode> {
     let force = args.force;
     for_each(settings, &args.names, move |engine, container| async move {
-        containers::remove(&engine, host, &container, force).await?;
+        containers::remove(crate::app::Session::new(&engine, host), &container, force).await?;
         outln!("{}", container.name);
         Ok(())
     })

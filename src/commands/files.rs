@@ -20,15 +20,10 @@ pub fn pull_files(
 ) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
+        let session = crate::app::Session::new(&engine, host);
         let container = crate::app::containers::find(&engine, &args.name).await?;
-        let lines = files::pull_files(
-            &engine,
-            host,
-            &container,
-            &args.destination,
-            args.from.as_deref(),
-        )
-        .await?;
+        let lines =
+            files::pull_files(session, &container, &args.destination, args.from.as_deref()).await?;
         lines.iter().for_each(crate::output::notice);
         Ok(ExitCode::SUCCESS)
     })

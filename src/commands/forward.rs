@@ -12,7 +12,8 @@ use crate::host::Host;
 pub fn run(args: &ForwardArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let forwarded = super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        tunnels::forward(&engine, host, &args.name, args.close).await
+        let session = crate::app::Session::new(&engine, host);
+        tunnels::forward(session, &args.name, args.close).await
     })?;
     match forwarded {
         Forwarded::Closed { name, was_open } => match was_open {

@@ -27,10 +27,10 @@ pub fn run(args: &RunArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
+        let session = crate::app::Session::new(&engine, host);
         let ui = Terminal;
         let after = run::run(
-            &engine,
-            host,
+            session,
             &options,
             resolved.as_ref(),
             &network,

@@ -27,8 +27,8 @@ pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
-        let serving =
-            serve::serve(&engine, host, &request, model, &specs, &network, &reporter).await?;
+        let session = crate::app::Session::new(&engine, host);
+        let serving = serve::serve(session, &request, model, &specs, &network, &reporter).await?;
         for note in &serving.notes {
             crate::output::notice(note);
         }
@@ -36,7 +36,7 @@ pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::R
         if args.detach {
             return Ok(ExitCode::SUCCESS);
         }
-        let after = serve::follow(&engine, host, &serving.launched, &Terminal).await?;
+        let after = serve::follow(session, &serving.launched, &Terminal).await?;
         Ok(ExitCode::from(after.exit_code()))
     })
 }

@@ -77,7 +77,8 @@ fn stop(target: &SweepTarget, settings: &Settings, host: &impl Host) -> anyhow::
     let dir = folder::locate(host, &current, &target.sweep)?;
     let stopped = super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        app::sweep::stop(&engine, host, &dir).await
+        let session = crate::app::Session::new(&engine, host);
+        app::sweep::stop(session, &dir).await
     })?;
     match stopped {
         Stopped::ByItsRun => errln!(

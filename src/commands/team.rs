@@ -22,17 +22,8 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
-        let report = stories::bring_up(
-            &engine,
-            host,
-            &team,
-            &specs,
-            &network,
-            chosen,
-            args.rollback_choice(),
-            &reporter,
-            &Terminal,
-        )
+        let session = crate::app::Session::new(&engine, host);
+        let report = stories::bring_up(session, &team, &specs, &network, chosen, args.rollback_choice(), &reporter, &Terminal)
         .await?;
         if !report.failures.is_empty() {
             for (member, error) in &report.failures {
@@ -59,7 +50,7 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
         for member in &report.removed {
             errln!("removed `{member}` (no longer in the team file)");
         }
-        let rows = stories::access(&engine, host, &team, &report.actions).await?;
+        let rows = stories::access(session, &team, &report.actions).await?;
         print_team(&rows)?;
         if let (Some(gateway), Some(action)) = (&team.gateway, report.gateway) {
             errln!("gateway: {} ({action})", gateway.address());
@@ -72,8 +63,9 @@ pub fn down(args: &DownArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     let team = crate::app::catalog::load_team(host, &args.file)?;
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
+        let session = crate::app::Session::new(&engine, host);
         let reporter = Reporter::new(crate::output::progress::Progress::Plain);
-        let removed = stories::down(&engine, host, &team.name, &reporter).await?;
+        let removed = stories::down(session, &team.name, &reporter).await?;
         for name in &removed {
             outln!("{name}");
         }

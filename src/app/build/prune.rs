@@ -1,6 +1,7 @@
 //! Cleaning up after a build: the keyed tags of a spec's earlier builds, once nothing
 //! else names them.
 
+use crate::app::session::Session;
 use crate::engine::Engine;
 use crate::host::Host;
 use crate::labels;
@@ -39,12 +40,12 @@ pub async fn prune_superseded(engine: &impl Engine, name: &str, key: &str, repor
 /// The hidden `tfimg prune-superseded NAME KEY` that a build starts in the background:
 /// waits for running builds (they hold the images lock shared), then prunes.
 pub async fn prune_after_builds(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     name: &str,
     key: &str,
     reporter: &Reporter,
 ) -> anyhow::Result<()> {
+    let Session { engine, host } = session;
     let _images_lock = super::lock(
         host,
         super::IMAGES_LOCK,

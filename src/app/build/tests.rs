@@ -25,8 +25,7 @@ fn build(
         .build()
         .unwrap()
         .block_on(build_spec(
-            engine,
-            host,
+            Session::new(engine, host),
             resolved,
             &Network::default(),
             options,

@@ -15,6 +15,7 @@ use futures_util::StreamExt;
 use sha2::{Digest, Sha256};
 
 use super::{human_size, PROGRESS_EVERY_BYTES};
+use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::bundle::verify::TAIL_BYTES;
 use crate::bundle::{BundleError, BundledImage, Located, SpecSource, Verified, Verifier};
@@ -126,12 +127,12 @@ fn builtin_name(name: &str) -> InputError {
 
 /// The images into the daemon, checked; then the spec files.
 pub async fn load(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     checked: &Checked,
     options: &LoadOptions<'_>,
     reporter: &Reporter,
 ) -> anyhow::Result<Loaded> {
+    let Session { engine, host } = session;
     let manifest = &checked.verified.manifest;
     let mut parts: Vec<&str> = Vec::new();
     for image in &manifest.images {
@@ -154,7 +155,7 @@ pub async fn load(
             human_size(located.size),
             engine.endpoint()
         ));
-        import(engine, host, options.bundle, located, reporter).await?;
+        import(session, options.bundle, located, reporter).await?;
     }
     settle_tags(engine, &manifest.images, reporter).await?;
     let mut loaded = Loaded {
@@ -317,12 +318,12 @@ fn planned_write(
 
 /// Streams one part into the daemon's `docker load`.
 async fn import(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     bundle: &Path,
     located: &Located,
     reporter: &Reporter,
 ) -> anyhow::Result<()> {
+    let Session { engine, host } = session;
     let file = host.file_stream(bundle, located.offset, located.size)?;
     let altered = Arc::new(AtomicBool::new(false));
     let stream = checked_stream(file, located, altered.clone());

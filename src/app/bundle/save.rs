@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::write::{write, write_failed, SmallPart};
 use crate::app::build::{build_spec, BuildOptions, Network};
+use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::bundle::layout::{self, IMAGES_PART};
 use crate::bundle::{BundledImage, BundledSpec, Manifest, Part, SpecSource};
@@ -116,27 +117,19 @@ struct Gathered {
 }
 
 pub async fn save(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     targets: &[SaveTarget],
     options: &SaveOptions<'_>,
     reporter: &Reporter,
 ) -> anyhow::Result<Saved> {
+    let Session { engine, host } = session;
     check_output(host, options.output)?;
     let mut gathered = Gathered::default();
     for target in targets {
         match target {
             SaveTarget::Image(reference) => gather_image(engine, reference, &mut gathered).await?,
             SaveTarget::Spec(target) => {
-                gather_spec(
-                    engine,
-                    host,
-                    target,
-                    options.network,
-                    &mut gathered,
-                    reporter,
-                )
-                .await?
+                gather_spec(session, target, options.network, &mut gathered, reporter).await?
             }
         }
     }
@@ -156,8 +149,7 @@ pub async fn save(
         .with_file_name(format!(".{name}.{}.partial", host.random_hex(4)?));
     let references = gathered.references();
     let writing = write(
-        engine,
-        host,
+        session,
         &temporary,
         &gathered.parts,
         &references,
@@ -253,19 +245,19 @@ async fn find_image(engine: &impl Engine, reference: &str) -> anyhow::Result<Ima
 /// A spec's current image (refused when it has none: `save` never builds), its files and
 /// their locks.
 async fn gather_spec(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     target: &SpecTarget,
     network: &Network,
     gathered: &mut Gathered,
     reporter: &Reporter,
 ) -> anyhow::Result<()> {
+    let Session { engine, host } = session;
     let resolved = &target.resolved;
     let check = BuildOptions {
         only_check: true,
         ..BuildOptions::default()
     };
-    let Some(built) = build_spec(engine, host, resolved, network, &check, reporter).await? else {
+    let Some(built) = build_spec(session, resolved, network, &check, reporter).await? else {
         let shown = match target.files.last() {
             Some(file) => file.path.display().to_string(),
             None => resolved.name.clone(),

@@ -5,8 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use super::load::Loaded;
+use super::save::{spec_target, SaveTarget};
 use super::*;
 use crate::app::build::{build_spec, BuildOptions, Network};
+use crate::app::session::Session;
 use crate::app::testing::block_on as run;
 use crate::bundle::layout::IMAGES_PART;
 use crate::bundle::SpecSource;
@@ -65,8 +67,7 @@ fn builtin_target(catalog: &Catalog, name: &str) -> SaveTarget {
 fn build(engine: &FakeEngine, host: &FakeHost, target: &SaveTarget) {
     let SaveTarget::Spec(target) = target else { panic!("a spec") };
     let built = run(build_spec(
-        engine,
-        host,
+        Session::new(engine, host),
         &target.resolved,
         &Network::default(),
         &BuildOptions::default(),
@@ -92,7 +93,12 @@ fn save_to(
         network: &network,
         tfimg_version: "0.1.0",
     };
-    run(save(engine, host, targets, &options, &reporter()))
+    run(save(
+        Session::new(engine, host),
+        targets,
+        &options,
+        &reporter(),
+    ))
 }
 
 fn options<'a>(folder: &'a str, force: bool) -> LoadOptions<'a> {
@@ -112,7 +118,12 @@ fn load_into(
 ) -> anyhow::Result<Loaded> {
     let options = options(folder, force);
     let checked = check(host, catalog, &options, &reporter())?;
-    run(load(engine, host, &checked, &options, &reporter()))
+    run(load(
+        Session::new(engine, host),
+        &checked,
+        &options,
+        &reporter(),
+    ))
 }
 
 /// The files on the host, without the project's own.
@@ -224,7 +235,13 @@ fn a_built_in_travels_as_its_resolved_spec_and_an_image_with_the_tag_asked_for()
     let options = options("/offline/images", false);
     let checked = check(&host, &catalog, &options, &reporter()).unwrap();
     assert!(checked.differing_builtins.is_empty());
-    let loaded = run(load(&offline, &host, &checked, &options, &reporter())).unwrap();
+    let loaded = run(load(
+        Session::new(&offline, &host),
+        &checked,
+        &options,
+        &reporter(),
+    ))
+    .unwrap();
     assert!(loaded.written.is_empty());
     assert!(offline.tags().contains(&"team/tool:1".to_string()));
     assert!(!offline.tags().contains(&"team/tool:latest".to_string()));
@@ -314,7 +331,13 @@ fn a_bundle_that_changes_after_its_check_is_cut_off_before_the_daemon_has_it_who
     let position = host.files.borrow()[Path::new(OUTPUT)].len() - 4096;
     host.files.borrow_mut().get_mut(Path::new(OUTPUT)).unwrap()[position] ^= 1;
     let offline = FakeEngine::new();
-    let error = run(load(&offline, &host, &checked, &options, &reporter())).unwrap_err();
+    let error = run(load(
+        Session::new(&offline, &host),
+        &checked,
+        &options,
+        &reporter(),
+    ))
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
         "`/out/lab.tar` changed while it was loaded: part `images.tar` no longer matches its sha256"

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::save::Saved;
 use super::{human_size, PROGRESS_EVERY_BYTES};
+use crate::app::session::Session;
 use crate::bundle::layout::{self, IMAGES_PART};
 use crate::bundle::{Manifest, MANIFEST_PATH};
 use crate::engine::Engine;
@@ -28,14 +29,14 @@ pub struct SmallPart {
 /// image tarball as the daemon streams it, the checksum and the end; then the image
 /// part's header and the manifest in their places.
 pub async fn write(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     temporary: &Path,
     parts: &[SmallPart],
     references: &[String],
     mut manifest: Manifest,
     reporter: &Reporter,
 ) -> anyhow::Result<Saved> {
+    let Session { engine, host } = session;
     let failed = |error: std::io::Error| write_failed(temporary, &error);
     let created = manifest.created_unix;
     let slot = layout::manifest_slot(&manifest);

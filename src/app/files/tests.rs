@@ -1,5 +1,6 @@
 //! Unit tests of `files`, on the fakes: a run with a sync, copied in and back; pull-files'
 //! default path and its bad inputs.
+use crate::app::session::Session;
 use crate::host::prelude::*;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -64,13 +65,20 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
             .insert(source.join(path), text.into());
     }
     let launched = run(async {
-        let prepared = launch::prepare(&engine, &host, request_with_sync()).await?;
+        let prepared = launch::prepare(Session::new(&engine, &host), request_with_sync()).await?;
         assert_eq!(
             crate::output::shown(&prepared.notes),
             ["syncing `./code` → `/tf/code` (2 files, 13 B)"]
         );
         let reserved = RefCell::new(BTreeSet::new());
-        launch::start(&engine, &host, prepared, &reserved, false, |_| {}).await
+        launch::start(
+            Session::new(&engine, &host),
+            prepared,
+            &reserved,
+            false,
+            |_| {},
+        )
+        .await
     })
     .unwrap();
     let id = launched.id.clone();
@@ -107,7 +115,7 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
             ("out/result.txt", "0.93"),
         ]),
     );
-    let lines = run(sync_back(&engine, &host, &launched)).unwrap();
+    let lines = run(sync_back(Session::new(&engine, &host), &launched)).unwrap();
     assert_eq!(
         crate::output::shown(&lines),
         ["synced back `/tf/code` → `./code` (1 new, 1 changed)"]
@@ -122,7 +130,7 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
     );
 
     engine.state.borrow_mut().archives.clear();
-    let lines = run(sync_back(&engine, &host, &launched)).unwrap();
+    let lines = run(sync_back(Session::new(&engine, &host), &launched)).unwrap();
     assert_eq!(
         crate::output::shown(&lines),
         ["note: `/tf/code` is no longer in the container: nothing to copy back into `./code`"]
@@ -132,7 +140,7 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
 #[test]
 fn a_sync_into_a_folder_the_image_lacks_removes_the_container() {
     let (engine, host, request) = sync_into("/missing/code");
-    let error = prepare_and_start(&engine, &host, request).unwrap_err();
+    let error = prepare_and_start(Session::new(&engine, &host), request).unwrap_err();
     let input = error.downcast_ref::<InputError>().unwrap();
     assert_eq!(
         input.message,
@@ -182,15 +190,20 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
         .insert("/tf/code".to_string(), code_tar(&[("out.txt", "1")]));
     let container = |id: &str| engine.state.borrow().containers[id].clone();
     let into = PathBuf::from("/home/ana/out");
-    let lines = run(pull_files(&engine, &host, &container(&synced), &into, None)).unwrap();
+    let lines = run(pull_files(
+        Session::new(&engine, &host),
+        &container(&synced),
+        &into,
+        None,
+    ))
+    .unwrap();
     assert_eq!(
         crate::output::shown(&lines),
         ["copied `/tf/code` from `trained` → `/home/ana/out` (1 new)"]
     );
     assert_eq!(host.read_file(&into.join("out.txt")).unwrap(), b"1");
     let again = run(pull_files(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         &container(&synced),
         &into,
         Some("/tf/code/"),
@@ -201,7 +214,13 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
         ["copied `/tf/code` from `trained` → `/home/ana/out` (nothing new or changed)"]
     );
 
-    let missing = run(pull_files(&engine, &host, &container(&plain), &into, None)).unwrap_err();
+    let missing = run(pull_files(
+        Session::new(&engine, &host),
+        &container(&plain),
+        &into,
+        None,
+    ))
+    .unwrap_err();
     let missing = missing.downcast_ref::<InputError>().unwrap();
     assert_eq!(missing.message, "`/tf` does not exist in `plain`");
     assert_eq!(
@@ -209,8 +228,7 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
         &format!("download {plain} /tf")
     );
     let relative = run(pull_files(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         &container(&plain),
         &into,
         Some("out"),
@@ -226,7 +244,7 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
 fn a_sync_that_may_make_its_folders_makes_only_the_missing_ones_as_roots() {
     let (engine, host, mut request) = sync_into("/missing/deeper/code");
     request.make_sync_parents = true;
-    prepare_and_start(&engine, &host, request).unwrap();
+    prepare_and_start(Session::new(&engine, &host), request).unwrap();
     let uploads: Vec<(String, Vec<String>)> = engine
         .state
         .borrow()

@@ -36,8 +36,7 @@ fn joined(engine: &FakeEngine, network: &str) -> Vec<String> {
 
 fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
     crate::app::testing::up_team(
-        engine,
-        host,
+        Session::new(engine, host),
         team,
         "cpu-jupyter",
         Some("tfimg/gateway:0123456789ab"),

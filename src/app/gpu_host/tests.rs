@@ -2,6 +2,7 @@
 //! probe may run in order, the containers it runs, a daemon without the toolkit, and
 //! nvidia-smi over ssh then.
 use super::*;
+use crate::app::session::Session;
 use crate::app::testing::block_on as run;
 use crate::engine::fake::FakeEngine;
 use crate::engine::Finished;
@@ -40,7 +41,10 @@ fn an_engine_on_this_machine_is_answered_by_this_machine_without_a_container() {
     let mut host = FakeHost::new();
     host.nvidia.driver = Some("535.104.05".into());
     host.nvidia.toolkit_programs = names(&["nvidia-container-runtime-hook"]);
-    let facts = run(engine_nvidia(&engine, &host, &names(&["lab:1"])));
+    let facts = run(engine_nvidia(
+        Session::new(&engine, &host),
+        &names(&["lab:1"]),
+    ));
     assert_eq!(facts, host.nvidia);
     assert!(engine.calls().is_empty(), "{:?}", engine.calls());
 }
@@ -53,7 +57,10 @@ fn another_host_is_asked_in_a_gpus_all_container_of_the_launch_s_image() {
         state.one_offs.push_back(printed(H100));
         state.one_offs.push_back(printed(TABLE));
     }
-    let facts = run(engine_nvidia(&engine, &FakeHost::new(), &names(&["lab:1"])));
+    let facts = run(engine_nvidia(
+        Session::new(&engine, &FakeHost::new()),
+        &names(&["lab:1"]),
+    ));
     assert_eq!(facts.driver.as_deref(), Some("580.65.06"));
     assert_eq!(facts.driver_cuda.as_deref(), Some("13.0"));
     let uuids: Vec<&str> = facts.gpus.iter().map(|gpu| gpu.uuid.as_str()).collect();
@@ -108,7 +115,10 @@ fn a_driver_refusing_compute_cap_is_asked_again_without_it() {
         ));
         state.one_offs.push_back(printed(TABLE));
     }
-    let facts = run(engine_nvidia(&engine, &FakeHost::new(), &names(&["lab:1"])));
+    let facts = run(engine_nvidia(
+        Session::new(&engine, &FakeHost::new()),
+        &names(&["lab:1"]),
+    ));
     assert_eq!(facts.driver.as_deref(), Some("470.57.02"));
     assert_eq!(
         facts.gpus,
@@ -127,7 +137,10 @@ fn a_driver_refusing_compute_cap_is_asked_again_without_it() {
 fn the_probe_runs_the_first_image_the_engine_has_else_any_tfimg_built() {
     let probe_image_of = |engine: &FakeEngine, wanted: &[&str]| {
         engine.state.borrow_mut().one_offs.push_back(printed(H100));
-        let facts = run(engine_nvidia(engine, &FakeHost::new(), &names(wanted)));
+        let facts = run(engine_nvidia(
+            Session::new(engine, &FakeHost::new()),
+            &names(wanted),
+        ));
         facts.probe.unwrap().image
     };
     // The spec's image is missing, its base is there.
@@ -154,8 +167,7 @@ fn the_probe_runs_the_first_image_the_engine_has_else_any_tfimg_built() {
     // Nothing to run: no container, and the facts say so.
     let engine = ssh_engine(&["alpine:3"]);
     let facts = run(engine_nvidia(
-        &engine,
-        &FakeHost::new(),
+        Session::new(&engine, &FakeHost::new()),
         &names(&["tfimg/lab:1"]),
     ));
     assert_eq!(facts.probe.unwrap().outcome, ProbeOutcome::NoImage);
@@ -182,7 +194,10 @@ fn a_daemon_without_the_toolkit_refuses_and_ssh_asks_the_host_for_the_driver() {
             .host_programs
             .insert("nvidia-smi".into(), TABLE.into());
     }
-    let facts = run(engine_nvidia(&engine, &FakeHost::new(), &names(&["lab:1"])));
+    let facts = run(engine_nvidia(
+        Session::new(&engine, &FakeHost::new()),
+        &names(&["lab:1"]),
+    ));
     assert_eq!(
         facts.probe.unwrap().outcome,
         ProbeOutcome::Refused(refusal.into())
@@ -208,7 +223,10 @@ fn a_daemon_without_the_toolkit_refuses_and_ssh_asks_the_host_for_the_driver() {
         .push_back(Err(EngineError::GpuToolkitMissing {
             message: refusal.into(),
         }));
-    let facts = run(engine_nvidia(&engine, &FakeHost::new(), &names(&["lab:1"])));
+    let facts = run(engine_nvidia(
+        Session::new(&engine, &FakeHost::new()),
+        &names(&["lab:1"]),
+    ));
     assert_eq!((facts.driver, facts.source), (None, None));
     assert!(matches!(
         facts.probe.unwrap().outcome,
@@ -228,7 +246,10 @@ fn any_other_failure_is_reported_as_it_came() {
             what: "start container".into(),
             message: "exec: \"nvidia-smi\": executable file not found in $PATH".into(),
         }));
-    let facts = run(engine_nvidia(&engine, &FakeHost::new(), &names(&["lab:1"])));
+    let facts = run(engine_nvidia(
+        Session::new(&engine, &FakeHost::new()),
+        &names(&["lab:1"]),
+    ));
     assert_eq!(
         facts.probe.unwrap().outcome,
         ProbeOutcome::Failed(
@@ -255,8 +276,11 @@ fn the_use_of_another_host_s_gpus_is_asked_in_a_container_there() {
         ));
     }
     let host = FakeHost::new();
-    let mut facts = run(engine_nvidia(&engine, &host, &names(&["lab:1"])));
-    run(engine_gpu_use(&engine, &host, &mut facts));
+    let mut facts = run(engine_nvidia(
+        Session::new(&engine, &host),
+        &names(&["lab:1"]),
+    ));
+    run(engine_gpu_use(Session::new(&engine, &host), &mut facts));
     assert_eq!(facts.used_mib().get(&0), Some(&2100));
     assert_eq!(facts.usage[0].utilization_gpu, Some(37));
     let state = engine.state.borrow();
@@ -267,6 +291,6 @@ fn the_use_of_another_host_s_gpus_is_asked_in_a_container_there() {
 
     let local = FakeEngine::new();
     let mut facts = host.nvidia.clone();
-    run(engine_gpu_use(&local, &host, &mut facts));
+    run(engine_gpu_use(Session::new(&local, &host), &mut facts));
     assert!(local.calls().is_empty(), "{:?}", local.calls());
 }

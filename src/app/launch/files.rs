@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use super::LaunchRequest;
 use crate::app::bundle::human_size;
+use crate::app::session::Session;
 use crate::engine::Engine;
 use crate::host::{Host, SyncArchive};
 use crate::input::source::printable;
@@ -32,12 +33,12 @@ pub(super) struct Files {
 /// Checks the destinations, walks the sources (what to tell the user goes to `notes`)
 /// and asks which volumes are new. Creates nothing.
 pub(super) async fn prepare_files(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     request: &LaunchRequest,
     home: &str,
     notes: &mut Vec<Notice>,
 ) -> anyhow::Result<Files> {
+    let Session { engine, host } = session;
     check_places(request, home)?;
     let owner = request.ids.unwrap_or((0, 0));
     let mut archives = Vec::new();

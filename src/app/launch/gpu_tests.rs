@@ -3,6 +3,7 @@
 //! asked at all when nothing GPU is involved; asked once when the caller already knows.
 
 use super::*;
+use crate::app::session::Session;
 use crate::app::testing::block_on;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
@@ -49,8 +50,7 @@ fn laptop() -> FakeHost {
 fn gpus_on_another_host_are_checked_and_given_on_its_facts() {
     let (engine, host) = (gpu_box(), laptop());
     let prepared = block_on(prepare(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         request("cpu-headless", Some(GpuSelection::Count(2))),
     ))
     .unwrap();
@@ -65,7 +65,14 @@ fn gpus_on_another_host_are_checked_and_given_on_its_facts() {
         .iter()
         .all(|probe| probe.image == IMAGE && probe.all_gpus));
     let reserved = RefCell::new(BTreeSet::new());
-    let launched = block_on(start(&engine, &host, prepared, &reserved, false, |_| {})).unwrap();
+    let launched = block_on(start(
+        Session::new(&engine, &host),
+        prepared,
+        &reserved,
+        false,
+        |_| {},
+    ))
+    .unwrap();
     assert_eq!(
         launched.plan.gpu,
         GpuPlan::Request(DeviceRequestPlan {
@@ -81,8 +88,7 @@ fn gpus_on_another_host_are_checked_and_given_on_its_facts() {
 fn more_gpus_than_the_other_host_has_are_refused_naming_it_before_anything_exists() {
     let (engine, host) = (gpu_box(), laptop());
     let error = block_on(prepare(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         request("cpu-headless", Some(GpuSelection::Count(7))),
     ))
     .unwrap_err();
@@ -98,19 +104,22 @@ fn more_gpus_than_the_other_host_has_are_refused_naming_it_before_anything_exist
         "cpu-headless",
         Some(GpuSelection::Devices(vec!["3".into()])),
     );
-    assert!(block_on(prepare(&engine, &host, asked)).is_ok());
+    assert!(block_on(prepare(Session::new(&engine, &host), asked)).is_ok());
 }
 
 #[test]
 fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
     let (engine, host) = (gpu_box(), laptop());
     for gpus in [None, Some(GpuSelection::None)] {
-        let prepared = block_on(prepare(&engine, &host, request("cpu-headless", gpus))).unwrap();
+        let prepared = block_on(prepare(
+            Session::new(&engine, &host),
+            request("cpu-headless", gpus),
+        ))
+        .unwrap();
         assert_eq!((prepared.gpus, prepared.nvidia), (GpuSelection::None, None));
     }
     let prepared = block_on(prepare(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         request("gpu-headless", Some(GpuSelection::None)),
     ))
     .unwrap();
@@ -119,7 +128,11 @@ fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
 
     // A GPU image's default on the box: all of its GPUs, said so naming it.
     engine.add_image(&["tfimg/gpu-headless:2.9.3-0123456789ab"], &[]);
-    let first = block_on(prepare(&engine, &host, request("gpu-headless", None))).unwrap();
+    let first = block_on(prepare(
+        Session::new(&engine, &host),
+        request("gpu-headless", None),
+    ))
+    .unwrap();
     assert_eq!(first.gpus, GpuSelection::All);
     assert_eq!(
         crate::output::shown(&first.notes),
@@ -133,7 +146,7 @@ fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
     );
     next.nvidia = first.nvidia.clone();
     let asked = engine.calls_to("run-once").len();
-    block_on(prepare(&engine, &host, next)).unwrap();
+    block_on(prepare(Session::new(&engine, &host), next)).unwrap();
     assert_eq!(engine.calls_to("run-once").len(), asked);
 }
 
@@ -155,9 +168,9 @@ fn a_daemon_there_without_the_toolkit_is_explained_before_anything_exists() {
             "0, GPU-0, NVIDIA H100 80GB HBM3, 81559, 580.65.06, 9.0\n".into(),
         );
     }
+    let laptop = laptop();
     let error = block_on(prepare(
-        &engine,
-        &laptop(),
+        Session::new(&engine, &laptop),
         request("cpu-headless", Some(GpuSelection::All)),
     ))
     .unwrap_err();
@@ -186,9 +199,15 @@ fn counts_take_free_gpus_and_a_held_one_is_refused_naming_its_holder() {
         asked.name = name.to_string();
         asked.share_gpus = share;
         asked.nvidia = known.borrow().clone();
-        let prepared = block_on(prepare(&engine, &host, asked))?;
+        let prepared = block_on(prepare(Session::new(&engine, &host), asked))?;
         known.replace(prepared.nvidia.clone());
-        block_on(start(&engine, &host, prepared, &reserved, false, |_| {}))
+        block_on(start(
+            Session::new(&engine, &host),
+            prepared,
+            &reserved,
+            false,
+            |_| {},
+        ))
     };
     let ana = launch("ana", "1", false).unwrap();
     let bo = launch("bo", "2", false).unwrap();

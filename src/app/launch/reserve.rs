@@ -19,6 +19,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::app::session::Session;
 use crate::engine::{ContainerFacts, Engine, EngineError};
 use crate::host::{Host, NvidiaFacts};
 use crate::labels;
@@ -51,13 +52,13 @@ pub enum Standing {
 /// Reads the claims on the GPUs of container `mine` until it knows whether the container
 /// keeps them. `ignored`: racers found to be created-not-started (added to here).
 pub async fn settle(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     nvidia: &NvidiaFacts,
     mine: &str,
     kin: Option<&(String, String)>,
     ignored: &mut BTreeSet<String>,
 ) -> Result<Standing, EngineError> {
+    let Session { engine, host } = session;
     let mut polls = 0;
     loop {
         let containers = engine.containers_with_label(labels::GPUS).await?;
@@ -93,11 +94,11 @@ pub async fn settle(
 /// Waits until every racer of `racers` (ids) has started or gone, or was waited for
 /// [`WAIT_POLLS`] polls (then it is added to `ignored`).
 pub async fn wait_for(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     racers: &[String],
     ignored: &mut BTreeSet<String>,
 ) -> Result<(), EngineError> {
+    let Session { engine, host } = session;
     for _ in 0..WAIT_POLLS {
         let containers = engine.containers_with_label(labels::GPUS).await?;
         let deciding = containers

@@ -3,6 +3,7 @@
 //! (`FakeState::created_beside`), running, or still deciding before or after this one.
 
 use super::*;
+use crate::app::session::Session;
 use crate::app::testing::block_on;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
@@ -45,8 +46,7 @@ fn launch_beside(
 ) -> (anyhow::Result<Launched>, Vec<Vec<String>>) {
     let (engine, host) = (FakeEngine::gpu_server(IMAGE, gpus), FakeHost::new());
     let prepared = block_on(prepare(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         request(GpuSelection::Count(1), share),
     ))
     .unwrap();
@@ -57,7 +57,13 @@ fn launch_beside(
         state.racers_start_after = starts_after;
     }
     let reserved = RefCell::new(BTreeSet::new());
-    let launched = block_on(start(&engine, &host, prepared, &reserved, false, |_| {}));
+    let launched = block_on(start(
+        Session::new(&engine, &host),
+        prepared,
+        &reserved,
+        false,
+        |_| {},
+    ));
     let created = engine
         .state
         .borrow()

@@ -1,5 +1,6 @@
 //! Unit tests of `launch`.
 use super::*;
+use crate::app::session::Session;
 use crate::app::testing::{block_on as run, request};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
@@ -12,11 +13,10 @@ async fn launch(
     request: LaunchRequest,
     no_start: bool,
 ) -> anyhow::Result<(Vec<Notice>, Launched)> {
-    let prepared = prepare(engine, host, request).await?;
+    let prepared = prepare(Session::new(engine, host), request).await?;
     let notes = prepared.notes.clone();
     let launched = start(
-        engine,
-        host,
+        Session::new(engine, host),
         prepared,
         &RefCell::new(BTreeSet::new()),
         no_start,
@@ -129,21 +129,26 @@ fn gpus_asked_of_a_host_without_a_driver_are_a_host_fact_before_anything_exists(
             )
         );
         // The early check `run` and `serve` make before building says the same.
-        let early = run(check_requested_gpus(&engine, &host, Some(&gpus))).unwrap_err();
+        let early = run(check_requested_gpus(
+            Session::new(&engine, &host),
+            Some(&gpus),
+        ))
+        .unwrap_err();
         assert_eq!(early.to_string(), host_error.message);
     }
     assert!(engine.calls_to("create").is_empty());
     // `none`, and nothing asked, need no driver.
     assert!(run(check_requested_gpus(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         Some(&GpuSelection::None)
     ))
     .unwrap()
     .is_none());
-    assert!(run(check_requested_gpus(&engine, &host, None))
-        .unwrap()
-        .is_none());
+    assert!(
+        run(check_requested_gpus(Session::new(&engine, &host), None))
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[test]

@@ -9,6 +9,7 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 use super::{LaunchRequest, TunnelMode};
+use crate::app::session::Session;
 use crate::app::tunnels::{self, TunnelRecord};
 use crate::engine::{Engine, EngineError};
 use crate::host::Host;
@@ -20,13 +21,13 @@ use crate::plan::{LaunchPlan, RestartPolicy};
 /// container that already stopped (readiness then says why). On an error, the caller
 /// removes the container.
 pub(super) async fn open(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     request: &LaunchRequest,
     id: &str,
     plan: &LaunchPlan,
     reserved: &RefCell<BTreeSet<u16>>,
 ) -> anyhow::Result<(LaunchPlan, Option<TunnelRecord>)> {
+    let Session { engine, host } = session;
     let tunneled = plan.ports.iter().any(|port| port.tunneled);
     if !engine.tunnels_ports() || !tunneled {
         return Ok((plan.clone(), None));
@@ -51,7 +52,7 @@ pub(super) async fn open(
             engine.open_tunnel(id, until_stopped).await?
         }
     };
-    let forwards = tunnels::carry(engine, host, &tunnel, wanted, reserved).await?;
+    let forwards = tunnels::carry(session, &tunnel, wanted, reserved).await?;
     let record = TunnelRecord {
         endpoint: engine.endpoint().to_string(),
         container_id: id.to_string(),

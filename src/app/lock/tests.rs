@@ -2,6 +2,7 @@
 //! found again, and a build refusing a lock that no longer fits its spec.
 use super::*;
 use crate::app::build::{build_spec, BuildOptions};
+use crate::app::session::Session;
 use crate::app::testing::block_on;
 use crate::cli::Progress;
 use crate::engine::fake::FakeEngine;
@@ -45,7 +46,11 @@ fn a_spec_is_resolved_on_its_base_written_and_found_again() {
     };
     let reporter = Reporter::new(Progress::Plain);
     let made = block_on(resolve(
-        &engine, &host, &resolved, &network, None, &reporter,
+        Session::new(&engine, &host),
+        &resolved,
+        &network,
+        None,
+        &reporter,
     ))
     .unwrap();
     assert_eq!(engine.calls_to("run-once"), [format!("run-once {base_id}")]);
@@ -71,8 +76,7 @@ fn a_spec_is_resolved_on_its_base_written_and_found_again() {
     assert_eq!(error.hint, "make the lock again with `tfimg lock lab`");
     grown.lock = Some(found.clone());
     let built = block_on(build_spec(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         &grown,
         &Network::default(),
         &BuildOptions::default(),
@@ -98,8 +102,7 @@ fn a_failed_resolution_writes_nothing_and_shows_its_output() {
     let resolved = spec("packages: {pip: [nope]}\n");
     let reporter = Reporter::new(Progress::Plain);
     let error = block_on(resolve(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         &resolved,
         &Network::default(),
         None,
@@ -141,8 +144,7 @@ fn a_locked_build_that_pip_refuses_names_the_package() {
         ],
     });
     let error = block_on(build_spec(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         &resolved,
         &Network::default(),
         &BuildOptions::default(),

@@ -1,6 +1,7 @@
 //! Unit tests of `run`'s story on the fakes: what is left of a container once tfimg
 //! stops following it (kept, removed, its tunnel closed, its files copied back), and the
 //! refusals that come before anything is built.
+use crate::app::session::Session;
 use crate::host::prelude::*;
 use std::path::PathBuf;
 
@@ -46,7 +47,7 @@ fn launched(engine: &FakeEngine, host: &FakeHost, spec: &str, tunnel: TunnelMode
         tunnel,
         ..crate::app::testing::request(spec)
     };
-    prepare_and_start(engine, host, request).unwrap()
+    prepare_and_start(Session::new(engine, host), request).unwrap()
 }
 
 fn exists(engine: &FakeEngine, name: &str) -> bool {
@@ -122,7 +123,13 @@ fn a_detached_notebook_is_left_running_and_its_address_is_the_result() {
         detach: true,
         ..options("cpu-jupyter")
     };
-    let after = block_on(follow(&engine, &host, &options, &launched, &ui)).unwrap();
+    let after = block_on(follow(
+        Session::new(&engine, &host),
+        &options,
+        &launched,
+        &ui,
+    ))
+    .unwrap();
     assert_eq!(after, After::Detached);
     assert_eq!(after.exit_code(), 0);
     assert!(exists(&engine, "lab"));
@@ -148,7 +155,13 @@ fn a_foreground_container_passes_its_exit_code_on_and_is_removed_unless_kept() {
             keep,
             ..options("cpu-headless")
         };
-        let after = block_on(follow(&engine, &host, &options, &launched, &ui)).unwrap();
+        let after = block_on(follow(
+            Session::new(&engine, &host),
+            &options,
+            &launched,
+            &ui,
+        ))
+        .unwrap();
         assert_eq!((after, after.exit_code()), (After::Exited(3), 3));
         assert_eq!(exists(&engine, "lab"), keep, "--keep {keep}");
     }
@@ -161,8 +174,7 @@ fn ctrl_c_stops_the_container_removes_it_and_ends_with_130() {
     engine.state.borrow_mut().held.insert("lab".to_string());
     host.interrupt.set(true);
     let after = block_on(follow(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         &options("cpu-headless"),
         &launched,
         &ui,
@@ -185,8 +197,7 @@ fn a_service_that_never_answers_is_removed_and_the_error_says_so() {
     let ui = Recorded::default();
     let launched = launched(&engine, &host, "cpu-jupyter", TunnelMode::Session);
     let error = block_on(follow(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         &options("cpu-jupyter"),
         &launched,
         &ui,
@@ -216,7 +227,7 @@ fn sync_back_copies_the_files_back_then_removes_and_a_failed_copy_keeps_the_cont
             syncs: vec![sync.at("/tf")],
             ..crate::app::testing::request("cpu-headless")
         };
-        let launched = prepare_and_start(&engine, &host, request).unwrap();
+        let launched = prepare_and_start(Session::new(&engine, &host), request).unwrap();
         engine
             .state
             .borrow_mut()
@@ -226,7 +237,12 @@ fn sync_back_copies_the_files_back_then_removes_and_a_failed_copy_keeps_the_cont
             sync_back: true,
             ..options("cpu-headless")
         };
-        let after = block_on(follow(&engine, &host, &options, &launched, &ui));
+        let after = block_on(follow(
+            Session::new(&engine, &host),
+            &options,
+            &launched,
+            &ui,
+        ));
         (engine, host, ui, after)
     };
 
@@ -273,7 +289,13 @@ fn a_session_tunnel_is_closed_when_the_run_ends_and_a_detached_one_stays() {
             detach,
             ..options("cpu-jupyter")
         };
-        block_on(follow(&engine, &host, &options, &launched, &ui)).unwrap();
+        block_on(follow(
+            Session::new(&engine, &host),
+            &options,
+            &launched,
+            &ui,
+        ))
+        .unwrap();
         let closed = engine.calls().contains(&"cancel jupyter 8888".to_string());
         assert_eq!(closed, !detach, "detach {detach}: {:?}", engine.calls());
     }
@@ -294,8 +316,7 @@ fn mounts_on_a_remote_engine_are_refused_before_anything_is_built_or_created() {
     };
     let reporter = Reporter::new(crate::output::progress::Progress::Plain);
     let error = block_on(run(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         &options,
         resolved.as_ref(),
         &Network::default(),

@@ -1,6 +1,7 @@
 use std::path::PathBuf;
 
 use super::*;
+use crate::app::session::Session;
 use crate::app::testing::{block_on, target};
 use crate::cli::Progress;
 use crate::engine::fake::FakeEngine;
@@ -153,8 +154,7 @@ fn the_gpus_choose_the_serving_spec() {
     let specs = specs();
     let chosen = |host: &FakeHost, requested: Option<GpuSelection>| {
         let (spec, gpus, _) = block_on(choose_spec(
-            &engine,
-            host,
+            Session::new(&engine, host),
             requested.as_ref(),
             false,
             &specs,
@@ -173,8 +173,7 @@ fn the_gpus_choose_the_serving_spec() {
         ("cpu-serving".to_string(), GpuSelection::None)
     );
     let refused = block_on(choose_spec(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         Some(&GpuSelection::All),
         false,
         &specs,
@@ -195,8 +194,7 @@ fn serve_on(engine: &FakeEngine, host: &FakeHost) -> anyhow::Result<Serving> {
     let model = check_model(host, &request).unwrap();
     let reporter = Reporter::new(Progress::Plain);
     block_on(serve(
-        engine,
-        host,
+        Session::new(engine, host),
         &request,
         model.into(),
         &specs(),
@@ -359,7 +357,7 @@ fn ctrl_c_stops_a_foreground_server_removes_it_and_closes_its_tunnel() {
     engine.state.borrow_mut().held.insert(launched.name.clone());
     host.interrupt.set(true);
     let ui = crate::output::ui::Recorded::default();
-    let after = block_on(follow(&engine, &host, launched, &ui)).unwrap();
+    let after = block_on(follow(Session::new(&engine, &host), launched, &ui)).unwrap();
     assert_eq!(after.exit_code(), 130);
     let calls = engine.calls();
     let id = &launched.id;

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::{folder, Counts, Ending, Note, Runner, SweepRun, Watched};
 use crate::app::launch::{self, LaunchRequest};
+use crate::app::session::Session;
 use crate::engine::{Engine, EngineError, OutputChunk};
 use crate::host::{Host, HostError};
 use crate::input::InputError;
@@ -55,9 +56,17 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 let sweep = self.run.sweep.name.clone();
                 request.claim_beside = Some((crate::labels::SWEEP.to_string(), sweep));
             }
-            let prepared = launch::prepare(self.engine, self.host, request).await?;
+            let prepared = launch::prepare(Session::new(self.engine, self.host), request).await?;
             let reserved = RefCell::new(BTreeSet::new());
-            match launch::start(self.engine, self.host, prepared, &reserved, false, |_| {}).await {
+            match launch::start(
+                Session::new(self.engine, self.host),
+                prepared,
+                &reserved,
+                false,
+                |_| {},
+            )
+            .await
+            {
                 // Another command claimed the slot's GPUs in the same instant (and has
                 // started by now): the slot is placed again, on GPUs nobody holds.
                 Err(error)
@@ -448,7 +457,8 @@ fn gpu_refusal(error: anyhow::Error, sweep: &crate::sweep::Sweep) -> anyhow::Err
 }
 
 /// The whole output of a container that ended unwatched, into the trial's folder `dir`.
-pub(super) async fn keep_logs(engine: &impl Engine, host: &impl Host, dir: &Path, id: &str) {
+pub(super) async fn keep_logs(session: Session<'_, impl Engine, impl Host>, dir: &Path, id: &str) {
+    let Session { engine, host } = session;
     let logs = Logs::new(host, dir.to_path_buf());
     let _ = engine
         .stream_output(id, false, None, |chunk| logs.add(chunk))

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use super::{Finished, Note, SweepRun};
 use crate::app::build::Network;
 use crate::app::run::{image_target, spec_target};
+use crate::app::session::Session;
 use crate::engine::Engine;
 use crate::host::{Host, LockAttempt, NvidiaFacts};
 use crate::input::paths::lexical;
@@ -97,7 +98,13 @@ async fn plan(
     let (slots, nvidia) = match engine {
         Some(engine) => {
             let images = super::images_to_probe(&sweep.source, spec.as_ref());
-            super::plan_slots(engine, host, &sweep.pool, &images, &sweep.name).await?
+            super::plan_slots(
+                Session::new(engine, host),
+                &sweep.pool,
+                &images,
+                &sweep.name,
+            )
+            .await?
         }
         None => (schedule::slots(&sweep.pool, &[], None)?, None),
     };
@@ -189,7 +196,9 @@ pub async fn start<E: Engine>(
     let target = {
         let reporter = Reporter::new(options.progress);
         match (&planned.spec, &planned.sweep.source) {
-            (Some(spec), _) => spec_target(&engine, host, spec, network, false, &reporter).await?,
+            (Some(spec), _) => {
+                spec_target(Session::new(&engine, host), spec, network, false, &reporter).await?
+            }
             (None, ImageSource::Image { reference, .. }) => {
                 image_target(&engine, reference).await?
             }
@@ -216,7 +225,7 @@ pub async fn start<E: Engine>(
     };
     let reporter = Reporter::new(options.progress);
     let notify = |note: Note| tell(&reporter, &run.sweep, &note);
-    let finished = super::run(&engine, host, &run, &notify).await?;
+    let finished = super::run(Session::new(&engine, host), &run, &notify).await?;
     reporter.clear();
     let folder = super::folder::read(host, &run.sweep.output)?;
     let results = folder.results(None);

@@ -3,6 +3,7 @@
 //! would refuse every trial, each said at `gpus:` before anything is built, in the dry
 //! run too), `gpus: all` made into their indices. A CPU pool asks nothing of any host.
 
+use crate::app::session::Session;
 use crate::app::{gpu_host, launch};
 use crate::engine::{ContainerFacts, Engine};
 use crate::host::nvidia::ProbeOutcome;
@@ -22,16 +23,16 @@ use crate::sweep::{GpuPool, ImageSource, Pool};
 /// the sweep named `sweep`, from an earlier run of it) are not the pool's: `gpus: all`
 /// is every free GPU, and a listed GPU another container holds is refused, naming it.
 pub async fn plan_slots(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     pool: &Pool,
     images: &[String],
     sweep: &str,
 ) -> anyhow::Result<(Vec<Slot>, Option<NvidiaFacts>)> {
+    let Session { engine, .. } = session;
     if pool.gpus == GpuPool::Cpu {
         return Ok((schedule::slots(pool, &[], None)?, None));
     }
-    let nvidia = gpu_host::engine_nvidia(engine, host, images).await;
+    let nvidia = gpu_host::engine_nvidia(session, images).await;
     let engine_host = nvidia.probe.as_ref().map(|probe| probe.engine.as_str());
     schedule::check_pool_against_host(pool, known_gpus(&nvidia), engine_host)?;
     // What would stop every trial's launch (the toolkit missing where a driver is), said

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::{Note, Runner};
 use crate::app::files;
+use crate::app::session::Session;
 use crate::engine::Engine;
 use crate::host::Host;
 use crate::spec::SpecError;
@@ -58,7 +59,7 @@ impl<E: Engine, H: Host> Runner<'_, E, H> {
                 let id = watched.container_id.clone();
                 let path = &path;
                 async move {
-                    let _ = files::pull(engine, host, &id, path, &dir).await;
+                    let _ = files::pull(Session::new(engine, host), &id, path, &dir).await;
                 }
             });
         futures_util::future::join_all(fetches).await;
@@ -72,7 +73,9 @@ impl<E: Engine, H: Host> Runner<'_, E, H> {
         }
         let dir = self.trial_dir(trial);
         let trial_id = &self.trials[trial].id;
-        for note in bring_back_folder(self.engine, self.host, id, &dir, trial_id).await {
+        for note in
+            bring_back_folder(Session::new(self.engine, self.host), id, &dir, trial_id).await
+        {
             (self.notify)(Note::Said(note));
         }
     }
@@ -81,13 +84,12 @@ impl<E: Engine, H: Host> Runner<'_, E, H> {
 /// The whole `TFIMG_TRIAL_DIR` of container `id` into the trial's folder `dir`; what did
 /// not come back, one note each.
 pub(super) async fn bring_back_folder(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     id: &str,
     dir: &Path,
     trial: &str,
 ) -> Vec<String> {
-    let said = match files::pull(engine, host, id, TRIAL_DIR, dir).await {
+    let said = match files::pull(session, id, TRIAL_DIR, dir).await {
         Ok(Some(summary)) => summary.notes,
         Ok(None) => vec![format!("`{TRIAL_DIR}` was gone from the container")],
         Err(error) => vec![format!("{error:#}")],

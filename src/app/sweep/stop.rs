@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::unwatched::{self, Seen};
 use super::{folder, STOP_REQUEST, STOP_SECONDS};
+use crate::app::session::Session;
 use crate::engine::Engine;
 use crate::host::{Host, LockAttempt};
 use crate::input::InputError;
@@ -30,7 +31,11 @@ pub enum Stopped {
 }
 
 /// Stops the sweep in `dir`.
-pub async fn stop(engine: &impl Engine, host: &impl Host, dir: &Path) -> anyhow::Result<Stopped> {
+pub async fn stop(
+    session: Session<'_, impl Engine, impl Host>,
+    dir: &Path,
+) -> anyhow::Result<Stopped> {
+    let Session { host, .. } = session;
     let found = folder::read(host, dir)?;
     let sweep = &found.sweep;
     let lock = super::resume::lock_name(&sweep.output);
@@ -62,7 +67,7 @@ pub async fn stop(engine: &impl Engine, host: &impl Host, dir: &Path) -> anyhow:
         host.remove_file(&request)?;
         return Ok(Stopped::ByItsRun);
     }
-    stop_here(engine, host, dir, &found).await
+    stop_here(session, dir, &found).await
 }
 
 /// Who asks a sweep to stop, as the run tells it: `ada (uid 1000) at 2026-11-28
@@ -84,11 +89,11 @@ fn asker(host: &impl Host) -> String {
 /// just before the kill is adopted first. Logs are kept, `status.json` written, every
 /// container of the sweep removed.
 async fn stop_here(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     dir: &Path,
     found: &folder::SweepFolder,
 ) -> anyhow::Result<Stopped> {
+    let Session { engine, host } = session;
     let now_ms = || super::attempt::now_ms(host);
     let journal = dir.join(crate::sweep::journal::JOURNAL_FILE);
     let append = |event: &Event| host.append_file(&journal, event.line().as_bytes(), true);
@@ -170,9 +175,9 @@ async fn stop_here(
         });
         if matches!(seen, Seen::Running | Seen::Ended { .. }) {
             let id = &attempt.container_id;
-            super::attempt::keep_logs(engine, host, &trial_dir, id).await;
+            super::attempt::keep_logs(session, &trial_dir, id).await;
             if engine.tunnels_ports() {
-                let back = super::remote::bring_back_folder(engine, host, id, &trial_dir, &trial);
+                let back = super::remote::bring_back_folder(session, id, &trial_dir, &trial);
                 notes.extend(back.await);
             }
         }

@@ -2,6 +2,7 @@
 //! trial on its own GPUs by device id, retries, `max_failed`, Ctrl-C, and going on from
 //! a journal (finished trials kept, running ones reattached or their end learned).
 
+use crate::app::session::Session;
 use crate::host::prelude::*;
 use std::cell::RefCell;
 use std::path::Path;
@@ -113,8 +114,9 @@ fn go_beside(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let (finished, ()) = runtime
-        .block_on(async { futures_util::join!(super::run(engine, host, run, &notify), driver) });
+    let (finished, ()) = runtime.block_on(async {
+        futures_util::join!(super::run(Session::new(engine, host), run, &notify), driver)
+    });
     finished
 }
 
@@ -294,7 +296,10 @@ fn ctrl_c_stops_and_removes_every_trial_and_keeps_what_finished() {
             }
             host.interrupt.set(true);
         };
-        futures_util::join!(super::run(&engine, &host, &run, &notify), press)
+        futures_util::join!(
+            super::run(Session::new(&engine, &host), &run, &notify),
+            press
+        )
     });
     let error = finished.unwrap_err();
     assert!(error.downcast_ref::<Interrupted>().is_some(), "{error:#}");

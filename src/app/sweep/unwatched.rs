@@ -11,6 +11,7 @@
 use std::path::Path;
 
 use super::folder::SweepFolder;
+use crate::app::session::Session;
 use crate::engine::{ContainerFacts, Engine, EngineError};
 use crate::host::{Host, LockAttempt};
 use crate::labels;
@@ -168,14 +169,14 @@ pub fn recorded_end(host: &impl Host, dir: &Path, attempt: &Attempt) -> Option<A
 /// brought up to date with it: adopted attempts added, learned ends set. Nothing is
 /// written: the next run or `tfimg sweep stop` records them.
 pub async fn learn(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     dir: &Path,
     sweep: &str,
     trials: &[Trial],
     replay: &mut Replay,
     now_ms: u64,
 ) -> Result<Vec<Unwatched>, EngineError> {
+    let Session { engine, host } = session;
     let mut adopted = Vec::new();
     for event in adoptions(engine, sweep, trials, replay, None, now_ms).await? {
         if let Event::TrialStarted { container_id, .. } = &event {
@@ -295,8 +296,7 @@ impl Looked {
         let found = &mut self.found;
         let learned = match connected {
             Ok(engine) => learn(
-                engine,
-                host,
+                Session::new(engine, host),
                 &found.dir,
                 &found.sweep.name,
                 &found.trials,

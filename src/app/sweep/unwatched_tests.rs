@@ -3,6 +3,7 @@
 //! sweep each keep a result that finished, stop only what still runs, and take over a
 //! container made just before the kill instead of running its trial again.
 
+use crate::app::session::Session;
 use crate::host::prelude::*;
 use std::path::Path;
 
@@ -115,7 +116,7 @@ fn stop_keeps_results_that_finished_unwatched_and_stops_only_what_runs() {
     let engine = engine();
     let run = killed_run(&engine, &host);
     let Stopped::Here { containers, notes } =
-        block_on(stop(&engine, &host, Path::new(DIR))).unwrap()
+        block_on(stop(Session::new(&engine, &host), Path::new(DIR))).unwrap()
     else {
         panic!("no tfimg ran it");
     };
@@ -322,7 +323,8 @@ fn a_container_the_journal_names_is_stopped_only_when_its_labels_make_it_the_tri
     }
     host.append_file(&run.sweep.journal_path(), text.as_bytes(), true)
         .unwrap();
-    let Stopped::Here { notes, .. } = block_on(stop(&engine, &host, Path::new(DIR))).unwrap()
+    let Stopped::Here { notes, .. } =
+        block_on(stop(Session::new(&engine, &host), Path::new(DIR))).unwrap()
     else {
         panic!("no tfimg ran it");
     };

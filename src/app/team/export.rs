@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{export_plans, stories, MemberPlans, TeamImages};
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::gateway::ComposeGateway;
+use crate::app::session::Session;
 use crate::engine::{Engine, EngineError};
 use crate::host::{ExportError, ExportFile, ExportStep, Host};
 use crate::input::InputError;
@@ -43,7 +44,15 @@ pub async fn images(
     };
     let found = match connected {
         Ok(engine) => {
-            current_images(&engine, host, specs, network, build, &mut images, &reporter).await?
+            current_images(
+                Session::new(&engine, host),
+                specs,
+                network,
+                build,
+                &mut images,
+                &reporter,
+            )
+            .await?
         }
         Err(error) if !build => {
             tracing::info!("no daemon for the exports' image names: {error}");
@@ -60,14 +69,14 @@ pub async fn images(
 
 /// `images` with a daemon: whether every image is its spec's current build.
 async fn current_images(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
     build: bool,
     images: &mut TeamImages,
     reporter: &Reporter,
 ) -> anyhow::Result<bool> {
+    let Session { engine, .. } = session;
     let mut all = true;
     if images.gateway.is_some() {
         match crate::app::gateway::image(engine, network, !build, reporter).await? {
@@ -76,7 +85,7 @@ async fn current_images(
         }
     }
     if build {
-        images.specs = stories::images_for(engine, host, specs, network, reporter).await?;
+        images.specs = stories::images_for(session, specs, network, reporter).await?;
         return Ok(all);
     }
     for (name, resolved) in specs {
@@ -84,7 +93,7 @@ async fn current_images(
             only_check: true,
             ..BuildOptions::default()
         };
-        match build_spec(engine, host, resolved, network, &options, reporter).await {
+        match build_spec(session, resolved, network, &options, reporter).await {
             Ok(Some(built)) => {
                 images.specs.insert(name.clone(), built.plan.keyed_tag);
             }

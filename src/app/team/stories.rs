@@ -10,6 +10,7 @@ use std::path::Path;
 
 use super::{Action, TeamImages, UpReport};
 use crate::app::build::{build_spec, BuildOptions, Network};
+use crate::app::session::Session;
 use crate::engine::Engine;
 use crate::host::Host;
 use crate::output::progress::Reporter;
@@ -51,8 +52,7 @@ pub fn load(
 
 /// The current image of every spec, built (and verified) when missing.
 pub async fn images_for(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
     reporter: &Reporter,
@@ -60,8 +60,7 @@ pub async fn images_for(
     let mut images = BTreeMap::new();
     for (name, resolved) in specs {
         let built = build_spec(
-            engine,
-            host,
+            session,
             resolved,
             network,
             &BuildOptions::default(),
@@ -104,8 +103,7 @@ async fn one_at_a_time(
 /// of the team runs.
 #[allow(clippy::too_many_arguments)]
 pub async fn bring_up(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
@@ -114,13 +112,14 @@ pub async fn bring_up(
     reporter: &Reporter,
     ui: &impl Ui,
 ) -> anyhow::Result<UpReport> {
+    let Session { engine, host } = session;
     let _one_at_a_time = one_at_a_time(host, &team.name, reporter).await?;
     // Before any build: members' mounts name folders of this machine.
     super::check_mounts_are_local(team, engine.remote_endpoint())?;
     super::check_member_folders(host, team)?;
     crate::app::gateway::check_local(team, engine.remote_endpoint())?;
     let images = TeamImages {
-        specs: images_for(engine, host, specs, network, reporter).await?,
+        specs: images_for(session, specs, network, reporter).await?,
         gateway: match team.gateway {
             Some(_) => crate::app::gateway::image(engine, network, false, reporter).await?,
             None => None,
@@ -128,12 +127,12 @@ pub async fn bring_up(
     };
     reporter.clear();
     super::make_mounts_root(host, team)?;
-    let report = super::up(engine, host, team, specs, &images, chosen, rollback).await?;
+    let report = super::up(session, team, specs, &images, chosen, rollback).await?;
     for note in &report.notes {
         ui.notice(note);
     }
     // Members replaced or rolled back leave tunnels behind on a remote engine.
-    crate::app::tunnels::tidy(engine, host).await?;
+    crate::app::tunnels::tidy(session).await?;
     Ok(report)
 }
 
@@ -157,11 +156,11 @@ pub struct MemberAccess {
 /// user who ran `up` gets the whole URL from the container; on a remote engine a running
 /// member's tunnel is opened again if it was closed.
 pub async fn access(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     team: &Team,
     actions: &BTreeMap<String, Action>,
 ) -> anyhow::Result<Vec<MemberAccess>> {
+    let Session { engine, .. } = session;
     let mut rows = Vec::new();
     for member in &team.members {
         let name = format!("{}-{}", team.name, member.name);
@@ -172,7 +171,7 @@ pub async fn access(
                     && found.state == "running"
                     && found.labels.contains_key(crate::labels::PORTS) =>
             {
-                crate::app::tunnels::reopen(engine, host, found).await?
+                crate::app::tunnels::reopen(session, found).await?
             }
             Some(found) => plan::tunnels::container_endpoints(
                 &found.labels,
@@ -218,11 +217,11 @@ pub async fn access(
 /// the names removed, in the engine's order. Waits while another `up` or `down` of the
 /// team runs.
 pub async fn down(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     team: &str,
     reporter: &Reporter,
 ) -> anyhow::Result<Vec<String>> {
+    let Session { engine, host } = session;
     let _one_at_a_time = one_at_a_time(host, team, reporter).await?;
     let containers = engine
         .containers_with_label(&crate::labels::team_filter(team))
@@ -230,7 +229,7 @@ pub async fn down(
     let mut removed = Vec::new();
     for container in &containers {
         engine.remove_container(&container.id, true).await?;
-        crate::app::tunnels::close(engine, host, &container.id).await;
+        crate::app::tunnels::close(session, &container.id).await;
         removed.push(container.name.clone());
     }
     // The team's networks (each member's, and the gateway's) go with its last container.

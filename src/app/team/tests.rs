@@ -1,5 +1,6 @@
 //! Unit tests of `team`.
 use super::*;
+use crate::app::session::Session;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 use crate::notice::Notice;
@@ -19,7 +20,7 @@ fn team(members: &str) -> Team {
 }
 
 fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
-    crate::app::testing::up_team(engine, host, team, "cpu-headless", None)
+    crate::app::testing::up_team(Session::new(engine, host), team, "cpu-headless", None)
 }
 
 fn actions(report: &UpReport) -> Vec<(&str, Action)> {
@@ -93,8 +94,7 @@ fn members_take_different_ports_and_a_member_that_cannot_start_is_reported() {
             .build()
             .unwrap()
             .block_on(up(
-                engine,
-                &FakeHost::new(),
+                Session::new(engine, &FakeHost::new()),
                 &team(file),
                 &specs,
                 &images,
@@ -184,8 +184,12 @@ fn members_asking_one_gpu_each_get_different_ones() {
     }
     engine.answer_gpu_probe(4);
     let three = format!("{two}  - name: cy\n    gpus: [1]\n    command: [sleep, '9']\n");
-    let refused =
-        crate::app::testing::up_team_result(&engine, &host, &team(&three), "cpu-headless", None);
+    let refused = crate::app::testing::up_team_result(
+        Session::new(&engine, &host),
+        &team(&three),
+        "cpu-headless",
+        None,
+    );
     let text = format!("{:#}", refused.unwrap_err());
     assert!(
         text.contains("GPU 1 by `lab-bob` (team lab, member bob)"),
@@ -237,7 +241,8 @@ fn idle_settings_reach_the_members_with_a_service_and_up_says_so() {
     let host = FakeHost::new();
     let file = "team: lab\ndefaults: {spec: cpu-jupyter}\nidle: {kernels: 1h, containers: 12h}\nmembers:\n  - name: nb\n  - name: job\n    command: [sleep, '9']\n";
     let team = team::parse(file, "team.yaml", PathBuf::from("/project")).unwrap();
-    let report = crate::app::testing::up_team(&engine, &host, &team, "cpu-jupyter", None);
+    let report =
+        crate::app::testing::up_team(Session::new(&engine, &host), &team, "cpu-jupyter", None);
     for said in [
         "ran nothing for 1h (`idle: kernels`)",
         "nobody used for 12h",
@@ -277,7 +282,7 @@ fn up_starts_a_member_stopped_idle_again() {
     let host = FakeHost::new();
     let file = "team: lab\ndefaults: {spec: cpu-jupyter}\nidle: {containers: 12h}\nmembers:\n  - name: nb\n  - name: other\n";
     let team = team::parse(file, "team.yaml", PathBuf::from("/project")).unwrap();
-    crate::app::testing::up_team(&engine, &host, &team, "cpu-jupyter", None);
+    crate::app::testing::up_team(Session::new(&engine, &host), &team, "cpu-jupyter", None);
     {
         let mut state = engine.state.borrow_mut();
         for container in state.containers.values_mut() {
@@ -291,7 +296,8 @@ fn up_starts_a_member_stopped_idle_again() {
             .output
             .insert("lab-other".to_string(), "[I] Shutting down\n".to_string());
     }
-    let again = crate::app::testing::up_team(&engine, &host, &team, "cpu-jupyter", None);
+    let again =
+        crate::app::testing::up_team(Session::new(&engine, &host), &team, "cpu-jupyter", None);
     assert_eq!(again.actions["nb"], Action::Woken);
     assert_eq!(again.actions["other"], Action::Recreated);
     let running: Vec<String> = engine
@@ -431,8 +437,7 @@ fn a_member_s_gpu_refusal_names_the_file_s_keys_never_a_flag() {
         engine.answer_gpu_probe(1);
         let both = format!("{one}  - name: bob\n    gpus: {asked}\n    command: [sleep, '9']\n");
         let text = refusal(crate::app::testing::up_team_result(
-            &engine,
-            &host,
+            Session::new(&engine, &host),
             &team(&both),
             "cpu-headless",
             None,
@@ -472,8 +477,7 @@ fn taken_ports_the_file_names_are_refused_before_anything_is_created() {
     host.held_ports.borrow_mut().insert(9001);
     let file = "  - name: alice\n    command: [sleep, '9']\n  - name: bob\n    spec: cpu-jupyter\n    ports: {jupyter: 9001}\n";
     let text = refusal(crate::app::testing::up_team_result(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         &team(file),
         "cpu-headless",
         None,
@@ -485,8 +489,7 @@ fn taken_ports_the_file_names_are_refused_before_anything_is_created() {
     let gateway = format!("{TEAM}  - name: alice\ngateway:\n  port: 9001\n");
     let gateway = team::parse(&gateway, "team.yaml", PathBuf::from("/project")).unwrap();
     let text = refusal(crate::app::testing::up_team_result(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         &gateway,
         "cpu-headless",
         Some("tfimg/gateway:x"),
@@ -524,8 +527,7 @@ fn a_failed_up_of_a_new_team_rolls_back_by_default() {
     };
     let bring_up = |engine: &FakeEngine, lab: &Team, rollback: Option<bool>| {
         crate::app::testing::block_on(up(
-            engine,
-            &FakeHost::new(),
+            Session::new(engine, &FakeHost::new()),
             lab,
             &specs,
             &images,

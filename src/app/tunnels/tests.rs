@@ -3,6 +3,7 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::app::launch::{LaunchRequest, TunnelMode};
+use crate::app::session::Session;
 use crate::app::testing::{block_on as run, prepare_and_start};
 use crate::engine::fake::FakeEngine;
 use crate::engine::prelude::*;
@@ -29,8 +30,11 @@ fn record_path(id: &str) -> PathBuf {
 #[test]
 fn a_detached_notebook_on_a_remote_engine_is_tunneled_after_its_start_and_recorded() {
     let (engine, host) = (remote_engine(), FakeHost::new());
-    let launched =
-        prepare_and_start(&engine, &host, request("cpu-jupyter", TunnelMode::Detached)).unwrap();
+    let launched = prepare_and_start(
+        Session::new(&engine, &host),
+        request("cpu-jupyter", TunnelMode::Detached),
+    )
+    .unwrap();
     let id = launched.id.clone();
     assert_eq!(
         engine.calls(),
@@ -56,13 +60,16 @@ fn a_detached_notebook_on_a_remote_engine_is_tunneled_after_its_start_and_record
     assert_eq!(saved, record);
 
     // `rm` closes it and drops the record.
-    assert!(run(close(&engine, &host, &id)));
+    assert!(run(close(Session::new(&engine, &host), &id)));
     assert_eq!(
         engine.calls().last().unwrap(),
         &format!("close-tunnel {}", record.tunnel.control.display())
     );
     assert!(!host.files.borrow().contains_key(&record_path(&id)));
-    assert!(!run(close(&engine, &host, &id)), "nothing left to close");
+    assert!(
+        !run(close(Session::new(&engine, &host), &id)),
+        "nothing left to close"
+    );
 }
 
 #[test]
@@ -75,8 +82,11 @@ fn a_session_uses_the_engine_connection_and_a_taken_local_port_moves_every_addre
         .push_back(ForwardFailure::LocalPortTaken(
             "Port forwarding failed".into(),
         ));
-    let launched =
-        prepare_and_start(&engine, &host, request("cpu-jupyter", TunnelMode::Session)).unwrap();
+    let launched = prepare_and_start(
+        Session::new(&engine, &host),
+        request("cpu-jupyter", TunnelMode::Session),
+    )
+    .unwrap();
     let moved = launched.plan.ports[0].host;
     assert!(moved > 40000, "a kernel-chosen port: {moved}");
     assert_eq!(
@@ -97,7 +107,7 @@ fn a_session_uses_the_engine_connection_and_a_taken_local_port_moves_every_addre
     let record = launched.tunnel.unwrap();
     assert!(!record.tunnel.detached);
     // Closing a session's tunnel cancels its forwards; the session stays its tfimg's.
-    run(close(&engine, &host, &launched.id));
+    run(close(Session::new(&engine, &host), &launched.id));
     assert_eq!(
         engine.calls()[engine.calls().len() - 2..],
         [
@@ -118,8 +128,11 @@ fn a_tunnel_that_cannot_be_made_removes_the_container_and_closes_what_was_opened
             what: "forward".into(),
             message: "administratively prohibited".into(),
         }));
-    let error = prepare_and_start(&engine, &host, request("cpu-jupyter", TunnelMode::Detached))
-        .unwrap_err();
+    let error = prepare_and_start(
+        Session::new(&engine, &host),
+        request("cpu-jupyter", TunnelMode::Detached),
+    )
+    .unwrap_err();
     assert!(error.to_string().contains("forward failed"), "{error:#}");
     let calls = engine.calls();
     assert!(calls[calls.len() - 2].starts_with("close-tunnel /fake/t-1"));
@@ -132,14 +145,17 @@ fn a_tunnel_that_cannot_be_made_removes_the_container_and_closes_what_was_opened
 fn a_local_engine_and_a_container_without_ports_have_no_tunnel() {
     let host = FakeHost::new();
     let engine = FakeEngine::new();
-    let launched =
-        prepare_and_start(&engine, &host, request("cpu-jupyter", TunnelMode::Detached)).unwrap();
+    let launched = prepare_and_start(
+        Session::new(&engine, &host),
+        request("cpu-jupyter", TunnelMode::Detached),
+    )
+    .unwrap();
     assert!(launched.tunnel.is_none());
     assert_eq!(engine.calls().len(), 2, "{:?}", engine.calls());
     let engine = remote_engine();
     let mut headless = request("cpu-headless", TunnelMode::Detached);
     headless.command = vec!["true".into()];
-    let launched = prepare_and_start(&engine, &host, headless).unwrap();
+    let launched = prepare_and_start(Session::new(&engine, &host), headless).unwrap();
     assert!(launched.tunnel.is_none());
     assert!(engine.calls_to("open-tunnel").is_empty());
 }
@@ -147,20 +163,22 @@ fn a_local_engine_and_a_container_without_ports_have_no_tunnel() {
 #[test]
 fn stale_records_go_and_forward_reopens_on_the_ports_the_container_was_launched_with() {
     let (engine, host) = (remote_engine(), FakeHost::new());
-    let launched =
-        prepare_and_start(&engine, &host, request("cpu-jupyter", TunnelMode::Detached)).unwrap();
+    let launched = prepare_and_start(
+        Session::new(&engine, &host),
+        request("cpu-jupyter", TunnelMode::Detached),
+    )
+    .unwrap();
     let record = launched.tunnel.unwrap();
     // Its ssh ended (the network dropped): the record is dropped when next seen.
     engine.end_tunnel(&record.tunnel.control);
     run(collect_stale(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         std::slice::from_ref(&launched.id),
     ));
     assert!(host.files.borrow().is_empty());
 
     let container = run(engine.container("lab")).unwrap().unwrap();
-    let endpoints = run(reopen(&engine, &host, &container)).unwrap();
+    let endpoints = run(reopen(Session::new(&engine, &host), &container)).unwrap();
     let token = labels::jupyter_token(&container.env).unwrap();
     assert_eq!(
         endpoints,
@@ -184,12 +202,12 @@ fn stale_records_go_and_forward_reopens_on_the_ports_the_container_was_launched_
         ]
     );
     // Open: asked again, it only prints the addresses.
-    let again = run(reopen(&engine, &host, &container)).unwrap();
+    let again = run(reopen(Session::new(&engine, &host), &container)).unwrap();
     assert_eq!(again, endpoints);
     assert_eq!(engine.calls_to("open-tunnel").len(), 2);
 
     // A record whose container is gone is closed.
-    run(collect_stale(&engine, &host, &[]));
+    run(collect_stale(Session::new(&engine, &host), &[]));
     assert!(host.files.borrow().is_empty());
     assert!(engine.calls().last().unwrap().starts_with("close-tunnel"));
 }
@@ -199,7 +217,7 @@ fn forward_refuses_a_stopped_container() {
     let (engine, host) = (remote_engine(), FakeHost::new());
     engine.add_container("old", "exited", &[]);
     let container = run(engine.container("old")).unwrap().unwrap();
-    let error = run(reopen(&engine, &host, &container)).unwrap_err();
+    let error = run(reopen(Session::new(&engine, &host), &container)).unwrap_err();
     let error = error.downcast_ref::<InputError>().unwrap();
     assert_eq!(error.message, "`old` is not running (exited)");
 }
@@ -208,7 +226,7 @@ fn forward_refuses_a_stopped_container() {
 fn forward_is_refused_on_a_local_engine() {
     let engine = FakeEngine::new();
     let host = FakeHost::new();
-    let error = run(forward(&engine, &host, "lab", false)).unwrap_err();
+    let error = run(forward(Session::new(&engine, &host), "lab", false)).unwrap_err();
     assert_eq!(
         error.to_string(),
         "`forward` is for remote engines: the ports of `lab` are already on this machine"
@@ -224,7 +242,7 @@ fn forward_close_of_a_container_without_a_tunnel_says_none_was_open() {
         &[(labels::SPEC, "cpu-jupyter".to_string())],
     );
     let host = FakeHost::new();
-    let closed = run(forward(&engine, &host, "lab", true)).unwrap();
+    let closed = run(forward(Session::new(&engine, &host), "lab", true)).unwrap();
     assert_eq!(
         closed,
         Forwarded::Closed {

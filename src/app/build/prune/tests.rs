@@ -1,4 +1,5 @@
 use super::*;
+use crate::app::session::Session;
 use crate::app::testing::block_on;
 use crate::cli::Progress;
 use crate::engine::fake::FakeEngine;
@@ -19,7 +20,12 @@ fn after_builds_an_earlier_key_s_tag_goes_and_the_current_one_stays() {
     );
     let host = FakeHost::new();
     let reporter = Reporter::new(Progress::Plain);
-    let pruned = prune_after_builds(&engine, &host, "lab", "bbbbbbbbbbbb", &reporter);
+    let pruned = prune_after_builds(
+        Session::new(&engine, &host),
+        "lab",
+        "bbbbbbbbbbbb",
+        &reporter,
+    );
     block_on(pruned).unwrap();
     assert_eq!(
         engine.calls_to("remove-image"),

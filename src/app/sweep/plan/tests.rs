@@ -4,6 +4,7 @@
 //! refuses the GPUs are each said at `gpus:`, naming the sweep file's key.
 
 use super::*;
+use crate::app::session::Session;
 use crate::app::testing::block_on;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
@@ -24,7 +25,13 @@ fn all_gpus_of_another_host_are_asked_once_and_its_trials_are_not_asked_again() 
     let sweep = sweep("gpus: all\n");
     let images = images_to_probe(&sweep.source, None);
     assert_eq!(images, [IMAGE]);
-    let (slots, nvidia) = block_on(plan_slots(&engine, &host, &sweep.pool, &images, "lr")).unwrap();
+    let (slots, nvidia) = block_on(plan_slots(
+        Session::new(&engine, &host),
+        &sweep.pool,
+        &images,
+        "lr",
+    ))
+    .unwrap();
     let gpus: Vec<String> = slots.iter().map(|slot| slot.describe()).collect();
     assert_eq!(gpus, ["0", "1"]);
     assert_eq!(
@@ -33,7 +40,12 @@ fn all_gpus_of_another_host_are_asked_once_and_its_trials_are_not_asked_again() 
         "the query, then the table"
     );
     let run = crate::app::sweep::tests::image_run(sweep, slots, nvidia);
-    let finished = block_on(crate::app::sweep::run(&engine, &host, &run, &|_| {})).unwrap();
+    let finished = block_on(crate::app::sweep::run(
+        Session::new(&engine, &host),
+        &run,
+        &|_| {},
+    ))
+    .unwrap();
     assert_eq!(finished.counts.done, 3);
     assert_eq!(
         engine.calls_to("run-once").len(),
@@ -49,13 +61,25 @@ fn a_cpu_pool_asks_no_host_and_a_gpu_the_engine_s_host_lacks_is_refused() {
     let engine = FakeEngine::gpu_server(IMAGE, 2);
     let host = FakeHost::new();
     let cpu = sweep("max_parallel: 2\n");
-    let (slots, nvidia) = block_on(plan_slots(&engine, &host, &cpu.pool, &[], "lr")).unwrap();
+    let (slots, nvidia) = block_on(plan_slots(
+        Session::new(&engine, &host),
+        &cpu.pool,
+        &[],
+        "lr",
+    ))
+    .unwrap();
     assert_eq!((slots.len(), nvidia), (2, None));
     assert!(engine.calls().is_empty(), "{:?}", engine.calls());
 
     let listed = sweep("gpus: [0, 5]\n");
     let images = [IMAGE.to_string()];
-    let error = block_on(plan_slots(&engine, &host, &listed.pool, &images, "lr")).unwrap_err();
+    let error = block_on(plan_slots(
+        Session::new(&engine, &host),
+        &listed.pool,
+        &images,
+        "lr",
+    ))
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
         "`sweep.yaml`:6:7: `gpus: [0, 5]`: GPU `5` not on the engine's host `fake://engine`"
@@ -70,7 +94,13 @@ fn a_gpu_pool_on_a_host_without_a_driver_is_refused_at_gpus_before_anything_star
     let host = FakeHost::new();
     let sweep = sweep("gpus: [0, 1, 7]\n");
     let images = [IMAGE.to_string()];
-    let error = block_on(plan_slots(&engine, &host, &sweep.pool, &images, "lr")).unwrap_err();
+    let error = block_on(plan_slots(
+        Session::new(&engine, &host),
+        &sweep.pool,
+        &images,
+        "lr",
+    ))
+    .unwrap_err();
     let spec = error
         .downcast_ref::<crate::input::SpecError>()
         .expect("bad input, exit 1");
@@ -108,15 +138,19 @@ fn the_daemon_refusing_the_trials_gpus_is_said_at_gpus_with_the_sweep_file_s_key
     host.nvidia.toolkit_programs = vec!["nvidia-container-runtime-hook".into()];
     let sweep = sweep("gpus: [0]\n");
     let (slots, nvidia) = block_on(plan_slots(
-        &engine,
-        &host,
+        Session::new(&engine, &host),
         &sweep.pool,
         &[IMAGE.to_string()],
         "lr",
     ))
     .unwrap();
     let run = crate::app::sweep::tests::image_run(sweep, slots, nvidia);
-    let error = block_on(crate::app::sweep::run(&engine, &host, &run, &|_| {})).unwrap_err();
+    let error = block_on(crate::app::sweep::run(
+        Session::new(&engine, &host),
+        &run,
+        &|_| {},
+    ))
+    .unwrap_err();
     let (hint, code) = crate::output::exit::classify(&error);
     assert_eq!(
         format!("{error:#}"),
@@ -157,13 +191,25 @@ fn the_pool_is_the_free_gpus_and_a_held_one_is_refused_naming_its_holder() {
     );
     let all = sweep("gpus: all\n");
     let images = [IMAGE.to_string()];
-    let (slots, _) = block_on(plan_slots(&engine, &host, &all.pool, &images, "lr")).unwrap();
+    let (slots, _) = block_on(plan_slots(
+        Session::new(&engine, &host),
+        &all.pool,
+        &images,
+        "lr",
+    ))
+    .unwrap();
     let gpus: Vec<String> = slots.iter().map(|slot| slot.describe()).collect();
     assert_eq!(gpus, ["2", "3"]);
 
     engine.answer_gpu_probe(4);
     let listed = sweep("gpus: [1, 2]\n");
-    let error = block_on(plan_slots(&engine, &host, &listed.pool, &images, "lr")).unwrap_err();
+    let error = block_on(plan_slots(
+        Session::new(&engine, &host),
+        &listed.pool,
+        &images,
+        "lr",
+    ))
+    .unwrap_err();
     let text = format!("{error:#}");
     assert!(
         text.contains("GPU 1 of the engine's host `fake://engine` is held by another container: GPU 1 by `lab-ana` (team lab, member ana)"),
@@ -171,7 +217,13 @@ fn the_pool_is_the_free_gpus_and_a_held_one_is_refused_naming_its_holder() {
     );
     // Another sweep's trial holds GPU 2 as any container does.
     engine.answer_gpu_probe(4);
-    let other = block_on(plan_slots(&engine, &host, &listed.pool, &images, "other")).unwrap_err();
+    let other = block_on(plan_slots(
+        Session::new(&engine, &host),
+        &listed.pool,
+        &images,
+        "other",
+    ))
+    .unwrap_err();
     assert!(format!("{other:#}").contains("GPUs 1, 2"), "{other:#}");
 }
 
@@ -192,13 +244,25 @@ fn a_counted_pool_takes_the_least_loaded_free_gpus() {
     );
     let images = [IMAGE.to_string()];
     let two = sweep("gpus: 2\n");
-    let (slots, _) = block_on(plan_slots(&engine, &host, &two.pool, &images, "lr")).unwrap();
+    let (slots, _) = block_on(plan_slots(
+        Session::new(&engine, &host),
+        &two.pool,
+        &images,
+        "lr",
+    ))
+    .unwrap();
     let gpus: Vec<String> = slots.iter().map(|slot| slot.describe()).collect();
     assert_eq!(gpus, ["1", "2"]);
 
     engine.answer_gpu_probe(4);
     let four = sweep("gpus: 4\n");
-    let error = block_on(plan_slots(&engine, &host, &four.pool, &images, "lr")).unwrap_err();
+    let error = block_on(plan_slots(
+        Session::new(&engine, &host),
+        &four.pool,
+        &images,
+        "lr",
+    ))
+    .unwrap_err();
     let text = format!("{error:#}");
     assert!(
         text.contains("`gpus: 4`, but 3 of the 4 GPUs of the engine's host `fake://engine` are free: GPU 0 by `lab-ana` (team lab, member ana)"),

@@ -1,15 +1,19 @@
 //! Unit tests of the exports' writes on the fakes: each file's mode, and the gateway's
 //! folder given away only when another user runs nginx.
 use super::*;
+use crate::app::session::Session;
 use crate::app::testing::{prepare_and_start, request};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 use crate::host::prelude::*;
 
 fn gateway(host: &FakeHost, owner: (u32, u32)) -> ComposeGateway {
-    let plan = prepare_and_start(&FakeEngine::new(), host, request("cpu-headless"))
-        .unwrap()
-        .plan;
+    let plan = prepare_and_start(
+        Session::new(&FakeEngine::new(), host),
+        request("cpu-headless"),
+    )
+    .unwrap()
+    .plan;
     ComposeGateway {
         plan,
         folder: PathBuf::from("/out/lab-gateway"),

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::*;
+use crate::app::session::Session;
 use crate::app::team::{export_plans, up, Action, TeamImages, UpReport};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
@@ -61,8 +62,7 @@ fn host(answers: Vec<(u16, String)>) -> FakeHost {
 
 fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
     crate::app::testing::block_on(up(
-        engine,
-        host,
+        Session::new(engine, host),
         team,
         &specs(),
         &images(),
