@@ -494,6 +494,123 @@ fn no_trait_of_the_host_or_the_engine_has_more_than_12_methods() {
     );
 }
 
+/// Each `fn` of `code`: its name and its parameter list (the text between its parentheses).
+fn signatures(code: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("fn ") {
+        let after = &rest[at + 3..];
+        let name = first_name(after);
+        let word_start =
+            at == 0 || !rest[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        let Some(open) = after.find('(') else { break };
+        let mut depth = 0;
+        let mut close = None;
+        for (index, c) in after[open..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(open + index);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else { break };
+        if word_start
+            && !name.is_empty()
+            && after[name.len()..].trim_start().starts_with(['(', '<'])
+        {
+            found.push((name, after[open + 1..close].to_string()));
+        }
+        rest = &after[open..];
+    }
+    found
+}
+
+/// `params` split at its commas outside `<>`, `()` and `[]`.
+fn top_level(params: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    let mut previous = ' ';
+    for (index, c) in params.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' if previous != '-' => depth -= 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&params[start..index]);
+                start = index + 1;
+            }
+            _ => {}
+        }
+        previous = c;
+    }
+    parts.push(&params[start..]);
+    parts
+}
+
+/// One session value: no story of app/ takes the engine and the host as two parameters
+/// (`app::Session` pairs them). A connection attempt that may have failed
+/// (`Result<impl Engine, EngineError>`, doctor's and the exports' image names, which work
+/// without a daemon) is not an engine.
+#[test]
+fn no_story_takes_the_engine_and_the_host_apart() {
+    let apart: Vec<String> = sources()
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("app/"))
+        .flat_map(|(path, code)| {
+            signatures(&code)
+                .into_iter()
+                .filter(|(_, params)| {
+                    let types: Vec<&str> = top_level(params)
+                        .into_iter()
+                        .filter_map(|param| param.split_once(':').map(|(_, kind)| kind.trim()))
+                        .collect();
+                    let engine = types.iter().any(|kind| {
+                        (kind.contains("Engine") || kind.contains("Docker"))
+                            && !kind.contains("Result<")
+                            && !kind.contains("Session")
+                            && !kind.starts_with("EngineError")
+                    });
+                    let host = types
+                        .iter()
+                        .any(|kind| kind.contains("Host") && !kind.contains("Session"));
+                    engine && host
+                })
+                .map(|(name, _)| format!("{path}: {name}"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        sources()
+            .iter()
+            .any(|(_, code)| signatures(code).iter().any(|(name, _)| name == "bring_up")),
+        "the signatures are read"
+    );
+    assert!(
+        apart.is_empty(),
+        "stories taking the engine and the host apart: {apart:#?}"
+    );
+}
+
+/// No function hides a long parameter list from clippy: what travels together is a value.
+#[test]
+fn no_function_is_allowed_too_many_arguments() {
+    let allowed: Vec<String> = sources()
+        .into_iter()
+        .filter(|(_, code)| code.contains("too_many_arguments"))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        allowed.is_empty(),
+        "allow(clippy::too_many_arguments) in {allowed:?}"
+    );
+}
+
 /// A note or a warning is a `notice::Notice` (its words only) wherever it is made; only
 /// `output/` writes `note: ` and `warning: ` in front (`output::notice_line`).
 #[test]

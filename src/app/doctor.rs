@@ -24,7 +24,6 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 /// `tfimg doctor`'s checks: the facts gathered from the engine (`connected`, reached at
 /// `engine_url`), the NVIDIA side of its host and the spec, judged by `doctor`. An engine
 /// that did not answer is a failed check, never an error.
-#[allow(clippy::too_many_arguments)]
 pub async fn checks(
     connected: Result<impl Engine, EngineError>,
     engine_url: &str,
@@ -59,7 +58,11 @@ pub async fn checks(
     let spec = match resolved {
         Ok(resolved) => {
             let support = spec_support(catalog, resolved, today);
-            Ok(spec_facts(engine.as_ref(), host, resolved, network, support).await)
+            let mut facts = spec_facts(host, resolved, support);
+            if let Some(engine) = &engine {
+                engine_spec_facts(Session::new(engine, host), resolved, network, &mut facts).await;
+            }
+            Ok(facts)
         }
         Err(error) => Err(error.to_string()),
     };
@@ -126,11 +129,11 @@ pub async fn docker_facts(engine: &impl Engine) -> Result<DockerFacts, EngineErr
     })
 }
 
-pub async fn spec_facts(
-    engine: Option<&impl Engine>,
+/// What the spec itself says, before the engine is asked: its versions, CUDA, base and
+/// support, the CUDA cache volume of the user the containers run as.
+pub fn spec_facts(
     host: &impl Host,
     resolved: &spec::ResolvedSpec,
-    network: &Network,
     support: SpecSupport,
 ) -> SpecFacts {
     let summary = match &resolved.gpu {
@@ -157,7 +160,7 @@ pub async fn spec_facts(
             resolved.service.as_str()
         ),
     };
-    let mut facts = SpecFacts {
+    SpecFacts {
         name: resolved.name.clone(),
         summary,
         tensorflow: resolved.tensorflow.clone(),
@@ -169,10 +172,17 @@ pub async fn spec_facts(
         base_bootstrappable: BootstrapTarget::parse(&resolved.base).is_ok(),
         image: ImageState::Unknown,
         support,
-    };
-    let Some(engine) = engine else {
-        return facts;
-    };
+    }
+}
+
+/// What the engine says of the spec's images: its base, a current build, an older one.
+pub async fn engine_spec_facts(
+    session: Session<'_, impl Engine, impl Host>,
+    resolved: &spec::ResolvedSpec,
+    network: &Network,
+    facts: &mut SpecFacts,
+) {
+    let engine = session.engine;
     facts.engine_host = (!engine.on_this_machine()).then(|| engine.endpoint().to_string());
     facts.base_present = matches!(engine.image(&resolved.base).await, Ok(Some(_)));
     let tag = resolved.image_reference();
@@ -182,14 +192,7 @@ pub async fn spec_facts(
         ..BuildOptions::default()
     };
     let reporter = Reporter::new(Progress::Plain);
-    let current = build_spec(
-        Session::new(engine, host),
-        resolved,
-        network,
-        &options,
-        &reporter,
-    )
-    .await;
+    let current = build_spec(session, resolved, network, &options, &reporter).await;
     let any_build = matches!(engine.image(&tag).await, Ok(Some(_)));
     facts.image = match current {
         Ok(Some(built)) => ImageState::Current {
@@ -200,5 +203,4 @@ pub async fn spec_facts(
         _ if facts.base_present => ImageState::Missing { tag },
         _ => ImageState::Missing { tag },
     };
-    facts
 }

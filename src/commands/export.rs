@@ -45,10 +45,8 @@ pub fn compose(
         .as_deref()
         .map(|path| Path::new(path.file_name().unwrap_or_default()));
     let source = args.file.display().to_string();
-    let chosen = host.container_ids();
-    let output = export::compose(
-        host, &team, &specs, &images, chosen, &folder, &source, file_name, &Terminal,
-    )?;
+    let place = export::ComposeOutput::new(&folder, file_name, &source);
+    let output = export::compose(host, &team, &specs, &images, place, &Terminal)?;
     match &args.output {
         Some(path) => {
             errln!(

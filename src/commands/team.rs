@@ -18,13 +18,14 @@ use crate::output::ui::Terminal;
 pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let (team, specs) = stories::load(host, &super::catalog(settings, host), &args.file)?;
     let network = settings.network(&args.network.choices(), host)?;
-    let chosen = host.container_ids();
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
         let session = crate::app::Session::new(&engine, host);
-        let report = stories::bring_up(session, &team, &specs, &network, chosen, args.rollback_choice(), &reporter, &Terminal)
-        .await?;
+        let rollback = args.rollback_choice();
+        let report =
+            stories::bring_up(session, &team, &specs, &network, rollback, &reporter, &Terminal)
+                .await?;
         if !report.failures.is_empty() {
             for (member, error) in &report.failures {
                 errln!("error: member `{member}` did not start: {error:#}");

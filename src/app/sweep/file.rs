@@ -87,24 +87,17 @@ pub struct Planned {
     pub nvidia: Option<NvidiaFacts>,
 }
 
-/// Lays the slots out on the GPUs of `engine`'s host; without an engine (the dry run of a
-/// CPU pool, which needs no daemon) a CPU pool's.
+/// Lays the slots out on the GPUs of the session's engine's host; without one (the dry
+/// run of a CPU pool, which needs no daemon) a CPU pool's.
 async fn plan(
-    engine: Option<&impl Engine>,
-    host: &impl Host,
+    session: Option<Session<'_, impl Engine, impl Host>>,
     loaded: Loaded,
 ) -> anyhow::Result<Planned> {
     let Loaded { sweep, spec } = loaded;
-    let (slots, nvidia) = match engine {
-        Some(engine) => {
+    let (slots, nvidia) = match session {
+        Some(session) => {
             let images = super::images_to_probe(&sweep.source, spec.as_ref());
-            super::plan_slots(
-                Session::new(engine, host),
-                &sweep.pool,
-                &images,
-                &sweep.name,
-            )
-            .await?
+            super::plan_slots(session, &sweep.pool, &images, &sweep.name).await?
         }
         None => (schedule::slots(&sweep.pool, &[], None)?, None),
     };
@@ -127,7 +120,11 @@ pub async fn dry_run<E: Engine>(
         GpuPool::Cpu => None,
         _ => Some(connect().await?),
     };
-    plan(engine.as_ref(), host, loaded).await
+    plan(
+        engine.as_ref().map(|engine| Session::new(engine, host)),
+        loaded,
+    )
+    .await
 }
 
 /// How `tfimg sweep FILE` runs its sweep.
@@ -192,7 +189,7 @@ pub async fn start<E: Engine>(
     let engine = connect().await?;
     // Before any probe or build: `mounts:` name folders of this machine.
     super::check_engine(&engine, &loaded.sweep)?;
-    let planned = plan(Some(&engine), host, loaded).await?;
+    let planned = plan(Some(Session::new(&engine, host)), loaded).await?;
     let target = {
         let reporter = Reporter::new(options.progress);
         match (&planned.spec, &planned.sweep.source) {

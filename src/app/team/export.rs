@@ -24,7 +24,6 @@ use crate::team::Team;
 /// (made when missing, the daemon required); otherwise the current build where the
 /// daemon (`connected`) has one, else the moving tag `tfimg/<name>:<tensorflow>`
 /// (`tfimg/gateway:latest`), said once.
-#[allow(clippy::too_many_arguments)]
 pub async fn images(
     connected: Result<impl Engine, EngineError>,
     host: &impl Host,
@@ -114,21 +113,45 @@ pub struct ComposeExport {
     pub plans: MemberPlans,
 }
 
-/// `tfimg compose`: the members' plans as the user who runs Compose (`ids`), the
-/// gateway's service and folder, the Compose text and its env files (secrets, 0600)
-/// written in `folder`; the Compose file too when `file_name` is given.
-#[allow(clippy::too_many_arguments)]
+/// Where `tfimg compose` writes, and what its file says it came from.
+#[derive(Debug, Clone, Copy)]
+pub struct ComposeOutput<'a> {
+    /// The folder of the Compose file, its env files and the gateway's folder.
+    pub folder: &'a Path,
+    /// The Compose file's name in `folder`, when it is written (else it goes to stdout).
+    pub file_name: Option<&'a Path>,
+    /// The team file, as the Compose file's header names it.
+    pub source: &'a str,
+}
+
+impl<'a> ComposeOutput<'a> {
+    pub fn new(folder: &'a Path, file_name: Option<&'a Path>, source: &'a str) -> Self {
+        ComposeOutput {
+            folder,
+            file_name,
+            source,
+        }
+    }
+}
+
+/// `tfimg compose`: the members' plans as the user who runs Compose (the host's
+/// `container_ids`), the gateway's service and folder, the Compose text and its env files
+/// (secrets, 0600) written in the output's folder; the Compose file too when it has a
+/// name.
 pub fn compose(
     host: &impl Host,
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
     images: &TeamImages,
-    ids: (u32, u32),
-    folder: &Path,
-    source: &str,
-    file_name: Option<&Path>,
+    output: ComposeOutput<'_>,
     ui: &impl Ui,
 ) -> anyhow::Result<ComposeExport> {
+    let ComposeOutput {
+        folder,
+        file_name,
+        source,
+    } = output;
+    let ids = host.container_ids();
     let behind_gateway = team.gateway.is_some();
     check_output_folder(host, folder)?;
     let (mut plans, notes) = export_plans(host, team, specs, &images.specs, ids, behind_gateway)?;

@@ -97,22 +97,21 @@ async fn one_at_a_time(
     .await
 }
 
-/// `tfimg up`: what is refused before any build (mounts and a gateway on a remote engine,
-/// members' folders), the images, then the team brought to its file; the tunnels of
-/// members replaced or rolled back are tidied away. Waits while another `up` or `down`
-/// of the team runs.
-#[allow(clippy::too_many_arguments)]
+/// `tfimg up` (members run as the host's `container_ids`): what is refused before any
+/// build (mounts and a gateway on a remote engine, members' folders), the images, then the
+/// team brought to its file; the tunnels of members replaced or rolled back are tidied
+/// away. Waits while another `up` or `down` of the team runs.
 pub async fn bring_up(
     session: Session<'_, impl Engine, impl Host>,
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
-    chosen: (u32, u32),
     rollback: Option<bool>,
     reporter: &Reporter,
     ui: &impl Ui,
 ) -> anyhow::Result<UpReport> {
     let Session { engine, host } = session;
+    let chosen = host.container_ids();
     let _one_at_a_time = one_at_a_time(host, &team.name, reporter).await?;
     // Before any build: members' mounts name folders of this machine.
     super::check_mounts_are_local(team, engine.remote_endpoint())?;

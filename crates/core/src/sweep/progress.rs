@@ -149,11 +149,13 @@ pub fn told(note: &Note, sweep: &Sweep) -> Told {
             ended_line(
                 trial,
                 *attempt,
-                *outcome,
-                *exit_code,
-                *seconds,
-                metric.as_ref(),
-                *away,
+                End {
+                    outcome: *outcome,
+                    exit_code: *exit_code,
+                    seconds: *seconds,
+                    metric: metric.as_ref(),
+                    away: *away,
+                },
                 sweep,
             ),
             "trial_ended",
@@ -265,17 +267,23 @@ pub fn told(note: &Note, sweep: &Sweep) -> Told {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn ended_line(
-    trial: &str,
-    attempt: u32,
+/// How an attempt ended, as its line says it.
+struct End<'a> {
     outcome: Outcome,
     exit_code: Option<i64>,
     seconds: f64,
-    metric: Option<&(String, f64)>,
+    metric: Option<&'a (String, f64)>,
     away: bool,
-    sweep: &Sweep,
-) -> String {
+}
+
+fn ended_line(trial: &str, attempt: u32, end: End<'_>, sweep: &Sweep) -> String {
+    let End {
+        outcome,
+        exit_code,
+        seconds,
+        metric,
+        away,
+    } = end;
     let exit = exit_code.map_or("its container vanished".to_string(), |code| {
         format!("exit {code}")
     });

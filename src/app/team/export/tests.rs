@@ -5,7 +5,6 @@ use crate::app::session::Session;
 use crate::app::testing::{prepare_and_start, request};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
-use crate::host::prelude::*;
 
 fn gateway(host: &FakeHost, owner: (u32, u32)) -> ComposeGateway {
     let plan = prepare_and_start(
@@ -111,21 +110,13 @@ fn team_and_specs() -> (Team, BTreeMap<String, ResolvedSpec>, TeamImages) {
 fn compose_writes_the_secrets_0600_and_the_file_when_asked() {
     let host = FakeHost::new();
     let (team, specs, images) = team_and_specs();
-    let chosen = host.container_ids();
     let ui = crate::output::ui::Recorded::default();
-    let name = Path::new("compose.yaml");
-    let export = compose(
-        &host,
-        &team,
-        &specs,
-        &images,
-        chosen,
-        Path::new("/out"),
-        "team.yaml",
-        Some(name),
-        &ui,
-    )
-    .unwrap();
+    let output = ComposeOutput {
+        folder: Path::new("/out"),
+        file_name: Some(Path::new("compose.yaml")),
+        source: "team.yaml",
+    };
+    let export = compose(&host, &team, &specs, &images, output, &ui).unwrap();
     assert_eq!(export.env_files, 2);
     assert_eq!(export.plans.len(), 2);
     let exported = host.exported.borrow();

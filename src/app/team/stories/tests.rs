@@ -128,14 +128,12 @@ fn up_and_down_wait_for_the_team_s_lock_and_touch_nothing_until_they_hold_it() {
         crate::spec::resolve(&catalog, "cpu-jupyter").unwrap(),
     )]);
     let network = crate::app::build::Network::default();
-    let chosen = (4321, 4322);
     let ui = crate::output::ui::Recorded::default();
     let error = block_on(bring_up(
         Session::new(&engine, &host),
         &team,
         &specs,
         &network,
-        chosen,
         None,
         &plain(),
         &ui,
