@@ -5,13 +5,13 @@
 
 use std::time::Duration;
 
-use crate::app::build::Network;
 use crate::engine::Engine;
 use crate::host::debootstrap::RootFilesystem;
 use crate::input::InputError;
 use crate::labels;
 use crate::output::progress::Reporter;
 use crate::plan::base::BootstrapTarget;
+use crate::render::network::Network;
 
 /// A pull that has not finished in this time is treated as "no registry here".
 const PULL_TIMEOUT: Duration = Duration::from_secs(300);

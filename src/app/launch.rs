@@ -39,10 +39,6 @@ use reserve::Standing;
 
 pub use folders::make_folders;
 
-/// Attempts when another process takes a chosen port between planning and starting (20
-/// `tfimg run` at once all want 8888 first; each lost race moves to a kernel-chosen port).
-pub const PORT_ATTEMPTS: usize = 10;
-
 /// Times a launch may let its GPUs go to launches that claimed them first (`reserve`).
 pub const GPU_ROUNDS: usize = 20;
 
@@ -731,7 +727,8 @@ fn next_attempt(
     let request = &prepared.request;
     match failure {
         StartFailure::PortTaken(message)
-            if attempt < PORT_ATTEMPTS && chosen_port_was_taken(request, &message) =>
+            if attempt < crate::plan::ports::PORT_ATTEMPTS
+                && chosen_port_was_taken(request, &message) =>
         {
             Ok(Retry::ElsewhereSoon)
         }

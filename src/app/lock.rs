@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::app::build::Network;
 use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::engine::{Engine, OneOff};
@@ -18,6 +17,7 @@ pub use crate::lock::builtin;
 use crate::lock::{self, Inherited, LockFile, Locked};
 use crate::output::progress::Reporter;
 use crate::render::lock_script;
+use crate::render::network::Network;
 use crate::spec::locked::Base;
 use crate::spec::ResolvedSpec;
 

@@ -12,12 +12,12 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::app::launch::PORT_ATTEMPTS;
 use crate::app::session::Session;
 use crate::engine::{ContainerFacts, Engine, ForwardFailure, Tunnel};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
+use crate::plan::ports::PORT_ATTEMPTS;
 use crate::plan::tunnels::{self as plan_tunnels, Forward};
 
 /// One tunneled container.
@@ -228,7 +228,7 @@ pub async fn forward(
         )
         .into());
     }
-    let container = crate::app::containers::find(engine, name).await?;
+    let container = crate::app::containers::find::find(engine, name).await?;
     let name = container.name.clone();
     if close {
         let was_open = self::close(session, &container.id).await;

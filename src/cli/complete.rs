@@ -51,7 +51,7 @@ pub fn answer_the_shell() -> Option<std::process::ExitCode> {
 
 /// The script `tfimg completions SHELL` prints: it registers a function that asks
 /// `tfimg` (found on PATH, so the script stays right when tfimg is upgraded or moved).
-pub fn registration(shell: super::reference::Shell) -> Vec<u8> {
+pub fn registration(shell: clap_complete::Shell) -> Vec<u8> {
     let name = shell.to_string();
     let mut script = Vec::new();
     if let Some(shell) = clap_complete::env::Shells::builtins().completer(&name) {

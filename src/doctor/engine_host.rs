@@ -5,7 +5,7 @@
 //! proof (programs on this machine's PATH say nothing about that host). Every summary
 //! names the engine.
 
-use super::nvidia::{driver_summary, gpus_check, TOOLKIT_FIX};
+use super::driver::{driver_summary, gpus_check, TOOLKIT_FIX};
 use super::{check, Check, Verdict};
 use crate::engine::EngineInfo;
 use crate::host::nvidia::{EngineProbe, NvidiaFacts, ProbeOutcome};

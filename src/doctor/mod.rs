@@ -6,6 +6,7 @@
 //! it starts a GPU container.
 
 mod docker;
+mod driver;
 mod engine_host;
 mod kernels;
 mod nvidia;

@@ -290,7 +290,7 @@ impl Confined {
         for _ in 0..8 {
             let mut temporary = OsString::from(".");
             temporary.push(name);
-            temporary.push(format!(".tfimg-{}", super::machine::random_hex(8)?));
+            temporary.push(format!(".tfimg-{}", super::random::random_hex(8)?));
             let mut options = OpenOptions::new();
             options
                 .read(true)

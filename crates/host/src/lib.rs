@@ -15,6 +15,7 @@ mod files;
 pub mod machine;
 pub mod nvidia;
 mod probe;
+mod random;
 mod ssh;
 pub mod trusted;
 

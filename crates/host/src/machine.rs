@@ -53,13 +53,7 @@ pub fn any_free_port(ip: &str) -> Option<u16> {
     listener.local_addr().ok().map(|address| address.port())
 }
 
-/// `bytes` random bytes as lowercase hex, from the kernel's CSPRNG.
-pub fn random_hex(bytes: usize) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut buffer = vec![0u8; bytes];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut buffer)?;
-    Ok(buffer.iter().map(|byte| format!("{byte:02x}")).collect())
-}
+pub use crate::random::random_hex;
 
 /// Free bytes on the file system holding `path` (statvfs), or `None` when unreadable.
 pub fn free_bytes(path: &std::path::Path) -> Option<u64> {

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use super::write::Saved;
 use super::write::{write, write_failed, SmallPart};
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::session::Session;
@@ -46,13 +47,6 @@ pub struct SaveOptions<'a> {
     /// The options the specs were built with (they are part of the build key).
     pub network: &'a Network,
     pub tfimg_version: &'a str,
-}
-
-#[derive(Debug)]
-pub struct Saved {
-    pub manifest: Manifest,
-    /// The bundle's size.
-    pub bytes: u64,
 }
 
 /// `tfimg save`'s targets, each taken as a spec (a `.yaml` file, or a name the catalog

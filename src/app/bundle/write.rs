@@ -9,7 +9,6 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use super::save::Saved;
 use super::{human_size, PROGRESS_EVERY_BYTES};
 use crate::app::session::Session;
 use crate::bundle::layout::{self, IMAGES_PART};
@@ -18,6 +17,13 @@ use crate::engine::Engine;
 use crate::host::{Host, HostError, OutputFile};
 use crate::output::progress::Reporter;
 use crate::plan::image::hex;
+
+#[derive(Debug)]
+pub struct Saved {
+    pub manifest: Manifest,
+    /// The bundle's size.
+    pub bytes: u64,
+}
 
 /// A small part (a spec, a lock), in memory.
 pub struct SmallPart {

@@ -84,6 +84,10 @@ pub struct Publishing {
     pub remote: bool,
 }
 
+/// Attempts when another process takes a chosen port between planning and starting (20
+/// `tfimg run` at once all want 8888 first; each lost race moves to a kernel-chosen port).
+pub const PORT_ATTEMPTS: usize = 10;
+
 /// Service ports below this never take their own number on the host (`assign`).
 pub const FIRST_SHARED_PORT: u16 = 1024;
 

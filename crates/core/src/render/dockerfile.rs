@@ -30,13 +30,10 @@ mod syntax;
 
 pub use gateway::{gateway, GATEWAY_BASE};
 
-pub use locked::requirements_file;
-
 /// In-image uid/gid of the spec's user; the entrypoint moves it to the host's at run time.
 pub const IMAGE_UID: u32 = 1000;
 
-/// Where the generated files live inside the image.
-pub const TFIMG_DIR: &str = "/opt/tfimg";
+pub use super::files::TFIMG_DIR;
 
 /// Where an extra CA certificate goes: update-ca-certificates adds it to the system bundle.
 pub const CA_PATH: &str = "/usr/local/share/ca-certificates/tfimg-ca.crt";

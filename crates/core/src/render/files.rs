@@ -4,14 +4,20 @@
 
 use std::collections::BTreeMap;
 
-use super::dockerfile::requirements_file;
-use super::dockerfile::TFIMG_DIR;
 use super::NetworkOptions;
 use crate::lock;
 use crate::spec::resolved::{
     MODELS_FOLDER, SERVING_GRPC_PORT_NAME, SERVING_PORT_NAME, TENSORBOARD_PORT, VENV,
 };
 use crate::spec::{ResolvedSpec, Service};
+
+/// The context file of a pip group's requirements (`lock-tensorflow.txt`).
+pub fn requirements_file(group: &str) -> String {
+    format!("lock-{group}.txt")
+}
+
+/// Where the generated files live inside the image.
+pub const TFIMG_DIR: &str = "/opt/tfimg";
 
 /// One file of the build context.
 #[derive(Debug, Clone, PartialEq, Eq)]

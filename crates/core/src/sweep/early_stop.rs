@@ -29,8 +29,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::{number_key, Point};
-use super::results::number_text;
+use super::metrics::{number_key, number_text, Point};
 use super::{Mode, Objective};
 use crate::input::source::Location;
 

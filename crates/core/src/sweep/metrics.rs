@@ -318,8 +318,8 @@ impl Place {
     /// `epoch 2`, `step 300`, or nothing when the line said neither.
     pub fn describe(&self) -> Option<String> {
         match (self.epoch, self.step) {
-            (Some(epoch), _) => Some(format!("epoch {}", super::results::number_text(epoch))),
-            (None, Some(step)) => Some(format!("step {}", super::results::number_text(step))),
+            (Some(epoch), _) => Some(format!("epoch {}", number_text(epoch))),
+            (None, Some(step)) => Some(format!("step {}", number_text(step))),
             (None, None) => None,
         }
     }
@@ -396,6 +396,17 @@ impl MetricsSummary {
     /// The last reported value of `metric`.
     pub fn last(&self, metric: &str) -> Option<f64> {
         self.curves.get(metric)?.last().map(|(_, value)| *value)
+    }
+}
+
+/// `0.9312`, `1.234e-5`: four decimals where that reads well, else an exponent.
+pub fn number_text(value: f64) -> String {
+    if value == 0.0 || (1e-3..1e6).contains(&value.abs()) {
+        let text = format!("{value:.4}");
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        text.to_string()
+    } else {
+        format!("{value:.3e}")
     }
 }
 

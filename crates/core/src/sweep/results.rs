@@ -11,6 +11,7 @@ use std::fmt;
 
 use super::early_stop::Judgement;
 use super::journal::{Replay, TrialStatus};
+pub use super::metrics::number_text;
 use super::metrics::{MetricsSummary, Picked};
 use super::trials::{command_line, Trial};
 use super::{Objective, Param, Pick};
@@ -241,17 +242,6 @@ pub fn results(
             .map(|trial| trial.params.iter().map(|(name, _)| name.clone()).collect())
             .unwrap_or_default(),
         rows,
-    }
-}
-
-/// `0.9312`, `1.234e-5`: four decimals where that reads well, else an exponent.
-pub fn number_text(value: f64) -> String {
-    if value == 0.0 || (1e-3..1e6).contains(&value.abs()) {
-        let text = format!("{value:.4}");
-        let text = text.trim_end_matches('0').trim_end_matches('.');
-        text.to_string()
-    } else {
-        format!("{value:.3e}")
     }
 }
 

@@ -5,15 +5,11 @@
 
 use super::is_system;
 use super::syntax::line;
+use crate::render::files::requirements_file;
 use crate::spec::ResolvedSpec;
 
 /// The folder of the requirement files inside the image.
 pub const LOCK_DIR: &str = "/opt/tfimg/lock";
-
-/// The context file of a pip group's requirements (`lock-tensorflow.txt`).
-pub fn requirements_file(group: &str) -> String {
-    format!("lock-{group}.txt")
-}
 
 /// The apt packages of the first (`system`) or the variant's layer: the lock's pinned
 /// closure when a lock pins that layer, else the spec's names.
