@@ -169,25 +169,18 @@ fn check_spec_error(target: &str, input: &str, error: &SpecError, builtins_allow
     {
         return fail("the error does not start with its file");
     }
-    check_message(
-        target,
-        input,
-        &error.to_string(),
-        &error.message,
-        &error.hint,
-    );
-    check_classified(target, input, &error.to_string(), error);
+    check_error(target, input, error, &error.message, &error.hint);
 }
 
 fn check_input_error(target: &str, input: &str, error: &InputError) {
-    check_message(
-        target,
-        input,
-        &error.to_string(),
-        &error.message,
-        &error.hint,
-    );
-    check_classified(target, input, &error.to_string(), error);
+    check_error(target, input, error, &error.message, &error.hint);
+}
+
+/// What every rejection is held to, whatever its type: its words and its exit.
+fn check_error(target: &str, input: &str, error: &dyn Failure, message: &str, hint: &str) {
+    let shown = error.to_string();
+    check_message(target, input, &shown, message, hint);
+    check_classified(target, input, &shown, error);
 }
 
 fn check_message(target: &str, input: &str, shown: &str, message: &str, hint: &str) {
