@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::engine::ArgValueCompleter;
 
+use crate::plan::{self, gpus::GpuSelection, ports::PortRequest, RestartPolicy};
+
 mod bundle;
 pub mod complete;
 mod engine;
@@ -152,8 +154,8 @@ pub struct RunArgs {
     /// [default: the GPUs no other tfimg container holds, for GPU images where the host's
     /// driver and the NVIDIA container toolkit can give them, else `none` with a note].
     /// A count takes the least-loaded free GPUs.
-    #[arg(long, value_name = "GPUS", allow_hyphen_values = true)]
-    pub gpus: Option<String>,
+    #[arg(long, value_name = "GPUS", allow_hyphen_values = true, value_parser = GpuSelection::parse)]
+    pub gpus: Option<GpuSelection>,
 
     /// Allow GPUs other tfimg containers hold (refused otherwise, naming who holds them);
     /// the container is labelled as sharing.
@@ -162,13 +164,13 @@ pub struct RunArgs {
 
     /// Shut down Jupyter kernels that ran nothing for this long (`1h`, `30m`), with
     /// Jupyter's own culling, so an idle notebook lets go of its GPU memory.
-    #[arg(long, value_name = "DURATION")]
-    pub idle_kernels: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = |text: &str| plan::parse_idle(text, "--idle-kernels"))]
+    pub idle_kernels: Option<u64>,
 
     /// Stop the container when nobody used it for this long (`12h`): no Jupyter kernel or
     /// terminal, no SSH or exec session, no process left running, no GPU in use.
-    #[arg(long, value_name = "DURATION")]
-    pub idle_containers: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = |text: &str| plan::parse_idle(text, "--idle-containers"))]
+    pub idle_containers: Option<u64>,
 
     /// How GPUs reach the container: `devices` (Docker's nvidia driver), `cdi`, or
     /// `runtime` (hosts that only register the nvidia runtime).
@@ -188,9 +190,10 @@ pub struct RunArgs {
         short = 'p',
         long = "publish",
         value_name = "[HOST:]CONTAINER",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_parser = PortRequest::parse
     )]
-    pub ports: Vec<String>,
+    pub ports: Vec<PortRequest>,
 
     /// Bind published ports on every interface (0.0.0.0) instead of 127.0.0.1.
     #[arg(long)]
@@ -209,25 +212,26 @@ pub struct RunArgs {
     pub env: Vec<String>,
 
     /// Memory limit (`16g`).
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub memory: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = |text: &str| plan::parse_size(text, "--memory"))]
+    pub memory: Option<i64>,
 
     /// CPU limit (`4`, `1.5`).
-    #[arg(long, value_name = "CPUS", allow_hyphen_values = true)]
-    pub cpus: Option<String>,
+    #[arg(long, value_name = "CPUS", allow_hyphen_values = true, value_parser = |text: &str| plan::parse_cpus(text, "--cpus"))]
+    pub cpus: Option<i64>,
 
     /// Size of /dev/shm, used by tf.data and multi-worker loaders.
     #[arg(
         long,
         value_name = "SIZE",
         default_value = "2g",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_parser = |text: &str| plan::parse_size(text, "--shm-size")
     )]
-    pub shm_size: String,
+    pub shm_size: i64,
 
     /// Restart policy: `no`, `always`, `unless-stopped`, `on-failure[:N]`.
-    #[arg(long, value_name = "POLICY")]
-    pub restart: Option<String>,
+    #[arg(long, value_name = "POLICY", value_parser = RestartPolicy::parse)]
+    pub restart: Option<RestartPolicy>,
 
     /// The public key an SSH image admits [default: ~/.ssh/id_ed25519.pub, ~/.ssh/id_rsa.pub,
     /// else a key pair tfimg makes in its data folder].
@@ -293,8 +297,8 @@ pub struct ServeArgs {
     /// GPUs: `all`, a count, indices, UUIDs, or `none` [default: `gpu-serving` with every
     /// GPU no other tfimg container holds where the host can give them, else
     /// `cpu-serving`].
-    #[arg(long, value_name = "GPUS", allow_hyphen_values = true)]
-    pub gpus: Option<String>,
+    #[arg(long, value_name = "GPUS", allow_hyphen_values = true, value_parser = GpuSelection::parse)]
+    pub gpus: Option<GpuSelection>,
 
     /// Allow GPUs other tfimg containers hold (refused otherwise, naming who holds them).
     #[arg(long)]
@@ -327,8 +331,8 @@ pub struct ServeArgs {
     pub max_batch: Option<String>,
 
     /// The server's memory limit (`16g`) [default: 8g].
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
-    pub memory: Option<String>,
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = |text: &str| plan::parse_size(text, "--memory"))]
+    pub memory: Option<i64>,
 
     /// Answer gRPC's `HandleReloadConfigRequest` (with `--model-config`), which replaces
     /// the model config in force. Its risk: anyone who reaches the gRPC port can then
@@ -563,6 +567,17 @@ pub struct RenderArgs {
 pub const MAX_CONTAINER_ID: u32 = i32::MAX as u32;
 
 /// `--uid`/`--gid`: a number from 0 to [`MAX_CONTAINER_ID`].
+/// The refusal of tfimg's own parser behind clap's error for a flag's value (`--gpus -1`,
+/// `--memory lots`), when that is what clap stopped at.
+pub fn refused_value(error: &clap::Error) -> Option<crate::input::InputError> {
+    let source = std::error::Error::source(error)?;
+    let input = source.downcast_ref::<crate::input::InputError>()?;
+    Some(crate::input::InputError::new(
+        input.message.clone(),
+        input.hint.clone(),
+    ))
+}
+
 fn container_id(text: &str) -> Result<u32, String> {
     let digits = text.strip_prefix('-').unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {

@@ -48,6 +48,11 @@ fn run() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
+            // A flag's typed value refused by tfimg's own parser: said as every bad input
+            // is (`error:` and `hint:`), not in clap's words.
+            if let Some(input) = cli::refused_value(&error) {
+                return output::exit::report(&anyhow::Error::from(input));
+            }
             let error = cli::suggest::with_suggestion(
                 error,
                 &words,

@@ -68,7 +68,7 @@ const STATICS: &[&str] = &[
 ];
 
 /// The lines of `commands/` today: only fewer from now (issue 29's goal is 1 600).
-const COMMANDS_LINES: usize = 1_501;
+const COMMANDS_LINES: usize = 1_479;
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

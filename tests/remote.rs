@@ -463,7 +463,7 @@ async fn a_mount_of_a_local_folder_is_refused_on_a_remote_engine_before_anything
     let url = sshd.docker_host();
     assert!(
         run.stderr.contains(&format!(
-            "error: `--mount ./data` names a folder on this machine, but the engine `{url}` runs on another host\nhint: copy it in with `--sync ./data` (and back with `--sync-back`), or keep data there in a volume: `--volume data:/tf/data`"
+            "error: `--mount ./data` names a folder on this machine, but the engine `{url}` runs on another host\nhint: only copies (`--sync`, a sweep trial's own folder) and volumes (`--volume data:/tf/data`) reach an engine on another host; run tfimg on that host itself to use its folders"
         )),
         "{}",
         run.stderr
@@ -497,7 +497,7 @@ async fn a_team_member_s_mount_is_refused_on_a_remote_engine_before_anything_is_
     let url = sshd.docker_host();
     assert!(
         up.stderr.contains(&format!(
-            "error: member `bob`: the mount `./data` names a folder on this machine, but the engine `{url}` runs on another host\nhint: leave `mounts`"
+            "error: member `bob`: the mount `./data` names a folder on this machine, but the engine `{url}` runs on another host\nhint: only copies (`--sync`, a sweep trial's own folder) and volumes (`--volume data:/tf/data`) reach an engine on another host; run tfimg on that host itself to use its folders"
         )),
         "{}",
         up.stderr

@@ -113,7 +113,7 @@ fn a_sweep_file_with_mounts_is_refused_on_a_remote_engine_before_anything_exists
     let endpoint = sshd.url(sshd.port);
     assert_eq!(
         run.stderr,
-        format!("error: `sweep.yaml`:8:10: `mounts:` names folders on this machine (`./data`), but the engine `{endpoint}` runs on another host\nhint: leave `mounts:` out for this engine: bake code into the image or keep data in a volume on that host; each trial's own folder is copied in and back by itself\n")
+        format!("error: `sweep.yaml`:8:10: `mounts: ./data` names a folder on this machine, but the engine `{endpoint}` runs on another host\nhint: only copies (`--sync`, a sweep trial's own folder) and volumes (`--volume data:/tf/data`) reach an engine on another host; run tfimg on that host itself to use its folders\n")
     );
     assert!(!folder.path().join("runs").exists(), "nothing was written");
     assert_eq!(sweep_containers(&name).trim(), "");

@@ -265,7 +265,7 @@ async fn create(
 ) -> anyhow::Result<()> {
     let Session { engine, .. } = session;
     let request = request(team, gateway, image, hash);
-    let prepared = launch::prepare(session, request).await?;
+    let prepared = launch::prepare(session, request, None).await?;
     let reserved = RefCell::new(BTreeSet::new());
     // The launcher's hint names `-p`, which `up` does not have: the file's key instead.
     let taken = |error: anyhow::Error| {

@@ -10,7 +10,7 @@
 //! not be made) is removed, and so are the folders made for it.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -22,175 +22,30 @@ use crate::host::{Host, NvidiaFacts, SshKey};
 use crate::input::InputError;
 use crate::labels;
 use crate::notice::Notice;
-use crate::plan::cache::VolumePlan;
 use crate::plan::gpus::share::{self, Holder, Sharing};
 use crate::plan::gpus::{self, GpuMode, GpuPlan, GpuSelection};
-use crate::plan::mounts::MountPlan;
-use crate::plan::ports::PortRequest;
 use crate::plan::sync::SyncPlan;
 use crate::plan::{self, LaunchPlan};
-use crate::spec::resolved::{home_folder, GpuStack};
+use crate::spec::resolved::home_folder;
 use crate::spec::syntax::docker_name_char;
 use crate::spec::Service;
 use files::Files;
 use folders::{check_mounts, make_mount_folders, MadeFolders};
-use input::{choose_ports, launch_input, release};
+use input::{choose_ports, chosen, release};
 use reserve::Standing;
 
+pub use crate::plan::{LaunchRequest, SshSource, Target, TunnelMode};
 pub use folders::make_folders;
 
 /// Times a launch may let its GPUs go to launches that claimed them first (`reserve`).
 pub const GPU_ROUNDS: usize = 20;
 
-/// What runs: a spec's image, or an image as it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    pub spec_name: String,
-    pub image: String,
-    pub service: Service,
-    pub image_user: String,
-    pub workdir: String,
-    pub ports: BTreeMap<String, u16>,
-    pub gpu_image: bool,
-    /// The spec's CUDA stack (for the driver check); unknown for plain images.
-    pub gpu: Option<GpuStack>,
-    /// Built by tfimg (its entrypoint maps the user).
-    pub tfimg_image: bool,
-    /// The image's CUDA compute cache folder (`io.tfimg.cuda-cache`): a GPU container gets
-    /// its user's cache volume there.
-    pub cuda_cache: Option<String>,
-}
-
-impl Target {
-    /// Whether a container of it serves Jupyter: a Jupyter image whose service no
-    /// `command` replaces.
-    pub fn serves_jupyter(&self, command: &[String]) -> bool {
-        self.service == Service::Jupyter && command.is_empty()
-    }
-
-    /// Whether a container of it runs its service under the entrypoint's idle watch when
-    /// asked: a tfimg image whose service is someone's session (Jupyter, SSH, headless),
-    /// not a model server, and no `command` replaces it.
-    pub fn watches_idle(&self, command: &[String]) -> bool {
-        self.tfimg_image && self.service != Service::Serving && command.is_empty()
-    }
-}
-
-/// How the ports of a container on a remote engine reach this machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TunnelMode {
-    /// Through the engine connection itself, for as long as this tfimg runs (a
-    /// foreground `run`, a sweep's trials).
-    Session,
-    /// Through an ssh connection of the container's own that outlives this tfimg and
-    /// ends with the container (`run -d`, `up`).
-    Detached,
-}
-
-/// Where the key a container's sshd admits comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SshSource {
-    /// `--ssh-key PATH`, else the user's own key, else one tfimg makes.
-    User(Option<PathBuf>),
-    /// A team member's own key pair.
-    Member { team: String, member: String },
-}
-
-/// Everything one launch needs, from `run`'s options or a team member.
-#[derive(Debug, Clone)]
-pub struct LaunchRequest {
-    pub target: Target,
-    pub name: String,
-    pub command: Vec<String>,
-    pub env: Vec<(String, String)>,
-    /// Each mount with the text it was written as (for messages).
-    pub mounts: Vec<(MountPlan, String)>,
-    /// Local folders and files copied in before the start (`--sync`).
-    pub syncs: Vec<SyncPlan>,
-    /// The folders a sync's destination lies in are made when the image lacks them (a
-    /// sweep trial's folder under `/tfimg`); otherwise a missing one is bad input.
-    pub make_sync_parents: bool,
-    /// Named volumes (`--volume`).
-    pub volumes: Vec<VolumePlan>,
-    pub port_requests: Vec<PortRequest>,
-    pub public: bool,
-    /// `None`: a GPU image takes every GPU when the host can give them (run's default).
-    pub gpus: Option<GpuSelection>,
-    pub gpu_mode: GpuMode,
-    /// `--share-gpus`: GPUs other tfimg containers hold may be taken too (the container is
-    /// labelled as sharing); otherwise asking for one is refused.
-    pub share_gpus: bool,
-    /// GPUs that launches prepared before this one will hold once they start (a team's
-    /// earlier members), beside those of the engine's containers.
-    pub pending_holders: Vec<Holder>,
-    /// A launch that shares (a sweep's trial, placed by its slots) still claims its GPUs
-    /// against every container but those carrying this label (`key`, `value`): when
-    /// another claimed them first, `start` ends with [`GpusClaimed`] for the caller to
-    /// place it again.
-    pub claim_beside: Option<(String, String)>,
-    /// Seconds a Jupyter kernel may sit idle before Jupyter shuts it down (a service
-    /// without Jupyter ignores it).
-    pub idle_kernels: Option<u64>,
-    /// Seconds nobody may use the container before its idle watch stops it (a launch the
-    /// watch does not apply to ignores it: `Target::watches_idle`).
-    pub idle_containers: Option<u64>,
-    /// Host uid/gid the container user takes; `None` runs as root (`--user root`).
-    pub ids: Option<(u32, u32)>,
-    pub ssh: SshSource,
-    pub resources: plan::Resources,
-    pub extra_labels: BTreeMap<String, String>,
-    /// On a remote engine: how its ports reach this machine.
-    pub tunnel: TunnelMode,
-    /// The NVIDIA facts of the engine's host when the caller already has them (a sweep's
-    /// trials, a team's members after the first); `None`: `prepare` learns them when GPUs
-    /// are involved.
-    pub nvidia: Option<NvidiaFacts>,
-    /// The team network it joins, and its place behind the team's gateway.
-    pub network: Option<crate::plan::network::NetworkPlan>,
-}
-
-impl LaunchRequest {
-    /// A launch of `target` named `name`, its user taking the host's `ids` (`None`: root;
-    /// there is no default, so no caller runs as root by forgetting them): the image's own
-    /// command and service, no environment, mounts, syncs, volumes or published ports
-    /// beyond the image's, GPUs as the launcher decides, the user's own ssh key, no
-    /// limits, no extra labels, Docker's default network, and on a remote engine its ports
-    /// tunneled for this session. Callers write what differs
-    /// (`LaunchRequest { public: true, ..LaunchRequest::new(..) }`).
-    pub fn new(target: Target, name: String, ids: Option<(u32, u32)>) -> Self {
-        LaunchRequest {
-            target,
-            name,
-            command: Vec::new(),
-            env: Vec::new(),
-            mounts: Vec::new(),
-            syncs: Vec::new(),
-            make_sync_parents: false,
-            volumes: Vec::new(),
-            port_requests: Vec::new(),
-            public: false,
-            gpus: None,
-            gpu_mode: GpuMode::Auto,
-            share_gpus: false,
-            pending_holders: Vec::new(),
-            claim_beside: None,
-            idle_kernels: None,
-            idle_containers: None,
-            ids,
-            ssh: SshSource::User(None),
-            resources: plan::Resources::default(),
-            extra_labels: BTreeMap::new(),
-            tunnel: TunnelMode::Session,
-            nvidia: None,
-            network: None,
-        }
-    }
-}
-
 /// A launch checked against the machine and the daemon; nothing exists yet.
 #[derive(Debug, Clone)]
 pub struct Prepared {
     pub request: LaunchRequest,
+    /// The container's name: the request's, or one the launcher chose.
+    pub name: String,
     pub gpus: GpuSelection,
     gpus_by_default: bool,
     gpu_plan: GpuPlan,
@@ -215,12 +70,7 @@ impl Prepared {
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect();
         container_labels.insert(labels::GPUS.to_string(), self.gpus.describe());
-        share::holder(
-            &self.request.name,
-            "running",
-            &container_labels,
-            &nvidia.gpus,
-        )
+        share::holder(&self.name, "running", &container_labels, &nvidia.gpus)
     }
 }
 
@@ -241,12 +91,21 @@ pub struct Launched {
 }
 
 /// Checks a launch without creating anything: every mount, the GPUs against the host and
-/// the daemon, then the token and key it will carry, and what it copies in.
+/// the daemon, then the token and key it will carry, and what it copies in. `nvidia`: the
+/// facts of the engine's host when the caller already has them (`check_before_build`, a
+/// sweep's trials, a team's members after the first); `None`: learnt here when GPUs are
+/// involved.
 pub async fn prepare(
     session: Session<'_, impl Engine, impl Host>,
     mut request: LaunchRequest,
+    nvidia: Option<NvidiaFacts>,
 ) -> anyhow::Result<Prepared> {
     let Session { engine, host } = session;
+    let name = match &request.name {
+        Some(name) => name.clone(),
+        None => container_name(host, &request.target.spec_name)?,
+    };
+    request.name = Some(name.clone());
     if request.share_gpus {
         request
             .extra_labels
@@ -287,16 +146,13 @@ pub async fn prepare(
     } else {
         String::new()
     };
-    // Mounts name folders of this machine: an engine on another host has none of them.
-    if let (Some(endpoint), Some((_, text))) = (engine.remote_endpoint(), request.mounts.first()) {
-        return Err(crate::plan::sync::launch_mount_on_remote(text, endpoint).into());
-    }
+    check_mounts_are_local(engine, &request)?;
     check_mounts(&request, &home)?;
     let mut notes = folders::unwritable_mounts(host, &request);
     if !request.mounts.is_empty() {
         notes.extend(crate::plan::sync::mounts_on_tcp_note(engine.endpoint()));
     }
-    let (gpus, nvidia) = choose_gpus(session, &request, &mut notes).await?;
+    let (gpus, nvidia) = choose_gpus(session, &request, nvidia, &mut notes).await?;
     let gpus_by_default = request.gpus.is_none() && !gpus.is_none();
     let gpu_plan = plan_gpus(engine, request.gpu_mode, &gpus).await?;
     let (jupyter_token, ssh) = credentials(host, &request)?;
@@ -304,6 +160,7 @@ pub async fn prepare(
     let files = files::prepare_files(session, &request, &home, &mut notes).await?;
     Ok(Prepared {
         request,
+        name,
         gpus,
         gpus_by_default,
         gpu_plan,
@@ -372,6 +229,7 @@ fn credentials(
 async fn choose_gpus(
     session: Session<'_, impl Engine, impl Host>,
     request: &LaunchRequest,
+    known: Option<NvidiaFacts>,
     notes: &mut Vec<Notice>,
 ) -> anyhow::Result<(GpuSelection, Option<NvidiaFacts>)> {
     let Session { engine, .. } = session;
@@ -383,14 +241,16 @@ async fn choose_gpus(
         let choice = gpus::choose(requested, target.gpu_image, &target.spec_name, None, None);
         return Ok((choice.selection, None));
     }
-    let nvidia = match &request.nvidia {
-        Some(known) => known.clone(),
+    let nvidia = match known {
+        Some(known) => known,
         None => gpu_host::engine_nvidia(session, std::slice::from_ref(&target.image)).await,
     };
     let info = engine.info().await?;
     let engine_host = nvidia.probe.as_ref().map(|probe| probe.engine.as_str());
-    let mut holders =
-        gpu_holders(engine, &nvidia, |container| container.name == request.name).await?;
+    let mut holders = gpu_holders(engine, &nvidia, |container| {
+        Some(&container.name) == request.name.as_ref()
+    })
+    .await?;
     holders.extend(request.pending_holders.iter().cloned());
     let sharing = sharing(&nvidia, &holders, request.share_gpus);
     let mut allocated = None;
@@ -471,6 +331,48 @@ pub fn sharing<'a>(nvidia: &'a NvidiaFacts, holders: &'a [Holder], share: bool) 
     }
 }
 
+/// Mounts name folders of this machine: an engine on another host has none of them, so
+/// it refuses the first of `request`'s, before anything is built.
+pub fn check_mounts_are_local<T>(
+    engine: &impl Engine,
+    request: &LaunchRequest<T>,
+) -> Result<(), InputError> {
+    refuse_local_folders(
+        engine.remote_endpoint(),
+        request
+            .mounts
+            .iter()
+            .map(|mount| format!("`--mount {}`", mount.text)),
+    )
+}
+
+/// The one refusal of folders of this machine on an engine on another host (`remote`, its
+/// URL): the first of `folders`, each said as its user wrote it and where
+/// (`` `--mount ./data` ``, a team member's mount, a sweep file's `mounts:`).
+pub fn refuse_local_folders(
+    remote: Option<&str>,
+    folders: impl IntoIterator<Item = String>,
+) -> Result<(), InputError> {
+    let Some(endpoint) = remote else {
+        return Ok(());
+    };
+    match folders.into_iter().next() {
+        Some(what) => Err(crate::plan::sync::folder_on_remote(&what, endpoint)),
+        None => Ok(()),
+    }
+}
+
+/// What the launcher refuses about `request` before its image is built or found: mounts
+/// on an engine on another host, and GPUs asked of a machine without a driver. The facts
+/// of this machine's NVIDIA host when GPUs were asked (for `prepare`).
+pub async fn check_before_build<T>(
+    session: Session<'_, impl Engine, impl Host>,
+    request: &LaunchRequest<T>,
+) -> anyhow::Result<Option<NvidiaFacts>> {
+    check_mounts_are_local(session.engine, request)?;
+    check_requested_gpus(session, request.gpus.as_ref()).await
+}
+
 /// The facts of this machine's NVIDIA host for an explicit `--gpus` (anything but
 /// `none`), read before anything is built: a request no driver can answer is refused here
 /// (see [`refuse_gpus_without_driver`]). `None` when nothing was asked or the engine is on
@@ -537,7 +439,7 @@ pub async fn start(
         if folders.is_none() {
             folders = Some(make_mount_folders(host, request, &mut notes)?);
         }
-        let plan = plan::launch(&launch_input(&prepared, ports, &gpus, &gpu_plan));
+        let plan = plan::launch(request, &chosen(&prepared, ports, &gpus, &gpu_plan));
         let id = create(engine, &plan).await?;
         on_created(&id);
         let kin = request.claim_beside.as_ref();
@@ -564,7 +466,7 @@ pub async fn start(
                 return Err(HostError {
                     message: format!(
                         "the GPUs chosen for `{}` were taken by other launches {GPU_ROUNDS} times in a row (last by `{}`)",
-                        request.name,
+                        prepared.name,
                         holders.join("`, `")
                     ),
                     hint: "try again; `tfimg ps --gpus` shows who holds what".to_string(),
@@ -580,7 +482,7 @@ pub async fn start(
             notes.push(Notice::status(format!(
                 "{before} was taken by `{}` as `{}` started: it runs on {} instead",
                 holders.join("`, `"),
-                request.name,
+                prepared.name,
                 gpus_text(&gpus)
             )));
             continue;
@@ -617,9 +519,9 @@ pub async fn start(
             notes.extend(plan::ports::moved(&plan.ports, &request.port_requests));
             return Ok(Launched {
                 id,
-                name: request.name.clone(),
+                name: prepared.name.clone(),
                 known_hosts: prepared.known_hosts.clone(),
-                syncs: request.syncs.clone(),
+                syncs: request.sync_plans(),
                 plan,
                 notes,
                 tunnel,
@@ -654,9 +556,9 @@ async fn choose_again(
     prepared: &Prepared,
 ) -> anyhow::Result<(GpuSelection, GpuPlan)> {
     let Session { engine, .. } = session;
-    let mut request = prepared.request.clone();
-    request.nvidia = prepared.nvidia.clone();
-    let (gpus, _) = choose_gpus(session, &request, &mut Vec::new()).await?;
+    let request = &prepared.request;
+    let nvidia = prepared.nvidia.clone();
+    let (gpus, _) = choose_gpus(session, request, nvidia, &mut Vec::new()).await?;
     let gpu_plan = plan_gpus(engine, request.gpu_mode, &gpus).await?;
     Ok((gpus, gpu_plan))
 }
@@ -780,6 +682,11 @@ pub fn plan_without_engine(
     reserved: &RefCell<BTreeSet<u16>>,
 ) -> anyhow::Result<LaunchPlan> {
     let mut request = request;
+    let name = match &request.name {
+        Some(name) => name.clone(),
+        None => container_name(host, &request.target.spec_name)?,
+    };
+    request.name = Some(name.clone());
     request.ids = service_ids(&request);
     check_mounts(&request, &home_folder(&request.target.image_user))?;
     let gpus = request.gpus.clone().unwrap_or(GpuSelection::None);
@@ -789,6 +696,7 @@ pub fn plan_without_engine(
     let known_hosts = ssh.as_ref().map(|_| host.known_hosts()).transpose()?;
     let prepared = Prepared {
         request,
+        name,
         gpus: gpus.clone(),
         gpus_by_default: false,
         gpu_plan: gpu_plan.clone(),
@@ -799,9 +707,10 @@ pub fn plan_without_engine(
         notes: Vec::new(),
         nvidia: None,
     };
-    Ok(plan::launch(&launch_input(
-        &prepared, ports, &gpus, &gpu_plan,
-    )))
+    Ok(plan::launch(
+        &prepared.request,
+        &chosen(&prepared, ports, &gpus, &gpu_plan),
+    ))
 }
 
 /// The container name `tfimg run` picks: the spec's name (a spec path's stem) and a

@@ -6,10 +6,9 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
-use crate::app::launch::{self, LaunchRequest, Launched, SshSource, Target, TunnelMode};
+use crate::app::launch::{self, LaunchRequest, Launched, Target};
 use crate::app::ready;
 use crate::app::session::Session;
 use crate::engine::{Engine, EngineError, ImageFacts, OutputChunk};
@@ -19,12 +18,8 @@ use crate::labels::{self, ImageLabels};
 use crate::notice::Notice;
 use crate::output::progress::Reporter;
 use crate::output::ui::Ui;
-use crate::plan::cache::VolumePlan;
-use crate::plan::gpus::{GpuMode, GpuPlan, GpuSelection};
+use crate::plan::gpus::GpuPlan;
 use crate::plan::host_urls::HostUrls;
-use crate::plan::mounts::MountRequest;
-use crate::plan::ports::PortRequest;
-use crate::plan::sync::SyncRequest;
 use crate::plan::{self, LaunchPlan};
 use crate::spec::resolved::{SERVING_PORT, SERVING_PORT_NAME, TENSORBOARD_PORT};
 use crate::spec::{Catalog, ResolvedSpec, Service};
@@ -32,32 +27,14 @@ use crate::spec::{Catalog, ResolvedSpec, Service};
 /// What `tfimg run` runs when no target is given.
 pub const DEFAULT_TARGET: &str = "gpu-jupyter";
 
-/// `tfimg run`'s flags, checked (everything but the image, which needs the engine).
+/// `tfimg run`'s flags, checked (everything but the image, which needs the engine): the
+/// launch they ask for, and how `run` follows it.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     /// A spec name, a spec file or an image reference.
     pub target: String,
-    /// `--gpus` as given; without it a GPU image's GPUs are decided on the host's facts.
-    pub gpus: Option<GpuSelection>,
-    pub gpu_mode: GpuMode,
-    /// `--share-gpus`.
-    pub share_gpus: bool,
-    /// `--idle-kernels`, in seconds.
-    pub idle_kernels: Option<u64>,
-    /// `--idle-containers`, in seconds.
-    pub idle_containers: Option<u64>,
-    pub mounts: Vec<MountRequest>,
-    pub syncs: Vec<SyncRequest>,
-    pub volumes: Vec<VolumePlan>,
-    pub port_requests: Vec<PortRequest>,
-    pub public: bool,
-    pub env: Vec<(String, String)>,
-    pub resources: plan::Resources,
-    /// The uid/gid it runs as; `None`: root (`--user root`).
-    pub ids: Option<(u32, u32)>,
-    pub name: Option<String>,
-    pub ssh_key: Option<PathBuf>,
-    pub command: Vec<String>,
+    /// The launch, before its target is built or found.
+    pub launch: LaunchRequest<()>,
     pub detach: bool,
     pub no_wait: bool,
     pub no_start: bool,
@@ -97,13 +74,8 @@ pub async fn run(
     reporter: &Reporter,
     ui: &impl Ui,
 ) -> anyhow::Result<After> {
-    let Session { engine, host } = session;
-    // Mounts name folders of this machine; an engine on another host refuses them.
-    plan::sync::check_mounts_are_local(
-        options.mounts.iter().map(|mount| mount.text.as_str()),
-        engine.remote_endpoint(),
-    )?;
-    let nvidia = launch::check_requested_gpus(session, options.gpus.as_ref()).await?;
+    let Session { engine, .. } = session;
+    let nvidia = launch::check_before_build(session, &options.launch).await?;
     let target = match resolved {
         Some(resolved) => {
             spec_target(session, resolved, network, options.no_build, reporter).await?
@@ -111,12 +83,14 @@ pub async fn run(
         None => image_target(engine, &options.target).await?,
     };
     reporter.clear();
-    let request = LaunchRequest {
-        nvidia,
-        ..launch_request(host, options, target)?
-    };
-    let prepared = launch::prepare(session, request).await?;
-    warn(ui, options.public, &prepared, engine.remote_endpoint());
+    let request = launch_request(options, target)?;
+    let prepared = launch::prepare(session, request, nvidia).await?;
+    warn(
+        ui,
+        options.launch.public,
+        &prepared,
+        engine.remote_endpoint(),
+    );
     let reserved = RefCell::new(BTreeSet::new());
     let launched = launch::start(session, prepared, &reserved, options.no_start, |_| {}).await?;
     for note in launched.notes.iter().chain(&public_on_remote(&launched)) {
@@ -129,63 +103,24 @@ pub async fn run(
     follow(session, options, &launched, ui).await
 }
 
-/// The launch the options ask for, on the resolved target.
-fn launch_request(
-    host: &impl Host,
-    options: &RunOptions,
-    target: Target,
-) -> anyhow::Result<LaunchRequest> {
-    if options.idle_kernels.is_some() && !target.serves_jupyter(&options.command) {
+/// The launch the options ask for, on the resolved target: its idle settings refused
+/// where the target has nothing to watch.
+fn launch_request(options: &RunOptions, target: Target) -> Result<LaunchRequest, InputError> {
+    let launch = &options.launch;
+    if launch.idle_kernels.is_some() && !target.serves_jupyter(&launch.command) {
         return Err(InputError::new(
             format!("`--idle-kernels` shuts down idle Jupyter kernels, and `{}` runs no Jupyter here", target.spec_name),
             "drop `--idle-kernels`, or run a Jupyter image (`cpu-jupyter`, `gpu-jupyter`) without a command",
-        )
-        .into());
+        ));
     }
-    if options.idle_containers.is_some() && !target.watches_idle(&options.command) {
+    if launch.idle_containers.is_some() && !target.watches_idle(&launch.command) {
         return Err(InputError::new(
             format!("`--idle-containers` stops a container nobody uses, and `{}` here runs {}", target.spec_name,
-                if options.command.is_empty() { "a model server or an image tfimg did not build" } else { "a command, which ends by itself" }),
+                if launch.command.is_empty() { "a model server or an image tfimg did not build" } else { "a command, which ends by itself" }),
             "drop `--idle-containers`, or use it with a Jupyter, SSH or headless image of tfimg's without a command",
-        )
-        .into());
+        ));
     }
-    let name = match &options.name {
-        Some(name) => name.clone(),
-        None => launch::container_name(host, &target.spec_name)?,
-    };
-    let mounts = options
-        .mounts
-        .iter()
-        .map(|mount| (mount.at(&target.workdir), mount.text.clone()))
-        .collect();
-    let syncs = options
-        .syncs
-        .iter()
-        .map(|sync| sync.at(&target.workdir))
-        .collect();
-    Ok(LaunchRequest {
-        command: options.command.clone(),
-        env: options.env.clone(),
-        mounts,
-        syncs,
-        volumes: options.volumes.clone(),
-        port_requests: options.port_requests.clone(),
-        public: options.public,
-        gpus: options.gpus.clone(),
-        gpu_mode: options.gpu_mode,
-        share_gpus: options.share_gpus,
-        idle_kernels: options.idle_kernels,
-        idle_containers: options.idle_containers,
-        ssh: SshSource::User(options.ssh_key.clone()),
-        resources: options.resources,
-        tunnel: if options.detach {
-            TunnelMode::Detached
-        } else {
-            TunnelMode::Session
-        },
-        ..LaunchRequest::new(target, name, options.ids)
-    })
+    Ok(launch.clone().on(target))
 }
 
 /// What the user should know before the container starts: the GPU choice, and what

@@ -23,10 +23,10 @@ use crate::output::progress::Reporter;
 use crate::output::ui::Ui;
 use crate::plan::gpus::{self, GpuSelection};
 use crate::plan::model_config::{self, VersionPolicy};
-use crate::plan::mounts::MountPlan;
+use crate::plan::mounts::MountRequest;
 use crate::plan::ports::PortRequest;
 use crate::plan::serving::{self, ModelState, TryRequest};
-use crate::plan::sync::SyncPlan;
+use crate::plan::sync::SyncRequest;
 use crate::plan::Resources;
 use crate::spec::resolved::{
     SERVING_GRPC_PORT, SERVING_GRPC_PORT_NAME, SERVING_PORT, SERVING_PORT_NAME,
@@ -368,7 +368,6 @@ pub fn launch_request(
     served: &Served,
     target: launch::Target,
     gpus: GpuSelection,
-    nvidia: Option<NvidiaFacts>,
     remote: bool,
 ) -> anyhow::Result<LaunchRequest> {
     let models = served_launch(
@@ -408,7 +407,6 @@ pub fn launch_request(
             true => TunnelMode::Detached,
             false => TunnelMode::Session,
         },
-        nvidia,
         ..LaunchRequest::new(
             target,
             launch::container_name(host, &name)?,
@@ -422,9 +420,9 @@ pub fn launch_request(
 pub struct ServedLaunch {
     /// Each model's folder read-only at `/models/NAME`, and a model config file at
     /// `serving::MODEL_CONFIG_TARGET`, with the text that names them.
-    pub mounts: Vec<(MountPlan, String)>,
+    pub mounts: Vec<MountRequest>,
     /// The same copied in, on an engine on another host.
-    pub syncs: Vec<SyncPlan>,
+    pub syncs: Vec<SyncRequest>,
     /// The server's cap on merged rows when given; with a model config, its variables
     /// naming the file and each base_path's folder; and whether it answers
     /// `HandleReloadConfigRequest`, when it does.
@@ -480,18 +478,16 @@ pub fn served_launch(
     let (mut mounts, mut syncs) = (Vec::new(), Vec::new());
     for (source, target, text) in copies {
         match remote {
-            false => mounts.push((
-                MountPlan {
-                    source,
-                    target,
-                    read_only: true,
-                },
-                text,
-            )),
-            true => syncs.push(SyncPlan {
+            false => mounts.push(MountRequest {
                 text,
                 source,
-                target,
+                target: Some(target),
+                read_only: true,
+            }),
+            true => syncs.push(SyncRequest {
+                text,
+                source,
+                target: Some(target),
                 whole: true,
             }),
         }
@@ -540,8 +536,8 @@ pub async fn serve(
     }
     let target = spec_target(session, spec, network, false, reporter).await?;
     reporter.clear();
-    let launch_request = launch_request(host, request, &served, target, gpus, nvidia, remote)?;
-    let prepared = launch::prepare(session, launch_request).await?;
+    let launch_request = launch_request(host, request, &served, target, gpus, remote)?;
+    let prepared = launch::prepare(session, launch_request, nvidia).await?;
     notes.extend(prepared.notes.iter().cloned());
     let reserved = std::cell::RefCell::new(std::collections::BTreeSet::new());
     let launched = launch::start(session, prepared, &reserved, false, |_| {}).await?;

@@ -156,10 +156,10 @@ pub async fn up(
         }
         let mut request = member_request(team, member, &specs[&member.spec], &images.specs, ids)?;
         gateway::place_member(team, member, &mut request);
-        request.nvidia = prepared.iter().find_map(|earlier| earlier.nvidia.clone());
+        let nvidia = prepared.iter().find_map(|earlier| earlier.nvidia.clone());
         request.pending_holders = prepared.iter().filter_map(Prepared::holder).collect();
         let member_error = |error: anyhow::Error| prefixed(member, error);
-        let ready = launch::prepare(session, request)
+        let ready = launch::prepare(session, request, nvidia)
             .await
             .map_err(member_error)?;
         let said = ready

@@ -40,7 +40,7 @@ pub fn prepare_and_start(
     request: LaunchRequest,
 ) -> anyhow::Result<Launched> {
     block_on(async {
-        let prepared = launch::prepare(session, request).await?;
+        let prepared = launch::prepare(session, request, None).await?;
         let reserved = RefCell::new(BTreeSet::new());
         launch::start(session, prepared, &reserved, false, |_| {}).await
     })

@@ -15,9 +15,8 @@ use crate::input::InputError;
 use crate::output::progress::Reporter;
 use crate::output::ui::Terminal;
 use crate::plan;
-use crate::plan::gpus::GpuSelection;
 use crate::plan::mounts;
-use crate::plan::ports::PortRequest;
+use crate::plan::{LaunchRequest, SshSource, TunnelMode};
 use crate::spec::syntax::valid_docker_name;
 
 pub fn run(args: &RunArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
@@ -48,34 +47,12 @@ fn resolve_options(
     settings: &Settings,
     host: &impl Host,
 ) -> Result<RunOptions, InputError> {
-    let gpus = args.gpus.as_deref().map(GpuSelection::parse).transpose()?;
-    let port_requests = args
-        .ports
-        .iter()
-        .map(|text| PortRequest::parse(text))
-        .collect::<Result<_, _>>()?;
     let env = args
         .env
         .iter()
         .map(|text| plan::parse_env(text, |key| settings.environment(key)))
         .collect::<Result<_, _>>()?;
-    let memory = args
-        .memory
-        .as_deref()
-        .map(|m| plan::parse_size(m, "--memory"))
-        .transpose()?;
-    let nano_cpus = args
-        .cpus
-        .as_deref()
-        .map(|cpus| plan::parse_cpus(cpus, "--cpus"))
-        .transpose()?;
-    let shm_size = plan::parse_size(&args.shm_size, "--shm-size")?;
-    let restart = args
-        .restart
-        .as_deref()
-        .map(plan::RestartPolicy::parse)
-        .transpose()?;
-    if restart.is_some() && !args.detach {
+    if args.restart.is_some() && !args.detach {
         return Err(InputError::new(
             "`--restart` needs `-d`: a foreground container is removed when it exits",
             "add `-d`",
@@ -93,35 +70,40 @@ fn resolve_options(
         .collect::<Result<_, _>>()?;
     let (syncs, volumes) =
         super::files::resolve(host, &args.files, args.detach, args.no_start, &current_dir)?;
+    let launch = LaunchRequest {
+        name: args.name.clone(),
+        command: args.command.clone(),
+        env,
+        mounts,
+        syncs,
+        volumes,
+        port_requests: args.ports.clone(),
+        public: args.public,
+        gpus: args.gpus.clone(),
+        gpu_mode: args.gpu_mode.into(),
+        share_gpus: args.share_gpus,
+        idle_kernels: args.idle_kernels,
+        idle_containers: args.idle_containers,
+        ssh: SshSource::User(args.ssh_key.clone()),
+        resources: plan::Resources {
+            memory: args.memory,
+            nano_cpus: args.cpus,
+            shm_size: args.shm_size,
+            restart: args.restart,
+        },
+        tunnel: if args.detach {
+            TunnelMode::Detached
+        } else {
+            TunnelMode::Session
+        },
+        ..LaunchRequest::unaimed(ids)
+    };
     Ok(RunOptions {
         target: args
             .target
             .clone()
             .unwrap_or_else(|| DEFAULT_TARGET.to_string()),
-        gpus,
-        gpu_mode: args.gpu_mode.into(),
-        share_gpus: args.share_gpus,
-        idle_kernels: plan::parse_idle_flag(args.idle_kernels.as_deref(), "--idle-kernels")?,
-        idle_containers: plan::parse_idle_flag(
-            args.idle_containers.as_deref(),
-            "--idle-containers",
-        )?,
-        mounts,
-        syncs,
-        volumes,
-        port_requests,
-        public: args.public,
-        env,
-        resources: plan::Resources {
-            memory,
-            nano_cpus,
-            shm_size,
-            restart,
-        },
-        ids,
-        name: args.name.clone(),
-        ssh_key: args.ssh_key.clone(),
-        command: args.command.clone(),
+        launch,
         detach: args.detach,
         no_wait: args.no_wait,
         no_start: args.no_start,

@@ -16,7 +16,6 @@ use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
 use crate::output::ui::Terminal;
-use crate::plan::gpus::GpuSelection;
 use crate::plan::serving::flags as serving_flags;
 
 pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
@@ -43,7 +42,7 @@ pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::R
 
 /// Every flag checked, and MODEL_DIR (or the model config file) made absolute.
 fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputError> {
-    let gpus = args.gpus.as_deref().map(GpuSelection::parse).transpose()?;
+    let gpus = args.gpus.clone();
     let port = |text: &Option<String>, flag, api, example| {
         (text.as_deref())
             .map(|text| serving_flags::port(text, flag, api, example))
@@ -54,9 +53,7 @@ fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputE
     let max_batch = (args.max_batch.as_deref())
         .map(serving_flags::max_batch)
         .transpose()?;
-    let memory = (args.memory.as_deref())
-        .map(|text| crate::plan::parse_size(text, "--memory"))
-        .transpose()?;
+    let memory = args.memory;
     let shown = serving_flags::source(args.model_dir.as_deref(), args.model_config.as_deref())?;
     let path = lexical(&settings.current_dir()?.join(shown));
     Ok(ServeRequest {

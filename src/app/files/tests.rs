@@ -22,11 +22,12 @@ fn request_with_sync() -> LaunchRequest {
         text: "./code".to_string(),
         source: PathBuf::from("/home/ana/code"),
         target: None,
+        whole: false,
     };
     LaunchRequest {
-        syncs: vec![sync.at(&target.workdir)],
+        syncs: vec![sync],
         target,
-        name: "train".to_string(),
+        name: Some("train".to_string()),
         command: vec!["python".to_string(), "code/train.py".to_string()],
         ..crate::app::testing::request("cpu-headless")
     }
@@ -39,7 +40,7 @@ fn sync_into(target: &str) -> (FakeEngine, FakeHost, LaunchRequest) {
         .borrow_mut()
         .insert(PathBuf::from("/home/ana/code/a.py"), b"1".to_vec());
     let mut request = request_with_sync();
-    request.syncs[0].target = target.to_string();
+    request.syncs[0].target = Some(target.to_string());
     (FakeEngine::new(), host, request)
 }
 
@@ -65,7 +66,8 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
             .insert(source.join(path), text.into());
     }
     let launched = run(async {
-        let prepared = launch::prepare(Session::new(&engine, &host), request_with_sync()).await?;
+        let prepared =
+            launch::prepare(Session::new(&engine, &host), request_with_sync(), None).await?;
         assert_eq!(
             crate::output::shown(&prepared.notes),
             ["syncing `./code` → `/tf/code` (2 files, 13 B)"]

@@ -4,8 +4,6 @@
 //! starts, the sources are copied in and a volume Docker has just made is given to the
 //! run's user (its root would otherwise be root's whenever the image has no folder there).
 
-use std::collections::BTreeMap;
-
 use super::LaunchRequest;
 use crate::app::bundle::human_size;
 use crate::app::session::Session;
@@ -13,10 +11,8 @@ use crate::engine::Engine;
 use crate::host::{Host, SyncArchive};
 use crate::input::source::printable;
 use crate::input::InputError;
-use crate::labels;
 use crate::notice::Notice;
-use crate::plan::cache::{self, VolumePlan};
-use crate::plan::gpus::GpuPlan;
+use crate::plan::cache::VolumePlan;
 use crate::plan::mounts;
 use crate::plan::sync::{self, SyncPlan};
 
@@ -42,8 +38,8 @@ pub(super) async fn prepare_files(
     check_places(request, home)?;
     let owner = request.ids.unwrap_or((0, 0));
     let mut archives = Vec::new();
-    for sync in &request.syncs {
-        let archive = host.sync_archive(sync, owner)?;
+    for sync in request.sync_plans() {
+        let archive = host.sync_archive(&sync, owner)?;
         notes.push(Notice::status(format!(
             "syncing `{}` → `{}` ({})",
             printable(sync.source_text()),
@@ -53,7 +49,7 @@ pub(super) async fn prepare_files(
         if archive.bytes > sync::LARGE_SYNC_BYTES {
             notes.push(Notice::note("large data belongs in a volume (`--volume data:/tf/data`): copied in once, kept between runs"));
         }
-        archives.push((sync.clone(), archive));
+        archives.push((sync, archive));
     }
     let mut new_volumes = Vec::new();
     // Root's own volumes need nothing; a read-only one cannot be given away.
@@ -99,13 +95,13 @@ fn check_places(request: &LaunchRequest, home: &str) -> Result<(), InputError> {
         }
     }
     let mounts = request
-        .mounts
-        .iter()
-        .map(|(mount, text)| (format!("--mount {text}"), mount.target.clone(), true));
+        .mount_plans()
+        .into_iter()
+        .map(|(mount, text)| (format!("--mount {text}"), mount.target, true));
     let syncs = request
-        .syncs
-        .iter()
-        .map(|sync| (format!("--sync {}", sync.text), sync.target.clone(), false));
+        .sync_plans()
+        .into_iter()
+        .map(|sync| (format!("--sync {}", sync.text), sync.target, false));
     let volumes = request.volumes.iter().map(|volume| {
         let text = format!("--volume {}", volume_text(volume));
         (text, volume.target.clone(), false)
@@ -166,35 +162,4 @@ async fn make_folder(engine: &impl Engine, id: &str, folder: &str) -> anyhow::Re
         engine.upload(id, &at(depth), archive).await?;
     }
     Ok(())
-}
-
-/// The container's named volumes: the user's, and the CUDA compute cache of a GPU
-/// container (unless one of the user's places covers its folder).
-pub(super) fn volumes(request: &LaunchRequest, gpu_plan: &GpuPlan) -> Vec<VolumePlan> {
-    let taken: Vec<&str> = request
-        .mounts
-        .iter()
-        .map(|(mount, _)| mount.target.as_str())
-        .chain(request.syncs.iter().map(|sync| sync.target.as_str()))
-        .chain(request.volumes.iter().map(|volume| volume.target.as_str()))
-        .collect();
-    // Every GPU container the launcher starts (run, up, sweep) keeps its compiled kernels.
-    let cuda_cache = cache::cuda_cache(
-        request.target.cuda_cache.as_deref(),
-        !matches!(gpu_plan, GpuPlan::None),
-        request.ids.map_or(0, |(uid, _)| uid),
-        &request.env,
-        &taken,
-    );
-    request.volumes.iter().cloned().chain(cuda_cache).collect()
-}
-
-/// The caller's labels, and the sync destinations `pull-files` defaults to.
-pub(super) fn labels(request: &LaunchRequest) -> BTreeMap<String, String> {
-    let mut labels = request.extra_labels.clone();
-    if !request.syncs.is_empty() {
-        let targets = request.syncs.iter().map(|sync| sync.target.as_str());
-        labels.insert(labels::SYNC.to_string(), labels::encode_syncs(targets));
-    }
-    labels
 }

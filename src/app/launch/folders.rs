@@ -14,8 +14,8 @@ use crate::plan::mounts;
 /// Every mount: not above the image's home or workdir. A missing source is made (see
 /// `make_mount_folders`).
 pub(super) fn check_mounts(request: &LaunchRequest, home: &str) -> Result<(), InputError> {
-    for (mount, text) in &request.mounts {
-        mounts::check_not_above(mount, text, home, &request.target.workdir)?;
+    for (mount, text) in request.mount_plans() {
+        mounts::check_not_above(&mount, text, home, &request.target.workdir)?;
     }
     Ok(())
 }
@@ -27,8 +27,8 @@ pub(super) fn unwritable_mounts(host: &impl Host, request: &LaunchRequest) -> Ve
         return Vec::new();
     };
     request
-        .mounts
-        .iter()
+        .mount_plans()
+        .into_iter()
         .filter(|(mount, _)| !mount.read_only)
         .filter_map(|(mount, text)| {
             let (owner, group, mode) = host.folder_access(&mount.source)?;
@@ -49,8 +49,8 @@ pub(super) fn open_to_other_accounts(host: &impl Host, request: &LaunchRequest) 
         return Vec::new();
     }
     request
-        .mounts
-        .iter()
+        .mount_plans()
+        .into_iter()
         .filter(|(mount, _)| !mount.read_only)
         .filter_map(|(mount, text)| {
             let existing = mount.source.ancestors().find(|path| host.exists(path))?;
@@ -83,7 +83,7 @@ pub(super) fn make_mount_folders<'a, H: Host>(
         host,
         folders: Vec::new(),
     };
-    for (mount, text) in &request.mounts {
+    for (mount, text) in request.mount_plans() {
         if host.exists(&mount.source) {
             continue;
         }
@@ -103,7 +103,7 @@ pub(super) fn make_mount_folders<'a, H: Host>(
             mounts::source_text(text)
         )));
         notes.extend(warning);
-        made.folders.push(mount.source.clone());
+        made.folders.push(mount.source);
     }
     Ok(made)
 }

@@ -52,6 +52,7 @@ fn gpus_on_another_host_are_checked_and_given_on_its_facts() {
     let prepared = block_on(prepare(
         Session::new(&engine, &host),
         request("cpu-headless", Some(GpuSelection::Count(2))),
+        None,
     ))
     .unwrap();
     // A count takes GPUs by index (the least-loaded free ones), never Docker's count.
@@ -90,6 +91,7 @@ fn more_gpus_than_the_other_host_has_are_refused_naming_it_before_anything_exist
     let error = block_on(prepare(
         Session::new(&engine, &host),
         request("cpu-headless", Some(GpuSelection::Count(7))),
+        None,
     ))
     .unwrap_err();
     let error = error.downcast_ref::<InputError>().expect("bad input");
@@ -104,7 +106,7 @@ fn more_gpus_than_the_other_host_has_are_refused_naming_it_before_anything_exist
         "cpu-headless",
         Some(GpuSelection::Devices(vec!["3".into()])),
     );
-    assert!(block_on(prepare(Session::new(&engine, &host), asked)).is_ok());
+    assert!(block_on(prepare(Session::new(&engine, &host), asked, None)).is_ok());
 }
 
 #[test]
@@ -114,6 +116,7 @@ fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
         let prepared = block_on(prepare(
             Session::new(&engine, &host),
             request("cpu-headless", gpus),
+            None,
         ))
         .unwrap();
         assert_eq!((prepared.gpus, prepared.nvidia), (GpuSelection::None, None));
@@ -121,6 +124,7 @@ fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
     let prepared = block_on(prepare(
         Session::new(&engine, &host),
         request("gpu-headless", Some(GpuSelection::None)),
+        None,
     ))
     .unwrap();
     assert!(prepared.notes.is_empty());
@@ -131,6 +135,7 @@ fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
     let first = block_on(prepare(
         Session::new(&engine, &host),
         request("gpu-headless", None),
+        None,
     ))
     .unwrap();
     assert_eq!(first.gpus, GpuSelection::All);
@@ -140,13 +145,13 @@ fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
     );
     // A second launch given those facts (a sweep's trial, a team's next member) asks
     // nothing more.
-    let mut next = request(
+    let next = request(
         "gpu-headless",
         Some(GpuSelection::Devices(vec!["1".into()])),
     );
-    next.nvidia = first.nvidia.clone();
+    let known = first.nvidia.clone();
     let asked = engine.calls_to("run-once").len();
-    block_on(prepare(Session::new(&engine, &host), next)).unwrap();
+    block_on(prepare(Session::new(&engine, &host), next, known)).unwrap();
     assert_eq!(engine.calls_to("run-once").len(), asked);
 }
 
@@ -172,6 +177,7 @@ fn a_daemon_there_without_the_toolkit_is_explained_before_anything_exists() {
     let error = block_on(prepare(
         Session::new(&engine, &laptop),
         request("cpu-headless", Some(GpuSelection::All)),
+        None,
     ))
     .unwrap_err();
     let error = error.downcast_ref::<HostError>().expect("a host problem");
@@ -196,10 +202,10 @@ fn counts_take_free_gpus_and_a_held_one_is_refused_naming_its_holder() {
     let known = RefCell::new(None);
     let launch = |name: &str, gpus: &str, share: bool| {
         let mut asked = request("cpu-headless", Some(GpuSelection::parse(gpus).unwrap()));
-        asked.name = name.to_string();
+        asked.name = Some(name.to_string());
         asked.share_gpus = share;
-        asked.nvidia = known.borrow().clone();
-        let prepared = block_on(prepare(Session::new(&engine, &host), asked))?;
+        let facts = known.borrow().clone();
+        let prepared = block_on(prepare(Session::new(&engine, &host), asked, facts))?;
         known.replace(prepared.nvidia.clone());
         block_on(start(
             Session::new(&engine, &host),

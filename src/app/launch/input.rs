@@ -1,16 +1,15 @@
-//! A request as the pure planner's input: host ports chosen on this machine (the local
-//! ends of tunnels on a remote engine), and everything else the plan needs.
+//! What the launcher chooses for the pure planner: host ports on this machine (the local
+//! ends of tunnels on a remote engine), and the rest of `plan::Chosen`.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
-use super::{files, LaunchRequest, Prepared};
+use super::{LaunchRequest, Prepared};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::plan::gpus::{GpuPlan, GpuSelection};
-use crate::plan::mounts::MountPlan;
 use crate::plan::ports::{self, Publishing};
-use crate::plan::{LaunchInput, LaunchPlan};
+use crate::plan::{Chosen, LaunchPlan};
 
 /// Host ports for the request's service ports and `-p` requests, avoiding `reserved`;
 /// the chosen ones are added to it. On a `remote` engine they are the local ends of
@@ -50,34 +49,19 @@ pub(super) fn release(reserved: &RefCell<BTreeSet<u16>>, plan: &LaunchPlan) {
     }
 }
 
-pub(super) fn launch_input(
+/// What the launcher chose for `prepared`: its name and token or key, and the ports and
+/// GPUs of this attempt.
+pub(super) fn chosen(
     prepared: &Prepared,
     ports: Vec<ports::PortPlan>,
     gpus: &GpuSelection,
     gpu_plan: &GpuPlan,
-) -> LaunchInput {
-    let request = &prepared.request;
-    let target = &request.target;
-    let mounts: Vec<MountPlan> = request
-        .mounts
-        .iter()
-        .map(|(mount, _)| mount.clone())
-        .collect();
-    LaunchInput {
-        image: target.image.clone(),
-        spec_name: target.spec_name.clone(),
-        service: target.service,
-        image_user: target.image_user.clone(),
-        tfimg_image: target.tfimg_image,
-        name: request.name.clone(),
-        command: request.command.clone(),
-        env: request.env.clone(),
-        mounts,
-        volumes: files::volumes(request, gpu_plan),
+) -> Chosen {
+    Chosen {
+        name: prepared.name.clone(),
         ports,
         gpus: gpus.clone(),
         gpu: gpu_plan.clone(),
-        ids: request.ids,
         jupyter_token: prepared.jupyter_token.clone(),
         ssh_public_key: prepared.ssh.as_ref().map(|key| key.public_key.clone()),
         ssh_identity: prepared
@@ -89,8 +73,5 @@ pub(super) fn launch_input(
             .known_hosts
             .as_ref()
             .map(|path| path.display().to_string()),
-        resources: request.resources,
-        extra_labels: files::labels(request),
-        network: request.network.clone(),
     }
 }

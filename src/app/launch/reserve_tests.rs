@@ -48,6 +48,7 @@ fn launch_beside(
     let prepared = block_on(prepare(
         Session::new(&engine, &host),
         request(GpuSelection::Count(1), share),
+        None,
     ))
     .unwrap();
     assert_eq!(prepared.gpus, GpuSelection::parse("0").unwrap());

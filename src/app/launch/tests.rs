@@ -5,6 +5,7 @@ use crate::app::testing::{block_on as run, request};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 use crate::plan::gpus::HostGpu;
+use crate::plan::ports::PortRequest;
 
 /// Checks and creates in one go: `prepare`, then `start`.
 async fn launch(
@@ -13,7 +14,7 @@ async fn launch(
     request: LaunchRequest,
     no_start: bool,
 ) -> anyhow::Result<(Vec<Notice>, Launched)> {
-    let prepared = prepare(Session::new(engine, host), request).await?;
+    let prepared = prepare(Session::new(engine, host), request, None).await?;
     let notes = prepared.notes.clone();
     let launched = start(
         Session::new(engine, host),
@@ -69,10 +70,8 @@ fn gpus_the_daemon_refuses_leave_no_container_and_no_folder() {
     let mut request = request("gpu-headless");
     request.gpus = Some(GpuSelection::All);
     let source = PathBuf::from("/project/data");
-    request.mounts = vec![(
-        crate::plan::mounts::parse("./data", &PathBuf::from("/project"), "/tf").unwrap(),
-        "./data".to_string(),
-    )];
+    request.mounts =
+        vec![crate::plan::mounts::parse_request("./data", &PathBuf::from("/project")).unwrap()];
     host.paths.borrow_mut().insert(PathBuf::from("/project"));
     let error = run(launch(&engine, &host, request, false)).unwrap_err();
     assert!(
@@ -298,18 +297,18 @@ fn every_gpu_container_gets_its_user_s_cuda_cache_and_no_other_container_does() 
         "4321"
     );
     let mut pinned = request("gpu-headless");
-    pinned.name = "pinned".to_string();
+    pinned.name = Some("pinned".to_string());
     pinned.gpus = Some(GpuSelection::parse("0").unwrap());
     let (_, launched) = run(launch(&engine, &host, pinned, true)).unwrap();
     assert_eq!(cache(&launched), expected);
     // On the CPU (`--gpus none`), a CPU image, or a GPU default the daemon refused: none.
     let mut cpu = request("gpu-headless");
-    cpu.name = "cpu".to_string();
+    cpu.name = Some("cpu".to_string());
     cpu.gpus = Some(GpuSelection::None);
     let (_, launched) = run(launch(&engine, &host, cpu, true)).unwrap();
     assert!(launched.plan.volumes.is_empty());
     let mut cpu_image = request("cpu-headless");
-    cpu_image.name = "cpu-image".to_string();
+    cpu_image.name = Some("cpu-image".to_string());
     cpu_image.gpus = Some(GpuSelection::All);
     let (_, launched) = run(launch(&engine, &host, cpu_image, true)).unwrap();
     assert!(
@@ -324,12 +323,12 @@ fn every_gpu_container_gets_its_user_s_cuda_cache_and_no_other_container_does() 
             "could not select device driver".into(),
         ));
     let mut refused = request("gpu-headless");
-    refused.name = "refused".to_string();
+    refused.name = Some("refused".to_string());
     let (_, launched) = run(launch(&engine, &host, refused, false)).unwrap();
     assert!(launched.plan.volumes.is_empty());
     // `--user root` runs as uid 0, whose cache is its own.
     let mut root = request("gpu-headless");
-    root.name = "root".to_string();
+    root.name = Some("root".to_string());
     root.ids = None;
     let (_, launched) = run(launch(&engine, &host, root, true)).unwrap();
     assert_eq!(launched.plan.volumes[0].name, "tfimg-cuda-cache-0");
@@ -371,7 +370,7 @@ fn a_new_volume_s_root_goes_to_the_run_s_user_once() {
         [("data", "/tf/data", false), ("models", "/models", true)]
     );
     // The next run finds the volume as the first left it.
-    request.name = "lab-2".to_string();
+    request.name = Some("lab-2".to_string());
     run(launch(&engine, &host, request, false)).unwrap();
     assert_eq!(engine.calls_to("upload").len(), 1);
 }
@@ -388,12 +387,9 @@ fn overlapping_places_and_volumes_over_the_home_are_refused_before_anything_exis
     );
     let project = PathBuf::from("/project");
     let mut overlapping = request("cpu-headless");
-    overlapping.mounts = vec![(
-        crate::plan::mounts::parse("./data", &project, "/tf").unwrap(),
-        "./data".to_string(),
-    )];
+    overlapping.mounts = vec![crate::plan::mounts::parse_request("./data", &project).unwrap()];
     let sync = crate::plan::sync::parse_request("./more:/tf/data/more", &project).unwrap();
-    overlapping.syncs = vec![sync.at("/tf")];
+    overlapping.syncs = vec![sync];
     host.paths.borrow_mut().insert(project.join("data"));
     let error = run(launch(&engine, &host, overlapping, false)).unwrap_err();
     assert_eq!(
@@ -410,16 +406,14 @@ fn a_mount_is_refused_on_a_remote_engine_before_anything_exists() {
     engine.tunnels.borrow_mut().remote = true;
     let mut request = request("cpu-headless");
     let text = "/home/me/runs/trial-3:/tfimg/trial".to_string();
-    request.mounts = vec![(
-        crate::plan::mounts::parse(&text, &PathBuf::from("/project"), "/tf").unwrap(),
-        text,
-    )];
+    request.mounts =
+        vec![crate::plan::mounts::parse_request(&text, &PathBuf::from("/project")).unwrap()];
     let error = run(launch(&engine, &host, request, false)).unwrap_err();
     let error = error.downcast_ref::<InputError>().expect("bad input");
     assert_eq!(
         error.message,
         format!(
-            "the mount `/home/me/runs/trial-3:/tfimg/trial` names a folder on this machine, but the engine `{}` runs on another host",
+            "`--mount /home/me/runs/trial-3:/tfimg/trial` names a folder on this machine, but the engine `{}` runs on another host",
             engine.endpoint()
         )
     );
@@ -443,10 +437,7 @@ fn a_writable_mount_the_container_s_user_cannot_write_is_warned_about_not_re_own
     request.ids = Some((4321, 4322));
     request.mounts = ["./data", "./shared", "./theirs:ro"]
         .iter()
-        .map(|text| {
-            let mount = crate::plan::mounts::parse(text, &project, "/tf").unwrap();
-            (mount, text.to_string())
-        })
+        .map(|text| crate::plan::mounts::parse_request(text, &project).unwrap())
         .collect();
     let (notes, _) = run(launch(&engine, &host, request, true)).unwrap();
     assert_eq!(
@@ -471,10 +462,7 @@ fn root_s_ids_on_a_mount_other_accounts_can_enter_are_warned_about() {
     request.ids = Some((0, 0));
     request.mounts = ["./open", "./closed/work", "./open:/tf/ro:ro"]
         .iter()
-        .map(|text| {
-            let mount = crate::plan::mounts::parse(text, &project, "/tf").unwrap();
-            (mount, text.to_string())
-        })
+        .map(|text| crate::plan::mounts::parse_request(text, &project).unwrap())
         .collect();
     // Said once the container exists (never in front of a refusal): the launch's notes.
     let (prepared_notes, launched) = run(launch(&engine, &host, request, true)).unwrap();

@@ -17,22 +17,7 @@ use crate::plan::sync::SyncRequest;
 fn options(target: &str) -> RunOptions {
     RunOptions {
         target: target.to_string(),
-        gpus: None,
-        gpu_mode: GpuMode::Auto,
-        share_gpus: false,
-        idle_kernels: None,
-        idle_containers: None,
-        mounts: Vec::new(),
-        syncs: Vec::new(),
-        volumes: Vec::new(),
-        port_requests: Vec::new(),
-        public: false,
-        env: Vec::new(),
-        resources: crate::plan::Resources::default(),
-        ids: Some((4321, 4322)),
-        name: None,
-        ssh_key: None,
-        command: Vec::new(),
+        launch: LaunchRequest::unaimed(Some((4321, 4322))),
         detach: false,
         no_wait: false,
         no_start: false,
@@ -222,9 +207,10 @@ fn sync_back_copies_the_files_back_then_removes_and_a_failed_copy_keeps_the_cont
             text: "./code".to_string(),
             source,
             target: None,
+            whole: false,
         };
         let request = LaunchRequest {
-            syncs: vec![sync.at("/tf")],
+            syncs: vec![sync],
             ..crate::app::testing::request("cpu-headless")
         };
         let launched = prepare_and_start(Session::new(&engine, &host), request).unwrap();
@@ -308,12 +294,9 @@ fn mounts_on_a_remote_engine_are_refused_before_anything_is_built_or_created() {
     let (host, ui) = (FakeHost::new(), Recorded::default());
     let catalog = Catalog::builtin(PathBuf::from("/project"));
     let resolved = what_to_run(&FakeHost::new(), &catalog, "cpu-headless").unwrap();
-    let options = RunOptions {
-        mounts: vec![
-            crate::plan::mounts::parse_request("./data", &PathBuf::from("/work")).unwrap(),
-        ],
-        ..options("cpu-headless")
-    };
+    let mut options = options("cpu-headless");
+    options.launch.mounts =
+        vec![crate::plan::mounts::parse_request("./data", &PathBuf::from("/work")).unwrap()];
     let reporter = Reporter::new(crate::output::progress::Progress::Plain);
     let error = block_on(run(
         Session::new(&engine, &host),

@@ -90,7 +90,6 @@ fn cpu_launch(host: &FakeHost, asked: &ServeRequest, model: &Model, remote: bool
         &Served::from(model.clone()),
         target("cpu-serving"),
         GpuSelection::None,
-        None,
         remote,
     )
     .unwrap()
@@ -101,13 +100,14 @@ fn the_folder_is_mounted_read_only_here_and_copied_in_on_a_remote_engine() {
     let (host, model, mut asked) = checked_mlp();
     asked.port = Some(9000);
     let local = cpu_launch(&host, &asked, &model, false);
-    let (mount, text) = &local.mounts[0];
+    let plans = local.mount_plans();
+    let (mount, text) = &plans[0];
     assert_eq!(mount.source, PathBuf::from("/work/export/mlp"));
     assert_eq!(
         (mount.target.as_str(), mount.read_only),
         ("/models/mlp", true)
     );
-    assert_eq!(text, "./export/mlp");
+    assert_eq!(*text, "./export/mlp");
     assert!(local.syncs.is_empty());
     assert_eq!(
         local.port_requests,
@@ -117,12 +117,12 @@ fn the_folder_is_mounted_read_only_here_and_copied_in_on_a_remote_engine() {
         }]
     );
     assert_eq!(local.extra_labels[labels::MODEL], "mlp");
-    assert!(local.name.starts_with("serve-mlp-"));
+    assert!(local.name.as_deref().unwrap().starts_with("serve-mlp-"));
     assert!(local.env.is_empty(), "the server's own default batch cap");
 
     let remote = cpu_launch(&host, &asked, &model, true);
     assert!(remote.mounts.is_empty());
-    assert_eq!(remote.syncs[0].target, "/models/mlp");
+    assert_eq!(remote.sync_plans()[0].target, "/models/mlp");
     assert!(remote.syncs[0].whole && remote.make_sync_parents);
 }
 
@@ -306,7 +306,6 @@ fn grpc_port_publishes_the_grpc_api_on_the_port_given() {
         &model.into(),
         target,
         GpuSelection::None,
-        None,
         false,
     )
     .unwrap();
@@ -459,13 +458,13 @@ fn a_model_config_mounts_each_folder_and_the_file_read_only_and_names_them_to_th
             &served,
             target("cpu-serving"),
             GpuSelection::None,
-            None,
             remote,
         )
         .unwrap()
     };
     let local = launch(false);
-    let mounts: Vec<(&Path, &str, bool)> = (local.mounts.iter())
+    let plans = local.mount_plans();
+    let mounts: Vec<(&Path, &str, bool)> = (plans.iter())
         .map(|(mount, _)| {
             (
                 mount.source.as_path(),
@@ -506,14 +505,11 @@ fn a_model_config_mounts_each_folder_and_the_file_read_only_and_names_them_to_th
     assert!(["/models/mlp", "/models/other"].contains(&base_paths["/work/export/mlp"].as_str()));
     assert_eq!(local.extra_labels[labels::MODEL], "mlp");
     assert_eq!(local.extra_labels[labels::MODELS], "mlp,other");
-    assert!(local.name.starts_with("serve-mlp-"));
+    assert!(local.name.as_deref().unwrap().starts_with("serve-mlp-"));
     let remote = launch(true);
     assert!(remote.mounts.is_empty());
-    let targets: Vec<&str> = remote
-        .syncs
-        .iter()
-        .map(|sync| sync.target.as_str())
-        .collect();
+    let syncs = remote.sync_plans();
+    let targets: Vec<&str> = syncs.iter().map(|sync| sync.target.as_str()).collect();
     assert_eq!(
         targets,
         ["/models/mlp", "/models/other", serving::MODEL_CONFIG_TARGET]
@@ -531,7 +527,6 @@ fn allow_reload_config_tells_the_server_to_answer_reloads_and_says_the_risk() {
         &served,
         target("cpu-serving"),
         GpuSelection::None,
-        None,
         false,
     )
     .unwrap();

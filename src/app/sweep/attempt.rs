@@ -15,8 +15,8 @@ use crate::engine::{Engine, EngineError, OutputChunk};
 use crate::host::{Host, HostError};
 use crate::input::InputError;
 use crate::plan::gpus::{share, GpuMode, GpuSelection};
-use crate::plan::mounts::{self, MountPlan};
-use crate::plan::sync::SyncPlan;
+use crate::plan::mounts::{self, MountRequest};
+use crate::plan::sync::SyncRequest;
 use crate::plan::Resources;
 use crate::sweep::journal::{Attempt, AttemptEnd, Event};
 use crate::sweep::metrics::MetricsSummary;
@@ -56,7 +56,8 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 let sweep = self.run.sweep.name.clone();
                 request.claim_beside = Some((crate::labels::SWEEP.to_string(), sweep));
             }
-            let prepared = launch::prepare(Session::new(self.engine, self.host), request).await?;
+            let session = Session::new(self.engine, self.host);
+            let prepared = launch::prepare(session, request, self.run.nvidia.clone()).await?;
             let reserved = RefCell::new(BTreeSet::new());
             match launch::start(
                 Session::new(self.engine, self.host),
@@ -369,29 +370,26 @@ pub(super) fn request(
     remote: bool,
 ) -> Result<LaunchRequest, InputError> {
     let sweep = &run.sweep;
-    let workdir = &run.target.workdir;
     let mut mounts = sweep
         .mounts
         .iter()
-        .map(|text| Ok((mounts::parse(text, &sweep.folder, workdir)?, text.clone())))
+        .map(|text| mounts::parse_request(text, &sweep.folder))
         .collect::<Result<Vec<_>, InputError>>()?;
     let text = format!("{}:{TRIAL_DIR}", dir.display());
     let mut syncs = Vec::new();
     match remote {
-        true => syncs.push(SyncPlan {
+        true => syncs.push(SyncRequest {
             text,
             source: dir.to_path_buf(),
-            target: TRIAL_DIR.to_string(),
+            target: Some(TRIAL_DIR.to_string()),
             whole: true,
         }),
-        false => mounts.push((
-            MountPlan {
-                source: dir.to_path_buf(),
-                target: TRIAL_DIR.to_string(),
-                read_only: false,
-            },
+        false => mounts.push(MountRequest {
             text,
-        )),
+            source: dir.to_path_buf(),
+            target: Some(TRIAL_DIR.to_string()),
+            read_only: false,
+        }),
     }
     let gpus = match slot.gpus.is_empty() {
         true => GpuSelection::None,
@@ -417,7 +415,6 @@ pub(super) fn request(
         extra_labels: trials::container_labels(&sweep.name, &trial.id, attempt)
             .into_iter()
             .collect::<BTreeMap<_, _>>(),
-        nvidia: run.nvidia.clone(),
         ..LaunchRequest::new(
             run.target.clone(),
             trials::container_name(&sweep.name, &trial.id),

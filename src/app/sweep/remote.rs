@@ -10,8 +10,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{Note, Runner};
-use crate::app::files;
 use crate::app::session::Session;
+use crate::app::{files, launch};
 use crate::engine::Engine;
 use crate::host::Host;
 use crate::spec::SpecError;
@@ -24,16 +24,14 @@ pub(super) const METRICS_EVERY: Duration = Duration::from_secs(3);
 /// The sweep file's `mounts:` on an engine of another host: refused at the first one's
 /// place, before anything is built or created.
 pub fn check_engine(engine: &impl Engine, sweep: &Sweep) -> Result<(), SpecError> {
-    let (Some(endpoint), Some(text)) = (engine.remote_endpoint(), sweep.mounts.first()) else {
-        return Ok(());
-    };
-    Err(SpecError::new(
-        sweep.mount_locations.first().cloned(),
-        format!(
-            "`mounts:` names folders on this machine (`{text}`), but the engine `{endpoint}` runs on another host"
-        ),
-        "leave `mounts:` out for this engine: bake code into the image or keep data in a volume on that host; each trial's own folder is copied in and back by itself",
-    ))
+    let folders = sweep.mounts.iter().map(|text| format!("`mounts: {text}`"));
+    launch::refuse_local_folders(engine.remote_endpoint(), folders).map_err(|error| {
+        SpecError::new(
+            sweep.mount_locations.first().cloned(),
+            error.message,
+            error.hint,
+        )
+    })
 }
 
 impl<E: Engine, H: Host> Runner<'_, E, H> {

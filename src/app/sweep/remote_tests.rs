@@ -130,8 +130,12 @@ fn the_sweep_files_mounts_are_refused_on_a_remote_engine_at_their_place() {
     let endpoint = engine.endpoint().to_string();
     assert_eq!(
         error.to_string(),
-        format!("`sweep.yaml`:7:10: `mounts:` names folders on this machine (`./code`), but the engine `{endpoint}` runs on another host")
+        format!("`sweep.yaml`:7:10: `mounts: ./code` names a folder on this machine, but the engine `{endpoint}` runs on another host")
     );
-    assert!(error.hint.contains("leave `mounts:` out"), "{}", error.hint);
+    assert!(
+        error.hint.contains("a sweep trial's own folder"),
+        "{}",
+        error.hint
+    );
     assert!(engine.calls().is_empty(), "{:?}", engine.calls());
 }

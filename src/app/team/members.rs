@@ -16,9 +16,9 @@ use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
 use crate::notice::Notice;
-use crate::plan::mounts::{self, MountPlan};
+use crate::plan;
+use crate::plan::mounts::{self, MountPlan, MountRequest};
 use crate::plan::ports::PortRequest;
-use crate::plan::{self, sync};
 use crate::render::dockerfile::IMAGE_UID;
 use crate::spec::ResolvedSpec;
 use crate::team::{self, Team, TeamMember};
@@ -125,10 +125,9 @@ pub fn check_mounts_are_local(team: &Team, remote: Option<&str>) -> Result<(), I
             "run `tfimg up` on that host itself, or serve the model with `tfimg serve` (which copies the folder in on a remote engine)",
         ));
     }
-    match first {
-        Some((member, text)) => Err(sync::member_mount_on_remote(&member.name, &text, endpoint)),
-        None => Ok(()),
-    }
+    let folders =
+        first.map(|(member, text)| format!("member `{}`: the mount `{text}`", member.name));
+    launch::refuse_local_folders(remote, folders)
 }
 
 /// The members' folders, checked before anything is built or created, at three
@@ -280,7 +279,7 @@ fn member_mounts(
     team: &Team,
     member: &TeamMember,
     resolved: &ResolvedSpec,
-) -> Result<Vec<(MountPlan, String)>, InputError> {
+) -> Result<Vec<MountRequest>, InputError> {
     member
         .mounts
         .iter()
@@ -292,7 +291,12 @@ fn member_mounts(
                     Ok(mount)
                 })
                 .map_err(|error| member_error(member, error))?;
-            Ok((mount, text))
+            Ok(MountRequest {
+                text,
+                source: mount.source,
+                target: Some(mount.target),
+                read_only: mount.read_only,
+            })
         })
         .collect()
 }

@@ -154,7 +154,11 @@ fn a_member_s_mount_is_refused_on_a_remote_engine() {
         error.message,
         "member `bob`: the mount `./data` names a folder on this machine, but the engine `ssh://gpu-box` runs on another host"
     );
-    assert!(error.hint.contains("leave `mounts`"), "{}", error.hint);
+    assert!(
+        error.hint.contains("run tfimg on that host itself"),
+        "{}",
+        error.hint
+    );
     let without = team("  - name: ada\n");
     assert!(check_mounts_are_local(&without, Some("ssh://gpu-box")).is_ok());
 }

@@ -12,6 +12,7 @@ pub mod mounts;
 pub mod network;
 mod parse;
 pub mod ports;
+pub mod request;
 pub mod serving;
 pub mod sync;
 #[cfg(test)]
@@ -26,12 +27,12 @@ use crate::labels;
 use crate::spec::resolved::{SERVING_GRPC_PORT_NAME, SERVING_PORT_NAME};
 use crate::spec::Service;
 use cache::VolumePlan;
-use gpus::{GpuPlan, GpuSelection};
+use gpus::GpuPlan;
 use mounts::MountPlan;
-use network::NetworkPlan;
 use ports::PortPlan;
 
 pub use parse::{parse_cpus, parse_env, parse_idle, parse_idle_flag, parse_size, RestartPolicy};
+pub use request::{Chosen, LaunchRequest, SshSource, Target, TunnelMode};
 pub use user::container_ids;
 use user::user_and_capabilities;
 
@@ -58,39 +59,6 @@ impl Default for Resources {
             restart: None,
         }
     }
-}
-
-/// Everything `launch` needs, already validated.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LaunchInput {
-    pub image: String,
-    pub spec_name: String,
-    pub service: Service,
-    /// The in-image user (`tf`), for the ssh line.
-    pub image_user: String,
-    /// Whether the image has tfimg's entrypoint (which maps the user and drops root).
-    /// Other images are started directly as the host uid/gid.
-    pub tfimg_image: bool,
-    pub name: String,
-    pub command: Vec<String>,
-    pub env: Vec<(String, String)>,
-    pub mounts: Vec<MountPlan>,
-    /// Named volumes (the CUDA compute cache of a GPU container).
-    pub volumes: Vec<VolumePlan>,
-    pub ports: Vec<PortPlan>,
-    pub gpus: GpuSelection,
-    pub gpu: GpuPlan,
-    /// Host uid/gid the container user takes; `None` runs as root (`--user root`).
-    pub ids: Option<(u32, u32)>,
-    pub jupyter_token: Option<String>,
-    pub ssh_public_key: Option<String>,
-    /// Private key and known_hosts file for the printed ssh line.
-    pub ssh_identity: Option<String>,
-    pub ssh_known_hosts: Option<String>,
-    pub resources: Resources,
-    pub extra_labels: BTreeMap<String, String>,
-    /// The team network it joins (and its place behind the team's gateway).
-    pub network: Option<NetworkPlan>,
 }
 
 /// The container to create.
@@ -151,32 +119,36 @@ pub fn with_token(url: &str, token: &str) -> String {
     format!("{}?token={token}", without_token(url))
 }
 
-/// The container for `input`: its environment, what to tell the user, its labels, and
+/// The container for `request`, with what the launcher `chosen`: its environment, what to tell the user, its labels, and
 /// the user and capabilities it starts with.
-pub fn launch(input: &LaunchInput) -> LaunchPlan {
-    let env = environment(input);
-    let endpoints = endpoints(input);
-    let labels = launch_labels(input, &endpoints);
-    let (cap_drop, user) = user_and_capabilities(input);
+pub fn launch(request: &LaunchRequest, chosen: &Chosen) -> LaunchPlan {
+    let env = environment(request, chosen);
+    let endpoints = endpoints(request, chosen);
+    let labels = launch_labels(request, chosen, &endpoints);
+    let (cap_drop, user) = user_and_capabilities(request);
     LaunchPlan {
-        name: input.name.clone(),
-        image: input.image.clone(),
-        command: input.command.clone(),
+        name: chosen.name.clone(),
+        image: request.target.image.clone(),
+        command: request.command.clone(),
         env,
         labels,
         user,
-        mounts: input.mounts.clone(),
-        volumes: input.volumes.clone(),
-        ports: input.ports.clone(),
-        gpu: input.gpu.clone(),
-        memory: input.resources.memory,
-        nano_cpus: input.resources.nano_cpus,
-        shm_size: input.resources.shm_size,
-        restart: input.resources.restart,
+        mounts: request
+            .mount_plans()
+            .into_iter()
+            .map(|(mount, _)| mount)
+            .collect(),
+        volumes: request.volumes_with(&chosen.gpu),
+        ports: chosen.ports.clone(),
+        gpu: chosen.gpu.clone(),
+        memory: request.resources.memory,
+        nano_cpus: request.resources.nano_cpus,
+        shm_size: request.resources.shm_size,
+        restart: request.resources.restart,
         cap_drop,
         security_opt: vec!["no-new-privileges".to_string()],
-        network: input.network.as_ref().map(|network| network.name.clone()),
-        jupyter_inside: gateway_route(input)
+        network: request.network.as_ref().map(|network| network.name.clone()),
+        jupyter_inside: gateway_route(request)
             .map(|route| (route.jupyter_port, route.base_url.clone())),
         endpoints,
     }
@@ -184,16 +156,16 @@ pub fn launch(input: &LaunchInput) -> LaunchPlan {
 
 /// The container's `KEY=value` environment, sorted: the user's variables, the ids the
 /// entrypoint maps the user to, the token or key of the service, the NVIDIA runtime's.
-fn environment(input: &LaunchInput) -> Vec<String> {
-    let mut env: BTreeMap<String, String> = input.env.iter().cloned().collect();
-    let remap = input.tfimg_image && input.ids.is_some();
-    if let (true, Some((uid, gid))) = (remap, input.ids) {
+fn environment(request: &LaunchRequest, chosen: &Chosen) -> Vec<String> {
+    let mut env: BTreeMap<String, String> = request.env.iter().cloned().collect();
+    let remap = request.target.tfimg_image && request.ids.is_some();
+    if let (true, Some((uid, gid))) = (remap, request.ids) {
         env.extend(labels::id_variables(uid, gid));
     }
-    if let Some(token) = &input.jupyter_token {
+    if let Some(token) = &chosen.jupyter_token {
         env.insert(labels::JUPYTER_TOKEN_VARIABLE.to_string(), token.clone());
     }
-    if let Some(route) = gateway_route(input) {
+    if let Some(route) = gateway_route(request) {
         env.insert(
             labels::JUPYTER_BASE_URL_VARIABLE.to_string(),
             route.base_url.clone(),
@@ -205,10 +177,10 @@ fn environment(input: &LaunchInput) -> Vec<String> {
             );
         }
     }
-    if let Some(key) = &input.ssh_public_key {
+    if let Some(key) = &chosen.ssh_public_key {
         env.insert(labels::SSH_KEYS_VARIABLE.to_string(), key.clone());
     }
-    if let GpuPlan::Runtime { visible_devices } = &input.gpu {
+    if let GpuPlan::Runtime { visible_devices } = &chosen.gpu {
         env.insert(
             "NVIDIA_VISIBLE_DEVICES".to_string(),
             visible_devices.clone(),
@@ -225,14 +197,14 @@ fn environment(input: &LaunchInput) -> Vec<String> {
 
 /// What to tell the user: the Jupyter URL (with its token) or the ssh line, and
 /// TensorBoard's URL. A command replaces the service, so it has nothing to connect to.
-fn endpoints(input: &LaunchInput) -> Vec<(String, String)> {
+fn endpoints(request: &LaunchRequest, chosen: &Chosen) -> Vec<(String, String)> {
     let mut endpoints = Vec::new();
-    if !input.command.is_empty() {
+    if !request.command.is_empty() {
         return endpoints;
     }
-    let port = |name: &str| input.ports.iter().find(|plan| plan.name == name);
-    if let (Some(route), Service::Jupyter) = (gateway_route(input), input.service) {
-        if let Some(token) = &input.jupyter_token {
+    let port = |name: &str| chosen.ports.iter().find(|plan| plan.name == name);
+    if let (Some(route), Service::Jupyter) = (gateway_route(request), request.target.service) {
+        if let Some(token) = &chosen.jupyter_token {
             endpoints.push(("jupyter".to_string(), with_token(&route.jupyter_url, token)));
         }
         if let Some(url) = &route.tensorboard_url {
@@ -240,9 +212,9 @@ fn endpoints(input: &LaunchInput) -> Vec<(String, String)> {
         }
         return endpoints;
     }
-    match input.service {
+    match request.target.service {
         Service::Jupyter => {
-            if let (Some(plan), Some(token)) = (port("jupyter"), &input.jupyter_token) {
+            if let (Some(plan), Some(token)) = (port("jupyter"), &chosen.jupyter_token) {
                 endpoints.push((
                     "jupyter".to_string(),
                     format!("http://127.0.0.1:{}/lab?token={token}", plan.host),
@@ -251,12 +223,12 @@ fn endpoints(input: &LaunchInput) -> Vec<(String, String)> {
         }
         Service::Ssh => {
             if let Some(plan) = port("ssh") {
-                endpoints.push(("ssh".to_string(), ssh_line(input, plan)));
+                endpoints.push(("ssh".to_string(), ssh_line(request, chosen, plan)));
             }
         }
         Service::Serving => {
             if let Some(plan) = port(SERVING_PORT_NAME) {
-                let model = input.extra_labels.get(labels::MODEL);
+                let model = request.extra_labels.get(labels::MODEL);
                 endpoints.push((
                     SERVING_PORT_NAME.to_string(),
                     serving_url(plan.host, model.map(String::as_str)),
@@ -281,8 +253,8 @@ fn endpoints(input: &LaunchInput) -> Vec<(String, String)> {
 }
 
 /// The member's place behind its team's gateway, if it is behind one.
-fn gateway_route(input: &LaunchInput) -> Option<&network::GatewayRoute> {
-    input.network.as_ref()?.gateway.as_ref()
+fn gateway_route(request: &LaunchRequest) -> Option<&network::GatewayRoute> {
+    request.network.as_ref()?.gateway.as_ref()
 }
 
 /// A model server's address: its model's status URL (TensorFlow Serving's REST API), or
@@ -295,17 +267,17 @@ pub fn serving_url(port: u16, model: Option<&str>) -> String {
 }
 
 /// The ssh command line that logs in through the published `port`.
-fn ssh_line(input: &LaunchInput, port: &PortPlan) -> String {
+fn ssh_line(request: &LaunchRequest, chosen: &Chosen, port: &PortPlan) -> String {
     let mut line = format!("ssh -p {}", port.host);
-    if let Some(identity) = &input.ssh_identity {
+    if let Some(identity) = &chosen.ssh_identity {
         line.push_str(&format!(" -i {identity}"));
     }
-    if let Some(known_hosts) = &input.ssh_known_hosts {
+    if let Some(known_hosts) = &chosen.ssh_known_hosts {
         line.push_str(&format!(" -o UserKnownHostsFile={known_hosts}"));
     }
     // `--user root` keeps the container (and the key) with root.
-    let login = if input.ids.is_some() {
-        input.image_user.as_str()
+    let login = if request.ids.is_some() {
+        request.target.image_user.as_str()
     } else {
         "root"
     };
@@ -315,26 +287,30 @@ fn ssh_line(input: &LaunchInput, port: &PortPlan) -> String {
 
 /// The container's labels: the caller's, then the spec, service, GPUs, ids, ports and
 /// the endpoints' URLs.
-fn launch_labels(input: &LaunchInput, endpoints: &[(String, String)]) -> BTreeMap<String, String> {
-    let mut labels = input.extra_labels.clone();
-    labels.insert(labels::SPEC.to_string(), input.spec_name.clone());
+fn launch_labels(
+    request: &LaunchRequest,
+    chosen: &Chosen,
+    endpoints: &[(String, String)],
+) -> BTreeMap<String, String> {
+    let mut labels = request.labels();
+    labels.insert(labels::SPEC.to_string(), request.target.spec_name.clone());
     labels.insert(
         labels::SERVICE.to_string(),
-        input.service.as_str().to_string(),
+        request.target.service.as_str().to_string(),
     );
-    labels.insert(labels::GPUS.to_string(), input.gpus.describe());
+    labels.insert(labels::GPUS.to_string(), chosen.gpus.describe());
     labels.insert(
         labels::UID.to_string(),
-        match input.ids {
+        match request.ids {
             Some((uid, gid)) => format!("{uid}:{gid}"),
             None => "0:0".to_string(),
         },
     );
-    if !input.ports.is_empty() {
+    if !chosen.ports.is_empty() {
         labels.insert(
             labels::PORTS.to_string(),
             labels::encode_ports(
-                &input
+                &chosen
                     .ports
                     .iter()
                     .map(|plan| labels::PublishedPort {

@@ -2,7 +2,7 @@
 //! into the container before it starts (DST defaulting to `<workdir>/<name of SRC>`, as
 //! a mount's does), `--sync-back` copies the destinations back after the run, and the
 //! destinations of syncs, volumes and mounts may not overlap. A mount names a path on
-//! this machine, so an engine on another host refuses it (`check_mounts_are_local`).
+//! this machine, so an engine on another host refuses it (`folder_on_remote`).
 //! Pure: the launcher walks the sources and copies.
 
 use std::path::{Path, PathBuf};
@@ -24,6 +24,8 @@ pub struct SyncRequest {
     pub source: PathBuf,
     /// `None`: under the workdir, by the source's name.
     pub target: Option<String>,
+    /// Every file goes, whatever `.gitignore` or `.dockerignore` say (see `SyncPlan`).
+    pub whole: bool,
 }
 
 /// One copy into the container (and, with `--sync-back`, out of it again).
@@ -49,7 +51,7 @@ impl SyncRequest {
             text: self.text.clone(),
             source: self.source.clone(),
             target,
-            whole: false,
+            whole: self.whole,
         }
     }
 }
@@ -105,6 +107,7 @@ pub fn parse_request(text: &str, current_dir: &Path) -> Result<SyncRequest, Inpu
         text: text.to_string(),
         source,
         target,
+        whole: false,
     })
 }
 
@@ -233,50 +236,15 @@ pub fn inside(outer: &str, inner: &str) -> bool {
     inner == outer || inner.starts_with(&format!("{outer}/")) || outer.is_empty()
 }
 
-/// The mounts' sources are paths on this machine: an engine on another host (`remote`,
-/// its URL) would mount folders of its own that happen to have those names. `mounts` are
-/// the `--mount` values as typed. The launcher calls this right after connecting.
-pub fn check_mounts_are_local<'a>(
-    mounts: impl IntoIterator<Item = &'a str>,
-    remote: Option<&str>,
-) -> Result<(), InputError> {
-    let Some(endpoint) = remote else {
-        return Ok(());
-    };
-    match mounts.into_iter().next() {
-        None => Ok(()),
-        Some(text) => Err(mount_on_remote(text, endpoint)),
-    }
-}
-
-/// `--mount SRC` against an engine on another host.
-pub fn mount_on_remote(text: &str, endpoint: &str) -> InputError {
-    let source = printable(super::mounts::source_text(text)).into_owned();
-    foreign_mount(
-        &format!("`--mount {text}`"),
-        endpoint,
-        format!(
-            "copy it in with `--sync {source}` (and back with `--sync-back`), or keep data there in a volume: `--volume data:/tf/data`"
-        ),
-    )
-}
-
-/// A team member's mount against an engine on another host.
-pub fn member_mount_on_remote(member: &str, text: &str, endpoint: &str) -> InputError {
-    foreign_mount(
-        &format!("member `{member}`: the mount `{text}`"),
-        endpoint,
-        "leave `mounts` (and `mounts_root`) out of the team file for a remote engine, or run `tfimg up` on that host itself".to_string(),
-    )
-}
-
-/// A mount some launch asked for (a sweep's trial folder, ...) against an engine on
-/// another host.
-pub fn launch_mount_on_remote(text: &str, endpoint: &str) -> InputError {
-    foreign_mount(
-        &format!("the mount `{text}`"),
-        endpoint,
-        "only `--sync` and `--volume` reach a remote engine; run this on that host itself to use its folders".to_string(),
+/// A folder of this machine (`what`: as its user wrote it, and where) against an engine
+/// on another host (`endpoint`).
+pub fn folder_on_remote(what: &str, endpoint: &str) -> InputError {
+    InputError::new(
+        printable(&format!(
+            "{what} names a folder on this machine, but the engine `{endpoint}` runs on another host"
+        ))
+        .into_owned(),
+        "only copies (`--sync`, a sweep trial's own folder) and volumes (`--volume data:/tf/data`) reach an engine on another host; run tfimg on that host itself to use its folders",
     )
 }
 
@@ -298,16 +266,6 @@ pub fn mounts_on_tcp_note(endpoint: &str) -> Option<Notice> {
         ))
         .into_owned())
     })
-}
-
-fn foreign_mount(what: &str, endpoint: &str, hint: String) -> InputError {
-    InputError::new(
-        printable(&format!(
-            "{what} names a folder on this machine, but the engine `{endpoint}` runs on another host"
-        ))
-        .into_owned(),
-        hint,
-    )
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-use super::testing::input;
+use super::testing::{chosen, request};
 use super::*;
 
 #[test]
@@ -16,7 +16,7 @@ fn access_is_the_first_service_and_the_tensorboard() {
 
 #[test]
 fn a_jupyter_launch_maps_the_user_keeps_few_capabilities_and_labels_its_url() {
-    let plan = launch(&input());
+    let plan = launch(&request(), &chosen());
     assert_eq!(
         plan.env,
         [
@@ -63,9 +63,9 @@ fn a_jupyter_launch_maps_the_user_keeps_few_capabilities_and_labels_its_url() {
 fn root_s_ids_keep_only_what_empties_the_bounding_set() {
     // Plain root's default: the entrypoint takes uid 0, so it also keeps SETPCAP to empty
     // the bounding set before it hands over (CapEff 0 after the exec).
-    let mut root_ids = input();
+    let mut root_ids = request();
     root_ids.ids = Some((0, 0));
-    let plan = launch(&root_ids);
+    let plan = launch(&root_ids, &chosen());
     assert_eq!(plan.user.as_deref(), Some("root"));
     assert_eq!(
         plan.cap_drop,
@@ -86,38 +86,43 @@ fn root_s_ids_keep_only_what_empties_the_bounding_set() {
 
 #[test]
 fn a_command_replaces_the_service_and_ssh_lines_are_exact() {
-    let mut with_command = input();
+    let mut with_command = request();
     with_command.command = vec!["python".into()];
-    assert!(launch(&with_command).endpoints.is_empty());
-    let mut ssh = input();
-    ssh.service = Service::Ssh;
-    ssh.jupyter_token = None;
-    ssh.ports[0].name = "ssh".into();
-    ssh.ssh_identity = Some("/home/a/.ssh/id_ed25519".into());
-    ssh.ssh_known_hosts = Some("/home/a/.local/share/tfimg/known_hosts".into());
+    assert!(launch(&with_command, &chosen()).endpoints.is_empty());
+    let mut ssh = request();
+    ssh.target.service = Service::Ssh;
+    let mut ssh_chosen = chosen();
+    ssh_chosen.jupyter_token = None;
+    ssh_chosen.ports[0].name = "ssh".into();
+    ssh_chosen.ssh_identity = Some("/home/a/.ssh/id_ed25519".into());
+    ssh_chosen.ssh_known_hosts = Some("/home/a/.local/share/tfimg/known_hosts".into());
     assert_eq!(
-            launch(&ssh).endpoints[0].1,
+            launch(&ssh, &ssh_chosen).endpoints[0].1,
             "ssh -p 8890 -i /home/a/.ssh/id_ed25519 -o UserKnownHostsFile=/home/a/.local/share/tfimg/known_hosts tf@127.0.0.1"
         );
 }
 
 #[test]
 fn other_images_start_as_the_host_user_and_root_opt_out_logs_in_as_root() {
-    let mut foreign = input();
-    foreign.tfimg_image = false;
-    foreign.jupyter_token = None;
-    let plan = launch(&foreign);
+    let mut foreign = request();
+    foreign.target.tfimg_image = false;
+    let foreign_chosen = Chosen {
+        jupyter_token: None,
+        ..chosen()
+    };
+    let plan = launch(&foreign, &foreign_chosen);
     assert_eq!(plan.user.as_deref(), Some("1234:2345"));
     assert_eq!(plan.cap_drop, ["ALL"]);
     assert!(!plan
         .env
         .iter()
         .any(|entry| entry.starts_with(&format!("{}=", labels::UID_VARIABLE))));
-    let mut root = input();
-    root.service = Service::Ssh;
+    let mut root = request();
+    root.target.service = Service::Ssh;
     root.ids = None;
-    root.ports[0].name = "ssh".into();
-    let plan = launch(&root);
+    let mut root_chosen = chosen();
+    root_chosen.ports[0].name = "ssh".into();
+    let plan = launch(&root, &root_chosen);
     assert!(plan.endpoints[0].1.ends_with(" root@127.0.0.1"));
     assert_eq!(plan.user.as_deref(), Some("root"));
     assert!(plan.cap_drop.is_empty());

@@ -20,7 +20,7 @@
 //! folders tfimg makes for them or that write none (a sweep's trials, which may be someone
 //! else's code, and a model server, which faces the network).
 
-use super::LaunchInput;
+use super::LaunchRequest;
 use crate::notice::Notice;
 use crate::render::dockerfile::IMAGE_UID;
 use crate::spec::Service;
@@ -138,10 +138,10 @@ pub fn unattended(ids: (u32, u32)) -> (u32, u32) {
 
 /// The capabilities to drop and the user to start as. Capabilities are only ever
 /// dropped (`cap_add` stays empty).
-pub(super) fn user_and_capabilities(input: &LaunchInput) -> (Vec<String>, Option<String>) {
-    match input.ids {
+pub(super) fn user_and_capabilities(request: &LaunchRequest) -> (Vec<String>, Option<String>) {
+    match request.ids {
         // Not tfimg's entrypoint: nothing would drop root, so start as the user directly.
-        Some((uid, gid)) if !input.tfimg_image => {
+        Some((uid, gid)) if !request.target.tfimg_image => {
             (vec!["ALL".to_string()], Some(format!("{uid}:{gid}")))
         }
         // The entrypoint starts as root only to take the host ids, then drops root; taking

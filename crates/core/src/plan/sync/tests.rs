@@ -112,17 +112,15 @@ fn overlapping_destinations_are_refused_unless_both_are_mounts() {
 }
 
 #[test]
-fn a_remote_engine_refuses_mounts_with_a_way_to_copy() {
-    assert!(check_mounts_are_local(["./data"], None).is_ok());
-    assert!(check_mounts_are_local([], Some("ssh://gpu")).is_ok());
-    let error = check_mounts_are_local(["./data:/tf/data:ro"], Some("ssh://gpu")).unwrap_err();
+fn a_folder_of_this_machine_on_a_remote_engine_is_refused_with_what_reaches_it() {
+    let error = folder_on_remote("`--mount ./data:/tf/data:ro`", "ssh://gpu");
     assert_eq!(
         error.message,
         "`--mount ./data:/tf/data:ro` names a folder on this machine, but the engine `ssh://gpu` runs on another host"
     );
     assert_eq!(
         error.hint,
-        "copy it in with `--sync ./data` (and back with `--sync-back`), or keep data there in a volume: `--volume data:/tf/data`"
+        "only copies (`--sync`, a sweep trial's own folder) and volumes (`--volume data:/tf/data`) reach an engine on another host; run tfimg on that host itself to use its folders"
     );
 }
 

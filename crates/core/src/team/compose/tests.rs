@@ -1,30 +1,35 @@
 use super::*;
-use crate::plan::mounts::MountPlan;
-use crate::plan::{launch, testing, LaunchInput};
+use crate::plan::mounts::MountRequest;
+use crate::plan::{launch, testing, Chosen, LaunchRequest};
 use crate::spec::Service;
 
 fn plan() -> LaunchPlan {
-    launch(&LaunchInput {
-        image: "tfimg/cpu-headless:2.9.3-0123456789ab".into(),
-        spec_name: "cpu-headless".into(),
-        service: Service::None,
-        name: "lab-alice".into(),
+    let mut request = LaunchRequest {
         command: vec!["sh".into(), "-c".into(), "echo $HOME ${USER}".into()],
         env: vec![
             ("NOTE".into(), "on".into()),
             ("YES".into(), "no".into()),
             ("PRICE".into(), "$5".into()),
         ],
-        mounts: vec![MountPlan {
+        mounts: vec![MountRequest {
+            text: "/lab/data$x:/tf/$dollar:ro".into(),
             source: "/lab/data$x".into(),
-            target: "/tf/$dollar".into(),
+            target: Some("/tf/$dollar".into()),
             read_only: true,
         }],
+        extra_labels: BTreeMap::from([(labels::MEMBER.into(), "a$b".into())]),
+        ..testing::request()
+    };
+    request.target.image = "tfimg/cpu-headless:2.9.3-0123456789ab".into();
+    request.target.spec_name = "cpu-headless".into();
+    request.target.service = Service::None;
+    let chosen = Chosen {
+        name: "lab-alice".into(),
         ports: Vec::new(),
         jupyter_token: None,
-        extra_labels: BTreeMap::from([(labels::MEMBER.into(), "a$b".into())]),
-        ..testing::input()
-    })
+        ..testing::chosen()
+    };
+    launch(&request, &chosen)
 }
 
 #[test]

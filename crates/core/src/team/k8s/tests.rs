@@ -1,6 +1,6 @@
 use super::*;
 use crate::plan::ports::PortPlan;
-use crate::plan::{launch, testing, LaunchInput};
+use crate::plan::{launch, testing, Chosen, LaunchRequest};
 use crate::spec::Service;
 
 fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) -> K8sMember {
@@ -11,25 +11,29 @@ fn member(name: &str, service: Service, command: &[&str], workers: Option<u32>) 
         host: container,
         tunneled: false,
     };
-    let plan = launch(&LaunchInput {
-        image: "tfimg/cpu-ssh:2.9.3-0123456789ab".into(),
-        spec_name: "cpu-ssh".into(),
-        service,
-        name: format!("lab-{name}"),
+    let mut request = LaunchRequest {
         command: command.iter().map(|part| part.to_string()).collect(),
         env: vec![("NOTE".into(), "on".into()), ("YES".into(), "1_000".into())],
+        ids: Some((1000, 1000)),
+        ..testing::request()
+    };
+    request.target.image = "tfimg/cpu-ssh:2.9.3-0123456789ab".into();
+    request.target.spec_name = "cpu-ssh".into();
+    request.target.service = service;
+    let chosen = Chosen {
+        name: format!("lab-{name}"),
         ports: match service {
             Service::Ssh => vec![port("ssh", 22), port("tensorboard", 6006)],
             Service::Jupyter => vec![port("jupyter", 8888)],
             Service::Serving => vec![port("rest", 8501)],
             Service::None => Vec::new(),
         },
-        ids: Some((1000, 1000)),
         jupyter_token: (service == Service::Jupyter).then(|| "t0k3n".into()),
         ssh_public_key: (service == Service::Ssh && command.is_empty())
             .then(|| "ssh-ed25519 AAAA x".into()),
-        ..testing::input()
-    });
+        ..testing::chosen()
+    };
+    let plan = launch(&request, &chosen);
     K8sMember {
         name: name.into(),
         plan,
