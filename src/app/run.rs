@@ -73,7 +73,7 @@ pub async fn run(
     network: &Network,
     reporter: &Reporter,
     ui: &impl Ui,
-) -> anyhow::Result<After> {
+) -> anyhow::Result<RunEnd> {
     let Session { engine, .. } = session;
     let nvidia = launch::check_before_build(session, &options.launch).await?;
     let target = match resolved {
@@ -98,7 +98,7 @@ pub async fn run(
     }
     if options.no_start {
         ui.data(&launched.name);
-        return Ok(After::Created);
+        return Ok(RunEnd::Created);
     }
     follow(session, options, &launched, ui).await
 }
@@ -174,7 +174,7 @@ pub async fn follow(
     options: &RunOptions,
     launched: &Launched,
     ui: &impl Ui,
-) -> anyhow::Result<After> {
+) -> anyhow::Result<RunEnd> {
     // A service's own log names its in-container addresses: shown as this machine's
     // (`plan::host_urls`). A command's output is passed on as it comes.
     let service = !launched.plan.endpoints.is_empty();
@@ -184,12 +184,12 @@ pub async fn follow(
         &[]
     };
     let (mut stdout, mut stderr) = (HostUrls::new(ports), HostUrls::new(ports));
-    let outcome = attend(
+    let outcome = wait_then_stream(
         session,
         launched,
         options.detach,
         options.no_wait,
-        |moment| tell(ui, moment, &launched.plan, &launched.name, options.detach),
+        |event| show_event(ui, event, &launched.plan, &launched.name, options.detach),
         |chunk| match chunk {
             OutputChunk::Stdout(bytes) if service => {
                 ui.output(OutputChunk::Stdout(stdout.feed(&bytes)))
@@ -235,9 +235,9 @@ pub struct CleanUp {
 }
 
 /// The clean-up decision, from how the run ended (`None`: it failed after the start).
-pub fn clean_up(outcome: Option<After>, keep: bool, sync_back: bool, tunneled: bool) -> CleanUp {
-    let detached = matches!(outcome, Some(After::Detached | After::Created));
-    let ran = matches!(outcome, Some(After::Exited(_) | After::Interrupted));
+pub fn clean_up(outcome: Option<RunEnd>, keep: bool, sync_back: bool, tunneled: bool) -> CleanUp {
+    let detached = matches!(outcome, Some(RunEnd::Detached | RunEnd::Created));
+    let ran = matches!(outcome, Some(RunEnd::Exited(_) | RunEnd::Interrupted));
     CleanUp {
         close_tunnel: tunneled && !detached,
         sync_back: ran && sync_back,
@@ -250,11 +250,11 @@ pub fn clean_up(outcome: Option<After>, keep: bool, sync_back: bool, tunneled: b
 pub async fn finish(
     session: Session<'_, impl Engine, impl Host>,
     launched: &Launched,
-    outcome: anyhow::Result<After>,
+    outcome: anyhow::Result<RunEnd>,
     keep: bool,
     sync_back: bool,
     ui: &impl Ui,
-) -> anyhow::Result<After> {
+) -> anyhow::Result<RunEnd> {
     let Session { engine, .. } = session;
     let steps = clean_up(
         outcome.as_ref().ok().copied(),
@@ -274,7 +274,7 @@ pub async fn finish(
             }
         }
     }
-    if let Ok(After::Exited(code @ 137)) = outcome {
+    if let Ok(RunEnd::Exited(code @ 137)) = outcome {
         // SIGKILL: the OOM killer's, when the daemon says so.
         if let Ok(Some(facts)) = engine.container(&launched.id).await {
             if facts.oom_killed {
@@ -294,9 +294,9 @@ pub async fn finish(
 }
 
 /// What the user sees as the container comes up or is stopped.
-fn tell(ui: &impl Ui, moment: Moment, plan: &LaunchPlan, name: &str, detached: bool) {
-    match moment {
-        Moment::Reachable {
+fn show_event(ui: &impl Ui, event: RunEvent, plan: &LaunchPlan, name: &str, detached: bool) {
+    match event {
+        RunEvent::Reachable {
             tensorboard_starting,
         } => {
             for line in endpoint_lines(plan, name) {
@@ -309,7 +309,7 @@ fn tell(ui: &impl Ui, moment: Moment, plan: &LaunchPlan, name: &str, detached: b
                 ui.notice(&Notice::note(format!("TensorBoard is still starting and answers in a few seconds (its output: `tfimg logs {name}`)")));
             }
         }
-        Moment::Stopping => ui.note(&format!("tfimg: stopping `{name}`")),
+        RunEvent::Stopping => ui.note(&format!("tfimg: stopping `{name}`")),
     }
 }
 
@@ -439,7 +439,7 @@ pub fn target_of_image(reference: &str, image: &ImageFacts) -> Target {
 
 /// How a started container's run ended for tfimg.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum After {
+pub enum RunEnd {
     /// Created and not started (`--no-start`).
     Created,
     /// Running in the background, reachable.
@@ -450,21 +450,21 @@ pub enum After {
     Interrupted,
 }
 
-impl After {
+impl RunEnd {
     /// The exit code tfimg ends with: the container's own (0 to 255), 130 for an
     /// interrupt.
     pub fn exit_code(self) -> u8 {
         match self {
-            After::Created | After::Detached => 0,
-            After::Interrupted => 130,
-            After::Exited(code) => u8::try_from(code.clamp(0, 255)).unwrap_or(1),
+            RunEnd::Created | RunEnd::Detached => 0,
+            RunEnd::Interrupted => 130,
+            RunEnd::Exited(code) => u8::try_from(code.clamp(0, 255)).unwrap_or(1),
         }
     }
 }
 
-/// What `attend` has to tell the user, when.
+/// What `wait_then_stream` has to tell the user, when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Moment {
+pub enum RunEvent {
     /// The service answers (or there is none to wait for): print how to reach it.
     Reachable { tensorboard_starting: bool },
     /// Interrupted: the container is being stopped.
@@ -475,27 +475,27 @@ pub enum Moment {
 /// running; in the foreground streams its output to `sink` until it exits (its code) or
 /// the user interrupts (it is stopped). A service that never answers is an error carrying
 /// its last output.
-pub async fn attend(
+pub async fn wait_then_stream(
     session: Session<'_, impl Engine, impl Host>,
     launched: &Launched,
     detach: bool,
     no_wait: bool,
-    mut tell: impl FnMut(Moment),
+    mut on_event: impl FnMut(RunEvent),
     sink: impl FnMut(OutputChunk),
-) -> anyhow::Result<After> {
+) -> anyhow::Result<RunEnd> {
     let plan = &launched.plan;
     let Some(tensorboard_starting) = await_service(session, launched, no_wait).await? else {
-        return Ok(After::Interrupted);
+        return Ok(RunEnd::Interrupted);
     };
     if detach || !plan.endpoints.is_empty() {
-        tell(Moment::Reachable {
+        on_event(RunEvent::Reachable {
             tensorboard_starting,
         });
     }
     if detach {
-        return Ok(After::Detached);
+        return Ok(RunEnd::Detached);
     }
-    stream_until_exit(session, launched, tell, sink).await
+    stream_until_exit(session, launched, on_event, sink).await
 }
 
 /// Waits until the container's service answers (Jupyter, sshd, a model server; a headless
@@ -536,9 +536,9 @@ pub async fn await_service(
 pub async fn stream_until_exit(
     session: Session<'_, impl Engine, impl Host>,
     launched: &Launched,
-    mut tell: impl FnMut(Moment),
+    mut on_event: impl FnMut(RunEvent),
     sink: impl FnMut(OutputChunk),
-) -> anyhow::Result<After> {
+) -> anyhow::Result<RunEnd> {
     let Session { engine, host } = session;
     let id = launched.id.as_str();
     let interrupted = tokio::select! {
@@ -546,11 +546,11 @@ pub async fn stream_until_exit(
         _ = host.interrupted() => true,
     };
     if interrupted {
-        tell(Moment::Stopping);
+        on_event(RunEvent::Stopping);
         engine.stop(id, 10).await?;
-        return Ok(After::Interrupted);
+        return Ok(RunEnd::Interrupted);
     }
-    Ok(After::Exited(engine.wait(id).await?))
+    Ok(RunEnd::Exited(engine.wait(id).await?))
 }
 
 /// A service that did not come up, with the container's last 20 lines of output; losing

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::app::build::Network;
 use crate::app::launch::{self, LaunchRequest, Launched, TunnelMode};
-use crate::app::run::{await_service, finish, spec_target, stream_until_exit, After, Moment};
+use crate::app::run::{await_service, finish, spec_target, stream_until_exit, RunEnd, RunEvent};
 use crate::app::session::Session;
 use crate::app::{gpu_host, Interrupted};
 use crate::engine::Engine;
@@ -574,13 +574,13 @@ pub async fn follow(
     session: Session<'_, impl Engine, impl Host>,
     launched: &Launched,
     ui: &impl Ui,
-) -> anyhow::Result<After> {
-    let tell = |moment| {
-        if let Moment::Stopping = moment {
+) -> anyhow::Result<RunEnd> {
+    let on_event = |event| {
+        if let RunEvent::Stopping = event {
             ui.note(&format!("tfimg: stopping `{}`", launched.name));
         }
     };
-    let outcome = stream_until_exit(session, launched, tell, |chunk| ui.output(chunk)).await;
+    let outcome = stream_until_exit(session, launched, on_event, |chunk| ui.output(chunk)).await;
     finish(session, launched, outcome, false, false, ui).await
 }
 

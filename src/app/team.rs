@@ -414,7 +414,7 @@ pub mod export;
 mod members;
 mod ports;
 mod serving;
-pub mod stories;
+pub mod up_down;
 
 use members::prefixed;
 pub use members::{

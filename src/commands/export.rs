@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use crate::app::build::Network;
 use crate::app::settings::Settings;
-use crate::app::team::{export, stories, TeamImages};
+use crate::app::team::{export, up_down, TeamImages};
 use crate::cli::{ComposeArgs, K8sArgs};
 use crate::host::Host;
 use crate::input::InputError;
@@ -22,7 +22,7 @@ pub fn compose(
     settings: &Settings,
     host: &impl Host,
 ) -> anyhow::Result<ExitCode> {
-    let (team, specs) = stories::load(host, &super::catalog(settings, host), &args.file)?;
+    let (team, specs) = up_down::load(host, &super::catalog(settings, host), &args.file)?;
     if let Some(gateway) = &team.gateway {
         gateway.check_exported("compose")?;
     }
@@ -72,7 +72,7 @@ pub fn compose(
 }
 
 pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
-    let (team, specs) = stories::load(host, &super::catalog(settings, host), &args.file)?;
+    let (team, specs) = up_down::load(host, &super::catalog(settings, host), &args.file)?;
     if let Some(gateway) = &team.gateway {
         gateway.check_exported("k8s")?;
     }

@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 
 use crate::app::settings::Settings;
-use crate::app::team::stories;
+use crate::app::team::up_down;
 use crate::cli::{DownArgs, TeamArgs};
 use crate::host::Host;
 use crate::output::exit::EXIT_ENGINE;
@@ -16,7 +16,7 @@ use crate::output::progress::Reporter;
 use crate::output::ui::Terminal;
 
 pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
-    let (team, specs) = stories::load(host, &super::catalog(settings, host), &args.file)?;
+    let (team, specs) = up_down::load(host, &super::catalog(settings, host), &args.file)?;
     let network = settings.network(&args.network.choices(), host)?;
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
@@ -24,7 +24,7 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
         let session = crate::app::Session::new(&engine, host);
         let rollback = args.rollback_choice();
         let report =
-            stories::bring_up(session, &team, &specs, &network, rollback, &reporter, &Terminal)
+            up_down::bring_up(session, &team, &specs, &network, rollback, &reporter, &Terminal)
                 .await?;
         if !report.failures.is_empty() {
             for (member, error) in &report.failures {
@@ -51,7 +51,7 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
         for member in &report.removed {
             errln!("removed `{member}` (no longer in the team file)");
         }
-        let rows = stories::access(session, &team, &report.actions).await?;
+        let rows = up_down::access(session, &team, &report.actions).await?;
         print_team(&rows)?;
         if let (Some(gateway), Some(action)) = (&team.gateway, report.gateway) {
             errln!("gateway: {} ({action})", gateway.address());
@@ -66,7 +66,7 @@ pub fn down(args: &DownArgs, settings: &Settings, host: &impl Host) -> anyhow::R
         let engine = settings.connect().await?;
         let session = crate::app::Session::new(&engine, host);
         let reporter = Reporter::new(crate::output::progress::Progress::Plain);
-        let removed = stories::down(session, &team.name, &reporter).await?;
+        let removed = up_down::down(session, &team.name, &reporter).await?;
         for name in &removed {
             outln!("{name}");
         }
@@ -78,7 +78,7 @@ pub fn down(args: &DownArgs, settings: &Settings, host: &impl Host) -> anyhow::R
 }
 
 /// The members' table; the TENSORBOARD column only when a member has one.
-fn print_team(rows: &[stories::MemberAccess]) -> anyhow::Result<()> {
+fn print_team(rows: &[up_down::MemberAccess]) -> anyhow::Result<()> {
     let mut header = vec!["MEMBER", "SPEC", "UP", "GPUS", "ACCESS", "TENSORBOARD"];
     let mut rows: Vec<Vec<String>> = rows
         .iter()

@@ -49,35 +49,35 @@ fn the_clean_up_keeps_a_detached_container_and_removes_the_others_unless_kept() 
     let cases = [
         // (outcome, keep, sync_back, tunneled) → (close tunnel, sync back, remove)
         (
-            Some(After::Detached),
+            Some(RunEnd::Detached),
             false,
             false,
             true,
             (false, false, false),
         ),
         (
-            Some(After::Exited(0)),
+            Some(RunEnd::Exited(0)),
             false,
             false,
             true,
             (true, false, true),
         ),
         (
-            Some(After::Exited(3)),
+            Some(RunEnd::Exited(3)),
             true,
             true,
             false,
             (false, true, false),
         ),
         (
-            Some(After::Interrupted),
+            Some(RunEnd::Interrupted),
             false,
             true,
             true,
             (true, true, true),
         ),
         (
-            Some(After::Interrupted),
+            Some(RunEnd::Interrupted),
             true,
             false,
             false,
@@ -115,7 +115,7 @@ fn a_detached_notebook_is_left_running_and_its_address_is_the_result() {
         &ui,
     ))
     .unwrap();
-    assert_eq!(after, After::Detached);
+    assert_eq!(after, RunEnd::Detached);
     assert_eq!(after.exit_code(), 0);
     assert!(exists(&engine, "lab"));
     let data = ui.data.borrow();
@@ -147,7 +147,7 @@ fn a_foreground_container_passes_its_exit_code_on_and_is_removed_unless_kept() {
             &ui,
         ))
         .unwrap();
-        assert_eq!((after, after.exit_code()), (After::Exited(3), 3));
+        assert_eq!((after, after.exit_code()), (RunEnd::Exited(3), 3));
         assert_eq!(exists(&engine, "lab"), keep, "--keep {keep}");
     }
 }
@@ -237,7 +237,7 @@ fn sync_back_copies_the_files_back_then_removes_and_a_failed_copy_keeps_the_cont
         .to_bytes()
         .unwrap();
     let (engine, host, ui, after) = run_with_sync(archive);
-    assert_eq!(after.unwrap(), After::Exited(0));
+    assert_eq!(after.unwrap(), RunEnd::Exited(0));
     assert_eq!(
         host.read_file(&PathBuf::from("/home/ana/code/a.py"))
             .unwrap(),

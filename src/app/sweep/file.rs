@@ -221,7 +221,7 @@ pub async fn start<E: Engine>(
         sweep: planned.sweep,
     };
     let reporter = Reporter::new(options.progress);
-    let notify = |note: Note| tell(&reporter, &run.sweep, &note);
+    let notify = |note: Note| show_note(&reporter, &run.sweep, &note);
     let finished = super::run(Session::new(&engine, host), &run, &notify).await?;
     reporter.clear();
     let folder = super::folder::read(host, &run.sweep.output)?;
@@ -237,13 +237,13 @@ pub async fn start<E: Engine>(
 
 /// One note of a running sweep, on the reporter: a line (the live summary's for the
 /// progress) and its JSON event.
-fn tell(reporter: &Reporter, sweep: &Sweep, note: &Note) {
-    let told = progress::told(note, sweep);
-    match told.live {
-        true => reporter.live(told.line.text()),
-        false => reporter.notice(&told.line),
+fn show_note(reporter: &Reporter, sweep: &Sweep, note: &Note) {
+    let described = progress::describe(note, sweep);
+    match described.live {
+        true => reporter.live(described.line.text()),
+        false => reporter.notice(&described.line),
     }
-    reporter.event(told.event, told.json);
+    reporter.event(described.event, described.json);
 }
 
 /// Starts this same command (`argv`, without `-d`) again in the background, on the

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{export_plans, stories, MemberPlans, TeamImages};
+use super::{export_plans, up_down, MemberPlans, TeamImages};
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::gateway::ComposeGateway;
 use crate::app::session::Session;
@@ -84,7 +84,7 @@ async fn current_images(
         }
     }
     if build {
-        images.specs = stories::images_for(session, specs, network, reporter).await?;
+        images.specs = up_down::images_for(session, specs, network, reporter).await?;
         return Ok(all);
     }
     for (name, resolved) in specs {

@@ -96,7 +96,7 @@ pub struct Finished {
 /// A note as the user sees it: a line (the live summary's, when `live`, which only a
 /// terminal shows) and the JSON event of that kind.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Told {
+pub struct Described {
     pub line: Notice,
     pub live: bool,
     pub event: &'static str,
@@ -104,8 +104,8 @@ pub struct Told {
 }
 
 /// `note` of a run of `sweep`, as the user sees it.
-pub fn told(note: &Note, sweep: &Sweep) -> Told {
-    let said = |line: Notice, event, json| Told {
+pub fn describe(note: &Note, sweep: &Sweep) -> Described {
+    let said = |line: Notice, event, json| Described {
         line,
         live: false,
         event,
@@ -167,7 +167,7 @@ pub fn told(note: &Note, sweep: &Sweep) -> Told {
                 }),
             }),
         ),
-        Note::Progress(counts) => Told {
+        Note::Progress(counts) => Described {
             line: Notice::Status(progress_line(counts)),
             live: true,
             event: "progress",

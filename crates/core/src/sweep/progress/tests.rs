@@ -38,8 +38,8 @@ fn a_start_says_where_the_trial_runs_and_which_attempt_it_is() {
         container: "lab-t001".into(),
     };
 
-    let told_cpu = told(&note(&[], 1), &sweep);
-    let told_gpus = told(&note(&["0", "2"], 2), &sweep);
+    let told_cpu = describe(&note(&[], 1), &sweep);
+    let told_gpus = describe(&note(&["0", "2"], 2), &sweep);
 
     assert_eq!(told_cpu.line, Notice::status("t001 started on the CPU"));
     assert_eq!(
@@ -57,7 +57,7 @@ fn a_start_says_where_the_trial_runs_and_which_attempt_it_is() {
 #[test]
 fn an_end_says_how_it_ended_and_what_ranks_it() {
     let sweep = sweep("retries: 2\n");
-    let line = |note: Note| told(&note, &sweep).line.text().to_string();
+    let line = |note: Note| describe(&note, &sweep).line.text().to_string();
 
     assert_eq!(
         line(ended(Outcome::Done, 1, Some(0), false)),
@@ -79,7 +79,7 @@ fn an_end_says_how_it_ended_and_what_ranks_it() {
         line(ended(Outcome::Stopped, 1, Some(143), false)),
         "t002 stopped after 1m23s"
     );
-    let event = told(
+    let event = describe(
         &ended(Outcome::Retry { retry: 1 }, 1, Some(3), false),
         &sweep,
     );
@@ -104,7 +104,7 @@ fn progress_is_the_live_line_with_the_eta_and_the_running_trials_metrics() {
         running_metrics: vec![("t013".into(), Some(0.91)), ("t014".into(), None)],
     };
 
-    let told = told(&Note::Progress(counts), &sweep(""));
+    let told = describe(&Note::Progress(counts), &sweep(""));
 
     assert!(told.live);
     assert_eq!(

@@ -1,4 +1,4 @@
-//! `tfimg up` and `tfimg down` as the commands tell them: the team file and its members'
+//! `tfimg up` and `tfimg down`, whole: the team file and its members'
 //! specs read and checked, the images built, the team brought up (`team::up`) and each
 //! member's access read back; `down` removes the team's containers, closes their tunnels
 //! and removes its networks, never the data on their mounts. `up` and `down` of one team
