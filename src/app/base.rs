@@ -6,10 +6,10 @@
 use std::time::Duration;
 
 use crate::engine::Engine;
-use crate::host::debootstrap::RootFilesystem;
+use crate::host::debootstrap::{RootFilesystem, Steps};
 use crate::input::InputError;
 use crate::labels;
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 use crate::plan::base::BootstrapTarget;
 use crate::render::network::Network;
 
@@ -23,7 +23,7 @@ pub async fn ensure_base(
     network: &Network,
     pull: bool,
     bootstrap_base: bool,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<String> {
     if !pull {
         if let Some(image) = engine.image(reference).await? {
@@ -93,7 +93,7 @@ pub async fn bootstrap(
     engine: &impl Engine,
     target: &BootstrapTarget,
     mirror: &str,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<String> {
     if !crate::host::on_path("debootstrap") {
         return Err(InputError::new(
@@ -109,7 +109,7 @@ pub async fn bootstrap(
         )
         .into());
     }
-    let root = RootFilesystem::make(target, mirror, reporter).await?;
+    let root = RootFilesystem::make(target, mirror, &Said(reporter)).await?;
     reporter.status(&format!(
         "importing the root filesystem as `{}`",
         target.reference
@@ -145,7 +145,7 @@ pub async fn bootstrap_unless_present(
     target: &BootstrapTarget,
     mirror: Option<String>,
     force: bool,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Bootstrapped> {
     if let Some(existing) = engine.image(&target.reference).await? {
         if !force {
@@ -165,3 +165,16 @@ pub fn short_id(id: &str) -> &str {
 
 #[cfg(test)]
 mod tests;
+
+/// debootstrap's steps and lines, said through the story's report.
+struct Said<'a, R: ?Sized>(&'a R);
+
+impl<R: Report + ?Sized> Steps for Said<'_, R> {
+    fn status(&self, message: &str) {
+        self.0.status(message);
+    }
+
+    fn output(&self, line: &str) {
+        self.0.output(line);
+    }
+}

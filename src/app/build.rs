@@ -16,7 +16,7 @@ use crate::host::HostError;
 use crate::input::InputError;
 use crate::labels;
 use crate::notice::Notice;
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 use crate::plan::image::{self, ImagePlan};
 use crate::render::dockerfile::TFIMG_DIR;
 use crate::render::files::VERIFY;
@@ -100,7 +100,7 @@ pub async fn build_spec(
     resolved: &ResolvedSpec,
     network: &Network,
     options: &BuildOptions<'_>,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Option<Built>> {
     let Session { engine, host } = session;
     if let Some(locked) = &resolved.lock {
@@ -185,7 +185,7 @@ async fn base_image(
     resolved: &ResolvedSpec,
     network: &Network,
     options: &BuildOptions<'_>,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Option<String>> {
     if options.only_check {
         return Ok(engine.image(&resolved.base).await?.map(|image| image.id));
@@ -210,7 +210,7 @@ async fn tag(
     resolved: &ResolvedSpec,
     plan: &ImagePlan,
     image_id: &str,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<()> {
     let Session { engine, host } = session;
     for tag in plan.all_tags() {
@@ -232,7 +232,7 @@ async fn up_to_date(
     engine: &impl Engine,
     plan: &ImagePlan,
     options: &BuildOptions<'_>,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Option<Built>> {
     let Some(existing) = engine.image(&plan.keyed_tag).await? else {
         return Ok(None);
@@ -267,7 +267,7 @@ async fn run_build(
     rendered: &Rendered,
     context: BuildContext,
     request: &BuildRequest,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<String> {
     let Session { engine, host } = session;
     let mut context = Some(context);
@@ -461,7 +461,7 @@ async fn verify(
     session: Session<'_, impl Engine, impl Host>,
     image_id: &str,
     name: &str,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<()> {
     let Session { engine, host } = session;
     let marker = format!("{name}-{}", host.random_hex(6)?);

@@ -15,7 +15,7 @@ use crate::input::{InputError, SpecError};
 use crate::labels;
 pub use crate::lock::builtin;
 use crate::lock::{self, Inherited, LockFile, Locked};
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 use crate::render::lock_script;
 use crate::render::network::Network;
 use crate::spec::locked::Base;
@@ -121,7 +121,7 @@ pub async fn resolve(
     resolved: &ResolvedSpec,
     network: &Network,
     shared: Option<&Locked>,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<LockFile> {
     let Session { engine, host } = session;
     let base_id =
@@ -250,7 +250,7 @@ pub async fn make(
     network: &Network,
     path: &Path,
     fresh: bool,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<LockFile> {
     let Session { host, .. } = session;
     let shared = match fresh {

@@ -5,7 +5,7 @@
 
 use crate::engine::Engine;
 use crate::input::InputError;
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 use crate::spec::syntax;
 
 /// Where `image` goes in `registry`: `registry/path` (a digest left off), checked.
@@ -33,7 +33,7 @@ pub async fn push(
     engine: &impl Engine,
     image: &str,
     target: &str,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<String> {
     let Some(facts) = engine.image(image).await? else {
         return Err(InputError::new(

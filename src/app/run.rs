@@ -16,7 +16,7 @@ use crate::host::Host;
 use crate::input::InputError;
 use crate::labels::{self, ImageLabels};
 use crate::notice::Notice;
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 use crate::output::ui::Ui;
 use crate::plan::gpus::GpuPlan;
 use crate::plan::host_urls::HostUrls;
@@ -71,7 +71,7 @@ pub async fn run(
     options: &RunOptions,
     resolved: Option<&ResolvedSpec>,
     network: &Network,
-    reporter: &Reporter,
+    reporter: &impl Report,
     ui: &impl Ui,
 ) -> anyhow::Result<RunEnd> {
     let Session { engine, .. } = session;
@@ -332,7 +332,7 @@ pub async fn spec_target(
     resolved: &ResolvedSpec,
     network: &Network,
     no_build: bool,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Target> {
     let Session { engine, .. } = session;
     let options = BuildOptions {

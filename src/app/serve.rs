@@ -19,7 +19,7 @@ use crate::host::{Host, NvidiaFacts};
 use crate::input::{printable, InputError, SpecError};
 use crate::labels;
 use crate::notice::Notice;
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 use crate::output::ui::Ui;
 use crate::plan::gpus::{self, GpuSelection};
 use crate::plan::model_config::{self, VersionPolicy};
@@ -518,7 +518,7 @@ pub async fn serve(
     served: Served,
     specs: &ServingSpecs,
     network: &Network,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Serving> {
     let Session { engine, host } = session;
     let remote = engine.remote_endpoint().is_some();

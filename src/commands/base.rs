@@ -7,7 +7,7 @@ use crate::app::base::{bootstrap_unless_present, short_id, Bootstrapped};
 use crate::app::settings::Settings;
 use crate::cli::{BootstrapArgs, Progress};
 use crate::host::Host;
-use crate::output::progress::Reporter;
+use crate::output::progress::{Report, Reporter};
 use crate::plan::base::BootstrapTarget;
 
 pub fn run(

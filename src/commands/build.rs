@@ -9,7 +9,7 @@ use crate::app::build::{self, build_spec, BuildOptions, Built};
 use crate::app::settings::Settings;
 use crate::cli::BuildArgs;
 use crate::host::Host;
-use crate::output::progress::Reporter;
+use crate::output::progress::{Report, Reporter};
 
 pub fn run(args: &BuildArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let resolved = crate::app::catalog::resolve(host, &super::catalog(settings, host), &args.spec)?;
@@ -53,7 +53,7 @@ pub fn prune_command(
 }
 
 /// Data on stdout: the image reference, or the JSON result event.
-fn finish(reporter: &Reporter, built: &Built) {
+fn finish(reporter: &impl Report, built: &Built) {
     let plan = &built.plan;
     if reporter.is_json() {
         reporter.result(json!({

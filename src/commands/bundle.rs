@@ -12,7 +12,7 @@ use crate::app::settings::Settings;
 use crate::bundle::text;
 use crate::cli::{LoadArgs, SaveArgs};
 use crate::host::Host;
-use crate::output::progress::Reporter;
+use crate::output::progress::{Report, Reporter};
 
 pub fn save(args: &SaveArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let catalog = super::catalog(settings, host);

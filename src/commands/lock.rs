@@ -7,7 +7,7 @@ use crate::app::lock;
 use crate::app::settings::Settings;
 use crate::cli::LockArgs;
 use crate::host::Host;
-use crate::output::progress::Reporter;
+use crate::output::progress::{Report, Reporter};
 
 pub fn run(args: &LockArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let resolved =

@@ -21,6 +21,34 @@ pub enum Progress {
     Json,
 }
 
+/// Where a story's progress and notes go: the terminal's [`Reporter`], or what a unit
+/// test records (`ui::Recorded`).
+pub trait Report {
+    /// A line for the user (`base image debian:bullseye-slim found`).
+    fn status(&self, message: &str);
+    /// A note or a warning, as `output/` shows it.
+    fn notice(&self, notice: &crate::notice::Notice) {
+        self.status(&super::notice_line(notice));
+    }
+    /// A line of a subprocess or the daemon (shown in plain mode, summarised live).
+    fn output(&self, line: &str);
+    /// A step or a line of an image build.
+    fn build_event(&self, event: &BuildEvent);
+    /// An event of its own in JSON mode (`{"event": kind, ...value}`); nothing otherwise.
+    fn event(&self, kind: &str, value: serde_json::Value);
+    /// A summary line that replaces the last one on a terminal; nothing otherwise.
+    fn live(&self, message: &str);
+    /// The final result; in JSON mode this is the last event on stdout.
+    fn result(&self, value: serde_json::Value);
+    /// The live display taken away (before a container's own output, or the end).
+    fn clear(&self);
+    /// How long since the command started.
+    fn elapsed(&self) -> Duration;
+    /// Whether every line goes out as JSON (`--progress json`).
+    fn is_json(&self) -> bool;
+}
+
+/// Progress on this process's stderr (or JSON events on stdout).
 pub struct Reporter {
     mode: Mode,
     started: Instant,
@@ -53,13 +81,14 @@ impl Reporter {
             started: Instant::now(),
         }
     }
+}
 
-    pub fn is_json(&self) -> bool {
+impl Report for Reporter {
+    fn is_json(&self) -> bool {
         matches!(self.mode, Mode::Json)
     }
 
-    /// A line for the user (`base image debian:bullseye-slim found`).
-    pub fn status(&self, message: &str) {
+    fn status(&self, message: &str) {
         match &self.mode {
             Mode::Live(bar) => bar.println(message),
             Mode::Plain => errln!("{message}"),
@@ -67,13 +96,7 @@ impl Reporter {
         }
     }
 
-    /// A note or a warning, as `output/` shows it.
-    pub fn notice(&self, notice: &crate::notice::Notice) {
-        self.status(&super::notice_line(notice));
-    }
-
-    /// A line of a subprocess or the daemon (shown in plain mode, summarised live).
-    pub fn output(&self, line: &str) {
+    fn output(&self, line: &str) {
         match &self.mode {
             Mode::Live(bar) => bar.set_message(truncate(line, 100)),
             Mode::Plain => errln!("{line}"),
@@ -81,7 +104,7 @@ impl Reporter {
         }
     }
 
-    pub fn build_event(&self, event: &BuildEvent) {
+    fn build_event(&self, event: &BuildEvent) {
         match (event, &self.mode) {
             (
                 BuildEvent::Step {
@@ -121,8 +144,7 @@ impl Reporter {
         }
     }
 
-    /// An event of its own in JSON mode (`{"event": kind, ...value}`); nothing otherwise.
-    pub fn event(&self, kind: &str, value: serde_json::Value) {
+    fn event(&self, kind: &str, value: serde_json::Value) {
         if let Mode::Json = self.mode {
             let mut value = value;
             value["event"] = json!(kind);
@@ -130,15 +152,13 @@ impl Reporter {
         }
     }
 
-    /// A summary line that replaces the last one on a terminal; nothing otherwise.
-    pub fn live(&self, message: &str) {
+    fn live(&self, message: &str) {
         if let Mode::Live(bar) = &self.mode {
             bar.set_message(truncate(message, 150));
         }
     }
 
-    /// The final result; in JSON mode this is the last event on stdout.
-    pub fn result(&self, value: serde_json::Value) {
+    fn result(&self, value: serde_json::Value) {
         self.clear();
         if let Mode::Json = self.mode {
             let mut value = value;
@@ -148,13 +168,13 @@ impl Reporter {
         }
     }
 
-    pub fn clear(&self) {
+    fn clear(&self) {
         if let Mode::Live(bar) = &self.mode {
             bar.finish_and_clear();
         }
     }
 
-    pub fn elapsed(&self) -> Duration {
+    fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }
 }
@@ -176,16 +196,5 @@ fn truncate(text: &str, width: usize) -> String {
     } else {
         let cut: String = text.chars().take(width - 1).collect();
         format!("{cut}…")
-    }
-}
-
-/// debootstrap's steps and lines, as any other progress.
-impl crate::host::debootstrap::Steps for Reporter {
-    fn status(&self, message: &str) {
-        Reporter::status(self, message);
-    }
-
-    fn output(&self, line: &str) {
-        Reporter::output(self, line);
     }
 }

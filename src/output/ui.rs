@@ -37,13 +37,72 @@ impl Ui for Terminal {
     }
 }
 
-/// What a use case said, kept for a unit test to read.
+/// What a use case said, kept for a unit test to read: its notes and status lines (as
+/// the user reads them), its result lines, the output it passed through, and its
+/// progress (`Report`): the daemon's lines, the live summaries and the JSON events.
 #[cfg(test)]
 #[derive(Debug, Default)]
 pub struct Recorded {
     pub notes: std::cell::RefCell<Vec<String>>,
     pub data: std::cell::RefCell<Vec<String>>,
     pub output: std::cell::RefCell<Vec<u8>>,
+    /// Lines of a subprocess or the daemon, and build steps (`Step 2/9 : RUN ...`).
+    pub lines: std::cell::RefCell<Vec<String>>,
+    pub live: std::cell::RefCell<Vec<String>>,
+    /// `(kind, value)` of each event, the result's as `result`.
+    pub events: std::cell::RefCell<Vec<(String, serde_json::Value)>>,
+    pub cleared: std::cell::Cell<usize>,
+}
+
+#[cfg(test)]
+impl super::progress::Report for Recorded {
+    fn status(&self, message: &str) {
+        self.notes.borrow_mut().push(message.to_string());
+    }
+
+    fn output(&self, line: &str) {
+        self.lines.borrow_mut().push(line.to_string());
+    }
+
+    fn build_event(&self, event: &crate::engine::BuildEvent) {
+        match event {
+            crate::engine::BuildEvent::Step {
+                index,
+                total,
+                instruction,
+            } => self
+                .lines
+                .borrow_mut()
+                .push(format!("Step {index}/{total} : {instruction}")),
+            crate::engine::BuildEvent::Output(line) => super::progress::Report::output(self, line),
+            crate::engine::BuildEvent::Container(_) => {}
+        }
+    }
+
+    fn event(&self, kind: &str, value: serde_json::Value) {
+        self.events.borrow_mut().push((kind.to_string(), value));
+    }
+
+    fn live(&self, message: &str) {
+        self.live.borrow_mut().push(message.to_string());
+    }
+
+    fn result(&self, value: serde_json::Value) {
+        self.clear();
+        self.event("result", value);
+    }
+
+    fn clear(&self) {
+        self.cleared.set(self.cleared.get() + 1);
+    }
+
+    fn elapsed(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+
+    fn is_json(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

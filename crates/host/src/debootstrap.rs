@@ -28,7 +28,7 @@ path-exclude /usr/share/locale/*
 /// debootstrap mounted inside it: never delete through a mount).
 /// Where debootstrap's progress goes (the output layer's reporter): a step, then each
 /// line of its output.
-pub trait Steps: Sync {
+pub trait Steps {
     fn status(&self, message: &str);
     fn output(&self, line: &str);
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::app::Interrupted;
 use crate::host::{Host, LockAttempt};
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 
 /// Builds hold this shared and the pruning of superseded images holds it exclusively:
 /// the daemon's cache lookup fails ("unable to find image") when an image it is looking
@@ -20,7 +20,7 @@ pub async fn lock(
     name: &str,
     shared: bool,
     waiting: &str,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Option<Box<dyn std::any::Any + Send>>> {
     let interrupted = host.interrupted();
     tokio::pin!(interrupted);

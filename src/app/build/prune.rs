@@ -5,12 +5,12 @@ use crate::app::session::Session;
 use crate::engine::Engine;
 use crate::host::Host;
 use crate::labels;
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 
 /// Drops the keyed tags of this spec's earlier builds once nothing else names them (no
 /// `tfimg/<name>:<tensorflow>` tag left on them), so superseded images do not pile up.
 /// Images a container still uses stay; failures here never fail the build.
-pub async fn prune_superseded(engine: &impl Engine, name: &str, key: &str, reporter: &Reporter) {
+pub async fn prune_superseded(engine: &impl Engine, name: &str, key: &str, reporter: &impl Report) {
     let label = labels::spec_filter(name);
     let Ok(images) = engine.images_with_label(&label).await else {
         return;
@@ -43,7 +43,7 @@ pub async fn prune_after_builds(
     session: Session<'_, impl Engine, impl Host>,
     name: &str,
     key: &str,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<()> {
     let Session { engine, host } = session;
     let _images_lock = super::lock(

@@ -1,6 +1,5 @@
 //! Unit tests of `build`.
 use super::*;
-use crate::cli::Progress;
 use crate::engine::fake::FakeEngine;
 use crate::engine::Finished;
 use crate::host::fake::FakeHost;
@@ -29,7 +28,7 @@ fn build(
             resolved,
             &Network::default(),
             options,
-            &Reporter::new(Progress::Plain),
+            &crate::output::ui::Recorded::default(),
         ))
 }
 

@@ -22,7 +22,7 @@ use crate::bundle::{BundleError, BundledImage, Located, SpecSource, Verified, Ve
 use crate::engine::{Engine, TarStream};
 use crate::host::{FileStream, Host, HostError};
 use crate::input::InputError;
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 use crate::plan::image::hex;
 use crate::spec::load::BUILTIN_PREFIX;
 use crate::spec::Catalog;
@@ -67,7 +67,7 @@ pub fn check(
     host: &impl Host,
     catalog: &Catalog,
     options: &LoadOptions<'_>,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Checked> {
     let folder = options.folder;
     if host.exists(folder) && !host.is_folder(folder) {
@@ -130,7 +130,7 @@ pub async fn load(
     session: Session<'_, impl Engine, impl Host>,
     checked: &Checked,
     options: &LoadOptions<'_>,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Loaded> {
     let Session { engine, host } = session;
     let manifest = &checked.verified.manifest;
@@ -188,7 +188,7 @@ pub async fn load(
 }
 
 /// The whole file fed to the verifier, the tail (which holds `manifest.sha256`) first.
-fn verify_file(host: &impl Host, path: &Path, reporter: &Reporter) -> anyhow::Result<Verified> {
+fn verify_file(host: &impl Host, path: &Path, reporter: &impl Report) -> anyhow::Result<Verified> {
     let shown = path.display();
     // The reason quotes the bundle's own bytes (names, tags, paths): printed with their
     // control characters escaped, so a bundle cannot drive the terminal.
@@ -321,7 +321,7 @@ async fn import(
     session: Session<'_, impl Engine, impl Host>,
     bundle: &Path,
     located: &Located,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<()> {
     let Session { engine, host } = session;
     let file = host.file_stream(bundle, located.offset, located.size)?;
@@ -390,7 +390,7 @@ fn checked_stream(file: FileStream, located: &Located, altered: Arc<AtomicBool>)
 async fn settle_tags(
     engine: &impl Engine,
     images: &[BundledImage],
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<()> {
     for image in images {
         if engine.image(&image.id).await?.is_none() {

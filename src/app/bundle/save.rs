@@ -18,7 +18,7 @@ use crate::engine::{Engine, ImageFacts};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 use crate::spec::load::{Origin, SpecDocument};
 use crate::spec::ResolvedSpec;
 
@@ -114,7 +114,7 @@ pub async fn save(
     session: Session<'_, impl Engine, impl Host>,
     targets: &[SaveTarget],
     options: &SaveOptions<'_>,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Saved> {
     let Session { engine, host } = session;
     check_output(host, options.output)?;
@@ -243,7 +243,7 @@ async fn gather_spec(
     target: &SpecTarget,
     network: &Network,
     gathered: &mut Gathered,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<()> {
     let Session { engine, host } = session;
     let resolved = &target.resolved;

@@ -12,10 +12,8 @@ use crate::app::session::Session;
 use crate::app::testing::block_on as run;
 use crate::bundle::layout::IMAGES_PART;
 use crate::bundle::SpecSource;
-use crate::cli::Progress;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
-use crate::output::progress::Reporter;
 use crate::spec::load::file_document;
 use crate::spec::Catalog;
 
@@ -24,8 +22,8 @@ const LAB: &str = "name: lab\nextends: team-base\nenv: {MARK: \"42\"}\n";
 const TEAM_BASE: &str = "name: team-base\nextends: cpu-headless\npackages: {pip: [rich]}\n";
 const LOCK: &str = "# lock of lab\nrich==13.7.1 --hash=sha256:abc\n";
 
-fn reporter() -> Reporter {
-    Reporter::new(Progress::Plain)
+fn reporter() -> crate::output::ui::Recorded {
+    crate::output::ui::Recorded::default()
 }
 
 /// A project on the fake host: `/project/lab.yaml` (with its lock) extending the local

@@ -15,7 +15,7 @@ use crate::bundle::layout::{self, IMAGES_PART};
 use crate::bundle::{Manifest, MANIFEST_PATH};
 use crate::engine::Engine;
 use crate::host::{Host, HostError, OutputFile};
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 use crate::plan::image::hex;
 
 #[derive(Debug)]
@@ -40,7 +40,7 @@ pub async fn write(
     parts: &[SmallPart],
     references: &[String],
     mut manifest: Manifest,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Saved> {
     let Session { engine, host } = session;
     let failed = |error: std::io::Error| write_failed(temporary, &error);
@@ -98,7 +98,7 @@ async fn export(
     engine: &impl Engine,
     file: &mut dyn OutputFile,
     references: &[String],
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<std::io::Result<(u64, String)>> {
     let mut hasher = Sha256::new();
     let mut size = 0u64;

@@ -6,7 +6,7 @@ use crate::engine::prelude::*;
 use crate::engine::BuildRequest;
 use crate::host::archive::BuildContext;
 use crate::input::InputError;
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 use crate::render::{self, dockerfile::GATEWAY_BASE};
 use crate::team::gateway::nginx::GATEWAY_IMAGE;
 
@@ -18,7 +18,7 @@ pub async fn image(
     engine: &impl Engine,
     network: &Network,
     only_check: bool,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Option<String>> {
     let base = GATEWAY_BASE;
     let base_id = if only_check {

@@ -4,7 +4,6 @@ use super::*;
 use crate::app::build::{build_spec, BuildOptions};
 use crate::app::session::Session;
 use crate::app::testing::block_on;
-use crate::cli::Progress;
 use crate::engine::fake::FakeEngine;
 use crate::engine::{BuildFailure, Finished};
 use crate::host::fake::FakeHost;
@@ -44,7 +43,7 @@ fn a_spec_is_resolved_on_its_base_written_and_found_again() {
         },
         ..Network::default()
     };
-    let reporter = Reporter::new(Progress::Plain);
+    let reporter = crate::output::ui::Recorded::default();
     let made = block_on(resolve(
         Session::new(&engine, &host),
         &resolved,
@@ -100,7 +99,7 @@ fn a_failed_resolution_writes_nothing_and_shows_its_output() {
     });
     let host = FakeHost::new();
     let resolved = spec("packages: {pip: [nope]}\n");
-    let reporter = Reporter::new(Progress::Plain);
+    let reporter = crate::output::ui::Recorded::default();
     let error = block_on(resolve(
         Session::new(&engine, &host),
         &resolved,
@@ -148,7 +147,7 @@ fn a_locked_build_that_pip_refuses_names_the_package() {
         &resolved,
         &Network::default(),
         &BuildOptions::default(),
-        &Reporter::new(Progress::Plain),
+        &crate::output::ui::Recorded::default(),
     ))
     .unwrap_err();
     let input = error.downcast_ref::<InputError>().expect("bad input");

@@ -1,6 +1,5 @@
 use super::*;
 use crate::app::testing::block_on;
-use crate::cli::Progress;
 use crate::engine::fake::FakeEngine;
 
 #[test]
@@ -21,7 +20,7 @@ fn a_registry_that_is_not_a_host_is_refused_before_the_engine() {
 #[test]
 fn an_image_missing_here_is_refused_and_nothing_is_tagged() {
     let engine = FakeEngine::new();
-    let reporter = Reporter::new(Progress::Plain);
+    let reporter = crate::output::ui::Recorded::default();
     let error = block_on(push(
         &engine,
         "tfimg/lab:1",
@@ -37,7 +36,7 @@ fn an_image_missing_here_is_refused_and_nothing_is_tagged() {
 fn the_image_is_tagged_for_the_registry_before_the_push() {
     let engine = FakeEngine::new();
     let id = engine.add_image(&["tfimg/lab:1"], &[]);
-    let reporter = Reporter::new(Progress::Plain);
+    let reporter = crate::output::ui::Recorded::default();
     let pushed = block_on(push(
         &engine,
         "tfimg/lab:1",

@@ -297,7 +297,7 @@ fn mounts_on_a_remote_engine_are_refused_before_anything_is_built_or_created() {
     let mut options = options("cpu-headless");
     options.launch.mounts =
         vec![crate::plan::mounts::parse_request("./data", &PathBuf::from("/work")).unwrap()];
-    let reporter = Reporter::new(crate::output::progress::Progress::Plain);
+    let reporter = crate::output::ui::Recorded::default();
     let error = block_on(run(
         Session::new(&engine, &host),
         &options,

@@ -3,7 +3,6 @@ use std::path::PathBuf;
 use super::*;
 use crate::app::session::Session;
 use crate::app::testing::{block_on, target};
-use crate::cli::Progress;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 use crate::spec::Catalog;
@@ -192,7 +191,7 @@ fn the_gpus_choose_the_serving_spec() {
 fn serve_on(engine: &FakeEngine, host: &FakeHost) -> anyhow::Result<Serving> {
     let request = request("/work/export/mlp");
     let model = check_model(host, &request).unwrap();
-    let reporter = Reporter::new(Progress::Plain);
+    let reporter = crate::output::ui::Recorded::default();
     block_on(serve(
         Session::new(engine, host),
         &request,

@@ -16,7 +16,7 @@ use crate::host::{Host, LockAttempt, NvidiaFacts};
 use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::notice::Notice;
-use crate::output::progress::{Progress, Reporter};
+use crate::output::progress::{Progress, Report, Reporter};
 use crate::output::ui::Ui;
 use crate::spec::load::looks_like_path;
 use crate::spec::{Catalog, ResolvedSpec, SpecError};
@@ -237,7 +237,7 @@ pub async fn start<E: Engine>(
 
 /// One note of a running sweep, on the reporter: a line (the live summary's for the
 /// progress) and its JSON event.
-fn show_note(reporter: &Reporter, sweep: &Sweep, note: &Note) {
+fn show_note(reporter: &impl Report, sweep: &Sweep, note: &Note) {
     let described = progress::describe(note, sweep);
     match described.live {
         true => reporter.live(described.line.text()),

@@ -13,7 +13,7 @@ use crate::engine::{Engine, EngineError};
 use crate::host::{ExportError, ExportFile, ExportStep, Host};
 use crate::input::InputError;
 use crate::notice::Notice;
-use crate::output::progress::{Progress, Reporter};
+use crate::output::progress::{Progress, Report, Reporter};
 use crate::output::ui::Ui;
 use crate::spec::ResolvedSpec;
 use crate::team::gateway::nginx::GATEWAY_IMAGE;
@@ -73,7 +73,7 @@ async fn current_images(
     network: &Network,
     build: bool,
     images: &mut TeamImages,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<bool> {
     let Session { engine, .. } = session;
     let mut all = true;

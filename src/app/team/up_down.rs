@@ -13,7 +13,7 @@ use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::session::Session;
 use crate::engine::Engine;
 use crate::host::Host;
-use crate::output::progress::Reporter;
+use crate::output::progress::Report;
 use crate::output::ui::Ui;
 use crate::plan;
 use crate::spec::{self, Catalog, ResolvedSpec};
@@ -55,7 +55,7 @@ pub async fn images_for(
     session: Session<'_, impl Engine, impl Host>,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<BTreeMap<String, String>> {
     let mut images = BTreeMap::new();
     for (name, resolved) in specs {
@@ -85,7 +85,7 @@ pub fn lock_name(team: &str) -> String {
 async fn one_at_a_time(
     host: &impl Host,
     team: &str,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Option<Box<dyn std::any::Any + Send>>> {
     crate::app::build::lock(
         host,
@@ -107,7 +107,7 @@ pub async fn bring_up(
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
     rollback: Option<bool>,
-    reporter: &Reporter,
+    reporter: &impl Report,
     ui: &impl Ui,
 ) -> anyhow::Result<UpReport> {
     let Session { engine, host } = session;
@@ -218,7 +218,7 @@ pub async fn access(
 pub async fn down(
     session: Session<'_, impl Engine, impl Host>,
     team: &str,
-    reporter: &Reporter,
+    reporter: &impl Report,
 ) -> anyhow::Result<Vec<String>> {
     let Session { engine, host } = session;
     let _one_at_a_time = one_at_a_time(host, team, reporter).await?;

@@ -11,7 +11,7 @@ use crate::app::sweep::unwatched::Looked;
 use crate::app::sweep::{Ended, Planned};
 use crate::cli::{SweepResultsArgs, SweepStatusArgs};
 use crate::host::Host;
-use crate::output;
+use crate::output::{self, progress::Report};
 use crate::sweep::progress;
 use crate::sweep::results::Results;
 

@@ -1,7 +1,6 @@
 use super::*;
 use crate::app::session::Session;
 use crate::app::testing::block_on;
-use crate::cli::Progress;
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 
@@ -19,7 +18,7 @@ fn after_builds_an_earlier_key_s_tag_goes_and_the_current_one_stays() {
         &[(spec, "lab"), (key, "bbbbbbbbbbbb")],
     );
     let host = FakeHost::new();
-    let reporter = Reporter::new(Progress::Plain);
+    let reporter = crate::output::ui::Recorded::default();
     let pruned = prune_after_builds(
         Session::new(&engine, &host),
         "lab",

@@ -8,8 +8,8 @@ use crate::app::testing::{block_on, up_team};
 use crate::engine::fake::FakeEngine;
 use crate::host::fake::FakeHost;
 
-fn plain() -> Reporter {
-    Reporter::new(crate::output::progress::Progress::Plain)
+fn plain() -> crate::output::ui::Recorded {
+    crate::output::ui::Recorded::default()
 }
 
 fn team(spec: &str) -> Team {
