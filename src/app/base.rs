@@ -23,7 +23,7 @@ pub async fn ensure_base(
     network: &Network,
     pull: bool,
     bootstrap_base: bool,
-    reporter: &impl Report,
+    reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<String> {
     if !pull {
         if let Some(image) = engine.image(reference).await? {
@@ -93,7 +93,7 @@ pub async fn bootstrap(
     engine: &impl Engine,
     target: &BootstrapTarget,
     mirror: &str,
-    reporter: &impl Report,
+    reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<String> {
     if !crate::host::on_path("debootstrap") {
         return Err(InputError::new(
@@ -145,7 +145,7 @@ pub async fn bootstrap_unless_present(
     target: &BootstrapTarget,
     mirror: Option<String>,
     force: bool,
-    reporter: &impl Report,
+    reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<Bootstrapped> {
     if let Some(existing) = engine.image(&target.reference).await? {
         if !force {

@@ -100,9 +100,10 @@ pub async fn build_spec(
     resolved: &ResolvedSpec,
     network: &Network,
     options: &BuildOptions<'_>,
-    reporter: &impl Report,
 ) -> anyhow::Result<Option<Built>> {
-    let Session { engine, host } = session;
+    let reporter = session.report;
+    let Session { engine, host, .. } = session;
+    let started = host.now();
     if let Some(locked) = &resolved.lock {
         if let Some(error) = super::lock::disagreement(resolved, locked) {
             return Err(error.into());
@@ -158,19 +159,19 @@ pub async fn build_spec(
             .collect(),
         no_cache: options.no_cache,
     };
-    let image_id = run_build(session, resolved, &rendered, context, &request, reporter).await?;
+    let image_id = run_build(session, resolved, &rendered, context, &request).await?;
     if !options.no_verify {
         reporter.status(
             "verifying: TensorFlow imports, computes (also XLA-compiled), and keeps its pins",
         );
-        if let Err(error) = verify(session, &image_id, &resolved.name, reporter).await {
+        if let Err(error) = verify(session, &image_id, &resolved.name).await {
             // Nothing was tagged: dropping the image leaves no trace of the failure.
             let _ = engine.remove_image(&image_id, true).await;
             return Err(error);
         }
     }
     check_base(engine, resolved, &base_id, &image_id).await?;
-    tag(session, resolved, &plan, &image_id, reporter).await?;
+    tag(session, resolved, &plan, &image_id, started).await?;
     Ok(Some(Built {
         plan,
         image_id,
@@ -185,7 +186,7 @@ async fn base_image(
     resolved: &ResolvedSpec,
     network: &Network,
     options: &BuildOptions<'_>,
-    reporter: &impl Report,
+    reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<Option<String>> {
     if options.only_check {
         return Ok(engine.image(&resolved.base).await?.map(|image| image.id));
@@ -204,15 +205,16 @@ async fn base_image(
 
 /// Tags the verified image, then has earlier builds cleaned up: not on the user's
 /// critical path, so a detached tfimg does it (as `git gc --auto` does), else it is done
-/// here.
+/// here. Says how long the build took since it `started`.
 async fn tag(
     session: Session<'_, impl Engine, impl Host>,
     resolved: &ResolvedSpec,
     plan: &ImagePlan,
     image_id: &str,
-    reporter: &impl Report,
+    started: std::time::SystemTime,
 ) -> anyhow::Result<()> {
-    let Session { engine, host } = session;
+    let reporter = session.report;
+    let Session { engine, host, .. } = session;
     for tag in plan.all_tags() {
         engine.tag(image_id, &tag).await?;
     }
@@ -222,7 +224,10 @@ async fn tag(
     reporter.status(&format!(
         "built `{}` in {:.0} s",
         plan.tag,
-        reporter.elapsed().as_secs_f64()
+        host.now()
+            .duration_since(started)
+            .unwrap_or_default()
+            .as_secs_f64()
     ));
     Ok(())
 }
@@ -232,7 +237,7 @@ async fn up_to_date(
     engine: &impl Engine,
     plan: &ImagePlan,
     options: &BuildOptions<'_>,
-    reporter: &impl Report,
+    reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<Option<Built>> {
     let Some(existing) = engine.image(&plan.keyed_tag).await? else {
         return Ok(None);
@@ -267,9 +272,9 @@ async fn run_build(
     rendered: &Rendered,
     context: BuildContext,
     request: &BuildRequest,
-    reporter: &impl Report,
 ) -> anyhow::Result<String> {
-    let Session { engine, host } = session;
+    let reporter = session.report;
+    let Session { engine, host, .. } = session;
     let mut context = Some(context);
     loop {
         let retried = context.is_none();
@@ -368,7 +373,7 @@ async fn daemon_gone_during(
     session: Session<'_, impl Engine, impl Host>,
     name: &str,
 ) -> anyhow::Result<()> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     for _ in 0..12 {
         if let Err(error) = engine.still_there().await {
             return Err(anyhow::Error::from(error).context(format!(
@@ -383,7 +388,7 @@ async fn daemon_gone_during(
 /// Waits (up to 20 s) until the container of an interrupted build step is gone, removing
 /// it when the daemon has not.
 async fn remove_build_container(session: Session<'_, impl Engine, impl Host>, id: &str) {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while std::time::Instant::now() < deadline {
         match engine.container(id).await {
@@ -461,9 +466,9 @@ async fn verify(
     session: Session<'_, impl Engine, impl Host>,
     image_id: &str,
     name: &str,
-    reporter: &impl Report,
 ) -> anyhow::Result<()> {
-    let Session { engine, host } = session;
+    let reporter = session.report;
+    let Session { engine, host, .. } = session;
     let marker = format!("{name}-{}", host.random_hex(6)?);
     let one_off = OneOff {
         image: image_id.to_string(),

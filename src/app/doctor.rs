@@ -5,33 +5,31 @@
 use std::time::Duration;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
-use crate::app::session::Session;
+use crate::app::session::{Session, Sinks};
 use crate::doctor::{self, Check, DockerFacts, ImageState, SpecFacts};
 use crate::engine::{Engine, EngineError};
 use crate::host::nvidia::{EngineProbe, ProbeOutcome};
 use crate::host::{Host, NvidiaFacts};
 use crate::input::Failure;
-use crate::output::progress::Progress;
-use crate::output::progress::Reporter;
 use crate::plan::base::BootstrapTarget;
 use crate::spec;
-use crate::spec::support::{spec_support, SpecSupport};
-use crate::spec::{Catalog, ResolvedSpec, SpecError};
+use crate::spec::support::SpecSupport;
+use crate::spec::{ResolvedSpec, SpecError};
 
 /// No single question to the daemon may hold the doctor up longer than this.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `tfimg doctor`'s checks: the facts gathered from the engine (`connected`, reached at
-/// `engine_url`), the NVIDIA side of its host and the spec, judged by `doctor`. An engine
-/// that did not answer is a failed check, never an error.
+/// `engine_url`), the NVIDIA side of its host and the spec (`resolved`, and what the
+/// catalog says of its support today), judged by `doctor`. An engine that did not answer
+/// is a failed check, never an error.
 pub async fn checks(
     connected: Result<impl Engine, EngineError>,
     engine_url: &str,
     host: &impl Host,
-    catalog: &Catalog,
-    resolved: &Result<ResolvedSpec, SpecError>,
+    resolved: &Result<(ResolvedSpec, SpecSupport), SpecError>,
     network: &Network,
-    today: crate::spec::compat::Date,
+    sinks: Sinks<'_>,
 ) -> Vec<Check> {
     let (docker, engine) = match connected {
         Ok(engine) => match docker_facts(&engine).await {
@@ -45,8 +43,8 @@ pub async fn checks(
     };
     let nvidia = match &engine {
         Some(engine) => {
-            let images = probe_images(resolved.as_ref().ok());
-            crate::app::gpu_host::engine_nvidia(Session::new(engine, host), &images).await
+            let images = probe_images(resolved.as_ref().ok().map(|(resolved, _)| resolved));
+            crate::app::gpu_host::engine_nvidia(Session::new(engine, host, sinks), &images).await
         }
         None => unreached_nvidia(engine_url, host),
     };
@@ -56,18 +54,21 @@ pub async fn checks(
         docker.as_ref().ok().map(|facts| &facts.info),
     ));
     let spec = match resolved {
-        Ok(resolved) => {
-            let support = spec_support(catalog, resolved, today);
-            let mut facts = spec_facts(host, resolved, support);
+        Ok((resolved, support)) => {
+            let mut facts = spec_facts(host, resolved, support.clone());
             if let Some(engine) = &engine {
-                engine_spec_facts(Session::new(engine, host), resolved, network, &mut facts).await;
+                let session = Session::new(engine, host, sinks);
+                engine_spec_facts(session, resolved, network, &mut facts).await;
             }
             Ok(facts)
         }
         Err(error) => Err(error.to_string()),
     };
     checks.extend(doctor::spec_checks(&spec, &nvidia, engine.is_some()));
-    if resolved.as_ref().is_ok_and(|resolved| !resolved.is_gpu()) {
+    if resolved
+        .as_ref()
+        .is_ok_and(|(resolved, _)| !resolved.is_gpu())
+    {
         doctor::for_cpu_spec(&mut checks);
     }
     checks
@@ -191,8 +192,7 @@ pub async fn engine_spec_facts(
         only_check: true,
         ..BuildOptions::default()
     };
-    let reporter = Reporter::new(Progress::Plain);
-    let current = build_spec(session, resolved, network, &options, &reporter).await;
+    let current = build_spec(session, resolved, network, &options).await;
     let any_build = matches!(engine.image(&tag).await, Ok(Some(_)));
     facts.image = match current {
         Ok(Some(built)) => ImageState::Current {

@@ -22,7 +22,7 @@ pub async fn pull(
     path: &str,
     into: &Path,
 ) -> anyhow::Result<Option<UnpackSummary>> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let mut unpacker = host.unpacker(into);
     let found = engine
         .download(id, path, |chunk| unpacker.feed(chunk))

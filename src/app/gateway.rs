@@ -213,7 +213,7 @@ pub async fn reconcile(
     image: Option<&str>,
     members_changed: bool,
 ) -> anyhow::Result<Option<GatewayAction>> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let existing = engine.container(&container_name(&team.name)).await?;
     let Some(gateway) = &team.gateway else {
         let removed = match existing {

@@ -35,7 +35,7 @@ pub async fn engine_nvidia(
     session: Session<'_, impl Engine, impl Host>,
     images: &[String],
 ) -> NvidiaFacts {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     if engine.on_this_machine() {
         return host.nvidia();
     }
@@ -70,7 +70,7 @@ pub async fn engine_nvidia(
 /// from any container; processes are not: a container sees only its own), or, where the
 /// daemon refused GPUs, nvidia-smi on an ssh engine's host itself.
 pub async fn engine_gpu_use(session: Session<'_, impl Engine, impl Host>, facts: &mut NvidiaFacts) {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     if engine.on_this_machine() || !facts.usage.is_empty() {
         return;
     }

@@ -34,7 +34,7 @@ pub async fn view(
     session: Session<'_, impl Engine, impl Host>,
     team: Option<&str>,
 ) -> anyhow::Result<GpuView> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let mut nvidia = gpu_host::engine_nvidia(session, &[]).await;
     gpu_host::engine_gpu_use(session, &mut nvidia).await;
     // Every launch labels its spec and its GPUs: one listing gives both the holders (of

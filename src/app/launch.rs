@@ -100,7 +100,7 @@ pub async fn prepare(
     mut request: LaunchRequest,
     nvidia: Option<NvidiaFacts>,
 ) -> anyhow::Result<Prepared> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let name = match &request.name {
         Some(name) => name.clone(),
         None => container_name(host, &request.target.spec_name)?,
@@ -381,7 +381,7 @@ pub async fn check_requested_gpus(
     session: Session<'_, impl Engine, impl Host>,
     requested: Option<&GpuSelection>,
 ) -> anyhow::Result<Option<NvidiaFacts>> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let Some(requested) = requested.filter(|requested| !requested.is_none()) else {
         return Ok(None);
     };
@@ -424,7 +424,7 @@ pub async fn start(
     no_start: bool,
     mut on_created: impl FnMut(&str),
 ) -> anyhow::Result<Launched> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let mut gpus = prepared.gpus.clone();
     let mut gpu_plan = prepared.gpu_plan.clone();
     let request = &prepared.request;

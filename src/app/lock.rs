@@ -15,7 +15,6 @@ use crate::input::{InputError, SpecError};
 use crate::labels;
 pub use crate::lock::builtin;
 use crate::lock::{self, Inherited, LockFile, Locked};
-use crate::output::progress::Report;
 use crate::render::lock_script;
 use crate::render::network::Network;
 use crate::spec::locked::Base;
@@ -121,9 +120,9 @@ pub async fn resolve(
     resolved: &ResolvedSpec,
     network: &Network,
     shared: Option<&Locked>,
-    reporter: &impl Report,
 ) -> anyhow::Result<LockFile> {
-    let Session { engine, host } = session;
+    let reporter = session.report;
+    let Session { engine, host, .. } = session;
     let base_id =
         super::base::ensure_base(engine, &resolved.base, network, false, false, reporter).await?;
     reporter.status(&format!(
@@ -250,14 +249,13 @@ pub async fn make(
     network: &Network,
     path: &Path,
     fresh: bool,
-    reporter: &impl Report,
 ) -> anyhow::Result<LockFile> {
     let Session { host, .. } = session;
     let shared = match fresh {
         true => None,
         false => shared_lock(host, resolved, path),
     };
-    let made = resolve(session, resolved, network, shared.as_ref(), reporter).await?;
+    let made = resolve(session, resolved, network, shared.as_ref()).await?;
     write(host, path, &made)?;
     Ok(made)
 }

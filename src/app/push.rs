@@ -33,7 +33,7 @@ pub async fn push(
     engine: &impl Engine,
     image: &str,
     target: &str,
-    reporter: &impl Report,
+    reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<String> {
     let Some(facts) = engine.image(image).await? else {
         return Err(InputError::new(

@@ -28,7 +28,7 @@ pub async fn wait_until_ready(
     plan: &LaunchPlan,
     known_hosts: Option<&Path>,
 ) -> anyhow::Result<()> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     // The host's clock, so the fakes' time passes as fast as they ask.
     let started = host.now();
     let mut polls: u32 = 0;
@@ -117,7 +117,7 @@ async fn answers_inside(
     id: &str,
     plan: &LaunchPlan,
 ) -> anyhow::Result<bool> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let Some((port, _)) = &plan.jupyter_inside else {
         return Ok(true);
     };
@@ -161,7 +161,7 @@ async fn pin_printed_key(
     port: u16,
     known_hosts: &Path,
 ) -> anyhow::Result<bool> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let output = engine.output(id).await?;
     match output
         .lines()

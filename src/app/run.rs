@@ -16,7 +16,6 @@ use crate::host::Host;
 use crate::input::InputError;
 use crate::labels::{self, ImageLabels};
 use crate::notice::Notice;
-use crate::output::progress::Report;
 use crate::output::ui::Ui;
 use crate::plan::gpus::GpuPlan;
 use crate::plan::host_urls::HostUrls;
@@ -71,15 +70,13 @@ pub async fn run(
     options: &RunOptions,
     resolved: Option<&ResolvedSpec>,
     network: &Network,
-    reporter: &impl Report,
-    ui: &impl Ui,
 ) -> anyhow::Result<RunEnd> {
+    let reporter = session.report;
+    let ui = session.ui;
     let Session { engine, .. } = session;
     let nvidia = launch::check_before_build(session, &options.launch).await?;
     let target = match resolved {
-        Some(resolved) => {
-            spec_target(session, resolved, network, options.no_build, reporter).await?
-        }
+        Some(resolved) => spec_target(session, resolved, network, options.no_build).await?,
         None => image_target(engine, &options.target).await?,
     };
     reporter.clear();
@@ -100,7 +97,7 @@ pub async fn run(
         ui.data(&launched.name);
         return Ok(RunEnd::Created);
     }
-    follow(session, options, &launched, ui).await
+    follow(session, options, &launched).await
 }
 
 /// The launch the options ask for, on the resolved target: its idle settings refused
@@ -125,7 +122,7 @@ fn launch_request(options: &RunOptions, target: Target) -> Result<LaunchRequest,
 
 /// What the user should know before the container starts: the GPU choice, and what
 /// `--public` opens.
-fn warn(ui: &impl Ui, public: bool, prepared: &launch::Prepared, remote: Option<&str>) {
+fn warn(ui: &(impl Ui + ?Sized), public: bool, prepared: &launch::Prepared, remote: Option<&str>) {
     for note in &prepared.notes {
         ui.notice(note);
     }
@@ -173,8 +170,8 @@ pub async fn follow(
     session: Session<'_, impl Engine, impl Host>,
     options: &RunOptions,
     launched: &Launched,
-    ui: &impl Ui,
 ) -> anyhow::Result<RunEnd> {
+    let ui = session.ui;
     // A service's own log names its in-container addresses: shown as this machine's
     // (`plan::host_urls`). A command's output is passed on as it comes.
     let service = !launched.plan.endpoints.is_empty();
@@ -212,15 +209,7 @@ pub async fn follow(
             ui.output(chunk(rest));
         }
     }
-    finish(
-        session,
-        launched,
-        outcome,
-        options.keep,
-        options.sync_back,
-        ui,
-    )
-    .await
+    finish(session, launched, outcome, options.keep, options.sync_back).await
 }
 
 /// What is done with a started container once tfimg stops following it.
@@ -253,8 +242,8 @@ pub async fn finish(
     outcome: anyhow::Result<RunEnd>,
     keep: bool,
     sync_back: bool,
-    ui: &impl Ui,
 ) -> anyhow::Result<RunEnd> {
+    let ui = session.ui;
     let Session { engine, .. } = session;
     let steps = clean_up(
         outcome.as_ref().ok().copied(),
@@ -294,7 +283,13 @@ pub async fn finish(
 }
 
 /// What the user sees as the container comes up or is stopped.
-fn show_event(ui: &impl Ui, event: RunEvent, plan: &LaunchPlan, name: &str, detached: bool) {
+fn show_event(
+    ui: &(impl Ui + ?Sized),
+    event: RunEvent,
+    plan: &LaunchPlan,
+    name: &str,
+    detached: bool,
+) {
     match event {
         RunEvent::Reachable {
             tensorboard_starting,
@@ -332,14 +327,14 @@ pub async fn spec_target(
     resolved: &ResolvedSpec,
     network: &Network,
     no_build: bool,
-    reporter: &impl Report,
 ) -> anyhow::Result<Target> {
+    let reporter = session.report;
     let Session { engine, .. } = session;
     let options = BuildOptions {
         only_check: no_build,
         ..BuildOptions::default()
     };
-    let image = match build_spec(session, resolved, network, &options, reporter).await? {
+    let image = match build_spec(session, resolved, network, &options).await? {
         Some(built) => built.plan.keyed_tag,
         None => {
             let reference = resolved.image_reference();
@@ -507,7 +502,7 @@ pub async fn await_service(
     launched: &Launched,
     no_wait: bool,
 ) -> anyhow::Result<Option<bool>> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let plan = &launched.plan;
     let id = launched.id.as_str();
     let serves = plan
@@ -539,7 +534,7 @@ pub async fn stream_until_exit(
     mut on_event: impl FnMut(RunEvent),
     sink: impl FnMut(OutputChunk),
 ) -> anyhow::Result<RunEnd> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let id = launched.id.as_str();
     let interrupted = tokio::select! {
         result = engine.stream_output(id, true, None, sink) => { result?; false }

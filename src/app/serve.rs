@@ -19,8 +19,6 @@ use crate::host::{Host, NvidiaFacts};
 use crate::input::{printable, InputError, SpecError};
 use crate::labels;
 use crate::notice::Notice;
-use crate::output::progress::Report;
-use crate::output::ui::Ui;
 use crate::plan::gpus::{self, GpuSelection};
 use crate::plan::model_config::{self, VersionPolicy};
 use crate::plan::mounts::MountRequest;
@@ -518,9 +516,9 @@ pub async fn serve(
     served: Served,
     specs: &ServingSpecs,
     network: &Network,
-    reporter: &impl Report,
 ) -> anyhow::Result<Serving> {
-    let Session { engine, host } = session;
+    let reporter = session.report;
+    let Session { engine, host, .. } = session;
     let remote = engine.remote_endpoint().is_some();
     let (spec, gpus, nvidia) =
         choose_spec(session, request.gpus.as_ref(), request.share_gpus, specs).await?;
@@ -534,7 +532,7 @@ pub async fn serve(
             request.shown
         )));
     }
-    let target = spec_target(session, spec, network, false, reporter).await?;
+    let target = spec_target(session, spec, network, false).await?;
     reporter.clear();
     let launch_request = launch_request(host, request, &served, target, gpus, remote)?;
     let prepared = launch::prepare(session, launch_request, nvidia).await?;
@@ -573,15 +571,15 @@ pub async fn serve(
 pub async fn follow(
     session: Session<'_, impl Engine, impl Host>,
     launched: &Launched,
-    ui: &impl Ui,
 ) -> anyhow::Result<RunEnd> {
+    let ui = session.ui;
     let on_event = |event| {
         if let RunEvent::Stopping = event {
             ui.note(&format!("tfimg: stopping `{}`", launched.name));
         }
     };
     let outcome = stream_until_exit(session, launched, on_event, |chunk| ui.output(chunk)).await;
-    finish(session, launched, outcome, false, false, ui).await
+    finish(session, launched, outcome, false, false).await
 }
 
 /// What the ready server says: the version it serves, and a request to try (or why there

@@ -1,17 +1,38 @@
-//! What a story runs against: the container engine and this machine, paired once where a
-//! command starts (or a test makes its fakes) and handed down whole, so no story takes
-//! them as two parameters.
+//! What a story runs against: the container engine, this machine, and where its words go
+//! (the command's notes and result lines, its progress), paired once where a command
+//! starts (or a test makes its fakes) and handed down whole, so no story takes them as
+//! separate parameters.
 
-/// The engine and the host a story uses. Copy: it holds two references.
+use crate::output::progress::Report;
+pub use crate::output::sinks::Sinks;
+use crate::output::ui::Ui;
+
+/// The engine and the host a story uses, and its two sinks. Copy: it holds references.
 pub struct Session<'a, E: ?Sized, H: ?Sized> {
     pub engine: &'a E,
     pub host: &'a H,
+    /// Notes for the user, the command's result lines, a container's output.
+    pub ui: &'a dyn Ui,
+    /// Progress of long steps (builds, pulls, copies) and the JSON events.
+    pub report: &'a dyn Report,
 }
 
 impl<'a, E: ?Sized, H: ?Sized> Session<'a, E, H> {
-    /// The pair.
-    pub fn new(engine: &'a E, host: &'a H) -> Self {
-        Session { engine, host }
+    /// The engine and the host, and where the story's words go.
+    pub fn new(engine: &'a E, host: &'a H, sinks: Sinks<'a>) -> Self {
+        Session {
+            engine,
+            host,
+            ui: sinks.ui,
+            report: sinks.report,
+        }
+    }
+
+    /// A session on the fakes whose words nobody reads (a test that asserts on what the
+    /// engine and the host were asked).
+    #[cfg(test)]
+    pub fn quiet(engine: &'a E, host: &'a H) -> Self {
+        Session::new(engine, host, Sinks::silent())
     }
 }
 

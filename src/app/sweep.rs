@@ -113,6 +113,8 @@ type Watching<'a> = FuturesUnordered<Pin<Box<dyn Future<Output = Ending> + 'a>>>
 
 /// One run's state between the engine, the host, the scheduler and the journal.
 struct Runner<'a, E: Engine, H: Host> {
+    /// The session the sweep runs in (its engine and host are below, for short).
+    session: Session<'a, E, H>,
     engine: &'a E,
     host: &'a H,
     run: &'a SweepRun,
@@ -154,7 +156,7 @@ pub async fn run<E: Engine, H: Host>(
     run: &SweepRun,
     notify: &dyn Fn(Note),
 ) -> anyhow::Result<Finished> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let sweep = &run.sweep;
     folder::trusted(host, &sweep.output, true)?;
     let _lock = resume::lock(host, sweep)?;
@@ -170,6 +172,7 @@ pub async fn run<E: Engine, H: Host>(
     let trials = sweep.trials_known(&replay);
     let count = sweep.search.count();
     let mut runner = Runner {
+        session,
         engine,
         host,
         run,

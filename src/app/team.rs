@@ -95,7 +95,7 @@ pub async fn up(
     ids: (u32, u32),
     rollback: Option<bool>,
 ) -> anyhow::Result<UpReport> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let existing = engine
         .containers_with_label(&labels::team_filter(&team.name))
         .await?;
@@ -279,7 +279,7 @@ async fn start_all(
     rollback: bool,
     report: &mut UpReport,
 ) -> anyhow::Result<Vec<(String, String)>> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     // What this `up` created and which of those are fully up, kept outside the work so
     // an interrupt can leave exactly the members that are ready.
     let created: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());

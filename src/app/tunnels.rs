@@ -63,7 +63,7 @@ fn forget(host: &impl Host, container_id: &str) {
 
 /// The records of `engine`'s containers.
 fn all(session: Session<'_, impl Engine, impl Host>) -> Vec<TunnelRecord> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let Ok(folder) = folder(host) else {
         return Vec::new();
     };
@@ -77,7 +77,7 @@ fn all(session: Session<'_, impl Engine, impl Host>) -> Vec<TunnelRecord> {
 /// The record of container `id` while its tunnel runs; a record whose tunnel ended is
 /// dropped.
 pub fn live(session: Session<'_, impl Engine, impl Host>, id: &str) -> Option<TunnelRecord> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let record = load(host, id)?;
     if engine.tunnel_alive(&record.tunnel) {
         return Some(record);
@@ -94,7 +94,7 @@ pub async fn end(engine: &impl Engine, record: &TunnelRecord) {
 
 /// Ends the tunnel of container `id` (see `end`) and drops its record. Whether one ran.
 pub async fn close(session: Session<'_, impl Engine, impl Host>, id: &str) -> bool {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let Some(record) = load(host, id) else {
         return false;
     };
@@ -163,7 +163,7 @@ async fn carry_one(
     mut forward: Forward,
     reserved: &RefCell<BTreeSet<u16>>,
 ) -> anyhow::Result<Forward> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     for _ in 1..PORT_ATTEMPTS {
         match engine.forward(tunnel, &forward).await {
             Ok(()) => return Ok(forward),
@@ -245,7 +245,7 @@ pub async fn reopen(
     session: Session<'_, impl Engine, impl Host>,
     container: &ContainerFacts,
 ) -> anyhow::Result<Vec<(String, String)>> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let name = &container.name;
     if container.state != "running" {
         return Err(InputError::new(

@@ -27,8 +27,8 @@ pub fn run(args: &BuildArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     };
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
-        let built = build_spec(session, &resolved, &network, &options, &reporter)
+        let session = super::reported(&engine, host, &reporter);
+        let built = build_spec(session, &resolved, &network, &options)
             .await?
             .expect("a build that is not only a check always answers");
         finish(&reporter, &built);
@@ -45,15 +45,14 @@ pub fn prune_command(
 ) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
-        let reporter = Reporter::new(crate::cli::Progress::Plain);
-        build::prune_after_builds(session, name, key, &reporter).await?;
+        let session = super::session(&engine, host);
+        build::prune_after_builds(session, name, key).await?;
         Ok(ExitCode::SUCCESS)
     })
 }
 
 /// Data on stdout: the image reference, or the JSON result event.
-fn finish(reporter: &impl Report, built: &Built) {
+fn finish(reporter: &(impl Report + ?Sized), built: &Built) {
     let plan = &built.plan;
     if reporter.is_json() {
         reporter.result(json!({

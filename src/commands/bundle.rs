@@ -27,8 +27,8 @@ pub fn save(args: &SaveArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     };
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
-        let saved = bundle::save(session, &targets, &options, &reporter).await?;
+        let session = super::reported(&engine, host, &reporter);
+        let saved = bundle::save(session, &targets, &options).await?;
         let elapsed = reporter.elapsed();
         let summary = text::saved_line(&args.output, saved.bytes, &saved.manifest, elapsed);
         if reporter.is_json() {
@@ -63,8 +63,8 @@ pub fn load(args: &LoadArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     let checked_at = Instant::now();
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
-        let loaded = bundle::load(session, &checked, &options, &reporter).await?;
+        let session = super::reported(&engine, host, &reporter);
+        let loaded = bundle::load(session, &checked, &options).await?;
         if reporter.is_json() {
             reporter.result(json!({
                 "images": loaded.images,

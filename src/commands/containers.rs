@@ -17,7 +17,7 @@ use crate::spec::resolved::SERVING_PORT_NAME;
 pub fn ps(args: &PsArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
+        let session = super::session(&engine, host);
         let team = args.team.as_deref();
         if args.watch {
             let show = |view: &_| crate::output::gpus::print_watched(view, gpu_use::WATCH_EVERY);
@@ -111,7 +111,7 @@ pub fn exec(args: &ExecArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
 
 pub fn stop(args: &NamesArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     for_each(settings, &args.names, |engine, container| async move {
-        containers::stop(crate::app::Session::new(&engine, host), &container).await?;
+        containers::stop(super::session(&engine, host), &container).await?;
         outln!("{}", container.name);
         Ok(())
     })
@@ -124,7 +124,7 @@ pub fn remove(
 ) -> anyhow::Result<ExitCode> {
     let force = args.force;
     for_each(settings, &args.names, move |engine, container| async move {
-        containers::remove(crate::app::Session::new(&engine, host), &container, force).await?;
+        containers::remove(super::session(&engine, host), &container, force).await?;
         outln!("{}", container.name);
         Ok(())
     })

@@ -12,6 +12,7 @@ use crate::cli::DoctorArgs;
 use crate::doctor;
 use crate::host::Host;
 use crate::output::exit::EXIT_BAD_INPUT;
+use crate::output::sinks::Sinks;
 
 pub fn run(args: &DoctorArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let name = args
@@ -20,7 +21,10 @@ pub fn run(args: &DoctorArgs, settings: &Settings, host: &impl Host) -> anyhow::
         .unwrap_or_else(|| "gpu-jupyter".to_string());
     let catalog = super::catalog(settings, host);
     let today = host.today()?;
-    let resolved = crate::app::catalog::resolve(host, &catalog, &name);
+    let resolved = crate::app::catalog::resolve(host, &catalog, &name).map(|resolved| {
+        let support = crate::spec::support::spec_support(&catalog, &resolved, today);
+        (resolved, support)
+    });
     let network = settings.network(&args.network.choices(), host)?;
     let engine_url = settings.engine_url()?;
     let checks = super::runtime()?.block_on(async {
@@ -30,10 +34,9 @@ pub fn run(args: &DoctorArgs, settings: &Settings, host: &impl Host) -> anyhow::
                 connected,
                 &engine_url,
                 host,
-                &catalog,
                 &resolved,
                 &network,
-                today,
+                Sinks::plain(),
             )
             .await,
         )

@@ -128,8 +128,10 @@ fn images(
     build: bool,
     gateway: bool,
 ) -> anyhow::Result<TeamImages> {
+    let reporter = crate::output::progress::Reporter::new(crate::output::progress::Progress::Auto);
     super::runtime()?.block_on(async {
         let connected = settings.try_connect().await?;
-        export::images(connected, host, specs, network, build, gateway, &Terminal).await
+        let sinks = crate::output::sinks::Sinks::terminal(&reporter);
+        export::images(connected, host, specs, network, build, gateway, sinks).await
     })
 }

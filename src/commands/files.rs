@@ -20,7 +20,7 @@ pub fn pull_files(
 ) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
+        let session = super::session(&engine, host);
         let container = crate::app::containers::find(&engine, &args.name).await?;
         let lines =
             files::pull_files(session, &container, &args.destination, args.from.as_deref()).await?;

@@ -12,7 +12,7 @@ use crate::host::Host;
 pub fn run(args: &ForwardArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let forwarded = super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
+        let session = super::session(&engine, host);
         tunnels::forward(session, &args.name, args.close).await
     })?;
     match forwarded {

@@ -23,8 +23,8 @@ pub fn run(args: &LockArgs, settings: &Settings, host: &impl Host) -> anyhow::Re
     let reporter = Reporter::new(args.progress);
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
-        let made = lock::make(session, &resolved, &network, &path, args.fresh, &reporter);
+        let session = super::reported(&engine, host, &reporter);
+        let made = lock::make(session, &resolved, &network, &path, args.fresh);
         let made = made.await?;
         reporter.status(&lock::locked_line(&resolved, &made, reporter.elapsed()));
         reporter.clear();

@@ -52,3 +52,21 @@ fn runtime_with(handled: bool) -> anyhow::Result<tokio::runtime::Runtime> {
     runtime.block_on(async { crate::host::machine::listen_for_interrupts(handled) });
     Ok(runtime)
 }
+
+/// The session of a command whose progress is plain lines: its words on the terminal.
+fn session<'a, E, H: ?Sized>(engine: &'a E, host: &'a H) -> crate::app::Session<'a, E, H> {
+    crate::app::Session::new(engine, host, crate::output::sinks::Sinks::plain())
+}
+
+/// The session of a command with progress of its own, on `reporter`.
+fn reported<'a, E, H: ?Sized>(
+    engine: &'a E,
+    host: &'a H,
+    reporter: &'a crate::output::progress::Reporter,
+) -> crate::app::Session<'a, E, H> {
+    crate::app::Session::new(
+        engine,
+        host,
+        crate::output::sinks::Sinks::terminal(reporter),
+    )
+}

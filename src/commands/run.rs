@@ -13,7 +13,6 @@ use crate::cli::RunArgs;
 use crate::host::Host;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
-use crate::output::ui::Terminal;
 use crate::plan;
 use crate::plan::mounts;
 use crate::plan::{LaunchRequest, SshSource, TunnelMode};
@@ -26,16 +25,8 @@ pub fn run(args: &RunArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
-        let ui = Terminal;
-        let after = run::run(
-            session,
-            &options,
-            resolved.as_ref(),
-            &network,
-            &reporter,
-            &ui,
-        );
+        let session = super::reported(&engine, host, &reporter);
+        let after = run::run(session, &options, resolved.as_ref(), &network);
         Ok(ExitCode::from(after.await?.exit_code()))
     })
 }

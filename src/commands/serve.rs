@@ -15,7 +15,6 @@ use crate::host::Host;
 use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::output::progress::Reporter;
-use crate::output::ui::Terminal;
 use crate::plan::serving::flags as serving_flags;
 
 pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
@@ -26,8 +25,8 @@ pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
-        let serving = serve::serve(session, &request, model, &specs, &network, &reporter).await?;
+        let session = super::reported(&engine, host, &reporter);
+        let serving = serve::serve(session, &request, model, &specs, &network).await?;
         for note in &serving.notes {
             crate::output::notice(note);
         }
@@ -35,7 +34,7 @@ pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::R
         if args.detach {
             return Ok(ExitCode::SUCCESS);
         }
-        let after = serve::follow(session, &serving.launched, &Terminal).await?;
+        let after = serve::follow(session, &serving.launched).await?;
         Ok(ExitCode::from(after.exit_code()))
     })
 }

@@ -12,6 +12,7 @@ use crate::app::sweep::folder::{self, shown};
 use crate::app::sweep::{K8sRequest, StartOptions, Started, Stopped};
 use crate::cli::{Progress, SweepArgs, SweepCommand, SweepReportArgs, SweepRunArgs, SweepTarget};
 use crate::host::Host;
+use crate::output::sinks::Sinks;
 use crate::output::ui::Terminal;
 
 mod show;
@@ -47,7 +48,12 @@ fn file(args: &SweepRunArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     }
     let connect = async || settings.connect().await;
     if args.dry_run {
-        let planned = super::runtime()?.block_on(app::sweep::dry_run(connect, host, loaded))?;
+        let planned = super::runtime()?.block_on(app::sweep::dry_run(
+            connect,
+            host,
+            loaded,
+            Sinks::plain(),
+        ))?;
         return show::dry_run(&planned, args.json);
     }
     let network = settings.network(&args.network.choices(), host)?;
@@ -77,7 +83,7 @@ fn stop(target: &SweepTarget, settings: &Settings, host: &impl Host) -> anyhow::
     let dir = folder::locate(host, &current, &target.sweep)?;
     let stopped = super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
+        let session = super::session(&engine, host);
         app::sweep::stop(session, &dir).await
     })?;
     match stopped {
@@ -113,7 +119,7 @@ fn report(
         &args.target.sweep,
         args.output.as_deref(),
         connect,
-        &Terminal,
+        Sinks::plain(),
     );
     let path = super::runtime()?.block_on(report)?;
     // `-o` as the user gave it; the default as it reads from here.

@@ -13,7 +13,6 @@ use crate::cli::{DownArgs, TeamArgs};
 use crate::host::Host;
 use crate::output::exit::EXIT_ENGINE;
 use crate::output::progress::Reporter;
-use crate::output::ui::Terminal;
 
 pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let (team, specs) = up_down::load(host, &super::catalog(settings, host), &args.file)?;
@@ -21,10 +20,10 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
+        let session = super::reported(&engine, host, &reporter);
         let rollback = args.rollback_choice();
         let report =
-            up_down::bring_up(session, &team, &specs, &network, rollback, &reporter, &Terminal)
+            up_down::bring_up(session, &team, &specs, &network, rollback)
                 .await?;
         if !report.failures.is_empty() {
             for (member, error) in &report.failures {
@@ -64,9 +63,8 @@ pub fn down(args: &DownArgs, settings: &Settings, host: &impl Host) -> anyhow::R
     let team = crate::app::catalog::load_team(host, &args.file)?;
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = crate::app::Session::new(&engine, host);
-        let reporter = Reporter::new(crate::output::progress::Progress::Plain);
-        let removed = up_down::down(session, &team.name, &reporter).await?;
+        let session = super::session(&engine, host);
+        let removed = up_down::down(session, &team.name).await?;
         for name in &removed {
             outln!("{name}");
         }

@@ -16,6 +16,8 @@ pub mod streams;
 pub mod exit;
 pub mod gpus;
 pub mod progress;
+pub mod report;
+pub mod sinks;
 pub mod ui;
 
 pub fn init_tracing(verbose: u8) {

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
+pub use super::report::Report;
+use super::ui::Terminal;
 use crate::engine::BuildEvent;
 
 /// How progress is shown (`--progress`).
@@ -19,33 +21,6 @@ pub enum Progress {
     Plain,
     /// One JSON event per line on stdout.
     Json,
-}
-
-/// Where a story's progress and notes go: the terminal's [`Reporter`], or what a unit
-/// test records (`ui::Recorded`).
-pub trait Report {
-    /// A line for the user (`base image debian:bullseye-slim found`).
-    fn status(&self, message: &str);
-    /// A note or a warning, as `output/` shows it.
-    fn notice(&self, notice: &crate::notice::Notice) {
-        self.status(&super::notice_line(notice));
-    }
-    /// A line of a subprocess or the daemon (shown in plain mode, summarised live).
-    fn output(&self, line: &str);
-    /// A step or a line of an image build.
-    fn build_event(&self, event: &BuildEvent);
-    /// An event of its own in JSON mode (`{"event": kind, ...value}`); nothing otherwise.
-    fn event(&self, kind: &str, value: serde_json::Value);
-    /// A summary line that replaces the last one on a terminal; nothing otherwise.
-    fn live(&self, message: &str);
-    /// The final result; in JSON mode this is the last event on stdout.
-    fn result(&self, value: serde_json::Value);
-    /// The live display taken away (before a container's own output, or the end).
-    fn clear(&self);
-    /// How long since the command started.
-    fn elapsed(&self) -> Duration;
-    /// Whether every line goes out as JSON (`--progress json`).
-    fn is_json(&self) -> bool;
 }
 
 /// Progress on this process's stderr (or JSON events on stdout).
@@ -91,7 +66,7 @@ impl Report for Reporter {
     fn status(&self, message: &str) {
         match &self.mode {
             Mode::Live(bar) => bar.println(message),
-            Mode::Plain => errln!("{message}"),
+            Mode::Plain => Terminal.status(message),
             Mode::Json => emit(json!({"event": "status", "message": message})),
         }
     }
@@ -99,7 +74,7 @@ impl Report for Reporter {
     fn output(&self, line: &str) {
         match &self.mode {
             Mode::Live(bar) => bar.set_message(truncate(line, 100)),
-            Mode::Plain => errln!("{line}"),
+            Mode::Plain => Terminal.output(line),
             Mode::Json => emit(json!({"event": "output", "line": line})),
         }
     }
@@ -119,16 +94,7 @@ impl Report for Reporter {
                     truncate(instruction, 90)
                 ));
             }
-            (
-                BuildEvent::Step {
-                    index,
-                    total,
-                    instruction,
-                },
-                Mode::Plain,
-            ) => {
-                errln!("Step {index}/{total} : {instruction}");
-            }
+            (BuildEvent::Step { .. }, Mode::Plain) => Terminal.build_event(event),
             (
                 BuildEvent::Step {
                     index,
@@ -173,8 +139,11 @@ impl Report for Reporter {
             bar.finish_and_clear();
         }
     }
+}
 
-    fn elapsed(&self) -> Duration {
+impl Reporter {
+    /// How long since the command started.
+    pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }
 }

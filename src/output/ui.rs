@@ -2,6 +2,7 @@
 //! (stdout), a container's output as it streams. The terminal is one sink; the use cases'
 //! unit tests read what a `Recorded` sink was told.
 
+use super::report::Report;
 use crate::engine::OutputChunk;
 use crate::notice::Notice;
 
@@ -37,6 +38,39 @@ impl Ui for Terminal {
     }
 }
 
+/// Progress as plain lines on stderr, for a command that shows none of its own (and for
+/// `Reporter` in plain mode): each status and daemon line, each build step; no live
+/// summary and no JSON events.
+impl Report for Terminal {
+    fn status(&self, message: &str) {
+        errln!("{message}");
+    }
+
+    fn output(&self, line: &str) {
+        errln!("{line}");
+    }
+
+    fn build_event(&self, event: &crate::engine::BuildEvent) {
+        match event {
+            crate::engine::BuildEvent::Step {
+                index,
+                total,
+                instruction,
+            } => errln!("Step {index}/{total} : {instruction}"),
+            crate::engine::BuildEvent::Output(line) => errln!("{line}"),
+            crate::engine::BuildEvent::Container(_) => {}
+        }
+    }
+
+    fn event(&self, _: &str, _: serde_json::Value) {}
+    fn live(&self, _: &str) {}
+    fn result(&self, _: serde_json::Value) {}
+    fn clear(&self) {}
+    fn is_json(&self) -> bool {
+        false
+    }
+}
+
 /// What a use case said, kept for a unit test to read: its notes and status lines (as
 /// the user reads them), its result lines, the output it passed through, and its
 /// progress (`Report`): the daemon's lines, the live summaries and the JSON events.
@@ -55,7 +89,7 @@ pub struct Recorded {
 }
 
 #[cfg(test)]
-impl super::progress::Report for Recorded {
+impl Report for Recorded {
     fn status(&self, message: &str) {
         self.notes.borrow_mut().push(message.to_string());
     }
@@ -96,10 +130,6 @@ impl super::progress::Report for Recorded {
         self.cleared.set(self.cleared.get() + 1);
     }
 
-    fn elapsed(&self) -> std::time::Duration {
-        std::time::Duration::ZERO
-    }
-
     fn is_json(&self) -> bool {
         false
     }
@@ -118,5 +148,32 @@ impl Ui for Recorded {
     fn output(&self, chunk: OutputChunk) {
         let (OutputChunk::Stdout(bytes) | OutputChunk::Stderr(bytes)) = chunk;
         self.output.borrow_mut().extend_from_slice(&bytes);
+    }
+}
+
+/// Words nobody reads: a story's notes and progress in a unit test that asserts on
+/// something else.
+#[cfg(test)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Silent;
+
+#[cfg(test)]
+impl Ui for Silent {
+    fn note(&self, _: &str) {}
+    fn data(&self, _: &str) {}
+    fn output(&self, _: OutputChunk) {}
+}
+
+#[cfg(test)]
+impl Report for Silent {
+    fn status(&self, _: &str) {}
+    fn output(&self, _: &str) {}
+    fn build_event(&self, _: &crate::engine::BuildEvent) {}
+    fn event(&self, _: &str, _: serde_json::Value) {}
+    fn live(&self, _: &str) {}
+    fn result(&self, _: serde_json::Value) {}
+    fn clear(&self) {}
+    fn is_json(&self) -> bool {
+        false
     }
 }

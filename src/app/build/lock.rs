@@ -20,7 +20,7 @@ pub async fn lock(
     name: &str,
     shared: bool,
     waiting: &str,
-    reporter: &impl Report,
+    reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<Option<Box<dyn std::any::Any + Send>>> {
     let interrupted = host.interrupted();
     tokio::pin!(interrupted);

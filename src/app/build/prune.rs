@@ -10,7 +10,12 @@ use crate::output::progress::Report;
 /// Drops the keyed tags of this spec's earlier builds once nothing else names them (no
 /// `tfimg/<name>:<tensorflow>` tag left on them), so superseded images do not pile up.
 /// Images a container still uses stay; failures here never fail the build.
-pub async fn prune_superseded(engine: &impl Engine, name: &str, key: &str, reporter: &impl Report) {
+pub async fn prune_superseded(
+    engine: &impl Engine,
+    name: &str,
+    key: &str,
+    reporter: &(impl Report + ?Sized),
+) {
     let label = labels::spec_filter(name);
     let Ok(images) = engine.images_with_label(&label).await else {
         return;
@@ -43,9 +48,9 @@ pub async fn prune_after_builds(
     session: Session<'_, impl Engine, impl Host>,
     name: &str,
     key: &str,
-    reporter: &impl Report,
 ) -> anyhow::Result<()> {
-    let Session { engine, host } = session;
+    let reporter = session.report;
+    let Session { engine, host, .. } = session;
     let _images_lock = super::lock(
         host,
         super::IMAGES_LOCK,

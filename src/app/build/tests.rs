@@ -24,11 +24,17 @@ fn build(
         .build()
         .unwrap()
         .block_on(build_spec(
-            Session::new(engine, host),
+            Session::new(
+                engine,
+                host,
+                crate::app::session::Sinks::new(
+                    &crate::output::ui::Recorded::default(),
+                    &crate::output::ui::Recorded::default(),
+                ),
+            ),
             resolved,
             &Network::default(),
             options,
-            &crate::output::ui::Recorded::default(),
         ))
 }
 

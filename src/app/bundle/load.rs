@@ -67,7 +67,7 @@ pub fn check(
     host: &impl Host,
     catalog: &Catalog,
     options: &LoadOptions<'_>,
-    reporter: &impl Report,
+    reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<Checked> {
     let folder = options.folder;
     if host.exists(folder) && !host.is_folder(folder) {
@@ -130,9 +130,9 @@ pub async fn load(
     session: Session<'_, impl Engine, impl Host>,
     checked: &Checked,
     options: &LoadOptions<'_>,
-    reporter: &impl Report,
 ) -> anyhow::Result<Loaded> {
-    let Session { engine, host } = session;
+    let reporter = session.report;
+    let Session { engine, host, .. } = session;
     let manifest = &checked.verified.manifest;
     let mut parts: Vec<&str> = Vec::new();
     for image in &manifest.images {
@@ -155,7 +155,7 @@ pub async fn load(
             human_size(located.size),
             engine.endpoint()
         ));
-        import(session, options.bundle, located, reporter).await?;
+        import(session, options.bundle, located).await?;
     }
     settle_tags(engine, &manifest.images, reporter).await?;
     let mut loaded = Loaded {
@@ -188,7 +188,11 @@ pub async fn load(
 }
 
 /// The whole file fed to the verifier, the tail (which holds `manifest.sha256`) first.
-fn verify_file(host: &impl Host, path: &Path, reporter: &impl Report) -> anyhow::Result<Verified> {
+fn verify_file(
+    host: &impl Host,
+    path: &Path,
+    reporter: &(impl Report + ?Sized),
+) -> anyhow::Result<Verified> {
     let shown = path.display();
     // The reason quotes the bundle's own bytes (names, tags, paths): printed with their
     // control characters escaped, so a bundle cannot drive the terminal.
@@ -321,9 +325,9 @@ async fn import(
     session: Session<'_, impl Engine, impl Host>,
     bundle: &Path,
     located: &Located,
-    reporter: &impl Report,
 ) -> anyhow::Result<()> {
-    let Session { engine, host } = session;
+    let reporter = session.report;
+    let Session { engine, host, .. } = session;
     let file = host.file_stream(bundle, located.offset, located.size)?;
     let altered = Arc::new(AtomicBool::new(false));
     let stream = checked_stream(file, located, altered.clone());
@@ -390,7 +394,7 @@ fn checked_stream(file: FileStream, located: &Located, altered: Arc<AtomicBool>)
 async fn settle_tags(
     engine: &impl Engine,
     images: &[BundledImage],
-    reporter: &impl Report,
+    reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<()> {
     for image in images {
         if engine.image(&image.id).await?.is_none() {

@@ -18,7 +18,6 @@ use crate::engine::{Engine, ImageFacts};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
-use crate::output::progress::Report;
 use crate::spec::load::{Origin, SpecDocument};
 use crate::spec::ResolvedSpec;
 
@@ -114,16 +113,15 @@ pub async fn save(
     session: Session<'_, impl Engine, impl Host>,
     targets: &[SaveTarget],
     options: &SaveOptions<'_>,
-    reporter: &impl Report,
 ) -> anyhow::Result<Saved> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     check_output(host, options.output)?;
     let mut gathered = Gathered::default();
     for target in targets {
         match target {
             SaveTarget::Image(reference) => gather_image(engine, reference, &mut gathered).await?,
             SaveTarget::Spec(target) => {
-                gather_spec(session, target, options.network, &mut gathered, reporter).await?
+                gather_spec(session, target, options.network, &mut gathered).await?
             }
         }
     }
@@ -142,14 +140,7 @@ pub async fn save(
         .output
         .with_file_name(format!(".{name}.{}.partial", host.random_hex(4)?));
     let references = gathered.references();
-    let writing = write(
-        session,
-        &temporary,
-        &gathered.parts,
-        &references,
-        manifest,
-        reporter,
-    );
+    let writing = write(session, &temporary, &gathered.parts, &references, manifest);
     let written = tokio::select! {
         written = writing => written,
         _ = host.interrupted() => Err(Interrupted {
@@ -243,15 +234,14 @@ async fn gather_spec(
     target: &SpecTarget,
     network: &Network,
     gathered: &mut Gathered,
-    reporter: &impl Report,
 ) -> anyhow::Result<()> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let resolved = &target.resolved;
     let check = BuildOptions {
         only_check: true,
         ..BuildOptions::default()
     };
-    let Some(built) = build_spec(session, resolved, network, &check, reporter).await? else {
+    let Some(built) = build_spec(session, resolved, network, &check).await? else {
         let shown = match target.files.last() {
             Some(file) => file.path.display().to_string(),
             None => resolved.name.clone(),

@@ -65,11 +65,14 @@ fn builtin_target(catalog: &Catalog, name: &str) -> SaveTarget {
 fn build(engine: &FakeEngine, host: &FakeHost, target: &SaveTarget) {
     let SaveTarget::Spec(target) = target else { panic!("a spec") };
     let built = run(build_spec(
-        Session::new(engine, host),
+        Session::new(
+            engine,
+            host,
+            crate::app::session::Sinks::new(&reporter(), &reporter()),
+        ),
         &target.resolved,
         &Network::default(),
         &BuildOptions::default(),
-        &reporter(),
     ))
     .unwrap()
     .unwrap();
@@ -92,10 +95,13 @@ fn save_to(
         tfimg_version: "0.1.0",
     };
     run(save(
-        Session::new(engine, host),
+        Session::new(
+            engine,
+            host,
+            crate::app::session::Sinks::new(&reporter(), &reporter()),
+        ),
         targets,
         &options,
-        &reporter(),
     ))
 }
 
@@ -117,10 +123,13 @@ fn load_into(
     let options = options(folder, force);
     let checked = check(host, catalog, &options, &reporter())?;
     run(load(
-        Session::new(engine, host),
+        Session::new(
+            engine,
+            host,
+            crate::app::session::Sinks::new(&reporter(), &reporter()),
+        ),
         &checked,
         &options,
-        &reporter(),
     ))
 }
 
@@ -234,10 +243,13 @@ fn a_built_in_travels_as_its_resolved_spec_and_an_image_with_the_tag_asked_for()
     let checked = check(&host, &catalog, &options, &reporter()).unwrap();
     assert!(checked.differing_builtins.is_empty());
     let loaded = run(load(
-        Session::new(&offline, &host),
+        Session::new(
+            &offline,
+            &host,
+            crate::app::session::Sinks::new(&reporter(), &reporter()),
+        ),
         &checked,
         &options,
-        &reporter(),
     ))
     .unwrap();
     assert!(loaded.written.is_empty());
@@ -330,10 +342,13 @@ fn a_bundle_that_changes_after_its_check_is_cut_off_before_the_daemon_has_it_who
     host.files.borrow_mut().get_mut(Path::new(OUTPUT)).unwrap()[position] ^= 1;
     let offline = FakeEngine::new();
     let error = run(load(
-        Session::new(&offline, &host),
+        Session::new(
+            &offline,
+            &host,
+            crate::app::session::Sinks::new(&reporter(), &reporter()),
+        ),
         &checked,
         &options,
-        &reporter(),
     ))
     .unwrap_err();
     assert_eq!(

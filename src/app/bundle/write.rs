@@ -40,9 +40,9 @@ pub async fn write(
     parts: &[SmallPart],
     references: &[String],
     mut manifest: Manifest,
-    reporter: &impl Report,
 ) -> anyhow::Result<Saved> {
-    let Session { engine, host } = session;
+    let reporter = session.report;
+    let Session { engine, host, .. } = session;
     let failed = |error: std::io::Error| write_failed(temporary, &error);
     let created = manifest.created_unix;
     let slot = layout::manifest_slot(&manifest);
@@ -98,7 +98,7 @@ async fn export(
     engine: &impl Engine,
     file: &mut dyn OutputFile,
     references: &[String],
-    reporter: &impl Report,
+    reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<std::io::Result<(u64, String)>> {
     let mut hasher = Sha256::new();
     let mut size = 0u64;

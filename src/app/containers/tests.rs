@@ -83,9 +83,9 @@ fn rm_refuses_a_running_container_without_force_and_closes_the_tunnel_of_one_rem
     let host = crate::host::fake::FakeHost::new();
     let request = crate::app::testing::request("cpu-jupyter");
     let launched =
-        crate::app::testing::prepare_and_start(Session::new(&engine, &host), request).unwrap();
+        crate::app::testing::prepare_and_start(Session::quiet(&engine, &host), request).unwrap();
     let container = block_on(find(&engine, "lab")).unwrap();
-    let error = block_on(remove(Session::new(&engine, &host), &container, false)).unwrap_err();
+    let error = block_on(remove(Session::quiet(&engine, &host), &container, false)).unwrap_err();
     assert_eq!(
         message(error),
         "`lab` is running\nhint: stop it first (`tfimg stop lab`), or use `tfimg rm -f`"
@@ -95,7 +95,7 @@ fn rm_refuses_a_running_container_without_force_and_closes_the_tunnel_of_one_rem
         "nothing was removed"
     );
 
-    block_on(remove(Session::new(&engine, &host), &container, true)).unwrap();
+    block_on(remove(Session::quiet(&engine, &host), &container, true)).unwrap();
     assert!(block_on(find(&engine, "lab")).is_err());
     let calls = engine.calls();
     let removed = calls
@@ -134,15 +134,15 @@ fn ps_hides_jupyter_tokens_unless_asked() {
     let engine = FakeEngine::new();
     let host = crate::host::fake::FakeHost::new();
     let request = crate::app::testing::request("cpu-jupyter");
-    crate::app::testing::prepare_and_start(Session::new(&engine, &host), request).unwrap();
-    let (entries, hidden) = block_on(ps(Session::new(&engine, &host), None, false)).unwrap();
+    crate::app::testing::prepare_and_start(Session::quiet(&engine, &host), request).unwrap();
+    let (entries, hidden) = block_on(ps(Session::quiet(&engine, &host), None, false)).unwrap();
     assert!(hidden);
     assert_eq!(entries.len(), 1);
     assert!(
         !entries[0].urls["jupyter"].contains("token="),
         "{entries:?}"
     );
-    let (entries, hidden) = block_on(ps(Session::new(&engine, &host), None, true)).unwrap();
+    let (entries, hidden) = block_on(ps(Session::quiet(&engine, &host), None, true)).unwrap();
     assert!(!hidden);
     assert!(entries[0].urls["jupyter"].contains("token="), "{entries:?}");
 }
@@ -183,7 +183,7 @@ fn ps_says_stopped_idle_only_for_what_the_idle_watch_stopped() {
     );
     drop(state);
     let host = crate::host::fake::FakeHost::new();
-    let (entries, _) = block_on(ps(Session::new(&engine, &host), None, false)).unwrap();
+    let (entries, _) = block_on(ps(Session::quiet(&engine, &host), None, false)).unwrap();
     let status: BTreeMap<&str, &str> = entries
         .iter()
         .map(|entry| (entry.name.as_str(), entry.status.as_str()))
@@ -240,7 +240,7 @@ fn ps_shows_an_address_through_a_gateway_only_while_the_member_s_own_gateway_ser
         "https://erin.other.localhost:8443/lab",
     );
     let urls = |engine: &FakeEngine| {
-        let (entries, _) = block_on(ps(Session::new(engine, &host), None, false)).unwrap();
+        let (entries, _) = block_on(ps(Session::quiet(engine, &host), None, false)).unwrap();
         entries
             .into_iter()
             .map(|entry| (entry.name, entry.urls.into_keys().collect::<Vec<_>>()))

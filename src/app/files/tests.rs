@@ -67,14 +67,14 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
     }
     let launched = run(async {
         let prepared =
-            launch::prepare(Session::new(&engine, &host), request_with_sync(), None).await?;
+            launch::prepare(Session::quiet(&engine, &host), request_with_sync(), None).await?;
         assert_eq!(
             crate::output::shown(&prepared.notes),
             ["syncing `./code` → `/tf/code` (2 files, 13 B)"]
         );
         let reserved = RefCell::new(BTreeSet::new());
         launch::start(
-            Session::new(&engine, &host),
+            Session::quiet(&engine, &host),
             prepared,
             &reserved,
             false,
@@ -117,7 +117,7 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
             ("out/result.txt", "0.93"),
         ]),
     );
-    let lines = run(sync_back(Session::new(&engine, &host), &launched)).unwrap();
+    let lines = run(sync_back(Session::quiet(&engine, &host), &launched)).unwrap();
     assert_eq!(
         crate::output::shown(&lines),
         ["synced back `/tf/code` → `./code` (1 new, 1 changed)"]
@@ -132,7 +132,7 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
     );
 
     engine.state.borrow_mut().archives.clear();
-    let lines = run(sync_back(Session::new(&engine, &host), &launched)).unwrap();
+    let lines = run(sync_back(Session::quiet(&engine, &host), &launched)).unwrap();
     assert_eq!(
         crate::output::shown(&lines),
         ["note: `/tf/code` is no longer in the container: nothing to copy back into `./code`"]
@@ -142,7 +142,7 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
 #[test]
 fn a_sync_into_a_folder_the_image_lacks_removes_the_container() {
     let (engine, host, request) = sync_into("/missing/code");
-    let error = prepare_and_start(Session::new(&engine, &host), request).unwrap_err();
+    let error = prepare_and_start(Session::quiet(&engine, &host), request).unwrap_err();
     let input = error.downcast_ref::<InputError>().unwrap();
     assert_eq!(
         input.message,
@@ -193,7 +193,7 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
     let container = |id: &str| engine.state.borrow().containers[id].clone();
     let into = PathBuf::from("/home/ana/out");
     let lines = run(pull_files(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &container(&synced),
         &into,
         None,
@@ -205,7 +205,7 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
     );
     assert_eq!(host.read_file(&into.join("out.txt")).unwrap(), b"1");
     let again = run(pull_files(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &container(&synced),
         &into,
         Some("/tf/code/"),
@@ -217,7 +217,7 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
     );
 
     let missing = run(pull_files(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &container(&plain),
         &into,
         None,
@@ -230,7 +230,7 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
         &format!("download {plain} /tf")
     );
     let relative = run(pull_files(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &container(&plain),
         &into,
         Some("out"),
@@ -246,7 +246,7 @@ fn pull_files_copies_the_first_sync_else_the_workdir_and_names_bad_paths() {
 fn a_sync_that_may_make_its_folders_makes_only_the_missing_ones_as_roots() {
     let (engine, host, mut request) = sync_into("/missing/deeper/code");
     request.make_sync_parents = true;
-    prepare_and_start(Session::new(&engine, &host), request).unwrap();
+    prepare_and_start(Session::quiet(&engine, &host), request).unwrap();
     let uploads: Vec<(String, Vec<String>)> = engine
         .state
         .borrow()

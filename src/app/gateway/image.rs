@@ -18,7 +18,7 @@ pub async fn image(
     engine: &impl Engine,
     network: &Network,
     only_check: bool,
-    reporter: &impl Report,
+    reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<Option<String>> {
     let base = GATEWAY_BASE;
     let base_id = if only_check {

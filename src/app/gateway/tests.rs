@@ -36,7 +36,7 @@ fn joined(engine: &FakeEngine, network: &str) -> Vec<String> {
 
 fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
     crate::app::testing::up_team(
-        Session::new(engine, host),
+        Session::quiet(engine, host),
         team,
         "cpu-jupyter",
         Some("tfimg/gateway:0123456789ab"),

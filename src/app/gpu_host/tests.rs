@@ -42,7 +42,7 @@ fn an_engine_on_this_machine_is_answered_by_this_machine_without_a_container() {
     host.nvidia.driver = Some("535.104.05".into());
     host.nvidia.toolkit_programs = names(&["nvidia-container-runtime-hook"]);
     let facts = run(engine_nvidia(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &names(&["lab:1"]),
     ));
     assert_eq!(facts, host.nvidia);
@@ -58,7 +58,7 @@ fn another_host_is_asked_in_a_gpus_all_container_of_the_launch_s_image() {
         state.one_offs.push_back(printed(TABLE));
     }
     let facts = run(engine_nvidia(
-        Session::new(&engine, &FakeHost::new()),
+        Session::quiet(&engine, &FakeHost::new()),
         &names(&["lab:1"]),
     ));
     assert_eq!(facts.driver.as_deref(), Some("580.65.06"));
@@ -116,7 +116,7 @@ fn a_driver_refusing_compute_cap_is_asked_again_without_it() {
         state.one_offs.push_back(printed(TABLE));
     }
     let facts = run(engine_nvidia(
-        Session::new(&engine, &FakeHost::new()),
+        Session::quiet(&engine, &FakeHost::new()),
         &names(&["lab:1"]),
     ));
     assert_eq!(facts.driver.as_deref(), Some("470.57.02"));
@@ -138,7 +138,7 @@ fn the_probe_runs_the_first_image_the_engine_has_else_any_tfimg_built() {
     let probe_image_of = |engine: &FakeEngine, wanted: &[&str]| {
         engine.state.borrow_mut().one_offs.push_back(printed(H100));
         let facts = run(engine_nvidia(
-            Session::new(engine, &FakeHost::new()),
+            Session::quiet(engine, &FakeHost::new()),
             &names(wanted),
         ));
         facts.probe.unwrap().image
@@ -167,7 +167,7 @@ fn the_probe_runs_the_first_image_the_engine_has_else_any_tfimg_built() {
     // Nothing to run: no container, and the facts say so.
     let engine = ssh_engine(&["alpine:3"]);
     let facts = run(engine_nvidia(
-        Session::new(&engine, &FakeHost::new()),
+        Session::quiet(&engine, &FakeHost::new()),
         &names(&["tfimg/lab:1"]),
     ));
     assert_eq!(facts.probe.unwrap().outcome, ProbeOutcome::NoImage);
@@ -195,7 +195,7 @@ fn a_daemon_without_the_toolkit_refuses_and_ssh_asks_the_host_for_the_driver() {
             .insert("nvidia-smi".into(), TABLE.into());
     }
     let facts = run(engine_nvidia(
-        Session::new(&engine, &FakeHost::new()),
+        Session::quiet(&engine, &FakeHost::new()),
         &names(&["lab:1"]),
     ));
     assert_eq!(
@@ -224,7 +224,7 @@ fn a_daemon_without_the_toolkit_refuses_and_ssh_asks_the_host_for_the_driver() {
             message: refusal.into(),
         }));
     let facts = run(engine_nvidia(
-        Session::new(&engine, &FakeHost::new()),
+        Session::quiet(&engine, &FakeHost::new()),
         &names(&["lab:1"]),
     ));
     assert_eq!((facts.driver, facts.source), (None, None));
@@ -247,7 +247,7 @@ fn any_other_failure_is_reported_as_it_came() {
             message: "exec: \"nvidia-smi\": executable file not found in $PATH".into(),
         }));
     let facts = run(engine_nvidia(
-        Session::new(&engine, &FakeHost::new()),
+        Session::quiet(&engine, &FakeHost::new()),
         &names(&["lab:1"]),
     ));
     assert_eq!(
@@ -277,10 +277,10 @@ fn the_use_of_another_host_s_gpus_is_asked_in_a_container_there() {
     }
     let host = FakeHost::new();
     let mut facts = run(engine_nvidia(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &names(&["lab:1"]),
     ));
-    run(engine_gpu_use(Session::new(&engine, &host), &mut facts));
+    run(engine_gpu_use(Session::quiet(&engine, &host), &mut facts));
     assert_eq!(facts.used_mib().get(&0), Some(&2100));
     assert_eq!(facts.usage[0].utilization_gpu, Some(37));
     let state = engine.state.borrow();
@@ -291,6 +291,6 @@ fn the_use_of_another_host_s_gpus_is_asked_in_a_container_there() {
 
     let local = FakeEngine::new();
     let mut facts = host.nvidia.clone();
-    run(engine_gpu_use(Session::new(&local, &host), &mut facts));
+    run(engine_gpu_use(Session::quiet(&local, &host), &mut facts));
     assert!(local.calls().is_empty(), "{:?}", local.calls());
 }

@@ -34,7 +34,7 @@ pub(super) async fn prepare_files(
     home: &str,
     notes: &mut Vec<Notice>,
 ) -> anyhow::Result<Files> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     check_places(request, home)?;
     let owner = request.ids.unwrap_or((0, 0));
     let mut archives = Vec::new();

@@ -50,7 +50,7 @@ fn laptop() -> FakeHost {
 fn gpus_on_another_host_are_checked_and_given_on_its_facts() {
     let (engine, host) = (gpu_box(), laptop());
     let prepared = block_on(prepare(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         request("cpu-headless", Some(GpuSelection::Count(2))),
         None,
     ))
@@ -67,7 +67,7 @@ fn gpus_on_another_host_are_checked_and_given_on_its_facts() {
         .all(|probe| probe.image == IMAGE && probe.all_gpus));
     let reserved = RefCell::new(BTreeSet::new());
     let launched = block_on(start(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         prepared,
         &reserved,
         false,
@@ -89,7 +89,7 @@ fn gpus_on_another_host_are_checked_and_given_on_its_facts() {
 fn more_gpus_than_the_other_host_has_are_refused_naming_it_before_anything_exists() {
     let (engine, host) = (gpu_box(), laptop());
     let error = block_on(prepare(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         request("cpu-headless", Some(GpuSelection::Count(7))),
         None,
     ))
@@ -106,7 +106,7 @@ fn more_gpus_than_the_other_host_has_are_refused_naming_it_before_anything_exist
         "cpu-headless",
         Some(GpuSelection::Devices(vec!["3".into()])),
     );
-    assert!(block_on(prepare(Session::new(&engine, &host), asked, None)).is_ok());
+    assert!(block_on(prepare(Session::quiet(&engine, &host), asked, None)).is_ok());
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
     let (engine, host) = (gpu_box(), laptop());
     for gpus in [None, Some(GpuSelection::None)] {
         let prepared = block_on(prepare(
-            Session::new(&engine, &host),
+            Session::quiet(&engine, &host),
             request("cpu-headless", gpus),
             None,
         ))
@@ -122,7 +122,7 @@ fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
         assert_eq!((prepared.gpus, prepared.nvidia), (GpuSelection::None, None));
     }
     let prepared = block_on(prepare(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         request("gpu-headless", Some(GpuSelection::None)),
         None,
     ))
@@ -133,7 +133,7 @@ fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
     // A GPU image's default on the box: all of its GPUs, said so naming it.
     engine.add_image(&["tfimg/gpu-headless:2.9.3-0123456789ab"], &[]);
     let first = block_on(prepare(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         request("gpu-headless", None),
         None,
     ))
@@ -151,7 +151,7 @@ fn nothing_gpu_asks_no_host_and_known_facts_are_not_asked_again() {
     );
     let known = first.nvidia.clone();
     let asked = engine.calls_to("run-once").len();
-    block_on(prepare(Session::new(&engine, &host), next, known)).unwrap();
+    block_on(prepare(Session::quiet(&engine, &host), next, known)).unwrap();
     assert_eq!(engine.calls_to("run-once").len(), asked);
 }
 
@@ -175,7 +175,7 @@ fn a_daemon_there_without_the_toolkit_is_explained_before_anything_exists() {
     }
     let laptop = laptop();
     let error = block_on(prepare(
-        Session::new(&engine, &laptop),
+        Session::quiet(&engine, &laptop),
         request("cpu-headless", Some(GpuSelection::All)),
         None,
     ))
@@ -205,10 +205,10 @@ fn counts_take_free_gpus_and_a_held_one_is_refused_naming_its_holder() {
         asked.name = Some(name.to_string());
         asked.share_gpus = share;
         let facts = known.borrow().clone();
-        let prepared = block_on(prepare(Session::new(&engine, &host), asked, facts))?;
+        let prepared = block_on(prepare(Session::quiet(&engine, &host), asked, facts))?;
         known.replace(prepared.nvidia.clone());
         block_on(start(
-            Session::new(&engine, &host),
+            Session::quiet(&engine, &host),
             prepared,
             &reserved,
             false,

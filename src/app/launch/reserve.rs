@@ -58,7 +58,7 @@ pub async fn settle(
     kin: Option<&(String, String)>,
     ignored: &mut BTreeSet<String>,
 ) -> Result<Standing, EngineError> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let mut polls = 0;
     loop {
         let containers = engine.containers_with_label(labels::GPUS).await?;
@@ -98,7 +98,7 @@ pub async fn wait_for(
     racers: &[String],
     ignored: &mut BTreeSet<String>,
 ) -> Result<(), EngineError> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     for _ in 0..WAIT_POLLS {
         let containers = engine.containers_with_label(labels::GPUS).await?;
         let deciding = containers

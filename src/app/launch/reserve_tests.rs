@@ -46,7 +46,7 @@ fn launch_beside(
 ) -> (anyhow::Result<Launched>, Vec<Vec<String>>) {
     let (engine, host) = (FakeEngine::gpu_server(IMAGE, gpus), FakeHost::new());
     let prepared = block_on(prepare(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         request(GpuSelection::Count(1), share),
         None,
     ))
@@ -59,7 +59,7 @@ fn launch_beside(
     }
     let reserved = RefCell::new(BTreeSet::new());
     let launched = block_on(start(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         prepared,
         &reserved,
         false,

@@ -14,10 +14,10 @@ async fn launch(
     request: LaunchRequest,
     no_start: bool,
 ) -> anyhow::Result<(Vec<Notice>, Launched)> {
-    let prepared = prepare(Session::new(engine, host), request, None).await?;
+    let prepared = prepare(Session::quiet(engine, host), request, None).await?;
     let notes = prepared.notes.clone();
     let launched = start(
-        Session::new(engine, host),
+        Session::quiet(engine, host),
         prepared,
         &RefCell::new(BTreeSet::new()),
         no_start,
@@ -129,7 +129,7 @@ fn gpus_asked_of_a_host_without_a_driver_are_a_host_fact_before_anything_exists(
         );
         // The early check `run` and `serve` make before building says the same.
         let early = run(check_requested_gpus(
-            Session::new(&engine, &host),
+            Session::quiet(&engine, &host),
             Some(&gpus),
         ))
         .unwrap_err();
@@ -138,13 +138,13 @@ fn gpus_asked_of_a_host_without_a_driver_are_a_host_fact_before_anything_exists(
     assert!(engine.calls_to("create").is_empty());
     // `none`, and nothing asked, need no driver.
     assert!(run(check_requested_gpus(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         Some(&GpuSelection::None)
     ))
     .unwrap()
     .is_none());
     assert!(
-        run(check_requested_gpus(Session::new(&engine, &host), None))
+        run(check_requested_gpus(Session::quiet(&engine, &host), None))
             .unwrap()
             .is_none()
     );

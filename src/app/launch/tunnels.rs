@@ -27,7 +27,7 @@ pub(super) async fn open(
     plan: &LaunchPlan,
     reserved: &RefCell<BTreeSet<u16>>,
 ) -> anyhow::Result<(LaunchPlan, Option<TunnelRecord>)> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let tunneled = plan.ports.iter().any(|port| port.tunneled);
     if !engine.tunnels_ports() || !tunneled {
         return Ok((plan.clone(), None));

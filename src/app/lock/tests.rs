@@ -45,11 +45,14 @@ fn a_spec_is_resolved_on_its_base_written_and_found_again() {
     };
     let reporter = crate::output::ui::Recorded::default();
     let made = block_on(resolve(
-        Session::new(&engine, &host),
+        Session::new(
+            &engine,
+            &host,
+            crate::app::session::Sinks::new(&reporter, &reporter),
+        ),
         &resolved,
         &network,
         None,
-        &reporter,
     ))
     .unwrap();
     assert_eq!(engine.calls_to("run-once"), [format!("run-once {base_id}")]);
@@ -75,11 +78,14 @@ fn a_spec_is_resolved_on_its_base_written_and_found_again() {
     assert_eq!(error.hint, "make the lock again with `tfimg lock lab`");
     grown.lock = Some(found.clone());
     let built = block_on(build_spec(
-        Session::new(&engine, &host),
+        Session::new(
+            &engine,
+            &host,
+            crate::app::session::Sinks::new(&reporter, &reporter),
+        ),
         &grown,
         &Network::default(),
         &BuildOptions::default(),
-        &reporter,
     ));
     assert!(built
         .unwrap_err()
@@ -101,11 +107,14 @@ fn a_failed_resolution_writes_nothing_and_shows_its_output() {
     let resolved = spec("packages: {pip: [nope]}\n");
     let reporter = crate::output::ui::Recorded::default();
     let error = block_on(resolve(
-        Session::new(&engine, &host),
+        Session::new(
+            &engine,
+            &host,
+            crate::app::session::Sinks::new(&reporter, &reporter),
+        ),
         &resolved,
         &Network::default(),
         None,
-        &reporter,
     ))
     .unwrap_err();
     assert_eq!(
@@ -143,11 +152,17 @@ fn a_locked_build_that_pip_refuses_names_the_package() {
         ],
     });
     let error = block_on(build_spec(
-        Session::new(&engine, &host),
+        Session::new(
+            &engine,
+            &host,
+            crate::app::session::Sinks::new(
+                &crate::output::ui::Recorded::default(),
+                &crate::output::ui::Recorded::default(),
+            ),
+        ),
         &resolved,
         &Network::default(),
         &BuildOptions::default(),
-        &crate::output::ui::Recorded::default(),
     ))
     .unwrap_err();
     let input = error.downcast_ref::<InputError>().expect("bad input");

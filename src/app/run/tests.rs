@@ -32,7 +32,7 @@ fn launched(engine: &FakeEngine, host: &FakeHost, spec: &str, tunnel: TunnelMode
         tunnel,
         ..crate::app::testing::request(spec)
     };
-    prepare_and_start(Session::new(engine, host), request).unwrap()
+    prepare_and_start(Session::quiet(engine, host), request).unwrap()
 }
 
 fn exists(engine: &FakeEngine, name: &str) -> bool {
@@ -109,10 +109,9 @@ fn a_detached_notebook_is_left_running_and_its_address_is_the_result() {
         ..options("cpu-jupyter")
     };
     let after = block_on(follow(
-        Session::new(&engine, &host),
+        Session::new(&engine, &host, crate::app::session::Sinks::new(&ui, &ui)),
         &options,
         &launched,
-        &ui,
     ))
     .unwrap();
     assert_eq!(after, RunEnd::Detached);
@@ -141,10 +140,9 @@ fn a_foreground_container_passes_its_exit_code_on_and_is_removed_unless_kept() {
             ..options("cpu-headless")
         };
         let after = block_on(follow(
-            Session::new(&engine, &host),
+            Session::new(&engine, &host, crate::app::session::Sinks::new(&ui, &ui)),
             &options,
             &launched,
-            &ui,
         ))
         .unwrap();
         assert_eq!((after, after.exit_code()), (RunEnd::Exited(3), 3));
@@ -159,10 +157,9 @@ fn ctrl_c_stops_the_container_removes_it_and_ends_with_130() {
     engine.state.borrow_mut().held.insert("lab".to_string());
     host.interrupt.set(true);
     let after = block_on(follow(
-        Session::new(&engine, &host),
+        Session::new(&engine, &host, crate::app::session::Sinks::new(&ui, &ui)),
         &options("cpu-headless"),
         &launched,
-        &ui,
     ));
     assert_eq!(after.unwrap().exit_code(), 130);
     let id = &launched.id;
@@ -182,10 +179,9 @@ fn a_service_that_never_answers_is_removed_and_the_error_says_so() {
     let ui = Recorded::default();
     let launched = launched(&engine, &host, "cpu-jupyter", TunnelMode::Session);
     let error = block_on(follow(
-        Session::new(&engine, &host),
+        Session::new(&engine, &host, crate::app::session::Sinks::new(&ui, &ui)),
         &options("cpu-jupyter"),
         &launched,
-        &ui,
     ))
     .unwrap_err();
     assert!(
@@ -213,7 +209,7 @@ fn sync_back_copies_the_files_back_then_removes_and_a_failed_copy_keeps_the_cont
             syncs: vec![sync],
             ..crate::app::testing::request("cpu-headless")
         };
-        let launched = prepare_and_start(Session::new(&engine, &host), request).unwrap();
+        let launched = prepare_and_start(Session::quiet(&engine, &host), request).unwrap();
         engine
             .state
             .borrow_mut()
@@ -224,10 +220,9 @@ fn sync_back_copies_the_files_back_then_removes_and_a_failed_copy_keeps_the_cont
             ..options("cpu-headless")
         };
         let after = block_on(follow(
-            Session::new(&engine, &host),
+            Session::new(&engine, &host, crate::app::session::Sinks::new(&ui, &ui)),
             &options,
             &launched,
-            &ui,
         ));
         (engine, host, ui, after)
     };
@@ -276,10 +271,9 @@ fn a_session_tunnel_is_closed_when_the_run_ends_and_a_detached_one_stays() {
             ..options("cpu-jupyter")
         };
         block_on(follow(
-            Session::new(&engine, &host),
+            Session::new(&engine, &host, crate::app::session::Sinks::new(&ui, &ui)),
             &options,
             &launched,
-            &ui,
         ))
         .unwrap();
         let closed = engine.calls().contains(&"cancel jupyter 8888".to_string());
@@ -299,12 +293,14 @@ fn mounts_on_a_remote_engine_are_refused_before_anything_is_built_or_created() {
         vec![crate::plan::mounts::parse_request("./data", &PathBuf::from("/work")).unwrap()];
     let reporter = crate::output::ui::Recorded::default();
     let error = block_on(run(
-        Session::new(&engine, &host),
+        Session::new(
+            &engine,
+            &host,
+            crate::app::session::Sinks::new(&ui, &reporter),
+        ),
         &options,
         resolved.as_ref(),
         &Network::default(),
-        &reporter,
-        &ui,
     ))
     .unwrap_err();
     assert!(format!("{error:#}").contains("./data"), "{error:#}");

@@ -153,7 +153,7 @@ fn the_gpus_choose_the_serving_spec() {
     let specs = specs();
     let chosen = |host: &FakeHost, requested: Option<GpuSelection>| {
         let (spec, gpus, _) = block_on(choose_spec(
-            Session::new(&engine, host),
+            Session::quiet(&engine, host),
             requested.as_ref(),
             false,
             &specs,
@@ -172,7 +172,7 @@ fn the_gpus_choose_the_serving_spec() {
         ("cpu-serving".to_string(), GpuSelection::None)
     );
     let refused = block_on(choose_spec(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         Some(&GpuSelection::All),
         false,
         &specs,
@@ -193,12 +193,15 @@ fn serve_on(engine: &FakeEngine, host: &FakeHost) -> anyhow::Result<Serving> {
     let model = check_model(host, &request).unwrap();
     let reporter = crate::output::ui::Recorded::default();
     block_on(serve(
-        Session::new(engine, host),
+        Session::new(
+            engine,
+            host,
+            crate::app::session::Sinks::new(&reporter, &reporter),
+        ),
         &request,
         model.into(),
         &specs(),
         &Network::default(),
-        &reporter,
     ))
 }
 
@@ -355,7 +358,11 @@ fn ctrl_c_stops_a_foreground_server_removes_it_and_closes_its_tunnel() {
     engine.state.borrow_mut().held.insert(launched.name.clone());
     host.interrupt.set(true);
     let ui = crate::output::ui::Recorded::default();
-    let after = block_on(follow(Session::new(&engine, &host), launched, &ui)).unwrap();
+    let after = block_on(follow(
+        Session::new(&engine, &host, crate::app::session::Sinks::new(&ui, &ui)),
+        launched,
+    ))
+    .unwrap();
     assert_eq!(after.exit_code(), 130);
     let calls = engine.calls();
     let id = &launched.id;

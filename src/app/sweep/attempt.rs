@@ -56,18 +56,10 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 let sweep = self.run.sweep.name.clone();
                 request.claim_beside = Some((crate::labels::SWEEP.to_string(), sweep));
             }
-            let session = Session::new(self.engine, self.host);
+            let session = self.session;
             let prepared = launch::prepare(session, request, self.run.nvidia.clone()).await?;
             let reserved = RefCell::new(BTreeSet::new());
-            match launch::start(
-                Session::new(self.engine, self.host),
-                prepared,
-                &reserved,
-                false,
-                |_| {},
-            )
-            .await
-            {
+            match launch::start(self.session, prepared, &reserved, false, |_| {}).await {
                 // Another command claimed the slot's GPUs in the same instant (and has
                 // started by now): the slot is placed again, on GPUs nobody holds.
                 Err(error)
@@ -455,7 +447,7 @@ fn gpu_refusal(error: anyhow::Error, sweep: &crate::sweep::Sweep) -> anyhow::Err
 
 /// The whole output of a container that ended unwatched, into the trial's folder `dir`.
 pub(super) async fn keep_logs(session: Session<'_, impl Engine, impl Host>, dir: &Path, id: &str) {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let logs = Logs::new(host, dir.to_path_buf());
     let _ = engine
         .stream_output(id, false, None, |chunk| logs.add(chunk))

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::file::load;
 use super::unwatched::look_named;
+use crate::app::session::Sinks;
 use crate::engine::Engine;
 use crate::host::Host;
 use crate::input::InputError;
@@ -38,7 +39,7 @@ pub fn k8s_export(
     host: &impl Host,
     catalog: &Catalog,
     request: &K8sRequest,
-    ui: &impl Ui,
+    ui: &(impl Ui + ?Sized),
 ) -> anyhow::Result<()> {
     let folder = &request.folder;
     k8s::check_flags(request.registry.as_deref(), &request.volume_size)?;
@@ -129,7 +130,7 @@ fn gpus_each(sweep: &crate::sweep::Sweep) -> String {
 }
 
 /// Says how to start what was written in `folder`.
-fn start(folder: &Path, ui: &impl Ui, after: &str) -> anyhow::Result<()> {
+fn start(folder: &Path, ui: &(impl Ui + ?Sized), after: &str) -> anyhow::Result<()> {
     let folder_text = folder.display().to_string();
     ui.note(&format!(
         "start it with: {}{after}",
@@ -148,11 +149,11 @@ pub async fn report<E: Engine>(
     target: &str,
     output: Option<&Path>,
     connect: impl AsyncFnOnce() -> anyhow::Result<E>,
-    ui: &impl Ui,
+    sinks: Sinks<'_>,
 ) -> anyhow::Result<PathBuf> {
-    let looked = look_named(host, current, target, connect).await?;
+    let looked = look_named(host, current, target, connect, sinks).await?;
     for line in looked.lines() {
-        ui.notice(&Notice::note(line));
+        sinks.ui.notice(&Notice::note(line));
     }
     let sweep = &looked.found;
     let now_ms = super::now_ms(host);

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::{Finished, Note, SweepRun};
 use crate::app::build::Network;
 use crate::app::run::{image_target, spec_target};
-use crate::app::session::Session;
+use crate::app::session::{Session, Sinks};
 use crate::engine::Engine;
 use crate::host::{Host, LockAttempt, NvidiaFacts};
 use crate::input::paths::lexical;
@@ -115,13 +115,16 @@ pub async fn dry_run<E: Engine>(
     connect: impl AsyncFnOnce() -> anyhow::Result<E>,
     host: &impl Host,
     loaded: Loaded,
+    sinks: Sinks<'_>,
 ) -> anyhow::Result<Planned> {
     let engine = match loaded.sweep.pool.gpus {
         GpuPool::Cpu => None,
         _ => Some(connect().await?),
     };
     plan(
-        engine.as_ref().map(|engine| Session::new(engine, host)),
+        engine
+            .as_ref()
+            .map(|engine| Session::new(engine, host, sinks)),
         loaded,
     )
     .await
@@ -171,7 +174,7 @@ pub async fn start<E: Engine>(
     options: &StartOptions,
     loaded: Loaded,
     network: &Network,
-    ui: &impl Ui,
+    ui: &dyn Ui,
 ) -> anyhow::Result<Started> {
     let file = &options.file;
     let file_bytes = host.read_file(file).map_err(|error| {
@@ -189,13 +192,12 @@ pub async fn start<E: Engine>(
     let engine = connect().await?;
     // Before any probe or build: `mounts:` name folders of this machine.
     super::check_engine(&engine, &loaded.sweep)?;
-    let planned = plan(Some(Session::new(&engine, host)), loaded).await?;
+    let reporter = Reporter::new(options.progress);
+    let session = Session::new(&engine, host, Sinks::new(ui, &reporter));
+    let planned = plan(Some(session), loaded).await?;
     let target = {
-        let reporter = Reporter::new(options.progress);
         match (&planned.spec, &planned.sweep.source) {
-            (Some(spec), _) => {
-                spec_target(Session::new(&engine, host), spec, network, false, &reporter).await?
-            }
+            (Some(spec), _) => spec_target(session, spec, network, false).await?,
             (None, ImageSource::Image { reference, .. }) => {
                 image_target(&engine, reference).await?
             }
@@ -204,6 +206,8 @@ pub async fn start<E: Engine>(
             }
         }
     };
+    // The build's display ends here (the run has one of its own).
+    drop(reporter);
     if options.detach {
         detach(host, &planned.sweep, &options.argv, engine.endpoint(), ui)?;
         return Ok(Started::Detached);
@@ -222,7 +226,8 @@ pub async fn start<E: Engine>(
     };
     let reporter = Reporter::new(options.progress);
     let notify = |note: Note| show_note(&reporter, &run.sweep, &note);
-    let finished = super::run(Session::new(&engine, host), &run, &notify).await?;
+    let session = Session::new(&engine, host, Sinks::new(ui, &reporter));
+    let finished = super::run(session, &run, &notify).await?;
     reporter.clear();
     let folder = super::folder::read(host, &run.sweep.output)?;
     let results = folder.results(None);
@@ -237,7 +242,7 @@ pub async fn start<E: Engine>(
 
 /// One note of a running sweep, on the reporter: a line (the live summary's for the
 /// progress) and its JSON event.
-fn show_note(reporter: &impl Report, sweep: &Sweep, note: &Note) {
+fn show_note(reporter: &(impl Report + ?Sized), sweep: &Sweep, note: &Note) {
     let described = progress::describe(note, sweep);
     match described.live {
         true => reporter.live(described.line.text()),
@@ -254,7 +259,7 @@ fn detach(
     sweep: &Sweep,
     argv: &[String],
     endpoint: &str,
-    ui: &impl Ui,
+    ui: &(impl Ui + ?Sized),
 ) -> anyhow::Result<()> {
     if let LockAttempt::Busy = host.try_lock(&super::lock_name(&sweep.output), false) {
         return Err(InputError::new(

@@ -47,7 +47,7 @@ impl<E: Engine, H: Host> Runner<'_, E, H> {
         }
         self.metrics_fetched_ms = now;
         let path = format!("{TRIAL_DIR}/{METRICS_FILE}");
-        let (engine, host) = (self.engine, self.host);
+        let session = self.session;
         let fetches = self
             .watched
             .iter()
@@ -57,7 +57,7 @@ impl<E: Engine, H: Host> Runner<'_, E, H> {
                 let id = watched.container_id.clone();
                 let path = &path;
                 async move {
-                    let _ = files::pull(Session::new(engine, host), &id, path, &dir).await;
+                    let _ = files::pull(session, &id, path, &dir).await;
                 }
             });
         futures_util::future::join_all(fetches).await;
@@ -71,9 +71,7 @@ impl<E: Engine, H: Host> Runner<'_, E, H> {
         }
         let dir = self.trial_dir(trial);
         let trial_id = &self.trials[trial].id;
-        for note in
-            bring_back_folder(Session::new(self.engine, self.host), id, &dir, trial_id).await
-        {
+        for note in bring_back_folder(self.session, id, &dir, trial_id).await {
             (self.notify)(Note::Said(note));
         }
     }

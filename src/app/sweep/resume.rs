@@ -13,7 +13,6 @@ use sha2::{Digest, Sha256};
 
 use super::unwatched::{self, Named, Seen};
 use super::{folder, Note, Runner, Watched, Watching};
-use crate::app::session::Session;
 use crate::engine::Engine;
 use crate::host::{Host, LockAttempt};
 use crate::input::InputError;
@@ -214,12 +213,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             }
             Seen::Ended { code, finished_ms } => {
                 let dir = self.trial_dir(trial);
-                super::attempt::keep_logs(
-                    Session::new(self.engine, self.host),
-                    &dir,
-                    &attempt.container_id,
-                )
-                .await;
+                super::attempt::keep_logs(self.session, &dir, &attempt.container_id).await;
                 let exit = unwatched::exit_of(code);
                 if exit == Exit::Stopped {
                     (self.notify)(Note::Said(format!(
@@ -297,12 +291,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 .stop(&attempt.container_id, super::STOP_SECONDS)
                 .await;
             let dir = self.trial_dir(trial);
-            super::attempt::keep_logs(
-                Session::new(self.engine, self.host),
-                &dir,
-                &attempt.container_id,
-            )
-            .await;
+            super::attempt::keep_logs(self.session, &dir, &attempt.container_id).await;
             let _ = self
                 .engine
                 .remove_container(&attempt.container_id, true)

@@ -93,7 +93,7 @@ async fn stop_here(
     dir: &Path,
     found: &folder::SweepFolder,
 ) -> anyhow::Result<Stopped> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let now_ms = || super::attempt::now_ms(host);
     let journal = dir.join(crate::sweep::journal::JOURNAL_FILE);
     let append = |event: &Event| host.append_file(&journal, event.line().as_bytes(), true);

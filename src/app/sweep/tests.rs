@@ -115,7 +115,10 @@ fn go_beside(
         .build()
         .unwrap();
     let (finished, ()) = runtime.block_on(async {
-        futures_util::join!(super::run(Session::new(engine, host), run, &notify), driver)
+        futures_util::join!(
+            super::run(Session::quiet(engine, host), run, &notify),
+            driver
+        )
     });
     finished
 }
@@ -297,7 +300,7 @@ fn ctrl_c_stops_and_removes_every_trial_and_keeps_what_finished() {
             host.interrupt.set(true);
         };
         futures_util::join!(
-            super::run(Session::new(&engine, &host), &run, &notify),
+            super::run(Session::quiet(&engine, &host), &run, &notify),
             press
         )
     });

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use super::folder::SweepFolder;
-use crate::app::session::Session;
+use crate::app::session::{Session, Sinks};
 use crate::engine::{ContainerFacts, Engine, EngineError};
 use crate::host::{Host, LockAttempt};
 use crate::labels;
@@ -176,7 +176,7 @@ pub async fn learn(
     replay: &mut Replay,
     now_ms: u64,
 ) -> Result<Vec<Unwatched>, EngineError> {
-    let Session { engine, host } = session;
+    let Session { engine, host, .. } = session;
     let mut adopted = Vec::new();
     for event in adoptions(engine, sweep, trials, replay, None, now_ms).await? {
         if let Event::TrialStarted { container_id, .. } = &event {
@@ -236,6 +236,7 @@ pub async fn look_named<E: Engine>(
     current: &Path,
     target: &str,
     connect: impl AsyncFnOnce() -> anyhow::Result<E>,
+    sinks: Sinks<'_>,
 ) -> anyhow::Result<Looked> {
     let dir = super::folder::locate(host, current, target)?;
     let mut looked = look(host, &dir)?;
@@ -244,7 +245,7 @@ pub async fn look_named<E: Engine>(
         let connected = engine
             .as_ref()
             .map_err(|error| anyhow::anyhow!("{error:#}"));
-        looked.learn(connected, host).await;
+        looked.learn(connected, host, sinks).await;
     }
     Ok(looked)
 }
@@ -291,12 +292,17 @@ impl Looked {
     /// What the engine (`connected`, or why it could not be) says of the attempts no
     /// tfimg watched: `unwatched`, and the replay brought up to date with it. A failure
     /// leaves the journal's word and says why in `unreached`.
-    pub async fn learn(&mut self, connected: anyhow::Result<&impl Engine>, host: &impl Host) {
+    pub async fn learn(
+        &mut self,
+        connected: anyhow::Result<&impl Engine>,
+        host: &impl Host,
+        sinks: Sinks<'_>,
+    ) {
         let now_ms = super::attempt::now_ms(host);
         let found = &mut self.found;
         let learned = match connected {
             Ok(engine) => learn(
-                Session::new(engine, host),
+                Session::new(engine, host, sinks),
                 &found.dir,
                 &found.sweep.name,
                 &found.trials,

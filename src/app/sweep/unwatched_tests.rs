@@ -116,7 +116,7 @@ fn stop_keeps_results_that_finished_unwatched_and_stops_only_what_runs() {
     let engine = engine();
     let run = killed_run(&engine, &host);
     let Stopped::Here { containers, notes } =
-        block_on(stop(Session::new(&engine, &host), Path::new(DIR))).unwrap()
+        block_on(stop(Session::quiet(&engine, &host), Path::new(DIR))).unwrap()
     else {
         panic!("no tfimg ran it");
     };
@@ -188,7 +188,7 @@ fn status_learns_what_ended_unwatched_and_records_nothing() {
     let journal_before = events(&host);
     let mut looked = unwatched::look(&host, Path::new(DIR)).unwrap();
     assert!(!looked.running && looked.asks_engine());
-    block_on(looked.learn(Ok(&engine), &host));
+    block_on(looked.learn(Ok(&engine), &host, crate::app::session::Sinks::silent()));
     let seen: Vec<(String, Seen, bool)> = looked
         .unwatched
         .iter()
@@ -221,7 +221,7 @@ fn status_learns_what_ended_unwatched_and_records_nothing() {
 
     let mut unreached = unwatched::look(&host, Path::new(DIR)).unwrap();
     let away: anyhow::Result<&FakeEngine> = Err(anyhow::anyhow!("the daemon is away"));
-    block_on(unreached.learn(away, &host));
+    block_on(unreached.learn(away, &host, crate::app::session::Sinks::silent()));
     assert_eq!(unreached.unreached.as_deref(), Some("the daemon is away"));
     assert!(unreached.unwatched.is_empty());
 }
@@ -324,7 +324,7 @@ fn a_container_the_journal_names_is_stopped_only_when_its_labels_make_it_the_tri
     host.append_file(&run.sweep.journal_path(), text.as_bytes(), true)
         .unwrap();
     let Stopped::Here { notes, .. } =
-        block_on(stop(Session::new(&engine, &host), Path::new(DIR))).unwrap()
+        block_on(stop(Session::quiet(&engine, &host), Path::new(DIR))).unwrap()
     else {
         panic!("no tfimg ran it");
     };

@@ -8,12 +8,11 @@ use std::path::{Path, PathBuf};
 use super::{export_plans, up_down, MemberPlans, TeamImages};
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::gateway::ComposeGateway;
-use crate::app::session::Session;
+use crate::app::session::{Session, Sinks};
 use crate::engine::{Engine, EngineError};
 use crate::host::{ExportError, ExportFile, ExportStep, Host};
 use crate::input::InputError;
 use crate::notice::Notice;
-use crate::output::progress::{Progress, Report, Reporter};
 use crate::output::ui::Ui;
 use crate::spec::ResolvedSpec;
 use crate::team::gateway::nginx::GATEWAY_IMAGE;
@@ -31,9 +30,8 @@ pub async fn images(
     network: &Network,
     build: bool,
     gateway: bool,
-    ui: &impl Ui,
+    sinks: Sinks<'_>,
 ) -> anyhow::Result<TeamImages> {
-    let reporter = Reporter::new(Progress::Auto);
     let mut images = TeamImages {
         specs: specs
             .iter()
@@ -43,15 +41,8 @@ pub async fn images(
     };
     let found = match connected {
         Ok(engine) => {
-            current_images(
-                Session::new(&engine, host),
-                specs,
-                network,
-                build,
-                &mut images,
-                &reporter,
-            )
-            .await?
+            let session = Session::new(&engine, host, sinks);
+            current_images(session, specs, network, build, &mut images).await?
         }
         Err(error) if !build => {
             tracing::info!("no daemon for the exports' image names: {error}");
@@ -59,9 +50,9 @@ pub async fn images(
         }
         Err(error) => return Err(error.into()),
     };
-    reporter.clear();
+    sinks.report.clear();
     if !found {
-        ui.notice(&Notice::note("some images are not built for their specs' current versions; they are referenced by their moving tags (`tfimg/<spec>:<tensorflow>`, `tfimg/gateway:latest`); `--build` builds them first"));
+        sinks.ui.notice(&Notice::note("some images are not built for their specs' current versions; they are referenced by their moving tags (`tfimg/<spec>:<tensorflow>`, `tfimg/gateway:latest`); `--build` builds them first"));
     }
     Ok(images)
 }
@@ -73,9 +64,9 @@ async fn current_images(
     network: &Network,
     build: bool,
     images: &mut TeamImages,
-    reporter: &impl Report,
 ) -> anyhow::Result<bool> {
     let Session { engine, .. } = session;
+    let reporter = session.report;
     let mut all = true;
     if images.gateway.is_some() {
         match crate::app::gateway::image(engine, network, !build, reporter).await? {
@@ -84,7 +75,7 @@ async fn current_images(
         }
     }
     if build {
-        images.specs = up_down::images_for(session, specs, network, reporter).await?;
+        images.specs = up_down::images_for(session, specs, network).await?;
         return Ok(all);
     }
     for (name, resolved) in specs {
@@ -92,7 +83,7 @@ async fn current_images(
             only_check: true,
             ..BuildOptions::default()
         };
-        match build_spec(session, resolved, network, &options, reporter).await {
+        match build_spec(session, resolved, network, &options).await {
             Ok(Some(built)) => {
                 images.specs.insert(name.clone(), built.plan.keyed_tag);
             }
@@ -144,7 +135,7 @@ pub fn compose(
     specs: &BTreeMap<String, ResolvedSpec>,
     images: &TeamImages,
     output: ComposeOutput<'_>,
-    ui: &impl Ui,
+    ui: &(impl Ui + ?Sized),
 ) -> anyhow::Result<ComposeExport> {
     let ComposeOutput {
         folder,
@@ -221,7 +212,7 @@ pub fn k8s(
     specs: &BTreeMap<String, ResolvedSpec>,
     images: &TeamImages,
     choices: &K8sChoices,
-    ui: &impl Ui,
+    ui: &(impl Ui + ?Sized),
 ) -> anyhow::Result<(String, Option<String>)> {
     let ids = (choices.uid, choices.gid);
     let (mut plans, notes) = export_plans(host, team, specs, &images.specs, ids, false)?;

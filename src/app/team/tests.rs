@@ -20,7 +20,7 @@ fn team(members: &str) -> Team {
 }
 
 fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
-    crate::app::testing::up_team(Session::new(engine, host), team, "cpu-headless", None)
+    crate::app::testing::up_team(Session::quiet(engine, host), team, "cpu-headless", None)
 }
 
 fn actions(report: &UpReport) -> Vec<(&str, Action)> {
@@ -94,7 +94,7 @@ fn members_take_different_ports_and_a_member_that_cannot_start_is_reported() {
             .build()
             .unwrap()
             .block_on(up(
-                Session::new(engine, &FakeHost::new()),
+                Session::quiet(engine, &FakeHost::new()),
                 &team(file),
                 &specs,
                 &images,
@@ -189,7 +189,7 @@ fn members_asking_one_gpu_each_get_different_ones() {
     engine.answer_gpu_probe(4);
     let three = format!("{two}  - name: cy\n    gpus: [1]\n    command: [sleep, '9']\n");
     let refused = crate::app::testing::up_team_result(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &team(&three),
         "cpu-headless",
         None,
@@ -246,7 +246,7 @@ fn idle_settings_reach_the_members_with_a_service_and_up_says_so() {
     let file = "team: lab\ndefaults: {spec: cpu-jupyter}\nidle: {kernels: 1h, containers: 12h}\nmembers:\n  - name: nb\n  - name: job\n    command: [sleep, '9']\n";
     let team = team::parse(file, "team.yaml", PathBuf::from("/project")).unwrap();
     let report =
-        crate::app::testing::up_team(Session::new(&engine, &host), &team, "cpu-jupyter", None);
+        crate::app::testing::up_team(Session::quiet(&engine, &host), &team, "cpu-jupyter", None);
     for said in [
         "ran nothing for 1h (`idle: kernels`)",
         "nobody used for 12h",
@@ -286,7 +286,7 @@ fn up_starts_a_member_stopped_idle_again() {
     let host = FakeHost::new();
     let file = "team: lab\ndefaults: {spec: cpu-jupyter}\nidle: {containers: 12h}\nmembers:\n  - name: nb\n  - name: other\n";
     let team = team::parse(file, "team.yaml", PathBuf::from("/project")).unwrap();
-    crate::app::testing::up_team(Session::new(&engine, &host), &team, "cpu-jupyter", None);
+    crate::app::testing::up_team(Session::quiet(&engine, &host), &team, "cpu-jupyter", None);
     {
         let mut state = engine.state.borrow_mut();
         for container in state.containers.values_mut() {
@@ -301,7 +301,7 @@ fn up_starts_a_member_stopped_idle_again() {
             .insert("lab-other".to_string(), "[I] Shutting down\n".to_string());
     }
     let again =
-        crate::app::testing::up_team(Session::new(&engine, &host), &team, "cpu-jupyter", None);
+        crate::app::testing::up_team(Session::quiet(&engine, &host), &team, "cpu-jupyter", None);
     assert_eq!(again.actions["nb"], Action::Woken);
     assert_eq!(again.actions["other"], Action::Recreated);
     let running: Vec<String> = engine
@@ -441,7 +441,7 @@ fn a_member_s_gpu_refusal_names_the_file_s_keys_never_a_flag() {
         engine.answer_gpu_probe(1);
         let both = format!("{one}  - name: bob\n    gpus: {asked}\n    command: [sleep, '9']\n");
         let text = refusal(crate::app::testing::up_team_result(
-            Session::new(&engine, &host),
+            Session::quiet(&engine, &host),
             &team(&both),
             "cpu-headless",
             None,
@@ -481,7 +481,7 @@ fn taken_ports_the_file_names_are_refused_before_anything_is_created() {
     host.held_ports.borrow_mut().insert(9001);
     let file = "  - name: alice\n    command: [sleep, '9']\n  - name: bob\n    spec: cpu-jupyter\n    ports: {jupyter: 9001}\n";
     let text = refusal(crate::app::testing::up_team_result(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &team(file),
         "cpu-headless",
         None,
@@ -493,7 +493,7 @@ fn taken_ports_the_file_names_are_refused_before_anything_is_created() {
     let gateway = format!("{TEAM}  - name: alice\ngateway:\n  port: 9001\n");
     let gateway = team::parse(&gateway, "team.yaml", PathBuf::from("/project")).unwrap();
     let text = refusal(crate::app::testing::up_team_result(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &gateway,
         "cpu-headless",
         Some("tfimg/gateway:x"),
@@ -531,7 +531,7 @@ fn a_failed_up_of_a_new_team_rolls_back_by_default() {
     };
     let bring_up = |engine: &FakeEngine, lab: &Team, rollback: Option<bool>| {
         crate::app::testing::block_on(up(
-            Session::new(engine, &FakeHost::new()),
+            Session::quiet(engine, &FakeHost::new()),
             lab,
             &specs,
             &images,

@@ -14,7 +14,6 @@ use crate::app::session::Session;
 use crate::engine::Engine;
 use crate::host::Host;
 use crate::output::progress::Report;
-use crate::output::ui::Ui;
 use crate::plan;
 use crate::spec::{self, Catalog, ResolvedSpec};
 use crate::team::Team;
@@ -55,19 +54,13 @@ pub async fn images_for(
     session: Session<'_, impl Engine, impl Host>,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
-    reporter: &impl Report,
 ) -> anyhow::Result<BTreeMap<String, String>> {
+    let reporter = session.report;
     let mut images = BTreeMap::new();
     for (name, resolved) in specs {
-        let built = build_spec(
-            session,
-            resolved,
-            network,
-            &BuildOptions::default(),
-            reporter,
-        )
-        .await?
-        .expect("a real build always answers");
+        let built = build_spec(session, resolved, network, &BuildOptions::default())
+            .await?
+            .expect("a real build always answers");
         images.insert(name.clone(), built.plan.keyed_tag);
     }
     reporter.clear();
@@ -85,7 +78,7 @@ pub fn lock_name(team: &str) -> String {
 async fn one_at_a_time(
     host: &impl Host,
     team: &str,
-    reporter: &impl Report,
+    reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<Option<Box<dyn std::any::Any + Send>>> {
     crate::app::build::lock(
         host,
@@ -107,10 +100,10 @@ pub async fn bring_up(
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
     rollback: Option<bool>,
-    reporter: &impl Report,
-    ui: &impl Ui,
 ) -> anyhow::Result<UpReport> {
-    let Session { engine, host } = session;
+    let reporter = session.report;
+    let ui = session.ui;
+    let Session { engine, host, .. } = session;
     let chosen = host.container_ids();
     let _one_at_a_time = one_at_a_time(host, &team.name, reporter).await?;
     // Before any build: members' mounts name folders of this machine.
@@ -118,7 +111,7 @@ pub async fn bring_up(
     super::check_member_folders(host, team)?;
     crate::app::gateway::check_local(team, engine.remote_endpoint())?;
     let images = TeamImages {
-        specs: images_for(session, specs, network, reporter).await?,
+        specs: images_for(session, specs, network).await?,
         gateway: match team.gateway {
             Some(_) => crate::app::gateway::image(engine, network, false, reporter).await?,
             None => None,
@@ -218,9 +211,9 @@ pub async fn access(
 pub async fn down(
     session: Session<'_, impl Engine, impl Host>,
     team: &str,
-    reporter: &impl Report,
 ) -> anyhow::Result<Vec<String>> {
-    let Session { engine, host } = session;
+    let reporter = session.report;
+    let Session { engine, host, .. } = session;
     let _one_at_a_time = one_at_a_time(host, team, reporter).await?;
     let containers = engine
         .containers_with_label(&crate::labels::team_filter(team))

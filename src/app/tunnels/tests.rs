@@ -31,7 +31,7 @@ fn record_path(id: &str) -> PathBuf {
 fn a_detached_notebook_on_a_remote_engine_is_tunneled_after_its_start_and_recorded() {
     let (engine, host) = (remote_engine(), FakeHost::new());
     let launched = prepare_and_start(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         request("cpu-jupyter", TunnelMode::Detached),
     )
     .unwrap();
@@ -60,14 +60,14 @@ fn a_detached_notebook_on_a_remote_engine_is_tunneled_after_its_start_and_record
     assert_eq!(saved, record);
 
     // `rm` closes it and drops the record.
-    assert!(run(close(Session::new(&engine, &host), &id)));
+    assert!(run(close(Session::quiet(&engine, &host), &id)));
     assert_eq!(
         engine.calls().last().unwrap(),
         &format!("close-tunnel {}", record.tunnel.control.display())
     );
     assert!(!host.files.borrow().contains_key(&record_path(&id)));
     assert!(
-        !run(close(Session::new(&engine, &host), &id)),
+        !run(close(Session::quiet(&engine, &host), &id)),
         "nothing left to close"
     );
 }
@@ -83,7 +83,7 @@ fn a_session_uses_the_engine_connection_and_a_taken_local_port_moves_every_addre
             "Port forwarding failed".into(),
         ));
     let launched = prepare_and_start(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         request("cpu-jupyter", TunnelMode::Session),
     )
     .unwrap();
@@ -107,7 +107,7 @@ fn a_session_uses_the_engine_connection_and_a_taken_local_port_moves_every_addre
     let record = launched.tunnel.unwrap();
     assert!(!record.tunnel.detached);
     // Closing a session's tunnel cancels its forwards; the session stays its tfimg's.
-    run(close(Session::new(&engine, &host), &launched.id));
+    run(close(Session::quiet(&engine, &host), &launched.id));
     assert_eq!(
         engine.calls()[engine.calls().len() - 2..],
         [
@@ -129,7 +129,7 @@ fn a_tunnel_that_cannot_be_made_removes_the_container_and_closes_what_was_opened
             message: "administratively prohibited".into(),
         }));
     let error = prepare_and_start(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         request("cpu-jupyter", TunnelMode::Detached),
     )
     .unwrap_err();
@@ -146,7 +146,7 @@ fn a_local_engine_and_a_container_without_ports_have_no_tunnel() {
     let host = FakeHost::new();
     let engine = FakeEngine::new();
     let launched = prepare_and_start(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         request("cpu-jupyter", TunnelMode::Detached),
     )
     .unwrap();
@@ -155,7 +155,7 @@ fn a_local_engine_and_a_container_without_ports_have_no_tunnel() {
     let engine = remote_engine();
     let mut headless = request("cpu-headless", TunnelMode::Detached);
     headless.command = vec!["true".into()];
-    let launched = prepare_and_start(Session::new(&engine, &host), headless).unwrap();
+    let launched = prepare_and_start(Session::quiet(&engine, &host), headless).unwrap();
     assert!(launched.tunnel.is_none());
     assert!(engine.calls_to("open-tunnel").is_empty());
 }
@@ -164,7 +164,7 @@ fn a_local_engine_and_a_container_without_ports_have_no_tunnel() {
 fn stale_records_go_and_forward_reopens_on_the_ports_the_container_was_launched_with() {
     let (engine, host) = (remote_engine(), FakeHost::new());
     let launched = prepare_and_start(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         request("cpu-jupyter", TunnelMode::Detached),
     )
     .unwrap();
@@ -172,13 +172,13 @@ fn stale_records_go_and_forward_reopens_on_the_ports_the_container_was_launched_
     // Its ssh ended (the network dropped): the record is dropped when next seen.
     engine.end_tunnel(&record.tunnel.control);
     run(collect_stale(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         std::slice::from_ref(&launched.id),
     ));
     assert!(host.files.borrow().is_empty());
 
     let container = run(engine.container("lab")).unwrap().unwrap();
-    let endpoints = run(reopen(Session::new(&engine, &host), &container)).unwrap();
+    let endpoints = run(reopen(Session::quiet(&engine, &host), &container)).unwrap();
     let token = labels::jupyter_token(&container.env).unwrap();
     assert_eq!(
         endpoints,
@@ -202,12 +202,12 @@ fn stale_records_go_and_forward_reopens_on_the_ports_the_container_was_launched_
         ]
     );
     // Open: asked again, it only prints the addresses.
-    let again = run(reopen(Session::new(&engine, &host), &container)).unwrap();
+    let again = run(reopen(Session::quiet(&engine, &host), &container)).unwrap();
     assert_eq!(again, endpoints);
     assert_eq!(engine.calls_to("open-tunnel").len(), 2);
 
     // A record whose container is gone is closed.
-    run(collect_stale(Session::new(&engine, &host), &[]));
+    run(collect_stale(Session::quiet(&engine, &host), &[]));
     assert!(host.files.borrow().is_empty());
     assert!(engine.calls().last().unwrap().starts_with("close-tunnel"));
 }
@@ -217,7 +217,7 @@ fn forward_refuses_a_stopped_container() {
     let (engine, host) = (remote_engine(), FakeHost::new());
     engine.add_container("old", "exited", &[]);
     let container = run(engine.container("old")).unwrap().unwrap();
-    let error = run(reopen(Session::new(&engine, &host), &container)).unwrap_err();
+    let error = run(reopen(Session::quiet(&engine, &host), &container)).unwrap_err();
     let error = error.downcast_ref::<InputError>().unwrap();
     assert_eq!(error.message, "`old` is not running (exited)");
 }
@@ -226,7 +226,7 @@ fn forward_refuses_a_stopped_container() {
 fn forward_is_refused_on_a_local_engine() {
     let engine = FakeEngine::new();
     let host = FakeHost::new();
-    let error = run(forward(Session::new(&engine, &host), "lab", false)).unwrap_err();
+    let error = run(forward(Session::quiet(&engine, &host), "lab", false)).unwrap_err();
     assert_eq!(
         error.to_string(),
         "`forward` is for remote engines: the ports of `lab` are already on this machine"
@@ -242,7 +242,7 @@ fn forward_close_of_a_container_without_a_tunnel_says_none_was_open() {
         &[(labels::SPEC, "cpu-jupyter".to_string())],
     );
     let host = FakeHost::new();
-    let closed = run(forward(Session::new(&engine, &host), "lab", true)).unwrap();
+    let closed = run(forward(Session::quiet(&engine, &host), "lab", true)).unwrap();
     assert_eq!(
         closed,
         Forwarded::Closed {

@@ -11,6 +11,7 @@ use crate::app::sweep::unwatched::Looked;
 use crate::app::sweep::{Ended, Planned};
 use crate::cli::{SweepResultsArgs, SweepStatusArgs};
 use crate::host::Host;
+use crate::output::sinks::Sinks;
 use crate::output::{self, progress::Report};
 use crate::sweep::progress;
 use crate::sweep::results::Results;
@@ -69,7 +70,7 @@ fn print_results(results: &Results) -> anyhow::Result<()> {
 fn look(settings: &Settings, host: &impl Host, target: &str) -> anyhow::Result<Looked> {
     let current = settings.current_dir()?;
     let connect = async || settings.connect().await;
-    let looked = app::sweep::look_named(host, &current, target, connect);
+    let looked = app::sweep::look_named(host, &current, target, connect, Sinks::plain());
     super::super::runtime()?.block_on(looked)
 }
 

@@ -20,10 +20,13 @@ fn after_builds_an_earlier_key_s_tag_goes_and_the_current_one_stays() {
     let host = FakeHost::new();
     let reporter = crate::output::ui::Recorded::default();
     let pruned = prune_after_builds(
-        Session::new(&engine, &host),
+        Session::new(
+            &engine,
+            &host,
+            crate::app::session::Sinks::new(&reporter, &reporter),
+        ),
         "lab",
         "bbbbbbbbbbbb",
-        &reporter,
     );
     block_on(pruned).unwrap();
     assert_eq!(

@@ -154,7 +154,10 @@ fn a_cpu_pools_dry_run_asks_no_daemon() {
         .unwrap();
     let connect = async || -> anyhow::Result<FakeEngine> { panic!("no engine is asked") };
 
-    let planned = runtime.block_on(dry_run(connect, &host, loaded)).unwrap();
+    let sinks = crate::app::session::Sinks::silent();
+    let planned = runtime
+        .block_on(dry_run(connect, &host, loaded, sinks))
+        .unwrap();
 
     assert_eq!(planned.sweep.trials().len(), 4);
     assert!(!planned.slots.is_empty());

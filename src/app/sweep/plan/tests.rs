@@ -26,7 +26,7 @@ fn all_gpus_of_another_host_are_asked_once_and_its_trials_are_not_asked_again() 
     let images = images_to_probe(&sweep.source, None);
     assert_eq!(images, [IMAGE]);
     let (slots, nvidia) = block_on(plan_slots(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &sweep.pool,
         &images,
         "lr",
@@ -41,7 +41,7 @@ fn all_gpus_of_another_host_are_asked_once_and_its_trials_are_not_asked_again() 
     );
     let run = crate::app::sweep::tests::image_run(sweep, slots, nvidia);
     let finished = block_on(crate::app::sweep::run(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &run,
         &|_| {},
     ))
@@ -62,7 +62,7 @@ fn a_cpu_pool_asks_no_host_and_a_gpu_the_engine_s_host_lacks_is_refused() {
     let host = FakeHost::new();
     let cpu = sweep("max_parallel: 2\n");
     let (slots, nvidia) = block_on(plan_slots(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &cpu.pool,
         &[],
         "lr",
@@ -74,7 +74,7 @@ fn a_cpu_pool_asks_no_host_and_a_gpu_the_engine_s_host_lacks_is_refused() {
     let listed = sweep("gpus: [0, 5]\n");
     let images = [IMAGE.to_string()];
     let error = block_on(plan_slots(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &listed.pool,
         &images,
         "lr",
@@ -95,7 +95,7 @@ fn a_gpu_pool_on_a_host_without_a_driver_is_refused_at_gpus_before_anything_star
     let sweep = sweep("gpus: [0, 1, 7]\n");
     let images = [IMAGE.to_string()];
     let error = block_on(plan_slots(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &sweep.pool,
         &images,
         "lr",
@@ -138,7 +138,7 @@ fn the_daemon_refusing_the_trials_gpus_is_said_at_gpus_with_the_sweep_file_s_key
     host.nvidia.toolkit_programs = vec!["nvidia-container-runtime-hook".into()];
     let sweep = sweep("gpus: [0]\n");
     let (slots, nvidia) = block_on(plan_slots(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &sweep.pool,
         &[IMAGE.to_string()],
         "lr",
@@ -146,7 +146,7 @@ fn the_daemon_refusing_the_trials_gpus_is_said_at_gpus_with_the_sweep_file_s_key
     .unwrap();
     let run = crate::app::sweep::tests::image_run(sweep, slots, nvidia);
     let error = block_on(crate::app::sweep::run(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &run,
         &|_| {},
     ))
@@ -192,7 +192,7 @@ fn the_pool_is_the_free_gpus_and_a_held_one_is_refused_naming_its_holder() {
     let all = sweep("gpus: all\n");
     let images = [IMAGE.to_string()];
     let (slots, _) = block_on(plan_slots(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &all.pool,
         &images,
         "lr",
@@ -204,7 +204,7 @@ fn the_pool_is_the_free_gpus_and_a_held_one_is_refused_naming_its_holder() {
     engine.answer_gpu_probe(4);
     let listed = sweep("gpus: [1, 2]\n");
     let error = block_on(plan_slots(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &listed.pool,
         &images,
         "lr",
@@ -218,7 +218,7 @@ fn the_pool_is_the_free_gpus_and_a_held_one_is_refused_naming_its_holder() {
     // Another sweep's trial holds GPU 2 as any container does.
     engine.answer_gpu_probe(4);
     let other = block_on(plan_slots(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &listed.pool,
         &images,
         "other",
@@ -245,7 +245,7 @@ fn a_counted_pool_takes_the_least_loaded_free_gpus() {
     let images = [IMAGE.to_string()];
     let two = sweep("gpus: 2\n");
     let (slots, _) = block_on(plan_slots(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &two.pool,
         &images,
         "lr",
@@ -257,7 +257,7 @@ fn a_counted_pool_takes_the_least_loaded_free_gpus() {
     engine.answer_gpu_probe(4);
     let four = sweep("gpus: 4\n");
     let error = block_on(plan_slots(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &four.pool,
         &images,
         "lr",

@@ -8,7 +8,7 @@ use crate::host::fake::FakeHost;
 
 fn gateway(host: &FakeHost, owner: (u32, u32)) -> ComposeGateway {
     let plan = prepare_and_start(
-        Session::new(&FakeEngine::new(), host),
+        Session::quiet(&FakeEngine::new(), host),
         request("cpu-headless"),
     )
     .unwrap()

@@ -62,7 +62,7 @@ fn host(answers: Vec<(u16, String)>) -> FakeHost {
 
 fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
     crate::app::testing::block_on(up(
-        Session::new(engine, host),
+        Session::quiet(engine, host),
         team,
         &specs(),
         &images(),

@@ -25,12 +25,20 @@ fn down_removes_the_members_closes_their_tunnels_and_removes_the_networks() {
     engine.tunnels.borrow_mut().remote = true;
     let host = FakeHost::new();
     let team = team("cpu-jupyter");
-    up_team(Session::new(&engine, &host), &team, "cpu-jupyter", None);
+    up_team(Session::quiet(&engine, &host), &team, "cpu-jupyter", None);
     let ids: Vec<String> = engine.state.borrow().containers.keys().cloned().collect();
     assert_eq!(ids.len(), 2);
     let calls_before = engine.calls().len();
 
-    let removed = block_on(down(Session::new(&engine, &host), "lab", &plain())).unwrap();
+    let removed = block_on(down(
+        Session::new(
+            &engine,
+            &host,
+            crate::app::session::Sinks::new(&plain(), &plain()),
+        ),
+        "lab",
+    ))
+    .unwrap();
     assert_eq!(removed.len(), 2, "{removed:?}");
     assert!(engine.state.borrow().containers.is_empty());
     let calls = engine.calls()[calls_before..].to_vec();
@@ -50,19 +58,29 @@ fn down_removes_the_members_closes_their_tunnels_and_removes_the_networks() {
     );
 
     // A second `down` finds nothing to remove and still succeeds.
-    assert!(
-        block_on(down(Session::new(&engine, &host), "lab", &plain()))
-            .unwrap()
-            .is_empty()
-    );
+    assert!(block_on(down(
+        Session::new(
+            &engine,
+            &host,
+            crate::app::session::Sinks::new(&plain(), &plain())
+        ),
+        "lab"
+    ))
+    .unwrap()
+    .is_empty());
 }
 
 #[test]
 fn up_reads_back_each_member_s_access_and_state() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
     let team = team("cpu-jupyter");
-    let report = up_team(Session::new(&engine, &host), &team, "cpu-jupyter", None);
-    let rows = block_on(access(Session::new(&engine, &host), &team, &report.actions)).unwrap();
+    let report = up_team(Session::quiet(&engine, &host), &team, "cpu-jupyter", None);
+    let rows = block_on(access(
+        Session::quiet(&engine, &host),
+        &team,
+        &report.actions,
+    ))
+    .unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(
         (rows[0].member.as_str(), rows[0].action),
@@ -91,7 +109,7 @@ fn up_reads_back_each_member_s_access_and_state() {
             .retain(|_, container| container.name != "lab-ana");
     }
     let rows = block_on(access(
-        Session::new(&engine, &host),
+        Session::quiet(&engine, &host),
         &team,
         &BTreeMap::new(),
     ))
@@ -111,13 +129,21 @@ fn up_reads_back_each_member_s_access_and_state() {
 fn up_and_down_wait_for_the_team_s_lock_and_touch_nothing_until_they_hold_it() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
     let team = team("cpu-jupyter");
-    up_team(Session::new(&engine, &host), &team, "cpu-jupyter", None);
+    up_team(Session::quiet(&engine, &host), &team, "cpu-jupyter", None);
     let calls_before = engine.calls().len();
     host.busy_locks.borrow_mut().insert(lock_name("lab"));
     assert_eq!(lock_name("lab"), "team-lab.lock");
     host.interrupt.set(true);
     let waiting = "waiting for another `tfimg up` or `tfimg down` of team `lab` to finish";
-    let error = block_on(down(Session::new(&engine, &host), "lab", &plain())).unwrap_err();
+    let error = block_on(down(
+        Session::new(
+            &engine,
+            &host,
+            crate::app::session::Sinks::new(&plain(), &plain()),
+        ),
+        "lab",
+    ))
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
         format!("interrupted: stopped while {waiting}")
@@ -130,13 +156,15 @@ fn up_and_down_wait_for_the_team_s_lock_and_touch_nothing_until_they_hold_it() {
     let network = crate::app::build::Network::default();
     let ui = crate::output::ui::Recorded::default();
     let error = block_on(bring_up(
-        Session::new(&engine, &host),
+        Session::new(
+            &engine,
+            &host,
+            crate::app::session::Sinks::new(&ui, &plain()),
+        ),
         &team,
         &specs,
         &network,
         None,
-        &plain(),
-        &ui,
     ))
     .unwrap_err();
     assert_eq!(
@@ -150,9 +178,16 @@ fn up_and_down_wait_for_the_team_s_lock_and_touch_nothing_until_they_hold_it() {
     host.busy_locks.borrow_mut().clear();
     host.interrupt.set(false);
     assert_eq!(
-        block_on(down(Session::new(&engine, &host), "lab", &plain()))
-            .unwrap()
-            .len(),
+        block_on(down(
+            Session::new(
+                &engine,
+                &host,
+                crate::app::session::Sinks::new(&plain(), &plain())
+            ),
+            "lab"
+        ))
+        .unwrap()
+        .len(),
         2
     );
 }
