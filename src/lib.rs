@@ -123,8 +123,8 @@ fn run() -> ExitCode {
         }
         Command::Run(args) => commands::run::run(&args, &settings, host),
         Command::Ps(args) => commands::containers::ps(&args, &settings, host),
-        Command::Logs(args) => commands::containers::logs(&args, &settings),
-        Command::Exec(args) => commands::containers::exec(&args, &settings),
+        Command::Logs(args) => commands::containers::logs(&args, &settings, host),
+        Command::Exec(args) => commands::containers::exec(&args, &settings, host),
         Command::Stop(args) => commands::containers::stop(&args, &settings, host),
         Command::Rm(args) => commands::containers::remove(&args, &settings, host),
         Command::PullFiles(args) => commands::files::pull_files(&args, &settings, host),

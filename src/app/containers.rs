@@ -252,24 +252,62 @@ pub fn exec_user(container: &ContainerFacts) -> Result<String, InputError> {
         .unwrap_or_else(|| "0:0".to_string()))
 }
 
-/// `tfimg stop`: stopped (ten seconds to end), its tunnel closed.
-pub async fn stop(
+/// `tfimg logs NAME`: its output on the session's UI as it comes (to the end, or, with
+/// `follow`, until it stops; `tail`: only the last lines). A follow that ends because the
+/// daemon went away (a restart, a crash) is an error: the container did not stop.
+pub async fn logs(
     session: Session<'_, impl Engine, impl Host>,
-    container: &ContainerFacts,
+    name: &str,
+    follow: bool,
+    tail: Option<&str>,
 ) -> anyhow::Result<()> {
-    let Session { engine, .. } = session;
-    engine.stop(&container.id, 10).await?;
-    crate::app::tunnels::close(session, &container.id).await;
+    let Session { engine, ui, .. } = session;
+    let container = find(engine, name).await?;
+    let shown = |chunk| ui.output(chunk);
+    engine
+        .stream_output(&container.id, follow, tail, shown)
+        .await?;
+    if follow {
+        engine.container(&container.id).await?;
+    }
     Ok(())
 }
 
-/// `tfimg rm`: removed, its tunnel closed; a running one only with `force`.
+/// `tfimg exec NAME -- CMD...`: the command run in the running container as its user
+/// (`exec_user`), its output on the session's UI; its exit code.
+pub async fn exec(
+    session: Session<'_, impl Engine, impl Host>,
+    name: &str,
+    command: &[String],
+) -> anyhow::Result<i64> {
+    let Session { engine, ui, .. } = session;
+    let container = find(engine, name).await?;
+    let user = exec_user(&container)?;
+    let shown = |chunk| ui.output(chunk);
+    Ok(engine.exec(&container.id, command, &user, shown).await?)
+}
+
+/// `tfimg stop NAME`: stopped (ten seconds to end), its tunnel closed; its name.
+pub async fn stop(
+    session: Session<'_, impl Engine, impl Host>,
+    name: &str,
+) -> anyhow::Result<String> {
+    let Session { engine, .. } = session;
+    let container = find(engine, name).await?;
+    engine.stop(&container.id, 10).await?;
+    crate::app::tunnels::close(session, &container.id).await;
+    Ok(container.name)
+}
+
+/// `tfimg rm NAME`: removed, its tunnel closed; a running one only with `force`; its
+/// name.
 pub async fn remove(
     session: Session<'_, impl Engine, impl Host>,
-    container: &ContainerFacts,
+    name: &str,
     force: bool,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<String> {
     let Session { engine, .. } = session;
+    let container = find(engine, name).await?;
     if container.state == "running" && !force {
         return Err(InputError::new(
             format!("`{}` is running", container.name),
@@ -282,7 +320,7 @@ pub async fn remove(
     }
     engine.remove_container(&container.id, force).await?;
     crate::app::tunnels::close(session, &container.id).await;
-    Ok(())
+    Ok(container.name)
 }
 
 #[cfg(test)]

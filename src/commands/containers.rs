@@ -7,9 +7,6 @@ use std::process::ExitCode;
 use crate::app::settings::Settings;
 use crate::app::{containers, gpu_use};
 use crate::cli::{ExecArgs, LogsArgs, NamesArgs, PsArgs, RemoveArgs};
-use crate::engine::prelude::*;
-use crate::engine::ContainerFacts;
-use crate::engine::Docker;
 use crate::host::Host;
 use crate::output::exit::EXIT_BAD_INPUT;
 use crate::spec::resolved::SERVING_PORT_NAME;
@@ -69,40 +66,20 @@ pub fn ps(args: &PsArgs, settings: &Settings, host: &impl Host) -> anyhow::Resul
     })
 }
 
-pub fn logs(args: &LogsArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+pub fn logs(args: &LogsArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let container = containers::find(&engine, &args.name).await?;
-        engine
-            .stream_output(
-                &container.id,
-                args.follow,
-                args.tail.as_deref(),
-                crate::output::pass_through,
-            )
-            .await?;
-        if args.follow {
-            // A follow stream also ends when the daemon goes away (a restart, a crash):
-            // that is not the container stopping, and the user must hear so.
-            engine.container(&container.id).await?;
-        }
+        let session = super::session(&engine, host);
+        containers::logs(session, &args.name, args.follow, args.tail.as_deref()).await?;
         Ok(ExitCode::SUCCESS)
     })
 }
 
-pub fn exec(args: &ExecArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+pub fn exec(args: &ExecArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let container = containers::find(&engine, &args.name).await?;
-        let user = containers::exec_user(&container)?;
-        let code = engine
-            .exec(
-                &container.id,
-                &args.command,
-                &user,
-                crate::output::pass_through,
-            )
-            .await?;
+        let session = super::session(&engine, host);
+        let code = containers::exec(session, &args.name, &args.command).await?;
         Ok(ExitCode::from(
             u8::try_from(code.clamp(0, 255)).unwrap_or(1),
         ))
@@ -110,10 +87,14 @@ pub fn exec(args: &ExecArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
 }
 
 pub fn stop(args: &NamesArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
-    for_each(settings, &args.names, |engine, container| async move {
-        containers::stop(super::session(&engine, host), &container).await?;
-        outln!("{}", container.name);
-        Ok(())
+    super::runtime()?.block_on(async {
+        let engine = settings.connect().await?;
+        let session = super::session(&engine, host);
+        let mut failed = false;
+        for name in &args.names {
+            failed |= !said(containers::stop(session, name).await);
+        }
+        Ok(ended(failed))
     })
 }
 
@@ -122,38 +103,36 @@ pub fn remove(
     settings: &Settings,
     host: &impl Host,
 ) -> anyhow::Result<ExitCode> {
-    let force = args.force;
-    for_each(settings, &args.names, move |engine, container| async move {
-        containers::remove(super::session(&engine, host), &container, force).await?;
-        outln!("{}", container.name);
-        Ok(())
+    super::runtime()?.block_on(async {
+        let engine = settings.connect().await?;
+        let session = super::session(&engine, host);
+        let mut failed = false;
+        for name in &args.names {
+            failed |= !said(containers::remove(session, name, args.force).await);
+        }
+        Ok(ended(failed))
     })
 }
 
-/// Applies `action` to every named container; a failure on one is reported and the
-/// others still run (exit 1 at the end).
-fn for_each<F, Fut>(settings: &Settings, names: &[String], action: F) -> anyhow::Result<ExitCode>
-where
-    F: Fn(Docker, ContainerFacts) -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<()>>,
-{
-    super::runtime()?.block_on(async {
-        let engine = settings.connect().await?;
-        let mut failed = false;
-        for name in names {
-            let outcome = match containers::find(&engine, name).await {
-                Ok(container) => action(engine.clone(), container).await,
-                Err(error) => Err(error),
-            };
-            if let Err(error) = outcome {
-                failed = true;
-                crate::output::exit::report(&error);
-            }
+/// What `stop` or `rm` did to one named container, said at once: its name, or its error
+/// (the others still run); whether it went well.
+fn said(outcome: anyhow::Result<String>) -> bool {
+    match outcome {
+        Ok(name) => {
+            outln!("{name}");
+            true
         }
-        Ok(if failed {
-            ExitCode::from(EXIT_BAD_INPUT)
-        } else {
-            ExitCode::SUCCESS
-        })
-    })
+        Err(error) => {
+            crate::output::exit::report(&error);
+            false
+        }
+    }
+}
+
+/// Exit 1 when any named container failed.
+fn ended(failed: bool) -> ExitCode {
+    match failed {
+        true => ExitCode::from(EXIT_BAD_INPUT),
+        false => ExitCode::SUCCESS,
+    }
 }

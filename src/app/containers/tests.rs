@@ -84,8 +84,7 @@ fn rm_refuses_a_running_container_without_force_and_closes_the_tunnel_of_one_rem
     let request = crate::app::testing::request("cpu-jupyter");
     let launched =
         crate::app::testing::prepare_and_start(Session::quiet(&engine, &host), request).unwrap();
-    let container = block_on(find(&engine, "lab")).unwrap();
-    let error = block_on(remove(Session::quiet(&engine, &host), &container, false)).unwrap_err();
+    let error = block_on(remove(Session::quiet(&engine, &host), "lab", false)).unwrap_err();
     assert_eq!(
         message(error),
         "`lab` is running\nhint: stop it first (`tfimg stop lab`), or use `tfimg rm -f`"
@@ -95,7 +94,8 @@ fn rm_refuses_a_running_container_without_force_and_closes_the_tunnel_of_one_rem
         "nothing was removed"
     );
 
-    block_on(remove(Session::quiet(&engine, &host), &container, true)).unwrap();
+    let removed = block_on(remove(Session::quiet(&engine, &host), "lab", true)).unwrap();
+    assert_eq!(removed, "lab");
     assert!(block_on(find(&engine, "lab")).is_err());
     let calls = engine.calls();
     let removed = calls
@@ -266,4 +266,36 @@ fn ps_shows_an_address_through_a_gateway_only_while_the_member_s_own_gateway_ser
         .for_each(|container| container.state = "exited".to_string());
     assert_eq!(urls(&engine)[0].1, ["ssh"], "lab's gateway stopped");
     assert_eq!(urls(&engine)[1].1, Vec::<String>::new());
+}
+
+/// `logs` puts the container's output on the session's UI (the fake records it); `exec`
+/// runs as the container's user and refuses a stopped container.
+#[test]
+fn logs_reach_the_session_s_ui_and_exec_runs_as_the_container_s_user() {
+    let engine = FakeEngine::new();
+    let host = crate::host::fake::FakeHost::new();
+    let request = crate::app::testing::request("cpu-headless");
+    let launched =
+        crate::app::testing::prepare_and_start(Session::quiet(&engine, &host), request).unwrap();
+    engine
+        .state
+        .borrow_mut()
+        .output
+        .insert("lab".to_string(), "step 1\n".to_string());
+    let ui = crate::output::ui::Recorded::default();
+    let sinks = crate::output::sinks::Sinks::new(&ui, &ui);
+    let session = Session::new(&engine, &host, sinks);
+    block_on(logs(session, "lab", false, None)).unwrap();
+    assert_eq!(ui.output.borrow().as_slice(), b"step 1\n");
+
+    let command = ["id".to_string()];
+    assert_eq!(block_on(exec(session, "lab", &command)).unwrap(), 0);
+    assert!(
+        engine.calls().contains(&format!("exec {} id", launched.id)),
+        "{:?}",
+        engine.calls()
+    );
+    block_on(stop(session, "lab")).unwrap();
+    let error = block_on(exec(session, "lab", &command)).unwrap_err();
+    assert!(message(error).starts_with("`lab` is not running"));
 }
