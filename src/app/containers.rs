@@ -56,7 +56,7 @@ pub async fn ps(
     let mut containers = engine.containers_with_label(&label).await?;
     containers.sort_by(|a, b| a.name.cmp(&b.name));
     let mut entries = Vec::new();
-    crate::app::tunnels::tidy(session).await?;
+    crate::app::tunnels::TunnelStore::of(session).tidy().await?;
     let gateways = running_gateways(&containers);
     for mut container in containers {
         drop_dead_gateway_urls(&mut container, &gateways);
@@ -153,7 +153,11 @@ fn tunnel_of(
     if !tunneled {
         return None;
     }
-    Some(crate::app::tunnels::live(session, &container.id).map(|record| record.forwards))
+    Some(
+        crate::app::tunnels::TunnelStore::of(session)
+            .live(&container.id)
+            .map(|record| record.forwards),
+    )
 }
 
 /// A container as `ps` shows it; its addresses with the local ends of `forwards` (a
@@ -295,7 +299,9 @@ pub async fn stop(
     let Session { engine, .. } = session;
     let container = find(engine, name).await?;
     engine.stop(&container.id, 10).await?;
-    crate::app::tunnels::close(session, &container.id).await;
+    crate::app::tunnels::TunnelStore::of(session)
+        .close(&container.id)
+        .await;
     Ok(container.name)
 }
 
@@ -319,7 +325,9 @@ pub async fn remove(
         .into());
     }
     engine.remove_container(&container.id, force).await?;
-    crate::app::tunnels::close(session, &container.id).await;
+    crate::app::tunnels::TunnelStore::of(session)
+        .close(&container.id)
+        .await;
     Ok(container.name)
 }
 

@@ -252,7 +252,9 @@ pub async fn finish(
         launched.tunnel.is_some(),
     );
     if steps.close_tunnel {
-        crate::app::tunnels::close(session, &launched.id).await;
+        crate::app::tunnels::TunnelStore::of(session)
+            .close(&launched.id)
+            .await;
     }
     if steps.sync_back {
         match crate::app::files::sync_back(session, launched).await {

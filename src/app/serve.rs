@@ -551,7 +551,9 @@ pub async fn serve(
         Ok(Some(_)) => {}
         Ok(None) | Err(_) => {
             if launched.tunnel.is_some() {
-                crate::app::tunnels::close(session, &launched.id).await;
+                crate::app::tunnels::TunnelStore::of(session)
+                    .close(&launched.id)
+                    .await;
             }
             let _ = engine.remove_container(&launched.id, true).await;
             return Err(match ready {

@@ -4,7 +4,8 @@
 //! and its control socket) and its forwards. `rm`, `stop` and `down` close a detached
 //! container's tunnel; `ps` shows the live local addresses; `tfimg forward NAME` opens a
 //! closed one again; a record whose tunnel ended (the container stopped, the session's
-//! tfimg exited) is dropped when next seen.
+//! tfimg exited) is dropped when next seen. `TunnelStore` keeps the records; `carry`,
+//! `forward` and `reopen` are the stories that make tunnels.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -31,107 +32,129 @@ pub struct TunnelRecord {
     pub forwards: Vec<Forward>,
 }
 
-fn folder(host: &impl Host) -> Result<PathBuf, InputError> {
-    Ok(host.data_folder()?.join("tunnels"))
-}
-
-fn path(host: &impl Host, container_id: &str) -> Result<PathBuf, InputError> {
-    Ok(folder(host)?.join(format!("{container_id}.json")))
-}
-
-pub fn save(host: &impl Host, record: &TunnelRecord) -> anyhow::Result<()> {
-    let json = serde_json::to_vec_pretty(record)?;
-    let path = path(host, &record.container_id)?;
-    host.write_private_file(&path, &json).map_err(|error| {
-        anyhow::anyhow!(
-            "cannot write the tunnel record `{}`: {error}",
-            path.display()
-        )
-    })
-}
-
-fn load(host: &impl Host, container_id: &str) -> Option<TunnelRecord> {
-    let bytes = host.read_file(&path(host, container_id).ok()?).ok()?;
-    serde_json::from_slice(&bytes).ok()
-}
-
-fn forget(host: &impl Host, container_id: &str) {
-    if let Ok(path) = path(host, container_id) {
-        let _ = host.remove_file(&path);
+impl TunnelRecord {
+    /// Ends its tunnel: a detached one is closed, a session's forwards are cancelled (the
+    /// session itself is its tfimg's).
+    pub async fn end(&self, engine: &impl Engine) {
+        undo(engine, &self.tunnel, &self.forwards).await;
     }
 }
 
-/// The records of `engine`'s containers.
-fn all(session: Session<'_, impl Engine, impl Host>) -> Vec<TunnelRecord> {
-    let Session { engine, host, .. } = session;
-    let Ok(folder) = folder(host) else {
-        return Vec::new();
-    };
-    host.files_with_extension(&folder, "json")
-        .iter()
-        .filter_map(|path| serde_json::from_slice(&host.read_file(path).ok()?).ok())
-        .filter(|record: &TunnelRecord| record.endpoint == engine.endpoint())
-        .collect()
+/// tfimg's records of the tunnels to one engine's containers: a file per container in its
+/// data folder, written for its owner only. Records of other engines are left alone.
+#[derive(Clone, Copy)]
+pub struct TunnelStore<'a, E: ?Sized, H: ?Sized> {
+    session: Session<'a, E, H>,
 }
 
-/// The record of container `id` while its tunnel runs; a record whose tunnel ended is
-/// dropped.
-pub fn live(session: Session<'_, impl Engine, impl Host>, id: &str) -> Option<TunnelRecord> {
-    let Session { engine, host, .. } = session;
-    let record = load(host, id)?;
-    if engine.tunnel_alive(&record.tunnel) {
-        return Some(record);
+impl<'a, E: Engine, H: Host> TunnelStore<'a, E, H> {
+    /// The records of the session's engine, on its host.
+    pub fn of(session: Session<'a, E, H>) -> Self {
+        TunnelStore { session }
     }
-    forget(host, id);
-    None
-}
 
-/// Ends a record's tunnel: a detached one is closed, a session's forwards are cancelled
-/// (the session itself is its tfimg's).
-pub async fn end(engine: &impl Engine, record: &TunnelRecord) {
-    undo(engine, &record.tunnel, &record.forwards).await;
-}
-
-/// Ends the tunnel of container `id` (see `end`) and drops its record. Whether one ran.
-pub async fn close(session: Session<'_, impl Engine, impl Host>, id: &str) -> bool {
-    let Session { engine, host, .. } = session;
-    let Some(record) = load(host, id) else {
-        return false;
-    };
-    let alive = engine.tunnel_alive(&record.tunnel);
-    if alive {
-        end(engine, &record).await;
+    fn folder(&self) -> Result<PathBuf, InputError> {
+        Ok(self.session.host.data_folder()?.join("tunnels"))
     }
-    forget(host, id);
-    alive
-}
 
-/// Drops the records of this engine whose tunnel ended, and closes those whose container
-/// is no longer among `existing` (container ids).
-pub async fn collect_stale(session: Session<'_, impl Engine, impl Host>, existing: &[String]) {
-    for record in all(session) {
-        if !existing.contains(&record.container_id) {
-            close(session, &record.container_id).await;
-        } else {
-            live(session, &record.container_id);
+    fn path(&self, container_id: &str) -> Result<PathBuf, InputError> {
+        Ok(self.folder()?.join(format!("{container_id}.json")))
+    }
+
+    /// Keeps `record` (replacing the container's earlier one).
+    pub fn save(&self, record: &TunnelRecord) -> anyhow::Result<()> {
+        let json = serde_json::to_vec_pretty(record)?;
+        let path = self.path(&record.container_id)?;
+        self.session
+            .host
+            .write_private_file(&path, &json)
+            .map_err(|error| {
+                anyhow::anyhow!(
+                    "cannot write the tunnel record `{}`: {error}",
+                    path.display()
+                )
+            })
+    }
+
+    fn load(&self, container_id: &str) -> Option<TunnelRecord> {
+        let host = self.session.host;
+        let bytes = host.read_file(&self.path(container_id).ok()?).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    fn forget(&self, container_id: &str) {
+        if let Ok(path) = self.path(container_id) {
+            let _ = self.session.host.remove_file(&path);
         }
     }
-}
 
-/// `collect_stale` over every tfimg container of the engine (after `up` replaced some).
-pub async fn tidy(session: Session<'_, impl Engine, impl Host>) -> anyhow::Result<()> {
-    let Session { engine, .. } = session;
-    if !engine.tunnels_ports() {
-        return Ok(());
+    /// Every record of the engine's containers.
+    fn all(&self) -> Vec<TunnelRecord> {
+        let Session { engine, host, .. } = self.session;
+        let Ok(folder) = self.folder() else {
+            return Vec::new();
+        };
+        host.files_with_extension(&folder, "json")
+            .iter()
+            .filter_map(|path| serde_json::from_slice(&host.read_file(path).ok()?).ok())
+            .filter(|record: &TunnelRecord| record.endpoint == engine.endpoint())
+            .collect()
     }
-    let ids: Vec<String> = engine
-        .containers_with_label(labels::SPEC)
-        .await?
-        .into_iter()
-        .map(|container| container.id)
-        .collect();
-    collect_stale(session, &ids).await;
-    Ok(())
+
+    /// The record of container `id` while its tunnel runs; a record whose tunnel ended is
+    /// dropped.
+    pub fn live(&self, id: &str) -> Option<TunnelRecord> {
+        let record = self.load(id)?;
+        if self.session.engine.tunnel_alive(&record.tunnel) {
+            return Some(record);
+        }
+        self.forget(id);
+        None
+    }
+
+    /// Ends the tunnel of container `id` (`TunnelRecord::end`) and drops its record.
+    /// Whether one ran.
+    pub async fn close(&self, id: &str) -> bool {
+        let engine = self.session.engine;
+        let Some(record) = self.load(id) else {
+            return false;
+        };
+        let alive = engine.tunnel_alive(&record.tunnel);
+        if alive {
+            record.end(engine).await;
+        }
+        self.forget(id);
+        alive
+    }
+
+    /// Drops the records whose tunnel ended, and closes those whose container is no longer
+    /// among `existing` (container ids).
+    pub async fn collect_stale(&self, existing: &[String]) {
+        for record in self.all() {
+            if !existing.contains(&record.container_id) {
+                self.close(&record.container_id).await;
+            } else {
+                self.live(&record.container_id);
+            }
+        }
+    }
+
+    /// `collect_stale` over every tfimg container of the engine (after `up` replaced
+    /// some).
+    pub async fn tidy(&self) -> anyhow::Result<()> {
+        let engine = self.session.engine;
+        if !engine.tunnels_ports() {
+            return Ok(());
+        }
+        let ids: Vec<String> = engine
+            .containers_with_label(labels::SPEC)
+            .await?
+            .into_iter()
+            .map(|container| container.id)
+            .collect();
+        self.collect_stale(&ids).await;
+        Ok(())
+    }
 }
 
 /// Adds `wanted` to `tunnel`; a local port another program took in the meantime moves
@@ -231,7 +254,7 @@ pub async fn forward(
     let container = crate::app::containers::find::find(engine, name).await?;
     let name = container.name.clone();
     if close {
-        let was_open = self::close(session, &container.id).await;
+        let was_open = TunnelStore::of(session).close(&container.id).await;
         return Ok(Forwarded::Closed { name, was_open });
     }
     let endpoints = reopen(session, &container).await?;
@@ -258,7 +281,8 @@ pub async fn reopen(
     let endpoints = |forwards: &[Forward]| {
         plan_tunnels::container_endpoints(&container.labels, token.as_deref(), forwards)
     };
-    if let Some(record) = live(session, &container.id) {
+    let store = TunnelStore::of(session);
+    if let Some(record) = store.live(&container.id) {
         return Ok(endpoints(&record.forwards));
     }
     let mut wanted = plan_tunnels::forwards_of_container(&container.labels, &container.published);
@@ -289,7 +313,7 @@ pub async fn reopen(
         tunnel,
         forwards,
     };
-    if let Err(error) = save(host, &record) {
+    if let Err(error) = store.save(&record) {
         engine.close_tunnel(&record.tunnel).await;
         return Err(error);
     }

@@ -27,7 +27,7 @@ pub(super) async fn open(
     plan: &LaunchPlan,
     reserved: &RefCell<BTreeSet<u16>>,
 ) -> anyhow::Result<(LaunchPlan, Option<TunnelRecord>)> {
-    let Session { engine, host, .. } = session;
+    let Session { engine, .. } = session;
     let tunneled = plan.ports.iter().any(|port| port.tunneled);
     if !engine.tunnels_ports() || !tunneled {
         return Ok((plan.clone(), None));
@@ -60,8 +60,8 @@ pub(super) async fn open(
         tunnel,
         forwards,
     };
-    if let Err(error) = tunnels::save(host, &record) {
-        tunnels::end(engine, &record).await;
+    if let Err(error) = tunnels::TunnelStore::of(session).save(&record) {
+        record.end(engine).await;
         return Err(error);
     }
     Ok((plan_tunnels::retarget(plan, &record.forwards), Some(record)))

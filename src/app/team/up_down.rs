@@ -124,7 +124,7 @@ pub async fn bring_up(
         ui.notice(note);
     }
     // Members replaced or rolled back leave tunnels behind on a remote engine.
-    crate::app::tunnels::tidy(session).await?;
+    crate::app::tunnels::TunnelStore::of(session).tidy().await?;
     Ok(report)
 }
 
@@ -221,7 +221,9 @@ pub async fn down(
     let mut removed = Vec::new();
     for container in &containers {
         engine.remove_container(&container.id, true).await?;
-        crate::app::tunnels::close(session, &container.id).await;
+        crate::app::tunnels::TunnelStore::of(session)
+            .close(&container.id)
+            .await;
         removed.push(container.name.clone());
     }
     // The team's networks (each member's, and the gateway's) go with its last container.

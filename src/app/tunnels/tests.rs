@@ -60,14 +60,16 @@ fn a_detached_notebook_on_a_remote_engine_is_tunneled_after_its_start_and_record
     assert_eq!(saved, record);
 
     // `rm` closes it and drops the record.
-    assert!(run(close(Session::quiet(&engine, &host), &id)));
+    assert!(run(
+        TunnelStore::of(Session::quiet(&engine, &host)).close(&id)
+    ));
     assert_eq!(
         engine.calls().last().unwrap(),
         &format!("close-tunnel {}", record.tunnel.control.display())
     );
     assert!(!host.files.borrow().contains_key(&record_path(&id)));
     assert!(
-        !run(close(Session::quiet(&engine, &host), &id)),
+        !run(TunnelStore::of(Session::quiet(&engine, &host)).close(&id)),
         "nothing left to close"
     );
 }
@@ -107,7 +109,7 @@ fn a_session_uses_the_engine_connection_and_a_taken_local_port_moves_every_addre
     let record = launched.tunnel.unwrap();
     assert!(!record.tunnel.detached);
     // Closing a session's tunnel cancels its forwards; the session stays its tfimg's.
-    run(close(Session::quiet(&engine, &host), &launched.id));
+    run(TunnelStore::of(Session::quiet(&engine, &host)).close(&launched.id));
     assert_eq!(
         engine.calls()[engine.calls().len() - 2..],
         [
@@ -171,10 +173,8 @@ fn stale_records_go_and_forward_reopens_on_the_ports_the_container_was_launched_
     let record = launched.tunnel.unwrap();
     // Its ssh ended (the network dropped): the record is dropped when next seen.
     engine.end_tunnel(&record.tunnel.control);
-    run(collect_stale(
-        Session::quiet(&engine, &host),
-        std::slice::from_ref(&launched.id),
-    ));
+    let store = TunnelStore::of(Session::quiet(&engine, &host));
+    run(store.collect_stale(std::slice::from_ref(&launched.id)));
     assert!(host.files.borrow().is_empty());
 
     let container = run(engine.container("lab")).unwrap().unwrap();
@@ -207,7 +207,7 @@ fn stale_records_go_and_forward_reopens_on_the_ports_the_container_was_launched_
     assert_eq!(engine.calls_to("open-tunnel").len(), 2);
 
     // A record whose container is gone is closed.
-    run(collect_stale(Session::quiet(&engine, &host), &[]));
+    run(TunnelStore::of(Session::quiet(&engine, &host)).collect_stale(&[]));
     assert!(host.files.borrow().is_empty());
     assert!(engine.calls().last().unwrap().starts_with("close-tunnel"));
 }
