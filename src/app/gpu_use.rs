@@ -5,8 +5,9 @@
 //! processes are this machine's: on an engine elsewhere the GPUs' use is asked there (a
 //! short container, as the doctor does), not its processes.
 
+use crate::app::gpu_host;
+use crate::app::gpu_ledger::GpuLedger;
 use crate::app::session::Session;
-use crate::app::{gpu_host, launch};
 use crate::engine::Engine;
 use crate::host::Host;
 use crate::labels;
@@ -40,7 +41,8 @@ pub async fn view(
     // Every launch labels its spec and its GPUs: one listing gives both the holders (of
     // every team) and the containers shown.
     let mut containers = engine.containers_with_label(labels::SPEC).await?;
-    let holders = launch::holders_among(&containers, &nvidia, |_| false);
+    let ledger = GpuLedger::among(&containers, &nvidia, |_| false);
+    let holders = ledger.holders();
     if let Some(team) = team {
         containers.retain(|container| {
             container.labels.get(labels::TEAM).map(String::as_str) == Some(team)
@@ -65,7 +67,7 @@ pub async fn view(
         &nvidia.usage,
         &processes,
         &containers,
-        &holders,
+        holders,
         source,
     );
     let now = host

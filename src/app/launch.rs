@@ -15,14 +15,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::app::gpu_host;
+use crate::app::gpu_ledger::GpuLedger;
 use crate::app::session::Session;
-use crate::engine::{ContainerFacts, Engine, EngineError, StartFailure};
+use crate::engine::{Engine, EngineError, StartFailure};
 use crate::host::HostError;
 use crate::host::{Host, NvidiaFacts, SshKey};
 use crate::input::InputError;
 use crate::labels;
 use crate::notice::Notice;
-use crate::plan::gpus::share::{self, Holder, Sharing};
+use crate::plan::gpus::share::{self, Holder};
 use crate::plan::gpus::{self, GpuMode, GpuPlan, GpuSelection};
 use crate::plan::sync::SyncPlan;
 use crate::plan::{self, LaunchPlan};
@@ -247,12 +248,14 @@ async fn choose_gpus(
     };
     let info = engine.info().await?;
     let engine_host = nvidia.probe.as_ref().map(|probe| probe.engine.as_str());
-    let mut holders = gpu_holders(engine, &nvidia, |container| {
+    let mut ledger = GpuLedger::read(engine, &nvidia, |container| {
         Some(&container.name) == request.name.as_ref()
     })
     .await?;
-    holders.extend(request.pending_holders.iter().cloned());
-    let sharing = sharing(&nvidia, &holders, request.share_gpus);
+    for pending in &request.pending_holders {
+        ledger.hold(pending.clone());
+    }
+    let sharing = ledger.sharing(request.share_gpus);
     let mut allocated = None;
     if let Some(requested) = explicit {
         refuse_gpus_without_driver(requested, &nvidia)?;
@@ -284,51 +287,6 @@ async fn choose_gpus(
     );
     notes.extend(choice.note);
     Ok((choice.selection, Some(nvidia)))
-}
-
-/// The tfimg containers of the engine that hold GPUs of its host (`nvidia`'s), but those
-/// `skip` leaves out (the one a launch replaces, a sweep's own trials).
-pub async fn gpu_holders(
-    engine: &impl Engine,
-    nvidia: &NvidiaFacts,
-    skip: impl Fn(&ContainerFacts) -> bool,
-) -> Result<Vec<Holder>, EngineError> {
-    if nvidia.gpus.is_empty() {
-        return Ok(Vec::new());
-    }
-    let containers = engine.containers_with_label(labels::GPUS).await?;
-    Ok(holders_among(&containers, nvidia, skip))
-}
-
-/// The holders among `containers` (a listing already made), but those `skip` leaves out.
-pub fn holders_among(
-    containers: &[ContainerFacts],
-    nvidia: &NvidiaFacts,
-    skip: impl Fn(&ContainerFacts) -> bool,
-) -> Vec<Holder> {
-    containers
-        .iter()
-        .filter(|container| !skip(container))
-        .filter_map(|container| {
-            share::holder(
-                &container.name,
-                &container.state,
-                &container.labels,
-                &nvidia.gpus,
-            )
-        })
-        .collect()
-}
-
-/// What a launch on the host of `nvidia` may take, given its `holders`.
-pub fn sharing<'a>(nvidia: &'a NvidiaFacts, holders: &'a [Holder], share: bool) -> Sharing<'a> {
-    Sharing {
-        host: &nvidia.gpus,
-        used_mib: nvidia.used_mib(),
-        holders,
-        share,
-        engine_host: nvidia.probe.as_ref().map(|probe| probe.engine.as_str()),
-    }
 }
 
 /// Mounts name folders of this machine: an engine on another host has none of them, so

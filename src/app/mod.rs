@@ -9,6 +9,7 @@
 //! - `containers`: the tfimg container a command names (by its name, or a served model's).
 //! - `files`: files out of containers (`--sync-back`, `tfimg pull-files`).
 //! - `gpu_host`: the NVIDIA facts of the engine's host, which GPU decisions are made on.
+//! - `gpu_ledger`: who holds which GPU of that host, and what a launch may take.
 //! - `lock`: a spec resolved once into its lock (`tfimg lock`); a spec's lock found.
 //! - `names`: the names a shell completes (specs, containers, teams, sweeps).
 //! - `launch`: THE launcher, one container from a request (run, a team member, ...).
@@ -29,6 +30,7 @@ pub mod doctor;
 pub mod files;
 pub mod gateway;
 pub mod gpu_host;
+pub mod gpu_ledger;
 pub mod gpu_use;
 pub mod launch;
 pub mod lock;

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::app::build::Network;
+use crate::app::gpu_ledger::GpuLedger;
 use crate::app::launch::{self, LaunchRequest, Launched, TunnelMode};
 use crate::app::run::{await_service, finish, spec_target, stream_until_exit, RunEnd, RunEvent};
 use crate::app::session::Session;
@@ -348,8 +349,8 @@ pub async fn choose_spec<'a>(
     let nvidia = gpu_host::engine_nvidia(session, &[gpu.image_reference()]).await;
     let info = engine.info().await?;
     let facts = crate::doctor::gpu_host(&nvidia, &info, gpu.gpu.as_ref());
-    let holders = launch::gpu_holders(engine, &nvidia, |_| false).await?;
-    let sharing = launch::sharing(&nvidia, &holders, share);
+    let ledger = GpuLedger::read(engine, &nvidia, |_| false).await?;
+    let sharing = ledger.sharing(share);
     let choice = gpus::choose(None, true, &gpu.name, Some(&facts), Some(&sharing));
     Ok(match choice.selection.is_none() {
         true => (&specs.cpu, GpuSelection::None, None),

@@ -6,6 +6,7 @@ use super::*;
 use crate::app::session::Session;
 use crate::app::testing::block_on;
 use crate::engine::fake::FakeEngine;
+use crate::engine::ContainerFacts;
 use crate::host::fake::FakeHost;
 use crate::plan::gpus::DeviceRequestPlan;
 use crate::spec::Catalog;

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::{folder, Counts, Ending, Note, Runner, SweepRun, Watched};
+use crate::app::gpu_ledger::GpuLedger;
 use crate::app::launch::{self, LaunchRequest};
 use crate::app::session::Session;
 use crate::engine::{Engine, EngineError, OutputChunk};
@@ -115,7 +116,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             return Ok((slot, false));
         };
         let sweep = self.run.sweep.name.as_str();
-        let mut holders = launch::gpu_holders(self.engine, nvidia, |container| {
+        let mut ledger = GpuLedger::read(self.engine, nvidia, |container| {
             container
                 .labels
                 .get(crate::labels::SWEEP)
@@ -124,7 +125,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
         })
         .await?;
         let (taken, held) = {
-            let now = launch::sharing(nvidia, &holders, false);
+            let now = ledger.sharing(false);
             let taken = now.taken(&slot.gpus);
             let held = now.held_text(&taken);
             (taken, held)
@@ -133,7 +134,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             return Ok((slot, true));
         }
         // This sweep's slots hold their GPUs too, for the choice of new ones.
-        holders.push(share::Holder {
+        ledger.hold(share::Holder {
             container: sweep.to_string(),
             who: None,
             gpus: self
@@ -152,7 +153,7 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
             share::is_are(taken.len()),
         );
         let count = GpuSelection::Count(slot.gpus.len() as u32);
-        let (said, claim) = match launch::sharing(nvidia, &holders, false).allocate(&count) {
+        let (said, claim) = match ledger.sharing(false).allocate(&count) {
             Ok(GpuSelection::Devices(moved)) => {
                 let said = format!("{said}: its trials run on {} from now on", moved.join(","));
                 self.scheduler.move_slot(index, moved);

@@ -3,8 +3,9 @@
 //! would refuse every trial, each said at `gpus:` before anything is built, in the dry
 //! run too), `gpus: all` made into their indices. A CPU pool asks nothing of any host.
 
+use crate::app::gpu_host;
+use crate::app::gpu_ledger::GpuLedger;
 use crate::app::session::Session;
-use crate::app::{gpu_host, launch};
 use crate::engine::{ContainerFacts, Engine};
 use crate::host::nvidia::ProbeOutcome;
 use crate::host::{Host, HostError, NvidiaFacts};
@@ -56,8 +57,8 @@ pub async fn plan_slots(
     let own_trial = |container: &ContainerFacts| {
         container.labels.get(labels::SWEEP).map(String::as_str) == Some(sweep)
     };
-    let others = launch::gpu_holders(engine, &nvidia, own_trial).await?;
-    let sharing = launch::sharing(&nvidia, &others, false);
+    let others = GpuLedger::read(engine, &nvidia, own_trial).await?;
+    let sharing = others.sharing(false);
     let free = sharing.free();
     let held = sharing.held();
     match &pool.gpus {
