@@ -109,6 +109,34 @@ fn sources() -> Vec<(String, String)> {
     files
 }
 
+/// The unit tests of the stories (`app/**/tests.rs`, `*_tests.rs`), whole: their helpers
+/// take a session as the stories do.
+fn app_tests() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    let mut folders = vec![root.join("app")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+                continue;
+            }
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name == "tests.rs" || name.ends_with("_tests.rs") {
+                let relative = path.strip_prefix(&root).unwrap().display().to_string();
+                files.push((relative, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    assert!(
+        files.len() > 20,
+        "the stories' tests are read: {}",
+        files.len()
+    );
+    files
+}
+
 fn sources_of(root: &Path) -> Vec<(String, String)> {
     let mut files = Vec::new();
     let mut folders = vec![root.to_path_buf()];
@@ -751,6 +779,7 @@ fn top_level(params: &str) -> Vec<&str> {
 fn no_story_takes_the_engine_and_the_host_apart() {
     let apart: Vec<String> = sources()
         .into_iter()
+        .chain(app_tests())
         .filter(|(path, _)| path.starts_with("app/"))
         .flat_map(|(path, code)| {
             signatures(&code)

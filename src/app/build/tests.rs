@@ -14,11 +14,11 @@ fn setup() -> (FakeEngine, FakeHost, ResolvedSpec) {
 }
 
 fn build(
-    engine: &FakeEngine,
-    host: &FakeHost,
+    session: Session<'_, FakeEngine, FakeHost>,
     resolved: &ResolvedSpec,
     options: &BuildOptions<'_>,
 ) -> anyhow::Result<Option<Built>> {
+    let Session { engine, host, .. } = session;
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -41,9 +41,13 @@ fn build(
 #[test]
 fn a_new_spec_is_built_verified_tagged_then_up_to_date() {
     let (engine, host, resolved) = setup();
-    let built = build(&engine, &host, &resolved, &BuildOptions::default())
-        .unwrap()
-        .unwrap();
+    let built = build(
+        Session::quiet(&engine, &host),
+        &resolved,
+        &BuildOptions::default(),
+    )
+    .unwrap()
+    .unwrap();
     assert!(!built.up_to_date);
     assert_eq!(built.plan.tag, "tfimg/cpu-headless:2.9.3");
     assert_eq!(engine.calls_to("build").len(), 1);
@@ -59,9 +63,13 @@ fn a_new_spec_is_built_verified_tagged_then_up_to_date() {
         [("cpu-headless".to_string(), built.plan.key.clone())]
     );
 
-    let again = build(&engine, &host, &resolved, &BuildOptions::default())
-        .unwrap()
-        .unwrap();
+    let again = build(
+        Session::quiet(&engine, &host),
+        &resolved,
+        &BuildOptions::default(),
+    )
+    .unwrap()
+    .unwrap();
     assert!(again.up_to_date);
     assert_eq!(again.image_id, built.image_id);
     assert_eq!(engine.calls_to("build").len(), 1, "no second build");
@@ -75,7 +83,12 @@ fn a_failed_verification_tags_nothing_and_removes_the_image() {
         output: "ok    tensorflow version: 2.9.3\nFAIL  pin numpy<1.24: numpy 2.0.0\n".into(),
         ..Finished::default()
     });
-    let error = build(&engine, &host, &resolved, &BuildOptions::default()).unwrap_err();
+    let error = build(
+        Session::quiet(&engine, &host),
+        &resolved,
+        &BuildOptions::default(),
+    )
+    .unwrap_err();
     assert!(
         error.to_string().starts_with(
             "verification of `cpu-headless` failed (exit 1); the image was not tagged"
@@ -95,7 +108,7 @@ fn only_a_check_builds_nothing() {
         only_check: true,
         ..BuildOptions::default()
     };
-    assert!(build(&engine, &host, &resolved, &options)
+    assert!(build(Session::quiet(&engine, &host), &resolved, &options)
         .unwrap()
         .is_none());
     assert!(engine.calls_to("build").is_empty());
@@ -109,7 +122,12 @@ fn a_failed_step_is_bad_input_with_its_output() {
         message: "The command returned a non-zero code: 1".into(),
         output: vec!["ERROR: No matching distribution found for nope".into()],
     });
-    let error = build(&engine, &host, &resolved, &BuildOptions::default()).unwrap_err();
+    let error = build(
+        Session::quiet(&engine, &host),
+        &resolved,
+        &BuildOptions::default(),
+    )
+    .unwrap_err();
     let input = error.downcast_ref::<InputError>().expect("bad input");
     assert_eq!(
         input.message,

@@ -62,7 +62,8 @@ fn builtin_target(catalog: &Catalog, name: &str) -> SaveTarget {
 
 /// Builds the target's image; it gets the labels a rendered Dockerfile gives, and one
 /// that is not tfimg's.
-fn build(engine: &FakeEngine, host: &FakeHost, target: &SaveTarget) {
+fn build(session: Session<'_, FakeEngine, FakeHost>, target: &SaveTarget) {
+    let Session { engine, host, .. } = session;
     let SaveTarget::Spec(target) = target else { panic!("a spec") };
     let built = run(build_spec(
         Session::new(
@@ -83,11 +84,11 @@ fn build(engine: &FakeEngine, host: &FakeHost, target: &SaveTarget) {
 }
 
 fn save_to(
-    engine: &FakeEngine,
-    host: &FakeHost,
+    session: Session<'_, FakeEngine, FakeHost>,
     targets: &[SaveTarget],
     output: &str,
 ) -> anyhow::Result<save::Saved> {
+    let Session { engine, host, .. } = session;
     let network = Network::default();
     let options = SaveOptions {
         output: Path::new(output),
@@ -114,12 +115,12 @@ fn options<'a>(folder: &'a str, force: bool) -> LoadOptions<'a> {
 }
 
 fn load_into(
-    engine: &FakeEngine,
-    host: &FakeHost,
+    session: Session<'_, FakeEngine, FakeHost>,
     catalog: &Catalog,
     folder: &str,
     force: bool,
 ) -> anyhow::Result<Loaded> {
+    let Session { engine, host, .. } = session;
     let options = options(folder, force);
     let checked = check(host, catalog, &options, &reporter())?;
     run(load(
@@ -147,8 +148,8 @@ fn written(host: &FakeHost) -> Vec<String> {
 fn a_spec_file_its_lock_and_its_local_parent_travel_to_another_engine() {
     let (engine, host, catalog) = project();
     let target = lab_target(&catalog);
-    build(&engine, &host, &target);
-    let saved = save_to(&engine, &host, &[target], OUTPUT).unwrap();
+    build(Session::quiet(&engine, &host), &target);
+    let saved = save_to(Session::quiet(&engine, &host), &[target], OUTPUT).unwrap();
 
     // One file, no temporary left; the manifest says what it holds.
     assert_eq!(written(&host), [OUTPUT]);
@@ -198,7 +199,13 @@ fn a_spec_file_its_lock_and_its_local_parent_travel_to_another_engine() {
 
     // Another machine: its own engine, the bundle on its disk.
     let offline = FakeEngine::new();
-    let loaded = load_into(&offline, &host, &catalog, "/offline/images", false).unwrap();
+    let loaded = load_into(
+        Session::quiet(&offline, &host),
+        &catalog,
+        "/offline/images",
+        false,
+    )
+    .unwrap();
     assert_eq!(loaded.images, manifest.images);
     let mut tags = offline.tags();
     tags.sort();
@@ -222,10 +229,10 @@ fn a_spec_file_its_lock_and_its_local_parent_travel_to_another_engine() {
 fn a_built_in_travels_as_its_resolved_spec_and_an_image_with_the_tag_asked_for() {
     let (engine, host, catalog) = project();
     let target = builtin_target(&catalog, "cpu-headless");
-    build(&engine, &host, &target);
+    build(Session::quiet(&engine, &host), &target);
     let other = engine.add_image(&["team/tool:1", "team/tool:latest"], &[("other", "x")]);
     let targets = [target, SaveTarget::Image("team/tool:1".to_string())];
-    let saved = save_to(&engine, &host, &targets, OUTPUT).unwrap();
+    let saved = save_to(Session::quiet(&engine, &host), &targets, OUTPUT).unwrap();
     let manifest = &saved.manifest;
     assert_eq!(manifest.specs[0].source, SpecSource::BuiltIn);
     assert_eq!(manifest.specs[0].part, "specs/cpu-headless.resolved.yaml");
@@ -261,7 +268,12 @@ fn a_built_in_travels_as_its_resolved_spec_and_an_image_with_the_tag_asked_for()
 fn nothing_is_written_when_a_target_is_missing_or_the_output_is_wrong() {
     let (engine, host, catalog) = project();
     // Never built: refused with the build hint.
-    let error = save_to(&engine, &host, &[lab_target(&catalog)], OUTPUT).unwrap_err();
+    let error = save_to(
+        Session::quiet(&engine, &host),
+        &[lab_target(&catalog)],
+        OUTPUT,
+    )
+    .unwrap_err();
     let input = error.downcast_ref::<crate::input::InputError>().unwrap();
     assert_eq!(
         input.message,
@@ -273,13 +285,12 @@ fn nothing_is_written_when_a_target_is_missing_or_the_output_is_wrong() {
         input.hint
     );
     let image = [SaveTarget::Image("team/none:1".to_string())];
-    let error = save_to(&engine, &host, &image, OUTPUT).unwrap_err();
+    let error = save_to(Session::quiet(&engine, &host), &image, OUTPUT).unwrap_err();
     assert_eq!(error.to_string(), "no spec or image named `team/none:1`");
     let built = builtin_target(&catalog, "cpu-headless");
-    build(&engine, &host, &built);
+    build(Session::quiet(&engine, &host), &built);
     let error = save_to(
-        &engine,
-        &host,
+        Session::quiet(&engine, &host),
         std::slice::from_ref(&built),
         "/nowhere/x.tar",
     )
@@ -288,7 +299,7 @@ fn nothing_is_written_when_a_target_is_missing_or_the_output_is_wrong() {
         error.to_string(),
         "`-o /nowhere/x.tar`: the folder `/nowhere` does not exist"
     );
-    let error = save_to(&engine, &host, &[built], "/out").unwrap_err();
+    let error = save_to(Session::quiet(&engine, &host), &[built], "/out").unwrap_err();
     assert_eq!(error.to_string(), "`-o /out` is a folder");
     assert!(written(&host).is_empty(), "{:?}", written(&host));
     assert!(engine.calls_to("export").is_empty());
@@ -298,9 +309,9 @@ fn nothing_is_written_when_a_target_is_missing_or_the_output_is_wrong() {
 fn an_export_that_fails_half_way_leaves_no_partial_bundle() {
     let (engine, host, catalog) = project();
     let target = builtin_target(&catalog, "cpu-headless");
-    build(&engine, &host, &target);
+    build(Session::quiet(&engine, &host), &target);
     engine.state.borrow_mut().export_failure = Some("connection reset".to_string());
-    let error = save_to(&engine, &host, &[target], OUTPUT).unwrap_err();
+    let error = save_to(Session::quiet(&engine, &host), &[target], OUTPUT).unwrap_err();
     assert!(error.to_string().contains("connection reset"), "{error}");
     assert!(written(&host).is_empty(), "{:?}", written(&host));
 }
@@ -309,8 +320,8 @@ fn an_export_that_fails_half_way_leaves_no_partial_bundle() {
 fn an_altered_bundle_is_refused_before_the_engine_is_asked_anything() {
     let (engine, host, catalog) = project();
     let target = lab_target(&catalog);
-    build(&engine, &host, &target);
-    save_to(&engine, &host, &[target], OUTPUT).unwrap();
+    build(Session::quiet(&engine, &host), &target);
+    save_to(Session::quiet(&engine, &host), &[target], OUTPUT).unwrap();
     let bundle = host.files.borrow()[Path::new(OUTPUT)].clone();
     let options = options("/offline/images", false);
     let position = bundle.len() - 4096;
@@ -334,8 +345,8 @@ fn an_altered_bundle_is_refused_before_the_engine_is_asked_anything() {
 fn a_bundle_that_changes_after_its_check_is_cut_off_before_the_daemon_has_it_whole() {
     let (engine, host, catalog) = project();
     let target = lab_target(&catalog);
-    build(&engine, &host, &target);
-    save_to(&engine, &host, &[target], OUTPUT).unwrap();
+    build(Session::quiet(&engine, &host), &target);
+    save_to(Session::quiet(&engine, &host), &[target], OUTPUT).unwrap();
     let options = options("/offline/images", false);
     let checked = check(&host, &catalog, &options, &reporter()).unwrap();
     let position = host.files.borrow()[Path::new(OUTPUT)].len() - 4096;
@@ -365,8 +376,8 @@ fn a_bundle_that_changes_after_its_check_is_cut_off_before_the_daemon_has_it_who
 fn spec_files_already_there_are_kept_when_equal_and_refused_when_different() {
     let (engine, host, catalog) = project();
     let target = lab_target(&catalog);
-    build(&engine, &host, &target);
-    save_to(&engine, &host, &[target], OUTPUT).unwrap();
+    build(Session::quiet(&engine, &host), &target);
+    save_to(Session::quiet(&engine, &host), &[target], OUTPUT).unwrap();
     host.files
         .borrow_mut()
         .insert("/offline/images/lab.yaml".into(), LAB.into());
@@ -375,7 +386,13 @@ fn spec_files_already_there_are_kept_when_equal_and_refused_when_different() {
         b"# another lock\n".to_vec(),
     );
     let offline = FakeEngine::new();
-    let error = load_into(&offline, &host, &catalog, "/offline/images", false).unwrap_err();
+    let error = load_into(
+        Session::quiet(&offline, &host),
+        &catalog,
+        "/offline/images",
+        false,
+    )
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
         "`/offline/images/lab.lock` exists and differs from the bundle's `specs/lab.lock`"
@@ -384,7 +401,13 @@ fn spec_files_already_there_are_kept_when_equal_and_refused_when_different() {
         offline.calls().is_empty(),
         "nothing was asked of the daemon"
     );
-    let loaded = load_into(&offline, &host, &catalog, "/offline/images", true).unwrap();
+    let loaded = load_into(
+        Session::quiet(&offline, &host),
+        &catalog,
+        "/offline/images",
+        true,
+    )
+    .unwrap();
     assert_eq!(
         loaded.unchanged,
         [PathBuf::from("/offline/images/lab.yaml")]
@@ -402,11 +425,17 @@ fn spec_files_already_there_are_kept_when_equal_and_refused_when_different() {
 fn a_daemon_that_fails_to_load_is_reported_and_no_spec_is_written() {
     let (engine, host, catalog) = project();
     let target = lab_target(&catalog);
-    build(&engine, &host, &target);
-    save_to(&engine, &host, &[target], OUTPUT).unwrap();
+    build(Session::quiet(&engine, &host), &target);
+    save_to(Session::quiet(&engine, &host), &[target], OUTPUT).unwrap();
     let offline = FakeEngine::new();
     offline.state.borrow_mut().load_failure = Some("no space left on device".to_string());
-    let error = load_into(&offline, &host, &catalog, "/offline/images", false).unwrap_err();
+    let error = load_into(
+        Session::quiet(&offline, &host),
+        &catalog,
+        "/offline/images",
+        false,
+    )
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
         "load the images failed: no space left on device"
@@ -452,12 +481,18 @@ fn a_bundle_never_replaces_a_built_in_not_even_a_hidden_parent() {
     let resolved = crate::spec::resolve_document(&made_with, leaf.clone()).unwrap();
     let chain = made_with.chain(leaf).unwrap();
     let target = SaveTarget::Spec(Box::new(spec_target(resolved, &chain)));
-    build(&engine, &host, &target);
-    save_to(&engine, &host, &[target], OUTPUT).unwrap();
+    build(Session::quiet(&engine, &host), &target);
+    save_to(Session::quiet(&engine, &host), &[target], OUTPUT).unwrap();
 
     let elsewhere = Catalog::builtin(PathBuf::from("/elsewhere"));
     let before = engine.calls().len();
-    let error = load_into(&engine, &host, &elsewhere, "/elsewhere/images", false).unwrap_err();
+    let error = load_into(
+        Session::quiet(&engine, &host),
+        &elsewhere,
+        "/elsewhere/images",
+        false,
+    )
+    .unwrap_err();
     let error = error.downcast::<crate::input::InputError>().unwrap();
     assert_eq!(
         error.message,

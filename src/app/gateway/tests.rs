@@ -34,9 +34,9 @@ fn joined(engine: &FakeEngine, network: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
+fn up_once(session: Session<'_, FakeEngine, FakeHost>, team: &Team) -> UpReport {
     crate::app::testing::up_team(
-        Session::quiet(engine, host),
+        session,
         team,
         "cpu-jupyter",
         Some("tfimg/gateway:0123456789ab"),
@@ -70,7 +70,10 @@ fn an_ssh_member_publishes_only_its_ssh_port_beside_the_gateway() {
 #[test]
 fn members_sit_behind_one_published_port_each_on_a_network_of_their_own() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
-    let report = up_once(&engine, &host, &gateway_team(&["alice", "bob"]));
+    let report = up_once(
+        Session::quiet(&engine, &host),
+        &gateway_team(&["alice", "bob"]),
+    );
     assert_eq!(report.gateway, Some(GatewayAction::Created));
     // Every network exists before any member is created: the gateway's, and one per member.
     let calls = engine.calls();
@@ -181,8 +184,7 @@ fn members_sit_behind_one_published_port_each_on_a_network_of_their_own() {
 fn path_routing_is_there_when_asked_for() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
     up_once(
-        &engine,
-        &host,
+        Session::quiet(&engine, &host),
         &team_with_gateway(&["alice"], "{port: 9443, route: path}"),
     );
     let alice = engine.plan_of("lab-alice").unwrap();
@@ -205,7 +207,7 @@ fn path_routing_is_there_when_asked_for() {
     );
 
     // Routing by host afterwards: the kept certificate is made again for the new names.
-    let again = up_once(&engine, &host, &gateway_team(&["alice"]));
+    let again = up_once(Session::quiet(&engine, &host), &gateway_team(&["alice"]));
     assert_eq!(again.gateway, Some(GatewayAction::Created));
     let cert = host.data_dir().unwrap().join("teams/lab/gateway/cert.pem");
     assert_eq!(
@@ -217,9 +219,9 @@ fn path_routing_is_there_when_asked_for() {
 #[test]
 fn a_changed_team_reloads_the_gateway_and_an_unchanged_one_does_nothing() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
-    up_once(&engine, &host, &gateway_team(&["alice"]));
+    up_once(Session::quiet(&engine, &host), &gateway_team(&["alice"]));
     let gateway_id = id_of(&engine, "lab-gateway");
-    let again = up_once(&engine, &host, &gateway_team(&["alice"]));
+    let again = up_once(Session::quiet(&engine, &host), &gateway_team(&["alice"]));
     assert_eq!(again.gateway, Some(GatewayAction::Unchanged));
     let reloads = || -> Vec<String> {
         let execs = engine.calls_to("exec").into_iter();
@@ -227,7 +229,10 @@ fn a_changed_team_reloads_the_gateway_and_an_unchanged_one_does_nothing() {
     };
     assert!(reloads().is_empty());
 
-    let more = up_once(&engine, &host, &gateway_team(&["alice", "bob"]));
+    let more = up_once(
+        Session::quiet(&engine, &host),
+        &gateway_team(&["alice", "bob"]),
+    );
     assert_eq!(more.gateway, Some(GatewayAction::Reloaded));
     assert_eq!(id_of(&engine, "lab-gateway"), gateway_id);
     assert_eq!(
@@ -256,7 +261,7 @@ fn a_changed_team_reloads_the_gateway_and_an_unchanged_one_does_nothing() {
         .count();
     assert_eq!(certificates, 1);
     // bob leaves: his network goes with him (the gateway taken off it first).
-    let fewer = up_once(&engine, &host, &gateway_team(&["alice"]));
+    let fewer = up_once(Session::quiet(&engine, &host), &gateway_team(&["alice"]));
     assert_eq!(fewer.gateway, Some(GatewayAction::Reloaded));
     let networks: Vec<String> = engine.state.borrow().networks.keys().cloned().collect();
     assert_eq!(networks, ["tfimg-lab", "tfimg-lab.alice"]);
@@ -270,14 +275,14 @@ fn a_changed_team_reloads_the_gateway_and_an_unchanged_one_does_nothing() {
 #[test]
 fn a_team_file_without_its_gateway_removes_it_and_its_network() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
-    up_once(&engine, &host, &gateway_team(&["alice"]));
+    up_once(Session::quiet(&engine, &host), &gateway_team(&["alice"]));
     let without = team::parse(
         "team: lab\ndefaults:\n  spec: cpu-jupyter\nmembers:\n  - name: alice\n",
         "team.yaml",
         PathBuf::from("/project"),
     )
     .unwrap();
-    let report = up_once(&engine, &host, &without);
+    let report = up_once(Session::quiet(&engine, &host), &without);
     assert_eq!(report.gateway, Some(GatewayAction::Removed));
     assert_eq!(engine.container_names(), ["lab-alice"]);
     let alice = engine.plan_of("lab-alice").unwrap();
@@ -305,14 +310,17 @@ fn members_without_a_gateway_are_each_alone_on_a_network() {
         )
         .unwrap()
     };
-    up_once(&engine, &host, &lab("  - name: alice\n  - name: bob\n"));
+    up_once(
+        Session::quiet(&engine, &host),
+        &lab("  - name: alice\n  - name: bob\n"),
+    );
     for member in ["alice", "bob"] {
         let plan = engine.plan_of(&format!("lab-{member}")).unwrap();
         assert_eq!(plan.network, Some(format!("tfimg-lab.{member}")));
     }
     let networks: Vec<String> = engine.state.borrow().networks.keys().cloned().collect();
     assert_eq!(networks, ["tfimg-lab.alice", "tfimg-lab.bob"]);
-    up_once(&engine, &host, &lab("  - name: alice\n"));
+    up_once(Session::quiet(&engine, &host), &lab("  - name: alice\n"));
     let networks: Vec<String> = engine.state.borrow().networks.keys().cloned().collect();
     assert_eq!(networks, ["tfimg-lab.alice"], "bob's went with him");
 }

@@ -9,15 +9,14 @@ use crate::plan::ports::PortRequest;
 
 /// Checks and creates in one go: `prepare`, then `start`.
 async fn launch(
-    engine: &impl Engine,
-    host: &impl Host,
+    session: Session<'_, impl Engine, impl Host>,
     request: LaunchRequest,
     no_start: bool,
 ) -> anyhow::Result<(Vec<Notice>, Launched)> {
-    let prepared = prepare(Session::quiet(engine, host), request, None).await?;
+    let prepared = prepare(session, request, None).await?;
     let notes = prepared.notes.clone();
     let launched = start(
-        Session::quiet(engine, host),
+        session,
         prepared,
         &RefCell::new(BTreeSet::new()),
         no_start,
@@ -45,7 +44,12 @@ fn gpu_host() -> FakeHost {
 #[test]
 fn a_notebook_is_created_started_and_reachable_on_its_ports() {
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
-    let (notes, launched) = run(launch(&engine, &host, request("cpu-jupyter"), false)).unwrap();
+    let (notes, launched) = run(launch(
+        Session::quiet(&engine, &host),
+        request("cpu-jupyter"),
+        false,
+    ))
+    .unwrap();
     assert!(notes.is_empty());
     assert_eq!(
         engine.calls(),
@@ -73,7 +77,7 @@ fn gpus_the_daemon_refuses_leave_no_container_and_no_folder() {
     request.mounts =
         vec![crate::plan::mounts::parse_request("./data", &PathBuf::from("/project")).unwrap()];
     host.paths.borrow_mut().insert(PathBuf::from("/project"));
-    let error = run(launch(&engine, &host, request, false)).unwrap_err();
+    let error = run(launch(Session::quiet(&engine, &host), request, false)).unwrap_err();
     assert!(
         matches!(
             error.downcast_ref::<EngineError>(),
@@ -97,7 +101,7 @@ fn gpus_a_host_cannot_give_are_refused_before_anything_exists() {
     let engine = FakeEngine::new();
     let mut request = request("gpu-headless");
     request.gpus = Some(GpuSelection::All);
-    let error = run(launch(&engine, &host, request, false)).unwrap_err();
+    let error = run(launch(Session::quiet(&engine, &host), request, false)).unwrap_err();
     assert!(error.downcast_ref::<HostError>().is_some(), "{error:#}");
     assert!(
         error.to_string().starts_with(
@@ -118,7 +122,7 @@ fn gpus_asked_of_a_host_without_a_driver_are_a_host_fact_before_anything_exists(
     ] {
         let mut request = request("cpu-headless");
         request.gpus = Some(gpus.clone());
-        let error = run(launch(&engine, &host, request, false)).unwrap_err();
+        let error = run(launch(Session::quiet(&engine, &host), request, false)).unwrap_err();
         let host_error = error.downcast_ref::<HostError>().expect("a host fact");
         assert_eq!(
             host_error.message,
@@ -162,7 +166,12 @@ fn a_port_lost_to_another_program_is_chosen_again() {
         .push_back(StartFailure::PortTaken(
             "Bind for 127.0.0.1:8888 failed: port is already allocated".into(),
         ));
-    let (_, launched) = run(launch(&engine, &host, request("cpu-jupyter"), false)).unwrap();
+    let (_, launched) = run(launch(
+        Session::quiet(&engine, &host),
+        request("cpu-jupyter"),
+        false,
+    ))
+    .unwrap();
     assert_eq!(engine.calls_to("create").len(), 2);
     assert_eq!(engine.calls_to("remove-container").len(), 1);
     assert_eq!(engine.container_names(), ["lab"]);
@@ -185,7 +194,7 @@ fn a_port_the_user_named_is_not_retried() {
         .push_back(StartFailure::PortTaken("port is already allocated".into()));
     let mut request = request("cpu-jupyter");
     request.port_requests = vec![PortRequest::parse("8890:8888").unwrap()];
-    let error = run(launch(&engine, &host, request, false)).unwrap_err();
+    let error = run(launch(Session::quiet(&engine, &host), request, false)).unwrap_err();
     assert!(
         error.to_string().starts_with("a published port is taken"),
         "{error}"
@@ -212,7 +221,7 @@ fn a_chosen_port_lost_beside_a_named_one_is_chosen_again() {
         PortRequest::parse("8890:8888").unwrap(),
         PortRequest::parse("9000").unwrap(),
     ];
-    let (_, launched) = run(launch(&engine, &host, request, false)).unwrap();
+    let (_, launched) = run(launch(Session::quiet(&engine, &host), request, false)).unwrap();
     assert_eq!(engine.calls_to("create").len(), 2);
     assert_eq!(engine.container_names(), ["lab"]);
     let host_of = |container: u16| {
@@ -243,7 +252,7 @@ fn a_named_port_the_daemon_could_not_bind_is_not_retried() {
         PortRequest::parse("8890:8888").unwrap(),
         PortRequest::parse("9000").unwrap(),
     ];
-    let error = run(launch(&engine, &host, request, false)).unwrap_err();
+    let error = run(launch(Session::quiet(&engine, &host), request, false)).unwrap_err();
     assert!(
         error.to_string().starts_with("a published port is taken"),
         "{error}"
@@ -262,7 +271,12 @@ fn a_gpu_image_takes_every_gpu_by_default_and_gives_way_when_the_daemon_refuses(
         .push_back(StartFailure::GpuDriver(
             "could not select device driver".into(),
         ));
-    let (notes, launched) = run(launch(&engine, &host, request("gpu-headless"), false)).unwrap();
+    let (notes, launched) = run(launch(
+        Session::quiet(&engine, &host),
+        request("gpu-headless"),
+        false,
+    ))
+    .unwrap();
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert_eq!(launched.plan.gpu, GpuPlan::None);
     assert_eq!(launched.notes.len(), 1, "{:?}", launched.notes);
@@ -290,7 +304,12 @@ fn every_gpu_container_gets_its_user_s_cuda_cache_and_no_other_container_does() 
         "/var/cache/tfimg/cuda".to_string(),
     )];
     // The default (every GPU) and an explicit `--gpus 0` both mount it.
-    let (_, launched) = run(launch(&engine, &host, request("gpu-headless"), true)).unwrap();
+    let (_, launched) = run(launch(
+        Session::quiet(&engine, &host),
+        request("gpu-headless"),
+        true,
+    ))
+    .unwrap();
     assert_eq!(cache(&launched), expected);
     assert_eq!(
         launched.plan.volumes[0].labels["io.tfimg.cuda-cache"],
@@ -299,18 +318,18 @@ fn every_gpu_container_gets_its_user_s_cuda_cache_and_no_other_container_does() 
     let mut pinned = request("gpu-headless");
     pinned.name = Some("pinned".to_string());
     pinned.gpus = Some(GpuSelection::parse("0").unwrap());
-    let (_, launched) = run(launch(&engine, &host, pinned, true)).unwrap();
+    let (_, launched) = run(launch(Session::quiet(&engine, &host), pinned, true)).unwrap();
     assert_eq!(cache(&launched), expected);
     // On the CPU (`--gpus none`), a CPU image, or a GPU default the daemon refused: none.
     let mut cpu = request("gpu-headless");
     cpu.name = Some("cpu".to_string());
     cpu.gpus = Some(GpuSelection::None);
-    let (_, launched) = run(launch(&engine, &host, cpu, true)).unwrap();
+    let (_, launched) = run(launch(Session::quiet(&engine, &host), cpu, true)).unwrap();
     assert!(launched.plan.volumes.is_empty());
     let mut cpu_image = request("cpu-headless");
     cpu_image.name = Some("cpu-image".to_string());
     cpu_image.gpus = Some(GpuSelection::All);
-    let (_, launched) = run(launch(&engine, &host, cpu_image, true)).unwrap();
+    let (_, launched) = run(launch(Session::quiet(&engine, &host), cpu_image, true)).unwrap();
     assert!(
         launched.plan.volumes.is_empty(),
         "no cache folder in a CPU image"
@@ -324,13 +343,13 @@ fn every_gpu_container_gets_its_user_s_cuda_cache_and_no_other_container_does() 
         ));
     let mut refused = request("gpu-headless");
     refused.name = Some("refused".to_string());
-    let (_, launched) = run(launch(&engine, &host, refused, false)).unwrap();
+    let (_, launched) = run(launch(Session::quiet(&engine, &host), refused, false)).unwrap();
     assert!(launched.plan.volumes.is_empty());
     // `--user root` runs as uid 0, whose cache is its own.
     let mut root = request("gpu-headless");
     root.name = Some("root".to_string());
     root.ids = None;
-    let (_, launched) = run(launch(&engine, &host, root, true)).unwrap();
+    let (_, launched) = run(launch(Session::quiet(&engine, &host), root, true)).unwrap();
     assert_eq!(launched.plan.volumes[0].name, "tfimg-cuda-cache-0");
 }
 
@@ -342,7 +361,12 @@ fn a_new_volume_s_root_goes_to_the_run_s_user_once() {
         crate::plan::volumes::parse("data:/tf/data").unwrap(),
         crate::plan::volumes::parse("models:/models:ro").unwrap(),
     ];
-    let (_, launched) = run(launch(&engine, &host, request.clone(), false)).unwrap();
+    let (_, launched) = run(launch(
+        Session::quiet(&engine, &host),
+        request.clone(),
+        false,
+    ))
+    .unwrap();
     let id = &launched.id;
     assert_eq!(
         engine.calls(),
@@ -371,7 +395,7 @@ fn a_new_volume_s_root_goes_to_the_run_s_user_once() {
     );
     // The next run finds the volume as the first left it.
     request.name = Some("lab-2".to_string());
-    run(launch(&engine, &host, request, false)).unwrap();
+    run(launch(Session::quiet(&engine, &host), request, false)).unwrap();
     assert_eq!(engine.calls_to("upload").len(), 1);
 }
 
@@ -380,7 +404,7 @@ fn overlapping_places_and_volumes_over_the_home_are_refused_before_anything_exis
     let (engine, host) = (FakeEngine::new(), FakeHost::new());
     let mut over_home = request("cpu-headless");
     over_home.volumes = vec![crate::plan::volumes::parse("data:/home").unwrap()];
-    let error = run(launch(&engine, &host, over_home, false)).unwrap_err();
+    let error = run(launch(Session::quiet(&engine, &host), over_home, false)).unwrap_err();
     assert_eq!(
         error.downcast_ref::<InputError>().unwrap().message,
         "`--volume data:/home`: the destination `/home` would hide the image's home folder `/home/tf`"
@@ -391,7 +415,7 @@ fn overlapping_places_and_volumes_over_the_home_are_refused_before_anything_exis
     let sync = crate::plan::sync::parse_request("./more:/tf/data/more", &project).unwrap();
     overlapping.syncs = vec![sync];
     host.paths.borrow_mut().insert(project.join("data"));
-    let error = run(launch(&engine, &host, overlapping, false)).unwrap_err();
+    let error = run(launch(Session::quiet(&engine, &host), overlapping, false)).unwrap_err();
     assert_eq!(
         error.downcast_ref::<InputError>().unwrap().message,
         "`--mount ./data` and `--sync ./more:/tf/data/more` overlap at `/tf/data/more`"
@@ -408,7 +432,7 @@ fn a_mount_is_refused_on_a_remote_engine_before_anything_exists() {
     let text = "/home/me/runs/trial-3:/tfimg/trial".to_string();
     request.mounts =
         vec![crate::plan::mounts::parse_request(&text, &PathBuf::from("/project")).unwrap()];
-    let error = run(launch(&engine, &host, request, false)).unwrap_err();
+    let error = run(launch(Session::quiet(&engine, &host), request, false)).unwrap_err();
     let error = error.downcast_ref::<InputError>().expect("bad input");
     assert_eq!(
         error.message,
@@ -439,7 +463,7 @@ fn a_writable_mount_the_container_s_user_cannot_write_is_warned_about_not_re_own
         .iter()
         .map(|text| crate::plan::mounts::parse_request(text, &project).unwrap())
         .collect();
-    let (notes, _) = run(launch(&engine, &host, request, true)).unwrap();
+    let (notes, _) = run(launch(Session::quiet(&engine, &host), request, true)).unwrap();
     assert_eq!(
         crate::output::shown(&notes),
         ["warning: `--mount ./data`: the folder belongs to 0:0 (mode 755) and the container runs as 4321:4322, so it cannot write there; `chown -R 4321:4322` it, run tfimg as the folder's owner (or with sudo), or mount it `:ro`"]
@@ -465,7 +489,8 @@ fn root_s_ids_on_a_mount_other_accounts_can_enter_are_warned_about() {
         .map(|text| crate::plan::mounts::parse_request(text, &project).unwrap())
         .collect();
     // Said once the container exists (never in front of a refusal): the launch's notes.
-    let (prepared_notes, launched) = run(launch(&engine, &host, request, true)).unwrap();
+    let (prepared_notes, launched) =
+        run(launch(Session::quiet(&engine, &host), request, true)).unwrap();
     assert!(prepared_notes.is_empty(), "{prepared_notes:?}");
     assert_eq!(
         crate::output::shown(&launched.notes),

@@ -27,12 +27,16 @@ fn options(target: &str) -> RunOptions {
     }
 }
 
-fn launched(engine: &FakeEngine, host: &FakeHost, spec: &str, tunnel: TunnelMode) -> Launched {
+fn launched(
+    session: Session<'_, FakeEngine, FakeHost>,
+    spec: &str,
+    tunnel: TunnelMode,
+) -> Launched {
     let request = LaunchRequest {
         tunnel,
         ..crate::app::testing::request(spec)
     };
-    prepare_and_start(Session::quiet(engine, host), request).unwrap()
+    prepare_and_start(session, request).unwrap()
 }
 
 fn exists(engine: &FakeEngine, name: &str) -> bool {
@@ -103,7 +107,11 @@ fn the_clean_up_keeps_a_detached_container_and_removes_the_others_unless_kept() 
 #[test]
 fn a_detached_notebook_is_left_running_and_its_address_is_the_result() {
     let (engine, host, ui) = (FakeEngine::new(), FakeHost::new(), Recorded::default());
-    let launched = launched(&engine, &host, "cpu-jupyter", TunnelMode::Detached);
+    let launched = launched(
+        Session::quiet(&engine, &host),
+        "cpu-jupyter",
+        TunnelMode::Detached,
+    );
     let options = RunOptions {
         detach: true,
         ..options("cpu-jupyter")
@@ -129,7 +137,11 @@ fn a_detached_notebook_is_left_running_and_its_address_is_the_result() {
 fn a_foreground_container_passes_its_exit_code_on_and_is_removed_unless_kept() {
     for keep in [false, true] {
         let (engine, host, ui) = (FakeEngine::new(), FakeHost::new(), Recorded::default());
-        let launched = launched(&engine, &host, "cpu-headless", TunnelMode::Session);
+        let launched = launched(
+            Session::quiet(&engine, &host),
+            "cpu-headless",
+            TunnelMode::Session,
+        );
         engine
             .state
             .borrow_mut()
@@ -153,7 +165,11 @@ fn a_foreground_container_passes_its_exit_code_on_and_is_removed_unless_kept() {
 #[test]
 fn ctrl_c_stops_the_container_removes_it_and_ends_with_130() {
     let (engine, host, ui) = (FakeEngine::new(), FakeHost::new(), Recorded::default());
-    let launched = launched(&engine, &host, "cpu-headless", TunnelMode::Session);
+    let launched = launched(
+        Session::quiet(&engine, &host),
+        "cpu-headless",
+        TunnelMode::Session,
+    );
     engine.state.borrow_mut().held.insert("lab".to_string());
     host.interrupt.set(true);
     let after = block_on(follow(
@@ -177,7 +193,11 @@ fn a_service_that_never_answers_is_removed_and_the_error_says_so() {
     let mut host = FakeHost::new();
     host.http = None;
     let ui = Recorded::default();
-    let launched = launched(&engine, &host, "cpu-jupyter", TunnelMode::Session);
+    let launched = launched(
+        Session::quiet(&engine, &host),
+        "cpu-jupyter",
+        TunnelMode::Session,
+    );
     let error = block_on(follow(
         Session::new(&engine, &host, crate::app::session::Sinks::new(&ui, &ui)),
         &options("cpu-jupyter"),
@@ -265,7 +285,7 @@ fn a_session_tunnel_is_closed_when_the_run_ends_and_a_detached_one_stays() {
             true => TunnelMode::Detached,
             false => TunnelMode::Session,
         };
-        let launched = launched(&engine, &host, "cpu-jupyter", mode);
+        let launched = launched(Session::quiet(&engine, &host), "cpu-jupyter", mode);
         let options = RunOptions {
             detach,
             ..options("cpu-jupyter")

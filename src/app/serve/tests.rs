@@ -188,7 +188,8 @@ fn the_gpus_choose_the_serving_spec() {
     );
 }
 
-fn serve_on(engine: &FakeEngine, host: &FakeHost) -> anyhow::Result<Serving> {
+fn serve_on(session: Session<'_, FakeEngine, FakeHost>) -> anyhow::Result<Serving> {
+    let Session { engine, host, .. } = session;
     let request = request("/work/export/mlp");
     let model = check_model(host, &request).unwrap();
     let reporter = crate::output::ui::Recorded::default();
@@ -224,7 +225,7 @@ fn the_server_is_waited_for_until_its_model_is_available() {
             vec![(200, METADATA.into())],
         ),
     ]);
-    let serving = serve_on(&engine, &host).unwrap();
+    let serving = serve_on(Session::quiet(&engine, &host)).unwrap();
     assert_eq!(serving.url, "http://127.0.0.1:8501/v1/models/mlp");
     assert_eq!(serving.version, "3");
     assert_eq!(
@@ -273,7 +274,7 @@ fn a_server_whose_grpc_never_answers_is_removed_naming_the_port() {
             vec![(200, METADATA.into())],
         ),
     ]);
-    let error = serve_on(&engine, &host).unwrap_err();
+    let error = serve_on(Session::quiet(&engine, &host)).unwrap_err();
     let text = format!("{error:#}");
     assert!(
         text.contains("nothing answers gRPC on 127.0.0.1:8500 after 30 s"),
@@ -326,7 +327,7 @@ fn a_model_that_fails_to_load_ends_the_wait_and_leaves_nothing() {
         "/v1/models/mlp".to_string(),
         vec![(200, LOADING.into()), (200, FAILED.into())],
     );
-    let error = serve_on(&engine, &host).unwrap_err();
+    let error = serve_on(Session::quiet(&engine, &host)).unwrap_err();
     let text = format!("{error:#}");
     assert!(text.contains("did not come up"), "{text}");
     assert!(
@@ -352,7 +353,7 @@ fn ctrl_c_stops_a_foreground_server_removes_it_and_closes_its_tunnel() {
             vec![(200, METADATA.into())],
         ),
     ]);
-    let serving = serve_on(&engine, &host).unwrap();
+    let serving = serve_on(Session::quiet(&engine, &host)).unwrap();
     let launched = &serving.launched;
     assert!(launched.tunnel.is_some());
     engine.state.borrow_mut().held.insert(launched.name.clone());

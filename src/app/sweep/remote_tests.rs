@@ -36,7 +36,7 @@ fn on_a_remote_engine_each_trial_folder_is_copied_in_and_back_never_mounted() {
     engine.tunnels.borrow_mut().remote = true;
     trial_output(&engine);
     let run = sweep_run(&super::tests::sweep_text(2, "gpus: none\n"), &host);
-    let (finished, notes) = go(&engine, &host, &run);
+    let (finished, notes) = go(Session::quiet(&engine, &host), &run);
     let finished = finished.unwrap();
     assert_eq!((finished.counts.done, finished.counts.failed), (2, 0));
     let state = engine.state.borrow();
@@ -93,7 +93,7 @@ fn on_a_local_engine_the_trial_folder_is_still_mounted_and_nothing_is_copied() {
     let engine = engine();
     trial_output(&engine);
     let run = sweep_run(&super::tests::sweep_text(2, "gpus: none\n"), &host);
-    let (finished, _) = go(&engine, &host, &run);
+    let (finished, _) = go(Session::quiet(&engine, &host), &run);
     assert_eq!(finished.unwrap().counts.done, 2);
     let state = engine.state.borrow();
     assert!(state.uploads.is_empty(), "{:?}", state.uploads);

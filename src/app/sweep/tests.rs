@@ -92,20 +92,18 @@ pub(super) fn image_run(
 
 /// Runs the sweep, collecting what it notes.
 pub(super) fn go(
-    engine: &FakeEngine,
-    host: &FakeHost,
+    session: Session<'_, FakeEngine, FakeHost>,
     run: &SweepRun,
 ) -> (anyhow::Result<Finished>, Vec<Note>) {
     let notes = RefCell::new(Vec::new());
-    let finished = go_beside(engine, host, run, &notes, async {});
+    let finished = go_beside(session, run, &notes, async {});
     (finished, notes.into_inner())
 }
 
 /// Runs the sweep beside `driver` (which plays the trials' part and may read `notes`),
 /// collecting what it notes into `notes`.
 fn go_beside(
-    engine: &FakeEngine,
-    host: &FakeHost,
+    session: Session<'_, FakeEngine, FakeHost>,
     run: &SweepRun,
     notes: &RefCell<Vec<Note>>,
     driver: impl std::future::Future<Output = ()>,
@@ -114,12 +112,8 @@ fn go_beside(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let (finished, ()) = runtime.block_on(async {
-        futures_util::join!(
-            super::run(Session::quiet(engine, host), run, &notify),
-            driver
-        )
-    });
+    let (finished, ()) =
+        runtime.block_on(async { futures_util::join!(super::run(session, run, &notify), driver) });
     finished
 }
 
@@ -160,7 +154,7 @@ fn trials_fill_the_gpu_slots_first_in_first_out_each_on_its_own_gpu() {
     let host = gpu_host(3);
     let engine = engine();
     let run = sweep_run(&sweep_text(7, "gpus: [0, 1, 2]\n"), &host);
-    let (finished, notes) = go(&engine, &host, &run);
+    let (finished, notes) = go(Session::quiet(&engine, &host), &run);
     let finished = finished.unwrap();
     assert_eq!(finished.reason, StopReason::Finished);
     assert_eq!((finished.counts.done, finished.counts.failed), (7, 0));
@@ -227,7 +221,7 @@ fn a_sweep_is_found_by_its_name_from_any_folder_once_it_ran() {
         "{missing}"
     );
     let run = sweep_run(&sweep_text(1, "gpus: all\n"), &host);
-    go(&engine, &host, &run).0.unwrap();
+    go(Session::quiet(&engine, &host), &run).0.unwrap();
     // The fake's files are not its folders: the journal's folder is there as on a disk.
     host.paths
         .borrow_mut()
@@ -250,7 +244,7 @@ fn a_trial_that_fails_once_is_retried_and_ends_done_on_attempt_2() {
         .exits
         .insert("lab-t002".into(), [1, 0].into());
     let run = sweep_run(&sweep_text(3, "gpus: all\nretries: 1\n"), &host);
-    let (finished, _) = go(&engine, &host, &run);
+    let (finished, _) = go(Session::quiet(&engine, &host), &run);
     assert_eq!(finished.unwrap().counts.done, 3);
     let replay = journal::replay(&events(&host));
     assert_eq!(
@@ -273,7 +267,7 @@ fn max_failed_stops_the_sweep_early() {
             .insert(trial.into(), [3].into());
     }
     let run = sweep_run(&sweep_text(6, "gpus: [0]\nmax_failed: 2\n"), &host);
-    let (finished, _) = go(&engine, &host, &run);
+    let (finished, _) = go(Session::quiet(&engine, &host), &run);
     let finished = finished.unwrap();
     assert_eq!(finished.reason, StopReason::MaxFailed);
     assert_eq!(finished.counts.failed, 2);
@@ -395,7 +389,7 @@ fn running_again_keeps_finished_trials_and_learns_what_ended_while_away() {
     let text = format!("{text}{{\"event\":\"trial_sta");
     host.write_file(&run.sweep.journal_path(), text.as_bytes())
         .unwrap();
-    let (finished, notes) = go(&engine, &host, &run);
+    let (finished, notes) = go(Session::quiet(&engine, &host), &run);
     let finished = finished.unwrap();
     assert_eq!((finished.counts.done, finished.counts.failed), (5, 0));
     let created = engine.created_names();
@@ -428,9 +422,9 @@ fn a_changed_sweep_file_is_refused_with_what_changed() {
     let host = gpu_host(1);
     let engine = engine();
     let run = sweep_run(&sweep_text(2, "gpus: [0]\n"), &host);
-    go(&engine, &host, &run).0.unwrap();
+    go(Session::quiet(&engine, &host), &run).0.unwrap();
     let changed = sweep_run(&sweep_text(3, "gpus: [0]\n"), &host);
-    let error = go(&engine, &host, &changed).0.unwrap_err();
+    let error = go(Session::quiet(&engine, &host), &changed).0.unwrap_err();
     assert!(
         error
             .to_string()
@@ -454,12 +448,12 @@ fn a_changed_sweep_file_is_refused_with_what_changed() {
 /// `{"epoch": 1, "acc": acc[k]}` to its metrics, and Ctrl-C comes once `stops` trials
 /// ended stopped early. What it noted, with how it ended.
 fn go_reporting(
-    engine: &FakeEngine,
-    host: &FakeHost,
+    session: Session<'_, FakeEngine, FakeHost>,
     run: &SweepRun,
     acc: &[f64],
     stops: usize,
 ) -> (anyhow::Result<Finished>, Vec<Note>) {
+    let Session { engine, host, .. } = session;
     let notes = RefCell::new(Vec::new());
     let trials = async {
         let mut reported = 0;
@@ -493,7 +487,7 @@ fn go_reporting(
             tokio::task::yield_now().await;
         }
     };
-    let finished = go_beside(engine, host, run, &notes, trials);
+    let finished = go_beside(session, run, &notes, trials);
     (finished, notes.into_inner())
 }
 
@@ -508,7 +502,12 @@ fn asha_stops_the_losing_trials_gives_their_slots_on_and_a_resumed_run_never_res
     let run = sweep_run(&sweep_text(4, early_stop), &host);
     // t001 is the first at rung 1; t002 (0.2) is below 0.9, the median of what is there;
     // t003 (0.8) is above 0.55; t004, started in t002's slot, is below 0.8.
-    let (finished, notes) = go_reporting(&engine, &host, &run, &[0.9, 0.2, 0.8, 0.1], 2);
+    let (finished, notes) = go_reporting(
+        Session::quiet(&engine, &host),
+        &run,
+        &[0.9, 0.2, 0.8, 0.1],
+        2,
+    );
     let error = finished.unwrap_err();
     assert!(error.downcast_ref::<Interrupted>().is_some(), "{error:#}");
     let said: Vec<(String, String)> = notes
@@ -572,7 +571,7 @@ fn asha_stops_the_losing_trials_gives_their_slots_on_and_a_resumed_run_never_res
     // Resumed with every trial ending by itself: the two stopped early are not run again.
     engine.state.borrow_mut().held.clear();
     let before = engine.calls_to("create").len();
-    let (finished, _) = go(&engine, &host, &run);
+    let (finished, _) = go(Session::quiet(&engine, &host), &run);
     let finished = finished.unwrap();
     let created: Vec<String> = engine.state.borrow().created[before..]
         .iter()
@@ -605,7 +604,7 @@ fn a_trial_past_its_timeout_is_stopped_counts_as_failed_and_is_retried() {
     // t002 hangs on every attempt; t001 ends by itself.
     engine.state.borrow_mut().held = ["lab-t002".to_string()].into();
     let run = sweep_run(&sweep_text(2, "timeout: 30s\nretries: 1\n"), &host);
-    let (finished, notes) = go(&engine, &host, &run);
+    let (finished, notes) = go(Session::quiet(&engine, &host), &run);
     let finished = finished.unwrap();
     assert_eq!((finished.counts.done, finished.counts.failed), (1, 1));
     let timed_out: Vec<&String> = notes
@@ -658,12 +657,12 @@ fn tpe_text(rest: &str) -> String {
 /// (its params.json read back), then ended by itself; Ctrl-C comes once `interrupt_after`
 /// trials ended.
 fn go_scoring(
-    engine: &FakeEngine,
-    host: &FakeHost,
+    session: Session<'_, FakeEngine, FakeHost>,
     run: &SweepRun,
     score: impl Fn(&serde_json::Value) -> f64,
     interrupt_after: Option<usize>,
 ) -> (anyhow::Result<Finished>, Vec<Note>) {
+    let Session { engine, host, .. } = session;
     engine.state.borrow_mut().held = (1..=8).map(|n| format!("lab-t{n:03}")).collect();
     let notes = RefCell::new(Vec::new());
     let trials = async {
@@ -700,7 +699,7 @@ fn go_scoring(
             tokio::task::yield_now().await;
         }
     };
-    let finished = go_beside(engine, host, run, &notes, trials);
+    let finished = go_beside(session, run, &notes, trials);
     (finished, notes.into_inner())
 }
 
@@ -730,7 +729,7 @@ fn tpe_proposes_each_trial_from_the_ended_ones_journals_it_first_and_a_seed_repe
     let host = FakeHost::new();
     let engine = engine();
     let run = sweep_run(&tpe_text(""), &host);
-    let (finished, notes) = go_scoring(&engine, &host, &run, peak, None);
+    let (finished, notes) = go_scoring(Session::quiet(&engine, &host), &run, peak, None);
     let finished = finished.unwrap();
     assert_eq!((finished.counts.total, finished.counts.done), (8, 8));
     // The first three are random draws; each later one learned from all that ended before.
@@ -769,7 +768,7 @@ fn tpe_proposes_each_trial_from_the_ended_ones_journals_it_first_and_a_seed_repe
 
     // The same file with the same seed on a fresh host proposes the same trials.
     let (host2, engine2) = (FakeHost::new(), self::engine());
-    let (finished, _) = go_scoring(&engine2, &host2, &run, peak, None);
+    let (finished, _) = go_scoring(Session::quiet(&engine2, &host2), &run, peak, None);
     finished.unwrap();
     assert_eq!(proposals(&host2), first);
     // And the results know every proposed trial.
@@ -783,18 +782,20 @@ fn a_tpe_sweep_stopped_and_resumed_runs_what_it_proposed_and_proposes_only_the_r
     // Uninterrupted, for comparison.
     let (host, engine) = (FakeHost::new(), engine());
     let run = sweep_run(&tpe_text(""), &host);
-    go_scoring(&engine, &host, &run, peak, None).0.unwrap();
+    go_scoring(Session::quiet(&engine, &host), &run, peak, None)
+        .0
+        .unwrap();
     let whole = proposals(&host);
 
     let (host, engine) = (FakeHost::new(), self::engine());
-    let (finished, _) = go_scoring(&engine, &host, &run, peak, Some(4));
+    let (finished, _) = go_scoring(Session::quiet(&engine, &host), &run, peak, Some(4));
     let error = finished.unwrap_err();
     assert!(error.downcast_ref::<Interrupted>().is_some(), "{error:#}");
     let before = proposals(&host);
     assert!((4..8).contains(&before.len()), "{before:?}");
     host.interrupt.set(false);
     let created_before = engine.state.borrow().created.len();
-    let (finished, _) = go_scoring(&engine, &host, &run, peak, None);
+    let (finished, _) = go_scoring(Session::quiet(&engine, &host), &run, peak, None);
     let finished = finished.unwrap();
     assert_eq!((finished.counts.total, finished.counts.done), (8, 8));
     // Nothing proposed twice, nothing done run again, and with one slot the same trials
@@ -827,7 +828,7 @@ fn a_slot_whose_gpu_another_container_took_moves_to_a_free_one() {
     );
     let mut run = sweep_run(&sweep_text(2, "gpus: [0, 1, 2]\n"), &host);
     run.nvidia = Some(host.nvidia.clone());
-    let (finished, notes) = go(&engine, &host, &run);
+    let (finished, notes) = go(Session::quiet(&engine, &host), &run);
     assert_eq!(finished.unwrap().counts.done, 2);
     let gpus_of = |trial: &str| {
         engine
@@ -864,7 +865,7 @@ fn a_slot_whose_gpu_another_container_took_moves_to_a_free_one() {
     );
     let mut run = sweep_run(&sweep_text(2, "gpus: [0, 1, 2]\n"), &host);
     run.nvidia = Some(host.nvidia.clone());
-    let (finished, notes) = go(&engine, &host, &run);
+    let (finished, notes) = go(Session::quiet(&engine, &host), &run);
     assert_eq!(finished.unwrap().counts.done, 2);
     assert!(
         notes.iter().any(|note| matches!(note, Note::Said(said) if said.contains("no other GPU is free: its trial shares it"))),
@@ -896,7 +897,7 @@ fn a_gpu_another_command_claimed_in_the_same_instant_moves_the_slot() {
         });
     let mut run = sweep_run(&sweep_text(1, "gpus: [0, 1, 2]\n"), &host);
     run.nvidia = Some(host.nvidia.clone());
-    let (finished, notes) = go(&engine, &host, &run);
+    let (finished, notes) = go(Session::quiet(&engine, &host), &run);
     assert_eq!(finished.unwrap().counts.done, 1);
     let created: Vec<(String, String)> = engine
         .state
@@ -937,7 +938,7 @@ fn a_trial_killed_for_memory_names_the_limit_to_raise() {
             state.out_of_memory = oom;
         }
         let run = sweep_run(&sweep_text(1, "memory: 512m\n"), &host);
-        let (finished, notes) = go(&engine, &host, &run);
+        let (finished, notes) = go(Session::quiet(&engine, &host), &run);
         assert_eq!(finished.unwrap().counts.failed, 1);
         let expected = "trial t001: the kernel killed it for using more than its memory limit (512 MiB); raise the limit (`memory: 1g` in the sweep file), or have the job use less (a smaller batch)";
         assert_eq!(

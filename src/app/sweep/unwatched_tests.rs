@@ -56,7 +56,8 @@ fn container(
 /// exited 0 and t003 still runs, both started in the journal; t004 exited 0 in a
 /// container made just before the kill (no journal line); t005 never started. Each
 /// trial that ran wrote its metrics.
-fn killed_run(engine: &FakeEngine, host: &FakeHost) -> SweepRun {
+fn killed_run(session: Session<'_, FakeEngine, FakeHost>) -> SweepRun {
+    let Session { engine, host, .. } = session;
     let run = sweep_run(&sweep_text(5, "max_parallel: 3\n"), host);
     let t002 = container(engine, "t002", 1, "exited", Some(0));
     let t003 = container(engine, "t003", 1, "running", None);
@@ -114,7 +115,7 @@ fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
 fn stop_keeps_results_that_finished_unwatched_and_stops_only_what_runs() {
     let host = FakeHost::new();
     let engine = engine();
-    let run = killed_run(&engine, &host);
+    let run = killed_run(Session::quiet(&engine, &host));
     let Stopped::Here { containers, notes } =
         block_on(stop(Session::quiet(&engine, &host), Path::new(DIR))).unwrap()
     else {
@@ -149,7 +150,7 @@ fn stop_keeps_results_that_finished_unwatched_and_stops_only_what_runs() {
         "{status}"
     );
     // Going on runs only what did not finish, and sets no finished folder aside.
-    let (finished, _) = go(&engine, &host, &run);
+    let (finished, _) = go(Session::quiet(&engine, &host), &run);
     assert_eq!(finished.unwrap().counts.done, 5);
     let created = engine.created_names();
     assert_eq!(created, ["lab-t003", "lab-t005"]);
@@ -164,8 +165,8 @@ fn stop_keeps_results_that_finished_unwatched_and_stops_only_what_runs() {
 fn going_on_takes_over_a_container_made_just_before_the_kill() {
     let host = FakeHost::new();
     let engine = engine();
-    let run = killed_run(&engine, &host);
-    let (finished, notes) = go(&engine, &host, &run);
+    let run = killed_run(Session::quiet(&engine, &host));
+    let (finished, notes) = go(Session::quiet(&engine, &host), &run);
     assert_eq!(finished.unwrap().counts.done, 5);
     let created = engine.created_names();
     // t003 is watched again, t002 and t004 keep their results: only t005 is new.
@@ -184,7 +185,7 @@ fn going_on_takes_over_a_container_made_just_before_the_kill() {
 fn status_learns_what_ended_unwatched_and_records_nothing() {
     let host = FakeHost::new();
     let engine = engine();
-    killed_run(&engine, &host);
+    killed_run(Session::quiet(&engine, &host));
     let journal_before = events(&host);
     let mut looked = unwatched::look(&host, Path::new(DIR)).unwrap();
     assert!(!looked.running && looked.asks_engine());
@@ -263,7 +264,7 @@ fn a_failure_after_a_stopped_attempt_is_its_first_retry() {
         .borrow_mut()
         .exits
         .insert("lab-t001".into(), [1, 1].into());
-    let (_, notes) = go(&engine, &host, &run);
+    let (_, notes) = go(Session::quiet(&engine, &host), &run);
     let ends: Vec<(u32, Outcome)> = notes
         .iter()
         .filter_map(|note| match note {
@@ -286,7 +287,7 @@ fn a_failure_after_a_stopped_attempt_is_its_first_retry() {
 fn a_container_the_journal_names_is_stopped_only_when_its_labels_make_it_the_trial() {
     let host = FakeHost::new();
     let engine = engine();
-    let run = killed_run(&engine, &host);
+    let run = killed_run(Session::quiet(&engine, &host));
     let jupyter = engine.add_container("alice-jupyter", "running", &[]);
     let other_sweep = engine.add_container(
         "other-t002",
@@ -348,7 +349,7 @@ fn a_container_the_journal_names_is_stopped_only_when_its_labels_make_it_the_tri
 fn a_sweep_folder_another_account_controls_is_refused_by_name_and_by_path() {
     let host = FakeHost::new();
     let engine = engine();
-    killed_run(&engine, &host);
+    killed_run(Session::quiet(&engine, &host));
     host.paths
         .borrow_mut()
         .insert(Path::new(DIR).join("journal.jsonl"));

@@ -19,8 +19,8 @@ fn team(members: &str) -> Team {
     .unwrap()
 }
 
-fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
-    crate::app::testing::up_team(Session::quiet(engine, host), team, "cpu-headless", None)
+fn up_once(session: Session<'_, FakeEngine, FakeHost>, team: &Team) -> UpReport {
+    crate::app::testing::up_team(session, team, "cpu-headless", None)
 }
 
 fn actions(report: &UpReport) -> Vec<(&str, Action)> {
@@ -38,7 +38,10 @@ fn up_creates_keeps_recreates_and_removes_members_as_the_file_says() {
     let bob = |value: &str| {
         format!("  - name: bob\n    command: [\"sleep\", \"300\"]\n    env: {{MODE: {value}}}\n")
     };
-    let first = up_once(&engine, &host, &team(&format!("{alice}{}", bob("a"))));
+    let first = up_once(
+        Session::quiet(&engine, &host),
+        &team(&format!("{alice}{}", bob("a"))),
+    );
     assert_eq!(
         actions(&first),
         [("alice", Action::Created), ("bob", Action::Created)]
@@ -50,7 +53,10 @@ fn up_creates_keeps_recreates_and_removes_members_as_the_file_says() {
 
     // The same file again: nothing is created.
     let creates = engine.calls_to("create").len();
-    let same = up_once(&engine, &host, &team(&format!("{alice}{}", bob("a"))));
+    let same = up_once(
+        Session::quiet(&engine, &host),
+        &team(&format!("{alice}{}", bob("a"))),
+    );
     assert_eq!(
         actions(&same),
         [("alice", Action::Unchanged), ("bob", Action::Unchanged)]
@@ -59,7 +65,10 @@ fn up_creates_keeps_recreates_and_removes_members_as_the_file_says() {
     assert_eq!(engine.calls_to("create").len(), creates);
 
     // bob changes: only bob is made again.
-    let changed = up_once(&engine, &host, &team(&format!("{alice}{}", bob("b"))));
+    let changed = up_once(
+        Session::quiet(&engine, &host),
+        &team(&format!("{alice}{}", bob("b"))),
+    );
     assert_eq!(
         actions(&changed),
         [("alice", Action::Unchanged), ("bob", Action::Recreated)]
@@ -72,7 +81,7 @@ fn up_creates_keeps_recreates_and_removes_members_as_the_file_says() {
         .contains(&"MODE=b".to_string()));
 
     // alice leaves the file: her container goes, bob stays.
-    let removed = up_once(&engine, &host, &team(&bob("b")));
+    let removed = up_once(Session::quiet(&engine, &host), &team(&bob("b")));
     assert_eq!(removed.removed, ["alice"]);
     assert_eq!(actions(&removed), [("bob", Action::Unchanged)]);
     assert_eq!(engine.container_names(), ["lab-bob"]);
@@ -170,7 +179,7 @@ fn members_asking_one_gpu_each_get_different_ones() {
     let engine = FakeEngine::gpu_server("tfimg/cpu-headless:2.9.3-0123456789ab", 4);
     let host = FakeHost::new();
     let two = "  - name: alice\n    gpus: 1\n    command: [sleep, '9']\n  - name: bob\n    gpus: 1\n    command: [sleep, '9']\n";
-    up_once(&engine, &host, &team(two));
+    up_once(Session::quiet(&engine, &host), &team(two));
     let held: Vec<String> = ["lab-alice", "lab-bob"]
         .iter()
         .map(|name| {
@@ -203,7 +212,7 @@ fn members_asking_one_gpu_each_get_different_ones() {
     engine.answer_gpu_probe(4);
     let sharing =
         format!("{two}  - name: cy\n    gpus: [1]\n    shared: true\n    command: [sleep, '9']\n");
-    up_once(&engine, &host, &team(&sharing));
+    up_once(Session::quiet(&engine, &host), &team(&sharing));
     let state = engine.state.borrow();
     let cy = state
         .containers
@@ -218,9 +227,7 @@ fn members_on_a_gpu_server_are_checked_against_it_asking_it_once() {
     let engine = FakeEngine::gpu_server("tfimg/cpu-headless:2.9.3-0123456789ab", 2);
     // This machine has no GPU: only the server's facts let GPU 1 through.
     let host = FakeHost::new();
-    let report = up_once(
-        &engine,
-        &host,
+    let report = up_once(Session::quiet(&engine, &host),
         &team("  - name: alice\n    gpus: [0]\n    command: [sleep, '9']\n  - name: bob\n    gpus: [1]\n    command: [sleep, '9']\n"),
     );
     assert_eq!(
@@ -433,7 +440,7 @@ fn a_member_s_gpu_refusal_names_the_file_s_keys_never_a_flag() {
     let engine = FakeEngine::gpu_server("tfimg/cpu-headless:2.9.3-0123456789ab", 1);
     let host = FakeHost::new();
     let one = "  - name: alice\n    gpus: 1\n    command: [sleep, '9']\n";
-    up_once(&engine, &host, &team(one));
+    up_once(Session::quiet(&engine, &host), &team(one));
     for container in engine.state.borrow_mut().containers.values_mut() {
         container.state = "running".to_string();
     }

@@ -34,7 +34,7 @@ fn options(detach: bool, argv: &[&str]) -> StartOptions {
 }
 
 fn start_on(
-    engine: FakeEngine,
+    connect: impl AsyncFnOnce() -> anyhow::Result<FakeEngine>,
     host: &FakeHost,
     options: &StartOptions,
     loaded: Loaded,
@@ -44,7 +44,6 @@ fn start_on(
         .build()
         .unwrap();
     let network = Network::default();
-    let connect = async || Ok(engine);
     runtime.block_on(start(connect, host, options, loaded, &network, ui))
 }
 
@@ -58,9 +57,15 @@ fn detaching_is_refused_while_the_sweeps_lock_is_held() {
     let ui = Recorded::default();
     let argv = ["tfimg", "sweep", "-d", "sweep.yaml"];
 
-    let error = start_on(engine(), &host, &options(true, &argv), loaded, &ui)
-        .err()
-        .expect("a second run is refused");
+    let error = start_on(
+        async || Ok(engine()),
+        &host,
+        &options(true, &argv),
+        loaded,
+        &ui,
+    )
+    .err()
+    .expect("a second run is refused");
 
     assert_eq!(error.to_string(), "sweep `lab` is already running");
     let input = error.downcast_ref::<InputError>().unwrap();
@@ -80,7 +85,14 @@ fn the_detached_child_gets_the_command_line_without_detach_and_the_engines_endpo
     let ui = Recorded::default();
     let argv = ["tfimg", "sweep", "-d", "sweep.yaml", "--detach", "--json"];
 
-    let started = start_on(engine, &host, &options(true, &argv), loaded, &ui).unwrap();
+    let started = start_on(
+        async || Ok(engine),
+        &host,
+        &options(true, &argv),
+        loaded,
+        &ui,
+    )
+    .unwrap();
 
     assert!(matches!(started, Started::Detached));
     let spawned = host.spawned.borrow();
@@ -105,7 +117,14 @@ fn a_run_here_ends_with_its_folders_results_and_keeps_the_files_copy() {
     let loaded = loaded(&host, 3);
     let ui = Recorded::default();
 
-    let started = start_on(engine(), &host, &options(false, &["tfimg"]), loaded, &ui).unwrap();
+    let started = start_on(
+        async || Ok(engine()),
+        &host,
+        &options(false, &["tfimg"]),
+        loaded,
+        &ui,
+    )
+    .unwrap();
 
     let Started::Ended(ended) = started else {
         panic!("it ran here");

@@ -60,9 +60,9 @@ fn host(answers: Vec<(u16, String)>) -> FakeHost {
     host
 }
 
-fn up_once(engine: &FakeEngine, host: &FakeHost, team: &Team) -> UpReport {
+fn up_once(session: Session<'_, FakeEngine, FakeHost>, team: &Team) -> UpReport {
     crate::app::testing::block_on(up(
-        Session::quiet(engine, host),
+        session,
         team,
         &specs(),
         &images(),
@@ -82,7 +82,7 @@ fn up_mounts_the_model_read_only_and_waits_until_it_is_available() {
     ]);
     let mut lab = lab;
     assert!(check_models(&host, &mut lab, &specs()).is_ok());
-    let report = up_once(&engine, &host, &lab);
+    let report = up_once(Session::quiet(&engine, &host), &lab);
     assert!(report.failures.is_empty(), "{:?}", report.failures);
     assert_eq!(report.actions["fraud"], Action::Created);
     let asked = host.http_asked.borrow().clone();
@@ -108,7 +108,7 @@ fn up_mounts_the_model_read_only_and_waits_until_it_is_available() {
     );
 
     // The same file again: the model server is left alone.
-    let again = up_once(&engine, &host, &lab);
+    let again = up_once(Session::quiet(&engine, &host), &lab);
     assert_eq!(again.actions["fraud"], Action::Unchanged);
     // Another model name is another member: it is made again.
     let renamed = team(&format!("{TEAM}    model_name: fraud-v2\n"));
@@ -116,7 +116,7 @@ fn up_mounts_the_model_read_only_and_waits_until_it_is_available() {
         "/v1/models/fraud-v2".to_string(),
         vec![(200, AVAILABLE.into())],
     );
-    let changed = up_once(&engine, &host, &renamed);
+    let changed = up_once(Session::quiet(&engine, &host), &renamed);
     assert_eq!(changed.actions["fraud"], Action::Recreated);
     let plan = engine.plan_of("lab-fraud").unwrap();
     assert_eq!(plan.mounts[0].target, "/models/fraud-v2");
@@ -133,7 +133,7 @@ fn up_mounts_the_model_read_only_and_waits_until_it_is_available() {
     let capped = team(&format!(
         "{TEAM}    model_name: fraud-v2\n    max_batch: 1\n"
     ));
-    let changed = up_once(&engine, &host, &capped);
+    let changed = up_once(Session::quiet(&engine, &host), &capped);
     assert_eq!(changed.actions["fraud"], Action::Recreated);
     let plan = engine.plan_of("lab-fraud").unwrap();
     assert!(
@@ -146,7 +146,7 @@ fn up_mounts_the_model_read_only_and_waits_until_it_is_available() {
 #[test]
 fn a_model_that_fails_to_load_is_the_member_s_failure() {
     let (engine, host) = (FakeEngine::new(), host(vec![(200, FAILED.into())]));
-    let report = up_once(&engine, &host, &team(TEAM));
+    let report = up_once(Session::quiet(&engine, &host), &team(TEAM));
     assert_eq!(report.started, ["ada"]);
     let (member, error) = &report.failures[0];
     assert_eq!(member, "fraud");
@@ -230,7 +230,7 @@ fn a_member_s_model_config_serves_each_of_its_models_and_up_waits_for_all() {
     (host.files.borrow_mut()).insert(PathBuf::from("/project/models.config"), config.into());
     check_models(&host, &mut lab, &specs()).unwrap();
     let engine = FakeEngine::new();
-    let report = up_once(&engine, &host, &lab);
+    let report = up_once(Session::quiet(&engine, &host), &lab);
     assert!(report.failures.is_empty(), "{:?}", report.failures);
     let plan = engine.plan_of("lab-fraud").unwrap();
     let mounts: Vec<(&str, &str, bool)> = (plan.mounts.iter())
