@@ -990,3 +990,39 @@ fn each_crate_depends_only_on_what_its_layer_may() {
     }
     assert!(found.is_empty(), "{found:#?}");
 }
+
+/// The stories that still ask for the whole engine (`impl Engine`, `E: Engine`) or the
+/// whole host (`impl Host`, `H: Host`) instead of the roles they use (`impl Containers +
+/// ContainerIo`, `impl State + Files`): only fewer from now. `app::containers`' logs,
+/// exec, stop and rm, `find` and the tunnel store ask for their roles.
+const WHOLE_ENGINE_BOUNDS: usize = 127;
+const WHOLE_HOST_BOUNDS: usize = 180;
+
+#[test]
+fn stories_ask_for_no_more_of_the_whole_engine_and_host_than_today() {
+    let count = |pattern: &[&str]| -> usize {
+        sources()
+            .iter()
+            .filter(|(path, _)| path.starts_with("app/"))
+            .map(|(_, code)| {
+                pattern
+                    .iter()
+                    .map(|bound| {
+                        code.match_indices(bound)
+                            .filter(|(at, _)| {
+                                !code[at + bound.len()..].starts_with(|c: char| c.is_alphanumeric())
+                            })
+                            .count()
+                    })
+                    .sum::<usize>()
+            })
+            .sum()
+    };
+    let engine = count(&["impl Engine", "E: Engine"]);
+    let host = count(&["impl Host", "H: Host"]);
+    assert!(engine > 0 && host > 0, "the bounds are read");
+    assert!(
+        engine <= WHOLE_ENGINE_BOUNDS && host <= WHOLE_HOST_BOUNDS,
+        "stories asking for the whole engine: {engine} (at most {WHOLE_ENGINE_BOUNDS}), the whole host: {host} (at most {WHOLE_HOST_BOUNDS}); ask for the roles the story uses"
+    );
+}

@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::app::session::Session;
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Tunnels};
 use crate::engine::{ContainerFacts, Engine, OutputChunk};
+use crate::host::prelude::{FileWrites, Files, State};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
@@ -259,8 +261,8 @@ pub fn exec_user(container: &ContainerFacts) -> Result<String, InputError> {
 /// `tfimg logs NAME`: its output on the session's UI as it comes (to the end, or, with
 /// `follow`, until it stops; `tail`: only the last lines). A follow that ends because the
 /// daemon went away (a restart, a crash) is an error: the container did not stop.
-pub async fn logs(
-    session: Session<'_, impl Engine, impl Host>,
+pub async fn logs<H: ?Sized>(
+    session: Session<'_, impl Containers + ContainerIo, H>,
     name: &str,
     follow: bool,
     tail: Option<&str>,
@@ -279,8 +281,8 @@ pub async fn logs(
 
 /// `tfimg exec NAME -- CMD...`: the command run in the running container as its user
 /// (`exec_user`), its output on the session's UI; its exit code.
-pub async fn exec(
-    session: Session<'_, impl Engine, impl Host>,
+pub async fn exec<H: ?Sized>(
+    session: Session<'_, impl Containers + ContainerIo, H>,
     name: &str,
     command: &[String],
 ) -> anyhow::Result<i64> {
@@ -293,7 +295,7 @@ pub async fn exec(
 
 /// `tfimg stop NAME`: stopped (ten seconds to end), its tunnel closed; its name.
 pub async fn stop(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Daemon + Containers + Tunnels, impl State + Files + FileWrites>,
     name: &str,
 ) -> anyhow::Result<String> {
     let Session { engine, .. } = session;
@@ -308,7 +310,7 @@ pub async fn stop(
 /// `tfimg rm NAME`: removed, its tunnel closed; a running one only with `force`; its
 /// name.
 pub async fn remove(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Daemon + Containers + Tunnels, impl State + Files + FileWrites>,
     name: &str,
     force: bool,
 ) -> anyhow::Result<String> {

@@ -14,7 +14,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::app::session::Session;
+use crate::engine::prelude::{Containers, Daemon, Tunnels};
 use crate::engine::{ContainerFacts, Engine, ForwardFailure, Tunnel};
+use crate::host::prelude::{FileWrites, Files, State};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
@@ -35,7 +37,7 @@ pub struct TunnelRecord {
 impl TunnelRecord {
     /// Ends its tunnel: a detached one is closed, a session's forwards are cancelled (the
     /// session itself is its tfimg's).
-    pub async fn end(&self, engine: &impl Engine) {
+    pub async fn end(&self, engine: &impl Tunnels) {
         undo(engine, &self.tunnel, &self.forwards).await;
     }
 }
@@ -47,7 +49,11 @@ pub struct TunnelStore<'a, E: ?Sized, H: ?Sized> {
     session: Session<'a, E, H>,
 }
 
-impl<'a, E: Engine, H: Host> TunnelStore<'a, E, H> {
+impl<'a, E, H> TunnelStore<'a, E, H>
+where
+    E: Daemon + Containers + Tunnels,
+    H: State + Files + FileWrites + ?Sized,
+{
     /// The records of the session's engine, on its host.
     pub fn of(session: Session<'a, E, H>) -> Self {
         TunnelStore { session }
@@ -214,7 +220,7 @@ async fn carry_one(
     }
 }
 
-async fn undo(engine: &impl Engine, tunnel: &Tunnel, made: &[Forward]) {
+async fn undo(engine: &impl Tunnels, tunnel: &Tunnel, made: &[Forward]) {
     if tunnel.detached {
         engine.close_tunnel(tunnel).await;
         return;

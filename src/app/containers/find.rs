@@ -2,14 +2,14 @@
 //! model so called. Asks the engine only; below the container stories and the tunnels,
 //! which both name containers.
 
-use crate::engine::{ContainerFacts, Engine};
+use crate::engine::{ContainerFacts, Containers};
 use crate::input::InputError;
 use crate::labels;
 
 /// The tfimg container `name` names: the container so called, else the only one serving
 /// the model so called; a bad-input error when there is none, when the container so
 /// called is not tfimg's, or when several serve the model (naming them).
-pub async fn find(engine: &impl Engine, name: &str) -> anyhow::Result<ContainerFacts> {
+pub async fn find(engine: &impl Containers, name: &str) -> anyhow::Result<ContainerFacts> {
     match engine.container(name).await? {
         Some(container) if container.labels.contains_key(labels::SPEC) => return Ok(container),
         Some(_) => {

@@ -6,7 +6,6 @@ use crate::app::launch::{LaunchRequest, TunnelMode};
 use crate::app::session::Session;
 use crate::app::testing::{block_on as run, prepare_and_start};
 use crate::engine::fake::FakeEngine;
-use crate::engine::prelude::*;
 use crate::engine::EngineError;
 use crate::host::fake::FakeHost;
 
