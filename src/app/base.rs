@@ -3,9 +3,9 @@
 //! that makes it), and `tfimg base bootstrap` itself (a debootstrapped root filesystem
 //! imported as an image).
 
+use crate::engine::prelude::Images;
 use std::time::Duration;
 
-use crate::engine::Engine;
 use crate::host::debootstrap::{RootFilesystem, Steps};
 use crate::input::InputError;
 use crate::labels;
@@ -18,7 +18,7 @@ const PULL_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The base image's id, acquiring the image first when it is missing (or `pull` asks).
 pub async fn ensure_base(
-    engine: &impl Engine,
+    engine: &impl Images,
     reference: &str,
     network: &Network,
     pull: bool,
@@ -90,7 +90,7 @@ pub async fn ensure_base(
 /// Debootstraps `target` from `mirror` and imports it as `target.reference`; the image id.
 /// The temporary root filesystem is removed whatever happens.
 pub async fn bootstrap(
-    engine: &impl Engine,
+    engine: &impl Images,
     target: &BootstrapTarget,
     mirror: &str,
     reporter: &(impl Report + ?Sized),
@@ -141,7 +141,7 @@ pub enum Bootstrapped {
 /// off, else debootstrapped from `mirror` (the flag's, else the config's, else the
 /// distribution's default) and imported.
 pub async fn bootstrap_unless_present(
-    engine: &impl Engine,
+    engine: &impl Images,
     target: &BootstrapTarget,
     mirror: Option<String>,
     force: bool,

@@ -4,12 +4,13 @@
 //! Builds of one key are serialised by a lock file; earlier builds of the spec are pruned
 //! in the background (never while a build runs).
 
+use crate::engine::prelude::{Builds, Containers, Daemon, Images};
 use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::app::session::Session;
 use crate::app::Interrupted;
-use crate::engine::{BuildEvent, BuildFailure, BuildRequest, Engine, OneOff};
+use crate::engine::{BuildEvent, BuildFailure, BuildRequest, OneOff};
 use crate::host::archive::BuildContext;
 use crate::host::Host;
 use crate::host::HostError;
@@ -96,7 +97,7 @@ fn base_drift(resolved: &ResolvedSpec, base_id: &str) -> Option<Notice> {
 /// The image of `resolved` for its current build key: the existing one, or a new one
 /// built, verified and tagged. `None` only with `only_check` when no current image exists.
 pub async fn build_spec(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
     resolved: &ResolvedSpec,
     network: &Network,
     options: &BuildOptions<'_>,
@@ -182,7 +183,7 @@ pub async fn build_spec(
 /// The base image's id: made present (pulled, bootstrapped when asked), or, when the
 /// build is only a check, `None` if it is missing.
 async fn base_image(
-    engine: &impl Engine,
+    engine: &impl Images,
     resolved: &ResolvedSpec,
     network: &Network,
     options: &BuildOptions<'_>,
@@ -207,7 +208,7 @@ async fn base_image(
 /// critical path, so a detached tfimg does it (as `git gc --auto` does), else it is done
 /// here. Says how long the build took since it `started`.
 async fn tag(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images + Daemon, impl Host>,
     resolved: &ResolvedSpec,
     plan: &ImagePlan,
     image_id: &str,
@@ -234,7 +235,7 @@ async fn tag(
 
 /// The image already built for `plan`'s key, its moved tags set again (usually none).
 async fn up_to_date(
-    engine: &impl Engine,
+    engine: &impl Images,
     plan: &ImagePlan,
     options: &BuildOptions<'_>,
     reporter: &(impl Report + ?Sized),
@@ -267,7 +268,7 @@ async fn up_to_date(
 /// Streams the context to the engine's build; the new image's id. An interrupt removes
 /// the running step's container; a cache lookup that lost an image is retried once.
 async fn run_build(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Builds + Containers + Daemon, impl Host>,
     resolved: &ResolvedSpec,
     rendered: &Rendered,
     context: BuildContext,
@@ -333,7 +334,7 @@ async fn run_build(
 /// The key names the base the build started from; a base removed or replaced since
 /// (`docker rmi`, a forced bootstrap) would make that a lie, so nothing is tagged.
 async fn check_base(
-    engine: &impl Engine,
+    engine: &impl Images,
     resolved: &ResolvedSpec,
     base_id: &str,
     image_id: &str,
@@ -370,7 +371,7 @@ fn short_id(id: &str) -> &str {
 
 /// An error when the daemon stops answering within 3 s (it is shutting down).
 async fn daemon_gone_during(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Daemon, impl Host>,
     name: &str,
 ) -> anyhow::Result<()> {
     let Session { engine, host, .. } = session;
@@ -387,7 +388,7 @@ async fn daemon_gone_during(
 
 /// Waits (up to 20 s) until the container of an interrupted build step is gone, removing
 /// it when the daemon has not.
-async fn remove_build_container(session: Session<'_, impl Engine, impl Host>, id: &str) {
+async fn remove_build_container(session: Session<'_, impl Containers, impl Host>, id: &str) {
     let Session { engine, host, .. } = session;
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while std::time::Instant::now() < deadline {
@@ -463,7 +464,7 @@ fn build_failed(resolved: &ResolvedSpec, failure: &BuildFailure) -> InputError {
 }
 
 async fn verify(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers, impl Host>,
     image_id: &str,
     name: &str,
 ) -> anyhow::Result<()> {

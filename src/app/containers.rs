@@ -4,13 +4,13 @@
 //! `serve-fraud-<hash>`; a user who named the model types the model's name). Only
 //! containers tfimg started (an `io.tfimg.spec` label) are ever found; others are refused.
 
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Tunnels};
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::app::session::Session;
-use crate::engine::prelude::{ContainerIo, Containers, Daemon, Tunnels};
-use crate::engine::{ContainerFacts, Engine, OutputChunk};
+use crate::engine::{ContainerFacts, OutputChunk};
 use crate::host::prelude::{FileWrites, Files, State};
 use crate::host::Host;
 use crate::input::InputError;
@@ -46,7 +46,7 @@ pub struct PsEntry {
 /// `show_tokens` (it lives in the container's environment, not a label); the flag says
 /// whether a token was left out.
 pub async fn ps(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + Tunnels + ContainerIo + Daemon, impl Host>,
     team: Option<&str>,
     show_tokens: bool,
 ) -> anyhow::Result<(Vec<PsEntry>, bool)> {
@@ -145,7 +145,7 @@ fn url_port(url: &str) -> Option<u16> {
 /// A running container's tunnel on a remote engine: `Some(Some(forwards))` while it is
 /// open, `Some(None)` when it is closed; `None` on a local engine or without ports.
 fn tunnel_of(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Tunnels + Containers + Daemon, impl Host>,
     container: &ContainerFacts,
 ) -> Option<Option<Vec<Forward>>> {
     let Session { engine, .. } = session;
@@ -200,7 +200,7 @@ fn entry(container: ContainerFacts, forwards: Option<Vec<Forward>>) -> PsEntry {
 /// How long nobody had used the container when its idle watch stopped it, if that is how
 /// it stopped (the last line of its output says so): `ps` shows `stopped (idle 12h)`, and
 /// `up` starts such a member again.
-pub async fn stopped_idle(engine: &impl Engine, container: &ContainerFacts) -> Option<u64> {
+pub async fn stopped_idle(engine: &impl ContainerIo, container: &ContainerFacts) -> Option<u64> {
     let seconds = container
         .labels
         .get(labels::IDLE_CONTAINERS)?
@@ -295,7 +295,7 @@ pub async fn exec<H: ?Sized>(
 
 /// `tfimg stop NAME`: stopped (ten seconds to end), its tunnel closed; its name.
 pub async fn stop(
-    session: Session<'_, impl Daemon + Containers + Tunnels, impl State + Files + FileWrites>,
+    session: Session<'_, impl Containers + Tunnels + Daemon, impl State + Files + FileWrites>,
     name: &str,
 ) -> anyhow::Result<String> {
     let Session { engine, .. } = session;
@@ -310,7 +310,7 @@ pub async fn stop(
 /// `tfimg rm NAME`: removed, its tunnel closed; a running one only with `force`; its
 /// name.
 pub async fn remove(
-    session: Session<'_, impl Daemon + Containers + Tunnels, impl State + Files + FileWrites>,
+    session: Session<'_, impl Containers + Tunnels + Daemon, impl State + Files + FileWrites>,
     name: &str,
     force: bool,
 ) -> anyhow::Result<String> {

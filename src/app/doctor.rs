@@ -2,12 +2,13 @@
 //! about itself, and where the spec's base and image stand on it (the checks themselves
 //! are pure, in `doctor/`).
 
+use crate::engine::prelude::{Builds, Containers, Daemon, Images};
 use std::time::Duration;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::session::{Session, Sinks};
 use crate::doctor::{self, Check, DockerFacts, ImageState, SpecFacts};
-use crate::engine::{Engine, EngineError};
+use crate::engine::EngineError;
 use crate::host::nvidia::{EngineProbe, ProbeOutcome};
 use crate::host::{Host, NvidiaFacts};
 use crate::input::Failure;
@@ -24,7 +25,7 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 /// catalog says of its support today), judged by `doctor`. An engine that did not answer
 /// is a failed check, never an error.
 pub async fn checks(
-    connected: Result<impl Engine, EngineError>,
+    connected: Result<impl Images + Containers + Builds + Daemon, EngineError>,
     engine_url: &str,
     host: &impl Host,
     resolved: &Result<(ResolvedSpec, SpecSupport), SpecError>,
@@ -104,7 +105,7 @@ pub fn start_hint(error: &EngineError) -> String {
         .to_string()
 }
 
-pub async fn docker_facts(engine: &impl Engine) -> Result<DockerFacts, EngineError> {
+pub async fn docker_facts(engine: &impl Daemon) -> Result<DockerFacts, EngineError> {
     let bounded = |what: &str| EngineError::Timeout {
         endpoint: format!("{} ({what})", engine.endpoint()),
         seconds: ANSWER_TIMEOUT.as_secs(),
@@ -178,7 +179,7 @@ pub fn spec_facts(
 
 /// What the engine says of the spec's images: its base, a current build, an older one.
 pub async fn engine_spec_facts(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
     resolved: &spec::ResolvedSpec,
     network: &Network,
     facts: &mut SpecFacts,

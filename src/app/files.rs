@@ -4,11 +4,12 @@
 //! host unpacks it as it arrives (see `host::archive::unpack`: new and changed files
 //! only, written whole, nothing deleted, nothing outside the folder).
 
+use crate::engine::prelude::{ContainerIo, Images};
 use std::path::Path;
 
 use crate::app::launch::Launched;
 use crate::app::session::Session;
-use crate::engine::{ContainerFacts, Engine};
+use crate::engine::ContainerFacts;
 use crate::host::{Host, HostError, UnpackSummary};
 use crate::input::InputError;
 use crate::labels;
@@ -17,7 +18,7 @@ use crate::notice::Notice;
 /// Copies `path` of the container `id` into `into`; `None` when the container has
 /// nothing at `path`.
 pub async fn pull(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Host>,
     id: &str,
     path: &str,
     into: &Path,
@@ -41,7 +42,7 @@ pub async fn pull(
 
 /// `--sync-back`: every sync's destination into its source; what to tell the user.
 pub async fn sync_back(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Host>,
     launched: &Launched,
 ) -> anyhow::Result<Vec<Notice>> {
     let mut lines = Vec::new();
@@ -69,7 +70,7 @@ pub async fn sync_back(
 /// `tfimg pull-files NAME DST [--from PATH]`: PATH (by default the container's first
 /// `--sync` destination, else its image's workdir) into `into`; what to tell the user.
 pub async fn pull_files(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images + ContainerIo, impl Host>,
     container: &ContainerFacts,
     into: &Path,
     from: Option<&str>,
@@ -110,7 +111,7 @@ pub async fn pull_files(
 
 /// Where `pull-files` copies from when not told: the first sync destination, else the
 /// workdir of the container's image.
-async fn default_path(engine: &impl Engine, container: &ContainerFacts) -> anyhow::Result<String> {
+async fn default_path(engine: &impl Images, container: &ContainerFacts) -> anyhow::Result<String> {
     if let Some(first) = container
         .labels
         .get(labels::SYNC)

@@ -11,6 +11,7 @@
 //! member reaches another's ports, and the gateway (the one container on every member's
 //! network) passes on only what its configuration lets through.
 
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,7 +21,6 @@ use sha2::{Digest, Sha256};
 
 use crate::app::launch::{self, LaunchRequest, Target, TunnelMode};
 use crate::app::session::Session;
-use crate::engine::prelude::*;
 use crate::engine::{EngineError, OutputChunk};
 use crate::host::archive::BuildContext;
 use crate::host::Host;
@@ -113,7 +113,7 @@ pub fn check_local(team: &Team, remote: Option<&str>) -> Result<(), InputError> 
 /// Each member's network and the gateway's (where the team has one), made before any
 /// member that joins them (and made one each again where an older tfimg left two of a
 /// name: `Networks::ensure_network`).
-pub async fn prepare_network(engine: &impl Engine, team: &Team) -> anyhow::Result<()> {
+pub async fn prepare_network(engine: &impl Networks, team: &Team) -> anyhow::Result<()> {
     let labels = BTreeMap::from([(labels::TEAM.to_string(), team.name.clone())]);
     let ensure = |name: String, labels: BTreeMap<String, String>| async move {
         engine
@@ -147,7 +147,7 @@ pub async fn prepare_network(engine: &impl Engine, team: &Team) -> anyhow::Resul
 
 /// Removes every network of team `team` (the gateway's and the members'), taking the
 /// gateway off them first.
-pub async fn remove_networks(engine: &impl Engine, team: &str) -> anyhow::Result<()> {
+pub async fn remove_networks(engine: &impl Networks, team: &str) -> anyhow::Result<()> {
     let label = format!("{}={team}", labels::TEAM);
     for name in engine.networks_with_label(&label).await? {
         engine.remove_network(&name).await?;
@@ -159,7 +159,7 @@ pub async fn remove_networks(engine: &impl Engine, team: &str) -> anyhow::Result
 
 /// The gateway joins every member's network (the only container that does), and leaves
 /// the networks of members gone from the file, which go with it.
-async fn join_members(engine: &impl Engine, team: &Team, gateway: &str) -> anyhow::Result<()> {
+async fn join_members(engine: &impl Networks, team: &Team, gateway: &str) -> anyhow::Result<()> {
     for member in &team.members {
         let name = network::member_network(&team.name, &member.name);
         engine.connect_network(&name, gateway).await?;
@@ -168,7 +168,7 @@ async fn join_members(engine: &impl Engine, team: &Team, gateway: &str) -> anyho
 }
 
 /// Removes the networks of members gone from the file (their containers went first).
-async fn remove_dropped_networks(engine: &impl Engine, team: &Team) -> anyhow::Result<()> {
+async fn remove_dropped_networks(engine: &impl Networks, team: &Team) -> anyhow::Result<()> {
     let wanted: BTreeSet<String> = team
         .members
         .iter()
@@ -207,7 +207,11 @@ impl std::fmt::Display for GatewayAction {
 /// certificate source changed), reloaded when `members_changed`, or removed with the
 /// team network when the file has no gateway any more.
 pub async fn reconcile(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<
+        '_,
+        impl Containers + Networks + ContainerIo + Tunnels + Images + Daemon,
+        impl Host,
+    >,
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
     image: Option<&str>,
@@ -256,7 +260,11 @@ pub async fn reconcile(
 
 /// Creates the gateway's container, copies its files in, then starts it.
 async fn create(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<
+        '_,
+        impl Containers + Networks + Tunnels + ContainerIo + Images + Daemon,
+        impl Host,
+    >,
     team: &Team,
     gateway: &Gateway,
     image: &str,
@@ -436,7 +444,7 @@ fn certificate(
     }
 }
 
-async fn upload(engine: &impl Engine, id: &str, files: &[u8]) -> anyhow::Result<()> {
+async fn upload(engine: &impl ContainerIo, id: &str, files: &[u8]) -> anyhow::Result<()> {
     let bytes = Bytes::copy_from_slice(files);
     let stream = futures_util::stream::once(async move { Ok::<_, std::io::Error>(bytes) });
     if !engine.upload(id, nginx::FOLDER, stream).await? {
@@ -446,7 +454,7 @@ async fn upload(engine: &impl Engine, id: &str, files: &[u8]) -> anyhow::Result<
 }
 
 /// `nginx -s reload`: a configuration that does not load leaves the old one serving.
-async fn reload(engine: &impl Engine, id: &str) -> anyhow::Result<()> {
+async fn reload(engine: &impl ContainerIo, id: &str) -> anyhow::Result<()> {
     let mut output = String::new();
     let user = format!("{GATEWAY_UID}:{GATEWAY_UID}");
     let code = engine

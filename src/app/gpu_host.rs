@@ -8,11 +8,12 @@
 //! daemon as it exits. A daemon that refuses the GPUs has no NVIDIA toolkit; over ssh,
 //! nvidia-smi then runs on the host itself, for the driver alone.
 
+use crate::engine::prelude::{Containers, Daemon, Images};
 use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::app::session::Session;
-use crate::engine::{Engine, EngineError, OneOff};
+use crate::engine::{EngineError, OneOff};
 use crate::host::nvidia::{
     parse_use, read_answer, EngineProbe, ProbeOutcome, SmiAnswer, SMI_QUERIES, USE_QUERY,
 };
@@ -32,7 +33,7 @@ pub const OVER_SSH: &str = "nvidia-smi over ssh";
 /// of preference (the launch's own image; for the doctor the spec's image, then its
 /// base): the first the engine has, else any image tfimg built there.
 pub async fn engine_nvidia(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images + Containers + Daemon, impl Host>,
     images: &[String],
 ) -> NvidiaFacts {
     let Session { engine, host, .. } = session;
@@ -69,7 +70,10 @@ pub async fn engine_nvidia(
 /// of the probe's image asks nvidia-smi (memory and utilisation are the GPUs', the same
 /// from any container; processes are not: a container sees only its own), or, where the
 /// daemon refused GPUs, nvidia-smi on an ssh engine's host itself.
-pub async fn engine_gpu_use(session: Session<'_, impl Engine, impl Host>, facts: &mut NvidiaFacts) {
+pub async fn engine_gpu_use(
+    session: Session<'_, impl Containers + Daemon, impl Host>,
+    facts: &mut NvidiaFacts,
+) {
     let Session { engine, host, .. } = session;
     if engine.on_this_machine() || !facts.usage.is_empty() {
         return;
@@ -98,7 +102,7 @@ pub async fn engine_gpu_use(session: Session<'_, impl Engine, impl Host>, facts:
 /// nvidia-smi's answers from `--gpus all` containers of `image` into `facts`; whether
 /// they ran.
 async fn ask_in_container(
-    engine: &impl Engine,
+    engine: &impl Containers,
     image: &str,
     marker: &str,
     facts: &mut NvidiaFacts,
@@ -117,7 +121,7 @@ async fn ask_in_container(
 
 /// nvidia-smi's answers on an ssh engine's host itself into `facts` (nothing on other
 /// engines, or where it does not answer).
-async fn ask_over_ssh(engine: &impl Engine, facts: &mut NvidiaFacts) {
+async fn ask_over_ssh(engine: &impl Daemon, facts: &mut NvidiaFacts) {
     let asked = smi_answer(async |args: &[&str]| {
         let program: Vec<&str> = std::iter::once("nvidia-smi")
             .chain(args.iter().copied())
@@ -134,7 +138,7 @@ async fn ask_over_ssh(engine: &impl Engine, facts: &mut NvidiaFacts) {
 /// The first of `images` the engine has, else the first (by name) of the images tfimg
 /// built there: they all have a shell and a C library, which nvidia-smi needs.
 async fn probe_image(
-    engine: &impl Engine,
+    engine: &impl Images,
     images: &[String],
 ) -> Result<Option<String>, EngineError> {
     for image in images {
@@ -175,7 +179,7 @@ async fn smi_answer<E>(
 /// One short `--gpus all` container running `nvidia-smi ARGS`: its stdout, or why there
 /// is none (the daemon refused the GPUs, or something else failed).
 async fn run_smi(
-    engine: &impl Engine,
+    engine: &impl Containers,
     image: &str,
     args: &[&str],
     marker: &str,

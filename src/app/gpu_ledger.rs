@@ -4,7 +4,8 @@
 //! members, a sweep's own slots), and answers what a new launch may take (`sharing`):
 //! held GPUs refused unless it shares, a count given the least-loaded free ones.
 
-use crate::engine::{ContainerFacts, Engine, EngineError};
+use crate::engine::prelude::Containers;
+use crate::engine::{ContainerFacts, EngineError};
 use crate::host::NvidiaFacts;
 use crate::labels;
 use crate::plan::gpus::share::{self, Holder, Sharing};
@@ -21,7 +22,7 @@ impl<'a> GpuLedger<'a> {
     /// `skip` leaves out (the one a launch replaces, a sweep's own trials). Nothing is
     /// asked of a host without GPUs.
     pub async fn read(
-        engine: &impl Engine,
+        engine: &impl Containers,
         nvidia: &'a NvidiaFacts,
         skip: impl Fn(&ContainerFacts) -> bool,
     ) -> Result<GpuLedger<'a>, EngineError> {

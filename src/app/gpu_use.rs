@@ -8,7 +8,7 @@
 use crate::app::gpu_host;
 use crate::app::gpu_ledger::GpuLedger;
 use crate::app::session::Session;
-use crate::engine::Engine;
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images};
 use crate::host::Host;
 use crate::labels;
 use crate::output::gpus::{build, GpuView};
@@ -20,7 +20,7 @@ pub const WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 /// ends tfimg (exit 130, as for any command that leaves nothing to clean up) or reading
 /// a view fails.
 pub async fn watch(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo + Images + Daemon, impl Host>,
     team: Option<&str>,
     mut show: impl FnMut(&GpuView) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
@@ -32,7 +32,7 @@ pub async fn watch(
 
 /// The view of the engine's host's GPUs and tfimg's containers (a team's with `team`).
 pub async fn view(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo + Images + Daemon, impl Host>,
     team: Option<&str>,
 ) -> anyhow::Result<GpuView> {
     let Session { engine, host, .. } = session;
@@ -95,7 +95,7 @@ const LAST_USED_TAR_MAX: usize = 16 * 1024;
 /// keeps ([`labels::IDLE_LAST_USED`]). The file is the container's to write: at most
 /// 16 KiB of its tar are read, only a plain file of a few bytes is taken (a link, a
 /// folder or anything larger is no answer), and so is anything but a time not after now.
-pub async fn idle_seconds(engine: &impl Engine, id: &str, now: u64) -> Option<u64> {
+pub async fn idle_seconds(engine: &impl ContainerIo, id: &str, now: u64) -> Option<u64> {
     use std::io::Read;
     use std::ops::ControlFlow;
     let mut tar = Vec::new();

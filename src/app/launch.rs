@@ -9,6 +9,7 @@
 //! ports to this machine (`tunnels`). A container that never ran (or whose tunnel could
 //! not be made) is removed, and so are the folders made for it.
 
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Tunnels};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -17,7 +18,7 @@ use std::time::Duration;
 use crate::app::gpu_host;
 use crate::app::gpu_ledger::GpuLedger;
 use crate::app::session::Session;
-use crate::engine::{Engine, EngineError, StartFailure};
+use crate::engine::{EngineError, StartFailure};
 use crate::host::HostError;
 use crate::host::{Host, NvidiaFacts, SshKey};
 use crate::input::InputError;
@@ -97,7 +98,7 @@ pub struct Launched {
 /// sweep's trials, a team's members after the first); `None`: learnt here when GPUs are
 /// involved.
 pub async fn prepare(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Tunnels + Containers + Images + ContainerIo + Daemon, impl Host>,
     mut request: LaunchRequest,
     nvidia: Option<NvidiaFacts>,
 ) -> anyhow::Result<Prepared> {
@@ -177,7 +178,7 @@ pub async fn prepare(
 /// How the daemon is asked for `gpus`: `mode`, where `Auto` becomes CDI when the daemon
 /// knows it and the GPUs are named.
 async fn plan_gpus(
-    engine: &impl Engine,
+    engine: &impl Daemon,
     mode: GpuMode,
     gpus: &GpuSelection,
 ) -> Result<GpuPlan, InputError> {
@@ -228,7 +229,7 @@ fn credentials(
 /// engine's host. Those facts too, when GPUs are involved at all: without `--gpus` and a
 /// GPU image nothing is asked (a CPU run on a remote engine pays nothing).
 async fn choose_gpus(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + Images + Daemon, impl Host>,
     request: &LaunchRequest,
     known: Option<NvidiaFacts>,
     notes: &mut Vec<Notice>,
@@ -292,7 +293,7 @@ async fn choose_gpus(
 /// Mounts name folders of this machine: an engine on another host has none of them, so
 /// it refuses the first of `request`'s, before anything is built.
 pub fn check_mounts_are_local<T>(
-    engine: &impl Engine,
+    engine: &(impl Tunnels + Daemon),
     request: &LaunchRequest<T>,
 ) -> Result<(), InputError> {
     refuse_local_folders(
@@ -324,7 +325,7 @@ pub fn refuse_local_folders(
 /// on an engine on another host, and GPUs asked of a machine without a driver. The facts
 /// of this machine's NVIDIA host when GPUs were asked (for `prepare`).
 pub async fn check_before_build<T>(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Tunnels + Daemon, impl Host>,
     request: &LaunchRequest<T>,
 ) -> anyhow::Result<Option<NvidiaFacts>> {
     check_mounts_are_local(session.engine, request)?;
@@ -336,7 +337,7 @@ pub async fn check_before_build<T>(
 /// (see [`refuse_gpus_without_driver`]). `None` when nothing was asked or the engine is on
 /// another host (its probe runs with the launch).
 pub async fn check_requested_gpus(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Daemon, impl Host>,
     requested: Option<&GpuSelection>,
 ) -> anyhow::Result<Option<NvidiaFacts>> {
     let Session { engine, host, .. } = session;
@@ -376,7 +377,7 @@ pub fn refuse_gpus_without_driver(
 /// join them. `on_created` learns the container's id as soon as it exists, so an
 /// interrupted caller can remove it.
 pub async fn start(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + Tunnels + ContainerIo + Images + Daemon, impl Host>,
     prepared: Prepared,
     reserved: &RefCell<BTreeSet<u16>>,
     no_start: bool,
@@ -510,7 +511,7 @@ pub async fn start(
 /// The GPUs of a launch whose first choice another launch took (see `reserve`): chosen
 /// again as `prepare` chose them, against the holders now.
 async fn choose_again(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + Images + Daemon, impl Host>,
     prepared: &Prepared,
 ) -> anyhow::Result<(GpuSelection, GpuPlan)> {
     let Session { engine, .. } = session;
@@ -533,7 +534,7 @@ fn gpus_text(gpus: &GpuSelection) -> String {
 }
 
 /// Creates the planned container; a name in use is the user's to change.
-async fn create(engine: &impl Engine, plan: &LaunchPlan) -> anyhow::Result<String> {
+async fn create(engine: &impl Containers, plan: &LaunchPlan) -> anyhow::Result<String> {
     match engine.create(plan).await {
         Ok(id) => Ok(id),
         Err(EngineError::Failed { message, .. }) if message.contains("is already in use") => {

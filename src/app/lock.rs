@@ -3,13 +3,14 @@
 //! here, run the rendered resolution in a throw-away container of it (with the network
 //! settings builds use), make the lock from what it prints, and write it.
 
+use crate::engine::prelude::{Containers, Images};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::app::session::Session;
 use crate::app::Interrupted;
-use crate::engine::{Engine, OneOff};
+use crate::engine::OneOff;
 use crate::host::Host;
 use crate::input::{InputError, SpecError};
 use crate::labels;
@@ -116,7 +117,7 @@ fn candidates<'a>(
 /// `resolved` resolved into its lock, in a throw-away container of its base image; the
 /// layers it shares with `shared` are taken from that lock.
 pub async fn resolve(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + Images, impl Host>,
     resolved: &ResolvedSpec,
     network: &Network,
     shared: Option<&Locked>,
@@ -244,7 +245,7 @@ pub fn destination(resolved: &ResolvedSpec, output: Option<&Path>) -> Result<Pat
 /// `tfimg lock`'s story: `resolved` resolved (sharing the layers of a lock beside it unless
 /// `fresh`) and written to `path`; the lock made.
 pub async fn make(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + Images, impl Host>,
     resolved: &ResolvedSpec,
     network: &Network,
     path: &Path,

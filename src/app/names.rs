@@ -3,10 +3,10 @@
 //! commands that take them look. Read only: completing a word creates nothing, and a name
 //! offered is only a suggestion (the command checks it as always).
 
+use crate::engine::prelude::Containers;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::engine::prelude::*;
 use crate::host::Host;
 use crate::labels;
 use crate::sweep::journal::JOURNAL_FILE;
@@ -29,7 +29,7 @@ pub fn specs(host: &impl Host, current_dir: &Path) -> Vec<String> {
 
 /// The containers tfimg made (`tfimg ps`'s, those with an `io.tfimg.spec` label), by
 /// name, each with its spec and status.
-pub async fn containers(engine: &impl Engine) -> anyhow::Result<Vec<Named>> {
+pub async fn containers(engine: &impl Containers) -> anyhow::Result<Vec<Named>> {
     let mut found: Vec<Named> = engine
         .containers_with_label(labels::SPEC)
         .await?
@@ -52,7 +52,7 @@ pub async fn containers(engine: &impl Engine) -> anyhow::Result<Vec<Named>> {
 }
 
 /// The teams whose containers the engine holds (`tfimg ps --team NAME`), sorted.
-pub async fn teams(engine: &impl Engine) -> anyhow::Result<Vec<String>> {
+pub async fn teams(engine: &impl Containers) -> anyhow::Result<Vec<String>> {
     let teams: BTreeSet<String> = engine
         .containers_with_label(labels::TEAM)
         .await?

@@ -3,7 +3,7 @@
 //! registry (keeping its path, so `tfimg/cpu-jupyter:2.9.3` becomes
 //! `HOST/tfimg/cpu-jupyter:2.9.3`) and pushed; the reference by digest a cluster should pull.
 
-use crate::engine::Engine;
+use crate::engine::prelude::Images;
 use crate::input::InputError;
 use crate::output::progress::Report;
 use crate::spec::syntax;
@@ -30,7 +30,7 @@ pub fn target(image: &str, registry: &str) -> Result<String, InputError> {
 
 /// `image` tagged as `target` and pushed; `REPOSITORY@DIGEST` of what was pushed.
 pub async fn push(
-    engine: &impl Engine,
+    engine: &impl Images,
     image: &str,
     target: &str,
     reporter: &(impl Report + ?Sized),

@@ -3,11 +3,11 @@
 //! banner; a model server says its model is `AVAILABLE`. TensorBoard gets one probe,
 //! never a wait.
 
+use crate::engine::prelude::{ContainerIo, Containers};
 use std::path::Path;
 use std::time::Duration;
 
 use crate::app::session::Session;
-use crate::engine::Engine;
 use crate::host::Host;
 use crate::labels;
 use crate::plan::serving::{self, ModelState};
@@ -23,7 +23,7 @@ const HOST_KEY_LINE: &str = "tfimg: ssh host key: ";
 /// Waits until the plan's service answers (or fails when the container stops or
 /// `READY_TIMEOUT` passes).
 pub async fn wait_until_ready(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo, impl Host>,
     id: &str,
     plan: &LaunchPlan,
     known_hosts: Option<&Path>,
@@ -61,7 +61,7 @@ pub async fn wait_until_ready(
 
 /// One round of the service's probe.
 async fn answers(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Host>,
     id: &str,
     plan: &LaunchPlan,
     known_hosts: Option<&Path>,
@@ -113,7 +113,7 @@ async fn answers(
 /// container, where the token and base URL are in the environment. An exec costs more
 /// than a connect, so a failed probe waits a little longer.
 async fn answers_inside(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Host>,
     id: &str,
     plan: &LaunchPlan,
 ) -> anyhow::Result<bool> {
@@ -156,7 +156,7 @@ async fn serving_answers(host: &impl Host, port: u16, model: Option<&str>) -> an
 /// Pins the SSH host key the container's entrypoint printed for `[127.0.0.1]:port` in
 /// `known_hosts`; whether it has printed it yet.
 async fn pin_printed_key(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Host>,
     id: &str,
     port: u16,
     known_hosts: &Path,
@@ -178,7 +178,7 @@ async fn pin_printed_key(
 /// `pin_printed_key` in tfimg's own known_hosts: a running SSH container reached on a
 /// new local port (a tunnel opened again) is trusted there as it was on the old one.
 pub async fn pin_ssh_host_key(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Host>,
     id: &str,
     port: u16,
 ) -> anyhow::Result<bool> {

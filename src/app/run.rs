@@ -4,6 +4,7 @@
 //! exits or the user interrupts (then it is stopped); last, what is left of it (`follow`:
 //! kept, removed, its tunnel closed, its synced folders copied back).
 
+use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Tunnels};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,7 +12,7 @@ use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::launch::{self, LaunchRequest, Launched, Target};
 use crate::app::ready;
 use crate::app::session::Session;
-use crate::engine::{Engine, EngineError, ImageFacts, OutputChunk};
+use crate::engine::{EngineError, ImageFacts, OutputChunk};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels::{self, ImageLabels};
@@ -66,7 +67,11 @@ pub fn what_to_run(
 /// any build), the GPUs checked, the target built or found, the container launched and
 /// followed (`follow`).
 pub async fn run(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<
+        '_,
+        impl Tunnels + Images + Containers + Builds + ContainerIo + Daemon,
+        impl Host,
+    >,
     options: &RunOptions,
     resolved: Option<&ResolvedSpec>,
     network: &Network,
@@ -167,7 +172,7 @@ fn public_on_remote(launched: &Launched) -> Vec<Notice> {
 /// whatever went wrong after the start (or an interrupt), nothing is left behind but what
 /// `--keep` keeps (`finish`).
 pub async fn follow(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + Tunnels + ContainerIo + Daemon, impl Host>,
     options: &RunOptions,
     launched: &Launched,
 ) -> anyhow::Result<RunEnd> {
@@ -237,7 +242,7 @@ pub fn clean_up(outcome: Option<RunEnd>, keep: bool, sync_back: bool, tunneled: 
 /// Carries out `clean_up` for a container whose run ended with `outcome`. A failed copy
 /// back keeps the container (what the run made is still in it) and says how to fetch it.
 pub async fn finish(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + Tunnels + ContainerIo + Daemon, impl Host>,
     launched: &Launched,
     outcome: anyhow::Result<RunEnd>,
     keep: bool,
@@ -325,7 +330,7 @@ fn endpoint_lines(plan: &LaunchPlan, name: &str) -> Vec<String> {
 /// The spec's target: its current image, built (and verified) when missing; with
 /// `no_build`, an older build of the spec, said so.
 pub async fn spec_target(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
     resolved: &ResolvedSpec,
     network: &Network,
     no_build: bool,
@@ -383,7 +388,7 @@ pub fn target_of_spec(resolved: &ResolvedSpec, image: String) -> Target {
 }
 
 /// An image as it is (tfimg's labels, where it has them, say what it serves).
-pub async fn image_target(engine: &impl Engine, reference: &str) -> anyhow::Result<Target> {
+pub async fn image_target(engine: &impl Images, reference: &str) -> anyhow::Result<Target> {
     let Some(image) = engine.image(reference).await? else {
         return Err(InputError::new(
             format!("no spec or image named `{reference}`"),
@@ -473,7 +478,7 @@ pub enum RunEvent {
 /// the user interrupts (it is stopped). A service that never answers is an error carrying
 /// its last output.
 pub async fn wait_then_stream(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo, impl Host>,
     launched: &Launched,
     detach: bool,
     no_wait: bool,
@@ -500,7 +505,7 @@ pub async fn wait_then_stream(
 /// leaves it, with no extra round trip). `Some(whether TensorBoard is still starting)`,
 /// or `None` when the user interrupted.
 pub async fn await_service(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo, impl Host>,
     launched: &Launched,
     no_wait: bool,
 ) -> anyhow::Result<Option<bool>> {
@@ -531,7 +536,7 @@ pub async fn await_service(
 /// In the foreground: the container's output to `sink` until it exits (its code), or
 /// until the user interrupts (then it is stopped).
 pub async fn stream_until_exit(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo, impl Host>,
     launched: &Launched,
     mut on_event: impl FnMut(RunEvent),
     sink: impl FnMut(OutputChunk),
@@ -552,7 +557,11 @@ pub async fn stream_until_exit(
 
 /// A service that did not come up, with the container's last 20 lines of output; losing
 /// the daemon is the whole story, with no output to show.
-async fn not_up(engine: &impl Engine, launched: &Launched, error: anyhow::Error) -> anyhow::Error {
+async fn not_up(
+    engine: &impl ContainerIo,
+    launched: &Launched,
+    error: anyhow::Error,
+) -> anyhow::Error {
     if matches!(
         error.downcast_ref::<EngineError>(),
         Some(EngineError::Unreachable { .. } | EngineError::Timeout { .. })

@@ -6,6 +6,7 @@
 //! engine on another host, where a mount would name that host's folders), the wait until
 //! the model is `AVAILABLE`, and the `curl` line with an example body from its signature.
 
+use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Tunnels};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -15,7 +16,6 @@ use crate::app::launch::{self, LaunchRequest, Launched, TunnelMode};
 use crate::app::run::{await_service, finish, spec_target, stream_until_exit, RunEnd, RunEvent};
 use crate::app::session::Session;
 use crate::app::{gpu_host, Interrupted};
-use crate::engine::Engine;
 use crate::host::{Host, NvidiaFacts};
 use crate::input::{printable, InputError, SpecError};
 use crate::labels;
@@ -331,7 +331,7 @@ fn folder_name(dir: &Path) -> String {
 /// GPU image's default), else the CPU one. The GPUs to ask for, and the host's facts when
 /// they were read.
 pub async fn choose_spec<'a>(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + Images + Daemon, impl Host>,
     requested: Option<&GpuSelection>,
     share: bool,
     specs: &'a ServingSpecs,
@@ -512,7 +512,11 @@ pub fn served_launch(
 /// interrupt while waiting) leaves nothing behind: the container is removed, and the
 /// error carries its last output.
 pub async fn serve(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<
+        '_,
+        impl Containers + Tunnels + Images + Builds + ContainerIo + Daemon,
+        impl Host,
+    >,
     request: &ServeRequest,
     served: Served,
     specs: &ServingSpecs,
@@ -572,7 +576,7 @@ pub async fn serve(
 /// In the foreground: the server's output until it exits or the user interrupts (it is
 /// stopped); then it is removed and its tunnel closed, whatever the end.
 pub async fn follow(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo + Tunnels + Daemon, impl Host>,
     launched: &Launched,
 ) -> anyhow::Result<RunEnd> {
     let ui = session.ui;

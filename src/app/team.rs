@@ -7,6 +7,7 @@
 //! what this `up` made when nothing of the team existed before (or with `--rollback`).
 //! The exports' plans come from the same members, without a daemon.
 
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
@@ -18,7 +19,7 @@ use crate::app::launch::{self, Prepared};
 use crate::app::ready;
 use crate::app::session::Session;
 use crate::app::Interrupted;
-use crate::engine::{ContainerFacts, Engine};
+use crate::engine::ContainerFacts;
 use crate::host::Host;
 use crate::labels;
 use crate::notice::Notice;
@@ -88,7 +89,11 @@ pub struct TeamImages {
 /// that already ran were replaced or kept, and an `up` that fixes one member should not
 /// take the others down).
 pub async fn up(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<
+        '_,
+        impl Containers + ContainerIo + Tunnels + Networks + Images + Daemon,
+        impl Host,
+    >,
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
     images: &TeamImages,
@@ -216,7 +221,7 @@ pub async fn up(
 /// Removes the containers of members no longer in the file (first, so their ports are
 /// free again); their names.
 async fn remove_dropped(
-    engine: &impl Engine,
+    engine: &impl Containers,
     team: &Team,
     existing: &[ContainerFacts],
 ) -> anyhow::Result<Vec<String>> {
@@ -247,7 +252,7 @@ async fn remove_dropped(
 /// Whether a member's container stays as it is: the same settings and image, and running
 /// (or, for a batch job, finished well: it is done, not broken, and is not rerun).
 async fn keeps(
-    engine: &impl Engine,
+    engine: &impl Containers,
     member: &TeamMember,
     container: &ContainerFacts,
     hash: &str,
@@ -273,7 +278,7 @@ async fn keeps(
 /// `rollback`); a member that could not even be created undoes the whole `up`. The
 /// members it created and their containers' ids.
 async fn start_all(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + Tunnels + ContainerIo + Images + Daemon, impl Host>,
     prepared: Vec<Prepared>,
     reserved: &RefCell<BTreeSet<u16>>,
     rollback: bool,
@@ -360,7 +365,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// created but not yet ready are removed; with `rollback` every member this `up` created
 /// goes.
 async fn interrupted_up(
-    engine: &impl Engine,
+    engine: &impl Containers,
     created: &[(String, String)],
     ready: &BTreeSet<String>,
     rollback: bool,

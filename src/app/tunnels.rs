@@ -7,6 +7,7 @@
 //! tfimg exited) is dropped when next seen. `TunnelStore` keeps the records; `carry`,
 //! `forward` and `reopen` are the stories that make tunnels.
 
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Tunnels};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -14,8 +15,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::app::session::Session;
-use crate::engine::prelude::{Containers, Daemon, Tunnels};
-use crate::engine::{ContainerFacts, Engine, ForwardFailure, Tunnel};
+use crate::engine::{ContainerFacts, ForwardFailure, Tunnel};
 use crate::host::prelude::{FileWrites, Files, State};
 use crate::host::Host;
 use crate::input::InputError;
@@ -167,7 +167,7 @@ where
 /// to a free one (up to `PORT_ATTEMPTS` times), kept in `reserved`. The forwards made;
 /// on a failure none is left (and a detached tunnel is closed).
 pub async fn carry(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Tunnels, impl Host>,
     tunnel: &Tunnel,
     wanted: Vec<Forward>,
     reserved: &RefCell<BTreeSet<u16>>,
@@ -187,7 +187,7 @@ pub async fn carry(
 }
 
 async fn carry_one(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Tunnels, impl Host>,
     tunnel: &Tunnel,
     mut forward: Forward,
     reserved: &RefCell<BTreeSet<u16>>,
@@ -245,7 +245,7 @@ pub enum Forwarded {
 /// `tfimg forward NAME [--close]`'s story: only on a remote engine; the container found,
 /// its tunnel closed, or opened again (`reopen`).
 pub async fn forward(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Tunnels + Containers + ContainerIo + Daemon, impl Host>,
     name: &str,
     close: bool,
 ) -> anyhow::Result<Forwarded> {
@@ -271,7 +271,7 @@ pub async fn forward(
 /// is closed (on the local ports it was launched with, where they are still free). What
 /// to print: its Jupyter URL (with the token), ssh line and TensorBoard URL.
 pub async fn reopen(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Tunnels + Containers + ContainerIo + Daemon, impl Host>,
     container: &ContainerFacts,
 ) -> anyhow::Result<Vec<(String, String)>> {
     let Session { engine, host, .. } = session;

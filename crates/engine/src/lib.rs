@@ -178,6 +178,14 @@ pub trait Builds {
 pub trait Tunnels {
     /// Whether containers' ports are on another host and reached through tunnels.
     fn tunnels_ports(&self) -> bool;
+    /// The engine's URL when it runs on another host (reached through ssh): folders of
+    /// this machine cannot be mounted there.
+    fn remote_endpoint(&self) -> Option<&str>
+    where
+        Self: Daemon,
+    {
+        self.tunnels_ports().then(|| self.endpoint())
+    }
     /// This connection's tunnel (it ends with this tfimg); `None` on a local engine.
     fn session_tunnel(&self) -> Option<Tunnel>;
     /// A tunnel of its own that outlives tfimg and closes itself when the container `id`
@@ -219,12 +227,6 @@ pub mod prelude {
 }
 
 /// Everything tfimg asks of a container engine.
-pub trait Engine: Daemon + Images + Containers + ContainerIo + Builds + Tunnels + Networks {
-    /// The engine's URL when it runs on another host (reached through ssh): folders of
-    /// this machine cannot be mounted there.
-    fn remote_endpoint(&self) -> Option<&str> {
-        self.tunnels_ports().then(|| self.endpoint())
-    }
-}
+pub trait Engine: Daemon + Images + Containers + ContainerIo + Builds + Tunnels + Networks {}
 
 impl<T: Daemon + Images + Containers + ContainerIo + Builds + Tunnels + Networks> Engine for T {}

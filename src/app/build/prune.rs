@@ -2,7 +2,7 @@
 //! else names them.
 
 use crate::app::session::Session;
-use crate::engine::Engine;
+use crate::engine::prelude::Images;
 use crate::host::Host;
 use crate::labels;
 use crate::output::progress::Report;
@@ -11,7 +11,7 @@ use crate::output::progress::Report;
 /// `tfimg/<name>:<tensorflow>` tag left on them), so superseded images do not pile up.
 /// Images a container still uses stay; failures here never fail the build.
 pub async fn prune_superseded(
-    engine: &impl Engine,
+    engine: &impl Images,
     name: &str,
     key: &str,
     reporter: &(impl Report + ?Sized),
@@ -45,7 +45,7 @@ pub async fn prune_superseded(
 /// The hidden `tfimg prune-superseded NAME KEY` that a build starts in the background:
 /// waits for running builds (they hold the images lock shared), then prunes.
 pub async fn prune_after_builds(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images, impl Host>,
     name: &str,
     key: &str,
 ) -> anyhow::Result<()> {

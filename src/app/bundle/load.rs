@@ -6,6 +6,7 @@
 //! is cut off before its last byte, so the daemon never gets it whole), checks that every
 //! image arrived, gives it the tags the manifest lists, and writes the specs.
 
+use crate::engine::prelude::{Daemon, Images};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,7 +20,7 @@ use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::bundle::verify::TAIL_BYTES;
 use crate::bundle::{BundleError, BundledImage, Located, SpecSource, Verified, Verifier};
-use crate::engine::{Engine, TarStream};
+use crate::engine::TarStream;
 use crate::host::{FileStream, Host, HostError};
 use crate::input::InputError;
 use crate::output::progress::Report;
@@ -127,7 +128,7 @@ fn builtin_name(name: &str) -> InputError {
 
 /// The images into the daemon, checked; then the spec files.
 pub async fn load(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images + Daemon, impl Host>,
     checked: &Checked,
     options: &LoadOptions<'_>,
 ) -> anyhow::Result<Loaded> {
@@ -322,7 +323,7 @@ fn planned_write(
 
 /// Streams one part into the daemon's `docker load`.
 async fn import(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images, impl Host>,
     bundle: &Path,
     located: &Located,
 ) -> anyhow::Result<()> {
@@ -392,7 +393,7 @@ fn checked_stream(file: FileStream, located: &Located, altered: Arc<AtomicBool>)
 /// tarball carries one reference per image; the other tags are set here, as a build sets
 /// them).
 async fn settle_tags(
-    engine: &impl Engine,
+    engine: &impl Images,
     images: &[BundledImage],
     reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<()> {

@@ -4,6 +4,7 @@
 //! the way), synced, and renamed over the output. A failure or an interrupt removes the
 //! temporary file, so there is never half a bundle.
 
+use crate::engine::prelude::{Builds, Containers, Daemon, Images};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,7 @@ use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::bundle::layout::{self, IMAGES_PART};
 use crate::bundle::{BundledImage, BundledSpec, Manifest, Part, SpecSource};
-use crate::engine::{Engine, ImageFacts};
+use crate::engine::ImageFacts;
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
@@ -110,7 +111,7 @@ struct Gathered {
 }
 
 pub async fn save(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
     targets: &[SaveTarget],
     options: &SaveOptions<'_>,
 ) -> anyhow::Result<Saved> {
@@ -161,7 +162,7 @@ pub async fn save(
 /// An image as it is, with only the tag that was asked for (as `docker save` does: the
 /// image's other tags may be moving ones that mean something else elsewhere).
 async fn gather_image(
-    engine: &impl Engine,
+    engine: &impl Images,
     reference: &str,
     gathered: &mut Gathered,
 ) -> anyhow::Result<()> {
@@ -217,7 +218,7 @@ pub fn check_output(host: &impl Host, output: &Path) -> Result<(), InputError> {
     Ok(())
 }
 
-async fn find_image(engine: &impl Engine, reference: &str) -> anyhow::Result<ImageFacts> {
+async fn find_image(engine: &impl Images, reference: &str) -> anyhow::Result<ImageFacts> {
     engine.image(reference).await?.ok_or_else(|| {
         InputError::new(
             format!("no spec or image named `{reference}`"),
@@ -230,7 +231,7 @@ async fn find_image(engine: &impl Engine, reference: &str) -> anyhow::Result<Ima
 /// A spec's current image (refused when it has none: `save` never builds), its files and
 /// their locks.
 async fn gather_spec(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
     target: &SpecTarget,
     network: &Network,
     gathered: &mut Gathered,

@@ -3,6 +3,7 @@
 //! checksum and the end; then the image part's header and the manifest in their places,
 //! and a sync. The layout is `bundle::layout`'s.
 
+use crate::engine::prelude::Images;
 use std::io::{Seek, SeekFrom, Write};
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -13,7 +14,6 @@ use super::{human_size, PROGRESS_EVERY_BYTES};
 use crate::app::session::Session;
 use crate::bundle::layout::{self, IMAGES_PART};
 use crate::bundle::{Manifest, MANIFEST_PATH};
-use crate::engine::Engine;
 use crate::host::{Host, HostError, OutputFile};
 use crate::output::progress::Report;
 use crate::plan::image::hex;
@@ -35,7 +35,7 @@ pub struct SmallPart {
 /// image tarball as the daemon streams it, the checksum and the end; then the image
 /// part's header and the manifest in their places.
 pub async fn write(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images, impl Host>,
     temporary: &Path,
     parts: &[SmallPart],
     references: &[String],
@@ -95,7 +95,7 @@ pub async fn write(
 /// Streams the daemon's image tarball into `file`; its size and sha256, or the write's
 /// failure (the engine's own failure is the outer error).
 async fn export(
-    engine: &impl Engine,
+    engine: &impl Images,
     file: &mut dyn OutputFile,
     references: &[String],
     reporter: &(impl Report + ?Sized),

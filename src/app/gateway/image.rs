@@ -2,7 +2,7 @@
 //! the same network settings.
 
 use crate::app::build::Network;
-use crate::engine::prelude::*;
+use crate::engine::prelude::{Builds, Images};
 use crate::engine::BuildRequest;
 use crate::host::archive::BuildContext;
 use crate::input::InputError;
@@ -15,7 +15,7 @@ use crate::team::gateway::nginx::GATEWAY_IMAGE;
 /// `tfimg/gateway:latest`. Its tag carries the build key, so a changed mirror, CA or base
 /// is a new image. With `only_check`, `None` instead of a build (or a missing base).
 pub async fn image(
-    engine: &impl Engine,
+    engine: &(impl Images + Builds),
     network: &Network,
     only_check: bool,
     reporter: &(impl Report + ?Sized),

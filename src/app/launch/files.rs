@@ -7,7 +7,7 @@
 use super::LaunchRequest;
 use crate::app::bundle::human_size;
 use crate::app::session::Session;
-use crate::engine::Engine;
+use crate::engine::prelude::ContainerIo;
 use crate::host::{Host, SyncArchive};
 use crate::input::source::printable;
 use crate::input::InputError;
@@ -29,7 +29,7 @@ pub(super) struct Files {
 /// Checks the destinations, walks the sources (what to tell the user goes to `notes`)
 /// and asks which volumes are new. Creates nothing.
 pub(super) async fn prepare_files(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Host>,
     request: &LaunchRequest,
     home: &str,
     notes: &mut Vec<Notice>,
@@ -117,7 +117,11 @@ fn volume_text(volume: &VolumePlan) -> String {
 
 /// Copies everything into the created container `id`: new volumes' roots first (a sync
 /// may land in one), then each sync. A sync whose folder the image lacks is bad input.
-pub(super) async fn copy_in(engine: &impl Engine, files: &Files, id: &str) -> anyhow::Result<()> {
+pub(super) async fn copy_in(
+    engine: &impl ContainerIo,
+    files: &Files,
+    id: &str,
+) -> anyhow::Result<()> {
     for volume in &files.new_volumes {
         let root = SyncArchive::folder(sync::name_of(&volume.target), files.owner);
         let folder = sync::folder_of(&volume.target);
@@ -143,7 +147,7 @@ pub(super) async fn copy_in(engine: &impl Engine, files: &Files, id: &str) -> an
 
 /// Makes `folder` (absolute) in the container `id`, root's, from the deepest folder
 /// above it that exists (an empty upload asks): folders the image has keep their owner.
-async fn make_folder(engine: &impl Engine, id: &str, folder: &str) -> anyhow::Result<()> {
+async fn make_folder(engine: &impl ContainerIo, id: &str, folder: &str) -> anyhow::Result<()> {
     let parts: Vec<&str> = folder.split('/').filter(|part| !part.is_empty()).collect();
     let at = |depth: usize| format!("/{}", parts[..depth].join("/"));
     let mut depth = parts.len();

@@ -16,11 +16,12 @@
 //! within [`WAIT_POLLS`] polls is a container created and not started (`--no-start`),
 //! which holds no GPU (`share::holder`), and is left out from then on.
 
+use crate::engine::prelude::Containers;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::app::session::Session;
-use crate::engine::{ContainerFacts, Engine, EngineError};
+use crate::engine::{ContainerFacts, EngineError};
 use crate::host::{Host, NvidiaFacts};
 use crate::labels;
 use crate::plan::gpus::share;
@@ -52,7 +53,7 @@ pub enum Standing {
 /// Reads the claims on the GPUs of container `mine` until it knows whether the container
 /// keeps them. `ignored`: racers found to be created-not-started (added to here).
 pub async fn settle(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers, impl Host>,
     nvidia: &NvidiaFacts,
     mine: &str,
     kin: Option<&(String, String)>,
@@ -94,7 +95,7 @@ pub async fn settle(
 /// Waits until every racer of `racers` (ids) has started or gone, or was waited for
 /// [`WAIT_POLLS`] polls (then it is added to `ignored`).
 pub async fn wait_for(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers, impl Host>,
     racers: &[String],
     ignored: &mut BTreeSet<String>,
 ) -> Result<(), EngineError> {

@@ -3,6 +3,7 @@ use super::*;
 use crate::app::session::Session;
 use crate::app::testing::{block_on as run, request};
 use crate::engine::fake::FakeEngine;
+use crate::engine::Engine;
 use crate::host::fake::FakeHost;
 use crate::plan::gpus::HostGpu;
 use crate::plan::ports::PortRequest;

@@ -5,13 +5,14 @@
 //! the meantime moves to a free one and the plan's addresses with it, so what is printed
 //! and probed is where the service answers.
 
+use crate::engine::prelude::{Containers, Daemon, Tunnels};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 use super::{LaunchRequest, TunnelMode};
 use crate::app::session::Session;
 use crate::app::tunnels::{self, TunnelRecord};
-use crate::engine::{Engine, EngineError};
+use crate::engine::EngineError;
 use crate::host::Host;
 use crate::plan::tunnels as plan_tunnels;
 use crate::plan::{LaunchPlan, RestartPolicy};
@@ -21,7 +22,7 @@ use crate::plan::{LaunchPlan, RestartPolicy};
 /// container that already stopped (readiness then says why). On an error, the caller
 /// removes the container.
 pub(super) async fn open(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Tunnels + Containers + Daemon, impl Host>,
     request: &LaunchRequest,
     id: &str,
     plan: &LaunchPlan,

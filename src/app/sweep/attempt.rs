@@ -4,6 +4,7 @@
 //! watched (its output into `stdout.log` and `stderr.log` as it comes, then its exit
 //! code), and its end recorded: journal, `status.json`, container removed.
 
+use crate::engine::prelude::ContainerIo;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -447,7 +448,11 @@ fn gpu_refusal(error: anyhow::Error, sweep: &crate::sweep::Sweep) -> anyhow::Err
 }
 
 /// The whole output of a container that ended unwatched, into the trial's folder `dir`.
-pub(super) async fn keep_logs(session: Session<'_, impl Engine, impl Host>, dir: &Path, id: &str) {
+pub(super) async fn keep_logs(
+    session: Session<'_, impl ContainerIo, impl Host>,
+    dir: &Path,
+    id: &str,
+) {
     let Session { engine, host, .. } = session;
     let logs = Logs::new(host, dir.to_path_buf());
     let _ = engine

@@ -4,12 +4,12 @@
 //! it, every check before the folder is made) and the HTML report of a sweep's folder
 //! (`report`, drawn by `sweep::report`). Both are written through the host.
 
+use crate::engine::prelude::{Containers, Daemon};
 use std::path::{Path, PathBuf};
 
 use super::file::load;
 use super::unwatched::look_named;
 use crate::app::session::Sinks;
-use crate::engine::Engine;
 use crate::host::Host;
 use crate::input::InputError;
 use crate::notice::Notice;
@@ -143,7 +143,7 @@ fn start(folder: &Path, ui: &(impl Ui + ?Sized), after: &str) -> anyhow::Result<
 /// `current`) read back as `status` reads it (the engine `connect`ed only when it has
 /// something to say of trials no tfimg watched), drawn as one HTML page and written whole
 /// to `output`, else `<sweep dir>/report.html`; where it was written.
-pub async fn report<E: Engine>(
+pub async fn report<E: Daemon + Containers>(
     host: &impl Host,
     current: &Path,
     target: &str,

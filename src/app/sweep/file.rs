@@ -5,13 +5,13 @@
 //! or started again in the background (`detach`); a run here ends with its folder read
 //! back for the results.
 
+use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
 use std::path::{Path, PathBuf};
 
 use super::{Finished, Note, SweepRun};
 use crate::app::build::Network;
 use crate::app::run::{image_target, spec_target};
 use crate::app::session::{Session, Sinks};
-use crate::engine::Engine;
 use crate::host::{Host, LockAttempt, NvidiaFacts};
 use crate::input::paths::lexical;
 use crate::input::InputError;
@@ -90,7 +90,7 @@ pub struct Planned {
 /// Lays the slots out on the GPUs of the session's engine's host; without one (the dry
 /// run of a CPU pool, which needs no daemon) a CPU pool's.
 async fn plan(
-    session: Option<Session<'_, impl Engine, impl Host>>,
+    session: Option<Session<'_, impl Containers + Images + Daemon, impl Host>>,
     loaded: Loaded,
 ) -> anyhow::Result<Planned> {
     let Loaded { sweep, spec } = loaded;
@@ -111,7 +111,7 @@ async fn plan(
 
 /// `--dry-run`: the slots planned and nothing created. A CPU pool asks no host, so its
 /// dry run needs no daemon (`connect` is not called).
-pub async fn dry_run<E: Engine>(
+pub async fn dry_run<E: Daemon + Containers + Images>(
     connect: impl AsyncFnOnce() -> anyhow::Result<E>,
     host: &impl Host,
     loaded: Loaded,
@@ -168,7 +168,7 @@ pub struct Ended {
 /// checked against the sweep's mounts before any probe or build, the slots laid out on its
 /// host, the image built or found once, then the sweep run here (every note told on the
 /// run's reporter) or started again in the background.
-pub async fn start<E: Engine>(
+pub async fn start<E: Daemon + Tunnels + Images + Containers + Builds + ContainerIo + Networks>(
     connect: impl AsyncFnOnce() -> anyhow::Result<E>,
     host: &impl Host,
     options: &StartOptions,

@@ -6,7 +6,8 @@
 use crate::app::gpu_host;
 use crate::app::gpu_ledger::GpuLedger;
 use crate::app::session::Session;
-use crate::engine::{ContainerFacts, Engine};
+use crate::engine::prelude::{Containers, Daemon, Images};
+use crate::engine::ContainerFacts;
 use crate::host::nvidia::ProbeOutcome;
 use crate::host::{Host, HostError, NvidiaFacts};
 use crate::input::source::SpecError;
@@ -24,7 +25,7 @@ use crate::sweep::{GpuPool, ImageSource, Pool};
 /// the sweep named `sweep`, from an earlier run of it) are not the pool's: `gpus: all`
 /// is every free GPU, and a listed GPU another container holds is refused, naming it.
 pub async fn plan_slots(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + Images + Daemon, impl Host>,
     pool: &Pool,
     images: &[String],
     sweep: &str,

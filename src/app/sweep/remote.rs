@@ -6,6 +6,7 @@
 //! deleted: `--sync-back`'s rules). The sweep file's `mounts:` name folders of this
 //! machine and are refused before anything is built.
 
+use crate::engine::prelude::{ContainerIo, Daemon, Tunnels};
 use std::path::Path;
 use std::time::Duration;
 
@@ -23,7 +24,7 @@ pub(super) const METRICS_EVERY: Duration = Duration::from_secs(3);
 
 /// The sweep file's `mounts:` on an engine of another host: refused at the first one's
 /// place, before anything is built or created.
-pub fn check_engine(engine: &impl Engine, sweep: &Sweep) -> Result<(), SpecError> {
+pub fn check_engine(engine: &(impl Tunnels + Daemon), sweep: &Sweep) -> Result<(), SpecError> {
     let folders = sweep.mounts.iter().map(|text| format!("`mounts: {text}`"));
     launch::refuse_local_folders(engine.remote_endpoint(), folders).map_err(|error| {
         SpecError::new(
@@ -80,7 +81,7 @@ impl<E: Engine, H: Host> Runner<'_, E, H> {
 /// The whole `TFIMG_TRIAL_DIR` of container `id` into the trial's folder `dir`; what did
 /// not come back, one note each.
 pub(super) async fn bring_back_folder(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Host>,
     id: &str,
     dir: &Path,
     trial: &str,

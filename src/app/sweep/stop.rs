@@ -3,13 +3,13 @@
 //! what its trials did while no tfimg watched recorded here (a finished result is kept,
 //! never marked stopped), what still runs stopped, logs kept and containers removed.
 
+use crate::engine::prelude::{ContainerIo, Containers, Tunnels};
 use std::path::Path;
 use std::time::Duration;
 
 use super::unwatched::{self, Seen};
 use super::{folder, STOP_REQUEST, STOP_SECONDS};
 use crate::app::session::Session;
-use crate::engine::Engine;
 use crate::host::{Host, LockAttempt};
 use crate::input::InputError;
 use crate::sweep::journal::{Attempt, AttemptEnd, Event, StopReason};
@@ -32,7 +32,7 @@ pub enum Stopped {
 
 /// Stops the sweep in `dir`.
 pub async fn stop(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo + Tunnels, impl Host>,
     dir: &Path,
 ) -> anyhow::Result<Stopped> {
     let Session { host, .. } = session;
@@ -89,7 +89,7 @@ fn asker(host: &impl Host) -> String {
 /// just before the kill is adopted first. Logs are kept, `status.json` written, every
 /// container of the sweep removed.
 async fn stop_here(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo + Tunnels, impl Host>,
     dir: &Path,
     found: &folder::SweepFolder,
 ) -> anyhow::Result<Stopped> {

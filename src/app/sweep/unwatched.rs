@@ -8,11 +8,12 @@
 //! start written to the journal) rather than removed, so a trial that finished in it is
 //! not run again over its own folder.
 
+use crate::engine::prelude::{Containers, Daemon};
 use std::path::Path;
 
 use super::folder::SweepFolder;
 use crate::app::session::{Session, Sinks};
-use crate::engine::{ContainerFacts, Engine, EngineError};
+use crate::engine::{ContainerFacts, EngineError};
 use crate::host::{Host, LockAttempt};
 use crate::labels;
 use crate::sweep::journal::{Attempt, AttemptEnd, Event, Replay};
@@ -63,7 +64,7 @@ impl Named {
 /// The container `id` that the journal names for `trial` of `sweep`, inspected: a trial's
 /// only when its labels say it is that sweep's trial (`io.tfimg.sweep`, `io.tfimg.trial`).
 pub async fn named(
-    engine: &impl Engine,
+    engine: &impl Containers,
     sweep: &str,
     trial: &str,
     id: &str,
@@ -86,7 +87,7 @@ pub async fn named(
 /// strays). `image`: the image id to record (the container's image reference when the
 /// caller knows none); `now_ms` when the daemon does not say when it started.
 pub async fn adoptions(
-    engine: &impl Engine,
+    engine: &impl Containers,
     sweep: &str,
     trials: &[Trial],
     replay: &Replay,
@@ -169,7 +170,7 @@ pub fn recorded_end(host: &impl Host, dir: &Path, attempt: &Attempt) -> Option<A
 /// brought up to date with it: adopted attempts added, learned ends set. Nothing is
 /// written: the next run or `tfimg sweep stop` records them.
 pub async fn learn(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Containers, impl Host>,
     dir: &Path,
     sweep: &str,
     trials: &[Trial],
@@ -231,7 +232,7 @@ pub struct Looked {
 /// `results` and `report`: when the engine has something to say (`Looked::asks_engine`),
 /// what it says of the trials no tfimg watched; it is connected (`connect`) only then, and
 /// its failure is said in `unreached`, not returned.
-pub async fn look_named<E: Engine>(
+pub async fn look_named<E: Daemon + Containers>(
     host: &impl Host,
     current: &Path,
     target: &str,
@@ -294,7 +295,7 @@ impl Looked {
     /// leaves the journal's word and says why in `unreached`.
     pub async fn learn(
         &mut self,
-        connected: anyhow::Result<&impl Engine>,
+        connected: anyhow::Result<&impl Containers>,
         host: &impl Host,
         sinks: Sinks<'_>,
     ) {

@@ -2,6 +2,7 @@
 //! and their files written through the host's confined writes (`Host::write_export`),
 //! with the gateway's folder given to the user nginx runs as when root exports it.
 
+use crate::engine::prelude::{Builds, Containers, Daemon, Images};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -9,7 +10,7 @@ use super::{export_plans, up_down, MemberPlans, TeamImages};
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::gateway::ComposeGateway;
 use crate::app::session::{Session, Sinks};
-use crate::engine::{Engine, EngineError};
+use crate::engine::EngineError;
 use crate::host::{ExportError, ExportFile, ExportStep, Host};
 use crate::input::InputError;
 use crate::notice::Notice;
@@ -24,7 +25,7 @@ use crate::team::Team;
 /// daemon (`connected`) has one, else the moving tag `tfimg/<name>:<tensorflow>`
 /// (`tfimg/gateway:latest`), said once.
 pub async fn images(
-    connected: Result<impl Engine, EngineError>,
+    connected: Result<impl Images + Builds + Containers + Daemon, EngineError>,
     host: &impl Host,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
@@ -59,7 +60,7 @@ pub async fn images(
 
 /// `images` with a daemon: whether every image is its spec's current build.
 async fn current_images(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
     build: bool,

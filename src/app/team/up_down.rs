@@ -5,6 +5,7 @@
 //! are one at a time on this machine (`one_at_a_time`): two at once made each network
 //! twice and both failed.
 
+use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -51,7 +52,7 @@ pub fn load(
 
 /// The current image of every spec, built (and verified) when missing.
 pub async fn images_for(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
 ) -> anyhow::Result<BTreeMap<String, String>> {
@@ -148,7 +149,7 @@ pub struct MemberAccess {
 /// user who ran `up` gets the whole URL from the container; on a remote engine a running
 /// member's tunnel is opened again if it was closed.
 pub async fn access(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Tunnels + Containers + ContainerIo + Daemon, impl Host>,
     team: &Team,
     actions: &BTreeMap<String, Action>,
 ) -> anyhow::Result<Vec<MemberAccess>> {
@@ -209,7 +210,7 @@ pub async fn access(
 /// the names removed, in the engine's order. Waits while another `up` or `down` of the
 /// team runs.
 pub async fn down(
-    session: Session<'_, impl Engine, impl Host>,
+    session: Session<'_, impl Tunnels + Containers + Networks + Daemon, impl Host>,
     team: &str,
 ) -> anyhow::Result<Vec<String>> {
     let reporter = session.report;
