@@ -5,6 +5,7 @@
 //! in the background (never while a build runs).
 
 use crate::engine::prelude::{Builds, Containers, Daemon, Images};
+use crate::host::prelude::{Clock, Processes, Secrets};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -12,7 +13,6 @@ use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::engine::{BuildEvent, BuildFailure, BuildRequest, OneOff};
 use crate::host::archive::BuildContext;
-use crate::host::Host;
 use crate::host::HostError;
 use crate::input::InputError;
 use crate::labels;
@@ -97,7 +97,11 @@ fn base_drift(resolved: &ResolvedSpec, base_id: &str) -> Option<Notice> {
 /// The image of `resolved` for its current build key: the existing one, or a new one
 /// built, verified and tagged. `None` only with `only_check` when no current image exists.
 pub async fn build_spec(
-    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Images + Builds + Containers + Daemon,
+        impl Clock + Secrets + Processes,
+    >,
     resolved: &ResolvedSpec,
     network: &Network,
     options: &BuildOptions<'_>,
@@ -208,7 +212,7 @@ async fn base_image(
 /// critical path, so a detached tfimg does it (as `git gc --auto` does), else it is done
 /// here. Says how long the build took since it `started`.
 async fn tag(
-    session: Session<'_, impl Images + Daemon, impl Host>,
+    session: Session<'_, impl Images + Daemon, impl Processes + Clock>,
     resolved: &ResolvedSpec,
     plan: &ImagePlan,
     image_id: &str,
@@ -268,7 +272,7 @@ async fn up_to_date(
 /// Streams the context to the engine's build; the new image's id. An interrupt removes
 /// the running step's container; a cache lookup that lost an image is retried once.
 async fn run_build(
-    session: Session<'_, impl Builds + Containers + Daemon, impl Host>,
+    session: Session<'_, impl Builds + Containers + Daemon, impl Clock>,
     resolved: &ResolvedSpec,
     rendered: &Rendered,
     context: BuildContext,
@@ -371,7 +375,7 @@ fn short_id(id: &str) -> &str {
 
 /// An error when the daemon stops answering within 3 s (it is shutting down).
 async fn daemon_gone_during(
-    session: Session<'_, impl Daemon, impl Host>,
+    session: Session<'_, impl Daemon, impl Clock>,
     name: &str,
 ) -> anyhow::Result<()> {
     let Session { engine, host, .. } = session;
@@ -388,7 +392,7 @@ async fn daemon_gone_during(
 
 /// Waits (up to 20 s) until the container of an interrupted build step is gone, removing
 /// it when the daemon has not.
-async fn remove_build_container(session: Session<'_, impl Containers, impl Host>, id: &str) {
+async fn remove_build_container(session: Session<'_, impl Containers, impl Clock>, id: &str) {
     let Session { engine, host, .. } = session;
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while std::time::Instant::now() < deadline {
@@ -464,7 +468,7 @@ fn build_failed(resolved: &ResolvedSpec, failure: &BuildFailure) -> InputError {
 }
 
 async fn verify(
-    session: Session<'_, impl Containers, impl Host>,
+    session: Session<'_, impl Containers, impl Secrets + Clock>,
     image_id: &str,
     name: &str,
 ) -> anyhow::Result<()> {

@@ -3,9 +3,9 @@
 //! file, a sweep file. The reading is here; everything about the text is in the pure
 //! `spec`, `team` and `sweep` modules.
 
+use crate::host::prelude::Files;
 use std::path::{Path, PathBuf};
 
-use crate::host::Host;
 use crate::input::yaml::MAX_FILE_BYTES;
 use crate::input::SpecError;
 use crate::spec::load::{file_document, looks_like_path, SpecDocument, BUILTIN_PREFIX};
@@ -14,7 +14,7 @@ use crate::sweep::{self, Sweep};
 use crate::team::{self, Team};
 
 /// The specs visible from the current folder: built-ins plus `images/*.yaml` there.
-pub fn load(host: &impl Host, current_dir: &Path) -> Catalog {
+pub fn load(host: &impl Files, current_dir: &Path) -> Catalog {
     let mut catalog = Catalog::builtin(current_dir.to_path_buf());
     for path in local_spec_files(host, Path::new("images")) {
         let absolute = current_dir.join(&path);
@@ -28,7 +28,7 @@ pub fn load(host: &impl Host, current_dir: &Path) -> Catalog {
 /// that), else the lock it inherits its lower layers from: a spec file when it names one,
 /// else a spec of `catalog`.
 pub fn resolve(
-    host: &impl Host,
+    host: &impl Files,
     catalog: &Catalog,
     wanted: &str,
 ) -> Result<ResolvedSpec, SpecError> {
@@ -42,7 +42,7 @@ pub fn resolve(
 
 /// `wanted` resolved without looking at its lock (`tfimg lock` makes or checks it).
 pub fn resolve_unlocked(
-    host: &impl Host,
+    host: &impl Files,
     catalog: &Catalog,
     wanted: &str,
 ) -> Result<ResolvedSpec, SpecError> {
@@ -56,7 +56,7 @@ pub fn resolve_unlocked(
 /// The `extends` chain of `wanted` (root first, `wanted` last), each spec with where it
 /// comes from.
 pub fn chain(
-    host: &impl Host,
+    host: &impl Files,
     catalog: &Catalog,
     wanted: &str,
 ) -> Result<Vec<SpecDocument>, SpecError> {
@@ -71,7 +71,7 @@ pub fn chain(
 
 /// Whether `target` is a spec (a spec file, a spec name, or anything without `:` or `/`,
 /// so a mistyped spec name gets the spec error) rather than an image reference.
-pub fn is_spec(host: &impl Host, catalog: &Catalog, target: &str) -> bool {
+pub fn is_spec(host: &impl Files, catalog: &Catalog, target: &str) -> bool {
     let path = Path::new(target);
     (host.exists(path) && !host.is_folder(path))
         || target.starts_with(BUILTIN_PREFIX)
@@ -80,21 +80,21 @@ pub fn is_spec(host: &impl Host, catalog: &Catalog, target: &str) -> bool {
 }
 
 /// A team file, parsed; relative mounts start at its folder.
-pub fn load_team(host: &impl Host, path: &Path) -> Result<Team, SpecError> {
+pub fn load_team(host: &impl Files, path: &Path) -> Result<Team, SpecError> {
     let display = path.display().to_string();
     let read = read_file(host, path).map_err(|error| error.to_string());
     team::parse_file(&display, read, folder_of(path))
 }
 
 /// A sweep file, parsed; relative mounts and its output folder start at its folder.
-pub fn load_sweep(host: &impl Host, path: &Path) -> Result<Sweep, SpecError> {
+pub fn load_sweep(host: &impl Files, path: &Path) -> Result<Sweep, SpecError> {
     let read = read_file(host, path).map_err(|error| error.to_string());
     sweep::parse_file(&path.display().to_string(), read, &folder_of(path))
 }
 
 /// A sweep file's text, as `load_sweep` reads it: what an export reads the places of what
 /// it cannot express from (`sweep::k8s::katib`).
-pub fn sweep_text(host: &impl Host, path: &Path) -> Result<String, SpecError> {
+pub fn sweep_text(host: &impl Files, path: &Path) -> Result<String, SpecError> {
     let display = path.display().to_string();
     let bytes = read_file(host, path).map_err(|error| {
         SpecError::new(
@@ -121,12 +121,12 @@ fn folder_of(path: &Path) -> PathBuf {
 
 /// A spec, team or sweep file, read up to one byte past the size limit (a huge file is refused
 /// without reading it all); `yaml::decode` checks the size and the encoding.
-fn read_file(host: &impl Host, path: &Path) -> std::io::Result<Vec<u8>> {
+fn read_file(host: &impl Files, path: &Path) -> std::io::Result<Vec<u8>> {
     host.read_at_most(path, MAX_FILE_BYTES as u64 + 1)
 }
 
 /// `images/*.yaml` and `*.yml`, in name order.
-fn local_spec_files(host: &impl Host, images_dir: &Path) -> Vec<PathBuf> {
+fn local_spec_files(host: &impl Files, images_dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = ["yaml", "yml"]
         .iter()
         .flat_map(|extension| host.files_with_extension(images_dir, extension))

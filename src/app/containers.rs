@@ -5,14 +5,13 @@
 //! containers tfimg started (an `io.tfimg.spec` label) are ever found; others are refused.
 
 use crate::engine::prelude::{ContainerIo, Containers, Daemon, Tunnels};
+use crate::host::prelude::{FileWrites, Files, State};
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::app::session::Session;
 use crate::engine::{ContainerFacts, OutputChunk};
-use crate::host::prelude::{FileWrites, Files, State};
-use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
 use crate::plan;
@@ -46,7 +45,11 @@ pub struct PsEntry {
 /// `show_tokens` (it lives in the container's environment, not a label); the flag says
 /// whether a token was left out.
 pub async fn ps(
-    session: Session<'_, impl Containers + Tunnels + ContainerIo + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Containers + Tunnels + ContainerIo + Daemon,
+        impl State + Files + FileWrites,
+    >,
     team: Option<&str>,
     show_tokens: bool,
 ) -> anyhow::Result<(Vec<PsEntry>, bool)> {
@@ -145,7 +148,7 @@ fn url_port(url: &str) -> Option<u16> {
 /// A running container's tunnel on a remote engine: `Some(Some(forwards))` while it is
 /// open, `Some(None)` when it is closed; `None` on a local engine or without ports.
 fn tunnel_of(
-    session: Session<'_, impl Tunnels + Containers + Daemon, impl Host>,
+    session: Session<'_, impl Tunnels + Containers + Daemon, impl State + FileWrites + Files>,
     container: &ContainerFacts,
 ) -> Option<Option<Vec<Forward>>> {
     let Session { engine, .. } = session;

@@ -3,6 +3,7 @@
 //! are pure, in `doctor/`).
 
 use crate::engine::prelude::{Builds, Containers, Daemon, Images};
+use crate::host::prelude::{Clock, Gpus, Identity, Processes, Secrets};
 use std::time::Duration;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
@@ -10,7 +11,7 @@ use crate::app::session::{Session, Sinks};
 use crate::doctor::{self, Check, DockerFacts, ImageState, SpecFacts};
 use crate::engine::EngineError;
 use crate::host::nvidia::{EngineProbe, ProbeOutcome};
-use crate::host::{Host, NvidiaFacts};
+use crate::host::NvidiaFacts;
 use crate::input::Failure;
 use crate::plan::base::BootstrapTarget;
 use crate::spec;
@@ -27,7 +28,7 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 pub async fn checks(
     connected: Result<impl Images + Containers + Builds + Daemon, EngineError>,
     engine_url: &str,
-    host: &impl Host,
+    host: &(impl Gpus + Secrets + Clock + Processes + Identity),
     resolved: &Result<(ResolvedSpec, SpecSupport), SpecError>,
     network: &Network,
     sinks: Sinks<'_>,
@@ -84,7 +85,7 @@ fn probe_images(resolved: Option<&ResolvedSpec>) -> Vec<String> {
 
 /// The NVIDIA facts when the engine did not answer: this machine's for an engine here;
 /// for one on another host, nothing (that host cannot be asked).
-fn unreached_nvidia(engine_url: &str, host: &impl Host) -> NvidiaFacts {
+fn unreached_nvidia(engine_url: &str, host: &impl Gpus) -> NvidiaFacts {
     if crate::engine::endpoint::on_this_machine(engine_url) {
         return host.nvidia();
     }
@@ -134,7 +135,7 @@ pub async fn docker_facts(engine: &impl Daemon) -> Result<DockerFacts, EngineErr
 /// What the spec itself says, before the engine is asked: its versions, CUDA, base and
 /// support, the CUDA cache volume of the user the containers run as.
 pub fn spec_facts(
-    host: &impl Host,
+    host: &impl Identity,
     resolved: &spec::ResolvedSpec,
     support: SpecSupport,
 ) -> SpecFacts {
@@ -179,7 +180,11 @@ pub fn spec_facts(
 
 /// What the engine says of the spec's images: its base, a current build, an older one.
 pub async fn engine_spec_facts(
-    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Images + Builds + Containers + Daemon,
+        impl Clock + Secrets + Processes,
+    >,
     resolved: &spec::ResolvedSpec,
     network: &Network,
     facts: &mut SpecFacts,

@@ -5,12 +5,13 @@
 //! only, written whole, nothing deleted, nothing outside the folder).
 
 use crate::engine::prelude::{ContainerIo, Images};
+use crate::host::prelude::Confined;
 use std::path::Path;
 
 use crate::app::launch::Launched;
 use crate::app::session::Session;
 use crate::engine::ContainerFacts;
-use crate::host::{Host, HostError, UnpackSummary};
+use crate::host::{HostError, UnpackSummary};
 use crate::input::InputError;
 use crate::labels;
 use crate::notice::Notice;
@@ -18,7 +19,7 @@ use crate::notice::Notice;
 /// Copies `path` of the container `id` into `into`; `None` when the container has
 /// nothing at `path`.
 pub async fn pull(
-    session: Session<'_, impl ContainerIo, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Confined>,
     id: &str,
     path: &str,
     into: &Path,
@@ -42,7 +43,7 @@ pub async fn pull(
 
 /// `--sync-back`: every sync's destination into its source; what to tell the user.
 pub async fn sync_back(
-    session: Session<'_, impl ContainerIo, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Confined>,
     launched: &Launched,
 ) -> anyhow::Result<Vec<Notice>> {
     let mut lines = Vec::new();
@@ -70,7 +71,7 @@ pub async fn sync_back(
 /// `tfimg pull-files NAME DST [--from PATH]`: PATH (by default the container's first
 /// `--sync` destination, else its image's workdir) into `into`; what to tell the user.
 pub async fn pull_files(
-    session: Session<'_, impl Images + ContainerIo, impl Host>,
+    session: Session<'_, impl Images + ContainerIo, impl Confined>,
     container: &ContainerFacts,
     into: &Path,
     from: Option<&str>,

@@ -12,6 +12,7 @@
 //! network) passes on only what its configuration lets through.
 
 use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
+use crate::host::prelude::{FileWrites, Files, Secrets};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -382,7 +383,7 @@ fn settings_hash(gateway: &Gateway, image: &str) -> String {
 
 /// The tar of nginx.conf, the certificate and its key (0600), owned by nginx's user.
 fn files(
-    host: &impl Host,
+    host: &(impl Files + Secrets + FileWrites),
     team: &Team,
     gateway: &Gateway,
     specs: &BTreeMap<String, ResolvedSpec>,
@@ -402,7 +403,7 @@ fn files(
 /// The certificate and key: the file's, or the team's self-signed pair, made once and
 /// kept under tfimg's data folder (the key 0600).
 fn certificate(
-    host: &impl Host,
+    host: &(impl Files + Secrets + FileWrites),
     team: &Team,
     gateway: &Gateway,
 ) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {

@@ -9,6 +9,7 @@
 //! nvidia-smi then runs on the host itself, for the driver alone.
 
 use crate::engine::prelude::{Containers, Daemon, Images};
+use crate::host::prelude::{Gpus, Secrets};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ use crate::engine::{EngineError, OneOff};
 use crate::host::nvidia::{
     parse_use, read_answer, EngineProbe, ProbeOutcome, SmiAnswer, SMI_QUERIES, USE_QUERY,
 };
-use crate::host::{Host, NvidiaFacts};
+use crate::host::NvidiaFacts;
 use crate::labels;
 
 /// One nvidia-smi container may take this long (a wedged GPU can hang nvidia-smi).
@@ -33,7 +34,7 @@ pub const OVER_SSH: &str = "nvidia-smi over ssh";
 /// of preference (the launch's own image; for the doctor the spec's image, then its
 /// base): the first the engine has, else any image tfimg built there.
 pub async fn engine_nvidia(
-    session: Session<'_, impl Images + Containers + Daemon, impl Host>,
+    session: Session<'_, impl Images + Containers + Daemon, impl Gpus + Secrets>,
     images: &[String],
 ) -> NvidiaFacts {
     let Session { engine, host, .. } = session;
@@ -71,7 +72,7 @@ pub async fn engine_nvidia(
 /// from any container; processes are not: a container sees only its own), or, where the
 /// daemon refused GPUs, nvidia-smi on an ssh engine's host itself.
 pub async fn engine_gpu_use(
-    session: Session<'_, impl Containers + Daemon, impl Host>,
+    session: Session<'_, impl Containers + Daemon, impl Secrets>,
     facts: &mut NvidiaFacts,
 ) {
     let Session { engine, host, .. } = session;

@@ -9,7 +9,7 @@ use crate::app::gpu_host;
 use crate::app::gpu_ledger::GpuLedger;
 use crate::app::session::Session;
 use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images};
-use crate::host::Host;
+use crate::host::prelude::{Clock, Gpus, Secrets};
 use crate::labels;
 use crate::output::gpus::{build, GpuView};
 
@@ -20,7 +20,11 @@ pub const WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 /// ends tfimg (exit 130, as for any command that leaves nothing to clean up) or reading
 /// a view fails.
 pub async fn watch(
-    session: Session<'_, impl Containers + ContainerIo + Images + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Containers + ContainerIo + Images + Daemon,
+        impl Gpus + Secrets + Clock,
+    >,
     team: Option<&str>,
     mut show: impl FnMut(&GpuView) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
@@ -32,7 +36,11 @@ pub async fn watch(
 
 /// The view of the engine's host's GPUs and tfimg's containers (a team's with `team`).
 pub async fn view(
-    session: Session<'_, impl Containers + ContainerIo + Images + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Containers + ContainerIo + Images + Daemon,
+        impl Gpus + Secrets + Clock,
+    >,
     team: Option<&str>,
 ) -> anyhow::Result<GpuView> {
     let Session { engine, host, .. } = session;

@@ -10,6 +10,7 @@
 //! not be made) is removed, and so are the folders made for it.
 
 use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Tunnels};
+use crate::host::prelude::{Confined, Gpus, Identity, Ports, Secrets, Trust};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -98,7 +99,11 @@ pub struct Launched {
 /// sweep's trials, a team's members after the first); `None`: learnt here when GPUs are
 /// involved.
 pub async fn prepare(
-    session: Session<'_, impl Tunnels + Containers + Images + ContainerIo + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Tunnels + Containers + Images + ContainerIo + Daemon,
+        impl Secrets + Trust + Gpus + Confined + Identity,
+    >,
     mut request: LaunchRequest,
     nvidia: Option<NvidiaFacts>,
 ) -> anyhow::Result<Prepared> {
@@ -206,7 +211,7 @@ fn service_ids(request: &LaunchRequest) -> Option<(u32, u32)> {
 /// The token of a Jupyter service and the key of an SSH service (none when a command
 /// replaces the service).
 fn credentials(
-    host: &impl Host,
+    host: &impl Secrets,
     request: &LaunchRequest,
 ) -> anyhow::Result<(Option<String>, Option<SshKey>)> {
     let target = &request.target;
@@ -229,7 +234,7 @@ fn credentials(
 /// engine's host. Those facts too, when GPUs are involved at all: without `--gpus` and a
 /// GPU image nothing is asked (a CPU run on a remote engine pays nothing).
 async fn choose_gpus(
-    session: Session<'_, impl Containers + Images + Daemon, impl Host>,
+    session: Session<'_, impl Containers + Images + Daemon, impl Gpus + Secrets>,
     request: &LaunchRequest,
     known: Option<NvidiaFacts>,
     notes: &mut Vec<Notice>,
@@ -325,7 +330,7 @@ pub fn refuse_local_folders(
 /// on an engine on another host, and GPUs asked of a machine without a driver. The facts
 /// of this machine's NVIDIA host when GPUs were asked (for `prepare`).
 pub async fn check_before_build<T>(
-    session: Session<'_, impl Tunnels + Daemon, impl Host>,
+    session: Session<'_, impl Tunnels + Daemon, impl Gpus>,
     request: &LaunchRequest<T>,
 ) -> anyhow::Result<Option<NvidiaFacts>> {
     check_mounts_are_local(session.engine, request)?;
@@ -337,7 +342,7 @@ pub async fn check_before_build<T>(
 /// (see [`refuse_gpus_without_driver`]). `None` when nothing was asked or the engine is on
 /// another host (its probe runs with the launch).
 pub async fn check_requested_gpus(
-    session: Session<'_, impl Daemon, impl Host>,
+    session: Session<'_, impl Daemon, impl Gpus>,
     requested: Option<&GpuSelection>,
 ) -> anyhow::Result<Option<NvidiaFacts>> {
     let Session { engine, host, .. } = session;
@@ -511,7 +516,7 @@ pub async fn start(
 /// The GPUs of a launch whose first choice another launch took (see `reserve`): chosen
 /// again as `prepare` chose them, against the holders now.
 async fn choose_again(
-    session: Session<'_, impl Containers + Images + Daemon, impl Host>,
+    session: Session<'_, impl Containers + Images + Daemon, impl Gpus + Secrets>,
     prepared: &Prepared,
 ) -> anyhow::Result<(GpuSelection, GpuPlan)> {
     let Session { engine, .. } = session;
@@ -636,7 +641,7 @@ fn chosen_port_was_taken(request: &LaunchRequest, message: &str) -> bool {
 /// GPUs as the request gives them (device requests), ports chosen on this machine around
 /// `reserved`, a fresh token or the member's key. Creates nothing.
 pub fn plan_without_engine(
-    host: &impl Host,
+    host: &(impl Secrets + Ports),
     request: LaunchRequest,
     reserved: &RefCell<BTreeSet<u16>>,
 ) -> anyhow::Result<LaunchPlan> {
@@ -674,7 +679,7 @@ pub fn plan_without_engine(
 
 /// The container name `tfimg run` picks: the spec's name (a spec path's stem) and a
 /// random suffix.
-pub fn container_name(host: &impl Host, spec_name: &str) -> std::io::Result<String> {
+pub fn container_name(host: &impl Secrets, spec_name: &str) -> std::io::Result<String> {
     let cleaned: String = spec_name
         .rsplit('/')
         .next()

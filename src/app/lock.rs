@@ -4,6 +4,7 @@
 //! settings builds use), make the lock from what it prints, and write it.
 
 use crate::engine::prelude::{Containers, Images};
+use crate::host::prelude::{Clock, FileWrites, Files, Secrets};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,7 +12,6 @@ use std::time::Duration;
 use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::engine::OneOff;
-use crate::host::Host;
 use crate::input::{InputError, SpecError};
 use crate::labels;
 pub use crate::lock::builtin;
@@ -35,7 +35,7 @@ pub fn lock_path(resolved: &ResolvedSpec) -> Option<PathBuf> {
 
 /// The lock `resolved` builds from: its file when there is one, else a built-in's
 /// embedded lock; `None` when it has none.
-pub fn find(host: &impl Host, resolved: &ResolvedSpec) -> Result<Option<Locked>, SpecError> {
+pub fn find(host: &impl Files, resolved: &ResolvedSpec) -> Result<Option<Locked>, SpecError> {
     match lock_path(resolved) {
         Some(path) => read(host, &path, &resolved.name),
         None => Ok(builtin(&resolved.name).transpose()?),
@@ -43,7 +43,7 @@ pub fn find(host: &impl Host, resolved: &ResolvedSpec) -> Result<Option<Locked>,
 }
 
 /// The lock file at `path` of spec `name`; `None` when there is no such file.
-pub fn read(host: &impl Host, path: &Path, name: &str) -> Result<Option<Locked>, SpecError> {
+pub fn read(host: &impl Files, path: &Path, name: &str) -> Result<Option<Locked>, SpecError> {
     let display = path.display().to_string();
     match host.read_file(path) {
         Ok(bytes) => lock::load(bytes, &display, name).map(Some),
@@ -60,7 +60,7 @@ pub fn read(host: &impl Host, path: &Path, name: &str) -> Result<Option<Locked>,
 /// `candidates`. So the variants of one TensorFlow in a project, and specs extending a
 /// built-in, keep sharing the TensorFlow layer (and the ones below it) instead of each
 /// resolving its own.
-pub fn shared_lock(host: &impl Host, resolved: &ResolvedSpec, path: &Path) -> Option<Locked> {
+pub fn shared_lock(host: &impl Files, resolved: &ResolvedSpec, path: &Path) -> Option<Locked> {
     let inputs = crate::lock::check::inputs_of(resolved);
     candidates(host, resolved, Some(path))
         .find(|candidate| crate::lock::check::shares_layers(&inputs, &candidate.file.inputs))
@@ -68,7 +68,7 @@ pub fn shared_lock(host: &impl Host, resolved: &ResolvedSpec, path: &Path) -> Op
 
 /// For a spec without its own lock: the lock it inherits its layers from
 /// (`lock::check::inherit`), from `candidates`; `None` when none shares them.
-pub fn inherited(host: &impl Host, resolved: &ResolvedSpec) -> Option<Inherited> {
+pub fn inherited(host: &impl Files, resolved: &ResolvedSpec) -> Option<Inherited> {
     let inputs = crate::lock::check::inputs_of(resolved);
     let path = lock_path(resolved);
     let found = candidates(host, resolved, path.as_deref())
@@ -80,7 +80,7 @@ pub fn inherited(host: &impl Host, resolved: &ResolvedSpec) -> Option<Inherited>
 /// beside `path`, or the built-in's), then the other `*.lock` files beside `path` in name
 /// order, then every built-in's. Unreadable ones are skipped.
 fn candidates<'a>(
-    host: &'a impl Host,
+    host: &'a impl Files,
     resolved: &'a ResolvedSpec,
     path: Option<&'a Path>,
 ) -> impl Iterator<Item = Locked> + 'a {
@@ -117,7 +117,7 @@ fn candidates<'a>(
 /// `resolved` resolved into its lock, in a throw-away container of its base image; the
 /// layers it shares with `shared` are taken from that lock.
 pub async fn resolve(
-    session: Session<'_, impl Containers + Images, impl Host>,
+    session: Session<'_, impl Containers + Images, impl Secrets + Clock>,
     resolved: &ResolvedSpec,
     network: &Network,
     shared: Option<&Locked>,
@@ -219,7 +219,7 @@ fn ca_parts(pem: &str) -> Vec<String> {
 }
 
 /// Writes `lock` to `path` (a temporary file, synced, renamed over the old one); its text.
-pub fn write(host: &impl Host, path: &Path, lock: &LockFile) -> anyhow::Result<String> {
+pub fn write(host: &impl FileWrites, path: &Path, lock: &LockFile) -> anyhow::Result<String> {
     let text = lock::to_text(lock);
     // What tfimg writes it must read back: the same checks as any lock.
     lock::read::parse(&text, &path.display().to_string(), Some(&lock.spec))
@@ -245,7 +245,7 @@ pub fn destination(resolved: &ResolvedSpec, output: Option<&Path>) -> Result<Pat
 /// `tfimg lock`'s story: `resolved` resolved (sharing the layers of a lock beside it unless
 /// `fresh`) and written to `path`; the lock made.
 pub async fn make(
-    session: Session<'_, impl Containers + Images, impl Host>,
+    session: Session<'_, impl Containers + Images, impl Secrets + Files + Clock + FileWrites>,
     resolved: &ResolvedSpec,
     network: &Network,
     path: &Path,
@@ -282,7 +282,7 @@ pub fn locked_line(resolved: &ResolvedSpec, made: &LockFile, elapsed: Duration) 
 /// built-in's embedded one) when it fits `resolved`; an error naming what is missing or
 /// each difference.
 pub fn check(
-    host: &impl Host,
+    host: &impl Files,
     resolved: &ResolvedSpec,
     output: Option<&Path>,
 ) -> anyhow::Result<Locked> {

@@ -4,10 +4,10 @@
 //! offered is only a suggestion (the command checks it as always).
 
 use crate::engine::prelude::Containers;
+use crate::host::prelude::Files;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::host::Host;
 use crate::labels;
 use crate::sweep::journal::JOURNAL_FILE;
 use crate::sweep::FILE_COPY;
@@ -21,7 +21,7 @@ pub struct Named {
 
 /// The buildable specs seen from `current_dir`: the built-ins and `./images/*.yaml`
 /// (`tfimg list`'s names), sorted.
-pub fn specs(host: &impl Host, current_dir: &Path) -> Vec<String> {
+pub fn specs(host: &impl Files, current_dir: &Path) -> Vec<String> {
     let mut names = super::catalog::load(host, current_dir).names();
     names.sort();
     names
@@ -65,7 +65,7 @@ pub async fn teams(engine: &impl Containers) -> anyhow::Result<Vec<String>> {
 /// The sweeps `tfimg sweep status|results|stop|report NAME` finds from `current_dir`:
 /// each folder of `./runs` holding a sweep, and each sweep tfimg remembers running
 /// (`remembered`: the `sweeps` folder of its data folder, when there is one), sorted.
-pub fn sweeps(host: &impl Host, current_dir: &Path, remembered: Option<&Path>) -> Vec<String> {
+pub fn sweeps(host: &impl Files, current_dir: &Path, remembered: Option<&Path>) -> Vec<String> {
     let runs = current_dir.join("runs");
     let mut names: BTreeSet<String> = host
         .folder_entries(&runs)

@@ -4,11 +4,11 @@
 //! never a wait.
 
 use crate::engine::prelude::{ContainerIo, Containers};
+use crate::host::prelude::{Clock, Probes, Secrets};
 use std::path::Path;
 use std::time::Duration;
 
 use crate::app::session::Session;
-use crate::host::Host;
 use crate::labels;
 use crate::plan::serving::{self, ModelState};
 use crate::plan::LaunchPlan;
@@ -23,7 +23,7 @@ const HOST_KEY_LINE: &str = "tfimg: ssh host key: ";
 /// Waits until the plan's service answers (or fails when the container stops or
 /// `READY_TIMEOUT` passes).
 pub async fn wait_until_ready(
-    session: Session<'_, impl Containers + ContainerIo, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo, impl Clock + Probes + Secrets>,
     id: &str,
     plan: &LaunchPlan,
     known_hosts: Option<&Path>,
@@ -61,7 +61,7 @@ pub async fn wait_until_ready(
 
 /// One round of the service's probe.
 async fn answers(
-    session: Session<'_, impl ContainerIo, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Probes + Clock + Secrets>,
     id: &str,
     plan: &LaunchPlan,
     known_hosts: Option<&Path>,
@@ -113,7 +113,7 @@ async fn answers(
 /// container, where the token and base URL are in the environment. An exec costs more
 /// than a connect, so a failed probe waits a little longer.
 async fn answers_inside(
-    session: Session<'_, impl ContainerIo, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Clock>,
     id: &str,
     plan: &LaunchPlan,
 ) -> anyhow::Result<bool> {
@@ -137,7 +137,11 @@ async fn answers_inside(
 /// A model server answers: with its model `AVAILABLE` when it serves one for tfimg (`tfimg
 /// serve`; each of a model config's), else with any HTTP answer. A model that failed to
 /// load ends the wait.
-async fn serving_answers(host: &impl Host, port: u16, model: Option<&str>) -> anyhow::Result<bool> {
+async fn serving_answers(
+    host: &impl Probes,
+    port: u16,
+    model: Option<&str>,
+) -> anyhow::Result<bool> {
     let Some(model) = model else {
         return Ok(host.http_get(port, "/").await.is_some());
     };
@@ -156,7 +160,7 @@ async fn serving_answers(host: &impl Host, port: u16, model: Option<&str>) -> an
 /// Pins the SSH host key the container's entrypoint printed for `[127.0.0.1]:port` in
 /// `known_hosts`; whether it has printed it yet.
 async fn pin_printed_key(
-    session: Session<'_, impl ContainerIo, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Secrets>,
     id: &str,
     port: u16,
     known_hosts: &Path,
@@ -178,7 +182,7 @@ async fn pin_printed_key(
 /// `pin_printed_key` in tfimg's own known_hosts: a running SSH container reached on a
 /// new local port (a tunnel opened again) is trusted there as it was on the old one.
 pub async fn pin_ssh_host_key(
-    session: Session<'_, impl ContainerIo, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Secrets>,
     id: &str,
     port: u16,
 ) -> anyhow::Result<bool> {
@@ -189,7 +193,7 @@ pub async fn pin_ssh_host_key(
 /// Whether the plan's TensorBoard does not answer yet. It starts beside the service,
 /// niced, and usually answers a few seconds after it: rather than hold the service's URL
 /// back (one probe, no waiting), `run` then says it is still starting.
-pub async fn tensorboard_starting(host: &impl Host, plan: &LaunchPlan) -> bool {
+pub async fn tensorboard_starting(host: &impl Probes, plan: &LaunchPlan) -> bool {
     let printed = plan
         .endpoints
         .iter()

@@ -5,6 +5,7 @@
 //! kept, removed, its tunnel closed, its synced folders copied back).
 
 use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Tunnels};
+use crate::host::prelude::{Clock, Confined, FileWrites, Files, Probes, Processes, Secrets, State};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -46,7 +47,7 @@ pub struct RunOptions {
 /// The target as the catalog reads it: a spec when the name or file is one, otherwise an
 /// image reference (`None`); neither is bad input, before anything is asked of a daemon.
 pub fn what_to_run(
-    host: &impl Host,
+    host: &impl Files,
     catalog: &Catalog,
     target: &str,
 ) -> anyhow::Result<Option<ResolvedSpec>> {
@@ -172,7 +173,11 @@ fn public_on_remote(launched: &Launched) -> Vec<Notice> {
 /// whatever went wrong after the start (or an interrupt), nothing is left behind but what
 /// `--keep` keeps (`finish`).
 pub async fn follow(
-    session: Session<'_, impl Containers + Tunnels + ContainerIo + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Containers + Tunnels + ContainerIo + Daemon,
+        impl Clock + Probes + Files + FileWrites + Secrets + Confined,
+    >,
     options: &RunOptions,
     launched: &Launched,
 ) -> anyhow::Result<RunEnd> {
@@ -242,7 +247,11 @@ pub fn clean_up(outcome: Option<RunEnd>, keep: bool, sync_back: bool, tunneled: 
 /// Carries out `clean_up` for a container whose run ended with `outcome`. A failed copy
 /// back keeps the container (what the run made is still in it) and says how to fetch it.
 pub async fn finish(
-    session: Session<'_, impl Containers + Tunnels + ContainerIo + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Containers + Tunnels + ContainerIo + Daemon,
+        impl State + Files + FileWrites + Confined,
+    >,
     launched: &Launched,
     outcome: anyhow::Result<RunEnd>,
     keep: bool,
@@ -330,7 +339,11 @@ fn endpoint_lines(plan: &LaunchPlan, name: &str) -> Vec<String> {
 /// The spec's target: its current image, built (and verified) when missing; with
 /// `no_build`, an older build of the spec, said so.
 pub async fn spec_target(
-    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Images + Builds + Containers + Daemon,
+        impl Clock + Secrets + Processes,
+    >,
     resolved: &ResolvedSpec,
     network: &Network,
     no_build: bool,
@@ -478,7 +491,7 @@ pub enum RunEvent {
 /// the user interrupts (it is stopped). A service that never answers is an error carrying
 /// its last output.
 pub async fn wait_then_stream(
-    session: Session<'_, impl Containers + ContainerIo, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo, impl Clock + Probes + Secrets>,
     launched: &Launched,
     detach: bool,
     no_wait: bool,
@@ -505,7 +518,7 @@ pub async fn wait_then_stream(
 /// leaves it, with no extra round trip). `Some(whether TensorBoard is still starting)`,
 /// or `None` when the user interrupted.
 pub async fn await_service(
-    session: Session<'_, impl Containers + ContainerIo, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo, impl Clock + Probes + Secrets>,
     launched: &Launched,
     no_wait: bool,
 ) -> anyhow::Result<Option<bool>> {
@@ -536,7 +549,7 @@ pub async fn await_service(
 /// In the foreground: the container's output to `sink` until it exits (its code), or
 /// until the user interrupts (then it is stopped).
 pub async fn stream_until_exit(
-    session: Session<'_, impl Containers + ContainerIo, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo, impl Clock>,
     launched: &Launched,
     mut on_event: impl FnMut(RunEvent),
     sink: impl FnMut(OutputChunk),

@@ -7,6 +7,9 @@
 //! the model is `AVAILABLE`, and the `curl` line with an example body from its signature.
 
 use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Tunnels};
+use crate::host::prelude::{
+    Clock, Confined, FileWrites, Files, Gpus, Identity, Probes, Secrets, State,
+};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -71,7 +74,7 @@ pub struct ServingSpecs {
 impl ServingSpecs {
     /// The serving specs of `catalog` (a project may override the built-ins).
     pub fn resolve(
-        host: &impl Host,
+        host: &impl Files,
         catalog: &crate::spec::Catalog,
     ) -> Result<ServingSpecs, crate::input::SpecError> {
         Ok(ServingSpecs {
@@ -173,7 +176,7 @@ impl Serving {
 /// What the request serves, checked (`check_model`, or `check_config` with
 /// `--model-config`, which `--allow-reload-config` needs). Asks only the host; creates
 /// nothing.
-pub fn check(host: &impl Host, request: &ServeRequest) -> anyhow::Result<Served> {
+pub fn check(host: &impl Files, request: &ServeRequest) -> anyhow::Result<Served> {
     serving::flags::allow_reload_config(request.allow_reload_config, request.model_config)?;
     match request.model_config {
         true => Ok(check_config(host, &request.model_dir, &request.shown)?),
@@ -184,7 +187,7 @@ pub fn check(host: &impl Host, request: &ServeRequest) -> anyhow::Result<Served>
 /// A model config file read as TensorFlow Serving reads it, and each model's `base_path`
 /// a folder on this machine holding a version its policy serves; every problem named at
 /// the line and column of the file. Asks only the host; creates nothing.
-pub fn check_config(host: &impl Host, file: &Path, shown: &str) -> anyhow::Result<Served> {
+pub fn check_config(host: &impl Files, file: &Path, shown: &str) -> anyhow::Result<Served> {
     let unreadable = |why: String| {
         InputError::new(
             format!("the model config `{}` {why}", printable(shown)),
@@ -246,7 +249,7 @@ const BASE_PATH_HINT: &str = "write the absolute path of the folder that holds t
 
 /// MODEL_DIR holds at least one numbered SavedModel version, and the model's name is one
 /// the server takes. Asks only the host; creates nothing.
-pub fn check_model(host: &impl Host, request: &ServeRequest) -> Result<Model, InputError> {
+pub fn check_model(host: &impl Files, request: &ServeRequest) -> Result<Model, InputError> {
     let folder = folder_name(&request.model_dir);
     if serving::version_of(&folder).is_some() && is_saved_model(host, &request.model_dir) {
         return Err(serving::version_folder_given(&request.shown));
@@ -279,7 +282,7 @@ pub fn check_model(host: &impl Host, request: &ServeRequest) -> Result<Model, In
 
 /// The servable versions in the model folder `dir` (named `what` in messages), lowest
 /// first: numbered subfolders holding a SavedModel; an error when there is none.
-pub fn model_versions(host: &impl Host, dir: &Path, what: &str) -> Result<Vec<u64>, InputError> {
+pub fn model_versions(host: &impl Files, dir: &Path, what: &str) -> Result<Vec<u64>, InputError> {
     versions_in_folder(host, dir, what, FOLDER_HINT)
 }
 
@@ -288,7 +291,7 @@ const FOLDER_HINT: &str =
 
 /// `model_versions`, with `missing` the hint for a folder that does not exist.
 fn versions_in_folder(
-    host: &impl Host,
+    host: &impl Files,
     dir: &Path,
     what: &str,
     missing: &str,
@@ -314,7 +317,7 @@ fn versions_in_folder(
     Ok(versions)
 }
 
-fn is_saved_model(host: &impl Host, folder: &Path) -> bool {
+fn is_saved_model(host: &impl Files, folder: &Path) -> bool {
     serving::SAVED_MODEL_FILES
         .iter()
         .any(|file| host.exists(&folder.join(file)))
@@ -331,7 +334,7 @@ fn folder_name(dir: &Path) -> String {
 /// GPU image's default), else the CPU one. The GPUs to ask for, and the host's facts when
 /// they were read.
 pub async fn choose_spec<'a>(
-    session: Session<'_, impl Containers + Images + Daemon, impl Host>,
+    session: Session<'_, impl Containers + Images + Daemon, impl Gpus + Secrets>,
     requested: Option<&GpuSelection>,
     share: bool,
     specs: &'a ServingSpecs,
@@ -362,7 +365,7 @@ pub async fn choose_spec<'a>(
 /// in when `remote`, as a model config file is), the REST and gRPC ports, the models named
 /// in labels, a memory limit always (`--memory`, else `serving::DEFAULT_MEMORY`).
 pub fn launch_request(
-    host: &impl Host,
+    host: &(impl Secrets + Identity),
     request: &ServeRequest,
     served: &Served,
     target: launch::Target,
@@ -576,7 +579,11 @@ pub async fn serve(
 /// In the foreground: the server's output until it exits or the user interrupts (it is
 /// stopped); then it is removed and its tunnel closed, whatever the end.
 pub async fn follow(
-    session: Session<'_, impl Containers + ContainerIo + Tunnels + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Containers + ContainerIo + Tunnels + Daemon,
+        impl Clock + State + Files + FileWrites + Confined,
+    >,
     launched: &Launched,
 ) -> anyhow::Result<RunEnd> {
     let ui = session.ui;
@@ -592,7 +599,7 @@ pub async fn follow(
 /// What the ready server says: the version it serves, and a request to try (or why there
 /// is none).
 async fn answered(
-    host: &impl Host,
+    host: &impl Probes,
     launched: Launched,
     served: &Served,
     notes: Vec<Notice>,
@@ -652,7 +659,7 @@ fn host_port(launched: &Launched, name: &str, default: u16) -> u16 {
 /// The gRPC server starts before the REST one answers, in the same process: it answers
 /// within `GRPC_WAIT` of the model being available, or the server is not what tfimg
 /// built.
-async fn grpc_ready(host: &impl Host, port: u16) -> anyhow::Result<()> {
+async fn grpc_ready(host: &(impl Probes + Clock), port: u16) -> anyhow::Result<()> {
     for _ in 0..GRPC_WAIT.as_secs() {
         if host.grpc_answers(port).await {
             return Ok(());

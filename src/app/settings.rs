@@ -3,6 +3,7 @@
 //! down explicitly. Nothing is resolved on capture: a bad `DOCKER_HOST` or config file
 //! concerns only the commands that connect or build, so `tfimg list` still works.
 
+use crate::host::prelude::Files;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -10,7 +11,6 @@ use crate::engine::docker::ssh::SshCommand;
 use crate::engine::endpoint::docker_config::{self, DockerConfig};
 use crate::engine::endpoint::{self, Endpoint, EndpointInputs};
 use crate::engine::{Connection, Docker, EngineError};
-use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
 use crate::render::network::{self, Network, NetworkChoices};
@@ -130,7 +130,7 @@ impl Settings {
     /// The config file (`$TFIMG_CONFIG`, else `$XDG_CONFIG_HOME/tfimg/config.yaml`, else
     /// `~/.config/tfimg/config.yaml`), read; a missing one is empty, unless
     /// `$TFIMG_CONFIG` named it (a typo there would silently drop the user's mirrors).
-    pub fn config(&self, host: &impl Host) -> Result<network::Config, InputError> {
+    pub fn config(&self, host: &impl Files) -> Result<network::Config, InputError> {
         let Some(path) = network::config_path(|name| self.variable(name)) else {
             return Ok(network::Config::default());
         };
@@ -157,7 +157,7 @@ impl Settings {
     pub fn network(
         &self,
         choices: &NetworkChoices,
-        host: &impl Host,
+        host: &impl Files,
     ) -> Result<Network, InputError> {
         let config = self.config(host)?;
         let ca_path = network::ca_path(choices, &config);

@@ -8,6 +8,7 @@
 //! `forward` and `reopen` are the stories that make tunnels.
 
 use crate::engine::prelude::{ContainerIo, Containers, Daemon, Tunnels};
+use crate::host::prelude::{FileWrites, Files, Ports, Secrets, State};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -16,8 +17,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::session::Session;
 use crate::engine::{ContainerFacts, ForwardFailure, Tunnel};
-use crate::host::prelude::{FileWrites, Files, State};
-use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
 use crate::plan::ports::PORT_ATTEMPTS;
@@ -167,7 +166,7 @@ where
 /// to a free one (up to `PORT_ATTEMPTS` times), kept in `reserved`. The forwards made;
 /// on a failure none is left (and a detached tunnel is closed).
 pub async fn carry(
-    session: Session<'_, impl Tunnels, impl Host>,
+    session: Session<'_, impl Tunnels, impl Ports>,
     tunnel: &Tunnel,
     wanted: Vec<Forward>,
     reserved: &RefCell<BTreeSet<u16>>,
@@ -187,7 +186,7 @@ pub async fn carry(
 }
 
 async fn carry_one(
-    session: Session<'_, impl Tunnels, impl Host>,
+    session: Session<'_, impl Tunnels, impl Ports>,
     tunnel: &Tunnel,
     mut forward: Forward,
     reserved: &RefCell<BTreeSet<u16>>,
@@ -245,7 +244,11 @@ pub enum Forwarded {
 /// `tfimg forward NAME [--close]`'s story: only on a remote engine; the container found,
 /// its tunnel closed, or opened again (`reopen`).
 pub async fn forward(
-    session: Session<'_, impl Tunnels + Containers + ContainerIo + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Tunnels + Containers + ContainerIo + Daemon,
+        impl Files + FileWrites + Ports + Secrets,
+    >,
     name: &str,
     close: bool,
 ) -> anyhow::Result<Forwarded> {
@@ -271,7 +274,11 @@ pub async fn forward(
 /// is closed (on the local ports it was launched with, where they are still free). What
 /// to print: its Jupyter URL (with the token), ssh line and TensorBoard URL.
 pub async fn reopen(
-    session: Session<'_, impl Tunnels + Containers + ContainerIo + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Tunnels + Containers + ContainerIo + Daemon,
+        impl Files + FileWrites + Ports + Secrets,
+    >,
     container: &ContainerFacts,
 ) -> anyhow::Result<Vec<(String, String)>> {
     let Session { engine, host, .. } = session;

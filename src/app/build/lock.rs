@@ -2,10 +2,11 @@
 //! image waits, then finds it up to date), and the images lock builds hold shared while
 //! the pruning of superseded images holds it exclusively.
 
+use crate::host::prelude::{Clock, State};
 use std::time::Duration;
 
 use crate::app::Interrupted;
-use crate::host::{Host, LockAttempt};
+use crate::host::LockAttempt;
 use crate::output::progress::Report;
 
 /// Builds hold this shared and the pruning of superseded images holds it exclusively:
@@ -16,7 +17,7 @@ pub const IMAGES_LOCK: &str = "images.lock";
 /// Takes the lock file `name`, waiting (and saying so once) while another tfimg holds
 /// it; `None` when locks are impossible here (the work then runs unserialised).
 pub async fn lock(
-    host: &impl Host,
+    host: &(impl Clock + State),
     name: &str,
     shared: bool,
     waiting: &str,

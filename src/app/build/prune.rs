@@ -3,7 +3,7 @@
 
 use crate::app::session::Session;
 use crate::engine::prelude::Images;
-use crate::host::Host;
+use crate::host::prelude::{Clock, State};
 use crate::labels;
 use crate::output::progress::Report;
 
@@ -45,7 +45,7 @@ pub async fn prune_superseded(
 /// The hidden `tfimg prune-superseded NAME KEY` that a build starts in the background:
 /// waits for running builds (they hold the images lock shared), then prunes.
 pub async fn prune_after_builds(
-    session: Session<'_, impl Images, impl Host>,
+    session: Session<'_, impl Images, impl Clock + State>,
     name: &str,
     key: &str,
 ) -> anyhow::Result<()> {

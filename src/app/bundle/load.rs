@@ -7,6 +7,7 @@
 //! image arrived, gives it the tags the manifest lists, and writes the specs.
 
 use crate::engine::prelude::{Daemon, Images};
+use crate::host::prelude::{Clock, Confined, Files};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +22,7 @@ use crate::app::Interrupted;
 use crate::bundle::verify::TAIL_BYTES;
 use crate::bundle::{BundleError, BundledImage, Located, SpecSource, Verified, Verifier};
 use crate::engine::TarStream;
-use crate::host::{FileStream, Host, HostError};
+use crate::host::{FileStream, HostError};
 use crate::input::InputError;
 use crate::output::progress::Report;
 use crate::plan::image::hex;
@@ -65,7 +66,7 @@ pub struct Loaded {
 
 /// Every check before anything is loaded: the bundle, then the files it would write.
 pub fn check(
-    host: &impl Host,
+    host: &impl Files,
     catalog: &Catalog,
     options: &LoadOptions<'_>,
     reporter: &(impl Report + ?Sized),
@@ -128,7 +129,7 @@ fn builtin_name(name: &str) -> InputError {
 
 /// The images into the daemon, checked; then the spec files.
 pub async fn load(
-    session: Session<'_, impl Images + Daemon, impl Host>,
+    session: Session<'_, impl Images + Daemon, impl Confined + Files + Clock>,
     checked: &Checked,
     options: &LoadOptions<'_>,
 ) -> anyhow::Result<Loaded> {
@@ -190,7 +191,7 @@ pub async fn load(
 
 /// The whole file fed to the verifier, the tail (which holds `manifest.sha256`) first.
 fn verify_file(
-    host: &impl Host,
+    host: &impl Files,
     path: &Path,
     reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<Verified> {
@@ -247,7 +248,7 @@ fn verify_file(
 
 /// A small part's bytes, read again and checked again (the file may have changed since).
 fn read_part(
-    host: &impl Host,
+    host: &impl Files,
     bundle: &Path,
     verified: &Verified,
     part: &str,
@@ -287,7 +288,7 @@ fn changed(bundle: &Path, part: &str) -> InputError {
 /// The file `path` with the bundle's `bytes`: unchanged when it holds them already,
 /// refused when it holds something else (unless `force`).
 fn planned_write(
-    host: &impl Host,
+    host: &impl Files,
     path: PathBuf,
     bytes: Vec<u8>,
     part: &str,
@@ -323,7 +324,7 @@ fn planned_write(
 
 /// Streams one part into the daemon's `docker load`.
 async fn import(
-    session: Session<'_, impl Images, impl Host>,
+    session: Session<'_, impl Images, impl Files + Clock>,
     bundle: &Path,
     located: &Located,
 ) -> anyhow::Result<()> {

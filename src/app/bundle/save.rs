@@ -5,6 +5,7 @@
 //! temporary file, so there is never half a bundle.
 
 use crate::engine::prelude::{Builds, Containers, Daemon, Images};
+use crate::host::prelude::{Clock, FileWrites, Files, Processes, Secrets};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -16,7 +17,6 @@ use crate::app::Interrupted;
 use crate::bundle::layout::{self, IMAGES_PART};
 use crate::bundle::{BundledImage, BundledSpec, Manifest, Part, SpecSource};
 use crate::engine::ImageFacts;
-use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;
 use crate::spec::load::{Origin, SpecDocument};
@@ -52,7 +52,7 @@ pub struct SaveOptions<'a> {
 /// `tfimg save`'s targets, each taken as a spec (a `.yaml` file, or a name the catalog
 /// knows as one) or else an image reference.
 pub fn save_targets(
-    host: &impl Host,
+    host: &impl Files,
     catalog: &crate::spec::Catalog,
     targets: &[String],
 ) -> Result<Vec<SaveTarget>, crate::spec::SpecError> {
@@ -111,7 +111,11 @@ struct Gathered {
 }
 
 pub async fn save(
-    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Images + Builds + Containers + Daemon,
+        impl Clock + Files + Secrets + FileWrites + Processes,
+    >,
     targets: &[SaveTarget],
     options: &SaveOptions<'_>,
 ) -> anyhow::Result<Saved> {
@@ -194,7 +198,7 @@ fn refuse_unbundlable(manifest: &Manifest) -> Result<(), InputError> {
 
 /// The output's folder must exist, and the output must not be a folder (checked again
 /// by `save`; the command asks first, before it connects to the daemon).
-pub fn check_output(host: &impl Host, output: &Path) -> Result<(), InputError> {
+pub fn check_output(host: &impl Files, output: &Path) -> Result<(), InputError> {
     let shown = output.display();
     if host.is_folder(output) || output.file_name().is_none() {
         return Err(InputError::new(
@@ -231,7 +235,11 @@ async fn find_image(engine: &impl Images, reference: &str) -> anyhow::Result<Ima
 /// A spec's current image (refused when it has none: `save` never builds), its files and
 /// their locks.
 async fn gather_spec(
-    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Images + Builds + Containers + Daemon,
+        impl Files + Clock + Secrets + Processes,
+    >,
     target: &SpecTarget,
     network: &Network,
     gathered: &mut Gathered,

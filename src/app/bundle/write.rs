@@ -4,6 +4,7 @@
 //! and a sync. The layout is `bundle::layout`'s.
 
 use crate::engine::prelude::Images;
+use crate::host::prelude::FileWrites;
 use std::io::{Seek, SeekFrom, Write};
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -14,7 +15,7 @@ use super::{human_size, PROGRESS_EVERY_BYTES};
 use crate::app::session::Session;
 use crate::bundle::layout::{self, IMAGES_PART};
 use crate::bundle::{Manifest, MANIFEST_PATH};
-use crate::host::{Host, HostError, OutputFile};
+use crate::host::{HostError, OutputFile};
 use crate::output::progress::Report;
 use crate::plan::image::hex;
 
@@ -35,7 +36,7 @@ pub struct SmallPart {
 /// image tarball as the daemon streams it, the checksum and the end; then the image
 /// part's header and the manifest in their places.
 pub async fn write(
-    session: Session<'_, impl Images, impl Host>,
+    session: Session<'_, impl Images, impl FileWrites>,
     temporary: &Path,
     parts: &[SmallPart],
     references: &[String],

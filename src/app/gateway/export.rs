@@ -1,12 +1,12 @@
 //! The gateway in the exports: an Ingress for Kubernetes, a service for Compose.
 
+use crate::host::prelude::{FileWrites, Files, Ports, Secrets};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::{backends, certificate, request};
 use crate::app::launch;
-use crate::host::Host;
 use crate::labels;
 use crate::plan::mounts::MountPlan;
 use crate::plan::ports::PortPlan;
@@ -20,7 +20,7 @@ use crate::team::Team;
 /// The gateway on Kubernetes: each Jupyter member serves under its base URL, and the
 /// Ingress routes to the members' Services with the team's certificate.
 pub fn k8s_export(
-    host: &impl Host,
+    host: &(impl Files + Secrets + FileWrites),
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
     plans: &mut crate::app::team::MemberPlans,
@@ -69,7 +69,7 @@ pub struct ComposeGateway {
 /// that only they may read, from `folder` mounted read-only; its one port as the file
 /// says, even when `up`'s gateway holds it now. `ids` of root become the image's user.
 pub fn compose_export(
-    host: &impl Host,
+    host: &(impl Secrets + Ports + Files + FileWrites),
     team: &Team,
     specs: &BTreeMap<String, ResolvedSpec>,
     image: &str,

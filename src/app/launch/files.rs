@@ -8,7 +8,8 @@ use super::LaunchRequest;
 use crate::app::bundle::human_size;
 use crate::app::session::Session;
 use crate::engine::prelude::ContainerIo;
-use crate::host::{Host, SyncArchive};
+use crate::host::prelude::Confined;
+use crate::host::SyncArchive;
 use crate::input::source::printable;
 use crate::input::InputError;
 use crate::notice::Notice;
@@ -29,7 +30,7 @@ pub(super) struct Files {
 /// Checks the destinations, walks the sources (what to tell the user goes to `notes`)
 /// and asks which volumes are new. Creates nothing.
 pub(super) async fn prepare_files(
-    session: Session<'_, impl ContainerIo, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Confined>,
     request: &LaunchRequest,
     home: &str,
     notes: &mut Vec<Notice>,

@@ -3,6 +3,7 @@
 //! everything else is known good, and taken away again when the container never comes
 //! into being.
 
+use crate::host::prelude::{Files, Trust};
 use std::path::PathBuf;
 
 use super::LaunchRequest;
@@ -22,7 +23,7 @@ pub(super) fn check_mounts(request: &LaunchRequest, home: &str) -> Result<(), In
 
 /// A warning for each writable mount whose existing folder the container's user may not
 /// write into (nothing is ever re-owned: the user decides).
-pub(super) fn unwritable_mounts(host: &impl Host, request: &LaunchRequest) -> Vec<Notice> {
+pub(super) fn unwritable_mounts(host: &impl Trust, request: &LaunchRequest) -> Vec<Notice> {
     let Some(ids) = request.ids else {
         return Vec::new();
     };
@@ -44,7 +45,10 @@ pub(super) fn unwritable_mounts(host: &impl Host, request: &LaunchRequest) -> Ve
 /// root for anyone who reaches it (a bind mount cannot be made `nosuid` through the
 /// Engine). Below a folder only root can enter (`/root`, a 0700 project folder) nothing
 /// is said.
-pub(super) fn open_to_other_accounts(host: &impl Host, request: &LaunchRequest) -> Vec<Notice> {
+pub(super) fn open_to_other_accounts(
+    host: &(impl Files + Trust),
+    request: &LaunchRequest,
+) -> Vec<Notice> {
     if !matches!(request.ids, Some((0, _))) {
         return Vec::new();
     }

@@ -17,12 +17,13 @@
 //! which holds no GPU (`share::holder`), and is left out from then on.
 
 use crate::engine::prelude::Containers;
+use crate::host::prelude::Clock;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::app::session::Session;
 use crate::engine::{ContainerFacts, EngineError};
-use crate::host::{Host, NvidiaFacts};
+use crate::host::NvidiaFacts;
 use crate::labels;
 use crate::plan::gpus::share;
 
@@ -53,7 +54,7 @@ pub enum Standing {
 /// Reads the claims on the GPUs of container `mine` until it knows whether the container
 /// keeps them. `ignored`: racers found to be created-not-started (added to here).
 pub async fn settle(
-    session: Session<'_, impl Containers, impl Host>,
+    session: Session<'_, impl Containers, impl Clock>,
     nvidia: &NvidiaFacts,
     mine: &str,
     kin: Option<&(String, String)>,
@@ -95,7 +96,7 @@ pub async fn settle(
 /// Waits until every racer of `racers` (ids) has started or gone, or was waited for
 /// [`WAIT_POLLS`] polls (then it is added to `ignored`).
 pub async fn wait_for(
-    session: Session<'_, impl Containers, impl Host>,
+    session: Session<'_, impl Containers, impl Clock>,
     racers: &[String],
     ignored: &mut BTreeSet<String>,
 ) -> Result<(), EngineError> {

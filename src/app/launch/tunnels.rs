@@ -6,6 +6,7 @@
 //! and probed is where the service answers.
 
 use crate::engine::prelude::{Containers, Daemon, Tunnels};
+use crate::host::prelude::{FileWrites, Files, Ports, State};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
@@ -13,7 +14,6 @@ use super::{LaunchRequest, TunnelMode};
 use crate::app::session::Session;
 use crate::app::tunnels::{self, TunnelRecord};
 use crate::engine::EngineError;
-use crate::host::Host;
 use crate::plan::tunnels as plan_tunnels;
 use crate::plan::{LaunchPlan, RestartPolicy};
 
@@ -22,7 +22,11 @@ use crate::plan::{LaunchPlan, RestartPolicy};
 /// container that already stopped (readiness then says why). On an error, the caller
 /// removes the container.
 pub(super) async fn open(
-    session: Session<'_, impl Tunnels + Containers + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Tunnels + Containers + Daemon,
+        impl State + Files + Ports + FileWrites,
+    >,
     request: &LaunchRequest,
     id: &str,
     plan: &LaunchPlan,

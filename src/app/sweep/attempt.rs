@@ -5,6 +5,7 @@
 //! code), and its end recorded: journal, `status.json`, container removed.
 
 use crate::engine::prelude::ContainerIo;
+use crate::host::prelude::{Clock, Confined, FileWrites, Files};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -419,7 +420,7 @@ pub(super) fn request(
 
 /// `status.json` of `attempt` of `trial` into its folder `dir`.
 pub(super) fn write_status(
-    host: &impl Host,
+    host: &impl Confined,
     dir: &Path,
     trial: &str,
     attempt: &Attempt,
@@ -463,7 +464,7 @@ pub(super) async fn keep_logs(
 
 /// An earlier attempt's folder is kept beside the trial's as `<trial>.before-attempt-N`,
 /// so each attempt starts with an empty folder and nothing of the last one is lost.
-fn set_aside(host: &impl Host, dir: &Path, attempt: u32) -> anyhow::Result<()> {
+fn set_aside(host: &(impl Files + FileWrites), dir: &Path, attempt: u32) -> anyhow::Result<()> {
     if !host.exists(dir) {
         return Ok(());
     }
@@ -538,7 +539,7 @@ impl<'h, H: Host> Logs<'h, H> {
 }
 
 /// The host's clock in milliseconds since the Unix epoch (journal times).
-pub fn now_ms(host: &impl Host) -> u64 {
+pub fn now_ms(host: &impl Clock) -> u64 {
     host.now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| since.as_millis() as u64)

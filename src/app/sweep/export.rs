@@ -5,12 +5,12 @@
 //! (`report`, drawn by `sweep::report`). Both are written through the host.
 
 use crate::engine::prelude::{Containers, Daemon};
+use crate::host::prelude::{Clock, Confined, FileWrites, Files, State, Trust};
 use std::path::{Path, PathBuf};
 
 use super::file::load;
 use super::unwatched::look_named;
 use crate::app::session::Sinks;
-use crate::host::Host;
 use crate::input::InputError;
 use crate::notice::Notice;
 use crate::output::ui::Ui;
@@ -36,7 +36,7 @@ pub struct K8sRequest {
 /// Writes the sweep of `request.file` as `FOLDER/<sweep>.yaml`, and says what it holds
 /// and how to start it.
 pub fn k8s_export(
-    host: &impl Host,
+    host: &(impl Files + Confined),
     catalog: &Catalog,
     request: &K8sRequest,
     ui: &(impl Ui + ?Sized),
@@ -114,7 +114,12 @@ pub fn k8s_export(
 
 /// Writes `FOLDER/<sweep>.yaml`: the folders above it are made; one another account owns
 /// or can write is refused.
-fn write(host: &impl Host, folder: &Path, sweep: &str, manifests: &str) -> anyhow::Result<PathBuf> {
+fn write(
+    host: &impl Confined,
+    folder: &Path,
+    sweep: &str,
+    manifests: &str,
+) -> anyhow::Result<PathBuf> {
     let name = PathBuf::from(format!("{sweep}.yaml"));
     let path = folder.join(&name);
     crate::app::team::export::write(host, folder, &[(name, manifests.as_bytes(), 0o666)])?;
@@ -144,7 +149,7 @@ fn start(folder: &Path, ui: &(impl Ui + ?Sized), after: &str) -> anyhow::Result<
 /// something to say of trials no tfimg watched), drawn as one HTML page and written whole
 /// to `output`, else `<sweep dir>/report.html`; where it was written.
 pub async fn report<E: Daemon + Containers>(
-    host: &impl Host,
+    host: &(impl FileWrites + Clock + State + Files + Confined + Trust),
     current: &Path,
     target: &str,
     output: Option<&Path>,

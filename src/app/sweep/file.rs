@@ -6,6 +6,7 @@
 //! back for the results.
 
 use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
+use crate::host::prelude::{Files, Gpus, Processes, Secrets, State};
 use std::path::{Path, PathBuf};
 
 use super::{Finished, Note, SweepRun};
@@ -52,7 +53,7 @@ impl Loaded {
 /// Reads and checks `file` (its pool as far as it goes without a host) and resolves its
 /// spec (a relative spec file starts at the sweep file's folder), asking nothing of any
 /// host.
-pub fn load(host: &impl Host, catalog: &Catalog, file: &Path) -> anyhow::Result<Loaded> {
+pub fn load(host: &impl Files, catalog: &Catalog, file: &Path) -> anyhow::Result<Loaded> {
     let sweep = crate::app::catalog::load_sweep(host, file)?;
     let spec = match &sweep.source {
         ImageSource::Spec { name, location } => {
@@ -90,7 +91,7 @@ pub struct Planned {
 /// Lays the slots out on the GPUs of the session's engine's host; without one (the dry
 /// run of a CPU pool, which needs no daemon) a CPU pool's.
 async fn plan(
-    session: Option<Session<'_, impl Containers + Images + Daemon, impl Host>>,
+    session: Option<Session<'_, impl Containers + Images + Daemon, impl Gpus + Secrets>>,
     loaded: Loaded,
 ) -> anyhow::Result<Planned> {
     let Loaded { sweep, spec } = loaded;
@@ -113,7 +114,7 @@ async fn plan(
 /// dry run needs no daemon (`connect` is not called).
 pub async fn dry_run<E: Daemon + Containers + Images>(
     connect: impl AsyncFnOnce() -> anyhow::Result<E>,
-    host: &impl Host,
+    host: &(impl Gpus + Secrets),
     loaded: Loaded,
     sinks: Sinks<'_>,
 ) -> anyhow::Result<Planned> {
@@ -255,7 +256,7 @@ fn show_note(reporter: &(impl Report + ?Sized), sweep: &Sweep, note: &Note) {
 /// engine at `endpoint`, its output in the sweep's folder; the sweep's lock refuses a
 /// second run before anything starts.
 fn detach(
-    host: &impl Host,
+    host: &(impl State + Processes),
     sweep: &Sweep,
     argv: &[String],
     endpoint: &str,

@@ -3,10 +3,10 @@
 //! lines of its `stdout.log`). What `tfimg sweep status|results|stop|report` and the
 //! end of every sweep show.
 
+use crate::host::prelude::{Confined, FileWrites, Files, State, Trust};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::host::Host;
 use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::notice::Notice;
@@ -75,12 +75,12 @@ pub fn shown(current: &Path, path: &Path) -> String {
 /// Where tfimg remembers the folder of each sweep it ran, by name: a sweep run from the
 /// top of a project (`tfimg sweep examples/sweep/sweep.yaml`) writes its results beside
 /// its file, which `runs/<name>` from the current folder would not find.
-fn remembered(host: &impl Host, name: &str) -> Result<PathBuf, InputError> {
+fn remembered(host: &impl State, name: &str) -> Result<PathBuf, InputError> {
     Ok(host.data_folder()?.join("sweeps").join(name))
 }
 
 /// Remembers `dir` as the folder of sweep `name` (best effort: a sweep runs without it).
-pub fn remember(host: &impl Host, name: &str, dir: &Path) {
+pub fn remember(host: &(impl FileWrites + State), name: &str, dir: &Path) {
     if let Ok(record) = remembered(host, name) {
         let _ = host.write_file(&record, dir.to_string_lossy().as_bytes());
     }
@@ -90,7 +90,7 @@ pub fn remember(host: &impl Host, name: &str, dir: &Path) {
 /// holds its journal, which names the containers `stop` stops and the folders results are
 /// copied into, so it is used only when no other account owns or can write it or a folder
 /// above it (made first, with `make`, when missing). Refused naming the owner and the mode.
-pub fn trusted(host: &impl Host, dir: &Path, make: bool) -> Result<(), InputError> {
+pub fn trusted(host: &impl Trust, dir: &Path, make: bool) -> Result<(), InputError> {
     host.trusted_folder(dir, make.then_some(0o755), None)
         .map_err(|error| crate::host::trusted::explained(error, "a sweep's folder", dir))
 }
@@ -99,13 +99,17 @@ pub fn trusted(host: &impl Host, dir: &Path, make: bool) -> Result<(), InputErro
 /// holding a sweep (`runs/lr-grid`), else the sweep of that name under `./runs`, else the
 /// folder the last sweep of that name ran in; refused when another account could have
 /// made or changed it (`trusted`).
-pub fn locate(host: &impl Host, current: &Path, target: &str) -> Result<PathBuf, InputError> {
+pub fn locate(
+    host: &(impl Files + State + Trust),
+    current: &Path,
+    target: &str,
+) -> Result<PathBuf, InputError> {
     let dir = find(host, current, target)?;
     trusted(host, &dir, false)?;
     Ok(dir)
 }
 
-fn find(host: &impl Host, current: &Path, target: &str) -> Result<PathBuf, InputError> {
+fn find(host: &(impl Files + State), current: &Path, target: &str) -> Result<PathBuf, InputError> {
     let given = lexical(&current.join(target));
     let by_name = lexical(&current.join("runs").join(target));
     let last_run = crate::sweep::checks::is_sweep_name(target)
@@ -129,7 +133,7 @@ fn find(host: &impl Host, current: &Path, target: &str) -> Result<PathBuf, Input
 }
 
 /// Reads the sweep folder `dir`.
-pub fn read(host: &impl Host, dir: &Path) -> anyhow::Result<SweepFolder> {
+pub fn read(host: &(impl Files + Confined), dir: &Path) -> anyhow::Result<SweepFolder> {
     let copy = dir.join(FILE_COPY);
     let display = copy.display().to_string();
     let bytes = host.read_file(&copy).map_err(|error| error.to_string());
@@ -159,7 +163,7 @@ pub fn read(host: &impl Host, dir: &Path) -> anyhow::Result<SweepFolder> {
 /// The bytes of the journal in `dir` (`None`: it has none yet), read without following a
 /// link, a FIFO or a device at its name (`confined`) and refused past
 /// `JOURNAL_READ_LIMIT`.
-pub fn journal_bytes(host: &impl Host, dir: &Path) -> std::io::Result<Option<Vec<u8>>> {
+pub fn journal_bytes(host: &impl Confined, dir: &Path) -> std::io::Result<Option<Vec<u8>>> {
     match host.read_confined(dir, journal::JOURNAL_FILE, 0, journal::JOURNAL_READ_LIMIT) {
         Ok(read) if read.cut => Err(std::io::Error::other(format!(
             "it is larger than {} MiB",
@@ -172,7 +176,7 @@ pub fn journal_bytes(host: &impl Host, dir: &Path) -> std::io::Result<Option<Vec
 }
 
 /// The journal of the sweep in `dir`, replayed (empty when it has none yet).
-pub fn read_journal(host: &impl Host, dir: &Path) -> anyhow::Result<Replay> {
+pub fn read_journal(host: &impl Confined, dir: &Path) -> anyhow::Result<Replay> {
     let path = dir.join(journal::JOURNAL_FILE);
     let text = match journal_bytes(host, dir) {
         Ok(bytes) => String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned(),
@@ -235,7 +239,7 @@ impl Reports {
     /// stdout is read only while `metrics.jsonl` has none (it is not looked at after).
     pub fn read_more(
         &mut self,
-        host: &impl Host,
+        host: &impl Confined,
         trial_dir: &Path,
         objective: Option<&Objective>,
     ) -> Option<NewReports> {
@@ -281,7 +285,7 @@ impl Reports {
 /// Takes into `tail` what the file `name` in `trial_dir` gained: the points of its new
 /// whole lines (none when it is missing or cannot be read).
 fn read_tail(
-    host: &impl Host,
+    host: &impl Confined,
     trial_dir: &Path,
     name: &str,
     tail: &mut Tail,
@@ -302,7 +306,7 @@ fn read_tail(
 /// A trial's points: its `metrics.jsonl`, else the `name=value` lines of its stdout. Its
 /// container wrote both: they are read through the confined mechanism (no link, FIFO or
 /// device followed) and at most `METRICS_READ_LIMIT` of each (whole lines only).
-pub fn trial_points(host: &impl Host, trial_dir: &Path) -> Vec<Point> {
+pub fn trial_points(host: &impl Confined, trial_dir: &Path) -> Vec<Point> {
     let read = |name: &str| {
         host.read_confined(trial_dir, name, 0, METRICS_READ_LIMIT)
             .map(|mut read| {

@@ -9,7 +9,8 @@ use crate::app::session::Session;
 use crate::engine::prelude::{Containers, Daemon, Images};
 use crate::engine::ContainerFacts;
 use crate::host::nvidia::ProbeOutcome;
-use crate::host::{Host, HostError, NvidiaFacts};
+use crate::host::prelude::{Gpus, Secrets};
+use crate::host::{HostError, NvidiaFacts};
 use crate::input::source::SpecError;
 use crate::labels;
 use crate::plan::gpus::host_name;
@@ -25,7 +26,7 @@ use crate::sweep::{GpuPool, ImageSource, Pool};
 /// the sweep named `sweep`, from an earlier run of it) are not the pool's: `gpus: all`
 /// is every free GPU, and a listed GPU another container holds is refused, naming it.
 pub async fn plan_slots(
-    session: Session<'_, impl Containers + Images + Daemon, impl Host>,
+    session: Session<'_, impl Containers + Images + Daemon, impl Gpus + Secrets>,
     pool: &Pool,
     images: &[String],
     sweep: &str,

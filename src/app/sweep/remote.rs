@@ -7,6 +7,7 @@
 //! machine and are refused before anything is built.
 
 use crate::engine::prelude::{ContainerIo, Daemon, Tunnels};
+use crate::host::prelude::Confined;
 use std::path::Path;
 use std::time::Duration;
 
@@ -81,7 +82,7 @@ impl<E: Engine, H: Host> Runner<'_, E, H> {
 /// The whole `TFIMG_TRIAL_DIR` of container `id` into the trial's folder `dir`; what did
 /// not come back, one note each.
 pub(super) async fn bring_back_folder(
-    session: Session<'_, impl ContainerIo, impl Host>,
+    session: Session<'_, impl ContainerIo, impl Confined>,
     id: &str,
     dir: &Path,
     trial: &str,

@@ -7,6 +7,7 @@
 //! before its start reached the journal, is adopted; other containers of the sweep that
 //! no journal line owns are removed.
 
+use crate::host::prelude::{Confined, FileWrites, State};
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -33,7 +34,7 @@ pub fn lock_name(output: &Path) -> String {
 
 /// Takes the sweep's lock: held until dropped; another run of it is refused.
 pub(super) fn lock(
-    host: &impl Host,
+    host: &impl State,
     sweep: &Sweep,
 ) -> Result<Option<Box<dyn std::any::Any + Send>>, InputError> {
     match host.try_lock(&lock_name(&sweep.output), false) {
@@ -56,7 +57,7 @@ pub(super) fn lock(
 /// The sweep's journal replayed (empty for a new sweep), its torn end repaired; a sweep
 /// file that changed since the journal began is refused.
 pub(super) fn open_journal(
-    host: &impl Host,
+    host: &(impl FileWrites + Confined),
     sweep: &Sweep,
     resume_only: bool,
 ) -> anyhow::Result<Replay> {

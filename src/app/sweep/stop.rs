@@ -4,6 +4,7 @@
 //! never marked stopped), what still runs stopped, logs kept and containers removed.
 
 use crate::engine::prelude::{ContainerIo, Containers, Tunnels};
+use crate::host::prelude::{Clock, Identity};
 use std::path::Path;
 use std::time::Duration;
 
@@ -72,7 +73,7 @@ pub async fn stop(
 
 /// Who asks a sweep to stop, as the run tells it: `ada (uid 1000) at 2026-11-28
 /// 13:04:05 UTC`.
-fn asker(host: &impl Host) -> String {
+fn asker(host: &(impl Clock + Identity)) -> String {
     let uid = host
         .ids()
         .map_or(String::new(), |(uid, _)| format!(" (uid {uid})"));

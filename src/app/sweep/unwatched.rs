@@ -9,12 +9,13 @@
 //! not run again over its own folder.
 
 use crate::engine::prelude::{Containers, Daemon};
+use crate::host::prelude::{Clock, Confined, Files, State, Trust};
 use std::path::Path;
 
 use super::folder::SweepFolder;
 use crate::app::session::{Session, Sinks};
 use crate::engine::{ContainerFacts, EngineError};
-use crate::host::{Host, LockAttempt};
+use crate::host::LockAttempt;
 use crate::labels;
 use crate::sweep::journal::{Attempt, AttemptEnd, Event, Replay};
 use crate::sweep::trials::STATUS_FILE;
@@ -150,7 +151,7 @@ pub async fn adoptions(
 /// records one for that very attempt and container: what is left to go by when the
 /// container is gone. The trial could have written the file itself; it says no more
 /// than the trial's own exit code would.
-pub fn recorded_end(host: &impl Host, dir: &Path, attempt: &Attempt) -> Option<AttemptEnd> {
+pub fn recorded_end(host: &impl Confined, dir: &Path, attempt: &Attempt) -> Option<AttemptEnd> {
     let read = host.read_confined(dir, STATUS_FILE, 0, 64 * 1024).ok()?;
     let status: serde_json::Value = serde_json::from_slice(&read.bytes).ok()?;
     let same = status["attempt"].as_u64() == Some(u64::from(attempt.number))
@@ -170,7 +171,7 @@ pub fn recorded_end(host: &impl Host, dir: &Path, attempt: &Attempt) -> Option<A
 /// brought up to date with it: adopted attempts added, learned ends set. Nothing is
 /// written: the next run or `tfimg sweep stop` records them.
 pub async fn learn(
-    session: Session<'_, impl Containers, impl Host>,
+    session: Session<'_, impl Containers, impl Confined>,
     dir: &Path,
     sweep: &str,
     trials: &[Trial],
@@ -233,7 +234,7 @@ pub struct Looked {
 /// what it says of the trials no tfimg watched; it is connected (`connect`) only then, and
 /// its failure is said in `unreached`, not returned.
 pub async fn look_named<E: Daemon + Containers>(
-    host: &impl Host,
+    host: &(impl State + Files + Confined + Trust + Clock),
     current: &Path,
     target: &str,
     connect: impl AsyncFnOnce() -> anyhow::Result<E>,
@@ -253,7 +254,7 @@ pub async fn look_named<E: Daemon + Containers>(
 
 /// Reads the sweep in `dir` for `status` and `results`, asking no engine (see
 /// [`Looked::asks_engine`] and [`Looked::learn`]).
-pub fn look(host: &impl Host, dir: &Path) -> anyhow::Result<Looked> {
+pub fn look(host: &(impl State + Files + Confined), dir: &Path) -> anyhow::Result<Looked> {
     let found = super::folder::read(host, dir)?;
     let running = matches!(
         host.try_lock(&super::lock_name(&found.sweep.output), false),
@@ -296,7 +297,7 @@ impl Looked {
     pub async fn learn(
         &mut self,
         connected: anyhow::Result<&impl Containers>,
-        host: &impl Host,
+        host: &(impl Clock + Confined),
         sinks: Sinks<'_>,
     ) {
         let now_ms = super::attempt::now_ms(host);

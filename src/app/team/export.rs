@@ -3,6 +3,7 @@
 //! with the gateway's folder given to the user nginx runs as when root exports it.
 
 use crate::engine::prelude::{Builds, Containers, Daemon, Images};
+use crate::host::prelude::{Clock, Confined, Files, Identity, Processes, Secrets, Trust};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -26,7 +27,7 @@ use crate::team::Team;
 /// (`tfimg/gateway:latest`), said once.
 pub async fn images(
     connected: Result<impl Images + Builds + Containers + Daemon, EngineError>,
-    host: &impl Host,
+    host: &(impl Clock + Secrets + Processes),
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
     build: bool,
@@ -60,7 +61,11 @@ pub async fn images(
 
 /// `images` with a daemon: whether every image is its spec's current build.
 async fn current_images(
-    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Images + Builds + Containers + Daemon,
+        impl Clock + Secrets + Processes,
+    >,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
     build: bool,
@@ -246,7 +251,7 @@ pub fn k8s(
 /// `k8s -o FOLDER`: the manifests (their Secrets for the owner's eyes only) and the
 /// TFJobs written; the paths written.
 pub fn write_k8s(
-    host: &impl Host,
+    host: &impl Confined,
     folder: &Path,
     team: &str,
     manifests: &str,
@@ -265,7 +270,7 @@ pub fn write_k8s(
 
 /// An output folder that is there already is one no other account can change (`host::
 /// trusted`), checked before anything is made: `write` checks it again as it writes.
-fn check_output_folder(host: &impl Host, folder: &Path) -> Result<(), InputError> {
+fn check_output_folder(host: &(impl Files + Trust), folder: &Path) -> Result<(), InputError> {
     if !host.exists(folder) {
         return Ok(());
     }
@@ -275,7 +280,7 @@ fn check_output_folder(host: &impl Host, folder: &Path) -> Result<(), InputError
 
 /// Writes export files into `folder`: (name, bytes, mode) each.
 pub fn write(
-    host: &impl Host,
+    host: &impl Confined,
     folder: &Path,
     files: &[(PathBuf, &[u8], u32)],
 ) -> anyhow::Result<()> {
@@ -296,7 +301,10 @@ pub fn write(
 /// nginx runs as when that is not this user (root exports for the image's user). A link
 /// another user planted at the folder's name, or at a file's name in it, is refused or
 /// replaced, never followed, so root never writes or gives away what a link points at.
-pub fn write_gateway(host: &impl Host, gateway: &ComposeGateway) -> anyhow::Result<()> {
+pub fn write_gateway(
+    host: &(impl Confined + Identity),
+    gateway: &ComposeGateway,
+) -> anyhow::Result<()> {
     let files: Vec<ExportFile> = gateway
         .files
         .iter()

@@ -2,6 +2,7 @@
 //! takes (for `up` and for the exports' plans), its mounts checked against the engine's
 //! host, and the hash that decides whether a running member is still right.
 
+use crate::host::prelude::{Files, Identity, Trust};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -149,7 +150,10 @@ pub fn check_mounts_are_local(team: &Team, remote: Option<&str>) -> Result<(), I
 ///   other account can enter (`host::trusted::closed_folders`) and no member can change
 ///   (it is not inside any member's writable mount). A missing `mounts_root` is made so
 ///   (0700, `make_mounts_root`); an open one is refused with the `chmod` that closes it.
-pub fn check_member_folders(host: &impl Host, team: &Team) -> Result<(), InputError> {
+pub fn check_member_folders(
+    host: &(impl Trust + Files + Identity),
+    team: &Team,
+) -> Result<(), InputError> {
     let members_uid = host.container_ids().0;
     let writable = writable_mounts(team);
     let writable_real: Vec<PathBuf> = writable
@@ -236,7 +240,7 @@ pub fn check_member_folders(host: &impl Host, team: &Team) -> Result<(), InputEr
 
 /// Makes a missing `mounts_root` closed to other accounts (0700): members' files below it
 /// are out of their reach (`check_member_folders`).
-pub fn make_mounts_root(host: &impl Host, team: &Team) -> Result<(), InputError> {
+pub fn make_mounts_root(host: &(impl Files + Trust), team: &Team) -> Result<(), InputError> {
     for (member, mount, in_root) in writable_mounts(team) {
         let Some(root) = mount.source.parent().filter(|_| in_root) else {
             continue;

@@ -5,15 +5,19 @@
 //! for a port that was never free. The launcher checks again as it creates (another
 //! process may take a port in between).
 
+use crate::host::prelude::Ports;
 use std::collections::BTreeSet;
 
 use crate::engine::ContainerFacts;
-use crate::host::Host;
 use crate::input::InputError;
 use crate::team::Team;
 
 /// Refuses a host port the file names that something other than the team holds.
-pub fn check(host: &impl Host, team: &Team, existing: &[ContainerFacts]) -> Result<(), InputError> {
+pub fn check(
+    host: &impl Ports,
+    team: &Team,
+    existing: &[ContainerFacts],
+) -> Result<(), InputError> {
     let ours: BTreeSet<u16> = existing.iter().flat_map(super::ports_of).collect();
     let taken = |public: bool, port: u16| {
         !ours.contains(&port)

@@ -6,11 +6,11 @@
 //! read here as `tfimg serve --model-config` reads one (`serve::check_config`), and its
 //! models are launched as `serve` launches them (`serve::served_launch`).
 
+use crate::host::prelude::Files;
 use std::collections::BTreeMap;
 
 use crate::app::launch::LaunchRequest;
 use crate::app::serve::{self, model_versions, Model, Served};
-use crate::host::Host;
 use crate::input::source::SpecError;
 use crate::spec::{ResolvedSpec, Service};
 use crate::team::serving::{ConfigModel, MemberModel};
@@ -20,7 +20,7 @@ use crate::team::{serving, Team, TeamMember};
 /// (`host`): a numbered version with a SavedModel in it; a model config read, its models
 /// kept in the member.
 pub fn check_models(
-    host: &impl Host,
+    host: &impl Files,
     team: &mut Team,
     specs: &BTreeMap<String, ResolvedSpec>,
 ) -> anyhow::Result<()> {

@@ -6,6 +6,7 @@
 //! twice and both failed.
 
 use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
+use crate::host::prelude::{Clock, FileWrites, Files, Ports, Processes, Secrets, State};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -22,7 +23,7 @@ use crate::team::Team;
 /// The team file and every member's resolved spec (errors name the member), with serving
 /// members' model folders checked.
 pub fn load(
-    host: &impl Host,
+    host: &impl Files,
     catalog: &Catalog,
     file: &Path,
 ) -> anyhow::Result<(Team, BTreeMap<String, ResolvedSpec>)> {
@@ -52,7 +53,11 @@ pub fn load(
 
 /// The current image of every spec, built (and verified) when missing.
 pub async fn images_for(
-    session: Session<'_, impl Images + Builds + Containers + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Images + Builds + Containers + Daemon,
+        impl Clock + Secrets + Processes,
+    >,
     specs: &BTreeMap<String, ResolvedSpec>,
     network: &Network,
 ) -> anyhow::Result<BTreeMap<String, String>> {
@@ -77,7 +82,7 @@ pub fn lock_name(team: &str) -> String {
 /// its lock until dropped; `None` where locks are impossible here (no data folder of
 /// this user's own: `Host::try_lock`), and the command then runs unserialised.
 async fn one_at_a_time(
-    host: &impl Host,
+    host: &(impl Clock + State),
     team: &str,
     reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<Option<Box<dyn std::any::Any + Send>>> {
@@ -149,7 +154,11 @@ pub struct MemberAccess {
 /// user who ran `up` gets the whole URL from the container; on a remote engine a running
 /// member's tunnel is opened again if it was closed.
 pub async fn access(
-    session: Session<'_, impl Tunnels + Containers + ContainerIo + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Tunnels + Containers + ContainerIo + Daemon,
+        impl Files + FileWrites + Ports + Secrets,
+    >,
     team: &Team,
     actions: &BTreeMap<String, Action>,
 ) -> anyhow::Result<Vec<MemberAccess>> {
@@ -210,7 +219,11 @@ pub async fn access(
 /// the names removed, in the engine's order. Waits while another `up` or `down` of the
 /// team runs.
 pub async fn down(
-    session: Session<'_, impl Tunnels + Containers + Networks + Daemon, impl Host>,
+    session: Session<
+        '_,
+        impl Tunnels + Containers + Networks + Daemon,
+        impl State + Files + Clock + FileWrites,
+    >,
     team: &str,
 ) -> anyhow::Result<Vec<String>> {
     let reporter = session.report;
