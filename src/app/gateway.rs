@@ -274,7 +274,7 @@ async fn create(
 ) -> anyhow::Result<()> {
     let Session { engine, .. } = session;
     let request = request(team, gateway, image, hash);
-    let prepared = launch::prepare(session, request, None).await?;
+    let prepared = launch::Launcher::of(session).prepare(request, None).await?;
     let reserved = RefCell::new(BTreeSet::new());
     // The launcher's hint names `-p`, which `up` does not have: the file's key instead.
     let taken = |error: anyhow::Error| {
@@ -295,7 +295,8 @@ async fn create(
         Err(other) => other,
     }
     };
-    let launched = launch::start(session, prepared, &reserved, true, |_| {})
+    let launched = launch::Launcher::of(session)
+        .start(prepared, &reserved, true, |_| {})
         .await
         .map_err(taken)?;
     let started = async {

@@ -1,5 +1,5 @@
-//! THE launcher: one container from a `LaunchRequest`, whether `tfimg run` or a team
-//! member asked for it. `prepare` checks everything first and creates nothing (mounts
+//! THE launcher (`Launcher::of(session)`): one container from a `LaunchRequest`, whether
+//! `tfimg run`, a team member, `serve`, a team's gateway or a sweep's trial asked for it. `prepare` checks everything first and creates nothing (mounts
 //! against the image's home and workdir, GPUs against the host and the daemon, the
 //! token, the SSH key); `start` then makes the missing mount folders, chooses host
 //! ports, creates the container, reads the GPU claims again and lets its GPUs go to a
@@ -42,6 +42,84 @@ pub use folders::make_folders;
 
 /// Times a launch may let its GPUs go to launches that claimed them first (`reserve`).
 pub const GPU_ROUNDS: usize = 20;
+
+/// THE launcher of one session: what `run`, `up`, `serve`, a team's gateway and a
+/// sweep's trials launch through. `check_before_build` (what is refused before the image
+/// is built or found), `prepare` (everything checked, nothing created), then `start`.
+pub struct Launcher<'a, E: ?Sized, H: ?Sized> {
+    session: Session<'a, E, H>,
+}
+
+impl<E: ?Sized, H: ?Sized> Clone for Launcher<'_, E, H> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E: ?Sized, H: ?Sized> Copy for Launcher<'_, E, H> {}
+
+impl<'a, E, H> Launcher<'a, E, H> {
+    /// The launcher of `session`'s engine and host.
+    pub fn of(session: Session<'a, E, H>) -> Self {
+        Launcher { session }
+    }
+
+    /// Mounts refused on an engine on another host, GPUs refused on a machine without a
+    /// driver, before anything is built; the facts of this machine's NVIDIA host when GPUs
+    /// were asked (for `prepare`).
+    pub async fn check_before_build<T>(
+        &self,
+        request: &LaunchRequest<T>,
+    ) -> anyhow::Result<Option<NvidiaFacts>>
+    where
+        E: Tunnels + Daemon,
+        H: Gpus,
+    {
+        check_before_build(self.session, request).await
+    }
+
+    /// GPUs asked explicitly, checked against this machine's driver before a build.
+    pub async fn check_requested_gpus(
+        &self,
+        requested: Option<&GpuSelection>,
+    ) -> anyhow::Result<Option<NvidiaFacts>>
+    where
+        E: Daemon,
+        H: Gpus,
+    {
+        check_requested_gpus(self.session, requested).await
+    }
+
+    /// `request` checked without creating anything (see the module's words); `nvidia`:
+    /// the facts of the engine's host when the caller has them already.
+    pub async fn prepare(
+        &self,
+        request: LaunchRequest,
+        nvidia: Option<NvidiaFacts>,
+    ) -> anyhow::Result<Prepared>
+    where
+        E: Tunnels + Containers + Images + ContainerIo + Daemon,
+        H: Secrets + Trust + Gpus + Confined + Identity,
+    {
+        prepare(self.session, request, nvidia).await
+    }
+
+    /// A prepared launch created and (unless `no_start`) started; host ports in `reserved`
+    /// are other launches' of this tfimg; `on_created` learns the container's id at once.
+    pub async fn start(
+        &self,
+        prepared: Prepared,
+        reserved: &RefCell<BTreeSet<u16>>,
+        no_start: bool,
+        on_created: impl FnMut(&str),
+    ) -> anyhow::Result<Launched>
+    where
+        E: Containers + Tunnels + ContainerIo + Images + Daemon,
+        H: Host,
+    {
+        start(self.session, prepared, reserved, no_start, on_created).await
+    }
+}
 
 /// A launch checked against the machine and the daemon; nothing exists yet.
 #[derive(Debug, Clone)]
@@ -98,7 +176,7 @@ pub struct Launched {
 /// facts of the engine's host when the caller already has them (`check_before_build`, a
 /// sweep's trials, a team's members after the first); `None`: learnt here when GPUs are
 /// involved.
-pub async fn prepare(
+async fn prepare(
     session: Session<
         '_,
         impl Tunnels + Containers + Images + ContainerIo + Daemon,
@@ -329,7 +407,7 @@ pub fn refuse_local_folders(
 /// What the launcher refuses about `request` before its image is built or found: mounts
 /// on an engine on another host, and GPUs asked of a machine without a driver. The facts
 /// of this machine's NVIDIA host when GPUs were asked (for `prepare`).
-pub async fn check_before_build<T>(
+async fn check_before_build<T>(
     session: Session<'_, impl Tunnels + Daemon, impl Gpus>,
     request: &LaunchRequest<T>,
 ) -> anyhow::Result<Option<NvidiaFacts>> {
@@ -341,7 +419,7 @@ pub async fn check_before_build<T>(
 /// `none`), read before anything is built: a request no driver can answer is refused here
 /// (see [`refuse_gpus_without_driver`]). `None` when nothing was asked or the engine is on
 /// another host (its probe runs with the launch).
-pub async fn check_requested_gpus(
+async fn check_requested_gpus(
     session: Session<'_, impl Daemon, impl Gpus>,
     requested: Option<&GpuSelection>,
 ) -> anyhow::Result<Option<NvidiaFacts>> {
@@ -381,7 +459,7 @@ pub fn refuse_gpus_without_driver(
 /// are someone else's in this same tfimg (a team's other members); the ones chosen here
 /// join them. `on_created` learns the container's id as soon as it exists, so an
 /// interrupted caller can remove it.
-pub async fn start(
+async fn start(
     session: Session<'_, impl Containers + Tunnels + ContainerIo + Images + Daemon, impl Host>,
     prepared: Prepared,
     reserved: &RefCell<BTreeSet<u16>>,

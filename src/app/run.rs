@@ -80,14 +80,18 @@ pub async fn run(
     let reporter = session.report;
     let ui = session.ui;
     let Session { engine, .. } = session;
-    let nvidia = launch::check_before_build(session, &options.launch).await?;
+    let nvidia = launch::Launcher::of(session)
+        .check_before_build(&options.launch)
+        .await?;
     let target = match resolved {
         Some(resolved) => spec_target(session, resolved, network, options.no_build).await?,
         None => image_target(engine, &options.target).await?,
     };
     reporter.clear();
     let request = launch_request(options, target)?;
-    let prepared = launch::prepare(session, request, nvidia).await?;
+    let prepared = launch::Launcher::of(session)
+        .prepare(request, nvidia)
+        .await?;
     warn(
         ui,
         options.launch.public,
@@ -95,7 +99,9 @@ pub async fn run(
         engine.remote_endpoint(),
     );
     let reserved = RefCell::new(BTreeSet::new());
-    let launched = launch::start(session, prepared, &reserved, options.no_start, |_| {}).await?;
+    let launched = launch::Launcher::of(session)
+        .start(prepared, &reserved, options.no_start, |_| {})
+        .await?;
     for note in launched.notes.iter().chain(&public_on_remote(&launched)) {
         ui.notice(note);
     }

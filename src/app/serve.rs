@@ -345,7 +345,9 @@ pub async fn choose_spec<'a>(
             true => &specs.cpu,
             false => &specs.gpu,
         };
-        let nvidia = launch::check_requested_gpus(session, Some(requested)).await?;
+        let nvidia = launch::Launcher::of(session)
+            .check_requested_gpus(Some(requested))
+            .await?;
         return Ok((spec, requested.clone(), nvidia));
     }
     let gpu = &specs.gpu;
@@ -543,10 +545,14 @@ pub async fn serve(
     let target = spec_target(session, spec, network, false).await?;
     reporter.clear();
     let launch_request = launch_request(host, request, &served, target, gpus, remote)?;
-    let prepared = launch::prepare(session, launch_request, nvidia).await?;
+    let prepared = launch::Launcher::of(session)
+        .prepare(launch_request, nvidia)
+        .await?;
     notes.extend(prepared.notes.iter().cloned());
     let reserved = std::cell::RefCell::new(std::collections::BTreeSet::new());
-    let launched = launch::start(session, prepared, &reserved, false, |_| {}).await?;
+    let launched = launch::Launcher::of(session)
+        .start(prepared, &reserved, false, |_| {})
+        .await?;
     notes.extend(launched.notes.iter().cloned());
     let mut ready = await_service(session, &launched, false).await;
     if let Ok(Some(_)) = ready {

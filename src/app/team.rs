@@ -164,7 +164,8 @@ pub async fn up(
         let nvidia = prepared.iter().find_map(|earlier| earlier.nvidia.clone());
         request.pending_holders = prepared.iter().filter_map(Prepared::holder).collect();
         let member_error = |error: anyhow::Error| prefixed(member, error);
-        let ready = launch::prepare(session, request, nvidia)
+        let ready = launch::Launcher::of(session)
+            .prepare(request, nvidia)
             .await
             .map_err(member_error)?;
         let said = ready
@@ -293,10 +294,11 @@ async fn start_all(
         let (created, ready) = (&created, &ready);
         async move {
             let member = member_of(&prepared);
-            let launched = launch::start(session, prepared, reserved, false, |id| {
-                lock(created).push((member.clone(), id.to_string()));
-            })
-            .await;
+            let launched = launch::Launcher::of(session)
+                .start(prepared, reserved, false, |id| {
+                    lock(created).push((member.clone(), id.to_string()));
+                })
+                .await;
             let exists = lock(created).iter().any(|(name, _)| *name == member);
             let notes = match &launched {
                 Ok(launched) => launched.notes.clone(),

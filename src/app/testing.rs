@@ -33,16 +33,18 @@ pub fn request(spec: &str) -> LaunchRequest {
     LaunchRequest::new(target(spec), "lab".to_string(), Some((4321, 4322)))
 }
 
-/// `request` checked and started as `run` does: `launch::prepare`, then `launch::start`
+/// `request` checked and started as `run` does: the launcher's `prepare`, then `start`
 /// (no port reserved before it), on a runtime of its own.
 pub fn prepare_and_start(
     session: Session<'_, FakeEngine, FakeHost>,
     request: LaunchRequest,
 ) -> anyhow::Result<Launched> {
     block_on(async {
-        let prepared = launch::prepare(session, request, None).await?;
+        let prepared = launch::Launcher::of(session).prepare(request, None).await?;
         let reserved = RefCell::new(BTreeSet::new());
-        launch::start(session, prepared, &reserved, false, |_| {}).await
+        launch::Launcher::of(session)
+            .start(prepared, &reserved, false, |_| {})
+            .await
     })
 }
 

@@ -66,21 +66,17 @@ fn a_synced_run_copies_in_before_the_start_and_back_afterwards() {
             .insert(source.join(path), text.into());
     }
     let launched = run(async {
-        let prepared =
-            launch::prepare(Session::quiet(&engine, &host), request_with_sync(), None).await?;
+        let prepared = launch::Launcher::of(Session::quiet(&engine, &host))
+            .prepare(request_with_sync(), None)
+            .await?;
         assert_eq!(
             crate::output::shown(&prepared.notes),
             ["syncing `./code` → `/tf/code` (2 files, 13 B)"]
         );
         let reserved = RefCell::new(BTreeSet::new());
-        launch::start(
-            Session::quiet(&engine, &host),
-            prepared,
-            &reserved,
-            false,
-            |_| {},
-        )
-        .await
+        launch::Launcher::of(Session::quiet(&engine, &host))
+            .start(prepared, &reserved, false, |_| {})
+            .await
     })
     .unwrap();
     let id = launched.id.clone();

@@ -60,9 +60,14 @@ impl<'a, E: Engine, H: Host> Runner<'a, E, H> {
                 request.claim_beside = Some((crate::labels::SWEEP.to_string(), sweep));
             }
             let session = self.session;
-            let prepared = launch::prepare(session, request, self.run.nvidia.clone()).await?;
+            let prepared = launch::Launcher::of(session)
+                .prepare(request, self.run.nvidia.clone())
+                .await?;
             let reserved = RefCell::new(BTreeSet::new());
-            match launch::start(self.session, prepared, &reserved, false, |_| {}).await {
+            match launch::Launcher::of(self.session)
+                .start(prepared, &reserved, false, |_| {})
+                .await
+            {
                 // Another command claimed the slot's GPUs in the same instant (and has
                 // started by now): the slot is placed again, on GPUs nobody holds.
                 Err(error)
