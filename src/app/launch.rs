@@ -1,11 +1,11 @@
 //! THE launcher (`Launcher::of(session)`): one container from a `LaunchRequest`, whether
-//! `tfimg run`, a team member, `serve`, a team's gateway or a sweep's trial asked for it. `prepare` checks everything first and creates nothing (mounts
-//! against the image's home and workdir, GPUs against the host and the daemon, the
-//! token, the SSH key); `start` then makes the missing mount folders, chooses host
-//! ports, creates the container, reads the GPU claims again and lets its GPUs go to a
-//! launch that claimed them first (`reserve`), copies the `--sync` sources in (`files`),
-//! starts it,
-//! retries a port another process took in the meantime, and on a remote engine carries its
+//! `tfimg run`, a team member, `serve`, a team's gateway or a sweep's trial asked for it.
+//! `prepare` checks everything first and creates nothing (mounts against the image's
+//! home and workdir, GPUs against the host and the daemon, the token, the SSH key);
+//! `start` then makes the missing mount folders, chooses host ports, creates the
+//! container, reads the GPU claims again and lets its GPUs go to a launch that claimed
+//! them first (`reserve`), copies the `--sync` sources in (`files`), starts it, retries
+//! a port another process took in the meantime, and on a remote engine carries its
 //! ports to this machine (`tunnels`). A container that never ran (or whose tunnel could
 //! not be made) is removed, and so are the folders made for it.
 
