@@ -3,9 +3,9 @@
 //! that makes it), and `tfimg base bootstrap` itself (a debootstrapped root filesystem
 //! imported as an image).
 
-use crate::engine::prelude::Images;
 use std::time::Duration;
 
+use crate::engine::prelude::Images;
 use crate::host::debootstrap::{RootFilesystem, Steps};
 use crate::input::InputError;
 use crate::labels;

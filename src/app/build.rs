@@ -4,15 +4,15 @@
 //! Builds of one key are serialised by a lock file; earlier builds of the spec are pruned
 //! in the background (never while a build runs).
 
-use crate::engine::prelude::{Builds, Containers, Daemon, Images};
-use crate::host::prelude::{Clock, Processes, Secrets};
 use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::app::session::Session;
 use crate::app::Interrupted;
+use crate::engine::prelude::{Builds, Containers, Daemon, Images};
 use crate::engine::{BuildEvent, BuildFailure, BuildRequest, OneOff};
 use crate::host::archive::BuildContext;
+use crate::host::prelude::{Clock, Processes, Secrets};
 use crate::host::HostError;
 use crate::input::InputError;
 use crate::labels;

@@ -3,9 +3,9 @@
 //! file, a sweep file. The reading is here; everything about the text is in the pure
 //! `spec`, `team` and `sweep` modules.
 
-use crate::host::prelude::Files;
 use std::path::{Path, PathBuf};
 
+use crate::host::prelude::Files;
 use crate::input::yaml::MAX_FILE_BYTES;
 use crate::input::SpecError;
 use crate::spec::load::{file_document, looks_like_path, SpecDocument, BUILTIN_PREFIX};

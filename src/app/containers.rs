@@ -4,14 +4,14 @@
 //! `serve-fraud-<hash>`; a user who named the model types the model's name). Only
 //! containers tfimg started (an `io.tfimg.spec` label) are ever found; others are refused.
 
-use crate::engine::prelude::{ContainerIo, Containers, Daemon, Tunnels};
-use crate::host::prelude::{FileWrites, Files, State};
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::app::session::Session;
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Tunnels};
 use crate::engine::{ContainerFacts, OutputChunk};
+use crate::host::prelude::{FileWrites, Files, State};
 use crate::input::InputError;
 use crate::labels;
 use crate::plan;

@@ -2,15 +2,15 @@
 //! about itself, and where the spec's base and image stand on it (the checks themselves
 //! are pure, in `doctor/`).
 
-use crate::engine::prelude::{Builds, Containers, Daemon, Images};
-use crate::host::prelude::{Clock, Gpus, Identity, Processes, Secrets};
 use std::time::Duration;
 
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::session::{Session, Sinks};
 use crate::doctor::{self, Check, DockerFacts, ImageState, SpecFacts};
+use crate::engine::prelude::{Builds, Containers, Daemon, Images};
 use crate::engine::EngineError;
 use crate::host::nvidia::{EngineProbe, ProbeOutcome};
+use crate::host::prelude::{Clock, Gpus, Identity, Processes, Secrets};
 use crate::host::NvidiaFacts;
 use crate::input::Failure;
 use crate::plan::base::BootstrapTarget;

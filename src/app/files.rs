@@ -4,13 +4,13 @@
 //! host unpacks it as it arrives (see `host::archive::unpack`: new and changed files
 //! only, written whole, nothing deleted, nothing outside the folder).
 
-use crate::engine::prelude::{ContainerIo, Images};
-use crate::host::prelude::Confined;
 use std::path::Path;
 
 use crate::app::launch::Launched;
 use crate::app::session::Session;
+use crate::engine::prelude::{ContainerIo, Images};
 use crate::engine::ContainerFacts;
+use crate::host::prelude::Confined;
 use crate::host::{HostError, UnpackSummary};
 use crate::input::InputError;
 use crate::labels;

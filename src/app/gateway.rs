@@ -11,8 +11,6 @@
 //! member reaches another's ports, and the gateway (the one container on every member's
 //! network) passes on only what its configuration lets through.
 
-use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
-use crate::host::prelude::{FileWrites, Files, Secrets};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,8 +20,10 @@ use sha2::{Digest, Sha256};
 
 use crate::app::launch::{self, LaunchRequest, Target, TunnelMode};
 use crate::app::session::Session;
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
 use crate::engine::{EngineError, OutputChunk};
 use crate::host::archive::BuildContext;
+use crate::host::prelude::{FileWrites, Files, Secrets};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;

@@ -8,16 +8,16 @@
 //! daemon as it exits. A daemon that refuses the GPUs has no NVIDIA toolkit; over ssh,
 //! nvidia-smi then runs on the host itself, for the driver alone.
 
-use crate::engine::prelude::{Containers, Daemon, Images};
-use crate::host::prelude::{Gpus, Secrets};
 use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::app::session::Session;
+use crate::engine::prelude::{Containers, Daemon, Images};
 use crate::engine::{EngineError, OneOff};
 use crate::host::nvidia::{
     parse_use, read_answer, EngineProbe, ProbeOutcome, SmiAnswer, SMI_QUERIES, USE_QUERY,
 };
+use crate::host::prelude::{Gpus, Secrets};
 use crate::host::NvidiaFacts;
 use crate::labels;
 

@@ -9,8 +9,6 @@
 //! ports to this machine (`tunnels`). A container that never ran (or whose tunnel could
 //! not be made) is removed, and so are the folders made for it.
 
-use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Tunnels};
-use crate::host::prelude::{Confined, Gpus, Identity, Ports, Secrets, Trust};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -19,7 +17,9 @@ use std::time::Duration;
 use crate::app::gpu_host;
 use crate::app::gpu_ledger::GpuLedger;
 use crate::app::session::Session;
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Tunnels};
 use crate::engine::{EngineError, StartFailure};
+use crate::host::prelude::{Confined, Gpus, Identity, Ports, Secrets, Trust};
 use crate::host::HostError;
 use crate::host::{Host, NvidiaFacts, SshKey};
 use crate::input::InputError;

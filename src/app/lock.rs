@@ -3,15 +3,15 @@
 //! here, run the rendered resolution in a throw-away container of it (with the network
 //! settings builds use), make the lock from what it prints, and write it.
 
-use crate::engine::prelude::{Containers, Images};
-use crate::host::prelude::{Clock, FileWrites, Files, Secrets};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::app::session::Session;
 use crate::app::Interrupted;
+use crate::engine::prelude::{Containers, Images};
 use crate::engine::OneOff;
+use crate::host::prelude::{Clock, FileWrites, Files, Secrets};
 use crate::input::{InputError, SpecError};
 use crate::labels;
 pub use crate::lock::builtin;

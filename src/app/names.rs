@@ -3,11 +3,11 @@
 //! commands that take them look. Read only: completing a word creates nothing, and a name
 //! offered is only a suggestion (the command checks it as always).
 
-use crate::engine::prelude::Containers;
-use crate::host::prelude::Files;
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::engine::prelude::Containers;
+use crate::host::prelude::Files;
 use crate::labels;
 use crate::sweep::journal::JOURNAL_FILE;
 use crate::sweep::FILE_COPY;

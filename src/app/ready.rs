@@ -3,12 +3,12 @@
 //! banner; a model server says its model is `AVAILABLE`. TensorBoard gets one probe,
 //! never a wait.
 
-use crate::engine::prelude::{ContainerIo, Containers};
-use crate::host::prelude::{Clock, Probes, Secrets};
 use std::path::Path;
 use std::time::Duration;
 
 use crate::app::session::Session;
+use crate::engine::prelude::{ContainerIo, Containers};
+use crate::host::prelude::{Clock, Probes, Secrets};
 use crate::labels;
 use crate::plan::serving::{self, ModelState};
 use crate::plan::LaunchPlan;

@@ -4,8 +4,6 @@
 //! exits or the user interrupts (then it is stopped); last, what is left of it (`follow`:
 //! kept, removed, its tunnel closed, its synced folders copied back).
 
-use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Tunnels};
-use crate::host::prelude::{Clock, Confined, FileWrites, Files, Probes, Processes, Secrets, State};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,7 +11,9 @@ use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::launch::{self, LaunchRequest, Launched, Target};
 use crate::app::ready;
 use crate::app::session::Session;
+use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Tunnels};
 use crate::engine::{EngineError, ImageFacts, OutputChunk};
+use crate::host::prelude::{Clock, Confined, FileWrites, Files, Probes, Processes, Secrets, State};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels::{self, ImageLabels};

@@ -6,10 +6,6 @@
 //! engine on another host, where a mount would name that host's folders), the wait until
 //! the model is `AVAILABLE`, and the `curl` line with an example body from its signature.
 
-use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Tunnels};
-use crate::host::prelude::{
-    Clock, Confined, FileWrites, Files, Gpus, Identity, Probes, Secrets, State,
-};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -19,6 +15,10 @@ use crate::app::launch::{self, LaunchRequest, Launched, TunnelMode};
 use crate::app::run::{await_service, finish, spec_target, stream_until_exit, RunEnd, RunEvent};
 use crate::app::session::Session;
 use crate::app::{gpu_host, Interrupted};
+use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Tunnels};
+use crate::host::prelude::{
+    Clock, Confined, FileWrites, Files, Gpus, Identity, Probes, Secrets, State,
+};
 use crate::host::{Host, NvidiaFacts};
 use crate::input::{printable, InputError, SpecError};
 use crate::labels;

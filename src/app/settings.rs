@@ -3,7 +3,6 @@
 //! down explicitly. Nothing is resolved on capture: a bad `DOCKER_HOST` or config file
 //! concerns only the commands that connect or build, so `tfimg list` still works.
 
-use crate::host::prelude::Files;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -11,6 +10,7 @@ use crate::engine::docker::ssh::SshCommand;
 use crate::engine::endpoint::docker_config::{self, DockerConfig};
 use crate::engine::endpoint::{self, Endpoint, EndpointInputs};
 use crate::engine::{Connection, Docker, EngineError};
+use crate::host::prelude::Files;
 use crate::input::InputError;
 use crate::labels;
 use crate::render::network::{self, Network, NetworkChoices};

@@ -7,7 +7,6 @@
 //! what this `up` made when nothing of the team existed before (or with `--rollback`).
 //! The exports' plans come from the same members, without a daemon.
 
-use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
@@ -19,6 +18,7 @@ use crate::app::launch::{self, Prepared};
 use crate::app::ready;
 use crate::app::session::Session;
 use crate::app::Interrupted;
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
 use crate::engine::ContainerFacts;
 use crate::host::Host;
 use crate::labels;

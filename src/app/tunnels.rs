@@ -7,8 +7,6 @@
 //! tfimg exited) is dropped when next seen. `TunnelStore` keeps the records; `carry`,
 //! `forward` and `reopen` are the stories that make tunnels.
 
-use crate::engine::prelude::{ContainerIo, Containers, Daemon, Tunnels};
-use crate::host::prelude::{FileWrites, Files, Ports, Secrets, State};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -16,7 +14,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::app::session::Session;
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Tunnels};
 use crate::engine::{ContainerFacts, ForwardFailure, Tunnel};
+use crate::host::prelude::{FileWrites, Files, Ports, Secrets, State};
 use crate::input::InputError;
 use crate::labels;
 use crate::plan::ports::PORT_ATTEMPTS;

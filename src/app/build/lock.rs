@@ -2,10 +2,10 @@
 //! image waits, then finds it up to date), and the images lock builds hold shared while
 //! the pruning of superseded images holds it exclusively.
 
-use crate::host::prelude::{Clock, State};
 use std::time::Duration;
 
 use crate::app::Interrupted;
+use crate::host::prelude::{Clock, State};
 use crate::host::LockAttempt;
 use crate::output::progress::Report;
 

@@ -6,8 +6,6 @@
 //! is cut off before its last byte, so the daemon never gets it whole), checks that every
 //! image arrived, gives it the tags the manifest lists, and writes the specs.
 
-use crate::engine::prelude::{Daemon, Images};
-use crate::host::prelude::{Clock, Confined, Files};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +19,9 @@ use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::bundle::verify::TAIL_BYTES;
 use crate::bundle::{BundleError, BundledImage, Located, SpecSource, Verified, Verifier};
+use crate::engine::prelude::{Daemon, Images};
 use crate::engine::TarStream;
+use crate::host::prelude::{Clock, Confined, Files};
 use crate::host::{FileStream, HostError};
 use crate::input::InputError;
 use crate::output::progress::Report;

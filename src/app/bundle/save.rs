@@ -4,8 +4,6 @@
 //! the way), synced, and renamed over the output. A failure or an interrupt removes the
 //! temporary file, so there is never half a bundle.
 
-use crate::engine::prelude::{Builds, Containers, Daemon, Images};
-use crate::host::prelude::{Clock, FileWrites, Files, Processes, Secrets};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -16,7 +14,9 @@ use crate::app::session::Session;
 use crate::app::Interrupted;
 use crate::bundle::layout::{self, IMAGES_PART};
 use crate::bundle::{BundledImage, BundledSpec, Manifest, Part, SpecSource};
+use crate::engine::prelude::{Builds, Containers, Daemon, Images};
 use crate::engine::ImageFacts;
+use crate::host::prelude::{Clock, FileWrites, Files, Processes, Secrets};
 use crate::input::InputError;
 use crate::labels;
 use crate::spec::load::{Origin, SpecDocument};

@@ -3,8 +3,6 @@
 //! checksum and the end; then the image part's header and the manifest in their places,
 //! and a sync. The layout is `bundle::layout`'s.
 
-use crate::engine::prelude::Images;
-use crate::host::prelude::FileWrites;
 use std::io::{Seek, SeekFrom, Write};
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -15,6 +13,8 @@ use super::{human_size, PROGRESS_EVERY_BYTES};
 use crate::app::session::Session;
 use crate::bundle::layout::{self, IMAGES_PART};
 use crate::bundle::{Manifest, MANIFEST_PATH};
+use crate::engine::prelude::Images;
+use crate::host::prelude::FileWrites;
 use crate::host::{HostError, OutputFile};
 use crate::output::progress::Report;
 use crate::plan::image::hex;

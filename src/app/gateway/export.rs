@@ -1,12 +1,12 @@
 //! The gateway in the exports: an Ingress for Kubernetes, a service for Compose.
 
-use crate::host::prelude::{FileWrites, Files, Ports, Secrets};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::{backends, certificate, request};
 use crate::app::launch;
+use crate::host::prelude::{FileWrites, Files, Ports, Secrets};
 use crate::labels;
 use crate::plan::mounts::MountPlan;
 use crate::plan::ports::PortPlan;

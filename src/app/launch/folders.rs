@@ -3,10 +3,10 @@
 //! everything else is known good, and taken away again when the container never comes
 //! into being.
 
-use crate::host::prelude::{Files, Trust};
 use std::path::PathBuf;
 
 use super::LaunchRequest;
+use crate::host::prelude::{Files, Trust};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::notice::Notice;

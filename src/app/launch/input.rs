@@ -1,11 +1,11 @@
 //! What the launcher chooses for the pure planner: host ports on this machine (the local
 //! ends of tunnels on a remote engine), and the rest of `plan::Chosen`.
 
-use crate::host::prelude::Ports;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 use super::{LaunchRequest, Prepared};
+use crate::host::prelude::Ports;
 use crate::input::InputError;
 use crate::plan::gpus::{GpuPlan, GpuSelection};
 use crate::plan::ports::{self, Publishing};

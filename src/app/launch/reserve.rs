@@ -16,13 +16,13 @@
 //! within [`WAIT_POLLS`] polls is a container created and not started (`--no-start`),
 //! which holds no GPU (`share::holder`), and is left out from then on.
 
-use crate::engine::prelude::Containers;
-use crate::host::prelude::Clock;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::app::session::Session;
+use crate::engine::prelude::Containers;
 use crate::engine::{ContainerFacts, EngineError};
+use crate::host::prelude::Clock;
 use crate::host::NvidiaFacts;
 use crate::labels;
 use crate::plan::gpus::share;

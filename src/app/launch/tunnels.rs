@@ -5,15 +5,15 @@
 //! the meantime moves to a free one and the plan's addresses with it, so what is printed
 //! and probed is where the service answers.
 
-use crate::engine::prelude::{Containers, Daemon, Tunnels};
-use crate::host::prelude::{FileWrites, Files, Ports, State};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 use super::{LaunchRequest, TunnelMode};
 use crate::app::session::Session;
 use crate::app::tunnels::{self, TunnelRecord};
+use crate::engine::prelude::{Containers, Daemon, Tunnels};
 use crate::engine::EngineError;
+use crate::host::prelude::{FileWrites, Files, Ports, State};
 use crate::plan::tunnels as plan_tunnels;
 use crate::plan::{LaunchPlan, RestartPolicy};
 

@@ -4,8 +4,6 @@
 //! watched (its output into `stdout.log` and `stderr.log` as it comes, then its exit
 //! code), and its end recorded: journal, `status.json`, container removed.
 
-use crate::engine::prelude::ContainerIo;
-use crate::host::prelude::{Clock, Confined, FileWrites, Files};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -14,7 +12,9 @@ use super::{folder, Counts, Ending, Note, Runner, SweepRun, Watched};
 use crate::app::gpu_ledger::GpuLedger;
 use crate::app::launch::{self, LaunchRequest};
 use crate::app::session::Session;
+use crate::engine::prelude::ContainerIo;
 use crate::engine::{Engine, EngineError, OutputChunk};
+use crate::host::prelude::{Clock, Confined, FileWrites, Files};
 use crate::host::{Host, HostError};
 use crate::input::InputError;
 use crate::plan::gpus::{share, GpuMode, GpuSelection};

@@ -4,13 +4,13 @@
 //! it, every check before the folder is made) and the HTML report of a sweep's folder
 //! (`report`, drawn by `sweep::report`). Both are written through the host.
 
-use crate::engine::prelude::{Containers, Daemon};
-use crate::host::prelude::{Clock, Confined, FileWrites, Files, State, Trust};
 use std::path::{Path, PathBuf};
 
 use super::file::load;
 use super::unwatched::look_named;
 use crate::app::session::Sinks;
+use crate::engine::prelude::{Containers, Daemon};
+use crate::host::prelude::{Clock, Confined, FileWrites, Files, State, Trust};
 use crate::input::InputError;
 use crate::notice::Notice;
 use crate::output::ui::Ui;

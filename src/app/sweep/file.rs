@@ -5,14 +5,14 @@
 //! or started again in the background (`detach`); a run here ends with its folder read
 //! back for the results.
 
-use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
-use crate::host::prelude::{Files, Gpus, Processes, Secrets, State};
 use std::path::{Path, PathBuf};
 
 use super::{Finished, Note, SweepRun};
 use crate::app::build::Network;
 use crate::app::run::{image_target, spec_target};
 use crate::app::session::{Session, Sinks};
+use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
+use crate::host::prelude::{Files, Gpus, Processes, Secrets, State};
 use crate::host::{Host, LockAttempt, NvidiaFacts};
 use crate::input::paths::lexical;
 use crate::input::InputError;

@@ -3,10 +3,10 @@
 //! lines of its `stdout.log`). What `tfimg sweep status|results|stop|report` and the
 //! end of every sweep show.
 
-use crate::host::prelude::{Confined, FileWrites, Files, State, Trust};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::host::prelude::{Confined, FileWrites, Files, State, Trust};
 use crate::input::paths::lexical;
 use crate::input::InputError;
 use crate::notice::Notice;

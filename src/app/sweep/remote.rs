@@ -6,15 +6,15 @@
 //! deleted: `--sync-back`'s rules). The sweep file's `mounts:` name folders of this
 //! machine and are refused before anything is built.
 
-use crate::engine::prelude::{ContainerIo, Daemon, Tunnels};
-use crate::host::prelude::Confined;
 use std::path::Path;
 use std::time::Duration;
 
 use super::{Note, Runner};
 use crate::app::session::Session;
 use crate::app::{files, launch};
+use crate::engine::prelude::{ContainerIo, Daemon, Tunnels};
 use crate::engine::Engine;
+use crate::host::prelude::Confined;
 use crate::host::Host;
 use crate::spec::SpecError;
 use crate::sweep::trials::METRICS_FILE;

@@ -7,7 +7,6 @@
 //! before its start reached the journal, is adopted; other containers of the sweep that
 //! no journal line owns are removed.
 
-use crate::host::prelude::{Confined, FileWrites, State};
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -15,6 +14,7 @@ use sha2::{Digest, Sha256};
 use super::unwatched::{self, Named, Seen};
 use super::{folder, Note, Runner, Watched, Watching};
 use crate::engine::Engine;
+use crate::host::prelude::{Confined, FileWrites, State};
 use crate::host::{Host, LockAttempt};
 use crate::input::InputError;
 use crate::sweep::journal::{self, Repair, Replay, TrialHistory};

@@ -3,14 +3,14 @@
 //! what its trials did while no tfimg watched recorded here (a finished result is kept,
 //! never marked stopped), what still runs stopped, logs kept and containers removed.
 
-use crate::engine::prelude::{ContainerIo, Containers, Tunnels};
-use crate::host::prelude::{Clock, Identity};
 use std::path::Path;
 use std::time::Duration;
 
 use super::unwatched::{self, Seen};
 use super::{folder, STOP_REQUEST, STOP_SECONDS};
 use crate::app::session::Session;
+use crate::engine::prelude::{ContainerIo, Containers, Tunnels};
+use crate::host::prelude::{Clock, Identity};
 use crate::host::{Host, LockAttempt};
 use crate::input::InputError;
 use crate::sweep::journal::{Attempt, AttemptEnd, Event, StopReason};

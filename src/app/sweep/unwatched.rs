@@ -8,13 +8,13 @@
 //! start written to the journal) rather than removed, so a trial that finished in it is
 //! not run again over its own folder.
 
-use crate::engine::prelude::{Containers, Daemon};
-use crate::host::prelude::{Clock, Confined, Files, State, Trust};
 use std::path::Path;
 
 use super::folder::SweepFolder;
 use crate::app::session::{Session, Sinks};
+use crate::engine::prelude::{Containers, Daemon};
 use crate::engine::{ContainerFacts, EngineError};
+use crate::host::prelude::{Clock, Confined, Files, State, Trust};
 use crate::host::LockAttempt;
 use crate::labels;
 use crate::sweep::journal::{Attempt, AttemptEnd, Event, Replay};

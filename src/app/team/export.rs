@@ -2,8 +2,6 @@
 //! and their files written through the host's confined writes (`Host::write_export`),
 //! with the gateway's folder given to the user nginx runs as when root exports it.
 
-use crate::engine::prelude::{Builds, Containers, Daemon, Images};
-use crate::host::prelude::{Clock, Confined, Files, Identity, Processes, Secrets, Trust};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -11,7 +9,9 @@ use super::{export_plans, up_down, MemberPlans, TeamImages};
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::gateway::ComposeGateway;
 use crate::app::session::{Session, Sinks};
+use crate::engine::prelude::{Builds, Containers, Daemon, Images};
 use crate::engine::EngineError;
+use crate::host::prelude::{Clock, Confined, Files, Identity, Processes, Secrets, Trust};
 use crate::host::{ExportError, ExportFile, ExportStep, Host};
 use crate::input::InputError;
 use crate::notice::Notice;

@@ -2,7 +2,6 @@
 //! takes (for `up` and for the exports' plans), its mounts checked against the engine's
 //! host, and the hash that decides whether a running member is still right.
 
-use crate::host::prelude::{Files, Identity, Trust};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -13,6 +12,7 @@ use super::{serving, MemberPlans};
 use crate::app::gateway;
 use crate::app::launch::{self, LaunchRequest, SshSource, TunnelMode};
 use crate::app::run::target_of_spec;
+use crate::host::prelude::{Files, Identity, Trust};
 use crate::host::Host;
 use crate::input::InputError;
 use crate::labels;

@@ -5,10 +5,10 @@
 //! for a port that was never free. The launcher checks again as it creates (another
 //! process may take a port in between).
 
-use crate::host::prelude::Ports;
 use std::collections::BTreeSet;
 
 use crate::engine::ContainerFacts;
+use crate::host::prelude::Ports;
 use crate::input::InputError;
 use crate::team::Team;
 

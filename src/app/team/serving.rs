@@ -6,11 +6,11 @@
 //! read here as `tfimg serve --model-config` reads one (`serve::check_config`), and its
 //! models are launched as `serve` launches them (`serve::served_launch`).
 
-use crate::host::prelude::Files;
 use std::collections::BTreeMap;
 
 use crate::app::launch::LaunchRequest;
 use crate::app::serve::{self, model_versions, Model, Served};
+use crate::host::prelude::Files;
 use crate::input::source::SpecError;
 use crate::spec::{ResolvedSpec, Service};
 use crate::team::serving::{ConfigModel, MemberModel};

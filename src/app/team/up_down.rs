@@ -5,15 +5,15 @@
 //! are one at a time on this machine (`one_at_a_time`): two at once made each network
 //! twice and both failed.
 
-use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
-use crate::host::prelude::{Clock, FileWrites, Files, Ports, Processes, Secrets, State};
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{Action, TeamImages, UpReport};
 use crate::app::build::{build_spec, BuildOptions, Network};
 use crate::app::session::Session;
+use crate::engine::prelude::{Builds, ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
 use crate::engine::Engine;
+use crate::host::prelude::{Clock, FileWrites, Files, Ports, Processes, Secrets, State};
 use crate::host::Host;
 use crate::output::progress::Report;
 use crate::plan;
