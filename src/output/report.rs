@@ -27,3 +27,12 @@ pub trait Report {
     /// Whether every line goes out as JSON (`--progress json`).
     fn is_json(&self) -> bool;
 }
+
+/// A build step as plain progress shows it (`Step 2/9 : RUN pip install ...`).
+pub fn step_line(
+    index: &impl std::fmt::Display,
+    total: &impl std::fmt::Display,
+    instruction: &str,
+) -> String {
+    format!("Step {index}/{total} : {instruction}")
+}

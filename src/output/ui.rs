@@ -56,7 +56,7 @@ impl Report for Terminal {
                 index,
                 total,
                 instruction,
-            } => errln!("Step {index}/{total} : {instruction}"),
+            } => errln!("{}", super::report::step_line(index, total, instruction)),
             crate::engine::BuildEvent::Output(line) => errln!("{line}"),
             crate::engine::BuildEvent::Container(_) => {}
         }
@@ -107,7 +107,7 @@ impl Report for Recorded {
             } => self
                 .lines
                 .borrow_mut()
-                .push(format!("Step {index}/{total} : {instruction}")),
+                .push(super::report::step_line(index, total, instruction)),
             crate::engine::BuildEvent::Output(line) => super::progress::Report::output(self, line),
             crate::engine::BuildEvent::Container(_) => {}
         }

@@ -18,24 +18,11 @@ fn build(
     resolved: &ResolvedSpec,
     options: &BuildOptions<'_>,
 ) -> anyhow::Result<Option<Built>> {
-    let Session { engine, host, .. } = session;
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap()
-        .block_on(build_spec(
-            Session::new(
-                engine,
-                host,
-                crate::app::session::Sinks::new(
-                    &crate::output::ui::Recorded::default(),
-                    &crate::output::ui::Recorded::default(),
-                ),
-            ),
-            resolved,
-            &Network::default(),
-            options,
-        ))
+        .block_on(build_spec(session, resolved, &Network::default(), options))
 }
 
 #[test]

@@ -63,14 +63,10 @@ fn builtin_target(catalog: &Catalog, name: &str) -> SaveTarget {
 /// Builds the target's image; it gets the labels a rendered Dockerfile gives, and one
 /// that is not tfimg's.
 fn build(session: Session<'_, FakeEngine, FakeHost>, target: &SaveTarget) {
-    let Session { engine, host, .. } = session;
+    let engine = session.engine;
     let SaveTarget::Spec(target) = target else { panic!("a spec") };
     let built = run(build_spec(
-        Session::new(
-            engine,
-            host,
-            crate::app::session::Sinks::new(&reporter(), &reporter()),
-        ),
+        session,
         &target.resolved,
         &Network::default(),
         &BuildOptions::default(),
@@ -88,22 +84,13 @@ fn save_to(
     targets: &[SaveTarget],
     output: &str,
 ) -> anyhow::Result<save::Saved> {
-    let Session { engine, host, .. } = session;
     let network = Network::default();
     let options = SaveOptions {
         output: Path::new(output),
         network: &network,
         tfimg_version: "0.1.0",
     };
-    run(save(
-        Session::new(
-            engine,
-            host,
-            crate::app::session::Sinks::new(&reporter(), &reporter()),
-        ),
-        targets,
-        &options,
-    ))
+    run(save(session, targets, &options))
 }
 
 fn options<'a>(folder: &'a str, force: bool) -> LoadOptions<'a> {
@@ -120,18 +107,10 @@ fn load_into(
     folder: &str,
     force: bool,
 ) -> anyhow::Result<Loaded> {
-    let Session { engine, host, .. } = session;
+    let host = session.host;
     let options = options(folder, force);
     let checked = check(host, catalog, &options, &reporter())?;
-    run(load(
-        Session::new(
-            engine,
-            host,
-            crate::app::session::Sinks::new(&reporter(), &reporter()),
-        ),
-        &checked,
-        &options,
-    ))
+    run(load(session, &checked, &options))
 }
 
 /// The files on the host, without the project's own.
@@ -249,16 +228,7 @@ fn a_built_in_travels_as_its_resolved_spec_and_an_image_with_the_tag_asked_for()
     let options = options("/offline/images", false);
     let checked = check(&host, &catalog, &options, &reporter()).unwrap();
     assert!(checked.differing_builtins.is_empty());
-    let loaded = run(load(
-        Session::new(
-            &offline,
-            &host,
-            crate::app::session::Sinks::new(&reporter(), &reporter()),
-        ),
-        &checked,
-        &options,
-    ))
-    .unwrap();
+    let loaded = run(load(Session::quiet(&offline, &host), &checked, &options)).unwrap();
     assert!(loaded.written.is_empty());
     assert!(offline.tags().contains(&"team/tool:1".to_string()));
     assert!(!offline.tags().contains(&"team/tool:latest".to_string()));
@@ -352,16 +322,7 @@ fn a_bundle_that_changes_after_its_check_is_cut_off_before_the_daemon_has_it_who
     let position = host.files.borrow()[Path::new(OUTPUT)].len() - 4096;
     host.files.borrow_mut().get_mut(Path::new(OUTPUT)).unwrap()[position] ^= 1;
     let offline = FakeEngine::new();
-    let error = run(load(
-        Session::new(
-            &offline,
-            &host,
-            crate::app::session::Sinks::new(&reporter(), &reporter()),
-        ),
-        &checked,
-        &options,
-    ))
-    .unwrap_err();
+    let error = run(load(Session::quiet(&offline, &host), &checked, &options)).unwrap_err();
     assert_eq!(
         error.to_string(),
         "`/out/lab.tar` changed while it was loaded: part `images.tar` no longer matches its sha256"

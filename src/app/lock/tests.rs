@@ -43,13 +43,8 @@ fn a_spec_is_resolved_on_its_base_written_and_found_again() {
         },
         ..Network::default()
     };
-    let reporter = crate::output::ui::Recorded::default();
     let made = block_on(resolve(
-        Session::new(
-            &engine,
-            &host,
-            crate::app::session::Sinks::new(&reporter, &reporter),
-        ),
+        Session::quiet(&engine, &host),
         &resolved,
         &network,
         None,
@@ -78,11 +73,7 @@ fn a_spec_is_resolved_on_its_base_written_and_found_again() {
     assert_eq!(error.hint, "make the lock again with `tfimg lock lab`");
     grown.lock = Some(found.clone());
     let built = block_on(build_spec(
-        Session::new(
-            &engine,
-            &host,
-            crate::app::session::Sinks::new(&reporter, &reporter),
-        ),
+        Session::quiet(&engine, &host),
         &grown,
         &Network::default(),
         &BuildOptions::default(),
@@ -105,13 +96,8 @@ fn a_failed_resolution_writes_nothing_and_shows_its_output() {
     });
     let host = FakeHost::new();
     let resolved = spec("packages: {pip: [nope]}\n");
-    let reporter = crate::output::ui::Recorded::default();
     let error = block_on(resolve(
-        Session::new(
-            &engine,
-            &host,
-            crate::app::session::Sinks::new(&reporter, &reporter),
-        ),
+        Session::quiet(&engine, &host),
         &resolved,
         &Network::default(),
         None,
@@ -152,14 +138,7 @@ fn a_locked_build_that_pip_refuses_names_the_package() {
         ],
     });
     let error = block_on(build_spec(
-        Session::new(
-            &engine,
-            &host,
-            crate::app::session::Sinks::new(
-                &crate::output::ui::Recorded::default(),
-                &crate::output::ui::Recorded::default(),
-            ),
-        ),
+        Session::quiet(&engine, &host),
         &resolved,
         &Network::default(),
         &BuildOptions::default(),

@@ -189,16 +189,11 @@ fn the_gpus_choose_the_serving_spec() {
 }
 
 fn serve_on(session: Session<'_, FakeEngine, FakeHost>) -> anyhow::Result<Serving> {
-    let Session { engine, host, .. } = session;
+    let host = session.host;
     let request = request("/work/export/mlp");
     let model = check_model(host, &request).unwrap();
-    let reporter = crate::output::ui::Recorded::default();
     block_on(serve(
-        Session::new(
-            engine,
-            host,
-            crate::app::session::Sinks::new(&reporter, &reporter),
-        ),
+        session,
         &request,
         model.into(),
         &specs(),

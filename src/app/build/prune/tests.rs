@@ -18,16 +18,7 @@ fn after_builds_an_earlier_key_s_tag_goes_and_the_current_one_stays() {
         &[(spec, "lab"), (key, "bbbbbbbbbbbb")],
     );
     let host = FakeHost::new();
-    let reporter = crate::output::ui::Recorded::default();
-    let pruned = prune_after_builds(
-        Session::new(
-            &engine,
-            &host,
-            crate::app::session::Sinks::new(&reporter, &reporter),
-        ),
-        "lab",
-        "bbbbbbbbbbbb",
-    );
+    let pruned = prune_after_builds(Session::quiet(&engine, &host), "lab", "bbbbbbbbbbbb");
     block_on(pruned).unwrap();
     assert_eq!(
         engine.calls_to("remove-image"),

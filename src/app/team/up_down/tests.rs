@@ -30,15 +30,7 @@ fn down_removes_the_members_closes_their_tunnels_and_removes_the_networks() {
     assert_eq!(ids.len(), 2);
     let calls_before = engine.calls().len();
 
-    let removed = block_on(down(
-        Session::new(
-            &engine,
-            &host,
-            crate::app::session::Sinks::new(&plain(), &plain()),
-        ),
-        "lab",
-    ))
-    .unwrap();
+    let removed = block_on(down(Session::quiet(&engine, &host), "lab")).unwrap();
     assert_eq!(removed.len(), 2, "{removed:?}");
     assert!(engine.state.borrow().containers.is_empty());
     let calls = engine.calls()[calls_before..].to_vec();
@@ -58,16 +50,9 @@ fn down_removes_the_members_closes_their_tunnels_and_removes_the_networks() {
     );
 
     // A second `down` finds nothing to remove and still succeeds.
-    assert!(block_on(down(
-        Session::new(
-            &engine,
-            &host,
-            crate::app::session::Sinks::new(&plain(), &plain())
-        ),
-        "lab"
-    ))
-    .unwrap()
-    .is_empty());
+    assert!(block_on(down(Session::quiet(&engine, &host), "lab"))
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
@@ -135,15 +120,7 @@ fn up_and_down_wait_for_the_team_s_lock_and_touch_nothing_until_they_hold_it() {
     assert_eq!(lock_name("lab"), "team-lab.lock");
     host.interrupt.set(true);
     let waiting = "waiting for another `tfimg up` or `tfimg down` of team `lab` to finish";
-    let error = block_on(down(
-        Session::new(
-            &engine,
-            &host,
-            crate::app::session::Sinks::new(&plain(), &plain()),
-        ),
-        "lab",
-    ))
-    .unwrap_err();
+    let error = block_on(down(Session::quiet(&engine, &host), "lab")).unwrap_err();
     assert_eq!(
         error.to_string(),
         format!("interrupted: stopped while {waiting}")
@@ -178,16 +155,9 @@ fn up_and_down_wait_for_the_team_s_lock_and_touch_nothing_until_they_hold_it() {
     host.busy_locks.borrow_mut().clear();
     host.interrupt.set(false);
     assert_eq!(
-        block_on(down(
-            Session::new(
-                &engine,
-                &host,
-                crate::app::session::Sinks::new(&plain(), &plain())
-            ),
-            "lab"
-        ))
-        .unwrap()
-        .len(),
+        block_on(down(Session::quiet(&engine, &host), "lab"))
+            .unwrap()
+            .len(),
         2
     );
 }
