@@ -19,7 +19,8 @@ tf218-cpu-headless with `ray[tune]` and `optuna`), with SLOTS trials at a time:
   shuffled order (a grid with `early_stop`);
 - `tpe-es`: tfimg TPE (TPE_COUNT trials, default startup) + the default early stopping;
 - `tpe-sh`: the same with early stopping set as the Optuna side's pruner (EARLY_STOP_AS_OPTUNA:
-  ASHA from epoch 1, reduction 3), to compare the two TPEs under the same pruning;
+  ASHA from epoch 1, reduction 3, `cutoff: rank`), to compare the two TPEs under the same
+  pruning;
 - `ray-asha`: Ray Tune, the grid under `ASHAScheduler` (grace 1, reduction 3; search/ray_tune.py);
 - `optuna-sh`: Optuna, TPE_COUNT trials, `TPESampler` (TPE_STARTUP random trials first, as
   tfimg's TPE) + `SuccessiveHalvingPruner` (search/optuna_run.py);
@@ -68,8 +69,10 @@ CURVES = CODE / "curves"
 # quarter of it, reduction 3, one bracket; bench/search/replay.md).
 EARLY_STOP = "{{max_epochs: {epochs}}}"
 # What the Optuna side's `SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)` does,
-# as tfimg's `early_stop:` says it (rungs at epoch 1, 3, 9, ...; the top third goes on).
-EARLY_STOP_AS_OPTUNA = "{{max_epochs: {epochs}, grace: 1, reduction: 3}}"
+# as tfimg's `early_stop:` says it (rungs at epoch 1, 3, 9, ...; the top third by rank goes
+# on, Optuna's rule: crates/core/src/sweep/early_stop.rs checks it against Optuna's own
+# decisions).
+EARLY_STOP_AS_OPTUNA = "{{max_epochs: {epochs}, grace: 1, reduction: 3, cutoff: rank}}"
 
 # Per job: the script, its epochs, the grid (numbers in ascending order, as a user lists
 # them, so the grid's best is not its first trial; the axes in the order Ray Tune expands
@@ -89,6 +92,7 @@ JOBS = {
         "params": ("lr", "dropout", "width"),
     },
 }
+VERSIONS = []
 JOB_NAMES = os.environ.get("TFIMG_BENCH_SEARCH_JOBS", ",".join(JOBS)).split(",")
 
 
@@ -248,6 +252,11 @@ def build(folder, sh, tfimg, ca):
     (images / "tfbench-search.yaml").write_text(
         "name: tfbench-search\nextends: tf218-cpu-headless\npackages:\n  pip: [\"ray[tune]\", optuna]\n")
     sh(tfimg, "build", "tfbench-search", "--ca-cert", ca, "--progress", "plain", cwd=folder)
+    # The image installs the newest Ray and Optuna: search.md says which ran.
+    VERSIONS[:] = [subprocess.run(
+        ["docker", "run", "--rm", IMAGE, "python", "-c",
+         "import optuna, ray; print(f'Optuna {optuna.__version__}, Ray {ray.__version__}')"],
+        capture_output=True, text=True).stdout.strip() or "Optuna and Ray versions unknown"]
 
 
 def place_of(folder, tag):
@@ -351,7 +360,7 @@ def rows_of(figures):
                          es, ray, "to_best_s", "s", "<= 1.0"))
         # 14c: the two TPEs under the same pruning and the same random start (the target);
         # then tfimg's TPE under its default early stopping, for what it trades (no target).
-        for ours, how, target in ((tpe_sh, "early stop as Optuna's pruner (grace 1, reduction 3)", ">= 1.0"),
+        for ours, how, target in ((tpe_sh, "early stop as Optuna's pruner (grace 1, reduction 3, cutoff rank)", ">= 1.0"),
                                   (tpe, "default early stop", None)):
             rows.append(pair(job, f"14c. median best `val_accuracy`, {title}: tfimg TPE + {how} vs Optuna "
                                   f"TPESampler + SuccessiveHalvingPruner ({TPE_COUNT} trials, {TPE_STARTUP} random first, "
@@ -371,7 +380,8 @@ def write_markdown(figures):
     lines = [
         "# Row 14: sweeps that learn (bench/search_row.py)",
         "",
-        f"Seeds {SEEDS}; {SLOTS} trials at a time on this machine's CPU (one core each); image `{IMAGE}`.",
+        f"Seeds {SEEDS}; {SLOTS} trials at a time on this machine's CPU (one core each); image `{IMAGE}`"
+        + (f" ({VERSIONS[0]})" if VERSIONS else "") + ".",
         "Per seed: time from launching the command until a trial ends all its epochs within 0.5 pp of the full grid's "
         "best at that seed; trial-epochs run in all; best final `val_accuracy`; wall time of the last epoch; the "
         "per-trial start cost (a trial's start to its first epoch's report, median over its trials: tfimg from the "

@@ -90,6 +90,26 @@ class Asha:
         return stop
 
 
+class AshaTop(Asha):
+    """ASHA with the rank cutoff (`early_stop: {..., keep: rank}`; Optuna's
+    SuccessiveHalvingPruner): a trial at a rung goes on when its value is among the top
+    max(1, n // reduction) of the n values recorded there, its own included."""
+
+    def judge(self, trial, at, value, others):
+        if at >= self.max_epochs:
+            return False
+        recorded = self.reached.get(trial)
+        eligible = [r for r in self.rule_rungs if r <= at and (recorded is None or r > recorded)]
+        if not eligible:
+            return False
+        rung = max(eligible)
+        self.reached[trial] = max(rung, recorded or rung)
+        values = self.rungs.setdefault(rung, [])
+        values.append(value)
+        keep = max(len(values) // self.reduction, 1)
+        return value < sorted(values, reverse=True)[keep - 1]
+
+
 class RayBracket:
     """One bracket of Ray Tune's AsyncHyperBandScheduler (`_Bracket`, stop_last_trials)."""
 
@@ -246,6 +266,8 @@ def candidates(max_epochs):
         for label, grace in GRACES:
             if label != "2":
                 out.append((f"asha grace {label} r{reduction}", lambda d, g=grace(m), r=reduction: Asha(m, g, r)))
+                out.append((f"asha rank grace {label} r{reduction}",
+                            lambda d, g=grace(m), r=reduction: AshaTop(m, g, r)))
     for brackets in (2, 3):
         for reduction in (2, 3, 4):
             for assign in ("rr", "ray"):

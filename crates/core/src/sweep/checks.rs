@@ -13,8 +13,8 @@ use crate::input::InputError;
 use crate::labels;
 use crate::plan::{self, mounts};
 
-use super::early_stop::{EarlyStop, Rule};
-use super::model::{ModeFile, RuleFile, SweepFile};
+use super::early_stop::{Cutoff, EarlyStop, Rule};
+use super::model::{CutoffFile, ModeFile, RuleFile, SweepFile};
 use super::read::Places;
 use super::search::{self, shortened, Search};
 use super::template::CommandTemplate;
@@ -505,13 +505,14 @@ fn early_stop(
     let (misplaced, other_key) = match rule {
         RuleFile::Asha => (written.min_trials.is_some(), other_key),
         RuleFile::Median if written.brackets.is_some() => (true, "brackets"),
+        RuleFile::Median if written.cutoff.is_some() => (true, "cutoff"),
         RuleFile::Median => (written.reduction.is_some(), other_key),
     };
     if misplaced {
         return Err(places.bad_key(
             &format!("early_stop.{other_key}"),
             format!("`{other_key}` is a setting of the {other} rule, not of `{own}`"),
-            "asha takes `max_epochs`, `grace`, `reduction` and `brackets`; median takes `grace`, `min_trials` and `max_epochs`",
+            "asha takes `max_epochs`, `grace`, `reduction`, `brackets` and `cutoff`; median takes `grace`, `min_trials` and `max_epochs`",
         ));
     }
     let at_least = |key: &str, value: Option<u32>, least: u32, default: u32, hint: &str| {
@@ -568,11 +569,16 @@ fn early_stop(
                 DEFAULT_REDUCTION,
                 "each rung keeps the top 1/reduction of the trials that reach it: `reduction: 2` keeps half, `reduction: 3` a third",
             )?;
+            let cutoff = match written.cutoff {
+                None | Some(CutoffFile::Quantile) => Cutoff::Quantile,
+                Some(CutoffFile::Rank) => Cutoff::Rank,
+            };
             let one = Rule::Asha {
                 max_epochs,
                 grace,
                 reduction,
                 brackets: 1,
+                cutoff,
             };
             // The brackets that judge: the first whose first rung is not below
             // `max_epochs` judges none, nor any past it (by 32: reduction^32 > u32::MAX).
@@ -602,6 +608,7 @@ fn early_stop(
                 grace,
                 reduction,
                 brackets,
+                cutoff,
             }
         }
         RuleFile::Median => Rule::Median {

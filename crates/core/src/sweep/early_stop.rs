@@ -7,7 +7,12 @@
 //!   A trial reaching a rung is compared with the values recorded there before it and
 //!   goes on only when it is in their top `1 / reduction` (at or above their
 //!   `1 - 1 / reduction` quantile); the first trial at a rung always goes on, and
-//!   a stopped trial's value stays recorded. Over several `brackets` (asynchronous
+//!   a stopped trial's value stays recorded. With `cutoff: rank`, as Optuna's
+//!   `SuccessiveHalvingPruner` (and the ASHA paper's top-k) rank: a trial goes on when
+//!   its value is among the top `max(1, n / reduction)` (rounded down) of the `n` values
+//!   recorded there, its own included: until `2 × reduction` trials reached a rung, only
+//!   one that beats all before it goes on, where the quantile lets through one that
+//!   beats most. A value that is not finite is stopped there whatever came before. Over several `brackets` (asynchronous
 //!   Hyperband, Ray Tune's `AsyncHyperBandScheduler`): bracket `b` (from 0) has its own
 //!   rungs from `grace × reduction^b` and its own recorded values, and trial `i` (from 0,
 //!   trial order) is judged in bracket `i mod brackets`, in turn, not drawn as Ray Tune
@@ -55,6 +60,8 @@ pub enum Rule {
         /// Brackets taken in turn (at least 1): bracket `b`'s first rung is
         /// `grace × reduction^b`.
         brackets: u32,
+        /// How a rung's top `1 / reduction` is told.
+        cutoff: Cutoff,
     },
     /// The median stopping rule.
     Median {
@@ -65,6 +72,28 @@ pub enum Rule {
         /// Reports at or beyond it are not judged (the trial is finishing anyway).
         max_epochs: Option<u32>,
     },
+}
+
+/// How an ASHA rung tells its top `1 / reduction` (`cutoff:` of `early_stop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cutoff {
+    /// At or above the `1 - 1 / reduction` quantile of the values recorded before, linearly
+    /// interpolated (Ray Tune's `ASHAScheduler`).
+    #[default]
+    Quantile,
+    /// Among the top `max(1, n / reduction)` of the `n` values recorded, its own included
+    /// (Optuna's `SuccessiveHalvingPruner`).
+    Rank,
+}
+
+impl Cutoff {
+    /// `quantile`, `rank`: as in the sweep file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cutoff::Quantile => "quantile",
+            Cutoff::Rank => "rank",
+        }
+    }
 }
 
 impl Rule {
@@ -132,6 +161,7 @@ impl Rule {
             Rule::Asha {
                 max_epochs,
                 reduction,
+                cutoff,
                 ..
             } => {
                 let brackets = self.brackets();
@@ -152,8 +182,12 @@ impl Rule {
                     1 => String::new(),
                     n => format!(" over {n} brackets taken in turn"),
                 };
+                let by = match cutoff {
+                    Cutoff::Quantile => "",
+                    Cutoff::Rank => " by rank",
+                };
                 format!(
-                    "asha{over} (rungs at epoch {} of {max_epochs}, each keeps the top 1/{reduction})",
+                    "asha{over} (rungs at epoch {} of {max_epochs}, each keeps the top 1/{reduction}{by})",
                     rungs.join(" | ")
                 )
             }
@@ -516,6 +550,7 @@ impl Judge {
         let Rule::Asha {
             max_epochs,
             reduction,
+            cutoff: by,
             ..
         } = self.rule
         else {
@@ -538,7 +573,20 @@ impl Judge {
             .get(&(bracket, rung))
             .map(|values| values.iter().map(|(_, v)| self.score(*v)).collect())
             .unwrap_or_default();
-        let cutoff = quantile(&scores, 1.0 - 1.0 / f64::from(reduction));
+        let score = self.score(value);
+        let (cutoff, stop) = match by {
+            Cutoff::Quantile => {
+                let cutoff = quantile(&scores, 1.0 - 1.0 / f64::from(reduction));
+                (cutoff, cutoff.is_some_and(|cutoff| score < cutoff))
+            }
+            Cutoff::Rank => {
+                let cutoff = ranked_cutoff(&scores, score, reduction);
+                (
+                    cutoff,
+                    !score.is_finite() || cutoff.is_some_and(|cutoff| score < cutoff),
+                )
+            }
+        };
         Some(Judgement {
             at,
             unit,
@@ -546,7 +594,7 @@ impl Judge {
             bracket: (self.rule_rungs.len() > 1).then_some(bracket),
             value,
             cutoff: cutoff.map(|score| self.unscore(score)),
-            stop: cutoff.is_some_and(|cutoff| self.score(value) < cutoff),
+            stop,
         })
     }
 
@@ -617,6 +665,23 @@ mod maybe_finite {
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
         Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
     }
+}
+
+/// `cutoff: rank`'s cutoff for `score` arriving at a rung where `before` were recorded
+/// (scores, higher is better): the `k`-th best of them all, its own included, `k` being
+/// `max(1, n / reduction)` of the `n`; none when it is the first there with a finite
+/// value (it goes on).
+fn ranked_cutoff(before: &[f64], score: f64, reduction: u32) -> Option<f64> {
+    // A value that diverged was stopped, not ranked (as Optuna prunes a NaN before it
+    // records it).
+    let mut all: Vec<f64> = before.iter().copied().filter(|s| s.is_finite()).collect();
+    if all.is_empty() {
+        return None;
+    }
+    all.push(score);
+    all.sort_by(|a, b| b.total_cmp(a));
+    let keep = (all.len() / reduction.max(1) as usize).max(1);
+    Some(all[keep - 1])
 }
 
 /// The `q` quantile of `values` (0 ≤ q ≤ 1), interpolated linearly between the two

@@ -59,7 +59,15 @@ pub struct EarlyStopFile {
     pub grace: Option<u32>,
     pub reduction: Option<u32>,
     pub brackets: Option<u32>,
+    pub cutoff: Option<CutoffFile>,
     pub min_trials: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase", expecting = "`quantile` or `rank`")]
+pub enum CutoffFile {
+    Quantile,
+    Rank,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]

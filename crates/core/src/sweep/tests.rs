@@ -411,7 +411,7 @@ fn images_that_do_not_fit_the_pool_are_a_warning_at_the_image() {
 
 #[test]
 fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
-    use super::early_stop::Rule;
+    use super::early_stop::{Cutoff, Rule};
     let rule = |rest: &str| {
         parse_text(&head(&format!(
             "params: {{lr: [1]}}\nobjective: {{metric: acc, mode: max}}\n{rest}"
@@ -429,7 +429,8 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
             max_epochs: 9,
             grace: 2,
             reduction: 3,
-            brackets: 1
+            brackets: 1,
+            cutoff: Cutoff::Quantile,
         })
     );
     assert_eq!(
@@ -438,7 +439,8 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
             max_epochs: 3,
             grace: 1,
             reduction: 3,
-            brackets: 1
+            brackets: 1,
+            cutoff: Cutoff::Quantile,
         })
     );
     // `max_epochs` alone: the default rule, with its settings.
@@ -452,8 +454,23 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
             max_epochs: 100,
             grace: 2,
             reduction: 4,
-            brackets: 3
+            brackets: 3,
+            cutoff: Cutoff::Quantile,
         })
+    );
+    assert_eq!(
+        rule("early_stop: {max_epochs: 12, grace: 1, cutoff: rank}\n"),
+        Some(Rule::Asha {
+            max_epochs: 12,
+            grace: 1,
+            reduction: 3,
+            brackets: 1,
+            cutoff: Cutoff::Rank,
+        })
+    );
+    assert_eq!(
+        rule("early_stop: {max_epochs: 12, cutoff: quantile}\n"),
+        rule("early_stop: {max_epochs: 12}\n"),
     );
     assert_eq!(
         rule("early_stop: {rule: asha, max_epochs: 12, grace: 1, brackets: 2}\n"),
@@ -461,7 +478,8 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
             max_epochs: 12,
             grace: 1,
             reduction: 3,
-            brackets: 2
+            brackets: 2,
+            cutoff: Cutoff::Quantile,
         })
     );
     assert_eq!(
@@ -495,11 +513,13 @@ fn early_stop_takes_its_defaults_and_each_bad_value_is_refused_at_its_place() {
         ("early_stop: {rule: asha, max_epochs: 0}\n", objective, "`sweep.yaml`:6:38: `max_epochs: 0` is less than 1"),
         ("early_stop: {rule: asha, max_epochs: 9, grace: 0}\n", objective, "`sweep.yaml`:6:48: `grace: 0` is less than 1"),
         ("early_stop: {rule: asha, max_epochs: 9, min_trials: 3}\n", objective, "`sweep.yaml`:6:41: `min_trials` is a setting of the median rule, not of `asha`"),
+        ("early_stop: {rule: median, cutoff: rank}\n", objective, "`sweep.yaml`:6:28: `cutoff` is a setting of the asha rule, not of `median`"),
+        ("early_stop: {max_epochs: 9, cutoff: top}\n", objective, "`sweep.yaml`:6:37: early_stop.cutoff: unknown variant `top`, expected `quantile` or `rank`"),
         ("early_stop: {rule: median, reduction: 3}\n", objective, "`sweep.yaml`:6:28: `reduction` is a setting of the asha rule, not of `median`"),
         ("early_stop: {rule: median, min_trials: 0}\n", objective, "`sweep.yaml`:6:40: `min_trials: 0` is less than 1"),
         ("early_stop: {rule: hyperband}\n", objective, "`sweep.yaml`:6:20: early_stop.rule: unknown variant `hyperband`, expected `asha` or `median`"),
         ("early_stop: {grace: 2}\n", objective, "`sweep.yaml`:6:13: `early_stop` needs `max_epochs`: the epochs (or steps) a full trial reports"),
-        ("early_stop: {rule: asha, max_epoch: 9}\n", objective, "`sweep.yaml`:6:26: early_stop: unknown field `max_epoch`, expected one of `rule`, `max_epochs`, `grace`, `reduction`, `brackets`, `min_trials`"),
+        ("early_stop: {rule: asha, max_epoch: 9}\n", objective, "`sweep.yaml`:6:26: early_stop: unknown field `max_epoch`, expected one of `rule`, `max_epochs`, `grace`, `reduction`, `brackets`, `cutoff`, `min_trials`"),
     ];
     for (rest, objective, message) in cases {
         let text = head(&format!("params: {{lr: [1]}}\n{objective}{rest}"));

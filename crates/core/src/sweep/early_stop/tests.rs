@@ -14,6 +14,7 @@ const ASHA_9: Rule = Rule::Asha {
     grace: 1,
     reduction: 3,
     brackets: 1,
+    cutoff: Cutoff::Quantile,
 };
 
 /// One report per epoch from 1: `acc` at each.
@@ -38,6 +39,7 @@ fn asha_rungs_grow_by_the_reduction_below_the_full_trial() {
             grace,
             reduction,
             brackets: 1,
+            cutoff: Cutoff::Quantile,
         }
         .rungs()
     };
@@ -349,6 +351,7 @@ const HYPERBAND_12: Rule = Rule::Asha {
     grace: 1,
     reduction: 3,
     brackets: 2,
+    cutoff: Cutoff::Quantile,
 };
 
 #[test]
@@ -487,4 +490,101 @@ fn a_trial_looked_at_after_every_few_reports_costs_only_its_new_ones() {
             .sum::<usize>()
     });
     assert_eq!(made, STEPS - 1);
+}
+
+#[test]
+fn the_rank_cutoff_keeps_only_the_best_so_far_until_a_rung_holds_twice_the_reduction() {
+    let rank = Rule::Asha {
+        max_epochs: 9,
+        grace: 1,
+        reduction: 3,
+        brackets: 1,
+        cutoff: Cutoff::Rank,
+    };
+    let mut judge = Judge::new(rank, &objective(Mode::Max));
+    // 0.5 goes on (first); 0.7 beats it; 0.6 is not the best of three, where the
+    // quantile (0.6333 of 0.5, 0.7) would stop it too, but 0.65 of four is not the best
+    // either: the quantile of 0.5, 0.6, 0.7 (0.6333) would let it on.
+    let decisions: Vec<(f64, bool)> = [0.5, 0.7, 0.6, 0.65, 0.72, 0.69]
+        .iter()
+        .enumerate()
+        .map(|(index, value)| {
+            let made = judge.judge(&format!("t{index}"), index, &epochs(&[*value]));
+            (*value, made[0].stop)
+        })
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            (0.5, false),
+            (0.7, false),
+            (0.6, true),
+            (0.65, true),
+            (0.72, false),
+            // Six at the rung: the top 2 go on; 0.69 is third (0.72, 0.7 above it).
+            (0.69, true),
+        ]
+    );
+    let mut quantile = Judge::new(ASHA_9, &objective(Mode::Max));
+    for (index, value) in [0.5, 0.7, 0.6].iter().enumerate() {
+        quantile.judge(&format!("t{index}"), index, &epochs(&[*value]));
+    }
+    assert!(!quantile.judge("t3", 3, &epochs(&[0.65]))[0].stop);
+    assert_eq!(
+        judge.judge("t6", 6, &epochs(&[0.4]))[0].reason(),
+        "epoch 1: 0.4 < rung 0.7"
+    );
+    assert_eq!(
+        rank.describe(),
+        "asha (rungs at epoch 1, 3 of 9, each keeps the top 1/3 by rank)"
+    );
+}
+
+/// Optuna's SuccessiveHalvingPruner's own decisions on seeded random reports
+/// (bench/search/optuna_sh_decisions.py wrote them).
+const OPTUNA_SH: &str = include_str!("optuna_sh.json");
+
+#[test]
+fn the_rank_cutoff_stops_exactly_the_trials_optunas_successive_halving_pruner_stops() {
+    let fixture: serde_json::Value = serde_json::from_str(OPTUNA_SH).unwrap();
+    let cases = fixture["cases"].as_array().unwrap();
+    assert!(cases.len() >= 4);
+    let mut stops_seen = 0;
+    for (number, case) in cases.iter().enumerate() {
+        let whole = |key: &str| case[key].as_u64().unwrap() as u32;
+        let rule = Rule::Asha {
+            max_epochs: whole("steps"),
+            grace: whole("min_resource"),
+            reduction: whole("reduction"),
+            brackets: 1,
+            cutoff: Cutoff::Rank,
+        };
+        let mode = match case["direction"].as_str().unwrap() {
+            "maximize" => Mode::Max,
+            _ => Mode::Min,
+        };
+        let mut judge = Judge::new(rule, &objective(mode));
+        let mut reported: BTreeMap<String, Vec<Point>> = BTreeMap::new();
+        let mut stopped = Vec::new();
+        for report in case["reports"].as_array().unwrap() {
+            let trial = format!("t{}", report[0]);
+            let epoch = report[1].as_f64().unwrap();
+            let value = report[2].as_f64().unwrap_or(f64::NAN);
+            let points = reported.entry(trial.clone()).or_default();
+            points.push(Point {
+                epoch: Some(epoch),
+                step: None,
+                values: [("acc".to_string(), value)].into(),
+            });
+            let index = report[0].as_u64().unwrap() as usize;
+            let made = judge.judge(&trial, index, points);
+            if made.last().is_some_and(|judgement| judgement.stop) {
+                stopped.push(serde_json::json!([report[0], report[1]]));
+            }
+        }
+        let expected = case["pruned"].as_array().unwrap();
+        assert_eq!(&stopped, expected, "case {number}");
+        stops_seen += stopped.len();
+    }
+    assert!(stops_seen > 40, "{stops_seen}");
 }

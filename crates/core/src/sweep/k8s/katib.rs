@@ -347,6 +347,7 @@ fn differences(sweep: &Sweep, parallel: usize) -> Vec<String> {
             grace,
             reduction,
             brackets,
+            ..
         } = early_stop.rule
         {
             let brackets = match brackets {
