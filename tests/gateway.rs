@@ -760,20 +760,58 @@ async fn members_are_kept_apart_by_origin_network_and_gateway() {
                 tensorboard_of("alice")
             ))
             && index.contains(&format!("<b>bob</b>: Jupyter <a href='{bob_base}lab'>"))
+            && index.contains("How to sign in:</b> open the Jupyter or TensorBoard link <code>tfimg up</code> printed for you")
             && !index.contains(&alice_token)
             && !index.contains(&bob_token),
-        format!("the gateway's page lists the members without tokens ({status}): {index}"),
+        format!("the gateway's page lists the members without tokens and says how to sign in ({status}): {index}"),
     );
-    // `up`'s table names each member's TensorBoard.
-    let alice_row = up
-        .stdout
-        .lines()
-        .find(|line| line.starts_with("alice "))
-        .unwrap();
+    // `up`'s table names each member's TensorBoard, with the token that opens it.
+    let row_of = |member: &str| {
+        up.stdout
+            .lines()
+            .find(|line| line.starts_with(&format!("{member} ")))
+            .unwrap()
+            .to_string()
+    };
     expect(
-        alice_row.ends_with(&format!(" {alice_base}tensorboard/")),
-        format!("up's table shows alice's TensorBoard: {}", up.stdout),
+        row_of("alice").ends_with(&format!(" {alice_base}tensorboard/?token={alice_token}")),
+        format!("up's table shows alice's TensorBoard link: {}", up.stdout),
     );
+    // A fresh browser (no cookie of any kind) opens bob's TensorBoard with the link `up`
+    // printed, and TensorBoard renders: its page's own requests (scripts, data), which
+    // carry no token, pass because the gateway handed on the login cookie his Jupyter
+    // set when it accepted the token.
+    let bob_tensorboard = row_of("bob").rsplit(' ').next().unwrap().to_string();
+    expect(
+        bob_tensorboard == format!("{bob_base}tensorboard/?token={bob_token}"),
+        format!("up's table shows bob's TensorBoard link: {}", up.stdout),
+    );
+    if common::chromium_available() {
+        let fresh = tempfile::tempdir().unwrap();
+        let dom = chromium(fresh.path(), &spki_of(&cert), &bob_tensorboard, 20_000);
+        expect(
+            dom.contains("ng-version=") && dom.contains("class=\"brand\">TensorBoard"),
+            format!(
+                "a fresh browser renders bob's TensorBoard from its token link: {}",
+                &dom[..dom.len().min(600)]
+            ),
+        );
+        // Without the token, a fresh browser gets nothing from it.
+        let other = tempfile::tempdir().unwrap();
+        let bare = chromium(
+            other.path(),
+            &spki_of(&cert),
+            &format!("{bob_base}tensorboard/"),
+            5_000,
+        );
+        expect(
+            !bare.contains("ng-version="),
+            format!(
+                "no TensorBoard without the token: {}",
+                &bare[..bare.len().min(600)]
+            ),
+        );
+    }
     // A TensorBoard that does not answer (starting, or here stopped) is said, not a bare 502.
     let bob_ids = docker(&["exec", &bob, "sh", "-c", "echo \"$TFIMG_UID:$TFIMG_GID\""]);
     docker(&[

@@ -114,6 +114,13 @@ pub fn without_token(url: &str) -> String {
     }
 }
 
+/// Whether a TensorBoard address is one a team's gateway guards (under the member's
+/// Jupyter address, `…/tensorboard/`), which its member's token opens; one published
+/// by `run` (`http://127.0.0.1:6006/`) has no login.
+pub fn tensorboard_behind_gateway(url: &str) -> bool {
+    without_token(url).ends_with("/tensorboard/")
+}
+
 /// `url` with Jupyter's `token` query added.
 pub fn with_token(url: &str, token: &str) -> String {
     format!("{}?token={token}", without_token(url))
@@ -207,8 +214,10 @@ fn endpoints(request: &LaunchRequest, chosen: &Chosen) -> Vec<(String, String)> 
         if let Some(token) = &chosen.jupyter_token {
             endpoints.push(("jupyter".to_string(), with_token(&route.jupyter_url, token)));
         }
-        if let Some(url) = &route.tensorboard_url {
-            endpoints.push(("tensorboard".to_string(), url.clone()));
+        // The gateway lets a TensorBoard answer only when the member's Jupyter accepts
+        // the request: its link carries the token too (a fresh browser opens it).
+        if let (Some(url), Some(token)) = (&route.tensorboard_url, &chosen.jupyter_token) {
+            endpoints.push(("tensorboard".to_string(), with_token(url, token)));
         }
         return endpoints;
     }

@@ -109,7 +109,8 @@ pub fn retarget(plan: &LaunchPlan, forwards: &[Forward]) -> LaunchPlan {
 }
 
 /// What a container tfimg started prints (`jupyter` URL with `token`, the ssh line,
-/// TensorBoard), from its URL labels, with the local ends of `forwards`.
+/// TensorBoard, with `token` too behind a team's gateway), from its URL labels, with the
+/// local ends of `forwards`.
 pub fn container_endpoints(
     container_labels: &HashMap<String, String>,
     token: Option<&str>,
@@ -136,7 +137,12 @@ pub fn container_endpoints(
         if let (Some(old), Some(new)) = (old, new) {
             address = moved_address(&address, old.host, new.local);
         }
-        if let (Some(token), "jupyter") = (token, name) {
+        let signs_in = match name {
+            "jupyter" => true,
+            "tensorboard" => super::tensorboard_behind_gateway(&address),
+            _ => false,
+        };
+        if let (Some(token), true) = (token, signs_in) {
             address = super::with_token(&address, token);
         }
         endpoints.push((name.to_string(), address));

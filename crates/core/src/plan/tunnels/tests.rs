@@ -104,3 +104,42 @@ fn a_container_s_addresses_come_from_its_labels_with_today_s_local_ports() {
         ]
     );
 }
+
+#[test]
+fn behind_a_gateway_the_tensorboard_link_carries_the_token_and_a_published_one_does_not() {
+    let member: HashMap<String, String> = [
+        (
+            labels::url_label("jupyter"),
+            "https://alice.lab.localhost:8443/lab".to_string(),
+        ),
+        (
+            labels::url_label("tensorboard"),
+            "https://alice.lab.localhost:8443/tensorboard/".to_string(),
+        ),
+    ]
+    .into();
+    assert_eq!(
+        container_endpoints(&member, Some("t0k"), &[]),
+        [
+            (
+                "jupyter".to_string(),
+                "https://alice.lab.localhost:8443/lab?token=t0k".to_string()
+            ),
+            (
+                "tensorboard".to_string(),
+                "https://alice.lab.localhost:8443/tensorboard/?token=t0k".to_string()
+            )
+        ]
+    );
+    assert!(crate::plan::tensorboard_behind_gateway(
+        "https://127.0.0.1:8443/alice/tensorboard/?token=t0k"
+    ));
+    assert!(!crate::plan::tensorboard_behind_gateway(
+        "http://127.0.0.1:6006/"
+    ));
+    // Without a token (a container not started by tfimg), the address as it is.
+    assert_eq!(
+        container_endpoints(&member, None, &[])[1].1,
+        "https://alice.lab.localhost:8443/tensorboard/"
+    );
+}

@@ -16,7 +16,10 @@
 //!   `__Host-` cookies it sets, which no page of a sibling host can set, so cookies another
 //!   member's page sets for the team's whole domain (cookie tossing) reach no one;
 //! - lets TensorBoard, which has no login, answer only when the member's Jupyter accepts
-//!   the request's cookie, `Authorization` header or `?token=` (`auth_request`);
+//!   the request's cookie, `Authorization` header or `?token=` (`auth_request`), and
+//!   hands on the login cookie that Jupyter sets when it accepts a token, so the token
+//!   link opens TensorBoard from a fresh browser (a cookie of the member's own host or
+//!   path, which the member's own servers can set anyway);
 //! - reads no request body before the member's Jupyter has accepted the request, never
 //!   writes one to disk, and takes at most Jupyter's own limit;
 //! - logs no request line, query or referrer (a `?token=` would be in them).
@@ -76,6 +79,11 @@ pub const GATEWAY_IMAGE: &str = "tfimg/gateway";
 /// above which it refuses the request anyway. JupyterLab uploads large files in chunks of
 /// 1 MiB; a notebook is saved whole, so this is the largest notebook that can be saved.
 pub const MAX_BODY: &str = "512m";
+
+/// A member's pages are framed by their own origin only (the `http` block says it; a
+/// location with an `add_header` of its own says it again, as nginx inherits none then).
+const FRAME_ANCESTORS: &str =
+    "add_header Content-Security-Policy \"frame-ancestors 'self'\" always;";
 
 /// The largest body of Jupyter's login form, posted before there is a cookie (a token).
 const LOGIN_BODY: &str = "16k";
@@ -185,7 +193,7 @@ http {{
     # origin asks here (fetches, frames, sockets, form posts; browsers say so in
     # Sec-Fetch-*) is refused: with host routing another member's page is such a page.
     # Following a link (a GET navigation) still works.
-    add_header Content-Security-Policy \"frame-ancestors 'self'\" always;
+    {FRAME_ANCESTORS}
     map \"$request_method $http_sec_fetch_site $http_sec_fetch_mode $http_sec_fetch_dest\" $tfimg_foreign {{
         default 0;
         \"~^(GET|HEAD) [a-z-]+ navigate document$\" 0;
@@ -300,6 +308,9 @@ fn server_start(name: &str, index: Option<&str>) -> String {
     text
 }
 
+/// The index page's look: readable, no script, nothing fetched.
+const INDEX_STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;line-height:1.5;color:#1f2328}h1{font-size:1.6rem}ul{padding:0;list-style:none}li{padding:.6rem .8rem;margin:.4rem 0;border:1px solid #d0d7de;border-radius:6px}code{background:#f6f8fa;padding:.1rem .3rem;border-radius:4px}a{color:#0969da}";
+
 /// The gateway's own page: the team's members and where each one's Jupyter and
 /// TensorBoard are, and no token (each member signs in with the one `tfimg up` printed
 /// for them). Team and member names are DNS labels (checked with the team file), so they
@@ -338,7 +349,7 @@ fn index(team: &str, gateway: &Gateway, backends: &[Backend]) -> String {
         items.push_str("<li>no member serves Jupyter</li>");
     }
     format!(
-        "<!doctype html><html><head><meta charset='utf-8'><title>{team}</title></head><body><h1>Team {team}</h1><ul>{items}</ul><p>Each member signs in with the token <code>tfimg up</code> printed for them (this page holds none). A TensorBoard answers a few seconds after its member starts.</p></body></html>"
+        "<!doctype html><html><head><meta charset='utf-8'><meta name='viewport' content='width=device-width'><title>{team}</title><style>{INDEX_STYLE}</style></head><body><h1>Team {team}</h1><p><b>How to sign in:</b> open the Jupyter or TensorBoard link <code>tfimg up</code> printed for you: it carries your token, and once it opened, these links work in the same browser. Lost it? Whoever runs the team sees it again with <code>tfimg up</code> on the server. This page holds no token.</p><ul>{items}</ul><p>A TensorBoard answers a few seconds after its member starts.</p></body></html>"
     )
 }
 
@@ -389,6 +400,13 @@ fn locations(backend: &Backend, index: usize, prefix: &str) -> String {
         "        location {prefix}tensorboard/ {{
             set $tfimg_token $arg_token;
             auth_request /tfimg-auth-{index};
+            # Jupyter's login cookie, which it sets when it accepts a `?token=`: TensorBoard's
+            # own requests carry no token, so a fresh browser opening the token link is
+            # signed in for them (and for Jupyter) as if it had opened Jupyter. An
+            # `add_header` here replaces the server's: the frame rule is said again.
+            auth_request_set $tfimg_signed_in_{index} $upstream_http_set_cookie;
+            add_header Set-Cookie $tfimg_signed_in_{index};
+            {FRAME_ANCESTORS}
             set $tensorboard_{index} {container}:{tensorboard};
             rewrite ^{prefix}tensorboard/(.*)$ /$1 break;
             proxy_cookie_path / {prefix}tensorboard/;
