@@ -83,31 +83,27 @@ class Asha:
         if not eligible:
             return False
         rung = max(eligible)
-        cutoff = quantile(self.rungs.get(rung, []), 1.0 - 1.0 / self.reduction)
-        stop = cutoff is not None and value < cutoff
         self.reached[trial] = max(rung, recorded or rung)
-        self.rungs.setdefault(rung, []).append(value)
+        before = self.rungs.setdefault(rung, [])
+        stop = self.stops(value, before)
+        before.append(value)
         return stop
+
+    def stops(self, value, before):
+        """`cutoff: quantile` (Ray Tune's rule): below the 1 - 1/reduction quantile of the
+        values recorded at the rung before it."""
+        cutoff = quantile(before, 1.0 - 1.0 / self.reduction)
+        return cutoff is not None and value < cutoff
 
 
 class AshaTop(Asha):
-    """ASHA with the rank cutoff (`early_stop: {..., keep: rank}`; Optuna's
-    SuccessiveHalvingPruner): a trial at a rung goes on when its value is among the top
-    max(1, n // reduction) of the n values recorded there, its own included."""
+    """ASHA with `cutoff: rank` (Optuna's SuccessiveHalvingPruner)."""
 
-    def judge(self, trial, at, value, others):
-        if at >= self.max_epochs:
-            return False
-        recorded = self.reached.get(trial)
-        eligible = [r for r in self.rule_rungs if r <= at and (recorded is None or r > recorded)]
-        if not eligible:
-            return False
-        rung = max(eligible)
-        self.reached[trial] = max(rung, recorded or rung)
-        values = self.rungs.setdefault(rung, [])
-        values.append(value)
-        keep = max(len(values) // self.reduction, 1)
-        return value < sorted(values, reverse=True)[keep - 1]
+    def stops(self, value, before):
+        """Outside the top max(1, n // reduction) of the n values recorded at the rung, its
+        own included."""
+        ranked = sorted(before + [value], reverse=True)
+        return value < ranked[max(len(ranked) // self.reduction, 1) - 1]
 
 
 class RayBracket:
