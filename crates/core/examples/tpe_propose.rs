@@ -13,8 +13,8 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use tfimg_core::sweep::search::Search;
-use tfimg_core::sweep::value::params_object;
-use tfimg_core::sweep::{Param, ParamValue};
+use tfimg_core::sweep::value::{params_from_object, params_object};
+use tfimg_core::sweep::Param;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let file = std::env::args()
@@ -26,25 +26,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (Search::Tpe(tpe), Some(objective)) = (&sweep.search, &sweep.objective) else {
         return Err("the sweep file needs `tpe:` and `objective:`".into());
     };
-    let params = |value: &Value| -> Vec<Param> {
-        tpe.params
-            .iter()
-            .filter_map(|(name, _)| {
-                let value = ParamValue::from_json(value.get(name)?)?;
-                Some((name.clone(), value))
-            })
-            .collect()
+    let names = sweep.param_names();
+    let params = |value: &Value| -> Result<Vec<Param>, String> {
+        value
+            .as_object()
+            .and_then(|object| params_from_object(&names, object))
+            .ok_or_else(|| format!("not a param set of the sweep: {value}"))
     };
     let mut out = std::io::stdout().lock();
     for line in std::io::stdin().lock().lines() {
         let request: Value = serde_json::from_str(&line?)?;
         let list = |key: &str| request[key].as_array().cloned().unwrap_or_default();
-        let ended: Vec<(Vec<Param>, f64)> = list("ended")
+        let ended = list("ended")
             .iter()
-            .map(|told| (params(&told[0]), told[1].as_f64().unwrap_or(f64::NAN)))
-            .collect();
-        let pending: Vec<Vec<Param>> = list("pending").iter().map(params).collect();
-        let taken: Vec<Vec<Param>> = list("taken").iter().map(params).collect();
+            .map(|told| Ok((params(&told[0])?, told[1].as_f64().unwrap_or(f64::NAN))))
+            .collect::<Result<Vec<(Vec<Param>, f64)>, String>>()?;
+        let pending = list("pending")
+            .iter()
+            .map(params)
+            .collect::<Result<Vec<_>, _>>()?;
+        let taken = list("taken")
+            .iter()
+            .map(params)
+            .collect::<Result<Vec<_>, _>>()?;
         let index = request["index"].as_u64().ok_or("a request needs `index`")? as usize;
         let proposed = tpe.propose(
             index,

@@ -86,16 +86,6 @@ pub enum Cutoff {
     Rank,
 }
 
-impl Cutoff {
-    /// `quantile`, `rank`: as in the sweep file.
-    pub fn name(self) -> &'static str {
-        match self {
-            Cutoff::Quantile => "quantile",
-            Cutoff::Rank => "rank",
-        }
-    }
-}
-
 impl Rule {
     /// `asha`, `median`: as in the sweep file and the journal.
     pub fn name(&self) -> &'static str {

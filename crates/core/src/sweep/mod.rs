@@ -264,11 +264,8 @@ impl Sweep {
         (0..count)
             .map_while(|index| {
                 let proposed = replay.proposed.get(&trials::trial_id(index, count))?;
-                let params: Option<Vec<Param>> = names
-                    .iter()
-                    .map(|name| Some((name.clone(), ParamValue::from_json(proposed.get(name)?)?)))
-                    .collect();
-                Some(trials::trial(self, index, params?))
+                let params = value::params_from_object(&names, proposed)?;
+                Some(trials::trial(self, index, params))
             })
             .collect()
     }

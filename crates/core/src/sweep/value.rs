@@ -148,6 +148,18 @@ pub fn params_object(params: &[Param]) -> serde_json::Map<String, serde_json::Va
         .collect()
 }
 
+/// The params `names` (in that order) of an object `params_object` wrote: none when one
+/// is missing or is what it never writes.
+pub fn params_from_object(
+    names: &[String],
+    object: &serde_json::Map<String, serde_json::Value>,
+) -> Option<Vec<Param>> {
+    names
+        .iter()
+        .map(|name| Some((name.clone(), ParamValue::from_json(object.get(name)?)?)))
+        .collect()
+}
+
 /// `[a, b, c]` as messages and fingerprints show a list of values.
 pub fn list_text(values: &[ParamValue]) -> String {
     let items: Vec<String> = values.iter().map(ParamValue::yaml_text).collect();
