@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 
+import jobs
 import replay
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -55,7 +56,7 @@ def key_of(params, names):
 class TfimgSide:
     """tfimg's TPE through the helper process; ASHA as tfimg judges."""
 
-    def __init__(self, job, seed, top, rule):
+    def __init__(self, job, seed, top, options):
         spec = search_row.JOBS[job]
         text = (f"sweep: replay\nimage: tfimg/replay:1\ncommand: [python, t.py]\n"
                 f"tpe: {{count: {search_row.TPE_COUNT}, seed: {seed}, {spec['choices']}}}\n"
@@ -65,7 +66,8 @@ class TfimgSide:
         self.file.close()
         self.helper = subprocess.Popen([HELPER, self.file.name], stdin=subprocess.PIPE,
                                        stdout=subprocess.PIPE, text=True)
-        self.judge = (replay.AshaTop if CUTOFF[0] == "rank" else replay.Asha)(top, *rule)
+        self.judge = (replay.AshaTop if options.cutoff == "rank" else replay.Asha)(top, *options.rule)
+        self.tell_pending = not options.no_pending
         self.trials = []  # params, in proposal order
         self.ended = {}  # trial -> value told
         self.running = set()
@@ -74,7 +76,7 @@ class TfimgSide:
         ended = sorted(self.ended.items())
         request = {"index": len(self.trials),
                    "ended": [[self.trials[t], v] for t, v in ended],
-                   "pending": [self.trials[t] for t in sorted(self.running)] if PENDING[0] else [],
+                   "pending": [self.trials[t] for t in sorted(self.running)] if self.tell_pending else [],
                    "taken": self.trials}
         self.helper.stdin.write(json.dumps(request) + "\n")
         self.helper.stdin.flush()
@@ -86,7 +88,7 @@ class TfimgSide:
     def report(self, trial, epoch, value, seen):
         return self.judge.judge(trial, epoch, value, seen)
 
-    def end(self, trial, value, pruned, epoch):
+    def end(self, trial, value, pruned):
         self.running.discard(trial)
         self.ended[trial] = value
 
@@ -99,7 +101,7 @@ class TfimgSide:
 class OptunaSide:
     """Optuna's TPESampler per slot on one study, its SuccessiveHalvingPruner."""
 
-    def __init__(self, job, seed, top, rule):
+    def __init__(self, job, seed, top, options):
         import optuna
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self.optuna = optuna
@@ -110,9 +112,9 @@ class OptunaSide:
             study_name="bench", storage=storage, pruner=pruner,
             sampler=optuna.samplers.TPESampler(seed=seed * 100 + worker, n_startup_trials=search_row.TPE_STARTUP))
             for worker in range(replay.SLOTS)]
-        self.grid = GRIDS[job]
+        # The same choices, in the same order, as the live Optuna side (optuna_run.py).
+        self.grid = jobs.JOBS[job]["grid"]
         self.live = {}
-
 
     def propose(self, slot):
         trial = self.studies[slot].ask()
@@ -125,7 +127,7 @@ class OptunaSide:
         live.report(value, epoch)
         return live.should_prune()
 
-    def end(self, trial, value, pruned, epoch):
+    def end(self, trial, value, pruned):
         slot, live = self.live.pop(trial)
         state = self.optuna.trial.TrialState.PRUNED if pruned else self.optuna.trial.TrialState.COMPLETE
         self.studies[slot].tell(live, None if pruned else value, state=state)
@@ -134,21 +136,19 @@ class OptunaSide:
         pass
 
 
-GRIDS = {}
-
-
-def run(side, trials, top, count):
-    """One replayed sweep: (trial-epochs, best final value or None, finals)."""
-    by_key = {key_of(t["params"], NAMES[JOB[0]]): t for t in trials}
+def run(side, trials, names, top, count):
+    """One replayed sweep of the recorded `trials` (keyed by the params `names`):
+    (trial-epochs, best final value or None, finals)."""
+    by_key = {key_of(t["params"], names): t for t in trials}
     events, seq, epochs, finals = [], 0, 0, []
-    seen, gone, last = {}, set(), {}
+    seen, gone = {}, set()
     started = 0
 
     def start(slot, at):
         nonlocal seq, started
         number, params = side.propose(slot)
         started += 1
-        trial = by_key[key_of(params, NAMES[JOB[0]])]
+        trial = by_key[key_of(params, names)]
         begin = at + trial["launch"]
         seen[number] = []
         curve = [p for p in trial["curve"] if p[0] <= top]
@@ -170,7 +170,7 @@ def run(side, trials, top, count):
             final = [v for e, v in points if e == top]
             if final:
                 finals.append(final[0])
-            side.end(number, points[-1][1] if points else float("nan"), False, points[-1][0] if points else 0)
+            side.end(number, points[-1][1] if points else float("nan"), False)
             if started < count:
                 start(slot, time)
             continue
@@ -180,17 +180,11 @@ def run(side, trials, top, count):
             if epoch == top:  # Optuna judges a rung at the last epoch too: it ran them all
                 finals.append(value)
             gone.add(number)
-            side.end(number, value, True, epoch)
+            side.end(number, value, True)
             if started < count:
                 start(slot, time + replay.STOP_S)
     side.close()
     return epochs, max(finals, default=None), finals
-
-
-NAMES = {}
-JOB = [None]
-PENDING = [True]
-CUTOFF = ["quantile"]
 
 
 def seeds_of(text):
@@ -212,27 +206,19 @@ def main():
                         help="tfimg's ASHA cutoff: `rank` (bench row 14c's, as Optuna's pruner) or `quantile` (Ray Tune's)")
     parser.add_argument("--no-pending", action="store_true", help="tell tfimg's TPE no running trials")
     args = parser.parse_args()
-    PENDING[0] = not args.no_pending
-    CUTOFF[0] = args.cutoff
-    rule = tuple(int(x) for x in args.rule.split(","))
+    args.rule = tuple(int(x) for x in args.rule.split(","))
     recorded = replay.load()
     out = {}
     for job in args.jobs.split(","):
-        JOB[0] = job
-        NAMES[job] = search_row.JOBS[job]["params"]
+        names = search_row.JOBS[job]["params"]
         seeds = recorded[job]
-        some = next(iter(seeds.values()))[1]
-        GRIDS[job] = {name: sorted({t["params"][name] for t in some}, key=lambda v: (isinstance(v, str), v))
-                      for name in NAMES[job]}
-        if job == "train":
-            GRIDS[job]["aug"] = ["low", "medium", "high"]
         for side_name in args.sides.split(","):
             runs = []
             for training_seed, (top, trials, best) in sorted(seeds.items()):
                 for searcher in seeds_of(args.seeds):
                     seed = searcher if searcher != 0 else training_seed
-                    side = {"tfimg": TfimgSide, "optuna": OptunaSide}[side_name](job, seed, top, rule)
-                    epochs, top_value, finals = run(side, trials, top, search_row.TPE_COUNT)
+                    side = {"tfimg": TfimgSide, "optuna": OptunaSide}[side_name](job, seed, top, args)
+                    epochs, top_value, finals = run(side, trials, names, top, search_row.TPE_COUNT)
                     hit = top_value is not None and top_value >= best - replay.WITHIN
                     runs.append({"training_seed": training_seed, "searcher_seed": seed, "trial_epochs": epochs,
                                  "best": top_value, "hit": hit, "completed": len(finals)})
