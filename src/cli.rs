@@ -90,6 +90,9 @@ pub enum Command {
     /// Remove a team's containers (never the data on their mounts).
     #[command(after_help = examples::DOWN)]
     Down(DownArgs),
+    /// A team's JupyterHub (`hub:` in its file): set a member's password.
+    #[command(subcommand)]
+    Hub(HubCommand),
     /// Write a team as a Compose file (secrets in env files beside it).
     Compose(ComposeArgs),
     /// Push an image to a registry (so a cluster can pull it) and print it by digest.

@@ -132,6 +132,9 @@ fn run() -> ExitCode {
         Command::Doctor(args) => commands::doctor::run(&args, &settings, host),
         Command::Up(args) => commands::team::up(&args, &settings, host),
         Command::Down(args) => commands::team::down(&args, &settings, host),
+        Command::Hub(cli::HubCommand::Passwd(args)) => {
+            commands::team::hub_passwd(&args, &settings, host)
+        }
         Command::Compose(args) => commands::export::compose(&args, &settings, host),
         Command::Push(args) => commands::push::run(&args, &settings),
         Command::Save(args) => commands::bundle::save(&args, &settings, host),

@@ -135,7 +135,7 @@ pub async fn prepare_network(engine: &impl Networks, team: &Team) -> anyhow::Res
                 other => other,
             })
     };
-    if team.gateway.is_some() {
+    if team.gateway.is_some() || team.hub.is_some() {
         ensure(network::team_network(&team.name), labels.clone()).await?;
     }
     for member in &team.members {
@@ -224,9 +224,12 @@ pub async fn reconcile(
         let removed = match existing {
             Some(found) => {
                 engine.remove_container(&found.id, true).await?;
-                engine
-                    .remove_network(&network::team_network(&team.name))
-                    .await?;
+                // A hub in its place keeps the team's network.
+                if team.hub.is_none() {
+                    engine
+                        .remove_network(&network::team_network(&team.name))
+                        .await?;
+                }
                 Some(GatewayAction::Removed)
             }
             None => None,
@@ -245,7 +248,7 @@ pub async fn reconcile(
                 return Ok(Some(GatewayAction::Unchanged));
             }
             join_members(engine, team, &found.id).await?;
-            upload(engine, &found.id, &files).await?;
+            upload(engine, &found.id, nginx::FOLDER, &files).await?;
             reload(engine, &found.id).await?;
             Ok(Some(GatewayAction::Reloaded))
         }
@@ -301,7 +304,7 @@ async fn create(
         .map_err(taken)?;
     let started = async {
         join_members(engine, team, &launched.id).await?;
-        upload(engine, &launched.id, files).await?;
+        upload(engine, &launched.id, nginx::FOLDER, files).await?;
         engine
             .start(&launched.id)
             .await
@@ -390,7 +393,8 @@ fn files(
     specs: &BTreeMap<String, ResolvedSpec>,
 ) -> anyhow::Result<Vec<u8>> {
     let config = nginx::config(&team.name, gateway, &backends(team, specs));
-    let (cert, key) = certificate(host, team, gateway)?;
+    let names = nginx::certificate_names(gateway);
+    let (cert, key) = certificate(host, team, &gateway.tls, &names, "gateway")?;
     let mut files = BuildContext::default();
     files.add_bytes(nginx::CONFIG, 0o644, config.into_bytes());
     files.add_bytes(nginx::CERT, 0o644, cert);
@@ -401,12 +405,14 @@ fn files(
     Ok(tar)
 }
 
-/// The certificate and key: the file's, or the team's self-signed pair, made once and
-/// kept under tfimg's data folder (the key 0600).
-fn certificate(
+/// The certificate and key: the file's, or the team's self-signed pair for `names`, made
+/// once and kept under tfimg's data folder (`teams/<team>/<front>`, the key 0600).
+pub(crate) fn certificate(
     host: &(impl Files + Secrets + FileWrites),
     team: &Team,
-    gateway: &Gateway,
+    tls: &Tls,
+    names: &[String],
+    front: &str,
 ) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
     let read = |path: &std::path::Path| {
         host.read_file(path).map_err(|error| {
@@ -416,19 +422,18 @@ fn certificate(
             )
         })
     };
-    match &gateway.tls {
+    match tls {
         Tls::Files { cert, key } => Ok((read(cert)?, read(key)?)),
         Tls::SelfSigned => {
             let folder = host
                 .data_folder()?
                 .join("teams")
                 .join(&team.name)
-                .join("gateway");
+                .join(front);
             let (cert_path, key_path) = (folder.join(nginx::CERT), folder.join(nginx::KEY));
             // The names it was made for, beside it: a team that routes by host now, or
             // under another domain, gets a certificate for its new names.
             let names_path = folder.join(CERT_NAMES);
-            let names = nginx::certificate_names(gateway);
             let names_text = names.join("\n") + "\n";
             let kept_names = host.read_file(&names_path).ok();
             if host.exists(&cert_path)
@@ -437,7 +442,7 @@ fn certificate(
             {
                 return Ok((read(&cert_path)?, read(&key_path)?));
             }
-            let (cert, key) = host.self_signed_certificate(&names)?;
+            let (cert, key) = host.self_signed_certificate(names)?;
             host.write_private_file(&key_path, key.as_bytes())?;
             host.write_file(&cert_path, cert.as_bytes())?;
             host.write_file(&names_path, names_text.as_bytes())?;
@@ -446,11 +451,17 @@ fn certificate(
     }
 }
 
-async fn upload(engine: &impl ContainerIo, id: &str, files: &[u8]) -> anyhow::Result<()> {
+/// Copies the tar `files` into `folder` of container `id` (a gateway's or a hub's).
+pub(crate) async fn upload(
+    engine: &impl ContainerIo,
+    id: &str,
+    folder: &str,
+    files: &[u8],
+) -> anyhow::Result<()> {
     let bytes = Bytes::copy_from_slice(files);
     let stream = futures_util::stream::once(async move { Ok::<_, std::io::Error>(bytes) });
-    if !engine.upload(id, nginx::FOLDER, stream).await? {
-        anyhow::bail!("the gateway image has no `{}`", nginx::FOLDER);
+    if !engine.upload(id, folder, stream).await? {
+        anyhow::bail!("the image of container `{id}` has no `{folder}`");
     }
     Ok(())
 }

@@ -141,6 +141,17 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// The container this launch describes, for another to create when asked (a team
+    /// hub's spawner, when the member starts her server): its GPUs as prepared, no host
+    /// ports (the hub reaches it on her network). Its mount folders are the caller's to
+    /// make (`make_folders`).
+    pub fn handed_over(&self) -> LaunchPlan {
+        plan::launch(
+            &self.request,
+            &chosen(self, Vec::new(), &self.gpus, &self.gpu_plan),
+        )
+    }
+
     /// The GPUs this launch will hold once it starts, for the launches prepared after it.
     pub fn holder(&self) -> Option<Holder> {
         let nvidia = self.nvidia.as_ref()?;

@@ -32,6 +32,7 @@ pub mod gateway;
 pub mod gpu_host;
 pub mod gpu_ledger;
 pub mod gpu_use;
+pub mod hub;
 pub mod launch;
 pub mod lock;
 pub mod names;

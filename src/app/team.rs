@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use futures_util::future::join_all;
 
 use crate::app::gateway::{self, GatewayAction};
+use crate::app::hub::{self, HubAction};
 use crate::app::launch::{self, Prepared};
 use crate::app::ready;
 use crate::app::session::Session;
@@ -39,6 +40,9 @@ pub enum Action {
     /// Stopped by its idle watch, started again (created anew from the same settings, so
     /// its GPUs are chosen again; its mounted data is where it was).
     Woken,
+    /// Started from the team's hub when she signs in (her server, if running, is left as
+    /// it is; a restart from the hub's home page takes the file's new settings).
+    Hub,
 }
 
 /// The outcome of an `up` that ran to the end.
@@ -59,6 +63,8 @@ pub struct UpReport {
     pub rollback: bool,
     /// What happened to the team's gateway, when it has (or had) one.
     pub gateway: Option<GatewayAction>,
+    /// What happened to the team's hub, when it has (or had) one.
+    pub hub: Option<HubAction>,
     /// What the launcher said of each member (a folder it created, a GPU choice), each
     /// naming its member.
     pub notes: Vec<Notice>,
@@ -81,6 +87,11 @@ pub struct TeamImages {
     pub specs: BTreeMap<String, String>,
     /// The gateway's image, when the team has a gateway.
     pub gateway: Option<String>,
+    /// The hub's image, when the team has a hub.
+    pub hub: Option<String>,
+    /// Each hub member's server image (her spec's, with the hub's single-user server), by
+    /// spec name.
+    pub hub_members: BTreeMap<String, String>,
 }
 
 /// Brings `team` up: `images` holds each spec's image (and the gateway's), `ids` the user
@@ -120,7 +131,12 @@ pub async fn up(
             "Jupyter shuts down the members' kernels that ran nothing for {idle} (`idle: kernels`), letting go of their memory and GPU memory; their notebooks stay"
         )));
     }
-    if let Some(seconds) = team.idle_containers {
+    if let (Some(seconds), Some(_)) = (team.idle_containers, &team.hub) {
+        let idle = humantime::format_duration(std::time::Duration::from_secs(seconds));
+        report.notes.push(Notice::note(format!(
+            "the hub stops a member's server nobody used for {idle} (`idle: containers`, jupyterhub-idle-culler), keeping her data; she starts it again from the hub's home page"
+        )));
+    } else if let Some(seconds) = team.idle_containers {
         let idle = humantime::format_duration(std::time::Duration::from_secs(seconds));
         report.notes.push(Notice::note(format!(
             "a member's container nobody used for {idle} (no kernel, terminal, SSH or exec session, no process left running, no GPU in use) stops itself (`idle: containers`), keeping its data; `tfimg up` starts it again"
@@ -132,7 +148,19 @@ pub async fn up(
         .iter()
         .filter_map(|container| Some((container.labels.get(labels::MEMBER)?.clone(), container)))
         .collect();
+    let socket = hub::socket(team, engine.endpoint(), engine.remote_endpoint().is_some())?;
     for member in &team.members {
+        if hub::serves(team, member, specs) {
+            // Her server is the hub's to start; one `up` started itself (before the team
+            // had a hub) goes.
+            if let Some(container) = by_member.get(&member.name) {
+                if !container.labels.contains_key(labels::HUB) {
+                    engine.remove_container(&container.id, true).await?;
+                }
+            }
+            report.actions.insert(member.name.clone(), Action::Hub);
+            continue;
+        }
         let hash = member_hash(team, member, &images.specs[&member.spec]);
         let action = match by_member.get(&member.name) {
             Some(container) if keeps(engine, member, container, &hash).await => {
@@ -155,12 +183,29 @@ pub async fn up(
     // is created; the engine's host is asked about its GPUs once, for the first member
     // that has some.
     let mut prepared: Vec<launch::Prepared> = Vec::new();
+    let mut for_hub: Vec<launch::Prepared> = Vec::new();
     for member in &team.members {
         if report.actions[&member.name] == Action::Unchanged {
             continue;
         }
         let mut request = member_request(team, member, &specs[&member.spec], &images.specs, ids)?;
-        gateway::place_member(team, member, &mut request);
+        let served = report.actions[&member.name] == Action::Hub;
+        if served {
+            hub::place_member(team, member, &mut request);
+            request.target.image =
+                images
+                    .hub_members
+                    .get(&member.spec)
+                    .cloned()
+                    .ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "the hub's server image for `{}` was not built before `up`",
+                            member.spec
+                        )
+                    })?;
+        } else {
+            gateway::place_member(team, member, &mut request);
+        }
         let nvidia = prepared.iter().find_map(|earlier| earlier.nvidia.clone());
         request.pending_holders = prepared.iter().filter_map(Prepared::holder).collect();
         let member_error = |error: anyhow::Error| prefixed(member, error);
@@ -173,7 +218,24 @@ pub async fn up(
             .iter()
             .map(|note| member_note(&member.name, note));
         report.notes.extend(said);
-        prepared.push(ready);
+        if served {
+            for_hub.push(ready);
+        } else {
+            prepared.push(ready);
+        }
+    }
+    // What the hub's spawner creates for each of its members, their folders made now.
+    let mut profiles = BTreeMap::new();
+    for ready in &for_hub {
+        let made = launch::make_folders(host, &ready.request)?;
+        let member = member_of(ready);
+        report
+            .notes
+            .extend(made.iter().map(|note| member_note(&member, note)));
+        profiles.insert(
+            member,
+            crate::team::hub::profile(&team.name, &ready.handed_over()),
+        );
     }
     gateway::prepare_network(engine, team).await?;
     let undo = |created: Vec<(String, String)>| async move {
@@ -216,6 +278,25 @@ pub async fn up(
         }
         Err(error) => return Err(error),
     }
+    let hub = hub::reconcile(
+        session,
+        team,
+        images.hub.as_deref(),
+        socket.as_ref(),
+        profiles,
+    )
+    .await;
+    match hub {
+        Ok(action) => report.hub = action,
+        Err(error) if rollback => {
+            undo(created).await;
+            return Err(error.context(format!(
+                "the hub did not come up, so this `up` removed the {} member(s) it had started (rolled back)",
+                report.started.len()
+            )));
+        }
+        Err(error) => return Err(error),
+    }
     Ok(report)
 }
 
@@ -232,11 +313,12 @@ async fn remove_dropped(
         .map(|member| member.name.as_str())
         .collect();
     let mut removed = Vec::new();
-    // The gateway is no member: `gateway::reconcile` keeps or removes it.
-    for container in existing
-        .iter()
-        .filter(|container| !container.labels.contains_key(labels::GATEWAY))
-    {
+    // The gateway and the hub are no members: their `reconcile` keeps or removes them.
+    for container in existing.iter().filter(|container| {
+        let hub = container.labels.contains_key(labels::HUB)
+            && !container.labels.contains_key(labels::MEMBER);
+        !container.labels.contains_key(labels::GATEWAY) && !hub
+    }) {
         let member = container
             .labels
             .get(labels::MEMBER)

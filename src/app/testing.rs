@@ -72,6 +72,7 @@ pub fn up_team_result(
     let images = crate::app::team::TeamImages {
         specs: BTreeMap::from([(spec.to_string(), target(spec).image)]),
         gateway: gateway.map(str::to_string),
+        ..Default::default()
     };
     block_on(crate::app::team::up(
         session,

@@ -76,6 +76,13 @@ Examples:
   $ tfimg down team.yaml
   $ tfimg down ~/teams/vision.yaml";
 
+pub const HUB_PASSWD: &str = "\
+Examples:
+  # Asked for twice on the terminal, never echoed
+  $ tfimg hub passwd lab.yaml alice
+  # Not on a terminal (a pipe, `< first-password.txt`): the first line of stdin
+  $ tfimg hub passwd ~/teams/vision.yaml bob";
+
 pub const SWEEP: &str = "\
 Examples:
   # The trials and the slot of each; nothing is created

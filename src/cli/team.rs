@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, Subcommand};
 use clap_complete::engine::ArgValueCompleter;
 
-use super::{complete, container_id, NetworkArgs, Progress};
+use super::{complete, container_id, examples, NetworkArgs, Progress};
 
 #[derive(Debug, Args)]
 pub struct K8sArgs {
@@ -82,6 +82,24 @@ pub struct DownArgs {
     /// The team file.
     #[arg(add = ArgValueCompleter::new(complete::yaml_file))]
     pub file: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HubCommand {
+    /// Set a member's password at the team's hub, read from stdin (one line): she signs
+    /// in with it, then changes it herself at /hub/change-password.
+    #[command(after_help = examples::HUB_PASSWD)]
+    Passwd(HubPasswdArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HubPasswdArgs {
+    /// The team file.
+    #[arg(add = ArgValueCompleter::new(complete::yaml_file))]
+    pub file: PathBuf,
+
+    /// The member (a name in the team file).
+    pub member: String,
 }
 
 #[derive(Debug, Args)]

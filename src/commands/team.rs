@@ -7,9 +7,10 @@
 
 use std::process::ExitCode;
 
+use crate::app::hub::HubAction;
 use crate::app::settings::Settings;
 use crate::app::team::up_down;
-use crate::cli::{DownArgs, TeamArgs};
+use crate::cli::{DownArgs, HubPasswdArgs, TeamArgs};
 use crate::host::Host;
 use crate::output::exit::EXIT_ENGINE;
 use crate::output::progress::Reporter;
@@ -40,7 +41,11 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
             }
             return Ok(ExitCode::from(EXIT_ENGINE));
         }
-        if report.started.is_empty() && report.removed.is_empty() {
+        let hub_started = matches!(
+            report.hub,
+            Some(HubAction::Created | HubAction::Restarted)
+        );
+        if report.started.is_empty() && report.removed.is_empty() && !hub_started {
             errln!(
                 "no change: the {} member(s) of `{}` are up to date",
                 team.members.len(),
@@ -54,6 +59,15 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
         print_team(&rows)?;
         if let (Some(gateway), Some(action)) = (&team.gateway, report.gateway) {
             errln!("gateway: {} ({action})", gateway.address());
+        }
+        if let (Some(hub), Some(action)) = (&team.hub, report.hub) {
+            errln!("hub: {} ({action})", hub.login_url());
+            if action == HubAction::Created {
+                errln!(
+                    "hint: members sign in there; give each one a first password with `tfimg hub passwd {} MEMBER` (she changes it at /hub/change-password)",
+                    args.file.display()
+                );
+            }
         }
         Ok(ExitCode::SUCCESS)
     })
@@ -99,4 +113,52 @@ fn print_team(rows: &[up_down::MemberAccess]) -> anyhow::Result<()> {
     }
     crate::output::print_table(&header, &rows)?;
     Ok(())
+}
+
+/// `tfimg hub passwd TEAM_FILE MEMBER`: the password from the terminal (not echoed, asked
+/// twice) or one line of stdin, set at the team's running hub.
+pub fn hub_passwd(
+    args: &HubPasswdArgs,
+    settings: &Settings,
+    host: &impl Host,
+) -> anyhow::Result<ExitCode> {
+    let (team, specs) = up_down::load(host, &super::catalog(settings, host), &args.file)?;
+    crate::app::hub::check_member(&team, &specs, &args.member)?;
+    let password = read_password(&args.member)?;
+    crate::app::hub::check_password(&password)?;
+    super::runtime()?.block_on(async {
+        let engine = settings.connect().await?;
+        let session = super::session(&engine, host);
+        crate::app::hub::passwd(session, &team, &args.member, password.as_bytes()).await?;
+        errln!(
+            "`{}` signs in at {} with it, then changes it at /hub/change-password",
+            args.member,
+            team.hub
+                .as_ref()
+                .map(|hub| hub.login_url())
+                .unwrap_or_default()
+        );
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// On a terminal: asked twice, never echoed. Otherwise the first line of stdin, without
+/// its line end.
+fn read_password(member: &str) -> anyhow::Result<String> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password(format!("password for `{member}`: "))?;
+        let again = rpassword::prompt_password("again: ")?;
+        if first != again {
+            return Err(crate::input::InputError::new(
+                "the two passwords differ",
+                "run it again and type the same password twice",
+            )
+            .into());
+        }
+        return Ok(first);
+    }
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    Ok(line.trim_end_matches(['\n', '\r']).to_string())
 }

@@ -81,6 +81,9 @@ pub const SYNC: &str = "io.tfimg.sync";
 pub const VOLUME: &str = "io.tfimg.volume";
 /// A team's gateway container (the team's name).
 pub const GATEWAY: &str = "io.tfimg.gateway";
+/// A team's JupyterHub container, and the members' servers it spawned (the team's name):
+/// `up` leaves those to the hub.
+pub const HUB: &str = "io.tfimg.hub";
 
 /// A serving container's model (`tfimg serve`): readiness waits for it, its URL names it.
 pub const MODEL: &str = "io.tfimg.model";

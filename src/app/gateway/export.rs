@@ -43,7 +43,13 @@ pub fn k8s_export(
             plan.env.sort();
         }
     }
-    let (cert, key) = certificate(host, team, gateway)?;
+    let (cert, key) = certificate(
+        host,
+        team,
+        &gateway.tls,
+        &nginx::certificate_names(gateway),
+        "gateway",
+    )?;
     Ok(Some(IngressPlan {
         gateway: gateway.clone(),
         backends,
@@ -122,7 +128,13 @@ pub fn compose_export(
         read_only: true,
     }];
     let config = nginx::config(&team.name, gateway, &backends(team, specs));
-    let (cert, key) = certificate(host, team, gateway)?;
+    let (cert, key) = certificate(
+        host,
+        team,
+        &gateway.tls,
+        &nginx::certificate_names(gateway),
+        "gateway",
+    )?;
     Ok(Some(ComposeGateway {
         plan,
         folder,

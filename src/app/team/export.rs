@@ -40,6 +40,7 @@ pub async fn images(
             .map(|(name, resolved)| (name.clone(), resolved.image_reference()))
             .collect(),
         gateway: gateway.then(|| format!("{GATEWAY_IMAGE}:latest")),
+        ..TeamImages::default()
     };
     let found = match connected {
         Ok(engine) => {

@@ -96,6 +96,7 @@ fn members_take_different_ports_and_a_member_that_cannot_start_is_reported() {
     let images = TeamImages {
         specs: BTreeMap::from([("cpu-jupyter".to_string(), "tfimg/cpu-jupyter:x".to_string())]),
         gateway: None,
+        ..Default::default()
     };
     let bring_up = |engine: &FakeEngine| {
         tokio::runtime::Builder::new_current_thread()
@@ -535,6 +536,7 @@ fn a_failed_up_of_a_new_team_rolls_back_by_default() {
             "tfimg/cpu-headless:x".to_string(),
         )]),
         gateway: None,
+        ..Default::default()
     };
     let bring_up = |engine: &FakeEngine, lab: &Team, rollback: Option<bool>| {
         crate::app::testing::block_on(up(

@@ -116,13 +116,35 @@ pub async fn bring_up(
     super::check_mounts_are_local(team, engine.remote_endpoint())?;
     super::check_member_folders(host, team)?;
     crate::app::gateway::check_local(team, engine.remote_endpoint())?;
-    let images = TeamImages {
-        specs: images_for(session, specs, network).await?,
+    crate::app::hub::socket(team, engine.endpoint(), engine.remote_endpoint().is_some())?;
+    let spec_images = images_for(session, specs, network).await?;
+    let mut images = TeamImages {
         gateway: match team.gateway {
             Some(_) => crate::app::gateway::image(engine, network, false, reporter).await?,
             None => None,
         },
+        ..TeamImages::default()
     };
+    if team.hub.is_some() {
+        images.hub = Some(crate::app::hub::image(engine, network, reporter).await?);
+        for member in &team.members {
+            if !crate::app::hub::serves(team, member, specs)
+                || images.hub_members.contains_key(&member.spec)
+            {
+                continue;
+            }
+            let built = crate::app::hub::member_image(
+                engine,
+                network,
+                &spec_images[&member.spec],
+                &specs[&member.spec].user,
+                reporter,
+            )
+            .await?;
+            images.hub_members.insert(member.spec.clone(), built);
+        }
+    }
+    images.specs = spec_images;
     reporter.clear();
     super::make_mounts_root(host, team)?;
     let report = super::up(session, team, specs, &images, chosen, rollback).await?;
@@ -183,16 +205,28 @@ pub async fn access(
             None => Vec::new(),
         };
         let (service, tensorboard) = plan::access(&endpoints);
-        let access = service.map(str::to_string).unwrap_or_else(|| {
-            match container.as_ref().map(|c| c.state.as_str()) {
+        // A hub member is reached through the hub, whether her server runs or not: its
+        // address signs her in and starts it.
+        let at_hub = match (&team.hub, actions.get(&member.name)) {
+            (Some(hub), Some(Action::Hub)) => Some(hub.address()),
+            _ => None,
+        };
+        let (service, tensorboard) = match &at_hub {
+            Some(address) => (
+                Some(format!("{address}user/{}/lab", member.name)),
+                Some(format!("{address}user/{}/tensorboard/", member.name)),
+            ),
+            None => (service.map(str::to_string), tensorboard.map(str::to_string)),
+        };
+        let access =
+            service.unwrap_or_else(|| match container.as_ref().map(|c| c.state.as_str()) {
                 Some("exited") => format!(
                     "exited ({})",
                     container.as_ref().and_then(|c| c.exit_code).unwrap_or(0)
                 ),
                 Some(state) => state.to_string(),
                 None => "-".to_string(),
-            }
-        });
+            });
         rows.push(MemberAccess {
             member: member.name.clone(),
             spec: member.spec.clone(),
@@ -200,6 +234,7 @@ pub async fn access(
                 Some(Action::Created) => "created",
                 Some(Action::Recreated) => "recreated",
                 Some(Action::Woken) => "restarted",
+                Some(Action::Hub) => "at the hub",
                 _ => "unchanged",
             },
             // What it was given (a count becomes the GPUs chosen), as its label says;
@@ -209,7 +244,7 @@ pub async fn access(
                 .and_then(|found| found.labels.get(crate::labels::GPUS).cloned())
                 .unwrap_or_else(|| member.gpus.describe()),
             access,
-            tensorboard: tensorboard.unwrap_or("-").to_string(),
+            tensorboard: tensorboard.unwrap_or_else(|| "-".to_string()),
         });
     }
     Ok(rows)

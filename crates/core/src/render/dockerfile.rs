@@ -25,6 +25,7 @@ pub use gpu::{CUDA_CACHE_FOLDER, CUDA_CACHE_MAX_BYTES};
 
 pub mod gateway;
 mod gpu;
+pub mod hub;
 mod locked;
 mod syntax;
 

@@ -147,7 +147,7 @@ pub(super) fn check(
     Ok(Some(Gateway {
         port,
         public: written.public,
-        tls: tls(written, places, folder)?,
+        tls: tls(written.tls.as_ref(), "gateway", places, folder)?,
         route,
         domain,
         default_domain,
@@ -214,21 +214,27 @@ fn is_domain(text: &str) -> bool {
         })
 }
 
-fn tls(written: &GatewayFile, places: &Places, folder: &Path) -> Result<Tls, SpecError> {
-    match &written.tls {
+/// `tls:` under `key` (`gateway`, `hub`).
+pub(super) fn tls(
+    written: Option<&TlsValue>,
+    key: &str,
+    places: &Places,
+    folder: &Path,
+) -> Result<Tls, SpecError> {
+    match written {
         None => Ok(Tls::SelfSigned),
         Some(TlsValue::Word(word)) if word == "self-signed" => Ok(Tls::SelfSigned),
         Some(TlsValue::Word(word)) => Err(places.bad(
-            places.value("gateway.tls"),
-            format!("gateway `tls: {}` is not `self-signed`", short(word)),
+            places.value(&format!("{key}.tls")),
+            format!("{key} `tls: {}` is not `self-signed`", short(word)),
             "write `tls: self-signed`, or `tls: {cert: cert.pem, key: key.pem}` for your own certificate",
         )),
         Some(TlsValue::Files(files)) => {
             for (field, path) in [("cert", &files.cert), ("key", &files.key)] {
                 if path.trim().is_empty() || path.contains('\0') {
                     return Err(places.bad(
-                        places.value(&format!("gateway.tls.{field}")),
-                        format!("gateway `tls.{field}` is not a file path"),
+                        places.value(&format!("{key}.tls.{field}")),
+                        format!("{key} `tls.{field}` is not a file path"),
                         "give the path of a PEM file, relative to the team file's folder",
                     ));
                 }
@@ -283,7 +289,7 @@ pub(super) fn check_members(
 }
 
 /// A value as echoed in a message: at most 64 characters, then `…`.
-fn short(text: &str) -> String {
+pub(super) fn short(text: &str) -> String {
     match text.char_indices().nth(64) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_string(),

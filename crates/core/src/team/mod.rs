@@ -11,6 +11,7 @@
 pub mod compose;
 pub mod emit;
 pub mod gateway;
+pub mod hub;
 pub mod k8s;
 pub mod serving;
 
@@ -62,6 +63,8 @@ pub struct Team {
     pub members: Vec<TeamMember>,
     /// One published port in front of the members' services (`gateway:`).
     pub gateway: Option<gateway::Gateway>,
+    /// The team's JupyterHub (`hub:`), where members sign in and start their servers.
+    pub hub: Option<hub::Hub>,
     /// `idle: {kernels: ...}`: seconds a Jupyter member's kernel may sit idle.
     pub idle_kernels: Option<u64>,
     /// `idle: {containers: ...}`: seconds nobody may use a member's container before it
@@ -108,6 +111,7 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
     if let Some(gateway) = &gateway {
         gateway::check_members(gateway, &members, &places)?;
     }
+    let hub = hub::check(&file, &places, &folder, &members)?;
     let idle = |key: &str, text: Option<&str>| match text {
         Some(text) => crate::plan::parse_idle(text, &format!("{key}:"))
             .map(Some)
@@ -135,6 +139,7 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
         folder,
         members,
         gateway,
+        hub,
         idle_kernels,
         idle_containers,
     })

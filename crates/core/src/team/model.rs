@@ -12,7 +12,7 @@ use crate::spec::model::{EnvValue, PortNumber};
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `team`, `defaults`, `members`, `gateway` and `idle`"
+    expecting = "a mapping with `team`, `defaults`, `members`, `gateway`, `hub` and `idle`"
 )]
 pub struct TeamFile {
     pub team: String,
@@ -21,6 +21,9 @@ pub struct TeamFile {
     pub members: Vec<Member>,
     /// One published address for the whole team, in front of the members' services.
     pub gateway: Option<GatewayFile>,
+    /// The team's JupyterHub, instead of the gateway: members sign in and start their own
+    /// servers.
+    pub hub: Option<HubFile>,
     /// What is let go when idle.
     pub idle: Option<IdleFile>,
 }
@@ -51,6 +54,22 @@ pub struct GatewayFile {
     pub tls: Option<TlsValue>,
     pub route: Option<String>,
     pub domain: Option<String>,
+}
+
+/// `hub:` as written.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a hub: a mapping with `auth`, `admins`, `port`, `public` and `tls`"
+)]
+pub struct HubFile {
+    pub auth: Option<String>,
+    #[serde(default)]
+    pub admins: Vec<String>,
+    pub port: Option<PortNumber>,
+    #[serde(default)]
+    pub public: bool,
+    pub tls: Option<TlsValue>,
 }
 
 /// `tls:` as written: `self-signed`, or a certificate and its key.

@@ -239,7 +239,7 @@ fn broken_files_are_named_for_what_they_are() {
         message(&format!(
             "teams: lab\nmembers:\n  - name: a\n    gpus: {deep}\n"
         )),
-        "`team.yaml`:1:1: unknown field `teams`, expected one of `team`, `defaults`, `members`, `gateway`, `idle`"
+        "`team.yaml`:1:1: unknown field `teams`, expected one of `team`, `defaults`, `members`, `gateway`, `hub`, `idle`"
     );
 }
 

@@ -98,6 +98,7 @@ fn team_and_specs() -> (Team, BTreeMap<String, ResolvedSpec>, TeamImages) {
             "tfimg/cpu-jupyter:2.9.3".to_string(),
         )]),
         gateway: None,
+        ..Default::default()
     };
     (
         team,

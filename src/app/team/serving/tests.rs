@@ -41,6 +41,7 @@ fn images() -> TeamImages {
             .map(|name| (name.to_string(), format!("tfimg/{name}:2.9.3-0123456789ab")))
             .collect(),
         gateway: None,
+        ..Default::default()
     }
 }
 

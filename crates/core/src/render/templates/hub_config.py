@@ -1,0 +1,112 @@
+# tfimg's JupyterHub configuration: the same for every team, kept in the hub's image.
+# What is the team's own is in @FOLDER@/team.json, which `tfimg up` writes from the team
+# file and copies in before the hub starts: the members, the admins, the idle timeout and,
+# for each member, the container tfimg's launcher planned for her server.
+import json
+import os
+import sys
+
+import nativeauthenticator
+from dockerspawner import DockerSpawner
+
+c = get_config()  # noqa: F821
+
+# Nothing the hub writes (its database of password hashes, the cookie secret, logs) is
+# readable by anyone but the hub.
+os.umask(0o077)
+
+with open("@FOLDER@/team.json", encoding="utf-8") as settings_file:
+    team = json.load(settings_file)
+members = team["members"]
+
+# One HTTPS address: JupyterHub's proxy (configurable-http-proxy) with the team's certificate.
+c.JupyterHub.bind_url = f"https://0.0.0.0:{team['listen_port']}/"
+c.JupyterHub.ssl_cert = "@FOLDER@/cert.pem"
+c.JupyterHub.ssl_key = "@FOLDER@/key.pem"
+# The hub's API: the proxy beside it, and members' servers on their own networks, which
+# the hub's container joins (`hub_host` is its name there).
+c.JupyterHub.hub_bind_url = f"http://0.0.0.0:{team['api_port']}"
+c.JupyterHub.hub_connect_url = f"http://{team['hub_host']}:{team['api_port']}"
+c.ConfigurableHTTPProxy.pid_file = "/tmp/jupyterhub-proxy.pid"
+
+# What survives `tfimg down` and `up`: the state volume.
+c.JupyterHub.db_url = "sqlite:///@STATE@/jupyterhub.sqlite"
+c.JupyterHub.cookie_secret_file = "@STATE@/jupyterhub_cookie_secret"
+
+# Sign-in: the team file's members only. Nobody signs up (not even as a member who has not
+# signed in yet): a member's first password is the admin's (`tfimg hub passwd`), which she
+# then changes at /hub/change-password.
+c.JupyterHub.authenticator_class = "native"
+c.JupyterHub.template_paths = [os.path.join(os.path.dirname(nativeauthenticator.__file__), "templates")]
+c.NativeAuthenticator.enable_signup = False
+c.NativeAuthenticator.open_signup = False
+c.NativeAuthenticator.minimum_password_length = @MIN_PASSWORD@
+c.NativeAuthenticator.check_common_password = True
+c.Authenticator.allowed_users = set(members)
+# A member gone from the file no longer signs in, whatever the database still holds.
+c.Authenticator.allow_existing_users = False
+c.Authenticator.admin_users = set(team["admins"])
+
+
+class TfimgSpawner(DockerSpawner):
+    """DockerSpawner, creating for each member the container tfimg planned for her: her
+    image, mounts, environment, user, limits and labels, on her own network."""
+
+    def profile(self):
+        return members[self.user.name]
+
+    async def start(self):
+        profile = self.profile()
+        self.image = profile["image"]
+        self.network_name = profile["network"]
+        self.environment = dict(profile["env"])
+        self.extra_create_kwargs = {"labels": profile["labels"]}
+        if profile["user"]:
+            self.extra_create_kwargs["user"] = profile["user"]
+        host_config = {
+            "binds": profile["binds"],
+            "cap_drop": profile["cap_drop"],
+            "security_opt": profile["security_opt"],
+            "shm_size": profile["shm_size"],
+        }
+        if profile["mem_limit"] is not None:
+            host_config["mem_limit"] = profile["mem_limit"]
+        if profile["nano_cpus"] is not None:
+            host_config["nano_cpus"] = profile["nano_cpus"]
+        self.extra_host_config = host_config
+        return await super().start()
+
+
+c.JupyterHub.spawner_class = TfimgSpawner
+c.DockerSpawner.name_template = team["team"] + "-{username}"
+c.DockerSpawner.cmd = ["jupyterhub-singleuser"]
+c.DockerSpawner.use_internal_ip = True
+c.DockerSpawner.pull_policy = "never"
+# A stopped server's container goes: the next start is created from the current file
+# (and image); her data is on her mounts.
+c.DockerSpawner.remove = True
+c.DockerSpawner.http_timeout = 120
+c.DockerSpawner.start_timeout = 180
+c.Spawner.default_url = "/lab"
+
+# Idle servers (`idle: {containers: ...}` in the team file): jupyterhub-idle-culler stops
+# a server nobody used for that long; her data stays, and she starts it again from the
+# hub's home page.
+if team["idle_servers"]:
+    idle = int(team["idle_servers"])
+    c.JupyterHub.services = [
+        {
+            "name": "idle-culler",
+            "command": [
+                sys.executable, "-m", "jupyterhub_idle_culler",
+                f"--timeout={idle}", f"--cull-every={max(10, min(300, idle // 4))}",
+            ],
+        }
+    ]
+    c.JupyterHub.load_roles = [
+        {
+            "name": "idle-culler",
+            "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+            "services": ["idle-culler"],
+        }
+    ]

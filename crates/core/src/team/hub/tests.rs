@@ -1,0 +1,176 @@
+//! Unit tests of `hub`: the checks of `hub:` and what the hub reads at start.
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::*;
+use crate::plan::cache::VolumePlan;
+use crate::plan::gpus::GpuPlan;
+use crate::plan::mounts::MountPlan;
+use crate::team::{parse, Team};
+
+fn team(text: &str) -> Result<Team, String> {
+    parse(text, "team.yaml", PathBuf::from("/lab")).map_err(|error| error.to_string())
+}
+
+const MEMBERS: &str = "members:\n  - name: alice\n  - name: bob\n";
+
+fn with_hub(hub: &str) -> Result<Team, String> {
+    team(&format!(
+        "team: lab\ndefaults:\n  spec: cpu-jupyter\n{MEMBERS}hub:\n{hub}"
+    ))
+}
+
+#[test]
+fn defaults_are_native_sign_in_on_loopback_with_a_self_signed_certificate() {
+    let hub = with_hub("  admins: [alice]\n").unwrap().hub.unwrap();
+    assert_eq!(
+        hub,
+        Hub {
+            auth: Auth::Native,
+            admins: vec!["alice".to_string()],
+            port: DEFAULT_PORT,
+            public: false,
+            tls: Tls::SelfSigned,
+        }
+    );
+    assert_eq!(hub.login_url(), "https://127.0.0.1:8443/hub/login");
+    let public = with_hub("  auth: native\n  port: 9443\n  public: true\n")
+        .unwrap()
+        .hub
+        .unwrap();
+    assert_eq!(public.address(), "https://0.0.0.0:9443/");
+    assert!(public.admins.is_empty());
+}
+
+#[test]
+fn bad_hubs_are_refused_at_their_line_with_a_hint() {
+    for (hub, expected) in [
+        (
+            "  auth: ldap\n",
+            "`team.yaml`:8:9: hub `auth: ldap` is not one tfimg knows",
+        ),
+        (
+            "  admins: [carol]\n",
+            "`team.yaml`:8:11: hub admin `carol` is not a member of the team",
+        ),
+        (
+            "  port: 70000\n",
+            "`team.yaml`:8:9: hub port 70000 is out of range",
+        ),
+        (
+            "  tls: homemade\n",
+            "`team.yaml`:8:8: hub `tls: homemade` is not `self-signed`",
+        ),
+        (
+            "  pasword: x\n",
+            "`team.yaml`:8:3: hub: unknown field `pasword`, expected one of `auth`, `admins`, `port`, `public`, `tls`",
+        ),
+    ] {
+        let error = with_hub(hub).unwrap_err();
+        assert!(error.starts_with(expected), "{hub:?}: {error}");
+    }
+    let both = team(
+        "team: lab\ndefaults: {spec: cpu-jupyter}\nmembers:\n  - name: alice\ngateway: {}\nhub: {}\n",
+    )
+    .unwrap_err();
+    assert!(
+        both.starts_with("`team.yaml`:6:1: a team has a `gateway:` or a `hub:`, not both"),
+        "{both}"
+    );
+    let named_hub =
+        team("team: lab\ndefaults: {spec: cpu-jupyter}\nmembers:\n  - name: hub\nhub: {}\n")
+            .unwrap_err();
+    assert!(named_hub.contains("member `hub` has the name of the team's hub container"));
+    let port = team(
+        "team: lab\ndefaults: {spec: cpu-jupyter}\nmembers:\n  - name: alice\n    ports: {jupyter: 8890}\nhub: {}\n",
+    )
+    .unwrap_err();
+    assert!(
+        port.contains("member `alice`: `jupyter` is reached through the hub"),
+        "{port}"
+    );
+}
+
+fn plan() -> LaunchPlan {
+    LaunchPlan {
+        name: "lab-alice".to_string(),
+        image: "tfimg/cpu-jupyter:2.9.3-abc".to_string(),
+        command: Vec::new(),
+        env: vec![
+            "TFIMG_GID=1000".to_string(),
+            "TFIMG_JUPYTER_BASE_URL=/".to_string(),
+            "TFIMG_JUPYTER_TOKEN=secret-token-of-alice".to_string(),
+            "TFIMG_UID=1000".to_string(),
+            "WANDB_MODE=offline".to_string(),
+        ],
+        labels: BTreeMap::from([
+            ("io.tfimg.member".to_string(), "alice".to_string()),
+            (
+                "io.tfimg.url.jupyter".to_string(),
+                "http://127.0.0.1:8888/lab".to_string(),
+            ),
+        ]),
+        user: None,
+        mounts: vec![MountPlan {
+            source: PathBuf::from("/lab/work/alice"),
+            target: "/tf/work".to_string(),
+            read_only: false,
+        }],
+        volumes: vec![VolumePlan {
+            name: "datasets".to_string(),
+            target: "/data".to_string(),
+            read_only: true,
+            labels: BTreeMap::new(),
+        }],
+        ports: Vec::new(),
+        gpu: GpuPlan::None,
+        memory: Some(1 << 30),
+        nano_cpus: None,
+        shm_size: 1 << 28,
+        restart: None,
+        cap_drop: vec!["ALL".to_string()],
+        security_opt: vec!["no-new-privileges".to_string()],
+        network: Some("tfimg-lab-alice".to_string()),
+        jupyter_inside: None,
+        endpoints: Vec::new(),
+    }
+}
+
+#[test]
+fn a_profile_is_the_launch_plan_less_the_token_and_addresses() {
+    let profile = profile("lab", &plan());
+    assert_eq!(
+        profile.env.keys().collect::<Vec<_>>(),
+        ["TFIMG_GID", "TFIMG_HUB", "TFIMG_UID", "WANDB_MODE"]
+    );
+    assert_eq!(profile.env["TFIMG_HUB"], "1");
+    assert_eq!(
+        profile.labels,
+        BTreeMap::from([
+            ("io.tfimg.hub".to_string(), "lab".to_string()),
+            ("io.tfimg.member".to_string(), "alice".to_string()),
+        ])
+    );
+    assert_eq!(
+        profile.binds,
+        ["/lab/work/alice:/tf/work:rw", "datasets:/data:ro"]
+    );
+    assert_eq!(profile.network, "tfimg-lab-alice");
+    assert_eq!(profile.mem_limit, Some(1 << 30));
+    let team = with_hub("  admins: [alice]\n").unwrap();
+    let hub = team.hub.clone().unwrap();
+    let json = settings(
+        &team,
+        &hub,
+        BTreeMap::from([("alice".to_string(), profile)]),
+    )
+    .to_json();
+    assert!(!json.contains("secret-token-of-alice"), "{json}");
+    let read: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(read["hub_host"], "lab-hub");
+    assert_eq!(read["admins"][0], "alice");
+    assert_eq!(
+        read["members"]["alice"]["image"],
+        "tfimg/cpu-jupyter:2.9.3-abc"
+    );
+}

@@ -1,0 +1,413 @@
+//! A team's JupyterHub brought to what its file says (`hub:`). `up` prepares each
+//! Jupyter member through the one launcher as for any launch (her mounts checked and
+//! made, her environment, user and limits), but creates nothing for her: the launch plan
+//! goes to the hub (`team::hub::profile`), whose spawner creates exactly that container
+//! when she starts her server from the hub's home page. The hub itself is one container,
+//! created (or recreated when its image, port, certificate source or team settings
+//! changed: JupyterHub reads its configuration at start, and members' running servers
+//! outlive its restart) with the team's settings, certificate and key copied in before it
+//! starts. Its state (users, password hashes, cookie secret) is a named volume that `down`
+//! keeps.
+//!
+//! Trust boundaries. Engine → hub: the hub holds the Docker socket (its spawner creates
+//! the members' servers), so it is root on the engine's host in all but name; it runs
+//! with no capability, no member server gets the socket, and nothing a member controls
+//! reaches the hub but JupyterHub's own HTTP API. Member → member: each member's server is
+//! on a network of her own that only the hub joins besides it, as behind the gateway.
+//! Secrets: the hub makes its cookie secret and keeps password hashes in its state volume
+//! (0600, root of a container without capabilities); the password `tfimg hub passwd` sets
+//! is copied into a private folder of the hub and removed by the script that hashes it;
+//! none is in an image layer, a label, a log or this tfimg's files.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::app::launch::{self, LaunchRequest, Target, TunnelMode};
+use crate::app::session::Session;
+use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
+use crate::engine::OutputChunk;
+use crate::host::archive::BuildContext;
+use crate::host::Host;
+use crate::input::InputError;
+use crate::labels;
+use crate::plan::cache::VolumePlan;
+use crate::plan::gpus::GpuSelection;
+use crate::plan::mounts::MountRequest;
+use crate::plan::network::{self, NetworkPlan};
+use crate::plan::ports::PortRequest;
+use crate::plan::{Resources, RestartPolicy};
+use crate::render::dockerfile::hub::{FOLDER, MIN_PASSWORD, PASSWD, PASSWORD_FILE, SHARE, STATE};
+use crate::spec::{ResolvedSpec, Service};
+use crate::team::hub::{self, Hub, Profile, LISTEN_PORT, ROUTED_SERVICES};
+use crate::team::{Team, TeamMember};
+
+/// What `reconcile` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HubAction {
+    Unchanged,
+    Created,
+    /// Started again with the file's new settings (members' servers keep running).
+    Restarted,
+    Removed,
+}
+
+impl std::fmt::Display for HubAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            HubAction::Unchanged => "unchanged",
+            HubAction::Created => "created",
+            HubAction::Restarted => "restarted with the file's settings",
+            HubAction::Removed => "removed (its users and passwords are kept for a later `hub:`)",
+        })
+    }
+}
+
+/// How long the hub may take to answer after it starts.
+const READY_SECONDS: u64 = 120;
+
+/// Whether the hub starts `member`'s server (a Jupyter member without a command of her
+/// own); `up` runs every other member itself.
+pub fn serves(team: &Team, member: &TeamMember, specs: &BTreeMap<String, ResolvedSpec>) -> bool {
+    team.hub.is_some()
+        && member.command.is_empty()
+        && specs[&member.spec].service == Service::Jupyter
+}
+
+/// A hub member's launch: on her own network, her Jupyter and TensorBoard without host
+/// ports (the hub reaches them there), her idle server culled by the hub, not by her
+/// container's own watch.
+pub fn place_member(team: &Team, member: &TeamMember, request: &mut LaunchRequest) {
+    request
+        .target
+        .ports
+        .retain(|service, _| !ROUTED_SERVICES.contains(&service.as_str()));
+    request.idle_containers = None;
+    request.network = Some(NetworkPlan {
+        name: network::member_network(&team.name, &member.name),
+        gateway: None,
+    });
+}
+
+/// The hub creates containers through the engine's socket, which must be this machine's
+/// (`endpoint` is the engine's URL): its path, or why not.
+pub fn socket(team: &Team, endpoint: &str, remote: bool) -> Result<Option<PathBuf>, InputError> {
+    if team.hub.is_none() {
+        return Ok(None);
+    }
+    match endpoint.strip_prefix("unix://") {
+        Some(path) if !remote => Ok(Some(PathBuf::from(path))),
+        _ => Err(InputError::new(
+            format!("a team hub runs beside this machine's engine only, and needs its socket: the engine here is `{endpoint}`"),
+            "run `tfimg up` on the server itself (its engine at unix:///var/run/docker.sock), or remove `hub:`",
+        )),
+    }
+}
+
+/// After the members: the hub created (or recreated when its settings changed), or
+/// removed when the file has no hub any more. `profiles`: each hub member's planned
+/// server; `socket`: the engine's.
+pub async fn reconcile(
+    session: Session<
+        '_,
+        impl Containers + Networks + ContainerIo + Tunnels + Images + Daemon,
+        impl Host,
+    >,
+    team: &Team,
+    image: Option<&str>,
+    socket: Option<&PathBuf>,
+    profiles: BTreeMap<String, Profile>,
+) -> anyhow::Result<Option<HubAction>> {
+    let Session { engine, host, .. } = session;
+    let existing = engine.container(&hub::container_name(&team.name)).await?;
+    let Some(hub) = &team.hub else {
+        return Ok(match existing {
+            Some(found) => {
+                engine.remove_container(&found.id, true).await?;
+                Some(HubAction::Removed)
+            }
+            None => None,
+        });
+    };
+    let (Some(image), Some(socket)) = (image, socket) else {
+        anyhow::bail!("the hub's image and socket were not ready before `up`");
+    };
+    let settings = hub::settings(team, hub, profiles).to_json();
+    let hash = settings_hash(hub, image, &settings);
+    let action = match existing {
+        Some(found)
+            if found.state == "running" && found.labels.get(labels::MEMBER_HASH) == Some(&hash) =>
+        {
+            return Ok(Some(HubAction::Unchanged));
+        }
+        Some(found) => {
+            engine.remove_container(&found.id, true).await?;
+            HubAction::Restarted
+        }
+        None => HubAction::Created,
+    };
+    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+    let (cert, key) = crate::app::gateway::certificate(host, team, &hub.tls, &names, "hub")?;
+    let mut files = BuildContext::default();
+    files.add_bytes("team.json", 0o600, settings.into_bytes());
+    files.add_bytes("cert.pem", 0o644, cert);
+    files.add_bytes("key.pem", 0o600, key);
+    files.set_owner(0, 0);
+    let mut tar = Vec::new();
+    files.write_tar(&mut tar)?;
+    let request = request(team, hub, image, &hash, socket);
+    let prepared = launch::Launcher::of(session).prepare(request, None).await?;
+    let reserved = RefCell::new(BTreeSet::new());
+    let launched = launch::Launcher::of(session)
+        .start(prepared, &reserved, true, |_| {})
+        .await
+        .map_err(|error| port_taken(error, team, hub))?;
+    let started = async {
+        for member in &team.members {
+            let name = network::member_network(&team.name, &member.name);
+            engine.connect_network(&name, &launched.id).await?;
+        }
+        crate::app::gateway::upload(engine, &launched.id, FOLDER, &tar).await?;
+        engine
+            .start(&launched.id)
+            .await
+            .map_err(|failure| match failure {
+                crate::engine::StartFailure::PortTaken(message) => {
+                    anyhow::Error::from(InputError::new(
+                        format!("the hub's port {} is taken: {message}", hub.port),
+                        format!("stop what listens there, or give the hub another port: `hub.port` in `{}`", team.file),
+                    ))
+                }
+                other => anyhow::Error::from(other.into_engine_error())
+                    .context("the hub did not start"),
+            })?;
+        wait_until_ready(session, &launched.id).await
+    };
+    if let Err(error) = started.await {
+        let _ = engine.remove_container(&launched.id, true).await;
+        return Err(error);
+    }
+    Ok(Some(action))
+}
+
+/// The launcher's hint names `-p`, which `up` does not have: the file's key instead.
+fn port_taken(error: anyhow::Error, team: &Team, hub: &Hub) -> anyhow::Error {
+    match error.downcast::<InputError>() {
+        Ok(input) if input.message.contains("already in use") => {
+            anyhow::Error::from(InputError::new(
+                format!(
+                    "the hub's port {} (`hub.port` in `{}`) is already in use",
+                    hub.port, team.file
+                ),
+                format!(
+                    "give the hub a free port: `hub.port` in `{}`, or stop what listens there",
+                    team.file
+                ),
+            ))
+        }
+        Ok(input) => input.into(),
+        Err(other) => other,
+    }
+}
+
+/// The hub's launch: JupyterHub as root of its container (it owns the state volume and
+/// uses the engine's socket) with every capability dropped, on the team's network (it
+/// joins the members' before it starts), its one port published (on 127.0.0.1 unless
+/// `public`).
+fn request(team: &Team, hub: &Hub, image: &str, hash: &str, socket: &Path) -> LaunchRequest {
+    let target = Target {
+        spec_name: "hub".to_string(),
+        image: image.to_string(),
+        service: Service::None,
+        image_user: "root".to_string(),
+        workdir: STATE.to_string(),
+        ports: BTreeMap::from([("hub".to_string(), LISTEN_PORT)]),
+        gpu_image: false,
+        gpu: None,
+        tfimg_image: false,
+        cuda_cache: None,
+    };
+    LaunchRequest {
+        // Read-only does not stop a socket's use: the mount is the hub's whole power over
+        // the engine, said in docs/architecture.md.
+        mounts: vec![MountRequest {
+            text: socket.display().to_string(),
+            source: socket.to_path_buf(),
+            target: Some("/var/run/docker.sock".to_string()),
+            read_only: true,
+        }],
+        volumes: vec![VolumePlan {
+            name: hub::state_volume(&team.name),
+            target: STATE.to_string(),
+            read_only: false,
+            labels: BTreeMap::from([(labels::TEAM.to_string(), team.name.clone())]),
+        }],
+        port_requests: vec![PortRequest {
+            host: Some(hub.port),
+            container: LISTEN_PORT,
+        }],
+        public: hub.public,
+        gpus: Some(GpuSelection::None),
+        resources: Resources {
+            restart: Some(RestartPolicy::UnlessStopped),
+            ..Resources::default()
+        },
+        extra_labels: BTreeMap::from([
+            (labels::TEAM.to_string(), team.name.clone()),
+            (labels::HUB.to_string(), team.name.clone()),
+            (labels::MEMBER_HASH.to_string(), hash.to_string()),
+            (labels::url_label("hub"), hub.login_url()),
+        ]),
+        tunnel: TunnelMode::Detached,
+        network: Some(NetworkPlan {
+            name: network::team_network(&team.name),
+            gateway: None,
+        }),
+        ..LaunchRequest::new(target, hub::container_name(&team.name), Some((0, 0)))
+    }
+}
+
+/// What makes a running hub out of date: its image, port, address, certificate source
+/// and the team's settings (JupyterHub reads them at start only).
+fn settings_hash(hub: &Hub, image: &str, settings: &str) -> String {
+    let text = format!(
+        "{image}|{}|{}|{:?}|{:?}|{settings}",
+        hub.port, hub.public, hub.tls, hub.admins
+    );
+    crate::plan::image::hex(&Sha256::digest(text.as_bytes()))[..16].to_string()
+}
+
+/// Waits until JupyterHub answers on its port inside its container (`/hub/health`), or
+/// fails with the end of its log.
+async fn wait_until_ready(
+    session: Session<'_, impl Containers + ContainerIo, impl Host>,
+    id: &str,
+) -> anyhow::Result<()> {
+    let Session { engine, host, .. } = session;
+    let probe = format!(
+        "import ssl, urllib.request; urllib.request.urlopen('https://127.0.0.1:{LISTEN_PORT}/hub/health', context=ssl._create_unverified_context(), timeout=5)"
+    );
+    let command = ["python3".to_string(), "-c".to_string(), probe];
+    let started = std::time::Instant::now();
+    loop {
+        let answered = engine.exec(id, &command, "0:0", |_| {}).await;
+        if matches!(answered, Ok(0)) {
+            return Ok(());
+        }
+        let state = engine.container(id).await?;
+        let gone = state.as_ref().is_none_or(|facts| facts.state != "running");
+        if gone || started.elapsed().as_secs() > READY_SECONDS {
+            let log = engine.output(id).await.unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(15).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            anyhow::bail!(
+                "the hub did not answer within {READY_SECONDS} s{}; its log ends:\n{}",
+                if gone { " (it stopped)" } else { "" },
+                tail.join("\n")
+            );
+        }
+        host.sleep(std::time::Duration::from_secs(1)).await;
+    }
+}
+
+/// `tfimg hub passwd`'s member: one the team's hub serves, else why not.
+pub fn check_member(
+    team: &Team,
+    specs: &BTreeMap<String, ResolvedSpec>,
+    member: &str,
+) -> Result<(), InputError> {
+    if team.hub.is_none() {
+        return Err(InputError::new(
+            format!("team file `{}` has no `hub:`", team.file),
+            "add `hub: {auth: native}` to the team file and run `tfimg up` to give the team a JupyterHub",
+        ));
+    }
+    let Some(found) = team.members.iter().find(|found| found.name == member) else {
+        let names: Vec<&str> = team
+            .members
+            .iter()
+            .map(|found| found.name.as_str())
+            .collect();
+        return Err(InputError::new(
+            format!("`{member}` is not a member of team `{}`", team.name),
+            format!("the members of `{}` are: {}", team.file, names.join(", ")),
+        ));
+    };
+    if !serves(team, found, specs) {
+        return Err(InputError::new(
+            format!("member `{member}` does not sign in at the hub: her spec serves no Jupyter, or she runs a `command`"),
+            "only Jupyter members have a server at the hub; `tfimg up` prints how the others are reached",
+        ));
+    }
+    Ok(())
+}
+
+/// A password the hub takes: 8 to 72 bytes (bcrypt reads no further), on one line.
+pub fn check_password(password: &str) -> Result<(), InputError> {
+    let bytes = password.len();
+    if !(MIN_PASSWORD..=72).contains(&bytes) {
+        return Err(InputError::new(
+            format!("a password is {MIN_PASSWORD} to 72 bytes; this one is {bytes}"),
+            "give a longer (or shorter) password on one line of stdin",
+        ));
+    }
+    if password.contains(['\n', '\r', '\0']) {
+        return Err(InputError::new(
+            "a password is one line, without NUL",
+            "give the password alone on one line of stdin",
+        ));
+    }
+    Ok(())
+}
+
+/// `tfimg hub passwd`: sets `member`'s password in the running hub (hashed there by
+/// NativeAuthenticator's own bcrypt), so she signs in with it and then changes it herself.
+pub async fn passwd(
+    session: Session<'_, impl Containers + ContainerIo, impl Host>,
+    team: &Team,
+    member: &str,
+    password: &[u8],
+) -> anyhow::Result<()> {
+    let Session { engine, .. } = session;
+    let hub_name = hub::container_name(&team.name);
+    let running = engine
+        .container(&hub_name)
+        .await?
+        .filter(|found| found.state == "running");
+    let Some(found) = running else {
+        return Err(InputError::new(
+            format!("the hub of team `{}` is not running", team.name),
+            format!("bring it up first: `tfimg up {}`", team.file),
+        )
+        .into());
+    };
+    let mut files = BuildContext::default();
+    files.add_bytes(PASSWORD_FILE, 0o600, password.to_vec());
+    files.set_owner(0, 0);
+    let mut tar = Vec::new();
+    files.write_tar(&mut tar)?;
+    crate::app::gateway::upload(engine, &found.id, FOLDER, &tar).await?;
+    let mut output = String::new();
+    let command = [
+        "python3".to_string(),
+        format!("{SHARE}/{PASSWD}"),
+        member.to_string(),
+    ];
+    let code = engine
+        .exec(&found.id, &command, "0:0", |chunk| match chunk {
+            OutputChunk::Stdout(bytes) | OutputChunk::Stderr(bytes) => {
+                output.push_str(&String::from_utf8_lossy(&bytes))
+            }
+        })
+        .await?;
+    if code != 0 {
+        anyhow::bail!("the hub did not set the password: {}", output.trim());
+    }
+    Ok(())
+}
+
+mod image;
+
+pub use image::{image, member_image};

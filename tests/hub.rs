@@ -1,0 +1,711 @@
+//! A team's JupyterHub front door (`hub:`) on the real Engine: JupyterHub from PyPI with
+//! its configurable-http-proxy from npm, NativeAuthenticator and DockerSpawner, in an
+//! image tfimg builds, creating each member's server from the container tfimg's launcher
+//! planned for her. Driven as members would: in headless Chromium through the hub's own
+//! pages and URLs (`/hub/login`, `/hub/api/...`, `/user/NAME/...`), and with curl for
+//! what a browser does not show (state across `down` and `up`, the idle culler, what
+//! reaches the hub's logs and files).
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::browser::{Browser, Tab};
+use common::cli::free_port;
+use common::{docker, scratch, tfimg_with_env, unique, Run, HOST_CA, TODAY};
+
+/// Removes, when dropped (also when the test fails), the team's containers (the hub's
+/// and the servers it spawned), its networks and the hub's state volume.
+struct TeamGuard(String);
+
+impl Drop for TeamGuard {
+    fn drop(&mut self) {
+        let label = format!("label=io.tfimg.team={}", self.0);
+        for id in docker(&["ps", "-aq", "--filter", &label]).split_whitespace() {
+            docker(&["rm", "-f", id]);
+        }
+        for network in docker(&["network", "ls", "-q", "--filter", &label]).split_whitespace() {
+            docker(&["network", "rm", network]);
+        }
+        docker(&["network", "rm", &format!("tfimg-{}", self.0)]);
+        docker(&["volume", "rm", &format!("tfimg-hub-{}", self.0)]);
+    }
+}
+
+/// A team of cpu-jupyter members (one folder each under ./work) with `hub:` on `port`,
+/// `admins` and the file's `extra` lines.
+struct Lab {
+    folder: tempfile::TempDir,
+    data: PathBuf,
+    team: String,
+    port: u16,
+    _guard: TeamGuard,
+}
+
+impl Lab {
+    fn new(prefix: &str, members: &[&str], admins: &[&str], extra: &str) -> Lab {
+        let suffix = unique(prefix).replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+        let id = suffix[suffix.len() - 10..]
+            .trim_start_matches('-')
+            .to_lowercase();
+        let team = format!("{prefix}{id}");
+        let port = free_port();
+        let mut text = format!(
+            "team: {team}\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n"
+        );
+        for member in members {
+            text.push_str(&format!("  - name: {member}\n"));
+        }
+        text.push_str(&format!(
+            "hub:\n  auth: native\n  admins: [{}]\n  port: {port}\n{extra}",
+            admins.join(", ")
+        ));
+        let folder = scratch(&[("team.yaml", &text)]);
+        let data = folder.path().join(".tfimg-data");
+        Lab {
+            _guard: TeamGuard(team.clone()),
+            folder,
+            data,
+            team,
+            port,
+        }
+    }
+
+    fn tfimg(&self, args: &[&str]) -> Run {
+        let data = self.data.to_str().unwrap();
+        tfimg_with_env(self.folder.path(), args, &[("XDG_DATA_HOME", data)])
+    }
+
+    fn up(&self) -> Run {
+        let up = self.tfimg(&["up", "team.yaml", "--ca-cert", HOST_CA]);
+        assert_eq!(up.code, 0, "{}{}", up.stdout, up.tail());
+        up
+    }
+
+    /// `tfimg hub passwd team.yaml MEMBER` with `password` on stdin.
+    fn passwd(&self, member: &str, password: &str) -> Run {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tfimg"))
+            .args(["hub", "passwd", "team.yaml", member])
+            .current_dir(self.folder.path())
+            .env("XDG_DATA_HOME", &self.data)
+            .env("NO_COLOR", "1")
+            .env("TFIMG_CONFIG", "/dev/null")
+            .env("TFIMG_TODAY", TODAY)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tfimg starts");
+        writeln!(child.stdin.take().unwrap(), "{password}").unwrap();
+        let output = child.wait_with_output().unwrap();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    fn base(&self) -> String {
+        format!("https://127.0.0.1:{}/", self.port)
+    }
+
+    fn cert(&self) -> PathBuf {
+        self.data
+            .join(format!("tfimg/teams/{}/hub/cert.pem", self.team))
+    }
+
+    fn work(&self, member: &str) -> PathBuf {
+        self.folder.path().join("work").join(member)
+    }
+}
+
+/// The base64 SHA-256 of the public key in the PEM certificate at `cert` (what
+/// `--ignore-certificate-errors-spki-list` takes).
+fn spki_of(cert: &Path) -> String {
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg("openssl x509 -in \"$1\" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64")
+        .arg("sh")
+        .arg(cert)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// A person's own browser: a fresh profile that trusts exactly the hub's key.
+fn browser(lab: &Lab) -> (Browser, Tab) {
+    let mut browser = Browser::launch(&[format!(
+        "--ignore-certificate-errors-spki-list={}",
+        spki_of(&lab.cert())
+    )]);
+    let tab = browser.tab();
+    (browser, tab)
+}
+
+/// A `fetch` option carrying the page's XSRF token, as Jupyter's own pages send it: a
+/// server behind the hub refuses a cookie-authenticated API request without one.
+const XSRF: &str =
+    "{headers: {'X-XSRFToken': (document.cookie.match('\\\\b_xsrf=([^;]*)') || [])[1]}}";
+
+const LAB_READY: &str = "document.querySelector('.jp-LauncherCard') !== null";
+
+/// Types `name` and `password` into the hub's login form at `url` and presses its button,
+/// as a person does; the path the browser lands on once the next page loaded.
+fn sign_in(browser: &mut Browser, tab: &Tab, url: &str, name: &str, password: &str) -> String {
+    browser.open(tab, url);
+    browser.click(tab, "#username_input");
+    browser.type_text(tab, name);
+    browser.click(tab, "#password_input");
+    browser.type_text(tab, password);
+    browser.evaluate(tab, "window.__signing_in = true");
+    browser.click(tab, "#login_submit");
+    // The form's document is replaced by the answer's.
+    browser
+        .wait_until(
+            tab,
+            "window.__signing_in === undefined && document.readyState === 'complete' ? location.pathname : null",
+            Duration::from_secs(60),
+        )
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// `fetch(path)`'s status from the page's own origin (its cookies, no redirect followed).
+fn status_in_page(browser: &mut Browser, tab: &Tab, path: &str) -> u64 {
+    browser
+        .evaluate(
+            tab,
+            &format!("fetch({path:?}, {{redirect: 'manual'}}).then((answer) => answer.type === 'opaqueredirect' ? 302 : answer.status)"),
+        )
+        .as_u64()
+        .unwrap()
+}
+
+/// Runs `code` in a new notebook of the Lab open in `tab` (the server at path `server`,
+/// `/user/alice/`); the cell's output.
+fn run_cell(browser: &mut Browser, tab: &Tab, server: &str, code: &str) -> String {
+    let limit = Duration::from_secs(180);
+    browser.click(tab, ".jp-LauncherCard[data-category='Notebook']");
+    browser.wait_until(
+        tab,
+        "document.querySelector('.jp-Notebook .jp-Cell .cm-content') !== null && document.querySelector(\".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']\") !== null",
+        limit,
+    );
+    // Its kernel is up once the tab's WebSocket to it is connected (Jupyter counts it).
+    browser.wait_until(
+        tab,
+        &format!("fetch('{server}api/sessions', {XSRF}).then((answer) => answer.json()).then((sessions) => sessions.some((session) => session.kernel.connections > 0 && session.kernel.execution_state === 'idle'))"),
+        limit,
+    );
+    browser.click(tab, ".jp-Notebook .jp-Cell .cm-content");
+    browser.type_text(tab, code);
+    browser.click(
+        tab,
+        ".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']",
+    );
+    browser
+        .wait_until(
+            tab,
+            "[...document.querySelectorAll('.jp-OutputArea-output')].map((output) => output.textContent).join('')",
+            limit,
+        )
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Three members and an admin, in three browsers: Alice signs in through the hub's form,
+/// her server starts, a Keras cell trains and logs, and her TensorBoard (behind the same
+/// sign-in) shows the run. Bob, signed in as himself, gets nothing of Alice's server. An
+/// unknown name cannot sign in, nobody can sign up (not even as Carol, a member who has
+/// no password yet), and Carol, once the admin set her password, is an admin who sees both
+/// servers. Every promise is collected and asserted at the end.
+#[tokio::test]
+async fn members_sign_in_at_the_hub_and_reach_their_own_server_only() {
+    let Some(_engine) = common::engine().await else { return };
+    if !common::chromium_available() {
+        return;
+    }
+    let lab = Lab::new("hb", &["alice", "bob", "carol"], &["carol"], "");
+    let up = lab.up();
+    assert!(
+        up.stdout.contains(&format!("{}user/alice/lab", lab.base())),
+        "alice's row leads to her server at the hub:\n{}",
+        up.stdout
+    );
+    assert!(
+        up.stderr
+            .contains(&format!("hub: {}hub/login (created)", lab.base())),
+        "{}",
+        up.stderr
+    );
+    for (member, password) in [("alice", "alice-first-pass"), ("bob", "bob-first-pass")] {
+        let set = lab.passwd(member, password);
+        assert_eq!(set.code, 0, "{}{}", set.stdout, set.stderr);
+    }
+    let base = lab.base();
+    let mut broken: Vec<String> = Vec::new();
+    let mut expect = |kept: bool, promise: String| {
+        if !kept {
+            broken.push(promise);
+        }
+    };
+    let lab_limit = Duration::from_secs(240);
+
+    // Alice signs in; the hub starts her server and opens her Lab.
+    let (mut alice, alice_tab) = browser(&lab);
+    let landed = sign_in(
+        &mut alice,
+        &alice_tab,
+        &format!("{base}hub/login"),
+        "alice",
+        "alice-first-pass",
+    );
+    expect(
+        landed.starts_with("/hub/spawn") || landed.starts_with("/user/alice"),
+        format!("alice's sign-in starts her server: landed on {landed}"),
+    );
+    alice.wait_until_started(&alice_tab, LAB_READY, lab_limit);
+    let path = alice.evaluate(&alice_tab, "location.pathname");
+    expect(
+        path == "/user/alice/lab",
+        format!("alice's Lab is at /user/alice/lab: {path}"),
+    );
+    let output = run_cell(
+        &mut alice,
+        &alice_tab,
+        "/user/alice/",
+        "import numpy as np, tensorflow as tf; x = np.random.rand(256, 4).astype('float32'); model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation='relu'), tf.keras.layers.Dense(1)]); model.compile('adam', 'mse'); fitted = model.fit(x, x.sum(axis=1), epochs=3, verbose=0, callbacks=[tf.keras.callbacks.TensorBoard('/tf/work/logs/keras-run')]); print('trained', len(fitted.history['loss']), 'epochs')",
+    );
+    expect(
+        output.contains("trained 3 epochs"),
+        format!("alice's Keras cell trains: {output}"),
+    );
+    expect(
+        lab.work("alice").join("logs/keras-run/train").is_dir(),
+        "her run is written to her folder on the host".to_string(),
+    );
+
+    // Her TensorBoard, behind the same sign-in, shows her run (in a tab of its own: the
+    // Lab's holds an unsaved notebook, whose page asks before it is left).
+    let board = alice.tab();
+    alice.open(&board, &format!("{base}user/alice/tensorboard/"));
+    let runs = alice.poll(
+        &board,
+        "document.querySelector('tb-webapp') !== null && fetch('data/runs').then((answer) => answer.json()).then((runs) => runs.includes('work/logs/keras-run/train') ? runs : null)",
+        Duration::from_secs(120),
+    );
+    expect(
+        runs.is_ok(),
+        format!("alice's TensorBoard renders with her run: {runs:?}"),
+    );
+
+    // Bob signs in as himself and starts his own server.
+    let (mut bob, bob_tab) = browser(&lab);
+    sign_in(
+        &mut bob,
+        &bob_tab,
+        &format!("{base}hub/login"),
+        "bob",
+        "bob-first-pass",
+    );
+    bob.wait_until_started(&bob_tab, LAB_READY, lab_limit);
+    // Alice's server refuses him: her Lab sends him to the hub's OAuth, which answers 403.
+    bob.open(&bob_tab, &format!("{base}user/alice/lab"));
+    let refused = bob.wait_until(
+        &bob_tab,
+        "document.readyState === 'complete' ? [location.pathname, document.body.innerText.slice(0, 200)] : null",
+        Duration::from_secs(60),
+    );
+    expect(
+        refused[0]
+            .as_str()
+            .is_some_and(|path| !path.starts_with("/user/alice"))
+            && refused[1].as_str().is_some_and(|text| text.contains("403")),
+        format!("bob's browser gets no page of alice's server: {refused}"),
+    );
+    for path in [
+        "/user/alice/api/contents",
+        "/user/alice/api/kernels",
+        "/user/alice/tensorboard/data/runs",
+    ] {
+        let status = status_in_page(&mut bob, &bob_tab, path);
+        expect(
+            status == 403 || status == 302,
+            format!("bob's session reads nothing at {path}: {status}"),
+        );
+    }
+
+    // Nobody signs up, and no unknown name signs in; Carol, who has no password yet,
+    // cannot be claimed.
+    let (mut stranger, stranger_tab) = browser(&lab);
+    for (name, password) in [("dave", "dave-password-1"), ("carol", "claimed-before-her")] {
+        let landed = sign_in(
+            &mut stranger,
+            &stranger_tab,
+            &format!("{base}hub/login"),
+            name,
+            password,
+        );
+        expect(
+            landed == "/hub/login",
+            format!("`{name}` does not sign in: landed on {landed}"),
+        );
+    }
+    let signup = status_in_page(&mut stranger, &stranger_tab, "/hub/signup");
+    expect(signup == 404, format!("there is no sign-up page: {signup}"));
+    let posted = stranger.evaluate(
+        &stranger_tab,
+        "fetch('/hub/signup', {method: 'POST', body: new URLSearchParams({username: 'carol', signup_password: 'claimed-before-her', signup_password_confirmation: 'claimed-before-her', _xsrf: (document.cookie.match('\\\\b_xsrf=([^;]*)') || [])[1] || ''})}).then((answer) => answer.status)",
+    );
+    expect(
+        posted == 404 || posted == 403,
+        format!("nobody signs up as carol: {posted}"),
+    );
+    let users = status_in_page(&mut stranger, &stranger_tab, "/hub/api/users");
+    expect(
+        users == 403,
+        format!("a stranger reads no user list: {users}"),
+    );
+
+    // The admin sets Carol's password; she signs in to the admin page and sees both
+    // servers running.
+    let set = lab.passwd("carol", "carol-first-pass");
+    assert_eq!(set.code, 0, "{}", set.stderr);
+    let (mut carol, carol_tab) = browser(&lab);
+    let landed = sign_in(
+        &mut carol,
+        &carol_tab,
+        &format!("{base}hub/login?next=%2Fhub%2Fadmin"),
+        "carol",
+        "carol-first-pass",
+    );
+    expect(
+        landed.starts_with("/hub/admin"),
+        format!("carol lands on the admin page: {landed}"),
+    );
+    let servers = carol.poll(
+        &carol_tab,
+        &format!("fetch('/hub/api/users', {XSRF}).then((answer) => answer.json()).then((users) => users.filter((user) => user.servers[''] && user.servers[''].ready).map((user) => user.name).sort().join(','))"),
+        Duration::from_secs(30),
+    );
+    expect(
+        servers.as_ref().is_ok_and(|names| names == "alice,bob"),
+        format!("the admin sees alice's and bob's servers running: {servers:?}"),
+    );
+    let listed = carol.poll(
+        &carol_tab,
+        "document.body.innerText.includes('alice') && document.body.innerText.includes('bob') ? document.body.innerText.length : null",
+        Duration::from_secs(30),
+    );
+    expect(
+        listed.is_ok(),
+        format!("the admin page lists them: {listed:?}"),
+    );
+
+    assert!(broken.is_empty(), "broken promises:\n{}", broken.join("\n"));
+}
+
+/// A member's HTTP session with the hub through curl: a cookie jar of her own, the hub's
+/// certificate trusted.
+struct Session<'a> {
+    lab: &'a Lab,
+    jar: PathBuf,
+}
+
+impl<'a> Session<'a> {
+    fn new(lab: &'a Lab, name: &str) -> Session<'a> {
+        Session {
+            lab,
+            jar: lab.folder.path().join(format!("{name}.cookies")),
+        }
+    }
+
+    /// `curl` with the session's cookies; its status, where it redirects to, and the body.
+    fn curl(&self, args: &[&str], path: &str) -> (u16, String, String) {
+        let url = format!("{}{}", self.lab.base(), path.trim_start_matches('/'));
+        let output = Command::new("curl")
+            .args(["-s", "--max-time", "30", "--cacert"])
+            .arg(self.lab.cert())
+            .arg("-b")
+            .arg(&self.jar)
+            .arg("-c")
+            .arg(&self.jar)
+            .args(["-w", "\n%{http_code} %{redirect_url}"])
+            .args(args)
+            .arg(&url)
+            .output()
+            .expect("curl runs");
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let (body, last) = text.rsplit_once('\n').unwrap_or(("", &text));
+        let (status, location) = last.split_once(' ').unwrap_or((last, ""));
+        (
+            status.parse().unwrap_or(0),
+            location.to_string(),
+            body.to_string(),
+        )
+    }
+
+    fn get(&self, path: &str) -> (u16, String, String) {
+        self.curl(&[], path)
+    }
+
+    /// The XSRF token the hub (or a server, for its `path`) set in this session.
+    fn xsrf(&self, path: &str) -> String {
+        std::fs::read_to_string(&self.jar)
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.contains("\t_xsrf\t"))
+            .filter(|line| {
+                line.split('\t').nth(2).is_some_and(|cookie_path| {
+                    cookie_path.trim_end_matches('/') == path.trim_end_matches('/')
+                })
+            })
+            .filter_map(|line| line.rsplit('\t').next())
+            .next_back()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Posts the login form as a browser does; the status and where it leads.
+    fn sign_in(&self, name: &str, password: &str) -> (u16, String) {
+        let (_, _, page) = self.get("hub/login");
+        let xsrf = page
+            .split("name=\"_xsrf\" value=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_default()
+            .to_string();
+        let (status, location, _) = self.curl(
+            &[
+                "--data-urlencode",
+                &format!("_xsrf={xsrf}"),
+                "--data-urlencode",
+                &format!("username={name}"),
+                "--data-urlencode",
+                &format!("password={password}"),
+            ],
+            "hub/login",
+        );
+        (status, location)
+    }
+
+    /// Starts her server as the home page's button does, and waits until her Lab answers
+    /// (following the hub's OAuth, as a browser does: then her server's API takes the
+    /// session's cookie).
+    fn start_server(&self, name: &str) {
+        let (status, location, _) = self.get(&format!("hub/spawn/{name}"));
+        assert!(
+            status == 302 || status == 200,
+            "the hub starts {name}'s server: {status} {location}"
+        );
+        common::wait_for(
+            &format!("{name}'s server"),
+            Duration::from_secs(180),
+            || {
+                // The hub answers for a server still starting: only her Lab's own page
+                // carries Jupyter's settings.
+                let (status, _, page) = self.curl(&["-L"], &format!("user/{name}/lab"));
+                status == 200 && page.contains("jupyter-config-data")
+            },
+        );
+    }
+}
+
+/// The hub's state and boundaries, with curl: a member's file written through her own
+/// server; her server not reachable from another member's; the hub's secrets and the
+/// passwords nowhere but its private files; her idle server stopped by the idle culler
+/// and started again from the hub with its data; and `down` then `up` keeping the users,
+/// their passwords and their sign-in.
+#[tokio::test]
+async fn the_hub_keeps_its_users_across_down_and_up_and_culls_idle_servers() {
+    let Some(_engine) = common::engine().await else { return };
+    let lab = Lab::new("hi", &["alice", "bob"], &[], "idle:\n  containers: 30s\n");
+    let up = lab.up();
+    assert!(
+        up.stderr
+            .contains("the hub stops a member's server nobody used for 30s"),
+        "{}",
+        up.stderr
+    );
+    for (member, password) in [("alice", "alice-first-pass"), ("bob", "bob-first-pass")] {
+        let set = lab.passwd(member, password);
+        assert_eq!(set.code, 0, "{}", set.stderr);
+    }
+    let refused = lab.passwd("alice", "short");
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("a password is 8 to 72 bytes"));
+    let stranger = lab.passwd("dave", "dave-password-1");
+    assert_eq!(stranger.code, 1);
+    assert!(
+        stranger.stderr.contains("`dave` is not a member of team"),
+        "{}",
+        stranger.stderr
+    );
+
+    let alice = Session::new(&lab, "alice");
+    let bob = Session::new(&lab, "bob");
+    assert_eq!(alice.sign_in("alice", "wrong-password-1").0, 200);
+    let (status, location) = alice.sign_in("alice", "alice-first-pass");
+    assert_eq!(status, 302, "alice signs in: {location}");
+    assert_eq!(bob.sign_in("bob", "bob-first-pass").0, 302);
+    alice.start_server("alice");
+    bob.start_server("bob");
+
+    // Alice writes a file through her own server's API.
+    let xsrf = alice.xsrf("/user/alice/");
+    let (status, _, body) = alice.curl(
+        &[
+            "-X",
+            "PUT",
+            "-H",
+            &format!("X-XSRFToken: {xsrf}"),
+            "-H",
+            "Content-Type: application/json",
+            "--data",
+            r#"{"type": "file", "format": "text", "content": "kept across restarts"}"#,
+        ],
+        "user/alice/api/contents/work/kept.txt",
+    );
+    assert!(
+        status == 200 || status == 201,
+        "{status} {body}\n{}",
+        std::fs::read_to_string(&alice.jar).unwrap_or_default()
+    );
+    assert_eq!(
+        std::fs::read_to_string(lab.work("alice").join("kept.txt")).unwrap(),
+        "kept across restarts"
+    );
+
+    // Her server is on her own network: Bob's is neither named nor reachable from it.
+    let (alice_box, bob_box) = (format!("{}-alice", lab.team), format!("{}-bob", lab.team));
+    let bob_ip = docker(&[
+        "inspect",
+        "-f",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}",
+        &bob_box,
+    ]);
+    let reach = format!(
+        "import socket\nfor host in ['{bob_box}'] + '{}'.split():\n    try:\n        socket.create_connection((host, 8888), timeout=3)\n        print('reached', host)\n    except OSError as error:\n        print('refused', host, error)\n",
+        bob_ip.trim()
+    );
+    let reached = Command::new("docker")
+        .args(["exec", &alice_box, "python3", "-c", &reach])
+        .output()
+        .unwrap();
+    let reached = String::from_utf8_lossy(&reached.stdout).into_owned()
+        + &String::from_utf8_lossy(&reached.stderr);
+    assert!(
+        !reached.contains("reached") && reached.contains("refused"),
+        "{reached}"
+    );
+    // No member's server holds the engine's socket; the hub holds it, read-only mounted.
+    for name in [&alice_box, &bob_box] {
+        let mounts = docker(&["inspect", "-f", "{{json .Mounts}}", name]);
+        assert!(!mounts.contains("docker.sock"), "{name}: {mounts}");
+    }
+    let hub_box = format!("{}-hub", lab.team);
+    let hub_mounts = docker(&["inspect", "-f", "{{json .Mounts}}", &hub_box]);
+    assert!(hub_mounts.contains("docker.sock"), "{hub_mounts}");
+    assert_eq!(
+        docker(&["inspect", "-f", "{{json .HostConfig.CapDrop}}", &hub_box]).trim(),
+        "[\"ALL\"]"
+    );
+    // The hub's secrets and database are private to it; the passwords are nowhere else.
+    let modes = docker(&[
+        "exec",
+        &hub_box,
+        "stat",
+        "-c",
+        "%a %n",
+        "/srv/jupyterhub/jupyterhub.sqlite",
+        "/srv/jupyterhub/jupyterhub_cookie_secret",
+        "/etc/tfimg-hub/team.json",
+        "/etc/tfimg-hub/key.pem",
+    ]);
+    assert_eq!(
+        modes
+            .lines()
+            .filter(|line| line.starts_with("600 "))
+            .count(),
+        4,
+        "{modes}"
+    );
+    assert_eq!(
+        docker(&["exec", &hub_box, "ls", "/etc/tfimg-hub"])
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["cert.pem", "key.pem", "team.json"],
+        "no password file is left behind"
+    );
+    let secret = docker(&[
+        "exec",
+        &hub_box,
+        "cat",
+        "/srv/jupyterhub/jupyterhub_cookie_secret",
+    ]);
+    let secret = secret.trim();
+    assert!(secret.len() >= 32, "{secret}");
+    let mut hub_log = String::new();
+    for args in [
+        vec!["logs", hub_box.as_str()],
+        vec!["inspect", hub_box.as_str()],
+        vec!["inspect", alice_box.as_str()],
+    ] {
+        let output = Command::new("docker").args(&args).output().unwrap();
+        hub_log.push_str(&String::from_utf8_lossy(&output.stdout));
+        hub_log.push_str(&String::from_utf8_lossy(&output.stderr));
+    }
+    for needle in ["alice-first-pass", "bob-first-pass", secret] {
+        assert!(
+            !hub_log.contains(needle),
+            "`{needle}` in the hub's log or labels"
+        );
+    }
+    let leaked = Command::new("grep")
+        .args(["-rl", "alice-first-pass"])
+        .arg(lab.folder.path())
+        .output()
+        .unwrap();
+    assert!(
+        leaked.stdout.is_empty(),
+        "a password in tfimg's files: {}",
+        String::from_utf8_lossy(&leaked.stdout)
+    );
+
+    // Idle past `idle:`: the culler stops her server (its container goes) ...
+    common::wait_for(
+        "the idle culler to stop alice's server",
+        Duration::from_secs(180),
+        || common::container_state(&alice_box).is_none(),
+    );
+    // ... and she starts it again from the hub, her file where it was.
+    let (status, _, home) = alice.get("hub/home");
+    assert_eq!(status, 200);
+    assert!(home.contains("/hub/spawn/alice"), "{home}");
+    alice.start_server("alice");
+    let (status, _, kept) = alice.curl(&["-L"], "user/alice/api/contents/work/kept.txt");
+    assert_eq!(status, 200, "{kept}");
+    assert!(kept.contains("kept across restarts"), "{kept}");
+
+    // `down` then `up`: the users, their passwords and their sign-in are kept.
+    let down = lab.tfimg(&["down", "team.yaml"]);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+    assert!(common::container_state(&hub_box).is_none());
+    lab.up();
+    let (status, _, _) = alice.get("hub/home");
+    assert_eq!(status, 200, "alice's sign-in outlives `down` and `up`");
+    let again = Session::new(&lab, "bob-again");
+    let (status, location) = again.sign_in("bob", "bob-first-pass");
+    assert_eq!(
+        status, 302,
+        "bob's password outlives `down` and `up`: {location}"
+    );
+    let wrong = Session::new(&lab, "bob-wrong");
+    assert_eq!(wrong.sign_in("bob", "alice-first-pass").0, 200);
+}
