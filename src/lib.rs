@@ -135,6 +135,7 @@ fn run() -> ExitCode {
         Command::Hub(cli::HubCommand::Passwd(args)) => {
             commands::team::hub_passwd(&args, &settings, host)
         }
+        Command::Hub(cli::HubCommand::Gpus) => commands::team::hub_gpus(&settings),
         Command::Compose(args) => commands::export::compose(&args, &settings, host),
         Command::Push(args) => commands::push::run(&args, &settings),
         Command::Save(args) => commands::bundle::save(&args, &settings, host),

@@ -709,3 +709,201 @@ async fn the_hub_keeps_its_users_across_down_and_up_and_culls_idle_servers() {
     let wrong = Session::new(&lab, "bob-wrong");
     assert_eq!(wrong.sign_in("bob", "alice-first-pass").0, 200);
 }
+
+/// On the stand-in NVIDIA host (a second dockerd whose `--gpus` containers start here),
+/// with GPU 0 held by another tfimg container: Alice and Bob, each with `gpus: 1`, start
+/// their servers from the hub at the same instant and get two different free GPUs, never
+/// the held one, each labelled as `tfimg ps --gpus` reads it, with its member.
+#[tokio::test]
+async fn members_starting_at_once_get_different_free_gpus_and_never_a_held_one() {
+    let Some(_engine) = common::engine().await else { return };
+    // The hub's images, made on the machine's daemon by a team without GPUs, are copied to
+    // the stand-in (which reaches no network to build them).
+    let made = Lab::new("hm", &["alice"], &[], "");
+    made.up();
+    let hub_box = format!("{}-hub", made.team);
+    let hub_image = docker(&["inspect", "-f", "{{.Config.Image}}", &hub_box]);
+    let settings = docker(&["exec", &hub_box, "cat", "/etc/tfimg-hub/team.json"]);
+    let settings: serde_json::Value = serde_json::from_str(&settings).unwrap();
+    let member_image = settings["members"]["alice"]["image"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    drop(made);
+    let spec_image = docker(&[
+        "images",
+        "tfimg/cpu-jupyter",
+        "--filter",
+        "label=io.tfimg.spec=cpu-jupyter",
+        "--format",
+        "{{.Repository}}:{{.Tag}}",
+    ]);
+    let mut images = vec![
+        "debian:bullseye-slim",
+        "debian:bookworm-slim",
+        "tfimg/cpu-headless:2.9.3",
+        hub_image.trim(),
+        member_image.as_str(),
+    ];
+    images.extend(spec_image.split_whitespace());
+    let Some(gpu) = common::gpu::gpu_engine_with(&images) else {
+        return;
+    };
+    let _turn = common::gpu::gpu_turn();
+    let mut lab = Lab::new("hg", &["alice", "bob"], &[], "");
+    let text = std::fs::read_to_string(lab.folder.path().join("team.yaml"))
+        .unwrap()
+        .replace("  - name: alice\n", "  - name: alice\n    gpus: 1\n")
+        .replace("  - name: bob\n", "  - name: bob\n    gpus: 1\n");
+    std::fs::write(lab.folder.path().join("team.yaml"), text).unwrap();
+    lab._guard = TeamGuard(lab.team.clone());
+    let on_standin = |args: &[&str]| {
+        let data = lab.data.to_str().unwrap();
+        let mut env = gpu.env();
+        env.push(("XDG_DATA_HOME", data));
+        tfimg_with_env(lab.folder.path(), args, &env)
+    };
+    let held = unique("hg-held");
+    let _held_guard = common::DockerGuard::containers(&[&held]).on(&gpu.host);
+    let _team_guard = StandinTeamGuard(&gpu, lab.team.clone());
+    let run = on_standin(&[
+        "run",
+        "cpu-headless",
+        "-d",
+        "--no-build",
+        "--gpus",
+        "device=0",
+        "--name",
+        &held,
+        "--",
+        "sleep",
+        "600",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.tail());
+
+    let up = on_standin(&["up", "team.yaml", "--ca-cert", HOST_CA]);
+    assert_eq!(up.code, 0, "{}{}", up.stdout, up.tail());
+    for (member, password) in [("alice", "alice-first-pass"), ("bob", "bob-first-pass")] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tfimg"))
+            .args(["hub", "passwd", "team.yaml", member])
+            .current_dir(lab.folder.path())
+            .env("XDG_DATA_HOME", &lab.data)
+            .env("DOCKER_HOST", &gpu.host)
+            .env("TFIMG_CONFIG", "/dev/null")
+            .env("TFIMG_TODAY", TODAY)
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        writeln!(child.stdin.take().unwrap(), "{password}").unwrap();
+        let set = child.wait_with_output().unwrap();
+        assert!(
+            set.status.success(),
+            "{}",
+            String::from_utf8_lossy(&set.stderr)
+        );
+    }
+    let sessions = [
+        (Session::new(&lab, "alice"), "alice", "alice-first-pass"),
+        (Session::new(&lab, "bob"), "bob", "bob-first-pass"),
+    ];
+    for (session, name, password) in &sessions {
+        assert_eq!(session.sign_in(name, password).0, 302, "{name} signs in");
+    }
+    // Both press "Start My Server" in the same instant. (The stand-in's bridges forward
+    // nothing between containers, its iptables being off, so a server there never
+    // answers the hub: what is proven is the container each start creates, with its GPUs.)
+    let start = std::sync::Barrier::new(2);
+    std::thread::scope(|scope| {
+        for (session, name, _) in &sessions {
+            let start = &start;
+            scope.spawn(move || {
+                start.wait();
+                let (status, location, _) = session.get(&format!("hub/spawn/{name}"));
+                assert_eq!(status, 302, "{name}'s start: {location}");
+            });
+        }
+    });
+    common::wait_for(
+        "both servers' containers on the stand-in",
+        Duration::from_secs(60),
+        || {
+            ["alice", "bob"].iter().all(|member| {
+                !gpu.docker(&[
+                    "ps",
+                    "-q",
+                    "--filter",
+                    &format!("name=^{}-{member}$", lab.team),
+                ])
+                .trim()
+                .is_empty()
+            })
+        },
+    );
+    let given = |member: &str| {
+        let inspected = gpu.inspect(&format!("{}-{member}", lab.team));
+        let ids: Vec<String> = serde_json::from_value(
+            inspected["HostConfig"]["DeviceRequests"][0]["DeviceIDs"].clone(),
+        )
+        .unwrap_or_default();
+        (ids, inspected["Config"]["Labels"].clone())
+    };
+    let (alice_ids, alice_labels) = given("alice");
+    let (bob_ids, bob_labels) = given("bob");
+    assert_eq!(alice_ids.len(), 1, "{alice_ids:?}");
+    assert_eq!(bob_ids.len(), 1, "{bob_ids:?}");
+    assert_ne!(alice_ids, bob_ids, "two members, two GPUs");
+    for ids in [&alice_ids, &bob_ids] {
+        assert_ne!(ids[0], "0", "GPU 0 is held: never given");
+    }
+    assert_eq!(
+        alice_labels["io.tfimg.gpus"],
+        format!("device={}", alice_ids[0])
+    );
+    assert_eq!(alice_labels["io.tfimg.member"], "alice");
+    assert_eq!(bob_labels["io.tfimg.hub"], lab.team.as_str());
+    // `ps --gpus` shows each server with its member.
+    let mut env = gpu.env();
+    let data = lab.data.to_str().unwrap().to_string();
+    env.push(("XDG_DATA_HOME", &data));
+    let shown = tfimg_with_env(lab.folder.path(), &["ps", "--gpus", "--json"], &env);
+    assert_eq!(shown.code, 0, "{}", shown.tail());
+    let view: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    for (member, ids) in [("alice", &alice_ids), ("bob", &bob_ids)] {
+        let row = view["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["member"] == member)
+            .unwrap_or_else(|| panic!("no {member} in {view}"));
+        assert_eq!(
+            row["gpus"],
+            serde_json::json!([ids[0].parse::<u32>().unwrap()]),
+            "{row}"
+        );
+    }
+}
+
+/// Removes the team's containers, networks and hub volume on the stand-in.
+struct StandinTeamGuard<'a>(&'a common::gpu::GpuEngine, String);
+
+impl Drop for StandinTeamGuard<'_> {
+    fn drop(&mut self) {
+        let gpu = self.0;
+        let label = format!("label=io.tfimg.team={}", self.1);
+        for id in gpu
+            .docker(&["ps", "-aq", "--filter", &label])
+            .split_whitespace()
+        {
+            gpu.docker(&["rm", "-f", id]);
+        }
+        for network in gpu
+            .docker(&["network", "ls", "-q", "--filter", &label])
+            .split_whitespace()
+        {
+            gpu.docker(&["network", "rm", network]);
+        }
+        gpu.docker(&["network", "rm", &format!("tfimg-{}", self.1)]);
+        gpu.docker(&["volume", "rm", &format!("tfimg-hub-{}", self.1)]);
+    }
+}

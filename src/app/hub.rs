@@ -25,21 +25,25 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::app::gpu_ledger::GpuLedger;
 use crate::app::launch::{self, LaunchRequest, Target, TunnelMode};
 use crate::app::session::Session;
 use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
 use crate::engine::OutputChunk;
 use crate::host::archive::BuildContext;
 use crate::host::Host;
+use crate::host::NvidiaFacts;
 use crate::input::InputError;
 use crate::labels;
 use crate::plan::cache::VolumePlan;
-use crate::plan::gpus::GpuSelection;
+use crate::plan::gpus::{GpuMode, GpuPlan, GpuSelection};
 use crate::plan::mounts::MountRequest;
 use crate::plan::network::{self, NetworkPlan};
 use crate::plan::ports::PortRequest;
 use crate::plan::{Resources, RestartPolicy};
-use crate::render::dockerfile::hub::{FOLDER, MIN_PASSWORD, PASSWD, PASSWORD_FILE, SHARE, STATE};
+use crate::render::dockerfile::hub::{
+    FOLDER, MIN_PASSWORD, PASSWD, PASSWORD_FILE, SHARE, STATE, TFIMG_IN_HUB,
+};
 use crate::spec::{ResolvedSpec, Service};
 use crate::team::hub::{self, Hub, Profile, LISTEN_PORT, ROUTED_SERVICES};
 use crate::team::{Team, TeamMember};
@@ -76,10 +80,13 @@ pub fn serves(team: &Team, member: &TeamMember, specs: &BTreeMap<String, Resolve
         && specs[&member.spec].service == Service::Jupyter
 }
 
-/// A hub member's launch: on her own network, her Jupyter and TensorBoard without host
-/// ports (the hub reaches them there), her idle server culled by the hub, not by her
-/// container's own watch.
-pub fn place_member(team: &Team, member: &TeamMember, request: &mut LaunchRequest) {
+/// A hub member's launch: her server image (`image`: her spec's with the hub's single-user
+/// server), on her own network, her Jupyter and TensorBoard without host ports (the hub
+/// reaches them there), her idle server culled by the hub, not by her container's own
+/// watch, and no GPU now: they are chosen when she starts her server (`gpus`).
+pub fn place_member(team: &Team, member: &TeamMember, image: &str, request: &mut LaunchRequest) {
+    request.target.image = image.to_string();
+    request.gpus = Some(GpuSelection::None);
     request
         .target
         .ports
@@ -106,6 +113,118 @@ pub fn socket(team: &Team, endpoint: &str, remote: bool) -> Result<Option<PathBu
     }
 }
 
+/// The NVIDIA facts of the engine's host (this machine: the hub runs beside its engine),
+/// for the hub to choose GPUs from when a member's server starts; `None` when no member
+/// asks for GPUs. Each member's `gpus:` is checked against them now: a machine without
+/// a driver, or an index it does not have, is refused before anything is created.
+pub async fn gpu_host(
+    session: Session<'_, impl Daemon, impl Host>,
+    team: &Team,
+    profiles: &BTreeMap<String, Profile>,
+) -> anyhow::Result<Option<serde_json::Value>> {
+    let mut facts = None;
+    for (name, profile) in profiles {
+        let Some(gpus) = &profile.gpus else { continue };
+        let member = team.members.iter().find(|member| &member.name == name);
+        let in_member = |error: anyhow::Error| error.context(format!("member `{name}`"));
+        let requested = GpuSelection::parse(gpus).map_err(|error| in_member(error.into()))?;
+        if facts.is_none() {
+            facts = launch::Launcher::of(session)
+                .check_requested_gpus(Some(&requested))
+                .await
+                .map_err(in_member)?;
+        }
+        if let (Some(found), Some(_)) = (&facts, member) {
+            crate::plan::gpus::check_against_host(&requested, &found.gpus, None)
+                .map_err(|error| in_member(error.into()))?;
+        }
+    }
+    Ok(match facts {
+        Some(found) => Some(serde_json::to_value(found)?),
+        None => None,
+    })
+}
+
+/// What the hub asks of `tfimg hub gpus` when a member's server starts (JSON on stdin).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct GpuAsk {
+    /// Her server's container, which holds nothing yet (one left from before is not
+    /// counted against her).
+    pub name: String,
+    /// Her `gpus:`, as Docker's `--gpus` writes them.
+    pub gpus: String,
+    pub shared: bool,
+    /// The engine host's facts `up` read.
+    pub nvidia: NvidiaFacts,
+}
+
+/// What her server's container gets: tfimg's GPU labels, and the GPUs in Docker's terms
+/// (device requests as docker-py takes them, or the nvidia runtime and its environment).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GpuGrant {
+    pub labels: BTreeMap<String, String>,
+    pub device_requests: Vec<BTreeMap<String, serde_json::Value>>,
+    pub runtime: Option<String>,
+    pub env: BTreeMap<String, String>,
+}
+
+/// `tfimg hub gpus`: the GPUs a member's server takes as it starts, by the launcher's own
+/// rules: GPUs another tfimg container holds are refused (unless both share), a count
+/// takes the least-used free ones, named ones must be free. The hub runs one at a time and
+/// creates the container before the next, so two members starting at once never get the
+/// same GPU.
+pub async fn choose_gpus(
+    engine: &(impl Containers + Daemon),
+    ask: &GpuAsk,
+) -> anyhow::Result<GpuGrant> {
+    let requested = GpuSelection::parse(&ask.gpus)?;
+    let ledger =
+        GpuLedger::read(engine, &ask.nvidia, |container| container.name == ask.name).await?;
+    let chosen = ledger.sharing(ask.shared).allocate(&requested)?;
+    let plan = launch::plan_gpus(engine, GpuMode::Auto, &chosen).await?;
+    let mut labels = BTreeMap::from([(labels::GPUS.to_string(), chosen.describe())]);
+    if ask.shared {
+        labels.insert(labels::GPUS_SHARED.to_string(), "true".to_string());
+    }
+    let mut grant = GpuGrant {
+        labels,
+        device_requests: Vec::new(),
+        runtime: None,
+        env: BTreeMap::new(),
+    };
+    match plan {
+        GpuPlan::None => {}
+        GpuPlan::Request(request) => {
+            let mut fields = BTreeMap::from([
+                ("driver".to_string(), serde_json::json!(request.driver)),
+                (
+                    "capabilities".to_string(),
+                    serde_json::json!(request.capabilities),
+                ),
+            ]);
+            match request.count {
+                Some(count) => fields.insert("count".to_string(), serde_json::json!(count)),
+                None => fields.insert(
+                    "device_ids".to_string(),
+                    serde_json::json!(request.device_ids),
+                ),
+            };
+            grant.device_requests.push(fields);
+        }
+        GpuPlan::Runtime { visible_devices } => {
+            grant.runtime = Some("nvidia".to_string());
+            grant
+                .env
+                .insert("NVIDIA_VISIBLE_DEVICES".to_string(), visible_devices);
+            grant.env.insert(
+                "NVIDIA_DRIVER_CAPABILITIES".to_string(),
+                "compute,utility".to_string(),
+            );
+        }
+    }
+    Ok(grant)
+}
+
 /// After the members: the hub created (or recreated when its settings changed), or
 /// removed when the file has no hub any more. `profiles`: each hub member's planned
 /// server; `socket`: the engine's.
@@ -119,6 +238,7 @@ pub async fn reconcile(
     image: Option<&str>,
     socket: Option<&PathBuf>,
     profiles: BTreeMap<String, Profile>,
+    gpu_host: Option<serde_json::Value>,
 ) -> anyhow::Result<Option<HubAction>> {
     let Session { engine, host, .. } = session;
     let existing = engine.container(&hub::container_name(&team.name)).await?;
@@ -134,7 +254,8 @@ pub async fn reconcile(
     let (Some(image), Some(socket)) = (image, socket) else {
         anyhow::bail!("the hub's image and socket were not ready before `up`");
     };
-    let settings = hub::settings(team, hub, profiles).to_json();
+    let chooses_gpus = gpu_host.is_some();
+    let settings = hub::settings(team, hub, profiles, gpu_host).to_json();
     let hash = settings_hash(hub, image, &settings);
     let action = match existing {
         Some(found)
@@ -157,7 +278,8 @@ pub async fn reconcile(
     files.set_owner(0, 0);
     let mut tar = Vec::new();
     files.write_tar(&mut tar)?;
-    let request = request(team, hub, image, &hash, socket);
+    let tfimg = host.executable()?;
+    let request = request(team, hub, image, &hash, socket, &tfimg);
     let prepared = launch::Launcher::of(session).prepare(request, None).await?;
     let reserved = RefCell::new(BTreeSet::new());
     let launched = launch::Launcher::of(session)
@@ -183,7 +305,11 @@ pub async fn reconcile(
                 other => anyhow::Error::from(other.into_engine_error())
                     .context("the hub did not start"),
             })?;
-        wait_until_ready(session, &launched.id).await
+        wait_until_ready(session, &launched.id).await?;
+        if chooses_gpus {
+            check_tfimg_runs(engine, &launched.id).await?;
+        }
+        Ok(())
     };
     if let Err(error) = started.await {
         let _ = engine.remove_container(&launched.id, true).await;
@@ -216,7 +342,14 @@ fn port_taken(error: anyhow::Error, team: &Team, hub: &Hub) -> anyhow::Error {
 /// uses the engine's socket) with every capability dropped, on the team's network (it
 /// joins the members' before it starts), its one port published (on 127.0.0.1 unless
 /// `public`).
-fn request(team: &Team, hub: &Hub, image: &str, hash: &str, socket: &Path) -> LaunchRequest {
+fn request(
+    team: &Team,
+    hub: &Hub,
+    image: &str,
+    hash: &str,
+    socket: &Path,
+    tfimg: &Path,
+) -> LaunchRequest {
     let target = Target {
         spec_name: "hub".to_string(),
         image: image.to_string(),
@@ -232,12 +365,21 @@ fn request(team: &Team, hub: &Hub, image: &str, hash: &str, socket: &Path) -> La
     LaunchRequest {
         // Read-only does not stop a socket's use: the mount is the hub's whole power over
         // the engine, said in docs/architecture.md.
-        mounts: vec![MountRequest {
-            text: socket.display().to_string(),
-            source: socket.to_path_buf(),
-            target: Some("/var/run/docker.sock".to_string()),
-            read_only: true,
-        }],
+        mounts: vec![
+            MountRequest {
+                text: socket.display().to_string(),
+                source: socket.to_path_buf(),
+                target: Some("/var/run/docker.sock".to_string()),
+                read_only: true,
+            },
+            // This tfimg, which chooses members' GPUs by its own rules (`tfimg hub gpus`).
+            MountRequest {
+                text: tfimg.display().to_string(),
+                source: tfimg.to_path_buf(),
+                target: Some(TFIMG_IN_HUB.to_string()),
+                read_only: true,
+            },
+        ],
         volumes: vec![VolumePlan {
             name: hub::state_volume(&team.name),
             target: STATE.to_string(),
@@ -310,6 +452,31 @@ async fn wait_until_ready(
         }
         host.sleep(std::time::Duration::from_secs(1)).await;
     }
+}
+
+/// The hub runs this tfimg (from this machine, mounted) to choose members' GPUs: it must
+/// run on the hub's Debian 12, which a tfimg built against a newer C library does not.
+async fn check_tfimg_runs(engine: &impl ContainerIo, id: &str) -> anyhow::Result<()> {
+    let mut output = String::new();
+    let command = [TFIMG_IN_HUB.to_string(), "--version".to_string()];
+    let code = engine
+        .exec(id, &command, "0:0", |chunk| match chunk {
+            OutputChunk::Stdout(bytes) | OutputChunk::Stderr(bytes) => {
+                output.push_str(&String::from_utf8_lossy(&bytes))
+            }
+        })
+        .await?;
+    if code != 0 {
+        return Err(InputError::new(
+            format!(
+                "this tfimg does not run in the hub's image (Debian 12), which chooses members' GPUs with it: {}",
+                output.trim()
+            ),
+            "use a tfimg built on Debian 12 or an older system (its C library must not be newer than 2.36), or give the hub's members no `gpus:`",
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// `tfimg hub passwd`'s member: one the team's hub serves, else why not.

@@ -271,7 +271,7 @@ async fn prepare(
 
 /// How the daemon is asked for `gpus`: `mode`, where `Auto` becomes CDI when the daemon
 /// knows it and the GPUs are named.
-async fn plan_gpus(
+pub(crate) async fn plan_gpus(
     engine: &impl Daemon,
     mode: GpuMode,
     gpus: &GpuSelection,

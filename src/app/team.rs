@@ -191,18 +191,13 @@ pub async fn up(
         let mut request = member_request(team, member, &specs[&member.spec], &images.specs, ids)?;
         let served = report.actions[&member.name] == Action::Hub;
         if served {
-            hub::place_member(team, member, &mut request);
-            request.target.image =
-                images
-                    .hub_members
-                    .get(&member.spec)
-                    .cloned()
-                    .ok_or_else(|| {
-                        anyhow::anyhow!(
-                            "the hub's server image for `{}` was not built before `up`",
-                            member.spec
-                        )
-                    })?;
+            let image = images.hub_members.get(&member.spec).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "the hub's server image for `{}` was not built before `up`",
+                    member.spec
+                )
+            })?;
+            hub::place_member(team, member, image, &mut request);
         } else {
             gateway::place_member(team, member, &mut request);
         }
@@ -228,15 +223,19 @@ pub async fn up(
     let mut profiles = BTreeMap::new();
     for ready in &for_hub {
         let made = launch::make_folders(host, &ready.request)?;
-        let member = member_of(ready);
+        let name = member_of(ready);
         report
             .notes
-            .extend(made.iter().map(|note| member_note(&member, note)));
-        profiles.insert(
-            member,
-            crate::team::hub::profile(&team.name, &ready.handed_over()),
-        );
+            .extend(made.iter().map(|note| member_note(&name, note)));
+        let member = team
+            .members
+            .iter()
+            .find(|member| member.name == name)
+            .expect("a prepared member is in the file");
+        let profile = crate::team::hub::profile(&team.name, &ready.handed_over(), member);
+        profiles.insert(name, profile);
     }
+    let gpu_host = hub::gpu_host(session, team, &profiles).await?;
     gateway::prepare_network(engine, team).await?;
     let undo = |created: Vec<(String, String)>| async move {
         for (_, id) in &created {
@@ -284,6 +283,7 @@ pub async fn up(
         images.hub.as_deref(),
         socket.as_ref(),
         profiles,
+        gpu_host,
     )
     .await;
     match hub {

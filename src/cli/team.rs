@@ -90,6 +90,10 @@ pub enum HubCommand {
     /// in with it, then changes it herself at /hub/change-password.
     #[command(after_help = examples::HUB_PASSWD)]
     Passwd(HubPasswdArgs),
+    /// Internal: the hub's spawner asks which GPUs a member's server takes (a JSON
+    /// request on stdin, the grant as JSON on stdout).
+    #[command(hide = true)]
+    Gpus,
 }
 
 #[derive(Debug, Args)]

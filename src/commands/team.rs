@@ -162,3 +162,24 @@ fn read_password(member: &str) -> anyhow::Result<String> {
     std::io::stdin().read_line(&mut line)?;
     Ok(line.trim_end_matches(['\n', '\r']).to_string())
 }
+
+/// `tfimg hub gpus` (internal, run by a team's hub in its container): the request on
+/// stdin, the GPUs granted on stdout, as JSON; a refusal (GPUs held by others) is the
+/// error the member sees.
+pub fn hub_gpus(settings: &Settings) -> anyhow::Result<ExitCode> {
+    let mut text = String::new();
+    use std::io::Read;
+    std::io::stdin().take(1 << 20).read_to_string(&mut text)?;
+    let ask: crate::app::hub::GpuAsk = serde_json::from_str(&text).map_err(|error| {
+        crate::input::InputError::new(
+            format!("`tfimg hub gpus` reads a JSON request on stdin: {error}"),
+            "it is run by a team's hub, not by hand",
+        )
+    })?;
+    super::runtime()?.block_on(async {
+        let engine = settings.connect().await?;
+        let grant = crate::app::hub::choose_gpus(&engine, &ask).await?;
+        outln!("{}", serde_json::to_string(&grant)?);
+        Ok(ExitCode::SUCCESS)
+    })
+}

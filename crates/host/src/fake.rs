@@ -457,6 +457,9 @@ impl Processes for FakeHost {
             .push((args.to_vec(), log.to_path_buf(), engine.to_string()));
         Ok(4242)
     }
+    fn executable(&self) -> std::io::Result<std::path::PathBuf> {
+        Ok(std::path::PathBuf::from("/usr/local/bin/tfimg"))
+    }
     fn spawn_prune(&self, name: &str, key: &str, _engine: &str) -> bool {
         self.prunes
             .borrow_mut()

@@ -328,6 +328,8 @@ pub trait Processes {
     /// Starts `tfimg prune-superseded NAME KEY` in the background against `engine` (the
     /// endpoint this process uses, however it was chosen); false when it cannot.
     fn spawn_prune(&self, name: &str, key: &str, engine: &str) -> bool;
+    /// This tfimg's own executable (a team's hub runs it to choose GPUs).
+    fn executable(&self) -> std::io::Result<std::path::PathBuf>;
 }
 
 /// Everything tfimg asks of the machine it runs on: each role above. A story asks for
@@ -658,6 +660,9 @@ impl Processes for Machine {
     }
     fn spawn_prune(&self, name: &str, key: &str, engine: &str) -> bool {
         machine::spawn_prune(name, key, engine)
+    }
+    fn executable(&self) -> std::io::Result<std::path::PathBuf> {
+        std::env::current_exe()
     }
 }
 

@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use tfimg_core::plan::gpus::HostGpu;
 use tfimg_core::spec::compat::ComputeCapability;
 
-/// What the host says about its NVIDIA driver.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What the host says about its NVIDIA driver (as JSON too: a team's hub is handed its
+/// engine host's facts, `app::hub`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NvidiaFacts {
     /// `455.32.00`, when a driver answered.
     pub driver: Option<String>,
@@ -41,7 +42,7 @@ impl NvidiaFacts {
 
 /// How the NVIDIA facts of an engine on another host were learned: a short `--gpus all`
 /// container running nvidia-smi there.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngineProbe {
     /// The engine's URL (`ssh://me@gpu-box`).
     pub engine: String,
@@ -51,7 +52,7 @@ pub struct EngineProbe {
 }
 
 /// What became of the `--gpus all` container.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ProbeOutcome {
     /// It ran nvidia-smi: Docker there hands GPUs to containers.
     Ran,
@@ -206,7 +207,7 @@ pub const USE_QUERY: [&str; 2] = [
 
 /// One GPU's use now, as [`USE_QUERY`] answers it. A value the driver cannot report
 /// (`[N/A]`, `[Not Supported]`) is `None`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GpuUse {
     pub index: u32,
     pub uuid: String,

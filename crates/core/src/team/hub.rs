@@ -209,6 +209,12 @@ pub struct Profile {
     pub security_opt: Vec<String>,
     /// The member's own network, which only the hub joins besides her server.
     pub network: String,
+    /// The GPUs her server asks for at each start (her `gpus:`, as Docker's `--gpus`
+    /// writes them), chosen then among the free ones by tfimg's own rules (`tfimg hub
+    /// gpus`, which the hub runs); `None`: no GPU.
+    pub gpus: Option<String>,
+    /// `shared: true`: GPUs others hold may be hers too.
+    pub shared_gpus: bool,
 }
 
 /// Environment the launcher sets for a Jupyter it publishes itself, which the hub
@@ -219,8 +225,8 @@ const NOT_IN_HUB: [&str; 3] = [
     "TFIMG_JUPYTER_HOST_COOKIES",
 ];
 
-/// The profile of the container `plan` describes, for team `team`'s hub.
-pub fn profile(team: &str, plan: &LaunchPlan) -> Profile {
+/// The profile of the container `plan` describes for `member`, for team `team`'s hub.
+pub fn profile(team: &str, plan: &LaunchPlan, member: &TeamMember) -> Profile {
     let mut env: BTreeMap<String, String> = plan
         .env
         .iter()
@@ -270,6 +276,8 @@ pub fn profile(team: &str, plan: &LaunchPlan) -> Profile {
         cap_drop: plan.cap_drop.clone(),
         security_opt: plan.security_opt.clone(),
         network: plan.network.clone().unwrap_or_default(),
+        gpus: (!member.gpus.is_none()).then(|| member.gpus.describe()),
+        shared_gpus: member.shared,
     }
 }
 
@@ -288,10 +296,18 @@ pub struct Settings {
     pub members: BTreeMap<String, Profile>,
     /// Seconds a server nobody used may run before the idle culler stops it.
     pub idle_servers: Option<u64>,
+    /// The NVIDIA facts of the engine's host (its GPUs), read by `up`, for choosing GPUs
+    /// when a member's server starts; `None` when no member asks for any.
+    pub gpu_host: Option<serde_json::Value>,
 }
 
 /// The hub's settings for `team`, with its members' `profiles`.
-pub fn settings(team: &super::Team, hub: &Hub, profiles: BTreeMap<String, Profile>) -> Settings {
+pub fn settings(
+    team: &super::Team,
+    hub: &Hub,
+    profiles: BTreeMap<String, Profile>,
+    gpu_host: Option<serde_json::Value>,
+) -> Settings {
     Settings {
         team: team.name.clone(),
         hub_host: container_name(&team.name),
@@ -301,6 +317,7 @@ pub fn settings(team: &super::Team, hub: &Hub, profiles: BTreeMap<String, Profil
         admins: hub.admins.clone(),
         members: profiles,
         idle_servers: team.idle_containers,
+        gpu_host,
     }
 }
 

@@ -157,7 +157,7 @@ fn gpu_count(gpus: usize) -> String {
 }
 
 /// A GPU the host reports (nvidia-smi).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HostGpu {
     pub index: u32,
     pub uuid: String,

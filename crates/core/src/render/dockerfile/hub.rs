@@ -42,6 +42,9 @@ pub const PASSWD: &str = "passwd.py";
 pub const PASSWORD_FILE: &str = "password";
 /// The hub's venv.
 pub const VENV: &str = "/opt/jupyterhub";
+/// Where the hub finds the tfimg that runs it (mounted read-only by `up`), which chooses
+/// members' GPUs (`tfimg hub gpus`).
+pub const TFIMG_IN_HUB: &str = "/usr/local/bin/tfimg";
 /// NativeAuthenticator's minimum for a password a member chooses (the admin's too).
 pub const MIN_PASSWORD: usize = 8;
 
@@ -54,6 +57,7 @@ fn fill(template: &str) -> String {
         .replace("@STATE@", STATE)
         .replace("@PASSWORD@", &format!("{FOLDER}/{PASSWORD_FILE}"))
         .replace("@MIN_PASSWORD@", &MIN_PASSWORD.to_string())
+        .replace("@TFIMG@", TFIMG_IN_HUB)
 }
 
 /// The hub's image build: its Dockerfile, configuration, password setter and the extra CA

@@ -2,6 +2,7 @@
 # What is the team's own is in @FOLDER@/team.json, which `tfimg up` writes from the team
 # file and copies in before the hub starts: the members, the admins, the idle timeout and,
 # for each member, the container tfimg's launcher planned for her server.
+import asyncio
 import json
 import os
 import sys
@@ -48,14 +49,46 @@ c.Authenticator.allow_existing_users = False
 c.Authenticator.admin_users = set(team["admins"])
 
 
+# One server at a time chooses its GPUs and is created, so the next one's choice sees it
+# (tfimg counts a GPU as held by the containers labelled with it).
+gpu_turn = asyncio.Lock()
+
+
 class TfimgSpawner(DockerSpawner):
     """DockerSpawner, creating for each member the container tfimg planned for her: her
-    image, mounts, environment, user, limits and labels, on her own network."""
+    image, mounts, environment, user, limits and labels, on her own network, with the
+    GPUs tfimg chooses for her as it starts."""
 
     def profile(self):
         return members[self.user.name]
 
+    async def choose_gpus(self, profile):
+        """The GPUs her server takes now, by tfimg's own rules (`tfimg hub gpus`)."""
+        ask = {
+            "name": profile["name"],
+            "gpus": profile["gpus"],
+            "shared": profile["shared_gpus"],
+            "nvidia": team["gpu_host"],
+        }
+        process = await asyncio.create_subprocess_exec(
+            "@TFIMG@", "hub", "gpus",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={"PATH": "/usr/bin:/bin", "HOME": "/root", "TFIMG_CONFIG": "/dev/null", "NO_COLOR": "1"},
+        )
+        out, err = await process.communicate(json.dumps(ask).encode())
+        if process.returncode != 0:
+            raise RuntimeError(f"no GPUs for your server: {err.decode(errors='replace').strip()}")
+        return json.loads(out)
+
     async def start(self):
+        if not self.profile()["gpus"]:
+            return await self.start_with(None)
+        async with gpu_turn:
+            return await self.start_with(await self.choose_gpus(self.profile()))
+
+    async def start_with(self, grant):
         profile = self.profile()
         self.image = profile["image"]
         self.network_name = profile["network"]
@@ -73,6 +106,12 @@ class TfimgSpawner(DockerSpawner):
             host_config["mem_limit"] = profile["mem_limit"]
         if profile["nano_cpus"] is not None:
             host_config["nano_cpus"] = profile["nano_cpus"]
+        if grant:
+            self.extra_create_kwargs["labels"] = {**profile["labels"], **grant["labels"]}
+            self.environment.update(grant["env"])
+            host_config["device_requests"] = grant["device_requests"]
+            if grant["runtime"]:
+                host_config["runtime"] = grant["runtime"]
         self.extra_host_config = host_config
         return await super().start()
 

@@ -18,7 +18,9 @@
 use std::fmt;
 
 /// A GPU's compute capability, `major.minor` (`9.0` for H100).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct ComputeCapability {
     pub major: u32,
     pub minor: u32,

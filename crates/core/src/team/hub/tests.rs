@@ -138,7 +138,12 @@ fn plan() -> LaunchPlan {
 
 #[test]
 fn a_profile_is_the_launch_plan_less_the_token_and_addresses() {
-    let profile = profile("lab", &plan());
+    let team = with_hub("  admins: [alice]\n").unwrap();
+    let mut alice = team.members[0].clone();
+    alice.gpus = crate::plan::gpus::GpuSelection::Count(1);
+    let profile = profile("lab", &plan(), &alice);
+    assert_eq!(profile.gpus.as_deref(), Some("1"));
+    assert!(!profile.shared_gpus);
     assert_eq!(
         profile.env.keys().collect::<Vec<_>>(),
         ["TFIMG_GID", "TFIMG_HUB", "TFIMG_UID", "WANDB_MODE"]
@@ -157,12 +162,12 @@ fn a_profile_is_the_launch_plan_less_the_token_and_addresses() {
     );
     assert_eq!(profile.network, "tfimg-lab-alice");
     assert_eq!(profile.mem_limit, Some(1 << 30));
-    let team = with_hub("  admins: [alice]\n").unwrap();
     let hub = team.hub.clone().unwrap();
     let json = settings(
         &team,
         &hub,
         BTreeMap::from([("alice".to_string(), profile)]),
+        None,
     )
     .to_json();
     assert!(!json.contains("secret-token-of-alice"), "{json}");
