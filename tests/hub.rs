@@ -907,3 +907,94 @@ impl Drop for StandinTeamGuard<'_> {
         gpu.docker(&["volume", "rm", &format!("tfimg-hub-{}", self.1)]);
     }
 }
+
+/// `tfimg k8s` of a team with `hub:` and an SSH member beside: Zero to JupyterHub's Helm
+/// values (a profile per Jupyter member with her server image and GPU limit, the file's
+/// users and admins, nobody signing up, the idle culler) pass the chart's own values
+/// schema (4.4.0, merged over its values.yaml as Helm does), and the SSH member's plain
+/// manifests pass `kubernetes-validate --strict`. A value the chart does not take is
+/// refused by the same check, so it can fail.
+#[test]
+fn the_k8s_export_of_a_hub_team_passes_zero_to_jupyterhub_s_values_schema() {
+    let folder = scratch(&[(
+        "team.yaml",
+        "team: lab\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n  - name: alice\n    gpus: 1\n    memory: 8g\n  - name: bob\n  - name: carol\n    spec: cpu-ssh\nhub:\n  admins: [bob]\nidle:\n  containers: 2h\n",
+    )]);
+    let out = folder.path().join("out");
+    let exported = common::tfimg(
+        folder.path(),
+        &[
+            "k8s",
+            "team.yaml",
+            "-o",
+            "out",
+            "--registry",
+            "registry.example:5000",
+        ],
+    );
+    assert_eq!(exported.code, 0, "{}", exported.stderr);
+    assert!(
+        exported
+            .stderr
+            .contains("lab.hub-values.yaml (Zero to JupyterHub's Helm values"),
+        "{}",
+        exported.stderr
+    );
+    let values_path = out.join("lab.hub-values.yaml");
+    let values: serde_json::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&values_path).unwrap()).unwrap();
+    let profiles = values["singleuser"]["profileList"].as_array().unwrap();
+    assert_eq!(
+        profiles
+            .iter()
+            .map(|p| p["slug"].clone())
+            .collect::<Vec<_>>(),
+        [serde_json::json!("alice"), serde_json::json!("bob")],
+        "carol (SSH) is no hub member"
+    );
+    let alice = &profiles[0]["kubespawner_override"];
+    assert_eq!(alice["extra_resource_limits"]["nvidia.com/gpu"], "1");
+    assert_eq!(alice["mem_limit"], 8_u64 << 30);
+    assert_eq!(
+        alice["image"],
+        "registry.example:5000/tfimg/hub-member:cpu-jupyter-2.9.3"
+    );
+    assert_eq!(values["cull"]["timeout"], 7200);
+
+    let validator = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/z2jh/validate.py");
+    let validate = |path: &Path| {
+        let output = Command::new("python3")
+            .arg(&validator)
+            .arg(path)
+            .output()
+            .expect("python3 with jsonschema and PyYAML (scripts/setup-machine)");
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned()
+                + &String::from_utf8_lossy(&output.stderr),
+        )
+    };
+    let (valid, said) = validate(&values_path);
+    assert!(valid, "{said}");
+    // The same check refuses what the chart does not take.
+    let broken = folder.path().join("broken.yaml");
+    let mut wrong = values.clone();
+    wrong["cull"]["timeout"] = serde_json::json!("2h");
+    wrong["singleuser"]["storage"]["homeMountPath"] = serde_json::json!(7);
+    std::fs::write(&broken, serde_yaml::to_string(&wrong).unwrap()).unwrap();
+    let (valid, said) = validate(&broken);
+    assert!(!valid, "{said}");
+    assert!(
+        said.contains("cull.timeout") && said.contains("homeMountPath"),
+        "{said}"
+    );
+
+    // Carol's plain manifests, beside them.
+    let manifests = out.join("lab.yaml");
+    let text = std::fs::read_to_string(&manifests).unwrap();
+    assert!(
+        text.contains("lab-carol") && !text.contains("lab-alice"),
+        "{text}"
+    );
+    common::k8s::assert_valid(&manifests);
+}

@@ -119,13 +119,11 @@ pub fn socket(team: &Team, endpoint: &str, remote: bool) -> Result<Option<PathBu
 /// a driver, or an index it does not have, is refused before anything is created.
 pub async fn gpu_host(
     session: Session<'_, impl Daemon, impl Host>,
-    team: &Team,
     profiles: &BTreeMap<String, Profile>,
 ) -> anyhow::Result<Option<serde_json::Value>> {
     let mut facts = None;
     for (name, profile) in profiles {
         let Some(gpus) = &profile.gpus else { continue };
-        let member = team.members.iter().find(|member| &member.name == name);
         let in_member = |error: anyhow::Error| error.context(format!("member `{name}`"));
         let requested = GpuSelection::parse(gpus).map_err(|error| in_member(error.into()))?;
         if facts.is_none() {
@@ -134,7 +132,7 @@ pub async fn gpu_host(
                 .await
                 .map_err(in_member)?;
         }
-        if let (Some(found), Some(_)) = (&facts, member) {
+        if let Some(found) = &facts {
             crate::plan::gpus::check_against_host(&requested, &found.gpus, None)
                 .map_err(|error| in_member(error.into()))?;
         }
@@ -577,4 +575,7 @@ pub async fn passwd(
 
 mod image;
 
-pub use image::{image, member_image};
+pub use image::{image, member_image, member_moving_tag};
+
+#[cfg(test)]
+mod tests;

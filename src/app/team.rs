@@ -235,7 +235,7 @@ pub async fn up(
         let profile = crate::team::hub::profile(&team.name, &ready.handed_over(), member);
         profiles.insert(name, profile);
     }
-    let gpu_host = hub::gpu_host(session, team, &profiles).await?;
+    let gpu_host = hub::gpu_host(session, &profiles).await?;
     gateway::prepare_network(engine, team).await?;
     let undo = |created: Vec<(String, String)>| async move {
         for (_, id) in &created {

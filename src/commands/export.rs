@@ -92,25 +92,31 @@ pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
         tfjob: args.tfjob,
         volume_size: args.volume_size.clone(),
     };
-    let (manifests, tfjobs) = export::k8s(host, &team, &specs, &images, &choices, &Terminal)?;
+    let exported = export::k8s(host, &team, &specs, &images, &choices, &Terminal)?;
     match &args.output {
         Some(folder) => {
-            let written =
-                export::write_k8s(host, folder, &team.name, &manifests, tfjobs.as_deref())?;
-            errln!("wrote {}", written[0].display());
-            if let Some(path) = written.get(1) {
-                errln!(
-                    "wrote {} (needs Kubeflow's training operator)",
-                    path.display()
-                );
+            for path in export::write_k8s(host, folder, &team.name, &exported)? {
+                let name = path.display().to_string();
+                if name.ends_with(".tfjob.yaml") {
+                    errln!("wrote {name} (needs Kubeflow's training operator)");
+                } else if name.ends_with(".hub-values.yaml") {
+                    errln!("wrote {name} (Zero to JupyterHub's Helm values: the command to install them is at its top)");
+                } else {
+                    errln!("wrote {name}");
+                }
             }
         }
         None => {
-            crate::output::print_text(&manifests)?;
-            if let Some(tfjobs) = tfjobs {
-                crate::output::print_text(&tfjobs)?;
+            for text in [&exported.manifests, &exported.tfjobs, &exported.hub_values]
+                .into_iter()
+                .flatten()
+            {
+                crate::output::print_text(text)?;
             }
         }
+    }
+    if exported.hub_values.is_some() {
+        crate::output::note("the hub's members run its server images (`tfimg/hub-member:<spec>-<tensorflow>`, which `tfimg up` builds): push them too (`tfimg push IMAGE --registry HOST`)");
     }
     if args.registry.is_none() {
         crate::output::note("the images are referenced without a registry; push them (`tfimg push IMAGE --registry HOST`) and pass `--registry HOST`");

@@ -27,6 +27,8 @@ mod tunnels;
 pub struct FakeEngine {
     pub state: RefCell<FakeState>,
     pub tunnels: RefCell<tunnels::FakeTunnels>,
+    /// The engine's URL, when not `fake://engine` (`set_endpoint`).
+    pub endpoint: std::cell::OnceCell<String>,
 }
 
 #[derive(Debug, Default)]
@@ -74,6 +76,8 @@ pub struct FakeState {
     /// folder, each entry as `path uid:gid mode`); the tar a download gets, by path.
     pub volumes: std::collections::BTreeSet<String>,
     pub uploads: Vec<(String, String, Vec<String>)>,
+    /// The contents of every file uploaded, by its path in the container (the last one).
+    pub uploaded: BTreeMap<String, Vec<u8>>,
     pub archives: BTreeMap<String, Vec<u8>>,
     /// `/missing...` folders an upload made (they exist from then on).
     pub made_folders: std::collections::BTreeSet<String>,

@@ -11,6 +11,7 @@ use crate::input::InputError;
 use crate::output::progress::Report;
 use crate::render::dockerfile::hub::{self, HUB_BASE};
 use crate::render::Rendered;
+use crate::spec::ResolvedSpec;
 
 /// The hub's image and a member's, by repository.
 pub const HUB_IMAGE: &str = "tfimg/hub";
@@ -46,21 +47,28 @@ pub async fn image(
     .await
 }
 
-/// A hub member's server image: `spec_image` (built, of in-image user `user`) with the
-/// hub's single-user server and jupyter-server-proxy.
+/// The moving tag of `spec`'s hub server image, which exports name (the keyed tag names
+/// one build): `tfimg/hub-member:cpu-jupyter-2.9.3`.
+pub fn member_moving_tag(spec: &ResolvedSpec) -> String {
+    format!("{MEMBER_IMAGE}:{}-{}", spec.name, spec.tensorflow)
+}
+
+/// A hub member's server image: `spec_image` (`spec`'s, built) with the hub's single-user
+/// server and jupyter-server-proxy; also tagged with its moving tag.
 pub async fn member_image(
     engine: &(impl Images + Builds),
     network: &Network,
+    spec: &ResolvedSpec,
     spec_image: &str,
-    user: &str,
     reporter: &(impl Report + ?Sized),
 ) -> anyhow::Result<String> {
+    let user = spec.user.as_str();
     let base_id = match engine.image(spec_image).await? {
         Some(found) => found.id,
         None => anyhow::bail!("the image `{spec_image}` was not built before the hub's"),
     };
     let rendered = hub::member(spec_image, user, &network.render);
-    build(
+    let tag = build(
         engine,
         network,
         &rendered,
@@ -69,7 +77,9 @@ pub async fn member_image(
         &format!("the hub's server image for `{spec_image}`"),
         reporter,
     )
-    .await
+    .await?;
+    engine.tag(&tag, &member_moving_tag(spec)).await?;
+    Ok(tag)
 }
 
 /// `rendered` built on `base_id` and tagged `repository:<build key>`, unless that image

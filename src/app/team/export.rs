@@ -16,8 +16,10 @@ use crate::host::{ExportError, ExportFile, ExportStep, Host};
 use crate::input::InputError;
 use crate::notice::Notice;
 use crate::output::ui::Ui;
+use crate::plan::LaunchPlan;
 use crate::spec::ResolvedSpec;
 use crate::team::gateway::nginx::GATEWAY_IMAGE;
+use crate::team::hub::z2jh::{HubMember, ValuesOptions};
 use crate::team::k8s::{K8sMember, K8sOptions};
 use crate::team::Team;
 
@@ -211,7 +213,20 @@ pub struct K8sChoices {
     pub volume_size: String,
 }
 
-/// `tfimg k8s`: the manifests (Secrets among them) and the TFJobs when asked; never as
+/// What `tfimg k8s` writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct K8sExport {
+    /// The members' manifests (Secrets among them); `None` when every member is the
+    /// hub's.
+    pub manifests: Option<String>,
+    /// The TFJobs, when asked.
+    pub tfjobs: Option<String>,
+    /// For a team with `hub:`: Zero to JupyterHub's Helm values for its members' servers.
+    pub hub_values: Option<String>,
+}
+
+/// `tfimg k8s`: the manifests (Secrets among them), the TFJobs when asked, and for a team
+/// with a hub the Helm values of Zero to JupyterHub for the members it serves; never as
 /// root (`uid` 0 is bad input).
 pub fn k8s(
     host: &impl Host,
@@ -220,24 +235,56 @@ pub fn k8s(
     images: &TeamImages,
     choices: &K8sChoices,
     ui: &(impl Ui + ?Sized),
-) -> anyhow::Result<(String, Option<String>)> {
+) -> anyhow::Result<K8sExport> {
     let ids = (choices.uid, choices.gid);
     let (mut plans, notes) = export_plans(host, team, specs, &images.specs, ids, false)?;
     for note in &notes {
         ui.notice(note);
     }
     let ingress = crate::app::gateway::k8s_export(host, team, specs, &mut plans)?;
-    let members: Vec<K8sMember> = team
-        .members
-        .iter()
-        .zip(plans)
-        .map(|(member, (name, plan))| K8sMember {
+    let mut members: Vec<K8sMember> = Vec::new();
+    let mut served: Vec<(&crate::team::TeamMember, LaunchPlan)> = Vec::new();
+    for (member, (name, mut plan)) in team.members.iter().zip(plans) {
+        if crate::app::hub::serves(team, member, specs) {
+            plan.image = crate::app::hub::member_moving_tag(&specs[&member.spec]);
+            served.push((member, plan));
+            continue;
+        }
+        members.push(K8sMember {
             name,
             plan,
             workers: member.workers,
             volume_size: choices.volume_size.clone(),
-        })
-        .collect();
+        });
+    }
+    let hub_values = team.hub.as_ref().map(|hub| {
+        let hub_members: Vec<HubMember<'_>> = served
+            .iter()
+            .map(|(member, plan)| HubMember {
+                name: &member.name,
+                spec: &member.spec,
+                plan,
+            })
+            .collect();
+        let work = served
+            .first()
+            .map(|(member, _)| format!("{}/work", specs[&member.spec].workdir))
+            .unwrap_or_else(|| "/tf/work".to_string());
+        crate::team::hub::z2jh::values(
+            hub,
+            &hub_members,
+            &ValuesOptions {
+                team: &team.name,
+                file: &team.file,
+                registry: choices.registry.as_deref(),
+                uid: choices.uid,
+                gid: choices.gid,
+                volume_size: &choices.volume_size,
+                work: &work,
+                idle_servers: team.idle_containers,
+            },
+        )
+    });
     let options = K8sOptions {
         team: team.name.clone(),
         registry: choices.registry.clone(),
@@ -246,22 +293,34 @@ pub fn k8s(
         tfjob: choices.tfjob,
         ingress,
     };
-    Ok(crate::team::k8s::manifests(&members, &options))
+    let (manifests, tfjobs) = crate::team::k8s::manifests(&members, &options);
+    Ok(K8sExport {
+        manifests: (!members.is_empty() || hub_values.is_none()).then_some(manifests),
+        tfjobs,
+        hub_values,
+    })
 }
 
-/// `k8s -o FOLDER`: the manifests (their Secrets for the owner's eyes only) and the
-/// TFJobs written; the paths written.
+/// `k8s -o FOLDER`: the manifests (their Secrets for the owner's eyes only), the TFJobs
+/// and the hub's Helm values written; the paths written.
 pub fn write_k8s(
     host: &impl Confined,
     folder: &Path,
     team: &str,
-    manifests: &str,
-    tfjobs: Option<&str>,
+    export: &K8sExport,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    let main = PathBuf::from(format!("{team}.yaml"));
-    write(host, folder, &[(main.clone(), manifests.as_bytes(), 0o600)])?;
-    let mut written = vec![folder.join(main)];
-    if let Some(tfjobs) = tfjobs {
+    let mut written = Vec::new();
+    if let Some(manifests) = &export.manifests {
+        let main = PathBuf::from(format!("{team}.yaml"));
+        write(host, folder, &[(main.clone(), manifests.as_bytes(), 0o600)])?;
+        written.push(folder.join(main));
+    }
+    if let Some(values) = &export.hub_values {
+        let name = PathBuf::from(format!("{team}.hub-values.yaml"));
+        write(host, folder, &[(name.clone(), values.as_bytes(), 0o644)])?;
+        written.push(folder.join(name));
+    }
+    if let Some(tfjobs) = &export.tfjobs {
         let name = PathBuf::from(format!("{team}.tfjob.yaml"));
         write(host, folder, &[(name.clone(), tfjobs.as_bytes(), 0o666)])?;
         written.push(folder.join(name));

@@ -136,8 +136,8 @@ pub async fn bring_up(
             let built = crate::app::hub::member_image(
                 engine,
                 network,
+                &specs[&member.spec],
                 &spec_images[&member.spec],
-                &specs[&member.spec].user,
                 reporter,
             )
             .await?;

@@ -328,5 +328,7 @@ impl Settings {
     }
 }
 
+pub mod z2jh;
+
 #[cfg(test)]
 mod tests;

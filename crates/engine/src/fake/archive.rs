@@ -20,8 +20,13 @@ pub fn upload(
         what: format!("copy files into `{folder}`"),
         message: error.to_string(),
     };
+    let mut contents = Vec::new();
     for entry in archive.entries().map_err(fail)? {
-        let entry = entry.map_err(fail)?;
+        let mut entry = entry.map_err(fail)?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut bytes).map_err(fail)?;
+        let path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        contents.push((format!("{}/{path}", folder.trim_end_matches('/')), bytes));
         let header = entry.header();
         if header.entry_type().is_dir() {
             let path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
@@ -44,6 +49,7 @@ pub fn upload(
         return Ok(false);
     }
     state.made_folders.extend(folders);
+    state.uploaded.extend(contents);
     state
         .uploads
         .push((id.to_string(), folder.to_string(), entries));

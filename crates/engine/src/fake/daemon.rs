@@ -35,7 +35,10 @@ fn run_on_host(engine: &FakeEngine, program: &[&str]) -> Option<String> {
 
 impl Daemon for FakeEngine {
     fn endpoint(&self) -> &str {
-        "fake://engine"
+        self.endpoint
+            .get()
+            .map(String::as_str)
+            .unwrap_or("fake://engine")
     }
 
     fn on_this_machine(&self) -> bool {

@@ -155,17 +155,13 @@ fn k8s_manifests_are_written_for_the_owner_only_and_the_tfjobs_apart() {
         volume_size: "10Gi".to_string(),
     };
     let ui = crate::output::ui::Recorded::default();
-    let (manifests, tfjobs) = k8s(&host, &team, &specs, &images, &choices, &ui).unwrap();
+    let mut exported = k8s(&host, &team, &specs, &images, &choices, &ui).unwrap();
+    let manifests = exported.manifests.clone().unwrap();
     assert!(manifests.contains("kind: Secret"), "{manifests}");
-    assert!(tfjobs.is_none());
-    let written = write_k8s(
-        &host,
-        Path::new("/out"),
-        "lab",
-        &manifests,
-        Some("kind: TFJob"),
-    )
-    .unwrap();
+    assert!(exported.tfjobs.is_none());
+    assert!(exported.hub_values.is_none(), "no hub, no Helm values");
+    exported.tfjobs = Some("kind: TFJob".to_string());
+    let written = write_k8s(&host, Path::new("/out"), "lab", &exported).unwrap();
     assert_eq!(
         written,
         [

@@ -51,6 +51,12 @@ pub const MIN_PASSWORD: usize = 8;
 const CONFIG_TEMPLATE: &str = include_str!("../templates/hub_config.py");
 const PASSWD_TEMPLATE: &str = include_str!("../templates/hub_passwd.py");
 
+/// The password setter, as the hub runs it (`tfimg k8s` mounts it into Zero to
+/// JupyterHub's hub, whose database is at the same path).
+pub fn passwd_script() -> String {
+    fill(PASSWD_TEMPLATE)
+}
+
 fn fill(template: &str) -> String {
     template
         .replace("@FOLDER@", FOLDER)

@@ -1,6 +1,8 @@
 # Sets a member's password in the hub's database (`tfimg hub passwd`): read from @PASSWORD@
 # (private to the hub, removed at once), hashed with bcrypt by NativeAuthenticator's
 # own model, and marked authorised, so she signs in with it and then changes it herself.
+# `passwd.py NAME -` reads it from stdin instead (its first line): a hub on Kubernetes,
+# where `tfimg k8s` mounts this script (`kubectl exec -i deploy/hub -- ...`).
 import os
 import sys
 
@@ -9,12 +11,15 @@ from jupyterhub import orm
 from nativeauthenticator.orm import UserInfo
 
 path = "@PASSWORD@"
-try:
-    with open(path, "rb") as password_file:
-        password = password_file.read()
-finally:
-    if os.path.exists(path):
-        os.remove(path)
+if sys.argv[2:] == ["-"]:
+    password = sys.stdin.buffer.readline().rstrip(b"\r\n")
+else:
+    try:
+        with open(path, "rb") as password_file:
+            password = password_file.read()
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
 name = sys.argv[1]
 if not 8 <= len(password) <= 72:
     sys.exit("tfimg: a password is 8 to 72 bytes")

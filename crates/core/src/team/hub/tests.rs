@@ -91,7 +91,7 @@ fn bad_hubs_are_refused_at_their_line_with_a_hint() {
     );
 }
 
-fn plan() -> LaunchPlan {
+pub(super) fn plan() -> LaunchPlan {
     LaunchPlan {
         name: "lab-alice".to_string(),
         image: "tfimg/cpu-jupyter:2.9.3-abc".to_string(),
