@@ -795,6 +795,65 @@ fn cases() -> Vec<Case> {
             "7:5",
             &members("  - name: carol\n    spec: cpu-ssh\n    ports: {ssh: 9443}\ngateway: {port: 9443}\n"),
         ),
+        // Team hubs.
+        team(
+            "hub-and-gateway",
+            "7:1",
+            &members("  - name: alice\ngateway: {port: 9443}\nhub: {auth: native}\n"),
+        ),
+        team(
+            "hub-auth-unknown",
+            "7:9",
+            &members("  - name: alice\nhub:\n  auth: ldap\n"),
+        ),
+        team(
+            "hub-admin-not-a-member",
+            "7:11",
+            &members("  - name: alice\nhub:\n  admins: [mallory]\n"),
+        ),
+        team(
+            "hub-unknown-field",
+            "7:3",
+            &members("  - name: alice\nhub:\n  signup: true\n"),
+        ),
+        team(
+            "hub-member-named-hub",
+            "5:5",
+            &members("  - name: hub\nhub: {}\n"),
+        ),
+        Case {
+            name: "hub-compose",
+            names: "`tfimg compose` does not write a team's hub".into(),
+            input: Input::File {
+                args: vec!["compose".into(), "./hub-compose.yaml".into()],
+                file: Some((
+                    "./hub-compose.yaml".into(),
+                    members("  - name: alice\nhub: {}\n").into_bytes(),
+                )),
+            },
+        },
+        Case {
+            name: "hub-passwd-not-a-member",
+            names: "`dave` is not a member of team `lab`".into(),
+            input: Input::File {
+                args: vec!["hub".into(), "passwd".into(), "./hub-passwd.yaml".into(), "dave".into()],
+                file: Some((
+                    "./hub-passwd.yaml".into(),
+                    members("  - name: alice\n    spec: cpu-jupyter\nhub: {}\n").into_bytes(),
+                )),
+            },
+        },
+        Case {
+            name: "hub-passwd-without-hub",
+            names: "team file `./no-hub.yaml` has no `hub:`".into(),
+            input: Input::File {
+                args: vec!["hub".into(), "passwd".into(), "./no-hub.yaml".into(), "alice".into()],
+                file: Some((
+                    "./no-hub.yaml".into(),
+                    members("  - name: alice\n").into_bytes(),
+                )),
+            },
+        },
         team(
             "gateway-member-named-gateway",
             "5:5",

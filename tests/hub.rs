@@ -305,6 +305,45 @@ async fn members_sign_in_at_the_hub_and_reach_their_own_server_only() {
         format!("alice's TensorBoard renders with her run: {runs:?}"),
     );
 
+    // From the hub's home page she stops her server (its container goes) and starts it
+    // again: her Lab comes back, her run where it was.
+    let home = alice.tab();
+    alice.open(&home, &format!("{base}hub/home"));
+    alice.wait_until(
+        &home,
+        "document.querySelector('#stop') !== null",
+        Duration::from_secs(30),
+    );
+    alice.click(&home, "#stop");
+    let alice_box = format!("{}-alice", lab.team);
+    common::wait_for("alice's server to stop", Duration::from_secs(120), || {
+        common::container_state(&alice_box).is_none()
+    });
+    let start = alice.poll(
+        &home,
+        "(() => { const start = document.querySelector('#start'); return start !== null && start.offsetParent !== null; })()",
+        Duration::from_secs(30),
+    );
+    expect(
+        start.is_ok(),
+        format!("the home page offers to start her stopped server: {start:?}"),
+    );
+    if start.is_ok() {
+        alice.click(&home, "#start");
+        alice.wait_until_started(&home, LAB_READY, lab_limit);
+        let path = alice.evaluate(&home, "location.pathname");
+        // (Lab may open a workspace of its own: `/user/alice/lab/workspaces/auto-n`.)
+        expect(
+            path.as_str()
+                .is_some_and(|path| path.starts_with("/user/alice/lab")),
+            format!("her restarted server's Lab: {path}"),
+        );
+    }
+    expect(
+        lab.work("alice").join("logs/keras-run/train").is_dir(),
+        "her run outlives her server".to_string(),
+    );
+
     // Bob signs in as himself and starts his own server.
     let (mut bob, bob_tab) = browser(&lab);
     sign_in(
@@ -667,6 +706,12 @@ async fn the_hub_keeps_its_users_across_down_and_up_and_culls_idle_servers() {
             "`{needle}` in the hub's log or labels"
         );
     }
+    let hub_image = docker(&["inspect", "-f", "{{.Config.Image}}", &hub_box]);
+    let found = common::secrets_in_layers(hub_image.trim(), &[secret, "alice-first-pass"]);
+    assert!(
+        found.is_empty(),
+        "a secret in a layer of {hub_image}: {found:?}"
+    );
     let leaked = Command::new("grep")
         .args(["-rl", "alice-first-pass"])
         .arg(lab.folder.path())

@@ -275,102 +275,162 @@ async fn create(
     hash: &str,
     files: &[u8],
 ) -> anyhow::Result<()> {
-    let Session { engine, .. } = session;
     let request = request(team, gateway, image, hash);
-    let prepared = launch::Launcher::of(session).prepare(request, None).await?;
-    let reserved = RefCell::new(BTreeSet::new());
-    // The launcher's hint names `-p`, which `up` does not have: the file's key instead.
-    let taken = |error: anyhow::Error| {
-        match error.downcast::<InputError>() {
+    open_front_door(session, team, request, "gateway", nginx::FOLDER, files).await?;
+    Ok(())
+}
+
+/// A front door (`role`: `gateway` or `hub`, its key in the file) created from `request`,
+/// joined to every member's network (it is the one container on each), its `files` (a
+/// tar) copied into `folder`, then started; its id. A port another holds is said with the
+/// file's key (the launcher's hint names `-p`, which `up` does not have); a front door
+/// that does not start is removed.
+pub(crate) async fn open_front_door(
+    session: Session<
+        '_,
+        impl Containers + Networks + Tunnels + ContainerIo + Images + Daemon,
+        impl Host,
+    >,
+    team: &Team,
+    request: LaunchRequest,
+    role: &str,
+    folder: &str,
+    files: &[u8],
+) -> anyhow::Result<String> {
+    let Session { engine, .. } = session;
+    let port = request
+        .port_requests
+        .first()
+        .and_then(|port| port.host)
+        .unwrap_or_default();
+    let hint = format!(
+        "stop what listens there, or give the {role} another port: `{role}.port` in `{}`",
+        team.file
+    );
+    let taken = |error: anyhow::Error| match error.downcast::<InputError>() {
         Ok(input) if input.message.contains("already in use") => {
             anyhow::Error::from(InputError::new(
                 format!(
-                    "the gateway's port {} (`gateway.port` in `{}`) is already in use",
-                    gateway.port, team.file
-                ),
-                format!(
-                    "give the gateway a free port: `gateway.port` in `{}`, or stop what listens there",
+                    "the {role}'s port {port} (`{role}.port` in `{}`) is already in use",
                     team.file
                 ),
+                hint.clone(),
             ))
         }
         Ok(input) => input.into(),
         Err(other) => other,
-    }
     };
+    let prepared = launch::Launcher::of(session).prepare(request, None).await?;
+    let reserved = RefCell::new(BTreeSet::new());
     let launched = launch::Launcher::of(session)
         .start(prepared, &reserved, true, |_| {})
         .await
         .map_err(taken)?;
     let started = async {
         join_members(engine, team, &launched.id).await?;
-        upload(engine, &launched.id, nginx::FOLDER, files).await?;
+        upload(engine, &launched.id, folder, files).await?;
         engine
             .start(&launched.id)
             .await
             .map_err(|failure| match failure {
                 crate::engine::StartFailure::PortTaken(message) => {
                     anyhow::Error::from(InputError::new(
-                        format!("the gateway's port {} is taken: {message}", gateway.port),
-                        format!("stop what listens there, or give the gateway another port: `gateway.port` in `{}`", team.file),
+                        format!("the {role}'s port {port} is taken: {message}"),
+                        hint.clone(),
                     ))
                 }
                 other => anyhow::Error::from(other.into_engine_error())
-                    .context("the gateway did not start"),
+                    .context(format!("the {role} did not start")),
             })
     };
     if let Err(error) = started.await {
         let _ = engine.remove_container(&launched.id, true).await;
         return Err(error);
     }
-    Ok(())
+    Ok(launched.id)
 }
 
 /// The gateway's launch: nginx as `www-data` with every capability dropped, on its own
 /// network (it joins the members' before it starts), its one port published (on
 /// 127.0.0.1 unless `public`).
 fn request(team: &Team, gateway: &Gateway, image: &str, hash: &str) -> LaunchRequest {
+    let door = FrontDoor {
+        role: labels::GATEWAY,
+        name: container_name(&team.name),
+        image,
+        image_user: "www-data",
+        workdir: "/",
+        port: (gateway.port, LISTEN_PORT),
+        public: gateway.public,
+        hash,
+        address: gateway.address(),
+        ids: (GATEWAY_UID, GATEWAY_UID),
+    };
+    let mut request = front_door(team, &door);
+    request.command = nginx::command();
+    request.resources.shm_size = GATEWAY_SHM;
+    request
+}
+
+/// A team's front door (its gateway or its hub): one container of a non-tfimg image.
+pub(crate) struct FrontDoor<'a> {
+    /// Its label (`io.tfimg.gateway`, `io.tfimg.hub`), which also names it in `ps`.
+    pub role: &'a str,
+    pub name: String,
+    pub image: &'a str,
+    pub image_user: &'a str,
+    pub workdir: &'a str,
+    /// The host port and the one it listens on inside.
+    pub port: (u16, u16),
+    pub public: bool,
+    /// Its settings' hash: a running one with another is out of date.
+    pub hash: &'a str,
+    /// What `ps` shows as its address.
+    pub address: String,
+    pub ids: (u32, u32),
+}
+
+/// A front door's launch: its one port published (on 127.0.0.1 unless `public`), no GPU,
+/// restarted with the daemon unless stopped, every capability dropped (its image is no
+/// tfimg's), on the team's network, labelled with the team, its role, its hash and its
+/// address.
+pub(crate) fn front_door(team: &Team, door: &FrontDoor<'_>) -> LaunchRequest {
+    let service = door.role.trim_start_matches(labels::PREFIX);
     let target = Target {
-        spec_name: "gateway".to_string(),
-        image: image.to_string(),
+        spec_name: service.to_string(),
+        image: door.image.to_string(),
         service: Service::None,
-        image_user: "www-data".to_string(),
-        workdir: "/".to_string(),
-        ports: BTreeMap::from([("gateway".to_string(), LISTEN_PORT)]),
+        image_user: door.image_user.to_string(),
+        workdir: door.workdir.to_string(),
+        ports: BTreeMap::from([(service.to_string(), door.port.1)]),
         gpu_image: false,
         gpu: None,
         tfimg_image: false,
         cuda_cache: None,
     };
     LaunchRequest {
-        command: nginx::command(),
         port_requests: vec![PortRequest {
-            host: Some(gateway.port),
-            container: LISTEN_PORT,
+            host: Some(door.port.0),
+            container: door.port.1,
         }],
-        public: gateway.public,
+        public: door.public,
         gpus: Some(GpuSelection::None),
         resources: Resources {
-            shm_size: GATEWAY_SHM,
             restart: Some(RestartPolicy::UnlessStopped),
             ..Resources::default()
         },
         extra_labels: BTreeMap::from([
             (labels::TEAM.to_string(), team.name.clone()),
-            (labels::GATEWAY.to_string(), team.name.clone()),
-            (labels::MEMBER_HASH.to_string(), hash.to_string()),
-            (labels::url_label("gateway"), gateway.address()),
+            (door.role.to_string(), team.name.clone()),
+            (labels::MEMBER_HASH.to_string(), door.hash.to_string()),
+            (labels::url_label(service), door.address.clone()),
         ]),
         tunnel: TunnelMode::Detached,
         network: Some(NetworkPlan {
             name: network::team_network(&team.name),
             gateway: None,
         }),
-        ..LaunchRequest::new(
-            target,
-            container_name(&team.name),
-            Some((GATEWAY_UID, GATEWAY_UID)),
-        )
+        ..LaunchRequest::new(target, door.name.clone(), Some(door.ids))
     }
 }
 
@@ -393,8 +453,7 @@ fn files(
     specs: &BTreeMap<String, ResolvedSpec>,
 ) -> anyhow::Result<Vec<u8>> {
     let config = nginx::config(&team.name, gateway, &backends(team, specs));
-    let names = nginx::certificate_names(gateway);
-    let (cert, key) = certificate(host, team, &gateway.tls, &names, "gateway")?;
+    let (cert, key) = gateway_certificate(host, team, gateway)?;
     let mut files = BuildContext::default();
     files.add_bytes(nginx::CONFIG, 0o644, config.into_bytes());
     files.add_bytes(nginx::CERT, 0o644, cert);
@@ -403,6 +462,16 @@ fn files(
     let mut tar = Vec::new();
     files.write_tar(&mut tar)?;
     Ok(tar)
+}
+
+/// The gateway's certificate and key (`certificate` for its names).
+pub(crate) fn gateway_certificate(
+    host: &(impl Files + Secrets + FileWrites),
+    team: &Team,
+    gateway: &Gateway,
+) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
+    let names = nginx::certificate_names(gateway);
+    certificate(host, team, &gateway.tls, &names, "gateway")
 }
 
 /// The certificate and key: the file's, or the team's self-signed pair for `names`, made
@@ -487,7 +556,7 @@ async fn reload(engine: &impl ContainerIo, id: &str) -> anyhow::Result<()> {
 }
 
 mod export;
-mod image;
+pub(crate) mod image;
 
 pub use export::{compose_export, k8s_export, ComposeGateway};
 pub use image::image;

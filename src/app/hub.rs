@@ -19,14 +19,14 @@
 //! is copied into a private folder of the hub and removed by the script that hashes it;
 //! none is in an image layer, a label, a log or this tfimg's files.
 
-use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::app::gateway::{front_door, open_front_door, FrontDoor};
 use crate::app::gpu_ledger::GpuLedger;
-use crate::app::launch::{self, LaunchRequest, Target, TunnelMode};
+use crate::app::launch::{self, LaunchRequest};
 use crate::app::session::Session;
 use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
 use crate::engine::OutputChunk;
@@ -39,8 +39,6 @@ use crate::plan::cache::VolumePlan;
 use crate::plan::gpus::{GpuMode, GpuPlan, GpuSelection};
 use crate::plan::mounts::MountRequest;
 use crate::plan::network::{self, NetworkPlan};
-use crate::plan::ports::PortRequest;
-use crate::plan::{Resources, RestartPolicy};
 use crate::render::dockerfile::hub::{
     FOLDER, MIN_PASSWORD, PASSWD, PASSWORD_FILE, SHARE, STATE, TFIMG_IN_HUB,
 };
@@ -278,62 +276,19 @@ pub async fn reconcile(
     files.write_tar(&mut tar)?;
     let tfimg = host.executable()?;
     let request = request(team, hub, image, &hash, socket, &tfimg);
-    let prepared = launch::Launcher::of(session).prepare(request, None).await?;
-    let reserved = RefCell::new(BTreeSet::new());
-    let launched = launch::Launcher::of(session)
-        .start(prepared, &reserved, true, |_| {})
-        .await
-        .map_err(|error| port_taken(error, team, hub))?;
-    let started = async {
-        for member in &team.members {
-            let name = network::member_network(&team.name, &member.name);
-            engine.connect_network(&name, &launched.id).await?;
-        }
-        crate::app::gateway::upload(engine, &launched.id, FOLDER, &tar).await?;
-        engine
-            .start(&launched.id)
-            .await
-            .map_err(|failure| match failure {
-                crate::engine::StartFailure::PortTaken(message) => {
-                    anyhow::Error::from(InputError::new(
-                        format!("the hub's port {} is taken: {message}", hub.port),
-                        format!("stop what listens there, or give the hub another port: `hub.port` in `{}`", team.file),
-                    ))
-                }
-                other => anyhow::Error::from(other.into_engine_error())
-                    .context("the hub did not start"),
-            })?;
-        wait_until_ready(session, &launched.id).await?;
+    let id = open_front_door(session, team, request, "hub", FOLDER, &tar).await?;
+    let ready = async {
+        wait_until_ready(session, &id).await?;
         if chooses_gpus {
-            check_tfimg_runs(engine, &launched.id).await?;
+            check_tfimg_runs(engine, &id).await?;
         }
-        Ok(())
+        anyhow::Ok(())
     };
-    if let Err(error) = started.await {
-        let _ = engine.remove_container(&launched.id, true).await;
+    if let Err(error) = ready.await {
+        let _ = engine.remove_container(&id, true).await;
         return Err(error);
     }
     Ok(Some(action))
-}
-
-/// The launcher's hint names `-p`, which `up` does not have: the file's key instead.
-fn port_taken(error: anyhow::Error, team: &Team, hub: &Hub) -> anyhow::Error {
-    match error.downcast::<InputError>() {
-        Ok(input) if input.message.contains("already in use") => {
-            anyhow::Error::from(InputError::new(
-                format!(
-                    "the hub's port {} (`hub.port` in `{}`) is already in use",
-                    hub.port, team.file
-                ),
-                format!(
-                    "give the hub a free port: `hub.port` in `{}`, or stop what listens there",
-                    team.file
-                ),
-            ))
-        }
-        Ok(input) => input.into(),
-        Err(other) => other,
-    }
 }
 
 /// The hub's launch: JupyterHub as root of its container (it owns the state volume and
@@ -348,35 +303,31 @@ fn request(
     socket: &Path,
     tfimg: &Path,
 ) -> LaunchRequest {
-    let target = Target {
-        spec_name: "hub".to_string(),
-        image: image.to_string(),
-        service: Service::None,
-        image_user: "root".to_string(),
-        workdir: STATE.to_string(),
-        ports: BTreeMap::from([("hub".to_string(), LISTEN_PORT)]),
-        gpu_image: false,
-        gpu: None,
-        tfimg_image: false,
-        cuda_cache: None,
+    let door = FrontDoor {
+        role: labels::HUB,
+        name: hub::container_name(&team.name),
+        image,
+        image_user: "root",
+        workdir: STATE,
+        port: (hub.port, LISTEN_PORT),
+        public: hub.public,
+        hash,
+        address: hub.login_url(),
+        ids: (0, 0),
+    };
+    let mount = |source: &Path, target: &str| MountRequest {
+        text: source.display().to_string(),
+        source: source.to_path_buf(),
+        target: Some(target.to_string()),
+        read_only: true,
     };
     LaunchRequest {
-        // Read-only does not stop a socket's use: the mount is the hub's whole power over
-        // the engine, said in docs/architecture.md.
         mounts: vec![
-            MountRequest {
-                text: socket.display().to_string(),
-                source: socket.to_path_buf(),
-                target: Some("/var/run/docker.sock".to_string()),
-                read_only: true,
-            },
+            // Read-only does not stop a socket's use: the mount is the hub's whole power
+            // over the engine, said in docs/architecture.md.
+            mount(socket, "/var/run/docker.sock"),
             // This tfimg, which chooses members' GPUs by its own rules (`tfimg hub gpus`).
-            MountRequest {
-                text: tfimg.display().to_string(),
-                source: tfimg.to_path_buf(),
-                target: Some(TFIMG_IN_HUB.to_string()),
-                read_only: true,
-            },
+            mount(tfimg, TFIMG_IN_HUB),
         ],
         volumes: vec![VolumePlan {
             name: hub::state_volume(&team.name),
@@ -384,28 +335,7 @@ fn request(
             read_only: false,
             labels: BTreeMap::from([(labels::TEAM.to_string(), team.name.clone())]),
         }],
-        port_requests: vec![PortRequest {
-            host: Some(hub.port),
-            container: LISTEN_PORT,
-        }],
-        public: hub.public,
-        gpus: Some(GpuSelection::None),
-        resources: Resources {
-            restart: Some(RestartPolicy::UnlessStopped),
-            ..Resources::default()
-        },
-        extra_labels: BTreeMap::from([
-            (labels::TEAM.to_string(), team.name.clone()),
-            (labels::HUB.to_string(), team.name.clone()),
-            (labels::MEMBER_HASH.to_string(), hash.to_string()),
-            (labels::url_label("hub"), hub.login_url()),
-        ]),
-        tunnel: TunnelMode::Detached,
-        network: Some(NetworkPlan {
-            name: network::team_network(&team.name),
-            gateway: None,
-        }),
-        ..LaunchRequest::new(target, hub::container_name(&team.name), Some((0, 0)))
+        ..front_door(team, &door)
     }
 }
 
@@ -475,6 +405,17 @@ async fn check_tfimg_runs(engine: &impl ContainerIo, id: &str) -> anyhow::Result
         .into());
     }
     Ok(())
+}
+
+/// `tfimg compose` writes no hub (members would lose their front door without a word).
+pub fn refuse_compose(team: &Team) -> Result<(), InputError> {
+    match team.hub {
+        Some(_) => Err(InputError::new(
+            format!("`tfimg compose` does not write a team's hub (`hub:` in `{}`)", team.file),
+            "run the hub with `tfimg up` on the server, or write it for Kubernetes with `tfimg k8s` (Zero to JupyterHub's values); without `hub:`, `compose` writes the members with their tokens",
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `tfimg hub passwd`'s member: one the team's hub serves, else why not.

@@ -26,6 +26,7 @@ pub fn compose(
     if let Some(gateway) = &team.gateway {
         gateway.check_exported("compose")?;
     }
+    crate::app::hub::refuse_compose(&team)?;
     let network = settings.network(&args.network.choices(), host)?;
     let folder = match &args.output {
         Some(path) => {

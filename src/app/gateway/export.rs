@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::{backends, certificate, request};
+use super::{backends, gateway_certificate, request};
 use crate::app::launch;
 use crate::host::prelude::{FileWrites, Files, Ports, Secrets};
 use crate::labels;
@@ -43,13 +43,7 @@ pub fn k8s_export(
             plan.env.sort();
         }
     }
-    let (cert, key) = certificate(
-        host,
-        team,
-        &gateway.tls,
-        &nginx::certificate_names(gateway),
-        "gateway",
-    )?;
+    let (cert, key) = gateway_certificate(host, team, gateway)?;
     Ok(Some(IngressPlan {
         gateway: gateway.clone(),
         backends,
@@ -128,13 +122,7 @@ pub fn compose_export(
         read_only: true,
     }];
     let config = nginx::config(&team.name, gateway, &backends(team, specs));
-    let (cert, key) = certificate(
-        host,
-        team,
-        &gateway.tls,
-        &nginx::certificate_names(gateway),
-        "gateway",
-    )?;
+    let (cert, key) = gateway_certificate(host, team, gateway)?;
     Ok(Some(ComposeGateway {
         plan,
         folder,

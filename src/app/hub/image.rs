@@ -4,14 +4,15 @@
 //! changed mirror, CA, base or spec image is a new image.
 
 use crate::app::build::Network;
+use crate::app::gateway::image::{build_keyed, Built};
 use crate::engine::prelude::{Builds, Images};
-use crate::engine::BuildRequest;
-use crate::host::archive::BuildContext;
 use crate::input::InputError;
 use crate::output::progress::Report;
 use crate::render::dockerfile::hub::{self, HUB_BASE};
-use crate::render::Rendered;
 use crate::spec::ResolvedSpec;
+
+/// Where a failed build's packages come from.
+const HINT: &str = "its packages come from Debian, PyPI and npm: check `--apt-mirror`, `--pip-index-url` and `--ca-cert` (the ones spec builds use)";
 
 /// The hub's image and a member's, by repository.
 pub const HUB_IMAGE: &str = "tfimg/hub";
@@ -35,13 +36,16 @@ pub async fn image(
             ))
         })?;
     let rendered = hub::hub(&network.render);
-    build(
+    build_keyed(
         engine,
         network,
         &rendered,
         &base_id,
         HUB_IMAGE,
-        &format!("the hub's image (JupyterHub from `{HUB_BASE}`)"),
+        &Built {
+            what: &format!("the hub's image (JupyterHub from `{HUB_BASE}`)"),
+            hint: HINT,
+        },
         reporter,
     )
     .await
@@ -68,54 +72,19 @@ pub async fn member_image(
         None => anyhow::bail!("the image `{spec_image}` was not built before the hub's"),
     };
     let rendered = hub::member(spec_image, user, &network.render);
-    let tag = build(
+    let tag = build_keyed(
         engine,
         network,
         &rendered,
         &base_id,
         MEMBER_IMAGE,
-        &format!("the hub's server image for `{spec_image}`"),
+        &Built {
+            what: &format!("the hub's server image for `{spec_image}`"),
+            hint: HINT,
+        },
         reporter,
     )
     .await?;
     engine.tag(&tag, &member_moving_tag(spec)).await?;
     Ok(tag)
-}
-
-/// `rendered` built on `base_id` and tagged `repository:<build key>`, unless that image
-/// exists.
-async fn build(
-    engine: &(impl Images + Builds),
-    network: &Network,
-    rendered: &Rendered,
-    base_id: &str,
-    repository: &str,
-    what: &str,
-    reporter: &(impl Report + ?Sized),
-) -> anyhow::Result<String> {
-    let context = BuildContext::from_rendered(rendered, &[])?;
-    let key = crate::plan::image::build_key(&rendered.dockerfile, &context.digest()?, base_id);
-    let tag = format!("{repository}:{}", &key[..12]);
-    if engine.image(&tag).await?.is_some() {
-        return Ok(tag);
-    }
-    reporter.status(&format!("building {what}: `{tag}`"));
-    let request = BuildRequest {
-        build_args: network.proxy_build_args.clone().into_iter().collect(),
-        no_cache: false,
-    };
-    let built = engine
-        .build(&request, context.into_stream(), |_| {})
-        .await?;
-    match built {
-        Ok(id) => {
-            engine.tag(&id, &tag).await?;
-            Ok(tag)
-        }
-        Err(failure) => Err(InputError::new(
-            format!("{what} did not build: {}", failure.message),
-            "its packages come from Debian, PyPI and npm: check `--apt-mirror`, `--pip-index-url` and `--ca-cert` (the ones spec builds use)",
-        )
-        .into()),
-    }
 }

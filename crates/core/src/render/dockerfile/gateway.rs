@@ -23,6 +23,49 @@ pub const LISTEN_PORT: u16 = 8443;
 pub const FOLDER: &str = "/etc/tfimg-gateway";
 pub const CONFIG: &str = "nginx.conf";
 
+/// One RUN installing Debian's `packages` (through the network's mirror and CA) with no
+/// service started meanwhile (policy-rc.d) and none left enabled, the lists and the
+/// policy removed with `also_remove`, then the RUN's further ` && ...` `steps`.
+pub(super) fn debian_packages(
+    w: &mut String,
+    network: &NetworkOptions,
+    has_ca: bool,
+    packages: &str,
+    also_remove: &str,
+    steps: &[String],
+) {
+    line(
+        w,
+        "# No service starts during the build (policy-rc.d), and none is left enabled.",
+    );
+    let options = apt_options(network, has_ca);
+    match &network.apt_mirror {
+        Some(mirror) => {
+            apt_mirror(w, mirror);
+            line(
+                w,
+                " && printf '#!/bin/sh\\nexit 101\\n' >/usr/sbin/policy-rc.d \\",
+            );
+        }
+        None => line(
+            w,
+            "RUN printf '#!/bin/sh\\nexit 101\\n' >/usr/sbin/policy-rc.d \\",
+        ),
+    }
+    let last = if steps.is_empty() { "" } else { " \\" };
+    for step in [
+        " && chmod 755 /usr/sbin/policy-rc.d \\".to_string(),
+        format!(" && apt-get{options} update \\"),
+        format!(" && apt-get{options} install -y --no-install-recommends {packages} \\"),
+        format!(" && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d{also_remove}{last}"),
+    ]
+    .iter()
+    .chain(steps)
+    {
+        line(w, step);
+    }
+}
+
 /// The gateway image's build: its Dockerfile, and the extra CA when there is one.
 pub fn gateway(network: &NetworkOptions) -> Rendered {
     let files = ca_file(network);
@@ -37,39 +80,22 @@ pub fn gateway(network: &NetworkOptions) -> Rendered {
     if has_ca {
         extra_ca(&mut w);
     }
-    line(
-        &mut w,
-        "# No service starts during the build (policy-rc.d), and none is left enabled.",
-    );
-    let options = apt_options(network, has_ca);
-    match &network.apt_mirror {
-        Some(mirror) => {
-            apt_mirror(&mut w, mirror);
-            line(
-                &mut w,
-                " && printf '#!/bin/sh\\nexit 101\\n' >/usr/sbin/policy-rc.d \\",
-            );
-        }
-        None => line(
-            &mut w,
-            "RUN printf '#!/bin/sh\\nexit 101\\n' >/usr/sbin/policy-rc.d \\",
-        ),
-    }
-    for step in [
-        " && chmod 755 /usr/sbin/policy-rc.d \\".to_string(),
-        format!(" && apt-get{options} update \\"),
-        format!(" && apt-get{options} install -y --no-install-recommends nginx-light \\"),
-        " && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d /etc/nginx/sites-enabled/default \\"
-            .to_string(),
+    let steps = [
         // nginx opens its built-in error log before it reads the configuration: as any
         // user (Compose runs it as the host's), that open reaches the container's stderr.
         " && ln -sf /dev/stderr /var/log/nginx/error.log \\".to_string(),
         format!(" && mkdir -p {FOLDER} \\"),
         format!(" && chown {GATEWAY_UID}:{GATEWAY_UID} {FOLDER} /var/log/nginx /var/lib/nginx \\"),
         format!(" && chmod 700 {FOLDER}"),
-    ] {
-        line(&mut w, &step);
-    }
+    ];
+    debian_packages(
+        &mut w,
+        network,
+        has_ca,
+        "nginx-light",
+        " /etc/nginx/sites-enabled/default",
+        &steps,
+    );
     for text in [
         "LABEL io.tfimg.gateway=image".to_string(),
         format!("EXPOSE {LISTEN_PORT}"),

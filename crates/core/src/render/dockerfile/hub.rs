@@ -7,7 +7,7 @@
 //! never in either: the hub makes its own in its state volume.
 
 use super::syntax::line;
-use super::{apt_mirror, apt_options, extra_ca, pip_network_env, CA_PATH};
+use super::{extra_ca, pip_network_env, CA_PATH};
 use crate::render::files::{ca_file, ContextFile};
 use crate::render::{NetworkOptions, Rendered};
 
@@ -90,28 +90,14 @@ pub fn hub(network: &NetworkOptions) -> Rendered {
     if has_ca {
         extra_ca(&mut w);
     }
-    let options = apt_options(network, has_ca);
-    match &network.apt_mirror {
-        Some(mirror) => {
-            apt_mirror(&mut w, mirror);
-            line(
-                &mut w,
-                " && printf '#!/bin/sh\\nexit 101\\n' >/usr/sbin/policy-rc.d \\",
-            );
-        }
-        None => line(
-            &mut w,
-            "RUN printf '#!/bin/sh\\nexit 101\\n' >/usr/sbin/policy-rc.d \\",
-        ),
-    }
-    for step in [
-        " && chmod 755 /usr/sbin/policy-rc.d \\".to_string(),
-        format!(" && apt-get{options} update \\"),
-        format!(" && apt-get{options} install -y --no-install-recommends ca-certificates python3 python3-venv nodejs npm \\"),
-        " && rm -rf /var/lib/apt/lists/* /usr/sbin/policy-rc.d".to_string(),
-    ] {
-        line(&mut w, &step);
-    }
+    super::gateway::debian_packages(
+        &mut w,
+        network,
+        has_ca,
+        "ca-certificates python3 python3-venv nodejs npm",
+        "",
+        &[],
+    );
     // The index and CA only for the installs: nothing of the build network stays in the
     // hub's environment.
     let pip_env: String = pip_network_env(network, has_ca)
@@ -121,7 +107,8 @@ pub fn hub(network: &NetworkOptions) -> Rendered {
     line(
         &mut w,
         &format!(
-            "RUN env {pip_env}PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 sh -c 'python3 -m venv {VENV} && {VENV}/bin/pip install {}'",
+            // Tornado's test suite ships a private key: no private key is in the hub's layers.
+            "RUN env {pip_env}PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 sh -c 'python3 -m venv {VENV} && {VENV}/bin/pip install {} && find {VENV} -path \\*/test/\\* -name \\*.key -delete'",
             HUB_PACKAGES.join(" ")
         ),
     );
