@@ -256,28 +256,11 @@ pub async fn reconcile(
             if let Some(found) = found {
                 engine.remove_container(&found.id, true).await?;
             }
-            create(session, team, gateway, image, &hash, &files).await?;
+            let request = request(team, gateway, image, &hash);
+            open_front_door(session, team, request, "gateway", nginx::FOLDER, &files).await?;
             Ok(Some(GatewayAction::Created))
         }
     }
-}
-
-/// Creates the gateway's container, copies its files in, then starts it.
-async fn create(
-    session: Session<
-        '_,
-        impl Containers + Networks + Tunnels + ContainerIo + Images + Daemon,
-        impl Host,
-    >,
-    team: &Team,
-    gateway: &Gateway,
-    image: &str,
-    hash: &str,
-    files: &[u8],
-) -> anyhow::Result<()> {
-    let request = request(team, gateway, image, hash);
-    open_front_door(session, team, request, "gateway", nginx::FOLDER, files).await?;
-    Ok(())
 }
 
 /// A front door (`role`: `gateway` or `hub`, its key in the file) created from `request`,

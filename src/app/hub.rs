@@ -31,6 +31,7 @@ use crate::app::session::Session;
 use crate::engine::prelude::{ContainerIo, Containers, Daemon, Images, Networks, Tunnels};
 use crate::engine::OutputChunk;
 use crate::host::archive::BuildContext;
+use crate::host::prelude::{Clock, Gpus};
 use crate::host::Host;
 use crate::host::NvidiaFacts;
 use crate::input::InputError;
@@ -116,7 +117,7 @@ pub fn socket(team: &Team, endpoint: &str, remote: bool) -> Result<Option<PathBu
 /// asks for GPUs. Each member's `gpus:` is checked against them now: a machine without
 /// a driver, or an index it does not have, is refused before anything is created.
 pub async fn gpu_host(
-    session: Session<'_, impl Daemon, impl Host>,
+    session: Session<'_, impl Daemon, impl Gpus>,
     profiles: &BTreeMap<String, Profile>,
 ) -> anyhow::Result<Option<serde_json::Value>> {
     let mut facts = None;
@@ -139,6 +140,20 @@ pub async fn gpu_host(
         Some(found) => Some(serde_json::to_value(found)?),
         None => None,
     })
+}
+
+/// `choose_gpus` of a request as the hub writes it (JSON), its grant as JSON.
+pub async fn choose_gpus_json(
+    engine: &(impl Containers + Daemon),
+    text: &str,
+) -> anyhow::Result<String> {
+    let ask: GpuAsk = serde_json::from_str(text).map_err(|error| {
+        InputError::new(
+            format!("`tfimg hub gpus` reads a JSON request on stdin: {error}"),
+            "it is run by a team's hub, not by hand",
+        )
+    })?;
+    Ok(serde_json::to_string(&choose_gpus(engine, &ask).await?)?)
 }
 
 /// What the hub asks of `tfimg hub gpus` when a member's server starts (JSON on stdin).
@@ -352,7 +367,7 @@ fn settings_hash(hub: &Hub, image: &str, settings: &str) -> String {
 /// Waits until JupyterHub answers on its port inside its container (`/hub/health`), or
 /// fails with the end of its log.
 async fn wait_until_ready(
-    session: Session<'_, impl Containers + ContainerIo, impl Host>,
+    session: Session<'_, impl Containers + ContainerIo, impl Clock>,
     id: &str,
 ) -> anyhow::Result<()> {
     let Session { engine, host, .. } = session;
@@ -468,15 +483,17 @@ pub fn check_password(password: &str) -> Result<(), InputError> {
     Ok(())
 }
 
-/// `tfimg hub passwd`: sets `member`'s password in the running hub (hashed there by
-/// NativeAuthenticator's own bcrypt), so she signs in with it and then changes it herself.
+/// `tfimg hub passwd`: sets `member`'s password (checked: `check_password`) in the running
+/// hub (hashed there by NativeAuthenticator's own bcrypt), so she signs in with it and
+/// then changes it herself; what to tell the admin.
 pub async fn passwd(
-    session: Session<'_, impl Containers + ContainerIo, impl Host>,
+    engine: &(impl Containers + ContainerIo),
     team: &Team,
     member: &str,
-    password: &[u8],
-) -> anyhow::Result<()> {
-    let Session { engine, .. } = session;
+    password: &str,
+) -> anyhow::Result<String> {
+    check_password(password)?;
+    let password = password.as_bytes();
     let hub_name = hub::container_name(&team.name);
     let running = engine
         .container(&hub_name)
@@ -511,7 +528,10 @@ pub async fn passwd(
     if code != 0 {
         anyhow::bail!("the hub did not set the password: {}", output.trim());
     }
-    Ok(())
+    let login = team.hub.as_ref().map(Hub::login_url).unwrap_or_default();
+    Ok(format!(
+        "`{member}` signs in at {login} with it, then changes it at /hub/change-password"
+    ))
 }
 
 mod image;

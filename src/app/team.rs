@@ -70,6 +70,47 @@ pub struct UpReport {
     pub notes: Vec<Notice>,
 }
 
+impl UpReport {
+    /// Whether this `up` changed anything: a member started or removed, the hub made or
+    /// started again.
+    pub fn changed(&self) -> bool {
+        !self.started.is_empty()
+            || !self.removed.is_empty()
+            || matches!(self.hub, Some(HubAction::Created | HubAction::Restarted))
+    }
+
+    /// What `up` says changed before its table: `no change: ...`, or each member removed.
+    pub fn changes(&self, team: &Team) -> Vec<String> {
+        if !self.changed() {
+            let members = team.members.len();
+            return vec![format!(
+                "no change: the {members} member(s) of `{}` are up to date",
+                team.name
+            )];
+        }
+        self.removed
+            .iter()
+            .map(|member| format!("removed `{member}` (no longer in the team file)"))
+            .collect()
+    }
+
+    /// What `up` says of the team's front door: `gateway: ADDRESS (created)`, `hub: LOGIN
+    /// (created)` and, for a new hub, how members get in.
+    pub fn front_door(&self, team: &Team) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let (Some(gateway), Some(action)) = (&team.gateway, self.gateway) {
+            lines.push(format!("gateway: {} ({action})", gateway.address()));
+        }
+        if let (Some(hub), Some(action)) = (&team.hub, self.hub) {
+            lines.push(format!("hub: {} ({action})", hub.login_url()));
+            if action == HubAction::Created {
+                lines.push(format!("hint: members sign in there; give each one a first password with `tfimg hub passwd {} MEMBER` (she changes it at /hub/change-password)", team.file));
+            }
+        }
+        lines
+    }
+}
+
 /// A launcher's note about `member`: `note: `alice`: created ./work/alice (empty)`.
 fn member_note(member: &str, note: &Notice) -> Notice {
     let text = format!("`{member}`: {}", members::in_file_terms(note.text()));

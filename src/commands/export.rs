@@ -13,7 +13,6 @@ use crate::app::settings::Settings;
 use crate::app::team::{export, up_down, TeamImages};
 use crate::cli::{ComposeArgs, K8sArgs};
 use crate::host::Host;
-use crate::input::InputError;
 use crate::output::ui::Terminal;
 use crate::spec::ResolvedSpec;
 
@@ -23,10 +22,7 @@ pub fn compose(
     host: &impl Host,
 ) -> anyhow::Result<ExitCode> {
     let (team, specs) = up_down::load(host, &super::catalog(settings, host), &args.file)?;
-    if let Some(gateway) = &team.gateway {
-        gateway.check_exported("compose")?;
-    }
-    crate::app::hub::refuse_compose(&team)?;
+    export::check_compose(&team)?;
     let network = settings.network(&args.network.choices(), host)?;
     let folder = match &args.output {
         Some(path) => {
@@ -74,18 +70,6 @@ pub fn compose(
 
 pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let (team, specs) = up_down::load(host, &super::catalog(settings, host), &args.file)?;
-    if let Some(gateway) = &team.gateway {
-        gateway.check_exported("k8s")?;
-    }
-    let network = settings.network(&args.network.choices(), host)?;
-    if args.uid == 0 {
-        return Err(InputError::new(
-            "`--uid 0` would run the pods as root",
-            "use the image user's uid (1000) or another non-root uid",
-        )
-        .into());
-    }
-    let images = images(settings, host, &specs, &network, args.build, false)?;
     let choices = export::K8sChoices {
         uid: args.uid,
         gid: args.gid,
@@ -93,34 +77,21 @@ pub fn k8s(args: &K8sArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
         tfjob: args.tfjob,
         volume_size: args.volume_size.clone(),
     };
+    export::check_k8s(&team, &choices)?;
+    let network = settings.network(&args.network.choices(), host)?;
+    let images = images(settings, host, &specs, &network, args.build, false)?;
     let exported = export::k8s(host, &team, &specs, &images, &choices, &Terminal)?;
     match &args.output {
         Some(folder) => {
-            for path in export::write_k8s(host, folder, &team.name, &exported)? {
-                let name = path.display().to_string();
-                if name.ends_with(".tfjob.yaml") {
-                    errln!("wrote {name} (needs Kubeflow's training operator)");
-                } else if name.ends_with(".hub-values.yaml") {
-                    errln!("wrote {name} (Zero to JupyterHub's Helm values: the command to install them is at its top)");
-                } else {
-                    errln!("wrote {name}");
-                }
+            for (path, what) in export::write_k8s(host, folder, &team.name, &exported)? {
+                errln!("wrote {}{what}", path.display());
             }
         }
         None => {
-            for text in [&exported.manifests, &exported.tfjobs, &exported.hub_values]
-                .into_iter()
-                .flatten()
-            {
+            for text in exported.texts() {
                 crate::output::print_text(text)?;
             }
         }
-    }
-    if exported.hub_values.is_some() {
-        crate::output::note("the hub's members run its server images (`tfimg/hub-member:<spec>-<tensorflow>`, which `tfimg up` builds): push them too (`tfimg push IMAGE --registry HOST`)");
-    }
-    if args.registry.is_none() {
-        crate::output::note("the images are referenced without a registry; push them (`tfimg push IMAGE --registry HOST`) and pass `--registry HOST`");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,8 @@
 
 use std::process::ExitCode;
 
-use crate::app::hub::HubAction;
+type Result = anyhow::Result<ExitCode>;
+
 use crate::app::settings::Settings;
 use crate::app::team::up_down;
 use crate::cli::{DownArgs, HubPasswdArgs, TeamArgs};
@@ -41,33 +42,13 @@ pub fn up(args: &TeamArgs, settings: &Settings, host: &impl Host) -> anyhow::Res
             }
             return Ok(ExitCode::from(EXIT_ENGINE));
         }
-        let hub_started = matches!(
-            report.hub,
-            Some(HubAction::Created | HubAction::Restarted)
-        );
-        if report.started.is_empty() && report.removed.is_empty() && !hub_started {
-            errln!(
-                "no change: the {} member(s) of `{}` are up to date",
-                team.members.len(),
-                team.name
-            );
-        }
-        for member in &report.removed {
-            errln!("removed `{member}` (no longer in the team file)");
+        for line in report.changes(&team) {
+            errln!("{line}");
         }
         let rows = up_down::access(session, &team, &report.actions).await?;
         print_team(&rows)?;
-        if let (Some(gateway), Some(action)) = (&team.gateway, report.gateway) {
-            errln!("gateway: {} ({action})", gateway.address());
-        }
-        if let (Some(hub), Some(action)) = (&team.hub, report.hub) {
-            errln!("hub: {} ({action})", hub.login_url());
-            if action == HubAction::Created {
-                errln!(
-                    "hint: members sign in there; give each one a first password with `tfimg hub passwd {} MEMBER` (she changes it at /hub/change-password)",
-                    args.file.display()
-                );
-            }
+        for line in report.front_door(&team) {
+            errln!("{line}");
         }
         Ok(ExitCode::SUCCESS)
     })
@@ -115,71 +96,28 @@ fn print_team(rows: &[up_down::MemberAccess]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `tfimg hub passwd TEAM_FILE MEMBER`: the password from the terminal (not echoed, asked
-/// twice) or one line of stdin, set at the team's running hub.
-pub fn hub_passwd(
-    args: &HubPasswdArgs,
-    settings: &Settings,
-    host: &impl Host,
-) -> anyhow::Result<ExitCode> {
+/// `tfimg hub passwd TEAM_FILE MEMBER`: the password (`output::prompt`) set at the hub.
+pub fn hub_passwd(args: &HubPasswdArgs, settings: &Settings, host: &impl Host) -> Result {
     let (team, specs) = up_down::load(host, &super::catalog(settings, host), &args.file)?;
     crate::app::hub::check_member(&team, &specs, &args.member)?;
-    let password = read_password(&args.member)?;
-    crate::app::hub::check_password(&password)?;
+    let password = crate::output::prompt::password(&args.member)?;
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let session = super::session(&engine, host);
-        crate::app::hub::passwd(session, &team, &args.member, password.as_bytes()).await?;
-        errln!(
-            "`{}` signs in at {} with it, then changes it at /hub/change-password",
-            args.member,
-            team.hub
-                .as_ref()
-                .map(|hub| hub.login_url())
-                .unwrap_or_default()
-        );
+        let said = crate::app::hub::passwd(&engine, &team, &args.member, &password).await?;
+        errln!("{said}");
         Ok(ExitCode::SUCCESS)
     })
 }
 
-/// On a terminal: asked twice, never echoed. Otherwise the first line of stdin, without
-/// its line end.
-fn read_password(member: &str) -> anyhow::Result<String> {
-    use std::io::IsTerminal;
-    if std::io::stdin().is_terminal() {
-        let first = rpassword::prompt_password(format!("password for `{member}`: "))?;
-        let again = rpassword::prompt_password("again: ")?;
-        if first != again {
-            return Err(crate::input::InputError::new(
-                "the two passwords differ",
-                "run it again and type the same password twice",
-            )
-            .into());
-        }
-        return Ok(first);
-    }
-    let mut line = String::new();
-    std::io::stdin().read_line(&mut line)?;
-    Ok(line.trim_end_matches(['\n', '\r']).to_string())
-}
-
-/// `tfimg hub gpus` (internal, run by a team's hub in its container): the request on
-/// stdin, the GPUs granted on stdout, as JSON; a refusal (GPUs held by others) is the
-/// error the member sees.
-pub fn hub_gpus(settings: &Settings) -> anyhow::Result<ExitCode> {
-    let mut text = String::new();
-    use std::io::Read;
-    std::io::stdin().take(1 << 20).read_to_string(&mut text)?;
-    let ask: crate::app::hub::GpuAsk = serde_json::from_str(&text).map_err(|error| {
-        crate::input::InputError::new(
-            format!("`tfimg hub gpus` reads a JSON request on stdin: {error}"),
-            "it is run by a team's hub, not by hand",
-        )
-    })?;
+/// `tfimg hub gpus` (run by a team's hub): a JSON request on stdin, the grant on stdout.
+pub fn hub_gpus(settings: &Settings) -> Result {
+    let ask = crate::output::prompt::stdin_text(1 << 20)?;
     super::runtime()?.block_on(async {
         let engine = settings.connect().await?;
-        let grant = crate::app::hub::choose_gpus(&engine, &ask).await?;
-        outln!("{}", serde_json::to_string(&grant)?);
+        outln!(
+            "{}",
+            crate::app::hub::choose_gpus_json(&engine, &ask).await?
+        );
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -16,6 +16,7 @@ pub mod streams;
 pub mod exit;
 pub mod gpus;
 pub mod progress;
+pub mod prompt;
 pub mod report;
 pub mod sinks;
 pub mod ui;

@@ -51,7 +51,7 @@ fn engine() -> FakeEngine {
     engine
 }
 
-fn up(engine: &FakeEngine, host: &FakeHost, team: &Team) -> anyhow::Result<UpReport> {
+fn up(session: Session<'_, FakeEngine, FakeHost>, team: &Team) -> anyhow::Result<UpReport> {
     let catalog = Catalog::builtin(PathBuf::from("/project"));
     let specs: BTreeMap<String, crate::spec::ResolvedSpec> = ["cpu-jupyter", "cpu-ssh"]
         .into_iter()
@@ -72,7 +72,7 @@ fn up(engine: &FakeEngine, host: &FakeHost, team: &Team) -> anyhow::Result<UpRep
         ..TeamImages::default()
     };
     block_on(crate::app::team::up(
-        Session::quiet(engine, host),
+        session,
         team,
         &specs,
         &images,
@@ -85,7 +85,7 @@ fn up(engine: &FakeEngine, host: &FakeHost, team: &Team) -> anyhow::Result<UpRep
 fn up_creates_the_hub_holding_the_socket_and_hands_it_each_member_s_planned_server() {
     let (engine, host) = (engine(), gpu_host());
     let team = hub_team("idle: {containers: 1h}\n");
-    let report = up(&engine, &host, &team).unwrap();
+    let report = up(Session::quiet(&engine, &host), &team).unwrap();
     assert_eq!(report.hub, Some(HubAction::Created));
     assert_eq!(report.actions["alice"], Action::Hub);
     assert_eq!(report.actions["bob"], Action::Hub);
@@ -193,7 +193,7 @@ fn up_creates_the_hub_holding_the_socket_and_hands_it_each_member_s_planned_serv
     drop(state);
 
     // Nothing changed: the hub is left alone.
-    let again = up(&engine, &host, &team).unwrap();
+    let again = up(Session::quiet(&engine, &host), &team).unwrap();
     assert_eq!(again.hub, Some(HubAction::Unchanged));
     assert_eq!(again.actions["carol"], Action::Unchanged);
 }
@@ -269,15 +269,9 @@ fn a_server_takes_free_gpus_and_never_a_held_one_unless_both_share() {
 
 #[test]
 fn passwd_needs_the_running_hub_and_copies_the_password_in_privately() {
-    let (engine, host) = (engine(), FakeHost::new());
+    let engine = engine();
     let team = hub_team("");
-    let missing = block_on(passwd(
-        Session::quiet(&engine, &host),
-        &team,
-        "alice",
-        b"first-pass",
-    ))
-    .unwrap_err();
+    let missing = block_on(passwd(&engine, &team, "alice", "first-pass")).unwrap_err();
     assert!(
         missing
             .to_string()
@@ -285,13 +279,13 @@ fn passwd_needs_the_running_hub_and_copies_the_password_in_privately() {
         "{missing}"
     );
     let id = engine.add_container("lab-hub", "running", &[(labels::HUB, "lab".to_string())]);
-    block_on(passwd(
-        Session::quiet(&engine, &host),
-        &team,
-        "alice",
-        b"first-pass",
-    ))
-    .unwrap();
+    let said = block_on(passwd(&engine, &team, "alice", "first-pass")).unwrap();
+    assert_eq!(
+        said,
+        "`alice` signs in at https://127.0.0.1:8443/hub/login with it, then changes it at /hub/change-password"
+    );
+    let short = block_on(passwd(&engine, &team, "alice", "short")).unwrap_err();
+    assert!(short.to_string().contains("8 to 72 bytes"), "{short}");
     let state = engine.state.borrow();
     let (_, folder, entries) = state.uploads.last().unwrap();
     assert_eq!(folder, FOLDER);

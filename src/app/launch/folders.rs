@@ -6,8 +6,7 @@
 use std::path::PathBuf;
 
 use super::LaunchRequest;
-use crate::host::prelude::{Files, Trust};
-use crate::host::Host;
+use crate::host::prelude::{FileWrites, Files, Trust};
 use crate::input::InputError;
 use crate::notice::Notice;
 use crate::plan::mounts;
@@ -68,7 +67,10 @@ pub(super) fn open_to_other_accounts(
 
 /// Makes a request's missing mount folders for good (an export's, which Compose would
 /// otherwise make as root); what to tell the user.
-pub fn make_folders(host: &impl Host, request: &LaunchRequest) -> anyhow::Result<Vec<Notice>> {
+pub fn make_folders(
+    host: &(impl Files + FileWrites),
+    request: &LaunchRequest,
+) -> anyhow::Result<Vec<Notice>> {
     let mut notes = Vec::new();
     make_mount_folders(host, request, &mut notes)?.keep();
     Ok(notes)
@@ -78,7 +80,7 @@ pub fn make_folders(host: &impl Host, request: &LaunchRequest) -> anyhow::Result
 /// -v` does: always a folder, whatever its name looks like (owned by the user the
 /// container runs as), and each one said (`note: created ./notbooks (empty)`), so a
 /// mistyped name is seen at once.
-pub(super) fn make_mount_folders<'a, H: Host>(
+pub(super) fn make_mount_folders<'a, H: Files + FileWrites>(
     host: &'a H,
     request: &LaunchRequest,
     notes: &mut Vec<Notice>,
@@ -114,18 +116,18 @@ pub(super) fn make_mount_folders<'a, H: Host>(
 
 /// Mount folders a launch made. Dropped without `keep` (a failed create or start), the
 /// ones still empty are removed: a launch that never started leaves nothing behind.
-pub(super) struct MadeFolders<'a, H: Host> {
+pub(super) struct MadeFolders<'a, H: Files + FileWrites> {
     host: &'a H,
     folders: Vec<PathBuf>,
 }
 
-impl<H: Host> MadeFolders<'_, H> {
+impl<H: Files + FileWrites> MadeFolders<'_, H> {
     pub(super) fn keep(mut self) {
         self.folders.clear();
     }
 }
 
-impl<H: Host> Drop for MadeFolders<'_, H> {
+impl<H: Files + FileWrites> Drop for MadeFolders<'_, H> {
     fn drop(&mut self) {
         for folder in &self.folders {
             self.host.remove_empty_folder(folder);

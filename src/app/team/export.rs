@@ -213,6 +213,32 @@ pub struct K8sChoices {
     pub volume_size: String,
 }
 
+/// What `tfimg compose` refuses before anything is built or written: a gateway routing by
+/// host without a `domain`, a hub (`app::hub::refuse_compose`).
+pub fn check_compose(team: &Team) -> anyhow::Result<()> {
+    if let Some(gateway) = &team.gateway {
+        gateway.check_exported("compose")?;
+    }
+    crate::app::hub::refuse_compose(team)?;
+    Ok(())
+}
+
+/// What `tfimg k8s` refuses before anything is built or written: a gateway routing by host
+/// without a `domain`, and pods as root.
+pub fn check_k8s(team: &Team, choices: &K8sChoices) -> anyhow::Result<()> {
+    if let Some(gateway) = &team.gateway {
+        gateway.check_exported("k8s")?;
+    }
+    if choices.uid == 0 {
+        return Err(InputError::new(
+            "`--uid 0` would run the pods as root",
+            "use the image user's uid (1000) or another non-root uid",
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// What `tfimg k8s` writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct K8sExport {
@@ -256,6 +282,12 @@ pub fn k8s(
             workers: member.workers,
             volume_size: choices.volume_size.clone(),
         });
+    }
+    if choices.registry.is_none() {
+        ui.notice(&Notice::note("the images are referenced without a registry; push them (`tfimg push IMAGE --registry HOST`) and pass `--registry HOST`"));
+    }
+    if team.hub.is_some() {
+        ui.notice(&Notice::note("the hub's members run its server images (`tfimg/hub-member:<spec>-<tensorflow>`, which `tfimg up` builds): push them too (`tfimg push IMAGE --registry HOST`)"));
     }
     let hub_values = team.hub.as_ref().map(|hub| {
         let hub_members: Vec<HubMember<'_>> = served
@@ -301,29 +333,41 @@ pub fn k8s(
     })
 }
 
-/// `k8s -o FOLDER`: the manifests (their Secrets for the owner's eyes only), the TFJobs
-/// and the hub's Helm values written; the paths written.
+impl K8sExport {
+    /// What is printed when nothing is written: each text, in the order files are.
+    pub fn texts(&self) -> impl Iterator<Item = &String> {
+        [&self.manifests, &self.hub_values, &self.tfjobs]
+            .into_iter()
+            .flatten()
+    }
+}
+
+/// `k8s -o FOLDER`: the manifests (their Secrets for the owner's eyes only), the hub's Helm
+/// values and the TFJobs written; each path written, with what to know of it.
 pub fn write_k8s(
     host: &impl Confined,
     folder: &Path,
     team: &str,
     export: &K8sExport,
-) -> anyhow::Result<Vec<PathBuf>> {
+) -> anyhow::Result<Vec<(PathBuf, &'static str)>> {
     let mut written = Vec::new();
     if let Some(manifests) = &export.manifests {
         let main = PathBuf::from(format!("{team}.yaml"));
         write(host, folder, &[(main.clone(), manifests.as_bytes(), 0o600)])?;
-        written.push(folder.join(main));
+        written.push((folder.join(main), ""));
     }
     if let Some(values) = &export.hub_values {
         let name = PathBuf::from(format!("{team}.hub-values.yaml"));
         write(host, folder, &[(name.clone(), values.as_bytes(), 0o644)])?;
-        written.push(folder.join(name));
+        written.push((
+            folder.join(name),
+            " (Zero to JupyterHub's Helm values: the command to install them is at its top)",
+        ));
     }
     if let Some(tfjobs) = &export.tfjobs {
         let name = PathBuf::from(format!("{team}.tfjob.yaml"));
         write(host, folder, &[(name.clone(), tfjobs.as_bytes(), 0o666)])?;
-        written.push(folder.join(name));
+        written.push((folder.join(name), " (needs Kubeflow's training operator)"));
     }
     Ok(written)
 }

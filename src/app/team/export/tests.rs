@@ -163,7 +163,10 @@ fn k8s_manifests_are_written_for_the_owner_only_and_the_tfjobs_apart() {
     exported.tfjobs = Some("kind: TFJob".to_string());
     let written = write_k8s(&host, Path::new("/out"), "lab", &exported).unwrap();
     assert_eq!(
-        written,
+        written
+            .iter()
+            .map(|(path, _)| path.clone())
+            .collect::<Vec<_>>(),
         [
             PathBuf::from("/out/lab.yaml"),
             PathBuf::from("/out/lab.tfjob.yaml")
