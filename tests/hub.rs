@@ -383,6 +383,17 @@ async fn members_sign_in_at_the_hub_and_reach_their_own_server_only() {
     // Nobody signs up, and no unknown name signs in; Carol, who has no password yet,
     // cannot be claimed.
     let (mut stranger, stranger_tab) = browser(&lab);
+    // A fresh browser opening Alice's TensorBoard is sent to the hub's sign-in first.
+    stranger.open(&stranger_tab, &format!("{base}user/alice/tensorboard/"));
+    let landed = stranger.wait_until(
+        &stranger_tab,
+        "document.readyState === 'complete' && document.querySelector('tb-webapp') === null ? location.pathname : null",
+        Duration::from_secs(60),
+    );
+    expect(
+        landed == "/hub/login",
+        format!("a fresh browser at alice's TensorBoard lands on the sign-in page: {landed}"),
+    );
     for (name, password) in [("dave", "dave-password-1"), ("carol", "claimed-before-her")] {
         let landed = sign_in(
             &mut stranger,
