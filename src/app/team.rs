@@ -204,7 +204,12 @@ pub async fn up(
         }
         let hash = member_hash(team, member, &images.specs[&member.spec]);
         let action = match by_member.get(&member.name) {
-            Some(container) if keeps(engine, member, container, &hash).await => {
+            // A server the team's hub made (the file had `hub:`) is no member's own
+            // container, whatever its settings: it has no token and no port of its own.
+            Some(container)
+                if !container.labels.contains_key(labels::HUB)
+                    && keeps(engine, member, container, &hash).await =>
+            {
                 reserved.borrow_mut().extend(ports_of(container));
                 Action::Unchanged
             }

@@ -300,3 +300,40 @@ fn passwd_needs_the_running_hub_and_copies_the_password_in_privately() {
     assert!(check_password("two\nlines").is_err());
     assert!(check_password("eight ch").is_ok());
 }
+
+#[test]
+fn a_team_that_drops_its_hub_gets_its_members_own_containers_again() {
+    let (engine, host) = (engine(), gpu_host());
+    let team = hub_team("");
+    up(Session::quiet(&engine, &host), &team).unwrap();
+    // Bob's server, as the hub made it from his profile (his member hash among its labels).
+    let settings: serde_json::Value =
+        serde_json::from_slice(&engine.state.borrow().uploaded[&format!("{FOLDER}/team.json")])
+            .unwrap();
+    let labels: Vec<(String, String)> = serde_json::from_value::<BTreeMap<String, String>>(
+        settings["members"]["bob"]["labels"].clone(),
+    )
+    .unwrap()
+    .into_iter()
+    .collect();
+    let labels: Vec<(&str, String)> = labels
+        .iter()
+        .map(|(key, value)| (key.as_str(), value.clone()))
+        .collect();
+    engine.add_container("lab-bob", "running", &labels);
+    let text = "team: lab\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n  - name: alice\n    gpus: 1\n  - name: bob\n  - name: carol\n    spec: cpu-ssh\n";
+    let plain = team::parse(text, "team.yaml", PathBuf::from("/project")).unwrap();
+    let report = up(Session::quiet(&engine, &host), &plain).unwrap();
+    assert_eq!(report.hub, Some(HubAction::Removed));
+    assert_eq!(
+        report.actions["bob"],
+        Action::Recreated,
+        "not the hub's server"
+    );
+    let bob = engine.plan_of("lab-bob").unwrap();
+    assert!(!bob.labels.contains_key(labels::HUB));
+    assert!(bob
+        .env
+        .iter()
+        .any(|pair| pair.starts_with("TFIMG_JUPYTER_TOKEN=")));
+}
