@@ -254,33 +254,47 @@ pub(super) fn check_members(
     members: &[TeamMember],
     places: &Places,
 ) -> Result<(), SpecError> {
+    check_front_door(("gateway", "the proxy"), gateway.port, members, places)
+}
+
+/// A team's front door (`role`: `gateway` or `hub`, and what its container is) on host
+/// port `port`: no member takes its container's name (`<team>-<role>`), a fixed host port
+/// for a service it carries, or its port.
+pub(super) fn check_front_door(
+    (role, what): (&str, &str),
+    port: u16,
+    members: &[TeamMember],
+    places: &Places,
+) -> Result<(), SpecError> {
     for member in members {
-        if member.name == "gateway" {
+        if member.name == role {
             return Err(places.bad(
                 places.member(&member.name, "name"),
-                "member `gateway` has the name of the team's gateway container".to_string(),
-                "rename the member: with a `gateway:` the container `<team>-gateway` is the proxy",
+                format!("member `{role}` has the name of the team's {role} container"),
+                &format!(
+                    "rename the member: with a `{role}:` the container `<team>-{role}` is {what}"
+                ),
             ));
         }
-        for (service, port) in &member.ports {
+        for (service, taken) in &member.ports {
             if ROUTED_SERVICES.contains(&service.as_str()) {
                 return Err(places.bad(
                     places.member(&member.name, "ports"),
                     format!(
-                        "member `{}`: `{service}` is reached through the gateway, so it has no host port of its own",
+                        "member `{}`: `{service}` is reached through the {role}, so it has no host port of its own",
                         member.name
                     ),
-                    "remove it from the member's `ports`: the gateway publishes one port for the whole team",
+                    &format!("remove it from the member's `ports`: the {role} publishes one port for the whole team"),
                 ));
             }
-            if *port == gateway.port {
+            if *taken == port {
                 return Err(places.bad(
                     places.member(&member.name, "ports"),
                     format!(
-                        "host port {port} is given to both the gateway and `{}` ({service})",
+                        "host port {port} is given to both the {role} and `{}` ({service})",
                         member.name
                     ),
-                    "give the member another port, or the gateway another `port`",
+                    &format!("give the member another port, or the {role} another `port`"),
                 ));
             }
         }

@@ -32,9 +32,8 @@ pub const LISTEN_PORT: u16 = 8443;
 /// The port the hub's own API listens on, which members' servers reach on their network.
 pub const API_PORT: u16 = 8081;
 
-/// Services the hub carries (Jupyter, and TensorBoard behind it): a member's fixed host
-/// port for one of them is refused.
-pub const ROUTED_SERVICES: [&str; 2] = ["jupyter", "tensorboard"];
+/// Services the hub carries, as the gateway does: no member has a host port for them.
+pub use super::gateway::ROUTED_SERVICES;
 
 /// Set in a member's server: its Jupyter is spawned by the hub (`jupyterhub-singleuser`),
 /// which signs members in, instead of a token of its own.
@@ -154,38 +153,7 @@ pub(super) fn check(
 
 /// With a hub, members' Jupyter and TensorBoard are reached through it only.
 fn check_members(hub: &Hub, members: &[TeamMember], places: &Places) -> Result<(), SpecError> {
-    for member in members {
-        if member.name == "hub" {
-            return Err(places.bad(
-                places.member(&member.name, "name"),
-                "member `hub` has the name of the team's hub container".to_string(),
-                "rename the member: with a `hub:` the container `<team>-hub` is JupyterHub",
-            ));
-        }
-        for (service, port) in &member.ports {
-            if ROUTED_SERVICES.contains(&service.as_str()) {
-                return Err(places.bad(
-                    places.member(&member.name, "ports"),
-                    format!(
-                        "member `{}`: `{service}` is reached through the hub, so it has no host port of its own",
-                        member.name
-                    ),
-                    "remove it from the member's `ports`: the hub publishes one port for the whole team",
-                ));
-            }
-            if *port == hub.port {
-                return Err(places.bad(
-                    places.member(&member.name, "ports"),
-                    format!(
-                        "host port {port} is given to both the hub and `{}` ({service})",
-                        member.name
-                    ),
-                    "give the member another port, or the hub another `port`",
-                ));
-            }
-        }
-    }
-    Ok(())
+    gateway::check_front_door(("hub", "JupyterHub"), hub.port, members, places)
 }
 
 /// What the hub's spawner creates for one member: the container tfimg's launcher planned
