@@ -821,6 +821,31 @@ fn cases() -> Vec<Case> {
             "5:5",
             &members("  - name: hub\nhub: {}\n"),
         ),
+        team(
+            "hub-choices-without-hub",
+            "6:5",
+            &members("  - name: alice\n    choices: [cpu-jupyter]\n"),
+        ),
+        team(
+            "hub-choice-listed-twice",
+            "7:5",
+            &members("  - name: alice\n    spec: cpu-jupyter\n    choices: [lab, lab]\nhub: {}\n"),
+        ),
+        team_k8s(
+            "hub-choice-unknown-spec",
+            "7:5",
+            &members("  - name: alice\n    spec: cpu-jupyter\n    choices: [cpu-jupytr]\nhub: {}\n"),
+        ),
+        team_k8s(
+            "hub-choice-serves-no-jupyter",
+            "7:5",
+            &members("  - name: alice\n    spec: cpu-jupyter\n    choices: [cpu-ssh]\nhub: {}\n"),
+        ),
+        team_k8s(
+            "hub-choices-of-a-headless-member",
+            "6:5",
+            &members("  - name: alice\n    choices: [cpu-jupyter]\nhub: {}\n"),
+        ),
         Case {
             name: "hub-compose",
             names: "`tfimg compose` does not write a team's hub".into(),

@@ -461,6 +461,156 @@ async fn members_sign_in_at_the_hub_and_reach_their_own_server_only() {
     assert!(broken.is_empty(), "broken promises:\n{}", broken.join("\n"));
 }
 
+/// Alice may start her server from two specs (`choices:`): the hub's spawn page asks which,
+/// in her browser, and creates the one she picked; a spec that is not hers, or an image of
+/// her own, is refused through the API. Then the file changes the hub's settings: `up`
+/// restarts the hub, and her server, its kernel and her sign-in outlive the restart.
+#[tokio::test]
+async fn a_member_picks_one_of_her_specs_and_her_server_outlives_the_hub_s_restart() {
+    let Some(_engine) = common::engine().await else { return };
+    if !common::chromium_available() {
+        return;
+    }
+    let lab = Lab::new("hc", &["alice\n    choices: [lab-b]", "bob"], &[], "");
+    std::fs::create_dir(lab.folder.path().join("images")).unwrap();
+    std::fs::write(
+        lab.folder.path().join("images/lab-b.yaml"),
+        "name: lab-b\nextends: cpu-jupyter\ndescription: the lab's second environment\nenv:\n  LAB_FLAVOUR: second\n",
+    )
+    .unwrap();
+    let up = lab.up();
+    assert!(up.stdout.contains("cpu-jupyter, lab-b"), "{}", up.stdout);
+    let set = lab.passwd("alice", "alice-first-pass");
+    assert_eq!(set.code, 0, "{}", set.stderr);
+    let base = lab.base();
+    let alice_box = format!("{}-alice", lab.team);
+    let mut broken: Vec<String> = Vec::new();
+    let mut expect = |kept: bool, promise: String| {
+        if !kept {
+            broken.push(promise);
+        }
+    };
+
+    // Through the hub's API, her server starts from her specs only, and from no image
+    // she names.
+    let api = Session::new(&lab, "alice-api");
+    assert_eq!(api.sign_in("alice", "alice-first-pass").0, 302);
+    let hub_image = docker(&[
+        "inspect",
+        "-f",
+        "{{.Config.Image}}",
+        &format!("{}-hub", lab.team),
+    ]);
+    for body in [
+        r#"{"spec": "cpu-ssh"}"#.to_string(),
+        format!(r#"{{"image": "{}"}}"#, hub_image.trim()),
+    ] {
+        let (status, _, answer) = api.curl(
+            &[
+                "-X",
+                "POST",
+                "-H",
+                &format!("X-XSRFToken: {}", api.xsrf("/hub/")),
+                "-H",
+                "Content-Type: application/json",
+                "--data",
+                &body,
+            ],
+            "hub/api/users/alice/server",
+        );
+        expect(
+            status == 400,
+            format!("the hub refuses to start her server with {body}: {status} {answer}"),
+        );
+        expect(
+            common::container_state(&alice_box).is_none(),
+            format!("no server was created for {body}"),
+        );
+    }
+
+    // In her browser, the hub asks which of her specs to start, her `spec` first.
+    let (mut alice, tab) = browser(&lab);
+    let landed = sign_in(
+        &mut alice,
+        &tab,
+        &format!("{base}hub/login"),
+        "alice",
+        "alice-first-pass",
+    );
+    expect(
+        landed.starts_with("/hub/spawn"),
+        format!("her sign-in leads to the spawn page: {landed}"),
+    );
+    let offered = alice.wait_until(
+        &tab,
+        "(() => { const select = document.querySelector('#spawn_form select#tfimg-spec'); return select ? [...select.options].map((option) => option.value + (option.selected ? '*' : '') + ' ' + option.textContent) : null; })()",
+        Duration::from_secs(60),
+    );
+    expect(
+        offered
+            == serde_json::json!([
+                "cpu-jupyter* cpu-jupyter: TensorFlow 2.9 (CPU) with JupyterLab",
+                "lab-b lab-b: the lab's second environment"
+            ]),
+        format!("the spawn page offers her two specs, her own first: {offered}"),
+    );
+    alice.evaluate(
+        &tab,
+        "document.querySelector('#tfimg-spec').value = 'lab-b'",
+    );
+    alice.click(&tab, "#spawn_form button[type=submit]");
+    alice.wait_until_started(&tab, LAB_READY, Duration::from_secs(240));
+    let spec = docker(&[
+        "inspect",
+        "-f",
+        "{{index .Config.Labels \"io.tfimg.spec\"}} {{range .Config.Env}}{{.}} {{end}}",
+        &alice_box,
+    ]);
+    expect(
+        spec.starts_with("lab-b ") && spec.contains("LAB_FLAVOUR=second"),
+        format!("her server runs the spec she picked: {spec}"),
+    );
+    let kernels = format!("fetch('/user/alice/api/kernels', {XSRF}).then((answer) => answer.ok ? answer.json() : null).then((kernels) => kernels && kernels.map((kernel) => kernel.id).join(','))");
+    alice.evaluate(
+        &tab,
+        &format!("fetch('/user/alice/api/kernels', Object.assign({XSRF}, {{method: 'POST'}})).then((answer) => answer.status)"),
+    );
+    let before = alice.wait_until(&tab, &kernels, Duration::from_secs(60));
+    let server_id = docker(&["inspect", "-f", "{{.Id}}", &alice_box]);
+
+    // The file names an admin: `up` restarts the hub with it, and leaves her server be.
+    let file = lab.folder.path().join("team.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("admins: []", "admins: [bob]")).unwrap();
+    let again = lab.up();
+    expect(
+        again
+            .stderr
+            .contains("(restarted with the file's settings)"),
+        format!("`up` restarts the hub: {}", again.stderr),
+    );
+    expect(
+        again.stdout.contains("lab-b") && !again.stdout.contains("cpu-jupyter, lab-b"),
+        format!("`up` shows the spec her server runs: {}", again.stdout),
+    );
+    expect(
+        docker(&["inspect", "-f", "{{.Id}} {{.State.Status}}", &alice_box]).trim()
+            == format!("{} running", server_id.trim()),
+        "her server's container outlives the hub's restart".to_string(),
+    );
+    let after = alice.poll(
+        &tab,
+        &format!("{kernels}.then((ids) => ids === {before} ? ids : null).catch(() => null)"),
+        Duration::from_secs(120),
+    );
+    expect(
+        after.is_ok() && before.as_str().is_some_and(|ids| !ids.is_empty()),
+        format!("her kernel answers through the restarted hub, in her browser still signed in: {before} then {after:?}"),
+    );
+
+    assert!(broken.is_empty(), "broken promises:\n{}", broken.join("\n"));
+}
+
 /// A member's HTTP session with the hub through curl: a cookie jar of her own, the hub's
 /// certificate trusted.
 struct Session<'a> {
@@ -781,7 +931,7 @@ async fn members_starting_at_once_get_different_free_gpus_and_never_a_held_one()
     let hub_image = docker(&["inspect", "-f", "{{.Config.Image}}", &hub_box]);
     let settings = docker(&["exec", &hub_box, "cat", "/etc/tfimg-hub/team.json"]);
     let settings: serde_json::Value = serde_json::from_str(&settings).unwrap();
-    let member_image = settings["members"]["alice"]["image"]
+    let member_image = settings["members"]["alice"][0]["image"]
         .as_str()
         .unwrap()
         .to_string();
@@ -970,11 +1120,25 @@ impl Drop for StandinTeamGuard<'_> {
 /// schema (4.4.0, merged over its values.yaml as Helm does), and the SSH member's plain
 /// manifests pass `kubernetes-validate --strict`. A value the chart does not take is
 /// refused by the same check, so it can fail.
+/// Runs tfimg's own-profiles `extraConfig` of the Helm values (argv[1], JSON) as the chart's
+/// hub does, on
+/// KubeSpawner's `profile_list` from `singleuser.profileList`; prints the profiles offered
+/// to each of a few users.
+const OFFERED: &str = r#"
+import json, sys, types
+values = json.loads(sys.argv[1])
+c = types.SimpleNamespace(KubeSpawner=types.SimpleNamespace(profile_list=values["singleuser"]["profileList"]))
+exec(values["hub"]["extraConfig"]["tfimg-own-profiles"], {"c": c})
+for name in ["alice", "bob", "carol", "alice-b"]:
+    spawner = types.SimpleNamespace(user=types.SimpleNamespace(name=name))
+    print(" ".join([name] + [profile["slug"] for profile in c.KubeSpawner.profile_list(spawner)]))
+"#;
+
 #[test]
 fn the_k8s_export_of_a_hub_team_passes_zero_to_jupyterhub_s_values_schema() {
     let folder = scratch(&[(
         "team.yaml",
-        "team: lab\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n  - name: alice\n    gpus: 1\n    memory: 8g\n  - name: bob\n  - name: carol\n    spec: cpu-ssh\nhub:\n  admins: [bob]\nidle:\n  containers: 2h\n",
+        "team: lab\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n  - name: alice\n    gpus: 1\n    memory: 8g\n    choices: [tf218-cpu-jupyter]\n  - name: bob\n  - name: carol\n    spec: cpu-ssh\nhub:\n  admins: [bob]\nidle:\n  containers: 2h\n",
     )]);
     let out = folder.path().join("out");
     let exported = common::tfimg(
@@ -1005,8 +1169,34 @@ fn the_k8s_export_of_a_hub_team_passes_zero_to_jupyterhub_s_values_schema() {
             .iter()
             .map(|p| p["slug"].clone())
             .collect::<Vec<_>>(),
-        [serde_json::json!("alice"), serde_json::json!("bob")],
-        "carol (SSH) is no hub member"
+        [
+            "alice.cpu-jupyter",
+            "alice.tf218-cpu-jupyter",
+            "bob.cpu-jupyter"
+        ],
+        "a profile per spec a member may pick, and carol (SSH) is no hub member"
+    );
+    assert_eq!(
+        profiles[1]["kubespawner_override"]["image"],
+        "registry.example:5000/tfimg/hub-member:tf218-cpu-jupyter-2.18.1"
+    );
+    assert_eq!(
+        profiles[1]["kubespawner_override"]["extra_resource_limits"]["nvidia.com/gpu"],
+        "1"
+    );
+    // The chart's hub runs the values' extra configuration after setting the profile list
+    // from them: each member is then offered her own profiles only, her spec first.
+    let offered = Command::new("python3")
+        .arg("-c")
+        .arg(OFFERED)
+        .arg(serde_json::to_string(&values).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&offered.stdout),
+        "alice alice.cpu-jupyter alice.tf218-cpu-jupyter\nbob bob.cpu-jupyter\ncarol\nalice-b\n",
+        "{}",
+        String::from_utf8_lossy(&offered.stderr)
     );
     let alice = &profiles[0]["kubespawner_override"];
     assert_eq!(alice["extra_resource_limits"]["nvidia.com/gpu"], "1");

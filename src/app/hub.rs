@@ -118,10 +118,13 @@ pub fn socket(team: &Team, endpoint: &str, remote: bool) -> Result<Option<PathBu
 /// a driver, or an index it does not have, is refused before anything is created.
 pub async fn gpu_host(
     session: Session<'_, impl Daemon, impl Gpus>,
-    profiles: &BTreeMap<String, Profile>,
+    profiles: &BTreeMap<String, Vec<Profile>>,
 ) -> anyhow::Result<Option<serde_json::Value>> {
     let mut facts = None;
-    for (name, profile) in profiles {
+    let each = profiles
+        .iter()
+        .flat_map(|(name, hers)| hers.iter().map(move |profile| (name, profile)));
+    for (name, profile) in each {
         let Some(gpus) = &profile.gpus else { continue };
         let in_member = |error: anyhow::Error| error.context(format!("member `{name}`"));
         let requested = GpuSelection::parse(gpus).map_err(|error| in_member(error.into()))?;
@@ -248,7 +251,7 @@ pub async fn reconcile(
     team: &Team,
     image: Option<&str>,
     socket: Option<&PathBuf>,
-    profiles: BTreeMap<String, Profile>,
+    profiles: BTreeMap<String, Vec<Profile>>,
     gpu_host: Option<serde_json::Value>,
 ) -> anyhow::Result<Option<HubAction>> {
     let Session { engine, host, .. } = session;

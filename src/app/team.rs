@@ -229,13 +229,22 @@ pub async fn up(
     // is created; the engine's host is asked about its GPUs once, for the first member
     // that has some.
     let mut prepared: Vec<launch::Prepared> = Vec::new();
-    let mut for_hub: Vec<launch::Prepared> = Vec::new();
-    for member in &team.members {
-        if report.actions[&member.name] == Action::Unchanged {
-            continue;
-        }
-        let mut request = member_request(team, member, &specs[&member.spec], &images.specs, ids)?;
-        let served = report.actions[&member.name] == Action::Hub;
+    // A hub member is prepared once per spec she may start from (her `spec`, then her
+    // `choices`): the hub creates whichever she picks.
+    let launches = team
+        .members
+        .iter()
+        .filter(|member| report.actions[&member.name] != Action::Unchanged)
+        .flat_map(|member| match report.actions[&member.name] {
+            Action::Hub => member
+                .specs()
+                .map(|spec| (member.with_spec(spec), true))
+                .collect::<Vec<_>>(),
+            _ => vec![(member.clone(), false)],
+        });
+    let mut for_hub: Vec<(TeamMember, launch::Prepared)> = Vec::new();
+    for (member, served) in launches {
+        let mut request = member_request(team, &member, &specs[&member.spec], &images.specs, ids)?;
         if served {
             let image = images.hub_members.get(&member.spec).ok_or_else(|| {
                 anyhow::anyhow!(
@@ -243,13 +252,13 @@ pub async fn up(
                     member.spec
                 )
             })?;
-            hub::place_member(team, member, image, &mut request);
+            hub::place_member(team, &member, image, &mut request);
         } else {
-            gateway::place_member(team, member, &mut request);
+            gateway::place_member(team, &member, &mut request);
         }
         let nvidia = prepared.iter().find_map(|earlier| earlier.nvidia.clone());
         request.pending_holders = prepared.iter().filter_map(Prepared::holder).collect();
-        let member_error = |error: anyhow::Error| prefixed(member, error);
+        let member_error = |error: anyhow::Error| prefixed(&member, error);
         let ready = launch::Launcher::of(session)
             .prepare(request, nvidia)
             .await
@@ -260,26 +269,29 @@ pub async fn up(
             .map(|note| member_note(&member.name, note));
         report.notes.extend(said);
         if served {
-            for_hub.push(ready);
+            for_hub.push((member, ready));
         } else {
             prepared.push(ready);
         }
     }
-    // What the hub's spawner creates for each of its members, their folders made now.
-    let mut profiles = BTreeMap::new();
-    for ready in &for_hub {
+    // What the hub's spawner creates for each of its members, one profile per spec she
+    // may start from, their folders made now.
+    let mut profiles: BTreeMap<String, Vec<crate::team::hub::Profile>> = BTreeMap::new();
+    for (member, ready) in &for_hub {
         let made = launch::make_folders(host, &ready.request)?;
-        let name = member_of(ready);
         report
             .notes
-            .extend(made.iter().map(|note| member_note(&name, note)));
-        let member = team
-            .members
-            .iter()
-            .find(|member| member.name == name)
-            .expect("a prepared member is in the file");
-        let profile = crate::team::hub::profile(&team.name, &ready.handed_over(), member);
-        profiles.insert(name, profile);
+            .extend(made.iter().map(|note| member_note(&member.name, note)));
+        let profile = crate::team::hub::profile(
+            &team.name,
+            &ready.handed_over(),
+            member,
+            &specs[&member.spec],
+        );
+        profiles
+            .entry(member.name.clone())
+            .or_default()
+            .push(profile);
     }
     let gpu_host = hub::gpu_host(session, &profiles).await?;
     gateway::prepare_network(engine, team).await?;

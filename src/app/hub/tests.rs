@@ -16,6 +16,7 @@ use super::*;
 
 const HUB_IMAGE: &str = "tfimg/hub:0123456789ab";
 const MEMBER_IMAGE: &str = "tfimg/hub-member:ba9876543210";
+const CHOICE_IMAGE: &str = "tfimg/hub-member:c40ce0000000";
 
 fn hub_team(extra: &str) -> Team {
     let text = format!(
@@ -52,8 +53,15 @@ fn engine() -> FakeEngine {
 }
 
 fn up(session: Session<'_, FakeEngine, FakeHost>, team: &Team) -> anyhow::Result<UpReport> {
-    let catalog = Catalog::builtin(PathBuf::from("/project"));
-    let specs: BTreeMap<String, crate::spec::ResolvedSpec> = ["cpu-jupyter", "cpu-ssh"]
+    let mut catalog = Catalog::builtin(PathBuf::from("/project"));
+    // A choice of its own: another workdir.
+    let lab = b"name: lab\nextends: cpu-jupyter\nworkdir: /workspace\n".to_vec();
+    catalog.add_local(
+        PathBuf::from("/project/images/lab.yaml"),
+        "images/lab.yaml",
+        Ok(lab),
+    );
+    let specs: BTreeMap<String, crate::spec::ResolvedSpec> = ["cpu-jupyter", "cpu-ssh", "lab"]
         .into_iter()
         .map(|name| {
             (
@@ -68,7 +76,10 @@ fn up(session: Session<'_, FakeEngine, FakeHost>, team: &Team) -> anyhow::Result
             .map(|name| (name.clone(), format!("tfimg/{name}:2.9.3-0123456789ab")))
             .collect(),
         hub: Some(HUB_IMAGE.to_string()),
-        hub_members: BTreeMap::from([("cpu-jupyter".to_string(), MEMBER_IMAGE.to_string())]),
+        hub_members: BTreeMap::from([
+            ("cpu-jupyter".to_string(), MEMBER_IMAGE.to_string()),
+            ("lab".to_string(), CHOICE_IMAGE.to_string()),
+        ]),
         ..TeamImages::default()
     };
     block_on(crate::app::team::up(
@@ -149,7 +160,7 @@ fn up_creates_the_hub_holding_the_socket_and_hands_it_each_member_s_planned_serv
     assert_eq!(settings["idle_servers"], 3600);
     let members = settings["members"].as_object().unwrap();
     assert_eq!(members.keys().collect::<Vec<_>>(), ["alice", "bob"]);
-    let alice = &members["alice"];
+    let alice = &members["alice"][0];
     assert_eq!(alice["image"], MEMBER_IMAGE);
     assert_eq!(alice["network"], "tfimg-lab.alice");
     assert_eq!(alice["gpus"], "1");
@@ -311,7 +322,7 @@ fn a_team_that_drops_its_hub_gets_its_members_own_containers_again() {
         serde_json::from_slice(&engine.state.borrow().uploaded[&format!("{FOLDER}/team.json")])
             .unwrap();
     let labels: Vec<(String, String)> = serde_json::from_value::<BTreeMap<String, String>>(
-        settings["members"]["bob"]["labels"].clone(),
+        settings["members"]["bob"][0]["labels"].clone(),
     )
     .unwrap()
     .into_iter()
@@ -336,4 +347,35 @@ fn a_team_that_drops_its_hub_gets_its_members_own_containers_again() {
         .env
         .iter()
         .any(|pair| pair.starts_with("TFIMG_JUPYTER_TOKEN=")));
+}
+
+#[test]
+fn a_member_with_choices_gets_one_profile_per_spec_her_spec_first() {
+    let (engine, host) = (engine(), gpu_host());
+    let text = "team: lab\ndefaults:\n  spec: cpu-jupyter\n  mounts_root: ./work\nmembers:\n  - name: alice\n    gpus: 1\n    choices: [lab]\n  - name: bob\nhub:\n  admins: [bob]\n";
+    let team = team::parse(text, "team.yaml", PathBuf::from("/project")).unwrap();
+    let report = up(Session::quiet(&engine, &host), &team).unwrap();
+    assert_eq!(report.actions["alice"], Action::Hub);
+    let settings: serde_json::Value =
+        serde_json::from_slice(&engine.state.borrow().uploaded[&format!("{FOLDER}/team.json")])
+            .unwrap();
+    let alice = settings["members"]["alice"].as_array().unwrap();
+    let picked = |index: usize, key: &str| alice[index][key].as_str().unwrap().to_string();
+    assert_eq!(
+        (picked(0, "spec"), picked(0, "image")),
+        ("cpu-jupyter".to_string(), MEMBER_IMAGE.to_string())
+    );
+    assert_eq!(
+        (picked(1, "spec"), picked(1, "image")),
+        ("lab".to_string(), CHOICE_IMAGE.to_string())
+    );
+    // Each is her launch on that spec: its folder at that spec's workdir, the same GPUs
+    // asked, the same container name (she runs one server at a time).
+    assert_eq!(
+        alice[1]["binds"],
+        serde_json::json!(["/project/work/alice:/workspace/work:rw"])
+    );
+    assert_eq!(alice[1]["gpus"], "1");
+    assert_eq!(alice[0]["name"], alice[1]["name"]);
+    assert_eq!(settings["members"]["bob"].as_array().map(Vec::len), Some(1));
 }

@@ -269,11 +269,22 @@ pub fn k8s(
     }
     let ingress = crate::app::gateway::k8s_export(host, team, specs, &mut plans)?;
     let mut members: Vec<K8sMember> = Vec::new();
-    let mut served: Vec<(&crate::team::TeamMember, LaunchPlan)> = Vec::new();
+    // Each server a hub member may start: her spec's, then one per choice.
+    let mut served: Vec<(crate::team::TeamMember, LaunchPlan)> = Vec::new();
     for (member, (name, mut plan)) in team.members.iter().zip(plans) {
         if crate::app::hub::serves(team, member, specs) {
             plan.image = crate::app::hub::member_moving_tag(&specs[&member.spec]);
-            served.push((member, plan));
+            served.push((member.clone(), plan));
+            for choice in &member.choices {
+                let chosen = member.with_spec(choice);
+                let request =
+                    super::member_request(team, &chosen, &specs[choice], &images.specs, ids)?;
+                let mut plan =
+                    crate::app::launch::plan_without_engine(host, request, &Default::default())
+                        .map_err(|error| super::prefixed(member, error))?;
+                plan.image = crate::app::hub::member_moving_tag(&specs[choice]);
+                served.push((chosen, plan));
+            }
             continue;
         }
         members.push(K8sMember {

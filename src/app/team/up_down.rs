@@ -30,20 +30,46 @@ pub fn load(
     let mut team = crate::app::catalog::load_team(host, file)?;
     let mut specs: BTreeMap<String, ResolvedSpec> = BTreeMap::new();
     for member in &team.members {
-        if !specs.contains_key(&member.spec) {
-            let resolved =
-                crate::app::catalog::resolve(host, catalog, &member.spec).map_err(|error| {
-                    spec::SpecError::new(
-                        // `no spec named ...` has no place of its own: the member's `spec:`.
-                        error
-                            .location
-                            .clone()
-                            .or_else(|| Some(member.spec_location.clone())),
-                        format!("member `{}`: {}", member.name, error.message),
-                        error.hint.clone(),
-                    )
-                })?;
-            specs.insert(member.spec.clone(), resolved);
+        for (index, name) in member.specs().enumerate() {
+            // `no spec named ...` has no place of its own: the member's `spec:` or `choices:`.
+            let place = match index {
+                0 => &member.spec_location,
+                _ => &member.choices_location,
+            };
+            if !specs.contains_key(name) {
+                let resolved =
+                    crate::app::catalog::resolve(host, catalog, name).map_err(|error| {
+                        spec::SpecError::new(
+                            error.location.clone().or_else(|| Some(place.clone())),
+                            format!("member `{}`: {}", member.name, error.message),
+                            error.hint.clone(),
+                        )
+                    })?;
+                specs.insert(name.to_string(), resolved);
+            }
+            if index > 0 && specs[name].service != spec::Service::Jupyter {
+                return Err(spec::SpecError::new(
+                    Some(place.clone()),
+                    format!(
+                        "member `{}`: choice `{name}` serves no Jupyter (its service is `{}`)",
+                        member.name,
+                        specs[name].service.as_str()
+                    ),
+                    "`choices` are specs she starts her Jupyter server from at the hub: list Jupyter specs (`tfimg list` shows each one's service)",
+                )
+                .into());
+            }
+        }
+        if !member.choices.is_empty() && !crate::app::hub::serves(&team, member, &specs) {
+            return Err(spec::SpecError::new(
+                Some(member.choices_location.clone()),
+                format!(
+                    "member `{}` has `choices:`, but her spec `{}` serves no Jupyter, so the hub starts no server for her",
+                    member.name, member.spec
+                ),
+                "give her a Jupyter `spec:` (the first one she is offered), or remove `choices`",
+            )
+            .into());
         }
     }
     // Serving members' models, before anything is built or created.
@@ -127,21 +153,23 @@ pub async fn bring_up(
     };
     if team.hub.is_some() {
         images.hub = Some(crate::app::hub::image(engine, network, reporter).await?);
-        for member in &team.members {
-            if !crate::app::hub::serves(team, member, specs)
-                || images.hub_members.contains_key(&member.spec)
-            {
+        let served = team
+            .members
+            .iter()
+            .filter(|member| crate::app::hub::serves(team, member, specs));
+        for spec in served.flat_map(|member| member.specs()) {
+            if images.hub_members.contains_key(spec) {
                 continue;
             }
             let built = crate::app::hub::member_image(
                 engine,
                 network,
-                &specs[&member.spec],
-                &spec_images[&member.spec],
+                &specs[spec],
+                &spec_images[spec],
                 reporter,
             )
             .await?;
-            images.hub_members.insert(member.spec.clone(), built);
+            images.hub_members.insert(spec.to_string(), built);
         }
     }
     images.specs = spec_images;
@@ -229,7 +257,13 @@ pub async fn access(
             });
         rows.push(MemberAccess {
             member: member.name.clone(),
-            spec: member.spec.clone(),
+            // A hub member's running server says which of her specs she picked; until
+            // then, all she may pick from.
+            spec: container
+                .as_ref()
+                .and_then(|found| found.labels.get(crate::labels::SPEC).cloned())
+                .filter(|_| !member.choices.is_empty())
+                .unwrap_or_else(|| member.specs().collect::<Vec<_>>().join(", ")),
             action: match actions.get(&member.name) {
                 Some(Action::Created) => "created",
                 Some(Action::Recreated) => "recreated",

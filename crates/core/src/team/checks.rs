@@ -164,6 +164,7 @@ impl<'a> MemberChecks<'a> {
     ) -> Result<TeamMember, SpecError> {
         self.name(member, earlier)?;
         let (spec, spec_location) = self.spec(member)?;
+        let (choices, choices_location) = self.choices(member, &spec, &spec_location)?;
         let gpus = self.gpus(member)?;
         let ports = self.ports(member)?;
         let env = self.env(member)?;
@@ -193,6 +194,8 @@ impl<'a> MemberChecks<'a> {
             name: member.name.clone(),
             spec,
             spec_location,
+            choices,
+            choices_location,
             gpus,
             shared: member.shared,
             mounts,
@@ -297,6 +300,59 @@ impl<'a> MemberChecks<'a> {
         .or_else(|| places.key("members"))
         .unwrap_or_else(|| places.at((1, 1)));
         Ok((spec, spec_location))
+    }
+
+    /// The member's other specs (`choices:`), each once and none her spec, and where they
+    /// are written; a member who runs a `command` has no server to choose for.
+    fn choices(
+        &self,
+        member: &Member,
+        spec: &str,
+        spec_location: &Location,
+    ) -> Result<(Vec<String>, Location), SpecError> {
+        let places = self.places;
+        let location = match member.choices.is_empty() {
+            true => spec_location.clone(),
+            false => places
+                .member(&member.name, "choices")
+                .unwrap_or_else(|| spec_location.clone()),
+        };
+        let bad = |message: String, hint: &str| places.bad(Some(location.clone()), message, hint);
+        if !member.choices.is_empty() && !member.command.is_empty() {
+            return Err(bad(
+                format!("member `{}` runs a `command` and has `choices:`", member.name),
+                "`choices` are the specs a member starts her Jupyter server from at the team's hub; remove them, or the `command`",
+            ));
+        }
+        for (index, choice) in member.choices.iter().enumerate() {
+            if choice.trim().is_empty() {
+                return Err(bad(
+                    format!("member `{}`: a choice is empty", member.name),
+                    "list spec names under `choices`, such as `[tf218-cpu-jupyter]`",
+                ));
+            }
+            if choice == spec {
+                return Err(bad(
+                    format!(
+                        "member `{}`: `{}` is her `spec` and one of her `choices`",
+                        member.name,
+                        printable(choice)
+                    ),
+                    "her `spec` is always offered first: list only the other specs under `choices`",
+                ));
+            }
+            if member.choices[..index].contains(choice) {
+                return Err(bad(
+                    format!(
+                        "member `{}`: choice `{}` is listed twice",
+                        member.name,
+                        printable(choice)
+                    ),
+                    "list each spec once under `choices`",
+                ));
+            }
+        }
+        Ok((member.choices.clone(), location))
     }
 
     fn gpus(&self, member: &Member) -> Result<GpuSelection, SpecError> {

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use crate::input::source::SpecError;
 use crate::plan::LaunchPlan;
+use crate::spec::ResolvedSpec;
 
 use super::gateway::{self, Tls};
 use super::model::TeamFile;
@@ -151,6 +152,21 @@ pub(super) fn check(
     Ok(Some(hub))
 }
 
+/// A team without `hub:` has no server to choose a spec for: `choices:` is refused.
+pub(super) fn refuse_choices(members: &[TeamMember], places: &Places) -> Result<(), SpecError> {
+    match members.iter().find(|member| !member.choices.is_empty()) {
+        Some(member) => Err(places.bad(
+            Some(member.choices_location.clone()),
+            format!(
+                "member `{}` has `choices:`, which only a team with `hub:` offers",
+                member.name
+            ),
+            "add `hub: {auth: native}`: members then pick one of their specs when they start their server; without a hub, `up` runs each member's `spec`",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// With a hub, members' Jupyter and TensorBoard are reached through it only.
 fn check_members(hub: &Hub, members: &[TeamMember], places: &Places) -> Result<(), SpecError> {
     gateway::check_front_door(("hub", "JupyterHub"), hub.port, members, places)
@@ -162,6 +178,10 @@ fn check_members(hub: &Hub, members: &[TeamMember], places: &Places) -> Result<(
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Profile {
     pub name: String,
+    /// The spec her server starts from, which she picks at the hub among hers.
+    pub spec: String,
+    /// The spec's description, shown beside its name where she picks it.
+    pub description: String,
     pub image: String,
     /// The user the container starts as (`None`: the image's, which maps itself to
     /// `TFIMG_UID`/`TFIMG_GID` and drops root).
@@ -193,8 +213,14 @@ const NOT_IN_HUB: [&str; 3] = [
     "TFIMG_JUPYTER_HOST_COOKIES",
 ];
 
-/// The profile of the container `plan` describes for `member`, for team `team`'s hub.
-pub fn profile(team: &str, plan: &LaunchPlan, member: &TeamMember) -> Profile {
+/// The profile of the container `plan` describes for `member` on her spec `resolved`, for
+/// team `team`'s hub.
+pub fn profile(
+    team: &str,
+    plan: &LaunchPlan,
+    member: &TeamMember,
+    resolved: &ResolvedSpec,
+) -> Profile {
     let mut env: BTreeMap<String, String> = plan
         .env
         .iter()
@@ -233,6 +259,8 @@ pub fn profile(team: &str, plan: &LaunchPlan, member: &TeamMember) -> Profile {
         .collect();
     Profile {
         name: plan.name.clone(),
+        spec: resolved.name.clone(),
+        description: resolved.description.clone(),
         image: plan.image.clone(),
         user: plan.user.clone(),
         env,
@@ -250,7 +278,8 @@ pub fn profile(team: &str, plan: &LaunchPlan, member: &TeamMember) -> Profile {
 }
 
 /// What the hub reads at start (`/etc/tfimg-hub/team.json`): the team, its admins, and
-/// each member's profile. Members without one (a headless or SSH member `up` runs
+/// each member's profiles, one per spec she may start from (her `spec` first, then her
+/// `choices`). Members without one (a headless or SSH member `up` runs
 /// itself) cannot sign in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Settings {
@@ -261,7 +290,7 @@ pub struct Settings {
     pub listen_port: u16,
     pub auth: &'static str,
     pub admins: Vec<String>,
-    pub members: BTreeMap<String, Profile>,
+    pub members: BTreeMap<String, Vec<Profile>>,
     /// Seconds a server nobody used may run before the idle culler stops it.
     pub idle_servers: Option<u64>,
     /// The NVIDIA facts of the engine's host (its GPUs), read by `up`, for choosing GPUs
@@ -273,7 +302,7 @@ pub struct Settings {
 pub fn settings(
     team: &super::Team,
     hub: &Hub,
-    profiles: BTreeMap<String, Profile>,
+    profiles: BTreeMap<String, Vec<Profile>>,
     gpu_host: Option<serde_json::Value>,
 ) -> Settings {
     Settings {

@@ -37,6 +37,11 @@ pub struct TeamMember {
     pub spec: String,
     /// Where the spec is named (the member's `spec:`, or the default's), for errors about it.
     pub spec_location: Location,
+    /// Other specs she may start her server from at the team's hub (`choices:`), each
+    /// once and none her `spec`.
+    pub choices: Vec<String>,
+    /// Where `choices:` is written, for errors about one of them.
+    pub choices_location: Location,
     pub gpus: GpuSelection,
     pub shared: bool,
     pub mounts: Vec<String>,
@@ -51,6 +56,21 @@ pub struct TeamMember {
     pub workers: Option<u32>,
     /// A serving member's model (`model:`), mounted read-only at `/models/NAME`.
     pub model: Option<serving::MemberModel>,
+}
+
+impl TeamMember {
+    /// Her spec, then her `choices`: every spec her server may start from.
+    pub fn specs(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.spec.as_str()).chain(self.choices.iter().map(String::as_str))
+    }
+
+    /// The member as if `spec` were her spec (one of her `choices`).
+    pub fn with_spec(&self, spec: &str) -> TeamMember {
+        TeamMember {
+            spec: spec.to_string(),
+            ..self.clone()
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +132,9 @@ pub fn parse(text: &str, display: &str, folder: PathBuf) -> Result<Team, SpecErr
         gateway::check_members(gateway, &members, &places)?;
     }
     let hub = hub::check(&file, &places, &folder, &members)?;
+    if hub.is_none() {
+        hub::refuse_choices(&members, &places)?;
+    }
     let idle = |key: &str, text: Option<&str>| match text {
         Some(text) => crate::plan::parse_idle(text, &format!("{key}:"))
             .map(Some)

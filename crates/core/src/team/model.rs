@@ -112,6 +112,10 @@ pub struct Defaults {
 pub struct Member {
     pub name: String,
     pub spec: Option<String>,
+    /// Other specs she may start her server from at the team's hub (`spec:` is the
+    /// first she is offered).
+    #[serde(default)]
+    pub choices: Vec<String>,
     /// `all`, a count, a list of indices/UUIDs, or `none`.
     pub gpus: Option<GpusValue>,
     /// Allow other members on the same GPUs.

@@ -78,7 +78,7 @@ fn every_error_names_the_file() {
     let error = parse_text("team: lab\nmembers:\n  - name: alice\n    port\ts: 1\n").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "`team.yaml`:4:5: members[0]: unknown field `port\\ts`, expected one of `name`, `spec`, `gpus`, `shared`, `mounts`, `ports`, `env`, `command`, `memory`, `cpus`, `workers`, `model`, `model_name`, `model_config`, `max_batch`"
+        "`team.yaml`:4:5: members[0]: unknown field `port\\ts`, expected one of `name`, `spec`, `choices`, `gpus`, `shared`, `mounts`, `ports`, `env`, `command`, `memory`, `cpus`, `workers`, `model`, `model_name`, `model_config`, `max_batch`"
     );
 }
 

@@ -3,12 +3,14 @@
 # file and copies in before the hub starts: the members, the admins, the idle timeout and,
 # for each member, the container tfimg's launcher planned for her server.
 import asyncio
+import html
 import json
 import os
 import sys
 
 import nativeauthenticator
 from dockerspawner import DockerSpawner
+from tornado import web
 
 c = get_config()  # noqa: F821
 
@@ -59,8 +61,22 @@ class TfimgSpawner(DockerSpawner):
     image, mounts, environment, user, limits and labels, on her own network, with the
     GPUs tfimg chooses for her as it starts."""
 
-    def profile(self):
+    def profiles(self):
+        """Her servers: one per spec she may start from, her `spec` first."""
         return members[self.user.name]
+
+    def profile(self):
+        """The server she asked for (`spec` in her options: the form's, or the API's
+        JSON), else her first; a spec that is not hers is refused."""
+        hers = self.profiles()
+        wanted = (self.user_options or {}).get("spec")
+        if not wanted:
+            return hers[0]
+        for profile in hers:
+            if profile["spec"] == wanted:
+                return profile
+        offered = ", ".join(profile["spec"] for profile in hers)
+        raise web.HTTPError(400, f"`{wanted}` is not one of your environments; yours: {offered}")
 
     async def choose_gpus(self, profile):
         """The GPUs her server takes now, by tfimg's own rules (`tfimg hub gpus`)."""
@@ -116,7 +132,34 @@ class TfimgSpawner(DockerSpawner):
         return await super().start()
 
 
+def options_form(spawner):
+    """A member with `choices:` picks the spec her server starts from (the one she
+    picked last is selected); with one spec there is nothing to ask."""
+    hers = spawner.profiles()
+    if len(hers) < 2:
+        return ""
+    last = (spawner.user_options or {}).get("spec", hers[0]["spec"])
+    options = "\n".join(
+        '<option value="{spec}"{selected}>{spec}: {description}</option>'.format(
+            spec=html.escape(profile["spec"]),
+            description=html.escape(profile["description"]),
+            selected=" selected" if profile["spec"] == last else "",
+        )
+        for profile in hers
+    )
+    return (
+        '<label for="tfimg-spec">Environment</label>\n'
+        f'<select class="form-control" id="tfimg-spec" name="spec" required autofocus>\n{options}\n</select>\n'
+    )
+
+
+def options_from_form(formdata):
+    return {"spec": formdata.get("spec", [""])[0]}
+
+
 c.JupyterHub.spawner_class = TfimgSpawner
+c.TfimgSpawner.options_form = options_form
+c.TfimgSpawner.options_from_form = options_from_form
 c.DockerSpawner.name_template = team["team"] + "-{username}"
 c.DockerSpawner.cmd = ["jupyterhub-singleuser"]
 c.DockerSpawner.use_internal_ip = True

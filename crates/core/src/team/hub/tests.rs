@@ -8,6 +8,11 @@ use crate::plan::gpus::GpuPlan;
 use crate::plan::mounts::MountPlan;
 use crate::team::{parse, Team};
 
+fn cpu_jupyter() -> crate::spec::ResolvedSpec {
+    let catalog = crate::spec::Catalog::builtin(PathBuf::from("/"));
+    crate::spec::resolve(&catalog, "cpu-jupyter").unwrap()
+}
+
 fn team(text: &str) -> Result<Team, String> {
     parse(text, "team.yaml", PathBuf::from("/lab")).map_err(|error| error.to_string())
 }
@@ -141,7 +146,13 @@ fn a_profile_is_the_launch_plan_less_the_token_and_addresses() {
     let team = with_hub("  admins: [alice]\n").unwrap();
     let mut alice = team.members[0].clone();
     alice.gpus = crate::plan::gpus::GpuSelection::Count(1);
-    let profile = profile("lab", &plan(), &alice);
+    let profile = profile("lab", &plan(), &alice, &cpu_jupyter());
+    assert_eq!(profile.spec, "cpu-jupyter");
+    assert!(
+        profile.description.contains("JupyterLab"),
+        "{}",
+        profile.description
+    );
     assert_eq!(profile.gpus.as_deref(), Some("1"));
     assert!(!profile.shared_gpus);
     assert_eq!(
@@ -166,7 +177,7 @@ fn a_profile_is_the_launch_plan_less_the_token_and_addresses() {
     let json = settings(
         &team,
         &hub,
-        BTreeMap::from([("alice".to_string(), profile)]),
+        BTreeMap::from([("alice".to_string(), vec![profile])]),
         None,
     )
     .to_json();
@@ -175,7 +186,63 @@ fn a_profile_is_the_launch_plan_less_the_token_and_addresses() {
     assert_eq!(read["hub_host"], "lab-hub");
     assert_eq!(read["admins"][0], "alice");
     assert_eq!(
-        read["members"]["alice"]["image"],
+        read["members"]["alice"][0]["image"],
         "tfimg/cpu-jupyter:2.9.3-abc"
+    );
+}
+
+#[test]
+fn a_member_s_choices_are_her_other_specs_and_need_a_hub() {
+    let text = |extra: &str, choices: &str| {
+        format!("team: lab\ndefaults:\n  spec: cpu-jupyter\nmembers:\n  - name: alice\n    choices: {choices}\n  - name: bob\n{extra}")
+    };
+    let hub = "hub:\n  auth: native\n";
+    let lab = team(&text(hub, "[tf218-cpu-jupyter, lab]")).unwrap();
+    assert_eq!(
+        lab.members[0].specs().collect::<Vec<_>>(),
+        ["cpu-jupyter", "tf218-cpu-jupyter", "lab"]
+    );
+    assert_eq!(
+        (
+            lab.members[0].choices_location.line,
+            lab.members[0].choices_location.column
+        ),
+        (6, 5)
+    );
+    assert_eq!(lab.members[1].specs().collect::<Vec<_>>(), ["cpu-jupyter"]);
+    assert_eq!(lab.members[0].with_spec("lab").spec, "lab");
+
+    let refused = |extra: &str, choices: &str| team(&text(extra, choices)).unwrap_err();
+    let without_hub = refused("", "[lab]");
+    assert!(
+        without_hub.starts_with(
+            "`team.yaml`:6:5: member `alice` has `choices:`, which only a team with `hub:` offers"
+        ),
+        "{without_hub}"
+    );
+    let hint = parse(&text("", "[lab]"), "team.yaml", PathBuf::from("/lab"))
+        .unwrap_err()
+        .hint;
+    assert!(hint.contains("add `hub: {auth: native}`"), "{hint}");
+    let own = refused(hub, "[cpu-jupyter]");
+    assert!(
+        own.starts_with(
+            "`team.yaml`:6:5: member `alice`: `cpu-jupyter` is her `spec` and one of her `choices`"
+        ),
+        "{own}"
+    );
+    let twice = refused(hub, "[lab, lab]");
+    assert!(twice.contains("choice `lab` is listed twice"), "{twice}");
+    let empty = refused(hub, "['']");
+    assert!(empty.contains("a choice is empty"), "{empty}");
+    let not_a_list = refused(hub, "lab");
+    assert!(not_a_list.starts_with("`team.yaml`:6:"), "{not_a_list}");
+    let command = team(&format!(
+        "team: lab\ndefaults:\n  spec: cpu-jupyter\nmembers:\n  - name: alice\n    command: [python, train.py]\n    choices: [lab]\n{hub}"
+    ))
+    .unwrap_err();
+    assert!(
+        command.starts_with("`team.yaml`:7:5: member `alice` runs a `command` and has `choices:`"),
+        "{command}"
     );
 }

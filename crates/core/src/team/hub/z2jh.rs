@@ -17,8 +17,9 @@ use crate::plan::LaunchPlan;
 /// The chart these values are written for (and validated against, in the tests).
 pub const CHART_VERSION: &str = "4.4.0";
 
-/// One member the hub serves: her name, her spec's name and her launch plan (its image is
-/// her server image, `tfimg/hub-member:<spec>-<tensorflow>`).
+/// One server a member the hub serves may start: her name, the spec's name and her launch
+/// plan on it (its image is the server image, `tfimg/hub-member:<spec>-<tensorflow>`). A
+/// member with `choices:` has one per spec, her `spec` first.
 pub struct HubMember<'a> {
     pub name: &'a str,
     pub spec: &'a str,
@@ -45,7 +46,7 @@ pub const PASSWD_PATH: &str = "/usr/local/etc/tfimg/passwd.py";
 
 /// The extra configuration the values carry (Python run by the chart's hub after its own).
 const TEMPLATES: &str = "import os\nimport nativeauthenticator\n\n# NativeAuthenticator's own login and password pages.\nc.JupyterHub.template_paths = [os.path.join(os.path.dirname(nativeauthenticator.__file__), \"templates\")]\n";
-const OWN_PROFILES: &str = "# Each member is offered her own server's profile only (its slug is her name).\ntfimg_profiles = list(c.KubeSpawner.profile_list)\n\n\ndef tfimg_own_profiles(spawner):\n    return [profile for profile in tfimg_profiles if profile[\"slug\"] == spawner.user.name]\n\n\nc.KubeSpawner.profile_list = tfimg_own_profiles\n";
+const OWN_PROFILES: &str = "# Each member is offered her own servers' profiles only (their slugs are `NAME.SPEC`; member\n# names have no dot), her spec first.\ntfimg_profiles = list(c.KubeSpawner.profile_list)\n\n\ndef tfimg_own_profiles(spawner):\n    return [profile for profile in tfimg_profiles if profile[\"slug\"].split(\".\", 1)[0] == spawner.user.name]\n\n\nc.KubeSpawner.profile_list = tfimg_own_profiles\n";
 
 /// The Helm values, as YAML with a header saying how to install them.
 pub fn values(hub: &Hub, members: &[HubMember<'_>], options: &ValuesOptions<'_>) -> String {
@@ -57,7 +58,8 @@ pub fn values(hub: &Hub, members: &[HubMember<'_>], options: &ValuesOptions<'_>)
         .iter()
         .map(|member| profile(member, &image(member.plan)))
         .collect();
-    let names: Vec<&str> = members.iter().map(|member| member.name).collect();
+    let mut names: Vec<&str> = members.iter().map(|member| member.name).collect();
+    names.dedup();
     let (default_name, default_tag) = members
         .first()
         .map(|member| {
@@ -158,7 +160,7 @@ fn profile(member: &HubMember<'_>, image: &str) -> Value {
     }
     json!({
         "display_name": format!("{} ({})", member.name, member.spec),
-        "slug": member.name,
+        "slug": format!("{}.{}", member.name, member.spec),
         "description": format!("{}'s server: {}", member.name, member.spec),
         "kubespawner_override": overrides,
     })

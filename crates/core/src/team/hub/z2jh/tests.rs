@@ -30,11 +30,20 @@ fn each_member_gets_her_own_profile_with_her_gpus_and_the_file_s_front_door() {
         }),
     );
     let bob = plan("tfimg/hub-member:cpu-jupyter-2.9.3", GpuPlan::None);
+    let alice_choice = plan(
+        "tfimg/hub-member:tf218-gpu-jupyter-2.18.1",
+        alice.gpu.clone(),
+    );
     let members = [
         HubMember {
             name: "alice",
             spec: "gpu-jupyter",
             plan: &alice,
+        },
+        HubMember {
+            name: "alice",
+            spec: "tf218-gpu-jupyter",
+            plan: &alice_choice,
         },
         HubMember {
             name: "bob",
@@ -73,7 +82,22 @@ fn each_member_gets_her_own_profile_with_her_gpus_and_the_file_s_front_door() {
     assert_eq!(config["Authenticator"]["admin_users"], json!(["bob"]));
     assert_eq!(config["NativeAuthenticator"]["enable_signup"], false);
     let profiles = read["singleuser"]["profileList"].as_array().unwrap();
-    assert_eq!(profiles[0]["slug"], "alice");
+    let slugs: Vec<&str> = profiles
+        .iter()
+        .map(|profile| profile["slug"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        slugs,
+        [
+            "alice.gpu-jupyter",
+            "alice.tf218-gpu-jupyter",
+            "bob.cpu-jupyter"
+        ]
+    );
+    assert_eq!(
+        read["singleuser"]["image"],
+        json!({"name": "registry.example:5000/tfimg/hub-member", "tag": "gpu-jupyter-2.9.3"})
+    );
     let alice_override = &profiles[0]["kubespawner_override"];
     assert_eq!(
         alice_override["image"],
@@ -87,7 +111,11 @@ fn each_member_gets_her_own_profile_with_her_gpus_and_the_file_s_front_door() {
     // No token, and no ids to map: the pod runs as the chart's uid.
     let environment = alice_override["environment"].as_object().unwrap();
     assert_eq!(environment.keys().collect::<Vec<_>>(), ["WANDB_MODE"]);
-    assert!(profiles[1]["kubespawner_override"]
+    assert_eq!(
+        profiles[1]["kubespawner_override"]["image"],
+        "registry.example:5000/tfimg/hub-member:tf218-gpu-jupyter-2.18.1"
+    );
+    assert!(profiles[2]["kubespawner_override"]
         .get("extra_resource_limits")
         .is_none());
     assert_eq!(read["singleuser"]["storage"]["homeMountPath"], "/tf/work");
