@@ -32,7 +32,10 @@ c.JupyterHub.hub_bind_url = f"http://0.0.0.0:{team['api_port']}"
 c.JupyterHub.hub_connect_url = f"http://{team['hub_host']}:{team['api_port']}"
 c.ConfigurableHTTPProxy.pid_file = "/tmp/jupyterhub-proxy.pid"
 
-# What survives `tfimg down` and `up`: the state volume.
+# What survives `tfimg down` and `up`: the state volume. Members' servers outlive the hub's
+# own restart (`up` restarts it when the team file's settings change): the new hub finds
+# them through its database and routes to them again.
+c.JupyterHub.cleanup_servers = False
 c.JupyterHub.db_url = "sqlite:///@STATE@/jupyterhub.sqlite"
 c.JupyterHub.cookie_secret_file = "@STATE@/jupyterhub_cookie_secret"
 
