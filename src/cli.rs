@@ -297,9 +297,15 @@ pub struct ServeArgs {
     #[arg(long)]
     pub name: Option<String>,
 
-    /// GPUs: `all`, a count, indices, UUIDs, or `none` [default: `gpu-serving` with every
-    /// GPU no other tfimg container holds where the host can give them, else
-    /// `cpu-serving`].
+    /// The serving spec to run [default: the serving line that loads the model, by the
+    /// TensorFlow that wrote it: `cpu-serving`/`gpu-serving` (TensorFlow 2.9) for 2.9 or
+    /// older, `tf218-cpu-serving`/`tf218-gpu-serving` for 2.10 to 2.18].
+    #[arg(long, value_name = "SPEC")]
+    pub spec: Option<String>,
+
+    /// GPUs: `all`, a count, indices, UUIDs, or `none` [default: the line's GPU spec
+    /// (`gpu-serving`) with every GPU no other tfimg container holds where the host can
+    /// give them, else its CPU spec (`cpu-serving`)].
     #[arg(long, value_name = "GPUS", allow_hyphen_values = true, value_parser = GpuSelection::parse)]
     pub gpus: Option<GpuSelection>,
 

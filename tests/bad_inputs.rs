@@ -1212,6 +1212,22 @@ fn cases() -> Vec<Case> {
             Some(("model/1/saved_model.pb", b"")),
         ),
         serve_case(
+            "serve-spec-not-serving",
+            "`--spec cpu-jupyter`",
+            &["serve", "./model", "--spec", "cpu-jupyter"],
+            Some(("model/1/saved_model.pb", b"")),
+        ),
+        // `meta_graphs[0].meta_info_def.tensorflow_version`: 2.20.0, newer than any line.
+        serve_case(
+            "serve-model-newer-than-every-line",
+            "TensorFlow 2.20.0",
+            &["serve", "./model"],
+            Some((
+                "model/1/saved_model.pb",
+                b"\x12\x0a\x0a\x08\x2a\x062.20.0",
+            )),
+        ),
+        serve_case(
             "serve-port-zero",
             "`-p 0`",
             &["serve", "./model", "-p", "0"],

@@ -1,7 +1,8 @@
 //! `tfimg serve MODEL_DIR`: a folder of numbered SavedModel versions behind TensorFlow
 //! Serving's REST API. The story: the folder checked (a servable version in it) and the
-//! model named, the serving spec chosen by the GPUs (`gpu-serving` where the engine's host
-//! can give them, else `cpu-serving`), its image built when missing, the container started
+//! model named, the serving line chosen by the TensorFlow that wrote it (`line`), the
+//! serving spec of that line by the GPUs (`gpu-serving` where the engine's host can give
+//! them, else `cpu-serving`), its image built when missing, the container started
 //! by THE launcher with the folder mounted read-only at `/models/NAME` (copied in on an
 //! engine on another host, where a mount would name that host's folders), the wait until
 //! the model is `AVAILABLE`, and the `curl` line with an example body from its signature.
@@ -46,6 +47,8 @@ pub struct ServeRequest {
     pub model_config: bool,
     /// `--name`; the folder's name otherwise.
     pub name: Option<String>,
+    /// `--spec`: the serving spec, instead of the line the model's writer chooses.
+    pub spec: Option<String>,
     pub gpus: Option<GpuSelection>,
     /// `--share-gpus`: GPUs other tfimg containers hold may be taken too.
     pub share_gpus: bool,
@@ -62,26 +65,6 @@ pub struct ServeRequest {
     /// `--allow-reload-config` (with `model_config`): the server answers gRPC's
     /// `HandleReloadConfigRequest` (serving::ALLOW_RELOAD_CONFIG_ENV).
     pub allow_reload_config: bool,
-}
-
-/// The two serving specs, resolved (`cpu-serving`, `gpu-serving`).
-#[derive(Debug, Clone)]
-pub struct ServingSpecs {
-    pub cpu: ResolvedSpec,
-    pub gpu: ResolvedSpec,
-}
-
-impl ServingSpecs {
-    /// The serving specs of `catalog` (a project may override the built-ins).
-    pub fn resolve(
-        host: &impl Files,
-        catalog: &crate::spec::Catalog,
-    ) -> Result<ServingSpecs, crate::input::SpecError> {
-        Ok(ServingSpecs {
-            cpu: crate::app::catalog::resolve(host, catalog, "cpu-serving")?,
-            gpu: crate::app::catalog::resolve(host, catalog, "gpu-serving")?,
-        })
-    }
 }
 
 /// A model folder checked: the model's name and the versions it serves, highest last.
@@ -329,38 +312,55 @@ fn folder_name(dir: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// The serving spec for the GPUs: `--gpus none` the CPU one, other `--gpus` the GPU one;
-/// without `--gpus`, the GPU one when the engine's host can give GPUs (as `run` decides a
-/// GPU image's default), else the CPU one. The GPUs to ask for, and the host's facts when
-/// they were read.
+/// The serving spec of `line` for the GPUs: `--gpus none` the CPU one, other `--gpus` the
+/// GPU one; without `--gpus`, the GPU one when the engine's host can give GPUs (as `run`
+/// decides a GPU image's default), else the CPU one. `--spec`'s one spec takes the GPUs it
+/// is made for: none for a CPU spec, and some for a GPU spec. The GPUs to ask for, and the
+/// host's facts when they were read.
 pub async fn choose_spec<'a>(
     session: Session<'_, impl Containers + Images + Daemon, impl Gpus + Secrets>,
     requested: Option<&GpuSelection>,
     share: bool,
-    specs: &'a ServingSpecs,
+    line: &'a ServingLine,
 ) -> anyhow::Result<(&'a ResolvedSpec, GpuSelection, Option<NvidiaFacts>)> {
     let Session { engine, .. } = session;
+    let cpu_only = line.named() && line.cpu.gpu.is_none();
+    if cpu_only {
+        if requested.is_some_and(|asked| !asked.is_none()) {
+            return Err(InputError::new(
+                format!("`--spec {}` is a CPU image: it takes no GPU", line.cpu.name),
+                "drop `--gpus`, or name a GPU serving spec (`tf218-gpu-serving`)",
+            )
+            .into());
+        }
+        return Ok((&line.cpu, GpuSelection::None, None));
+    }
     if let Some(requested) = requested {
-        let spec = match requested.is_none() {
-            true => &specs.cpu,
-            false => &specs.gpu,
+        let spec = match requested.is_none() && !line.named() {
+            true => &line.cpu,
+            false => &line.gpu,
         };
         let nvidia = launch::Launcher::of(session)
             .check_requested_gpus(Some(requested))
             .await?;
         return Ok((spec, requested.clone(), nvidia));
     }
-    let gpu = &specs.gpu;
+    let gpu = &line.gpu;
     let nvidia = gpu_host::engine_nvidia(session, &[gpu.image_reference()]).await;
     let info = engine.info().await?;
     let facts = crate::doctor::gpu_host(&nvidia, &info, gpu.gpu.as_ref());
     let ledger = GpuLedger::read(engine, &nvidia, |_| false).await?;
     let sharing = ledger.sharing(share);
     let choice = gpus::choose(None, true, &gpu.name, Some(&facts), Some(&sharing));
-    Ok(match choice.selection.is_none() {
-        true => (&specs.cpu, GpuSelection::None, None),
-        false => (gpu, choice.selection, Some(nvidia)),
-    })
+    match (choice.selection.is_none(), line.named()) {
+        (true, true) => Err(InputError::new(
+            format!("`--spec {}` is a GPU image, and the engine's host has no free GPU to give it", gpu.name),
+            "name a CPU serving spec (`cpu-serving`, `tf218-cpu-serving`), or free a GPU (`tfimg ps --gpus` shows who holds them)",
+        )
+        .into()),
+        (true, false) => Ok((&line.cpu, GpuSelection::None, None)),
+        (false, _) => Ok((gpu, choice.selection, Some(nvidia))),
+    }
 }
 
 /// The launch of the model server: each model's folder read-only at `/models/NAME` (copied
@@ -530,8 +530,17 @@ pub async fn serve(
     let reporter = session.report;
     let Session { engine, host, .. } = session;
     let remote = engine.remote_endpoint().is_some();
-    let (spec, gpus, nvidia) =
-        choose_spec(session, request.gpus.as_ref(), request.share_gpus, specs).await?;
+    // Said now: a model the line may not load fails before the other notes are printed.
+    if let Some(said) = &specs.said {
+        session.ui.notice(said);
+    }
+    let (spec, gpus, nvidia) = choose_spec(
+        session,
+        request.gpus.as_ref(),
+        request.share_gpus,
+        specs.line(),
+    )
+    .await?;
     let mut notes = serving_notes(&served, &spec.name);
     if request.allow_reload_config {
         notes.push(Notice::note(RELOAD_ALLOWED));
@@ -718,6 +727,10 @@ fn versions_list(versions: &[u64]) -> String {
     let all: Vec<String> = versions.iter().map(u64::to_string).collect();
     all.join(", ")
 }
+
+mod line;
+
+pub use line::{newer_than, writers, ServingLine, ServingSpecs};
 
 #[cfg(test)]
 mod tests;

@@ -268,6 +268,18 @@ pub async fn up(
             .iter()
             .map(|note| member_note(&member.name, note));
         report.notes.extend(said);
+        // A model a newer TensorFlow wrote than her serving spec runs.
+        let newer = member
+            .model
+            .as_ref()
+            .and_then(|model| model.warning.clone());
+        let newer = newer.map(|warning| {
+            Notice::warning(format!(
+                "`{}`: {warning} (`tfimg list` shows each serving spec's TensorFlow)",
+                member.name
+            ))
+        });
+        report.notes.extend(newer);
         if served {
             for_hub.push((member, ready));
         } else {

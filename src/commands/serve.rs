@@ -1,10 +1,9 @@
-//! `tfimg serve MODEL_DIR|--model-config FILE [--name N] [--gpus ...] [-p PORT] [--public]
-//! [--max-batch ROWS] [--memory SIZE] [--allow-reload-config] [-d]`: the flags
-//! and MODEL_DIR (or the model config and its folders, and `--allow-reload-config` with
-//! it) checked first (exit 1 before anything exists), then `app::serve` (the
-//! serving image built when missing, the model server started by the launcher and waited
-//! for); it prints the model's URL and a `curl` line. Detached, that is all; in the
-//! foreground it streams the server's log until Ctrl-C, then stops and removes it.
+//! `tfimg serve MODEL_DIR|--model-config FILE [--name N] [--spec S] [--gpus ...] [-p PORT]
+//! [--public] [--max-batch ROWS] [--memory SIZE] [--allow-reload-config] [-d]`: the flags,
+//! MODEL_DIR (or the model config, its folders, `--allow-reload-config`) and the serving line
+//! its writer needs checked first (exit 1 before anything exists), then `app::serve`; prints
+//! the model's URL and a `curl` line. Detached, that is all; in the foreground it streams the
+//! server's log until Ctrl-C, then stops and removes it.
 
 use std::process::ExitCode;
 
@@ -20,7 +19,7 @@ use crate::plan::serving::flags as serving_flags;
 pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::Result<ExitCode> {
     let request = resolve(args, settings)?;
     let model = serve::check(host, &request)?;
-    let specs = ServingSpecs::resolve(host, &super::catalog(settings, host))?;
+    let specs = ServingSpecs::resolve(host, &super::catalog(settings, host), &request, &model)?;
     let network = settings.network(&args.network.choices(), host)?;
     let reporter = Reporter::new(args.progress);
     super::runtime_handling_interrupts()?.block_on(async {
@@ -60,6 +59,7 @@ fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputE
         shown: shown.to_string(),
         model_config: args.model_config.is_some(),
         name: args.name.clone(),
+        spec: args.spec.clone(),
         gpus,
         share_gpus: args.share_gpus,
         port,

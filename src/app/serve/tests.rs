@@ -12,12 +12,13 @@ const LOADING: &str = r#"{"model_version_status": [{"version": "3", "state": "LO
 const FAILED: &str = r#"{"model_version_status": [{"version": "3", "state": "END", "status": {"error_code": "UNKNOWN", "error_message": "loading failed: truncated file"}}]}"#;
 const METADATA: &str = r#"{"model_spec": {"name": "mlp", "signature_name": "", "version": "3"}, "metadata": {"signature_def": {"signature_def": {"serving_default": {"inputs": {"x": {"dtype": "DT_FLOAT", "tensor_shape": {"dim": [{"size": "-1", "name": ""}, {"size": "2", "name": ""}], "unknown_rank": false}, "name": "x:0"}}, "outputs": {}, "method_name": "tensorflow/serving/predict"}}}}}"#;
 
-fn request(dir: &str) -> ServeRequest {
+pub(super) fn request(dir: &str) -> ServeRequest {
     ServeRequest {
         model_dir: PathBuf::from(dir),
         shown: "./export/mlp".to_string(),
         model_config: false,
         name: None,
+        spec: None,
         gpus: None,
         share_gpus: false,
         port: None,
@@ -55,11 +56,8 @@ fn checked_mlp() -> (FakeHost, Model, ServeRequest) {
 }
 
 fn specs() -> ServingSpecs {
-    let catalog = Catalog::builtin(PathBuf::from("/project"));
-    ServingSpecs {
-        cpu: crate::spec::resolve(&catalog, "cpu-serving").unwrap(),
-        gpu: crate::spec::resolve(&catalog, "gpu-serving").unwrap(),
-    }
+    let host = FakeHost::new();
+    ServingSpecs::lines(&host, &Catalog::builtin(PathBuf::from("/project")), None).unwrap()
 }
 
 #[test]
@@ -156,7 +154,7 @@ fn the_gpus_choose_the_serving_spec() {
             Session::quiet(&engine, host),
             requested.as_ref(),
             false,
-            &specs,
+            &specs.lines[0],
         ))
         .unwrap();
         (spec.name.clone(), gpus)
@@ -175,7 +173,7 @@ fn the_gpus_choose_the_serving_spec() {
         Session::quiet(&engine, &host),
         Some(&GpuSelection::All),
         false,
-        &specs,
+        &specs.lines[0],
     ));
     assert!(refused
         .err()
@@ -292,7 +290,7 @@ fn grpc_port_publishes_the_grpc_api_on_the_port_given() {
         service: crate::spec::model::Service::Serving,
         image_user: "tf".into(),
         workdir: "/tf".into(),
-        ports: specs().cpu.ports,
+        ports: specs().lines[0].cpu.ports.clone(),
         gpu_image: false,
         gpu: None,
         tfimg_image: true,

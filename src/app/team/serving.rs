@@ -18,7 +18,8 @@ use crate::team::{serving, Team, TeamMember};
 
 /// Every member's model against its spec's kind, then every model folder on this machine
 /// (`host`): a numbered version with a SavedModel in it; a model config read, its models
-/// kept in the member.
+/// kept in the member; a warning kept when a TensorFlow newer than the member's spec wrote
+/// a version it serves.
 pub fn check_models(
     host: &impl Files,
     team: &mut Team,
@@ -35,6 +36,7 @@ pub fn check_models(
                 serve::check_config(host, &model.folder, &model.text).map_err(|error| {
                     error.context(format!("member `{}`: its `model_config`", member.name))
                 })?;
+            model.warning = serve::newer_than(resolved, &serve::writers(host, &served));
             model.name = served.first().name.clone();
             model.config = Some(
                 (served.models.into_iter())
@@ -48,13 +50,23 @@ pub fn check_models(
             continue;
         }
         let what = format!("the model folder `{}`", model.text);
-        model_versions(host, &model.folder, &what).map_err(|error| {
+        let versions = model_versions(host, &model.folder, &what).map_err(|error| {
             SpecError::new(
                 Some(model.location.clone()),
                 format!("member `{}`: {}", member.name, error.message),
                 error.hint,
             )
         })?;
+        let served: Served = Model {
+            name: model.name.clone(),
+            versions,
+            folder: model.folder.clone(),
+            shown: model.text.clone(),
+            base_path: None,
+            policy: None,
+        }
+        .into();
+        model.warning = serve::newer_than(resolved, &serve::writers(host, &served));
     }
     Ok(())
 }

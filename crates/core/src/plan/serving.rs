@@ -445,5 +445,7 @@ fn quoted(text: &str) -> String {
         .unwrap_or_else(|_| "''".to_string())
 }
 
+pub mod saved_model;
+
 #[cfg(test)]
 mod tests;

@@ -36,6 +36,9 @@ pub struct MemberModel {
     /// `model_config:` (then `folder` is the file, and `name` empty): its models, once
     /// `app::team::check_models` read it.
     pub config: Option<Vec<ConfigModel>>,
+    /// What to warn of, once `app::team::check_models` read which TensorFlow wrote each
+    /// version: one newer than the member's spec, which may not load it.
+    pub warning: Option<String>,
 }
 
 /// A model of a member's model config file.
@@ -150,6 +153,7 @@ pub(super) fn check(
         location,
         max_batch: member.max_batch,
         config: None,
+        warning: None,
     }))
 }
 
@@ -197,6 +201,7 @@ fn config_model(
         location,
         max_batch: member.max_batch,
         config: Some(Vec::new()),
+        warning: None,
     })
 }
 

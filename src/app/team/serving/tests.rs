@@ -299,3 +299,46 @@ fn a_member_s_model_config_serves_each_of_its_models_and_up_waits_for_all() {
         Err("member `fraud`: its `model_config`: `./models.config`:1:40: model `x`'s base_path `/nowhere` does not exist".to_string())
     );
 }
+
+#[test]
+fn a_model_a_newer_tensorflow_wrote_than_the_member_s_spec_is_warned_of() {
+    let (engine, host) = (FakeEngine::new(), host(vec![(200, AVAILABLE.into())]));
+    // `saved_model.pb`'s `meta_graphs[0].meta_info_def.tensorflow_version`: 2.18.1.
+    let info = [&[0x2a, 6][..], b"2.18.1"].concat();
+    let graph = [&[0x0a, info.len() as u8][..], &info].concat();
+    let file = [&[0x12, graph.len() as u8][..], &graph].concat();
+    host.files.borrow_mut().insert(
+        PathBuf::from("/project/export/fraud/2/saved_model.pb"),
+        file,
+    );
+    let mut lab = team(TEAM);
+    check_models(&host, &mut lab, &specs()).unwrap();
+    let warning = lab.members[1].model.as_ref().unwrap().warning.clone();
+    assert_eq!(
+        warning.as_deref(),
+        Some("`fraud` version 2 was written by TensorFlow 2.18.1, newer than `cpu-serving` (TensorFlow 2.9.3), which may not load it")
+    );
+    let report = up_once(Session::quiet(&engine, &host), &lab);
+    let said: Vec<&str> = report
+        .notes
+        .iter()
+        .map(crate::notice::Notice::text)
+        .collect();
+    assert!(
+        said.iter()
+            .any(|note| note
+                .starts_with("`fraud`: `fraud` version 2 was written by TensorFlow 2.18.1")),
+        "{said:?}"
+    );
+    // Written by the spec's own TensorFlow: nothing to say.
+    let mut same = team(TEAM);
+    let info = [&[0x2a, 5][..], b"2.9.3"].concat();
+    let graph = [&[0x0a, info.len() as u8][..], &info].concat();
+    let file = [&[0x12, graph.len() as u8][..], &graph].concat();
+    host.files.borrow_mut().insert(
+        PathBuf::from("/project/export/fraud/2/saved_model.pb"),
+        file,
+    );
+    check_models(&host, &mut same, &specs()).unwrap();
+    assert_eq!(same.members[1].model.as_ref().unwrap().warning, None);
+}
