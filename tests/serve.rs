@@ -21,7 +21,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::serving::{
-    client, client_on, error_of, json, port_of, save_and_serve, save_in_cpu_headless,
+    client, client_on, error_of, json, port_of, save_and_serve, save_in, save_in_cpu_headless,
     serve_half_plus_three, tfimg, Served,
 };
 use common::{field, http, scratch, unique, DockerGuard};
@@ -74,7 +74,8 @@ class Wide(tf.Module):
 
 wide = Wide()
 path = "/tf/export/wide/1"
-tf.saved_model.save(wide, path, signatures={"serving_default": wide.classify, "regress": wide.regress})
+tf.saved_model.save(wide, path, signatures={"serving_default": wide.classify, "regress": wide.regress,
+                                           "classify_as_predict": wide.classify, "regress_as_predict": wide.regress})
 set_methods(path, {"serving_default": "tensorflow/serving/classify",
                    "regress": "tensorflow/serving/regress"})
 print("saved", flush=True)
@@ -354,7 +355,7 @@ async fn a_saved_model_is_served_over_tensorflow_serving_s_rest_api() {
 }
 
 #[tokio::test]
-async fn classify_and_regress_answer_on_the_signatures_that_say_so() {
+async fn classify_and_regress_answer_on_signatures_of_their_shape_whatever_their_method() {
     let Some(_engine) = common::engine().await else { return };
     let Served {
         model,
@@ -396,13 +397,42 @@ async fn classify_and_regress_answer_on_the_signatures_that_say_so() {
     assert_eq!(status, 200, "{answer}");
     assert_eq!(json(&answer), serde_json::json!({"results": [3.5, -0.75]}));
 
-    // A verb the signature's method does not say: 400 with TensorFlow Serving's error.
+    // TensorFlow 2 writes every signature as a predict one: as TensorFlow Serving by
+    // default (without `--enable_signature_method_name_check`), the method is not looked
+    // at, the signature's inputs and outputs are.
+    for (verb, signature, wanted) in [
+        (
+            "regress",
+            "regress_as_predict",
+            serde_json::json!([3.5, -0.75]),
+        ),
+        ("classify", "classify_as_predict", results.clone()),
+    ] {
+        let body = format!(
+            r#"{{"signature_name": "{signature}", "examples": [{{"x": [1.5, 2.0]}}, {{"x": [-1.0, 0.25]}}]}}"#
+        );
+        let body = match verb {
+            "classify" => body
+                .replace("[1.5, 2.0]", "[1.0, 2.0]")
+                .replace("[-1.0, 0.25]", "[3.0, 0.0]"),
+            _ => body,
+        };
+        let (status, answer) = http("POST", port, &format!("{base}:{verb}"), &[], &body);
+        assert_eq!(status, 200, "{verb} {answer}");
+        assert_eq!(json(&answer)["results"], wanted, "{verb}");
+    }
+    // A signature without a classifier's outputs: 400 with TensorFlow Serving's error.
     let (status, answer) = http("POST", port, &format!("{base}:classify"), &[], body);
     assert_eq!(status, 400, "{answer}");
-    assert_eq!(
-        json(&answer)["error"],
-        "Expected classify signature method_name to be tensorflow/serving/classify. \
-         Was: tensorflow/serving/regress"
+    let error = json(&answer)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        error.starts_with(
+            "Expected classification signature outputs to contain at least one of \"classes\" or \"scores\". Signature was: "
+        ) && error.contains("method_name: \"tensorflow/serving/regress\""),
+        "{answer}"
     );
     drop(guard);
 }
@@ -1237,4 +1267,135 @@ fn a_version_folder_points_at_the_model_folder_above_it() {
         "error: MODEL_DIR `./export/fraud/1` is a version folder of the model (it holds `saved_model.pb` and its name is the version number)\n\
          hint: serve the folder that holds the numbered versions: `tfimg serve ./export/fraud`\n"
     );
+}
+
+/// A model with a variable, saved by `tf.saved_model.save`: TensorFlow 2.14 and later
+/// write its variables with ops TensorFlow 2.9 does not have (`DisableCopyOnRead`).
+const SAVE_AFFINE: &str = r#"
+import tensorflow as tf
+
+
+class Affine(tf.Module):
+    def __init__(self):
+        self.w = tf.Variable([[2.0], [3.0]])
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32, name="x")])
+    def __call__(self, x):
+        return {"y": tf.matmul(x, self.w) + 1.0}
+
+
+affine = Affine()
+tf.saved_model.save(affine, "export/affine/1", signatures={"serving_default": affine.__call__})
+print("saved by", tf.__version__)
+"#;
+
+/// Issue 49: `serve` reads which TensorFlow wrote a SavedModel. One TensorFlow 2.18 wrote
+/// is served on the 2.18 line without a flag (and says so), and answers; `--spec
+/// cpu-serving` serves it on 2.9 as asked, with a warning, and 2.9 cannot load it.
+#[tokio::test]
+async fn a_model_a_newer_tensorflow_wrote_is_served_on_its_line_without_flags() {
+    let Some(_engine) = common::engine().await else { return };
+    let model = unique("affine");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    let folder = scratch(&[("code/save.py", SAVE_AFFINE)]);
+    let saved = save_in(folder.path(), "tf218-cpu-headless");
+    assert_eq!(saved.code, 0, "saving the model failed: {}", saved.tail());
+    assert!(saved.stdout.contains("saved by 2.18.1"), "{}", saved.stdout);
+
+    let old = tfimg(
+        folder.path(),
+        &[
+            "serve",
+            "./export/affine",
+            "--name",
+            &model,
+            "--spec",
+            "cpu-serving",
+            "-d",
+        ],
+    );
+    assert!(
+        old.stderr.contains(&format!("warning: `{model}` version 1 was written by TensorFlow 2.18.1, newer than `cpu-serving` (TensorFlow 2.9.3), which may not load it")),
+        "{}",
+        old.stderr
+    );
+    assert_ne!(
+        old.code, 0,
+        "TensorFlow 2.9 loads no model 2.18 wrote: {}",
+        old.stdout
+    );
+    assert!(
+        old.stderr.contains("DisableCopyOnRead"),
+        "the server's own reason is shown: {}",
+        old.tail()
+    );
+
+    let served = tfimg(
+        folder.path(),
+        &["serve", "./export/affine", "--name", &model, "-d"],
+    );
+    assert_eq!(served.code, 0, "{}", served.tail());
+    assert!(
+        served.stderr.contains(&format!("`{model}` version 1 was written by TensorFlow 2.18.1: served by the TensorFlow 2.18.1 line (`tf218-cpu-serving`, `tf218-gpu-serving`)")),
+        "{}",
+        served.stderr
+    );
+    let container = field(&served.stdout, "container").expect("the container's name");
+    let image = common::docker(&["inspect", "-f", "{{.Config.Image}}", &container]);
+    assert!(
+        image.starts_with("tfimg/tf218-cpu-serving:2.18.1"),
+        "{image}"
+    );
+    let port = port_of(&field(&served.stdout, "model").expect("the model's URL"));
+    let (status, body) = http(
+        "POST",
+        port,
+        &format!("/v1/models/{model}:predict"),
+        &[("Content-Type", "application/json")],
+        r#"{"instances": [[1.0, 2.0], [0.0, 0.5]]}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        json(&body),
+        serde_json::json!({"predictions": [[9.0], [2.5]]})
+    );
+    // On the 2.18 line the metadata shows each signature's `defaults`, as TensorFlow
+    // Serving has since 2.13.
+    let (status, body) = http(
+        "GET",
+        port,
+        &format!("/v1/models/{model}/metadata"),
+        &[],
+        "",
+    );
+    assert_eq!(status, 200, "{body}");
+    let signature = &json(&body)["metadata"]["signature_def"]["signature_def"]["serving_default"];
+    assert_eq!(signature["defaults"], serde_json::json!({}), "{body}");
+    assert_eq!(signature["method_name"], "tensorflow/serving/predict");
+    drop(guard);
+}
+
+/// Issue 49: float32 answers carry TensorFlow Serving's digits (json_tensor.cc's
+/// WriteDecimal: six significant digits where they read back as the same float32, else
+/// nine), not float32's shortest form: 1435774336 was written `1435774300.0`, 8 digits,
+/// where TensorFlow Serving writes `1.43577434e+09`.
+#[tokio::test]
+async fn float32_answers_carry_tensorflow_serving_s_digits() {
+    let Some(_engine) = common::engine().await else { return };
+    let served = serve_half_plus_three();
+    let (status, body) = http(
+        "POST",
+        served.port,
+        &format!("/v1/models/{}:predict", served.model),
+        &[],
+        r#"{"instances": [2871548672.0, 0.2, 0.33333334, 1e-30]}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        json(&body)["predictions"],
+        serde_json::json!([1.43577434e9, 3.1, 3.16666675, 3.0]),
+        "{body}"
+    );
+    assert!(body.contains("1435774340.0"), "{body}");
 }

@@ -300,12 +300,10 @@ async fn a_model_config_serves_two_models_by_policy_and_label_and_follows_its_ch
         "the server to log the broken config",
         Duration::from_secs(30),
         || {
-            let logs = Command::new("docker")
-                .args(["logs", &container])
-                .output()
-                .unwrap();
-            String::from_utf8_lossy(&logs.stderr)
-                .contains("is not applied: the model config does not parse")
+            logged(
+                &container,
+                "is not applied: the model config does not parse",
+            )
         },
     );
     let (status, answer, body) =
@@ -315,7 +313,42 @@ async fn a_model_config_serves_two_models_by_policy_and_label_and_follows_its_ch
         (200, "[4.0,5.0]".to_string()),
         "{body}"
     );
+
+    // A config naming only a model whose folder is not in the container: the model in force
+    // keeps answering until the new one loads (TensorFlow Serving's order); before, it was
+    // unloaded and the server served nothing.
+    std::fs::write(
+        &config,
+        "model_config_list { config { name: \"ghost\" base_path: \"/nowhere/ghost\" } }\n",
+    )
+    .unwrap();
+    wait_for(
+        "the server to say it keeps serving",
+        Duration::from_secs(60),
+        || {
+            logged(
+                &container,
+                &format!("still serving {adder} until ghost load"),
+            )
+        },
+    );
+    let (status, answer, body) = predict(port, &format!("/v1/models/{adder}:predict"));
+    assert_eq!(
+        (status, answer["predictions"].to_string()),
+        (200, "[4.0,5.0]".to_string()),
+        "{body}"
+    );
+    assert_eq!(states(port, &adder), only_three);
     drop(guard);
+}
+
+/// Whether the server's log (its stderr) holds `text` yet.
+fn logged(container: &str, text: &str) -> bool {
+    let logs = Command::new("docker")
+        .args(["logs", container])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&logs.stderr).contains(text)
 }
 
 /// A config's mistakes, and a folder that is not there, are named at their line and

@@ -45,13 +45,19 @@ def set_methods(path, methods):
 
 /// Runs `code/save.py` of `folder` in cpu-headless, which saves its model under `export/`.
 pub fn save_in_cpu_headless(folder: &Path) {
+    let saved = save_in(folder, "cpu-headless");
+    assert_eq!(saved.code, 0, "saving the model failed: {}", saved.stderr);
+}
+
+/// `code/save.py` of `folder` run in `spec`, which saves its model under `export/`.
+pub fn save_in(folder: &Path, spec: &str) -> Run {
     // tfimg makes `export` for the container's user (a folder made here by root would be
     // root's, and the container runs as the image's user then).
-    let saved = tfimg(
+    tfimg(
         folder,
         &[
             "run",
-            "cpu-headless",
+            spec,
             "--mount",
             "./code:ro",
             "--mount",
@@ -60,8 +66,7 @@ pub fn save_in_cpu_headless(folder: &Path) {
             "python",
             "code/save.py",
         ],
-    );
-    assert_eq!(saved.code, 0, "saving the model failed: {}", saved.stderr);
+    )
 }
 
 /// The `error` of an error answer's JSON body; empty when it has none.

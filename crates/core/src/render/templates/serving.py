@@ -73,7 +73,7 @@ import prometheus_client
 import tensorflow as tf
 import uvicorn
 from tensorflow.core.framework import types_pb2
-from google.protobuf import text_format
+from google.protobuf import json_format, text_format
 from google.protobuf.message import DecodeError
 from tensorflow_serving.apis import (
     classification_pb2,
@@ -85,7 +85,7 @@ from tensorflow_serving.apis import (
     regression_pb2,
 )
 from tensorflow_serving.config import model_server_config_pb2
-from tensorflow.core.protobuf import config_pb2, saved_model_pb2
+from tensorflow.core.protobuf import config_pb2, meta_graph_pb2, saved_model_pb2
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MODELS = "@MODELS@"
@@ -170,9 +170,13 @@ BODY_BUDGET = max(MAX_BODY_BYTES, (memory_limit() or 8 << 30) // 8)
 
 
 class ApiError(Exception):
-    def __init__(self, status, message):
+    """An answer's error: its HTTP status, and over gRPC the status code TensorFlow Serving
+    gives (`grpc_code`) where it is not the one the HTTP status maps to (GRPC_CODES)."""
+
+    def __init__(self, status, message, grpc_code=None):
         super().__init__(message)
         self.status = status
+        self.grpc_code = grpc_code
 
 
 # --- Metrics: TensorFlow Serving's, in the Prometheus text format ------------------------
@@ -509,14 +513,24 @@ def signature_defs_of(graph):
             "name": info.name,
         }
 
-    return {
-        key: {
+    def described(signature):
+        fields = {
             "inputs": {k: tensor(v) for k, v in signature.inputs.items()},
             "outputs": {k: tensor(v) for k, v in signature.outputs.items()},
             "method_name": signature.method_name,
         }
-        for key, signature in graph.signature_def.items()
-    }
+        # TensorFlow 2.13 added a signature's `defaults` (its inputs' default values), and
+        # TensorFlow Serving shows it from then on, empty or not.
+        if SIGNATURE_DEFAULTS:
+            fields["defaults"] = {
+                k: json_format.MessageToDict(v, preserving_proto_field_name=True) for k, v in signature.defaults.items()
+            }
+        return fields
+
+    return {key: described(signature) for key, signature in graph.signature_def.items()}
+
+
+SIGNATURE_DEFAULTS = "defaults" in meta_graph_pb2.SignatureDef.DESCRIPTOR.fields_by_name
 
 
 class Models:
@@ -537,7 +551,8 @@ class Models:
         self.missing = set()  # the configured folders found missing (logged once)
         self.config = None  # the ModelServerConfig in force; None: every folder under MODELS
         self.config_text = None  # the file's text it was read from
-        self.configured = set()  # the names of entries() at the last poll: the metrics' labels
+        self.configured = set()  # the names configured or served at the last poll: the metrics' labels
+        self.held = None  # (models the config dropped, still served; models it names, none served)
 
     def watch(self):
         first = True
@@ -603,11 +618,8 @@ class Models:
         half-way), and one that failed only once its files change."""
         entries = self.entries()
         names = {name for name, _, _ in entries}
-        self.configure(names)
         with self.lock:
-            dropped = [(name, version) for name in self.served if name not in names for version in self.served[name]]
-        for name, version in dropped:
-            self.unload(name, version)
+            self.configure(names | set(self.served))
         for name, folder, policy in entries:
             if not os.path.isdir(folder):
                 if folder not in self.missing:
@@ -634,6 +646,21 @@ class Models:
                 for version in served:
                     if version not in wanted:
                         self.unload(name, version)
+        # The models the config no longer names go once every model it names serves
+        # (TensorFlow Serving's order): a config whose models cannot load, or whose folder is
+        # not in the container, never leaves the server serving nothing.
+        with self.lock:
+            dropped = [(name, version) for name in self.served if name not in names for version in self.served[name]]
+            waiting = sorted(name for name in names if not self.served.get(name))
+        if not waiting:
+            for name, version in dropped:
+                self.unload(name, version)
+        held = (tuple(sorted({name for name, _ in dropped})), tuple(waiting)) if waiting and dropped else None
+        if held and held != self.held:
+            log.warning("still serving %s until %s load", ", ".join(held[0]), ", ".join(held[1]))
+        self.held = held
+        with self.lock:
+            self.configure(names | set(self.served))
 
     def load(self, name, version, path, files):
         self.set_state(name, version, "LOADING", "")
@@ -665,11 +692,11 @@ class Models:
             log.info("model %s version %d unloaded", name, version)
 
     def configure(self, names):
-        """`names` are the models configured now; the metrics' series of any other go."""
-        with self.lock:
-            for name in self.configured - names:
-                forget_series(name)
-            self.configured = names
+        """`names` are the models configured or served now (the lock held); the metrics'
+        series of any other go."""
+        for name in self.configured - names:
+            forget_series(name)
+        self.configured = names
 
     def set_state(self, name, version, state, message):
         with self.lock:
@@ -905,14 +932,14 @@ def first_outside(value, dtype):
 
 
 def to_json(array, name, as_lists=False):
-    """A numpy array as JSON values: float32 in its shortest form, bytes as text (or
-    base64 objects for outputs named `*_bytes`, as TensorFlow Serving does). Numbers stay
-    a numpy array (C-contiguous), which `encode` writes, unless `as_lists`."""
+    """A numpy array as JSON values: float32 with TensorFlow Serving's digits
+    (`float32_digits`), bytes as text (or base64 objects for outputs named `*_bytes`, as
+    TensorFlow Serving does). Numbers stay a numpy array (C-contiguous), which `encode`
+    writes, unless `as_lists`."""
+    if array.dtype == np.float32:
+        array = float32_digits(array)
     if array.dtype != object and not as_lists:
         return array if array.flags.c_contiguous else array.copy(order="C")
-    if array.dtype == np.float32:
-        shortest = [float(str(x)) for x in array.reshape(-1)]
-        return np.array(shortest, dtype=np.float64).reshape(array.shape).tolist()
     if array.dtype == object:
         as_text = name.endswith("_bytes")
 
@@ -923,6 +950,55 @@ def to_json(array, name, as_lists=False):
 
         return np.vectorize(text, otypes=[object])(array).tolist() if array.size else []
     return array.tolist()
+
+
+def float32_digits(array):
+    """float32 values as TensorFlow Serving writes them (json_tensor.cc's WriteDecimal):
+    six significant digits where they read back as the same float32, else nine; as float64
+    whose shortest form is those digits, which `encode` writes (`1435774336` is
+    `1435774340.0` as TensorFlow Serving's `1.43577434e+09`, where float32's own shortest
+    form, 8 digits, made `1435774300.0`; 0.1 stays `0.1`). Vectorised, by exact powers of
+    ten; a small array (which the fixed cost of the passes, some 30 µs, would slow), and the
+    rare values beyond those powers (under 1e-14 or over 1e27 in size), one by one."""
+    if array.size <= SMALL_FLOATS:
+        written = [tensorflow_serving_float(value) for value in array.reshape(-1)]
+        return np.array(written, dtype=np.float64).reshape(array.shape)
+    wide = array.astype(np.float64)
+    finite = np.isfinite(wide) & (wide != 0)
+    magnitude = np.abs(np.where(finite, wide, 1.0))
+    exponent = np.floor(np.log10(magnitude))
+    exponent += magnitude >= 10.0 ** (exponent + 1)
+    exponent -= magnitude < 10.0**exponent
+
+    def rounded(digits):
+        # By an exact power of ten (up to 1e22), so the result is the float64 nearest
+        # the decimal, whose shortest form is its digits.
+        step = exponent - (digits - 1)
+        up = 10.0 ** np.clip(step, 0, 22)
+        down = 10.0 ** np.clip(-step, 0, 22)
+        return np.where(step >= 0, np.round(wide / up) * up, np.round(wide * down) / down)
+
+    six = rounded(6)
+    with np.errstate(over="ignore", invalid="ignore"):
+        reads_back = six.astype(np.float32) == array
+    written = np.where(finite, np.where(reads_back, six, rounded(9)), wide)
+    beyond = finite & ((exponent < -14) | (exponent > 27))
+    if beyond.any():
+        written[beyond] = [tensorflow_serving_float(value) for value in array[beyond]]
+    return written
+
+
+def tensorflow_serving_float(value):
+    """One float32 as TensorFlow Serving writes it: `%.6g` where it reads back, else `%.9g`
+    (NaN and infinities as they are)."""
+    if not np.isfinite(value):
+        return float(value)
+    six = float(f"{value:.6g}")
+    return six if np.float32(six) == value else float(f"{value:.9g}")
+
+
+# Up to this many float32 values, `float32_digits` writes them one by one (1 µs each).
+SMALL_FLOATS = 24
 
 
 async def run(servable, signature_name, feeds):
@@ -980,6 +1056,7 @@ def signature_of(servable, signature_name):
             400,
             f'Serving signature name: "{signature_name}" not found in signature def; '
             f"the model's signatures are {names_text(sorted(servable.signatures))}",
+            grpc_code=grpc.StatusCode.FAILED_PRECONDITION,
         )
     return signature
 
@@ -1099,20 +1176,31 @@ def feature_value(key, item):
 
 
 def example_input(servable, signature_name, verb):
-    """The one input of a classify or regress signature, which takes serialized examples;
-    400 when the signature has another method."""
-    method = f"tensorflow/serving/{verb}"
+    """The input of the signature Classify or Regress runs, which takes serialized
+    tf.Examples (`inputs`), checked as TensorFlow Serving checks it by default: its inputs
+    and outputs, not its method_name (only `--enable_signature_method_name_check` does), so
+    a TensorFlow 2 signature, which is always a predict one, classifies and regresses."""
     signature_of(servable, signature_name)
-    definition = servable.signature_defs[signature_name]
-    if definition["method_name"] != method:
+    proto = servable.signature_def_protos[signature_name]
+    inputs, outputs = proto.inputs, proto.outputs
+    kind = "classification" if verb == "classify" else "regression"
+    if len(inputs) != 1:
+        raise ApiError(400, "Expected one input Tensor.")
+    if verb == "classify" and len(outputs) not in (1, 2):
+        raise ApiError(400, f"Expected one or two output Tensors, found {len(outputs)}")
+    if verb == "regress" and len(outputs) != 1:
+        raise ApiError(400, "Expected one output Tensor.")
+    if "inputs" not in inputs:
+        raise ApiError(400, f"No {kind} inputs found in SignatureDef: {text_format.MessageToString(proto)}")
+    if verb == "classify" and "classes" not in outputs and "scores" not in outputs:
         raise ApiError(
             400,
-            f"Expected {verb} signature method_name to be {method}. Was: {definition['method_name']}",
+            'Expected classification signature outputs to contain at least one of "classes" or "scores". '
+            f"Signature was: {text_format.MessageToString(proto)}",
         )
-    if len(definition["inputs"]) != 1:
-        raise ApiError(400, f"the {verb} signature `{signature_name}` must have one input, the serialized examples")
-    (input_name,) = definition["inputs"]
-    return input_name
+    if verb == "regress" and "outputs" not in outputs:
+        raise ApiError(400, f"No regression outputs found in SignatureDef: {text_format.MessageToString(proto)}")
+    return "inputs"
 
 
 def classifications(outputs, count):
@@ -1722,7 +1810,8 @@ async def answer(send, status, payload, close, kind=JSON):
 # tensorflow-serving-api package at the image's TensorFlow line) on grpcio's asyncio
 # server, on a thread and event loop of its own. The same errors, as TensorFlow Serving's
 # gRPC status codes (400 INVALID_ARGUMENT, 404 NOT_FOUND, 413 RESOURCE_EXHAUSTED, 503
-# UNAVAILABLE, anything else INTERNAL without its details).
+# UNAVAILABLE, anything else INTERNAL without its details), and where TensorFlow Serving
+# answers otherwise its code (an unknown signature: FAILED_PRECONDITION).
 #
 # Trust boundary, client → server, as for REST: a message is at most MAX_BODY_BYTES
 # (grpcio refuses larger ones, RESOURCE_EXHAUSTED); a call's message arrives within
@@ -1762,7 +1851,8 @@ async def grpc_answer(context, models, what, name, work):
         record_request(models, name, what, "GRPC", "OK", started)
         return answer
     except ApiError as error:
-        code, message = GRPC_CODES.get(error.status, grpc.StatusCode.INTERNAL), client_text(error)
+        code = error.grpc_code or GRPC_CODES.get(error.status, grpc.StatusCode.INTERNAL)
+        message = client_text(error)
     except RecursionError:
         code, message = grpc.StatusCode.INVALID_ARGUMENT, "the request is nested too deeply"
     except Exception:  # a bug, or a model failing on its own: logged, never shown
@@ -1857,6 +1947,9 @@ class PredictionService:
                 raise ApiError(
                     400, f"output_filter names {names_text(unknown)}; the signature's outputs are {names_text(sorted(outputs))}"
                 )
+            twice = next((name for index, name in enumerate(wanted) if name in wanted[:index]), None)
+            if twice is not None:
+                raise ApiError(400, f"duplicate output tensor alias: {twice}")
             response = predict_pb2.PredictResponse()
             answered_spec(response.model_spec, servable, signature_name)
             for name in wanted:
