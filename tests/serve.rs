@@ -1399,3 +1399,111 @@ async fn float32_answers_carry_tensorflow_serving_s_digits() {
     );
     assert!(body.contains("1435774340.0"), "{body}");
 }
+
+/// Three versions of y = 2x + 1 with TensorFlow Serving's warm-up requests in
+/// `assets.extra/tf_serving_warmup_requests`, written in cpu-serving (which has the
+/// `tensorflow-serving-api` protos): `good` with three predict requests, `unknown` with
+/// one for a signature the model lacks, `huge` whose first record's length claims 2**60
+/// bytes.
+const SAVE_WARMUP: &str = r#"
+import os
+import struct
+import tensorflow as tf
+from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
+
+
+class Line(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None, 1], tf.float32, name="x")])
+    def __call__(self, x):
+        return {"y": 2.0 * x + 1.0}
+
+
+def save(name, signatures):
+    line = Line()
+    path = f"export/{name}/1"
+    tf.saved_model.save(line, path, signatures={"serving_default": line.__call__})
+    os.makedirs(f"{path}/assets.extra")
+    return f"{path}/assets.extra/tf_serving_warmup_requests"
+
+
+def record(signature):
+    request = predict_pb2.PredictRequest()
+    request.model_spec.name = "line"
+    request.model_spec.signature_name = signature
+    request.inputs["x"].CopyFrom(tf.make_tensor_proto([[1.0], [2.0]], dtype=tf.float32))
+    return prediction_log_pb2.PredictionLog(predict_log=prediction_log_pb2.PredictLog(request=request)).SerializeToString()
+
+
+with tf.io.TFRecordWriter(save("good", None)) as writer:
+    for _ in range(3):
+        writer.write(record("serving_default"))
+with tf.io.TFRecordWriter(save("unknown", None)) as writer:
+    writer.write(record("nope"))
+with open(save("huge", None), "wb") as file:
+    file.write(struct.pack("<Q", 1 << 60) + b"\0" * 12)
+print("saved", flush=True)
+"#;
+
+/// Issue 49: TensorFlow Serving's warm-up requests run before a version is served, and a
+/// warm-up that fails fails the load (`serve` exits 1 naming why), a record that claims
+/// more bytes than its file holds included, without the server trying to read them.
+#[tokio::test]
+async fn warm_up_requests_run_before_a_version_is_served() {
+    let Some(_engine) = common::engine().await else { return };
+    let prefix = unique("warm");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={prefix}-good"));
+    let folder = scratch(&[("code/save.py", SAVE_WARMUP)]);
+    let saved = save_in(folder.path(), "cpu-serving");
+    assert_eq!(saved.code, 0, "{}", saved.tail());
+    let serve = |name: &str| {
+        let model = format!("{prefix}-{name}");
+        tfimg(
+            folder.path(),
+            &["serve", &format!("./export/{name}"), "--name", &model, "-d"],
+        )
+    };
+    let good = serve("good");
+    assert_eq!(good.code, 0, "{}", good.tail());
+    let container = field(&good.stdout, "container").expect("the container's name");
+    let logs = tfimg(folder.path(), &["logs", &format!("{prefix}-good")]);
+    let logs = format!("{}{}", logs.stdout, logs.stderr);
+    assert!(
+        logs.contains(&format!(
+            "model {prefix}-good version 1 warmed up with 3 requests"
+        )),
+        "{logs}"
+    );
+    let port = port_of(&field(&good.stdout, "model").expect("the model's URL"));
+    let (status, body) = http(
+        "POST",
+        port,
+        &format!("/v1/models/{prefix}-good:predict"),
+        &[],
+        r#"{"instances": [[3.0]]}"#,
+    );
+    assert_eq!(
+        (status, json(&body)),
+        (200, serde_json::json!({"predictions": [[7.0]]}))
+    );
+    common::docker(&["rm", "-f", &container]);
+
+    for (name, reason) in [
+        (
+            "unknown",
+            "warm-up request 1 failed: Serving signature name: \"nope\" not found",
+        ),
+        (
+            "huge",
+            "claims 1152921504606846976 bytes, more than the file holds",
+        ),
+    ] {
+        let mut guard = DockerGuard::default();
+        guard.container_label = Some(format!("io.tfimg.model={prefix}-{name}"));
+        let failed = serve(name);
+        assert_ne!(failed.code, 0, "{name}: {}", failed.tail());
+        assert!(failed.stderr.contains(reason), "{name}: {}", failed.stderr);
+        drop(guard);
+    }
+    drop(guard);
+}

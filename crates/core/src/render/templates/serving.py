@@ -60,6 +60,7 @@ import logging
 import os
 import queue
 import re
+import struct
 import sys
 import threading
 import time
@@ -82,6 +83,7 @@ from tensorflow_serving.apis import (
     inference_pb2,
     model_management_pb2,
     predict_pb2,
+    prediction_log_pb2,
     regression_pb2,
 )
 from tensorflow_serving.config import model_server_config_pb2
@@ -276,6 +278,7 @@ class Servable:
         self.lock = threading.Lock()
         self.workers = {}
         self.closed = False
+        self.warmed_up = warm_up(self, path)
 
     def worker(self, signature_name, signature):
         with self.lock:
@@ -487,6 +490,86 @@ def session_signatures(session, meta_graph):
     return found
 
 
+# TensorFlow Serving's warm-up: the requests a model carries in this file of its version
+# (a TFRecord file of PredictionLogs), each run once before the version is served, at most
+# MAX_WARMUP_RECORDS; a request that fails fails the load.
+WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
+MAX_WARMUP_RECORDS = 1000
+
+
+def warm_up(servable, path):
+    """Runs the version's warm-up requests; how many. Trust boundary, the model's folder
+    → the server: the file is read by TensorFlow's own TFRecord reader only once every
+    record's length was found to lie within the file (a length field claiming more, which
+    the reader would try to allocate, fails the load instead), and only its first
+    MAX_WARMUP_RECORDS + 1 records are looked at."""
+    file = os.path.join(path, WARMUP_FILE)
+    if not os.path.isfile(file):
+        return 0
+    check_record_lengths(file)
+    count = 0
+    for record in tf.data.TFRecordDataset(file):
+        record = record.numpy()
+        count += 1
+        if count > MAX_WARMUP_RECORDS:
+            raise ValueError(f"Number of warmup records exceeds the maximum ({MAX_WARMUP_RECORDS}) at {file}")
+        try:
+            logged = prediction_log_pb2.PredictionLog.FromString(record)
+        except DecodeError:
+            raise ValueError(f"Failed to parse warmup record {count} from {file}") from None
+        try:
+            warm_up_one(servable, logged)
+        except ApiError as error:
+            raise ValueError(f"warm-up request {count} failed: {error}") from None
+    return count
+
+
+def check_record_lengths(file):
+    """Every record of the TFRecord file `file` (8-byte length, 4-byte CRC, the data, 4-byte
+    CRC) ends within the file; at most MAX_WARMUP_RECORDS + 1 are looked at."""
+    size = os.path.getsize(file)
+    with open(file, "rb") as records:
+        offset = 0
+        for _ in range(MAX_WARMUP_RECORDS + 1):
+            if offset >= size:
+                return
+            records.seek(offset)
+            header = records.read(8)
+            if len(header) < 8:
+                raise ValueError(f"the warm-up file {file} ends inside a record's header")
+            (length,) = struct.unpack("<Q", header)
+            offset += 16 + length
+            if offset > size:
+                raise ValueError(f"a record of the warm-up file {file} claims {length} bytes, more than the file holds")
+
+
+def warm_up_one(servable, logged):
+    """One PredictionLog's request run on the servable, as its API would run it."""
+    kind = logged.WhichOneof("log_type")
+    if kind == "predict_log":
+        request = logged.predict_log.request
+        signature = signature_of(servable, request.model_spec.signature_name or DEFAULT_SIGNATURE)
+        check_input_names(signature.inputs, request.inputs)
+        signature({key: array_of(proto, key, signature.inputs[key]) for key, proto in request.inputs.items()})
+        return
+    if kind in ("classify_log", "regress_log"):
+        request = getattr(logged, kind).request
+        tasks = [(request.model_spec.signature_name, "classify" if kind == "classify_log" else "regress")]
+    elif kind == "multi_inference_log":
+        request = logged.multi_inference_log.request
+        tasks = [(task.model_spec.signature_name, METHODS.get(task.method_name)) for task in request.tasks]
+        if not tasks or None in (verb for _, verb in tasks):
+            raise ApiError(400, "a MultiInferenceRequest needs tasks of classify or regress methods")
+    else:
+        raise ApiError(400, f"Unsupported log_type for warmup: {kind}")
+    serialized = serialized_examples(request.input)
+    for name, verb in tasks:
+        name = name or DEFAULT_SIGNATURE
+        input_name = example_input(servable, name, verb)
+        signature = signature_of(servable, name)
+        signature({input_name: to_array(serialized, signature.inputs[input_name], input_name)})
+
+
 def read_meta_graph(path):
     """The `serve` graph of the SavedModel in `path` (its saved_model.pb)."""
     saved = saved_model_pb2.SavedModel()
@@ -679,6 +762,8 @@ class Models:
         with self.lock:
             self.served.setdefault(name, {})[version] = servable
             self.states.setdefault(name, {})[version] = ("AVAILABLE", "")
+        if servable.warmed_up:
+            log.info("model %s version %d warmed up with %d requests", name, version, servable.warmed_up)
         log.info("serving model %s version %d", name, version)
 
     def unload(self, name, version):
