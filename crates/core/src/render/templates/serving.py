@@ -324,8 +324,11 @@ def batchable(definition):
 class Job:
     """One request's inputs (numpy arrays of `rows` rows) and the event loop waiting."""
 
-    def __init__(self, feeds, rows):
+    def __init__(self, feeds, rows, digits=False):
         self.feeds, self.rows = feeds, rows
+        # Its float32 outputs as JSON writes them (`float32_digits`), done by the worker once
+        # for a merged batch rather than once a request on the event loop.
+        self.digits = digits
         self.loop = asyncio.get_running_loop()
         self.future = self.loop.create_future()
 
@@ -422,16 +425,24 @@ class Worker:
             except Exception:
                 outputs = None
             if outputs is not None and all(value.ndim and value.shape[0] == rows for value in outputs.values()):
+                written = with_digits(outputs) if any(job.digits for job in group) else outputs
                 start = 0
                 for job in group:
-                    job.settle({key: value[start : start + job.rows] for key, value in outputs.items()})
+                    given = written if job.digits else outputs
+                    job.settle({key: value[start : start + job.rows] for key, value in given.items()})
                     start += job.rows
                 return
         for job in group:
             try:
-                job.settle(self.call(job.feeds))
+                outputs = self.call(job.feeds)
+                job.settle(with_digits(outputs) if job.digits else outputs)
             except Exception as error:  # the request's own error, answered to it
                 job.settle(None, error)
+
+
+def with_digits(outputs):
+    """Outputs with their float32 arrays as JSON writes them (`float32_digits`)."""
+    return {key: float32_digits(value) if value.dtype == np.float32 else value for key, value in outputs.items()}
 
 
 class FunctionSignature:
@@ -1093,7 +1104,7 @@ async def run(servable, signature_name, feeds):
     check_input_names(specs, feeds)
     arrays = {key: to_array(value, specs[key], key) for key, value in feeds.items()}
     feeds.clear()  # the caller's decoded JSON, let go of while the model runs
-    return await run_arrays(servable, signature_name, signature, arrays)
+    return await run_arrays(servable, signature_name, signature, arrays, digits=True)
 
 
 def check_input_names(specs, feeds):
@@ -1105,9 +1116,10 @@ def check_input_names(specs, feeds):
         raise ApiError(400, f"inputs {' and '.join(wrong)}; the signature takes {names_text(sorted(specs))}")
 
 
-async def run_arrays(servable, signature_name, signature, arrays):
+async def run_arrays(servable, signature_name, signature, arrays, digits=False):
     """The outputs of the signature on `arrays` (numpy, of its inputs' dtypes), run by the
-    signature's worker with the requests that queued meanwhile."""
+    signature's worker with the requests that queued meanwhile; with `digits`, float32 ones
+    as JSON writes them (float64, `float32_digits`)."""
     specs = signature.inputs
     for key, array in arrays.items():
         if not specs[key].shape.is_compatible_with(array.shape):
@@ -1115,7 +1127,7 @@ async def run_arrays(servable, signature_name, signature, arrays):
             raise ApiError(400, f"input `{key}` has shape {list(array.shape)}; the signature takes {wanted}")
     rows = {array.shape[0] if array.ndim else None for array in arrays.values()}
     # Inputs without one common first dimension (0 rows here) are never merged.
-    job = Job(arrays, rows.pop() if len(rows) == 1 and None not in rows else 0)
+    job = Job(arrays, rows.pop() if len(rows) == 1 and None not in rows else 0, digits)
     servable.worker(signature_name, signature).submit(job)
     try:
         return await job.future
