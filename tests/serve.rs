@@ -1418,7 +1418,7 @@ class Line(tf.Module):
         return {"y": 2.0 * x + 1.0}
 
 
-def save(name, signatures):
+def save(name):
     line = Line()
     path = f"export/{name}/1"
     tf.saved_model.save(line, path, signatures={"serving_default": line.__call__})
@@ -1434,18 +1434,18 @@ def record(signature):
     return prediction_log_pb2.PredictionLog(predict_log=prediction_log_pb2.PredictLog(request=request)).SerializeToString()
 
 
-with tf.io.TFRecordWriter(save("good", None)) as writer:
+with tf.io.TFRecordWriter(save("good")) as writer:
     for _ in range(3):
         writer.write(record("serving_default"))
-with tf.io.TFRecordWriter(save("unknown", None)) as writer:
+with tf.io.TFRecordWriter(save("unknown")) as writer:
     writer.write(record("nope"))
-with open(save("huge", None), "wb") as file:
+with open(save("huge"), "wb") as file:
     file.write(struct.pack("<Q", 1 << 60) + b"\0" * 12)
 print("saved", flush=True)
 "#;
 
 /// Issue 49: TensorFlow Serving's warm-up requests run before a version is served, and a
-/// warm-up that fails fails the load (`serve` exits 1 naming why), a record that claims
+/// warm-up that fails fails the load (`serve` fails naming why), a record that claims
 /// more bytes than its file holds included, without the server trying to read them.
 #[tokio::test]
 async fn warm_up_requests_run_before_a_version_is_served() {

@@ -121,9 +121,10 @@ pub async fn gpu_host(
     profiles: &BTreeMap<String, Vec<Profile>>,
 ) -> anyhow::Result<Option<serde_json::Value>> {
     let mut facts = None;
+    // A member's profiles (one per spec she may pick) ask for the same GPUs: her first says.
     let each = profiles
         .iter()
-        .flat_map(|(name, hers)| hers.iter().map(move |profile| (name, profile)));
+        .filter_map(|(name, hers)| Some((name, hers.first()?)));
     for (name, profile) in each {
         let Some(gpus) = &profile.gpus else { continue };
         let in_member = |error: anyhow::Error| error.context(format!("member `{name}`"));

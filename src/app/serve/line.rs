@@ -62,11 +62,8 @@ impl ServingSpecs {
         served: &Served,
     ) -> anyhow::Result<ServingSpecs> {
         let mut specs = Self::lines(host, catalog, request.spec.as_deref())?;
-        let (line, said) = choose(&specs, &writers(host, served))?;
-        let line = line.cpu.name.clone();
-        specs.chosen = (specs.lines.iter())
-            .position(|each| each.cpu.name == line)
-            .unwrap_or(0);
+        let (chosen, said) = choose(&specs, &writers(host, served))?;
+        specs.chosen = chosen;
         specs.said = said;
         Ok(specs)
     }
@@ -179,23 +176,25 @@ pub fn newer_than(spec: &ResolvedSpec, writers: &[Writer]) -> Option<String> {
     ))
 }
 
-/// The line that serves what `writers` wrote: the oldest that loads the newest of them (the
+/// The line (its index in `specs`) that serves what `writers` wrote: the oldest that loads the newest of them (the
 /// first line when none says), with a note when the model chose it; `--spec`'s line, with a
 /// warning when it is older than a writer. Refused when every line is older.
-pub fn choose<'a>(
-    specs: &'a ServingSpecs,
+pub fn choose(
+    specs: &ServingSpecs,
     writers: &[Writer],
-) -> Result<(&'a ServingLine, Option<Notice>), InputError> {
+) -> Result<(usize, Option<Notice>), InputError> {
     let newest = writers
         .iter()
         .filter_map(|writer| Some((saved_model::minor_of(&writer.tensorflow)?, writer)))
         .max_by_key(|(minor, _)| *minor);
     let Some((minor, writer)) = newest else {
-        return Ok((&specs.lines[0], None));
+        return Ok((0, None));
     };
     if specs.lines[0].named() {
-        let line = &specs.lines[0];
-        return Ok((line, newer_than(&line.cpu, writers).map(Notice::warning)));
+        return Ok((
+            0,
+            newer_than(&specs.lines[0].cpu, writers).map(Notice::warning),
+        ));
     }
     let said = |line: &ServingLine| {
         format!(
@@ -210,11 +209,8 @@ pub fn choose<'a>(
     };
     let tensorflows: Vec<(u32, u32)> = specs.lines.iter().map(ServingLine::tensorflow).collect();
     match saved_model::line_for(minor, &tensorflows) {
-        Some(0) => Ok((&specs.lines[0], None)),
-        Some(index) => {
-            let line = &specs.lines[index];
-            Ok((line, Some(Notice::note(said(line)))))
-        }
+        Some(0) => Ok((0, None)),
+        Some(index) => Ok((index, Some(Notice::note(said(&specs.lines[index]))))),
         None => {
             let newest_line = specs.lines.last().expect("two built-in lines");
             Err(InputError::new(

@@ -69,7 +69,8 @@ fn the_oldest_line_that_loads_the_newest_writer_serves_the_model() {
     let specs = specs(None).unwrap();
     let chosen = |first: &str, second: &str| {
         let host = host_with(first, second);
-        choose(&specs, &writers(&host, &served(&host))).map(|(line, note)| {
+        choose(&specs, &writers(&host, &served(&host))).map(|(index, note)| {
+            let line = &specs.lines[index];
             (
                 line.cpu.name.clone(),
                 note.map(|note| note.text().to_string()),
@@ -102,7 +103,8 @@ fn spec_names_the_serving_spec_and_warns_when_the_model_is_newer() {
     assert_eq!(named.lines.len(), 1);
     assert!(named.lines[0].named());
     let host = host_with("2.9.3", "2.18.0");
-    let (line, note) = choose(&named, &writers(&host, &served(&host))).unwrap();
+    let (index, note) = choose(&named, &writers(&host, &served(&host))).unwrap();
+    let line = &named.lines[index];
     assert_eq!(line.cpu.name, "cpu-serving");
     assert_eq!(
         note.unwrap().text(),
