@@ -11,7 +11,7 @@ mod common;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::browser::{Browser, Tab};
 use common::cli::free_port;
@@ -309,16 +309,27 @@ async fn members_sign_in_at_the_hub_and_reach_their_own_server_only() {
     // again: her Lab comes back, her run where it was.
     let home = alice.tab();
     alice.open(&home, &format!("{base}hub/home"));
-    alice.wait_until(
-        &home,
-        "document.querySelector('#stop') !== null",
-        Duration::from_secs(30),
-    );
+    let stop_shown = "document.readyState === 'complete' && (() => { const stop = document.querySelector('#stop'); return stop !== null && stop.offsetParent !== null; })()";
+    alice.wait_until(&home, stop_shown, Duration::from_secs(30));
     alice.click(&home, "#stop");
     let alice_box = format!("{}-alice", lab.team);
-    common::wait_for("alice's server to stop", Duration::from_secs(120), || {
-        common::container_state(&alice_box).is_none()
-    });
+    // The page binds its buttons once its scripts have run, and a click before that does
+    // nothing (a fresh-clone CI run saw it): while her server is there and the button is
+    // still shown 20 s later, she clicks again, as anyone would.
+    let (deadline, mut clicked) = (Instant::now() + Duration::from_secs(120), Instant::now());
+    while common::container_state(&alice_box).is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "gave up waiting for alice's server to stop"
+        );
+        if clicked.elapsed() > Duration::from_secs(20)
+            && alice.evaluate(&home, stop_shown) == serde_json::json!(true)
+        {
+            alice.click(&home, "#stop");
+            clicked = Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
     let start = alice.poll(
         &home,
         "(() => { const start = document.querySelector('#start'); return start !== null && start.offsetParent !== null; })()",
