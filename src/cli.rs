@@ -339,6 +339,18 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ROWS", allow_hyphen_values = true)]
     pub max_batch: Option<String>,
 
+    /// Batch as TensorFlow Serving's `--enable_batching` does: requests wait up to
+    /// `batch_timeout_micros` for others, a request over `max_batch_size` rows or a full
+    /// queue is refused, batches are padded to `allowed_batch_sizes` [default: its
+    /// defaults: 1000 rows, no wait, 10 batches queued, a thread per core].
+    #[arg(long, conflicts_with = "max_batch")]
+    pub enable_batching: bool,
+
+    /// TensorFlow Serving's batching parameters file (`max_batch_size { value: 32 }`, ...),
+    /// read before anything starts; implies `--enable-batching`.
+    #[arg(long, value_name = "FILE", conflicts_with = "max_batch", value_hint = clap::ValueHint::FilePath)]
+    pub batching_parameters: Option<String>,
+
     /// The server's memory limit (`16g`) [default: 8g].
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = |text: &str| plan::parse_size(text, "--memory"))]
     pub memory: Option<i64>,

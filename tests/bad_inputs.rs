@@ -1279,6 +1279,24 @@ fn cases() -> Vec<Case> {
             Some(("model/1/saved_model.pb", b"")),
         ),
         serve_case(
+            "serve-batching-parameters-unknown-field",
+            "`batching.config`:2:1",
+            &["serve", "./model", "--batching-parameters", "batching.config"],
+            Some((
+                "batching.config",
+                b"max_batch_size { value: 8 }\nmax_batch_sise { value: 3 }\n",
+            )),
+        ),
+        serve_case(
+            "serve-batching-parameters-last-size",
+            "`batching.config`:2:1",
+            &["serve", "./model", "--enable-batching", "--batching-parameters", "batching.config"],
+            Some((
+                "batching.config",
+                b"max_batch_size { value: 8 }\nallowed_batch_sizes: 4\n",
+            )),
+        ),
+        serve_case(
             "serve-allow-reload-config-without-model-config",
             "`--allow-reload-config`",
             &["serve", "./model", "--allow-reload-config"],

@@ -1507,3 +1507,128 @@ async fn warm_up_requests_run_before_a_version_is_served() {
     }
     drop(guard);
 }
+
+/// y = x + the rows of the call that computed it: each answer shows the batch it ran in.
+const SAVE_ROWS: &str = r#"
+import tensorflow as tf
+
+
+class Rows(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None, 1], tf.float32, name="x")])
+    def __call__(self, x):
+        return {"y": x + tf.cast(tf.shape(x)[0], tf.float32)}
+
+
+rows = Rows()
+tf.saved_model.save(rows, "export/rows/1", signatures={"serving_default": rows.__call__})
+print("saved", flush=True)
+"#;
+
+/// TensorFlow Serving's batching parameters of the test: a batch waits 3 s for more rows.
+const BATCHING: &str = "max_batch_size { value: 8 }
+batch_timeout_micros { value: 3000000 }
+max_enqueued_batches { value: 1 }
+num_batch_threads { value: 1 }
+allowed_batch_sizes: 4
+allowed_batch_sizes: 8
+";
+
+/// Issue 49: `--batching-parameters` batches as TensorFlow Serving's `--enable_batching`
+/// does, seen from a model whose answers carry the rows of its call: a lone request waits
+/// `batch_timeout_micros`, then runs padded to the next allowed size; two that fill
+/// `max_batch_size` run together at once; a request over it is refused, and so is one
+/// that finds `max_enqueued_batches` waiting, with TensorFlow's messages.
+#[tokio::test]
+async fn batching_parameters_batch_as_tensorflow_serving_does() {
+    let Some(_engine) = common::engine().await else { return };
+    let model = unique("rows");
+    let mut guard = DockerGuard::default();
+    guard.container_label = Some(format!("io.tfimg.model={model}"));
+    let folder = scratch(&[("code/save.py", SAVE_ROWS), ("batching.config", BATCHING)]);
+    let saved = save_in(folder.path(), "cpu-serving");
+    assert_eq!(saved.code, 0, "{}", saved.tail());
+    let args = [
+        "serve",
+        "./export/rows",
+        "--name",
+        &model,
+        "--batching-parameters",
+        "batching.config",
+        "-d",
+    ];
+    let serving = tfimg(folder.path(), &args);
+    assert_eq!(serving.code, 0, "{}", serving.tail());
+    let port = port_of(&field(&serving.stdout, "model").expect("the model's URL"));
+    let path = format!("/v1/models/{model}:predict");
+    let predict = |rows: &[f64]| {
+        let instances: Vec<[f64; 1]> = rows.iter().map(|x| [*x]).collect();
+        let body = serde_json::json!({ "instances": instances }).to_string();
+        let (status, answer) = http("POST", port, &path, &[], &body);
+        (status, json(&answer))
+    };
+    let plus = |rows: &[f64], n: f64| {
+        let predictions: Vec<[f64; 1]> = rows.iter().map(|x| [x + n]).collect();
+        (200, serde_json::json!({ "predictions": predictions }))
+    };
+
+    let began = Instant::now();
+    assert_eq!(
+        predict(&[1.0, 2.0, 3.0]),
+        plus(&[1.0, 2.0, 3.0], 4.0),
+        "3 rows run padded to 4"
+    );
+    assert!(
+        began.elapsed() >= Duration::from_millis(2900),
+        "it waited for more rows: {:?}",
+        began.elapsed()
+    );
+
+    let (three, five) = std::thread::scope(|scope| {
+        let three = scope.spawn(|| predict(&[1.0, 2.0, 3.0]));
+        let five = scope.spawn(|| predict(&[10.0, 20.0, 30.0, 40.0, 50.0]));
+        (three.join().unwrap(), five.join().unwrap())
+    });
+    assert_eq!(
+        three,
+        plus(&[1.0, 2.0, 3.0], 8.0),
+        "3 and 5 rows run as one batch of 8"
+    );
+    assert_eq!(five, plus(&[10.0, 20.0, 30.0, 40.0, 50.0], 8.0));
+
+    let nine = [1.0; 9];
+    let (status, answer) = predict(&nine);
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(
+        answer["error"],
+        "Task size 9 is larger than maximum input batch size 8"
+    );
+
+    let (waiting, full) = std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| predict(&[5.0]));
+        std::thread::sleep(Duration::from_millis(1000));
+        let full = predict(&[1.0; 8]);
+        (waiting.join().unwrap(), full)
+    });
+    assert_eq!(full.0, 503, "{}", full.1);
+    assert_eq!(
+        full.1["error"],
+        "The batch scheduling queue to which this task was submitted is full"
+    );
+    assert_eq!(
+        waiting,
+        plus(&[5.0], 4.0),
+        "the waiting request is answered, padded to 4"
+    );
+    let logs = tfimg(folder.path(), &["logs", &model]);
+    assert!(
+        logs.stderr.contains(
+            "TensorFlow Serving's batching: batches of up to 8 rows, waiting up to 3000000 µs"
+        ) || logs.stdout.contains(
+            "TensorFlow Serving's batching: batches of up to 8 rows, waiting up to 3000000 µs"
+        ),
+        "{}{}",
+        logs.stdout,
+        logs.stderr
+    );
+    drop(guard);
+}

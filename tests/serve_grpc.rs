@@ -84,7 +84,7 @@ async fn tensorflow_serving_s_own_grpc_client_gets_the_in_process_numbers() {
     let address = field(&served.stdout, "grpc").expect("serve prints the gRPC address");
     assert!(address.starts_with("127.0.0.1:"), "{}", served.stdout);
     let export = served.folder.path().join("export/grpc/1");
-    client_checks_pass(&served, &["tf2", "/export"], Some(&export), 15);
+    client_checks_pass(&served, &["tf2", "/export"], Some(&export), 17);
 
     // The example `serve` printed, as a user runs it where the package is installed.
     let try_grpc = (served.stdout.lines())

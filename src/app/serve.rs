@@ -24,6 +24,7 @@ use crate::host::{Host, NvidiaFacts};
 use crate::input::{printable, InputError, SpecError};
 use crate::labels;
 use crate::notice::Notice;
+use crate::plan::batching::{self, Batching};
 use crate::plan::gpus::{self, GpuSelection};
 use crate::plan::model_config::{self, VersionPolicy};
 use crate::plan::mounts::MountRequest;
@@ -65,6 +66,9 @@ pub struct ServeRequest {
     /// `--allow-reload-config` (with `model_config`): the server answers gRPC's
     /// `HandleReloadConfigRequest` (serving::ALLOW_RELOAD_CONFIG_ENV).
     pub allow_reload_config: bool,
+    /// `--enable-batching`: TensorFlow Serving's batching, with its defaults or, from
+    /// `--batching-parameters FILE` (absolute, and as typed), the file's.
+    pub batching: Option<Option<(PathBuf, String)>>,
 }
 
 /// A model folder checked: the model's name and the versions it serves, highest last.
@@ -88,6 +92,8 @@ pub struct Served {
     pub models: Vec<Model>,
     /// `--model-config`: the file, absolute, and as typed.
     pub config: Option<(PathBuf, String)>,
+    /// `--enable-batching`: the batching parameters read (serving::BATCHING_ENV).
+    pub batching: Option<Batching>,
 }
 
 impl From<Model> for Served {
@@ -95,6 +101,7 @@ impl From<Model> for Served {
         Served {
             models: vec![model],
             config: None,
+            batching: None,
         }
     }
 }
@@ -161,10 +168,42 @@ impl Serving {
 /// nothing.
 pub fn check(host: &impl Files, request: &ServeRequest) -> anyhow::Result<Served> {
     serving::flags::allow_reload_config(request.allow_reload_config, request.model_config)?;
-    match request.model_config {
-        true => Ok(check_config(host, &request.model_dir, &request.shown)?),
-        false => Ok(check_model(host, request)?.into()),
+    let batching = match &request.batching {
+        None => None,
+        Some(None) => Some(Batching::default()),
+        Some(Some((file, shown))) => Some(check_batching(host, file, shown)?),
+    };
+    let mut served = match request.model_config {
+        true => check_config(host, &request.model_dir, &request.shown)?,
+        false => check_model(host, request)?.into(),
+    };
+    served.batching = batching;
+    Ok(served)
+}
+
+/// `--batching-parameters FILE` read as TensorFlow Serving reads it, every problem named
+/// at its line and column. Asks only the host.
+fn check_batching(host: &impl Files, file: &Path, shown: &str) -> anyhow::Result<Batching> {
+    let unreadable = |why: String| {
+        InputError::new(
+            format!("the batching parameters `{}` {why}", printable(shown)),
+            "give TensorFlow Serving's batching parameters file, in protobuf's text format (`max_batch_size { value: 32 }`)",
+        )
+    };
+    if host.is_folder(file) {
+        return Err(unreadable("are a folder".into()).into());
     }
+    let bytes = (host.read_at_most(file, batching::MAX_FILE_BYTES + 1))
+        .map_err(|error| unreadable(format!("cannot be read: {error}")))?;
+    if bytes.len() as u64 > batching::MAX_FILE_BYTES {
+        let limit = batching::MAX_FILE_BYTES >> 10;
+        return Err(unreadable(format!(
+            "are over {limit} KiB, which no batching parameters file is"
+        ))
+        .into());
+    }
+    let text = batching::text_of(shown, bytes)?;
+    Ok(batching::read(shown, &text)?)
 }
 
 /// A model config file read as TensorFlow Serving reads it, and each model's `base_path`
@@ -225,6 +264,7 @@ pub fn check_config(host: &impl Files, file: &Path, shown: &str) -> anyhow::Resu
     Ok(Served {
         models,
         config: Some((file.to_path_buf(), shown.to_string())),
+        batching: None,
     })
 }
 
@@ -427,9 +467,9 @@ pub struct ServedLaunch {
     pub mounts: Vec<MountRequest>,
     /// The same copied in, on an engine on another host.
     pub syncs: Vec<SyncRequest>,
-    /// The server's cap on merged rows when given; with a model config, its variables
-    /// naming the file and each base_path's folder; and whether it answers
-    /// `HandleReloadConfigRequest`, when it does.
+    /// The server's cap on merged rows when given, or its batching parameters; with a
+    /// model config, its variables naming the file and each base_path's folder; and
+    /// whether it answers `HandleReloadConfigRequest`, when it does.
     pub env: Vec<(String, String)>,
     /// The first model (`labels::MODEL`), and all of them when more (`labels::MODELS`):
     /// readiness waits for each.
@@ -455,6 +495,9 @@ pub fn served_launch(
         .map(|rows| (serving::MAX_BATCH_ENV.to_string(), rows.to_string()))
         .into_iter()
         .collect();
+    if let Some(batching) = &served.batching {
+        env.push((serving::BATCHING_ENV.to_string(), batching.env_value()));
+    }
     if allow_reload_config {
         env.push((
             serving::ALLOW_RELOAD_CONFIG_ENV.to_string(),

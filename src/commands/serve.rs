@@ -1,6 +1,7 @@
 //! `tfimg serve MODEL_DIR|--model-config FILE [--name N] [--spec S] [--gpus ...] [-p PORT]
-//! [--public] [--max-batch ROWS] [--memory SIZE] [--allow-reload-config] [-d]`: the flags,
-//! MODEL_DIR (or the model config, its folders, `--allow-reload-config`) and the serving line
+//! [--public] [--max-batch ROWS | --enable-batching [--batching-parameters FILE]] [--memory
+//! SIZE] [--allow-reload-config] [-d]`: the flags, MODEL_DIR (or the model config, its folders,
+//! `--allow-reload-config`, the batching parameters) and the serving line
 //! its writer needs checked first (exit 1 before anything exists), then `app::serve`; prints
 //! the model's URL and a `curl` line. Detached, that is all; in the foreground it streams the
 //! server's log until Ctrl-C, then stops and removes it.
@@ -26,9 +27,7 @@ pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::R
         let engine = settings.connect().await?;
         let session = super::reported(&engine, host, &reporter);
         let serving = serve::serve(session, &request, model, &specs, &network).await?;
-        for note in &serving.notes {
-            crate::output::notice(note);
-        }
+        serving.notes.iter().for_each(crate::output::notice);
         print(&serving, args.detach);
         if args.detach {
             return Ok(ExitCode::SUCCESS);
@@ -40,7 +39,6 @@ pub fn run(args: &ServeArgs, settings: &Settings, host: &impl Host) -> anyhow::R
 
 /// Every flag checked, and MODEL_DIR (or the model config file) made absolute.
 fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputError> {
-    let gpus = args.gpus.clone();
     let port = |text: &Option<String>, flag, api, example| {
         (text.as_deref())
             .map(|text| serving_flags::port(text, flag, api, example))
@@ -51,24 +49,25 @@ fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputE
     let max_batch = (args.max_batch.as_deref())
         .map(serving_flags::max_batch)
         .transpose()?;
-    let memory = args.memory;
     let shown = serving_flags::source(args.model_dir.as_deref(), args.model_config.as_deref())?;
-    let path = lexical(&settings.current_dir()?.join(shown));
+    let cwd = settings.current_dir()?;
     Ok(ServeRequest {
-        model_dir: path,
+        model_dir: lexical(&cwd.join(shown)),
         shown: shown.to_string(),
         model_config: args.model_config.is_some(),
         name: args.name.clone(),
         spec: args.spec.clone(),
-        gpus,
+        gpus: args.gpus.clone(),
         share_gpus: args.share_gpus,
         port,
         grpc_port,
         public: args.public,
         detach: args.detach,
         max_batch,
-        memory,
+        memory: args.memory,
         allow_reload_config: args.allow_reload_config,
+        batching: (args.enable_batching || args.batching_parameters.is_some())
+            .then(|| (args.batching_parameters.clone()).map(|file| (cwd.join(&file), file))),
     })
 }
 

@@ -28,6 +28,7 @@ pub(super) fn request(dir: &str) -> ServeRequest {
         max_batch: None,
         memory: None,
         allow_reload_config: false,
+        batching: None,
     }
 }
 
@@ -141,6 +142,62 @@ fn max_batch_reaches_the_server_as_its_environment_variable() {
     assert_eq!(
         launch.env,
         vec![("TFIMG_SERVING_MAX_BATCH".to_string(), "1".to_string())]
+    );
+}
+
+#[test]
+fn batching_parameters_are_read_before_anything_and_reach_the_server_as_json() {
+    let (host, _, mut asked) = checked_mlp();
+    let file = PathBuf::from("/work/batching.config");
+    asked.batching = Some(Some((file.clone(), "batching.config".into())));
+    let text = b"max_batch_size { value: 8 }\nallowed_batch_sizes: 4\nallowed_batch_sizes: 8\n";
+    host.files.borrow_mut().insert(file.clone(), text.to_vec());
+    let served = check(&host, &asked).unwrap();
+    let launch = launch_request(
+        &host,
+        &asked,
+        &served,
+        target("cpu-serving"),
+        GpuSelection::None,
+        false,
+    )
+    .unwrap();
+    let (name, value) = &launch.env[0];
+    assert_eq!(name, "TFIMG_SERVING_BATCHING");
+    let sent: serde_json::Value = serde_json::from_str(value).unwrap();
+    assert_eq!(
+        (
+            sent["max_batch_size"].as_u64(),
+            &sent["allowed_batch_sizes"]
+        ),
+        (Some(8), &serde_json::json!([4, 8]))
+    );
+    // --enable-batching alone: TensorFlow Serving's defaults.
+    asked.batching = Some(None);
+    let served = check(&host, &asked).unwrap();
+    assert_eq!(
+        served.batching,
+        Some(crate::plan::batching::Batching::default())
+    );
+    // A mistake is named at its line and column; a missing file by name.
+    asked.batching = Some(Some((file.clone(), "batching.config".into())));
+    host.files.borrow_mut().insert(
+        file.clone(),
+        b"max_batch_size { value: 8 }\nallowed_batch_sizes: 4\n".to_vec(),
+    );
+    let error = check(&host, &asked).unwrap_err().to_string();
+    assert!(
+        error.contains("batching.config:2:1") || error.contains("`batching.config`:2:1"),
+        "{error}"
+    );
+    asked.batching = Some(Some((
+        PathBuf::from("/work/none.config"),
+        "none.config".into(),
+    )));
+    let error = check(&host, &asked).unwrap_err().to_string();
+    assert!(
+        error.contains("the batching parameters `none.config` cannot be read"),
+        "{error}"
     );
 }
 

@@ -110,6 +110,7 @@ fn served_of(model: &MemberModel) -> Served {
                 })
                 .collect(),
             config: Some((model.folder.clone(), model.text.clone())),
+            batching: None,
         },
     }
 }

@@ -3,6 +3,7 @@
 //! (GPUs, mounts, ports, user, environment, labels) is unit-tested.
 
 pub mod base;
+pub mod batching;
 pub mod cache;
 pub mod gpus;
 pub mod host_urls;

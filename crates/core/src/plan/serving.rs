@@ -20,6 +20,10 @@ pub const DEFAULT_SIGNATURE: &str = "serving_default";
 /// 1 runs every request alone).
 pub const MAX_BATCH_ENV: &str = "TFIMG_SERVING_MAX_BATCH";
 
+/// `tfimg serve --enable-batching`: TensorFlow Serving's batching parameters, as JSON
+/// (`batching::Batching::env_value`); the server batches as TensorFlow Serving does.
+pub const BATCHING_ENV: &str = "TFIMG_SERVING_BATCHING";
+
 /// `tfimg serve --allow-reload-config`: the model server answers gRPC's
 /// `HandleReloadConfigRequest` when this variable is `1` (refused, UNIMPLEMENTED, otherwise).
 pub const ALLOW_RELOAD_CONFIG_ENV: &str = "TFIMG_SERVING_ALLOW_RELOAD_CONFIG";

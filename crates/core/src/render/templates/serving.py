@@ -54,6 +54,7 @@
 # small ones.
 import asyncio
 import base64
+import collections
 import heapq
 import json
 import logging
@@ -149,7 +150,12 @@ def max_batch_rows():
     return int(value)
 
 
-MAX_BATCH_ROWS = max_batch_rows()
+# TensorFlow Serving's batching (`tfimg serve --enable-batching [--batching-parameters
+# FILE]`): its parameters as tfimg read and checked them, with its defaults filled in
+# (`num_batch_threads` null: a thread per core). Without it, merging as described above.
+BATCHING = json.loads(os.environ.get("TFIMG_SERVING_BATCHING") or "null")
+MAX_BATCH_ROWS = BATCHING["max_batch_size"] if BATCHING else max_batch_rows()
+QUEUE_FULL = "The batch scheduling queue to which this task was submitted is full"
 
 
 def memory_limit():
@@ -284,15 +290,17 @@ class Servable:
         with self.lock:
             worker = self.workers.get(signature_name)
             if worker is None:
-                merge = MAX_BATCH_ROWS > 1 and batchable(self.signature_defs.get(signature_name))
+                definition = self.signature_defs.get(signature_name)
                 name = f"{self.name}-{self.version}-{signature_name}"
-                log.info(
-                    "model %s version %d, signature %s: %s",
-                    self.name, self.version, signature_name,
-                    f"concurrent requests merged, up to {MAX_BATCH_ROWS} rows a call (--max-batch 1: never)"
-                    if merge else "each request runs alone",
-                )
-                worker = self.workers[signature_name] = Worker(signature, merge, name)
+                if BATCHING:
+                    merge = batchable(definition, least_rank=1)
+                    how = "batched (--enable-batching)" if merge else "each request runs alone (an input or output has no batch dimension)"
+                else:
+                    merge = MAX_BATCH_ROWS > 1 and batchable(definition)
+                    how = (f"concurrent requests merged, up to {MAX_BATCH_ROWS} rows a call (--max-batch 1: never)"
+                           if merge else "each request runs alone")
+                log.info("model %s version %d, signature %s: %s", self.name, self.version, signature_name, how)
+                worker = self.workers[signature_name] = (Batcher if BATCHING else Worker)(signature, merge, name)
                 if self.closed:  # found before the replacement, first called after it
                     worker.close()
             return worker
@@ -305,17 +313,19 @@ class Servable:
                 worker.close()
 
 
-def batchable(definition):
+def batchable(definition, least_rank=2):
     """Rows of different requests may share a call when every input and output of the
     signature has two dimensions or more, the first unknown: the batch, as in every Keras
     model. A one-dimensional input (a sequence of tokens, serialized examples) may be
-    anything but rows, so such a signature is never merged."""
+    anything but rows, so such a signature is never merged. TensorFlow Serving's batching
+    (`--enable-batching`, least_rank 1) takes the first dimension of every tensor as the
+    batch, one-dimensional ones too, as its own does."""
     if definition is None:
         return False
     tensors = list(definition["inputs"].values()) + list(definition["outputs"].values())
     return bool(tensors) and all(
         not t["tensor_shape"]["unknown_rank"]
-        and len(t["tensor_shape"]["dim"]) >= 2
+        and len(t["tensor_shape"]["dim"]) >= least_rank
         and t["tensor_shape"]["dim"][0]["size"] == "-1"
         for t in tensors
     )
@@ -417,14 +427,20 @@ class Worker:
     def call(self, feeds):
         return self.signature(feeds)
 
+    allowed = ()  # batch sizes a merged call is padded up to (Batcher's)
+
     def run(self, group):
-        if len(group) > 1:
-            rows = sum(job.rows for job in group)
+        rows = sum(job.rows for job in group)
+        size = next((size for size in self.allowed if size >= rows), rows) if rows else rows
+        if len(group) > 1 or size > rows:
+            # Padded, as TensorFlow Serving pads, with the last request's first row.
+            last = group[-1].feeds
+            padding = {key: [np.repeat(last[key][:1], size - rows, axis=0)] if size > rows else [] for key in last}
             try:
-                outputs = self.call({key: np.concatenate([job.feeds[key] for job in group]) for key in group[0].feeds})
+                outputs = self.call({key: np.concatenate([job.feeds[key] for job in group] + padding[key]) for key in last})
             except Exception:
                 outputs = None
-            if outputs is not None and all(value.ndim and value.shape[0] == rows for value in outputs.values()):
+            if outputs is not None and all(value.ndim and value.shape[0] == size for value in outputs.values()):
                 written = with_digits(outputs) if any(job.digits for job in group) else outputs
                 start = 0
                 for job in group:
@@ -438,6 +454,79 @@ class Worker:
                 job.settle(with_digits(outputs) if job.digits else outputs)
             except Exception as error:  # the request's own error, answered to it
                 job.settle(None, error)
+
+
+class Batch:
+    """Requests a Batcher runs in one call: when the first came, their rows, and them."""
+
+    def __init__(self, job):
+        self.started, self.rows, self.jobs = time.monotonic(), job.rows, [job]
+
+
+class Batcher(Worker):
+    """TensorFlow Serving's batching of one signature (`--enable-batching`), after its
+    shared batch scheduler: a request joins the open batch when its rows fit in
+    `max_batch_size` (and its inputs' shapes past the batch match), else a new batch opens,
+    refused UNAVAILABLE (503) when `max_enqueued_batches` are waiting already; a request over
+    `max_batch_size` rows is refused INVALID_ARGUMENT (400). `num_batch_threads` threads each
+    take the oldest batch once it is full, another has opened behind it, or it has waited
+    `batch_timeout_micros`; a batch is padded up to the next of `allowed_batch_sizes`. As
+    Worker, a merged call that fails is run again request by request."""
+
+    def __init__(self, signature, merge, name):
+        self.signature, self.merge = signature, merge
+        self.limit = BATCHING["max_batch_size"]
+        self.timeout = BATCHING["batch_timeout_micros"] / 1e6
+        self.capacity = BATCHING["max_enqueued_batches"]
+        self.allowed = BATCHING["allowed_batch_sizes"] if merge else ()
+        self.batches = collections.deque()
+        self.condition = threading.Condition()
+        self.closed = False
+        for index in range(BATCHING["num_batch_threads"] or len(os.sched_getaffinity(0))):
+            threading.Thread(target=self.serve, name=f"{name}-{index}", daemon=True).start()
+
+    def submit(self, job):
+        if self.merge and job.rows > self.limit:
+            raise ApiError(400, f"Task size {job.rows} is larger than maximum input batch size {self.limit}")
+        with self.condition:
+            if not self.closed:
+                last = self.batches[-1] if self.batches else None
+                if self.merge and last is not None and last.jobs[0].fits(job, last.rows):
+                    last.jobs.append(job)
+                    last.rows += job.rows
+                elif len(self.batches) >= self.capacity:
+                    raise ApiError(503, QUEUE_FULL)
+                else:
+                    self.batches.append(Batch(job))
+                self.condition.notify()
+                return
+        threading.Thread(target=self.run, args=([job],), daemon=True).start()
+
+    def close(self):
+        with self.condition:
+            self.closed = True
+            self.condition.notify_all()
+
+    def serve(self):
+        while True:
+            with self.condition:
+                while True:
+                    if self.batches:
+                        first = self.batches[0]
+                        wait = first.started + self.timeout - time.monotonic()
+                        if not self.merge or first.rows >= self.limit or len(self.batches) > 1 or wait <= 0 or self.closed:
+                            self.batches.popleft()
+                            break
+                        self.condition.wait(wait)
+                    elif self.closed:
+                        return
+                    else:
+                        self.condition.wait()
+            try:
+                self.run(first.jobs)
+            except BaseException as error:  # the thread lives on; nobody is left waiting
+                for job in first.jobs:
+                    job.settle(None, RuntimeError(f"the model call failed: {error!r}"))
 
 
 def with_digits(outputs):
@@ -1987,10 +2076,75 @@ def array_of(proto, key, spec):
         count *= dim.size
     if count * max(spec.dtype.size, 8) > MAX_DECODED_BYTES:
         raise ApiError(413, f"input `{key}` claims {count} values, over what the server decodes at once")
+    packed = PACKED.get(proto.dtype)
+    if proto.tensor_content and packed is not None:
+        # What every client's make_tensor_proto sends for a numpy array: the values' bytes,
+        # read in place rather than value by value.
+        if len(proto.tensor_content) != count * packed.itemsize:
+            raise ApiError(
+                400,
+                f"tensor parsing error: {key} (its tensor_content holds {len(proto.tensor_content)} bytes; "
+                f"its shape needs {count * packed.itemsize})",
+            )
+        return np.frombuffer(proto.tensor_content, packed).reshape([dim.size for dim in proto.tensor_shape.dim])
     try:
         return tf.make_ndarray(proto)
     except (ValueError, TypeError) as error:
         raise ApiError(400, f"input `{key}`: {error}") from None
+
+
+# The dtypes whose TensorProto `tensor_content` is their values' little-endian bytes.
+PACKED = {
+    types_pb2.DT_FLOAT: np.dtype("<f4"),
+    types_pb2.DT_DOUBLE: np.dtype("<f8"),
+    types_pb2.DT_HALF: np.dtype("<f2"),
+    types_pb2.DT_INT8: np.dtype("i1"),
+    types_pb2.DT_UINT8: np.dtype("u1"),
+    types_pb2.DT_INT16: np.dtype("<i2"),
+    types_pb2.DT_UINT16: np.dtype("<u2"),
+    types_pb2.DT_INT32: np.dtype("<i4"),
+    types_pb2.DT_UINT32: np.dtype("<u4"),
+    types_pb2.DT_INT64: np.dtype("<i8"),
+    types_pb2.DT_UINT64: np.dtype("<u8"),
+    types_pb2.DT_BOOL: np.dtype("?"),
+}
+
+# TensorProto's field for the values of each dtype, as TensorFlow Serving writes its
+# outputs (Tensor::AsProtoField, not tensor_content), and how a numpy array becomes them:
+# clients that read `outputs["y"].float_val` get what they get from TensorFlow Serving.
+FIELDS = {
+    types_pb2.DT_FLOAT: ("float_val", lambda a: a.ravel().tolist()),
+    types_pb2.DT_DOUBLE: ("double_val", lambda a: a.ravel().tolist()),
+    types_pb2.DT_HALF: ("half_val", lambda a: a.view(np.uint16).ravel().tolist()),
+    types_pb2.DT_BFLOAT16: ("half_val", lambda a: a.view(np.uint16).ravel().tolist()),
+    types_pb2.DT_INT8: ("int_val", lambda a: a.ravel().tolist()),
+    types_pb2.DT_UINT8: ("int_val", lambda a: a.ravel().tolist()),
+    types_pb2.DT_INT16: ("int_val", lambda a: a.ravel().tolist()),
+    types_pb2.DT_UINT16: ("int_val", lambda a: a.ravel().tolist()),
+    types_pb2.DT_INT32: ("int_val", lambda a: a.ravel().tolist()),
+    types_pb2.DT_UINT32: ("uint32_val", lambda a: a.ravel().tolist()),
+    types_pb2.DT_INT64: ("int64_val", lambda a: a.ravel().tolist()),
+    types_pb2.DT_UINT64: ("uint64_val", lambda a: a.ravel().tolist()),
+    types_pb2.DT_BOOL: ("bool_val", lambda a: a.ravel().tolist()),
+    types_pb2.DT_STRING: ("string_val", lambda a: a.ravel().tolist()),
+    types_pb2.DT_COMPLEX64: ("scomplex_val", lambda a: a.view(np.float32).ravel().tolist()),
+    types_pb2.DT_COMPLEX128: ("dcomplex_val", lambda a: a.view(np.float64).ravel().tolist()),
+}
+
+
+def fill_tensor(target, array):
+    """`target`, a TensorProto, holding `array` as TensorFlow Serving writes an output: its
+    dtype, its shape, its values in the dtype's field, in one C-level copy of the list."""
+    dtype = tf.as_dtype(array.dtype).as_datatype_enum
+    found = FIELDS.get(dtype)
+    if found is None:  # no output of a served model has another dtype; kept as TensorFlow writes it
+        target.CopyFrom(tf.make_tensor_proto(array))
+        return
+    field, values = found
+    target.dtype = dtype
+    for size in array.shape:
+        target.tensor_shape.dim.add(size=size)
+    getattr(target, field).extend(values(array))
 
 
 def serialized_examples(source):
@@ -2050,7 +2204,7 @@ class PredictionService:
             response = predict_pb2.PredictResponse()
             answered_spec(response.model_spec, servable, signature_name)
             for name in wanted:
-                response.outputs[name].CopyFrom(tf.make_tensor_proto(outputs[name]))
+                fill_tensor(response.outputs[name], outputs[name])
             return response
 
         return await grpc_answer(context, self.models, "predict", request.model_spec.name, work)
@@ -2280,10 +2434,17 @@ def main():
     models = Models()
     threading.Thread(target=models.watch, name="models", daemon=True).start()
     threading.Thread(target=serve_grpc, args=(models,), name="grpc", daemon=True).start()
+    batches = f"batches of up to {MAX_BATCH_ROWS} rows"
+    if BATCHING:
+        batches = (
+            f"TensorFlow Serving's batching: {batches}, waiting up to {BATCHING['batch_timeout_micros']} µs for them, "
+            f"{BATCHING['max_enqueued_batches']} queued, {BATCHING['num_batch_threads'] or len(os.sched_getaffinity(0))} "
+            f"threads, padded to {BATCHING['allowed_batch_sizes'] or 'no allowed sizes'}"
+        )
     log.info(
-        "model server on port %d (REST) and %d (gRPC): models %s, at most %d requests at once, "
-        "batches of up to %d rows, %d MiB of request bodies held at once",
-        PORT, GRPC_PORT, f"of {MODEL_CONFIG}" if MODEL_CONFIG else f"under {MODELS}", MAX_IN_FLIGHT, MAX_BATCH_ROWS, BODY_BUDGET >> 20,
+        "model server on port %d (REST) and %d (gRPC): models %s, at most %d requests at once, %s, "
+        "%d MiB of request bodies held at once",
+        PORT, GRPC_PORT, f"of {MODEL_CONFIG}" if MODEL_CONFIG else f"under {MODELS}", MAX_IN_FLIGHT, batches, BODY_BUDGET >> 20,
     )
     uvicorn.run(
         application(models),
