@@ -74,6 +74,7 @@ import orjson
 import prometheus_client
 import tensorflow as tf
 import uvicorn
+import uvloop
 from tensorflow.core.framework import types_pb2
 from google.protobuf import json_format, text_format
 from google.protobuf.message import DecodeError
@@ -2407,9 +2408,11 @@ def grpc_handlers(models):
 
 
 def serve_grpc(models):
-    """The gRPC server on GRPC_PORT, on this thread's own event loop (asyncio's, as grpcio's
-    asyncio server needs). No `maximum_concurrent_rpcs`: `unary` counts the calls, from
-    their message rather than their headers."""
+    """The gRPC server on GRPC_PORT, on this thread's own event loop: uvloop's, as uvicorn's
+    (on the examples' MLP with h2load, 8 clients: p50 1.8-1.9 ms at 280-290 µs of CPU a call,
+    against 2.35 ms and 360 µs on asyncio's own loop; one loop shared with uvicorn's did no
+    better). No `maximum_concurrent_rpcs`: `unary` counts the calls, from their message
+    rather than their headers."""
 
     async def main():
         server = grpc.aio.server(
@@ -2424,7 +2427,7 @@ def serve_grpc(models):
         await server.start()
         await server.wait_for_termination()
 
-    loop = asyncio.SelectorEventLoop()
+    loop = uvloop.new_event_loop()
     asyncio.set_event_loop(loop)
     loop.run_until_complete(main())
 
