@@ -53,7 +53,7 @@ def drive(call, clients, seconds, warm_up):
 
 
 def load_arguments(parser):
-    """The load's own flags, shared with bench/grpc_load.py."""
+    """The load's own flags."""
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--warm-up", type=float, default=2)

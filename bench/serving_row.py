@@ -4,15 +4,20 @@ The examples' MLP (examples/sweep/code/train.py, 16 inputs) is trained one epoch
 `cpu-headless` and saved as `export/mlp/1`; `tfimg serve ./export/mlp -d` serves it (the
 `cpu-serving` image is built first when missing). The ceiling: bench/serving_load.py, in
 the `cpu-serving` image with the model mounted read-only, where client threads call the
-model's `serving_default` signature in-process. The server: wrk on this machine, the load
-tool a user would point at an HTTP service, POSTing `:predict` to the published port on
-127.0.0.1 over kept-alive connections, one per client. Both sides run for SECONDS after a
-2 s warm-up, at batch 1 and 32 over 8 clients, then at batch 1 over one client; ROUNDS
-rounds, alternating which side goes first, and each figure is the median over the rounds
-(what the server adds: the median of each round's difference). The issue's target: the
-server adds at most 2 ms at p50 for batch 1 over 8 clients.
+model's `serving_default` signature in-process. The server, from this machine over kept-alive
+connections to the published ports on 127.0.0.1, one per client, by the load tools a user
+would point at it, both in C: wrk POSTing `:predict` (REST), and h2load (nghttp2's HTTP/2
+load tool) POSTing TensorFlow Serving's `PredictionService/Predict` (gRPC) with the same
+rows (bench/grpc_body.py writes the requests). h2load checks HTTP's status only, and gRPC
+answers its errors with 200: each gRPC run is checked by the server's own metrics, which
+must count as many gRPC predicts as h2load sent and no new error. Every side runs for
+SECONDS after a 2 s warm-up, at batch 1 and 32 over 8 clients, then at batch 1 over one
+client; ROUNDS rounds, alternating which side goes first, and each figure is the median
+over the rounds (what the server adds: the median of each round's difference). The
+targets: the server adds at most 2 ms at p50 for batch 1 over 8 clients, 1 ms at batch 32.
 """
 import json
+import os
 import random
 import re
 import shutil
@@ -52,8 +57,10 @@ def row(work, runs, sh, tfimg, ca, label):
     """Rows 13a (batch 1) and 13b (batch 32) over 8 clients, 13c (batch 1) over one.
     `runs` is not used: each side runs ROUNDS times for SECONDS, thousands of requests."""
     del runs
-    if shutil.which("wrk") is None:
-        raise SystemExit("row 13 drives the server with wrk: install it (`apt-get install wrk`; scripts/setup-machine does)")
+    for tool, package in (("wrk", "wrk"), ("h2load", "nghttp2-client")):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"row 13 drives the server with {tool}: install it (`apt-get install {package}`; "
+                             "scripts/setup-machine does)")
     root = Path(__file__).resolve().parent.parent
     folder = work / "serving"
     (folder / "code").mkdir(parents=True, exist_ok=True)
@@ -83,15 +90,35 @@ def row(work, runs, sh, tfimg, ca, label):
         measured = json.loads(done.stdout.strip().splitlines()[-1])
         return {batch: measured[f"batch_{batch}"] for batch in batches}
 
+    root_url = url.split("/v1/")[0]
+    with urllib.request.urlopen(f"{url}/metadata", timeout=30) as response:
+        inputs = json.loads(response.read())["metadata"]["signature_def"]["signature_def"]["serving_default"]["inputs"]
+    (input_name,) = inputs
+    sh("docker", "run", "--rm", "--label", label, "--name", "tfbench-serving-bodies",
+       "--user", f"{os.getuid()}:{os.getgid()}", "--entrypoint", "python3",
+       "-v", f"{root / 'bench'}:/bench:ro", "-v", f"{folder}:/bodies",
+       image, "/bench/grpc_body.py", "--model", "mlp", "--input", input_name,
+       *[f"/bodies/{path.name}" for path in bodies.values()])
+
     def over_grpc(clients, batches):
-        done = sh("docker", "run", "--rm", "--label", label, "--name", "tfbench-serving-grpc",
-                  "--network", "host", "--user", "root", "--entrypoint", "python3",
-                  "-v", f"{root / 'bench'}:/bench:ro", "-w", "/bench",
-                  image, "/bench/grpc_load.py", "--address", address, "--model", "mlp",
-                  "--clients", str(clients), "--batches", ",".join(map(str, batches)),
-                  "--seconds", str(SECONDS))
-        measured = json.loads(done.stdout.strip().splitlines()[-1])
-        return {batch: measured[f"batch_{batch}"] for batch in batches}
+        measured = {}
+        for batch in batches:
+            log = folder / f"h2load-{batch}.tsv"
+            log.unlink(missing_ok=True)  # h2load appends to it
+
+            def h2load(seconds, warm_up):
+                return sh("h2load", "-D", str(seconds), "--warm-up-time", str(warm_up),
+                          "-c", str(clients), "-t", str(min(clients, 2)), "-m", "1",
+                          "-d", str(folder / f"batch{batch}.grpc"),
+                          "-H", "content-type: application/grpc", "-H", "te: trailers",
+                          "--log-file", str(log),
+                          f"http://{address}/tensorflow.serving.PredictionService/Predict")
+
+            before = grpc_counts(root_url)
+            done = h2load(SECONDS, 2)
+            after = grpc_counts(root_url)
+            measured[batch] = parse_h2load(done.stdout, log.read_text(), before, after)
+        return measured
 
     def over_http(clients, batches):
         measured = {}
@@ -157,6 +184,41 @@ def parse_wrk(text):
     return {"requests": requests, "rps": rps, "p50_ms": latency(50), "p99_ms": latency(99)}
 
 
+def grpc_counts(root_url):
+    """From the server's metrics: its gRPC predicts so far, and its answers that were not OK."""
+    with urllib.request.urlopen(f"{root_url}/monitoring/prometheus/metrics", timeout=30) as response:
+        text = response.read().decode()
+    predicts = sum(float(value) for value in re.findall(
+        r'^:tensorflow:serving:request_latency_count\{(?=[^}]*API="predict")(?=[^}]*entrypoint="GRPC")[^}]*\} (\S+)$',
+        text, re.M))
+    failed = sum(float(value) for value in re.findall(
+        r'^:tensorflow:serving:request_count_total\{(?=[^}]*status="(?!OK")[^"]*")[^}]*\} (\S+)$', text, re.M))
+    return predicts, failed
+
+
+def parse_h2load(text, log, before, after):
+    """Requests/s and p50/p99 latency (ms) from h2load's per-request log, the requests the
+    main duration measured; a failed stream, another status than 200, fewer gRPC predicts
+    counted by the server than h2load sent, or a new error in its metrics fails the row."""
+    if not re.search(r"^requests: \d+ total, \d+ started, (\d+) done, \1 succeeded, 0 failed, 0 errored", text, re.M):
+        raise SystemExit(f"h2load saw errors:\n{text}")
+    rows = [line.split("\t") for line in log.splitlines() if line.strip()]
+    if not rows or any(row[1] != "200" for row in rows):
+        raise SystemExit(f"h2load's log holds a stream that did not end in 200:\n{text}")
+    sent = int(re.search(r"^requests: (\d+) total", text, re.M).group(1))
+    if after[0] - before[0] < sent or after[1] != before[1]:
+        raise SystemExit(f"the server counted {after[0] - before[0]:.0f} gRPC predicts for h2load's {sent}, "
+                         f"{after[1] - before[1]:.0f} of its answers not OK")
+    latencies = sorted(int(row[2]) / 1000 for row in rows)
+    seconds = (max(int(row[0]) + int(row[2]) for row in rows) - min(int(row[0]) for row in rows)) / 1e6
+
+    def percentile(share):
+        return latencies[min(len(latencies) - 1, int(share * len(latencies)))]
+
+    return {"requests": len(latencies), "rps": len(latencies) / seconds,
+            "p50_ms": percentile(0.5), "p99_ms": percentile(0.99)}
+
+
 def serving_row(rounds, batch, clients, number, target, limit, side="http"):
     def median(side, key):
         return statistics.median(measured[side][batch][key] for measured in rounds)
@@ -168,7 +230,7 @@ def serving_row(rounds, batch, clients, number, target, limit, side="http"):
     added = statistics.median(m[side][batch]["p50_ms"] - m["in_process"][batch]["p50_ms"] for m in rounds)
     who = "8 concurrent clients" if clients == 8 else f"{clients} client"
     how = {"http": "POST :predict over HTTP driven by wrk",
-           "grpc": "Predict over gRPC driven by tensorflow-serving-api's stubs (bench/grpc_load.py)"}[side]
+           "grpc": "Predict over gRPC driven by h2load"}[side]
     name = f"{number}. model server at batch {batch}, {who} (tfimg serve, {how}, vs the SavedModel's signature in-process)"
     print(f"  {name}: {cell(side)} vs {cell('in_process')}; adds {added:.2f} ms at p50", flush=True)
     return {
