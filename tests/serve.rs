@@ -1398,6 +1398,25 @@ async fn float32_answers_carry_tensorflow_serving_s_digits() {
         "{body}"
     );
     assert!(body.contains("1435774340.0"), "{body}");
+    // 16 values: past SMALL_FLOATS, written by the vectorised path, with the same digits.
+    let (status, body) = http(
+        "POST",
+        served.port,
+        &format!("/v1/models/{}:predict", served.model),
+        &[],
+        &format!(
+            r#"{{"instances": [{}]}}"#,
+            ["2871548672.0, 0.2, 0.33333334, 1e-30"; 4].join(", ")
+        ),
+    );
+    assert_eq!(status, 200, "{body}");
+    let four = [1.43577434e9, 3.1, 3.16666675, 3.0];
+    assert_eq!(
+        json(&body)["predictions"],
+        serde_json::json!([four, four, four, four].concat()),
+        "{body}"
+    );
+    assert_eq!(body.matches("1435774340.0").count(), 4, "{body}");
 }
 
 /// Three versions of y = 2x + 1 with TensorFlow Serving's warm-up requests in

