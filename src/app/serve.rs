@@ -184,48 +184,55 @@ pub fn check(host: &impl Files, request: &ServeRequest) -> anyhow::Result<Served
 /// `--batching-parameters FILE` read as TensorFlow Serving reads it, every problem named
 /// at its line and column. Asks only the host.
 fn check_batching(host: &impl Files, file: &Path, shown: &str) -> anyhow::Result<Batching> {
-    let unreadable = |why: String| {
-        InputError::new(
-            format!("the batching parameters `{}` {why}", printable(shown)),
-            "give TensorFlow Serving's batching parameters file, in protobuf's text format (`max_batch_size { value: 32 }`)",
-        )
-    };
-    if host.is_folder(file) {
-        return Err(unreadable("are a folder".into()).into());
-    }
-    let bytes = (host.read_at_most(file, batching::MAX_FILE_BYTES + 1))
-        .map_err(|error| unreadable(format!("cannot be read: {error}")))?;
-    if bytes.len() as u64 > batching::MAX_FILE_BYTES {
-        let limit = batching::MAX_FILE_BYTES >> 10;
-        return Err(unreadable(format!(
-            "are over {limit} KiB, which no batching parameters file is"
-        ))
-        .into());
-    }
-    let text = batching::text_of(shown, bytes)?;
+    let what = format!("the batching parameters file `{}`", printable(shown));
+    let hint = "give TensorFlow Serving's batching parameters file, in protobuf's text format (`max_batch_size { value: 32 }`)";
+    let kind = "batching parameters file";
+    let text = small_text(host, file, (&what, kind), batching::MAX_FILE_BYTES, hint)?;
     Ok(batching::read(shown, &text)?)
+}
+
+/// The text of a small file the user names (a `kind`: a model config, a batching
+/// parameters file), or why it has none, naming it as `what`: a folder, unreadable, over
+/// `limit` bytes (which no such file is), not UTF-8.
+fn small_text(
+    host: &impl Files,
+    file: &Path,
+    (what, kind): (&str, &str),
+    limit: u64,
+    hint: &str,
+) -> Result<String, InputError> {
+    let unreadable = |why: String| InputError::new(format!("{what} {why}"), hint);
+    if host.is_folder(file) {
+        return Err(unreadable("is a folder".into()));
+    }
+    let bytes = (host.read_at_most(file, limit + 1))
+        .map_err(|error| unreadable(format!("cannot be read: {error}")))?;
+    if bytes.len() as u64 > limit {
+        let (size, unit) = match limit >= 1 << 20 {
+            true => (limit >> 20, "MiB"),
+            false => (limit >> 10, "KiB"),
+        };
+        return Err(unreadable(format!(
+            "is over {size} {unit}, which no {kind} is"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| unreadable("is not UTF-8 text".into()))
 }
 
 /// A model config file read as TensorFlow Serving reads it, and each model's `base_path`
 /// a folder on this machine holding a version its policy serves; every problem named at
 /// the line and column of the file. Asks only the host; creates nothing.
 pub fn check_config(host: &impl Files, file: &Path, shown: &str) -> anyhow::Result<Served> {
-    let unreadable = |why: String| {
-        InputError::new(
-            format!("the model config `{}` {why}", printable(shown)),
-            "give TensorFlow Serving's model config file, in protobuf's text format (`model_config_list { config { ... } }`)",
-        )
-    };
-    if host.is_folder(file) {
-        return Err(unreadable("is a folder".into()).into());
-    }
-    let bytes = (host.read_at_most(file, model_config::MAX_CONFIG_BYTES + 1))
-        .map_err(|error| unreadable(format!("cannot be read: {error}")))?;
-    if bytes.len() as u64 > model_config::MAX_CONFIG_BYTES {
-        let limit = model_config::MAX_CONFIG_BYTES >> 20;
-        return Err(unreadable(format!("is over {limit} MiB, which no model config is")).into());
-    }
-    let text = model_config::text_of(shown, bytes)?;
+    let what = format!("the model config `{}`", printable(shown));
+    let hint = "give TensorFlow Serving's model config file, in protobuf's text format (`model_config_list { config { ... } }`)";
+    let kind = "model config";
+    let text = small_text(
+        host,
+        file,
+        (&what, kind),
+        model_config::MAX_CONFIG_BYTES,
+        hint,
+    )?;
     let config = model_config::read(shown, &text)?;
     let mut models = Vec::new();
     for configured in config.models {

@@ -196,7 +196,7 @@ fn batching_parameters_are_read_before_anything_and_reach_the_server_as_json() {
     )));
     let error = check(&host, &asked).unwrap_err().to_string();
     assert!(
-        error.contains("the batching parameters `none.config` cannot be read"),
+        error.contains("the batching parameters file `none.config` cannot be read"),
         "{error}"
     );
 }

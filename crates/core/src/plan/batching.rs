@@ -20,9 +20,9 @@
 //! padding inputs of different lengths) is refused here rather than ignored there;
 //! `thread_pool_name` names nothing tfimg shares, and is taken and ignored.
 
+use crate::input::did_you_mean;
 use crate::input::source::{printable, Location, SpecError};
 use crate::input::text_proto::{self, Field, Value};
-use crate::input::{did_you_mean, InputError};
 
 /// A batching parameters file larger than this is none (its seven fields take a line each).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024;
@@ -176,19 +176,6 @@ pub fn read(file: &str, text: &str) -> Result<Batching, SpecError> {
     }
     batching.allowed_batch_sizes = sizes.into_iter().map(|(size, _)| size).collect();
     Ok(batching)
-}
-
-/// The file's bytes as text, or why they are none.
-pub fn text_of(file: &str, bytes: Vec<u8>) -> Result<String, InputError> {
-    String::from_utf8(bytes).map_err(|_| {
-        InputError::new(
-            format!(
-                "the batching parameters `{}` are not UTF-8 text",
-                printable(file)
-            ),
-            "give TensorFlow Serving's batching parameters file, in protobuf's text format",
-        )
-    })
 }
 
 struct Reader<'a> {

@@ -26,9 +26,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::input::did_you_mean;
 use crate::input::source::{printable, Location, SpecError};
 use crate::input::text_proto::{self, Field, Value};
-use crate::input::{did_you_mean, InputError};
 use crate::plan::serving::valid_model_name;
 
 /// A model config file larger than this is no model config (1 MiB holds thousands of
@@ -425,16 +425,6 @@ impl Reader<'_> {
             )),
         }
     }
-}
-
-/// The file's bytes as text, or why they are no model config (`file` as shown).
-pub fn text_of(file: &str, bytes: Vec<u8>) -> Result<String, InputError> {
-    String::from_utf8(bytes).map_err(|_| {
-        InputError::new(
-            format!("the model config `{}` is not UTF-8 text", printable(file)),
-            "give TensorFlow Serving's model config file, in protobuf's text format",
-        )
-    })
 }
 
 #[cfg(test)]
