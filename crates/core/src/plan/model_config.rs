@@ -93,6 +93,9 @@ impl VersionPolicy {
     }
 }
 
+/// TensorFlow Serving's words for a file that is not its text format, or names a field
+/// its message lacks (its own test looks for them).
+const NOT_PARSED: &str = "Error parsing text-format tensorflow.serving.ModelServerConfig";
 const CONFIG_HINT: &str = "write TensorFlow Serving's format: `model_config_list { config { name: \"NAME\" base_path: \"/abs/path/NAME\" } }`";
 const CONFIG_FIELDS: &[&str] = &[
     "name",
@@ -114,7 +117,8 @@ pub fn read(file: &str, text: &str) -> Result<ModelConfig, SpecError> {
         })
     };
     let fields = text_proto::parse(text).map_err(|error| {
-        SpecError::new(at(error.line, error.column), error.message, CONFIG_HINT)
+        let message = format!("{NOT_PARSED}: {}", error.message);
+        SpecError::new(at(error.line, error.column), message, CONFIG_HINT)
     })?;
     let reader = Reader { file };
     let mut models: Vec<ConfiguredModel> = Vec::new();
@@ -189,7 +193,10 @@ impl Reader<'_> {
         let listed: Vec<String> = known.iter().map(|name| format!("`{name}`")).collect();
         self.bad(
             field,
-            format!("`{}` is not a field here", printable(&field.name)),
+            format!(
+                "{NOT_PARSED}: `{}` is not a field here",
+                printable(&field.name)
+            ),
             format!(
                 "{}the fields here are {}",
                 did_you_mean(&field.name, known.iter().copied()),

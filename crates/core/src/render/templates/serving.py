@@ -704,7 +704,10 @@ def signature_defs_of(graph):
             "method_name": signature.method_name,
         }
         # TensorFlow 2.13 added a signature's `defaults` (its inputs' default values), and
-        # TensorFlow Serving shows it from then on, empty or not.
+        # TensorFlow Serving shows it from then on, empty or not, whichever TensorFlow wrote
+        # the model (its own test's metadata file has it for a TF1 model). A line whose
+        # protos predate the field serves only models written before it: theirs is empty.
+        fields["defaults"] = {}
         if SIGNATURE_DEFAULTS:
             fields["defaults"] = {
                 k: json_format.MessageToDict(v, preserving_proto_field_name=True) for k, v in signature.defaults.items()
