@@ -478,7 +478,7 @@ fn a_model_config_s_mistakes_name_the_file_s_line_and_column_before_anything_exi
         ("model_config_list { config { name: 'a' base_path: '/work/nothing' } }", "`models.config`:1:40: model `a`'s base_path `/work/nothing` does not exist"),
         ("model_config_list { config { name: 'a' base_path: '/work/export/mlp' model_version_policy { specific { versions: 2 } } } }", "`models.config`:1:40: model `a`'s policy serves versions 2, and `/work/export/mlp` holds none of them (it holds 1, 3)"),
         ("model_config_list { config { name: 'a' base_path: 'export/mlp' } }", "`models.config`:1:40: `base_path: \"export/mlp\"` is not an absolute path"),
-        ("model_config_list {", "`models.config`:1:19: the message opened here is not closed with `}`"),
+        ("model_config_list {", "`models.config`:1:19: the message opened here is not closed with `}` (TensorFlow Serving: Error parsing text-format tensorflow.serving.ModelServerConfig)"),
     ];
     for (text, wanted) in cases {
         let (host, asked) = config_request(text);

@@ -164,8 +164,8 @@ pub fn read(file: &str, text: &str) -> Result<Batching, SpecError> {
             return Err(reader.bad(
                 field,
                 format!(
-                    "Last entry in allowed_batch_sizes must match max_batch_size; last entry was {last}; expected {}",
-                    batching.max_batch_size
+                    "the last of allowed_batch_sizes, {last}, is not max_batch_size, {max} (TensorFlow Serving: Last entry in allowed_batch_sizes must match max_batch_size; last entry was {last}; expected {max})",
+                    max = batching.max_batch_size
                 ),
                 match max_at {
                     Some(at) => format!("end the list with {} (`max_batch_size` at line {}), or change that", batching.max_batch_size, at.line),

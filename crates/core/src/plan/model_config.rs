@@ -94,8 +94,9 @@ impl VersionPolicy {
 }
 
 /// TensorFlow Serving's words for a file that is not its text format, or names a field
-/// its message lacks (its own test looks for them).
-const NOT_PARSED: &str = "Error parsing text-format tensorflow.serving.ModelServerConfig";
+/// its message lacks (its own test looks for them), after tfimg's.
+const NOT_PARSED: &str =
+    "TensorFlow Serving: Error parsing text-format tensorflow.serving.ModelServerConfig";
 const CONFIG_HINT: &str = "write TensorFlow Serving's format: `model_config_list { config { name: \"NAME\" base_path: \"/abs/path/NAME\" } }`";
 const CONFIG_FIELDS: &[&str] = &[
     "name",
@@ -117,7 +118,7 @@ pub fn read(file: &str, text: &str) -> Result<ModelConfig, SpecError> {
         })
     };
     let fields = text_proto::parse(text).map_err(|error| {
-        let message = format!("{NOT_PARSED}: {}", error.message);
+        let message = format!("{} ({NOT_PARSED})", error.message);
         SpecError::new(at(error.line, error.column), message, CONFIG_HINT)
     })?;
     let reader = Reader { file };
@@ -194,7 +195,7 @@ impl Reader<'_> {
         self.bad(
             field,
             format!(
-                "{NOT_PARSED}: `{}` is not a field here",
+                "`{}` is not a field here ({NOT_PARSED})",
                 printable(&field.name)
             ),
             format!(

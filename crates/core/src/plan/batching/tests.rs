@@ -62,7 +62,7 @@ fn each_problem_is_named_at_its_line_and_column_with_tensorflow_serving_s_words_
     assert_eq!(line, 2);
     assert_eq!(
         message,
-        "Last entry in allowed_batch_sizes must match max_batch_size; last entry was 4; expected 8"
+        "the last of allowed_batch_sizes, 4, is not max_batch_size, 8 (TensorFlow Serving: Last entry in allowed_batch_sizes must match max_batch_size; last entry was 4; expected 8)"
     );
     assert!(hint.contains("line 1"), "{hint}");
     let (_, _, _, hint) = refused("allowed_batch_sizes: 4\n");
