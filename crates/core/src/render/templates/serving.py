@@ -157,6 +157,7 @@ def max_batch_rows():
 BATCHING = json.loads(os.environ.get("TFIMG_SERVING_BATCHING") or "null")
 MAX_BATCH_ROWS = BATCHING["max_batch_size"] if BATCHING else max_batch_rows()
 QUEUE_FULL = "The batch scheduling queue to which this task was submitted is full"
+BATCH_THREADS = BATCHING and (BATCHING["num_batch_threads"] or len(os.sched_getaffinity(0)))
 
 
 def memory_limit():
@@ -392,7 +393,10 @@ class Worker:
             if not self.closed:
                 self.queue.put(job)
                 return
-        # The version was replaced after the request found it: it still answers.
+        self.run_alone(job)
+
+    def run_alone(self, job):
+        """The version was replaced after the request found it: it still answers."""
         threading.Thread(target=self.run, args=([job],), daemon=True).start()
 
     def close(self):
@@ -419,11 +423,14 @@ class Worker:
                     break
                 group.append(following)
                 rows += following.rows
-            try:
-                self.run(group)
-            except BaseException as error:  # the thread lives on; nobody is left waiting
-                for job in group:
-                    job.settle(None, RuntimeError(f"the model call failed: {error!r}"))
+            self.run_guarded(group)
+
+    def run_guarded(self, group):
+        try:
+            self.run(group)
+        except BaseException as error:  # the thread lives on; nobody is left waiting
+            for job in group:
+                job.settle(None, RuntimeError(f"the model call failed: {error!r}"))
 
     def call(self, feeds):
         return self.signature(feeds)
@@ -434,11 +441,11 @@ class Worker:
         rows = sum(job.rows for job in group)
         size = next((size for size in self.allowed if size >= rows), rows) if rows else rows
         if len(group) > 1 or size > rows:
-            # Padded, as TensorFlow Serving pads, with the last request's first row.
-            last = group[-1].feeds
-            padding = {key: [np.repeat(last[key][:1], size - rows, axis=0)] if size > rows else [] for key in last}
+            feeds = [job.feeds for job in group]
+            if size > rows:  # padded, as TensorFlow Serving pads, with the last request's first row
+                feeds.append({key: np.repeat(value[:1], size - rows, axis=0) for key, value in feeds[-1].items()})
             try:
-                outputs = self.call({key: np.concatenate([job.feeds[key] for job in group] + padding[key]) for key in last})
+                outputs = self.call({key: np.concatenate([each[key] for each in feeds]) for key in feeds[0]})
             except Exception:
                 outputs = None
             if outputs is not None and all(value.ndim and value.shape[0] == size for value in outputs.values()):
@@ -476,19 +483,18 @@ class Batcher(Worker):
 
     def __init__(self, signature, merge, name):
         self.signature, self.merge = signature, merge
-        self.limit = BATCHING["max_batch_size"]
         self.timeout = BATCHING["batch_timeout_micros"] / 1e6
         self.capacity = BATCHING["max_enqueued_batches"]
         self.allowed = BATCHING["allowed_batch_sizes"] if merge else ()
         self.batches = collections.deque()
         self.condition = threading.Condition()
         self.closed = False
-        for index in range(BATCHING["num_batch_threads"] or len(os.sched_getaffinity(0))):
+        for index in range(BATCH_THREADS):
             threading.Thread(target=self.serve, name=f"{name}-{index}", daemon=True).start()
 
     def submit(self, job):
-        if self.merge and job.rows > self.limit:
-            raise ApiError(400, f"Task size {job.rows} is larger than maximum input batch size {self.limit}")
+        if self.merge and job.rows > MAX_BATCH_ROWS:
+            raise ApiError(400, f"Task size {job.rows} is larger than maximum input batch size {MAX_BATCH_ROWS}")
         with self.condition:
             if not self.closed:
                 last = self.batches[-1] if self.batches else None
@@ -501,7 +507,7 @@ class Batcher(Worker):
                     self.batches.append(Batch(job))
                 self.condition.notify()
                 return
-        threading.Thread(target=self.run, args=([job],), daemon=True).start()
+        self.run_alone(job)
 
     def close(self):
         with self.condition:
@@ -515,7 +521,7 @@ class Batcher(Worker):
                     if self.batches:
                         first = self.batches[0]
                         wait = first.started + self.timeout - time.monotonic()
-                        if not self.merge or first.rows >= self.limit or len(self.batches) > 1 or wait <= 0 or self.closed:
+                        if not self.merge or first.rows >= MAX_BATCH_ROWS or len(self.batches) > 1 or wait <= 0 or self.closed:
                             self.batches.popleft()
                             break
                         self.condition.wait(wait)
@@ -523,11 +529,7 @@ class Batcher(Worker):
                         return
                     else:
                         self.condition.wait()
-            try:
-                self.run(first.jobs)
-            except BaseException as error:  # the thread lives on; nobody is left waiting
-                for job in first.jobs:
-                    job.settle(None, RuntimeError(f"the model call failed: {error!r}"))
+            self.run_guarded(first.jobs)
 
 
 def with_digits(outputs):
@@ -707,11 +709,8 @@ def signature_defs_of(graph):
         # TensorFlow Serving shows it from then on, empty or not, whichever TensorFlow wrote
         # the model (its own test's metadata file has it for a TF1 model). A line whose
         # protos predate the field serves only models written before it: theirs is empty.
-        fields["defaults"] = {}
-        if SIGNATURE_DEFAULTS:
-            fields["defaults"] = {
-                k: json_format.MessageToDict(v, preserving_proto_field_name=True) for k, v in signature.defaults.items()
-            }
+        defaults = signature.defaults.items() if SIGNATURE_DEFAULTS else ()
+        fields["defaults"] = {k: json_format.MessageToDict(v, preserving_proto_field_name=True) for k, v in defaults}
         return fields
 
     return {key: described(signature) for key, signature in graph.signature_def.items()}
@@ -2125,25 +2124,26 @@ PACKED = {
 }
 
 # TensorProto's field for the values of each dtype, as TensorFlow Serving writes its
-# outputs (Tensor::AsProtoField, not tensor_content), and how a numpy array becomes them:
-# clients that read `outputs["y"].float_val` get what they get from TensorFlow Serving.
+# outputs (Tensor::AsProtoField, not tensor_content), and the dtype its values are read as
+# (None: their own): clients that read `outputs["y"].float_val` get what they get from
+# TensorFlow Serving.
 FIELDS = {
-    types_pb2.DT_FLOAT: ("float_val", lambda a: a.ravel().tolist()),
-    types_pb2.DT_DOUBLE: ("double_val", lambda a: a.ravel().tolist()),
-    types_pb2.DT_HALF: ("half_val", lambda a: a.view(np.uint16).ravel().tolist()),
-    types_pb2.DT_BFLOAT16: ("half_val", lambda a: a.view(np.uint16).ravel().tolist()),
-    types_pb2.DT_INT8: ("int_val", lambda a: a.ravel().tolist()),
-    types_pb2.DT_UINT8: ("int_val", lambda a: a.ravel().tolist()),
-    types_pb2.DT_INT16: ("int_val", lambda a: a.ravel().tolist()),
-    types_pb2.DT_UINT16: ("int_val", lambda a: a.ravel().tolist()),
-    types_pb2.DT_INT32: ("int_val", lambda a: a.ravel().tolist()),
-    types_pb2.DT_UINT32: ("uint32_val", lambda a: a.ravel().tolist()),
-    types_pb2.DT_INT64: ("int64_val", lambda a: a.ravel().tolist()),
-    types_pb2.DT_UINT64: ("uint64_val", lambda a: a.ravel().tolist()),
-    types_pb2.DT_BOOL: ("bool_val", lambda a: a.ravel().tolist()),
-    types_pb2.DT_STRING: ("string_val", lambda a: a.ravel().tolist()),
-    types_pb2.DT_COMPLEX64: ("scomplex_val", lambda a: a.view(np.float32).ravel().tolist()),
-    types_pb2.DT_COMPLEX128: ("dcomplex_val", lambda a: a.view(np.float64).ravel().tolist()),
+    types_pb2.DT_FLOAT: ("float_val", None),
+    types_pb2.DT_DOUBLE: ("double_val", None),
+    types_pb2.DT_HALF: ("half_val", np.uint16),
+    types_pb2.DT_BFLOAT16: ("half_val", np.uint16),
+    types_pb2.DT_INT8: ("int_val", None),
+    types_pb2.DT_UINT8: ("int_val", None),
+    types_pb2.DT_INT16: ("int_val", None),
+    types_pb2.DT_UINT16: ("int_val", None),
+    types_pb2.DT_INT32: ("int_val", None),
+    types_pb2.DT_UINT32: ("uint32_val", None),
+    types_pb2.DT_INT64: ("int64_val", None),
+    types_pb2.DT_UINT64: ("uint64_val", None),
+    types_pb2.DT_BOOL: ("bool_val", None),
+    types_pb2.DT_STRING: ("string_val", None),
+    types_pb2.DT_COMPLEX64: ("scomplex_val", np.float32),
+    types_pb2.DT_COMPLEX128: ("dcomplex_val", np.float64),
 }
 
 
@@ -2155,11 +2155,11 @@ def fill_tensor(target, array):
     if found is None:  # no output of a served model has another dtype; kept as TensorFlow writes it
         target.CopyFrom(tf.make_tensor_proto(array))
         return
-    field, values = found
+    field, view = found
     target.dtype = dtype
     for size in array.shape:
         target.tensor_shape.dim.add(size=size)
-    getattr(target, field).extend(values(array))
+    getattr(target, field).extend((array if view is None else array.view(view)).ravel().tolist())
 
 
 def serialized_examples(source):
@@ -2455,7 +2455,7 @@ def main():
     if BATCHING:
         batches = (
             f"TensorFlow Serving's batching: {batches}, waiting up to {BATCHING['batch_timeout_micros']} µs for them, "
-            f"{BATCHING['max_enqueued_batches']} queued, {BATCHING['num_batch_threads'] or len(os.sched_getaffinity(0))} "
+            f"{BATCHING['max_enqueued_batches']} queued, {BATCH_THREADS} "
             f"threads, padded to {BATCHING['allowed_batch_sizes'] or 'no allowed sizes'}"
         )
     log.info(
