@@ -2,7 +2,7 @@
 //! --model-config FILE` reads it before anything is created: each model's name, folder
 //! (`base_path`), version policy and labels, every problem named at its line and column.
 //! The server in the image parses the same file again with protobuf's own `text_format`
-//! (`serving.py`), and reloads it when it changes. Pure.
+//! (`tfimg_serving`), and reloads it when it changes. Pure.
 //!
 //! ```text
 //! model_config_list {

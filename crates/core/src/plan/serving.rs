@@ -34,7 +34,7 @@ pub const ALLOW_RELOAD_CONFIG_ENV: &str = "TFIMG_SERVING_ALLOW_RELOAD_CONFIG";
 /// holds TensorFlow with CUDA's libraries (2 to 3 GiB before any model) and a large model
 /// loading (BERT-large's 1.3 GB weights, twice while they load), and leaves most of a
 /// 16 GiB workstation alone. The server itself keeps its request bodies to an eighth of
-/// its limit (`serving.py`'s BODY_BUDGET).
+/// its limit (the model server's BODY_BUDGET, `tfimg_serving/settings.py`).
 pub const DEFAULT_MEMORY: i64 = 8 * 1024 * 1024 * 1024;
 
 /// `--max-batch` as written: digits only (the server refuses a sign or spaces), from 1.
@@ -177,7 +177,7 @@ pub const MODEL_CONFIG_TARGET: &str = "/etc/tfimg-serving/models.config";
 pub const BASE_PATHS_ENV: &str = "TFIMG_SERVING_BASE_PATHS";
 
 /// A `base_path` as the server looks it up: without trailing `/` (`/srv/m/` and `/srv/m`
-/// name one folder), as `serving.py`'s `container_path` does.
+/// name one folder), as the model server's `container_path` (`tfimg_serving/model_config.py`) does.
 pub fn base_path_key(base_path: &str) -> String {
     match base_path.trim_end_matches('/') {
         "" => "/".to_string(),

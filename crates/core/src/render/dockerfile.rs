@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use super::files::{
     ContextFile, CA_CERTIFICATES, ENTRYPOINT, IDLE_WATCH, JUPYTER_CONFIG, JUPYTER_PAGE_CONFIG,
-    PIP_PIN, PROFILE, SERVING_SERVER, SSHD_CONFIG, VERIFY,
+    PIP_PIN, PROFILE, SERVING_PACKAGE, SERVING_SERVER, SSHD_CONFIG, VERIFY,
 };
 use super::NetworkOptions;
 use crate::labels;
@@ -464,6 +464,13 @@ fn generated_files(w: &mut String, files: &BTreeMap<String, ContextFile>) {
         if files.contains_key(own) {
             line(w, &format!("COPY {own} {TFIMG_DIR}/{own}"));
         }
+    }
+    let package = format!("{SERVING_PACKAGE}/");
+    if files.keys().any(|path| path.starts_with(&package)) {
+        line(
+            w,
+            &format!("COPY {SERVING_PACKAGE} {TFIMG_DIR}/{SERVING_PACKAGE}"),
+        );
     }
     line(w, "");
 }

@@ -48,8 +48,10 @@ pub const VERIFY: &str = "verify.py";
 /// The idle watch the entrypoint starts the service under (`templates/idle.py`): every
 /// image with a service that is someone's session (Jupyter, SSH, headless).
 pub const IDLE_WATCH: &str = "idle.py";
-/// The serving service's model server (`templates/serving.py`).
+/// The serving service's model server: the `tfimg_serving` package
+/// (`templates/tfimg_serving/`), and `serving.py`, which starts it.
 pub const SERVING_SERVER: &str = "serving.py";
+pub const SERVING_PACKAGE: &str = "tfimg_serving";
 pub const CA_CERTIFICATES: &str = "tfimg-ca.crt";
 
 /// pip itself, pinned: the distributions' pip is too old for some wheels' metadata, and
@@ -71,6 +73,59 @@ const TENSORBOARD_TEMPLATE: &str = include_str!("templates/tensorboard.sh");
 /// The model server, and the entrypoint's stanza that starts it (serving specs only: every
 /// other entrypoint stays as it was).
 const SERVING_TEMPLATE: &str = include_str!("templates/serving.py");
+/// The package's modules, as they are: the spec reaches them through the environment the
+/// entrypoint sets, so every serving image carries the same bytes.
+const SERVING_MODULES: &[(&str, &str)] = &[
+    (
+        "__init__.py",
+        include_str!("templates/tfimg_serving/__init__.py"),
+    ),
+    (
+        "__main__.py",
+        include_str!("templates/tfimg_serving/__main__.py"),
+    ),
+    (
+        "batching.py",
+        include_str!("templates/tfimg_serving/batching.py"),
+    ),
+    (
+        "errors.py",
+        include_str!("templates/tfimg_serving/errors.py"),
+    ),
+    (
+        "grpc_api.py",
+        include_str!("templates/tfimg_serving/grpc_api.py"),
+    ),
+    (
+        "inference.py",
+        include_str!("templates/tfimg_serving/inference.py"),
+    ),
+    (
+        "metrics.py",
+        include_str!("templates/tfimg_serving/metrics.py"),
+    ),
+    (
+        "model_config.py",
+        include_str!("templates/tfimg_serving/model_config.py"),
+    ),
+    (
+        "models.py",
+        include_str!("templates/tfimg_serving/models.py"),
+    ),
+    ("rest.py", include_str!("templates/tfimg_serving/rest.py")),
+    (
+        "servables.py",
+        include_str!("templates/tfimg_serving/servables.py"),
+    ),
+    (
+        "settings.py",
+        include_str!("templates/tfimg_serving/settings.py"),
+    ),
+    (
+        "tensors.py",
+        include_str!("templates/tfimg_serving/tensors.py"),
+    ),
+];
 const SERVING_STANZA: &str = include_str!("templates/serving.sh");
 
 /// The extra CA as the one file of a context, when there is one.
@@ -133,7 +188,16 @@ pub fn context_files(
             );
         }
         Service::Ssh => insert(SSHD_CONFIG, substitute(SSHD_TEMPLATE), 0o644),
-        Service::Serving => insert(SERVING_SERVER, substitute(SERVING_TEMPLATE), 0o644),
+        Service::Serving => {
+            insert(SERVING_SERVER, SERVING_TEMPLATE.to_string(), 0o644);
+            for (module, text) in SERVING_MODULES {
+                insert(
+                    &format!("{SERVING_PACKAGE}/{module}"),
+                    text.to_string(),
+                    0o644,
+                );
+            }
+        }
         Service::None => {}
     }
     if spec.service != Service::Serving {
@@ -236,3 +300,6 @@ fn login_path(spec: &ResolvedSpec) -> String {
     }
     folders.join(" ")
 }
+
+#[cfg(test)]
+mod tests;

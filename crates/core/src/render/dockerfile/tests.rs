@@ -224,9 +224,19 @@ fn a_serving_spec_renders_its_model_server_and_the_entrypoint_stanza_that_starts
     let start = entrypoint.find("    serving)").expect("the serving stanza");
     let end = start + entrypoint[start..].find(";;").unwrap() + 2;
     insta::assert_snapshot!(&entrypoint[start..end]);
-    let server = text(&serving, "serving.py");
-    assert!(server.contains("MODELS = \"/models\"\nPORT = int(\"8501\")\n"));
-    assert!(!server.contains('@'), "every placeholder is filled");
+    assert!(entrypoint.contains(
+        "export TFIMG_SERVING_MODELS=/models TFIMG_SERVING_PORT=8501 TFIMG_SERVING_GRPC_PORT=8500\n"
+    ));
+    // The package as tfimg carries it, the same for every spec, and the script that starts it.
+    assert!(text(&serving, "serving.py").contains("from tfimg_serving.__main__ import main\n"));
+    let settings = text(&serving, "tfimg_serving/settings.py");
+    assert!(settings.contains("PORT = int(os.environ.get(\"TFIMG_SERVING_PORT\", \"8501\"))"));
+    let dockerfile = &serving.dockerfile;
+    assert!(
+        dockerfile.contains("COPY tfimg_serving /opt/tfimg/tfimg_serving\n"),
+        "{dockerfile}"
+    );
+    assert!(serving.files.contains_key("tfimg_serving/__main__.py"));
     // Every other entrypoint stays byte for byte as it was: no stanza, no placeholder.
     let (_, headless) = rendered("extends: cpu-headless\n");
     let entrypoint = text(&headless, "entrypoint.sh");

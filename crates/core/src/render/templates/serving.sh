@@ -1,4 +1,5 @@
     serving)
-        # TensorFlow Serving's REST API over the SavedModels under @MODELS@.
+        # TensorFlow Serving's REST and gRPC APIs over the SavedModels under @MODELS@.
+        export TFIMG_SERVING_MODELS=@MODELS@ TFIMG_SERVING_PORT=@SERVING_PORT@ TFIMG_SERVING_GRPC_PORT=@GRPC_PORT@
         exec python @TFIMG_DIR@/@SERVING_SERVER@
         ;;
