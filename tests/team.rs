@@ -942,9 +942,13 @@ fn compose_and_k8s_need_no_daemon() {
 /// accepts the manifests.
 #[test]
 fn a_serving_member_exports_to_compose_and_kubernetes() {
-    let file = "team: models\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/fraud\n  - name: spam\n    spec: cpu-serving\n    model: ./export/spam-2\n    model_name: spam\n    ports: {rest: 8601}\n";
+    let file = "team: models\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/fraud\n  - name: spam\n    spec: cpu-serving\n    model: ./export/spam-2\n    model_name: spam\n    ports: {rest: 8601}\n    batching: ./batching.config\n";
     let folder = scratch(&[
         ("team.yaml", file),
+        (
+            "batching.config",
+            "max_batch_size { value: 16 }\nallowed_batch_sizes: 8\nallowed_batch_sizes: 16\n",
+        ),
         // Only the layout is read: a numbered folder holding `saved_model.pb`.
         ("export/fraud/1/saved_model.pb", "not read"),
         ("export/spam-2/3/saved_model.pb", "not read"),
@@ -1007,6 +1011,20 @@ fn a_serving_member_exports_to_compose_and_kubernetes() {
             "{}:/models/spam:ro",
             folder.path().join("export/spam-2").display()
         )
+    );
+    // Its `batching:` file, read as `tfimg serve --batching-parameters` reads it, reaches
+    // its server; the other member keeps the server's own merging.
+    let batching = text(&spam["environment"]["TFIMG_SERVING_BATCHING"]);
+    let batching: serde_json::Value = serde_json::from_str(&batching).expect(&config_text);
+    assert_eq!(batching["max_batch_size"], 16, "{config_text}");
+    assert_eq!(
+        batching["allowed_batch_sizes"],
+        serde_json::json!([8, 16]),
+        "{config_text}"
+    );
+    assert!(
+        fraud["environment"]["TFIMG_SERVING_BATCHING"].is_null(),
+        "{config_text}"
     );
     let check = spam["healthcheck"]["test"].as_sequence().unwrap();
     assert_eq!(

@@ -183,7 +183,11 @@ pub fn check(host: &impl Files, request: &ServeRequest) -> anyhow::Result<Served
 
 /// `--batching-parameters FILE` read as TensorFlow Serving reads it, every problem named
 /// at its line and column. Asks only the host.
-fn check_batching(host: &impl Files, file: &Path, shown: &str) -> anyhow::Result<Batching> {
+pub(crate) fn check_batching(
+    host: &impl Files,
+    file: &Path,
+    shown: &str,
+) -> anyhow::Result<Batching> {
     let what = format!("the batching parameters file `{}`", printable(shown));
     let hint = "give TensorFlow Serving's batching parameters file, in protobuf's text format (`max_batch_size { value: 32 }`)";
     let kind = "batching parameters file";

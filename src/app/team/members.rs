@@ -434,6 +434,9 @@ pub fn member_hash(team: &Team, member: &TeamMember, image: &str) -> String {
         if let Some(rows) = model.max_batch {
             text.push_str(&format!("|max_batch:{rows}"));
         }
+        if let Some(batching) = &model.batching {
+            text.push_str(&format!("|batching:{}", batching.env_value()));
+        }
     }
     crate::plan::image::hex(&Sha256::digest(text.as_bytes()))[..16].to_string()
 }

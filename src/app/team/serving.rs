@@ -4,7 +4,8 @@
 //! label, which makes the launcher's plan print the model's URL and `up` wait until the
 //! model is `AVAILABLE` (`ready`), as `tfimg serve` does. A member's `model_config:` is
 //! read here as `tfimg serve --model-config` reads one (`serve::check_config`), and its
-//! models are launched as `serve` launches them (`serve::served_launch`).
+//! models are launched as `serve` launches them (`serve::served_launch`); so is its
+//! `batching:` file (`serve::check_batching`).
 
 use std::collections::BTreeMap;
 
@@ -31,6 +32,12 @@ pub fn check_models(
         let Some(model) = &mut member.model else {
             continue;
         };
+        if let Some((file, shown)) = &model.batching_file {
+            let read = serve::check_batching(host, file, shown).map_err(|error| {
+                error.context(format!("member `{}`: its `batching`", member.name))
+            })?;
+            model.batching = Some(read);
+        }
         if model.config.is_some() {
             let served =
                 serve::check_config(host, &model.folder, &model.text).map_err(|error| {
@@ -96,7 +103,7 @@ fn served_of(model: &MemberModel) -> Served {
             base_path: base_path.map(str::to_string),
             policy: None,
         };
-    match &model.config {
+    let mut served: Served = match &model.config {
         None => served(&model.name, &model.folder, &model.text, None).into(),
         Some(models) => Served {
             models: (models.iter())
@@ -112,7 +119,9 @@ fn served_of(model: &MemberModel) -> Served {
             config: Some((model.folder.clone(), model.text.clone())),
             batching: None,
         },
-    }
+    };
+    served.batching = model.batching.clone();
+    served
 }
 
 #[cfg(test)]

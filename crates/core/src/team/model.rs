@@ -143,6 +143,20 @@ pub struct Member {
     pub model_config: Option<String>,
     /// The model server's cap on merged rows (`tfimg serve --max-batch`).
     pub max_batch: Option<u32>,
+    /// TensorFlow Serving's batching (`tfimg serve --enable-batching`): `true` for its
+    /// defaults, or its batching parameters file (`--batching-parameters`).
+    pub batching: Option<BatchingValue>,
+}
+
+/// `batching:` as YAML allows it: `true`/`false`, or a file name.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(
+    untagged,
+    expecting = "expected `batching` to be `true` (TensorFlow Serving's batching with its defaults) or its batching parameters file"
+)]
+pub enum BatchingValue {
+    On(bool),
+    File(String),
 }
 
 /// `gpus:` as YAML allows it: `all`, `2`, `[0, 1]`, `"GPU-..."`.

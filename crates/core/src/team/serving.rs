@@ -2,7 +2,9 @@
 //! a spec with `service: serving`) names its model's folder with `model:` (a folder of
 //! numbered SavedModel versions, as for `tfimg serve`) and, optionally, the model's name
 //! with `model_name:` (else the folder's name), and the server's cap on merged rows with
-//! `max_batch:` (as `tfimg serve --max-batch`). The folder is mounted read-only at
+//! `max_batch:` (as `tfimg serve --max-batch`) or TensorFlow Serving's batching with
+//! `batching:` (`true`, or its batching parameters file: `tfimg serve --enable-batching
+//! [--batching-parameters FILE]`). The folder is mounted read-only at
 //! `/models/NAME`. Or it names several models with `model_config:`, TensorFlow Serving's
 //! model config file (as `tfimg serve --model-config`), which `app::team` reads. Checked here as written, without the disk: the folder's contents are
 //! the use case's to check (`app::team`), the spec's kind once it is resolved
@@ -13,10 +15,11 @@ use std::path::{Component, Path, PathBuf};
 use crate::input::paths::lexical;
 use crate::input::source::{printable, Location, SpecError};
 use crate::labels;
+use crate::plan::batching::Batching;
 use crate::plan::serving::valid_model_name;
 use crate::plan::LaunchPlan;
 
-use super::model::Member;
+use super::model::{BatchingValue, Member};
 use super::read::Places;
 use super::TeamMember;
 
@@ -33,6 +36,13 @@ pub struct MemberModel {
     pub location: Location,
     /// `max_batch:`, the server's cap on merged rows; its own default otherwise.
     pub max_batch: Option<u32>,
+    /// `batching:` (as `tfimg serve --enable-batching`): TensorFlow Serving's batching
+    /// parameters, its defaults for `true`; for a file, once `app::team::check_models`
+    /// read it.
+    pub batching: Option<Batching>,
+    /// `batching:`'s file (relative ones start at the team file's folder) and its name as
+    /// written, for `app::team::check_models` to read.
+    pub batching_file: Option<(PathBuf, String)>,
     /// `model_config:` (then `folder` is the file, and `name` empty): its models, once
     /// `app::team::check_models` read it.
     pub config: Option<Vec<ConfigModel>>,
@@ -71,14 +81,16 @@ pub(super) fn check(
             hint,
         )
     };
+    let batching = member_batching(member, places, folder)?;
     if let Some(text) = &member.model_config {
-        return config_model(member, places, folder, text).map(Some);
+        return config_model(member, places, folder, text).map(|model| Some(batching(model)));
     }
     let Some(text) = &member.model else {
-        let field = match (&member.model_name, member.max_batch) {
-            (Some(_), _) => "model_name",
-            (None, Some(_)) => "max_batch",
-            (None, None) => return Ok(None),
+        let field = match (&member.model_name, member.max_batch, &member.batching) {
+            (Some(_), _, _) => "model_name",
+            (None, Some(_), _) => "max_batch",
+            (None, None, Some(_)) => "batching",
+            (None, None, None) => return Ok(None),
         };
         return Err(bad(
             field,
@@ -146,15 +158,59 @@ pub(super) fn check(
     let location = at("model")
         .or_else(|| places.key("members"))
         .unwrap_or_else(|| places.at((1, 1)));
-    Ok(Some(MemberModel {
+    Ok(Some(batching(MemberModel {
         text: text.clone(),
         folder: path,
         name,
         location,
         max_batch: member.max_batch,
+        batching: None,
+        batching_file: None,
         config: None,
         warning: None,
-    }))
+    })))
+}
+
+/// `batching:`, as what it adds to the member's model: TensorFlow Serving's defaults for
+/// `true`, a file to read, or nothing for `false`. Not beside `max_batch`, which caps the
+/// merging that batching replaces (`tfimg serve` refuses both flags together).
+fn member_batching(
+    member: &Member,
+    places: &Places,
+    folder: &Path,
+) -> Result<impl Fn(MemberModel) -> MemberModel, SpecError> {
+    let at = places.member(&member.name, "batching");
+    let bad = |message: String, hint: &str| {
+        places.bad(
+            at.clone(),
+            format!("member `{}`: {message}", member.name),
+            hint,
+        )
+    };
+    let (batching, file) = match &member.batching {
+        None | Some(BatchingValue::On(false)) => (None, None),
+        Some(_) if member.max_batch.is_some() => {
+            return Err(bad(
+                "`batching` with `max_batch`".into(),
+                "TensorFlow Serving's batching takes its largest batch from `max_batch_size` in its parameters file: remove `max_batch`",
+            ))
+        }
+        Some(BatchingValue::On(true)) => (Some(Batching::default()), None),
+        Some(BatchingValue::File(text)) => {
+            if text.trim().is_empty() || text.contains([':', '\0', '\n']) {
+                return Err(bad(
+                    printable(&format!("`batching: {text}` is not a file name tfimg reads")).into_owned(),
+                    "give `true` (TensorFlow Serving's defaults) or its batching parameters file (`./batching.config`), without `:` or control characters",
+                ));
+            }
+            (None, Some((lexical(&folder.join(text)), text.clone())))
+        }
+    };
+    Ok(move |model: MemberModel| MemberModel {
+        batching: batching.clone(),
+        batching_file: file.clone(),
+        ..model
+    })
 }
 
 /// `model_config:`: a file, without `model` or `model_name` (the file names the models),
@@ -200,6 +256,8 @@ fn config_model(
         name: String::new(),
         location,
         max_batch: member.max_batch,
+        batching: None,
+        batching_file: None,
         config: Some(Vec::new()),
         warning: None,
     })

@@ -1,4 +1,6 @@
 use super::*;
+use crate::plan::batching::Batching;
+use std::path::PathBuf;
 
 fn parse_text(text: &str) -> Result<Team, SpecError> {
     parse(text, "team.yaml", PathBuf::from("/lab"))
@@ -78,7 +80,7 @@ fn every_error_names_the_file() {
     let error = parse_text("team: lab\nmembers:\n  - name: alice\n    port\ts: 1\n").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "`team.yaml`:4:5: members[0]: unknown field `port\\ts`, expected one of `name`, `spec`, `choices`, `gpus`, `shared`, `mounts`, `ports`, `env`, `command`, `memory`, `cpus`, `workers`, `model`, `model_name`, `model_config`, `max_batch`"
+        "`team.yaml`:4:5: members[0]: unknown field `port\\ts`, expected one of `name`, `spec`, `choices`, `gpus`, `shared`, `mounts`, `ports`, `env`, `command`, `memory`, `cpus`, `workers`, `model`, `model_name`, `model_config`, `max_batch`, `batching`"
     );
 }
 
@@ -343,6 +345,59 @@ fn a_serving_member_names_its_model_folder_and_maybe_the_model() {
         Some(64)
     );
     assert_eq!(fraud.max_batch, None);
+}
+
+#[test]
+fn a_serving_member_s_batching_is_true_or_a_file_and_never_beside_max_batch() {
+    let member = |extra: &str| {
+        parse_text(&format!(
+            "team: lab\nmembers:\n  - name: fraud\n    spec: cpu-serving\n    model: ./export/fraud\n{extra}"
+        ))
+        .map(|team| team.members[0].model.clone().unwrap())
+    };
+    let defaults = member("    batching: true\n").unwrap();
+    assert_eq!(defaults.batching, Some(Batching::default()));
+    assert_eq!(defaults.batching_file, None);
+    let off = member("    batching: false\n").unwrap();
+    assert_eq!((off.batching, off.batching_file), (None, None));
+    let file = member("    batching: ./serving/batching.config\n").unwrap();
+    assert_eq!(file.batching, None, "read by the use case, not here");
+    assert_eq!(
+        file.batching_file,
+        Some((
+            PathBuf::from("/lab/serving/batching.config"),
+            "./serving/batching.config".to_string()
+        ))
+    );
+    let error = |extra: &str| member(extra).unwrap_err().to_string();
+    assert_eq!(
+        error("    batching: true\n    max_batch: 8\n"),
+        "`team.yaml`:6:5: member `fraud`: `batching` with `max_batch`"
+    );
+    assert_eq!(
+        error("    batching: \"a:b\"\n"),
+        "`team.yaml`:6:5: member `fraud`: `batching: a:b` is not a file name tfimg reads"
+    );
+    assert!(
+        error("    batching: [1]\n").contains("expected `batching` to be `true`"),
+        "{}",
+        error("    batching: [1]\n")
+    );
+    let bare = parse_text(
+        "team: lab\nmembers:\n  - name: bob\n    spec: cpu-serving\n    batching: true\n",
+    )
+    .unwrap_err();
+    assert_eq!(
+        bare.to_string(),
+        "`team.yaml`:5:5: member `bob`: `batching` without `model`"
+    );
+    // A member with a model config file batches the same way.
+    let configured = parse_text(
+        "team: lab\nmembers:\n  - name: many\n    spec: cpu-serving\n    model_config: ./models.config\n    batching: true\n",
+    )
+    .unwrap();
+    let model = configured.members[0].model.as_ref().unwrap();
+    assert_eq!(model.batching, Some(Batching::default()));
 }
 
 #[test]

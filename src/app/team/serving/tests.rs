@@ -144,6 +144,64 @@ fn up_mounts_the_model_read_only_and_waits_until_it_is_available() {
     );
 }
 
+/// `batching:` is `tfimg serve --enable-batching [--batching-parameters FILE]`: the file
+/// read as serve reads it, its parameters in the server's environment, and a change to them
+/// recreates the member.
+#[test]
+fn a_member_s_batching_reaches_its_server_and_its_file_is_read_as_serve_reads_it() {
+    let host = host(vec![(200, AVAILABLE.into())]);
+    (host.files.borrow_mut()).insert(
+        PathBuf::from("/project/batching.config"),
+        b"max_batch_size { value: 16 }\nbatch_timeout_micros { value: 2000 }\n".to_vec(),
+    );
+    let engine = FakeEngine::new();
+    let up_with = |extra: &str| {
+        let mut lab = team(&format!("{TEAM}{extra}"));
+        check_models(&host, &mut lab, &specs()).map_err(|error| format!("{error:#}"))?;
+        let report = up_once(Session::quiet(&engine, &host), &lab);
+        assert!(report.failures.is_empty(), "{:?}", report.failures);
+        let plan = engine.plan_of("lab-fraud").unwrap();
+        let batching = (plan.env.iter())
+            .find_map(|entry| entry.strip_prefix("TFIMG_SERVING_BATCHING="))
+            .map(|json| serde_json::from_str::<serde_json::Value>(json).unwrap());
+        Ok::<_, String>((report.actions["fraud"], batching))
+    };
+    let (action, batching) = up_with("    batching: ./batching.config\n").unwrap();
+    assert_eq!(action, Action::Created);
+    let batching = batching.expect("the parameters in the server's environment");
+    assert_eq!(
+        (
+            &batching["max_batch_size"],
+            &batching["batch_timeout_micros"]
+        ),
+        (&serde_json::json!(16), &serde_json::json!(2000))
+    );
+    // TensorFlow Serving's defaults for `true`: another batching, another container.
+    let (action, batching) = up_with("    batching: true\n").unwrap();
+    assert_eq!(action, Action::Recreated);
+    let defaults = crate::plan::batching::Batching::default();
+    assert_eq!(
+        batching.unwrap()["max_batch_size"],
+        serde_json::json!(defaults.max_batch_size)
+    );
+    // A file that is not TensorFlow Serving's, or is missing, is the member's error.
+    (host.files.borrow_mut()).insert(
+        PathBuf::from("/project/bad.config"),
+        b"max_batch_size: 0\n".to_vec(),
+    );
+    let error = up_with("    batching: ./bad.config\n").unwrap_err();
+    assert!(
+        error.starts_with("member `fraud`: its `batching`: "),
+        "{error}"
+    );
+    let missing = up_with("    batching: ./nowhere.config\n").unwrap_err();
+    assert!(
+        missing.starts_with("member `fraud`: its `batching`: ")
+            && missing.contains("nowhere.config"),
+        "{missing}"
+    );
+}
+
 #[test]
 fn a_model_that_fails_to_load_is_the_member_s_failure() {
     let (engine, host) = (FakeEngine::new(), host(vec![(200, FAILED.into())]));
