@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::engine::ArgValueCompleter;
 
+use crate::plan::serving::flags as serving_flags;
 use crate::plan::{self, gpus::GpuSelection, ports::PortRequest, RestartPolicy};
 
 mod bundle;
@@ -336,8 +337,8 @@ pub struct ServeArgs {
 
     /// At most this many rows in one model call when concurrent requests are merged; 1
     /// runs every request alone [default: 256].
-    #[arg(long, value_name = "ROWS", allow_hyphen_values = true)]
-    pub max_batch: Option<String>,
+    #[arg(long, value_name = "ROWS", allow_hyphen_values = true, value_parser = serving_flags::max_batch)]
+    pub max_batch: Option<u32>,
 
     /// Batch as TensorFlow Serving's `--enable_batching` does: requests wait up to
     /// `batch_timeout_micros` for others, a request over `max_batch_size` rows or a full
@@ -361,6 +362,18 @@ pub struct ServeArgs {
     /// Without it the call is refused (UNIMPLEMENTED).
     #[arg(long)]
     pub allow_reload_config: bool,
+
+    /// Reread the model config file every SECONDS, as TensorFlow Serving's
+    /// `--model_config_file_poll_wait_seconds`; 0 reads it once, at start [default: 1].
+    #[arg(long, value_name = "SECONDS", requires = "model_config", allow_hyphen_values = true, value_parser = serving_flags::model_config_poll)]
+    pub model_config_poll: Option<u32>,
+
+    /// gRPC channel arguments for the gRPC port, as TensorFlow Serving's
+    /// `--grpc_channel_arguments`: `key=value` pairs separated by commas
+    /// (`grpc.max_connection_age_ms=2000`); whole numbers are given as numbers. They come
+    /// after the server's own, so `grpc.max_receive_message_length` raises its 64 MiB.
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true, value_parser = serving_flags::grpc_channel_arguments)]
+    pub grpc_channel_arguments: Option<String>,
 
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,

@@ -730,6 +730,13 @@ fn cases() -> Vec<Case> {
             &members("  - name: alice\n    env:\n      TFIMG_UID: 0\n"),
         ),
         team(
+            "team-batching-with-max-batch",
+            "8:5",
+            &members(
+                "  - name: alice\n    spec: cpu-serving\n    model: ./export/fraud\n    batching: true\n    max_batch: 8\n",
+            ),
+        ),
+        team(
             "team-max-batch-without-model",
             "7:5",
             &members("  - name: alice\n    spec: cpu-serving\n    max_batch: 8\n"),
@@ -1271,6 +1278,18 @@ fn cases() -> Vec<Case> {
             "`--max-batch -4`",
             &["serve", "./model", "--max-batch", "-4"],
             Some(("model/1/saved_model.pb", b"")),
+        ),
+        serve_case(
+            "serve-grpc-channel-arguments-not-grpc",
+            "`--grpc-channel-arguments max_connection_age_ms=2000`",
+            &["serve", "./model", "--grpc-channel-arguments", "max_connection_age_ms=2000"],
+            Some(("model/1/saved_model.pb", b"")),
+        ),
+        serve_case(
+            "serve-model-config-poll-negative",
+            "`--model-config-poll -1`",
+            &["serve", "--model-config", "models.config", "--model-config-poll", "-1"],
+            Some(("models.config", b"model_config_list {}\n")),
         ),
         serve_case(
             "serve-max-batch-signed",

@@ -69,6 +69,12 @@ pub struct ServeRequest {
     /// `--enable-batching`: TensorFlow Serving's batching, with its defaults or, from
     /// `--batching-parameters FILE` (absolute, and as typed), the file's.
     pub batching: Option<Option<(PathBuf, String)>>,
+    /// `--model-config-poll SECONDS` (with `model_config`): how often the server rereads
+    /// the file, 0 for once (serving::MODEL_CONFIG_POLL_ENV).
+    pub model_config_poll: Option<u32>,
+    /// `--grpc-channel-arguments`, checked, as the JSON the server takes
+    /// (serving::GRPC_CHANNEL_ARGUMENTS_ENV).
+    pub grpc_channel_arguments: Option<String>,
 }
 
 /// A model folder checked: the model's name and the versions it serves, highest last.
@@ -425,12 +431,20 @@ pub fn launch_request(
     gpus: GpuSelection,
     remote: bool,
 ) -> anyhow::Result<LaunchRequest> {
-    let models = served_launch(
+    let mut models = served_launch(
         served,
         request.max_batch,
         request.allow_reload_config,
         remote,
     );
+    if let Some(seconds) = request.model_config_poll {
+        let name = serving::MODEL_CONFIG_POLL_ENV.to_string();
+        models.env.push((name, seconds.to_string()));
+    }
+    if let Some(arguments) = &request.grpc_channel_arguments {
+        let name = serving::GRPC_CHANNEL_ARGUMENTS_ENV.to_string();
+        models.env.push((name, arguments.clone()));
+    }
     let name = format!("serve-{}", served.first().name);
     let port_requests = [
         (request.port, SERVING_PORT),

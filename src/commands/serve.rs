@@ -46,9 +46,6 @@ fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputE
     };
     let grpc_port = port(&args.grpc_port, "--grpc-port", "gRPC", 8500)?;
     let port = port(&args.port, "-p", "REST", 8501)?;
-    let max_batch = (args.max_batch.as_deref())
-        .map(serving_flags::max_batch)
-        .transpose()?;
     let shown = serving_flags::source(args.model_dir.as_deref(), args.model_config.as_deref())?;
     let cwd = settings.current_dir()?;
     Ok(ServeRequest {
@@ -63,9 +60,11 @@ fn resolve(args: &ServeArgs, settings: &Settings) -> Result<ServeRequest, InputE
         grpc_port,
         public: args.public,
         detach: args.detach,
-        max_batch,
+        max_batch: args.max_batch,
         memory: args.memory,
         allow_reload_config: args.allow_reload_config,
+        model_config_poll: args.model_config_poll,
+        grpc_channel_arguments: args.grpc_channel_arguments.clone(),
         batching: (args.enable_batching || args.batching_parameters.is_some())
             .then(|| (args.batching_parameters.clone()).map(|file| (cwd.join(&file), file))),
     })

@@ -29,6 +29,8 @@ pub(super) fn request(dir: &str) -> ServeRequest {
         memory: None,
         allow_reload_config: false,
         batching: None,
+        model_config_poll: None,
+        grpc_channel_arguments: None,
     }
 }
 
@@ -605,5 +607,41 @@ fn allow_reload_config_tells_the_server_to_answer_reloads_and_says_the_risk() {
     assert!(
         refused.starts_with("`--allow-reload-config` needs `--model-config`"),
         "{refused}"
+    );
+}
+
+#[test]
+fn the_model_config_poll_and_grpc_channel_arguments_reach_the_server_only_when_given() {
+    let (host, mut asked) = config_request(CONFIG);
+    let env_of = |asked: &ServeRequest| {
+        let served = check(&host, asked).unwrap();
+        let launch = launch_request(
+            &host,
+            asked,
+            &served,
+            target("cpu-serving"),
+            GpuSelection::None,
+            false,
+        )
+        .unwrap();
+        (launch.env.into_iter())
+            .filter(|(name, _)| {
+                name == serving::MODEL_CONFIG_POLL_ENV
+                    || name == serving::GRPC_CHANNEL_ARGUMENTS_ENV
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(env_of(&asked), [], "the server's own poll and options");
+    asked.model_config_poll = Some(0);
+    asked.grpc_channel_arguments = Some(r#"[["grpc.max_connection_age_ms",2000]]"#.into());
+    assert_eq!(
+        env_of(&asked),
+        [
+            (serving::MODEL_CONFIG_POLL_ENV.to_string(), "0".to_string()),
+            (
+                serving::GRPC_CHANNEL_ARGUMENTS_ENV.to_string(),
+                r#"[["grpc.max_connection_age_ms",2000]]"#.to_string()
+            ),
+        ]
     );
 }

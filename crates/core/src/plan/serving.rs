@@ -24,6 +24,14 @@ pub const MAX_BATCH_ENV: &str = "TFIMG_SERVING_MAX_BATCH";
 /// (`batching::Batching::env_value`); the server batches as TensorFlow Serving does.
 pub const BATCHING_ENV: &str = "TFIMG_SERVING_BATCHING";
 
+/// `tfimg serve --grpc-channel-arguments`: gRPC core channel arguments for the model
+/// server's gRPC port, as JSON (`[["grpc.max_connection_age_ms", 2000], ...]`), after its own.
+pub const GRPC_CHANNEL_ARGUMENTS_ENV: &str = "TFIMG_SERVING_GRPC_CHANNEL_ARGUMENTS";
+
+/// `tfimg serve --model-config-poll SECONDS`: how often the model server rereads its model
+/// config file; `0` reads it once, at start (the server's own 1 s otherwise).
+pub const MODEL_CONFIG_POLL_ENV: &str = "TFIMG_SERVING_MODEL_CONFIG_POLL";
+
 /// `tfimg serve --allow-reload-config`: the model server answers gRPC's
 /// `HandleReloadConfigRequest` when this variable is `1` (refused, UNIMPLEMENTED, otherwise).
 pub const ALLOW_RELOAD_CONFIG_ENV: &str = "TFIMG_SERVING_ALLOW_RELOAD_CONFIG";
@@ -66,6 +74,78 @@ pub mod flags {
             InputError::new(
                 format!("`--max-batch {text}` is not a number of rows"),
                 "give a whole number of rows from 1 (every request alone), such as `--max-batch 64`",
+            )
+        })
+    }
+
+    /// The most `key=value` pairs `--grpc-channel-arguments` takes, and its longest text.
+    pub const MAX_CHANNEL_ARGUMENTS: usize = 64;
+    pub const MAX_CHANNEL_ARGUMENTS_BYTES: usize = 4096;
+
+    /// `--grpc-channel-arguments ARGS`, TensorFlow Serving's `--grpc_channel_arguments`:
+    /// `key=value` pairs separated by commas, each key a gRPC core channel argument
+    /// (`grpc.` and lowercase letters, digits, `.`, `_`, `-`: gRPC ignores a key it does not
+    /// know, so a typo is caught here). A value that is a whole number fitting a C `int` is
+    /// given to gRPC as one, any other as text, as TensorFlow Serving gives them. As JSON
+    /// for the server (`GRPC_CHANNEL_ARGUMENTS_ENV`).
+    pub fn grpc_channel_arguments(text: &str) -> Result<String, InputError> {
+        let shown = crate::input::source::printable(&text.chars().take(200).collect::<String>())
+            .into_owned();
+        let bad = |what: String| {
+            InputError::new(
+                what,
+                "give gRPC channel arguments as `key=value` pairs separated by commas, as TensorFlow Serving takes them: `--grpc-channel-arguments grpc.max_connection_age_ms=2000,grpc.keepalive_time_ms=30000`",
+            )
+        };
+        if text.len() > MAX_CHANNEL_ARGUMENTS_BYTES {
+            return Err(bad(format!(
+                "`--grpc-channel-arguments` is over {MAX_CHANNEL_ARGUMENTS_BYTES} bytes"
+            )));
+        }
+        let pairs: Vec<&str> = text.split(',').collect();
+        if pairs.len() > MAX_CHANNEL_ARGUMENTS {
+            return Err(bad(format!(
+                "`--grpc-channel-arguments` has {} pairs, over {MAX_CHANNEL_ARGUMENTS}",
+                pairs.len()
+            )));
+        }
+        let mut arguments = Vec::new();
+        for pair in pairs {
+            let Some((key, value)) = pair.split_once('=') else {
+                return Err(bad(format!(
+                    "`--grpc-channel-arguments {shown}`: `{}` is no `key=value` pair",
+                    crate::input::source::printable(pair)
+                )));
+            };
+            let known = key.strip_prefix("grpc.").is_some_and(|rest| {
+                !rest.is_empty()
+                    && rest.bytes().all(|byte| {
+                        byte.is_ascii_lowercase() || byte.is_ascii_digit() || b"._-".contains(&byte)
+                    })
+            });
+            if !known {
+                return Err(bad(format!(
+                    "`--grpc-channel-arguments {shown}`: `{}` is not a gRPC channel argument (they start with `grpc.`)",
+                    crate::input::source::printable(key)
+                )));
+            }
+            let value = match value.parse::<i32>() {
+                Ok(number) if !value.starts_with('+') => serde_json::json!(number),
+                _ => serde_json::json!(value),
+            };
+            arguments.push(serde_json::json!([key, value]));
+        }
+        Ok(serde_json::Value::Array(arguments).to_string())
+    }
+
+    /// `--model-config-poll SECONDS`, TensorFlow Serving's
+    /// `--model_config_file_poll_wait_seconds`: whole seconds, 0 to read the file once.
+    pub fn model_config_poll(text: &str) -> Result<u32, InputError> {
+        let digits = !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
+        digits.then(|| text.parse::<u32>().ok()).flatten().filter(|seconds| *seconds <= 86_400).ok_or_else(|| {
+            InputError::new(
+                format!("`--model-config-poll {}` is not a number of seconds", crate::input::source::printable(text)),
+                "give whole seconds from 0 (read the model config once, at start) to 86400, such as `--model-config-poll 60`",
             )
         })
     }

@@ -229,3 +229,66 @@ fn a_version_folder_points_at_its_parent_as_written() {
     assert!(hint("1").ends_with("`tfimg serve ..`"));
     assert!(hint("/1").ends_with("`tfimg serve /`"));
 }
+
+#[test]
+fn grpc_channel_arguments_are_tensorflow_serving_s_pairs_with_numbers_as_numbers() {
+    let json = flags::grpc_channel_arguments(
+        "grpc.max_connection_age_ms=2000,grpc.lb_policy_name=grpclb,grpc.primary_user_agent=",
+    )
+    .unwrap();
+    assert_eq!(
+        json,
+        r#"[["grpc.max_connection_age_ms",2000],["grpc.lb_policy_name","grpclb"],["grpc.primary_user_agent",""]]"#
+    );
+    // Past a C int, or with a sign gRPC's own reading would not take, a value is text.
+    let json = flags::grpc_channel_arguments("grpc.a=2147483648,grpc.b=+5,grpc.c=-1").unwrap();
+    assert_eq!(
+        json,
+        r#"[["grpc.a","2147483648"],["grpc.b","+5"],["grpc.c",-1]]"#
+    );
+    let error = |text: &str| flags::grpc_channel_arguments(text).unwrap_err().to_string();
+    assert_eq!(
+        error("max_connection_age_ms=2000"),
+        "`--grpc-channel-arguments max_connection_age_ms=2000`: `max_connection_age_ms` is not a gRPC channel argument (they start with `grpc.`)"
+    );
+    assert_eq!(
+        error("grpc.a=1,grpc.b"),
+        "`--grpc-channel-arguments grpc.a=1,grpc.b`: `grpc.b` is no `key=value` pair"
+    );
+    assert!(
+        error("").contains("`` is no `key=value` pair"),
+        "{}",
+        error("")
+    );
+    assert!(error("grpc.=1").contains("is not a gRPC channel argument"));
+    assert!(
+        error("grpc.A\u{1b}[31m=1").contains("grpc.A\\u{1b}[31m"),
+        "{}",
+        error("grpc.A\u{1b}[31m=1")
+    );
+    let many = vec!["grpc.a=1"; 65].join(",");
+    assert_eq!(
+        error(&many),
+        "`--grpc-channel-arguments` has 65 pairs, over 64"
+    );
+    let long = format!("grpc.a={}", "x".repeat(5000));
+    assert_eq!(
+        error(&long),
+        "`--grpc-channel-arguments` is over 4096 bytes"
+    );
+}
+
+#[test]
+fn the_model_config_poll_is_whole_seconds_from_zero() {
+    assert_eq!(flags::model_config_poll("0").unwrap(), 0);
+    assert_eq!(flags::model_config_poll("60").unwrap(), 60);
+    for bad in ["", "-1", "1.5", "+3", "86401", "99999999999999999999"] {
+        let error = flags::model_config_poll(bad).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!(
+                "`--model-config-poll {bad}` is not a number of seconds"
+            )),
+            "{error}"
+        );
+    }
+}

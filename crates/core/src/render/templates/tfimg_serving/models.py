@@ -8,7 +8,15 @@ from .errors import ApiError
 from .metrics import LOAD_ATTEMPTS, LOAD_LATENCY, forget_series
 from .model_config import container_path, parse_model_config, served_versions
 from .servables import Servable
-from .settings import MAX_CONFIG_BYTES, MODEL_CONFIG, MODEL_NAME, MODELS, POLL_SECONDS, log
+from .settings import (
+    MAX_CONFIG_BYTES,
+    MODEL_CONFIG,
+    MODEL_CONFIG_POLL_SECONDS,
+    MODEL_NAME,
+    MODELS,
+    POLL_SECONDS,
+    log,
+)
 
 
 class Models:
@@ -35,10 +43,15 @@ class Models:
         self.held = None  # (models the config dropped, still served; models it names, none served)
 
     def watch(self):
-        first = True
+        first, config_read = True, None
         while True:
             try:
-                if MODEL_CONFIG:
+                now = time.monotonic()
+                due = config_read is None or (
+                    MODEL_CONFIG_POLL_SECONDS > 0 and now - config_read >= MODEL_CONFIG_POLL_SECONDS
+                )
+                if MODEL_CONFIG and due:
+                    config_read = now
                     self.read_config_file()
                 with self.polling:
                     self.poll(wait_for_quiet=not first)

@@ -44,6 +44,12 @@ MAX_RANK = 32  # lists nested deeper are no tensor (numpy's limit); refused with
 LARGE_BODY_BYTES = 256 * 1024  # bodies past this are decoded and answered off the event loop
 LARGE_AT_ONCE = 2  # large bodies decoded at once: their JSON holds the GIL anyway
 POLL_SECONDS = 1.0
+# `tfimg serve --model-config-poll SECONDS` (TensorFlow Serving's
+# --model_config_file_poll_wait_seconds): how often MODEL_CONFIG is reread; 0 reads it once.
+MODEL_CONFIG_POLL_SECONDS = float(os.environ.get("TFIMG_SERVING_MODEL_CONFIG_POLL") or POLL_SECONDS)
+# `tfimg serve --grpc-channel-arguments` (TensorFlow Serving's --grpc_channel_arguments),
+# checked by tfimg: [key, value] pairs for the gRPC server, after its own options.
+GRPC_CHANNEL_ARGUMENTS = json.loads(os.environ.get("TFIMG_SERVING_GRPC_CHANNEL_ARGUMENTS") or "[]")
 DEFAULT_SIGNATURE = "serving_default"
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 INT64_MAX = (1 << 63) - 1
