@@ -153,15 +153,38 @@ fn tmux_survives_logging_out(user: HostUser, uid_inside: u32) {
     let mut session = login(&line);
     session.send_line("tmux attach -t train").unwrap();
     session.exp_string("job-23 running").unwrap();
-    session.send_control('b').unwrap();
-    session.send("d").unwrap();
-    session.flush().unwrap();
-    session.exp_string("[detached").unwrap();
+    detach(&mut session);
     session
         .send_line("tmux has-session -t train && echo still-$((2+2))")
         .unwrap();
     session.exp_string("still-4").unwrap();
     log_out(session);
+}
+
+/// Detaches the attached tmux client (Ctrl-b d) and waits for its `[detached`. The keys go
+/// again every 5 s while none came: once in CI (2026-11-30) tmux took them while it was
+/// still drawing the attached client and only redraws followed. Any stray `d` a late
+/// detach leaves at the shell's prompt is cleared (Ctrl-u). A detach that never works
+/// still fails, after 4 tries.
+fn detach(session: &mut rexpect::session::PtySession) {
+    let mut seen = String::new();
+    for _ in 0..4 {
+        session.send_control('b').unwrap();
+        session.send("d").unwrap();
+        session.flush().unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::time::Instant::now() < until {
+            match session.try_read() {
+                Some(read) => seen.push(read),
+                None => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+            if seen.contains("[detached") {
+                session.send_control('u').unwrap();
+                return;
+            }
+        }
+    }
+    panic!("tmux never said [detached after 4 tries: {seen:?}");
 }
 
 /// Whether this test can run: an engine, and root (to be root, and to become the others).
