@@ -113,6 +113,19 @@ impl Browser {
 
     /// `call`, with the protocol's error as an `Err`.
     fn request(&mut self, tab: Option<&Tab>, method: &str, params: Value) -> Result<Value, Value> {
+        self.request_within(tab, method, params, REPLY_LIMIT)
+            .unwrap_or_else(|| panic!("no reply to {method} in {REPLY_LIMIT:?}"))
+    }
+
+    /// `request`, with `None` when no reply came within `limit` (a later reply to it is
+    /// passed over as any other's is).
+    fn request_within(
+        &mut self,
+        tab: Option<&Tab>,
+        method: &str,
+        params: Value,
+        limit: Duration,
+    ) -> Option<Result<Value, Value>> {
         self.next_id += 1;
         let id = self.next_id;
         let mut message = json!({"id": id, "method": method, "params": params});
@@ -124,19 +137,19 @@ impl Browser {
         self.commands
             .write_all(&bytes)
             .unwrap_or_else(|error| panic!("chromium takes {method}: {error}"));
-        let deadline = Instant::now() + REPLY_LIMIT;
+        let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.messages.recv_timeout(left) {
                 Ok(reply) if reply["id"] == id => {
-                    return match reply.get("error") {
+                    return Some(match reply.get("error") {
                         Some(error) => Err(error.clone()),
                         None => Ok(reply["result"].clone()),
-                    };
+                    });
                 }
                 // An event, or the reply to an earlier command: not this one's.
                 Ok(_) => {}
-                Err(RecvTimeoutError::Timeout) => panic!("no reply to {method} in {REPLY_LIMIT:?}"),
+                Err(RecvTimeoutError::Timeout) => return None,
                 Err(RecvTimeoutError::Disconnected) => panic!("chromium ended before {method}"),
             }
         }
@@ -160,14 +173,16 @@ impl Browser {
     pub fn open(&mut self, tab: &Tab, url: &str) {
         // Chromium drops a navigation under way when the machine's network interfaces
         // change (`net::ERR_NETWORK_CHANGED`), as they do whenever a test beside this one
-        // makes or removes a Docker network: that navigation is made again.
-        let mut navigated = self.call(Some(tab), "Page.navigate", json!({"url": url}));
+        // makes or removes a Docker network: that navigation is made again. A navigation
+        // can also stall with no reply at all (seen once in a fresh-clone CI, a lab page
+        // through the gateway, for 60 s): after 20 s it is stopped and made again.
+        let mut navigated = self.navigate(tab, url);
         for _ in 0..5 {
             if navigated["errorText"] != "net::ERR_NETWORK_CHANGED" {
                 break;
             }
             std::thread::sleep(Duration::from_millis(500));
-            navigated = self.call(Some(tab), "Page.navigate", json!({"url": url}));
+            navigated = self.navigate(tab, url);
         }
         assert!(
             navigated.get("errorText").is_none(),
@@ -179,6 +194,24 @@ impl Browser {
             "document.readyState === 'complete'",
             Duration::from_secs(60),
         );
+    }
+
+    /// `Page.navigate` to `url`, stopped and made again while no reply comes in 20 s (at
+    /// most 4 tries); its result.
+    fn navigate(&mut self, tab: &Tab, url: &str) -> Value {
+        for _ in 0..3 {
+            let limit = Duration::from_secs(20);
+            match self.request_within(Some(tab), "Page.navigate", json!({"url": url}), limit) {
+                Some(reply) => {
+                    return reply.unwrap_or_else(|error| panic!("Page.navigate failed: {error}"))
+                }
+                None => {
+                    eprintln!("no reply to Page.navigate of {url} in {limit:?}: stopping it");
+                    self.call(Some(tab), "Page.stopLoading", json!({}));
+                }
+            }
+        }
+        self.call(Some(tab), "Page.navigate", json!({"url": url}))
     }
 
     /// The value of `expression` run in `tab`'s page, as its own scripts run (a promise is
