@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use super::files::{
     ContextFile, CA_CERTIFICATES, ENTRYPOINT, IDLE_WATCH, JUPYTER_CONFIG, JUPYTER_PAGE_CONFIG,
-    PIP_PIN, PROFILE, SERVING_PACKAGE, SERVING_SERVER, SSHD_CONFIG, VERIFY,
+    PIP_PIN, PROFILE, SERVING_FRONT, SERVING_PACKAGE, SERVING_SERVER, SSHD_CONFIG, VERIFY,
 };
 use super::NetworkOptions;
 use crate::labels;
@@ -460,7 +460,7 @@ fn generated_files(w: &mut String, files: &BTreeMap<String, ContextFile>) {
             &format!("COPY {JUPYTER_PAGE_CONFIG} /etc/jupyter/labconfig/{JUPYTER_PAGE_CONFIG}"),
         );
     }
-    for own in [SSHD_CONFIG, SERVING_SERVER, IDLE_WATCH] {
+    for own in [SSHD_CONFIG, SERVING_SERVER, SERVING_FRONT, IDLE_WATCH] {
         if files.contains_key(own) {
             line(w, &format!("COPY {own} {TFIMG_DIR}/{own}"));
         }

@@ -52,6 +52,11 @@ pub const IDLE_WATCH: &str = "idle.py";
 /// (`templates/tfimg_serving/`), and `serving.py`, which starts it.
 pub const SERVING_SERVER: &str = "serving.py";
 pub const SERVING_PACKAGE: &str = "tfimg_serving";
+/// The model server's compiled front (`crates/serving-front`, built by this crate's build
+/// script): it holds the REST port and starts `serving.py` behind it.
+pub const SERVING_FRONT: &str = "tfimg-serving-front";
+const SERVING_FRONT_BINARY: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/tfimg-serving-front"));
 pub const CA_CERTIFICATES: &str = "tfimg-ca.crt";
 
 /// pip itself, pinned: the distributions' pip is too old for some wheels' metadata, and
@@ -100,6 +105,7 @@ const SERVING_MODULES: &[(&str, &str)] = &[
         "inference.py",
         include_str!("templates/tfimg_serving/inference.py"),
     ),
+    ("link.py", include_str!("templates/tfimg_serving/link.py")),
     (
         "metrics.py",
         include_str!("templates/tfimg_serving/metrics.py"),
@@ -202,6 +208,12 @@ pub fn context_files(
     }
     if spec.service != Service::Serving {
         insert(IDLE_WATCH, substitute(IDLE_TEMPLATE), 0o644);
+    } else {
+        let front = ContextFile {
+            contents: SERVING_FRONT_BINARY.to_vec(),
+            mode: 0o755,
+        };
+        files.insert(SERVING_FRONT.to_string(), front);
     }
     files
 }

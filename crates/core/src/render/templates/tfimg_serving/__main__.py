@@ -1,12 +1,14 @@
 """Starts the model server: the models' watch, the gRPC server and the HTTP server."""
 
 import logging
+import os
 import sys
 import threading
 
 import uvicorn
 
 from .grpc_api import serve_grpc
+from .link import Link
 from .models import Models
 from .rest import Protocol, application
 from .settings import (
@@ -14,6 +16,7 @@ from .settings import (
     BATCHING,
     BODY_BUDGET,
     CONNECTIONS,
+    FRONT_DIR,
     GRPC_PORT,
     MAX_BATCH_ROWS,
     MAX_IN_FLIGHT,
@@ -47,10 +50,14 @@ def main():
         batches,
         BODY_BUDGET >> 20,
     )
+    where = {"host": "0.0.0.0", "port": PORT}
+    if FRONT_DIR:
+        link = Link(models, os.path.join(FRONT_DIR, "link.sock"))
+        threading.Thread(target=link.serve, name="link", daemon=True).start()
+        where = {"uds": os.path.join(FRONT_DIR, "http.sock")}
     uvicorn.run(
         application(models),
-        host="0.0.0.0",
-        port=PORT,
+        **where,
         loop="uvloop",
         http=Protocol,
         lifespan="off",

@@ -10,6 +10,10 @@ import re
 MODELS = os.environ.get("TFIMG_SERVING_MODELS", "/models")
 PORT = int(os.environ.get("TFIMG_SERVING_PORT", "8501"))
 GRPC_PORT = int(os.environ.get("TFIMG_SERVING_GRPC_PORT", "8500"))
+# Where the compiled front (`tfimg-serving-front`, which started this process and holds
+# PORT) reaches it: a folder only this container's user enters, holding the Unix sockets of
+# this server's HTTP (`http.sock`) and of the link (`link.sock`). Unset: HTTP on PORT.
+FRONT_DIR = os.environ.get("TFIMG_SERVING_FRONT_DIR", "")
 # A model config file (TensorFlow Serving's --model_config_file, `tfimg serve
 # --model-config`) instead of every folder under MODELS; and where tfimg mounted each
 # base_path it names (JSON: host path -> path here).

@@ -1,0 +1,349 @@
+"""The link to the compiled front (`tfimg-serving-front`, docs/performance.md): predicts the
+front decoded, run by the signatures' workers as REST's are, their outputs sent back as raw
+arrays for the front to write.
+
+The front holds the published REST port; this process serves its HTTP on a Unix socket
+(every request the front does not decode, passed whole) and this link on another. Both
+sockets are in a folder only this container's user can enter; what comes over them is what
+the front decoded from clients, so the link checks it as REST checks a request: the model,
+version and signature looked up the same way, the inputs' names, shapes and values checked
+against the signature (`inference.run_arrays`), errors answered with the same status and
+text. A request the link cannot answer exactly as REST would (an input or output that is
+not a number or a bool) is answered FALLBACK before anything runs, and the front passes the
+client's request whole to the HTTP socket.
+
+Frames, little-endian, each `u32 length` then its bytes:
+  request:  u64 id, str model, u8 version kind (0 none, 1 number: i64, 2 label: str),
+            str signature, u16 inputs, each: str name ("" = the signature's only input),
+            u8 dtype (DTYPES), u8 rank, u64 dims[rank], the values
+  answer:   u64 id, u8 kind: OK (u16 outputs, each as an input; float32 outputs as float64
+            with TensorFlow Serving's digits), ERROR (u16 HTTP status, the text as UTF-8),
+            FALLBACK
+where `str` is u16 length and UTF-8.
+"""
+
+import os
+import queue
+import socket
+import struct
+import threading
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from .batching import Job
+from .errors import FAILED, ApiError, client_text
+from .inference import check_input_names, signature_of
+from .metrics import record_request, status_name
+from .settings import DEFAULT_SIGNATURE, MAX_DECODED_BYTES, MAX_IN_FLIGHT, log
+
+OK, ERROR, FALLBACK = 0, 1, 2
+# The link's dtypes, by tag: what JSON numbers become (float64, int64), and what outputs
+# are written as (bool, and uint64 past int64).
+DTYPES = {1: np.dtype("<f8"), 2: np.dtype("<i8"), 3: np.dtype("bool"), 4: np.dtype("<u8")}
+TAGS = {dtype: tag for tag, dtype in DTYPES.items()}
+MAX_FRAME = MAX_DECODED_BYTES  # what the front sends is at most a body's decoded values
+FLOATS = (tf.float16, tf.bfloat16, tf.float32, tf.float64)
+INTEGERS = (tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8, tf.uint16, tf.uint32, tf.uint64)
+# The outputs the front writes as REST writes them (the signature_def's names of dtypes).
+WRITTEN = {"DT_FLOAT", "DT_DOUBLE", "DT_BOOL"} | {
+    f"DT_{kind}{bits}" for kind in ("INT", "UINT") for bits in (8, 16, 32, 64)
+}
+
+
+class Fallback(Exception):
+    """The request is not the link's to answer: the front passes it to REST whole."""
+
+
+class Reader:
+    """The fields of one request frame, in order; a frame that ends early or claims more
+    than it holds is a broken front (the link's connection ends)."""
+
+    def __init__(self, data):
+        self.data, self.at = memoryview(data), 0
+
+    def take(self, size):
+        if size < 0 or self.at + size > len(self.data):
+            raise ValueError("a frame shorter than its fields")
+        part = self.data[self.at : self.at + size]
+        self.at += size
+        return part
+
+    def unpack(self, layout):
+        return struct.unpack(layout, self.take(struct.calcsize(layout)))
+
+    def text(self):
+        (size,) = self.unpack("<H")
+        return bytes(self.take(size)).decode("utf-8")
+
+    def array(self):
+        name = self.text()
+        tag, rank = self.unpack("<BB")
+        if tag not in DTYPES:
+            raise ValueError(f"dtype tag {tag}")
+        shape = self.unpack(f"<{rank}Q")
+        count = 1
+        for dim in shape:
+            count *= dim
+        if count * DTYPES[tag].itemsize > MAX_FRAME:
+            raise ValueError("an array larger than a frame")
+        values = self.take(count * DTYPES[tag].itemsize)
+        return name, np.frombuffer(values, dtype=DTYPES[tag]).reshape(shape)
+
+
+def text_field(value):
+    data = value.encode("utf-8")
+    return struct.pack("<H", len(data)) + data
+
+
+def answer_ok(ident, outputs):
+    parts = [struct.pack("<QBH", ident, OK, len(outputs))]
+    for name, value in outputs.items():
+        value = np.asarray(value)
+        if value.dtype.kind == "f":
+            value = value.astype("<f8", copy=False)
+        elif value.dtype.kind == "b":
+            value = value.astype(bool, copy=False)
+        elif value.dtype == np.uint64:
+            value = value.astype("<u8", copy=False)
+        else:
+            value = value.astype("<i8", copy=False)
+        parts.append(text_field(name))
+        parts.append(struct.pack(f"<BB{value.ndim}Q", TAGS[value.dtype], value.ndim, *value.shape))
+        parts.append(np.ascontiguousarray(value).tobytes())
+    return b"".join(parts)
+
+
+def answer_error(ident, status, message):
+    data = message.encode("utf-8")
+    return struct.pack("<QBH", ident, ERROR, status) + data
+
+
+class LinkJob(Job):
+    """A job whose answer goes back over the link, from the worker's thread."""
+
+    def __init__(self, feeds, rows, done):
+        self.feeds, self.rows, self.digits = feeds, rows, True
+        self.done = done
+
+    def settle(self, outputs, error=None):
+        self.done(outputs, error)
+
+
+class Link:
+    """Serves the front's connections on `path`, a thread each."""
+
+    def __init__(self, models, path):
+        self.models = models
+        self.in_flight = 0
+        self.lock = threading.Lock()
+        if os.path.exists(path):
+            os.unlink(path)
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(path)
+        os.chmod(path, 0o600)
+        self.server.listen(8)
+
+    def serve(self):
+        while True:
+            connection, _ = self.server.accept()
+            threading.Thread(
+                target=self.serve_connection, args=(connection,), name="link", daemon=True
+            ).start()
+
+    def serve_connection(self, connection):
+        """Frames in as they come (those the front wrote together read together), answers
+        out from a thread of their own, those that queued meanwhile in one write."""
+        outbox = queue.SimpleQueue()
+
+        def send(payload):
+            outbox.put(struct.pack("<I", len(payload)) + payload)
+
+        def write():
+            while True:
+                answers = [outbox.get()]
+                if answers[0] is None:
+                    return
+                while True:
+                    try:
+                        answers.append(outbox.get_nowait())
+                    except queue.Empty:
+                        break
+                ended = answers[-1] is None
+                try:
+                    connection.sendall(b"".join(answer for answer in answers if answer))
+                except OSError:
+                    return
+                if ended:
+                    return
+
+        writer = threading.Thread(target=write, name="link-answers", daemon=True)
+        writer.start()
+        try:
+            for frame in frames(connection):
+                self.request(frame, send)
+        except (OSError, ValueError, struct.error) as error:
+            log.warning("the front's link ended: %s", error)
+        finally:
+            outbox.put(None)
+            writer.join(timeout=5)
+            connection.close()
+
+    def request(self, frame, send):
+        started = time.perf_counter()
+        reader = Reader(frame)
+        (ident,) = reader.unpack("<Q")
+        name = reader.text()
+
+        def finish(status, payload):
+            record_request(self.models, name, "predict", "REST", status_name(status), started)
+            send(payload)
+
+        try:
+            job, signature_name = self.job(reader, name, ident, finish)
+        except Fallback:
+            send(struct.pack("<QB", ident, FALLBACK))
+            return
+        except ApiError as error:
+            finish(error.status, answer_error(ident, error.status, client_text(error)))
+            return
+        except (ValueError, struct.error):
+            raise  # a broken frame: the link ends
+        except Exception:  # a bug here: REST answers the request, as it did before the front
+            log.exception("the front's link could not take a predict")
+            send(struct.pack("<QB", ident, FALLBACK))
+            return
+        with self.lock:
+            busy = self.in_flight >= MAX_IN_FLIGHT
+            if not busy:
+                self.in_flight += 1
+        if busy:
+            message = f"the server is answering {MAX_IN_FLIGHT} requests already: try again shortly"
+            finish(503, answer_error(ident, 503, message))
+            return
+        servable, signature = job.servable, job.signature
+        del job.servable, job.signature
+        servable.worker(signature_name, signature).submit(job)
+
+    def job(self, reader, name, ident, finish):
+        (kind,) = reader.unpack("<B")
+        version = label = None
+        if kind == 1:
+            (version,) = reader.unpack("<q")
+        elif kind == 2:
+            label = reader.text()
+        signature_name = reader.text() or DEFAULT_SIGNATURE
+        (count,) = reader.unpack("<H")
+        arrays = [reader.array() for _ in range(count)]
+        servable = self.models.get(name, version, label)
+        plan = plan_of(servable, signature_name)
+        if plan is None:
+            raise Fallback()
+        if len(arrays) == 1 and arrays[0][0] == "":
+            if len(plan.inputs) != 1:
+                raise Fallback()  # REST names what is wrong
+            arrays = [(next(iter(plan.inputs)), arrays[0][1])]
+        feeds = dict(arrays)
+        if feeds.keys() != plan.inputs.keys():
+            check_input_names(plan.signature.inputs, feeds)
+        converted = {}
+        for key, array in feeds.items():
+            dtype, limits, dims = plan.inputs[key]
+            if limits is None:  # a float input
+                array = array.astype(dtype)
+            elif array.dtype.kind == "i":
+                if array.size and (array.min() < limits.min or array.max() > limits.max):
+                    raise Fallback()  # REST refuses it in its own words
+                array = array.astype(dtype)
+            else:
+                raise Fallback()
+            if dims is not None and (
+                len(dims) != array.ndim
+                or any(want is not None and want != have for want, have in zip(dims, array.shape))
+            ):
+                wanted = [-1 if want is None else want for want in dims]
+                shape = list(array.shape)
+                raise ApiError(
+                    400, f"input `{key}` has shape {shape}; the signature takes {wanted}"
+                )
+            converted[key] = array
+        rows = {array.shape[0] if array.ndim else None for array in converted.values()}
+
+        def done(outputs, error):
+            with self.lock:
+                self.in_flight -= 1
+            if error is None:
+                finish(200, answer_ok(ident, outputs))
+            elif isinstance(error, ApiError):
+                finish(error.status, answer_error(ident, error.status, client_text(error)))
+            elif isinstance(error, (ValueError, TypeError, tf.errors.InvalidArgumentError)):
+                finish(400, answer_error(ident, 400, client_text(error)))
+            else:
+                log.error("a predict over the front's link failed: %r", error)
+                finish(500, answer_error(ident, 500, FAILED))
+
+        job = LinkJob(converted, rows.pop() if len(rows) == 1 and None not in rows else 0, done)
+        job.servable, job.signature = servable, plan.signature
+        return job, signature_name
+
+
+class Plan:
+    """What the link needs of one signature of a servable, worked out once: each input's
+    numpy dtype, integer limits (None for floats) and dims (None where the rank is
+    unknown); None for a signature the link leaves to REST (an input or output that is not
+    a number or a bool)."""
+
+    def __init__(self, signature, inputs):
+        self.signature, self.inputs = signature, inputs
+
+
+def plan_of(servable, signature_name):
+    plans = servable.__dict__.setdefault("link_plans", {})
+    if signature_name not in plans:
+        plans[signature_name] = make_plan(servable, signature_name)
+    return plans[signature_name]
+
+
+def make_plan(servable, signature_name):
+    signature = signature_of(servable, signature_name)  # a 400 naming the signatures
+    definition = servable.signature_defs.get(signature_name)
+    if definition is None or any(
+        output["dtype"] not in WRITTEN for output in definition["outputs"].values()
+    ):
+        return None
+    inputs = {}
+    for key, spec in signature.inputs.items():
+        if spec.dtype in FLOATS:
+            limits = None
+        elif spec.dtype in INTEGERS:
+            limits = np.iinfo(spec.dtype.as_numpy_dtype)
+        else:
+            return None
+        dims = None if spec.shape.rank is None else tuple(spec.shape.as_list())
+        inputs[key] = (np.dtype(spec.dtype.as_numpy_dtype), limits, dims)
+    return Plan(signature, inputs)
+
+
+def frames(connection):
+    """The request frames from `connection`, read a chunk at a time, until it closes
+    between frames; a frame over MAX_FRAME, or a close within one, is a broken front."""
+    buffer = bytearray()
+    at = 0
+    while True:
+        while len(buffer) - at >= 4:
+            (size,) = struct.unpack_from("<I", buffer, at)
+            if size > MAX_FRAME + 65536:
+                raise ValueError(f"a frame of {size} bytes")
+            if len(buffer) - at < 4 + size:
+                break
+            yield bytes(buffer[at + 4 : at + 4 + size])
+            at += 4 + size
+        del buffer[:at]
+        at = 0
+        chunk = connection.recv(1 << 16)
+        if not chunk:
+            if buffer:
+                raise ValueError("the link ended within a frame")
+            return
+        buffer += chunk

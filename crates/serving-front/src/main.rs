@@ -1,0 +1,275 @@
+//! tfimg-serving-front: the model server's front (docs/performance.md, "A compiled front").
+//!
+//! `tfimg-serving-front -- python /opt/tfimg/serving.py` starts the Python server with
+//! TFIMG_SERVING_FRONT_DIR naming a folder only this user enters, passes it the signals it
+//! gets, and ends with it. It holds TensorFlow Serving's REST port (TFIMG_SERVING_PORT):
+//! a `:predict` whose body is rows of numbers is decoded here and sent over the link
+//! (`link.rs`) to the Python server's workers, which run it as they run REST's; every other
+//! request, and any predict the link gives back, goes whole to the Python server's own HTTP
+//! on its Unix socket, streamed both ways, so its answers and its limits are the same.
+
+mod link;
+mod predict;
+
+use std::convert::Infallible;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{header, Request, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, UnixStream};
+use tokio::sync::Mutex;
+
+use link::{Answer, Link};
+
+/// The largest body decoded here; larger ones stream to the Python server, which reads
+/// them with its limits (size, pace, budget) and off its event loop.
+const FAST_BODY_BYTES: u64 = 256 * 1024;
+/// A request's headers arrive whole within this (the Python server's HEADER_SECONDS).
+const HEADER_SECONDS: u64 = 10;
+/// A body decoded here arrives whole within this.
+const BODY_SECONDS: u64 = 10;
+const SLOW_BODY: &str =
+    "the request body stopped arriving, or came slower than 64 KiB/s after its first 10 s";
+const STARTING: &str = "the model server is starting: try again shortly";
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+struct Front {
+    link: Link,
+    http: PathBuf,
+}
+
+fn main() -> ExitCode {
+    let command: Vec<String> = std::env::args()
+        .skip_while(|arg| arg != "--")
+        .skip(1)
+        .collect();
+    if command.is_empty() {
+        eprintln!("usage: tfimg-serving-front -- COMMAND...: the Python server to start");
+        return ExitCode::from(2);
+    }
+    let port: u16 = match std::env::var("TFIMG_SERVING_PORT")
+        .as_deref()
+        .unwrap_or("8501")
+        .parse()
+    {
+        Ok(port) => port,
+        Err(_) => {
+            eprintln!("tfimg-serving-front: TFIMG_SERVING_PORT is not a port");
+            return ExitCode::from(2);
+        }
+    };
+    let folder = std::env::temp_dir().join(format!("tfimg-front-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    if let Err(error) = std::fs::DirBuilder::new().mode(0o700).create(&folder) {
+        eprintln!("tfimg-serving-front: {}: {error}", folder.display());
+        return ExitCode::from(2);
+    }
+    let mut child = match Command::new(&command[0])
+        .args(&command[1..])
+        .env("TFIMG_SERVING_FRONT_DIR", &folder)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(error) => {
+            eprintln!("tfimg-serving-front: cannot start {}: {error}", command[0]);
+            return ExitCode::from(2);
+        }
+    };
+    let pid = child.id() as libc::pid_t;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("tfimg-serving-front: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let front = Arc::new(Front {
+        link: runtime.block_on(async { Link::new(folder.join("link.sock")) }),
+        http: folder.join("http.sock"),
+    });
+    runtime.spawn(forward_signals(pid));
+    runtime.spawn(serve(port, front));
+    // The Python server's end is the front's: its status, or 128 and its signal.
+    let status = child.wait();
+    let _ = std::fs::remove_dir_all(&folder);
+    match status {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            let code = status
+                .code()
+                .or(status.signal().map(|signal| 128 + signal))
+                .unwrap_or(1);
+            ExitCode::from(code as u8)
+        }
+        Err(_) => ExitCode::from(1),
+    }
+}
+
+/// The signals that stop a container, passed to the Python server.
+async fn forward_signals(pid: libc::pid_t) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut interrupt), Ok(mut hangup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return;
+    };
+    loop {
+        let number = tokio::select! {
+            _ = term.recv() => libc::SIGTERM,
+            _ = interrupt.recv() => libc::SIGINT,
+            _ = hangup.recv() => libc::SIGHUP,
+        };
+        // SAFETY: kill(2) on the Python server's pid, a plain system call.
+        unsafe {
+            libc::kill(pid, number);
+        }
+    }
+}
+
+async fn serve(port: u16, front: Arc<Front>) {
+    let listener = match TcpListener::bind(("0.0.0.0", port)).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("tfimg-serving-front: port {port}: {error}");
+            std::process::exit(2);
+        }
+    };
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let front = front.clone();
+        tokio::spawn(async move {
+            let inner: Arc<Mutex<Option<Inner>>> = Arc::default();
+            let service = hyper::service::service_fn(move |request| {
+                handle(request, front.clone(), inner.clone())
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(HEADER_SECONDS))
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+type Inner = hyper::client::conn::http1::SendRequest<Body>;
+
+fn json_answer(status: u16, text: String, close: bool) -> Response<Body> {
+    let mut answer = Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json");
+    if close {
+        answer = answer.header(header::CONNECTION, "close");
+    }
+    answer
+        .body(
+            Full::new(Bytes::from(text))
+                .map_err(|never| match never {})
+                .boxed(),
+        )
+        .expect("a response of known parts")
+}
+
+fn error_answer(status: u16, message: &str, close: bool) -> Response<Body> {
+    json_answer(
+        status,
+        serde_json::json!({ "error": message }).to_string(),
+        close,
+    )
+}
+
+async fn handle(
+    request: Request<Incoming>,
+    front: Arc<Front>,
+    inner: Arc<Mutex<Option<Inner>>>,
+) -> Result<Response<Body>, Infallible> {
+    let length = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    let route = (request.method() == hyper::Method::POST
+        && !request.headers().contains_key(header::TRANSFER_ENCODING)
+        && length.is_some_and(|length| length <= FAST_BODY_BYTES))
+    .then(|| predict::route(request.uri().path()))
+    .flatten();
+    let Some((model, version)) = route else {
+        return Ok(proxy(&front.http, &inner, request.map(|body| body.boxed())).await);
+    };
+    let (parts, body) = request.into_parts();
+    let collected = tokio::time::timeout(
+        Duration::from_secs(BODY_SECONDS),
+        Limited::new(body, FAST_BODY_BYTES as usize).collect(),
+    )
+    .await;
+    let body = match collected {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(_)) => return Ok(error_answer(400, "the request body ended early", true)),
+        Err(_) => return Ok(error_answer(408, SLOW_BODY, true)),
+    };
+    if let Some(predict) = predict::decode(&body, model, version) {
+        match front.link.call(&predict).await {
+            Answer::Outputs(outputs) => {
+                if let Some(text) = predict::answer(&outputs) {
+                    return Ok(json_answer(200, text, false));
+                }
+            }
+            Answer::Error(status, message) => return Ok(error_answer(status, &message, false)),
+            Answer::Fallback | Answer::Down => {}
+        }
+    }
+    let whole = Full::new(body).map_err(|never| match never {}).boxed();
+    Ok(proxy(&front.http, &inner, Request::from_parts(parts, whole)).await)
+}
+
+/// `request` on this connection's own connection to the Python server's HTTP (opened when
+/// first needed, and again when it ended), its answer streamed back.
+async fn proxy(
+    http: &Path,
+    inner: &Mutex<Option<Inner>>,
+    request: Request<Body>,
+) -> Response<Body> {
+    let mut held = inner.lock().await;
+    if held.as_ref().is_none_or(|sender| sender.is_closed()) {
+        *held = None;
+        if let Ok(stream) = UnixStream::connect(http).await {
+            if let Ok((sender, connection)) =
+                hyper::client::conn::http1::handshake(TokioIo::new(stream)).await
+            {
+                tokio::spawn(connection);
+                *held = Some(sender);
+            }
+        }
+    }
+    let Some(sender) = held.as_mut() else {
+        return error_answer(503, STARTING, false);
+    };
+    if sender.ready().await.is_err() {
+        *held = None;
+        return error_answer(503, STARTING, false);
+    }
+    match sender.send_request(request).await {
+        Ok(answer) => answer.map(|body| body.boxed()),
+        Err(_) => {
+            *held = None;
+            error_answer(502, "the model server closed the request", true)
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! REST's `:predict` decoded here: the path's model and version, the JSON's rows of numbers
+//! as one array, and the outputs written as the Python server writes them. Anything else
+//! (another path, another form of body, a value that is not a number) is left to it: `None`.
+
+use serde_json::Value;
+
+use crate::link::{Array, Dtype, Predict, Version};
+
+/// Lists nested deeper are no tensor (numpy's limit, as the Python server's MAX_RANK).
+const MAX_RANK: usize = 32;
+
+/// The model and version of `/v1/models/NAME[/versions/N|/labels/L]:predict`, written as
+/// TensorFlow Serving's documentation writes it; any other spelling is the Python server's.
+pub fn route(path: &str) -> Option<(String, Version)> {
+    let rest = path.strip_prefix("/v1/models/")?.strip_suffix(":predict")?;
+    if rest.contains('%') || rest.contains(':') {
+        return None;
+    }
+    let parts: Vec<&str> = rest.split('/').collect();
+    let good = |part: &str| !part.is_empty();
+    match parts.as_slice() {
+        [name] if good(name) => Some((name.to_string(), Version::Highest)),
+        [name, "versions", number]
+            if good(name)
+                && !number.is_empty()
+                && number.len() <= 18
+                && number.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            Some((name.to_string(), Version::Number(number.parse().ok()?)))
+        }
+        [name, "labels", label] if good(name) && good(label) => {
+            Some((name.to_string(), Version::Label(label.to_string())))
+        }
+        _ => None,
+    }
+}
+
+/// The predict of a body `{"instances": [...]}` (and `signature_name`), whose instances
+/// are numbers or lists of them, nested alike: one array for the signature's only input.
+pub fn decode(body: &[u8], model: String, version: Version) -> Option<Predict> {
+    let Value::Object(fields) = serde_json::from_slice(body).ok()? else {
+        return None;
+    };
+    let mut signature = String::new();
+    let mut instances = None;
+    for (key, value) in fields {
+        match (key.as_str(), value) {
+            ("instances", Value::Array(list)) => instances = Some(list),
+            ("signature_name", Value::String(name)) => signature = name,
+            _ => return None,
+        }
+    }
+    let instances = Value::Array(instances?);
+    let mut shape = Vec::new();
+    let mut probe = &instances;
+    while let Value::Array(items) = probe {
+        shape.push(items.len() as u64);
+        probe = items.first()?;
+        if shape.len() > MAX_RANK {
+            return None;
+        }
+    }
+    let mut numbers = Vec::new();
+    flatten(&instances, &shape, &mut numbers)?;
+    let data = if numbers.iter().all(|number| number.is_i64()) {
+        let mut data = Vec::with_capacity(numbers.len() * 8);
+        for number in numbers {
+            data.extend_from_slice(&number.as_i64()?.to_le_bytes());
+        }
+        (Dtype::I64, data)
+    } else {
+        let mut data = Vec::with_capacity(numbers.len() * 8);
+        for number in numbers {
+            data.extend_from_slice(&number.as_f64()?.to_le_bytes());
+        }
+        (Dtype::F64, data)
+    };
+    Some(Predict {
+        model,
+        version,
+        signature,
+        inputs: vec![Array {
+            name: String::new(),
+            dtype: data.0,
+            shape,
+            data: data.1,
+        }],
+    })
+}
+
+/// The numbers of `value`, if it has `shape` all through.
+fn flatten<'a>(
+    value: &'a Value,
+    shape: &[u64],
+    numbers: &mut Vec<&'a serde_json::Number>,
+) -> Option<()> {
+    match (value, shape.split_first()) {
+        (Value::Number(number), None) => {
+            numbers.push(number);
+            Some(())
+        }
+        (Value::Array(items), Some((&length, inner))) if items.len() as u64 == length => {
+            for item in items {
+                flatten(item, inner, numbers)?;
+            }
+            Some(())
+        }
+        _ => None,
+    }
+}
+
+/// The answer's JSON, as the Python server writes a row-format predict's: one output's
+/// values as nested lists, several as one object per row; None when several outputs
+/// differ in their first dimension (the Python server's error says so).
+pub fn answer(outputs: &[Array]) -> Option<String> {
+    let mut text = String::with_capacity(64);
+    text.push_str("{\"predictions\":");
+    if let [output] = outputs {
+        write_array(&mut text, output, 0, &output.shape);
+    } else {
+        let rows = outputs.first().map(|output| output.shape.first().copied());
+        let rows = rows.flatten()?;
+        if outputs
+            .iter()
+            .any(|output| output.shape.first() != Some(&rows))
+        {
+            return None;
+        }
+        text.push('[');
+        for row in 0..rows as usize {
+            if row > 0 {
+                text.push(',');
+            }
+            text.push('{');
+            for (index, output) in outputs.iter().enumerate() {
+                if index > 0 {
+                    text.push(',');
+                }
+                text.push_str(&serde_json::to_string(&output.name).ok()?);
+                text.push(':');
+                let per_row: usize = output.shape[1..].iter().map(|d| *d as usize).product();
+                write_array(&mut text, output, row * per_row, &output.shape[1..]);
+            }
+            text.push('}');
+        }
+        text.push(']');
+    }
+    text.push('}');
+    Some(text)
+}
+
+/// The values of `array` from `start` in `shape`, as nested lists.
+fn write_array(text: &mut String, array: &Array, start: usize, shape: &[u64]) -> usize {
+    match shape.split_first() {
+        None => {
+            write_value(text, array, start);
+            1
+        }
+        Some((&length, inner)) => {
+            text.push('[');
+            let mut at = start;
+            for index in 0..length {
+                if index > 0 {
+                    text.push(',');
+                }
+                at += write_array(text, array, at, inner);
+            }
+            text.push(']');
+            at - start
+        }
+    }
+}
+
+fn write_value(text: &mut String, array: &Array, index: usize) {
+    let size = array.dtype.size();
+    let bytes = &array.data[index * size..(index + 1) * size];
+    match array.dtype {
+        Dtype::Bool => text.push_str(if bytes[0] != 0 { "true" } else { "false" }),
+        Dtype::I64 => text.push_str(&i64::from_le_bytes(bytes.try_into().unwrap()).to_string()),
+        Dtype::U64 => text.push_str(&u64::from_le_bytes(bytes.try_into().unwrap()).to_string()),
+        Dtype::F64 => {
+            let value = f64::from_le_bytes(bytes.try_into().unwrap());
+            if value.is_nan() {
+                text.push_str("NaN");
+            } else if value.is_infinite() {
+                text.push_str(if value > 0.0 { "Infinity" } else { "-Infinity" });
+            } else {
+                // serde_json writes the shortest form that reads back (ryu), as orjson does.
+                text.push_str(&serde_json::Number::from_f64(value).unwrap().to_string());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_paths_are_routed_and_others_left_to_python() {
+        assert_eq!(
+            route("/v1/models/mlp:predict"),
+            Some(("mlp".into(), Version::Highest))
+        );
+        assert_eq!(
+            route("/v1/models/mlp/versions/2:predict"),
+            Some(("mlp".into(), Version::Number(2)))
+        );
+        assert_eq!(
+            route("/v1/models/mlp/labels/stable:predict"),
+            Some(("mlp".into(), Version::Label("stable".into())))
+        );
+        for other in [
+            "/v1/models/mlp:classify",
+            "/V1/models/mlp:predict",
+            "/v1/models/m%6Cp:predict",
+            "/v1/models/:predict",
+            "/v1/models/mlp/versions/99999999999999999999:predict",
+            "/v1/models/mlp/versions/x:predict",
+            "/v1/models/mlp/metadata",
+        ] {
+            assert_eq!(route(other), None, "{other}");
+        }
+    }
+
+    fn decoded(body: &str) -> Option<Predict> {
+        decode(body.as_bytes(), "m".into(), Version::Highest)
+    }
+
+    #[test]
+    fn rows_of_numbers_are_one_array_and_other_bodies_are_left_to_python() {
+        let predict =
+            decoded(r#"{"instances": [[1, 2.5], [3, 4]], "signature_name": "s"}"#).unwrap();
+        assert_eq!(predict.signature, "s");
+        let input = &predict.inputs[0];
+        assert_eq!((input.dtype, input.shape.clone()), (Dtype::F64, vec![2, 2]));
+        assert_eq!(&input.data[8..16], &2.5f64.to_le_bytes());
+        let ints = decoded(r#"{"instances": [1, 2, 3]}"#).unwrap();
+        assert_eq!(ints.inputs[0].dtype, Dtype::I64);
+        for other in [
+            r#"{"instances": [[1, 2], [3]]}"#,
+            r#"{"instances": [[1, 2], 3]}"#,
+            r#"{"instances": []}"#,
+            r#"{"instances": [{"x": 1}]}"#,
+            r#"{"instances": [{"b64": "AA=="}]}"#,
+            r#"{"instances": ["a"]}"#,
+            r#"{"instances": [true]}"#,
+            r#"{"instances": [NaN]}"#,
+            r#"{"inputs": [1]}"#,
+            r#"{"instances": [1], "extra": 1}"#,
+            r#"[1]"#,
+            r#"{"instances": [1]"#,
+        ] {
+            assert_eq!(decoded(other), None, "{other}");
+        }
+        let deep = format!("{{\"instances\": {}1{}}}", "[".repeat(40), "]".repeat(40));
+        assert_eq!(decoded(&deep), None);
+    }
+
+    fn floats(name: &str, shape: Vec<u64>, values: &[f64]) -> Array {
+        Array {
+            name: name.into(),
+            dtype: Dtype::F64,
+            shape,
+            data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        }
+    }
+
+    #[test]
+    fn answers_are_written_as_the_python_server_writes_them() {
+        let one = floats("y", vec![2, 1], &[0.459925532, 1.0]);
+        assert_eq!(
+            answer(&[one]).unwrap(),
+            r#"{"predictions":[[0.459925532],[1.0]]}"#
+        );
+        let special = floats("y", vec![3], &[f64::NAN, f64::INFINITY, 1e-7]);
+        assert_eq!(
+            answer(&[special]).unwrap(),
+            r#"{"predictions":[NaN,Infinity,1e-7]}"#
+        );
+        let two = [
+            floats("a", vec![2], &[1.5, 2.5]),
+            Array {
+                name: "b".into(),
+                dtype: Dtype::I64,
+                shape: vec![2, 2],
+                data: [1i64, 2, 3, 4]
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect(),
+            },
+        ];
+        assert_eq!(
+            answer(&two).unwrap(),
+            r#"{"predictions":[{"a":1.5,"b":[1,2]},{"a":2.5,"b":[3,4]}]}"#
+        );
+        let uneven = [
+            floats("a", vec![2], &[1.0, 2.0]),
+            floats("b", vec![1], &[1.0]),
+        ];
+        assert_eq!(answer(&uneven), None);
+    }
+}
