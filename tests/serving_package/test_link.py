@@ -121,7 +121,7 @@ def answers(servable, frames):
         done.release()
 
     for frame in frames:
-        the_link.request(frame, send)
+        the_link.request(frame, send, lambda: None)
     for _ in frames:
         assert done.acquire(timeout=10), "an answer never came"
     return got

@@ -51,6 +51,10 @@ class Job:
         except RuntimeError:  # the loop has ended: the server is stopping
             pass
 
+    def group_settled(self):
+        """Every job of the call this one was in is settled (the link sends their answers
+        together)."""
+
     def fits(self, other, rows):
         return (
             rows > 0
@@ -99,7 +103,7 @@ class Worker:
 
     def run_alone(self, job):
         """The version was replaced after the request found it: it still answers."""
-        threading.Thread(target=self.run, args=([job],), daemon=True).start()
+        threading.Thread(target=self.run_guarded, args=([job],), daemon=True).start()
 
     def close(self):
         with self.lock:
@@ -133,6 +137,8 @@ class Worker:
         except BaseException as error:  # the thread lives on; nobody is left waiting
             for job in group:
                 job.settle(None, RuntimeError(f"the model call failed: {error!r}"))
+        for job in group:
+            job.group_settled()
 
     def call(self, feeds):
         return self.signature(feeds)

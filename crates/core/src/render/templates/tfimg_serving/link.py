@@ -23,7 +23,6 @@ where `str` is u16 length and UTF-8.
 """
 
 import os
-import queue
 import socket
 import struct
 import threading
@@ -121,14 +120,18 @@ def answer_error(ident, status, message):
 
 
 class LinkJob(Job):
-    """A job whose answer goes back over the link, from the worker's thread."""
+    """A job whose answer goes back over the link from the worker's thread, with the
+    answers of the jobs it ran with, in one write."""
 
-    def __init__(self, feeds, rows, done):
+    def __init__(self, feeds, rows, done, flush):
         self.feeds, self.rows, self.digits = feeds, rows, True
-        self.done = done
+        self.done, self.flush = done, flush
 
     def settle(self, outputs, error=None):
         self.done(outputs, error)
+
+    def group_settled(self):
+        self.flush()
 
 
 class Link:
@@ -153,44 +156,35 @@ class Link:
             ).start()
 
     def serve_connection(self, connection):
-        """Frames in as they come (those the front wrote together read together), answers
-        out from a thread of their own, those that queued meanwhile in one write."""
-        outbox = queue.SimpleQueue()
+        """Frames in as they come (those the front wrote together read together); answers
+        out in one write for the jobs that ran together (`LinkJob.group_settled`), from the
+        worker's thread, so no other thread has to get the GIL before an answer leaves."""
+        lock, pending = threading.Lock(), []
 
         def send(payload):
-            outbox.put(struct.pack("<I", len(payload)) + payload)
+            with lock:
+                pending.append(struct.pack("<I", len(payload)) + payload)
 
-        def write():
-            while True:
-                answers = [outbox.get()]
-                if answers[0] is None:
+        def flush():
+            with lock:
+                if not pending:
                     return
-                while True:
-                    try:
-                        answers.append(outbox.get_nowait())
-                    except queue.Empty:
-                        break
-                ended = answers[-1] is None
+                data = b"".join(pending)
+                pending.clear()
                 try:
-                    connection.sendall(b"".join(answer for answer in answers if answer))
+                    connection.sendall(data)
                 except OSError:
-                    return
-                if ended:
-                    return
+                    pass  # the front went away: the reader ends the link
 
-        writer = threading.Thread(target=write, name="link-answers", daemon=True)
-        writer.start()
         try:
             for frame in frames(connection):
-                self.request(frame, send)
+                self.request(frame, send, flush)
         except (OSError, ValueError, struct.error) as error:
             log.warning("the front's link ended: %s", error)
         finally:
-            outbox.put(None)
-            writer.join(timeout=5)
             connection.close()
 
-    def request(self, frame, send):
+    def request(self, frame, send, flush):
         started = time.perf_counter()
         reader = Reader(frame)
         (ident,) = reader.unpack("<Q")
@@ -201,18 +195,21 @@ class Link:
             send(payload)
 
         try:
-            job, signature_name = self.job(reader, name, ident, finish)
+            job, signature_name = self.job(reader, name, ident, finish, flush)
         except Fallback:
             send(struct.pack("<QB", ident, FALLBACK))
+            flush()
             return
         except ApiError as error:
             finish(error.status, answer_error(ident, error.status, client_text(error)))
+            flush()
             return
         except (ValueError, struct.error):
             raise  # a broken frame: the link ends
         except Exception:  # a bug here: REST answers the request, as it did before the front
             log.exception("the front's link could not take a predict")
             send(struct.pack("<QB", ident, FALLBACK))
+            flush()
             return
         with self.lock:
             busy = self.in_flight >= MAX_IN_FLIGHT
@@ -221,12 +218,19 @@ class Link:
         if busy:
             message = f"the server is answering {MAX_IN_FLIGHT} requests already: try again shortly"
             finish(503, answer_error(ident, 503, message))
+            flush()
             return
         servable, signature = job.servable, job.signature
         del job.servable, job.signature
-        servable.worker(signature_name, signature).submit(job)
+        try:
+            servable.worker(signature_name, signature).submit(job)
+        except ApiError as error:  # TensorFlow Serving's batching: too many rows, queue full
+            with self.lock:
+                self.in_flight -= 1
+            finish(error.status, answer_error(ident, error.status, client_text(error)))
+            flush()
 
-    def job(self, reader, name, ident, finish):
+    def job(self, reader, name, ident, finish, flush):
         (kind,) = reader.unpack("<B")
         version = label = None
         if kind == 1:
@@ -283,7 +287,9 @@ class Link:
                 log.error("a predict over the front's link failed: %r", error)
                 finish(500, answer_error(ident, 500, FAILED))
 
-        job = LinkJob(converted, rows.pop() if len(rows) == 1 and None not in rows else 0, done)
+        job = LinkJob(
+            converted, rows.pop() if len(rows) == 1 and None not in rows else 0, done, flush
+        )
         job.servable, job.signature = servable, plan.signature
         return job, signature_name
 
