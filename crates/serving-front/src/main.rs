@@ -8,6 +8,7 @@
 //! request, and any predict the link gives back, goes whole to the Python server's own HTTP
 //! on its Unix socket, streamed both ways, so its answers and its limits are the same.
 
+mod conn;
 mod link;
 mod predict;
 
@@ -19,10 +20,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{combinators::BoxBody, BodyExt, Full, Limited};
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{header, Request, Response};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, UnixStream};
 use tokio::sync::Mutex;
 
@@ -31,10 +32,11 @@ use link::{Answer, Link};
 /// The largest body decoded here; larger ones stream to the Python server, which reads
 /// them with its limits (size, pace, budget) and off its event loop.
 const FAST_BODY_BYTES: u64 = 256 * 1024;
-/// A request's headers arrive whole within this (the Python server's HEADER_SECONDS).
-const HEADER_SECONDS: u64 = 10;
-/// A body decoded here arrives whole within this.
-const BODY_SECONDS: u64 = 10;
+/// A body read here never stalls longer than this, and after BODY_GRACE_SECONDS arrives
+/// at BODY_BYTES_PER_SECOND on average (the Python server's limits on the bodies it reads).
+const BODY_IDLE_SECONDS: u64 = 10;
+const BODY_GRACE_SECONDS: u64 = 10;
+const BODY_BYTES_PER_SECOND: u64 = 64 * 1024;
 const SLOW_BODY: &str =
     "the request body stopped arriving, or came slower than 64 KiB/s after its first 10 s";
 const STARTING: &str = "the model server is starting: try again shortly";
@@ -44,6 +46,7 @@ type Body = BoxBody<Bytes, hyper::Error>;
 struct Front {
     link: Link,
     http: PathBuf,
+    registry: Arc<conn::Registry>,
 }
 
 fn main() -> ExitCode {
@@ -98,7 +101,9 @@ fn main() -> ExitCode {
     let front = Arc::new(Front {
         link: runtime.block_on(async { Link::new(folder.join("link.sock")) }),
         http: folder.join("http.sock"),
+        registry: Arc::default(),
     });
+    runtime.spawn(front.registry.clone().watch());
     runtime.spawn(forward_signals(pid));
     runtime.spawn(serve(port, front));
     // The Python server's end is the front's: its status, or 128 and its signal.
@@ -155,16 +160,24 @@ async fn serve(port: u16, front: Arc<Front>) {
         };
         let _ = stream.set_nodelay(true);
         let front = front.clone();
+        let state = front.registry.open(Arc::new(stream));
         tokio::spawn(async move {
             let inner: Arc<Mutex<Option<Inner>>> = Arc::default();
-            let service = hyper::service::service_fn(move |request| {
-                handle(request, front.clone(), inner.clone())
+            let io = conn::Watched {
+                state: state.clone(),
+            };
+            let for_requests = state.clone();
+            let service = hyper::service::service_fn({
+                let front = front.clone();
+                move |request| handle(request, front.clone(), inner.clone(), for_requests.clone())
             });
+            // hyper's own limit on a head is above MAX_HEADER_BYTES, which `Watched`
+            // enforces with the Python server's answer.
             let _ = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(HEADER_SECONDS))
-                .serve_connection(TokioIo::new(stream), service)
+                .max_buf_size(conn::MAX_HEADER_BYTES * 2)
+                .serve_connection(TokioIo::new(io), service)
                 .await;
+            front.registry.close(&state);
         });
     }
 }
@@ -195,11 +208,57 @@ fn error_answer(status: u16, message: &str, close: bool) -> Response<Body> {
     )
 }
 
+/// The answer's body, which tells the connection's state when it is written whole (or
+/// given up): the connection waits for its next request again.
+struct Tracked {
+    body: Body,
+    state: Arc<conn::State>,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, hyper::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(context)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.state.answered();
+    }
+}
+
 async fn handle(
     request: Request<Incoming>,
     front: Arc<Front>,
     inner: Arc<Mutex<Option<Inner>>>,
-) -> Result<Response<Body>, Infallible> {
+    state: Arc<conn::State>,
+) -> Result<Response<Tracked>, Infallible> {
+    front.registry.request_in(&state);
+    let answer = answer(request, &front, &inner, &state).await;
+    state.set_phase_answering();
+    Ok(answer.map(|body| Tracked { body, state }))
+}
+
+async fn answer(
+    request: Request<Incoming>,
+    front: &Front,
+    inner: &Mutex<Option<Inner>>,
+    state: &conn::State,
+) -> Response<Body> {
     let length = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -211,32 +270,61 @@ async fn handle(
     .then(|| predict::route(request.uri().path()))
     .flatten();
     let Some((model, version)) = route else {
-        return Ok(proxy(&front.http, &inner, request.map(|body| body.boxed())).await);
+        // Passed on as it comes: the Python server keeps the body's limits.
+        state.set_phase_answering();
+        return proxy(&front.http, inner, request.map(|body| body.boxed())).await;
     };
     let (parts, body) = request.into_parts();
-    let collected = tokio::time::timeout(
-        Duration::from_secs(BODY_SECONDS),
-        Limited::new(body, FAST_BODY_BYTES as usize).collect(),
-    )
-    .await;
-    let body = match collected {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(_)) => return Ok(error_answer(400, "the request body ended early", true)),
-        Err(_) => return Ok(error_answer(408, SLOW_BODY, true)),
+    let body = match read_body(body).await {
+        Ok(body) => body,
+        Err(answer) => return answer,
     };
+    state.set_phase_answering();
     if let Some(predict) = predict::decode(&body, model, version) {
         match front.link.call(&predict).await {
             Answer::Outputs(outputs) => {
                 if let Some(text) = predict::answer(&outputs) {
-                    return Ok(json_answer(200, text, false));
+                    return json_answer(200, text, false);
                 }
             }
-            Answer::Error(status, message) => return Ok(error_answer(status, &message, false)),
+            Answer::Error(status, message) => return error_answer(status, &message, false),
             Answer::Fallback | Answer::Down => {}
         }
     }
     let whole = Full::new(body).map_err(|never| match never {}).boxed();
-    Ok(proxy(&front.http, &inner, Request::from_parts(parts, whole)).await)
+    proxy(&front.http, inner, Request::from_parts(parts, whole)).await
+}
+
+/// A body of at most FAST_BODY_BYTES read whole, with the Python server's limits on its
+/// pace: no gap over BODY_IDLE_SECONDS, and after BODY_GRACE_SECONDS every byte buys
+/// 1/BODY_BYTES_PER_SECOND s more (408 past either, and the connection closes).
+async fn read_body(mut body: Incoming) -> Result<Bytes, Response<Body>> {
+    let started = tokio::time::Instant::now();
+    let mut data = Vec::new();
+    loop {
+        let paid = Duration::from_secs_f64(data.len() as f64 / BODY_BYTES_PER_SECOND as f64);
+        let deadline = (started + Duration::from_secs(BODY_GRACE_SECONDS) + paid)
+            .min(tokio::time::Instant::now() + Duration::from_secs(BODY_IDLE_SECONDS));
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => return Err(error_answer(408, SLOW_BODY, true)),
+            Ok(None) => return Ok(Bytes::from(data)),
+            Ok(Some(Err(_))) => {
+                return Err(error_answer(400, "the request body ended early", true))
+            }
+            Ok(Some(Ok(frame))) => {
+                if let Ok(chunk) = frame.into_data() {
+                    if data.len() + chunk.len() > FAST_BODY_BYTES as usize {
+                        return Err(error_answer(
+                            413,
+                            "the request body is longer than it said",
+                            true,
+                        ));
+                    }
+                    data.extend_from_slice(&chunk);
+                }
+            }
+        }
+    }
 }
 
 /// `request` on this connection's own connection to the Python server's HTTP (opened when
