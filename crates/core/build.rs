@@ -1,4 +1,6 @@
-//! Builds the model server's compiled front (`crates/serving-front`) for the serving images:
+//! Lists the model server's Python package for `render::files` (`serving_modules.rs`:
+//! every `.py` file of `src/render/templates/tfimg_serving/`, sorted, each with its text),
+//! and builds the model server's compiled front (`crates/serving-front`) for the serving images:
 //! release, glibc linked statically (a static-pie that runs on the 2.9 line's Debian 11,
 //! glibc 2.31, as on newer ones), in `target/serving-front`, and puts it in OUT_DIR for
 //! `render::files` to carry (`include_bytes!`). Source paths are remapped, so the bytes do
@@ -9,6 +11,7 @@ use std::process::Command;
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    list_serving_modules(&manifest);
     let root = manifest
         .join("../..")
         .canonicalize()
@@ -71,6 +74,28 @@ fn main() {
     let built = target_dir.join(&target).join("release/tfimg-serving-front");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it"));
     std::fs::copy(&built, out.join("tfimg-serving-front")).expect("the front's binary");
+}
+
+fn list_serving_modules(manifest: &std::path::Path) {
+    let folder = manifest.join("src/render/templates/tfimg_serving");
+    println!("cargo:rerun-if-changed={}", folder.display());
+    let mut modules: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .expect("the serving package's folder")
+        .map(|entry| entry.expect("a folder entry").path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "py"))
+        .collect();
+    modules.sort();
+    let mut listed = String::from("&[\n");
+    for path in modules {
+        let name = path.file_name().expect("a file name").to_string_lossy();
+        listed.push_str(&format!(
+            "    ({name:?}, include_str!({:?})),\n",
+            path.display().to_string()
+        ));
+    }
+    listed.push_str("]\n");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it"));
+    std::fs::write(out.join("serving_modules.rs"), listed).expect("serving_modules.rs");
 }
 
 fn home_cargo() -> PathBuf {

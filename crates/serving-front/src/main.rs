@@ -185,6 +185,9 @@ async fn serve(port: u16, front: Arc<Front>) {
 type Inner = hyper::client::conn::http1::SendRequest<Body>;
 
 fn json_answer(status: u16, text: String, close: bool) -> Response<Body> {
+    // A status HTTP has no room for (the link's are ApiError's) is the server's failure.
+    let status =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
     let mut answer = Response::builder()
         .status(status)
         .header(header::CONTENT_TYPE, "application/json");

@@ -80,58 +80,9 @@ const TENSORBOARD_TEMPLATE: &str = include_str!("templates/tensorboard.sh");
 const SERVING_TEMPLATE: &str = include_str!("templates/serving.py");
 /// The package's modules, as they are: the spec reaches them through the environment the
 /// entrypoint sets, so every serving image carries the same bytes.
-const SERVING_MODULES: &[(&str, &str)] = &[
-    (
-        "__init__.py",
-        include_str!("templates/tfimg_serving/__init__.py"),
-    ),
-    (
-        "__main__.py",
-        include_str!("templates/tfimg_serving/__main__.py"),
-    ),
-    (
-        "batching.py",
-        include_str!("templates/tfimg_serving/batching.py"),
-    ),
-    (
-        "errors.py",
-        include_str!("templates/tfimg_serving/errors.py"),
-    ),
-    (
-        "grpc_api.py",
-        include_str!("templates/tfimg_serving/grpc_api.py"),
-    ),
-    (
-        "inference.py",
-        include_str!("templates/tfimg_serving/inference.py"),
-    ),
-    ("link.py", include_str!("templates/tfimg_serving/link.py")),
-    (
-        "metrics.py",
-        include_str!("templates/tfimg_serving/metrics.py"),
-    ),
-    (
-        "model_config.py",
-        include_str!("templates/tfimg_serving/model_config.py"),
-    ),
-    (
-        "models.py",
-        include_str!("templates/tfimg_serving/models.py"),
-    ),
-    ("rest.py", include_str!("templates/tfimg_serving/rest.py")),
-    (
-        "servables.py",
-        include_str!("templates/tfimg_serving/servables.py"),
-    ),
-    (
-        "settings.py",
-        include_str!("templates/tfimg_serving/settings.py"),
-    ),
-    (
-        "tensors.py",
-        include_str!("templates/tfimg_serving/tensors.py"),
-    ),
-];
+/// (Every `.py` file of `templates/tfimg_serving/`, listed by this crate's build script:
+/// a module added to the folder is carried without naming it here.)
+const SERVING_MODULES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/serving_modules.rs"));
 const SERVING_STANZA: &str = include_str!("templates/serving.sh");
 
 /// The extra CA as the one file of a context, when there is one.
@@ -312,6 +263,3 @@ fn login_path(spec: &ResolvedSpec) -> String {
     }
     folders.join(" ")
 }
-
-#[cfg(test)]
-mod tests;
