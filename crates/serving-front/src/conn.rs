@@ -60,6 +60,11 @@ impl State {
         self.since.elapsed().as_millis() as u64 + 1
     }
 
+    /// When the client's last byte came (or the connection opened).
+    fn last_byte(&self) -> Instant {
+        self.since + Duration::from_millis(self.last_heard.load(Ordering::SeqCst))
+    }
+
     /// The request's head is in and it is being read (`BODY`) or answered.
     pub fn set_phase_answering(&self) {
         let _ = self
@@ -72,12 +77,9 @@ impl State {
         self.served.fetch_add(1, Ordering::SeqCst);
         self.head_bytes.store(0, Ordering::SeqCst);
         self.tail.store(0, Ordering::SeqCst);
-        let _ = self
-            .phase
-            .compare_exchange(ANSWERING, IDLE, Ordering::SeqCst, Ordering::SeqCst);
-        let _ = self
-            .phase
-            .compare_exchange(BODY, IDLE, Ordering::SeqCst, Ordering::SeqCst);
+        let _ = (self.phase).fetch_update(Ordering::SeqCst, Ordering::SeqCst, |phase| {
+            matches!(phase, BODY | ANSWERING).then_some(IDLE)
+        });
         self.last_heard.store(self.now(), Ordering::SeqCst);
     }
 
@@ -204,18 +206,18 @@ impl Registry {
     /// Closes `count` of the connections that wait on their client, those silent longest,
     /// for `making` (408 for a request on its way, an idle one just closed).
     fn make_room(&self, making: &State, count: usize) {
-        let mut waiting: Vec<Arc<State>> = {
+        let (mut waiting, total): (Vec<Arc<State>>, usize) = {
             let connections = self.connections.lock().unwrap();
-            (connections.values())
+            let waiting = (connections.values())
                 .filter(|state| state.id != making.id && state.waits_for_client())
                 .cloned()
-                .collect()
+                .collect();
+            (waiting, connections.len())
         };
-        waiting.sort_by_key(|state| state.last_heard.load(Ordering::SeqCst));
-        let total = self.connections.lock().unwrap().len();
+        // `last_heard` counts from each connection's own start: the instant is compared.
+        waiting.sort_by_key(|state| state.last_byte());
         for state in waiting.into_iter().take(count) {
-            let silent = state.since.elapsed().as_secs_f64()
-                - state.last_heard.load(Ordering::SeqCst) as f64 / 1000.0;
+            let silent = state.last_byte().elapsed().as_secs_f64();
             let on_its_way = state.phase.load(Ordering::SeqCst) != IDLE;
             let message = format!(
                 "the server closed this connection for another client: it holds {total} connections, and this request had gone longest without a byte ({silent:.1} s)"

@@ -252,7 +252,6 @@ async fn handle(
 ) -> Result<Response<Tracked>, Infallible> {
     front.registry.request_in(&state);
     let answer = answer(request, &front, &inner, &state).await;
-    state.set_phase_answering();
     Ok(answer.map(|body| Tracked { body, state }))
 }
 
@@ -278,11 +277,12 @@ async fn answer(
         return proxy(&front.http, inner, request.map(|body| body.boxed())).await;
     };
     let (parts, body) = request.into_parts();
-    let body = match read_body(body).await {
+    let body = read_body(body).await;
+    state.set_phase_answering(); // the body is in, or its refusal is being answered
+    let body = match body {
         Ok(body) => body,
         Err(answer) => return answer,
     };
-    state.set_phase_answering();
     if let Some(predict) = predict::decode(&body, model, version) {
         match front.link.call(&predict).await {
             Answer::Outputs(outputs) => {

@@ -34,6 +34,10 @@ def check_input_names(specs, feeds):
         )
 
 
+# A request's own failures while the model runs on it (answered 400 with their text).
+REQUEST_ERRORS = (ValueError, TypeError, tf.errors.InvalidArgumentError)
+
+
 async def run_arrays(servable, signature_name, signature, arrays, digits=False):
     """The outputs of the signature on `arrays` (numpy, of its inputs' dtypes), run by the
     signature's worker with the requests that queued meanwhile; with `digits`, float32 ones
@@ -41,18 +45,26 @@ async def run_arrays(servable, signature_name, signature, arrays, digits=False):
     specs = signature.inputs
     for key, array in arrays.items():
         if not specs[key].shape.is_compatible_with(array.shape):
-            wanted = [d if d is not None else -1 for d in specs[key].shape.as_list()]
-            raise ApiError(
-                400, f"input `{key}` has shape {list(array.shape)}; the signature takes {wanted}"
-            )
-    rows = {array.shape[0] if array.ndim else None for array in arrays.values()}
-    # Inputs without one common first dimension (0 rows here) are never merged.
-    job = Job(arrays, rows.pop() if len(rows) == 1 and None not in rows else 0, digits)
+            raise shape_refused(key, array.shape, specs[key].shape.as_list())
+    job = Job(arrays, rows_of(arrays), digits)
     servable.worker(signature_name, signature).submit(job)
     try:
         return await job.future
-    except (ValueError, TypeError, tf.errors.InvalidArgumentError) as error:
+    except REQUEST_ERRORS as error:
         raise ApiError(400, client_text(error)) from None
+
+
+def shape_refused(key, shape, dims):
+    """The 400 for input `key` of `shape` where the signature takes `dims` (None: any)."""
+    wanted = [-1 if dim is None else dim for dim in dims]
+    return ApiError(400, f"input `{key}` has shape {list(shape)}; the signature takes {wanted}")
+
+
+def rows_of(arrays):
+    """The rows of a request's inputs, which the workers merge by: their common first
+    dimension; 0 (never merged) for inputs without one."""
+    rows = {array.shape[0] if array.ndim else None for array in arrays.values()}
+    return rows.pop() if len(rows) == 1 and None not in rows else 0
 
 
 def signature_name_of(body):

@@ -33,9 +33,9 @@ import tensorflow as tf
 
 from .batching import Job
 from .errors import FAILED, ApiError, client_text
-from .inference import check_input_names, signature_of
+from .inference import REQUEST_ERRORS, check_input_names, rows_of, shape_refused, signature_of
 from .metrics import record_request, status_name
-from .settings import DEFAULT_SIGNATURE, MAX_DECODED_BYTES, MAX_IN_FLIGHT, log
+from .settings import BUSY, DEFAULT_SIGNATURE, MAX_DECODED_BYTES, MAX_IN_FLIGHT, log
 
 OK, ERROR, FALLBACK = 0, 1, 2
 # The link's dtypes, by tag: what JSON numbers become (float64, int64), and what outputs
@@ -194,43 +194,49 @@ class Link:
             record_request(self.models, name, "predict", "REST", status_name(status), started)
             send(payload)
 
+        def refuse(error):
+            finish(error.status, answer_error(ident, error.status, client_text(error)))
+
+        def done(outputs, error):
+            with self.lock:
+                self.in_flight -= 1
+            if error is None:
+                finish(200, answer_ok(ident, outputs))
+            elif isinstance(error, ApiError):
+                refuse(error)
+            elif isinstance(error, REQUEST_ERRORS):
+                refuse(ApiError(400, client_text(error)))
+            else:
+                log.error("a predict over the front's link failed: %r", error)
+                finish(500, answer_error(ident, 500, FAILED))
+
         try:
-            job, signature_name = self.job(reader, name, ident, finish, flush)
+            job, worker = self.job(reader, name, LinkJob(None, 0, done, flush))
+            with self.lock:
+                if self.in_flight >= MAX_IN_FLIGHT:
+                    raise ApiError(503, BUSY)
+                self.in_flight += 1
+            try:
+                worker.submit(job)
+            except ApiError:  # TensorFlow Serving's batching: too many rows, queue full
+                with self.lock:
+                    self.in_flight -= 1
+                raise
+            return
         except Fallback:
             send(struct.pack("<QB", ident, FALLBACK))
-            flush()
-            return
         except ApiError as error:
-            finish(error.status, answer_error(ident, error.status, client_text(error)))
-            flush()
-            return
+            refuse(error)
         except (ValueError, struct.error):
             raise  # a broken frame: the link ends
         except Exception:  # a bug here: REST answers the request, as it did before the front
             log.exception("the front's link could not take a predict")
             send(struct.pack("<QB", ident, FALLBACK))
-            flush()
-            return
-        with self.lock:
-            busy = self.in_flight >= MAX_IN_FLIGHT
-            if not busy:
-                self.in_flight += 1
-        if busy:
-            message = f"the server is answering {MAX_IN_FLIGHT} requests already: try again shortly"
-            finish(503, answer_error(ident, 503, message))
-            flush()
-            return
-        servable, signature = job.servable, job.signature
-        del job.servable, job.signature
-        try:
-            servable.worker(signature_name, signature).submit(job)
-        except ApiError as error:  # TensorFlow Serving's batching: too many rows, queue full
-            with self.lock:
-                self.in_flight -= 1
-            finish(error.status, answer_error(ident, error.status, client_text(error)))
-            flush()
+        flush()
 
-    def job(self, reader, name, ident, finish, flush):
+    def job(self, reader, name, job):
+        """`job` given the request's inputs, as the signature's plan converts and checks
+        them, and the worker that runs it."""
         (kind,) = reader.unpack("<B")
         version = label = None
         if kind == 1:
@@ -266,32 +272,10 @@ class Link:
                 len(dims) != array.ndim
                 or any(want is not None and want != have for want, have in zip(dims, array.shape))
             ):
-                wanted = [-1 if want is None else want for want in dims]
-                shape = list(array.shape)
-                raise ApiError(
-                    400, f"input `{key}` has shape {shape}; the signature takes {wanted}"
-                )
+                raise shape_refused(key, array.shape, dims)
             converted[key] = array
-        rows = {array.shape[0] if array.ndim else None for array in converted.values()}
-
-        def done(outputs, error):
-            with self.lock:
-                self.in_flight -= 1
-            if error is None:
-                finish(200, answer_ok(ident, outputs))
-            elif isinstance(error, ApiError):
-                finish(error.status, answer_error(ident, error.status, client_text(error)))
-            elif isinstance(error, (ValueError, TypeError, tf.errors.InvalidArgumentError)):
-                finish(400, answer_error(ident, 400, client_text(error)))
-            else:
-                log.error("a predict over the front's link failed: %r", error)
-                finish(500, answer_error(ident, 500, FAILED))
-
-        job = LinkJob(
-            converted, rows.pop() if len(rows) == 1 and None not in rows else 0, done, flush
-        )
-        job.servable, job.signature = servable, plan.signature
-        return job, signature_name
+        job.feeds, job.rows = converted, rows_of(converted)
+        return job, servable.worker(signature_name, plan.signature)
 
 
 class Plan:

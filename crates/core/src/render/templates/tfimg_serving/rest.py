@@ -19,6 +19,7 @@ from .settings import (
     BODY_BYTES_PER_SECOND,
     BODY_GRACE_SECONDS,
     BODY_IDLE_SECONDS,
+    BUSY,
     CONNECTIONS,
     HEADER_SECONDS,
     INT64_MAX,
@@ -567,8 +568,7 @@ async def serve_one(models, capacity, large, scope, receive, send):
         if request.body is None:  # the client went away
             return
         if capacity.in_flight >= MAX_IN_FLIGHT:
-            busy = f"the server is answering {MAX_IN_FLIGHT} requests already: try again shortly"
-            await answer(send, 503, json.dumps({"error": busy}).encode(), close=False)
+            await answer(send, 503, json.dumps({"error": BUSY}).encode(), close=False)
             return
         capacity.in_flight += 1
         try:
