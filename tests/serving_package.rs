@@ -18,6 +18,7 @@ const PACKAGE: &str = "crates/core/src/render/templates/tfimg_serving";
 const TESTS: &str = "tests/serving_package";
 const TEST_FILES: &[&str] = &[
     "test_batching",
+    "test_link",
     "test_model_config",
     "test_requests",
     "test_settings",

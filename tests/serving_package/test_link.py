@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfimg_serving import link
+from tfimg_serving import link, metrics
 from tfimg_serving.batching import Worker
 from tfimg_serving.errors import ApiError
 
@@ -26,9 +26,20 @@ def array(name, values, tag=1):
     return text(name) + head + values.tobytes()
 
 
-def predict(ident, inputs, model="m", signature=""):
+def first_dim(encoded):
+    """The first dimension of an array as `array` encodes it (0 for a scalar)."""
+    size = struct.unpack_from("<H", encoded)[0]
+    _, rank = struct.unpack_from("<BB", encoded, 2 + size)
+    return struct.unpack_from("<Q", encoded, 4 + size)[0] if rank else 0
+
+
+def predict(ident, inputs, model="m", signature="", parts=None):
+    """A frame of one request (`ident` its id too), or of `parts`: (id, rows) each."""
+    if parts is None:
+        parts = [(ident, first_dim(inputs[0]))]
     return (
-        struct.pack("<Q", ident)
+        struct.pack("<QI", ident, len(parts))
+        + b"".join(struct.pack("<QQ", *part) for part in parts)
         + text(model)
         + b"\x00"
         + text(signature)
@@ -108,8 +119,9 @@ class Models:
         return self.servable
 
 
-def answers(servable, frames):
-    """The link's answers to `frames`, by id."""
+def answers(servable, frames, expected=None):
+    """The link's answers to `frames` (`expected` of them: one a frame unless said), by
+    id."""
     models = Models(servable)
     the_link = link.Link.__new__(link.Link)
     the_link.models, the_link.in_flight, the_link.lock = models, 0, threading.Lock()
@@ -122,7 +134,7 @@ def answers(servable, frames):
 
     for frame in frames:
         the_link.request(frame, send, lambda: None)
-    for _ in frames:
+    for _ in range(len(frames) if expected is None else expected):
         assert done.acquire(timeout=10), "an answer never came"
     return got
 
@@ -187,3 +199,79 @@ def test_one_bad_request_among_merged_ones_fails_alone():
     got = answers(servable, frames)
     assert [got[i][0] for i in range(1, 5)] == [link.OK] * 4
     assert got[9][0] == link.ERROR and b"negative rows are refused" in got[9][1]
+
+
+def outputs_of(body):
+    reader = link.Reader(body)
+    (count,) = reader.unpack("<H")
+    return dict(reader.array() for _ in range(count))
+
+
+def test_a_frame_of_several_requests_runs_once_and_is_answered_once_with_all_rows():
+    calls = []
+
+    def counted(feeds):
+        calls.append(feeds["x"].shape)
+        return doubled(feeds)
+
+    servable = Servable({"x": tf.TensorSpec([None, 2], tf.float32)}, {"y": "DT_FLOAT"}, counted)
+    rows = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    frame = predict(10, [array("", rows)], parts=[(11, 1), (12, 2)])
+    got = answers(servable, [frame])
+    assert list(got) == [10] and got[10][0] == link.OK
+    assert outputs_of(got[10][1])["y"].tolist() == [[2.0, 4.0], [6.0, 8.0], [10.0, 12.0]]
+    assert calls == [(3, 2)]
+
+
+def test_one_bad_request_in_a_frame_fails_alone_the_others_answered_each():
+    def refuse_negative(feeds):
+        if (feeds["x"] < 0).any():
+            raise ValueError("negative rows are refused")
+        return {"y": feeds["x"] * 2}
+
+    servable = Servable(
+        {"x": tf.TensorSpec([None, 1], tf.float32)}, {"y": "DT_FLOAT"}, refuse_negative
+    )
+    frame = predict(20, [array("", [[1.0], [-1.0], [3.0]])], parts=[(21, 1), (22, 1), (23, 1)])
+    got = answers(servable, [frame], expected=3)
+    assert sorted(got) == [21, 22, 23]
+    assert outputs_of(got[21][1])["y"].tolist() == [[2.0]]
+    assert got[22][0] == link.ERROR and b"negative rows are refused" in got[22][1]
+    assert outputs_of(got[23][1])["y"].tolist() == [[6.0]]
+
+
+def test_a_frame_of_the_wrong_shape_is_refused_to_each_request_with_its_own_shape():
+    servable = Servable({"x": tf.TensorSpec([None, 2], tf.float32)}, {"y": "DT_FLOAT"}, doubled)
+    frame = predict(30, [array("", [[1.0, 2.0, 3.0]] * 3)], parts=[(31, 1), (32, 2)])
+    got = answers(servable, [frame], expected=2)
+    assert got[31][1][2:].decode() == "input `x` has shape [1, 3]; the signature takes [-1, 2]"
+    assert got[32][1][2:].decode() == "input `x` has shape [2, 3]; the signature takes [-1, 2]"
+
+
+def test_tensorflow_servings_batching_gets_each_request_of_a_frame_as_its_own_task():
+    servable = Servable({"x": tf.TensorSpec([None, 1], tf.float32)}, {"y": "DT_FLOAT"}, doubled)
+    servable.the_worker.per_request = True  # as Batcher: it counts requests, not frames
+    frame = predict(40, [array("", [[1.0], [2.0]])], parts=[(41, 1), (42, 1)])
+    got = answers(servable, [frame], expected=2)
+    assert outputs_of(got[41][1])["y"].tolist() == [[2.0]]
+    assert outputs_of(got[42][1])["y"].tolist() == [[4.0]]
+
+
+def test_a_frame_whose_rows_do_not_add_up_ends_the_link():
+    servable = Servable({"x": tf.TensorSpec([None, 1], tf.float32)}, {"y": "DT_FLOAT"}, doubled)
+    frame = predict(50, [array("", [[1.0], [2.0]])], parts=[(51, 1), (52, 5)])
+    with pytest.raises(ValueError, match="rows"):
+        answers(servable, [frame])
+    with pytest.raises(ValueError, match="requests"):
+        answers(servable, [struct.pack("<QI", 60, 257)])
+
+
+def test_a_request_the_front_answered_busy_is_counted_in_the_metrics():
+    servable = Servable({"x": tf.TensorSpec([None, 1], tf.float32)}, {"y": "DT_FLOAT"}, doubled)
+
+    def busy():
+        return metrics.REQUESTS.labels("m", "UNAVAILABLE")._value.get()
+
+    before = busy()
+    answers(servable, [struct.pack("<QI", 0, 0) + text("m")], expected=0)
+    assert busy() == before + 1

@@ -1,7 +1,9 @@
 //! The link to the Python server (its `tfimg_serving/link.py` says the frames): decoded
-//! predicts out, each tagged and sent at once, their answers back in any order.
+//! predicts out, their answers back in any order. Predicts of one key (model, version,
+//! signature, inputs past their rows) go in one frame: the first at once, and while WINDOW
+//! of its frames are out, what comes meanwhile waits and goes together in the next.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -18,7 +20,7 @@ pub struct Array {
     pub data: Vec<u8>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dtype {
     F64 = 1,
     I64 = 2,
@@ -46,7 +48,7 @@ impl Dtype {
 }
 
 /// Which version a request names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Version {
     Highest,
     Number(i64),
@@ -63,7 +65,7 @@ pub struct Predict {
 }
 
 /// The link's answer.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
     Outputs(Vec<Array>),
     Error(u16, String),
@@ -80,14 +82,56 @@ fn put_text(frame: &mut Vec<u8>, text: &str) -> Option<()> {
     Some(())
 }
 
-/// The request's frame after its length and id; None when a name is too long for it.
-pub fn encode(predict: &Predict) -> Option<Vec<u8>> {
-    let size: usize = predict
-        .inputs
+/// Predicts that may share a frame: the same model, version and signature, and the same
+/// inputs (names, dtypes, shapes past the first dimension), each with rows.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Key {
+    model: String,
+    version: Version,
+    signature: String,
+    inputs: Vec<(String, Dtype, Vec<u64>)>,
+}
+
+/// The key of `predict` and its rows; None when it cannot share a frame (an input without
+/// dimensions, or inputs of different rows).
+pub fn key_of(predict: &Predict) -> Option<(Key, u64)> {
+    let rows = *predict.inputs.first()?.shape.first()?;
+    let mut inputs = Vec::with_capacity(predict.inputs.len());
+    for input in &predict.inputs {
+        let (&first, inner) = input.shape.split_first()?;
+        if first != rows {
+            return None;
+        }
+        inputs.push((input.name.clone(), input.dtype, inner.to_vec()));
+    }
+    let key = Key {
+        model: predict.model.clone(),
+        version: predict.version.clone(),
+        signature: predict.signature.clone(),
+        inputs,
+    };
+    Some((key, rows))
+}
+
+/// A frame's bytes after its length: its id, its parts (each request's id and rows), then
+/// the first request's model, version and signature and the inputs of all of them, each
+/// input's values one request after another (its first dimension their rows together);
+/// None when a name is too long for the frame. The parts of a frame of several share a key.
+pub fn encode(id: u64, parts: &[(u64, &Predict)]) -> Option<Vec<u8>> {
+    let (_, predict) = parts.first()?;
+    let size: usize = parts
         .iter()
-        .map(|input| input.data.len() + 64)
+        .flat_map(|(_, part)| &part.inputs)
+        .map(|input| input.data.len())
         .sum();
-    let mut frame = Vec::with_capacity(size + 64);
+    let mut frame = Vec::with_capacity(size + 64 + parts.len() * 16);
+    frame.extend_from_slice(&id.to_le_bytes());
+    frame.extend_from_slice(&u32::try_from(parts.len()).ok()?.to_le_bytes());
+    for (id, part) in parts {
+        let rows = part.inputs.first().and_then(|input| input.shape.first());
+        frame.extend_from_slice(&id.to_le_bytes());
+        frame.extend_from_slice(&rows.copied().unwrap_or(0).to_le_bytes());
+    }
     put_text(&mut frame, &predict.model)?;
     match &predict.version {
         Version::Highest => frame.push(0),
@@ -102,14 +146,25 @@ pub fn encode(predict: &Predict) -> Option<Vec<u8>> {
     }
     put_text(&mut frame, &predict.signature)?;
     frame.extend_from_slice(&u16::try_from(predict.inputs.len()).ok()?.to_le_bytes());
-    for input in &predict.inputs {
+    for (index, input) in predict.inputs.iter().enumerate() {
         put_text(&mut frame, &input.name)?;
         frame.push(input.dtype as u8);
         frame.push(u8::try_from(input.shape.len()).ok()?);
-        for dim in &input.shape {
+        let rows: u64 = parts
+            .iter()
+            .map(|(_, part)| part.inputs[index].shape.first().copied().unwrap_or(0))
+            .sum();
+        for (at, dim) in input.shape.iter().enumerate() {
+            let dim = if at == 0 && parts.len() > 1 {
+                rows
+            } else {
+                *dim
+            };
             frame.extend_from_slice(&dim.to_le_bytes());
         }
-        frame.extend_from_slice(&input.data);
+        for (_, part) in parts {
+            frame.extend_from_slice(&part.inputs[index].data);
+        }
     }
     Some(frame)
 }
@@ -187,84 +242,362 @@ pub fn decode(frame: &[u8]) -> Option<(u64, Answer)> {
     cursor.data.is_empty().then_some((id, answer))
 }
 
-type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Answer>>>>;
+/// Frames of one key the Python server holds at once: one running, one ready to run when
+/// it ends. What comes meanwhile waits here and goes in the next frame, together, so the
+/// server reads, looks up and checks it once (docs/performance.md).
+const WINDOW: usize = 2;
+/// What one frame holds at most: requests, and bytes of values.
+const MOST_PARTS: usize = 256;
+const MOST_BYTES: usize = 16 << 20;
+/// Requests the link holds at once, here or in the server: past them, 503, as the Python
+/// server's link answered before requests waited here (its MAX_IN_FLIGHT and BUSY).
+pub const MOST_IN_FLIGHT: usize = 256;
+pub const BUSY: &str = "the server is answering 256 requests already: try again shortly";
+
+enum Item {
+    Request(Request),
+    /// A request of this model answered 503 here: the server counts it in its metrics.
+    Busy(String),
+}
+
+struct Request {
+    predict: Predict,
+    reply: oneshot::Sender<Answer>,
+}
+
+/// A frame sent and not yet answered whole: its key (None for a request alone) and its
+/// parts, each its id, rows and who waits for its answer.
+struct Sent {
+    key: Option<Key>,
+    parts: Vec<(u64, u64, Option<oneshot::Sender<Answer>>)>,
+    left: usize,
+}
+
+/// The frames sent and not yet answered, by frame id, and the frame of each part's id.
+#[derive(Default)]
+struct Waiting {
+    frames: HashMap<u64, Sent>,
+    parts: HashMap<u64, u64>,
+}
+
+impl Waiting {
+    /// `answer` given to what `id` names: a frame (each of its parts, outputs split by
+    /// their rows) or one part. The key of a frame now answered whole.
+    fn answer(&mut self, id: u64, answer: Answer) -> Option<Key> {
+        if let Some(sent) = self.frames.remove(&id) {
+            for (part, _, _) in &sent.parts {
+                self.parts.remove(part);
+            }
+            let count = sent.parts.len();
+            let answers = match answer {
+                Answer::Outputs(outputs) if count > 1 => {
+                    let rows: Vec<u64> = sent.parts.iter().map(|part| part.1).collect();
+                    match split(outputs, &rows) {
+                        Some(each) => each.into_iter().map(Answer::Outputs).collect(),
+                        None => vec![Answer::Down; count], // not what was asked: REST's
+                    }
+                }
+                answer => vec![answer; count],
+            };
+            for ((_, _, reply), answer) in sent.parts.into_iter().zip(answers) {
+                if let Some(reply) = reply {
+                    let _ = reply.send(answer);
+                }
+            }
+            return sent.key;
+        }
+        let frame = self.parts.remove(&id)?;
+        let sent = self.frames.get_mut(&frame)?;
+        if let Some(reply) = sent
+            .parts
+            .iter_mut()
+            .find(|part| part.0 == id)
+            .and_then(|part| part.2.take())
+        {
+            let _ = reply.send(answer);
+            sent.left -= 1;
+        }
+        if sent.left > 0 {
+            return None;
+        }
+        self.frames.remove(&frame)?.key
+    }
+
+    /// The link ended: everyone waiting is told so.
+    fn down(&mut self) {
+        self.parts.clear();
+        for (_, sent) in self.frames.drain() {
+            for (_, _, reply) in sent.parts {
+                if let Some(reply) = reply {
+                    let _ = reply.send(Answer::Down);
+                }
+            }
+        }
+    }
+}
+
+/// The outputs of a frame of several requests, each split at its rows; None when an
+/// output does not have their rows together as its first dimension.
+pub fn split(outputs: Vec<Array>, rows: &[u64]) -> Option<Vec<Vec<Array>>> {
+    let total: u64 = rows.iter().sum();
+    let mut answers = vec![Vec::with_capacity(outputs.len()); rows.len()];
+    for output in outputs {
+        let (&first, inner) = output.shape.split_first()?;
+        if first != total {
+            return None;
+        }
+        // `decode` checked that the values are all there: no product here overflows.
+        let row_bytes = inner.iter().product::<u64>() as usize * output.dtype.size();
+        let mut at = 0;
+        for (answer, &count) in answers.iter_mut().zip(rows) {
+            let size = row_bytes * count as usize;
+            let mut shape = output.shape.clone();
+            shape[0] = count;
+            answer.push(Array {
+                name: output.name.clone(),
+                dtype: output.dtype,
+                shape,
+                data: output.data[at..at + size].to_vec(),
+            });
+            at += size;
+        }
+    }
+    Some(answers)
+}
 
 /// The link's client: one connection, opened when the first request needs it and again
 /// after it ends.
 #[derive(Clone)]
 pub struct Link {
-    sender: mpsc::Sender<(Vec<u8>, oneshot::Sender<Answer>)>,
+    sender: mpsc::Sender<Item>,
+    held: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// One of the link's requests held: let go when its call ends, answered or dropped.
+struct Held(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Link {
     pub fn new(path: PathBuf) -> Link {
         let (sender, receiver) = mpsc::channel(1024);
         tokio::spawn(run(path, receiver));
-        Link { sender }
+        Link {
+            sender,
+            held: Arc::default(),
+        }
     }
 
-    pub async fn call(&self, predict: &Predict) -> Answer {
-        let Some(frame) = encode(predict) else {
-            return Answer::Fallback;
-        };
+    pub async fn call(&self, predict: Predict) -> Answer {
+        let held = self.held.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let _held = Held(self.held.clone());
+        if held >= MOST_IN_FLIGHT {
+            let _ = self.sender.try_send(Item::Busy(predict.model));
+            return Answer::Error(503, BUSY.into());
+        }
         let (reply, answer) = oneshot::channel();
-        if self.sender.send((frame, reply)).await.is_err() {
+        let request = Item::Request(Request { predict, reply });
+        if self.sender.send(request).await.is_err() {
             return Answer::Down;
         }
         answer.await.unwrap_or(Answer::Down)
     }
 }
 
-async fn run(path: PathBuf, mut requests: mpsc::Receiver<(Vec<u8>, oneshot::Sender<Answer>)>) {
-    let mut next = 0u64;
-    while let Some((frame, reply)) = requests.recv().await {
-        let Ok(stream) = UnixStream::connect(&path).await else {
-            let _ = reply.send(Answer::Down);
-            continue;
+/// The requests of one key waiting for a frame, and its frames the server holds.
+#[derive(Default)]
+struct Queue {
+    waiting: VecDeque<Request>,
+    sent: usize,
+}
+
+/// One connection's frames out: requests of a key while WINDOW of its frames are out wait
+/// and go together; a request with no key goes alone at once.
+struct Sender {
+    next: u64,
+    queues: HashMap<Key, Queue>,
+    alone: Vec<Request>,
+    /// Frames that tell the server of requests answered 503 here (u32 parts 0, the model).
+    busy: Vec<u8>,
+    waiting: Arc<Mutex<Waiting>>,
+}
+
+impl Sender {
+    fn take(&mut self, item: Item) {
+        let request = match item {
+            Item::Request(request) => request,
+            Item::Busy(model) => {
+                let mut frame = 0u64.to_le_bytes().to_vec();
+                frame.extend_from_slice(&0u32.to_le_bytes());
+                if put_text(&mut frame, &model).is_some() {
+                    self.busy
+                        .extend_from_slice(&(frame.len() as u32).to_le_bytes());
+                    self.busy.extend_from_slice(&frame);
+                }
+                return;
+            }
         };
-        let (reader, mut writer) = stream.into_split();
-        let waiting: Waiting = Arc::default();
-        let answers = tokio::spawn(read_answers(reader, waiting.clone()));
-        let mut pending = Some((frame, reply));
-        loop {
-            let first = match pending.take() {
-                Some(request) => request,
-                None => match requests.recv().await {
-                    Some(request) => request,
-                    None => return,
-                },
-            };
-            // The requests that queued meanwhile go in the same write.
-            let mut batch = vec![first];
-            while batch.len() < 256 {
-                match requests.try_recv() {
-                    Ok(request) => batch.push(request),
-                    Err(_) => break,
+        match key_of(&request.predict) {
+            Some((key, _)) => self
+                .queues
+                .entry(key)
+                .or_default()
+                .waiting
+                .push_back(request),
+            None => self.alone.push(request),
+        }
+    }
+
+    /// The bytes of every frame that may go now.
+    fn frames(&mut self) -> Vec<u8> {
+        let mut bytes = std::mem::take(&mut self.busy);
+        for request in std::mem::take(&mut self.alone) {
+            self.frame(&mut bytes, None, vec![request]);
+        }
+        let mut ready = Vec::new();
+        for (key, queue) in &mut self.queues {
+            while queue.sent < WINDOW && !queue.waiting.is_empty() {
+                let mut parts = Vec::new();
+                let mut size = 0;
+                while let Some(request) = queue.waiting.front() {
+                    let data: usize = request.predict.inputs.iter().map(|i| i.data.len()).sum();
+                    if !parts.is_empty() && (parts.len() == MOST_PARTS || size + data > MOST_BYTES)
+                    {
+                        break;
+                    }
+                    size += data;
+                    parts.extend(queue.waiting.pop_front());
                 }
-            }
-            let mut bytes = Vec::new();
-            {
-                let mut waiting = waiting.lock().unwrap();
-                for (frame, reply) in batch {
-                    next += 1;
-                    bytes.extend_from_slice(&((frame.len() + 8) as u32).to_le_bytes());
-                    bytes.extend_from_slice(&next.to_le_bytes());
-                    bytes.extend_from_slice(&frame);
-                    waiting.insert(next, reply);
-                }
-            }
-            if writer.write_all(&bytes).await.is_err() || answers.is_finished() {
-                break;
+                queue.sent += 1;
+                ready.push((key.clone(), parts));
             }
         }
-        answers.abort();
-        for (_, reply) in waiting.lock().unwrap().drain() {
-            let _ = reply.send(Answer::Down);
+        for (key, parts) in ready {
+            self.frame(&mut bytes, Some(key), parts);
+        }
+        self.queues
+            .retain(|_, queue| queue.sent > 0 || !queue.waiting.is_empty());
+        bytes
+    }
+
+    fn frame(&mut self, bytes: &mut Vec<u8>, key: Option<Key>, parts: Vec<Request>) {
+        self.next += 1;
+        let id = self.next;
+        let ids: Vec<u64> = (0..parts.len() as u64).map(|at| id + 1 + at).collect();
+        self.next += parts.len() as u64;
+        let tagged: Vec<(u64, &Predict)> = ids
+            .iter()
+            .zip(&parts)
+            .map(|(id, r)| (*id, &r.predict))
+            .collect();
+        let Some(frame) = encode(id, &tagged) else {
+            for request in parts {
+                let _ = request.reply.send(Answer::Fallback);
+            }
+            if let Some(queue) = key.and_then(|key| self.queues.get_mut(&key)) {
+                queue.sent -= 1;
+            }
+            return;
+        };
+        bytes.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&frame);
+        let left = parts.len();
+        let parts = ids
+            .into_iter()
+            .zip(parts)
+            .map(|(id, request)| {
+                let rows = key_of(&request.predict).map_or(0, |(_, rows)| rows);
+                (id, rows, Some(request.reply))
+            })
+            .collect::<Vec<_>>();
+        let mut waiting = self.waiting.lock().unwrap();
+        for (part, _, _) in &parts {
+            waiting.parts.insert(*part, id);
+        }
+        waiting.frames.insert(id, Sent { key, parts, left });
+    }
+
+    fn done(&mut self, key: &Key) {
+        if let Some(queue) = self.queues.get_mut(key) {
+            queue.sent = queue.sent.saturating_sub(1);
+        }
+    }
+
+    /// The link ended: the requests waiting here are told so too.
+    fn down(&mut self) {
+        self.waiting.lock().unwrap().down();
+        let alone = std::mem::take(&mut self.alone);
+        let queued = self.queues.drain().flat_map(|(_, queue)| queue.waiting);
+        for request in alone.into_iter().chain(queued) {
+            let _ = request.reply.send(Answer::Down);
         }
     }
 }
 
-async fn read_answers(reader: tokio::net::unix::OwnedReadHalf, waiting: Waiting) {
+async fn run(path: PathBuf, mut requests: mpsc::Receiver<Item>) {
+    let mut next = 0u64;
+    while let Some(first) = requests.recv().await {
+        let Ok(stream) = UnixStream::connect(&path).await else {
+            if let Item::Request(first) = first {
+                let _ = first.reply.send(Answer::Down);
+            }
+            continue;
+        };
+        let (reader, mut writer) = stream.into_split();
+        let (finished, mut done) = mpsc::unbounded_channel();
+        let mut sender = Sender {
+            next,
+            queues: HashMap::new(),
+            alone: Vec::new(),
+            busy: Vec::new(),
+            waiting: Arc::default(),
+        };
+        let mut answers = tokio::spawn(read_answers(reader, sender.waiting.clone(), finished));
+        sender.take(first);
+        let mut open = true;
+        loop {
+            while let Ok(request) = requests.try_recv() {
+                sender.take(request);
+            }
+            let bytes = sender.frames();
+            if !bytes.is_empty() && writer.write_all(&bytes).await.is_err() {
+                break;
+            }
+            tokio::select! {
+                request = requests.recv() => match request {
+                    Some(request) => sender.take(request),
+                    None => {
+                        open = false;
+                        break;
+                    }
+                },
+                Some(key) = done.recv() => {
+                    sender.done(&key);
+                    while let Ok(key) = done.try_recv() {
+                        sender.done(&key);
+                    }
+                }
+                _ = &mut answers => break,
+            }
+        }
+        answers.abort();
+        sender.down();
+        next = sender.next;
+        if !open {
+            return;
+        }
+    }
+}
+
+async fn read_answers(
+    reader: tokio::net::unix::OwnedReadHalf,
+    waiting: Arc<Mutex<Waiting>>,
+    finished: mpsc::UnboundedSender<Key>,
+) {
     // Answers the server wrote together are read together.
     let mut reader = tokio::io::BufReader::with_capacity(1 << 16, reader);
     loop {
@@ -279,13 +612,11 @@ async fn read_answers(reader: tokio::net::unix::OwnedReadHalf, waiting: Waiting)
         let Some((id, answer)) = decode(&frame) else {
             break;
         };
-        if let Some(reply) = waiting.lock().unwrap().remove(&id) {
-            let _ = reply.send(answer);
+        if let Some(key) = waiting.lock().unwrap().answer(id, answer) {
+            let _ = finished.send(key);
         }
     }
-    for (_, reply) in waiting.lock().unwrap().drain() {
-        let _ = reply.send(Answer::Down);
-    }
+    waiting.lock().unwrap().down();
 }
 
 #[cfg(test)]

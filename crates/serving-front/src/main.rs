@@ -284,7 +284,7 @@ async fn answer(
         Err(answer) => return answer,
     };
     if let Some(predict) = predict::decode(&body, model, version) {
-        match front.link.call(&predict).await {
+        match front.link.call(predict).await {
             Answer::Outputs(outputs) => {
                 if let Some(text) = predict::answer(&outputs) {
                     return json_answer(200, text, false);

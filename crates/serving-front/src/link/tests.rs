@@ -38,3 +38,182 @@ fn an_error_answer_carries_its_status_and_text() {
         Some((3, Answer::Error(404, "no model `m`".into())))
     );
 }
+
+fn rows(rows: &[[f64; 2]]) -> Predict {
+    Predict {
+        model: "m".into(),
+        version: Version::Highest,
+        signature: String::new(),
+        inputs: vec![Array {
+            name: String::new(),
+            dtype: Dtype::F64,
+            shape: vec![rows.len() as u64, 2],
+            data: rows
+                .iter()
+                .flatten()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+        }],
+    }
+}
+
+#[test]
+fn requests_of_one_key_share_a_frame_their_rows_one_after_another() {
+    let (one, two) = (rows(&[[1.0, 2.0]]), rows(&[[3.0, 4.0], [5.0, 6.0]]));
+    assert_eq!(key_of(&one).unwrap().0, key_of(&two).unwrap().0);
+    let frame = encode(9, &[(10, &one), (11, &two)]).unwrap();
+    let mut cursor = Cursor { data: &frame };
+    assert_eq!(cursor.u64(), Some(9));
+    assert_eq!(cursor.take(4), Some(&2u32.to_le_bytes()[..]));
+    let parts: Vec<u64> = (0..4).map(|_| cursor.u64().unwrap()).collect();
+    assert_eq!(parts, [10, 1, 11, 2]);
+    assert_eq!(cursor.text().as_deref(), Some("m"));
+    assert_eq!(cursor.u8(), Some(0)); // the highest version
+    assert_eq!(cursor.text().as_deref(), Some(""));
+    assert_eq!(cursor.u16(), Some(1));
+    assert_eq!(cursor.text().as_deref(), Some(""));
+    assert_eq!((cursor.u8(), cursor.u8()), (Some(1), Some(2)));
+    assert_eq!((cursor.u64(), cursor.u64()), (Some(3), Some(2)));
+    let values: Vec<f64> = (0..6)
+        .map(|_| f64::from_le_bytes(cursor.take(8).unwrap().try_into().unwrap()))
+        .collect();
+    assert_eq!(values, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    assert!(cursor.data.is_empty());
+    // Another shape past the rows, a scalar: another key, none.
+    let wider = Predict {
+        inputs: vec![Array {
+            shape: vec![1, 3],
+            data: vec![0; 24],
+            ..one.inputs[0].clone()
+        }],
+        ..one.clone()
+    };
+    assert_ne!(key_of(&wider).unwrap().0, key_of(&one).unwrap().0);
+    let scalar = Predict {
+        inputs: vec![Array {
+            shape: vec![],
+            data: vec![0; 8],
+            ..one.inputs[0].clone()
+        }],
+        ..one
+    };
+    assert_eq!(key_of(&scalar), None);
+}
+
+#[test]
+fn a_frames_answer_is_split_at_each_requests_rows_or_refused_when_they_do_not_add_up() {
+    let output = Array {
+        name: "y".into(),
+        dtype: Dtype::I64,
+        shape: vec![3, 1],
+        data: [7i64, 8, 9].iter().flat_map(|v| v.to_le_bytes()).collect(),
+    };
+    let each = split(vec![output.clone()], &[1, 2]).unwrap();
+    assert_eq!(each[0][0].shape, [1, 1]);
+    assert_eq!(each[0][0].data, 7i64.to_le_bytes());
+    assert_eq!(each[1][0].shape, [2, 1]);
+    assert_eq!(each[1][0].data.len(), 16);
+    assert_eq!(split(vec![output], &[1, 1]), None);
+}
+
+fn sender() -> Sender {
+    Sender {
+        next: 0,
+        queues: HashMap::new(),
+        alone: Vec::new(),
+        busy: Vec::new(),
+        waiting: Arc::default(),
+    }
+}
+
+fn request(predict: Predict) -> (Request, oneshot::Receiver<Answer>) {
+    let (reply, answer) = oneshot::channel();
+    (Request { predict, reply }, answer)
+}
+
+/// The frames in `bytes`: each one's id and parts.
+fn sent(bytes: &[u8]) -> Vec<(u64, u32)> {
+    let mut cursor = Cursor { data: bytes };
+    let mut frames = Vec::new();
+    while !cursor.data.is_empty() {
+        let size = u32::from_le_bytes(cursor.take(4).unwrap().try_into().unwrap());
+        let mut frame = Cursor {
+            data: cursor.take(size as usize).unwrap(),
+        };
+        let id = frame.u64().unwrap();
+        let parts = u32::from_le_bytes(frame.take(4).unwrap().try_into().unwrap());
+        frames.push((id, parts));
+    }
+    frames
+}
+
+#[test]
+fn while_two_frames_of_a_key_are_out_what_comes_waits_and_goes_together() {
+    let mut sender = sender();
+    let mut answers = Vec::new();
+    let take = |sender: &mut Sender, answers: &mut Vec<_>, count: usize| {
+        for _ in 0..count {
+            let (request, answer) = request(rows(&[[1.0, 2.0]]));
+            sender.take(Item::Request(request));
+            answers.push(answer);
+        }
+    };
+    take(&mut sender, &mut answers, 1);
+    let first = sent(&sender.frames());
+    assert_eq!(first.iter().map(|f| f.1).collect::<Vec<_>>(), [1]);
+    take(&mut sender, &mut answers, 3);
+    assert_eq!(
+        sent(&sender.frames())
+            .iter()
+            .map(|f| f.1)
+            .collect::<Vec<_>>(),
+        [3]
+    );
+    take(&mut sender, &mut answers, 4);
+    assert!(sender.frames().is_empty(), "two frames are out: these wait");
+    // The first frame answered: its key's next frame takes all that waited.
+    let key = sender
+        .waiting
+        .lock()
+        .unwrap()
+        .answer(first[0].0, Answer::Fallback);
+    sender.done(&key.unwrap());
+    assert_eq!(
+        sent(&sender.frames())
+            .iter()
+            .map(|f| f.1)
+            .collect::<Vec<_>>(),
+        [4]
+    );
+    assert_eq!(answers[0].try_recv(), Ok(Answer::Fallback));
+    // The link ends: everyone still waiting hears it.
+    take(&mut sender, &mut answers, 1);
+    sender.down();
+    assert!(answers[1..]
+        .iter_mut()
+        .all(|a| a.try_recv() == Ok(Answer::Down)));
+}
+
+#[test]
+fn a_frame_answered_request_by_request_is_done_when_the_last_is() {
+    let mut waiting = Waiting::default();
+    let (key, _) = key_of(&rows(&[[1.0, 2.0]])).unwrap();
+    let (first, mut one) = oneshot::channel();
+    let (second, mut two) = oneshot::channel();
+    waiting.parts.extend([(2, 1), (3, 1)]);
+    waiting.frames.insert(
+        1,
+        Sent {
+            key: Some(key.clone()),
+            parts: vec![(2, 1, Some(first)), (3, 1, Some(second))],
+            left: 2,
+        },
+    );
+    assert_eq!(waiting.answer(3, Answer::Error(400, "no".into())), None);
+    assert_eq!(two.try_recv(), Ok(Answer::Error(400, "no".into())));
+    assert_eq!(waiting.answer(2, Answer::Fallback), Some(key));
+    assert_eq!(one.try_recv(), Ok(Answer::Fallback));
+    assert!(waiting.frames.is_empty() && waiting.parts.is_empty());
+    // An answer to an id nobody waits for is dropped.
+    assert_eq!(waiting.answer(2, Answer::Fallback), None);
+}

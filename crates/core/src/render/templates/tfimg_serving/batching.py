@@ -37,6 +37,8 @@ def batchable(definition, least_rank=2):
 class Job:
     """One request's inputs (numpy arrays of `rows` rows) and the event loop waiting."""
 
+    requests = 1  # the requests it answers (the link's may answer several)
+
     def __init__(self, feeds, rows, digits=False):
         self.feeds, self.rows = feeds, rows
         # Its float32 outputs as JSON writes them (`float32_digits`), done by the worker once
@@ -54,6 +56,10 @@ class Job:
     def group_settled(self):
         """Every job of the call this one was in is settled (the link sends their answers
         together)."""
+
+    def split(self):
+        """Its requests as jobs of their own, to run alone."""
+        return [self]
 
     def fits(self, other, rows):
         return (
@@ -85,7 +91,9 @@ class Worker:
     """Runs one signature on its own thread, a call at a time. With `merge`, the jobs that
     queued meanwhile (same inputs, same shapes past the first dimension) go into one call;
     a merged call that fails, or whose outputs do not have one row per input row, is run
-    again job by job, so one bad request fails alone."""
+    again request by request, so one bad request fails alone."""
+
+    per_request = False  # whether its batching counts each request (Batcher's does)
 
     def __init__(self, signature, merge, name):
         self.signature, self.merge = signature, merge
@@ -148,7 +156,7 @@ class Worker:
     def run(self, group):
         rows = sum(job.rows for job in group)
         size = next((size for size in self.allowed if size >= rows), rows) if rows else rows
-        if len(group) > 1 or size > rows:
+        if len(group) > 1 or size > rows or group[0].requests > 1:
             feeds = [job.feeds for job in group]
             if size > rows:  # padded, as TensorFlow Serving pads, with the last request's first row
                 feeds.append(
@@ -175,7 +183,7 @@ class Worker:
                     )
                     start += job.rows
                 return
-        for job in group:
+        for job in [each for merged in group for each in merged.split()]:
             try:
                 outputs = self.call(job.feeds)
                 job.settle(with_digits(outputs) if job.digits else outputs)
@@ -199,6 +207,8 @@ class Batcher(Worker):
     take the oldest batch once it is full, another has opened behind it, or it has waited
     `batch_timeout_micros`; a batch is padded up to the next of `allowed_batch_sizes`. As
     Worker, a merged call that fails is run again request by request."""
+
+    per_request = True
 
     def __init__(self, signature, merge, name):
         self.signature, self.merge = signature, merge

@@ -12,13 +12,23 @@ text. A request the link cannot answer exactly as REST would (an input or output
 not a number or a bool) is answered FALLBACK before anything runs, and the front passes the
 client's request whole to the HTTP socket.
 
+The front sends the predicts of one model, version, signature and input shapes (past their
+rows) that queue while that signature's frames are being answered as one frame, whose
+values are the requests' rows one after another: read, looked up, checked and converted
+once, and run as one job where the worker merges rows anyway.
+
 Frames, little-endian, each `u32 length` then its bytes:
-  request:  u64 id, str model, u8 version kind (0 none, 1 number: i64, 2 label: str),
+  request:  u64 frame id, u32 requests, each: u64 request id, u64 rows;
+            str model, u8 version kind (0 none, 1 number: i64, 2 label: str),
             str signature, u16 inputs, each: str name ("" = the signature's only input),
-            u8 dtype (DTYPES), u8 rank, u64 dims[rank], the values
-  answer:   u64 id, u8 kind: OK (u16 outputs, each as an input; float32 outputs as float64
-            with TensorFlow Serving's digits), ERROR (u16 HTTP status, the text as UTF-8),
-            FALLBACK
+            u8 dtype (DTYPES), u8 rank, u64 dims[rank] (the first: all requests' rows), the
+            values of every request, one after another
+            or u32 0 and str model: a request the front answered 503 (its MOST_IN_FLIGHT
+            of the link's requests were held), for the metrics; no answer
+  answer:   u64 id (the frame's: the answer of each of its requests, outputs split at their
+            rows; or one request's), u8 kind: OK (u16 outputs, each as an input; float32
+            outputs as float64 with TensorFlow Serving's digits), ERROR (u16 HTTP status,
+            the text as UTF-8), FALLBACK
 where `str` is u16 length and UTF-8.
 """
 
@@ -35,7 +45,14 @@ from .batching import Job
 from .errors import FAILED, ApiError, client_text
 from .inference import REQUEST_ERRORS, check_input_names, rows_of, shape_refused, signature_of
 from .metrics import record_request, status_name
-from .settings import BUSY, DEFAULT_SIGNATURE, MAX_DECODED_BYTES, MAX_IN_FLIGHT, log
+from .settings import (
+    BUSY,
+    DEFAULT_SIGNATURE,
+    MAX_BATCH_ROWS,
+    MAX_DECODED_BYTES,
+    MAX_IN_FLIGHT,
+    log,
+)
 
 OK, ERROR, FALLBACK = 0, 1, 2
 # The link's dtypes, by tag: what JSON numbers become (float64, int64), and what outputs
@@ -43,6 +60,7 @@ OK, ERROR, FALLBACK = 0, 1, 2
 DTYPES = {1: np.dtype("<f8"), 2: np.dtype("<i8"), 3: np.dtype("bool"), 4: np.dtype("<u8")}
 TAGS = {dtype: tag for tag, dtype in DTYPES.items()}
 MAX_FRAME = MAX_DECODED_BYTES  # what the front sends is at most a body's decoded values
+MAX_PARTS = 256  # requests in one frame (the front's MOST_PARTS)
 FLOATS = (tf.float16, tf.bfloat16, tf.float32, tf.float64)
 INTEGERS = (tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8, tf.uint16, tf.uint32, tf.uint64)
 # The outputs the front writes as REST writes them (the signature_def's names of dtypes).
@@ -121,17 +139,23 @@ def answer_error(ident, status, message):
 
 class LinkJob(Job):
     """A job whose answer goes back over the link from the worker's thread, with the
-    answers of the jobs it ran with, in one write."""
+    answers of the jobs it ran with, in one write: one request's, or a frame's of
+    `requests` that share a signature and shapes (their rows one after another), answered
+    together, whose `parts` are their jobs made when each must run alone."""
 
-    def __init__(self, feeds, rows, done, flush):
-        self.feeds, self.rows, self.digits = feeds, rows, True
+    def __init__(self, ident, feeds, rows, done, flush, requests=1, parts=None):
+        self.ident, self.feeds, self.rows, self.digits = ident, feeds, rows, True
         self.done, self.flush = done, flush
+        self.requests, self.parts = requests, parts
 
     def settle(self, outputs, error=None):
         self.done(outputs, error)
 
     def group_settled(self):
         self.flush()
+
+    def split(self):
+        return self.parts() if self.parts is not None else [self]
 
 
 class Link:
@@ -185,58 +209,109 @@ class Link:
             connection.close()
 
     def request(self, frame, send, flush):
+        """One frame: its requests read, looked up and checked once, then run as one job
+        where their signature's worker merges rows (`Worker`, not TensorFlow Serving's
+        batching, which counts each request), else a job each; answered to the frame's id
+        when all of them have the same answer, else to each request's id."""
         started = time.perf_counter()
         reader = Reader(frame)
-        (ident,) = reader.unpack("<Q")
+        ident, count = reader.unpack("<QI")
+        if count == 0:  # a request of this model the front answered 503: counted here
+            name = reader.text()
+            return record_request(self.models, name, "predict", "REST", "UNAVAILABLE", started)
+        if count > MAX_PARTS:
+            raise ValueError(f"a frame of {count} requests")
+        parts = list(struct.iter_unpack("<QQ", reader.take(16 * count)))
         name = reader.text()
 
-        def finish(status, payload):
-            record_request(self.models, name, "predict", "REST", status_name(status), started)
+        def answer(to, status, payload, requests):
+            record_request(
+                self.models, name, "predict", "REST", status_name(status), started, requests
+            )
             send(payload)
 
-        def refuse(error):
-            finish(error.status, answer_error(ident, error.status, client_text(error)))
+        def refuse(to, error, requests):
+            answer(to, error.status, answer_error(to, error.status, client_text(error)), requests)
 
-        def done(outputs, error):
-            with self.lock:
-                self.in_flight -= 1
-            if error is None:
-                finish(200, answer_ok(ident, outputs))
-            elif isinstance(error, ApiError):
-                refuse(error)
-            elif isinstance(error, REQUEST_ERRORS):
-                refuse(ApiError(400, client_text(error)))
-            else:
-                log.error("a predict over the front's link failed: %r", error)
-                finish(500, answer_error(ident, 500, FAILED))
+        def done_for(to, requests):
+            def done(outputs, error):
+                with self.lock:
+                    self.in_flight -= requests
+                if error is None:
+                    answer(to, 200, answer_ok(to, outputs), requests)
+                elif isinstance(error, ApiError):
+                    refuse(to, error, requests)
+                elif isinstance(error, REQUEST_ERRORS):
+                    refuse(to, ApiError(400, client_text(error)), requests)
+                else:
+                    log.error("a predict over the front's link failed: %r", error)
+                    answer(to, 500, answer_error(to, 500, FAILED), requests)
+
+            return done
 
         try:
-            job, worker = self.job(reader, name, LinkJob(None, 0, done, flush))
+            feeds, plan, worker = self.read(reader, name)
             with self.lock:
-                if self.in_flight >= MAX_IN_FLIGHT:
+                if self.in_flight + count > MAX_IN_FLIGHT:
                     raise ApiError(503, BUSY)
-                self.in_flight += 1
-            try:
-                worker.submit(job)
-            except ApiError:  # TensorFlow Serving's batching: too many rows, queue full
-                with self.lock:
-                    self.in_flight -= 1
-                raise
-            return
+                self.in_flight += count
         except Fallback:
             send(struct.pack("<QB", ident, FALLBACK))
+            return flush()
         except ApiError as error:
-            refuse(error)
+            refuse(ident, error, count)
+            return flush()
         except (ValueError, struct.error):
             raise  # a broken frame: the link ends
-        except Exception:  # a bug here: REST answers the request, as it did before the front
+        except Exception:  # a bug here: REST answers the requests, as before the front
             log.exception("the front's link could not take a predict")
             send(struct.pack("<QB", ident, FALLBACK))
+            return flush()
+
+        def each():
+            """A job for each request, its inputs checked alone (a part's first dimension
+            is its own rows)."""
+            jobs, start = [], 0
+            for part, rows in parts:
+                own = feeds
+                if count > 1:
+                    own = {key: value[start : start + rows] for key, value in feeds.items()}
+                start += rows
+                error = refusal(own, plan)
+                if error is None:
+                    jobs.append(LinkJob(part, own, rows_of(own), done_for(part, 1), flush))
+                else:
+                    with self.lock:
+                        self.in_flight -= 1
+                    refuse(part, error, 1)
+            return jobs
+
+        total = sum(rows for _, rows in parts)
+        if count > 1 and any(rows_of({k: v}) != total for k, v in feeds.items()):
+            raise ValueError("a frame whose inputs do not hold its requests' rows")
+        if (
+            count > 1
+            and worker.merge
+            and not worker.per_request
+            and total <= MAX_BATCH_ROWS
+            and plan.rows_free
+            and refusal(feeds, plan) is None
+        ):
+            jobs = [LinkJob(ident, feeds, total, done_for(ident, count), flush, count, each)]
+        else:
+            jobs = each()
+        for job in jobs:
+            try:
+                worker.submit(job)
+            except ApiError as error:  # TensorFlow Serving's batching: too many rows, queue full
+                with self.lock:
+                    self.in_flight -= job.requests
+                refuse(job.ident, error, job.requests)
         flush()
 
-    def job(self, reader, name, job):
-        """`job` given the request's inputs, as the signature's plan converts and checks
-        them, and the worker that runs it."""
+    def read(self, reader, name):
+        """The frame's inputs converted as the signature's plan says, its plan, and the
+        worker that runs it."""
         (kind,) = reader.unpack("<B")
         version = label = None
         if kind == 1:
@@ -259,7 +334,7 @@ class Link:
             check_input_names(plan.signature.inputs, feeds)
         converted = {}
         for key, array in feeds.items():
-            dtype, limits, dims = plan.inputs[key]
+            dtype, limits, _ = plan.inputs[key]
             if limits is None:  # a float input
                 array = array.astype(dtype)
             elif array.dtype.kind == "i":
@@ -268,14 +343,20 @@ class Link:
                 array = array.astype(dtype)
             else:
                 raise Fallback()
-            if dims is not None and (
-                len(dims) != array.ndim
-                or any(want is not None and want != have for want, have in zip(dims, array.shape))
-            ):
-                raise shape_refused(key, array.shape, dims)
             converted[key] = array
-        job.feeds, job.rows = converted, rows_of(converted)
-        return job, servable.worker(signature_name, plan.signature)
+        return converted, plan, servable.worker(signature_name, plan.signature)
+
+
+def refusal(feeds, plan):
+    """The 400 of the first input whose shape the signature does not take, or None."""
+    for key, array in feeds.items():
+        dims = plan.inputs[key][2]
+        if dims is not None and (
+            len(dims) != array.ndim
+            or any(want is not None and want != have for want, have in zip(dims, array.shape))
+        ):
+            return shape_refused(key, array.shape, dims)
+    return None
 
 
 class Plan:
@@ -286,6 +367,11 @@ class Plan:
 
     def __init__(self, signature, inputs):
         self.signature, self.inputs = signature, inputs
+        # Whether no input fixes its first dimension: then requests of one frame pass
+        # the shape checks together when their concatenation does.
+        self.rows_free = all(
+            dims is None or (dims and dims[0] is None) for _, _, dims in inputs.values()
+        )
 
 
 def plan_of(servable, signature_name):

@@ -51,13 +51,16 @@ LOAD_LATENCY = prometheus_client.Counter(
 )
 
 
-def record_request(models, name, api, entrypoint, status, started):
-    """One answered request in the metrics; `status` the gRPC code's name."""
+def record_request(models, name, api, entrypoint, status, started, requests=1):
+    """Answered requests in the metrics (`requests` answered alike together); `status` the
+    gRPC code's name."""
     took = (time.perf_counter() - started) * 1e6
     with models.lock:  # not between `configure` dropping the model and its series
         label = name if name in models.configured else ""
-        REQUESTS.labels(label, status).inc()
-        REQUEST_LATENCY.labels(label, api, entrypoint).observe(took)
+        REQUESTS.labels(label, status).inc(requests)
+        latency = REQUEST_LATENCY.labels(label, api, entrypoint)
+        for _ in range(requests):
+            latency.observe(took)
 
 
 API_NAMES = ("predict", "classify", "regress", "multi_inference", "metadata", "status", "reload")
