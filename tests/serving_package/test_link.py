@@ -6,6 +6,7 @@ import socket
 import struct
 import threading
 
+import grpc
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -20,7 +21,7 @@ def text(value):
     return struct.pack("<H", len(data)) + data
 
 
-def array(name, values, tag=1):
+def array(name, values, tag=2):  # 2: DT_DOUBLE, 9: DT_INT64, 1: DT_FLOAT
     values = np.asarray(values, dtype=link.DTYPES[tag])
     head = struct.pack(f"<BB{values.ndim}Q", tag, values.ndim, *values.shape)
     return text(name) + head + values.tobytes()
@@ -33,13 +34,14 @@ def first_dim(encoded):
     return struct.unpack_from("<Q", encoded, 4 + size)[0] if rank else 0
 
 
-def predict(ident, inputs, model="m", signature="", parts=None):
+def predict(ident, inputs, model="m", signature="", parts=None, api=link.REST):
     """A frame of one request (`ident` its id too), or of `parts`: (id, rows) each."""
     if parts is None:
         parts = [(ident, first_dim(inputs[0]))]
     return (
         struct.pack("<QI", ident, len(parts))
         + b"".join(struct.pack("<QQ", *part) for part in parts)
+        + struct.pack("<B", api)
         + text(model)
         + b"\x00"
         + text(signature)
@@ -93,6 +95,7 @@ class Servable:
             "serving_default": {"outputs": {k: {"dtype": v} for k, v in outputs.items()}}
         }
         self.the_worker = Worker(self.signatures["serving_default"], True, "test")
+        self.version = 7
 
     def worker(self, signature_name, signature):
         return self.the_worker
@@ -119,12 +122,13 @@ class Models:
         return self.servable
 
 
-def answers(servable, frames, expected=None):
+def answers(servable, frames, expected=None, in_flight=None):
     """The link's answers to `frames` (`expected` of them: one a frame unless said), by
     id."""
     models = Models(servable)
     the_link = link.Link.__new__(link.Link)
-    the_link.models, the_link.in_flight, the_link.lock = models, 0, threading.Lock()
+    the_link.models, the_link.lock = models, threading.Lock()
+    the_link.in_flight = in_flight or {link.REST: 0, link.GRPC: 0}
     got, done = {}, threading.Semaphore(0)
 
     def send(payload):
@@ -148,8 +152,7 @@ def test_rows_run_and_come_back_as_float64_with_tensorflow_servings_digits():
     got = answers(servable, [predict(1, [array("", [[0.1, 1435774336.0]])])])
     kind, body = got[1]
     assert kind == link.OK
-    reader = link.Reader(body[2:])
-    name, values = reader.array()
+    ((name, values),) = outputs_of(body).items()
     assert name == "y" and values.dtype == np.float64
     assert values.tolist() == [[0.2, 2871548670.0]]
 
@@ -176,12 +179,12 @@ def test_strings_ints_out_of_range_and_string_outputs_go_back_to_rest():
     small = Servable({"x": tf.TensorSpec([None], tf.int8)}, {"y": "DT_INT8"}, doubled)
     named = Servable({"x": tf.TensorSpec([None], tf.float32)}, {"y": "DT_STRING"}, doubled)
     assert answers(words, [predict(1, [array("", [1.0])])])[1][0] == link.FALLBACK
-    assert answers(small, [predict(1, [array("", [300], tag=2)])])[1][0] == link.FALLBACK
+    assert answers(small, [predict(1, [array("", [300], tag=9)])])[1][0] == link.FALLBACK
     assert answers(small, [predict(1, [array("", [1.5])])])[1][0] == link.FALLBACK
     assert answers(named, [predict(1, [array("", [1.0])])])[1][0] == link.FALLBACK
-    kind, body = answers(small, [predict(1, [array("", [3, -4], tag=2)])])[1]
+    kind, body = answers(small, [predict(1, [array("", [3, -4], tag=9)])])[1]
     assert kind == link.OK
-    name, values = link.Reader(body[2:]).array()
+    values = outputs_of(body)["y"]
     assert values.dtype == np.int64 and values.tolist() == [6, -8]
 
 
@@ -202,7 +205,9 @@ def test_one_bad_request_among_merged_ones_fails_alone():
 
 
 def outputs_of(body):
+    """An OK answer's outputs, after its version (7, the test servable's) and signature."""
     reader = link.Reader(body)
+    assert reader.unpack("<q") == (7,) and reader.text() == "serving_default"
     (count,) = reader.unpack("<H")
     return dict(reader.array() for _ in range(count))
 
@@ -263,7 +268,7 @@ def test_a_frame_whose_rows_do_not_add_up_ends_the_link():
     with pytest.raises(ValueError, match="rows"):
         answers(servable, [frame])
     with pytest.raises(ValueError, match="requests"):
-        answers(servable, [struct.pack("<QI", 60, 257)])
+        answers(servable, [struct.pack("<QI", 60, 257) + b"\x00" * 16 * 257 + b"\x00" + text("m")])
 
 
 def test_a_request_the_front_answered_busy_is_counted_in_the_metrics():
@@ -273,5 +278,40 @@ def test_a_request_the_front_answered_busy_is_counted_in_the_metrics():
         return metrics.REQUESTS.labels("m", "UNAVAILABLE")._value.get()
 
     before = busy()
-    answers(servable, [struct.pack("<QI", 0, 0) + text("m")], expected=0)
+    answers(servable, [struct.pack("<QIB", 0, 0, link.REST) + text("m")], expected=0)
     assert busy() == before + 1
+
+
+def test_over_grpc_inputs_must_have_the_signatures_dtype_and_outputs_keep_theirs():
+    servable = Servable({"x": tf.TensorSpec([None, 2], tf.float32)}, {"y": "DT_FLOAT"}, doubled)
+    good = predict(1, [array("x", [[0.1, 2.0]], tag=1)], api=link.GRPC)
+    wide = predict(2, [array("x", [[0.1, 2.0]], tag=2)], api=link.GRPC)
+    got = answers(servable, [good, wide])
+    values = outputs_of(got[1][1])["y"]
+    assert values.dtype == np.float32 and values.tolist() == [[np.float32(0.2), 4.0]]
+    assert got[2][0] == link.FALLBACK  # gRPC's own server says DT_DOUBLE is not DT_FLOAT
+
+
+def test_over_grpc_an_error_carries_the_status_code_tensorflow_serving_gives():
+    servable = Servable({"x": tf.TensorSpec([None, 2], tf.float32)}, {"y": "DT_FLOAT"}, doubled)
+    shaped = predict(1, [array("x", [[1.0, 2.0, 3.0]], tag=1)], api=link.GRPC)
+    unknown = predict(2, [array("x", [[1.0, 2.0]], tag=1)], model="other", api=link.GRPC)
+    got = answers(servable, [shaped, unknown])
+    assert struct.unpack_from("<H", got[1][1]) == (grpc.StatusCode.INVALID_ARGUMENT.value[0],)
+    assert struct.unpack_from("<H", got[2][1]) == (grpc.StatusCode.NOT_FOUND.value[0],)
+
+
+def test_rest_and_grpc_each_have_their_own_slots_and_words_when_they_are_taken():
+    servable = Servable({"x": tf.TensorSpec([None, 1], tf.float32)}, {"y": "DT_FLOAT"}, doubled)
+    rest = predict(1, [array("", [[1.0]])])
+    call = predict(2, [array("x", [[1.0]], tag=1)], api=link.GRPC)
+    full = {link.REST: link.MAX_IN_FLIGHT, link.GRPC: 0}
+    got = answers(servable, [rest, call], in_flight=full)
+    assert got[1][0] == link.ERROR and struct.unpack_from("<H", got[1][1]) == (503,)
+    assert b"256 requests already" in got[1][1]
+    assert got[2][0] == link.OK
+    full = {link.REST: 0, link.GRPC: link.MAX_IN_FLIGHT}
+    got = answers(servable, [call], in_flight=full)
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED.value[0]
+    assert got[2][0] == link.ERROR and struct.unpack_from("<H", got[2][1]) == (code,)
+    assert b"256 calls already" in got[2][1]

@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 
-/// An array as the link carries it: its dtype tag, shape and little-endian values.
+/// An array as the link carries it: its dtype, shape and little-endian values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Array {
     pub name: String,
@@ -20,31 +20,57 @@ pub struct Array {
     pub data: Vec<u8>,
 }
 
+/// The link's dtypes, tagged with TensorFlow's DataType numbers (gRPC's TensorProto
+/// carries them as they are).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dtype {
-    F64 = 1,
-    I64 = 2,
-    Bool = 3,
-    U64 = 4,
+    F32 = 1,
+    F64 = 2,
+    I32 = 3,
+    U8 = 4,
+    I16 = 5,
+    I8 = 6,
+    I64 = 9,
+    Bool = 10,
+    U16 = 17,
+    U32 = 22,
+    U64 = 23,
 }
 
 impl Dtype {
-    fn from_tag(tag: u8) -> Option<Dtype> {
+    pub fn from_tag(tag: i64) -> Option<Dtype> {
         Some(match tag {
-            1 => Dtype::F64,
-            2 => Dtype::I64,
-            3 => Dtype::Bool,
-            4 => Dtype::U64,
+            1 => Dtype::F32,
+            2 => Dtype::F64,
+            3 => Dtype::I32,
+            4 => Dtype::U8,
+            5 => Dtype::I16,
+            6 => Dtype::I8,
+            9 => Dtype::I64,
+            10 => Dtype::Bool,
+            17 => Dtype::U16,
+            22 => Dtype::U32,
+            23 => Dtype::U64,
             _ => return None,
         })
     }
 
     pub fn size(self) -> usize {
         match self {
-            Dtype::Bool => 1,
-            _ => 8,
+            Dtype::F64 | Dtype::I64 | Dtype::U64 => 8,
+            Dtype::F32 | Dtype::I32 | Dtype::U32 => 4,
+            Dtype::I16 | Dtype::U16 => 2,
+            Dtype::U8 | Dtype::I8 | Dtype::Bool => 1,
         }
     }
+}
+
+/// The API a request came by: how its answer is written (REST's JSON, gRPC's protobuf),
+/// and which of the link's slots it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Api {
+    Rest = 0,
+    Grpc = 1,
 }
 
 /// Which version a request names.
@@ -58,16 +84,26 @@ pub enum Version {
 /// A predict for the link.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Predict {
+    pub api: Api,
     pub model: String,
     pub version: Version,
     pub signature: String,
     pub inputs: Vec<Array>,
 }
 
+/// What the model answered: the version that ran, its signature's name, its outputs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub version: i64,
+    pub signature: String,
+    pub outputs: Vec<Array>,
+}
+
 /// The link's answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
-    Outputs(Vec<Array>),
+    Outputs(Found),
+    /// The HTTP status, or over gRPC the status code, and the text.
     Error(u16, String),
     /// Not the link's to answer: the request goes to the Python server's HTTP whole.
     Fallback,
@@ -86,6 +122,7 @@ fn put_text(frame: &mut Vec<u8>, text: &str) -> Option<()> {
 /// inputs (names, dtypes, shapes past the first dimension), each with rows.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key {
+    api: Api,
     model: String,
     version: Version,
     signature: String,
@@ -105,6 +142,7 @@ pub fn key_of(predict: &Predict) -> Option<(Key, u64)> {
         inputs.push((input.name.clone(), input.dtype, inner.to_vec()));
     }
     let key = Key {
+        api: predict.api,
         model: predict.model.clone(),
         version: predict.version.clone(),
         signature: predict.signature.clone(),
@@ -132,6 +170,7 @@ pub fn encode(id: u64, parts: &[(u64, &Predict)]) -> Option<Vec<u8>> {
         frame.extend_from_slice(&id.to_le_bytes());
         frame.extend_from_slice(&rows.copied().unwrap_or(0).to_le_bytes());
     }
+    frame.push(predict.api as u8);
     put_text(&mut frame, &predict.model)?;
     match &predict.version {
         Version::Highest => frame.push(0),
@@ -191,6 +230,10 @@ impl<'a> Cursor<'a> {
         Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
     }
 
+    fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
     fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
@@ -208,11 +251,13 @@ pub fn decode(frame: &[u8]) -> Option<(u64, Answer)> {
     let id = cursor.u64()?;
     let answer = match cursor.u8()? {
         0 => {
+            let version = cursor.i64()?;
+            let signature = cursor.text()?;
             let count = cursor.u16()?;
             let mut outputs = Vec::with_capacity(count as usize);
             for _ in 0..count {
                 let name = cursor.text()?;
-                let dtype = Dtype::from_tag(cursor.u8()?)?;
+                let dtype = Dtype::from_tag(cursor.u8()?.into())?;
                 let rank = cursor.u8()?;
                 let shape = (0..rank)
                     .map(|_| cursor.u64())
@@ -228,7 +273,11 @@ pub fn decode(frame: &[u8]) -> Option<(u64, Answer)> {
                     data,
                 });
             }
-            Answer::Outputs(outputs)
+            Answer::Outputs(Found {
+                version,
+                signature,
+                outputs,
+            })
         }
         1 => {
             let status = cursor.u16()?;
@@ -249,15 +298,19 @@ const WINDOW: usize = 2;
 /// What one frame holds at most: requests, and bytes of values.
 const MOST_PARTS: usize = 256;
 const MOST_BYTES: usize = 16 << 20;
-/// Requests the link holds at once, here or in the server: past them, 503, as the Python
-/// server's link answered before requests waited here (its MAX_IN_FLIGHT and BUSY).
+/// Requests of one API the link holds at once, here or in the server: past them, each is
+/// refused as busy, as the Python server refused them before requests waited here (its
+/// MAX_IN_FLIGHT, BUSY and BUSY_CALLS: REST 503, gRPC RESOURCE_EXHAUSTED).
 pub const MOST_IN_FLIGHT: usize = 256;
 pub const BUSY: &str = "the server is answering 256 requests already: try again shortly";
+pub const BUSY_CALLS: &str = "the server is answering 256 calls already: try again shortly";
+pub const RESOURCE_EXHAUSTED: u16 = 8;
 
 enum Item {
     Request(Request),
-    /// A request of this model answered 503 here: the server counts it in its metrics.
-    Busy(String),
+    /// A request of this API and model refused as busy here: the server counts it in its
+    /// metrics.
+    Busy(Api, String),
 }
 
 struct Request {
@@ -290,11 +343,24 @@ impl Waiting {
             }
             let count = sent.parts.len();
             let answers = match answer {
-                Answer::Outputs(outputs) if count > 1 => {
+                Answer::Outputs(found) if count > 1 => {
                     let rows: Vec<u64> = sent.parts.iter().map(|part| part.1).collect();
+                    let Found {
+                        version,
+                        signature,
+                        outputs,
+                    } = found;
                     match split(outputs, &rows) {
-                        Some(each) => each.into_iter().map(Answer::Outputs).collect(),
-                        None => vec![Answer::Down; count], // not what was asked: REST's
+                        Some(each) => (each.into_iter())
+                            .map(|outputs| {
+                                Answer::Outputs(Found {
+                                    version,
+                                    signature: signature.clone(),
+                                    outputs,
+                                })
+                            })
+                            .collect(),
+                        None => vec![Answer::Down; count], // not what was asked: the server's own
                     }
                 }
                 answer => vec![answer; count],
@@ -370,7 +436,8 @@ pub fn split(outputs: Vec<Array>, rows: &[u64]) -> Option<Vec<Vec<Array>>> {
 #[derive(Clone)]
 pub struct Link {
     sender: mpsc::Sender<Item>,
-    held: Arc<std::sync::atomic::AtomicUsize>,
+    /// The requests held, REST's and gRPC's.
+    held: [Arc<std::sync::atomic::AtomicUsize>; 2],
 }
 
 /// One of the link's requests held: let go when its call ends, answered or dropped.
@@ -388,16 +455,20 @@ impl Link {
         tokio::spawn(run(path, receiver));
         Link {
             sender,
-            held: Arc::default(),
+            held: Default::default(),
         }
     }
 
     pub async fn call(&self, predict: Predict) -> Answer {
-        let held = self.held.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let _held = Held(self.held.clone());
+        let count = &self.held[predict.api as usize];
+        let held = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let _held = Held(count.clone());
         if held >= MOST_IN_FLIGHT {
-            let _ = self.sender.try_send(Item::Busy(predict.model));
-            return Answer::Error(503, BUSY.into());
+            let _ = (self.sender).try_send(Item::Busy(predict.api, predict.model));
+            return match predict.api {
+                Api::Rest => Answer::Error(503, BUSY.into()),
+                Api::Grpc => Answer::Error(RESOURCE_EXHAUSTED, BUSY_CALLS.into()),
+            };
         }
         let (reply, answer) = oneshot::channel();
         let request = Item::Request(Request { predict, reply });
@@ -430,9 +501,10 @@ impl Sender {
     fn take(&mut self, item: Item) {
         let request = match item {
             Item::Request(request) => request,
-            Item::Busy(model) => {
+            Item::Busy(api, model) => {
                 let mut frame = 0u64.to_le_bytes().to_vec();
                 frame.extend_from_slice(&0u32.to_le_bytes());
+                frame.push(api as u8);
                 if put_text(&mut frame, &model).is_some() {
                     self.busy
                         .extend_from_slice(&(frame.len() as u32).to_le_bytes());

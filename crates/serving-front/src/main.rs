@@ -9,8 +9,10 @@
 //! on its Unix socket, streamed both ways, so its answers and its limits are the same.
 
 mod conn;
+mod grpc;
 mod link;
 mod predict;
+mod proto;
 
 use std::convert::Infallible;
 use std::os::unix::fs::DirBuilderExt;
@@ -58,16 +60,21 @@ fn main() -> ExitCode {
         eprintln!("usage: tfimg-serving-front -- COMMAND...: the Python server to start");
         return ExitCode::from(2);
     }
-    let port: u16 = match std::env::var("TFIMG_SERVING_PORT")
-        .as_deref()
-        .unwrap_or("8501")
-        .parse()
-    {
-        Ok(port) => port,
-        Err(_) => {
-            eprintln!("tfimg-serving-front: TFIMG_SERVING_PORT is not a port");
-            return ExitCode::from(2);
-        }
+    let ports = [
+        ("TFIMG_SERVING_PORT", "8501"),
+        ("TFIMG_SERVING_GRPC_PORT", "8500"),
+    ]
+    .map(
+        |(name, default)| match std::env::var(name).as_deref().unwrap_or(default).parse() {
+            Ok(port) => Some(port),
+            Err(_) => {
+                eprintln!("tfimg-serving-front: {name} is not a port");
+                None
+            }
+        },
+    );
+    let [Some(port), Some(grpc_port)]: [Option<u16>; 2] = ports else {
+        return ExitCode::from(2);
     };
     let folder = std::env::temp_dir().join(format!("tfimg-front-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&folder);
@@ -105,7 +112,12 @@ fn main() -> ExitCode {
     });
     runtime.spawn(front.registry.clone().watch());
     runtime.spawn(forward_signals(pid));
+    let grpc = Arc::new(grpc::Grpc {
+        link: front.link.clone(),
+        socket: folder.join("grpc.sock"),
+    });
     runtime.spawn(serve(port, front));
+    runtime.spawn(grpc::serve(grpc_port, grpc));
     // The Python server's end is the front's: its status, or 128 and its signal.
     let status = child.wait();
     let _ = std::fs::remove_dir_all(&folder);
@@ -285,8 +297,8 @@ async fn answer(
     };
     if let Some(predict) = predict::decode(&body, model, version) {
         match front.link.call(predict).await {
-            Answer::Outputs(outputs) => {
-                if let Some(text) = predict::answer(&outputs) {
+            Answer::Outputs(found) => {
+                if let Some(text) = predict::answer(&found.outputs) {
                     return json_answer(200, text, false);
                 }
             }

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::link::{Array, Dtype, Predict, Version};
+use crate::link::{Api, Array, Dtype, Predict, Version};
 
 /// Lists nested deeper are no tensor (numpy's limit, as the Python server's MAX_RANK).
 const MAX_RANK: usize = 32;
@@ -76,6 +76,7 @@ pub fn decode(body: &[u8], model: String, version: Version) -> Option<Predict> {
         (Dtype::F64, data)
     };
     Some(Predict {
+        api: Api::Rest,
         model,
         version,
         signature,
@@ -174,21 +175,33 @@ fn write_array(text: &mut String, array: &Array, start: usize, shape: &[u64]) ->
 fn write_value(text: &mut String, array: &Array, index: usize) {
     let size = array.dtype.size();
     let bytes = &array.data[index * size..(index + 1) * size];
+    let mut eight = [0u8; 8];
+    eight[..size].copy_from_slice(bytes);
+    let signed = |bits: u32| (i64::from_le_bytes(eight) << (64 - bits)) >> (64 - bits);
+    let unsigned = u64::from_le_bytes(eight);
     match array.dtype {
         Dtype::Bool => text.push_str(if bytes[0] != 0 { "true" } else { "false" }),
-        Dtype::I64 => text.push_str(&i64::from_le_bytes(bytes.try_into().unwrap()).to_string()),
-        Dtype::U64 => text.push_str(&u64::from_le_bytes(bytes.try_into().unwrap()).to_string()),
-        Dtype::F64 => {
-            let value = f64::from_le_bytes(bytes.try_into().unwrap());
-            if value.is_nan() {
-                text.push_str("NaN");
-            } else if value.is_infinite() {
-                text.push_str(if value > 0.0 { "Infinity" } else { "-Infinity" });
-            } else {
-                // serde_json writes the shortest form that reads back (ryu), as orjson does.
-                text.push_str(&serde_json::Number::from_f64(value).unwrap().to_string());
-            }
-        }
+        Dtype::I8 => text.push_str(&signed(8).to_string()),
+        Dtype::I16 => text.push_str(&signed(16).to_string()),
+        Dtype::I32 => text.push_str(&signed(32).to_string()),
+        Dtype::I64 => text.push_str(&signed(64).to_string()),
+        Dtype::U8 | Dtype::U16 | Dtype::U32 | Dtype::U64 => text.push_str(&unsigned.to_string()),
+        Dtype::F32 => write_float(
+            text,
+            f32::from_le_bytes(eight[..4].try_into().unwrap()).into(),
+        ),
+        Dtype::F64 => write_float(text, f64::from_le_bytes(eight)),
+    }
+}
+
+fn write_float(text: &mut String, value: f64) {
+    if value.is_nan() {
+        text.push_str("NaN");
+    } else if value.is_infinite() {
+        text.push_str(if value > 0.0 { "Infinity" } else { "-Infinity" });
+    } else {
+        // serde_json writes the shortest form that reads back (ryu), as orjson does.
+        text.push_str(&serde_json::Number::from_f64(value).unwrap().to_string());
     }
 }
 

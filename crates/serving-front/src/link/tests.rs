@@ -4,10 +4,13 @@ use super::*;
 fn an_answer_frame_is_read_back_and_a_short_one_refused() {
     let mut frame = 7u64.to_le_bytes().to_vec();
     frame.push(0);
+    frame.extend_from_slice(&3i64.to_le_bytes());
+    frame.extend_from_slice(&1u16.to_le_bytes());
+    frame.push(b's');
     frame.extend_from_slice(&1u16.to_le_bytes());
     frame.extend_from_slice(&1u16.to_le_bytes());
     frame.push(b'y');
-    frame.push(1);
+    frame.push(Dtype::F64 as u8);
     frame.push(2);
     frame.extend_from_slice(&1u64.to_le_bytes());
     frame.extend_from_slice(&2u64.to_le_bytes());
@@ -15,13 +18,16 @@ fn an_answer_frame_is_read_back_and_a_short_one_refused() {
     frame.extend_from_slice(&(-1.0f64).to_le_bytes());
     let (id, answer) = decode(&frame).unwrap();
     assert_eq!(id, 7);
-    let Answer::Outputs(outputs) = answer else { panic!("{answer:?}") };
-    assert_eq!(outputs[0].shape, [1, 2]);
-    assert_eq!(outputs[0].data.len(), 16);
+    let Answer::Outputs(found) = answer else { panic!("{answer:?}") };
+    assert_eq!((found.version, found.signature.as_str()), (3, "s"));
+    assert_eq!(found.outputs[0].shape, [1, 2]);
+    assert_eq!(found.outputs[0].data.len(), 16);
     assert_eq!(decode(&frame[..frame.len() - 1]), None);
     // A shape whose count overflows is refused, not allocated.
     let mut huge = 7u64.to_le_bytes().to_vec();
-    huge.extend_from_slice(&[0, 1, 0, 0, 0, 1, 2]);
+    huge.push(0);
+    huge.extend_from_slice(&3i64.to_le_bytes());
+    huge.extend_from_slice(&[0, 0, 1, 0, 0, 0, Dtype::F64 as u8, 2]);
     huge.extend_from_slice(&u64::MAX.to_le_bytes());
     huge.extend_from_slice(&u64::MAX.to_le_bytes());
     assert_eq!(decode(&huge), None);
@@ -41,6 +47,7 @@ fn an_error_answer_carries_its_status_and_text() {
 
 fn rows(rows: &[[f64; 2]]) -> Predict {
     Predict {
+        api: Api::Rest,
         model: "m".into(),
         version: Version::Highest,
         signature: String::new(),
@@ -67,12 +74,16 @@ fn requests_of_one_key_share_a_frame_their_rows_one_after_another() {
     assert_eq!(cursor.take(4), Some(&2u32.to_le_bytes()[..]));
     let parts: Vec<u64> = (0..4).map(|_| cursor.u64().unwrap()).collect();
     assert_eq!(parts, [10, 1, 11, 2]);
+    assert_eq!(cursor.u8(), Some(Api::Rest as u8));
     assert_eq!(cursor.text().as_deref(), Some("m"));
     assert_eq!(cursor.u8(), Some(0)); // the highest version
     assert_eq!(cursor.text().as_deref(), Some(""));
     assert_eq!(cursor.u16(), Some(1));
     assert_eq!(cursor.text().as_deref(), Some(""));
-    assert_eq!((cursor.u8(), cursor.u8()), (Some(1), Some(2)));
+    assert_eq!(
+        (cursor.u8(), cursor.u8()),
+        (Some(Dtype::F64 as u8), Some(2))
+    );
     assert_eq!((cursor.u64(), cursor.u64()), (Some(3), Some(2)));
     let values: Vec<f64> = (0..6)
         .map(|_| f64::from_le_bytes(cursor.take(8).unwrap().try_into().unwrap()))

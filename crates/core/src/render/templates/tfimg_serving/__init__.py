@@ -61,4 +61,10 @@ TensorFlow Serving's batching), `servables` (a loaded version, its signatures, i
 classify and regress, shared by both APIs), `rest` (HTTP) and `grpc_api` (gRPC); `__main__`
 starts them. Its unit tests are tests/serving_package/ (run in the serving image by
 tests/serving_package.rs).
+
+In the serving images the compiled front, /opt/tfimg/tfimg-serving-front
+(crates/serving-front), holds both ports and starts this server with
+TFIMG_SERVING_FRONT_DIR (FRONT_DIR): then its HTTP and its gRPC listen on Unix sockets in
+that folder, for every request the front passes on whole, and `link` serves the predicts
+the front decoded (REST's rows of numbers, gRPC's numeric tensors) on a third.
 """

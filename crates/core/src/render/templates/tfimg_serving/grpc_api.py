@@ -1,6 +1,7 @@
 """TensorFlow Serving's gRPC API: PredictionService and ModelService."""
 
 import asyncio
+import os
 import time
 
 import grpc
@@ -35,7 +36,9 @@ from .metrics import record_request
 from .model_config import parse_model_config
 from .settings import (
     ALLOW_RELOAD_CONFIG,
+    BUSY_CALLS,
     DEFAULT_SIGNATURE,
+    FRONT_DIR,
     GRPC_CHANNEL_ARGUMENTS,
     GRPC_PORT,
     MAX_BODY_BYTES,
@@ -47,7 +50,6 @@ from .settings import (
 from .tensors import array_of, fill_tensor
 
 SLOW_MESSAGE = f"the request message did not arrive within {MESSAGE_SECONDS} s"
-BUSY_CALLS = f"the server is answering {MAX_IN_FLIGHT} calls already: try again shortly"
 RELOAD_OFF = (
     "HandleReloadConfigRequest is turned off: it would let anyone who reaches this port change "
     "the models served; start the server with `tfimg serve --allow-reload-config` to allow it"
@@ -398,7 +400,10 @@ def serve_grpc(models):
     async def main():
         server = grpc.aio.server(options=server_options())
         server.add_generic_rpc_handlers(grpc_handlers(models))
-        server.add_insecure_port(f"0.0.0.0:{GRPC_PORT}")
+        if FRONT_DIR:  # the front holds the port (docs/performance.md): its socket
+            server.add_insecure_port(f"unix:{os.path.join(FRONT_DIR, 'grpc.sock')}")
+        else:
+            server.add_insecure_port(f"0.0.0.0:{GRPC_PORT}")
         await server.start()
         await server.wait_for_termination()
 

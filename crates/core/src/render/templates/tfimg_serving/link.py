@@ -2,15 +2,17 @@
 front decoded, run by the signatures' workers as REST's are, their outputs sent back as raw
 arrays for the front to write.
 
-The front holds the published REST port; this process serves its HTTP on a Unix socket
-(every request the front does not decode, passed whole) and this link on another. Both
+The front holds the published REST and gRPC ports; this process serves its HTTP and its
+gRPC on Unix sockets (every request the front does not decode, passed whole) and this link
+on another. Both
 sockets are in a folder only this container's user can enter; what comes over them is what
 the front decoded from clients, so the link checks it as REST checks a request: the model,
 version and signature looked up the same way, the inputs' names, shapes and values checked
 against the signature (`inference.run_arrays`), errors answered with the same status and
-text. A request the link cannot answer exactly as REST would (an input or output that is
-not a number or a bool) is answered FALLBACK before anything runs, and the front passes the
-client's request whole to the HTTP socket.
+text, and over gRPC with the same code. A request the link cannot answer exactly as the API
+it came by would (an input or output that is not a number or a bool; over gRPC an input
+whose dtype is not the signature's) is answered FALLBACK before anything runs, and the
+front passes the client's request whole to the HTTP or gRPC socket.
 
 The front sends the predicts of one model, version, signature and input shapes (past their
 rows) that queue while that signature's frames are being answered as one frame, whose
@@ -18,17 +20,18 @@ values are the requests' rows one after another: read, looked up, checked and co
 once, and run as one job where the worker merges rows anyway.
 
 Frames, little-endian, each `u32 length` then its bytes:
-  request:  u64 frame id, u32 requests, each: u64 request id, u64 rows;
-            str model, u8 version kind (0 none, 1 number: i64, 2 label: str),
+  request:  u64 frame id, u32 requests, each: u64 request id, u64 rows; u8 API (REST,
+            GRPC), str model, u8 version kind (0 none, 1 number: i64, 2 label: str),
             str signature, u16 inputs, each: str name ("" = the signature's only input),
             u8 dtype (DTYPES), u8 rank, u64 dims[rank] (the first: all requests' rows), the
             values of every request, one after another
-            or u32 0 and str model: a request the front answered 503 (its MOST_IN_FLIGHT
-            of the link's requests were held), for the metrics; no answer
+            or u32 0, u8 API and str model: a request the front refused as busy (its
+            MOST_IN_FLIGHT of the API's requests were held), for the metrics; no answer
   answer:   u64 id (the frame's: the answer of each of its requests, outputs split at their
-            rows; or one request's), u8 kind: OK (u16 outputs, each as an input; float32
-            outputs as float64 with TensorFlow Serving's digits), ERROR (u16 HTTP status,
-            the text as UTF-8), FALLBACK
+            rows; or one request's), u8 kind: OK (i64 version, str signature, u16 outputs,
+            each as an input: over REST float32 outputs as float64 with TensorFlow
+            Serving's digits, ints as int64; over gRPC in their own dtype), ERROR (u16 HTTP
+            status, or over gRPC the status code, then the text as UTF-8), FALLBACK
 where `str` is u16 length and UTF-8.
 """
 
@@ -38,26 +41,38 @@ import struct
 import threading
 import time
 
+import grpc
 import numpy as np
 import tensorflow as tf
+from tensorflow.core.framework import types_pb2
 
 from .batching import Job
-from .errors import FAILED, ApiError, client_text
+from .errors import FAILED, GRPC_CODES, ApiError, client_text
 from .inference import REQUEST_ERRORS, check_input_names, rows_of, shape_refused, signature_of
 from .metrics import record_request, status_name
 from .settings import (
     BUSY,
+    BUSY_CALLS,
     DEFAULT_SIGNATURE,
     MAX_BATCH_ROWS,
     MAX_DECODED_BYTES,
     MAX_IN_FLIGHT,
     log,
 )
+from .tensors import PACKED
 
 OK, ERROR, FALLBACK = 0, 1, 2
-# The link's dtypes, by tag: what JSON numbers become (float64, int64), and what outputs
-# are written as (bool, and uint64 past int64).
-DTYPES = {1: np.dtype("<f8"), 2: np.dtype("<i8"), 3: np.dtype("bool"), 4: np.dtype("<u8")}
+REST, GRPC = 0, 1
+ENTRYPOINTS = {REST: "REST", GRPC: "GRPC"}
+# Each API's answer when its MAX_IN_FLIGHT slots are taken (the front holds as many, so
+# these are its words too).
+BUSY_ERRORS = {
+    REST: ApiError(503, BUSY),
+    GRPC: ApiError(503, BUSY_CALLS, grpc.StatusCode.RESOURCE_EXHAUSTED),
+}
+# The link's dtypes, by tag: TensorFlow's DataType numbers (the front writes gRPC's
+# TensorProtos with them); what JSON numbers become is float64 and int64.
+DTYPES = {tag: dtype for tag, dtype in PACKED.items() if tag != types_pb2.DT_HALF}
 TAGS = {dtype: tag for tag, dtype in DTYPES.items()}
 MAX_FRAME = MAX_DECODED_BYTES  # what the front sends is at most a body's decoded values
 MAX_PARTS = 256  # requests in one frame (the front's MOST_PARTS)
@@ -114,11 +129,14 @@ def text_field(value):
     return struct.pack("<H", len(data)) + data
 
 
-def answer_ok(ident, outputs):
-    parts = [struct.pack("<QBH", ident, OK, len(outputs))]
+def answer_ok(ident, outputs, api, version, signature_name):
+    parts = [struct.pack("<QBq", ident, OK, version), text_field(signature_name)]
+    parts.append(struct.pack("<H", len(outputs)))
     for name, value in outputs.items():
         value = np.asarray(value)
-        if value.dtype.kind == "f":
+        if api == GRPC:  # its own dtype: the plan takes only signatures whose are in DTYPES
+            value = value.astype(value.dtype.newbyteorder("<"), copy=False)
+        elif value.dtype.kind == "f":
             value = value.astype("<f8", copy=False)
         elif value.dtype.kind == "b":
             value = value.astype(bool, copy=False)
@@ -143,8 +161,8 @@ class LinkJob(Job):
     `requests` that share a signature and shapes (their rows one after another), answered
     together, whose `parts` are their jobs made when each must run alone."""
 
-    def __init__(self, ident, feeds, rows, done, flush, requests=1, parts=None):
-        self.ident, self.feeds, self.rows, self.digits = ident, feeds, rows, True
+    def __init__(self, ident, feeds, rows, done, flush, api, requests=1, parts=None):
+        self.ident, self.feeds, self.rows, self.digits = ident, feeds, rows, api == REST
         self.done, self.flush = done, flush
         self.requests, self.parts = requests, parts
 
@@ -163,7 +181,7 @@ class Link:
 
     def __init__(self, models, path):
         self.models = models
-        self.in_flight = 0
+        self.in_flight = {REST: 0, GRPC: 0}  # each API's slots, as before the front
         self.lock = threading.Lock()
         if os.path.exists(path):
             os.unlink(path)
@@ -216,45 +234,54 @@ class Link:
         started = time.perf_counter()
         reader = Reader(frame)
         ident, count = reader.unpack("<QI")
-        if count == 0:  # a request of this model the front answered 503: counted here
-            name = reader.text()
-            return record_request(self.models, name, "predict", "REST", "UNAVAILABLE", started)
+        parts = list(struct.iter_unpack("<QQ", reader.take(16 * min(count, MAX_PARTS + 1))))
+        (api,) = reader.unpack("<B")
+        if api not in ENTRYPOINTS:
+            raise ValueError(f"API {api}")
+        entrypoint = ENTRYPOINTS[api]
+        name = reader.text()
+        if count == 0:  # a request of this model the front refused as busy: counted here
+            busy = "UNAVAILABLE" if api == REST else "RESOURCE_EXHAUSTED"
+            return record_request(self.models, name, "predict", entrypoint, busy, started)
         if count > MAX_PARTS:
             raise ValueError(f"a frame of {count} requests")
-        parts = list(struct.iter_unpack("<QQ", reader.take(16 * count)))
-        name = reader.text()
 
         def answer(to, status, payload, requests):
-            record_request(
-                self.models, name, "predict", "REST", status_name(status), started, requests
-            )
+            record_request(self.models, name, "predict", entrypoint, status, started, requests)
             send(payload)
 
         def refuse(to, error, requests):
-            answer(to, error.status, answer_error(to, error.status, client_text(error)), requests)
+            if api == GRPC:
+                code = error.grpc_code or GRPC_CODES.get(error.status, grpc.StatusCode.INTERNAL)
+                status, named = code.value[0], code.name
+            else:
+                status, named = error.status, status_name(error.status)
+            answer(to, named, answer_error(to, status, client_text(error)), requests)
 
         def done_for(to, requests):
             def done(outputs, error):
                 with self.lock:
-                    self.in_flight -= requests
+                    self.in_flight[api] -= requests
                 if error is None:
-                    answer(to, 200, answer_ok(to, outputs), requests)
+                    found = answer_ok(to, outputs, api, servable.version, signature_name)
+                    answer(to, "OK", found, requests)
                 elif isinstance(error, ApiError):
                     refuse(to, error, requests)
                 elif isinstance(error, REQUEST_ERRORS):
                     refuse(to, ApiError(400, client_text(error)), requests)
                 else:
                     log.error("a predict over the front's link failed: %r", error)
-                    answer(to, 500, answer_error(to, 500, FAILED), requests)
+                    refuse(to, ApiError(500, FAILED), requests)
 
             return done
 
         try:
-            feeds, plan, worker = self.read(reader, name)
+            feeds, plan, servable, signature_name = self.read(reader, name, api)
+            worker = servable.worker(signature_name, plan.signature)
             with self.lock:
-                if self.in_flight + count > MAX_IN_FLIGHT:
-                    raise ApiError(503, BUSY)
-                self.in_flight += count
+                if self.in_flight[api] + count > MAX_IN_FLIGHT:
+                    raise BUSY_ERRORS[api]
+                self.in_flight[api] += count
         except Fallback:
             send(struct.pack("<QB", ident, FALLBACK))
             return flush()
@@ -279,10 +306,11 @@ class Link:
                 start += rows
                 error = refusal(own, plan)
                 if error is None:
-                    jobs.append(LinkJob(part, own, rows_of(own), done_for(part, 1), flush))
+                    job = LinkJob(part, own, rows_of(own), done_for(part, 1), flush, api)
+                    jobs.append(job)
                 else:
                     with self.lock:
-                        self.in_flight -= 1
+                        self.in_flight[api] -= 1
                     refuse(part, error, 1)
             return jobs
 
@@ -297,7 +325,8 @@ class Link:
             and plan.rows_free
             and refusal(feeds, plan) is None
         ):
-            jobs = [LinkJob(ident, feeds, total, done_for(ident, count), flush, count, each)]
+            done = done_for(ident, count)
+            jobs = [LinkJob(ident, feeds, total, done, flush, api, count, each)]
         else:
             jobs = each()
         for job in jobs:
@@ -305,13 +334,13 @@ class Link:
                 worker.submit(job)
             except ApiError as error:  # TensorFlow Serving's batching: too many rows, queue full
                 with self.lock:
-                    self.in_flight -= job.requests
+                    self.in_flight[api] -= job.requests
                 refuse(job.ident, error, job.requests)
         flush()
 
-    def read(self, reader, name):
-        """The frame's inputs converted as the signature's plan says, its plan, and the
-        worker that runs it."""
+    def read(self, reader, name, api):
+        """The frame's inputs converted as the signature's plan says, its plan, the
+        servable and the signature's name."""
         (kind,) = reader.unpack("<B")
         version = label = None
         if kind == 1:
@@ -335,7 +364,10 @@ class Link:
         converted = {}
         for key, array in feeds.items():
             dtype, limits, _ = plan.inputs[key]
-            if limits is None:  # a float input
+            if api == GRPC:  # typed: the signature's dtype, or gRPC's words for it
+                if array.dtype != dtype:
+                    raise Fallback()
+            elif limits is None:  # a float input
                 array = array.astype(dtype)
             elif array.dtype.kind == "i":
                 if array.size and (array.min() < limits.min or array.max() > limits.max):
@@ -344,7 +376,7 @@ class Link:
             else:
                 raise Fallback()
             converted[key] = array
-        return converted, plan, servable.worker(signature_name, plan.signature)
+        return converted, plan, servable, signature_name
 
 
 def refusal(feeds, plan):

@@ -22,6 +22,7 @@ BASE_PATHS = json.loads(os.environ.get("TFIMG_SERVING_BASE_PATHS") or "{}")
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_IN_FLIGHT = 256  # requests whose body is in, being answered at once; past it, 503
 BUSY = f"the server is answering {MAX_IN_FLIGHT} requests already: try again shortly"
+BUSY_CALLS = f"the server is answering {MAX_IN_FLIGHT} calls already: try again shortly"
 CONNECTIONS = 1024  # uvicorn's cap: a request that finds them open closes silent ones, or 503
 OPEN_CONNECTIONS = 4 * CONNECTIONS  # open at once, silent ones too: past it, a new one
 # closes the silent longest (each may hold MAX_HEADER_BYTES: 256 MiB in all)
