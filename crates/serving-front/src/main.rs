@@ -6,7 +6,9 @@
 //! a `:predict` whose body is rows of numbers is decoded here and sent over the link
 //! (`link.rs`) to the Python server's workers, which run it as they run REST's; every other
 //! request, and any predict the link gives back, goes whole to the Python server's own HTTP
-//! on its Unix socket, streamed both ways, so its answers and its limits are the same.
+//! on its Unix socket, streamed both ways, so its answers and its limits are the same. It
+//! holds the gRPC port too (TFIMG_SERVING_GRPC_PORT, `grpc.rs`), the same way: a `Predict`
+//! of numeric tensors over the link, every other call to the Python server's gRPC.
 
 mod conn;
 mod grpc;
