@@ -188,12 +188,14 @@ def test_strings_ints_out_of_range_and_string_outputs_go_back_to_rest():
     assert values.dtype == np.int64 and values.tolist() == [6, -8]
 
 
-def test_one_bad_request_among_merged_ones_fails_alone():
-    def refuse_negative(feeds):
-        if (feeds["x"] < 0).any():
-            raise ValueError("negative rows are refused")
-        return {"y": feeds["x"] * 2}
+def refuse_negative(feeds):
+    """A model that fails on a request with a negative row."""
+    if (feeds["x"] < 0).any():
+        raise ValueError("negative rows are refused")
+    return {"y": feeds["x"] * 2}
 
+
+def test_one_bad_request_among_merged_ones_fails_alone():
     servable = Servable(
         {"x": tf.TensorSpec([None, 1], tf.float32)}, {"y": "DT_FLOAT"}, refuse_negative
     )
@@ -229,11 +231,6 @@ def test_a_frame_of_several_requests_runs_once_and_is_answered_once_with_all_row
 
 
 def test_one_bad_request_in_a_frame_fails_alone_the_others_answered_each():
-    def refuse_negative(feeds):
-        if (feeds["x"] < 0).any():
-            raise ValueError("negative rows are refused")
-        return {"y": feeds["x"] * 2}
-
     servable = Servable(
         {"x": tf.TensorSpec([None, 1], tf.float32)}, {"y": "DT_FLOAT"}, refuse_negative
     )
