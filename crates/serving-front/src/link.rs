@@ -291,12 +291,10 @@ pub fn decode(frame: &[u8]) -> Option<(u64, Answer)> {
     cursor.data.is_empty().then_some((id, answer))
 }
 
-/// Frames of one key the Python server holds at once: one, being run. What comes meanwhile
-/// waits here and goes in the next frame, together, when it is answered, so the server
-/// reads, looks up, checks and runs it once (docs/performance.md: a window of 2, one frame
-/// running and one ready, answered 10 % fewer requests; the worker's wait for the next
-/// frame costs less than the frames it splits).
-const WINDOW: usize = 1;
+/// Frames of one key the Python server holds at once: one running, one ready to run when
+/// it ends. What comes meanwhile waits here and goes in the next frame, together, so the
+/// server reads, looks up and checks it once (docs/performance.md).
+const WINDOW: usize = 2;
 /// What one frame holds at most: requests, and bytes of values.
 const MOST_PARTS: usize = 256;
 const MOST_BYTES: usize = 16 << 20;
