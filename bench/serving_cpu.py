@@ -17,13 +17,7 @@ import subprocess
 import tempfile
 import time
 
-WRK_SCRIPT = """
-local file = assert(io.open(os.getenv("TFIMG_BENCH_BODY"), "rb"))
-wrk.method = "POST"
-wrk.body = file:read("*a")
-file:close()
-wrk.headers["Content-Type"] = "application/json"
-"""
+from serving_row import WRK_SCRIPT  # wrk's request, as row 13 sends it
 
 
 def threads(pids):

@@ -24,11 +24,12 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Empty, Full};
 use hyper::body::{Frame, Incoming};
 use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use prost::Message;
 use tokio::net::{TcpListener, UnixStream};
 use tokio::sync::{Mutex, Notify};
@@ -337,10 +338,9 @@ fn message_answer(message: &impl Message) -> Response<Body> {
         .expect("a Vec has room for any message");
     let mut trailers = HeaderMap::new();
     trailers.insert("grpc-status", HeaderValue::from(OK));
-    let body = Once {
-        data: Some(Bytes::from(data)),
-        trailers: Some(trailers),
-    };
+    let body = Full::new(Bytes::from(data))
+        .map_err(|never| match never {})
+        .with_trailers(async { Some(Ok(trailers)) });
     Response::builder()
         .header(CONTENT_TYPE, "application/grpc")
         .body(body.boxed())
@@ -349,10 +349,7 @@ fn message_answer(message: &impl Message) -> Response<Body> {
 
 /// A gRPC answer without a message: its status in the headers (gRPC's trailers-only).
 pub fn status_only(code: u16, message: &str) -> Response<Body> {
-    let body = Once {
-        data: None,
-        trailers: None,
-    };
+    let body = Empty::new().map_err(|never| match never {});
     let mut answer = Response::builder()
         .header(CONTENT_TYPE, "application/grpc")
         .header("grpc-status", HeaderValue::from(code));
@@ -366,44 +363,8 @@ pub fn status_only(code: u16, message: &str) -> Response<Body> {
 
 /// gRPC's encoding of a status message: bytes outside printable ASCII, and `%`, as %XX.
 pub fn percent_encoded(text: &str) -> String {
-    let mut encoded = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if (0x20..0x7f).contains(&byte) && byte != b'%' {
-            encoded.push(byte as char);
-        } else {
-            encoded.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    encoded
-}
-
-/// A body of at most one data frame, then trailers.
-struct Once {
-    data: Option<Bytes>,
-    trailers: Option<HeaderMap>,
-}
-
-impl hyper::body::Body for Once {
-    type Data = Bytes;
-    type Error = hyper::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
-        if let Some(data) = self.data.take() {
-            return Poll::Ready(Some(Ok(Frame::data(data))));
-        }
-        Poll::Ready(
-            self.trailers
-                .take()
-                .map(|trailers| Ok(Frame::trailers(trailers))),
-        )
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.data.is_none() && self.trailers.is_none()
-    }
+    const STATUS_MESSAGE: &AsciiSet = &CONTROLS.add(b'%');
+    utf8_percent_encode(text, STATUS_MESSAGE).to_string()
 }
 
 /// A call's body again: the bytes read here, then what is left of it.

@@ -20,6 +20,42 @@ pub struct Array {
     pub data: Vec<u8>,
 }
 
+/// One value of an array, as its dtype reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    F32(f32),
+    F64(f64),
+}
+
+impl Array {
+    /// Its value at `index` (of its values in order); `decode` checked they are all there.
+    pub fn value(&self, index: usize) -> Value {
+        let size = self.dtype.size();
+        let mut eight = [0u8; 8];
+        eight[..size].copy_from_slice(&self.data[index * size..(index + 1) * size]);
+        let bits = u64::from_le_bytes(eight);
+        let signed = |width: u32| ((bits as i64) << (64 - width)) >> (64 - width);
+        match self.dtype {
+            Dtype::Bool => Value::Bool(bits != 0),
+            Dtype::I8 => Value::Int(signed(8)),
+            Dtype::I16 => Value::Int(signed(16)),
+            Dtype::I32 => Value::Int(signed(32)),
+            Dtype::I64 => Value::Int(bits as i64),
+            Dtype::U8 | Dtype::U16 | Dtype::U32 | Dtype::U64 => Value::Uint(bits),
+            Dtype::F32 => Value::F32(f32::from_bits(bits as u32)),
+            Dtype::F64 => Value::F64(f64::from_bits(bits)),
+        }
+    }
+
+    /// How many values it holds.
+    pub fn count(&self) -> usize {
+        self.data.len() / self.dtype.size()
+    }
+}
+
 /// The link's dtypes, tagged with TensorFlow's DataType numbers (gRPC's TensorProto
 /// carries them as they are).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -91,6 +127,14 @@ pub struct Predict {
     pub inputs: Vec<Array>,
 }
 
+impl Predict {
+    /// Its rows: its first input's first dimension (0 for an input without one).
+    pub fn rows(&self) -> u64 {
+        let first = self.inputs.first().and_then(|input| input.shape.first());
+        first.copied().unwrap_or(0)
+    }
+}
+
 /// What the model answered: the version that ran, its signature's name, its outputs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Found {
@@ -132,7 +176,8 @@ pub struct Key {
 /// The key of `predict` and its rows; None when it cannot share a frame (an input without
 /// dimensions, or inputs of different rows).
 pub fn key_of(predict: &Predict) -> Option<(Key, u64)> {
-    let rows = *predict.inputs.first()?.shape.first()?;
+    predict.inputs.first()?.shape.first()?;
+    let rows = predict.rows();
     let mut inputs = Vec::with_capacity(predict.inputs.len());
     for input in &predict.inputs {
         let (&first, inner) = input.shape.split_first()?;
@@ -166,9 +211,8 @@ pub fn encode(id: u64, parts: &[(u64, &Predict)]) -> Option<Vec<u8>> {
     frame.extend_from_slice(&id.to_le_bytes());
     frame.extend_from_slice(&u32::try_from(parts.len()).ok()?.to_le_bytes());
     for (id, part) in parts {
-        let rows = part.inputs.first().and_then(|input| input.shape.first());
         frame.extend_from_slice(&id.to_le_bytes());
-        frame.extend_from_slice(&rows.copied().unwrap_or(0).to_le_bytes());
+        frame.extend_from_slice(&part.rows().to_le_bytes());
     }
     frame.push(predict.api as u8);
     put_text(&mut frame, &predict.model)?;
@@ -319,11 +363,10 @@ struct Request {
 }
 
 /// A frame sent and not yet answered whole: its key (None for a request alone) and its
-/// parts, each its id, rows and who waits for its answer.
+/// parts, each its id, rows and who waits for its answer (None once answered).
 struct Sent {
     key: Option<Key>,
     parts: Vec<(u64, u64, Option<oneshot::Sender<Answer>>)>,
-    left: usize,
 }
 
 /// The frames sent and not yet answered, by frame id, and the frame of each part's id.
@@ -381,9 +424,8 @@ impl Waiting {
             .and_then(|part| part.2.take())
         {
             let _ = reply.send(answer);
-            sent.left -= 1;
         }
-        if sent.left > 0 {
+        if sent.parts.iter().any(|part| part.2.is_some()) {
             return None;
         }
         self.frames.remove(&frame)?.key
@@ -577,20 +619,16 @@ impl Sender {
         };
         bytes.extend_from_slice(&(frame.len() as u32).to_le_bytes());
         bytes.extend_from_slice(&frame);
-        let left = parts.len();
         let parts = ids
             .into_iter()
             .zip(parts)
-            .map(|(id, request)| {
-                let rows = key_of(&request.predict).map_or(0, |(_, rows)| rows);
-                (id, rows, Some(request.reply))
-            })
+            .map(|(id, request)| (id, request.predict.rows(), Some(request.reply)))
             .collect::<Vec<_>>();
         let mut waiting = self.waiting.lock().unwrap();
         for (part, _, _) in &parts {
             waiting.parts.insert(*part, id);
         }
-        waiting.frames.insert(id, Sent { key, parts, left });
+        waiting.frames.insert(id, Sent { key, parts });
     }
 
     fn done(&mut self, key: &Key) {

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::link::{Api, Array, Dtype, Predict, Version};
+use crate::link::{self, Api, Array, Dtype, Predict, Version};
 
 /// Lists nested deeper are no tensor (numpy's limit, as the Python server's MAX_RANK).
 const MAX_RANK: usize = 32;
@@ -173,24 +173,12 @@ fn write_array(text: &mut String, array: &Array, start: usize, shape: &[u64]) ->
 }
 
 fn write_value(text: &mut String, array: &Array, index: usize) {
-    let size = array.dtype.size();
-    let bytes = &array.data[index * size..(index + 1) * size];
-    let mut eight = [0u8; 8];
-    eight[..size].copy_from_slice(bytes);
-    let signed = |bits: u32| (i64::from_le_bytes(eight) << (64 - bits)) >> (64 - bits);
-    let unsigned = u64::from_le_bytes(eight);
-    match array.dtype {
-        Dtype::Bool => text.push_str(if bytes[0] != 0 { "true" } else { "false" }),
-        Dtype::I8 => text.push_str(&signed(8).to_string()),
-        Dtype::I16 => text.push_str(&signed(16).to_string()),
-        Dtype::I32 => text.push_str(&signed(32).to_string()),
-        Dtype::I64 => text.push_str(&signed(64).to_string()),
-        Dtype::U8 | Dtype::U16 | Dtype::U32 | Dtype::U64 => text.push_str(&unsigned.to_string()),
-        Dtype::F32 => write_float(
-            text,
-            f32::from_le_bytes(eight[..4].try_into().unwrap()).into(),
-        ),
-        Dtype::F64 => write_float(text, f64::from_le_bytes(eight)),
+    match array.value(index) {
+        link::Value::Bool(value) => text.push_str(if value { "true" } else { "false" }),
+        link::Value::Int(value) => text.push_str(&value.to_string()),
+        link::Value::Uint(value) => text.push_str(&value.to_string()),
+        link::Value::F32(value) => write_float(text, value.into()),
+        link::Value::F64(value) => write_float(text, value),
     }
 }
 

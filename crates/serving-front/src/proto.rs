@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::link::{Api, Array, Dtype, Found, Predict, Version};
+use crate::link::{Api, Array, Dtype, Found, Predict, Value, Version};
 
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct Int64Value {
@@ -241,23 +241,16 @@ fn tensor_of(array: &Array) -> TensorProto {
         }),
         ..TensorProto::default()
     };
-    let size = array.dtype.size();
-    for bytes in array.data.chunks_exact(size) {
-        let mut eight = [0u8; 8];
-        eight[..size].copy_from_slice(bytes);
-        let bits = u64::from_le_bytes(eight);
-        let signed = |width: u32| ((bits as i64) << (64 - width)) >> (64 - width);
-        match array.dtype {
-            Dtype::F32 => tensor.float_val.push(f32::from_bits(bits as u32)),
-            Dtype::F64 => tensor.double_val.push(f64::from_bits(bits)),
-            Dtype::I64 => tensor.int64_val.push(bits as i64),
-            Dtype::U32 => tensor.uint32_val.push(bits as u32),
-            Dtype::U64 => tensor.uint64_val.push(bits),
-            Dtype::Bool => tensor.bool_val.push(bits != 0),
-            Dtype::I32 => tensor.int_val.push(signed(32) as i32),
-            Dtype::I16 => tensor.int_val.push(signed(16) as i32),
-            Dtype::I8 => tensor.int_val.push(signed(8) as i32),
-            Dtype::U8 | Dtype::U16 => tensor.int_val.push(bits as i32),
+    for index in 0..array.count() {
+        match (array.dtype, array.value(index)) {
+            (_, Value::F32(value)) => tensor.float_val.push(value),
+            (_, Value::F64(value)) => tensor.double_val.push(value),
+            (_, Value::Bool(value)) => tensor.bool_val.push(value),
+            (Dtype::I64, Value::Int(value)) => tensor.int64_val.push(value),
+            (_, Value::Int(value)) => tensor.int_val.push(value as i32),
+            (Dtype::U64, Value::Uint(value)) => tensor.uint64_val.push(value),
+            (Dtype::U32, Value::Uint(value)) => tensor.uint32_val.push(value as u32),
+            (_, Value::Uint(value)) => tensor.int_val.push(value as i32),
         }
     }
     tensor

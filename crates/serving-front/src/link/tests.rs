@@ -217,7 +217,6 @@ fn a_frame_answered_request_by_request_is_done_when_the_last_is() {
         Sent {
             key: Some(key.clone()),
             parts: vec![(2, 1, Some(first)), (3, 1, Some(second))],
-            left: 2,
         },
     );
     assert_eq!(waiting.answer(3, Answer::Error(400, "no".into())), None);

@@ -78,3 +78,8 @@ GRPC_CODES = {
     501: grpc.StatusCode.UNIMPLEMENTED,
     503: grpc.StatusCode.UNAVAILABLE,
 }
+
+
+def grpc_code_of(error):
+    """The gRPC status code of an ApiError: its own, or the one its HTTP status maps to."""
+    return error.grpc_code or GRPC_CODES.get(error.status, grpc.StatusCode.INTERNAL)

@@ -19,7 +19,7 @@ from tensorflow_serving.apis import (
     regression_pb2,
 )
 
-from .errors import FAILED, GRPC_CODES, ApiError, client_text
+from .errors import FAILED, ApiError, client_text, grpc_code_of
 from .inference import (
     METHODS,
     check_input_names,
@@ -66,7 +66,7 @@ async def grpc_answer(context, models, what, name, work):
         record_request(models, name, what, "GRPC", "OK", started)
         return answer
     except ApiError as error:
-        code = error.grpc_code or GRPC_CODES.get(error.status, grpc.StatusCode.INTERNAL)
+        code = grpc_code_of(error)
         message = client_text(error)
     except RecursionError:
         code, message = grpc.StatusCode.INVALID_ARGUMENT, "the request is nested too deeply"

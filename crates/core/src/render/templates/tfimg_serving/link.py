@@ -47,7 +47,7 @@ import tensorflow as tf
 from tensorflow.core.framework import types_pb2
 
 from .batching import Job
-from .errors import FAILED, GRPC_CODES, ApiError, client_text
+from .errors import FAILED, ApiError, client_text, grpc_code_of
 from .inference import REQUEST_ERRORS, check_input_names, rows_of, shape_refused, signature_of
 from .metrics import record_request, status_name
 from .settings import (
@@ -234,7 +234,9 @@ class Link:
         started = time.perf_counter()
         reader = Reader(frame)
         ident, count = reader.unpack("<QI")
-        parts = list(struct.iter_unpack("<QQ", reader.take(16 * min(count, MAX_PARTS + 1))))
+        if count > MAX_PARTS:
+            raise ValueError(f"a frame of {count} requests")
+        parts = list(struct.iter_unpack("<QQ", reader.take(16 * count)))
         (api,) = reader.unpack("<B")
         if api not in ENTRYPOINTS:
             raise ValueError(f"API {api}")
@@ -243,8 +245,6 @@ class Link:
         if count == 0:  # a request of this model the front refused as busy: counted here
             busy = "UNAVAILABLE" if api == REST else "RESOURCE_EXHAUSTED"
             return record_request(self.models, name, "predict", entrypoint, busy, started)
-        if count > MAX_PARTS:
-            raise ValueError(f"a frame of {count} requests")
 
         def answer(to, status, payload, requests):
             record_request(self.models, name, "predict", entrypoint, status, started, requests)
@@ -252,7 +252,7 @@ class Link:
 
         def refuse(to, error, requests):
             if api == GRPC:
-                code = error.grpc_code or GRPC_CODES.get(error.status, grpc.StatusCode.INTERNAL)
+                code = grpc_code_of(error)
                 status, named = code.value[0], code.name
             else:
                 status, named = error.status, status_name(error.status)
