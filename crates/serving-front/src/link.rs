@@ -1,7 +1,8 @@
 //! The link to the Python server (its `tfimg_serving/link.py` says the frames): decoded
 //! predicts out, their answers back in any order. Predicts of one key (model, version,
-//! signature, inputs past their rows) go in one frame: the first at once, and while WINDOW
-//! of its frames are out, what comes meanwhile waits and goes together in the next.
+//! signature, inputs past their rows) go in one frame: the first at once, and while one of
+//! its frames is out, what comes meanwhile waits and goes together in the next (under
+//! TensorFlow Serving's batching, nothing waits here: `Window`).
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -335,10 +336,39 @@ pub fn decode(frame: &[u8]) -> Option<(u64, Answer)> {
     cursor.data.is_empty().then_some((id, answer))
 }
 
-/// Frames of one key the Python server holds at once: one running, one ready to run when
-/// it ends. What comes meanwhile waits here and goes in the next frame, together, so the
-/// server reads, looks up and checks it once (docs/performance.md).
-const WINDOW: usize = 2;
+/// Frames of one key the Python server holds at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// One, being run: what comes meanwhile waits here and goes in the next frame,
+    /// together, when it is answered, so the server reads, looks up, checks and runs it
+    /// once (docs/performance.md: a window of two, one frame running and one ready,
+    /// answered 10 % fewer requests).
+    One,
+    /// Any: each request goes at once. TensorFlow Serving's batching (`--enable-batching`)
+    /// counts requests and waits `batch_timeout_micros` for more, so a request held here
+    /// would miss the batch that is waiting for it.
+    Open,
+}
+
+impl Window {
+    /// The window for the server's environment: open under TensorFlow Serving's batching,
+    /// which the server reads from the same variable (its `settings.BATCHING`: JSON, or
+    /// unset, empty or `null` for none).
+    pub fn of_batching(batching: Option<&str>) -> Window {
+        match batching.map(str::trim) {
+            None | Some("" | "null") => Window::One,
+            Some(_) => Window::Open,
+        }
+    }
+
+    fn frames(self) -> usize {
+        match self {
+            Window::One => 1,
+            Window::Open => usize::MAX,
+        }
+    }
+}
+
 /// What one frame holds at most: requests, and bytes of values.
 const MOST_PARTS: usize = 256;
 const MOST_BYTES: usize = 16 << 20;
@@ -492,9 +522,9 @@ impl Drop for Held {
 }
 
 impl Link {
-    pub fn new(path: PathBuf) -> Link {
+    pub fn new(path: PathBuf, window: Window) -> Link {
         let (sender, receiver) = mpsc::channel(1024);
-        tokio::spawn(run(path, receiver));
+        tokio::spawn(run(path, window, receiver));
         Link {
             sender,
             held: Default::default(),
@@ -528,10 +558,11 @@ struct Queue {
     sent: usize,
 }
 
-/// One connection's frames out: requests of a key while WINDOW of its frames are out wait
-/// and go together; a request with no key goes alone at once.
+/// One connection's frames out: requests of a key while its window is full wait and go
+/// together; a request with no key goes alone at once.
 struct Sender {
     next: u64,
+    window: Window,
     queues: HashMap<Key, Queue>,
     alone: Vec<Request>,
     /// Frames that tell the server of requests answered 503 here (u32 parts 0, the model).
@@ -573,8 +604,9 @@ impl Sender {
             self.frame(&mut bytes, None, vec![request]);
         }
         let mut ready = Vec::new();
+        let window = self.window.frames();
         for (key, queue) in &mut self.queues {
-            while queue.sent < WINDOW && !queue.waiting.is_empty() {
+            while queue.sent < window && !queue.waiting.is_empty() {
                 let mut parts = Vec::new();
                 let mut size = 0;
                 while let Some(request) = queue.waiting.front() {
@@ -648,7 +680,7 @@ impl Sender {
     }
 }
 
-async fn run(path: PathBuf, mut requests: mpsc::Receiver<Item>) {
+async fn run(path: PathBuf, window: Window, mut requests: mpsc::Receiver<Item>) {
     let mut next = 0u64;
     while let Some(first) = requests.recv().await {
         let Ok(stream) = UnixStream::connect(&path).await else {
@@ -661,6 +693,7 @@ async fn run(path: PathBuf, mut requests: mpsc::Receiver<Item>) {
         let (finished, mut done) = mpsc::unbounded_channel();
         let mut sender = Sender {
             next,
+            window,
             queues: HashMap::new(),
             alone: Vec::new(),
             busy: Vec::new(),

@@ -31,7 +31,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, UnixStream};
 use tokio::sync::Mutex;
 
-use link::{Answer, Link};
+use link::{Answer, Link, Window};
 
 /// The largest body decoded here; larger ones stream to the Python server, which reads
 /// them with its limits (size, pace, budget) and off its event loop.
@@ -96,6 +96,7 @@ fn main() -> ExitCode {
         }
     };
     let pid = child.id() as libc::pid_t;
+    let window = Window::of_batching(std::env::var("TFIMG_SERVING_BATCHING").ok().as_deref());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -108,7 +109,7 @@ fn main() -> ExitCode {
         }
     };
     let front = Arc::new(Front {
-        link: runtime.block_on(async { Link::new(folder.join("link.sock")) }),
+        link: runtime.block_on(async { Link::new(folder.join("link.sock"), window) }),
         http: folder.join("http.sock"),
         registry: Arc::default(),
     });

@@ -127,9 +127,10 @@ fn a_frames_answer_is_split_at_each_requests_rows_or_refused_when_they_do_not_ad
     assert_eq!(split(vec![output], &[1, 1]), None);
 }
 
-fn sender() -> Sender {
+fn sender(window: Window) -> Sender {
     Sender {
         next: 0,
+        window,
         queues: HashMap::new(),
         alone: Vec::new(),
         busy: Vec::new(),
@@ -158,30 +159,38 @@ fn sent(bytes: &[u8]) -> Vec<(u64, u32)> {
     frames
 }
 
+fn take(sender: &mut Sender, answers: &mut Vec<oneshot::Receiver<Answer>>, count: usize) {
+    for _ in 0..count {
+        let (request, answer) = request(rows(&[[1.0, 2.0]]));
+        sender.take(Item::Request(request));
+        answers.push(answer);
+    }
+}
+
+/// The parts of each frame in `bytes`.
+fn parts(bytes: &[u8]) -> Vec<u32> {
+    sent(bytes).iter().map(|frame| frame.1).collect()
+}
+
 #[test]
-fn while_two_frames_of_a_key_are_out_what_comes_waits_and_goes_together() {
-    let mut sender = sender();
+fn while_a_frame_of_a_key_is_out_what_comes_waits_and_goes_together() {
+    let mut sender = sender(Window::One);
     let mut answers = Vec::new();
-    let take = |sender: &mut Sender, answers: &mut Vec<_>, count: usize| {
-        for _ in 0..count {
-            let (request, answer) = request(rows(&[[1.0, 2.0]]));
-            sender.take(Item::Request(request));
-            answers.push(answer);
-        }
-    };
     take(&mut sender, &mut answers, 1);
     let first = sent(&sender.frames());
     assert_eq!(first.iter().map(|f| f.1).collect::<Vec<_>>(), [1]);
     take(&mut sender, &mut answers, 3);
-    assert_eq!(
-        sent(&sender.frames())
-            .iter()
-            .map(|f| f.1)
-            .collect::<Vec<_>>(),
-        [3]
-    );
-    take(&mut sender, &mut answers, 4);
-    assert!(sender.frames().is_empty(), "two frames are out: these wait");
+    assert!(sender.frames().is_empty(), "a frame is out: these wait");
+    // Another key goes at once.
+    let (other, _answer) = request(rows(&[[1.0, 2.0], [3.0, 4.0]]));
+    sender.take(Item::Request(Request {
+        predict: Predict {
+            signature: "other".into(),
+            ..other.predict
+        },
+        reply: other.reply,
+    }));
+    assert_eq!(parts(&sender.frames()), [1]);
     // The first frame answered: its key's next frame takes all that waited.
     let key = sender
         .waiting
@@ -189,13 +198,7 @@ fn while_two_frames_of_a_key_are_out_what_comes_waits_and_goes_together() {
         .unwrap()
         .answer(first[0].0, Answer::Fallback);
     sender.done(&key.unwrap());
-    assert_eq!(
-        sent(&sender.frames())
-            .iter()
-            .map(|f| f.1)
-            .collect::<Vec<_>>(),
-        [4]
-    );
+    assert_eq!(parts(&sender.frames()), [3]);
     assert_eq!(answers[0].try_recv(), Ok(Answer::Fallback));
     // The link ends: everyone still waiting hears it.
     take(&mut sender, &mut answers, 1);
@@ -203,6 +206,29 @@ fn while_two_frames_of_a_key_are_out_what_comes_waits_and_goes_together() {
     assert!(answers[1..]
         .iter_mut()
         .all(|a| a.try_recv() == Ok(Answer::Down)));
+}
+
+#[test]
+fn under_tensorflow_serving_s_batching_nothing_waits_for_a_frame_out() {
+    let mut sender = sender(Window::of_batching(Some(r#"{"max_batch_size": 8}"#)));
+    let mut answers = Vec::new();
+    take(&mut sender, &mut answers, 1);
+    assert_eq!(parts(&sender.frames()), [1]);
+    take(&mut sender, &mut answers, 1);
+    assert_eq!(parts(&sender.frames()), [1], "sent while the first is out");
+    take(&mut sender, &mut answers, 2);
+    assert_eq!(parts(&sender.frames()), [2]);
+}
+
+#[test]
+fn the_window_is_open_only_when_the_server_batches() {
+    for none in [None, Some(""), Some("null"), Some(" null\n")] {
+        assert_eq!(Window::of_batching(none), Window::One, "{none:?}");
+    }
+    assert_eq!(
+        Window::of_batching(Some(r#"{"max_batch_size": 1000}"#)),
+        Window::Open
+    );
 }
 
 #[test]
