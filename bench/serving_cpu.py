@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Where a served model's CPU goes: each thread of the serving container's processes, its
-CPU seconds over one wrk run and per request answered (docs/performance.md).
+CPU seconds over one wrk run and per request answered (docs/performance.md), beside what
+else the machine spent per request: wrk itself, Docker's userland proxy of the published
+port (`docker-proxy`, on the path of a client on this host), and every core's busy time.
 
     bench/serving_cpu.py CONTAINER URL:predict BODY.json [--seconds 10] [--clients 8]
 
@@ -41,6 +43,23 @@ def threads(pids):
     return found
 
 
+def machine_busy():
+    """Seconds every core of the machine has been busy (user, nice, system, irq, softirq)."""
+    with open("/proc/stat") as stat:
+        fields = stat.readline().split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq = (int(f) for f in fields[:7])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def proxies(url):
+    """The pids of Docker's userland proxy for the url's port (none where it is off)."""
+    port = url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
+    found = subprocess.run(
+        ["pgrep", "-f", f"docker-proxy .*-host-port {port} "], capture_output=True, text=True
+    )
+    return found.stdout.split()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("container")
@@ -64,9 +83,16 @@ def main():
             return subprocess.run(command, capture_output=True, text=True, env=env, check=True)
 
         wrk(2)  # the warm-up
+        proxy = proxies(args.url)
         before, started = threads(pids), time.monotonic()
+        around = threads(proxy), machine_busy(), os.times()
         report = wrk(args.seconds).stdout
         after, took = threads(pids), time.monotonic() - started
+        proxied = sum(threads(proxy).values()) - sum(around[0].values())
+        busy = machine_busy() - around[1]
+        ended = os.times()
+        client = ended.children_user + ended.children_system
+        client -= around[2].children_user + around[2].children_system
     rate = next(
         float(line.split()[-1]) for line in report.splitlines() if line.startswith("Requests/sec")
     )
@@ -83,6 +109,10 @@ def main():
                 f"{spent / answered * 1e6:6.1f} µs a request"
             )
     print(f"all threads: {total / answered * 1e6:.1f} µs a request")
+    print(f"wrk: {client / answered * 1e6:.1f} µs a request")
+    if proxy:
+        print(f"docker-proxy: {proxied / answered * 1e6:.1f} µs a request")
+    print(f"the machine, every core busy: {busy / answered * 1e6:.1f} µs a request")
 
 
 if __name__ == "__main__":

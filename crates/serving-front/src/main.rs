@@ -97,8 +97,12 @@ fn main() -> ExitCode {
     };
     let pid = child.id() as libc::pid_t;
     let window = Window::of_batching(std::env::var("TFIMG_SERVING_BATCHING").ok().as_deref());
+    // One thread: the front's ~30 µs a request fits in it at any rate the Python server
+    // answers, and a second only wakes to steal work, beside the Python server on the same
+    // cores (bench/serving_cpu.py, REST batch 1, 8 clients, alternating: 28-35 against
+    // 45-48 µs a request, the server in all 120-152 against 161-172; docs/performance.md).
     let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(1)
         .enable_all()
         .build()
     {
