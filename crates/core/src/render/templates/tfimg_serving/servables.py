@@ -5,11 +5,13 @@ import os
 import struct
 import threading
 
+import numpy as np
 import tensorflow as tf
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from tensorflow.core.framework import types_pb2
 from tensorflow.core.protobuf import config_pb2, meta_graph_pb2, saved_model_pb2
+from tensorflow.python.framework import op_def_registry
 from tensorflow_serving.apis import prediction_log_pb2
 
 from .batching import Batcher, Worker, batchable
@@ -34,10 +36,12 @@ class Servable:
             self.signatures = {
                 key: FunctionSignature(f) for key, f in self.model.signatures.items()
             }
+            self.twin = load_twin(path, graph, self.signatures)
         else:  # written by TensorFlow 1 (an Estimator, tf.compat.v1): its graph in a session
             self.model = tf.compat.v1.Session(graph=tf.Graph())
             loaded = tf.compat.v1.saved_model.loader.load(self.model, ["serve"], path)
             self.signatures = session_signatures(self.model, loaded)
+            self.twin = None
         self.lock = threading.Lock()
         self.workers = {}
         self.closed = False
@@ -88,15 +92,104 @@ class Servable:
 
 class FunctionSignature:
     """A signature of a SavedModel written by TensorFlow 2: a function, called with tensors
-    of the dtypes and shapes it declares."""
+    of the dtypes and shapes it declares. Where it has a twin (`load_twin`), feeds the
+    function takes as they are run there, and any error there is the function's to word."""
 
     def __init__(self, function):
         self.function = function
         self.inputs = dict(function.structured_input_signature[1])  # name -> tf.TensorSpec
+        self.twin = None  # a SessionSignature
 
     def __call__(self, feeds):
+        if self.twin is not None and self.takes(feeds):
+            try:
+                return self.twin(feeds)
+            except tf.errors.OpError:
+                pass  # the function's own error, in its words
         outputs = self.function(**{key: tf.constant(value) for key, value in feeds.items()})
         return {key: value.numpy() for key, value in outputs.items()}
+
+    def takes(self, feeds):
+        """Whether the function would take `feeds` as they are: its inputs, each a numpy
+        array of its dtype and a shape its spec allows (nothing the twin's feeding would
+        convert or let through)."""
+        return feeds.keys() == self.inputs.keys() and all(
+            isinstance(value, np.ndarray)
+            and value.dtype == self.inputs[key].dtype.as_numpy_dtype
+            and self.inputs[key].shape.is_compatible_with(value.shape)
+            for key, value in feeds.items()
+        )
+
+
+# A TF2 model's twin: its `serve` graph loaded again into a TF1 session that runs each call
+# on the caller's thread (`inter_op_parallelism_threads` -1), as TensorFlow Serving runs a
+# SavedModel in a session. A call there costs the examples' MLP 47 µs of CPU against 122 µs
+# for the function (bench: docs/performance.md), and hands nothing to TensorFlow's pools. A
+# twin holds a second copy of the variables, so only models whose variables take at most
+# TWIN_MAX_VARIABLE_BYTES have one (past that, computing outweighs the call), on CPU only,
+# and only signatures that change nothing (`changes_nothing`) run there: either copy gives
+# the same answer, whichever runs a request.
+TWIN_MAX_VARIABLE_BYTES = 64 << 20
+# Stateful ops that only read: variables and lookup tables read, functions called (the
+# functions themselves are looked through).
+READ_ONLY_OPS = frozenset(
+    {
+        "ReadVariableOp",
+        "VarHandleOp",
+        "StatefulPartitionedCall",
+        "LookupTableFindV2",
+        "LookupTableSizeV2",
+    }
+)
+
+
+def load_twin(path, graph, signatures):
+    """The twin session of the TF2 model in `path`, given to each signature that changes
+    nothing; None where the model has none. A twin that cannot be made leaves the model as
+    it is, logged."""
+    variables = os.path.join(path, "variables")
+    size = sum(
+        os.path.getsize(os.path.join(variables, name))
+        for name in (os.listdir(variables) if os.path.isdir(variables) else ())
+    )
+    if size > TWIN_MAX_VARIABLE_BYTES or tf.config.list_physical_devices("GPU"):
+        return None
+    pure = [key for key, each in signatures.items() if changes_nothing(each.function)]
+    if not pure:
+        return None
+    try:
+        session = tf.compat.v1.Session(
+            graph=tf.Graph(),
+            config=tf.compat.v1.ConfigProto(inter_op_parallelism_threads=-1),
+        )
+        loaded = tf.compat.v1.saved_model.loader.load(session, list(graph.meta_info_def.tags), path)
+        for key in pure:
+            signatures[key].twin = SessionSignature(session, loaded.signature_def[key])
+        log.info("the model in %s runs signatures %s in a session too", path, ", ".join(pure))
+    except Exception as error:  # noqa: BLE001 (any failure: the functions serve alone)
+        log.warning("the model in %s runs as functions only: %r", path, error)
+        for key in pure:
+            signatures[key].twin = None
+        return None
+    return session
+
+
+def changes_nothing(function):
+    """Whether every op the function runs, through the functions it calls, is stateless or
+    only reads (READ_ONLY_OPS): then a call changes no state, and two copies of the model
+    answer alike."""
+    graph = function.graph.as_graph_def()
+    library = {each.signature.name: each for each in graph.library.function}
+    nodes = list(graph.node) + [node for each in library.values() for node in each.node_def]
+    for node in nodes:
+        if node.op in ("PartitionedCall", "StatefulPartitionedCall") and (
+            node.attr["f"].func.name not in library
+        ):
+            return False
+        definition = op_def_registry.get(node.op)
+        if definition is None or (definition.is_stateful and node.op not in READ_ONLY_OPS):
+            return False
+    return True
 
 
 class SessionSignature:
