@@ -54,6 +54,21 @@ pub fn serving_api(tensorflow: &Version) -> String {
     format!("tensorflow-serving-api~={major}.{minor}.0")
 }
 
+/// TensorFlow Text at the image's TensorFlow line, whose ops TensorFlow Serving's build
+/// links in (a SavedModel that tokenizes with them loads only where they are registered;
+/// the model server imports it before it loads a model). Its wheel's kernels are built
+/// against that line's TensorFlow. Like `serving_api` it requires `tensorflow`, so it is
+/// installed without its dependencies; before 2.16 it imports `tensorflow_hub` when it is
+/// imported, so that comes too, older than 0.16 (which needs tf-keras).
+pub fn text_ops(tensorflow: &Version) -> Vec<String> {
+    let (major, minor) = tensorflow.major_minor();
+    let mut requirements = vec![format!("tensorflow-text~={major}.{minor}.0")];
+    if (major, minor) < (2, 16) {
+        requirements.push("tensorflow-hub<0.16".to_string());
+    }
+    requirements
+}
+
 impl Resolver<'_> {
     pub(super) fn packages(
         &self,
@@ -120,6 +135,11 @@ impl Resolver<'_> {
         let mut pip_no_deps = Vec::new();
         if service == Service::Serving {
             pip_no_deps.push(serving_api(tensorflow));
+            // A spec that declares one of them by name keeps its own.
+            pip_no_deps.extend(text_ops(tensorflow).into_iter().filter(|package| {
+                let name = requirement_name(package);
+                !names.iter().any(|declared| Some(declared) == name.as_ref())
+            }));
             for package in SERVING_SERVER {
                 let name = requirement_name(package);
                 if !names.iter().any(|declared| Some(declared) == name.as_ref()) {
