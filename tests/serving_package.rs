@@ -23,6 +23,7 @@ const TEST_FILES: &[&str] = &[
     "test_requests",
     "test_settings",
     "test_tensors",
+    "test_text_ops",
 ];
 
 /// The checks run in `image` as container `name`: its exit code and output.
