@@ -283,4 +283,27 @@ fn a_serving_spec_installs_tensorflow_text_at_its_line_without_its_dependencies(
     }
     let (headless, _) = rendered("extends: cpu-headless\n");
     assert!(headless.packages.pip_no_deps.is_empty());
+    // Where the line's tensorflow-text has no wheel for the image's Python, the image goes
+    // without it (its server says so) rather than failing to build.
+    for (base, tensorflow, text) in [
+        ("ubuntu:22.04", "2.13", true),
+        ("debian:bookworm-slim", "2.13", false),
+        ("debian:bookworm-slim", "2.17", true),
+        ("ubuntu:24.04", "2.17", false),
+        ("ubuntu:24.04", "2.18", true),
+    ] {
+        let body = format!("extends: cpu-serving\nbase: {base}\ntensorflow: \"{tensorflow}\"\n");
+        let (resolved, _) = rendered(&body);
+        let no_deps = &resolved.packages.pip_no_deps;
+        assert_eq!(
+            no_deps.contains(&format!("tensorflow-text~={tensorflow}.0")),
+            text,
+            "{body} ({}): {no_deps:?}",
+            resolved.python
+        );
+        assert!(
+            no_deps[0].starts_with("tensorflow-serving-api~="),
+            "{no_deps:?}"
+        );
+    }
 }
