@@ -23,6 +23,7 @@ const TEST_FILES: &[&str] = &[
     "test_requests",
     "test_settings",
     "test_tensors",
+    "test_text_ops",
     "test_twin",
 ];
 

@@ -4,8 +4,9 @@
 //! its test models (tests/fixtures/tf_serving, copied from tensorflow/serving), against
 //! `tfimg serve`. Its TF1 model is served on the 2.9 line, its TF2 model (written by a
 //! newer TensorFlow) on the 2.18 line, both chosen by `serve` without flags, each as
-//! `default` as its test names them. Which of its methods are ported, and why the others
-//! are not yet: tests/README.md.
+//! `default` as its test names them; its TF Text model (written anew by TensorFlow 2.9,
+//! tests/fixtures/tf_serving/README.md) on the 2.9 line, whose image registers TF Text's
+//! ops. Which of its methods are ported, and why the others are not yet: tests/README.md.
 
 mod common;
 
@@ -37,6 +38,14 @@ async fn tensorflow_serving_s_own_test_passes_on_its_test_models() {
         tf2.stderr.contains("tf218-cpu-serving"),
         "its TF2 model is served on the 2.18 line: {}",
         tf2.stderr
+    );
+    // test_tf_text: its TF Text model, written by TensorFlow 2.9 (its README), needs TF
+    // Text's ops, which the serving images register before they load a model.
+    let text = serve("tf_text_regression");
+    assert!(
+        text.stderr.contains("with `cpu-serving`"),
+        "its TF Text model is served on the 2.9 line: {}",
+        text.stderr
     );
     let grpc = |served: &common::Run| field(&served.stdout, "grpc").expect("the gRPC address");
     let rest = field(&tf1.stdout, "model")
@@ -130,11 +139,16 @@ async fn tensorflow_serving_s_own_test_passes_on_its_test_models() {
     ];
     command.extend(own.iter().map(String::as_str));
     let (zero_grpc, channel_args_grpc) = (grpc(&zero), grpc(&channel_args));
-    command.extend([zero_grpc.as_str(), channel_args_grpc.as_str()]);
+    let text_grpc = grpc(&text);
+    command.extend([
+        zero_grpc.as_str(),
+        channel_args_grpc.as_str(),
+        text_grpc.as_str(),
+    ]);
     let (code, output) = client(&command, Some(&fixtures));
     let found = checks(&output);
     assert_eq!(code, 0, "{found}\n{output}");
-    assert!(found.ends_with("23 of 23 checks pass"), "{found}");
+    assert!(found.ends_with("24 of 24 checks pass"), "{found}");
     // Read once: the server applied its config at start and never looked again (with the
     // server's own 1 s poll it would have tried half_plus_three, which it cannot reach).
     let container = field(&zero.stdout, "container").expect("the container's name");

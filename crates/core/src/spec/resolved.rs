@@ -116,7 +116,7 @@ pub struct ResolvedPackages {
     pub apt: Vec<String>,
     pub pip: Vec<String>,
     /// Installed after `pip`, without their dependencies: what the image needs but whose
-    /// declared dependencies it has under another name (`serving_api`).
+    /// declared dependencies it has under another name (`serving_api`, `text_ops`).
     pub pip_no_deps: Vec<String>,
 }
 

@@ -91,7 +91,7 @@ impl Resolver<'_> {
         let user = self.user()?;
         let workdir = self.workdir()?;
         let env = self.env()?;
-        let packages = self.packages(service, &tensorflow)?;
+        let packages = self.packages(service, &tensorflow, &python)?;
         let files = self.files(&workdir)?;
         let tensorboard_logdir = self.tensorboard_logdir(&ports, &workdir)?;
         let constraints = packages::constraints(&tensorflow, row, gpu.as_ref());

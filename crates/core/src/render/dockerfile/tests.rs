@@ -243,3 +243,67 @@ fn a_serving_spec_renders_its_model_server_and_the_entrypoint_stanza_that_starts
     assert!(!entrypoint.contains("serving") && !entrypoint.contains("@SERVING"));
     assert!(!headless.files.contains_key("serving.py"));
 }
+
+#[test]
+fn a_serving_spec_installs_tensorflow_text_at_its_line_without_its_dependencies() {
+    // TensorFlow Serving's build links TF Text's ops in; `tensorflow-text` requires
+    // `tensorflow`, and a CPU image holds `tensorflow-cpu`. Before 2.16 it imports
+    // `tensorflow_hub`.
+    for (body, no_deps) in [
+        (
+            "extends: cpu-serving\n",
+            &[
+                "tensorflow-serving-api~=2.9.0",
+                "tensorflow-text~=2.9.0",
+                "tensorflow-hub<0.16",
+            ][..],
+        ),
+        (
+            "extends: tf218-gpu-serving\n",
+            &["tensorflow-serving-api~=2.18.0", "tensorflow-text~=2.18.0"][..],
+        ),
+        // A spec that declares it keeps its own.
+        (
+            "extends: cpu-serving\npackages: {pip: [tensorflow_text==2.9.0]}\n",
+            &["tensorflow-serving-api~=2.9.0", "tensorflow-hub<0.16"][..],
+        ),
+    ] {
+        let (resolved, serving) = rendered(body);
+        assert_eq!(resolved.packages.pip_no_deps, no_deps, "{body}");
+        let dockerfile = &serving.dockerfile;
+        let install = format!(
+            " && pip install --no-deps \\\n{}\n",
+            no_deps
+                .iter()
+                .map(|requirement| format!("      '{requirement}'"))
+                .collect::<Vec<_>>()
+                .join(" \\\n")
+        );
+        assert!(dockerfile.contains(&install), "{body}\n{dockerfile}");
+    }
+    let (headless, _) = rendered("extends: cpu-headless\n");
+    assert!(headless.packages.pip_no_deps.is_empty());
+    // Where the line's tensorflow-text has no wheel for the image's Python, the image goes
+    // without it (its server says so) rather than failing to build.
+    for (base, tensorflow, text) in [
+        ("ubuntu:22.04", "2.13", true),
+        ("debian:bookworm-slim", "2.13", false),
+        ("debian:bookworm-slim", "2.17", true),
+        ("ubuntu:24.04", "2.17", false),
+        ("ubuntu:24.04", "2.18", true),
+    ] {
+        let body = format!("extends: cpu-serving\nbase: {base}\ntensorflow: \"{tensorflow}\"\n");
+        let (resolved, _) = rendered(&body);
+        let no_deps = &resolved.packages.pip_no_deps;
+        assert_eq!(
+            no_deps.contains(&format!("tensorflow-text~={tensorflow}.0")),
+            text,
+            "{body} ({}): {no_deps:?}",
+            resolved.python
+        );
+        assert!(
+            no_deps[0].starts_with("tensorflow-serving-api~="),
+            "{no_deps:?}"
+        );
+    }
+}

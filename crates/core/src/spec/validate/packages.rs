@@ -54,11 +54,44 @@ pub fn serving_api(tensorflow: &Version) -> String {
     format!("tensorflow-serving-api~={major}.{minor}.0")
 }
 
+/// TensorFlow Text at the image's TensorFlow line, whose ops TensorFlow Serving's build
+/// links in (a SavedModel that tokenizes with them loads only where they are registered;
+/// the model server imports it before it loads a model). Its wheel's kernels are built
+/// against that line's TensorFlow. Like `serving_api` it requires `tensorflow`, so it is
+/// installed without its dependencies; before 2.16 it imports `tensorflow_hub` when it is
+/// imported, so that comes too, older than 0.16 (which needs tf-keras). None where the
+/// line has no wheel for the image's Python (`TEXT_NEWEST_PYTHON`): the image goes
+/// without, and its server says so.
+pub fn text_ops(tensorflow: &Version, python: &str) -> Vec<String> {
+    let (major, minor) = tensorflow.major_minor();
+    let line = format!("{major}.{minor}");
+    let newest = TEXT_NEWEST_PYTHON
+        .iter()
+        .find(|(text_line, _)| *text_line == line)
+        .and_then(|(_, newest)| Version::parse(newest));
+    if let (Some(newest), Some(python)) = (newest, Version::parse(python)) {
+        if python > newest {
+            return Vec::new();
+        }
+    }
+    let mut requirements = vec![format!("tensorflow-text~={line}.0")];
+    if (major, minor) < (2, 16) {
+        requirements.push("tensorflow-hub<0.16".to_string());
+    }
+    requirements
+}
+
+/// The lines whose `tensorflow-text` has Linux x86-64 wheels for fewer Pythons than their
+/// TensorFlow (the compat table's range), and the newest Python it has one for (PyPI's
+/// files of every 2.x release). Every other line has wheels for all of TensorFlow's.
+const TEXT_NEWEST_PYTHON: &[(&str, &str)] = &[("2.13", "3.10"), ("2.16", "3.11"), ("2.17", "3.11")];
+
 impl Resolver<'_> {
     pub(super) fn packages(
         &self,
         service: Service,
         tensorflow: &Version,
+        python: &str,
     ) -> Result<ResolvedPackages, SpecError> {
         let declared = self.merged.packages.clone().unwrap_or_default();
         let tools = match service {
@@ -120,6 +153,11 @@ impl Resolver<'_> {
         let mut pip_no_deps = Vec::new();
         if service == Service::Serving {
             pip_no_deps.push(serving_api(tensorflow));
+            // A spec that declares one of them by name keeps its own.
+            pip_no_deps.extend(text_ops(tensorflow, python).into_iter().filter(|package| {
+                let name = requirement_name(package);
+                !names.iter().any(|declared| Some(declared) == name.as_ref())
+            }));
             for package in SERVING_SERVER {
                 let name = requirement_name(package);
                 if !names.iter().any(|declared| Some(declared) == name.as_ref()) {

@@ -11,6 +11,7 @@ from .grpc_api import serve_grpc
 from .link import Link
 from .models import Models
 from .rest import Protocol, application
+from .servables import register_text_ops
 from .settings import (
     BATCH_THREADS,
     BATCHING,
@@ -29,6 +30,7 @@ from .settings import (
 
 def main():
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="tfimg: %(message)s")
+    register_text_ops()
     models = Models()
     threading.Thread(target=models.watch, name="models", daemon=True).start()
     threading.Thread(target=serve_grpc, args=(models,), name="grpc", daemon=True).start()

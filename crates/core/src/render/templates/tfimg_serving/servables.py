@@ -1,6 +1,7 @@
 """A loaded version of a model: its signatures, TF2 functions or a TF1 session, and its
-warm-up requests."""
+warm-up requests; and the ops beyond TensorFlow's own that a SavedModel may need."""
 
+import importlib
 import os
 import struct
 import threading
@@ -21,6 +22,33 @@ from .settings import BATCHING, DEFAULT_SIGNATURE, MAX_BATCH_ROWS, log
 from .tensors import array_of, to_array
 
 # --- Models: load, watch, look up -------------------------------------------------------
+
+
+def register_text_ops():
+    """TensorFlow Text's ops, registered before any model loads, as TensorFlow Serving's
+    build links them in: a SavedModel that tokenizes with them (its `tf_text_regression`
+    test model) loads only where they are. The serving images carry tensorflow-text at
+    their TensorFlow line; where it is missing or does not import (a build for another
+    TensorFlow, a missing dependency), the server says so and serves every other model.
+    Returns the version registered, or None."""
+    try:
+        text = importlib.import_module("tensorflow_text")
+    except ModuleNotFoundError as error:
+        if error.name == "tensorflow_text":
+            log.info("TensorFlow Text's ops are not registered: tensorflow_text is not installed")
+        else:
+            log.warning("TensorFlow Text's ops are not registered: %s", error)
+        return None
+    except Exception as error:  # whatever it raises, the other models are still served
+        log.warning(
+            "TensorFlow Text's ops are not registered: importing tensorflow_text failed: %s: %s",
+            type(error).__name__,
+            error,
+        )
+        return None
+    version = getattr(text, "__version__", "of an unknown version")
+    log.info("TensorFlow Text %s: its ops are registered", version)
+    return version
 
 
 class Servable:
