@@ -194,7 +194,7 @@ def load_twin(path, graph, signatures):
         for key in pure:
             signatures[key].twin = SessionSignature(session, loaded.signature_def[key])
         log.info("the model in %s runs signatures %s in a session too", path, ", ".join(pure))
-    except Exception as error:  # noqa: BLE001 (any failure: the functions serve alone)
+    except Exception as error:  # any failure: the functions serve alone
         log.warning("the model in %s runs as functions only: %r", path, error)
         for key in pure:
             signatures[key].twin = None
