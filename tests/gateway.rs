@@ -1010,8 +1010,9 @@ async fn a_members_page_sets_no_cookie_another_members_servers_read() {
     );
 
     // A new notebook from the launcher, a cell run in its kernel, saved with Lab's button.
+    // The notebook's page loads files too: loaded again if a network change dropped them.
     browser.click(&tab, ".jp-LauncherCard[data-category='Notebook']");
-    browser.wait_until(
+    browser.wait_until_started(
         &tab,
         "document.querySelector('.jp-Notebook .jp-Cell .cm-content') !== null && document.querySelector(\".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']\") !== null",
         lab_limit,
