@@ -29,11 +29,14 @@ def test_without_tensorflow_text_the_server_says_so_and_goes_on(caplog, monkeypa
     )
 
 
-def fake_tensorflow_text(folder, body):
-    """A tensorflow_text package in `folder` whose import runs `body`."""
+def fake_tensorflow_text(folder, body, monkeypatch):
+    """A tensorflow_text package in `folder` whose import runs `body`, first on the path and
+    not yet imported."""
     package = folder / "tensorflow_text"
     package.mkdir()
     (package / "__init__.py").write_text(body)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, "tensorflow_text", raising=False)
 
 
 def test_a_tensorflow_text_that_fails_to_import_is_logged_and_not_fatal(
@@ -41,9 +44,9 @@ def test_a_tensorflow_text_that_fails_to_import_is_logged_and_not_fatal(
 ):
     caplog.set_level(logging.INFO, logger="tfimg.serving")
     # A wheel built for another TensorFlow: its kernels do not load.
-    fake_tensorflow_text(tmp_path, "raise OSError('_constrained_sequence_op.so: undefined symbol')")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "tensorflow_text", raising=False)
+    fake_tensorflow_text(
+        tmp_path, "raise OSError('_constrained_sequence_op.so: undefined symbol')", monkeypatch
+    )
     assert register_text_ops() is None
     assert (
         "TensorFlow Text's ops are not registered: importing tensorflow_text failed: OSError: "
@@ -54,9 +57,7 @@ def test_a_tensorflow_text_that_fails_to_import_is_logged_and_not_fatal(
 
 def test_a_dependency_tensorflow_text_lacks_is_named(caplog, monkeypatch, tmp_path):
     caplog.set_level(logging.INFO, logger="tfimg.serving")
-    fake_tensorflow_text(tmp_path, "import tfimg_no_such_dependency\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "tensorflow_text", raising=False)
+    fake_tensorflow_text(tmp_path, "import tfimg_no_such_dependency\n", monkeypatch)
     assert register_text_ops() is None
     assert (
         "TensorFlow Text's ops are not registered: No module named 'tfimg_no_such_dependency'"

@@ -126,6 +126,11 @@ class FunctionSignature:
     def __init__(self, function):
         self.function = function
         self.inputs = dict(function.structured_input_signature[1])  # name -> tf.TensorSpec
+        # What `takes` checks a call's feeds against, worked out once: each input's numpy
+        # dtype and spec shape.
+        self.feed_specs = {
+            key: (spec.dtype.as_numpy_dtype, spec.shape) for key, spec in self.inputs.items()
+        }
         self.twin = None  # a SessionSignature
 
     def __call__(self, feeds):
@@ -141,10 +146,11 @@ class FunctionSignature:
         """Whether the function would take `feeds` as they are: its inputs, each a numpy
         array of its dtype and a shape its spec allows (nothing the twin's feeding would
         convert or let through)."""
-        return feeds.keys() == self.inputs.keys() and all(
+        specs = self.feed_specs
+        return feeds.keys() == specs.keys() and all(
             isinstance(value, np.ndarray)
-            and value.dtype == self.inputs[key].dtype.as_numpy_dtype
-            and self.inputs[key].shape.is_compatible_with(value.shape)
+            and value.dtype == specs[key][0]
+            and specs[key][1].is_compatible_with(value.shape)
             for key, value in feeds.items()
         )
 
